@@ -1,0 +1,156 @@
+import MsglogCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A buffered byte sink for stdout or stderr.
+///
+/// Output goes out in large writes; `flush()` is called before an error is
+/// reported, so that what was printed comes before the message.
+public final class OutputStream {
+  let fd: Int32?
+  var buffer: [UInt8] = []
+  /// What a captured stream received (tests and in-process runs).
+  public private(set) var captured: [UInt8] = []
+
+  /// Writes to a file descriptor.
+  public init(fd: Int32) { self.fd = fd }
+
+  /// Captures everything in memory.
+  public init() { self.fd = nil }
+
+  public var capturedText: String { String(decoding: captured, as: UTF8.self) }
+
+  func write(_ text: String) {
+    buffer.append(contentsOf: text.utf8)
+    if buffer.count >= 1 << 16 { flush() }
+  }
+
+  func line(_ text: String) { write(text + "\n") }
+
+  public func flush() {
+    guard !buffer.isEmpty else { return }
+    guard let fd else {
+      captured.append(contentsOf: buffer)
+      buffer.removeAll(keepingCapacity: true)
+      return
+    }
+    buffer.withUnsafeBytes { raw in
+      var offset = 0
+      while offset < raw.count {
+        let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+        if n < 0 {
+          if errno == EINTR { continue }
+          return  // EPIPE and the like: the reader is gone; nothing useful to do.
+        }
+        offset += n
+      }
+    }
+    buffer.removeAll(keepingCapacity: true)
+  }
+}
+
+/// How results look on stdout, in text and in JSON (SPEC.md's shapes).
+enum Format {
+  /// `INDEX  SHORTID  SENDER  TEXT`, index right-aligned to the widest in the list.
+  static func itemLines(_ snapshot: StreamSnapshot, to out: OutputStream) {
+    let width = String(max(snapshot.items.count - 1, 0)).count
+    for (index, item) in snapshot.items.enumerated() {
+      let number = String(index)
+      let padded = String(repeating: " ", count: width - number.count) + number
+      out.line(
+        padded + "  " + item.id.short + "  " + (item.sender.map(TerminalText.escape) ?? "-") + "  "
+          + TerminalText.escape(item.text))
+    }
+  }
+
+  static func snapshotJSON(_ snapshot: StreamSnapshot) -> String {
+    var doc = JSONObjectWriter()
+    doc.add("stream", snapshot.stream)
+    doc.add("seq", snapshot.seq)
+    doc.add("version", snapshot.version)
+    doc.add("count", snapshot.items.count)
+    var items = "["
+    for (index, item) in snapshot.items.enumerated() {
+      if index > 0 { items += "," }
+      var o = JSONObjectWriter()
+      o.add("index", index)
+      o.add("id", item.id.text)
+      o.add("text", item.text)
+      if let sender = item.sender { o.add("sender", sender) }
+      o.add("time", item.time.rfc3339)
+      o.add("seq", item.seq)
+      items += o.close()
+    }
+    doc.addRaw("items", items + "]")
+    return doc.close()
+  }
+
+  /// One event per line: `SEQ  TIME  STREAM  vVERSION  OP  ID  DETAILS`.
+  static func eventLine(_ event: Event) -> String {
+    var line = "\(event.seq)  \(event.time.rfc3339)  \(TerminalText.escape(event.stream))  v\(event.version)  "
+      + "\(event.opName)  \(event.id.text)"
+    switch event.op {
+    case .insert(_, let index, let text, let sender):
+      line += "  at \(index)  \(sender.map(TerminalText.escape) ?? "-")  \(TerminalText.escape(text))"
+    case .remove:
+      break
+    case .move(_, let from, let to):
+      line += "  \(from) -> \(to)"
+    }
+    return line
+  }
+
+  /// What a write prints: the new id, `moved …`, `removed …`, or the JSON object.
+  static func outcome(_ outcome: Outcome, json: Bool) -> String {
+    let event = outcome.event
+    if json {
+      var o = JSONObjectWriter()
+      o.add("seq", event.seq)
+      o.add("stream", event.stream)
+      o.add("version", event.version)
+      o.add("id", event.id.text)
+      switch event.op {
+      case .insert, .remove: o.add("index", outcome.index)
+      case .move(_, let from, let to):
+        o.add("from", from)
+        o.add("to", to)
+      }
+      return o.close()
+    }
+    switch event.op {
+    case .insert: return event.id.text
+    case .remove: return "removed \(event.id.text)"
+    case .move(_, let from, let to): return "moved \(event.id.text) \(from) -> \(to)"
+    }
+  }
+
+  static func streamsTable(_ heads: [StreamHead], to out: OutputStream) {
+    let rows = [["STREAM", "ITEMS", "VERSION", "SEQ"]]
+      + heads.map { [TerminalText.escape($0.stream), String($0.count), String($0.version), String($0.lastSeq)] }
+    var widths = [0, 0, 0, 0]
+    for row in rows {
+      for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) }
+    }
+    for row in rows {
+      var line = row[0].padding(toLength: widths[0], withPad: " ", startingAt: 0)
+      for i in 1..<4 {
+        line += "  " + String(repeating: " ", count: widths[i] - row[i].count) + row[i]
+      }
+      out.line(line)
+    }
+  }
+
+  static func streamsJSON(_ heads: [StreamHead]) -> String {
+    let rows = heads.map { head -> String in
+      var o = JSONObjectWriter()
+      o.add("stream", head.stream)
+      o.add("count", head.count)
+      o.add("version", head.version)
+      o.add("seq", head.lastSeq)
+      return o.close()
+    }
+    return "{\"streams\":[" + rows.joined(separator: ",") + "]}"
+  }
+}

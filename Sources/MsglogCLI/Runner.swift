@@ -1,0 +1,364 @@
+import Foundation
+import MsglogCore
+import MsglogLMDB
+
+/// One invocation: the parsed command line and where it reads and prints.
+struct Runner<Input: InputSource> {
+  let args: Arguments
+  let spec: CommandSpec?
+  /// Positional arguments after the command name.
+  let operands: [String]
+  let environment: [String: String]
+  let stdin: Input
+  let stdout: OutputStream
+  let stderr: OutputStream
+
+  init(
+    arguments: [String], environment: [String: String], stdin: Input, stdout: OutputStream,
+    stderr: OutputStream
+  ) throws {
+    args = try Arguments(parsing: arguments)
+    self.environment = environment
+    self.stdin = stdin
+    self.stdout = stdout
+    self.stderr = stderr
+    if let name = args.positionals.first {
+      guard let spec = CommandSpec.named(name) else {
+        throw MsglogError.usage("unknown command \(TerminalText.quoted(name))", hint: "see 'msglog --help'")
+      }
+      self.spec = spec
+    } else {
+      spec = nil
+    }
+    operands = Array(args.positionals.dropFirst())
+  }
+
+  var json: Bool { args.has("json") }
+
+  /// `--db`, else `MSGLOG_DB`, else `./msglog.lmdb`.
+  var databasePath: String {
+    get throws {
+      let path = args.options["db"] ?? environment["MSGLOG_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "msglog.lmdb"
+      guard !path.isEmpty else { throw MsglogError.usage("--db needs a path") }
+      return path
+    }
+  }
+
+  /// `--stream`, else `MSGLOG_STREAM`, else `main`.
+  var stream: String {
+    get throws {
+      let name = args.options["stream"] ?? environment["MSGLOG_STREAM"].flatMap { $0.isEmpty ? nil : $0 } ?? "main"
+      try Limits.checkStreamName(name)
+      return name
+    }
+  }
+
+  mutating func run() throws {
+    guard let spec else {
+      if args.has("help") { return stdout.write(CommandSpec.overviewHelp) }
+      if args.has("version") { return stdout.line("msglog \(MsglogCLI.version)") }
+      throw MsglogError.usage("no command given", hint: "see 'msglog --help'")
+    }
+    if args.has("help") { return stdout.write(spec.help) }
+    if args.has("version") { return stdout.line("msglog \(MsglogCLI.version)") }
+    try spec.check(args, positionals: operands)
+    switch spec.name {
+    case "help": try help()
+    case "append": try insert(at: nil, textArguments: operands)
+    case "insert":
+      try insert(at: try Arguments.number(operands[0], what: "index"), textArguments: Array(operands.dropFirst()))
+    case "move": try move()
+    case "remove": try remove()
+    case "list": try list()
+    case "replay": try replay()
+    case "log": try log()
+    case "streams": try streams()
+    case "export": try export()
+    case "import": try importLines()
+    case "verify": try verify()
+    default: preconditionFailure("command \(spec.name) has a spec but no implementation")
+    }
+  }
+
+  // MARK: - Commands
+
+  func help() throws {
+    guard let name = operands.first else { return stdout.write(CommandSpec.overviewHelp) }
+    guard let spec = CommandSpec.named(name) else {
+      throw MsglogError.usage("no help for unknown command \(TerminalText.quoted(name))", hint: "see 'msglog --help'")
+    }
+    stdout.write(spec.help)
+  }
+
+  func insert(at index: UInt64?, textArguments: [String]) throws {
+    let stream = try stream
+    let sender = args.options["sender"]
+    if let sender { try Limits.checkSender(sender) }
+    var id: ItemID? = nil
+    if let text = args.options["id"] {
+      guard let parsed = ItemID(canonical: text) else {
+        throw MsglogError.usage("malformed --id \(TerminalText.quoted(text)): expected a UUID")
+      }
+      id = parsed
+    }
+    let texts: [String]
+    if args.has("lines") {
+      guard textArguments.isEmpty else {
+        throw MsglogError.usage("--lines reads messages from stdin; it takes no TEXT arguments")
+      }
+      guard id == nil else { throw MsglogError.usage("--id names one item; it cannot go with --lines") }
+      texts = try InputText.lines(stdin.readAll())
+    } else if textArguments.isEmpty {
+      if stdin.isTerminal { stderr.line("msglog: reading the message from stdin (end it with Ctrl-D)") }
+      stderr.flush()
+      texts = [try InputText.whole(stdin.readAll())]
+    } else {
+      texts = [textArguments.joined(separator: " ")]
+      try Limits.checkText(texts[0])
+    }
+    let requests = texts.enumerated().map { offset, text in
+      WriteRequest(
+        stream: stream,
+        command: .insert(
+          InsertRequest(index: index.map { $0 + UInt64(offset) }, text: text, sender: sender, id: id)))
+    }
+    let outcomes = try write(requests, expectVersion: try args.number("expect-version"))
+    for outcome in outcomes.compactMap({ $0 }) { stdout.line(Format.outcome(outcome, json: json)) }
+  }
+
+  func move() throws {
+    let from = try Arguments.number(operands[0], what: "FROM index")
+    let to = try Arguments.number(operands[1], what: "TO index")
+    let request = WriteRequest(stream: try stream, command: .move(from: from, to: to, id: nil))
+    guard let outcome = try write([request], expectVersion: try args.number("expect-version"))[0] else {
+      stderr.line("msglog: nothing to do: the item is already at index \(to)")
+      return
+    }
+    stdout.line(Format.outcome(outcome, json: json))
+  }
+
+  func remove() throws {
+    let selector = try ItemSelector(parsing: operands[0])
+    let request = WriteRequest(stream: try stream, command: .remove(selector))
+    if let outcome = try write([request], expectVersion: try args.number("expect-version"))[0] {
+      stdout.line(Format.outcome(outcome, json: json))
+    }
+  }
+
+  func list() throws {
+    let stream = try stream
+    let snapshot = try openForReading().read { try CurrentView.stream(stream, in: $0) }
+    printSnapshot(snapshot)
+  }
+
+  func replay() throws {
+    let stream = try stream
+    let at = try args.number("at")
+    let snapshot = try openForReading().read { try Replay.stream(stream, at: at, in: $0) }
+    printSnapshot(snapshot)
+  }
+
+  func log() throws {
+    let stream = try stream
+    let from = try args.number("from") ?? 1
+    let limit = try args.number("limit") ?? UInt64.max
+    let all = args.has("all")
+    let store = try openForReading()
+    guard limit > 0 else { return }
+    var printed: UInt64 = 0
+    try store.read { reader in
+      try reader.forEachRecord(from: max(from, 1)) { seq, bytes in
+        let event = try decodeRecord(bytes, seq: seq)
+        guard all || event.stream == stream else { return true }
+        stdout.line(json ? event.jsonLine : Format.eventLine(event))
+        printed += 1
+        return printed < limit
+      }
+    }
+  }
+
+  func streams() throws {
+    let heads = try openForReading().read { try $0.streamHeads() }
+    if json { stdout.line(Format.streamsJSON(heads)) } else { Format.streamsTable(heads, to: stdout) }
+  }
+
+  func export() throws {
+    try openForReading().read { reader in
+      try reader.forEachRecord(from: 1) { seq, bytes in
+        stdout.line(try decodeRecord(bytes, seq: seq).jsonLine)
+        return true
+      }
+    }
+  }
+
+  func importLines() throws {
+    let stream = try stream
+    let input: [UInt8]
+    if let file = operands.first, file != "-" {
+      guard let data = FileManager.default.contents(atPath: file) else {
+        throw MsglogError.refused("cannot read \(file): \(FileProblem.describe(file))")
+      }
+      input = Array(data)
+    } else {
+      input = try stdin.readAll()
+    }
+    var requests: [WriteRequest] = []
+    var lineNumbers: [Int] = []
+    for (number, line) in InputText.splitLines(input) {
+      if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+      do {
+        requests.append(try ImportLine.parse(line, defaultStream: stream))
+        lineNumbers.append(number)
+      } catch {
+        throw MsglogError.refused(error.message, hint: error.hint).prefixed("line \(number): ")
+      }
+    }
+    let head: UInt64
+    let outcomes: [Outcome?]
+    if requests.isEmpty {
+      outcomes = []
+      head = try databaseExists() ? try openForReading().read { try $0.headSeq() } : 0
+    } else {
+      outcomes = try write(requests, expectVersion: nil, lineNumbers: lineNumbers)
+      head = outcomes.compactMap { $0?.event.seq }.max() ?? 0
+    }
+    let imported = outcomes.compactMap { $0 }.count
+    if json {
+      var o = JSONObjectWriter()
+      o.add("imported", imported)
+      o.add("seq", head)
+      stdout.line(o.close())
+    } else {
+      stdout.line("imported \(imported) \(imported == 1 ? "event" : "events"); the head is seq \(head)")
+    }
+  }
+
+  func verify() throws {
+    let report = try openForReading().read { try Verifier.verify($0) }
+    if json {
+      var o = JSONObjectWriter()
+      o.addRaw("ok", report.isClean ? "true" : "false")
+      o.add("events", report.events)
+      o.add("streams", report.streams)
+      o.add("items", report.liveItems)
+      var problems = "["
+      for (i, p) in report.problems.enumerated() {
+        if i > 0 { problems += "," }
+        JSONObjectWriter.appendString(p, to: &problems)
+      }
+      o.addRaw("problems", problems + "]")
+      stdout.line(o.close())
+    } else if report.isClean {
+      stdout.line(
+        "ok: \(report.events) events, \(report.streams) \(report.streams == 1 ? "stream" : "streams"), "
+          + "\(report.liveItems) live \(report.liveItems == 1 ? "item" : "items")")
+    } else {
+      for problem in report.problems { stdout.line(problem) }
+    }
+    guard report.isClean else {
+      throw MsglogError.refused(
+        "verify found \(report.problems.count) \(report.problems.count == 1 ? "problem" : "problems")")
+    }
+  }
+
+  // MARK: - Store access
+
+  func printSnapshot(_ snapshot: StreamSnapshot) {
+    if json { stdout.line(Format.snapshotJSON(snapshot)) } else { Format.itemLines(snapshot, to: stdout) }
+  }
+
+  func databaseExists() throws -> Bool {
+    FileManager.default.fileExists(atPath: try databasePath + "/data.mdb")
+  }
+
+  func openForReading() throws -> LMDBStore {
+    try LMDBStore(path: try databasePath, create: false)
+  }
+
+  /// Validates and appends `requests` in one write transaction.
+  ///
+  /// On a database that does not exist yet, the same transaction runs first
+  /// against an empty in-memory store: a refused command must not leave a
+  /// new database behind.
+  func write(_ requests: [WriteRequest], expectVersion: UInt64?, lineNumbers: [Int]? = nil) throws
+    -> [Outcome?]
+  {
+    let now = Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+    let body: (any LogWriter) throws -> [Outcome?] = { writer in
+      let session = try LedgerSession(writer: writer, now: now)
+      if let expectVersion, let first = requests.first {
+        try session.expect(version: expectVersion, of: first.stream)
+      }
+      var outcomes: [Outcome?] = []
+      outcomes.reserveCapacity(requests.count)
+      for (i, request) in requests.enumerated() {
+        do {
+          outcomes.append(try session.perform(request))
+        } catch let error as MsglogError where lineNumbers != nil {
+          // A bad import line is a refused import (exit 1), whatever its class.
+          throw MsglogError.refused(error.message, hint: error.hint).prefixed("line \(lineNumbers![i]): ")
+        }
+      }
+      try session.finish()
+      return outcomes
+    }
+    let path = try databasePath
+    if !(try databaseExists()) {
+      _ = try MemoryStore().write(body)
+    }
+    return try LMDBStore(path: path, create: true).write(body)
+  }
+}
+
+/// Message text from stdin, by SPEC.md's rules.
+enum InputText {
+  /// All of stdin as one message, less one trailing newline.
+  static func whole(_ bytes: [UInt8]) throws -> String {
+    var bytes = bytes
+    if bytes.last == 0x0A { bytes.removeLast() }
+    guard let text = String(validating: bytes, as: UTF8.self) else {
+      throw MsglogError.usage("the message on stdin is not valid UTF-8")
+    }
+    try Limits.checkText(text)
+    return text
+  }
+
+  /// One message per non-blank line; a trailing `\r` is dropped from each.
+  static func lines(_ bytes: [UInt8]) throws -> [String] {
+    var texts: [String] = []
+    for (number, var line) in splitLines(bytes) {
+      if line.last == 0x0D { line.removeLast() }
+      if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+      guard let text = String(validating: line, as: UTF8.self) else {
+        throw MsglogError.usage("line \(number) of stdin is not valid UTF-8")
+      }
+      do { try Limits.checkText(text) } catch { throw error.prefixed("line \(number): ") }
+      texts.append(text)
+    }
+    guard !texts.isEmpty else { throw MsglogError.usage("--lines found no message on stdin (every line is blank)") }
+    return texts
+  }
+
+  /// Lines numbered from 1, without their `\n`; no empty last line after a final newline.
+  static func splitLines(_ bytes: [UInt8]) -> [(Int, [UInt8])] {
+    var lines: [(Int, [UInt8])] = []
+    var start = 0
+    var number = 1
+    for (i, b) in bytes.enumerated() where b == 0x0A {
+      lines.append((number, Array(bytes[start..<i])))
+      number += 1
+      start = i + 1
+    }
+    if start < bytes.count { lines.append((number, Array(bytes[start...]))) }
+    return lines
+  }
+}
+
+enum FileProblem {
+  static func describe(_ path: String) -> String {
+    var isDirectory: ObjCBool = false
+    if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) { return "no such file" }
+    if isDirectory.boolValue { return "it is a directory" }
+    return "permission denied"
+  }
+}

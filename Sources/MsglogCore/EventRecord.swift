@@ -1,0 +1,206 @@
+/// The on-disk form of an event: versioned, length-prefixed, checksummed.
+///
+/// Layout (all integers big-endian; documented for third-party readers in
+/// docs/FORMAT.md — keep the two in step):
+///
+///     0   u8    record format version (1)
+///     1   u8    op: 1 insert, 2 remove, 3 move
+///     2   u64   seq (equals the key)
+///     10  u64   stream version
+///     18  i64   time, milliseconds since the Unix epoch, UTC
+///     26  16B   item id (UUID bytes)
+///     42  u16   stream name length N, then N bytes of UTF-8
+///     op payload:
+///       insert: u64 index, u8 has-sender (0/1), [u32 length + sender bytes],
+///               u32 length + text bytes
+///       remove: nothing
+///       move:   u64 from, u64 to
+///     last 4 bytes: u32 CRC-32C of every preceding byte
+public enum EventRecord {
+  public static let formatVersion: UInt8 = 1
+  static let opInsert: UInt8 = 1
+  static let opRemove: UInt8 = 2
+  static let opMove: UInt8 = 3
+  static let headerSize = 44
+
+  /// Why a record could not be decoded.
+  public enum DecodeError: Error, Equatable, CustomStringConvertible, Sendable {
+    case truncated
+    case checksumMismatch(stored: UInt32, computed: UInt32)
+    case unknownFormatVersion(UInt8)
+    case unknownOp(UInt8)
+    case invalidUTF8(field: String)
+    case trailingBytes(Int)
+    case invalidFlag(UInt8)
+
+    public var description: String {
+      switch self {
+      case .truncated: return "record is truncated"
+      case .checksumMismatch(let stored, let computed):
+        return "checksum mismatch (stored \(hex(stored)), computed \(hex(computed)))"
+      case .unknownFormatVersion(let v): return "unknown record format version \(v)"
+      case .unknownOp(let op): return "unknown op code \(op)"
+      case .invalidUTF8(let field): return "\(field) is not valid UTF-8"
+      case .trailingBytes(let n): return "\(n) unexpected bytes after the fields"
+      case .invalidFlag(let f): return "invalid sender flag \(f)"
+      }
+    }
+  }
+
+  /// Encodes `event` into its record bytes.
+  public static func encode(_ event: Event) -> [UInt8] {
+    var out: [UInt8] = []
+    let streamBytes = Array(event.stream.utf8)
+    precondition(streamBytes.count <= Int(UInt16.max), "stream names are validated before encoding")
+    out.reserveCapacity(headerSize + streamBytes.count + 32)
+    out.append(formatVersion)
+    switch event.op {
+    case .insert: out.append(opInsert)
+    case .remove: out.append(opRemove)
+    case .move: out.append(opMove)
+    }
+    out.appendBigEndian(event.seq)
+    out.appendBigEndian(event.version)
+    out.appendBigEndian(UInt64(bitPattern: event.time.milliseconds))
+    out.append(contentsOf: event.id.bytes)
+    out.appendBigEndian(UInt16(streamBytes.count))
+    out.append(contentsOf: streamBytes)
+    switch event.op {
+    case .insert(_, let index, let text, let sender):
+      out.appendBigEndian(index)
+      if let sender {
+        out.append(1)
+        out.appendBigEndian(UInt32(sender.utf8.count))
+        out.append(contentsOf: sender.utf8)
+      } else {
+        out.append(0)
+      }
+      out.appendBigEndian(UInt32(text.utf8.count))
+      out.append(contentsOf: text.utf8)
+    case .remove:
+      break
+    case .move(_, let from, let to):
+      out.appendBigEndian(from)
+      out.appendBigEndian(to)
+    }
+    out.appendBigEndian(CRC32C.checksum(out))
+    return out
+  }
+
+  /// Decodes record bytes, checking the checksum first.
+  ///
+  /// - Warning: `bytes` may point into an LMDB page; nothing returned refers
+  ///   to it, so the caller may end the transaction afterwards.
+  public static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> Event {
+    guard bytes.count >= headerSize + 4 else { throw .truncated }
+    let body = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 4)])
+    let stored = readBigEndian(bytes, at: bytes.count - 4, as: UInt32.self)
+    let computed = CRC32C.checksum(body)
+    guard stored == computed else { throw .checksumMismatch(stored: stored, computed: computed) }
+    var reader = ByteReader(body)
+    let version = try reader.u8()
+    guard version == formatVersion else { throw .unknownFormatVersion(version) }
+    let opCode = try reader.u8()
+    let seq = try reader.u64()
+    let streamVersion = try reader.u64()
+    let time = Timestamp(milliseconds: Int64(bitPattern: try reader.u64()))
+    let id = try reader.uuid()
+    let streamLength = Int(try reader.u16())
+    let stream = try reader.string(streamLength, field: "stream name")
+    let op: Event.Op
+    switch opCode {
+    case opInsert:
+      let index = try reader.u64()
+      let flag = try reader.u8()
+      var sender: String? = nil
+      switch flag {
+      case 0: break
+      case 1: sender = try reader.string(Int(try reader.u32()), field: "sender")
+      default: throw .invalidFlag(flag)
+      }
+      let text = try reader.string(Int(try reader.u32()), field: "text")
+      op = .insert(id: id, index: index, text: text, sender: sender)
+    case opRemove:
+      op = .remove(id: id)
+    case opMove:
+      let from = try reader.u64()
+      let to = try reader.u64()
+      op = .move(id: id, from: from, to: to)
+    default:
+      throw .unknownOp(opCode)
+    }
+    guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
+    return Event(seq: seq, stream: stream, version: streamVersion, time: time, op: op)
+  }
+
+  public static func decode(_ bytes: [UInt8]) throws(DecodeError) -> Event {
+    let result = bytes.withUnsafeBytes { raw in
+      Result { () throws(DecodeError) -> Event in try decode(raw) }
+    }
+    return try result.get()
+  }
+}
+
+/// Reads fields front to back, throwing `.truncated` instead of reading past the end.
+struct ByteReader {
+  let bytes: UnsafeRawBufferPointer
+  var offset = 0
+
+  init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+  var remaining: Int { bytes.count - offset }
+
+  mutating func take(_ n: Int) throws(EventRecord.DecodeError) -> UnsafeRawBufferPointer {
+    guard n >= 0, n <= remaining else { throw .truncated }
+    defer { offset += n }
+    return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)])
+  }
+
+  mutating func u8() throws(EventRecord.DecodeError) -> UInt8 { try take(1)[0] }
+
+  mutating func u16() throws(EventRecord.DecodeError) -> UInt16 {
+    let b = try take(2)
+    return readBigEndian(b, at: 0, as: UInt16.self)
+  }
+
+  mutating func u32() throws(EventRecord.DecodeError) -> UInt32 {
+    let b = try take(4)
+    return readBigEndian(b, at: 0, as: UInt32.self)
+  }
+
+  mutating func u64() throws(EventRecord.DecodeError) -> UInt64 {
+    let b = try take(8)
+    return readBigEndian(b, at: 0, as: UInt64.self)
+  }
+
+  mutating func uuid() throws(EventRecord.DecodeError) -> ItemID {
+    ItemID(bytes: try take(16))
+  }
+
+  mutating func string(_ n: Int, field: String) throws(EventRecord.DecodeError) -> String {
+    let b = try take(n)
+    guard let s = String(validating: b, as: UTF8.self) else { throw .invalidUTF8(field: field) }
+    return s
+  }
+}
+
+@inline(__always)
+func readBigEndian<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, at offset: Int, as: T.Type) -> T {
+  var value: T = 0
+  for i in 0..<MemoryLayout<T>.size {
+    value = value << 8 | T(bytes[offset + i])
+  }
+  return value
+}
+
+extension Array where Element == UInt8 {
+  mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
+    var v = value.bigEndian
+    Swift.withUnsafeBytes(of: &v) { append(contentsOf: $0) }
+  }
+}
+
+private func hex(_ v: UInt32) -> String {
+  let s = String(v, radix: 16)
+  return "0x" + String(repeating: "0", count: 8 - s.count) + s
+}

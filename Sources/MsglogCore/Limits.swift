@@ -1,0 +1,54 @@
+/// The bounds SPEC.md puts on user input, checked in one place for the
+/// command line, import and the ledger alike.
+public enum Limits {
+  /// Message text: 1 byte to 1 MiB of UTF-8.
+  public static let maxTextBytes = 1 << 20
+  /// Stream names: 1 to 200 bytes.
+  public static let maxStreamNameBytes = 200
+  /// Sender names: SPEC sets no bound; 1 KiB keeps a list line readable.
+  public static let maxSenderBytes = 1024
+  /// Indices, seqs and versions are decimal integers from 0 to 2^63-1.
+  public static let maxNumber = UInt64(Int64.max)
+
+  public static func checkText(_ text: String) throws(MsglogError) {
+    let n = text.utf8.count
+    if n == 0 { throw .usage("message text is empty") }
+    if n > maxTextBytes {
+      throw .usage("message text is \(n) bytes; the limit is \(maxTextBytes) bytes (1 MiB)")
+    }
+  }
+
+  public static func checkSender(_ sender: String) throws(MsglogError) {
+    let n = sender.utf8.count
+    if n == 0 { throw .usage("sender is empty", hint: "leave out --sender for a message without one") }
+    if n > maxSenderBytes { throw .usage("sender is \(n) bytes; the limit is \(maxSenderBytes) bytes") }
+  }
+
+  public static func checkStreamName(_ name: String) throws(MsglogError) {
+    let n = name.utf8.count
+    if n == 0 { throw .usage("stream name is empty") }
+    if n > maxStreamNameBytes {
+      throw .usage("stream name is \(n) bytes; the limit is \(maxStreamNameBytes) bytes")
+    }
+    if name.unicodeScalars.contains(where: { $0.isControl }) {
+      throw .usage("stream name \(TerminalText.quoted(name)) contains a control character")
+    }
+  }
+
+  /// Parses a decimal integer in 0…2^63-1; nil for a sign, a letter, an overflow.
+  public static func parseNumber(_ text: String) -> UInt64? {
+    let utf8 = text.utf8
+    guard !utf8.isEmpty, utf8.count <= 19 else { return nil }
+    var value: UInt64 = 0
+    for byte in utf8 {
+      guard (0x30...0x39).contains(byte) else { return nil }
+      value = value * 10 + UInt64(byte - 0x30)
+    }
+    return value <= maxNumber ? value : nil
+  }
+}
+
+extension Unicode.Scalar {
+  /// C0, DEL and C1 controls.
+  var isControl: Bool { value < 0x20 || (0x7F...0x9F).contains(value) }
+}

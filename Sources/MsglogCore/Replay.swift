@@ -1,0 +1,59 @@
+/// Rebuilds a stream's items from the log alone, as they were after any seq.
+public enum Replay {
+  /// The stream's items right after event `seq` (the head when nil).
+  ///
+  /// Refuses a seq beyond the head; a stream that did not exist yet replays
+  /// as empty. A record that fails its checksum or does not fit the state
+  /// stops the replay with an error that names its seq.
+  public static func stream(_ stream: String, at seq: UInt64?, in reader: any LogReader) throws
+    -> StreamSnapshot
+  {
+    let head = try reader.headSeq()
+    let target = seq ?? head
+    guard target <= head else {
+      throw MsglogError.refused(
+        "seq \(target) is beyond the head of the log (\(head))",
+        hint: head == 0 ? "the log is empty" : "give a seq from 0 to \(head)")
+    }
+    var projection = Projection<Item>()
+    if target > 0 {
+      try reader.forEachRecord(from: 1) { recordSeq, bytes in
+        let event = try decodeRecord(bytes, seq: recordSeq)
+        if event.stream == stream {
+          do { try projection.apply(event) } catch { throw MsglogError.refused("\(error)") }
+        }
+        return recordSeq < target
+      }
+    }
+    return StreamSnapshot(
+      stream: stream, seq: target, version: projection.version, items: projection.elements)
+  }
+}
+
+/// The stream as it is now, read from the derived tables rather than replayed.
+public enum CurrentView {
+  public static func stream(_ stream: String, in reader: any LogReader) throws -> StreamSnapshot {
+    let seq = try reader.headSeq()
+    guard let head = try reader.streamHead(stream) else {
+      return StreamSnapshot(stream: stream, seq: seq, version: 0, items: [])
+    }
+    var items: [Item] = []
+    items.reserveCapacity(Int(head.count))
+    for id in try reader.order(of: stream) {
+      items.append(try item(id, in: reader))
+    }
+    return StreamSnapshot(stream: stream, seq: seq, version: head.version, items: items)
+  }
+
+  /// An item's body, from the insert event the id index points at.
+  static func item(_ id: ItemID, in reader: any LogReader) throws -> Item {
+    guard let entry = try reader.idEntry(id), let event = try reader.event(at: entry.insertSeq),
+      case .insert(let insertedID, _, let text, let sender) = event.op, insertedID == id
+    else {
+      throw MsglogError.refused(
+        "the id index has no valid insert for \(id.text)",
+        hint: "run 'msglog verify' to see what differs from the log")
+    }
+    return Item(id: id, text: text, sender: sender, time: event.time, seq: event.seq)
+  }
+}

@@ -1,0 +1,117 @@
+import CLMDB
+
+/// A named database inside an environment.
+public struct Database: Sendable {
+  let dbi: MDB_dbi
+}
+
+/// An open LMDB transaction, lent to a closure by `Environment.read`/`write`.
+///
+/// - Warning: valid only inside that closure. Values it lends point into the
+///   memory map and are valid only until the transaction ends; copy them out.
+public final class Transaction {
+  private(set) var txn: OpaquePointer?
+  public let isReadOnly: Bool
+
+  init(_ txn: OpaquePointer, readOnly: Bool) {
+    self.txn = txn
+    self.isReadOnly = readOnly
+  }
+
+  /// Called by the environment when the closure is over.
+  func invalidate() { txn = nil }
+
+  var handle: OpaquePointer {
+    guard let txn else { preconditionFailure("a transaction was used after its closure returned") }
+    return txn
+  }
+
+  /// Lends the value stored under `key` to `body`; nil when there is none.
+  public func get<R>(
+    _ db: Database, _ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R
+  ) throws -> R? {
+    var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+    var v = MDB_val()
+    let rc = mdb_get(handle, db.dbi, &k, &v)
+    if rc == LMDBError.notFound { return nil }
+    try check(rc, "mdb_get")
+    return try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+  }
+
+  public func get<R>(_ db: Database, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    try key.withUnsafeBytes { try get(db, $0, body) }
+  }
+
+  /// Stores `value` under `key`; `flags` as for `mdb_put` (`MDB_APPEND`, …).
+  public func put(_ db: Database, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32 = 0)
+    throws
+  {
+    precondition(!isReadOnly, "put in a read-only transaction")
+    var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+    var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+    try check(mdb_put(handle, db.dbi, &k, &v, flags), "mdb_put")
+  }
+
+  public func put(_ db: Database, _ key: [UInt8], _ value: [UInt8], flags: UInt32 = 0) throws {
+    try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(db, k, v, flags: flags) } }
+  }
+
+  /// Deletes `key`; returns false when it was not there.
+  @discardableResult
+  public func delete(_ db: Database, _ key: [UInt8]) throws -> Bool {
+    try key.withUnsafeBytes { key in
+      var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+      let rc = mdb_del(handle, db.dbi, &k, nil)
+      if rc == LMDBError.notFound { return false }
+      try check(rc, "mdb_del")
+      return true
+    }
+  }
+
+  /// Opens a cursor on `db` for the duration of `body`.
+  public func withCursor<R>(_ db: Database, _ body: (Cursor) throws -> R) throws -> R {
+    var cursor: OpaquePointer?
+    try check(mdb_cursor_open(handle, db.dbi, &cursor), "mdb_cursor_open")
+    let c = Cursor(cursor!)
+    defer {
+      mdb_cursor_close(cursor)
+      c.invalidate()
+    }
+    return try body(c)
+  }
+}
+
+/// A position in a named database, moved with `first`, `next`, `seek`, `last`.
+///
+/// - Warning: valid only inside `Transaction.withCursor`; the key and value
+///   buffers it returns are valid until the next move or the end of the
+///   transaction.
+public final class Cursor {
+  private var cursor: OpaquePointer?
+
+  init(_ cursor: OpaquePointer) { self.cursor = cursor }
+
+  func invalidate() { cursor = nil }
+
+  public typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+
+  private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil) throws -> Entry? {
+    guard let cursor else { preconditionFailure("a cursor was used after its closure returned") }
+    var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
+    var v = MDB_val()
+    let rc = mdb_cursor_get(cursor, &k, &v, op)
+    if rc == LMDBError.notFound { return nil }
+    try check(rc, "mdb_cursor_get")
+    return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+            UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+  }
+
+  public func first() throws -> Entry? { try move(MDB_FIRST) }
+  public func last() throws -> Entry? { try move(MDB_LAST) }
+  public func next() throws -> Entry? { try move(MDB_NEXT) }
+
+  /// The first entry whose key is at or after `key`.
+  public func seek(_ key: [UInt8]) throws -> Entry? {
+    try key.withUnsafeBytes { try move(MDB_SET_RANGE, key: $0) }
+  }
+}

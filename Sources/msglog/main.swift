@@ -1,0 +1,2 @@
+import MsglogCLI
+MsglogCLI.main()
