@@ -3,6 +3,8 @@ import MsglogCore
 /// What a command accepts, and its help page.
 struct CommandSpec {
   var name: String
+  /// One line for the command table of `msglog --help`.
+  var summary: String
   /// Options beyond the global ones.
   var options: [String]
   /// Positional arguments allowed, as a range.
@@ -33,7 +35,7 @@ struct CommandSpec {
 
   /// The help page: USAGE, OVERVIEW, ARGUMENTS, OPTIONS, EXAMPLE.
   var help: String {
-    var out = "USAGE: \(usage)\n\nOVERVIEW: \(overview)\n"
+    var out = "USAGE: \(usage)\n\nOVERVIEW: " + CommandSpec.wrap(overview, indent: 10) + "\n"
     if !arguments.isEmpty {
       out += "\nARGUMENTS:\n" + CommandSpec.table(arguments)
     }
@@ -41,6 +43,28 @@ struct CommandSpec {
     out += "\nEXAMPLE:\n" + example.split(separator: "\n", omittingEmptySubsequences: false)
       .map { "  " + $0 }.joined(separator: "\n") + "\n"
     return out
+  }
+
+  /// Word-wraps a paragraph to 80 columns; continuation lines are indented.
+  static func wrap(_ text: String, indent: Int, width: Int = 80) -> String {
+    var lines: [String] = []
+    var line = ""
+    var column = indent
+    for word in text.split(separator: " ") {
+      if !line.isEmpty, column + 1 + word.count > width {
+        lines.append(line)
+        line = ""
+        column = 0
+      }
+      if !line.isEmpty {
+        line += " "
+        column += 1
+      }
+      line += word
+      column += word.count
+    }
+    lines.append(line)
+    return lines.joined(separator: "\n")
   }
 
   static let globalHelp: [(String, String)] = [
@@ -67,7 +91,8 @@ struct CommandSpec {
 
   static let all: [CommandSpec] = [
     CommandSpec(
-      name: "append", options: ["lines", "sender", "id", "expect-version"], arity: 0...Int.max,
+      name: "append", summary: "append a message at the end of the stream",
+      options: ["lines", "sender", "id", "expect-version"], arity: 0...Int.max,
       usage: "msglog append [--sender NAME] [--id UUID] [--lines] [TEXT...]",
       overview: """
         Append a message at the end of the stream and print its id. The words of TEXT are \
@@ -79,7 +104,8 @@ struct CommandSpec {
       optionHelp: textOptions + writeOptions,
       example: "msglog append --sender ann \"see you at 10\"\nprintf 'one\\ntwo\\n' | msglog append --lines"),
     CommandSpec(
-      name: "insert", options: ["lines", "sender", "id", "expect-version"], arity: 1...Int.max,
+      name: "insert", summary: "insert a message at an index",
+      options: ["lines", "sender", "id", "expect-version"], arity: 1...Int.max,
       usage: "msglog insert [--sender NAME] [--id UUID] [--lines] INDEX [TEXT...]",
       overview: """
         Insert a message so that it ends at INDEX (0 is the top; the item count appends) and \
@@ -90,7 +116,8 @@ struct CommandSpec {
       optionHelp: textOptions + writeOptions,
       example: "msglog insert 0 \"pinned: read the rules\""),
     CommandSpec(
-      name: "move", options: ["expect-version"], arity: 2...2,
+      name: "move", summary: "move an item from one index to another",
+      options: ["expect-version"], arity: 2...2,
       usage: "msglog move FROM TO",
       overview: """
         Move the item at index FROM so that it ends at index TO, as a dragged cell does. \
@@ -100,7 +127,8 @@ struct CommandSpec {
       optionHelp: writeOptions,
       example: "msglog move 3 0"),
     CommandSpec(
-      name: "remove", options: ["expect-version"], arity: 1...1,
+      name: "remove", summary: "remove an item by id",
+      options: ["expect-version"], arity: 1...1,
       usage: "msglog remove ID",
       overview: """
         Remove a live item of the stream. ID is its full UUID in any case, or at least 8 \
@@ -110,7 +138,8 @@ struct CommandSpec {
       optionHelp: writeOptions,
       example: "msglog remove 3f2a1b4c"),
     CommandSpec(
-      name: "list", options: [], arity: 0...0,
+      name: "list", summary: "print the stream's items in order",
+      options: [], arity: 0...0,
       usage: "msglog list",
       overview: """
         Print the stream's items in order, one per line: index, short id, sender (- when \
@@ -119,7 +148,8 @@ struct CommandSpec {
       arguments: [], optionHelp: [],
       example: "msglog --stream standup list"),
     CommandSpec(
-      name: "replay", options: ["at"], arity: 0...0,
+      name: "replay", summary: "rebuild the stream from the log, now or at a past seq",
+      options: ["at"], arity: 0...0,
       usage: "msglog replay [--at SEQ]",
       overview: """
         Rebuild the stream from the log and print it as 'list' does: with --at, as it was \
@@ -129,7 +159,8 @@ struct CommandSpec {
       optionHelp: [("--at SEQ", "stop after this event (0…head)")],
       example: "msglog replay --at 42"),
     CommandSpec(
-      name: "log", options: ["from", "limit", "all"], arity: 0...0,
+      name: "log", summary: "print the events, oldest first",
+      options: ["from", "limit", "all"], arity: 0...0,
       usage: "msglog log [--from SEQ] [--limit N] [--all]",
       overview: """
         Print the stream's events, oldest first, one per line: seq, time, stream, version, \
@@ -142,13 +173,15 @@ struct CommandSpec {
       ],
       example: "msglog log --all --from 100 --limit 20"),
     CommandSpec(
-      name: "streams", options: [], arity: 0...0,
+      name: "streams", summary: "list the streams with their counts and versions",
+      options: [], arity: 0...0,
       usage: "msglog streams",
       overview: "List every stream with its live item count, its version and the seq of its last event.",
       arguments: [], optionHelp: [],
       example: "msglog streams"),
     CommandSpec(
-      name: "export", options: [], arity: 0...0,
+      name: "export", summary: "print every event as JSON lines",
+      options: [], arity: 0...0,
       usage: "msglog export",
       overview: """
         Print every event of every stream, oldest first, as JSON lines (the 'log --json' form). \
@@ -157,7 +190,8 @@ struct CommandSpec {
       arguments: [], optionHelp: [],
       example: "msglog export > backup.jsonl"),
     CommandSpec(
-      name: "import", options: [], arity: 0...1,
+      name: "import", summary: "apply JSON lines atomically",
+      options: [], arity: 0...1,
       usage: "msglog import [FILE]",
       overview: """
         Apply JSON lines from FILE (or stdin, or '-') atomically: every line is validated as \
@@ -168,7 +202,8 @@ struct CommandSpec {
       optionHelp: [],
       example: "msglog --db copy.lmdb import backup.jsonl\necho '{\"op\":\"append\",\"text\":\"hi\"}' | msglog import"),
     CommandSpec(
-      name: "verify", options: [], arity: 0...0,
+      name: "verify", summary: "check checksums, seqs and derived tables against a replay",
+      options: [], arity: 0...0,
       usage: "msglog verify",
       overview: """
         Check every record's checksum, that seqs run 1…head without a gap, that the log \
@@ -178,7 +213,8 @@ struct CommandSpec {
       arguments: [], optionHelp: [],
       example: "msglog verify"),
     CommandSpec(
-      name: "help", options: [], arity: 0...1,
+      name: "help", summary: "show help for msglog or a command",
+      options: [], arity: 0...1,
       usage: "msglog help [COMMAND]",
       overview: "Show the overview of msglog, or the help page of COMMAND.",
       arguments: [("COMMAND", "a command name")], optionHelp: [],
@@ -190,16 +226,17 @@ struct CommandSpec {
   static let overviewHelp = """
     USAGE: msglog [--db PATH] [--stream NAME] [--json] COMMAND [ARGS]
 
-    OVERVIEW: Ordered lists of messages kept as an event-sourced log in LMDB. Every change \
-    is an immutable event with a global sequence number; a stream's list is the replay of \
-    its events, the same on every replay and at any past seq.
+    OVERVIEW: Ordered lists of messages kept as an event-sourced log in LMDB.
+    Every change is an immutable event with a global sequence number; a stream's
+    list is the replay of its events, the same on every replay and at any past seq.
 
     COMMANDS:
-    \(table(all.map { ($0.name, String($0.overview.prefix { $0 != "." })) }))
+    \(table(all.map { ($0.name, $0.summary) }))
     OPTIONS:
     \(table(globalHelp + [("--version", "print the version")]))
-    Options may stand before or after the command; '--' ends them, so a message may start \
-    with '-'. Exit status: 0 success, 1 refused or failed, 64 usage error, 75 version conflict.
+    Options may stand before or after the command; '--' ends them, so a message
+    may start with '-'. Exit status: 0 success, 1 refused or failed, 64 usage
+    error, 75 version conflict (--expect-version).
 
     See 'msglog help COMMAND' for one command.
 
