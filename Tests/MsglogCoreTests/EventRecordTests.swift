@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+
+@testable import MsglogCore
+
+@Suite struct EventRecordTests {
+  static let id = ItemID(canonical: "3f2a1b4c-0000-4000-8000-00000000abcd")!
+  static let time = Timestamp(milliseconds: 1_796_000_000_123)
+
+  static let samples: [Event] = [
+    Event(seq: 1, stream: "main", version: 1, time: time, op: .insert(id: id, index: 0, text: "hi", sender: "ann")),
+    Event(seq: 2, stream: "main", version: 2, time: time, op: .insert(id: id, index: 7, text: "no sender", sender: nil)),
+    Event(seq: 3, stream: "main", version: 3, time: time, op: .insert(id: id, index: 1, text: "x", sender: "")),
+    Event(
+      seq: 4, stream: "日本語 ✓", version: 1, time: Timestamp(milliseconds: -1),
+      op: .insert(id: id, index: 0, text: "héllo 👋🏽 \u{0}\n", sender: "Zoë")),
+    Event(seq: 5, stream: "main", version: 4, time: time, op: .remove(id: id)),
+    Event(seq: UInt64(Int64.max), stream: "s", version: 9, time: time, op: .move(id: id, from: 3, to: 7)),
+  ]
+
+  @Test(arguments: samples) func roundTrip(_ event: Event) throws {
+    let bytes = EventRecord.encode(event)
+    #expect(try EventRecord.decode(bytes) == event)
+  }
+
+  @Test func oneMebibyteOfTextRoundTrips() throws {
+    let text = String(repeating: "é", count: Limits.maxTextBytes / 2)
+    let event = Event(seq: 1, stream: "main", version: 1, time: Self.time, op: .insert(id: Self.id, index: 0, text: text, sender: nil))
+    #expect(try EventRecord.decode(EventRecord.encode(event)) == event)
+  }
+
+  /// Every single-bit flip anywhere in a record is caught (CRC-32C detects
+  /// all single-bit errors).
+  @Test(arguments: samples) func everyFlippedBitIsDetected(_ event: Event) {
+    let bytes = EventRecord.encode(event)
+    for bit in 0..<(bytes.count * 8) {
+      var damaged = bytes
+      damaged[bit / 8] ^= UInt8(1 << (bit % 8))
+      #expect(throws: EventRecord.DecodeError.self, "bit \(bit)") { try EventRecord.decode(damaged) }
+    }
+  }
+
+  @Test func truncatedAndExtendedRecordsAreRefused() {
+    let bytes = EventRecord.encode(Self.samples[0])
+    for length in 0..<bytes.count {
+      #expect(throws: EventRecord.DecodeError.self) { try EventRecord.decode(Array(bytes[0..<length])) }
+    }
+    #expect(throws: EventRecord.DecodeError.self) { try EventRecord.decode(bytes + [0]) }
+  }
+
+  /// The layout is a published format (docs/FORMAT.md): pin it byte for byte.
+  @Test func layoutIsStable() {
+    let event = Event(seq: 1, stream: "m", version: 2, time: Timestamp(milliseconds: 3), op: .move(id: Self.id, from: 4, to: 5))
+    let hex = EventRecord.encode(event).map { String(format: "%02x", $0) }.joined()
+    #expect(
+      hex == "0103" + "0000000000000001" + "0000000000000002" + "0000000000000003"
+        + "3f2a1b4c000040008000" + "00000000abcd" + "0001" + "6d" + "0000000000000004" + "0000000000000005"
+        + String(format: "%08x", CRC32C.checksum(Array(EventRecord.encode(event).dropLast(4)))))
+  }
+
+  @Test func crc32cMatchesTheStandardCheckValue() {
+    // The check value of CRC-32C for "123456789" (RFC 3720, appendix B.4).
+    #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+    #expect(CRC32C.checksum([UInt8](repeating: 0, count: 32)) == 0x8A91_36AA)
+  }
+}
+
+@Suite struct TimestampTests {
+  @Test(arguments: [
+    (Int64(0), "1970-01-01T00:00:00.000Z"),
+    (1_796_000_000_123, "2026-11-30T00:53:20.123Z"),
+    (951_782_400_000, "2000-02-29T00:00:00.000Z"),
+    (-1, "1969-12-31T23:59:59.999Z"),
+  ])
+  func formatsAndParses(ms: Int64, text: String) {
+    #expect(Timestamp(milliseconds: ms).rfc3339 == text)
+    #expect(Timestamp(rfc3339: text)?.milliseconds == ms)
+  }
+
+  @Test func parsesOffsetsAndFractions() {
+    #expect(Timestamp(rfc3339: "2026-11-29T11:00:00+01:00")?.rfc3339 == "2026-11-29T10:00:00.000Z")
+    #expect(Timestamp(rfc3339: "2026-11-29T10:00:00.1234567Z")?.rfc3339 == "2026-11-29T10:00:00.123Z")
+    #expect(Timestamp(rfc3339: "2026-11-29T10:00:00.5Z")?.rfc3339 == "2026-11-29T10:00:00.500Z")
+  }
+
+  @Test(arguments: ["", "2026-11-29", "2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-11-29T10:00:00", "2026-11-29T10:00:00.Z", "2026-11-29T10:00:00Zjunk", "2026-11-29 10:00:00Z"])
+  func refusesMalformed(_ text: String) {
+    #expect(Timestamp(rfc3339: text) == nil)
+  }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+@testable import MsglogCore
+
+@Suite struct TerminalTextTests {
+  @Test(arguments: [
+    ("plain text", "plain text"),
+    ("a\\b", "a\\\\b"),
+    ("line\nbreak\r\ttab", "line\\nbreak\\r\\ttab"),
+    ("\u{1B}[31mred\u{7}", "\\x1b[31mred\\x07"),
+    ("nul\u{0}del\u{7F}", "nul\\x00del\\x7f"),
+    ("c1\u{85}\u{9B}", "c1\\u{0085}\\u{009b}"),
+    ("sep\u{2028}para\u{2029}", "sep\\u{2028}para\\u{2029}"),
+    ("日本語 👋🏽 é", "日本語 👋🏽 é"),
+  ])
+  func escapes(input: String, expected: String) {
+    #expect(TerminalText.escape(input) == expected)
+    #expect(!TerminalText.escape(input).contains("\n"))
+  }
+}
+
+@Suite struct JSONTests {
+  @Test func writerEscapesOnlyWhatJSONNeeds() {
+    var o = JSONObjectWriter()
+    o.add("text", "q\"b\\n\n\u{1}é\u{2028}")
+    o.add("n", UInt64(7))
+    #expect(o.close() == #"{"text":"q\"b\\n\n\u0001é\#u{2028}","n":7}"#)
+  }
+
+  @Test func parserReadsWhatTheWriterWrites() throws {
+    let tricky = "q\"b\\n\n\u{1}é👋🏽\u{2028}"
+    var o = JSONObjectWriter()
+    o.add("text", tricky)
+    #expect(try JSONParser.parse(o.close()) == .object([("text", .string(tricky))]))
+  }
+
+  @Test func parserHandlesEscapesAndNumbers() throws {
+    #expect(try JSONParser.parse(#""\ud83d\udc4b \u00e9\/""#) == .string("👋 é/"))
+    #expect(try JSONParser.parse("[0, -1.5e3, 9223372036854775807]") == .array([.number("0"), .number("-1.5e3"), .number("9223372036854775807")]))
+    #expect(try JSONParser.parse(" {\"a\" : [true, false, null]} ") == .object([("a", .array([.bool(true), .bool(false), .null]))]))
+  }
+
+  @Test(arguments: [
+    "", "{", "{\"a\":1,}", "[1,]", "01", "1.", "-", "\"\\ud800\"", "\"\\udc00x\"", "\"a\u{1}\"", "{\"a\":1,\"a\":2}",
+    "tru", "nul", "{} x", "\"\\x\"", String(repeating: "[", count: 100) + String(repeating: "]", count: 100),
+  ])
+  func parserRefuses(_ text: String) {
+    #expect(throws: JSONParser.Error.self) { try JSONParser.parse(text) }
+  }
+
+  @Test func parserRefusesInvalidUTF8() {
+    #expect(throws: JSONParser.Error.self) { try JSONParser.parse([0x22, 0xFF, 0x22]) }
+  }
+}
+
+@Suite struct ImportLineTests {
+  func parse(_ line: String) throws -> WriteRequest {
+    try ImportLine.parse(Array(line.utf8), defaultStream: "main")
+  }
+
+  @Test func readsEveryOp() throws {
+    let id = ItemID(canonical: "3f2a1b4c-0000-4000-8000-00000000abcd")!
+    #expect(
+      try parse(#"{"op":"append","text":"hi","sender":"ann","stream":"s","id":"3F2A1B4C-0000-4000-8000-00000000ABCD"}"#)
+        == WriteRequest(stream: "s", command: .insert(InsertRequest(text: "hi", sender: "ann", id: id))))
+    #expect(try parse(#"{"op":"insert","index":2,"text":"x"}"#) == WriteRequest(stream: "main", command: .insert(InsertRequest(index: 2, text: "x"))))
+    #expect(try parse(#"{"op":"remove","id":"3f2a1b4c"}"#) == WriteRequest(stream: "main", command: .remove(.prefix("3f2a1b4c"))))
+    #expect(try parse(#"{"op":"move","from":3,"to":7}"#) == WriteRequest(stream: "main", command: .move(from: 3, to: 7, id: nil)))
+  }
+
+  @Test func acceptsExportedLinesKeepingTheirTime() throws {
+    let event = Event(
+      seq: 9, stream: "main", version: 4, time: Timestamp(milliseconds: 1_796_000_000_123),
+      op: .move(id: ItemID(), from: 1, to: 0))
+    let request = try parse(event.jsonLine)
+    #expect(request.time == event.time)
+    #expect(request.command == .move(from: 1, to: 0, id: event.id))
+  }
+
+  @Test(arguments: [
+    #"[]"#, #"{}"#, #"{"op":"append"}"#, #"{"op":"append","text":""}"#, #"{"op":"insert","text":"x"}"#,
+    #"{"op":"insert","index":-1,"text":"x"}"#, #"{"op":"insert","index":1.0,"text":"x"}"#,
+    #"{"op":"insert","index":"1","text":"x"}"#, #"{"op":"insert","index":9223372036854775808,"text":"x"}"#,
+    #"{"op":"append","text":"x","sendr":"ann"}"#, #"{"op":"append","text":"x","from":1}"#,
+    #"{"op":"remove"}"#, #"{"op":"remove","id":"abc"}"#, #"{"op":"move","from":1}"#, #"{"op":"jump"}"#,
+    #"{"op":"append","text":"x","stream":""}"#, #"{"op":"append","text":"x","stream":"a\u0000b"}"#,
+    #"{"op":"append","text":"x","time":"yesterday"}"#, #"{"op":"append","text":"x","id":"not-a-uuid"}"#,
+    #"{"op":"append","text":"x","sender":null}"#,
+  ])
+  func refuses(_ line: String) {
+    #expect(throws: MsglogError.self) { try parse(line) }
+  }
+}
