@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+
+@testable import MsglogCore
+
+/// The ledger's refusals, each leaving the store as it was.
+@Suite struct LedgerTests {
+  let store = MemoryStore()
+
+  @discardableResult
+  func perform(_ command: Command, stream: String = "main", expect version: UInt64? = nil) throws -> Outcome? {
+    try store.write { writer in
+      let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 1000))
+      if let version { try session.expect(version: version, of: stream) }
+      let outcome = try session.perform(WriteRequest(stream: stream, command: command))
+      try session.finish()
+      return outcome
+    }
+  }
+
+  func append(_ text: String, id: ItemID? = nil, stream: String = "main") throws -> ItemID {
+    try perform(.insert(InsertRequest(text: text, id: id)), stream: stream)!.event.id
+  }
+
+  var export: [String] {
+    get throws {
+      try store.read { reader in
+        var lines: [String] = []
+        try reader.forEachRecord(from: 1) { seq, bytes in
+          lines.append(try decodeRecord(bytes, seq: seq).jsonLine)
+          return true
+        }
+        return lines
+      }
+    }
+  }
+
+  func expectRefusal(_ kind: MsglogError.Kind, containing fragment: String, _ command: Command, stream: String = "main", expect version: UInt64? = nil) throws {
+    let before = try export
+    do {
+      try perform(command, stream: stream, expect: version)
+      Issue.record("\(command) was accepted")
+    } catch let error as MsglogError {
+      #expect(error.kind == kind)
+      #expect(error.message.contains(fragment), "\(error.message)")
+    }
+    #expect(try export == before)
+  }
+
+  @Test func refusesOutOfRangeIndices() throws {
+    _ = try append("a")
+    try expectRefusal(.refused, containing: "index 2 is out of range", .insert(InsertRequest(index: 2, text: "x")))
+    try expectRefusal(.refused, containing: "from index 1 is out of range", .move(from: 1, to: 0, id: nil))
+    try expectRefusal(.refused, containing: "to index 5 is out of range", .move(from: 0, to: 5, id: nil))
+    try expectRefusal(.refused, containing: "it has no items", .move(from: 0, to: 0, id: nil), stream: "empty")
+  }
+
+  @Test func anIdIsInsertedAtMostOnceEver() throws {
+    let id = try append("a")
+    try expectRefusal(.refused, containing: "already used", .insert(InsertRequest(text: "again", id: id)))
+    try perform(.remove(.id(id)))
+    try expectRefusal(.refused, containing: "already used", .insert(InsertRequest(text: "again", id: id)), stream: "other")
+    try expectRefusal(.refused, containing: "already removed", .remove(.id(id)))
+  }
+
+  @Test func removeNamesWhyAnIdIsNotLive() throws {
+    let elsewhere = try append("b", stream: "other")
+    try expectRefusal(.refused, containing: "is in stream 'other'", .remove(.id(elsewhere)))
+    try expectRefusal(.refused, containing: "no item with id", .remove(.id(ItemID())))
+  }
+
+  @Test func prefixesMustMatchExactlyOneLiveItem() throws {
+    let a = try append("a", id: ItemID(canonical: "aaaaaaaa-1111-4000-8000-000000000001")!)
+    _ = try append("b", id: ItemID(canonical: "aaaaaaaa-2222-4000-8000-000000000002")!)
+    try expectRefusal(.refused, containing: "ambiguous", .remove(.prefix("aaaaaaaa")))
+    try expectRefusal(.refused, containing: "no item in stream", .remove(.prefix("bbbbbbbb")))
+    let outcome = try perform(.remove(.prefix("aaaaaaaa-1")))
+    #expect(outcome?.event.id == a)
+    #expect(outcome?.index == 0)
+  }
+
+  @Test func moveOntoItselfAppendsNothing() throws {
+    _ = try append("a")
+    _ = try append("b")
+    #expect(try perform(.move(from: 1, to: 1, id: nil)) == nil)
+    #expect(try export.count == 2)
+  }
+
+  @Test func expectVersionConflicts() throws {
+    _ = try append("a")
+    try expectRefusal(.conflict, containing: "is at version 1, not 0", .insert(InsertRequest(text: "x")), expect: 0)
+    #expect(try perform(.insert(InsertRequest(text: "x")), expect: 1) != nil)
+  }
+
+  @Test func refusesBadTextAndNames() throws {
+    try expectRefusal(.usage, containing: "empty", .insert(InsertRequest(text: "")))
+    try expectRefusal(.usage, containing: "limit", .insert(InsertRequest(text: String(repeating: "x", count: Limits.maxTextBytes + 1))))
+    try expectRefusal(.usage, containing: "control character", .insert(InsertRequest(text: "x")), stream: "a\u{0}b")
+    try expectRefusal(.usage, containing: "limit", .insert(InsertRequest(text: "x")), stream: String(repeating: "s", count: 201))
+    _ = try append(String(repeating: "x", count: Limits.maxTextBytes))
+  }
+
+  @Test func aBatchSeesItsOwnEarlierCommands() throws {
+    let outcomes = try store.write { writer in
+      let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 0))
+      let first = try session.perform(WriteRequest(stream: "main", command: .insert(InsertRequest(text: "a"))))!
+      let second = try session.perform(WriteRequest(stream: "main", command: .insert(InsertRequest(index: 0, text: "b"))))!
+      let moved = try session.perform(WriteRequest(stream: "main", command: .move(from: 1, to: 0, id: first.event.id)))
+      try session.finish()
+      return [first, second, moved]
+    }
+    #expect(outcomes.map { $0?.event.seq } == [1, 2, 3])
+    let items = try store.read { try CurrentView.stream("main", in: $0) }.items
+    #expect(items.map(\.text) == ["a", "b"])
+  }
+}
+
+@Suite struct VerifierTests {
+  @Test func namesTheSeqOfAFlippedBitAndRefusesToReplayPastIt() throws {
+    let store = MemoryStore()
+    for text in ["a", "b", "c"] {
+      try store.write { writer in
+        let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 0))
+        _ = try session.perform(WriteRequest(stream: "main", command: .insert(InsertRequest(text: text))))
+        try session.finish()
+      }
+    }
+    #expect(try store.read { try Verifier.verify($0) }.isClean)
+    store.corruptRecord(at: 2, byte: 30)
+    let report = try store.read { try Verifier.verify($0) }
+    #expect(report.problems.first?.hasPrefix("seq 2: corrupted record: checksum mismatch") == true, "\(report.problems)")
+    #expect(throws: MsglogError.self) { try store.read { try Replay.stream("main", at: nil, in: $0) } }
+    // Before the damage, replay still works.
+    #expect(try store.read { try Replay.stream("main", at: 1, in: $0) }.items.map(\.text) == ["a"])
+  }
+}
