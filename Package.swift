@@ -24,11 +24,9 @@ let package = Package(
     .executableTarget(name: "msglog", dependencies: ["MsglogCLI"]),
     .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore"]),
     .testTarget(name: "MsglogLMDBTests", dependencies: ["MsglogLMDB", "MsglogCore"]),
-    .testTarget(
-      name: "MsglogCLITests",
-      dependencies: ["MsglogCLI", "MsglogCore"],
-      resources: []
-    ),
+    // End-to-end tests run the built `msglog` binary; depending on the
+    // executable target makes `swift test` build it first.
+    .testTarget(name: "MsglogCLITests", dependencies: ["msglog", "MsglogCLI", "MsglogCore"]),
   ],
   swiftLanguageModes: [.v6]
 )
