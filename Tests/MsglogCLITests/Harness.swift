@@ -15,10 +15,9 @@ struct Run: CustomStringConvertible {
 ///
 /// stdout and stderr go to files rather than pipes, so a child that prints
 /// more than a pipe holds can never deadlock the test.
-final class Sandbox {
+final class Sandbox: @unchecked Sendable {  // immutable after init
   let dir: String
   var db: String { dir + "/msglog.lmdb" }
-  private var counter = 0
 
   init() {
     dir = NSTemporaryDirectory() + "msglog-cli-" + UUID().uuidString
@@ -70,8 +69,7 @@ final class Sandbox {
 
   /// Starts `msglog ARGS` without waiting (for concurrency tests).
   func start(_ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true) -> Child {
-    counter += 1
-    let base = dir + "/run-\(counter)-\(UUID().uuidString.prefix(8))"
+    let base = dir + "/run-" + UUID().uuidString
     let inPath = base + ".in", outPath = base + ".out", errPath = base + ".err"
     FileManager.default.createFile(atPath: inPath, contents: stdin)
     FileManager.default.createFile(atPath: outPath, contents: nil)
