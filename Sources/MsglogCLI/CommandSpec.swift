@@ -40,7 +40,9 @@ struct CommandSpec {
       out += "\nARGUMENTS:\n" + CommandSpec.table(arguments)
     }
     out += "\nOPTIONS:\n" + CommandSpec.table(optionHelp + CommandSpec.globalHelp)
-    out += "\nEXAMPLE:\n" + example.split(separator: "\n", omittingEmptySubsequences: false)
+    out +=
+      "\nEXAMPLE:\n"
+      + example.split(separator: "\n", omittingEmptySubsequences: false)
       .map { "  " + $0 }.joined(separator: "\n") + "\n"
     return out
   }

@@ -89,7 +89,8 @@ enum Format {
 
   /// One event per line: `SEQ  TIME  STREAM  vVERSION  OP  ID  DETAILS`.
   static func eventLine(_ event: Event) -> String {
-    var line = "\(event.seq)  \(event.time.rfc3339)  \(TerminalText.escape(event.stream))  v\(event.version)  "
+    var line =
+      "\(event.seq)  \(event.time.rfc3339)  \(TerminalText.escape(event.stream))  v\(event.version)  "
       + "\(event.opName)  \(event.id.text)"
     switch event.op {
     case .insert(_, let index, let text, let sender):
@@ -127,7 +128,8 @@ enum Format {
   }
 
   static func streamsTable(_ heads: [StreamHead], to out: OutputStream) {
-    let rows = [["STREAM", "ITEMS", "VERSION", "SEQ"]]
+    let rows =
+      [["STREAM", "ITEMS", "VERSION", "SEQ"]]
       + heads.map { [TerminalText.escape($0.stream), String($0.count), String($0.version), String($0.lastSeq)] }
     var widths = [0, 0, 0, 0]
     for row in rows {

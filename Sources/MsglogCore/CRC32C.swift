@@ -39,12 +39,15 @@ public enum CRC32C {
     tables.withUnsafeBufferPointer { t in
       let t0 = t[0], t1 = t[1], t2 = t[2], t3 = t[3], t4 = t[4], t5 = t[5], t6 = t[6], t7 = t[7]
       while n - i >= 8 {
-        let lo = UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16
+        let lo =
+          UInt32(bytes[i]) | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2]) << 16
           | UInt32(bytes[i + 3]) << 24
-        let hi = UInt32(bytes[i + 4]) | UInt32(bytes[i + 5]) << 8 | UInt32(bytes[i + 6]) << 16
+        let hi =
+          UInt32(bytes[i + 4]) | UInt32(bytes[i + 5]) << 8 | UInt32(bytes[i + 6]) << 16
           | UInt32(bytes[i + 7]) << 24
         let x = lo ^ c
-        c = t7[Int(x & 0xFF)] ^ t6[Int((x >> 8) & 0xFF)] ^ t5[Int((x >> 16) & 0xFF)]
+        c =
+          t7[Int(x & 0xFF)] ^ t6[Int((x >> 8) & 0xFF)] ^ t5[Int((x >> 16) & 0xFF)]
           ^ t4[Int(x >> 24)] ^ t3[Int(hi & 0xFF)] ^ t2[Int((hi >> 8) & 0xFF)]
           ^ t1[Int((hi >> 16) & 0xFF)] ^ t0[Int(hi >> 24)]
         i += 8

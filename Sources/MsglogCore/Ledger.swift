@@ -104,7 +104,8 @@ public final class LedgerSession {
     return Outcome(event: event, index: index)
   }
 
-  private func performRemove(_ selector: ItemSelector, time: Timestamp?, on state: inout StreamState) throws -> Outcome {
+  private func performRemove(_ selector: ItemSelector, time: Timestamp?, on state: inout StreamState) throws -> Outcome
+  {
     let index = try resolve(selector, in: state)
     let id = state.order[index]
     let event = try append(.remove(id: id), time: time, to: &state)

@@ -47,7 +47,8 @@ public enum Verifier {
       do {
         try projections[event.stream, default: Projection()].apply(event)
       } catch let error as ReplayError {
-        problem("seq \(seq): \(error.reason) (stream \(TerminalText.quoted(event.stream)); its later events are not checked)")
+        problem(
+          "seq \(seq): \(error.reason) (stream \(TerminalText.quoted(event.stream)); its later events are not checked)")
         broken.insert(event.stream)
         return true
       }
@@ -87,7 +88,8 @@ public enum Verifier {
       }
       let order = try reader.order(of: head.stream)
       if order != projection.elements {
-        let at = zip(order, projection.elements).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
+        let at =
+          zip(order, projection.elements).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
           ?? min(order.count, projection.count)
         problem("table order: stream \(name) differs from the replay from index \(at) on")
       }
@@ -101,7 +103,8 @@ public enum Verifier {
       if ids[id] != entry {
         let want = ids[id].map { "insert seq \($0.insertSeq), remove seq \($0.removeSeq)" } ?? "no entry"
         problem(
-          "table ids: \(id.text) has insert seq \(entry.insertSeq), remove seq \(entry.removeSeq); the log says \(want)")
+          "table ids: \(id.text) has insert seq \(entry.insertSeq), remove seq \(entry.removeSeq); the log says \(want)"
+        )
       }
     }
     if indexed != ids.count {

@@ -1,2 +1,3 @@
 import MsglogCLI
+
 MsglogCLI.main()

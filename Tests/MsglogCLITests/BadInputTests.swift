@@ -38,7 +38,9 @@ import Testing
     Case(args: ["list", "extra"], code: 64, message: "unexpected argument 'extra' for 'list'"),
     Case(args: ["list", "--json=yes"], code: 64, message: "option --json takes no value"),
     Case(args: ["append", "a", "--sender"], code: 64, message: "option --sender needs a value"),
-    Case(args: ["append", "--sender", "a", "--sender", "b", "x"], code: 64, message: "option --sender is given more than once"),
+    Case(
+      args: ["append", "--sender", "a", "--sender", "b", "x"], code: 64,
+      message: "option --sender is given more than once"),
     Case(args: ["move", "1"], code: 64, message: "'move' needs TO"),
     Case(args: ["insert"], code: 64, message: "'insert' needs INDEX"),
     Case(args: ["remove"], code: 64, message: "'remove' needs ID"),
@@ -56,30 +58,55 @@ import Testing
     Case(args: ["append", ""], code: 64, message: "message text is empty"),
     Case(args: ["append"], stdin: Array("\n".utf8), code: 64, message: "message text is empty"),
     Case(args: ["append"], stdin: [0x68, 0xFF, 0x69], code: 64, message: "the message on stdin is not valid UTF-8"),
-    Case(args: ["append", "--lines"], stdin: [0x6F, 0x6B, 0x0A, 0xC3, 0x28, 0x0A], code: 64, message: "line 2 of stdin is not valid UTF-8"),
-    Case(args: ["append"], stdin: Array(repeating: 0x61, count: (1 << 20) + 1), code: 64, message: "message text is 1048577 bytes; the limit is 1048576"),
-    Case(args: ["append", "--lines"], stdin: Array("\n  \r\n".utf8), code: 64, message: "--lines found no message on stdin"),
-    Case(args: ["append", "--lines", "x"], code: 64, message: "--lines reads messages from stdin; it takes no TEXT arguments"),
+    Case(
+      args: ["append", "--lines"], stdin: [0x6F, 0x6B, 0x0A, 0xC3, 0x28, 0x0A], code: 64,
+      message: "line 2 of stdin is not valid UTF-8"),
+    Case(
+      args: ["append"], stdin: Array(repeating: 0x61, count: (1 << 20) + 1), code: 64,
+      message: "message text is 1048577 bytes; the limit is 1048576"),
+    Case(
+      args: ["append", "--lines"], stdin: Array("\n  \r\n".utf8), code: 64, message: "--lines found no message on stdin"
+    ),
+    Case(
+      args: ["append", "--lines", "x"], code: 64,
+      message: "--lines reads messages from stdin; it takes no TEXT arguments"),
     Case(args: ["append", "--sender", "", "x"], code: 64, message: "sender is empty"),
     Case(args: ["append", "--stream", "", "x"], code: 64, message: "stream name is empty"),
-    Case(args: ["append", "--stream", "a\u{1}b", "x"], code: 64, message: "stream name 'a\\x01b' contains a control character"),
-    Case(args: ["append", "--stream", String(repeating: "s", count: 201), "x"], code: 64, message: "stream name is 201 bytes"),
+    Case(
+      args: ["append", "--stream", "a\u{1}b", "x"], code: 64,
+      message: "stream name 'a\\x01b' contains a control character"),
+    Case(
+      args: ["append", "--stream", String(repeating: "s", count: 201), "x"], code: 64,
+      message: "stream name is 201 bytes"),
     Case(args: ["help", "frobnicate"], code: 64, message: "no help for unknown command 'frobnicate'"),
     // refused (1)
-    Case(args: ["insert", "3", "x"], code: 1, message: "index 3 is out of range: stream 'main' has 2 items, so an insert takes 0…2"),
+    Case(
+      args: ["insert", "3", "x"], code: 1,
+      message: "index 3 is out of range: stream 'main' has 2 items, so an insert takes 0…2"),
     Case(args: ["move", "2", "0"], code: 1, message: "from index 2 is out of range"),
     Case(args: ["move", "0", "2"], code: 1, message: "to index 2 is out of range"),
-    Case(args: ["move", "0", "0", "--stream", "empty"], code: 1, message: "cannot move in stream 'empty': it has no items"),
-    Case(args: ["remove", "0000dddd-0000-4000-8000-000000000009"], code: 1, message: "no item with id 0000dddd-0000-4000-8000-000000000009 in stream 'main'"),
+    Case(
+      args: ["move", "0", "0", "--stream", "empty"], code: 1, message: "cannot move in stream 'empty': it has no items"),
+    Case(
+      args: ["remove", "0000dddd-0000-4000-8000-000000000009"], code: 1,
+      message: "no item with id 0000dddd-0000-4000-8000-000000000009 in stream 'main'"),
     Case(args: ["remove", removed], code: 1, message: "item \(removed) was already removed (at seq 5)"),
     Case(args: ["remove", elsewhere], code: 1, message: "item \(elsewhere) is in stream 'other', not 'main'"),
     Case(args: ["remove", "0000aaaa"], code: 1, message: "id prefix 0000aaaa is ambiguous in stream 'main'"),
     Case(args: ["remove", "0000eeee"], code: 1, message: "no item in stream 'main' has an id starting with 0000eeee"),
-    Case(args: ["append", "--id", removed, "again"], code: 1, message: "id \(removed) was already used (inserted at seq 3)"),
-    Case(args: ["append", "--id", live.uppercased(), "again"], code: 1, message: "id \(live) was already used (inserted at seq 1)"),
+    Case(
+      args: ["append", "--id", removed, "again"], code: 1, message: "id \(removed) was already used (inserted at seq 3)"
+    ),
+    Case(
+      args: ["append", "--id", live.uppercased(), "again"], code: 1,
+      message: "id \(live) was already used (inserted at seq 1)"),
     Case(args: ["replay", "--at", "6"], code: 1, message: "seq 6 is beyond the head of the log (5)"),
-    Case(args: ["import"], stdin: Array("{\"op\":\"append\",\"text\":\"a\"}\nnot json\n".utf8), code: 1, message: "line 2: invalid JSON at byte 2: invalid literal"),
-    Case(args: ["import", "/nonexistent/file.jsonl"], code: 1, message: "cannot read /nonexistent/file.jsonl: no such file"),
+    Case(
+      args: ["import"], stdin: Array("{\"op\":\"append\",\"text\":\"a\"}\nnot json\n".utf8), code: 1,
+      message: "line 2: invalid JSON at byte 2: invalid literal"),
+    Case(
+      args: ["import", "/nonexistent/file.jsonl"], code: 1, message: "cannot read /nonexistent/file.jsonl: no such file"
+    ),
     // conflict (75)
     Case(args: ["append", "--expect-version", "0", "x"], code: 75, message: "stream 'main' is at version 4, not 0"),
     Case(args: ["move", "0", "1", "--expect-version", "5"], code: 75, message: "stream 'main' is at version 4, not 5"),
@@ -100,15 +127,21 @@ import Testing
   /// The same writes on a database that does not exist: refused, and nothing is created.
   @Test func refusedWritesAndReadsLeaveNoDatabaseBehind() {
     let s = Sandbox()
-    for args in [["insert", "1", "x"], ["move", "0", "1"], ["remove", Self.live], ["append", "--expect-version", "3", "x"],
-                 ["list"], ["replay"], ["log"], ["streams"], ["export"], ["verify"], ["append", ""]] {
+    for args in [
+      ["insert", "1", "x"], ["move", "0", "1"], ["remove", Self.live], ["append", "--expect-version", "3", "x"],
+      ["list"], ["replay"], ["log"], ["streams"], ["export"], ["verify"], ["append", ""],
+    ] {
       let r = s.run(args)
       #expect(r.code != 0, "\(args): \(r)")
       #expect(r.stderr.hasPrefix("msglog: "), "\(args): \(r)")
       #expect(!FileManager.default.fileExists(atPath: s.db), "\(args) created the database")
     }
     let r = s.run("list")
-    #expect(r.code == 1 && r.stderr == "msglog: no database at \(s.db)\nhint: a first 'msglog append TEXT' creates it; choose another with --db PATH or MSGLOG_DB\n", "\(r)")
+    #expect(
+      r.code == 1
+        && r.stderr
+          == "msglog: no database at \(s.db)\nhint: a first 'msglog append TEXT' creates it; choose another with --db PATH or MSGLOG_DB\n",
+      "\(r)")
   }
 
   @Test func aPathThatIsNotADatabase() throws {

@@ -15,12 +15,13 @@ import Testing
     r = s.run(["insert", "0", "--id", ids[2], "first", "--sender=bob"])
     #expect(r.stdout == ids[2] + "\n", "\(r)")
     r = s.run("list")
-    #expect(r.stdout == """
-      0  000000a3  bob  first
-      1  000000a1  ann  hello there
-      2  000000a2  -  -second
+    #expect(
+      r.stdout == """
+        0  000000a3  bob  first
+        1  000000a1  ann  hello there
+        2  000000a2  -  -second
 
-      """, "\(r)")
+        """, "\(r)")
     r = s.run("move", "0", "2")
     #expect(r.code == 0 && r.stdout == "moved \(ids[2]) 0 -> 2\n", "\(r)")
     r = s.run("remove", "000000A1")
@@ -32,14 +33,15 @@ import Testing
     #expect(s.run("replay").stdout == s.run("list").stdout)
     #expect(s.run("replay", "--at", "0").stdout == "")
     r = s.run("log")
-    #expect(maskingTimes(r.stdout) == """
-      1  TIME  main  v1  insert  \(ids[0])  at 0  ann  hello there
-      2  TIME  main  v2  insert  \(ids[1])  at 1  -  -second
-      3  TIME  main  v3  insert  \(ids[2])  at 0  bob  first
-      4  TIME  main  v4  move  \(ids[2])  0 -> 2
-      5  TIME  main  v5  remove  \(ids[0])
+    #expect(
+      maskingTimes(r.stdout) == """
+        1  TIME  main  v1  insert  \(ids[0])  at 0  ann  hello there
+        2  TIME  main  v2  insert  \(ids[1])  at 1  -  -second
+        3  TIME  main  v3  insert  \(ids[2])  at 0  bob  first
+        4  TIME  main  v4  move  \(ids[2])  0 -> 2
+        5  TIME  main  v5  remove  \(ids[0])
 
-      """, "\(r)")
+        """, "\(r)")
     r = s.run("log", "--from", "2", "--limit", "2")
     #expect(r.lines.map { String($0.prefix(2)) } == ["2 ", "3 "], "\(r)")
     r = s.run("streams")
@@ -57,19 +59,23 @@ import Testing
     r = s.run(["move", "1", "0", "--json"])
     #expect(r.stdout == #"{"seq":3,"stream":"main","version":3,"id":"\#(ids[0])","from":1,"to":0}"# + "\n", "\(r)")
     r = s.run(["list", "--json"])
-    #expect(maskingTimes(r.stdout) == #"{"stream":"main","seq":3,"version":3,"count":2,"items":[{"index":0,"id":"\#(ids[0])","text":"hi","sender":"ann","time":"TIME","seq":1},{"index":1,"id":"\#(ids[1])","text":"yo","time":"TIME","seq":2}]}"# + "\n", "\(r)")
+    #expect(
+      maskingTimes(r.stdout)
+        == #"{"stream":"main","seq":3,"version":3,"count":2,"items":[{"index":0,"id":"\#(ids[0])","text":"hi","sender":"ann","time":"TIME","seq":1},{"index":1,"id":"\#(ids[1])","text":"yo","time":"TIME","seq":2}]}"#
+        + "\n", "\(r)")
     #expect(s.run(["replay", "--json"]).stdout == r.stdout)
     #expect(s.run(["replay", "--json", "--at", "3"]).stdout == r.stdout)
     r = s.run(["remove", ids[1], "--json"])
     #expect(r.stdout == #"{"seq":4,"stream":"main","version":4,"id":"\#(ids[1])","index":1}"# + "\n", "\(r)")
     r = s.run(["log", "--json"])
-    #expect(maskingTimes(r.stdout) == """
-      {"seq":1,"stream":"main","version":1,"time":"TIME","op":"insert","id":"\(ids[0])","index":0,"text":"hi","sender":"ann"}
-      {"seq":2,"stream":"main","version":2,"time":"TIME","op":"insert","id":"\(ids[1])","index":0,"text":"yo"}
-      {"seq":3,"stream":"main","version":3,"time":"TIME","op":"move","id":"\(ids[0])","from":1,"to":0}
-      {"seq":4,"stream":"main","version":4,"time":"TIME","op":"remove","id":"\(ids[1])"}
+    #expect(
+      maskingTimes(r.stdout) == """
+        {"seq":1,"stream":"main","version":1,"time":"TIME","op":"insert","id":"\(ids[0])","index":0,"text":"hi","sender":"ann"}
+        {"seq":2,"stream":"main","version":2,"time":"TIME","op":"insert","id":"\(ids[1])","index":0,"text":"yo"}
+        {"seq":3,"stream":"main","version":3,"time":"TIME","op":"move","id":"\(ids[0])","from":1,"to":0}
+        {"seq":4,"stream":"main","version":4,"time":"TIME","op":"remove","id":"\(ids[1])"}
 
-      """, "\(r)")
+        """, "\(r)")
     #expect(s.run(["export"]).stdout == r.stdout)
     r = s.run(["streams", "--json"])
     #expect(r.stdout == #"{"streams":[{"stream":"main","count":1,"version":4,"seq":4}]}"# + "\n", "\(r)")
@@ -93,7 +99,8 @@ import Testing
     #expect(r.lines.count == 2, "\(r)")
     #expect(s.run("log", "--stream", "standup").lines.count == 1)
     r = s.run("streams")
-    #expect(r.stdout == "STREAM   ITEMS  VERSION  SEQ\nmain         1        1    1\nstandup      1        1    2\n", "\(r)")
+    #expect(
+      r.stdout == "STREAM   ITEMS  VERSION  SEQ\nmain         1        1    1\nstandup      1        1    2\n", "\(r)")
     // A stream that did not exist yet at a seq replays as empty.
     r = s.run("replay", "--stream", "standup", "--at", "1")
     #expect(r.code == 0 && r.stdout.isEmpty, "\(r)")
@@ -135,7 +142,9 @@ import Testing
     s.append("b")
     for json in [false, true] {
       let r = s.run(["move", "1", "1"] + (json ? ["--json"] : []))
-      #expect(r.code == 0 && r.stdout.isEmpty && r.stderr == "msglog: nothing to do: the item is already at index 1\n", "\(r)")
+      #expect(
+        r.code == 0 && r.stdout.isEmpty && r.stderr == "msglog: nothing to do: the item is already at index 1\n", "\(r)"
+      )
     }
     #expect(s.run("log").lines.count == 2)
   }
@@ -145,7 +154,10 @@ import Testing
     s.append("a")
     s.append("b")
     let before = s.export()
-    for args in [["append", "x"], ["insert", "0", "x"], ["move", "0", "1"], ["remove", s.run("list").lines[0].split(separator: " ")[1].description]] {
+    for args in [
+      ["append", "x"], ["insert", "0", "x"], ["move", "0", "1"],
+      ["remove", s.run("list").lines[0].split(separator: " ")[1].description],
+    ] {
       let r = s.run(args + ["--expect-version", "1"])
       #expect(r.code == 75, "\(args): \(r)")
       #expect(r.stderr.hasPrefix("msglog: stream 'main' is at version 2, not 1\n"), "\(r)")
@@ -160,7 +172,9 @@ import Testing
       let r = s.run(args)
       #expect(r.code == 0 && r.stdout.hasPrefix("USAGE: msglog [--db PATH]") && r.stderr.isEmpty, "\(args)")
     }
-    for command in ["append", "insert", "move", "remove", "list", "replay", "log", "streams", "export", "import", "verify", "help"] {
+    for command in [
+      "append", "insert", "move", "remove", "list", "replay", "log", "streams", "export", "import", "verify", "help",
+    ] {
       let r = s.run("help", command)
       #expect(r.code == 0, "\(command)")
       for section in ["USAGE: msglog \(command)", "\nOVERVIEW: ", "\nOPTIONS:\n", "\nEXAMPLE:\n  msglog "] {
@@ -188,7 +202,9 @@ import Testing
     r = s.run(["--db", copy, "export"])
     #expect(r.stdout == exported, "\(r)")
     for stream in ["main", "other"] {
-      #expect(s.run(["--db", copy, "list", "--json", "--stream", stream]).stdout == s.run(["list", "--json", "--stream", stream]).stdout)
+      #expect(
+        s.run(["--db", copy, "list", "--json", "--stream", stream]).stdout
+          == s.run(["list", "--json", "--stream", stream]).stdout)
     }
     r = s.run(["--db", copy, "verify"])
     #expect(r.code == 0, "\(r)")
@@ -209,7 +225,8 @@ import Testing
     #expect(r.code == 1 && r.stdout.isEmpty, "\(r)")
     #expect(r.stderr.hasPrefix("msglog: line 4: index 9 is out of range"), "\(r)")
     #expect(s.export() == before)
-    r = s.run(["import"], stdin: Data("{\"op\":\"append\",\"text\":\"ok\"}\n{\"op\":\"append\",\"txt\":\"typo\"}\n".utf8))
+    r = s.run(
+      ["import"], stdin: Data("{\"op\":\"append\",\"text\":\"ok\"}\n{\"op\":\"append\",\"txt\":\"typo\"}\n".utf8))
     #expect(r.code == 1 && r.stderr.hasPrefix("msglog: line 2: unknown key \"txt\""), "\(r)")
     #expect(s.export() == before)
     r = s.run("import", s.dir + "/missing.jsonl")
@@ -218,7 +235,9 @@ import Testing
     let fresh = s.dir + "/fresh.lmdb"
     r = s.run(["--db", fresh, "import"], stdin: Data("{\"op\":\"remove\",\"id\":\"\(ids[0])\"}\n".utf8))
     #expect(r.code == 1 && !FileManager.default.fileExists(atPath: fresh), "\(r)")
-    r = s.run(["import", "--json"], stdin: Data("{\"op\":\"move\",\"from\":0,\"to\":0}\n{\"op\":\"append\",\"text\":\"new\"}\n".utf8))
+    r = s.run(
+      ["import", "--json"],
+      stdin: Data("{\"op\":\"move\",\"from\":0,\"to\":0}\n{\"op\":\"append\",\"text\":\"new\"}\n".utf8))
     #expect(r.code == 0 && r.stdout == #"{"imported":1,"seq":2}"# + "\n", "\(r)")
   }
 

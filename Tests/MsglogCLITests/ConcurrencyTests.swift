@@ -113,7 +113,9 @@ import Testing
     #expect(events.map { $0["seq"] as! Int } == Array(1...events.count), "seqs are not 1…head")
     for ack in collector.acknowledged {
       let event = events[ack.seq - 1]
-      #expect(event["id"] as? String == ack.id && event["op"] as? String == (ack.op == "append" ? "insert" : ack.op), "\(ack)")
+      #expect(
+        event["id"] as? String == ack.id && event["op"] as? String == (ack.op == "append" ? "insert" : ack.op), "\(ack)"
+      )
     }
     #expect(events.count == collector.acknowledged.count + 1)  // + the seed
     // An independent model replays the export: it must equal `list` of each stream.
@@ -130,11 +132,15 @@ import Testing
           model.insert(x, at: event["to"] as! Int)
         }
       }
-      let list = try JSONSerialization.jsonObject(with: Data(s.run(["list", "--json", "--stream", stream]).stdout.utf8)) as! [String: Any]
+      let list =
+        try JSONSerialization.jsonObject(with: Data(s.run(["list", "--json", "--stream", stream]).stdout.utf8))
+        as! [String: Any]
       #expect((list["items"] as! [[String: Any]]).map { $0["id"] as! String } == model, "stream \(stream)")
     }
     let verify = s.run("verify")
     #expect(verify.code == 0, "\(verify)")
-    print("concurrency: \(writers) writers, \(writers * commandsPerWriter) commands, \(collector.acknowledged.count) acknowledged, \(collector.refusals) refused")
+    print(
+      "concurrency: \(writers) writers, \(writers * commandsPerWriter) commands, \(collector.acknowledged.count) acknowledged, \(collector.refusals) refused"
+    )
   }
 }

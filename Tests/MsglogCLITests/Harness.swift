@@ -42,7 +42,9 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
 
   /// Runs `msglog ARGS` with `MSGLOG_DB` set to this sandbox's database.
   @discardableResult
-  func run(_ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true) -> Run {
+  func run(_ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true)
+    -> Run
+  {
     let process = start(args, stdin: stdin, environment: environment, useDefaultDB: useDefaultDB)
     process.process.waitUntilExit()
     return process.finish()
@@ -68,7 +70,9 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
   }
 
   /// Starts `msglog ARGS` without waiting (for concurrency tests).
-  func start(_ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true) -> Child {
+  func start(_ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true)
+    -> Child
+  {
     let base = dir + "/run-" + UUID().uuidString
     let inPath = base + ".in", outPath = base + ".out", errPath = base + ".err"
     FileManager.default.createFile(atPath: inPath, contents: stdin)

@@ -9,7 +9,8 @@ import Testing
 
   static let samples: [Event] = [
     Event(seq: 1, stream: "main", version: 1, time: time, op: .insert(id: id, index: 0, text: "hi", sender: "ann")),
-    Event(seq: 2, stream: "main", version: 2, time: time, op: .insert(id: id, index: 7, text: "no sender", sender: nil)),
+    Event(
+      seq: 2, stream: "main", version: 2, time: time, op: .insert(id: id, index: 7, text: "no sender", sender: nil)),
     Event(seq: 3, stream: "main", version: 3, time: time, op: .insert(id: id, index: 1, text: "x", sender: "")),
     Event(
       seq: 4, stream: "日本語 ✓", version: 1, time: Timestamp(milliseconds: -1),
@@ -25,7 +26,8 @@ import Testing
 
   @Test func oneMebibyteOfTextRoundTrips() throws {
     let text = String(repeating: "é", count: Limits.maxTextBytes / 2)
-    let event = Event(seq: 1, stream: "main", version: 1, time: Self.time, op: .insert(id: Self.id, index: 0, text: text, sender: nil))
+    let event = Event(
+      seq: 1, stream: "main", version: 1, time: Self.time, op: .insert(id: Self.id, index: 0, text: text, sender: nil))
     #expect(try EventRecord.decode(EventRecord.encode(event)) == event)
   }
 
@@ -50,7 +52,8 @@ import Testing
 
   /// The layout is a published format (docs/FORMAT.md): pin it byte for byte.
   @Test func layoutIsStable() {
-    let event = Event(seq: 1, stream: "m", version: 2, time: Timestamp(milliseconds: 3), op: .move(id: Self.id, from: 4, to: 5))
+    let event = Event(
+      seq: 1, stream: "m", version: 2, time: Timestamp(milliseconds: 3), op: .move(id: Self.id, from: 4, to: 5))
     let hex = EventRecord.encode(event).map { String(format: "%02x", $0) }.joined()
     #expect(
       hex == "0103" + "0000000000000001" + "0000000000000002" + "0000000000000003"
@@ -83,7 +86,10 @@ import Testing
     #expect(Timestamp(rfc3339: "2026-11-29T10:00:00.5Z")?.rfc3339 == "2026-11-29T10:00:00.500Z")
   }
 
-  @Test(arguments: ["", "2026-11-29", "2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-11-29T10:00:00", "2026-11-29T10:00:00.Z", "2026-11-29T10:00:00Zjunk", "2026-11-29 10:00:00Z"])
+  @Test(arguments: [
+    "", "2026-11-29", "2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z", "2026-11-29T10:00:00", "2026-11-29T10:00:00.Z",
+    "2026-11-29T10:00:00Zjunk", "2026-11-29 10:00:00Z",
+  ])
   func refusesMalformed(_ text: String) {
     #expect(Timestamp(rfc3339: text) == nil)
   }

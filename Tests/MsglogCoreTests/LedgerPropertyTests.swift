@@ -74,7 +74,8 @@ import Testing
         case (.failure(let error as MsglogError), nil):
           #expect(error.kind == .refused, "sequence \(sequence)")
         default:
-          Issue.record("sequence \(sequence): \(command) gave \(result), model expected \(String(describing: expected))")
+          Issue.record(
+            "sequence \(sequence): \(command) gave \(result), model expected \(String(describing: expected))")
           return
         }
         let current = try store.read { try CurrentView.stream(stream, in: $0) }

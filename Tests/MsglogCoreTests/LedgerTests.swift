@@ -35,7 +35,10 @@ import Testing
     }
   }
 
-  func expectRefusal(_ kind: MsglogError.Kind, containing fragment: String, _ command: Command, stream: String = "main", expect version: UInt64? = nil) throws {
+  func expectRefusal(
+    _ kind: MsglogError.Kind, containing fragment: String, _ command: Command, stream: String = "main",
+    expect version: UInt64? = nil
+  ) throws {
     let before = try export
     do {
       try perform(command, stream: stream, expect: version)
@@ -59,7 +62,8 @@ import Testing
     let id = try append("a")
     try expectRefusal(.refused, containing: "already used", .insert(InsertRequest(text: "again", id: id)))
     try perform(.remove(.id(id)))
-    try expectRefusal(.refused, containing: "already used", .insert(InsertRequest(text: "again", id: id)), stream: "other")
+    try expectRefusal(
+      .refused, containing: "already used", .insert(InsertRequest(text: "again", id: id)), stream: "other")
     try expectRefusal(.refused, containing: "already removed", .remove(.id(id)))
   }
 
@@ -94,9 +98,11 @@ import Testing
 
   @Test func refusesBadTextAndNames() throws {
     try expectRefusal(.usage, containing: "empty", .insert(InsertRequest(text: "")))
-    try expectRefusal(.usage, containing: "limit", .insert(InsertRequest(text: String(repeating: "x", count: Limits.maxTextBytes + 1))))
+    try expectRefusal(
+      .usage, containing: "limit", .insert(InsertRequest(text: String(repeating: "x", count: Limits.maxTextBytes + 1))))
     try expectRefusal(.usage, containing: "control character", .insert(InsertRequest(text: "x")), stream: "a\u{0}b")
-    try expectRefusal(.usage, containing: "limit", .insert(InsertRequest(text: "x")), stream: String(repeating: "s", count: 201))
+    try expectRefusal(
+      .usage, containing: "limit", .insert(InsertRequest(text: "x")), stream: String(repeating: "s", count: 201))
     _ = try append(String(repeating: "x", count: Limits.maxTextBytes))
   }
 
@@ -104,7 +110,8 @@ import Testing
     let outcomes = try store.write { writer in
       let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 0))
       let first = try session.perform(WriteRequest(stream: "main", command: .insert(InsertRequest(text: "a"))))!
-      let second = try session.perform(WriteRequest(stream: "main", command: .insert(InsertRequest(index: 0, text: "b"))))!
+      let second = try session.perform(
+        WriteRequest(stream: "main", command: .insert(InsertRequest(index: 0, text: "b"))))!
       let moved = try session.perform(WriteRequest(stream: "main", command: .move(from: 1, to: 0, id: first.event.id)))
       try session.finish()
       return [first, second, moved]
@@ -128,7 +135,8 @@ import Testing
     #expect(try store.read { try Verifier.verify($0) }.isClean)
     store.corruptRecord(at: 2, byte: 30)
     let report = try store.read { try Verifier.verify($0) }
-    #expect(report.problems.first?.hasPrefix("seq 2: corrupted record: checksum mismatch") == true, "\(report.problems)")
+    #expect(
+      report.problems.first?.hasPrefix("seq 2: corrupted record: checksum mismatch") == true, "\(report.problems)")
     #expect(throws: MsglogError.self) { try store.read { try Replay.stream("main", at: nil, in: $0) } }
     // Before the damage, replay still works.
     #expect(try store.read { try Replay.stream("main", at: 1, in: $0) }.items.map(\.text) == ["a"])

@@ -9,7 +9,8 @@ import Testing
   let t = Timestamp(milliseconds: 0)
 
   func insert(_ i: Int, at index: UInt64, seq: UInt64) -> Event {
-    Event(seq: seq, stream: "s", version: seq, time: t, op: .insert(id: ids[i], index: index, text: "t\(i)", sender: nil))
+    Event(
+      seq: seq, stream: "s", version: seq, time: t, op: .insert(id: ids[i], index: index, text: "t\(i)", sender: nil))
   }
 
   func build(_ n: Int) throws -> Projection<ItemID> {

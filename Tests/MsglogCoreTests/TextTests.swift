@@ -37,8 +37,12 @@ import Testing
 
   @Test func parserHandlesEscapesAndNumbers() throws {
     #expect(try JSONParser.parse(#""\ud83d\udc4b \u00e9\/""#) == .string("👋 é/"))
-    #expect(try JSONParser.parse("[0, -1.5e3, 9223372036854775807]") == .array([.number("0"), .number("-1.5e3"), .number("9223372036854775807")]))
-    #expect(try JSONParser.parse(" {\"a\" : [true, false, null]} ") == .object([("a", .array([.bool(true), .bool(false), .null]))]))
+    #expect(
+      try JSONParser.parse("[0, -1.5e3, 9223372036854775807]")
+        == .array([.number("0"), .number("-1.5e3"), .number("9223372036854775807")]))
+    #expect(
+      try JSONParser.parse(" {\"a\" : [true, false, null]} ")
+        == .object([("a", .array([.bool(true), .bool(false), .null]))]))
   }
 
   @Test(arguments: [
@@ -64,9 +68,15 @@ import Testing
     #expect(
       try parse(#"{"op":"append","text":"hi","sender":"ann","stream":"s","id":"3F2A1B4C-0000-4000-8000-00000000ABCD"}"#)
         == WriteRequest(stream: "s", command: .insert(InsertRequest(text: "hi", sender: "ann", id: id))))
-    #expect(try parse(#"{"op":"insert","index":2,"text":"x"}"#) == WriteRequest(stream: "main", command: .insert(InsertRequest(index: 2, text: "x"))))
-    #expect(try parse(#"{"op":"remove","id":"3f2a1b4c"}"#) == WriteRequest(stream: "main", command: .remove(.prefix("3f2a1b4c"))))
-    #expect(try parse(#"{"op":"move","from":3,"to":7}"#) == WriteRequest(stream: "main", command: .move(from: 3, to: 7, id: nil)))
+    #expect(
+      try parse(#"{"op":"insert","index":2,"text":"x"}"#)
+        == WriteRequest(stream: "main", command: .insert(InsertRequest(index: 2, text: "x"))))
+    #expect(
+      try parse(#"{"op":"remove","id":"3f2a1b4c"}"#)
+        == WriteRequest(stream: "main", command: .remove(.prefix("3f2a1b4c"))))
+    #expect(
+      try parse(#"{"op":"move","from":3,"to":7}"#)
+        == WriteRequest(stream: "main", command: .move(from: 3, to: 7, id: nil)))
   }
 
   @Test func acceptsExportedLinesKeepingTheirTime() throws {

@@ -49,7 +49,8 @@ func workload(count: Int) -> [WriteRequest] {
     let id = ItemID(canonical: String(format: "00000000-0000-4000-8000-%012x", i))!
     switch i % 5 {
     case 3 where n > 1:
-      requests.append(WriteRequest(stream: stream, command: .move(from: UInt64(i % n), to: UInt64((i * 7) % n), id: nil)))
+      requests.append(
+        WriteRequest(stream: stream, command: .move(from: UInt64(i % n), to: UInt64((i * 7) % n), id: nil)))
       if i % n != (i * 7) % n { let x = ids[stream]!.remove(at: i % n); ids[stream]!.insert(x, at: (i * 7) % n) }
     case 4 where n > 2:
       requests.append(WriteRequest(stream: stream, command: .remove(.id(ids[stream]![n / 2]))))
@@ -57,7 +58,10 @@ func workload(count: Int) -> [WriteRequest] {
       sizes[stream] = n - 1
     default:
       let index = UInt64(i % (n + 1))
-      requests.append(WriteRequest(stream: stream, command: .insert(InsertRequest(index: index, text: "m\(i) ✓", sender: i % 2 == 0 ? "ann" : nil, id: id))))
+      requests.append(
+        WriteRequest(
+          stream: stream,
+          command: .insert(InsertRequest(index: index, text: "m\(i) ✓", sender: i % 2 == 0 ? "ann" : nil, id: id))))
       ids[stream]!.insert(id, at: Int(index))
       sizes[stream] = n + 1
     }
@@ -70,8 +74,10 @@ func workload(count: Int) -> [WriteRequest] {
     let dir = TemporaryDirectory()
     do {
       let store = try LMDBStore(path: dir.db, create: true)
-      _ = try perform([WriteRequest(stream: "main", command: .insert(InsertRequest(text: "hello", sender: "ann")))], on: store)
-      _ = try perform([WriteRequest(stream: "main", command: .insert(InsertRequest(index: 0, text: "first")))], on: store)
+      _ = try perform(
+        [WriteRequest(stream: "main", command: .insert(InsertRequest(text: "hello", sender: "ann")))], on: store)
+      _ = try perform(
+        [WriteRequest(stream: "main", command: .insert(InsertRequest(index: 0, text: "first")))], on: store)
     }
     let reopened = try LMDBStore(path: dir.db, create: false)
     let snapshot = try reopened.read { try CurrentView.stream("main", in: $0) }
@@ -127,7 +133,9 @@ func workload(count: Int) -> [WriteRequest] {
 
   @Test func filesArePrivateToTheOwner() throws {
     let dir = TemporaryDirectory()
-    _ = try perform([WriteRequest(stream: "main", command: .insert(InsertRequest(text: "secret")))], on: try LMDBStore(path: dir.db, create: true))
+    _ = try perform(
+      [WriteRequest(stream: "main", command: .insert(InsertRequest(text: "secret")))],
+      on: try LMDBStore(path: dir.db, create: true))
     let fm = FileManager.default
     #expect((try fm.attributesOfItem(atPath: dir.db)[.posixPermissions] as? Int) == 0o700)
     for file in ["data.mdb", "lock.mdb"] {
