@@ -258,3 +258,28 @@ import Testing
     #expect(s.run("verify").code == 0)
   }
 }
+
+/// docs/FORMAT.md is precise enough for a third-party client: a reader that
+/// uses only Python's lmdb module (scripts/decode-log.py) prints exactly what
+/// `msglog export` prints.
+@Suite struct FormatDocumentTests {
+  @Test func aPythonReaderDecodesTheLogAsExportDoes() throws {
+    let s = Sandbox()
+    s.append("plain", sender: "ann")
+    s.append("tab\there \"quoted\" \\ \u{1} é 👋🏽 \u{2028}")
+    s.append("other stream", stream: "日本")
+    #expect(s.run("move", "1", "0").code == 0)
+    #expect(s.run("remove", s.run("list").lines[0].split(separator: " ")[1].description).code == 0)
+    let script = URL(fileURLWithPath: fixture("")).deletingLastPathComponent().appendingPathComponent("scripts/decode-log.py").path
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    process.arguments = [script, s.db]
+    let out = s.dir + "/decoded.jsonl"
+    FileManager.default.createFile(atPath: out, contents: nil)
+    process.standardOutput = FileHandle(forWritingAtPath: out)
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0, "scripts/setup --test installs python3-lmdb")
+    #expect(try String(contentsOfFile: out, encoding: .utf8) == s.export())
+  }
+}
