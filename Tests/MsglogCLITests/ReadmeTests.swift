@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+
+/// The README's tour, run command by command on the real binary: every line
+/// must be what the binary prints, up to ids and times (new on every run).
+@Suite struct ReadmeTests {
+  struct Step {
+    var arguments: [String]
+    var expected: String
+  }
+
+  static func steps() throws -> [Step] {
+    let readme = try String(contentsOfFile: fixture("../README.md"), encoding: .utf8)
+    let start = try #require(readme.range(of: "```console\n"))
+    let end = try #require(readme.range(of: "\n```", range: start.upperBound..<readme.endIndex))
+    var steps: [Step] = []
+    for line in readme[start.upperBound..<end.lowerBound].split(separator: "\n") {
+      if line.hasPrefix("$ msglog ") {
+        steps.append(Step(arguments: shellWords(String(line.dropFirst("$ msglog ".count))), expected: ""))
+      } else {
+        steps[steps.count - 1].expected += line + "\n"
+      }
+    }
+    return steps
+  }
+
+  /// Splits words as a shell would, for the plain and double-quoted words the README uses.
+  static func shellWords(_ line: String) -> [String] {
+    var words: [String] = []
+    var current = ""
+    var quoted = false
+    var inWord = false
+    for c in line {
+      if c == "\"" {
+        quoted.toggle()
+        inWord = true
+      } else if c == " " && !quoted {
+        if inWord { words.append(current) }
+        current = ""
+        inWord = false
+      } else {
+        current.append(c)
+        inWord = true
+      }
+    }
+    if inWord { words.append(current) }
+    return words
+  }
+
+  @Test func theTourPrintsWhatTheReadmeShows() throws {
+    let s = Sandbox()
+    var ids: [(readme: String, actual: String)] = []
+    func translate(_ text: String) -> String {
+      var out = text
+      for (readme, actual) in ids {
+        out = out.replacingOccurrences(of: readme, with: actual)
+        out = out.replacingOccurrences(of: String(readme.prefix(8)), with: String(actual.prefix(8)))
+      }
+      return out
+    }
+    let steps = try Self.steps()
+    #expect(steps.count >= 10)
+    for step in steps {
+      let r = s.run(step.arguments.map(translate))
+      #expect(r.code == 0, "\(step.arguments): \(r)")
+      if step.arguments.first == "append" {
+        ids.append((step.expected.trimmingCharacters(in: .newlines), r.stdout.trimmingCharacters(in: .newlines)))
+      }
+      #expect(maskingTimes(r.stdout) == maskingTimes(translate(step.expected)), "\(step.arguments)")
+    }
+  }
+}
