@@ -21,8 +21,9 @@ public struct Event: Equatable, Sendable {
   public enum Op: Equatable, Sendable {
     /// `array.insert(item, at: index)`.
     case insert(id: ItemID, index: UInt64, text: String, sender: String?)
-    /// Removes the item whose id is `id`, wherever it is.
-    case remove(id: ItemID)
+    /// Removes the item whose id is `id`, wherever it is. `index` is where it
+    /// was: recorded so that replay finds it without searching, and checks it.
+    case remove(id: ItemID, index: UInt64)
     /// `array.insert(array.remove(at: from), at: to)`; `id` is the moved item,
     /// recorded so that replay can prove the log consistent.
     case move(id: ItemID, from: UInt64, to: UInt64)
@@ -31,7 +32,7 @@ public struct Event: Equatable, Sendable {
   /// The item the event is about.
   public var id: ItemID {
     switch op {
-    case .insert(let id, _, _, _), .remove(let id), .move(let id, _, _): return id
+    case .insert(let id, _, _, _), .remove(let id, _), .move(let id, _, _): return id
     }
   }
 

@@ -13,7 +13,7 @@
 ///     op payload:
 ///       insert: u64 index, u8 has-sender (0/1), [u32 length + sender bytes],
 ///               u32 length + text bytes
-///       remove: nothing
+///       remove: u64 index the item had (replay checks the id there)
 ///       move:   u64 from, u64 to
 ///     last 4 bytes: u32 CRC-32C of every preceding byte
 public enum EventRecord {
@@ -77,8 +77,8 @@ public enum EventRecord {
       }
       out.appendBigEndian(UInt32(text.utf8.count))
       out.append(contentsOf: text.utf8)
-    case .remove:
-      break
+    case .remove(_, let index):
+      out.appendBigEndian(index)
     case .move(_, let from, let to):
       out.appendBigEndian(from)
       out.appendBigEndian(to)
@@ -121,7 +121,7 @@ public enum EventRecord {
       let text = try reader.string(Int(try reader.u32()), field: "text")
       op = .insert(id: id, index: index, text: text, sender: sender)
     case opRemove:
-      op = .remove(id: id)
+      op = .remove(id: id, index: try reader.u64())
     case opMove:
       let from = try reader.u64()
       let to = try reader.u64()

@@ -108,7 +108,7 @@ public final class LedgerSession {
   {
     let index = try resolve(selector, in: state)
     let id = state.order[index]
-    let event = try append(.remove(id: id), time: time, to: &state)
+    let event = try append(.remove(id: id, index: UInt64(index)), time: time, to: &state)
     state.order.remove(at: index)
     state.head.count -= 1
     var entry = try idEntry(id) ?? IdEntry(insertSeq: 0)

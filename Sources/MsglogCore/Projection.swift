@@ -45,11 +45,13 @@ public struct Projection<Element: ProjectionElement> {
           seq: event.seq, reason: "insert at index \(index) of a stream with \(elements.count) items")
       }
       elements.insert(Element(inserted: event, id: id, text: text, sender: sender), at: Int(index))
-    case .remove(let id):
-      guard let index = elements.firstIndex(where: { $0.id == id }) else {
-        throw ReplayError(seq: event.seq, reason: "remove of \(id.text), which is not in the stream")
+    case .remove(let id, let index):
+      guard index < UInt64(elements.count), elements[Int(index)].id == id else {
+        let found = index < UInt64(elements.count) ? elements[Int(index)].id.text : "nothing"
+        throw ReplayError(
+          seq: event.seq, reason: "remove records \(id.text) at index \(index), but \(found) is there")
       }
-      elements.remove(at: index)
+      elements.remove(at: Int(index))
     case .move(let id, let from, let to):
       let count = UInt64(elements.count)
       guard from < count, to < count else {

@@ -59,7 +59,7 @@ public enum Verifier {
           problem("seq \(seq): id \(id.text) was already inserted at seq \(earlier.insertSeq)")
         }
         ids[id] = IdEntry(insertSeq: seq)
-      case .remove(let id):
+      case .remove(let id, _):
         ids[id]?.removeSeq = seq
       case .move:
         break

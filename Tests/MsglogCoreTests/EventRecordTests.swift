@@ -15,7 +15,7 @@ import Testing
     Event(
       seq: 4, stream: "日本語 ✓", version: 1, time: Timestamp(milliseconds: -1),
       op: .insert(id: id, index: 0, text: "héllo 👋🏽 \u{0}\n", sender: "Zoë")),
-    Event(seq: 5, stream: "main", version: 4, time: time, op: .remove(id: id)),
+    Event(seq: 5, stream: "main", version: 4, time: time, op: .remove(id: id, index: 3)),
     Event(seq: UInt64(Int64.max), stream: "s", version: 9, time: time, op: .move(id: id, from: 3, to: 7)),
   ]
 

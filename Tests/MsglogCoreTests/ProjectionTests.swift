@@ -34,15 +34,26 @@ import Testing
     #expect(p.count == 2)
   }
 
-  @Test func removeFindsTheItemWhereverItIs() throws {
+  @Test func removeChecksTheItemIsWhereItWasRecorded() throws {
     var p = try build(3)
-    try p.apply(Event(seq: 4, stream: "s", version: 4, time: t, op: .remove(id: ids[1])))
+    #expect(throws: ReplayError.self) {
+      try p.apply(Event(seq: 4, stream: "s", version: 4, time: t, op: .remove(id: ids[1], index: 2)))
+    }
+    #expect(throws: ReplayError.self) {
+      try p.apply(Event(seq: 4, stream: "s", version: 4, time: t, op: .remove(id: ids[1], index: 3)))
+    }
+    #expect(p.count == 3)
+  }
+
+  @Test func removeTakesTheItemOut() throws {
+    var p = try build(3)
+    try p.apply(Event(seq: 4, stream: "s", version: 4, time: t, op: .remove(id: ids[1], index: 1)))
     #expect(p.elements == [ids[0], ids[2]])
-    try p.apply(Event(seq: 5, stream: "s", version: 5, time: t, op: .remove(id: ids[2])))
-    try p.apply(Event(seq: 6, stream: "s", version: 6, time: t, op: .remove(id: ids[0])))
+    try p.apply(Event(seq: 5, stream: "s", version: 5, time: t, op: .remove(id: ids[2], index: 1)))
+    try p.apply(Event(seq: 6, stream: "s", version: 6, time: t, op: .remove(id: ids[0], index: 0)))
     #expect(p.elements.isEmpty)
     #expect(throws: ReplayError.self) {
-      try p.apply(Event(seq: 7, stream: "s", version: 7, time: t, op: .remove(id: ids[0])))
+      try p.apply(Event(seq: 7, stream: "s", version: 7, time: t, op: .remove(id: ids[0], index: 0)))
     }
   }
 
