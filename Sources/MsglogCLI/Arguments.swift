@@ -18,7 +18,7 @@ struct Arguments: Equatable {
     "db", "stream", "sender", "id", "expect-version", "at", "from", "limit",
   ]
   /// Options that are on or off.
-  static let flagOptions: Set<String> = ["json", "lines", "all", "help", "version"]
+  static let flagOptions: Set<String> = ["json", "lines", "all", "help", "version", "repair"]
 
   init(parsing tokens: [String]) throws(MsglogError) {
     var i = 0

@@ -205,15 +205,18 @@ struct CommandSpec {
       example: "msglog --db copy.lmdb import backup.jsonl\necho '{\"op\":\"append\",\"text\":\"hi\"}' | msglog import"),
     CommandSpec(
       name: "verify", summary: "check checksums, seqs and derived tables against a replay",
-      options: [], arity: 0...0,
-      usage: "msglog verify",
+      options: ["repair"], arity: 0...0,
+      usage: "msglog verify [--repair]",
       overview: """
         Check every record's checksum, that seqs run 1…head without a gap, that the log \
         replays cleanly, and that the derived tables (stream heads, order, id index) equal a \
-        full replay. Prints 'ok' and counts, or each problem found (exit 1).
+        full replay. Prints 'ok' and counts, or each problem found (exit 1). With --repair, \
+        derived tables that differ are rebuilt from the events (the events themselves are \
+        never changed).
         """,
-      arguments: [], optionHelp: [],
-      example: "msglog verify"),
+      arguments: [],
+      optionHelp: [("--repair", "rebuild the derived tables from the log when they differ")],
+      example: "msglog verify\nmsglog verify --repair"),
     CommandSpec(
       name: "help", summary: "show help for msglog or a command",
       options: [], arity: 0...1,

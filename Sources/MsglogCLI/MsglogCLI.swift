@@ -71,6 +71,10 @@ public enum MsglogCLI {
       case .refused: code = ExitCode.failure
       case .conflict: code = ExitCode.conflict
       }
+    case let error as LMDBError where error.isOutOfSpace:
+      message = "the disk is full: the database could not grow (\(error))"
+      hint = "nothing of this command was written, and everything before it is intact; free some space and retry"
+      code = ExitCode.failure
     case let error as LMDBError:
       message = "database error: \(error)"
       code = ExitCode.failure

@@ -234,7 +234,38 @@ struct Runner<Input: InputSource> {
   }
 
   func verify() throws {
+    if args.has("repair") { return try repair() }
     let report = try openForReading().read { try Verifier.verify($0) }
+    try printReport(report)
+  }
+
+  /// Rebuilds the derived tables from the events, in one write transaction,
+  /// when verify finds them wrong and the log itself is sound.
+  func repair() throws {
+    guard try databaseExists() else { _ = try openForReading(); return }
+    let store = try LMDBStore(path: try databasePath, create: true)
+    let repaired: Int = try store.write { writer in
+      let before = try Verifier.verify(writer)
+      if before.isClean { return 0 }
+      guard before.logIsIntact else {
+        for problem in before.problems { stdout.line(problem) }
+        throw MsglogError.refused(
+          "the log itself is damaged, so --repair cannot help",
+          hint: "--repair rebuilds derived tables from sound events; restore the log from an export or backup")
+      }
+      try DerivedState.replayingAll(writer).write(to: writer)
+      let after = try Verifier.verify(writer)
+      guard after.isClean else {
+        throw MsglogError.refused("the rebuild did not verify: \(after.problems.first ?? "")")
+      }
+      for problem in before.problems { stdout.line("repaired: " + problem) }
+      return before.problems.count
+    }
+    if repaired > 0 { stderr.line("msglog: rebuilt the derived tables from the log") }
+    try printReport(try store.read { try Verifier.verify($0) })
+  }
+
+  func printReport(_ report: Verifier.Report) throws {
     if json {
       var o = JSONObjectWriter()
       o.addRaw("ok", report.isClean ? "true" : "false")
@@ -257,7 +288,10 @@ struct Runner<Input: InputSource> {
     }
     guard report.isClean else {
       throw MsglogError.refused(
-        "verify found \(report.problems.count) \(report.problems.count == 1 ? "problem" : "problems")")
+        "verify found \(report.problems.count) \(report.problems.count == 1 ? "problem" : "problems")",
+        hint: report.logIsIntact
+          ? "the events are sound; 'msglog verify --repair' rebuilds the derived tables from them"
+          : "the log itself is damaged at the seq named; restore it from an export or a backup")
     }
   }
 

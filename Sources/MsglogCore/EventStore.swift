@@ -61,6 +61,8 @@ public protocol LogWriter: LogReader {
   func putStreamHead(_ head: StreamHead) throws
   func putOrder(_ ids: [ItemID], of stream: String) throws
   func putIdEntry(_ entry: IdEntry, for id: ItemID) throws
+  /// Empties every derived table (heads, order, id index), for a rebuild.
+  func clearDerived() throws
 }
 
 /// A place that keeps a log: serialised write transactions, snapshot reads.

@@ -27,6 +27,9 @@ public final class MemoryStore: EventStore {
     return result
   }
 
+  /// Overwrites a stream head, for tests of derived-table damage.
+  public func damageHead(_ head: StreamHead) { state.heads[head.stream] = head }
+
   /// Flips one bit of a stored record, for corruption tests.
   public func corruptRecord(at seq: UInt64, byte: Int) {
     state.records[Int(seq - 1)][byte] ^= 0x01
@@ -77,5 +80,11 @@ public final class MemoryStore: EventStore {
     func putOrder(_ ids: [ItemID], of stream: String) throws { state.orders[stream] = ids }
 
     func putIdEntry(_ entry: IdEntry, for id: ItemID) throws { state.ids[id] = entry }
+
+    func clearDerived() throws {
+      state.heads.removeAll()
+      state.orders.removeAll()
+      state.ids.removeAll()
+    }
   }
 }

@@ -7,6 +7,9 @@ public enum Verifier {
     public var liveItems = 0
     /// One line per problem, each naming the seq or table concerned.
     public var problems: [String] = []
+    /// Whether every event record is sound, so that any problem is in the
+    /// derived tables alone and `verify --repair` can mend it.
+    public var logIsIntact = true
 
     public var isClean: Bool { problems.isEmpty }
   }
@@ -16,9 +19,7 @@ public enum Verifier {
 
   public static func verify(_ reader: any LogReader) throws -> Report {
     var report = Report()
-    var projections: [String: Projection<ItemID>] = [:]
-    var lastSeqs: [String: UInt64] = [:]
-    var ids: [ItemID: IdEntry] = [:]
+    var state = DerivedState()
     var broken: Set<String> = []
     var expectedSeq: UInt64 = 1
     var suppressed = 0
@@ -45,27 +46,17 @@ public enum Verifier {
       }
       if broken.contains(event.stream) { return true }
       do {
-        try projections[event.stream, default: Projection()].apply(event)
+        try state.apply(event)
       } catch let error as ReplayError {
         problem(
           "seq \(seq): \(error.reason) (stream \(TerminalText.quoted(event.stream)); its later events are not checked)")
         broken.insert(event.stream)
-        return true
-      }
-      lastSeqs[event.stream] = seq
-      switch event.op {
-      case .insert(let id, _, _, _):
-        if let earlier = ids[id] {
-          problem("seq \(seq): id \(id.text) was already inserted at seq \(earlier.insertSeq)")
-        }
-        ids[id] = IdEntry(insertSeq: seq)
-      case .remove(let id, _):
-        ids[id]?.removeSeq = seq
-      case .move:
-        break
       }
       return true
     }
+    report.logIsIntact = report.problems.isEmpty
+    let projections = state.projections
+    let ids = state.ids
 
     // Derived tables: each must equal what the replay built.
     let heads = try reader.streamHeads()
@@ -78,9 +69,7 @@ public enum Verifier {
         continue
       }
       if broken.contains(head.stream) { continue }
-      let expected = StreamHead(
-        stream: head.stream, version: projection.version, lastSeq: lastSeqs[head.stream] ?? 0,
-        count: UInt64(projection.count))
+      let expected = state.head(of: head.stream)!
       if head != expected {
         problem(
           "table heads: stream \(name) has version \(head.version), last seq \(head.lastSeq), "

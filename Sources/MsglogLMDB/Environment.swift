@@ -99,6 +99,10 @@ public final class Environment {
         try grow()
         continue
       }
+      if rc == EIO, isDiskNearlyFull {
+        // LMDB reports a short write as EIO; on a full disk, say what it is.
+        throw LMDBError(ENOSPC, "mdb_txn_commit")
+      }
       try check(rc, "mdb_txn_commit")
       return result
     }
@@ -125,6 +129,13 @@ public final class Environment {
       try check(rc, "mdb_txn_begin")
       return Transaction(txn!, readOnly: readOnly)
     }
+  }
+
+  /// Whether the file system holding the database has less than 1 MiB free.
+  private var isDiskNearlyFull: Bool {
+    var stats = statvfs()
+    guard statvfs(path, &stats) == 0 else { return false }
+    return UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < 1 << 20
   }
 
   /// Doubles the map. Only called with no transaction open in this process.

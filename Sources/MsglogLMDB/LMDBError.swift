@@ -1,5 +1,9 @@
 import CLMDB
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// A failed LMDB call: the C return code and the function that returned it.
 public struct LMDBError: Error, Equatable, CustomStringConvertible, Sendable {
   public var code: Int32
@@ -18,6 +22,9 @@ public struct LMDBError: Error, Equatable, CustomStringConvertible, Sendable {
   public static let versionMismatch: Int32 = MDB_VERSION_MISMATCH
   public static let corrupted: Int32 = MDB_CORRUPTED
   public static let readersFull: Int32 = MDB_READERS_FULL
+
+  /// The file system refused to give the database more room.
+  public var isOutOfSpace: Bool { code == ENOSPC || code == EDQUOT || code == EFBIG }
 
   /// `mdb_strerror`'s text (which covers errno values too), naming the call.
   public var description: String {

@@ -189,6 +189,10 @@ public final class LMDBStore: EventStore {
     func putIdEntry(_ entry: IdEntry, for id: ItemID) throws {
       try txn.put(store.ids, id.bytes, Row.encode(entry))
     }
+
+    func clearDerived() throws {
+      for db in [store.heads, store.order, store.ids] { try txn.empty(db) }
+    }
   }
 }
 

@@ -68,6 +68,12 @@ public final class Transaction {
     }
   }
 
+  /// Deletes every entry of `db` (the database itself stays).
+  public func empty(_ db: Database) throws {
+    precondition(!isReadOnly, "empty in a read-only transaction")
+    try check(mdb_drop(handle, db.dbi, 0), "mdb_drop")
+  }
+
   /// Opens a cursor on `db` for the duration of `body`.
   public func withCursor<R>(_ db: Database, _ body: (Cursor) throws -> R) throws -> R {
     var cursor: OpaquePointer?
