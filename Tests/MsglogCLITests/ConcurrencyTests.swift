@@ -44,7 +44,7 @@ import Testing
 
   @Test func writersAndReadersAtOnce() throws {
     let stress = ProcessInfo.processInfo.environment["MSGLOG_STRESS"] != nil
-    let commandsPerWriter = stress ? 750 : 40
+    let commandsPerWriter = stress ? 1000 : 250
     let writers = 4
     let s = Sandbox()
     s.append("seed")

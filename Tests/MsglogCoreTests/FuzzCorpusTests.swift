@@ -1,0 +1,36 @@
+import Foundation
+import Testing
+
+@testable import MsglogCore
+
+/// Every input kept under Fixtures/fuzz/ (seeds, and anything the fuzzers
+/// ever find) runs through the same checks as the fuzz targets in Fuzz/.
+@Suite struct FuzzCorpusTests {
+  static func corpus(_ target: String) -> [URL] {
+    let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("Fixtures/fuzz/" + target)
+    return ((try? FileManager.default.contentsOfDirectory(at: dir, includingPropertiesForKeys: nil)) ?? [])
+      .sorted { $0.path < $1.path }
+  }
+
+  @Test func recordInputsRoundTripOrAreRefused() throws {
+    let files = Self.corpus("record")
+    #expect(files.count >= 3)
+    for file in files {
+      let bytes = [UInt8](try Data(contentsOf: file))
+      if let event = try? EventRecord.decode(bytes) {
+        #expect(EventRecord.encode(event) == bytes, "\(file.lastPathComponent)")
+      }
+    }
+  }
+
+  @Test func importLineInputsParseWithinLimitsOrAreRefused() throws {
+    let files = Self.corpus("import-line")
+    #expect(files.count >= 3)
+    for file in files {
+      let bytes = [UInt8](try Data(contentsOf: file)).filter { $0 != 0x0A }
+      guard let request = try? ImportLine.parse(bytes, defaultStream: "main") else { continue }
+      #expect((1...Limits.maxStreamNameBytes).contains(request.stream.utf8.count))
+    }
+  }
+}
