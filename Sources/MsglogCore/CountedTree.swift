@@ -1,0 +1,380 @@
+/// A node's number in its store; 0 is "none".
+public typealias NodeID = UInt64
+
+/// One node of a counted B+tree: a leaf holds elements, an inner node holds
+/// children with the number of elements under each.
+public struct TreeNode<Element>: Sendable where Element: Sendable {
+  public var parent: NodeID
+  public var isLeaf: Bool
+  /// Leaf: the elements, in order.
+  public var elements: [Element]
+  /// Inner: child node ids, in order, and the element count under each.
+  public var children: [NodeID]
+  public var counts: [Int]
+
+  public init(parent: NodeID, isLeaf: Bool, elements: [Element] = [], children: [NodeID] = [], counts: [Int] = []) {
+    self.parent = parent
+    self.isLeaf = isLeaf
+    self.elements = elements
+    self.children = children
+    self.counts = counts
+  }
+
+  /// Entries in this node: elements of a leaf, children of an inner node.
+  public var width: Int { isLeaf ? elements.count : children.count }
+}
+
+/// Where a counted tree keeps its nodes: an array in memory (`NodePool`), or
+/// rows of a database read and written through a transaction.
+public protocol TreeNodeStore {
+  associatedtype Element: Sendable
+  func read<R>(_ id: NodeID, _ body: (TreeNode<Element>) throws -> R) throws -> R
+  mutating func update<R>(_ id: NodeID, _ body: (inout TreeNode<Element>) throws -> R) throws -> R
+  mutating func allocate(_ node: TreeNode<Element>) throws -> NodeID
+  mutating func free(_ id: NodeID) throws
+  /// Told whenever elements come to live in `leaf` (insert, split, merge),
+  /// for stores that index where each element is.
+  mutating func placed(_ elements: ArraySlice<Element>, in leaf: NodeID) throws
+}
+
+extension TreeNodeStore {
+  public mutating func placed(_ elements: ArraySlice<Element>, in leaf: NodeID) throws {}
+}
+
+/// An order-statistic B+tree: a sequence with O(log n) insert, remove and
+/// access by position, and O(log n) position of an element whose leaf is known.
+///
+/// The same algorithm serves the in-memory projection used by replay and
+/// import (`OrderedList`) and the per-stream order kept in the database,
+/// which a write updates in place, touching one node per level.
+/// Leaves hold up to `leafCapacity` elements and inner nodes up to `fanout`
+/// children; a node that falls below a quarter full is merged with a sibling.
+public struct CountedTree<Store: TreeNodeStore> {
+  public typealias Element = Store.Element
+  public var store: Store
+  public private(set) var root: NodeID
+  public private(set) var count: Int
+  public let leafCapacity: Int
+  public let fanout: Int
+
+  public init(store: Store, root: NodeID = 0, count: Int = 0, leafCapacity: Int, fanout: Int) {
+    precondition(leafCapacity >= 4 && fanout >= 4, "capacities below 4 cannot split and merge")
+    self.store = store
+    self.root = root
+    self.count = count
+    self.leafCapacity = leafCapacity
+    self.fanout = fanout
+  }
+
+  // MARK: - Access
+
+  /// The element at `index`.
+  public func element(at index: Int) throws -> Element {
+    precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
+    let (leaf, offset) = try locate(index)
+    return try store.read(leaf) { $0.elements[offset] }
+  }
+
+  /// The leaf holding position `index` and the offset within it.
+  func locate(_ index: Int) throws -> (NodeID, Int) {
+    var id = root
+    var i = index
+    while true {
+      let next: NodeID? = try store.read(id) { node in
+        if node.isLeaf { return nil }
+        var c = 0
+        while i >= node.counts[c] && c < node.children.count - 1 {
+          i -= node.counts[c]
+          c += 1
+        }
+        return node.children[c]
+      }
+      guard let next else { return (id, i) }
+      id = next
+    }
+  }
+
+  /// The position of the first element of `leaf` that satisfies `matches`.
+  public func index(inLeaf leaf: NodeID, where matches: (Element) -> Bool) throws -> Int? {
+    guard let local = try store.read(leaf, { $0.elements.firstIndex(where: matches) }) else { return nil }
+    var index = local
+    var child = leaf
+    var parent = try store.read(leaf) { $0.parent }
+    while parent != 0 {
+      let (before, grandparent) = try store.read(parent) { node -> (Int, NodeID) in
+        var sum = 0
+        for (c, id) in node.children.enumerated() {
+          if id == child { return (sum, node.parent) }
+          sum += node.counts[c]
+        }
+        preconditionFailure("node \(child) is not a child of its parent \(parent)")
+      }
+      index += before
+      child = parent
+      parent = grandparent
+    }
+    return index
+  }
+
+  /// Calls `body` with every element in order, one leaf at a time, until it returns false.
+  public func forEach(_ body: (Element) throws -> Bool) throws {
+    guard root != 0 else { return }
+    try visit(root, body)
+  }
+
+  @discardableResult
+  private func visit(_ id: NodeID, _ body: (Element) throws -> Bool) throws -> Bool {
+    let (isLeaf, children) = try store.read(id) { ($0.isLeaf, $0.children) }
+    if isLeaf {
+      let elements = try store.read(id) { $0.elements }
+      for element in elements where try !body(element) { return false }
+      return true
+    }
+    for child in children where try !visit(child, body) { return false }
+    return true
+  }
+
+  /// Every element, in order.
+  public func elements() throws -> [Element] {
+    var out: [Element] = []
+    out.reserveCapacity(count)
+    try forEach {
+      out.append($0)
+      return true
+    }
+    return out
+  }
+
+  // MARK: - Changes
+
+  /// Inserts `element` so that it ends at `index` (0…count).
+  public mutating func insert(_ element: Element, at index: Int) throws {
+    precondition(index >= 0 && index <= count, "index \(index) out of range 0...\(count)")
+    if root == 0 {
+      root = try store.allocate(TreeNode(parent: 0, isLeaf: true))
+    }
+    var id = root
+    var i = index
+    while true {
+      let next: (NodeID, Int)? = try store.update(id) { node in
+        if node.isLeaf { return nil }
+        var c = 0
+        // Past the end of a child goes into that child (its end), not the next.
+        while i > node.counts[c] && c < node.children.count - 1 {
+          i -= node.counts[c]
+          c += 1
+        }
+        node.counts[c] += 1
+        return (node.children[c], c)
+      }
+      guard let (child, _) = next else { break }
+      id = child
+    }
+    let capacity = leafCapacity
+    let overflow = try store.update(id) { node -> Bool in
+      node.elements.insert(element, at: i)
+      return node.elements.count > capacity
+    }
+    try store.placed([element][...], in: id)
+    count += 1
+    if overflow { try split(id) }
+  }
+
+  /// Removes and returns the element at `index`.
+  @discardableResult
+  public mutating func remove(at index: Int) throws -> Element {
+    precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
+    var id = root
+    var i = index
+    while true {
+      let next: NodeID? = try store.update(id) { node in
+        if node.isLeaf { return nil }
+        var c = 0
+        while i >= node.counts[c] && c < node.children.count - 1 {
+          i -= node.counts[c]
+          c += 1
+        }
+        node.counts[c] -= 1
+        return node.children[c]
+      }
+      guard let next else { break }
+      id = next
+    }
+    let element = try store.update(id) { $0.elements.remove(at: i) }
+    count -= 1
+    try rebalance(id)
+    return element
+  }
+
+  /// Moves the element at `from` so that it ends at `to`.
+  public mutating func move(from: Int, to: Int) throws {
+    guard from != to else { return }
+    let element = try remove(at: from)
+    try insert(element, at: to)
+  }
+
+  /// Appends elements in order, filling leaves to three quarters, in O(n).
+  /// Only valid on an empty tree.
+  public mutating func build<S: Sequence>(_ source: S) throws where S.Element == Element {
+    precondition(count == 0, "build fills an empty tree")
+    let fill = max(2, leafCapacity * 3 / 4)
+    var level: [(NodeID, Int)] = []
+    var chunk: [Element] = []
+    chunk.reserveCapacity(fill)
+    var iterator = source.makeIterator()
+    var exhausted = false
+    while !exhausted {
+      if let element = iterator.next() {
+        chunk.append(element)
+        if chunk.count < fill { continue }
+      } else {
+        exhausted = true
+        if chunk.isEmpty { break }
+      }
+      let id = try store.allocate(TreeNode(parent: 0, isLeaf: true, elements: chunk))
+      try store.placed(chunk[...], in: id)
+      level.append((id, chunk.count))
+      count += chunk.count
+      chunk.removeAll(keepingCapacity: true)
+    }
+    guard !level.isEmpty else { return }
+    let width = max(2, fanout * 3 / 4)
+    while level.count > 1 {
+      var next: [(NodeID, Int)] = []
+      for start in stride(from: 0, to: level.count, by: width) {
+        let group = level[start..<min(start + width, level.count)]
+        let id = try store.allocate(
+          TreeNode(parent: 0, isLeaf: false, children: group.map(\.0), counts: group.map(\.1)))
+        for (child, _) in group { try store.update(child) { $0.parent = id } }
+        next.append((id, group.reduce(0) { $0 + $1.1 }))
+      }
+      level = next
+    }
+    root = level[0].0
+  }
+
+  // MARK: - Structure
+
+  /// Splits an overfull node in two, and its parent in turn if that overflows.
+  private mutating func split(_ id: NodeID) throws {
+    var id = id
+    while true {
+      let (parent, isLeaf, width) = try store.read(id) { ($0.parent, $0.isLeaf, $0.width) }
+      let capacity = isLeaf ? leafCapacity : fanout
+      guard width > capacity else { return }
+      let half = width / 2
+      var sibling = TreeNode<Element>(parent: parent, isLeaf: isLeaf)
+      let leftCount: Int
+      let rightCount: Int
+      if isLeaf {
+        (leftCount, rightCount) = try store.update(id) { node in
+          sibling.elements = Array(node.elements[half...])
+          node.elements.removeSubrange(half...)
+          return (node.elements.count, sibling.elements.count)
+        }
+      } else {
+        (leftCount, rightCount) = try store.update(id) { node in
+          sibling.children = Array(node.children[half...])
+          sibling.counts = Array(node.counts[half...])
+          node.children.removeSubrange(half...)
+          node.counts.removeSubrange(half...)
+          return (node.counts.reduce(0, +), sibling.counts.reduce(0, +))
+        }
+      }
+      let siblingID = try store.allocate(sibling)
+      if isLeaf {
+        try store.placed(sibling.elements[...], in: siblingID)
+      } else {
+        for child in sibling.children { try store.update(child) { $0.parent = siblingID } }
+      }
+      if parent == 0 {
+        let newRoot = try store.allocate(
+          TreeNode(parent: 0, isLeaf: false, children: [id, siblingID], counts: [leftCount, rightCount]))
+        try store.update(id) { $0.parent = newRoot }
+        try store.update(siblingID) { $0.parent = newRoot }
+        root = newRoot
+        return
+      }
+      try store.update(parent) { node in
+        let c = node.children.firstIndex(of: id)!
+        node.counts[c] = leftCount
+        node.children.insert(siblingID, at: c + 1)
+        node.counts.insert(rightCount, at: c + 1)
+      }
+      id = parent
+    }
+  }
+
+  /// Restores the fill invariants after a removal below `id`: removes empty
+  /// nodes, merges a node under a quarter full into a sibling, and shortens
+  /// the tree when the root has a single child.
+  private mutating func rebalance(_ id: NodeID) throws {
+    var id = id
+    while true {
+      let (parent, isLeaf, width) = try store.read(id) { ($0.parent, $0.isLeaf, $0.width) }
+      if parent == 0 {
+        // The root: an empty tree has none; an inner root with one child hands over to it.
+        if width == 0 {
+          try store.free(id)
+          root = 0
+        } else if !isLeaf && width == 1 {
+          let child = try store.read(id) { $0.children[0] }
+          try store.update(child) { $0.parent = 0 }
+          try store.free(id)
+          root = child
+        }
+        return
+      }
+      let capacity = isLeaf ? leafCapacity : fanout
+      if width == 0 {
+        try store.update(parent) { node in
+          let c = node.children.firstIndex(of: id)!
+          node.children.remove(at: c)
+          node.counts.remove(at: c)
+        }
+        try store.free(id)
+        id = parent
+        continue
+      }
+      guard width < capacity / 4 else { return }
+      // Merge with a neighbour when both fit in one node.
+      let (siblings, position) = try store.read(parent) { ($0.children, $0.children.firstIndex(of: id)!) }
+      var merged = false
+      for neighbour in [position + 1, position - 1] where neighbour >= 0 && neighbour < siblings.count {
+        let other = siblings[neighbour]
+        let otherWidth = try store.read(other) { $0.width }
+        guard width + otherWidth <= capacity else { continue }
+        let (left, right) = neighbour > position ? (id, other) : (other, id)
+        try mergeRight(right, into: left, isLeaf: isLeaf, parent: parent)
+        merged = true
+        break
+      }
+      guard merged else { return }
+      id = parent
+    }
+  }
+
+  /// Moves everything of `right` to the end of `left` and drops `right` from `parent`.
+  private mutating func mergeRight(_ right: NodeID, into left: NodeID, isLeaf: Bool, parent: NodeID) throws {
+    let moved = try store.read(right) { $0 }
+    if isLeaf {
+      try store.update(left) { $0.elements.append(contentsOf: moved.elements) }
+      try store.placed(moved.elements[...], in: left)
+    } else {
+      try store.update(left) { node in
+        node.children.append(contentsOf: moved.children)
+        node.counts.append(contentsOf: moved.counts)
+      }
+      for child in moved.children { try store.update(child) { $0.parent = left } }
+    }
+    let movedCount = isLeaf ? moved.elements.count : moved.counts.reduce(0, +)
+    try store.update(parent) { node in
+      let r = node.children.firstIndex(of: right)!
+      node.children.remove(at: r)
+      node.counts.remove(at: r)
+      let l = node.children.firstIndex(of: left)!
+      node.counts[l] += movedCount
+    }
+    try store.free(right)
+  }
+}

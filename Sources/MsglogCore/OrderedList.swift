@@ -1,0 +1,81 @@
+/// Nodes in an array: the in-memory store of a counted tree.
+public struct NodePool<Element: Sendable>: TreeNodeStore {
+  var nodes: [TreeNode<Element>] = [TreeNode(parent: 0, isLeaf: true)]  // slot 0 is "none"
+  var freed: [NodeID] = []
+
+  public init() {}
+
+  @inline(__always)
+  public func read<R>(_ id: NodeID, _ body: (TreeNode<Element>) throws -> R) rethrows -> R {
+    try body(nodes[Int(id)])
+  }
+
+  @inline(__always)
+  public mutating func update<R>(_ id: NodeID, _ body: (inout TreeNode<Element>) throws -> R) rethrows -> R {
+    try body(&nodes[Int(id)])
+  }
+
+  public mutating func allocate(_ node: TreeNode<Element>) -> NodeID {
+    if let id = freed.popLast() {
+      nodes[Int(id)] = node
+      return id
+    }
+    nodes.append(node)
+    return NodeID(nodes.count - 1)
+  }
+
+  public mutating func free(_ id: NodeID) {
+    nodes[Int(id)] = TreeNode(parent: 0, isLeaf: true)
+    freed.append(id)
+  }
+}
+
+/// A position in a stream's projection: the item and the seq of the event
+/// that inserted it (where its text, sender and time are).
+public struct Slot: Equatable, Hashable, Sendable {
+  public var id: ItemID
+  public var seq: UInt64
+
+  public init(id: ItemID, seq: UInt64) {
+    self.id = id
+    self.seq = seq
+  }
+}
+
+/// An in-memory sequence with O(log n) positional insert, remove, move and
+/// access: the projection replay and bulk validation fold events into.
+public struct OrderedList<Element: Sendable> {
+  var tree: CountedTree<NodePool<Element>>
+
+  /// Leaves of 128 elements and inner nodes of 64 children; see
+  /// `scripts/bench` for the measurements behind the choice.
+  public init(leafCapacity: Int = 128, fanout: Int = 64) {
+    tree = CountedTree(store: NodePool(), leafCapacity: leafCapacity, fanout: fanout)
+  }
+
+  public init<S: Sequence>(_ elements: S, leafCapacity: Int = 128, fanout: Int = 64) where S.Element == Element {
+    self.init(leafCapacity: leafCapacity, fanout: fanout)
+    try! tree.build(elements)
+  }
+
+  public var count: Int { tree.count }
+  public var isEmpty: Bool { tree.count == 0 }
+
+  public subscript(index: Int) -> Element { try! tree.element(at: index) }
+
+  public mutating func insert(_ element: Element, at index: Int) { try! tree.insert(element, at: index) }
+
+  @discardableResult
+  public mutating func remove(at index: Int) -> Element { try! tree.remove(at: index) }
+
+  public mutating func move(from: Int, to: Int) { try! tree.move(from: from, to: to) }
+
+  public mutating func append(_ element: Element) { insert(element, at: count) }
+
+  /// Calls `body` with each element in order until it returns false.
+  public func forEach(_ body: (Element) -> Bool) {
+    try! tree.forEach(body)
+  }
+
+  public var elements: [Element] { try! tree.elements() }
+}
