@@ -3,7 +3,7 @@
 ///
 /// `verify` compares the stored tables with it; `verify --repair` writes it.
 public struct DerivedState {
-  public var projections: [String: Projection<ItemID>] = [:]
+  public var projections: [String: Projection] = [:]
   public var lastSeqs: [String: UInt64] = [:]
   public var ids: [ItemID: IdEntry] = [:]
 
@@ -51,7 +51,7 @@ public struct DerivedState {
     try writer.clearDerived()
     for stream in projections.keys {
       try writer.putStreamHead(head(of: stream)!)
-      try writer.putOrder(projections[stream]!.elements, of: stream)
+      try writer.putOrder(projections[stream]!.ids, of: stream)
     }
     for (id, entry) in ids { try writer.putIdEntry(entry, for: id) }
   }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The on-disk form of an event: versioned, length-prefixed, checksummed.
 ///
 /// Layout (all integers big-endian; documented for third-party readers in
@@ -203,4 +205,48 @@ extension Array where Element == UInt8 {
 private func hex(_ v: UInt32) -> String {
   let s = String(v, radix: 16)
   return "0x" + String(repeating: "0", count: 8 - s.count) + s
+}
+
+extension EventRecord {
+  /// Checks a record and reads only what replay needs: nil when it belongs
+  /// to another stream than `stream` (UTF-8 bytes of its name), else its
+  /// positional effect. No string is made; the text is not decoded.
+  ///
+  /// The checksum is checked for every record, of every stream: a damaged
+  /// stream name must not make an event silently disappear from a replay.
+  @inline(__always)
+  public static func positional(_ bytes: UnsafeRawBufferPointer, ifStream stream: UnsafeRawBufferPointer)
+    throws(DecodeError) -> PositionalEvent?
+  {
+    let n = bytes.count
+    guard n >= headerSize + 4 else { throw .truncated }
+    let stored = readBigEndian(bytes, at: n - 4, as: UInt32.self)
+    let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<(n - 4)]))
+    guard stored == computed else { throw .checksumMismatch(stored: stored, computed: computed) }
+    guard bytes[0] == formatVersion else { throw .unknownFormatVersion(bytes[0]) }
+    let nameLength = Int(readBigEndian(bytes, at: 42, as: UInt16.self))
+    guard headerSize + nameLength + 4 <= n else { throw .truncated }
+    guard nameLength == stream.count else { return nil }
+    if nameLength > 0, memcmp(bytes.baseAddress! + headerSize, stream.baseAddress!, nameLength) != 0 { return nil }
+    let seq = readBigEndian(bytes, at: 2, as: UInt64.self)
+    let version = readBigEndian(bytes, at: 10, as: UInt64.self)
+    let id = ItemID(bytes: UnsafeRawBufferPointer(rebasing: bytes[26..<42]))
+    let p = headerSize + nameLength
+    let payload = n - 4 - p
+    let change: PositionalEvent.Change
+    switch bytes[1] {
+    case opInsert:
+      guard payload >= 13 else { throw .truncated }
+      change = .insert(index: readBigEndian(bytes, at: p, as: UInt64.self))
+    case opRemove:
+      guard payload == 8 else { throw payload < 8 ? .truncated : .trailingBytes(payload - 8) }
+      change = .remove(index: readBigEndian(bytes, at: p, as: UInt64.self))
+    case opMove:
+      guard payload == 16 else { throw payload < 16 ? .truncated : .trailingBytes(payload - 16) }
+      change = .move(from: readBigEndian(bytes, at: p, as: UInt64.self), to: readBigEndian(bytes, at: p + 8, as: UInt64.self))
+    default:
+      throw .unknownOp(bytes[1])
+    }
+    return PositionalEvent(seq: seq, version: version, id: id, change: change)
+  }
 }

@@ -1,70 +1,97 @@
-/// What a projection keeps per position: anything that knows its item id.
-///
-/// Replay folds events into `Projection<Item>` (the full bodies); the write
-/// path only needs the order, so it folds into `Projection<ItemID>`.
-public protocol ProjectionElement: Equatable {
-  var id: ItemID { get }
-  /// The element an insert event creates.
-  init(inserted event: Event, id: ItemID, text: String, sender: String?)
-}
+/// An event reduced to what it does to positions: enough to fold it into a
+/// projection without decoding its text.
+public struct PositionalEvent: Equatable, Sendable {
+  public enum Change: Equatable, Sendable {
+    case insert(index: UInt64)
+    case remove(index: UInt64)
+    case move(from: UInt64, to: UInt64)
+  }
 
-extension Item: ProjectionElement {
-  public init(inserted event: Event, id: ItemID, text: String, sender: String?) {
-    self.init(id: id, text: text, sender: sender, time: event.time, seq: event.seq)
+  public var seq: UInt64
+  public var version: UInt64
+  public var id: ItemID
+  public var change: Change
+
+  public init(seq: UInt64, version: UInt64, id: ItemID, change: Change) {
+    self.seq = seq
+    self.version = version
+    self.id = id
+    self.change = change
   }
 }
 
-extension ItemID: ProjectionElement {
-  public var id: ItemID { self }
-  public init(inserted event: Event, id: ItemID, text: String, sender: String?) { self = id }
+extension Event {
+  public var positional: PositionalEvent {
+    let change: PositionalEvent.Change
+    switch op {
+    case .insert(_, let index, _, _): change = .insert(index: index)
+    case .remove(_, let index): change = .remove(index: index)
+    case .move(_, let from, let to): change = .move(from: from, to: to)
+    }
+    return PositionalEvent(seq: seq, version: version, id: id, change: change)
+  }
 }
 
 /// A stream's ordered array, built by folding its events in seq order.
 ///
-/// `apply` implements SPEC.md's event table and checks every event against the
-/// current state, so a log that was written by anything other than a correct
-/// msglog is caught at the first event that does not fit.
-public struct Projection<Element: ProjectionElement> {
-  public private(set) var elements: [Element] = []
+/// Each position holds a `Slot`: the item's id and the seq of its insert
+/// event, where its text is. `apply` implements SPEC.md's event table in
+/// O(log n) and checks every event against the state — the recorded index
+/// of a remove and the recorded id of a move must match — so a log written
+/// by anything but a correct msglog is caught at the first event that does
+/// not fit.
+public struct Projection {
+  public private(set) var slots = OrderedList<Slot>()
   /// The stream's version: how many of its events have been folded in.
   public private(set) var version: UInt64 = 0
 
   public init() {}
 
-  public var count: Int { elements.count }
+  /// Starts from a checkpoint: the slots and version at some seq.
+  public init(slots: [Slot], version: UInt64) {
+    self.slots = OrderedList(slots)
+    self.version = version
+  }
+
+  public var count: Int { slots.count }
+
+  /// The item ids in order.
+  public var ids: [ItemID] { slots.elements.map(\.id) }
+
+  public mutating func apply(_ event: Event) throws(ReplayError) {
+    try apply(event.positional)
+  }
 
   /// Folds one event of this stream into the array.
-  public mutating func apply(_ event: Event) throws(ReplayError) {
+  public mutating func apply(_ event: PositionalEvent) throws(ReplayError) {
     guard event.version == version + 1 else {
       throw ReplayError(seq: event.seq, reason: "stream version \(event.version) follows \(version)")
     }
-    switch event.op {
-    case .insert(let id, let index, let text, let sender):
-      guard index <= UInt64(elements.count) else {
-        throw ReplayError(
-          seq: event.seq, reason: "insert at index \(index) of a stream with \(elements.count) items")
+    let count = UInt64(slots.count)
+    switch event.change {
+    case .insert(let index):
+      guard index <= count else {
+        throw ReplayError(seq: event.seq, reason: "insert at index \(index) of a stream with \(count) items")
       }
-      elements.insert(Element(inserted: event, id: id, text: text, sender: sender), at: Int(index))
-    case .remove(let id, let index):
-      guard index < UInt64(elements.count), elements[Int(index)].id == id else {
-        let found = index < UInt64(elements.count) ? elements[Int(index)].id.text : "nothing"
+      slots.insert(Slot(id: event.id, seq: event.seq), at: Int(index))
+    case .remove(let index):
+      guard index < count, slots[Int(index)].id == event.id else {
+        let found = index < count ? slots[Int(index)].id.text : "nothing"
         throw ReplayError(
-          seq: event.seq, reason: "remove records \(id.text) at index \(index), but \(found) is there")
+          seq: event.seq, reason: "remove records \(event.id.text) at index \(index), but \(found) is there")
       }
-      elements.remove(at: Int(index))
-    case .move(let id, let from, let to):
-      let count = UInt64(elements.count)
+      slots.remove(at: Int(index))
+    case .move(let from, let to):
       guard from < count, to < count else {
-        throw ReplayError(
-          seq: event.seq, reason: "move \(from) -> \(to) in a stream with \(elements.count) items")
+        throw ReplayError(seq: event.seq, reason: "move \(from) -> \(to) in a stream with \(count) items")
       }
-      guard elements[Int(from)].id == id else {
+      let moved = slots.remove(at: Int(from))
+      guard moved.id == event.id else {
+        slots.insert(moved, at: Int(from))
         throw ReplayError(
-          seq: event.seq,
-          reason: "move records \(id.text) at index \(from), but \(elements[Int(from)].id.text) is there")
+          seq: event.seq, reason: "move records \(event.id.text) at index \(from), but \(moved.id.text) is there")
       }
-      let element = elements.remove(at: Int(from))
-      elements.insert(element, at: Int(to))
+      slots.insert(moved, at: Int(to))
     }
     version = event.version
   }

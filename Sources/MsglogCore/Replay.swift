@@ -2,9 +2,12 @@
 public enum Replay {
   /// The stream's items right after event `seq` (the head when nil).
   ///
-  /// Refuses a seq beyond the head; a stream that did not exist yet replays
-  /// as empty. A record that fails its checksum or does not fit the state
-  /// stops the replay with an error that names its seq.
+  /// One cursor pass over the log from seq 1: every record's checksum is
+  /// checked, the stream's events are folded into an O(log n) projection
+  /// without decoding their text, and only the items still live at the end
+  /// are read in full. Refuses a seq beyond the head; a stream that did not
+  /// exist yet replays as empty. A damaged record or an event that does not
+  /// fit stops the replay with an error that names its seq.
   public static func stream(_ stream: String, at seq: UInt64?, in reader: any LogReader) throws
     -> StreamSnapshot
   {
@@ -15,18 +18,54 @@ public enum Replay {
         "seq \(target) is beyond the head of the log (\(head))",
         hint: head == 0 ? "the log is empty" : "give a seq from 0 to \(head)")
     }
-    var projection = Projection<Item>()
+    var projection = Projection()
     if target > 0 {
-      try reader.forEachRecord(from: 1) { recordSeq, bytes in
-        let event = try decodeRecord(bytes, seq: recordSeq)
-        if event.stream == stream {
-          do { try projection.apply(event) } catch { throw MsglogError.refused("\(error)") }
+      let name = Array(stream.utf8)
+      try name.withUnsafeBytes { name in
+        try reader.forEachRecord(from: 1) { recordSeq, bytes in
+          let event: PositionalEvent?
+          do {
+            event = try EventRecord.positional(bytes, ifStream: name)
+          } catch {
+            throw corruption(seq: recordSeq, "\(error)")
+          }
+          if let event {
+            guard event.seq == recordSeq else { throw corruption(seq: recordSeq, "record holds seq \(event.seq)") }
+            do { try projection.apply(event) } catch { throw MsglogError.refused("\(error)") }
+          }
+          return recordSeq < target
         }
-        return recordSeq < target
       }
     }
     return StreamSnapshot(
-      stream: stream, seq: target, version: projection.version, items: projection.elements)
+      stream: stream, seq: target, version: projection.version, items: try items(projection.slots, in: reader))
+  }
+
+  /// The full items of `slots`, from their insert records.
+  static func items(_ slots: OrderedList<Slot>, in reader: any LogReader) throws -> [Item] {
+    var items: [Item] = []
+    items.reserveCapacity(slots.count)
+    var failure: (any Error)? = nil
+    slots.forEach { slot in
+      do {
+        items.append(try item(slot, in: reader))
+        return true
+      } catch {
+        failure = error
+        return false
+      }
+    }
+    if let failure { throw failure }
+    return items
+  }
+
+  static func item(_ slot: Slot, in reader: any LogReader) throws -> Item {
+    guard let event = try reader.event(at: slot.seq), case .insert(let id, _, let text, let sender) = event.op,
+      id == slot.id
+    else {
+      throw corruption(seq: slot.seq, "it is not the insert of \(slot.id.text)")
+    }
+    return Item(id: id, text: text, sender: sender, time: event.time, seq: event.seq)
   }
 }
 

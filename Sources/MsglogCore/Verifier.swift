@@ -76,10 +76,11 @@ public enum Verifier {
             + "count \(head.count); the log says \(expected.version), \(expected.lastSeq), \(expected.count)")
       }
       let order = try reader.order(of: head.stream)
-      if order != projection.elements {
+      let replayed = projection.ids
+      if order != replayed {
         let at =
-          zip(order, projection.elements).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
-          ?? min(order.count, projection.count)
+          zip(order, replayed).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
+          ?? min(order.count, replayed.count)
         problem("table order: stream \(name) differs from the replay from index \(at) on")
       }
     }

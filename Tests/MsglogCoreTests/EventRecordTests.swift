@@ -24,6 +24,27 @@ import Testing
     #expect(try EventRecord.decode(bytes) == event)
   }
 
+  /// Replay's fast path reads the same positions as the full decoder, and
+  /// skips other streams without decoding them.
+  @Test(arguments: samples) func positionalDecodingAgreesWithFullDecoding(_ event: Event) throws {
+    let bytes = EventRecord.encode(event)
+    try bytes.withUnsafeBytes { raw in
+      try Array(event.stream.utf8).withUnsafeBytes { name in
+        #expect(try EventRecord.positional(raw, ifStream: name) == event.positional)
+      }
+      try Array("other".utf8).withUnsafeBytes { name in
+        #expect(try EventRecord.positional(raw, ifStream: name) == nil)
+      }
+    }
+    var damaged = bytes
+    damaged[3] ^= 0x10
+    try damaged.withUnsafeBytes { raw in
+      try Array("other".utf8).withUnsafeBytes { name in
+        #expect(throws: EventRecord.DecodeError.self) { try EventRecord.positional(raw, ifStream: name) }
+      }
+    }
+  }
+
   @Test func oneMebibyteOfTextRoundTrips() throws {
     let text = String(repeating: "é", count: Limits.maxTextBytes / 2)
     let event = Event(

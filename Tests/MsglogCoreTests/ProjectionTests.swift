@@ -13,8 +13,8 @@ import Testing
       seq: seq, stream: "s", version: seq, time: t, op: .insert(id: ids[i], index: index, text: "t\(i)", sender: nil))
   }
 
-  func build(_ n: Int) throws -> Projection<ItemID> {
-    var p = Projection<ItemID>()
+  func build(_ n: Int) throws -> Projection {
+    var p = Projection()
     for i in 0..<n { try p.apply(insert(i, at: UInt64(i), seq: UInt64(i + 1))) }
     return p
   }
@@ -24,7 +24,7 @@ import Testing
     try p.apply(insert(2, at: 0, seq: 3))  // [2, 0, 1]
     try p.apply(insert(3, at: 3, seq: 4))  // append: [2, 0, 1, 3]
     try p.apply(insert(4, at: 3, seq: 5))  // count-1: [2, 0, 1, 4, 3]
-    #expect(p.elements == [ids[2], ids[0], ids[1], ids[4], ids[3]])
+    #expect(p.ids == [ids[2], ids[0], ids[1], ids[4], ids[3]])
     #expect(p.version == 5)
   }
 
@@ -48,10 +48,10 @@ import Testing
   @Test func removeTakesTheItemOut() throws {
     var p = try build(3)
     try p.apply(Event(seq: 4, stream: "s", version: 4, time: t, op: .remove(id: ids[1], index: 1)))
-    #expect(p.elements == [ids[0], ids[2]])
+    #expect(p.ids == [ids[0], ids[2]])
     try p.apply(Event(seq: 5, stream: "s", version: 5, time: t, op: .remove(id: ids[2], index: 1)))
     try p.apply(Event(seq: 6, stream: "s", version: 6, time: t, op: .remove(id: ids[0], index: 0)))
-    #expect(p.elements.isEmpty)
+    #expect(p.ids.isEmpty)
     #expect(throws: ReplayError.self) {
       try p.apply(Event(seq: 7, stream: "s", version: 7, time: t, op: .remove(id: ids[0], index: 0)))
     }
@@ -67,7 +67,7 @@ import Testing
   func moveEndsAtTheFinalIndex(from: UInt64, to: UInt64, expected: [Int]) throws {
     var p = try build(4)
     try p.apply(Event(seq: 5, stream: "s", version: 5, time: t, op: .move(id: ids[Int(from)], from: from, to: to)))
-    #expect(p.elements == expected.map { ids[$0] })
+    #expect(p.ids == expected.map { ids[$0] })
   }
 
   @Test func moveWithTheWrongIdOrOutOfRangeIsCorruption() throws {
@@ -78,7 +78,7 @@ import Testing
     #expect(throws: ReplayError.self) {
       try p.apply(Event(seq: 4, stream: "s", version: 4, time: t, op: .move(id: ids[0], from: 0, to: 3)))
     }
-    #expect(p.elements == [ids[0], ids[1], ids[2]])
+    #expect(p.ids == [ids[0], ids[1], ids[2]])
   }
 
   @Test func versionsMustFollowEachOther() throws {
