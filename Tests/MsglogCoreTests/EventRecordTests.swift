@@ -26,23 +26,23 @@ import Testing
 
   /// Replay's fast path reads the same positions as the full decoder, and
   /// skips other streams without decoding them.
+  static func positional(_ bytes: [UInt8], stream: String) throws -> PositionalEvent? {
+    let name = Array(stream.utf8)
+    let result = bytes.withUnsafeBytes { raw in
+      name.withUnsafeBytes { name in
+        Result { () throws(EventRecord.DecodeError) -> PositionalEvent? in try EventRecord.positional(raw, ifStream: name) }
+      }
+    }
+    return try result.get()
+  }
+
   @Test(arguments: samples) func positionalDecodingAgreesWithFullDecoding(_ event: Event) throws {
     let bytes = EventRecord.encode(event)
-    try bytes.withUnsafeBytes { raw in
-      try Array(event.stream.utf8).withUnsafeBytes { name in
-        #expect(try EventRecord.positional(raw, ifStream: name) == event.positional)
-      }
-      try Array("other".utf8).withUnsafeBytes { name in
-        #expect(try EventRecord.positional(raw, ifStream: name) == nil)
-      }
-    }
+    #expect(try Self.positional(bytes, stream: event.stream) == event.positional)
+    #expect(try Self.positional(bytes, stream: "other") == nil)
     var damaged = bytes
     damaged[3] ^= 0x10
-    try damaged.withUnsafeBytes { raw in
-      try Array("other".utf8).withUnsafeBytes { name in
-        #expect(throws: EventRecord.DecodeError.self) { try EventRecord.positional(raw, ifStream: name) }
-      }
-    }
+    #expect(throws: EventRecord.DecodeError.self) { try Self.positional(damaged, stream: "other") }
   }
 
   @Test func oneMebibyteOfTextRoundTrips() throws {
