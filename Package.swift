@@ -22,6 +22,8 @@ let package = Package(
     // Argument parsing, output formatting, exit codes.
     .target(name: "MsglogCLI", dependencies: ["MsglogCore", "MsglogLMDB"]),
     .executableTarget(name: "msglog", dependencies: ["MsglogCLI"]),
+    // Benchmarks: built in release by scripts/bench, never part of `swift test`.
+    .executableTarget(name: "msglog-bench", dependencies: ["MsglogCore", "MsglogLMDB"], path: "Sources/MsglogBench"),
     .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore"]),
     .testTarget(name: "MsglogLMDBTests", dependencies: ["MsglogLMDB", "MsglogCore"]),
     // End-to-end tests run the built `msglog` binary; depending on the

@@ -94,11 +94,19 @@ public enum EventRecord {
   /// - Warning: `bytes` may point into an LMDB page; nothing returned refers
   ///   to it, so the caller may end the transaction afterwards.
   public static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> Event {
+    try decode(bytes, verifyingChecksum: true)
+  }
+
+  /// Decodes, skipping the checksum only when the caller has just verified
+  /// these very bytes (replay's second pass, in the same transaction).
+  public static func decode(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Event {
     guard bytes.count >= headerSize + 4 else { throw .truncated }
     let body = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 4)])
-    let stored = readBigEndian(bytes, at: bytes.count - 4, as: UInt32.self)
-    let computed = CRC32C.checksum(body)
-    guard stored == computed else { throw .checksumMismatch(stored: stored, computed: computed) }
+    if verifyingChecksum {
+      let stored = readBigEndian(bytes, at: bytes.count - 4, as: UInt32.self)
+      let computed = CRC32C.checksum(body)
+      guard stored == computed else { throw .checksumMismatch(stored: stored, computed: computed) }
+    }
     var reader = ByteReader(body)
     let version = try reader.u8()
     guard version == formatVersion else { throw .unknownFormatVersion(version) }
@@ -181,7 +189,11 @@ struct ByteReader {
 
   mutating func string(_ n: Int, field: String) throws(EventRecord.DecodeError) -> String {
     let b = try take(n)
-    guard let s = String(validating: b, as: UTF8.self) else { throw .invalidUTF8(field: field) }
+    // The stdlib's validating fast path over contiguous bytes; the generic
+    // `String(validating:as:)` walks a Sequence and costs several times more.
+    guard let s = String._tryFromUTF8(b.assumingMemoryBound(to: UInt8.self)) else {
+      throw .invalidUTF8(field: field)
+    }
     return s
   }
 }
@@ -208,6 +220,29 @@ private func hex(_ v: UInt32) -> String {
 }
 
 extension EventRecord {
+  /// The item an insert record creates, without checking its checksum (the
+  /// caller verified these bytes in the same transaction) and without making
+  /// an `Event`.
+  public static func insertedItem(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> Item {
+    var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 4)]))
+    guard try reader.u8() == formatVersion else { throw .unknownFormatVersion(bytes[0]) }
+    guard try reader.u8() == opInsert else { throw .unknownOp(bytes[1]) }
+    let seq = try reader.u64()
+    _ = try reader.u64()
+    let time = Timestamp(milliseconds: Int64(bitPattern: try reader.u64()))
+    let id = try reader.uuid()
+    _ = try reader.take(Int(try reader.u16()))
+    _ = try reader.u64()
+    var sender: String? = nil
+    switch try reader.u8() {
+    case 0: break
+    case 1: sender = try reader.string(Int(try reader.u32()), field: "sender")
+    case let flag: throw .invalidFlag(flag)
+    }
+    let text = try reader.string(Int(try reader.u32()), field: "text")
+    return Item(id: id, text: text, sender: sender, time: time, seq: seq)
+  }
+
   /// Checks a record and reads only what replay needs: nil when it belongs
   /// to another stream than `stream` (UTF-8 bytes of its name), else its
   /// positional effect. No string is made; the text is not decoded.

@@ -42,20 +42,48 @@ public enum Replay {
   }
 
   /// The full items of `slots`, from their insert records.
-  static func items(_ slots: OrderedList<Slot>, in reader: any LogReader) throws -> [Item] {
+  ///
+  /// When the inserts lie close together in the log (a dense range of seqs),
+  /// one more cursor pass over that range reads them in log order, which is
+  /// far cheaper than a B-tree lookup per item; the records were checksummed
+  /// by the first pass in this same transaction. Otherwise each is looked up.
+  public static func items(_ slots: OrderedList<Slot>, in reader: any LogReader) throws -> [Item] {
+    let order = slots.elements
+    guard var lo = order.first?.seq else { return [] }
+    var hi = lo
+    for slot in order {
+      lo = min(lo, slot.seq)
+      hi = max(hi, slot.seq)
+    }
+    let span = Int(hi - lo) + 1
+    guard span <= max(16 * order.count, 1 << 16) else {
+      return try order.map { try item($0, in: reader) }
+    }
+    var position = [Int32](repeating: -1, count: span)
+    for index in order.indices { position[Int(order[index].seq - lo)] = Int32(index) }
     var items: [Item] = []
-    items.reserveCapacity(slots.count)
-    var failure: (any Error)? = nil
-    slots.forEach { slot in
-      do {
-        items.append(try item(slot, in: reader))
-        return true
-      } catch {
-        failure = error
-        return false
+    items.reserveCapacity(order.count)
+    var found = 0
+    try position.withUnsafeBufferPointer { position in
+      try reader.forEachRecord(from: lo) { seq, bytes in
+        let index = Int(position[Int(seq - lo)])
+        if index >= 0 {
+          let slot = order[index]
+          let item: Item
+          do { item = try EventRecord.insertedItem(bytes) } catch { throw corruption(seq: seq, "\(error)") }
+          guard item.id == slot.id, item.seq == seq else {
+            throw corruption(seq: seq, "it is not the insert of \(slot.id.text)")
+          }
+          // Records come in seq order, items are wanted in list order: place
+          // each at its index, filling the gaps later entries will overwrite.
+          while items.count <= index { items.append(item) }
+          items[index] = item
+          found += 1
+        }
+        return seq < hi
       }
     }
-    if let failure { throw failure }
+    guard found == order.count else { throw MsglogError.refused("corrupted log: \(order.count - found) inserts are missing") }
     return items
   }
 

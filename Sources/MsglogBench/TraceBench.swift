@@ -1,0 +1,160 @@
+import Foundation
+import MsglogCore
+import MsglogLMDB
+
+/// Import, replay and baselines for one editing trace.
+struct TraceBench {
+  var trace: Trace
+  var directory: String
+  var runs: Int
+
+  struct Results {
+    var importTime: Duration
+    var replay: Duration
+    var replayMid: Duration
+    var arrayBaseline: Duration
+    var rawScan: Duration
+  }
+
+  func run() throws -> Results {
+    // Import: one write transaction through the ledger, as `msglog import` does.
+    var importTime = Duration.zero
+    var store: LMDBStore? = nil
+    importTime = try best(of: 1) {
+      try? FileManager.default.removeItem(atPath: directory)
+      let fresh = try LMDBStore(path: directory, create: true)
+      try fresh.write { writer in
+        let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 0))
+        for request in trace.requests { _ = try session.perform(request) }
+        try session.finish()
+      }
+      store = fresh
+    }
+    guard let store else { throw BenchError("import did not run") }
+    let head = try store.read { try $0.headSeq() }
+
+    // Correctness first: the replayed document is the trace's end content.
+    let final = try store.read { try Replay.stream("doc", at: nil, in: $0) }
+    guard final.items.map(\.text).joined() == trace.endContent else {
+      throw BenchError("\(trace.name): replay does not give the end content")
+    }
+
+    let replay = try best(of: runs) {
+      let snapshot = try store.read { try Replay.stream("doc", at: nil, in: $0) }
+      consume(snapshot.items.count)
+    }
+    let replayMid = try best(of: runs) {
+      let snapshot = try store.read { try Replay.stream("doc", at: head / 2, in: $0) }
+      consume(snapshot.items.count)
+    }
+    let rawScan = try best(of: runs) {
+      try store.read { reader in
+        var bytes = 0
+        try reader.forEachRecord(from: 1) { _, record in
+          bytes &+= record.count &+ Int(record[record.count - 1])
+          return true
+        }
+        consume(bytes)
+      }
+    }
+    let arrayBaseline = best(of: 1) { consume(ArrayBaseline.apply(trace.requests)) }
+    try phases(store)
+    return Results(
+      importTime: importTime, replay: replay, replayMid: replayMid, arrayBaseline: arrayBaseline, rawScan: rawScan)
+  }
+}
+
+extension TraceBench {
+  /// Where a full replay's time goes, on stderr: scanning and checksumming
+  /// the records, folding positions into the projection, reading the texts.
+  func phases(_ store: LMDBStore) throws {
+    let name = Array("doc".utf8)
+    var events: [PositionalEvent] = []
+    let scan = try best(of: runs) {
+      events.removeAll(keepingCapacity: true)
+      try store.read { reader in
+        try name.withUnsafeBytes { name in
+          try reader.forEachRecord(from: 1) { _, bytes in
+            if let e = try EventRecord.positional(bytes, ifStream: name) { events.append(e) }
+            return true
+          }
+        }
+      }
+    }
+    var projection = Projection()
+    let fold = try best(of: runs) {
+      projection = Projection()
+      for e in events { try projection.apply(e) }
+    }
+    let crc = try best(of: runs) {
+      try store.read { reader in
+        var x: UInt32 = 0
+        try reader.forEachRecord(from: 1) { _, bytes in
+          x ^= CRC32C.checksum(bytes)
+          return true
+        }
+        consume(Int(x))
+      }
+    }
+    let decode = try best(of: runs) {
+      try store.read { reader in
+        var n = 0
+        try reader.forEachRecord(from: 1) { _, bytes in
+          n &+= try EventRecord.decode(bytes, verifyingChecksum: false).version == 0 ? 1 : 2
+          return true
+        }
+        consume(n)
+      }
+    }
+    FileHandle.standardError.write(Data("bench: full decode of every record \(decode.pretty)\n".utf8))
+    let combined = try best(of: runs) {
+      try store.read { reader in
+        var evs: [PositionalEvent] = []
+        try name.withUnsafeBytes { name in
+          try reader.forEachRecord(from: 1) { _, bytes in
+            if let e = try EventRecord.positional(bytes, ifStream: name) { evs.append(e) }
+            return true
+          }
+        }
+        var p = Projection()
+        for e in evs { try p.apply(e) }
+        consume(try Replay.items(p.slots, in: reader).count)
+      }
+    }
+    FileHandle.standardError.write(Data("bench: collect, fold, read items in one go \(combined.pretty)\n".utf8))
+    let list = OrderedList(projection.slots.elements)
+    let texts = try best(of: runs) {
+      consume(try store.read { try Replay.items(list, in: $0) }.count)
+    }
+    FileHandle.standardError.write(
+      Data(
+        "bench: \(trace.name) phases: scan+checksum+positional decode \(scan.pretty) (checksum alone \(crc.pretty)), fold into projection \(fold.pretty), read live items \(texts.pretty)\n"
+          .utf8))
+  }
+}
+
+/// What a collection-view data source does: a Swift Array of items, ids found
+/// by linear search.
+enum ArrayBaseline {
+  struct Item {
+    var id: ItemID
+    var text: String
+  }
+
+  static func apply(_ requests: [WriteRequest]) -> Int {
+    var items: [Item] = []
+    for request in requests {
+      switch request.command {
+      case .insert(let insert):
+        items.insert(Item(id: insert.id!, text: insert.text), at: Int(insert.index ?? UInt64(items.count)))
+      case .remove(.id(let id)):
+        items.remove(at: items.firstIndex { $0.id == id }!)
+      case .move(let from, let to, _):
+        items.insert(items.remove(at: Int(from)), at: Int(to))
+      case .remove(.prefix):
+        fatalError("traces remove by full id")
+      }
+    }
+    return items.count
+  }
+}
