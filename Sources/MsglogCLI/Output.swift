@@ -57,34 +57,44 @@ enum Format {
   static func itemLines(_ snapshot: StreamSnapshot, to out: OutputStream) {
     let width = String(max(snapshot.items.count - 1, 0)).count
     for (index, item) in snapshot.items.enumerated() {
-      let number = String(index)
-      let padded = String(repeating: " ", count: width - number.count) + number
-      out.line(
-        padded + "  " + item.id.short + "  " + (item.sender.map(TerminalText.escape) ?? "-") + "  "
-          + TerminalText.escape(item.text))
+      out.line(itemLine(item, index: index, width: width))
     }
   }
 
+  static func itemLine(_ item: Item, index: Int, width: Int) -> String {
+    let number = String(index)
+    let padded = String(repeating: " ", count: max(0, width - number.count)) + number
+    return padded + "  " + item.id.short + "  " + (item.sender.map(TerminalText.escape) ?? "-") + "  "
+      + TerminalText.escape(item.text)
+  }
+
   static func snapshotJSON(_ snapshot: StreamSnapshot) -> String {
+    var out = snapshotJSONHead(snapshot, count: snapshot.items.count)
+    for (index, item) in snapshot.items.enumerated() {
+      out += (index > 0 ? "," : "") + itemJSON(item, index: index)
+    }
+    return out + "]}"
+  }
+
+  /// The document up to the opening bracket of `items`, so that items can follow one by one.
+  static func snapshotJSONHead(_ snapshot: StreamSnapshot, count: Int) -> String {
     var doc = JSONObjectWriter()
     doc.add("stream", snapshot.stream)
     doc.add("seq", snapshot.seq)
     doc.add("version", snapshot.version)
-    doc.add("count", snapshot.items.count)
-    var items = "["
-    for (index, item) in snapshot.items.enumerated() {
-      if index > 0 { items += "," }
-      var o = JSONObjectWriter()
-      o.add("index", index)
-      o.add("id", item.id.text)
-      o.add("text", item.text)
-      if let sender = item.sender { o.add("sender", sender) }
-      o.add("time", item.time.rfc3339)
-      o.add("seq", item.seq)
-      items += o.close()
-    }
-    doc.addRaw("items", items + "]")
-    return doc.close()
+    doc.add("count", count)
+    return doc.text + ",\"items\":["
+  }
+
+  static func itemJSON(_ item: Item, index: Int) -> String {
+    var o = JSONObjectWriter()
+    o.add("index", index)
+    o.add("id", item.id.text)
+    o.add("text", item.text)
+    if let sender = item.sender { o.add("sender", sender) }
+    o.add("time", item.time.rfc3339)
+    o.add("seq", item.seq)
+    return o.close()
   }
 
   /// One event per line: `SEQ  TIME  STREAM  vVERSION  OP  ID  DETAILS`.

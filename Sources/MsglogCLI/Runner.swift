@@ -145,10 +145,29 @@ struct Runner<Input: InputSource> {
     }
   }
 
+  /// Streams the items out as the order tree yields them: `list` of a
+  /// million items holds one leaf in memory, not the list.
   func list() throws {
     let stream = try stream
-    let snapshot = try openForReading().read { try CurrentView.stream(stream, in: $0) }
-    printSnapshot(snapshot)
+    let json = json
+    try openForReading().read { reader in
+      var width = 1
+      try CurrentView.forEachItem(
+        of: stream, in: reader,
+        header: { snapshot in
+          let count = try reader.streamHead(stream)?.count ?? 0
+          width = String(max(Int(count) - 1, 0)).count
+          if json { stdout.write(Format.snapshotJSONHead(snapshot, count: Int(count))) }
+        }
+      ) { index, item in
+        if json {
+          stdout.write((index > 0 ? "," : "") + Format.itemJSON(item, index: index))
+        } else {
+          stdout.line(Format.itemLine(item, index: index, width: width))
+        }
+      }
+      if json { stdout.line("]}") }
+    }
   }
 
   func replay() throws {
@@ -253,7 +272,7 @@ struct Runner<Input: InputSource> {
           "the log itself is damaged, so --repair cannot help",
           hint: "--repair rebuilds derived tables from sound events; restore the log from an export or backup")
       }
-      try DerivedState.replayingAll(writer).write(to: writer)
+      try DerivedState.rebuild(writer)
       let after = try Verifier.verify(writer)
       guard after.isClean else {
         throw MsglogError.refused("the rebuild did not verify: \(after.problems.first ?? "")")

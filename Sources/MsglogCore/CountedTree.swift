@@ -124,14 +124,26 @@ public struct CountedTree<Store: TreeNodeStore> {
 
   @discardableResult
   private func visit(_ id: NodeID, _ body: (Element) throws -> Bool) throws -> Bool {
-    let (isLeaf, children) = try store.read(id) { ($0.isLeaf, $0.children) }
-    if isLeaf {
-      let elements = try store.read(id) { $0.elements }
-      for element in elements where try !body(element) { return false }
+    // One read per node: a stored tree decodes the node on every read.
+    let node = try store.read(id) { $0 }
+    if node.isLeaf {
+      for element in node.elements where try !body(element) { return false }
       return true
     }
-    for child in children where try !visit(child, body) { return false }
+    for child in node.children where try !visit(child, body) { return false }
     return true
+  }
+
+  /// Calls `body` with each leaf's id and elements, in order, until it returns false.
+  public func forEachLeaf(_ body: (NodeID, [Element]) throws -> Bool) throws {
+    guard root != 0 else { return }
+    func walk(_ id: NodeID) throws -> Bool {
+      let node = try store.read(id) { $0 }
+      if node.isLeaf { return try body(id, node.elements) }
+      for child in node.children where try !walk(child) { return false }
+      return true
+    }
+    _ = try walk(root)
   }
 
   /// Every element, in order.

@@ -1,11 +1,13 @@
 /// What the derived tables must hold, computed from the events alone: each
-/// stream's head and order, and the id index.
+/// stream's head and order, the id index and the per-stream event index.
 ///
-/// `verify` compares the stored tables with it; `verify --repair` writes it.
+/// `verify` compares the stored tables with it.
 public struct DerivedState {
   public var projections: [String: Projection] = [:]
   public var lastSeqs: [String: UInt64] = [:]
   public var ids: [ItemID: IdEntry] = [:]
+  /// Each stream's event seqs, in order.
+  public var streamSeqs: [String: [UInt64]] = [:]
 
   public init() {}
 
@@ -16,6 +18,7 @@ public struct DerivedState {
     }
     try projections[event.stream, default: Projection()].apply(event)
     lastSeqs[event.stream] = event.seq
+    streamSeqs[event.stream, default: []].append(event.seq)
     switch event.op {
     case .insert(let id, _, _, _): ids[id] = IdEntry(insertSeq: event.seq)
     case .remove(let id, _): ids[id]?.removeSeq = event.seq
@@ -23,36 +26,40 @@ public struct DerivedState {
     }
   }
 
-  /// The head row the `heads` table must hold for `stream`.
-  public func head(of stream: String) -> StreamHead? {
+  /// The counters the `heads` table must hold for `stream`: version, last seq, count.
+  public func counters(of stream: String) -> [UInt64]? {
     guard let projection = projections[stream] else { return nil }
-    return StreamHead(
-      stream: stream, version: projection.version, lastSeq: lastSeqs[stream] ?? 0, count: UInt64(projection.count))
+    return [projection.version, lastSeqs[stream] ?? 0, UInt64(projection.count)]
   }
 
-  /// Builds the state from every event of the log, refusing a damaged one.
-  public static func replayingAll(_ reader: any LogReader) throws -> DerivedState {
-    var state = DerivedState()
+  /// Rebuilds every derived table from the events: each event is run again
+  /// through the write path (`LedgerSession` in rebuild mode), which checks
+  /// that it reproduces the stored record, so the rebuilt tables are exactly
+  /// what the original writes made.
+  public static func rebuild(_ writer: any LogWriter) throws {
+    try writer.clearDerived()
+    let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 0), mode: .rebuild)
     var expected: UInt64 = 1
-    try reader.forEachRecord(from: 1) { seq, bytes in
-      guard seq == expected else {
-        throw MsglogError.refused("the log has a gap: seq \(expected) is missing")
-      }
+    try writer.forEachRecord(from: 1) { seq, bytes in
+      guard seq == expected else { throw MsglogError.refused("the log has a gap: seq \(expected) is missing") }
       expected += 1
       let event = try decodeRecord(bytes, seq: seq)
-      do { try state.apply(event) } catch { throw MsglogError.refused("\(error)") }
+      let command: Command
+      switch event.op {
+      case .insert(let id, let index, let text, let sender):
+        command = .insert(InsertRequest(index: index, text: text, sender: sender, id: id))
+      case .remove(let id, _):
+        command = .remove(.id(id))
+      case .move(let id, let from, let to):
+        command = .move(from: from, to: to, id: id)
+      }
+      guard try session.perform(WriteRequest(stream: event.stream, command: command, time: event.time)) != nil else {
+        throw MsglogError.refused("seq \(seq) is a move onto itself, which no msglog writes")
+      }
+      // Bound the session's caches on long logs.
+      if seq % 65_536 == 0 { try session.finish() }
       return true
     }
-    return state
-  }
-
-  /// Replaces every derived table with this state.
-  public func write(to writer: any LogWriter) throws {
-    try writer.clearDerived()
-    for stream in projections.keys {
-      try writer.putStreamHead(head(of: stream)!)
-      try writer.putOrder(projections[stream]!.ids, of: stream)
-    }
-    for (id, entry) in ids { try writer.putIdEntry(entry, for: id) }
+    try session.finish()
   }
 }

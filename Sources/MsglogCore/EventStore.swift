@@ -7,12 +7,46 @@ public struct StreamHead: Equatable, Sendable {
   public var lastSeq: UInt64
   /// Live items.
   public var count: UInt64
+  /// Root node of the stream's order tree (0 when it has no items).
+  public var root: NodeID
+  /// The next node id to hand out in the stream's order tree.
+  public var nextNode: NodeID
+  /// Version and item count at the stream's latest checkpoint (0, 0 before the first).
+  public var checkpointVersion: UInt64
+  public var checkpointCount: UInt64
 
-  public init(stream: String, version: UInt64 = 0, lastSeq: UInt64 = 0, count: UInt64 = 0) {
+  public init(
+    stream: String, version: UInt64 = 0, lastSeq: UInt64 = 0, count: UInt64 = 0, root: NodeID = 0,
+    nextNode: NodeID = 1, checkpointVersion: UInt64 = 0, checkpointCount: UInt64 = 0
+  ) {
     self.stream = stream
     self.version = version
     self.lastSeq = lastSeq
     self.count = count
+    self.root = root
+    self.nextNode = nextNode
+    self.checkpointVersion = checkpointVersion
+    self.checkpointCount = checkpointCount
+  }
+
+  /// The counters a replay can check (the tree layout and checkpoint
+  /// bookkeeping are the write path's own business).
+  public var counters: [UInt64] { [version, lastSeq, count] }
+}
+
+/// A stream's items at some seq, stored so that `replay --at` need not fold
+/// the log from the start.
+public struct Checkpoint: Equatable, Sendable {
+  public var stream: String
+  public var seq: UInt64
+  public var version: UInt64
+  public var slots: [Slot]
+
+  public init(stream: String, seq: UInt64, version: UInt64, slots: [Slot]) {
+    self.stream = stream
+    self.seq = seq
+    self.version = version
+    self.slots = slots
   }
 }
 
@@ -21,10 +55,13 @@ public struct IdEntry: Equatable, Sendable {
   public var insertSeq: UInt64
   /// Seq of the remove event, 0 while the item is live.
   public var removeSeq: UInt64
+  /// The leaf of the stream's order tree that holds the item while it is live.
+  public var leaf: NodeID
 
-  public init(insertSeq: UInt64, removeSeq: UInt64 = 0) {
+  public init(insertSeq: UInt64, removeSeq: UInt64 = 0, leaf: NodeID = 0) {
     self.insertSeq = insertSeq
     self.removeSeq = removeSeq
+    self.leaf = leaf
   }
 }
 
@@ -46,11 +83,17 @@ public protocol LogReader {
   func streamHead(_ stream: String) throws -> StreamHead?
   /// Every stream head, in bytewise order of the names.
   func streamHeads() throws -> [StreamHead]
-  /// The ids of the stream's live items, in order.
-  func order(of stream: String) throws -> [ItemID]
+  /// A node of the stream's order tree.
+  func orderNode(_ id: NodeID, of stream: String) throws -> TreeNode<Slot>?
   func idEntry(_ id: ItemID) throws -> IdEntry?
-  /// Every id index entry, for `verify`.
-  func forEachIdEntry(_ body: (ItemID, IdEntry) throws -> Void) throws
+  /// Id index entries in id byte order from `start` on, until `body` returns false.
+  func forEachIdEntry(from start: [UInt8], _ body: (ItemID, IdEntry) throws -> Bool) throws
+  /// The seqs of the stream's events from `seq` on, until `body` returns false.
+  func forEachStreamEvent(of stream: String, from seq: UInt64, _ body: (UInt64) throws -> Bool) throws
+  /// The stream's latest checkpoint at or before `seq`.
+  func checkpoint(of stream: String, atOrBefore seq: UInt64) throws -> Checkpoint?
+  /// The seqs at which the stream has checkpoints, for `verify`.
+  func checkpointSeqs(of stream: String) throws -> [UInt64]
 }
 
 /// Write access: append records and replace derived rows, inside one transaction
@@ -59,9 +102,13 @@ public protocol LogWriter: LogReader {
   /// Appends a record; `seq` is always `headSeq() + 1`.
   func appendRecord(_ bytes: [UInt8], seq: UInt64) throws
   func putStreamHead(_ head: StreamHead) throws
-  func putOrder(_ ids: [ItemID], of stream: String) throws
+  func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: String) throws
+  func deleteOrderNode(_ id: NodeID, of stream: String) throws
   func putIdEntry(_ entry: IdEntry, for id: ItemID) throws
-  /// Empties every derived table (heads, order, id index), for a rebuild.
+  /// Records that the stream has an event at `seq` (the per-stream event index).
+  func putStreamEvent(_ seq: UInt64, of stream: String) throws
+  func putCheckpoint(_ checkpoint: Checkpoint) throws
+  /// Empties every derived table, for a rebuild.
   func clearDerived() throws
 }
 

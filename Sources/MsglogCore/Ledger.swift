@@ -1,33 +1,52 @@
 /// Validates commands against the current state and appends their events,
 /// inside one write transaction of an `EventStore`.
 ///
-/// A session caches the order of every stream it touches, so a batch
-/// (`append --lines`, `import`) validates each command against the state the
-/// earlier ones left, and writes each derived row once, in `finish()`.
-/// Nothing is visible to anyone until the store commits the transaction.
+/// Each stream's order lives in the store as a counted B+tree
+/// (`StoredOrder`); a session reads the nodes a command touches, changes
+/// them in a cache, and writes them back in `finish()`, with the stream
+/// heads, the id index, the per-stream event index and any checkpoint due.
+/// So a command costs the same on a stream of ten items or of a million, and
+/// a batch (`append --lines`, `import`) validates each command against the
+/// state the earlier ones left. Nothing is visible until the store commits.
 public final class LedgerSession {
+  /// How a session treats the events it produces.
+  public enum Mode {
+    /// Append them to the log: the normal write path.
+    case append
+    /// They are already in the log (a rebuild of the derived tables): check
+    /// that each equals the stored record instead of appending it.
+    case rebuild
+  }
+
   let writer: any LogWriter
   let now: Timestamp
+  let mode: Mode
+  /// A stream gets a checkpoint once it has had at least this many events,
+  /// and at least as many as it had items, since its last one: checkpoints
+  /// then add up to no more than the log itself.
+  public let checkpointInterval: UInt64
   private var nextSeq: UInt64
   private var streams: [String: StreamState] = [:]
-  /// Id index rows written by this session, not yet stored.
+  /// Id index rows changed by this session, not yet stored.
   private var idEntries: [ItemID: IdEntry] = [:]
 
   struct StreamState {
     var head: StreamHead
-    var order: [ItemID]
-    var dirty = false
+    var tree: CountedTree<StoredNodes>
   }
 
-  public init(writer: any LogWriter, now: Timestamp) throws {
+  public init(writer: any LogWriter, now: Timestamp, mode: Mode = .append, checkpointInterval: UInt64 = 256) throws {
     self.writer = writer
     self.now = now
-    self.nextSeq = try writer.headSeq() + 1
+    self.mode = mode
+    self.checkpointInterval = max(checkpointInterval, 1)
+    self.nextSeq = mode == .append ? try writer.headSeq() + 1 : 1
   }
 
   /// The stream's version as this session sees it.
   public func version(of stream: String) throws -> UInt64 {
-    try state(of: stream).head.version
+    if let state = streams[stream] { return state.head.version }
+    return try writer.streamHead(stream)?.version ?? 0
   }
 
   /// Refuses with a conflict unless the stream is at `expected`.
@@ -45,25 +64,30 @@ public final class LedgerSession {
   /// which appends nothing.
   public func perform(_ request: WriteRequest) throws -> Outcome? {
     try Limits.checkStreamName(request.stream)
-    var state = try state(of: request.stream)
-    let outcome: Outcome?
+    var state = try takeState(of: request.stream)
+    defer { streams[request.stream] = state }
     switch request.command {
     case .insert(let insert):
-      outcome = try performInsert(insert, time: request.time, on: &state)
+      return try performInsert(insert, time: request.time, on: &state)
     case .remove(let selector):
-      outcome = try performRemove(selector, time: request.time, on: &state)
+      return try performRemove(selector, time: request.time, on: &state)
     case .move(let from, let to, let id):
-      outcome = try performMove(from: from, to: to, id: id, time: request.time, on: &state)
+      return try performMove(from: from, to: to, id: id, time: request.time, on: &state)
     }
-    streams[request.stream] = state
-    return outcome
   }
 
-  /// Writes the derived rows of everything performed.
+  /// Writes the derived rows of everything performed. The session can go on
+  /// afterwards (a long import flushes now and then to bound its memory).
   public func finish() throws {
-    for (_, state) in streams where state.dirty {
+    for (_, var state) in streams {
+      for (id, leaf) in try state.tree.store.flush() {
+        guard var entry = try idEntry(id), entry.removeSeq == 0 else { continue }
+        entry.leaf = leaf
+        idEntries[id] = entry
+      }
+      state.head.root = state.tree.root
+      state.head.nextNode = state.tree.store.nextNode
       try writer.putStreamHead(state.head)
-      try writer.putOrder(state.order, of: state.head.stream)
     }
     for (id, entry) in idEntries {
       try writer.putIdEntry(entry, for: id)
@@ -77,7 +101,7 @@ public final class LedgerSession {
   private func performInsert(_ insert: InsertRequest, time: Timestamp?, on state: inout StreamState) throws -> Outcome {
     try Limits.checkText(insert.text)
     if let sender = insert.sender { try Limits.checkSender(sender) }
-    let count = UInt64(state.order.count)
+    let count = UInt64(state.tree.count)
     let index = insert.index ?? count
     guard index <= count else {
       throw MsglogError.refused(
@@ -96,31 +120,34 @@ public final class LedgerSession {
       id = try freshID()
     }
     let event = try append(
-      .insert(id: id, index: index, text: insert.text, sender: insert.sender), time: time,
-      to: &state)
-    state.order.insert(id, at: Int(index))
+      .insert(id: id, index: index, text: insert.text, sender: insert.sender), time: time, to: &state)
+    try state.tree.insert(Slot(id: id, seq: event.seq), at: Int(index))
     state.head.count += 1
     idEntries[id] = IdEntry(insertSeq: event.seq)
+    try checkpointIfDue(&state)
     return Outcome(event: event, index: index)
   }
 
-  private func performRemove(_ selector: ItemSelector, time: Timestamp?, on state: inout StreamState) throws -> Outcome
+  private func performRemove(_ selector: ItemSelector, time: Timestamp?, on state: inout StreamState) throws
+    -> Outcome
   {
-    let index = try resolve(selector, in: state)
-    let id = state.order[index]
+    let index = try resolve(selector, in: &state)
+    let id = try state.tree.element(at: index).id
     let event = try append(.remove(id: id, index: UInt64(index)), time: time, to: &state)
-    state.order.remove(at: index)
+    try state.tree.remove(at: index)
     state.head.count -= 1
     var entry = try idEntry(id) ?? IdEntry(insertSeq: 0)
     entry.removeSeq = event.seq
+    entry.leaf = 0
     idEntries[id] = entry
+    try checkpointIfDue(&state)
     return Outcome(event: event, index: UInt64(index))
   }
 
-  private func performMove(from: UInt64, to: UInt64, id: ItemID?, time: Timestamp?, on state: inout StreamState) throws
-    -> Outcome?
+  private func performMove(from: UInt64, to: UInt64, id: ItemID?, time: Timestamp?, on state: inout StreamState)
+    throws -> Outcome?
   {
-    let count = UInt64(state.order.count)
+    let count = UInt64(state.tree.count)
     let name = TerminalText.quoted(state.head.stream)
     for (label, index) in [("from", from), ("to", to)] where index >= count {
       throw MsglogError.refused(
@@ -129,26 +156,25 @@ public final class LedgerSession {
           : "\(label) index \(index) is out of range: stream \(name) has \(count) "
             + "\(count == 1 ? "item" : "items") (0…\(count - 1))")
     }
-    let moved = state.order[Int(from)]
+    let moved = try state.tree.element(at: Int(from)).id
     if let id, id != moved {
       throw MsglogError.refused("the item at index \(from) is \(moved.text), not \(id.text)")
     }
     if from == to { return nil }
     let event = try append(.move(id: moved, from: from, to: to), time: time, to: &state)
-    state.order.remove(at: Int(from))
-    state.order.insert(moved, at: Int(to))
+    try state.tree.move(from: Int(from), to: Int(to))
+    try checkpointIfDue(&state)
     return Outcome(event: event, index: to)
   }
 
   // MARK: - Helpers
 
-  private func state(of stream: String) throws -> StreamState {
-    if let cached = streams[stream] { return cached }
+  /// The stream's state, taken out of the cache so that it is changed in place.
+  private func takeState(of stream: String) throws -> StreamState {
+    if let cached = streams.removeValue(forKey: stream) { return cached }
     let head = try writer.streamHead(stream) ?? StreamHead(stream: stream)
-    let order = head.count == 0 ? [] : try writer.order(of: stream)
-    let state = StreamState(head: head, order: order)
-    streams[stream] = state
-    return state
+    let nodes = StoredNodes(writer: writer, stream: stream, nextNode: head.nextNode)
+    return StreamState(head: head, tree: StoredOrder.tree(nodes, head: head))
   }
 
   private func idEntry(_ id: ItemID) throws -> IdEntry? {
@@ -168,45 +194,107 @@ public final class LedgerSession {
   private func append(_ op: Event.Op, time: Timestamp?, to state: inout StreamState) throws -> Event {
     let event = Event(
       seq: nextSeq, stream: state.head.stream, version: state.head.version + 1, time: time ?? now, op: op)
-    try writer.appendRecord(EventRecord.encode(event), seq: event.seq)
+    switch mode {
+    case .append:
+      try writer.appendRecord(EventRecord.encode(event), seq: event.seq)
+    case .rebuild:
+      guard try writer.event(at: event.seq) == event else {
+        throw MsglogError.refused("rebuilding seq \(event.seq) gave a different event than the log holds")
+      }
+    }
+    try writer.putStreamEvent(event.seq, of: event.stream)
     nextSeq += 1
     state.head.version = event.version
     state.head.lastSeq = event.seq
-    state.dirty = true
     return event
   }
 
+  /// Takes a checkpoint of the stream when enough has happened since the last.
+  private func checkpointIfDue(_ state: inout StreamState) throws {
+    let since = state.head.version - state.head.checkpointVersion
+    guard since >= max(checkpointInterval, state.head.checkpointCount) else { return }
+    let slots = try state.tree.elements()
+    try writer.putCheckpoint(
+      Checkpoint(stream: state.head.stream, seq: state.head.lastSeq, version: state.head.version, slots: slots))
+    state.head.checkpointVersion = state.head.version
+    state.head.checkpointCount = UInt64(slots.count)
+  }
+
+  /// The stream an item was inserted into, from its insert record.
+  private func home(of entry: IdEntry) throws -> String? {
+    try writer.event(at: entry.insertSeq)?.stream
+  }
+
   /// Finds the live item a selector names, or says precisely why not.
-  private func resolve(_ selector: ItemSelector, in state: StreamState) throws -> Int {
-    let name = TerminalText.quoted(state.head.stream)
+  private func resolve(_ selector: ItemSelector, in state: inout StreamState) throws -> Int {
+    let stream = state.head.stream
+    let name = TerminalText.quoted(stream)
     switch selector {
     case .id(let id):
-      if let index = state.order.firstIndex(of: id) { return index }
       guard let entry = try idEntry(id) else {
         throw MsglogError.refused("no item with id \(id.text) in stream \(name)")
       }
       if entry.removeSeq != 0 {
         throw MsglogError.refused("item \(id.text) was already removed (at seq \(entry.removeSeq))")
       }
-      let home = try writer.event(at: entry.insertSeq)?.stream ?? "?"
-      throw MsglogError.refused(
-        "item \(id.text) is in stream \(TerminalText.quoted(home)), not \(name)",
-        hint: "select its stream with --stream")
+      let home = try home(of: entry) ?? "?"
+      guard home == stream else {
+        throw MsglogError.refused(
+          "item \(id.text) is in stream \(TerminalText.quoted(home)), not \(name)",
+          hint: "select its stream with --stream")
+      }
+      return try index(of: id, entry: entry, in: &state)
     case .prefix(let prefix):
-      var matches: [Int] = []
-      for (index, id) in state.order.enumerated() where id.text.hasPrefix(prefix) {
-        matches.append(index)
-        if matches.count > 5 { break }
+      var matches: [ItemID] = []
+      try forEachLiveID(withPrefix: prefix) { id, entry in
+        if try home(of: entry) == stream { matches.append(id) }
+        return matches.count <= 5
       }
       switch matches.count {
-      case 1: return matches[0]
+      case 1: return try index(of: matches[0], entry: try idEntry(matches[0])!, in: &state)
       case 0: throw MsglogError.refused("no item in stream \(name) has an id starting with \(prefix)")
       default:
-        let ids = matches.prefix(5).map { state.order[$0].text }.joined(separator: ", ")
+        let ids = matches.prefix(5).map(\.text).joined(separator: ", ")
         throw MsglogError.refused(
           "id prefix \(prefix) is ambiguous in stream \(name): it matches \(ids)\(matches.count > 5 ? ", …" : "")",
           hint: "give more characters of the id")
       }
+    }
+  }
+
+  /// The item's position, from the leaf that holds it.
+  private func index(of id: ItemID, entry: IdEntry, in state: inout StreamState) throws -> Int {
+    let leaf = state.tree.store.placements[id] ?? entry.leaf
+    guard leaf != 0, let index = try state.tree.index(inLeaf: leaf, where: { $0.id == id }) else {
+      throw MsglogError.refused(
+        "the order of stream \(TerminalText.quoted(state.head.stream)) does not hold \(id.text)",
+        hint: "run 'msglog verify'; 'msglog verify --repair' rebuilds the order from the log")
+    }
+    return index
+  }
+
+  /// Live ids whose text form starts with `prefix`, from the id index (a
+  /// range of keys) and from this session's own inserts.
+  private func forEachLiveID(withPrefix prefix: String, _ body: (ItemID, IdEntry) throws -> Bool) throws {
+    let hex = prefix.replacingOccurrences(of: "-", with: "")
+    var start: [UInt8] = []
+    var index = hex.startIndex
+    while index < hex.endIndex {
+      let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex) ?? hex.endIndex
+      let pair = String(hex[index..<next])
+      start.append(UInt8(pair.count == 2 ? pair : pair + "0", radix: 16)!)
+      index = next
+    }
+    var seen: Set<ItemID> = []
+    for (id, entry) in idEntries where entry.removeSeq == 0 && id.text.hasPrefix(prefix) {
+      seen.insert(id)
+      guard try body(id, entry) else { return }
+    }
+    try writer.forEachIdEntry(from: start) { id, stored in
+      guard id.text.hasPrefix(prefix) else { return false }
+      let entry = idEntries[id] ?? stored
+      guard entry.removeSeq == 0, !seen.contains(id) else { return true }
+      return try body(id, entry)
     }
   }
 }

@@ -8,8 +8,10 @@ public final class MemoryStore: EventStore {
   struct State {
     var records: [[UInt8]] = []
     var heads: [String: StreamHead] = [:]
-    var orders: [String: [ItemID]] = [:]
+    var nodes: [String: [NodeID: TreeNode<Slot>]] = [:]
     var ids: [ItemID: IdEntry] = [:]
+    var streamEvents: [String: [UInt64]] = [:]
+    var checkpoints: [String: [Checkpoint]] = [:]
   }
 
   var state = State()
@@ -62,12 +64,29 @@ public final class MemoryStore: EventStore {
       state.heads.values.sorted { Array($0.stream.utf8).lexicographicallyPrecedes($1.stream.utf8) }
     }
 
-    func order(of stream: String) throws -> [ItemID] { state.orders[stream] ?? [] }
+    func orderNode(_ id: NodeID, of stream: String) throws -> TreeNode<Slot>? { state.nodes[stream]?[id] }
 
     func idEntry(_ id: ItemID) throws -> IdEntry? { state.ids[id] }
 
-    func forEachIdEntry(_ body: (ItemID, IdEntry) throws -> Void) throws {
-      for (id, entry) in state.ids { try body(id, entry) }
+    func forEachIdEntry(from start: [UInt8], _ body: (ItemID, IdEntry) throws -> Bool) throws {
+      for id in state.ids.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) })
+      where !id.bytes.lexicographicallyPrecedes(start) {
+        guard try body(id, state.ids[id]!) else { return }
+      }
+    }
+
+    func forEachStreamEvent(of stream: String, from seq: UInt64, _ body: (UInt64) throws -> Bool) throws {
+      for s in state.streamEvents[stream] ?? [] where s >= seq {
+        guard try body(s) else { return }
+      }
+    }
+
+    func checkpoint(of stream: String, atOrBefore seq: UInt64) throws -> Checkpoint? {
+      state.checkpoints[stream]?.last { $0.seq <= seq }
+    }
+
+    func checkpointSeqs(of stream: String) throws -> [UInt64] {
+      state.checkpoints[stream]?.map(\.seq) ?? []
     }
 
     func appendRecord(_ bytes: [UInt8], seq: UInt64) throws {
@@ -77,14 +96,30 @@ public final class MemoryStore: EventStore {
 
     func putStreamHead(_ head: StreamHead) throws { state.heads[head.stream] = head }
 
-    func putOrder(_ ids: [ItemID], of stream: String) throws { state.orders[stream] = ids }
+    func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: String) throws {
+      state.nodes[stream, default: [:]][id] = node
+    }
+
+    func deleteOrderNode(_ id: NodeID, of stream: String) throws { state.nodes[stream]?[id] = nil }
 
     func putIdEntry(_ entry: IdEntry, for id: ItemID) throws { state.ids[id] = entry }
 
+    func putStreamEvent(_ seq: UInt64, of stream: String) throws {
+      if state.streamEvents[stream]?.last != seq { state.streamEvents[stream, default: []].append(seq) }
+    }
+
+    func putCheckpoint(_ checkpoint: Checkpoint) throws {
+      state.checkpoints[checkpoint.stream, default: []].removeAll { $0.seq == checkpoint.seq }
+      state.checkpoints[checkpoint.stream, default: []].append(checkpoint)
+      state.checkpoints[checkpoint.stream]!.sort { $0.seq < $1.seq }
+    }
+
     func clearDerived() throws {
       state.heads.removeAll()
-      state.orders.removeAll()
+      state.nodes.removeAll()
       state.ids.removeAll()
+      state.streamEvents.removeAll()
+      state.checkpoints.removeAll()
     }
   }
 }

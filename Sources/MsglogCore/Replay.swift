@@ -1,13 +1,21 @@
 /// Rebuilds a stream's items from the log alone, as they were after any seq.
 public enum Replay {
-  /// The stream's items right after event `seq` (the head when nil).
+  /// The stream's items right after event `seq`; with no seq, a full replay
+  /// of the log up to the head.
   ///
-  /// One cursor pass over the log from seq 1: every record's checksum is
-  /// checked, the stream's events are folded into an O(log n) projection
-  /// without decoding their text, and only the items still live at the end
-  /// are read in full. Refuses a seq beyond the head; a stream that did not
-  /// exist yet replays as empty. A damaged record or an event that does not
-  /// fit stops the replay with an error that names its seq.
+  /// A full replay is one cursor pass over the log from seq 1: every
+  /// record's checksum is checked, the stream's events are folded into an
+  /// O(log n) projection without decoding their text, and only the items
+  /// still live at the end are read in full.
+  ///
+  /// With a seq, the replay starts from the stream's latest checkpoint at or
+  /// before it and folds only the stream's own events after that (found
+  /// through the per-stream event index), so its cost depends on the size of
+  /// the stream, not on where the seq lies or on other streams' events.
+  ///
+  /// Refuses a seq beyond the head; a stream that did not exist yet replays
+  /// as empty. A damaged record or an event that does not fit stops the
+  /// replay with an error that names its seq.
   public static func stream(_ stream: String, at seq: UInt64?, in reader: any LogReader) throws
     -> StreamSnapshot
   {
@@ -18,27 +26,64 @@ public enum Replay {
         "seq \(target) is beyond the head of the log (\(head))",
         hint: head == 0 ? "the log is empty" : "give a seq from 0 to \(head)")
     }
-    var projection = Projection()
-    if target > 0 {
-      let name = Array(stream.utf8)
-      try name.withUnsafeBytes { name in
-        try reader.forEachRecord(from: 1) { recordSeq, bytes in
-          let event: PositionalEvent?
-          do {
-            event = try EventRecord.positional(bytes, ifStream: name)
-          } catch {
-            throw corruption(seq: recordSeq, "\(error)")
-          }
-          if let event {
-            guard event.seq == recordSeq else { throw corruption(seq: recordSeq, "record holds seq \(event.seq)") }
-            do { try projection.apply(event) } catch { throw MsglogError.refused("\(error)") }
-          }
-          return recordSeq < target
-        }
-      }
-    }
+    let projection =
+      seq == nil
+      ? try fullReplay(stream, through: target, in: reader)
+      : try replayFromCheckpoint(stream, through: target, in: reader)
     return StreamSnapshot(
       stream: stream, seq: target, version: projection.version, items: try items(projection.slots, in: reader))
+  }
+
+  static func fullReplay(_ stream: String, through target: UInt64, in reader: any LogReader) throws -> Projection {
+    var projection = Projection()
+    guard target > 0 else { return projection }
+    let name = Array(stream.utf8)
+    try name.withUnsafeBytes { name in
+      try reader.forEachRecord(from: 1) { recordSeq, bytes in
+        try fold(bytes, seq: recordSeq, stream: name, into: &projection)
+        return recordSeq < target
+      }
+    }
+    return projection
+  }
+
+  static func replayFromCheckpoint(_ stream: String, through target: UInt64, in reader: any LogReader) throws
+    -> Projection
+  {
+    var projection = Projection()
+    var from: UInt64 = 1
+    if let checkpoint = try reader.checkpoint(of: stream, atOrBefore: target) {
+      projection = Projection(slots: checkpoint.slots, version: checkpoint.version)
+      from = checkpoint.seq + 1
+    }
+    let name = Array(stream.utf8)
+    try name.withUnsafeBytes { name in
+      try reader.forEachStreamEvent(of: stream, from: from) { seq in
+        guard seq <= target else { return false }
+        let found = try reader.withRecord(at: seq) { bytes in
+          try fold(bytes, seq: seq, stream: name, into: &projection)
+        }
+        guard found != nil else { throw corruption(seq: seq, "the stream's event index names a missing record") }
+        return true
+      }
+    }
+    return projection
+  }
+
+  /// Checks one record and, when it belongs to the stream, folds it in.
+  @inline(__always)
+  static func fold(
+    _ bytes: UnsafeRawBufferPointer, seq: UInt64, stream: UnsafeRawBufferPointer, into projection: inout Projection
+  ) throws {
+    let event: PositionalEvent?
+    do {
+      event = try EventRecord.positional(bytes, ifStream: stream)
+    } catch {
+      throw corruption(seq: seq, "\(error)")
+    }
+    guard let event else { return }
+    guard event.seq == seq else { throw corruption(seq: seq, "record holds seq \(event.seq)") }
+    do { try projection.apply(event) } catch { throw MsglogError.refused("\(error)") }
   }
 
   /// The full items of `slots`, from their insert records.
@@ -99,28 +144,34 @@ public enum Replay {
 
 /// The stream as it is now, read from the derived tables rather than replayed.
 public enum CurrentView {
-  public static func stream(_ stream: String, in reader: any LogReader) throws -> StreamSnapshot {
+  /// The stream's counters and, item by item in order, its items: one leaf
+  /// of the order tree in memory at a time, so `list` of a million items
+  /// needs no more memory than `list` of ten.
+  public static func forEachItem(
+    of stream: String, in reader: any LogReader, header: (StreamSnapshot) throws -> Void,
+    _ body: (Int, Item) throws -> Void
+  ) throws {
     let seq = try reader.headSeq()
-    guard let head = try reader.streamHead(stream) else {
-      return StreamSnapshot(stream: stream, seq: seq, version: 0, items: [])
+    let head = try reader.streamHead(stream)
+    let count = Int(head?.count ?? 0)
+    try header(StreamSnapshot(stream: stream, seq: seq, version: head?.version ?? 0, items: []))
+    var index = 0
+    try StoredOrder.forEachSlot(of: stream, in: reader) { slot in
+      try body(index, try Replay.item(slot, in: reader))
+      index += 1
+      return true
     }
-    var items: [Item] = []
-    items.reserveCapacity(Int(head.count))
-    for id in try reader.order(of: stream) {
-      items.append(try item(id, in: reader))
+    guard index == count else {
+      throw MsglogError.refused(
+        "the order of stream \(TerminalText.quoted(stream)) holds \(index) items, its head says \(count)",
+        hint: "run 'msglog verify'; 'msglog verify --repair' rebuilds the order from the log")
     }
-    return StreamSnapshot(stream: stream, seq: seq, version: head.version, items: items)
   }
 
-  /// An item's body, from the insert event the id index points at.
-  static func item(_ id: ItemID, in reader: any LogReader) throws -> Item {
-    guard let entry = try reader.idEntry(id), let event = try reader.event(at: entry.insertSeq),
-      case .insert(let insertedID, _, let text, let sender) = event.op, insertedID == id
-    else {
-      throw MsglogError.refused(
-        "the id index has no valid insert for \(id.text)",
-        hint: "run 'msglog verify' to see what differs from the log")
-    }
-    return Item(id: id, text: text, sender: sender, time: event.time, seq: event.seq)
+  /// The whole stream as a snapshot (tests and small streams).
+  public static func stream(_ stream: String, in reader: any LogReader) throws -> StreamSnapshot {
+    var snapshot = StreamSnapshot(stream: stream, seq: 0, version: 0, items: [])
+    try forEachItem(of: stream, in: reader, header: { snapshot = $0 }) { _, item in snapshot.items.append(item) }
+    return snapshot
   }
 }

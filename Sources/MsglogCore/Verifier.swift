@@ -26,6 +26,12 @@ public enum Verifier {
     func problem(_ text: String) {
       if report.problems.count < problemLimit { report.problems.append(text) } else { suppressed += 1 }
     }
+    // Checkpoints are checked when the fold reaches their seq.
+    let heads = try reader.streamHeads()
+    var checkpointAt: [UInt64: String] = [:]
+    for head in heads {
+      for seq in try reader.checkpointSeqs(of: head.stream) { checkpointAt[seq] = head.stream }
+    }
 
     try reader.forEachRecord(from: 1) { seq, bytes in
       report.events += 1
@@ -51,58 +57,91 @@ public enum Verifier {
         problem(
           "seq \(seq): \(error.reason) (stream \(TerminalText.quoted(event.stream)); its later events are not checked)")
         broken.insert(event.stream)
+        return true
+      }
+      if let stream = checkpointAt.removeValue(forKey: seq) {
+        let replayed = state.projections[stream]
+        let stored = try reader.checkpoint(of: stream, atOrBefore: seq)
+        if stream != event.stream || stored?.version != replayed?.version
+          || stored?.slots != replayed?.slots.elements
+        {
+          problem("table checkpoints: stream \(TerminalText.quoted(stream)) at seq \(seq) differs from the replay")
+        }
       }
       return true
     }
     report.logIsIntact = report.problems.isEmpty
-    let projections = state.projections
-    let ids = state.ids
+    for (seq, stream) in checkpointAt.sorted(by: { $0.key < $1.key }) {
+      problem("table checkpoints: stream \(TerminalText.quoted(stream)) has one at seq \(seq), which is not its event")
+    }
 
     // Derived tables: each must equal what the replay built.
-    let heads = try reader.streamHeads()
     var seen: Set<String> = []
+    var leafOf: [ItemID: NodeID] = [:]
     for head in heads {
       seen.insert(head.stream)
       let name = TerminalText.quoted(head.stream)
-      guard let projection = projections[head.stream] else {
+      guard let projection = state.projections[head.stream], let expected = state.counters(of: head.stream) else {
         problem("table heads: stream \(name) has a head but no events")
         continue
       }
       if broken.contains(head.stream) { continue }
-      let expected = state.head(of: head.stream)!
-      if head != expected {
+      if head.counters != expected {
         problem(
           "table heads: stream \(name) has version \(head.version), last seq \(head.lastSeq), "
-            + "count \(head.count); the log says \(expected.version), \(expected.lastSeq), \(expected.count)")
+            + "count \(head.count); the log says \(expected[0]), \(expected[1]), \(expected[2])")
       }
-      let order = try reader.order(of: head.stream)
-      let replayed = projection.ids
-      if order != replayed {
+      var stored: [Slot] = []
+      do {
+        let tree = StoredOrder.tree(StoredNodes(reader: reader, stream: head.stream), head: head)
+        try tree.forEachLeaf { leaf, slots in
+          for slot in slots { leafOf[slot.id] = leaf }
+          stored.append(contentsOf: slots)
+          return true
+        }
+      } catch {
+        problem("table order: stream \(name) cannot be read: \(error)")
+      }
+      let replayed = projection.slots.elements
+      if stored != replayed {
         let at =
-          zip(order, replayed).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
-          ?? min(order.count, replayed.count)
+          zip(stored, replayed).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
+          ?? min(stored.count, replayed.count)
         problem("table order: stream \(name) differs from the replay from index \(at) on")
       }
+      var indexed: [UInt64] = []
+      try reader.forEachStreamEvent(of: head.stream, from: 1) {
+        indexed.append($0)
+        return true
+      }
+      if indexed != state.streamSeqs[head.stream] ?? [] {
+        problem("table stream-events: stream \(name) lists \(indexed.count) events; the log has \(state.streamSeqs[head.stream]?.count ?? 0)")
+      }
     }
-    for stream in projections.keys.sorted() where !seen.contains(stream) {
+    for stream in state.projections.keys.sorted() where !seen.contains(stream) {
       problem("table heads: stream \(TerminalText.quoted(stream)) has events but no head")
     }
     var indexed = 0
-    try reader.forEachIdEntry { id, entry in
+    try reader.forEachIdEntry(from: []) { id, entry in
       indexed += 1
-      if ids[id] != entry {
-        let want = ids[id].map { "insert seq \($0.insertSeq), remove seq \($0.removeSeq)" } ?? "no entry"
-        problem(
-          "table ids: \(id.text) has insert seq \(entry.insertSeq), remove seq \(entry.removeSeq); the log says \(want)"
-        )
+      guard var want = state.ids[id] else {
+        problem("table ids: \(id.text) is indexed, but the log never inserted it")
+        return true
       }
+      want.leaf = want.removeSeq == 0 ? leafOf[id] ?? 0 : 0
+      if entry != want {
+        problem(
+          "table ids: \(id.text) has insert seq \(entry.insertSeq), remove seq \(entry.removeSeq), leaf \(entry.leaf); "
+            + "the log says \(want.insertSeq), \(want.removeSeq), leaf \(want.leaf)")
+      }
+      return true
     }
-    if indexed != ids.count {
-      problem("table ids: \(indexed) entries; the log inserted \(ids.count) ids")
+    if indexed != state.ids.count {
+      problem("table ids: \(indexed) entries; the log inserted \(state.ids.count) ids")
     }
     if suppressed > 0 { report.problems.append("… and \(suppressed) more problems") }
-    report.streams = projections.count
-    report.liveItems = projections.values.reduce(0) { $0 + $1.count }
+    report.streams = state.projections.count
+    report.liveItems = state.projections.values.reduce(0) { $0 + $1.count }
     return report
   }
 }

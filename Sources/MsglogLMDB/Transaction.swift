@@ -117,6 +117,7 @@ public final class Cursor {
   public func first() throws -> Entry? { try move(MDB_FIRST) }
   public func last() throws -> Entry? { try move(MDB_LAST) }
   public func next() throws -> Entry? { try move(MDB_NEXT) }
+  public func previous() throws -> Entry? { try move(MDB_PREV) }
 
   /// The first entry whose key is at or after `key`.
   public func seek(_ key: [UInt8]) throws -> Entry? {

@@ -250,11 +250,16 @@ import Testing
       import lmdb, struct, sys
       env = lmdb.open(sys.argv[1], max_dbs=8)
       with env.begin(write=True) as t:
-          t.put(b"main", struct.pack(">QQQ", 1, 1, 1), db=env.open_db(b"heads", txn=t, create=False))
+          heads = env.open_db(b"heads", txn=t, create=False)
+          head = list(struct.unpack(">7Q", t.get(b"main", db=heads)))
+          root = head[3]
+          t.put(b"main", struct.pack(">7Q", 1, 1, 1, *head[3:]), db=heads)
           order = env.open_db(b"order", txn=t, create=False)
-          ids = t.get(b"main", db=order)
-          t.put(b"main", ids[16:32] + ids[:16] + ids[32:], db=order)
-          t.delete(ids[:16], db=env.open_db(b"ids", txn=t, create=False))
+          key = b"main\\0" + struct.pack(">Q", root)
+          node = t.get(key, db=order)  # 24 items: the root is a leaf
+          assert node[0] == 1
+          t.put(key, node[:13] + node[37:61] + node[13:37] + node[61:], db=order)
+          t.delete(node[13:29], db=env.open_db(b"ids", txn=t, create=False))
       """, s.db]
     try p.run()
     p.waitUntilExit()

@@ -1,0 +1,109 @@
+/// A stream's order tree kept in the store: nodes are read through a
+/// transaction, changed in a cache, and written back by `flush`.
+///
+/// A write touches one node per level (plus, now and then, a split or a
+/// merge), so its cost does not grow with the stream: the order is never
+/// loaded whole. Read-only use (`list`) caches nothing, so memory stays flat
+/// however long the stream.
+public struct StoredNodes: TreeNodeStore {
+  public typealias Element = Slot
+  let reader: any LogReader
+  let writer: (any LogWriter)?
+  public let stream: String
+  var cache: [NodeID: TreeNode<Slot>] = [:]
+  var dirty: Set<NodeID> = []
+  var freed: Set<NodeID> = []
+  public private(set) var nextNode: NodeID
+  /// Leaves that items moved into since the last flush (for the id index).
+  public private(set) var placements: [ItemID: NodeID] = [:]
+
+  /// Reads and writes through `writer`.
+  public init(writer: any LogWriter, stream: String, nextNode: NodeID) {
+    self.reader = writer
+    self.writer = writer
+    self.stream = stream
+    self.nextNode = max(nextNode, 1)
+  }
+
+  /// Reads only, caching nothing.
+  public init(reader: any LogReader, stream: String) {
+    self.reader = reader
+    self.writer = nil
+    self.stream = stream
+    self.nextNode = 1
+  }
+
+  public func read<R>(_ id: NodeID, _ body: (TreeNode<Slot>) throws -> R) throws -> R {
+    if let node = cache[id] { return try body(node) }
+    guard let node = try reader.orderNode(id, of: stream) else {
+      throw MsglogError.refused(
+        "the order of stream \(TerminalText.quoted(stream)) lacks node \(id)",
+        hint: "run 'msglog verify'; 'msglog verify --repair' rebuilds the order from the log")
+    }
+    return try body(node)
+  }
+
+  public mutating func update<R>(_ id: NodeID, _ body: (inout TreeNode<Slot>) throws -> R) throws -> R {
+    precondition(writer != nil, "a read-only order tree was changed")
+    if cache[id] == nil { cache[id] = try read(id) { $0 } }
+    dirty.insert(id)
+    return try body(&cache[id]!)
+  }
+
+  public mutating func allocate(_ node: TreeNode<Slot>) throws -> NodeID {
+    let id = nextNode
+    nextNode += 1
+    cache[id] = node
+    dirty.insert(id)
+    return id
+  }
+
+  public mutating func free(_ id: NodeID) throws {
+    cache[id] = nil
+    dirty.remove(id)
+    freed.insert(id)
+  }
+
+  public mutating func placed(_ elements: ArraySlice<Slot>, in leaf: NodeID) throws {
+    for slot in elements { placements[slot.id] = leaf }
+  }
+
+  /// Writes changed nodes and deletes freed ones; returns and forgets the placements.
+  public mutating func flush() throws -> [ItemID: NodeID] {
+    guard let writer else { return [:] }
+    for id in dirty { try writer.putOrderNode(cache[id]!, id: id, of: stream) }
+    for id in freed { try writer.deleteOrderNode(id, of: stream) }
+    dirty.removeAll()
+    freed.removeAll()
+    cache.removeAll(keepingCapacity: true)
+    defer { placements.removeAll() }
+    return placements
+  }
+}
+
+/// Node sizes of stored order trees: 64 slots (1.5 KiB) per leaf and 64
+/// children per inner node keep every node within one LMDB page, so a
+/// write copies a few pages whatever the stream's size.
+public enum StoredOrder {
+  public static let leafCapacity = 64
+  public static let fanout = 64
+
+  public static func tree(_ nodes: StoredNodes, head: StreamHead) -> CountedTree<StoredNodes> {
+    CountedTree(store: nodes, root: head.root, count: Int(head.count), leafCapacity: leafCapacity, fanout: fanout)
+  }
+
+  /// Calls `body` with the stream's slots in order, one leaf in memory at a time.
+  public static func forEachSlot(of stream: String, in reader: any LogReader, _ body: (Slot) throws -> Bool) throws {
+    guard let head = try reader.streamHead(stream), head.root != 0 else { return }
+    try tree(StoredNodes(reader: reader, stream: stream), head: head).forEach(body)
+  }
+
+  public static func slots(of stream: String, in reader: any LogReader) throws -> [Slot] {
+    var slots: [Slot] = []
+    try forEachSlot(of: stream, in: reader) {
+      slots.append($0)
+      return true
+    }
+    return slots
+  }
+}
