@@ -23,11 +23,22 @@ struct TraceBench {
     importTime = try best(of: 1) {
       try? FileManager.default.removeItem(atPath: directory)
       let fresh = try LMDBStore(path: directory, create: true)
-      try fresh.write { writer in
+      var performing = Duration.zero, finishing = Duration.zero
+      let start = ContinuousClock.now
+      try fresh.write(reserving: trace.requests.count * 512) { writer in
         let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 0))
+        let t0 = ContinuousClock.now
         for request in trace.requests { _ = try session.perform(request) }
+        let t1 = ContinuousClock.now
         try session.finish()
+        performing = t1 - t0
+        finishing = ContinuousClock.now - t1
       }
+      let total = ContinuousClock.now - start
+      FileHandle.standardError.write(
+        Data(
+          "bench: \(trace.name) import phases: validate and append \(performing.pretty), derived rows \(finishing.pretty), commit \((total - performing - finishing).pretty)\n"
+            .utf8))
       store = fresh
     }
     guard let store else { throw BenchError("import did not run") }
@@ -133,22 +144,17 @@ extension TraceBench {
   }
 }
 
-/// What a collection-view data source does: a Swift Array of items, ids found
-/// by linear search.
+/// What a collection-view data source does: a Swift Array of 16-byte items
+/// (the ids; the trace README's reference figure), ids found by linear search.
 enum ArrayBaseline {
-  struct Item {
-    var id: ItemID
-    var text: String
-  }
-
   static func apply(_ requests: [WriteRequest]) -> Int {
-    var items: [Item] = []
+    var items: [ItemID] = []
     for request in requests {
       switch request.command {
       case .insert(let insert):
-        items.insert(Item(id: insert.id!, text: insert.text), at: Int(insert.index ?? UInt64(items.count)))
+        items.insert(insert.id!, at: Int(insert.index ?? UInt64(items.count)))
       case .remove(.id(let id)):
-        items.remove(at: items.firstIndex { $0.id == id }!)
+        items.remove(at: items.firstIndex(of: id)!)
       case .move(let from, let to, _):
         items.insert(items.remove(at: Int(from)), at: Int(to))
       case .remove(.prefix):

@@ -359,7 +359,12 @@ struct Runner<Input: InputSource> {
     if !(try databaseExists()) {
       _ = try MemoryStore().write(body)
     }
-    return try LMDBStore(path: path, create: true).write(body)
+    // Records plus derived rows: a generous estimate is free (the map is address space).
+    let estimate = requests.reduce(0) { total, request in
+      if case .insert(let insert) = request.command { return total + 2 * insert.text.utf8.count + 512 }
+      return total + 256
+    }
+    return try LMDBStore(path: path, create: true).write(reserving: requests.count > 1 ? estimate : 0, body)
   }
 }
 

@@ -33,12 +33,14 @@ public protocol TreeNodeStore {
   mutating func allocate(_ node: TreeNode<Element>) throws -> NodeID
   mutating func free(_ id: NodeID) throws
   /// Told whenever elements come to live in `leaf` (insert, split, merge),
-  /// for stores that index where each element is.
+  /// when `tracksPlacements` is true: for stores that index where each element is.
   mutating func placed(_ elements: ArraySlice<Element>, in leaf: NodeID) throws
+  var tracksPlacements: Bool { get }
 }
 
 extension TreeNodeStore {
   public mutating func placed(_ elements: ArraySlice<Element>, in leaf: NodeID) throws {}
+  public var tracksPlacements: Bool { false }
 }
 
 /// An order-statistic B+tree: a sequence with O(log n) insert, remove and
@@ -187,7 +189,7 @@ public struct CountedTree<Store: TreeNodeStore> {
       node.elements.insert(element, at: i)
       return node.elements.count > capacity
     }
-    try store.placed([element][...], in: id)
+    if store.tracksPlacements { try store.placed([element][...], in: id) }
     count += 1
     if overflow { try split(id) }
   }

@@ -119,7 +119,15 @@ public protocol EventStore: AnyObject {
   /// Runs `body` in a write transaction: committed (durably) when it returns,
   /// rolled back when it throws. Writers are serialised, so `headSeq()` does not
   /// move under `body`. `body` may be run again if the backend needs to retry.
-  func write<R>(_ body: (any LogWriter) throws -> R) throws -> R
+  /// `reserving` estimates the bytes the write adds, so that a backend can
+  /// make room once rather than retry a large batch on every growth.
+  func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R
+}
+
+extension EventStore {
+  public func write<R>(_ body: (any LogWriter) throws -> R) throws -> R {
+    try write(reserving: 0, body)
+  }
 }
 
 extension LogReader {

@@ -22,7 +22,7 @@ public final class MemoryStore: EventStore {
     try body(Transaction(state: state))
   }
 
-  public func write<R>(_ body: (any LogWriter) throws -> R) throws -> R {
+  public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     let txn = Transaction(state: state)
     let result = try body(txn)
     state = txn.state

@@ -75,12 +75,17 @@ public struct Projection {
       }
       slots.insert(Slot(id: event.id, seq: event.seq), at: Int(index))
     case .remove(let index):
-      guard index < count, slots[Int(index)].id == event.id else {
-        let found = index < count ? slots[Int(index)].id.text : "nothing"
+      guard index < count else {
         throw ReplayError(
-          seq: event.seq, reason: "remove records \(event.id.text) at index \(index), but \(found) is there")
+          seq: event.seq, reason: "remove records \(event.id.text) at index \(index), but nothing is there")
       }
-      slots.remove(at: Int(index))
+      // Remove first and put back on a mismatch: one descent of the tree, not two.
+      let removed = slots.remove(at: Int(index))
+      guard removed.id == event.id else {
+        slots.insert(removed, at: Int(index))
+        throw ReplayError(
+          seq: event.seq, reason: "remove records \(event.id.text) at index \(index), but \(removed.id.text) is there")
+      }
     case .move(let from, let to):
       guard from < count, to < count else {
         throw ReplayError(seq: event.seq, reason: "move \(from) -> \(to) in a stream with \(count) items")

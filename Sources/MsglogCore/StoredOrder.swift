@@ -64,6 +64,8 @@ public struct StoredNodes: TreeNodeStore {
     freed.insert(id)
   }
 
+  public var tracksPlacements: Bool { true }
+
   public mutating func placed(_ elements: ArraySlice<Slot>, in leaf: NodeID) throws {
     for slot in elements { placements[slot.id] = leaf }
   }

@@ -75,8 +75,9 @@ public final class Environment {
   ///
   /// `body` may run more than once: after a full map, everything it did is
   /// rolled back and it starts again on a bigger map.
-  public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+  public func write<R>(reserving bytes: Int = 0, _ body: (Transaction) throws -> R) throws -> R {
     precondition(!isReadOnly, "write on a read-only environment")
+    if bytes > 0 { try makeRoom(for: bytes) }
     while true {
       let txn = try begin(readOnly: false)
       let result: R
@@ -136,6 +137,22 @@ public final class Environment {
     var stats = statvfs()
     guard statvfs(path, &stats) == 0 else { return false }
     return UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < 1 << 20
+  }
+
+  /// Grows the map ahead of a large write, so that the write does not run
+  /// once per doubling. Only called with no transaction open in this process.
+  private func makeRoom(for bytes: Int) throws {
+    var info = MDB_envinfo()
+    mdb_env_info(env, &info)
+    var stat = MDB_stat()
+    mdb_env_stat(env, &stat)
+    let used = (info.me_last_pgno + 1) * Int(stat.ms_psize)
+    // Copy-on-write touches pages twice over, and free pages linger: allow double.
+    let needed = used + 2 * bytes
+    guard needed > info.me_mapsize else { return }
+    var size = info.me_mapsize
+    while size < needed { size *= 2 }
+    try check(mdb_env_set_mapsize(env, size), "mdb_env_set_mapsize")
   }
 
   /// Doubles the map. Only called with no transaction open in this process.

@@ -104,8 +104,8 @@ public final class LMDBStore: EventStore {
     }
   }
 
-  public func write<R>(_ body: (any LogWriter) throws -> R) throws -> R {
-    try environment.write { txn in
+  public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+    try environment.write(reserving: bytes) { txn in
       let access = Access(store: self, txn: txn)
       return try body(access)
     }

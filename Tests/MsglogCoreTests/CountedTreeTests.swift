@@ -15,6 +15,7 @@ struct TrackingPool: TreeNodeStore {
   }
   mutating func allocate(_ node: TreeNode<Slot>) throws -> NodeID { pool.allocate(node) }
   mutating func free(_ id: NodeID) throws { pool.free(id) }
+  var tracksPlacements: Bool { true }
   mutating func placed(_ elements: ArraySlice<Slot>, in leaf: NodeID) throws {
     for e in elements { leafOf[e.id] = leaf }
   }
