@@ -9,11 +9,19 @@ import MsglogLMDB
 let arguments = Array(CommandLine.arguments.dropFirst())
 var traces: [String] = []
 var runs = 3
+var scale = 0
+var bigItems = 0
+var peers = false
+var msglog = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("msglog").path
 var i = 0
 while i < arguments.count {
   switch arguments[i] {
   case "--trace": traces.append(arguments[i + 1]); i += 2
   case "--runs": runs = Int(arguments[i + 1])!; i += 2
+  case "--scale": scale = Int(arguments[i + 1])!; i += 2
+  case "--big": bigItems = Int(arguments[i + 1])!; i += 2
+  case "--peers": peers = true; i += 1
+  case "--msglog": msglog = arguments[i + 1]; i += 2
   default:
     FileHandle.standardError.write(Data("msglog-bench: unknown argument \(arguments[i])\n".utf8))
     exit(64)
@@ -43,5 +51,39 @@ for path in traces {
   table.add(
     "\(trace.name): replay --at midpoint vs full replay", results.replayMid.pretty, results.replay.pretty,
     ratio(results.replayMid.seconds, results.replay.seconds), "")
+}
+if scale > 0 {
+  let big = bigItems > 0 ? bigItems : scale / 10
+  FileHandle.standardError.write(Data("bench: scale: \(scale) events, \(big) live items in the big stream\n".utf8))
+  let r = try ScaleBench(events: scale, bigItems: big, directory: scratch + "/scale", msglog: msglog, runs: runs).run()
+  let label = "scale \(scale / 1_000_000)M events"
+  table.add("\(label): generate the log (library, batches of 100k)", r.importTime.pretty, "—", "—", "")
+  let fastest = r.replayAtSmall.map(\.1).min()!, slowest = r.replayAtSmall.map(\.1).max()!
+  for (percent, time) in r.replayAtSmall {
+    table.add("\(label): replay --at \(percent)% of head, small stream", time.pretty, fastest.pretty, ratio(time.seconds, fastest.seconds), "")
+  }
+  table.add("\(label): replay --at, slowest ÷ fastest", slowest.pretty, fastest.pretty, ratio(slowest.seconds, fastest.seconds), "≤ 2")
+  table.add(
+    "\(label): replay --at head ÷ list, big stream", r.replayAtBigHead.time.pretty, r.listBig.time.pretty,
+    ratio(r.replayAtBigHead.time.seconds, r.listBig.time.seconds), "≤ 2")
+  for (command, big, small) in r.commands {
+    table.add("\(label): \(command) process, big ÷ small stream", big.pretty, small.pretty, ratio(big.seconds, small.seconds), "≤ 2")
+  }
+  table.add(
+    "\(label): heap of list, big ÷ small stream", "\(r.listBig.peakAnonKiB / 1024) MiB",
+    "\(r.listSmall.peakAnonKiB / 1024) MiB", ratio(Double(r.listBig.peakAnonKiB), Double(r.listSmall.peakAnonKiB)), "flat")
+  table.add(
+    "\(label): RSS of list (with mapped pages read), big ÷ small", "\(r.listBig.peakKiB / 1024) MiB",
+    "\(r.listSmall.peakKiB / 1024) MiB", ratio(Double(r.listBig.peakKiB), Double(r.listSmall.peakKiB)), "report")
+  table.add(
+    "\(label): full replay of the big stream: time, heap", r.fullReplayBig.time.pretty,
+    "\(r.fullReplayBig.peakAnonKiB / 1024) MiB", "—", "report")
+}
+if peers {
+  let r = try PeerBench(directory: scratch + "/peers", msglog: msglog, runs: max(runs, 5), records: 200_000, recordSize: 80).run()
+  table.add("peers: one durable append process vs sqlite3 insert", r.append.pretty, r.sqlite.pretty, ratio(r.append.seconds, r.sqlite.seconds), "≤ 1")
+  table.add(
+    "peers: import 200k events vs mdb_load of 200k 80-byte records", r.importTime.pretty, r.mdbLoad.pretty,
+    ratio(r.mdbLoad.seconds, r.importTime.seconds) + " throughput", "≥ 0.5×")
 }
 print(table.render())

@@ -78,7 +78,7 @@ struct CommandSpec {
 
   static func table(_ rows: [(String, String)]) -> String {
     let width = rows.map { $0.0.count }.max() ?? 0
-    return rows.map { "  " + $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 + "\n" }
+    return rows.map { "  " + padded($0.0, to: width) + "  " + $0.1 + "\n" }
       .joined()
   }
 

@@ -146,7 +146,7 @@ enum Format {
       for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) }
     }
     for row in rows {
-      var line = row[0].padding(toLength: widths[0], withPad: " ", startingAt: 0)
+      var line = padded(row[0], to: widths[0])
       for i in 1..<4 {
         line += "  " + String(repeating: " ", count: widths[i] - row[i].count) + row[i]
       }
@@ -165,4 +165,9 @@ enum Format {
     }
     return "{\"streams\":[" + rows.joined(separator: ",") + "]}"
   }
+}
+
+/// `text` followed by spaces up to `width` characters (left-aligned column).
+func padded(_ text: String, to width: Int) -> String {
+  text + String(repeating: " ", count: max(0, width - text.count))
 }

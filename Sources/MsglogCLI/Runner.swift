@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MsglogCore
 import MsglogLMDB
 
@@ -321,7 +321,7 @@ struct Runner<Input: InputSource> {
   }
 
   func databaseExists() throws -> Bool {
-    FileManager.default.fileExists(atPath: try databasePath + "/data.mdb")
+    PathKind.of(try databasePath + "/data.mdb") != .missing
   }
 
   func openForReading() throws -> LMDBStore {
@@ -414,9 +414,10 @@ enum InputText {
 
 enum FileProblem {
   static func describe(_ path: String) -> String {
-    var isDirectory: ObjCBool = false
-    if !FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) { return "no such file" }
-    if isDirectory.boolValue { return "it is a directory" }
-    return "permission denied"
+    switch PathKind.of(path) {
+    case .missing: return "no such file"
+    case .directory: return "it is a directory"
+    case .file: return "permission denied"
+    }
   }
 }

@@ -1,4 +1,8 @@
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// The on-disk form of an event: versioned, length-prefixed, checksummed.
 ///

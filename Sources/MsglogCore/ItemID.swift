@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An item's identity: a UUID, printed in lowercase canonical form.
 public typealias ItemID = UUID
@@ -23,6 +23,20 @@ extension UUID {
       }
     }
     self.init(uuidString: string)
+  }
+
+  /// A new random (version 4) UUID.
+  ///
+  /// Foundation's `UUID()` opens /dev/urandom for every id on Linux, which
+  /// dominated bulk appends; the system generator uses getrandom(2) instead.
+  public static func random() -> ItemID {
+    var generator = SystemRandomNumberGenerator()
+    var bytes = (generator.next() as UInt64, generator.next() as UInt64)
+    return withUnsafeMutableBytes(of: &bytes) { raw in
+      raw[6] = (raw[6] & 0x0F) | 0x40  // version 4
+      raw[8] = (raw[8] & 0x3F) | 0x80  // RFC 4122 variant
+      return ItemID(bytes: UnsafeRawBufferPointer(raw))
+    }
   }
 
   /// The 16 bytes of the UUID in network order, as stored on disk.

@@ -186,7 +186,7 @@ public final class LedgerSession {
     // A collision among random v4 UUIDs is not going to happen, but an id
     // imported from elsewhere could be anything, so check rather than assume.
     while true {
-      let id = ItemID()
+      let id = ItemID.random()
       if try idEntry(id) == nil { return id }
     }
   }
@@ -276,7 +276,7 @@ public final class LedgerSession {
   /// Live ids whose text form starts with `prefix`, from the id index (a
   /// range of keys) and from this session's own inserts.
   private func forEachLiveID(withPrefix prefix: String, _ body: (ItemID, IdEntry) throws -> Bool) throws {
-    let hex = prefix.replacingOccurrences(of: "-", with: "")
+    let hex = prefix.filter { $0 != "-" }
     var start: [UInt8] = []
     var index = hex.startIndex
     while index < hex.endIndex {

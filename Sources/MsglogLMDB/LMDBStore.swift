@@ -1,5 +1,9 @@
 import CLMDB
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 import MsglogCore
 
 /// The event log in one LMDB environment.
@@ -69,8 +73,8 @@ public final class LMDBStore: EventStore {
   /// Refuses paths that cannot hold a database before LMDB creates lock files in them.
   static func checkDirectory(_ path: String, create: Bool) throws {
     let fm = FileManager.default
-    var isDirectory: ObjCBool = false
-    if !fm.fileExists(atPath: path, isDirectory: &isDirectory) {
+    let kind = PathKind.of(path)
+    if kind == .missing {
       guard create else {
         throw MsglogError.refused(
           "no database at \(path)",
@@ -82,10 +86,10 @@ public final class LMDBStore: EventStore {
       }
       return
     }
-    guard isDirectory.boolValue else {
+    guard kind == .directory else {
       throw MsglogError.refused("\(path) is not a msglog database (it is a file, not a directory)")
     }
-    if fm.fileExists(atPath: path + "/data.mdb") { return }
+    if PathKind.of(path + "/data.mdb") != .missing { return }
     let contents = (try? fm.contentsOfDirectory(atPath: path)) ?? []
     guard create else {
       throw MsglogError.refused(
