@@ -330,9 +330,10 @@ struct Runner<Input: InputSource> {
 
   /// Validates and appends `requests` in one write transaction.
   ///
-  /// On a database that does not exist yet, the same transaction runs first
-  /// against an empty in-memory store: a refused command must not leave a
-  /// new database behind.
+  /// A database that does not exist yet is built in a private directory
+  /// beside its path and renamed into place only when the write commits: a
+  /// refused first command leaves nothing behind, and nobody ever sees a
+  /// half-made database.
   func write(_ requests: [WriteRequest], expectVersion: UInt64?, lineNumbers: [Int]? = nil) throws
     -> [Outcome?]
   {
@@ -356,15 +357,19 @@ struct Runner<Input: InputSource> {
       return outcomes
     }
     let path = try databasePath
-    if !(try databaseExists()) {
-      _ = try MemoryStore().write(body)
-    }
     // Records plus derived rows: a generous estimate is free (the map is address space).
     let estimate = requests.reduce(0) { total, request in
       if case .insert(let insert) = request.command { return total + 2 * insert.text.utf8.count + 512 }
       return total + 256
     }
-    return try LMDBStore(path: path, create: true).write(reserving: requests.count > 1 ? estimate : 0, body)
+    let reserve = requests.count > 1 ? estimate : 0
+    if PathKind.of(path) == .missing {
+      if let outcomes = try DatabaseCreation.create(at: path, { try $0.write(reserving: reserve, body) }) {
+        return outcomes
+      }
+      // Someone else created it meanwhile: write into theirs.
+    }
+    return try LMDBStore(path: path, create: true).write(reserving: reserve, body)
   }
 }
 

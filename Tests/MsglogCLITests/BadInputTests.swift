@@ -125,7 +125,7 @@ import Testing
   }
 
   /// The same writes on a database that does not exist: refused, and nothing is created.
-  @Test func refusedWritesAndReadsLeaveNoDatabaseBehind() {
+  @Test func refusedWritesAndReadsLeaveNoDatabaseBehind() throws {
     let s = Sandbox()
     for args in [
       ["insert", "1", "x"], ["move", "0", "1"], ["remove", Self.live], ["append", "--expect-version", "3", "x"],
@@ -135,6 +135,8 @@ import Testing
       #expect(r.code != 0, "\(args): \(r)")
       #expect(r.stderr.hasPrefix("msglog: "), "\(args): \(r)")
       #expect(!FileManager.default.fileExists(atPath: s.db), "\(args) created the database")
+      let leftovers = try FileManager.default.contentsOfDirectory(atPath: s.dir).filter { $0.contains(".creating-") }
+      #expect(leftovers.isEmpty, "\(args) left \(leftovers)")
     }
     let r = s.run("list")
     #expect(

@@ -42,6 +42,19 @@ import Testing
     }
   }
 
+  /// Several first writes race to create the database: each builds its own
+  /// and renames it into place; the losers write into the winner's.
+  @Test func firstWritesRaceToCreateTheDatabase() throws {
+    let s = Sandbox()
+    let children = (0..<6).map { s.start(["append", "racer \($0)"]) }
+    let runs = children.map { $0.finish() }
+    for r in runs { #expect(r.code == 0, "\(r)") }
+    #expect(s.run("list").lines.count == 6)
+    #expect(s.run("verify").code == 0)
+    let leftovers = try FileManager.default.contentsOfDirectory(atPath: s.dir).filter { $0.contains(".creating-") }
+    #expect(leftovers.isEmpty)
+  }
+
   @Test func writersAndReadersAtOnce() throws {
     let stress = ProcessInfo.processInfo.environment["MSGLOG_STRESS"] != nil
     let commandsPerWriter = stress ? 1000 : 250
