@@ -94,9 +94,10 @@ struct ScaleBench {
         try session.finish()
       }
       done = end
-      FileHandle.standardError.write(Data("\rbench: scale log: \(done)/\(plan.count) events".utf8))
+      if done % 1_000_000 == 0 || done == plan.count {
+        FileHandle.standardError.write(Data("bench: scale log: \(done)/\(plan.count) events\n".utf8))
+      }
     }
-    FileHandle.standardError.write(Data("\n".utf8))
     let importTime = ContinuousClock.now - start
     let head = try store.read { try $0.headSeq() }
 
