@@ -337,6 +337,8 @@ struct Runner<Input: InputSource> {
   func write(_ requests: [WriteRequest], expectVersion: UInt64?, lineNumbers: [Int]? = nil) throws
     -> [Outcome?]
   {
+    var progress = Progress("importing", total: requests.count, stderr: stderr)
+    defer { progress.finish() }
     let now = Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
     let body: (any LogWriter) throws -> [Outcome?] = { writer in
       let session = try LedgerSession(writer: writer, now: now)
@@ -346,6 +348,7 @@ struct Runner<Input: InputSource> {
       var outcomes: [Outcome?] = []
       outcomes.reserveCapacity(requests.count)
       for (i, request) in requests.enumerated() {
+        if i % 1024 == 0 { progress.update(i) }
         do {
           outcomes.append(try session.perform(request))
         } catch let error as MsglogError where lineNumbers != nil {
@@ -353,6 +356,7 @@ struct Runner<Input: InputSource> {
           throw MsglogError.refused(error.message, hint: error.hint).prefixed("line \(lineNumbers![i]): ")
         }
       }
+      progress.update(requests.count)
       try session.finish()
       return outcomes
     }
