@@ -349,6 +349,9 @@ struct Runner<Input: InputSource> {
       outcomes.reserveCapacity(requests.count)
       for (i, request) in requests.enumerated() {
         if i % 1024 == 0 { progress.update(i) }
+        // Write the derived rows so far into the same transaction now and
+        // then, so that a huge import holds bounded state in memory.
+        if i > 0 && i % 65_536 == 0 { try session.finish() }
         do {
           outcomes.append(try session.perform(request))
         } catch let error as MsglogError where lineNumbers != nil {
