@@ -83,17 +83,25 @@ public struct CountedTree<Store: TreeNodeStore> {
     var i = index
     while true {
       let next: NodeID? = try store.read(id) { node in
-        if node.isLeaf { return nil }
-        var c = 0
-        while i >= node.counts[c] && c < node.children.count - 1 {
-          i -= node.counts[c]
-          c += 1
-        }
-        return node.children[c]
+        node.isLeaf ? nil : node.children[Self.child(containing: &i, in: node, endGoesLeft: false)]
       }
       guard let next else { return (id, i) }
       id = next
     }
+  }
+
+  /// The child of an inner node that holds position `i`, and `i` made
+  /// relative to it. With `endGoesLeft`, a position just past a child's end
+  /// stays in that child (an insert there appends to it, not to the next).
+  @inline(__always)
+  static func child(containing i: inout Int, in node: TreeNode<Element>, endGoesLeft: Bool) -> Int {
+    var c = 0
+    let last = node.children.count - 1
+    while c < last && (endGoesLeft ? i > node.counts[c] : i >= node.counts[c]) {
+      i -= node.counts[c]
+      c += 1
+    }
+    return c
   }
 
   /// The position of the first element of `leaf` that satisfies `matches`.
@@ -172,12 +180,7 @@ public struct CountedTree<Store: TreeNodeStore> {
     while true {
       let next: (NodeID, Int)? = try store.update(id) { node in
         if node.isLeaf { return nil }
-        var c = 0
-        // Past the end of a child goes into that child (its end), not the next.
-        while i > node.counts[c] && c < node.children.count - 1 {
-          i -= node.counts[c]
-          c += 1
-        }
+        let c = Self.child(containing: &i, in: node, endGoesLeft: true)
         node.counts[c] += 1
         return (node.children[c], c)
       }
@@ -203,11 +206,7 @@ public struct CountedTree<Store: TreeNodeStore> {
     while true {
       let next: NodeID? = try store.update(id) { node in
         if node.isLeaf { return nil }
-        var c = 0
-        while i >= node.counts[c] && c < node.children.count - 1 {
-          i -= node.counts[c]
-          c += 1
-        }
+        let c = Self.child(containing: &i, in: node, endGoesLeft: false)
         node.counts[c] -= 1
         return node.children[c]
       }

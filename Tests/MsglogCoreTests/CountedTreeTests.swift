@@ -24,20 +24,9 @@ struct TrackingPool: TreeNodeStore {
 /// The counted tree against a plain Array: random inserts, removes and moves,
 /// with tiny nodes (many splits and merges) and realistic ones, small and large.
 @Suite struct CountedTreeTests {
-  struct Rng: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-  }
-
   @Test(arguments: [(4, 4, 3000), (5, 6, 3000), (128, 64, 20000), (16, 8, 60000)])
   func agreesWithArray(leaf: Int, fanout: Int, steps: Int) throws {
-    var rng = Rng(state: UInt64(leaf * 1000 + fanout))
+    var rng = LedgerPropertyTests.SplitMix(state: UInt64(leaf * 1000 + fanout))
     var tree = CountedTree(store: TrackingPool(), leafCapacity: leaf, fanout: fanout)
     var model: [Slot] = []
     for step in 0..<steps {
