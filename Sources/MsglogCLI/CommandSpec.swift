@@ -247,3 +247,8 @@ struct CommandSpec {
 
     """
 }
+
+/// `text` followed by spaces up to `width` characters (left-aligned column).
+func padded(_ text: String, to width: Int) -> String {
+  text + String(repeating: " ", count: max(0, width - text.count))
+}

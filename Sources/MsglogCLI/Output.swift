@@ -166,8 +166,3 @@ enum Format {
     return "{\"streams\":[" + rows.joined(separator: ",") + "]}"
   }
 }
-
-/// `text` followed by spaces up to `width` characters (left-aligned column).
-func padded(_ text: String, to width: Int) -> String {
-  text + String(repeating: " ", count: max(0, width - text.count))
-}
