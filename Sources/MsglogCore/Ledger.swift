@@ -225,6 +225,21 @@ public final class LedgerSession {
     try writer.event(at: entry.insertSeq)?.stream
   }
 
+  /// Whether the item was inserted into `stream`: the record's checksum and
+  /// stream name only, without decoding the rest (a remove does this every time).
+  private func lives(_ entry: IdEntry, in stream: String) throws -> Bool {
+    let name = Array(stream.utf8)
+    return try writer.withRecord(at: entry.insertSeq) { bytes in
+      try name.withUnsafeBytes { name in
+        do {
+          return try EventRecord.positional(bytes, ifStream: name) != nil
+        } catch {
+          throw corruption(seq: entry.insertSeq, "\(error)")
+        }
+      }
+    } ?? false
+  }
+
   /// Finds the live item a selector names, or says precisely why not.
   private func resolve(_ selector: ItemSelector, in state: inout StreamState) throws -> Int {
     let stream = state.head.stream
@@ -237,8 +252,8 @@ public final class LedgerSession {
       if entry.removeSeq != 0 {
         throw MsglogError.refused("item \(id.text) was already removed (at seq \(entry.removeSeq))")
       }
-      let home = try home(of: entry) ?? "?"
-      guard home == stream else {
+      guard try lives(entry, in: stream) else {
+        let home = try home(of: entry) ?? "?"
         throw MsglogError.refused(
           "item \(id.text) is in stream \(TerminalText.quoted(home)), not \(name)",
           hint: "select its stream with --stream")
@@ -247,7 +262,7 @@ public final class LedgerSession {
     case .prefix(let prefix):
       var matches: [ItemID] = []
       try forEachLiveID(withPrefix: prefix) { id, entry in
-        if try home(of: entry) == stream { matches.append(id) }
+        if try lives(entry, in: stream) { matches.append(id) }
         return matches.count <= 5
       }
       switch matches.count {
