@@ -186,8 +186,7 @@ struct Runner<Input: InputSource> {
     guard limit > 0 else { return }
     var printed: UInt64 = 0
     try store.read { reader in
-      try reader.forEachRecord(from: max(from, 1)) { seq, bytes in
-        let event = try decodeRecord(bytes, seq: seq)
+      try reader.forEachEvent(from: max(from, 1)) { event in
         guard all || event.stream == stream else { return true }
         stdout.line(json ? event.jsonLine : Format.eventLine(event))
         printed += 1
@@ -203,8 +202,8 @@ struct Runner<Input: InputSource> {
 
   func export() throws {
     try openForReading().read { reader in
-      try reader.forEachRecord(from: 1) { seq, bytes in
-        stdout.line(try decodeRecord(bytes, seq: seq).jsonLine)
+      try reader.forEachEvent(from: 1) { event in
+        stdout.line(event.jsonLine)
         return true
       }
     }

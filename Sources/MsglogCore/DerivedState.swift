@@ -40,10 +40,10 @@ public struct DerivedState {
     try writer.clearDerived()
     let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 0), mode: .rebuild)
     var expected: UInt64 = 1
-    try writer.forEachRecord(from: 1) { seq, bytes in
+    try writer.forEachEvent(from: 1) { event in
+      let seq = event.seq
       guard seq == expected else { throw MsglogError.refused("the log has a gap: seq \(expected) is missing") }
       expected += 1
-      let event = try decodeRecord(bytes, seq: seq)
       let command: Command
       switch event.op {
       case .insert(let id, let index, let text, let sender):

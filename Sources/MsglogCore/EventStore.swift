@@ -131,6 +131,12 @@ extension EventStore {
 }
 
 extension LogReader {
+  /// Each event from `seq` on, decoded and checked, until `body` returns
+  /// false; a damaged record stops the walk with an error naming its seq.
+  public func forEachEvent(from seq: UInt64, _ body: (Event) throws -> Bool) throws {
+    try forEachRecord(from: seq) { recordSeq, bytes in try body(try decodeRecord(bytes, seq: recordSeq)) }
+  }
+
   /// Decodes the record at `seq`, turning damage into an error that names the seq.
   public func event(at seq: UInt64) throws -> Event? {
     try withRecord(at: seq) { try decodeRecord($0, seq: seq) }

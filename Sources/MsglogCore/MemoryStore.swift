@@ -1,5 +1,4 @@
-/// An `EventStore` in memory, for fast tests of core logic and for dry runs
-/// (a refused first write must not create a database on disk).
+/// An `EventStore` in memory, for fast tests of core logic.
 ///
 /// Records are stored encoded, exactly as a disk backend stores them, so the
 /// codec is exercised here too. Writes run on a copy that replaces the state

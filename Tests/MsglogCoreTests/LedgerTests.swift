@@ -26,8 +26,8 @@ import Testing
     get throws {
       try store.read { reader in
         var lines: [String] = []
-        try reader.forEachRecord(from: 1) { seq, bytes in
-          lines.append(try decodeRecord(bytes, seq: seq).jsonLine)
+        try reader.forEachEvent(from: 1) {
+          lines.append($0.jsonLine)
           return true
         }
         return lines

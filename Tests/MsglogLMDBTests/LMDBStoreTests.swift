@@ -33,8 +33,8 @@ func perform(
 func exportLines(_ store: some EventStore) throws -> [String] {
   try store.read { reader in
     var lines: [String] = []
-    try reader.forEachRecord(from: 1) { seq, bytes in
-      lines.append(try decodeRecord(bytes, seq: seq).jsonLine)
+    try reader.forEachEvent(from: 1) {
+      lines.append($0.jsonLine)
       return true
     }
     return lines
