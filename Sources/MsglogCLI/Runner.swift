@@ -231,15 +231,11 @@ struct Runner<Input: InputSource> {
         throw MsglogError.refused(error.message, hint: error.hint).prefixed("line \(number): ")
       }
     }
-    let head: UInt64
-    let outcomes: [Outcome?]
-    if requests.isEmpty {
-      outcomes = []
-      head = try databaseExists() ? try openForReading().read { try $0.headSeq() } : 0
-    } else {
-      outcomes = try write(requests, expectVersion: nil, lineNumbers: lineNumbers)
-      head = outcomes.compactMap { $0?.event.seq }.max() ?? 0
-    }
+    let outcomes = requests.isEmpty ? [] : try write(requests, expectVersion: nil, lineNumbers: lineNumbers)
+    // Nothing appended (no lines, or only moves onto themselves): the head is where it was.
+    let head =
+      try outcomes.compactMap { $0?.event.seq }.max()
+      ?? (databaseExists() ? openForReading().read { try $0.headSeq() } : 0)
     let imported = outcomes.compactMap { $0 }.count
     if json {
       var o = JSONObjectWriter()
