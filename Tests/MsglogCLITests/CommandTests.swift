@@ -239,6 +239,8 @@ import Testing
       ["import", "--json"],
       stdin: Data("{\"op\":\"move\",\"from\":0,\"to\":0}\n{\"op\":\"append\",\"text\":\"new\"}\n".utf8))
     #expect(r.code == 0 && r.stdout == #"{"imported":1,"seq":2}"# + "\n", "\(r)")
+    r = s.run(["import", "--json"], stdin: Data(#"{"op":"move","from":1,"to":1}"#.utf8))
+    #expect(r.code == 0 && r.stdout == #"{"imported":0,"seq":2}"# + "\n", "\(r)")
   }
 
   /// The scenarios msglog comes from, each checked against an expected list
