@@ -57,15 +57,23 @@ enum Format {
   static func itemLines(_ snapshot: StreamSnapshot, to out: OutputStream) {
     let width = String(max(snapshot.items.count - 1, 0)).count
     for (index, item) in snapshot.items.enumerated() {
-      out.line(itemLine(item, index: index, width: width))
+      writeItemLine(item, index: index, width: width, to: out)
     }
   }
 
-  static func itemLine(_ item: Item, index: Int, width: Int) -> String {
+  /// Appends one `INDEX  SHORTID  SENDER  TEXT` line piece by piece: no
+  /// intermediate strings, which matters for a list of a million items.
+  static func writeItemLine(_ item: Item, index: Int, width: Int, to out: OutputStream) {
     let number = String(index)
-    let padded = String(repeating: " ", count: max(0, width - number.count)) + number
-    return padded + "  " + item.id.short + "  " + (item.sender.map(TerminalText.escape) ?? "-") + "  "
-      + TerminalText.escape(item.text)
+    for _ in 0..<max(0, width - number.utf8.count) { out.write(" ") }
+    out.write(number)
+    out.write("  ")
+    out.write(item.id.short)
+    out.write("  ")
+    out.write(item.sender.map(TerminalText.escape) ?? "-")
+    out.write("  ")
+    out.write(TerminalText.escape(item.text))
+    out.write("\n")
   }
 
   static func snapshotJSON(_ snapshot: StreamSnapshot) -> String {

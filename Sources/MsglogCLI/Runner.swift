@@ -163,7 +163,7 @@ struct Runner<Input: InputSource> {
         if json {
           stdout.write((index > 0 ? "," : "") + Format.itemJSON(item, index: index))
         } else {
-          stdout.line(Format.itemLine(item, index: index, width: width))
+          Format.writeItemLine(item, index: index, width: width, to: stdout)
         }
       }
       if json { stdout.line("]}") }

@@ -5,10 +5,33 @@ public typealias ItemID = UUID
 
 extension UUID {
   /// Lowercase canonical text form, as every msglog output prints it.
-  public var text: String { uuidString.lowercased() }
+  ///
+  /// Written here: Foundation's `uuidString` formats each byte with
+  /// snprintf, which made up a third of a `replay` of 100,000 items.
+  public var text: String { hex(dashed: true, bytes: 16) }
 
   /// The first eight characters, as `list` prints them.
-  public var short: String { String(text.prefix(8)) }
+  public var short: String { hex(dashed: false, bytes: 4) }
+
+  private func hex(dashed: Bool, bytes count: Int) -> String {
+    withUnsafeBytes(of: uuid) { raw in
+      String(unsafeUninitializedCapacity: 36) { out in
+        let digits: StaticString = "0123456789abcdef"
+        let d = digits.utf8Start
+        var j = 0
+        for i in 0..<count {
+          if dashed && (i == 4 || i == 6 || i == 8 || i == 10) {
+            out[j] = UInt8(ascii: "-")
+            j += 1
+          }
+          out[j] = d[Int(raw[i] >> 4)]
+          out[j + 1] = d[Int(raw[i] & 0x0F)]
+          j += 2
+        }
+        return j
+      }
+    }
+  }
 
   /// Parses the canonical 8-4-4-4-12 form in any case; nil for anything else.
   public init?(canonical string: String) {

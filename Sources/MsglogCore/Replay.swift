@@ -26,25 +26,67 @@ public enum Replay {
         "seq \(target) is beyond the head of the log (\(head))",
         hint: head == 0 ? "the log is empty" : "give a seq from 0 to \(head)")
     }
-    let projection =
-      seq == nil
-      ? try fullReplay(stream, through: target, in: reader)
-      : try replayFromCheckpoint(stream, through: target, in: reader)
+    if seq == nil {
+      let (projection, inserted) = try fullReplay(stream, through: target, in: reader)
+      return StreamSnapshot(
+        stream: stream, seq: target, version: projection.version, items: try inserted.items(projection.slots))
+    }
+    let projection = try replayFromCheckpoint(stream, through: target, in: reader)
     return StreamSnapshot(
       stream: stream, seq: target, version: projection.version, items: try items(projection.slots, in: reader))
   }
 
-  static func fullReplay(_ stream: String, through target: UInt64, in reader: any LogReader) throws -> Projection {
+  /// The bodies of a stream's inserts, kept in seq order as a full replay
+  /// passes them, so that the live items need no second read of the log.
+  struct InsertedItems {
+    var seqs: [UInt64] = []
+    var items: [Item] = []
+
+    /// The items of `slots`, found by binary search on their insert seqs.
+    func items(_ slots: OrderedList<Slot>) throws -> [Item] {
+      var out: [Item] = []
+      out.reserveCapacity(slots.count)
+      var failure: MsglogError? = nil
+      slots.forEach { slot in
+        var lo = 0, hi = seqs.count
+        while lo < hi {
+          let mid = (lo + hi) / 2
+          if seqs[mid] < slot.seq { lo = mid + 1 } else { hi = mid }
+        }
+        guard lo < seqs.count, seqs[lo] == slot.seq, items[lo].id == slot.id else {
+          failure = corruption(seq: slot.seq, "it is not the insert of \(slot.id.text)")
+          return false
+        }
+        out.append(items[lo])
+        return true
+      }
+      if let failure { throw failure }
+      return out
+    }
+  }
+
+  /// One cursor pass over the log: every record checked, the stream's events
+  /// folded by position, the bodies of its inserts kept for the end.
+  static func fullReplay(_ stream: String, through target: UInt64, in reader: any LogReader) throws
+    -> (Projection, InsertedItems)
+  {
     var projection = Projection()
-    guard target > 0 else { return projection }
+    var inserted = InsertedItems()
+    guard target > 0 else { return (projection, inserted) }
     let name = Array(stream.utf8)
     try name.withUnsafeBytes { name in
       try reader.forEachRecord(from: 1) { recordSeq, bytes in
-        try fold(bytes, seq: recordSeq, stream: name, into: &projection)
+        if try fold(bytes, seq: recordSeq, stream: name, into: &projection) == .insert {
+          // Checked by `fold` just now; decode the body without checking again.
+          do { inserted.items.append(try EventRecord.insertedItem(bytes)) } catch {
+            throw corruption(seq: recordSeq, "\(error)")
+          }
+          inserted.seqs.append(recordSeq)
+        }
         return recordSeq < target
       }
     }
-    return projection
+    return (projection, inserted)
   }
 
   static func replayFromCheckpoint(_ stream: String, through target: UInt64, in reader: any LogReader) throws
@@ -70,20 +112,25 @@ public enum Replay {
     return projection
   }
 
+  enum Folded { case skipped, insert, other }
+
   /// Checks one record and, when it belongs to the stream, folds it in.
   @inline(__always)
+  @discardableResult
   static func fold(
     _ bytes: UnsafeRawBufferPointer, seq: UInt64, stream: UnsafeRawBufferPointer, into projection: inout Projection
-  ) throws {
+  ) throws -> Folded {
     let event: PositionalEvent?
     do {
       event = try EventRecord.positional(bytes, ifStream: stream)
     } catch {
       throw corruption(seq: seq, "\(error)")
     }
-    guard let event else { return }
+    guard let event else { return .skipped }
     guard event.seq == seq else { throw corruption(seq: seq, "record holds seq \(event.seq)") }
     do { try projection.apply(event) } catch { throw MsglogError.refused("\(error)") }
+    if case .insert = event.change { return .insert }
+    return .other
   }
 
   /// The full items of `slots`, from their insert records.
