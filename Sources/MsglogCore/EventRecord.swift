@@ -170,21 +170,17 @@ struct ByteReader {
     return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)])
   }
 
-  mutating func u8() throws(EventRecord.DecodeError) -> UInt8 { try take(1)[0] }
+  mutating func u8() throws(EventRecord.DecodeError) -> UInt8 { try integer() }
+  mutating func u16() throws(EventRecord.DecodeError) -> UInt16 { try integer() }
+  mutating func u32() throws(EventRecord.DecodeError) -> UInt32 { try integer() }
+  mutating func u64() throws(EventRecord.DecodeError) -> UInt64 { try integer() }
 
-  mutating func u16() throws(EventRecord.DecodeError) -> UInt16 {
-    let b = try take(2)
-    return readBigEndian(b, at: 0, as: UInt16.self)
-  }
-
-  mutating func u32() throws(EventRecord.DecodeError) -> UInt32 {
-    let b = try take(4)
-    return readBigEndian(b, at: 0, as: UInt32.self)
-  }
-
-  mutating func u64() throws(EventRecord.DecodeError) -> UInt64 {
-    let b = try take(8)
-    return readBigEndian(b, at: 0, as: UInt64.self)
+  @inline(__always)
+  mutating func integer<T: FixedWidthInteger>() throws(EventRecord.DecodeError) -> T {
+    let n = MemoryLayout<T>.size
+    guard n <= remaining else { throw .truncated }
+    defer { offset += n }
+    return T(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
   }
 
   mutating func uuid() throws(EventRecord.DecodeError) -> ItemID {
@@ -204,11 +200,7 @@ struct ByteReader {
 
 @inline(__always)
 func readBigEndian<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, at offset: Int, as: T.Type) -> T {
-  var value: T = 0
-  for i in 0..<MemoryLayout<T>.size {
-    value = value << 8 | T(bytes[offset + i])
-  }
-  return value
+  T(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
 }
 
 extension Array where Element == UInt8 {
