@@ -26,8 +26,14 @@ public enum MsglogCLI {
     let code: Int32
     switch rawArguments() {
     case .success(let arguments):
+      // Only the variables msglog reads: building the whole environment
+      // dictionary costs more than anything else at start-up.
+      var environment: [String: String] = [:]
+      for name in ["MSGLOG_DB", "MSGLOG_STREAM"] {
+        if let value = getenv(name) { environment[name] = String(cString: value) }
+      }
       code = run(
-        arguments: arguments, environment: ProcessInfo.processInfo.environment,
+        arguments: arguments, environment: environment,
         stdin: StandardInput(), stdout: stdout, stderr: stderr)
     case .failure(let error):
       code = report(error, to: stderr)
