@@ -46,9 +46,12 @@ struct Table {
     var lines: [String] = []
     for (r, row) in rows.enumerated() {
       lines.append(
-        "| " + row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
+        "| "
+          + row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
           .joined(separator: " | ") + " |")
-      if r == 0 { lines.append("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|") }
+      if r == 0 {
+        lines.append("|" + widths.map { String(repeating: "-", count: $0 + 2) }.joined(separator: "|") + "|")
+      }
     }
     return lines.joined(separator: "\n")
   }

@@ -26,10 +26,16 @@ struct PeerBench {
     let sqliteDB = directory + "/events.sqlite"
     _ = try runProcess(
       "/usr/bin/sqlite3",
-      [sqliteDB, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE events (seq INTEGER PRIMARY KEY, stream TEXT, version INTEGER, time TEXT, op TEXT, id TEXT, body TEXT);"])
+      [
+        sqliteDB,
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE events (seq INTEGER PRIMARY KEY, stream TEXT, version INTEGER, time TEXT, op TEXT, id TEXT, body TEXT);",
+      ])
     let sqlite = try bestProcess(
       runs, "/usr/bin/sqlite3",
-      [sqliteDB, "PRAGMA synchronous=FULL; INSERT INTO events (stream, version, time, op, id, body) VALUES ('main', 1, '2026-11-29T10:00:00.000Z', 'insert', '3f2a1b4c-0000-4000-8000-00000000abcd', 'hello from the benchmark');"])
+      [
+        sqliteDB,
+        "PRAGMA synchronous=FULL; INSERT INTO events (stream, version, time, op, id, body) VALUES ('main', 1, '2026-11-29T10:00:00.000Z', 'insert', '3f2a1b4c-0000-4000-8000-00000000abcd', 'hello from the benchmark');",
+      ])
 
     // Bulk: `records` appends through `msglog import`, and mdb_load of as many
     // records of the same size (the size of an event record holding that text).

@@ -58,7 +58,8 @@ func runProcess(
   let time = ContinuousClock.now - start
   let exited = status & 0x7F == 0
   return ProcessRun(
-    time: time, peakKiB: usage.ru_maxrss, peakAnonKiB: peakAnon, status: exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F))
+    time: time, peakKiB: usage.ru_maxrss, peakAnonKiB: peakAnon,
+    status: exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F))
 }
 
 /// The best time of `runs` runs of a command that must succeed; memory from one more, sampled run.
@@ -68,7 +69,9 @@ func bestProcess(_ runs: Int, _ executable: String, _ arguments: [String], stdin
   var best: ProcessRun? = nil
   for _ in 0..<runs {
     let r = try runProcess(executable, arguments, stdin: stdin)
-    guard r.status == 0 else { throw BenchError("\(executable) \(arguments.joined(separator: " ")) exited \(r.status)") }
+    guard r.status == 0 else {
+      throw BenchError("\(executable) \(arguments.joined(separator: " ")) exited \(r.status)")
+    }
     if best == nil || r.time < best!.time { best = r }
   }
   if memory {

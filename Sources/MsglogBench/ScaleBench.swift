@@ -38,7 +38,8 @@ struct ScaleBench {
     var smallCounts = [Int](repeating: 0, count: 9)
     var smallIDs = [[ItemID]](repeating: [], count: 9)
     // i: insert into big, m: move in big, r: remove from big, s: an event of a small stream.
-    var plan: [UInt8] = Array(repeating: UInt8(ascii: "i"), count: inserts)
+    var plan: [UInt8] =
+      Array(repeating: UInt8(ascii: "i"), count: inserts)
       + Array(repeating: UInt8(ascii: "m"), count: moves) + Array(repeating: UInt8(ascii: "r"), count: removes)
       + Array(repeating: UInt8(ascii: "s"), count: smallShare)
     plan.shuffle(using: &rng)

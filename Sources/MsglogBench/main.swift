@@ -12,7 +12,8 @@ var runs = 3
 var scale = 0
 var bigItems = 0
 var peers = false
-var msglog = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("msglog").path
+var msglog = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("msglog")
+  .path
 var i = 0
 while i < arguments.count {
   switch arguments[i] {
@@ -60,14 +61,20 @@ if scale > 0 {
   table.add("\(label): generate the log (library, batches of 100k)", r.importTime.pretty, "—", "—", "")
   let fastest = r.replayAtSmall.map(\.1).min()!, slowest = r.replayAtSmall.map(\.1).max()!
   for (percent, time) in r.replayAtSmall {
-    table.add("\(label): replay --at \(percent)% of head, small stream", time.pretty, fastest.pretty, ratio(time.seconds, fastest.seconds), "")
+    table.add(
+      "\(label): replay --at \(percent)% of head, small stream", time.pretty, fastest.pretty,
+      ratio(time.seconds, fastest.seconds), "")
   }
-  table.add("\(label): replay --at, slowest ÷ fastest", slowest.pretty, fastest.pretty, ratio(slowest.seconds, fastest.seconds), "≤ 2")
+  table.add(
+    "\(label): replay --at, slowest ÷ fastest", slowest.pretty, fastest.pretty, ratio(slowest.seconds, fastest.seconds),
+    "≤ 2")
   table.add(
     "\(label): replay --at head ÷ list, big stream", r.replayAtBigHead.time.pretty, r.listBig.time.pretty,
     ratio(r.replayAtBigHead.time.seconds, r.listBig.time.seconds), "≤ 2")
   for (command, big, small) in r.commands {
-    table.add("\(label): \(command) process, big ÷ small stream", big.pretty, small.pretty, ratio(big.seconds, small.seconds), "≤ 2")
+    table.add(
+      "\(label): \(command) process, big ÷ small stream", big.pretty, small.pretty, ratio(big.seconds, small.seconds),
+      "≤ 2")
   }
   func mib(_ kib: Int) -> String { String(format: "%.1f MiB", Double(kib) / 1024) }
   table.add(
@@ -78,8 +85,12 @@ if scale > 0 {
     mib(r.fullReplayBig.peakAnonKiB), "—", "report")
 }
 if peers {
-  let r = try PeerBench(directory: scratch + "/peers", msglog: msglog, runs: max(runs, 5), records: 200_000, recordSize: 80).run()
-  table.add("peers: one durable append process vs sqlite3 insert", r.append.pretty, r.sqlite.pretty, ratio(r.append.seconds, r.sqlite.seconds), "≤ 1")
+  let r = try PeerBench(
+    directory: scratch + "/peers", msglog: msglog, runs: max(runs, 5), records: 200_000, recordSize: 80
+  ).run()
+  table.add(
+    "peers: one durable append process vs sqlite3 insert", r.append.pretty, r.sqlite.pretty,
+    ratio(r.append.seconds, r.sqlite.seconds), "≤ 1")
   table.add(
     "peers: import 200k events vs mdb_load of 200k 80-byte records", r.importTime.pretty, r.mdbLoad.pretty,
     ratio(r.mdbLoad.seconds, r.importTime.seconds) + " throughput", "≥ 0.5×")

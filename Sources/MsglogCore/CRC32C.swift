@@ -45,7 +45,8 @@ public enum CRC32C {
       let word = UInt64(littleEndian: p.loadUnaligned(as: UInt64.self))
       let x = UInt32(truncatingIfNeeded: word) ^ c
       let hi = UInt32(truncatingIfNeeded: word >> 32)
-      c = t[7 * 256 + Int(x & 0xFF)] ^ t[6 * 256 + Int((x >> 8) & 0xFF)]
+      c =
+        t[7 * 256 + Int(x & 0xFF)] ^ t[6 * 256 + Int((x >> 8) & 0xFF)]
         ^ t[5 * 256 + Int((x >> 16) & 0xFF)] ^ t[4 * 256 + Int(x >> 24)]
         ^ t[3 * 256 + Int(hi & 0xFF)] ^ t[2 * 256 + Int((hi >> 8) & 0xFF)]
         ^ t[256 + Int((hi >> 16) & 0xFF)] ^ t[Int(hi >> 24)]

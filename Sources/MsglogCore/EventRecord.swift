@@ -274,7 +274,8 @@ extension EventRecord {
       change = .remove(index: readBigEndian(bytes, at: p, as: UInt64.self))
     case opMove:
       guard payload == 16 else { throw payload < 16 ? .truncated : .trailingBytes(payload - 16) }
-      change = .move(from: readBigEndian(bytes, at: p, as: UInt64.self), to: readBigEndian(bytes, at: p + 8, as: UInt64.self))
+      change = .move(
+        from: readBigEndian(bytes, at: p, as: UInt64.self), to: readBigEndian(bytes, at: p + 8, as: UInt64.self))
     default:
       throw .unknownOp(bytes[1])
     }

@@ -175,7 +175,9 @@ public enum Replay {
         return seq < hi
       }
     }
-    guard found == order.count else { throw MsglogError.refused("corrupted log: \(order.count - found) inserts are missing") }
+    guard found == order.count else {
+      throw MsglogError.refused("corrupted log: \(order.count - found) inserts are missing")
+    }
     return items
   }
 

@@ -115,7 +115,9 @@ public enum Verifier {
         return true
       }
       if indexed != state.streamSeqs[head.stream] ?? [] {
-        problem("table stream-events: stream \(name) lists \(indexed.count) events; the log has \(state.streamSeqs[head.stream]?.count ?? 0)")
+        problem(
+          "table stream-events: stream \(name) lists \(indexed.count) events; the log has \(state.streamSeqs[head.stream]?.count ?? 0)"
+        )
       }
     }
     for stream in state.projections.keys.sorted() where !seen.contains(stream) {

@@ -1,10 +1,10 @@
 import CLMDB
 import FoundationEssentials
+import MsglogCore
 
 #if canImport(Glibc)
   import Glibc
 #endif
-import MsglogCore
 
 /// The event log in one LMDB environment.
 ///

@@ -272,7 +272,9 @@ import Testing
     s.append("other stream", stream: "日本")
     #expect(s.run("move", "1", "0").code == 0)
     #expect(s.run("remove", s.run("list").lines[0].split(separator: " ")[1].description).code == 0)
-    let script = URL(fileURLWithPath: fixture("")).deletingLastPathComponent().appendingPathComponent("scripts/decode-log.py").path
+    let script = URL(fileURLWithPath: fixture("")).deletingLastPathComponent().appendingPathComponent(
+      "scripts/decode-log.py"
+    ).path
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
     process.arguments = [script, s.db]

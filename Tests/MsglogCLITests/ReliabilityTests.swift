@@ -43,8 +43,9 @@ import Testing
         input = Data((0..<batchSize).map { "b\(i)-\($0)" }.joined(separator: "\n").utf8)
       default:
         args = ["import", "--json"]
-        input = Data((0..<batchSize).map { #"{"op":"append","stream":"imported","text":"b\#(i)-\#($0)"}"# }
-          .joined(separator: "\n").utf8)
+        input = Data(
+          (0..<batchSize).map { #"{"op":"append","stream":"imported","text":"b\#(i)-\#($0)"}"# }
+            .joined(separator: "\n").utf8)
       }
       let child = s.start(args, stdin: input)
       usleep(UInt32.random(in: 0...40_000))
@@ -71,7 +72,9 @@ import Testing
     let logged = Set(s.run(["log", "--all", "--json"]).lines.map { json($0)["id"] as! String })
     #expect(acknowledged.isSubset(of: logged), "\(acknowledged.subtracting(logged).count) acknowledged ids are missing")
     #expect(killed > 0, "no kill landed mid-command")
-    print("crash safety: \(iterations) writers, \(killed) killed with SIGKILL, \(completed) completed, \(acknowledged.count) acknowledged ids all present")
+    print(
+      "crash safety: \(iterations) writers, \(killed) killed with SIGKILL, \(completed) completed, \(acknowledged.count) acknowledged ids all present"
+    )
   }
 
   /// Two processes append large messages at once from a 1 MiB map: the map
@@ -103,13 +106,17 @@ import Testing
     let mapSize = try mapSizeOf(s.db)
     let growths = Int(log2(Double(mapSize) / Double(1 << 20)))
     #expect(growths >= 3, "map is \(mapSize) bytes")
-    print("map growth: 2 writers, \(2 * perWriter) appends of 200 kB, map grew \(growths) times to \(mapSize >> 20) MiB")
+    print(
+      "map growth: 2 writers, \(2 * perWriter) appends of 200 kB, map grew \(growths) times to \(mapSize >> 20) MiB")
   }
 
   func mapSizeOf(_ db: String) throws -> Int {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    p.arguments = ["-c", "import lmdb, sys; print(lmdb.open(sys.argv[1], max_dbs=8, readonly=True, lock=False).info()['map_size'])", db]
+    p.arguments = [
+      "-c", "import lmdb, sys; print(lmdb.open(sys.argv[1], max_dbs=8, readonly=True, lock=False).info()['map_size'])",
+      db,
+    ]
     let pipe = Pipe()
     p.standardOutput = pipe
     try p.run()
@@ -246,7 +253,9 @@ import Testing
     let before = s.run("list", "--json").stdout
     let p = Process()
     p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    p.arguments = ["-c", """
+    p.arguments = [
+      "-c",
+      """
       import lmdb, struct, sys
       env = lmdb.open(sys.argv[1], max_dbs=8)
       with env.begin(write=True) as t:
@@ -260,7 +269,8 @@ import Testing
           assert node[0] == 1
           t.put(key, node[:13] + node[37:61] + node[13:37] + node[61:], db=order)
           t.delete(node[13:29], db=env.open_db(b"ids", txn=t, create=False))
-      """, s.db]
+      """, s.db,
+    ]
     try p.run()
     p.waitUntilExit()
     #expect(p.terminationStatus == 0)
@@ -280,7 +290,8 @@ import Testing
   @Test func hostileTextIsStoredExactlyOrRefused() throws {
     let s = Sandbox()
     var scalars = (0x00...0x1F).map { Unicode.Scalar($0)! } + [Unicode.Scalar(0x7F)!]
-    scalars += (0x80...0x9F).map { Unicode.Scalar($0)! } + [Unicode.Scalar(0x2028)!, Unicode.Scalar(0x2029)!, "\\", "\""]
+    scalars +=
+      (0x80...0x9F).map { Unicode.Scalar($0)! } + [Unicode.Scalar(0x2028)!, Unicode.Scalar(0x2029)!, "\\", "\""]
     var text = String.UnicodeScalarView()
     text.append(contentsOf: scalars)
     let message = "x" + String(text) + "y"
@@ -295,7 +306,8 @@ import Testing
     #expect(!r.stdout.unicodeScalars.contains { (0x80...0x9F).contains($0.value) || $0.value == 0x2028 })
     // A stream name with a NUL (only import can carry one) is refused.
     r = s.run(["import"], stdin: Data(#"{"op":"append","text":"x","stream":"a\u0000b"}"#.utf8))
-    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: line 1: stream name 'a\\x00b' contains a control character"), "\(r)")
+    #expect(
+      r.code == 1 && r.stderr.hasPrefix("msglog: line 1: stream name 'a\\x00b' contains a control character"), "\(r)")
     // 1 MiB is accepted, 1 MiB + 1 byte is refused.
     #expect(s.run(["append"], stdin: Data(repeating: 0x41, count: 1 << 20)).code == 0)
     r = s.run(["append"], stdin: Data(repeating: 0x41, count: (1 << 20) + 1))

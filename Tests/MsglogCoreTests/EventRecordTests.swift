@@ -30,7 +30,9 @@ import Testing
     let name = Array(stream.utf8)
     let result = bytes.withUnsafeBytes { raw in
       name.withUnsafeBytes { name in
-        Result { () throws(EventRecord.DecodeError) -> PositionalEvent? in try EventRecord.positional(raw, ifStream: name) }
+        Result { () throws(EventRecord.DecodeError) -> PositionalEvent? in
+          try EventRecord.positional(raw, ifStream: name)
+        }
       }
     }
     return try result.get()

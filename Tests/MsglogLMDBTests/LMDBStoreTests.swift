@@ -140,7 +140,8 @@ func workload(count: Int) -> [WriteRequest] {
         let index = next(model.count + 1)
         let id = ItemID()
         model.insert(id, at: index)
-        requests.append(WriteRequest(stream: "big", command: .insert(InsertRequest(index: UInt64(index), text: "i\(step)", id: id))))
+        requests.append(
+          WriteRequest(stream: "big", command: .insert(InsertRequest(index: UInt64(index), text: "i\(step)", id: id))))
       } else if next(2) == 0 {
         let index = next(model.count)
         requests.append(WriteRequest(stream: "big", command: .remove(.id(model.remove(at: index)))))
@@ -162,7 +163,8 @@ func workload(count: Int) -> [WriteRequest] {
     #expect(try store.read { try Replay.stream("big", at: UInt64(requests.count), in: $0) } == current)
     #expect(try store.read { try Verifier.verify($0) }.isClean)
     // One more command touches a few nodes, not the whole order.
-    _ = try perform([WriteRequest(stream: "big", command: .move(from: 0, to: UInt64(model.count - 1), id: nil))], on: store)
+    _ = try perform(
+      [WriteRequest(stream: "big", command: .move(from: 0, to: UInt64(model.count - 1), id: nil))], on: store)
     model.append(model.removeFirst())
     #expect(try store.read { try CurrentView.stream("big", in: $0) }.items.map(\.id) == model)
     try store.write { try DerivedState.rebuild($0) }
