@@ -10,44 +10,75 @@ import MsglogCore
 /// reported, so that what was printed comes before the message.
 public final class OutputStream {
   let fd: Int32?
-  var buffer: [UInt8] = []
+  /// Pending bytes. A raw buffer rather than an Array: every item of a list
+  /// is several writes, and an Array in a class property pays a dynamic
+  /// exclusivity check on each.
+  private let storage: UnsafeMutablePointer<UInt8>
+  private let capacity = 1 << 16
+  private var used = 0
   /// What a captured stream received (tests and in-process runs).
   public private(set) var captured: [UInt8] = []
 
   /// Writes to a file descriptor.
-  public init(fd: Int32) { self.fd = fd }
+  public init(fd: Int32) {
+    self.fd = fd
+    storage = .allocate(capacity: capacity)
+  }
 
   /// Captures everything in memory.
-  public init() { self.fd = nil }
+  public init() {
+    self.fd = nil
+    storage = .allocate(capacity: capacity)
+  }
+
+  deinit { storage.deallocate() }
 
   public var capturedText: String { String(decoding: captured, as: UTF8.self) }
 
   func write(_ text: String) {
-    buffer.append(contentsOf: text.utf8)
-    if buffer.count >= 1 << 16 { flush() }
+    let done = text.utf8.withContiguousStorageIfAvailable { append(UnsafeRawBufferPointer($0)) }
+    if done == nil { append(Array(text.utf8)) }
   }
 
-  func line(_ text: String) { write(text + "\n") }
+  func line(_ text: String) {
+    write(text)
+    write("\n")
+  }
 
-  public func flush() {
-    guard !buffer.isEmpty else { return }
-    guard let fd else {
-      captured.append(contentsOf: buffer)
-      buffer.removeAll(keepingCapacity: true)
+  private func append(_ bytes: [UInt8]) {
+    bytes.withUnsafeBytes { append($0) }
+  }
+
+  private func append(_ bytes: UnsafeRawBufferPointer) {
+    if used + bytes.count > capacity { flush() }
+    if bytes.count > capacity {
+      send(bytes)
       return
     }
-    buffer.withUnsafeBytes { raw in
-      var offset = 0
-      while offset < raw.count {
-        let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-        if n < 0 {
-          if errno == EINTR { continue }
-          return  // EPIPE and the like: the reader is gone; nothing useful to do.
-        }
-        offset += n
-      }
+    if let base = bytes.baseAddress { (storage + used).initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
+    used += bytes.count
+  }
+
+  public func flush() {
+    guard used > 0 else { return }
+    send(UnsafeRawBufferPointer(start: storage, count: used))
+    used = 0
+  }
+
+  private func send(_ bytes: UnsafeRawBufferPointer) {
+    guard let fd else {
+      captured.append(contentsOf: bytes)
+      return
     }
-    buffer.removeAll(keepingCapacity: true)
+    var offset = 0
+    while offset < bytes.count {
+      let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+      if n < 0 {
+        if errno == EINTR { continue }
+        return  // EPIPE and the like: the reader is gone; nothing useful to do.
+      }
+      offset += n
+    }
   }
 }
 

@@ -70,9 +70,7 @@ extension UUID {
   /// Reads 16 bytes as a UUID.
   public init(bytes: UnsafeRawBufferPointer) {
     precondition(bytes.count == 16, "a UUID is 16 bytes")
-    var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-    withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: bytes) }
-    self.init(uuid: value)
+    self.init(uuid: bytes.loadUnaligned(as: uuid_t.self))
   }
 }
 
