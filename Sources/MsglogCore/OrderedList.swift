@@ -47,13 +47,14 @@ public struct Slot: Equatable, Hashable, Sendable {
 public struct OrderedList<Element: Sendable> {
   var tree: CountedTree<NodePool<Element>>
 
-  /// Leaves of 128 elements and inner nodes of 64 children; see
-  /// `scripts/bench` for the measurements behind the choice.
-  public init(leafCapacity: Int = 128, fanout: Int = 64) {
+  /// Leaves of 128 elements and inner nodes of 16 children: the fewest
+  /// instructions (callgrind) for a replay of automerge-paper among 64–512
+  /// and 8–64; wide inner nodes cost a long scan of child counts per level.
+  public init(leafCapacity: Int = 128, fanout: Int = 16) {
     tree = CountedTree(store: NodePool(), leafCapacity: leafCapacity, fanout: fanout)
   }
 
-  public init<S: Sequence>(_ elements: S, leafCapacity: Int = 128, fanout: Int = 64) where S.Element == Element {
+  public init<S: Sequence>(_ elements: S, leafCapacity: Int = 128, fanout: Int = 16) where S.Element == Element {
     self.init(leafCapacity: leafCapacity, fanout: fanout)
     try! tree.build(elements)
   }
