@@ -154,10 +154,9 @@ struct Runner<Input: InputSource> {
       var width = 1
       try CurrentView.forEachItem(
         of: stream, in: reader,
-        header: { snapshot in
-          let count = try reader.streamHead(stream)?.count ?? 0
-          width = String(max(Int(count) - 1, 0)).count
-          if json { stdout.write(Format.snapshotJSONHead(snapshot, count: Int(count))) }
+        header: { snapshot, count in
+          width = String(max(count - 1, 0)).count
+          if json { stdout.write(Format.snapshotJSONHead(snapshot, count: count)) }
         }
       ) { index, item in
         if json {

@@ -28,9 +28,6 @@ public final class MemoryStore: EventStore {
     return result
   }
 
-  /// Overwrites a stream head, for tests of derived-table damage.
-  public func damageHead(_ head: StreamHead) { state.heads[head.stream] = head }
-
   /// Flips one bit of a stored record, for corruption tests.
   public func corruptRecord(at seq: UInt64, byte: Int) {
     state.records[Int(seq - 1)][byte] ^= 0x01

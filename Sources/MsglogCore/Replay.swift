@@ -193,22 +193,24 @@ public enum Replay {
 
 /// The stream as it is now, read from the derived tables rather than replayed.
 public enum CurrentView {
-  /// The stream's counters and, item by item in order, its items: one leaf
-  /// of the order tree in memory at a time, so `list` of a million items
-  /// needs no more memory than `list` of ten.
+  /// The stream's counters and item count, then its items one by one in
+  /// order: one leaf of the order tree in memory at a time, so `list` of a
+  /// million items needs no more memory than `list` of ten.
   public static func forEachItem(
-    of stream: String, in reader: any LogReader, header: (StreamSnapshot) throws -> Void,
+    of stream: String, in reader: any LogReader, header: (StreamSnapshot, Int) throws -> Void,
     _ body: (Int, Item) throws -> Void
   ) throws {
     let seq = try reader.headSeq()
     let head = try reader.streamHead(stream)
     let count = Int(head?.count ?? 0)
-    try header(StreamSnapshot(stream: stream, seq: seq, version: head?.version ?? 0, items: []))
+    try header(StreamSnapshot(stream: stream, seq: seq, version: head?.version ?? 0, items: []), count)
     var index = 0
-    try StoredOrder.forEachSlot(of: stream, in: reader) { slot in
-      try body(index, try Replay.item(slot, in: reader))
-      index += 1
-      return true
+    if let head {
+      try StoredOrder.forEachSlot(of: head, in: reader) { slot in
+        try body(index, try Replay.item(slot, in: reader))
+        index += 1
+        return true
+      }
     }
     guard index == count else {
       throw MsglogError.refused(
@@ -220,7 +222,7 @@ public enum CurrentView {
   /// The whole stream as a snapshot (tests and small streams).
   public static func stream(_ stream: String, in reader: any LogReader) throws -> StreamSnapshot {
     var snapshot = StreamSnapshot(stream: stream, seq: 0, version: 0, items: [])
-    try forEachItem(of: stream, in: reader, header: { snapshot = $0 }) { _, item in snapshot.items.append(item) }
+    try forEachItem(of: stream, in: reader, header: { header, _ in snapshot = header }) { _, item in snapshot.items.append(item) }
     return snapshot
   }
 }

@@ -95,17 +95,7 @@ public enum StoredOrder {
   }
 
   /// Calls `body` with the stream's slots in order, one leaf in memory at a time.
-  public static func forEachSlot(of stream: String, in reader: any LogReader, _ body: (Slot) throws -> Bool) throws {
-    guard let head = try reader.streamHead(stream), head.root != 0 else { return }
-    try tree(StoredNodes(reader: reader, stream: stream), head: head).forEach(body)
-  }
-
-  public static func slots(of stream: String, in reader: any LogReader) throws -> [Slot] {
-    var slots: [Slot] = []
-    try forEachSlot(of: stream, in: reader) {
-      slots.append($0)
-      return true
-    }
-    return slots
+  public static func forEachSlot(of head: StreamHead, in reader: any LogReader, _ body: (Slot) throws -> Bool) throws {
+    try tree(StoredNodes(reader: reader, stream: head.stream), head: head).forEach(body)
   }
 }
