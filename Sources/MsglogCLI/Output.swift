@@ -36,7 +36,7 @@ public final class OutputStream {
   public var capturedText: String { String(decoding: captured, as: UTF8.self) }
 
   func write(_ text: String) {
-    let done = text.utf8.withContiguousStorageIfAvailable { append(UnsafeRawBufferPointer($0)) }
+    let done: Void? = text.utf8.withContiguousStorageIfAvailable { append(UnsafeRawBufferPointer($0)) }
     if done == nil { append(Array(text.utf8)) }
   }
 

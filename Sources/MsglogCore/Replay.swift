@@ -102,7 +102,7 @@ public enum Replay {
     try name.withUnsafeBytes { name in
       try reader.forEachStreamEvent(of: stream, from: from) { seq in
         guard seq <= target else { return false }
-        let found = try reader.withRecord(at: seq) { bytes in
+        let found: Folded? = try reader.withRecord(at: seq) { bytes in
           try fold(bytes, seq: seq, stream: name, into: &projection)
         }
         guard found != nil else { throw corruption(seq: seq, "the stream's event index names a missing record") }
