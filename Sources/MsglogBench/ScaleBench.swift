@@ -70,7 +70,7 @@ struct ScaleBench {
             }
           case UInt8(ascii: "s"):
             let s = Int.random(in: 0..<9, using: &rng)
-            let name = "small-\(s)"
+            let name = StreamName("small-\(s)")
             if smallCounts[s] >= 12 || (smallCounts[s] > 6 && Int.random(in: 0..<3, using: &rng) == 0) {
               let id = smallIDs[s].remove(at: Int.random(in: 0..<smallIDs[s].count, using: &rng))
               smallCounts[s] -= 1
@@ -127,13 +127,13 @@ struct ScaleBench {
     // remove: a different item each run, by full id, taken from the middle.
     var removeBig = Duration.seconds(1_000_000), removeSmall = Duration.seconds(1_000_000)
     for _ in 0..<runs {
-      for (stream, isBig) in [("big", true), ("small-1", false)] {
+      for (stream, isBig) in [(StreamName("big"), true), (StreamName("small-1"), false)] {
         let middle = try store.read { reader -> ItemID in
           let head = try reader.streamHead(stream)!
           return try StoredOrder.tree(StoredNodes(reader: reader, stream: stream), head: head)
             .element(at: Int(head.count / 2)).id
         }
-        let r = try runProcess(msglog, db + ["--stream", stream, "remove", middle.text])
+        let r = try runProcess(msglog, db + ["--stream", stream.text, "remove", middle.text])
         guard r.status == 0 else { throw BenchError("remove failed") }
         if isBig { removeBig = min(removeBig, r.time) } else { removeSmall = min(removeSmall, r.time) }
       }

@@ -9,7 +9,7 @@ struct Trace {
   var requests: [WriteRequest]
   var endContent: String
 
-  static func load(path: String, stream: String) throws -> Trace {
+  static func load(path: String, stream: StreamName) throws -> Trace {
     let gunzip = Process()
     gunzip.executableURL = URL(fileURLWithPath: "/bin/gzip")
     gunzip.arguments = ["-dc", path]

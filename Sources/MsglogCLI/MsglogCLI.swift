@@ -21,6 +21,9 @@ public enum MsglogCLI {
 
   /// The process entry point.
   public static func main() -> Never {
+    // A reader that goes away must show up as EPIPE on the next write (and
+    // end the command quietly), not kill the process mid-transaction.
+    signal(SIGPIPE, SIG_IGN)
     let stdout = OutputStream(fd: 1)
     let stderr = OutputStream(fd: 2)
     let code: Int32
@@ -38,9 +41,18 @@ public enum MsglogCLI {
     case .failure(let error):
       code = report(error, to: stderr)
     }
-    stdout.flush()
-    stderr.flush()
-    exit(code)
+    try? stderr.flush()
+    exit(code == ExitCode.success ? closeStandardOutput(stderr: stderr) : code)
+  }
+
+  /// Closes stdout and reports a failure to do so: some file systems (NFS,
+  /// FUSE) report a failed write only when the file is closed, and a backup
+  /// written with `export > file` must not end in exit 0 if it did not land.
+  static func closeStandardOutput(stderr: OutputStream) -> Int32 {
+    if close(1) == 0 || errno == EBADF || errno == EPIPE { return ExitCode.success }
+    let code = report(OutputError.failed(errno: errno), to: stderr)
+    try? stderr.flush()
+    return code
   }
 
   /// Runs one command line; returns the exit code.
@@ -53,13 +65,13 @@ public enum MsglogCLI {
       var runner = try Runner(
         arguments: arguments, environment: environment, stdin: stdin, stdout: stdout, stderr: stderr)
       try runner.run()
+      try stdout.flush()
       code = ExitCode.success
     } catch {
-      stdout.flush()
+      try? stdout.flush()
       code = report(error, to: stderr)
     }
-    stdout.flush()
-    stderr.flush()
+    try? stderr.flush()
     return code
   }
 
@@ -69,6 +81,13 @@ public enum MsglogCLI {
     var hint: String? = nil
     let code: Int32
     switch error {
+    case OutputError.closed:
+      // The reader stopped reading (`msglog export | head -1`): that is
+      // what it asked for, so end quietly, as git does.
+      return ExitCode.success
+    case OutputError.failed(let code):
+      stderr.note("msglog: write error: " + systemMessage(code))
+      return ExitCode.failure
     case let error as MsglogError:
       message = error.message
       hint = error.hint
@@ -88,8 +107,8 @@ public enum MsglogCLI {
       message = "\(error)"
       code = ExitCode.failure
     }
-    stderr.line("msglog: " + message)
-    if let hint { stderr.line("hint: " + hint) }
+    stderr.note("msglog: " + message)
+    if let hint { stderr.note("hint: " + hint) }
     return code
   }
 
@@ -107,6 +126,13 @@ public enum MsglogCLI {
     }
     return .success(arguments)
   }
+}
+
+/// strerror's text in the lowercase of msglog's messages ("no space left on device").
+func systemMessage(_ code: Int32) -> String {
+  let text = String(cString: strerror(code))
+  guard let first = text.first else { return text }
+  return first.lowercased() + text.dropFirst()
 }
 
 /// Where a command reads its message text or import lines from.

@@ -4,10 +4,29 @@ import MsglogCore
   import Glibc
 #endif
 
+/// Why output could not be written.
+public enum OutputError: Error, Equatable, Sendable {
+  /// The reader went away (`| head -1`): the command ends quietly.
+  case closed
+  /// Anything else (a full disk, an I/O error): the command fails.
+  case failed(errno: Int32)
+
+  public var description: String {
+    switch self {
+    case .closed: return "the output was closed"
+    case .failed(let code): return String(cString: strerror(code))
+    }
+  }
+}
+
 /// A buffered byte sink for stdout or stderr.
 ///
-/// Output goes out in large writes; `flush()` is called before an error is
-/// reported, so that what was printed comes before the message.
+/// Output goes out in large writes. Every write to the file descriptor is
+/// checked: a full disk or an I/O error throws `OutputError.failed`, a
+/// reader that went away throws `.closed` (SIGPIPE is ignored, so a closed
+/// pipe shows up as EPIPE), and the stream then refuses further writes so
+/// that a long command stops at once. `flush()` is called before an error
+/// is reported, so that what was printed comes before the message.
 public final class OutputStream {
   let fd: Int32?
   /// Pending bytes. A raw buffer rather than an Array: every item of a list
@@ -16,6 +35,8 @@ public final class OutputStream {
   private let storage: UnsafeMutablePointer<UInt8>
   private let capacity = 1 << 16
   private var used = 0
+  /// The first failure; every later write throws it again.
+  public private(set) var failure: OutputError?
   /// What a captured stream received (tests and in-process runs).
   public private(set) var captured: [UInt8] = []
 
@@ -35,37 +56,50 @@ public final class OutputStream {
 
   public var capturedText: String { String(decoding: captured, as: UTF8.self) }
 
-  func write(_ text: String) {
-    let done: Void? = text.utf8.withContiguousStorageIfAvailable { append(UnsafeRawBufferPointer($0)) }
-    if done == nil { append(Array(text.utf8)) }
+  func write(_ text: String) throws(OutputError) {
+    var text = text
+    let result = text.withUTF8 { bytes in
+      Result { () throws(OutputError) in try append(UnsafeRawBufferPointer(bytes)) }
+    }
+    try result.get()
   }
 
-  func line(_ text: String) {
-    write(text)
-    write("\n")
+  func line(_ text: String) throws(OutputError) {
+    try write(text)
+    try write("\n")
   }
 
-  private func append(_ bytes: [UInt8]) {
-    bytes.withUnsafeBytes { append($0) }
+  func write(bytes: UnsafeRawBufferPointer) throws(OutputError) { try append(bytes) }
+
+  /// For stderr: a message that cannot be shown is dropped, since there is
+  /// nowhere left to say so.
+  func note(_ text: String) {
+    try? line(text)
   }
 
-  private func append(_ bytes: UnsafeRawBufferPointer) {
-    if used + bytes.count > capacity { flush() }
+  private func append(_ bytes: UnsafeRawBufferPointer) throws(OutputError) {
+    if let failure { throw failure }
+    if used + bytes.count > capacity { try flush() }
     if bytes.count > capacity {
-      send(bytes)
+      try send(bytes)
       return
     }
-    if let base = bytes.baseAddress { (storage + used).initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count) }
+    if let base = bytes.baseAddress {
+      (storage + used).initialize(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+    }
     used += bytes.count
   }
 
-  public func flush() {
+  /// Writes out what is buffered.
+  public func flush() throws(OutputError) {
+    if let failure { throw failure }
     guard used > 0 else { return }
-    send(UnsafeRawBufferPointer(start: storage, count: used))
+    let pending = used
     used = 0
+    try send(UnsafeRawBufferPointer(start: storage, count: pending))
   }
 
-  private func send(_ bytes: UnsafeRawBufferPointer) {
+  private func send(_ bytes: UnsafeRawBufferPointer) throws(OutputError) {
     guard let fd else {
       captured.append(contentsOf: bytes)
       return
@@ -75,7 +109,9 @@ public final class OutputStream {
       let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
       if n < 0 {
         if errno == EINTR { continue }
-        return  // EPIPE and the like: the reader is gone; nothing useful to do.
+        let error: OutputError = errno == EPIPE ? .closed : .failed(errno: errno)
+        failure = error
+        throw error
       }
       offset += n
     }
@@ -85,26 +121,26 @@ public final class OutputStream {
 /// How results look on stdout, in text and in JSON (SPEC.md's shapes).
 enum Format {
   /// `INDEX  SHORTID  SENDER  TEXT`, index right-aligned to the widest in the list.
-  static func itemLines(_ snapshot: StreamSnapshot, to out: OutputStream) {
+  static func itemLines(_ snapshot: StreamSnapshot, to out: OutputStream) throws(OutputError) {
     let width = String(max(snapshot.items.count - 1, 0)).count
     for (index, item) in snapshot.items.enumerated() {
-      writeItemLine(item, index: index, width: width, to: out)
+      try writeItemLine(item, index: index, width: width, to: out)
     }
   }
 
   /// Appends one `INDEX  SHORTID  SENDER  TEXT` line piece by piece: no
   /// intermediate strings, which matters for a list of a million items.
-  static func writeItemLine(_ item: Item, index: Int, width: Int, to out: OutputStream) {
+  static func writeItemLine(_ item: Item, index: Int, width: Int, to out: OutputStream) throws(OutputError) {
     let number = String(index)
-    for _ in 0..<max(0, width - number.utf8.count) { out.write(" ") }
-    out.write(number)
-    out.write("  ")
-    out.write(item.id.short)
-    out.write("  ")
-    out.write(item.sender.map(TerminalText.escape) ?? "-")
-    out.write("  ")
-    out.write(TerminalText.escape(item.text))
-    out.write("\n")
+    for _ in 0..<max(0, width - number.utf8.count) { try out.write(" ") }
+    try out.write(number)
+    try out.write("  ")
+    try out.write(item.id.short)
+    try out.write("  ")
+    try out.write(item.sender.map(TerminalText.escape) ?? "-")
+    try out.write("  ")
+    try out.write(TerminalText.escape(item.text))
+    try out.write("\n")
   }
 
   static func snapshotJSON(_ snapshot: StreamSnapshot) -> String {
@@ -139,7 +175,7 @@ enum Format {
   /// One event per line: `SEQ  TIME  STREAM  vVERSION  OP  ID  DETAILS`.
   static func eventLine(_ event: Event) -> String {
     var line =
-      "\(event.seq)  \(event.time.rfc3339)  \(TerminalText.escape(event.stream))  v\(event.version)  "
+      "\(event.seq)  \(event.time.rfc3339)  \(TerminalText.escape(event.stream.text))  v\(event.version)  "
       + "\(event.opName)  \(event.id.text)"
     switch event.op {
     case .insert(_, let index, let text, let sender):
@@ -176,10 +212,10 @@ enum Format {
     }
   }
 
-  static func streamsTable(_ heads: [StreamHead], to out: OutputStream) {
+  static func streamsTable(_ heads: [StreamHead], to out: OutputStream) throws(OutputError) {
     let rows =
       [["STREAM", "ITEMS", "VERSION", "SEQ"]]
-      + heads.map { [TerminalText.escape($0.stream), String($0.count), String($0.version), String($0.lastSeq)] }
+      + heads.map { [TerminalText.escape($0.stream.text), String($0.count), String($0.version), String($0.lastSeq)] }
     var widths = [0, 0, 0, 0]
     for row in rows {
       for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) }
@@ -189,7 +225,7 @@ enum Format {
       for i in 1..<4 {
         line += "  " + String(repeating: " ", count: widths[i] - row[i].count) + row[i]
       }
-      out.line(line)
+      try out.line(line)
     }
   }
 

@@ -33,15 +33,15 @@ struct Progress {
     let width = 24
     let filled = total > 0 ? width * done / total : width
     let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-    stderr.write(
+    try? stderr.write(
       "\r\(label) [\(bar)] \(done)/\(total) events, \(Int(rate)) events/s, \(Int(left.rounded(.up))) s left \u{1B}[K")
-    stderr.flush()
+    try? stderr.flush()
   }
 
   /// Clears the line, so that the result prints on a clean one.
   func finish() {
     guard enabled else { return }
-    stderr.write("\r\u{1B}[K")
-    stderr.flush()
+    try? stderr.write("\r\u{1B}[K")
+    try? stderr.flush()
   }
 }

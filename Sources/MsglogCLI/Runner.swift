@@ -45,22 +45,21 @@ struct Runner<Input: InputSource> {
   }
 
   /// `--stream`, else `MSGLOG_STREAM`, else `main`.
-  var stream: String {
+  var stream: StreamName {
     get throws {
       let name = args.options["stream"] ?? environment["MSGLOG_STREAM"].flatMap { $0.isEmpty ? nil : $0 } ?? "main"
-      try Limits.checkStreamName(name)
-      return name
+      return try StreamName(validating: name)
     }
   }
 
   mutating func run() throws {
     guard let spec else {
-      if args.has("help") { return stdout.write(CommandSpec.overviewHelp) }
-      if args.has("version") { return stdout.line("msglog \(MsglogCLI.version)") }
+      if args.has("help") { return try stdout.write(CommandSpec.overviewHelp) }
+      if args.has("version") { return try stdout.line("msglog \(MsglogCLI.version)") }
       throw MsglogError.usage("no command given", hint: "see 'msglog --help'")
     }
-    if args.has("help") { return stdout.write(spec.help) }
-    if args.has("version") { return stdout.line("msglog \(MsglogCLI.version)") }
+    if args.has("help") { return try stdout.write(spec.help) }
+    if args.has("version") { return try stdout.line("msglog \(MsglogCLI.version)") }
     try spec.check(args, positionals: operands)
     switch spec.name {
     case "help": try help()
@@ -83,11 +82,11 @@ struct Runner<Input: InputSource> {
   // MARK: - Commands
 
   func help() throws {
-    guard let name = operands.first else { return stdout.write(CommandSpec.overviewHelp) }
+    guard let name = operands.first else { return try stdout.write(CommandSpec.overviewHelp) }
     guard let spec = CommandSpec.named(name) else {
       throw MsglogError.usage("no help for unknown command \(TerminalText.quoted(name))", hint: "see 'msglog --help'")
     }
-    stdout.write(spec.help)
+    try stdout.write(spec.help)
   }
 
   func insert(at index: UInt64?, textArguments: [String]) throws {
@@ -109,8 +108,8 @@ struct Runner<Input: InputSource> {
       guard id == nil else { throw MsglogError.usage("--id names one item; it cannot go with --lines") }
       texts = try InputText.lines(stdin.readAll())
     } else if textArguments.isEmpty {
-      if stdin.isTerminal { stderr.line("msglog: reading the message from stdin (end it with Ctrl-D)") }
-      stderr.flush()
+      if stdin.isTerminal { stderr.note("msglog: reading the message from stdin (end it with Ctrl-D)") }
+      try? stderr.flush()
       texts = [try InputText.whole(stdin.readAll())]
     } else {
       texts = [textArguments.joined(separator: " ")]
@@ -123,7 +122,7 @@ struct Runner<Input: InputSource> {
           InsertRequest(index: index.map { $0 + UInt64(offset) }, text: text, sender: sender, id: id)))
     }
     let outcomes = try write(requests, expectVersion: try args.number("expect-version"))
-    for outcome in outcomes.compactMap({ $0 }) { stdout.line(Format.outcome(outcome, json: json)) }
+    for outcome in outcomes.compactMap({ $0 }) { try stdout.line(Format.outcome(outcome, json: json)) }
   }
 
   func move() throws {
@@ -131,17 +130,17 @@ struct Runner<Input: InputSource> {
     let to = try Arguments.number(operands[1], what: "TO index")
     let request = WriteRequest(stream: try stream, command: .move(from: from, to: to, id: nil))
     guard let outcome = try write([request], expectVersion: try args.number("expect-version"))[0] else {
-      stderr.line("msglog: nothing to do: the item is already at index \(to)")
+      stderr.note("msglog: nothing to do: the item is already at index \(to)")
       return
     }
-    stdout.line(Format.outcome(outcome, json: json))
+    try stdout.line(Format.outcome(outcome, json: json))
   }
 
   func remove() throws {
     let selector = try ItemSelector(parsing: operands[0])
     let request = WriteRequest(stream: try stream, command: .remove(selector))
     if let outcome = try write([request], expectVersion: try args.number("expect-version"))[0] {
-      stdout.line(Format.outcome(outcome, json: json))
+      try stdout.line(Format.outcome(outcome, json: json))
     }
   }
 
@@ -156,16 +155,16 @@ struct Runner<Input: InputSource> {
         of: stream, in: reader,
         header: { snapshot, count in
           width = String(max(count - 1, 0)).count
-          if json { stdout.write(Format.snapshotJSONHead(snapshot, count: count)) }
+          if json { try stdout.write(Format.snapshotJSONHead(snapshot, count: count)) }
         }
       ) { index, item in
         if json {
-          stdout.write((index > 0 ? "," : "") + Format.itemJSON(item, index: index))
+          try stdout.write((index > 0 ? "," : "") + Format.itemJSON(item, index: index))
         } else {
-          Format.writeItemLine(item, index: index, width: width, to: stdout)
+          try Format.writeItemLine(item, index: index, width: width, to: stdout)
         }
       }
-      if json { stdout.line("]}") }
+      if json { try stdout.line("]}") }
     }
   }
 
@@ -173,7 +172,7 @@ struct Runner<Input: InputSource> {
     let stream = try stream
     let at = try args.number("at")
     let snapshot = try openForReading().read { try Replay.stream(stream, at: at, in: $0) }
-    printSnapshot(snapshot)
+    try printSnapshot(snapshot)
   }
 
   func log() throws {
@@ -187,7 +186,7 @@ struct Runner<Input: InputSource> {
     try store.read { reader in
       try reader.forEachEvent(from: max(from, 1)) { event in
         guard all || event.stream == stream else { return true }
-        stdout.line(json ? event.jsonLine : Format.eventLine(event))
+        try stdout.line(json ? event.jsonLine : Format.eventLine(event))
         printed += 1
         return printed < limit
       }
@@ -196,13 +195,13 @@ struct Runner<Input: InputSource> {
 
   func streams() throws {
     let heads = try openForReading().read { try $0.streamHeads() }
-    if json { stdout.line(Format.streamsJSON(heads)) } else { Format.streamsTable(heads, to: stdout) }
+    if json { try stdout.line(Format.streamsJSON(heads)) } else { try Format.streamsTable(heads, to: stdout) }
   }
 
   func export() throws {
     try openForReading().read { reader in
       try reader.forEachEvent(from: 1) { event in
-        stdout.line(event.jsonLine)
+        try stdout.line(event.jsonLine)
         return true
       }
     }
@@ -240,9 +239,9 @@ struct Runner<Input: InputSource> {
       var o = JSONObjectWriter()
       o.add("imported", imported)
       o.add("seq", head)
-      stdout.line(o.close())
+      try stdout.line(o.close())
     } else {
-      stdout.line("imported \(imported) \(imported == 1 ? "event" : "events"); the head is seq \(head)")
+      try stdout.line("imported \(imported) \(imported == 1 ? "event" : "events"); the head is seq \(head)")
     }
   }
 
@@ -261,7 +260,7 @@ struct Runner<Input: InputSource> {
       let before = try Verifier.verify(writer)
       if before.isClean { return 0 }
       guard before.logIsIntact else {
-        for problem in before.problems { stdout.line(problem) }
+        for problem in before.problems { try stdout.line(problem) }
         throw MsglogError.refused(
           "the log itself is damaged, so --repair cannot help",
           hint: "--repair rebuilds derived tables from sound events; restore the log from an export or backup")
@@ -271,10 +270,10 @@ struct Runner<Input: InputSource> {
       guard after.isClean else {
         throw MsglogError.refused("the rebuild did not verify: \(after.problems.first ?? "")")
       }
-      for problem in before.problems { stdout.line("repaired: " + problem) }
+      for problem in before.problems { try stdout.line("repaired: " + problem) }
       return before.problems.count
     }
-    if repaired > 0 { stderr.line("msglog: rebuilt the derived tables from the log") }
+    if repaired > 0 { stderr.note("msglog: rebuilt the derived tables from the log") }
     try printReport(try store.read { try Verifier.verify($0) })
   }
 
@@ -291,13 +290,13 @@ struct Runner<Input: InputSource> {
         JSONObjectWriter.appendString(p, to: &problems)
       }
       o.addRaw("problems", problems + "]")
-      stdout.line(o.close())
+      try stdout.line(o.close())
     } else if report.isClean {
-      stdout.line(
+      try stdout.line(
         "ok: \(report.events) events, \(report.streams) \(report.streams == 1 ? "stream" : "streams"), "
           + "\(report.liveItems) live \(report.liveItems == 1 ? "item" : "items")")
     } else {
-      for problem in report.problems { stdout.line(problem) }
+      for problem in report.problems { try stdout.line(problem) }
     }
     guard report.isClean else {
       throw MsglogError.refused(
@@ -310,8 +309,8 @@ struct Runner<Input: InputSource> {
 
   // MARK: - Store access
 
-  func printSnapshot(_ snapshot: StreamSnapshot) {
-    if json { stdout.line(Format.snapshotJSON(snapshot)) } else { Format.itemLines(snapshot, to: stdout) }
+  func printSnapshot(_ snapshot: StreamSnapshot) throws {
+    if json { try stdout.line(Format.snapshotJSON(snapshot)) } else { try Format.itemLines(snapshot, to: stdout) }
   }
 
   func databaseExists() throws -> Bool {

@@ -51,12 +51,12 @@ public enum ItemSelector: Equatable, Sendable {
 
 /// A command, with the stream it is for.
 public struct WriteRequest: Equatable, Sendable {
-  public var stream: String
+  public var stream: StreamName
   public var command: Command
   /// The event time to record; now when nil (import keeps exported times).
   public var time: Timestamp?
 
-  public init(stream: String, command: Command, time: Timestamp? = nil) {
+  public init(stream: StreamName, command: Command, time: Timestamp? = nil) {
     self.stream = stream
     self.command = command
     self.time = time

@@ -3,11 +3,11 @@
 ///
 /// `verify` compares the stored tables with it.
 public struct DerivedState {
-  public var projections: [String: Projection] = [:]
-  public var lastSeqs: [String: UInt64] = [:]
+  public var projections: [StreamName: Projection] = [:]
+  public var lastSeqs: [StreamName: UInt64] = [:]
   public var ids: [ItemID: IdEntry] = [:]
   /// Each stream's event seqs, in order.
-  public var streamSeqs: [String: [UInt64]] = [:]
+  public var streamSeqs: [StreamName: [UInt64]] = [:]
 
   public init() {}
 
@@ -27,7 +27,7 @@ public struct DerivedState {
   }
 
   /// The counters the `heads` table must hold for `stream`: version, last seq, count.
-  public func counters(of stream: String) -> [UInt64]? {
+  public func counters(of stream: StreamName) -> [UInt64]? {
     guard let projection = projections[stream] else { return nil }
     return [projection.version, lastSeqs[stream] ?? 0, UInt64(projection.count)]
   }

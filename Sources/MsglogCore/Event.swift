@@ -2,14 +2,14 @@
 public struct Event: Equatable, Sendable {
   /// Global sequence number: 1, 2, 3 … across all streams, no gaps.
   public var seq: UInt64
-  public var stream: String
+  public var stream: StreamName
   /// The stream's own event counter: 1, 2, 3 …
   public var version: UInt64
   /// Wall-clock time of the append.
   public var time: Timestamp
   public var op: Op
 
-  public init(seq: UInt64, stream: String, version: UInt64, time: Timestamp, op: Op) {
+  public init(seq: UInt64, stream: StreamName, version: UInt64, time: Timestamp, op: Op) {
     self.seq = seq
     self.stream = stream
     self.version = version

@@ -56,7 +56,7 @@ public enum EventRecord {
   /// Encodes `event` into its record bytes.
   public static func encode(_ event: Event) -> [UInt8] {
     var out: [UInt8] = []
-    let streamBytes = Array(event.stream.utf8)
+    let streamBytes = event.stream.bytes
     precondition(streamBytes.count <= Int(UInt16.max), "stream names are validated before encoding")
     out.reserveCapacity(headerSize + streamBytes.count + 32)
     out.append(formatVersion)
@@ -120,7 +120,7 @@ public enum EventRecord {
     let time = Timestamp(milliseconds: Int64(bitPattern: try reader.u64()))
     let id = try reader.uuid()
     let streamLength = Int(try reader.u16())
-    let stream = try reader.string(streamLength, field: "stream name")
+    let stream = StreamName(try reader.string(streamLength, field: "stream name"))
     let op: Event.Op
     switch opCode {
     case opInsert:

@@ -1,6 +1,6 @@
 /// A stream's counters, kept as derived data beside the log.
 public struct StreamHead: Equatable, Sendable {
-  public var stream: String
+  public var stream: StreamName
   /// The stream's event count (its last event's version).
   public var version: UInt64
   /// Seq of the stream's last event.
@@ -16,7 +16,7 @@ public struct StreamHead: Equatable, Sendable {
   public var checkpointCount: UInt64
 
   public init(
-    stream: String, version: UInt64 = 0, lastSeq: UInt64 = 0, count: UInt64 = 0, root: NodeID = 0,
+    stream: StreamName, version: UInt64 = 0, lastSeq: UInt64 = 0, count: UInt64 = 0, root: NodeID = 0,
     nextNode: NodeID = 1, checkpointVersion: UInt64 = 0, checkpointCount: UInt64 = 0
   ) {
     self.stream = stream
@@ -37,12 +37,12 @@ public struct StreamHead: Equatable, Sendable {
 /// A stream's items at some seq, stored so that `replay --at` need not fold
 /// the log from the start.
 public struct Checkpoint: Equatable, Sendable {
-  public var stream: String
+  public var stream: StreamName
   public var seq: UInt64
   public var version: UInt64
   public var slots: [Slot]
 
-  public init(stream: String, seq: UInt64, version: UInt64, slots: [Slot]) {
+  public init(stream: StreamName, seq: UInt64, version: UInt64, slots: [Slot]) {
     self.stream = stream
     self.seq = seq
     self.version = version
@@ -80,20 +80,20 @@ public protocol LogReader {
   func forEachRecord(from seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws
   /// The record at `seq`, lent to `body`; nil when there is none.
   func withRecord<R>(at seq: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
-  func streamHead(_ stream: String) throws -> StreamHead?
+  func streamHead(_ stream: StreamName) throws -> StreamHead?
   /// Every stream head, in bytewise order of the names.
   func streamHeads() throws -> [StreamHead]
   /// A node of the stream's order tree.
-  func orderNode(_ id: NodeID, of stream: String) throws -> TreeNode<Slot>?
+  func orderNode(_ id: NodeID, of stream: StreamName) throws -> TreeNode<Slot>?
   func idEntry(_ id: ItemID) throws -> IdEntry?
   /// Id index entries in id byte order from `start` on, until `body` returns false.
   func forEachIdEntry(from start: [UInt8], _ body: (ItemID, IdEntry) throws -> Bool) throws
   /// The seqs of the stream's events from `seq` on, until `body` returns false.
-  func forEachStreamEvent(of stream: String, from seq: UInt64, _ body: (UInt64) throws -> Bool) throws
+  func forEachStreamEvent(of stream: StreamName, from seq: UInt64, _ body: (UInt64) throws -> Bool) throws
   /// The stream's latest checkpoint at or before `seq`.
-  func checkpoint(of stream: String, atOrBefore seq: UInt64) throws -> Checkpoint?
+  func checkpoint(of stream: StreamName, atOrBefore seq: UInt64) throws -> Checkpoint?
   /// The seqs at which the stream has checkpoints, for `verify`.
-  func checkpointSeqs(of stream: String) throws -> [UInt64]
+  func checkpointSeqs(of stream: StreamName) throws -> [UInt64]
 }
 
 /// Write access: append records and replace derived rows, inside one transaction
@@ -102,11 +102,11 @@ public protocol LogWriter: LogReader {
   /// Appends a record; `seq` is always `headSeq() + 1`.
   func appendRecord(_ bytes: [UInt8], seq: UInt64) throws
   func putStreamHead(_ head: StreamHead) throws
-  func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: String) throws
-  func deleteOrderNode(_ id: NodeID, of stream: String) throws
+  func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) throws
+  func deleteOrderNode(_ id: NodeID, of stream: StreamName) throws
   func putIdEntry(_ entry: IdEntry, for id: ItemID) throws
   /// Records that the stream has an event at `seq` (the per-stream event index).
-  func putStreamEvent(_ seq: UInt64, of stream: String) throws
+  func putStreamEvent(_ seq: UInt64, of stream: StreamName) throws
   func putCheckpoint(_ checkpoint: Checkpoint) throws
   /// Empties every derived table, for a rebuild.
   func clearDerived() throws

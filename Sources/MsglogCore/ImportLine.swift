@@ -14,7 +14,7 @@ public enum ImportLine {
     "op", "stream", "id", "index", "text", "sender", "time", "from", "to", "seq", "version",
   ]
 
-  public static func parse(_ bytes: [UInt8], defaultStream: String) throws(MsglogError) -> WriteRequest {
+  public static func parse(_ bytes: [UInt8], defaultStream: StreamName) throws(MsglogError) -> WriteRequest {
     let value: JSONValue
     do {
       value = try JSONParser.parse(bytes)
@@ -34,8 +34,8 @@ public enum ImportLine {
     guard let op = try line.string("op") else { throw .usage("missing key \"op\"") }
     _ = try line.number("seq")
     _ = try line.number("version")
-    let stream = try line.string("stream") ?? defaultStream
-    try Limits.checkStreamName(stream)
+    let stream =
+      try line.string("stream").map { name throws(MsglogError) in try StreamName(validating: name) } ?? defaultStream
     var time: Timestamp? = nil
     if let text = try line.string("time") {
       guard let parsed = Timestamp(rfc3339: text) else {

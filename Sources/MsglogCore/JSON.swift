@@ -266,6 +266,8 @@ public struct JSONObjectWriter {
     JSONObjectWriter.appendString(value, to: &text)
   }
 
+  public mutating func add(_ name: String, _ value: StreamName) { add(name, value.text) }
+
   public mutating func add(_ name: String, _ value: UInt64) {
     key(name)
     text += String(value)

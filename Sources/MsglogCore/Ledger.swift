@@ -26,7 +26,7 @@ public final class LedgerSession {
   /// then add up to no more than the log itself.
   public let checkpointInterval: UInt64
   private var nextSeq: UInt64
-  private var streams: [String: StreamState] = [:]
+  private var streams: [StreamName: StreamState] = [:]
   /// Id index rows changed by this session, not yet stored.
   private var idEntries: [ItemID: IdEntry] = [:]
 
@@ -44,13 +44,13 @@ public final class LedgerSession {
   }
 
   /// The stream's version as this session sees it.
-  public func version(of stream: String) throws -> UInt64 {
+  public func version(of stream: StreamName) throws -> UInt64 {
     if let state = streams[stream] { return state.head.version }
     return try writer.streamHead(stream)?.version ?? 0
   }
 
   /// Refuses with a conflict unless the stream is at `expected`.
-  public func expect(version expected: UInt64, of stream: String) throws {
+  public func expect(version expected: UInt64, of stream: StreamName) throws {
     let actual = try version(of: stream)
     guard actual == expected else {
       throw MsglogError(
@@ -63,7 +63,7 @@ public final class LedgerSession {
   /// Validates `request` and appends its event; nil for a move onto itself,
   /// which appends nothing.
   public func perform(_ request: WriteRequest) throws -> Outcome? {
-    try Limits.checkStreamName(request.stream)
+    try Limits.checkStreamName(request.stream.text)
     var state = try takeState(of: request.stream)
     defer { streams[request.stream] = state }
     switch request.command {
@@ -170,7 +170,7 @@ public final class LedgerSession {
   // MARK: - Helpers
 
   /// The stream's state, taken out of the cache so that it is changed in place.
-  private func takeState(of stream: String) throws -> StreamState {
+  private func takeState(of stream: StreamName) throws -> StreamState {
     if let cached = streams.removeValue(forKey: stream) { return cached }
     let head = try writer.streamHead(stream) ?? StreamHead(stream: stream)
     let nodes = StoredNodes(writer: writer, stream: stream, nextNode: head.nextNode)
@@ -221,14 +221,14 @@ public final class LedgerSession {
   }
 
   /// The stream an item was inserted into, from its insert record.
-  private func home(of entry: IdEntry) throws -> String? {
+  private func home(of entry: IdEntry) throws -> StreamName? {
     try writer.event(at: entry.insertSeq)?.stream
   }
 
   /// Whether the item was inserted into `stream`: the record's checksum and
   /// stream name only, without decoding the rest (a remove does this every time).
-  private func lives(_ entry: IdEntry, in stream: String) throws -> Bool {
-    let name = Array(stream.utf8)
+  private func lives(_ entry: IdEntry, in stream: StreamName) throws -> Bool {
+    let name = stream.bytes
     return try writer.withRecord(at: entry.insertSeq) { bytes in
       try name.withUnsafeBytes { name in
         do {
@@ -253,7 +253,7 @@ public final class LedgerSession {
         throw MsglogError.refused("item \(id.text) was already removed (at seq \(entry.removeSeq))")
       }
       guard try lives(entry, in: stream) else {
-        let home = try home(of: entry) ?? "?"
+        let home = try home(of: entry) ?? StreamName("?")
         throw MsglogError.refused(
           "item \(id.text) is in stream \(TerminalText.quoted(home)), not \(name)",
           hint: "select its stream with --stream")

@@ -6,11 +6,11 @@
 public final class MemoryStore: EventStore {
   struct State {
     var records: [[UInt8]] = []
-    var heads: [String: StreamHead] = [:]
-    var nodes: [String: [NodeID: TreeNode<Slot>]] = [:]
+    var heads: [StreamName: StreamHead] = [:]
+    var nodes: [StreamName: [NodeID: TreeNode<Slot>]] = [:]
     var ids: [ItemID: IdEntry] = [:]
-    var streamEvents: [String: [UInt64]] = [:]
-    var checkpoints: [String: [Checkpoint]] = [:]
+    var streamEvents: [StreamName: [UInt64]] = [:]
+    var checkpoints: [StreamName: [Checkpoint]] = [:]
   }
 
   var state = State()
@@ -54,13 +54,13 @@ public final class MemoryStore: EventStore {
       return try state.records[Int(seq - 1)].withUnsafeBytes(body)
     }
 
-    func streamHead(_ stream: String) throws -> StreamHead? { state.heads[stream] }
+    func streamHead(_ stream: StreamName) throws -> StreamHead? { state.heads[stream] }
 
     func streamHeads() throws -> [StreamHead] {
-      state.heads.values.sorted { Array($0.stream.utf8).lexicographicallyPrecedes($1.stream.utf8) }
+      state.heads.values.sorted { $0.stream < $1.stream }
     }
 
-    func orderNode(_ id: NodeID, of stream: String) throws -> TreeNode<Slot>? { state.nodes[stream]?[id] }
+    func orderNode(_ id: NodeID, of stream: StreamName) throws -> TreeNode<Slot>? { state.nodes[stream]?[id] }
 
     func idEntry(_ id: ItemID) throws -> IdEntry? { state.ids[id] }
 
@@ -71,17 +71,17 @@ public final class MemoryStore: EventStore {
       }
     }
 
-    func forEachStreamEvent(of stream: String, from seq: UInt64, _ body: (UInt64) throws -> Bool) throws {
+    func forEachStreamEvent(of stream: StreamName, from seq: UInt64, _ body: (UInt64) throws -> Bool) throws {
       for s in state.streamEvents[stream] ?? [] where s >= seq {
         guard try body(s) else { return }
       }
     }
 
-    func checkpoint(of stream: String, atOrBefore seq: UInt64) throws -> Checkpoint? {
+    func checkpoint(of stream: StreamName, atOrBefore seq: UInt64) throws -> Checkpoint? {
       state.checkpoints[stream]?.last { $0.seq <= seq }
     }
 
-    func checkpointSeqs(of stream: String) throws -> [UInt64] {
+    func checkpointSeqs(of stream: StreamName) throws -> [UInt64] {
       state.checkpoints[stream]?.map(\.seq) ?? []
     }
 
@@ -92,15 +92,15 @@ public final class MemoryStore: EventStore {
 
     func putStreamHead(_ head: StreamHead) throws { state.heads[head.stream] = head }
 
-    func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: String) throws {
+    func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) throws {
       state.nodes[stream, default: [:]][id] = node
     }
 
-    func deleteOrderNode(_ id: NodeID, of stream: String) throws { state.nodes[stream]?[id] = nil }
+    func deleteOrderNode(_ id: NodeID, of stream: StreamName) throws { state.nodes[stream]?[id] = nil }
 
     func putIdEntry(_ entry: IdEntry, for id: ItemID) throws { state.ids[id] = entry }
 
-    func putStreamEvent(_ seq: UInt64, of stream: String) throws {
+    func putStreamEvent(_ seq: UInt64, of stream: StreamName) throws {
       if state.streamEvents[stream]?.last != seq { state.streamEvents[stream, default: []].append(seq) }
     }
 

@@ -16,7 +16,7 @@ public enum Replay {
   /// Refuses a seq beyond the head; a stream that did not exist yet replays
   /// as empty. A damaged record or an event that does not fit stops the
   /// replay with an error that names its seq.
-  public static func stream(_ stream: String, at seq: UInt64?, in reader: any LogReader) throws
+  public static func stream(_ stream: StreamName, at seq: UInt64?, in reader: any LogReader) throws
     -> StreamSnapshot
   {
     let head = try reader.headSeq()
@@ -67,13 +67,13 @@ public enum Replay {
 
   /// One cursor pass over the log: every record checked, the stream's events
   /// folded by position, the bodies of its inserts kept for the end.
-  static func fullReplay(_ stream: String, through target: UInt64, in reader: any LogReader) throws
+  static func fullReplay(_ stream: StreamName, through target: UInt64, in reader: any LogReader) throws
     -> (Projection, InsertedItems)
   {
     var projection = Projection()
     var inserted = InsertedItems()
     guard target > 0 else { return (projection, inserted) }
-    let name = Array(stream.utf8)
+    let name = stream.bytes
     try name.withUnsafeBytes { name in
       try reader.forEachRecord(from: 1) { recordSeq, bytes in
         if try fold(bytes, seq: recordSeq, stream: name, into: &projection) == .insert {
@@ -89,7 +89,7 @@ public enum Replay {
     return (projection, inserted)
   }
 
-  static func replayFromCheckpoint(_ stream: String, through target: UInt64, in reader: any LogReader) throws
+  static func replayFromCheckpoint(_ stream: StreamName, through target: UInt64, in reader: any LogReader) throws
     -> Projection
   {
     var projection = Projection()
@@ -98,7 +98,7 @@ public enum Replay {
       projection = Projection(slots: checkpoint.slots, version: checkpoint.version)
       from = checkpoint.seq + 1
     }
-    let name = Array(stream.utf8)
+    let name = stream.bytes
     try name.withUnsafeBytes { name in
       try reader.forEachStreamEvent(of: stream, from: from) { seq in
         guard seq <= target else { return false }
@@ -197,7 +197,7 @@ public enum CurrentView {
   /// order: one leaf of the order tree in memory at a time, so `list` of a
   /// million items needs no more memory than `list` of ten.
   public static func forEachItem(
-    of stream: String, in reader: any LogReader, header: (StreamSnapshot, Int) throws -> Void,
+    of stream: StreamName, in reader: any LogReader, header: (StreamSnapshot, Int) throws -> Void,
     _ body: (Int, Item) throws -> Void
   ) throws {
     let seq = try reader.headSeq()
@@ -220,9 +220,11 @@ public enum CurrentView {
   }
 
   /// The whole stream as a snapshot (tests and small streams).
-  public static func stream(_ stream: String, in reader: any LogReader) throws -> StreamSnapshot {
+  public static func stream(_ stream: StreamName, in reader: any LogReader) throws -> StreamSnapshot {
     var snapshot = StreamSnapshot(stream: stream, seq: 0, version: 0, items: [])
-    try forEachItem(of: stream, in: reader, header: { header, _ in snapshot = header }) { _, item in snapshot.items.append(item) }
+    try forEachItem(of: stream, in: reader, header: { header, _ in snapshot = header }) { _, item in
+      snapshot.items.append(item)
+    }
     return snapshot
   }
 }

@@ -9,7 +9,7 @@ public struct StoredNodes: TreeNodeStore {
   public typealias Element = Slot
   let reader: any LogReader
   let writer: (any LogWriter)?
-  public let stream: String
+  public let stream: StreamName
   var cache: [NodeID: TreeNode<Slot>] = [:]
   var dirty: Set<NodeID> = []
   var freed: Set<NodeID> = []
@@ -18,7 +18,7 @@ public struct StoredNodes: TreeNodeStore {
   public private(set) var placements: [ItemID: NodeID] = [:]
 
   /// Reads and writes through `writer`.
-  public init(writer: any LogWriter, stream: String, nextNode: NodeID) {
+  public init(writer: any LogWriter, stream: StreamName, nextNode: NodeID) {
     self.reader = writer
     self.writer = writer
     self.stream = stream
@@ -26,7 +26,7 @@ public struct StoredNodes: TreeNodeStore {
   }
 
   /// Reads only, caching nothing.
-  public init(reader: any LogReader, stream: String) {
+  public init(reader: any LogReader, stream: StreamName) {
     self.reader = reader
     self.writer = nil
     self.stream = stream

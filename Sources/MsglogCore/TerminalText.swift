@@ -27,6 +27,8 @@ public enum TerminalText {
   /// The escaped text in single quotes, for error messages.
   public static func quoted(_ text: String) -> String { "'" + escape(text) + "'" }
 
+  public static func quoted(_ name: StreamName) -> String { quoted(name.text) }
+
   static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
     let v = scalar.value
     return v < 0x20 || v == 0x5C || (0x7F...0x9F).contains(v) || v == 0x2028 || v == 0x2029

@@ -20,7 +20,7 @@ public enum Verifier {
   public static func verify(_ reader: any LogReader) throws -> Report {
     var report = Report()
     var state = DerivedState()
-    var broken: Set<String> = []
+    var broken: Set<StreamName> = []
     var expectedSeq: UInt64 = 1
     var suppressed = 0
     func problem(_ text: String) {
@@ -28,7 +28,7 @@ public enum Verifier {
     }
     // Checkpoints are checked when the fold reaches their seq.
     let heads = try reader.streamHeads()
-    var checkpointAt: [UInt64: String] = [:]
+    var checkpointAt: [UInt64: StreamName] = [:]
     for head in heads {
       for seq in try reader.checkpointSeqs(of: head.stream) { checkpointAt[seq] = head.stream }
     }
@@ -76,7 +76,7 @@ public enum Verifier {
     }
 
     // Derived tables: each must equal what the replay built.
-    var seen: Set<String> = []
+    var seen: Set<StreamName> = []
     var leafOf: [ItemID: NodeID] = [:]
     for head in heads {
       seen.insert(head.stream)

@@ -146,8 +146,8 @@ public final class LMDBStore: EventStore {
       try txn.get(store.events, Key.seq(seq), body)
     }
 
-    func streamHead(_ stream: String) throws -> StreamHead? {
-      try txn.get(store.heads, Array(stream.utf8)) { Row.head(stream: stream, $0) }
+    func streamHead(_ stream: StreamName) throws -> StreamHead? {
+      try txn.get(store.heads, stream.bytes) { Row.head(stream: stream, $0) }
     }
 
     func streamHeads() throws -> [StreamHead] {
@@ -155,14 +155,14 @@ public final class LMDBStore: EventStore {
         var heads: [StreamHead] = []
         var entry = try cursor.first()
         while let (key, value) = entry {
-          heads.append(Row.head(stream: String(decoding: key, as: UTF8.self), value))
+          heads.append(Row.head(stream: StreamName(String(decoding: key, as: UTF8.self)), value))
           entry = try cursor.next()
         }
         return heads
       }
     }
 
-    func orderNode(_ id: NodeID, of stream: String) throws -> TreeNode<Slot>? {
+    func orderNode(_ id: NodeID, of stream: StreamName) throws -> TreeNode<Slot>? {
       try txn.get(store.order, Key.streamKey(stream, id)) { Row.node($0) }
     }
 
@@ -180,7 +180,7 @@ public final class LMDBStore: EventStore {
       }
     }
 
-    func forEachStreamEvent(of stream: String, from seq: UInt64, _ body: (UInt64) throws -> Bool) throws {
+    func forEachStreamEvent(of stream: StreamName, from seq: UInt64, _ body: (UInt64) throws -> Bool) throws {
       let prefix = Key.streamPrefix(stream)
       try txn.withCursor(store.streamEvents) { cursor in
         var entry = try cursor.seek(Key.streamKey(stream, seq))
@@ -191,7 +191,7 @@ public final class LMDBStore: EventStore {
       }
     }
 
-    func checkpoint(of stream: String, atOrBefore seq: UInt64) throws -> Checkpoint? {
+    func checkpoint(of stream: StreamName, atOrBefore seq: UInt64) throws -> Checkpoint? {
       let prefix = Key.streamPrefix(stream)
       return try txn.withCursor(store.checkpoints) { cursor in
         // The first key after (stream, seq), then one step back.
@@ -202,7 +202,7 @@ public final class LMDBStore: EventStore {
       }
     }
 
-    func checkpointSeqs(of stream: String) throws -> [UInt64] {
+    func checkpointSeqs(of stream: StreamName) throws -> [UInt64] {
       let prefix = Key.streamPrefix(stream)
       return try txn.withCursor(store.checkpoints) { cursor in
         var seqs: [UInt64] = []
@@ -222,18 +222,18 @@ public final class LMDBStore: EventStore {
     }
 
     func putStreamHead(_ head: StreamHead) throws {
-      try txn.put(store.heads, Array(head.stream.utf8), Row.encode(head))
+      try txn.put(store.heads, head.stream.bytes, Row.encode(head))
     }
 
-    func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: String) throws {
+    func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) throws {
       try txn.put(store.order, Key.streamKey(stream, id), Row.encode(node))
     }
 
-    func deleteOrderNode(_ id: NodeID, of stream: String) throws {
+    func deleteOrderNode(_ id: NodeID, of stream: StreamName) throws {
       try txn.delete(store.order, Key.streamKey(stream, id))
     }
 
-    func putStreamEvent(_ seq: UInt64, of stream: String) throws {
+    func putStreamEvent(_ seq: UInt64, of stream: StreamName) throws {
       try txn.put(store.streamEvents, Key.streamKey(stream, seq), [])
     }
 
@@ -264,9 +264,9 @@ enum Key {
     return key.loadUnaligned(as: UInt64.self).bigEndian
   }
 
-  static func streamPrefix(_ stream: String) -> [UInt8] { Array(stream.utf8) + [0] }
+  static func streamPrefix(_ stream: StreamName) -> [UInt8] { stream.bytes + [0] }
 
-  static func streamKey(_ stream: String, _ n: UInt64) -> [UInt8] { streamPrefix(stream) + seq(n) }
+  static func streamKey(_ stream: StreamName, _ n: UInt64) -> [UInt8] { streamPrefix(stream) + seq(n) }
 
   static func hasPrefix(_ key: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool {
     key.count == prefix.count + 8 && key.prefix(prefix.count).elementsEqual(prefix)
@@ -280,7 +280,7 @@ enum Key {
 
 /// Encodings of the derived rows (big-endian integers, raw UUID bytes).
 enum Row {
-  static func head(stream: String, _ v: UnsafeRawBufferPointer) -> StreamHead {
+  static func head(stream: StreamName, _ v: UnsafeRawBufferPointer) -> StreamHead {
     StreamHead(
       stream: stream, version: u64(v, 0), lastSeq: u64(v, 8), count: u64(v, 16), root: u64(v, 24),
       nextNode: u64(v, 32), checkpointVersion: u64(v, 40), checkpointCount: u64(v, 48))
@@ -339,7 +339,7 @@ enum Row {
   }
 
   /// u64 version, then (16-byte id, u64 seq) per item.
-  static func checkpoint(stream: String, seq: UInt64, _ v: UnsafeRawBufferPointer) -> Checkpoint {
+  static func checkpoint(stream: StreamName, seq: UInt64, _ v: UnsafeRawBufferPointer) -> Checkpoint {
     let n = (v.count - 8) / 24
     var slots: [Slot] = []
     slots.reserveCapacity(n)

@@ -70,9 +70,10 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
   }
 
   /// Starts `msglog ARGS` without waiting (for concurrency tests).
-  func start(_ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true)
-    -> Child
-  {
+  func start(
+    _ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true,
+    stdout: FileHandle? = nil
+  ) -> Child {
     let base = dir + "/run-" + UUID().uuidString
     let inPath = base + ".in", outPath = base + ".out", errPath = base + ".err"
     FileManager.default.createFile(atPath: inPath, contents: stdin)
@@ -87,7 +88,7 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
     env.merge(environment) { $1 }
     process.environment = env
     process.standardInput = FileHandle(forReadingAtPath: inPath)
-    process.standardOutput = FileHandle(forWritingAtPath: outPath)
+    process.standardOutput = stdout ?? FileHandle(forWritingAtPath: outPath)
     process.standardError = FileHandle(forWritingAtPath: errPath)
     try! process.run()
     return Child(process: process, outPath: outPath, errPath: errPath)

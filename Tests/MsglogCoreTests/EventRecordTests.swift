@@ -26,8 +26,8 @@ import Testing
 
   /// Replay's fast path reads the same positions as the full decoder, and
   /// skips other streams without decoding them.
-  static func positional(_ bytes: [UInt8], stream: String) throws -> PositionalEvent? {
-    let name = Array(stream.utf8)
+  static func positional(_ bytes: [UInt8], stream: StreamName) throws -> PositionalEvent? {
+    let name = stream.bytes
     let result = bytes.withUnsafeBytes { raw in
       name.withUnsafeBytes { name in
         Result { () throws(EventRecord.DecodeError) -> PositionalEvent? in

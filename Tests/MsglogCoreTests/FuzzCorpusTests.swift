@@ -30,7 +30,7 @@ import Testing
     for file in files {
       let bytes = [UInt8](try Data(contentsOf: file)).filter { $0 != 0x0A }
       guard let request = try? ImportLine.parse(bytes, defaultStream: "main") else { continue }
-      #expect((1...Limits.maxStreamNameBytes).contains(request.stream.utf8.count))
+      #expect((1...Limits.maxStreamNameBytes).contains(request.stream.bytes.count))
     }
   }
 }

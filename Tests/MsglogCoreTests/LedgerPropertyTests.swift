@@ -49,12 +49,12 @@ import Testing
     var rng = SplitMix(state: 20_261_129)
     for sequence in 0..<2000 {
       let store = MemoryStore()
-      var models: [String: [ItemID]] = [:]
+      var models: [StreamName: [ItemID]] = [:]
       // The snapshot each stream had after each seq, to check replay --at.
-      var history: [(seq: UInt64, stream: String, ids: [ItemID])] = []
+      var history: [(seq: UInt64, stream: StreamName, ids: [ItemID])] = []
       let length = Int.random(in: 1...40, using: &rng)
       for _ in 0..<length {
-        let stream = ["a", "b"][Int.random(in: 0..<2, using: &rng)]
+        let stream: StreamName = ["a", "b"][Int.random(in: 0..<2, using: &rng)]
         let model = models[stream, default: []]
         let (command, expected) = Self.randomCommand(count: model.count, model: model, rng: &rng)
         let result = Result {

@@ -8,7 +8,7 @@ import Testing
   let store = MemoryStore()
 
   @discardableResult
-  func perform(_ command: Command, stream: String = "main", expect version: UInt64? = nil) throws -> Outcome? {
+  func perform(_ command: Command, stream: StreamName = "main", expect version: UInt64? = nil) throws -> Outcome? {
     try store.write { writer in
       let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 1000))
       if let version { try session.expect(version: version, of: stream) }
@@ -18,7 +18,7 @@ import Testing
     }
   }
 
-  func append(_ text: String, id: ItemID? = nil, stream: String = "main") throws -> ItemID {
+  func append(_ text: String, id: ItemID? = nil, stream: StreamName = "main") throws -> ItemID {
     try perform(.insert(InsertRequest(text: text, id: id)), stream: stream)!.event.id
   }
 
@@ -36,7 +36,7 @@ import Testing
   }
 
   func expectRefusal(
-    _ kind: MsglogError.Kind, containing fragment: String, _ command: Command, stream: String = "main",
+    _ kind: MsglogError.Kind, containing fragment: String, _ command: Command, stream: StreamName = "main",
     expect version: UInt64? = nil
   ) throws {
     let before = try export
@@ -102,7 +102,8 @@ import Testing
       .usage, containing: "limit", .insert(InsertRequest(text: String(repeating: "x", count: Limits.maxTextBytes + 1))))
     try expectRefusal(.usage, containing: "control character", .insert(InsertRequest(text: "x")), stream: "a\u{0}b")
     try expectRefusal(
-      .usage, containing: "limit", .insert(InsertRequest(text: "x")), stream: String(repeating: "s", count: 201))
+      .usage, containing: "limit", .insert(InsertRequest(text: "x")),
+      stream: StreamName(String(repeating: "s", count: 201)))
     _ = try append(String(repeating: "x", count: Limits.maxTextBytes))
   }
 

@@ -43,11 +43,11 @@ func exportLines(_ store: some EventStore) throws -> [String] {
 
 /// A deterministic mixed workload over two streams (fixed ids, so two stores get identical logs).
 func workload(count: Int) -> [WriteRequest] {
-  var sizes = ["a": 0, "b": 0]
+  var sizes: [StreamName: Int] = ["a": 0, "b": 0]
   var requests: [WriteRequest] = []
-  var ids: [String: [ItemID]] = ["a": [], "b": []]
+  var ids: [StreamName: [ItemID]] = ["a": [], "b": []]
   for i in 0..<count {
-    let stream = i % 3 == 0 ? "b" : "a"
+    let stream: StreamName = i % 3 == 0 ? "b" : "a"
     let n = sizes[stream]!
     let id = ItemID(canonical: String(format: "00000000-0000-4000-8000-%012x", i))!
     switch i % 5 {
@@ -108,12 +108,12 @@ func workload(count: Int) -> [WriteRequest] {
     let head = try disk.read { try $0.headSeq() }
     #expect(head > 100)
     for seq in 0...head {
-      for stream in ["a", "b", "missing"] {
+      for stream: StreamName in ["a", "b", "missing"] {
         let replayed = try disk.read { try Replay.stream(stream, at: seq, in: $0) }
         #expect(replayed == (try memory.read { try Replay.stream(stream, at: seq, in: $0) }))
       }
     }
-    for stream in ["a", "b"] {
+    for stream: StreamName in ["a", "b"] {
       let current = try disk.read { try CurrentView.stream(stream, in: $0) }
       #expect(current == (try disk.read { try Replay.stream(stream, at: nil, in: $0) }))
     }

@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Every write to stdout is checked: a full disk or an I/O error is
+/// `msglog: write error: …` and exit 1 (a backup cut short must never end in
+/// exit 0); a reader that went away ends the command quietly.
+@Suite struct OutputTests {
+  /// A database with enough events that `export` is many times 4 KiB.
+  static func seeded() -> Sandbox {
+    let s = Sandbox()
+    let lines = (0..<200).map { "message \($0) " + String(repeating: "x", count: 60) }.joined(separator: "\n")
+    #expect(s.run(["append", "--lines"], stdin: Data(lines.utf8)).code == 0)
+    return s
+  }
+
+  @Test func exportIntoAFullFileSystemFails() throws {
+    let s = Self.seeded()
+    let mountPoint = s.dir + "/small"
+    try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: false)
+    try #require(mountTmpfs(at: mountPoint, size: "16k"), "this test mounts a 16 KiB tmpfs and needs root")
+    defer { unmount(mountPoint) }
+    let backup = mountPoint + "/backup.jsonl"
+    FileManager.default.createFile(atPath: backup, contents: nil)
+    let handle = try #require(FileHandle(forWritingAtPath: backup))
+    let r = s.start(["export"], stdout: handle).finish()
+    try handle.close()
+    #expect(r.code == 1, "\(r)")
+    #expect(r.stderr == "msglog: write error: no space left on device\n", "\(r)")
+    let written = try Data(contentsOf: URL(fileURLWithPath: backup)).count
+    #expect(written < s.export().utf8.count, "the export fit; the test proves nothing")
+  }
+
+  @Test(arguments: [
+    ["export"], ["list"], ["list", "--json"], ["log"], ["log", "--all", "--json"], ["streams"], ["verify"], ["replay"],
+    ["--version"], ["help"],
+  ])
+  func writingIntoDevFullFails(_ args: [String]) throws {
+    let s = Self.seeded()
+    let handle = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+    let r = s.start(args, stdout: handle).finish()
+    #expect(r.code == 1, "\(args): \(r)")
+    #expect(r.stderr == "msglog: write error: no space left on device\n", "\(args): \(r)")
+  }
+
+  /// A write command whose result cannot be printed still committed: it says
+  /// so with exit 1, and the event is in the log.
+  @Test func aWriteWhoseResultCannotBePrinted() throws {
+    let s = Self.seeded()
+    let handle = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+    let r = s.start(["append", "unprinted"], stdout: handle).finish()
+    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: write error:"), "\(r)")
+    #expect(s.run("list").stdout.hasSuffix("unprinted\n"))
+  }
+
+  /// `msglog list --json | head -c 1`: a reader that has gone away ends the
+  /// command quietly with exit 0 — not killed by SIGPIPE, no message.
+  @Test(arguments: [["list", "--json"], ["export"], ["log", "--all"]])
+  func aClosedPipeEndsQuietly(_ args: [String]) throws {
+    let s = Self.seeded()
+    let pipe = Pipe()
+    try pipe.fileHandleForReading.close()  // nobody will ever read: every write is EPIPE
+    let child = s.start(args, stdout: pipe.fileHandleForWriting)
+    try pipe.fileHandleForWriting.close()
+    let r = child.finish()
+    #expect(child.process.terminationReason == .exit, "\(args): killed by signal \(child.process.terminationStatus)")
+    #expect(r.code == 0 && r.stderr.isEmpty, "\(args): \(r)")
+  }
+}
+
+/// Mounts a tmpfs of `size` at `path`; false when not permitted (not root).
+func mountTmpfs(at path: String, size: String) -> Bool {
+  let mount = Process()
+  mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+  mount.arguments = ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path]
+  mount.standardError = FileHandle.nullDevice
+  guard (try? mount.run()) != nil else { return false }
+  mount.waitUntilExit()
+  return mount.terminationStatus == 0
+}
+
+func unmount(_ path: String) {
+  let umount = Process()
+  umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+  umount.arguments = [path]
+  try? umount.run()
+  umount.waitUntilExit()
+}
