@@ -88,6 +88,8 @@ public enum MsglogCLI {
     case OutputError.failed(let code):
       stderr.note("msglog: write error: " + systemMessage(code))
       return ExitCode.failure
+    case let damage as DerivedDamage:
+      return report(Integrity.damaged(damage), to: stderr)
     case let error as MsglogError:
       message = error.message
       hint = error.hint

@@ -194,7 +194,7 @@ struct Runner<Input: InputSource> {
   }
 
   func streams() throws {
-    let heads = try openForReading().read { try $0.streamHeads() }
+    let heads = try openForReading().read { try CurrentView.streams(in: $0) }
     if json { try stdout.line(Format.streamsJSON(heads)) } else { try Format.streamsTable(heads, to: stdout) }
   }
 

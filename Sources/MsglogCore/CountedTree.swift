@@ -51,6 +51,12 @@ extension TreeNodeStore {
 /// which a write updates in place, touching one node per level.
 /// Leaves hold up to `leafCapacity` elements and inner nodes up to `fanout`
 /// children; a node that falls below a quarter full is merged with a sibling.
+///
+/// A stored tree is read from bytes that may have been damaged behind
+/// msglog's back (each node passes its checksum, but nodes may contradict
+/// each other): every access checks what it relies on and throws
+/// `DerivedDamage` instead of trapping, and walks are bounded in depth so
+/// that a cycle of links cannot recurse forever.
 public struct CountedTree<Store: TreeNodeStore> {
   public typealias Element = Store.Element
   public var store: Store
@@ -58,6 +64,8 @@ public struct CountedTree<Store: TreeNodeStore> {
   public private(set) var count: Int
   public let leafCapacity: Int
   public let fanout: Int
+  /// No tree of 2^63 elements with inner nodes of 4 or more children is deeper.
+  static var maxDepth: Int { 48 }
 
   public init(store: Store, root: NodeID = 0, count: Int = 0, leafCapacity: Int, fanout: Int) {
     precondition(leafCapacity >= 4 && fanout >= 4, "capacities below 4 cannot split and merge")
@@ -72,22 +80,38 @@ public struct CountedTree<Store: TreeNodeStore> {
 
   /// The element at `index`.
   public func element(at index: Int) throws -> Element {
-    precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
+    guard index >= 0 && index < count else { throw Self.damage("position \(index) is outside its \(count) items") }
     let (leaf, offset) = try locate(index)
-    return try store.read(leaf) { $0.elements[offset] }
+    return try store.read(leaf) { node in
+      guard offset < node.elements.count else { throw Self.damage("leaf \(leaf) is shorter than its parent counts") }
+      return node.elements[offset]
+    }
+  }
+
+  static func damage(_ reason: String) -> DerivedDamage { DerivedDamage(.order, reason) }
+
+  /// Checks that an inner node's arrays agree, before indexing into them.
+  static func checkInner(_ node: TreeNode<Element>, _ id: NodeID) throws(DerivedDamage) {
+    guard !node.children.isEmpty, node.children.count == node.counts.count else {
+      throw DerivedDamage(
+        .order, "inner node \(id) has \(node.children.count) children and \(node.counts.count) counts")
+    }
   }
 
   /// The leaf holding position `index` and the offset within it.
   func locate(_ index: Int) throws -> (NodeID, Int) {
     var id = root
     var i = index
-    while true {
+    for _ in 0..<Self.maxDepth {
       let next: NodeID? = try store.read(id) { node in
-        node.isLeaf ? nil : node.children[Self.child(containing: &i, in: node, endGoesLeft: false)]
+        if node.isLeaf { return nil }
+        try Self.checkInner(node, id)
+        return node.children[Self.child(containing: &i, in: node, endGoesLeft: false)]
       }
       guard let next else { return (id, i) }
       id = next
     }
+    throw Self.damage("the tree is deeper than \(Self.maxDepth) levels (a cycle?)")
   }
 
   /// The child of an inner node that holds position `i`, and `i` made
@@ -106,23 +130,30 @@ public struct CountedTree<Store: TreeNodeStore> {
 
   /// The position of the first element of `leaf` that satisfies `matches`.
   public func index(inLeaf leaf: NodeID, where matches: (Element) -> Bool) throws -> Int? {
-    guard let local = try store.read(leaf, { $0.elements.firstIndex(where: matches) }) else { return nil }
+    guard let local = try store.read(leaf, { $0.isLeaf ? $0.elements.firstIndex(where: matches) : nil }) else {
+      return nil
+    }
     var index = local
     var child = leaf
     var parent = try store.read(leaf) { $0.parent }
+    var depth = 0
     while parent != 0 {
+      depth += 1
+      guard depth < Self.maxDepth else { throw Self.damage("the parent links from leaf \(leaf) form a cycle") }
       let (before, grandparent) = try store.read(parent) { node -> (Int, NodeID) in
+        try Self.checkInner(node, parent)
         var sum = 0
         for (c, id) in node.children.enumerated() {
           if id == child { return (sum, node.parent) }
           sum += node.counts[c]
         }
-        preconditionFailure("node \(child) is not a child of its parent \(parent)")
+        throw Self.damage("node \(child) is not a child of its parent \(parent)")
       }
       index += before
       child = parent
       parent = grandparent
     }
+    guard child == root else { throw Self.damage("leaf \(leaf) does not lead up to the root") }
     return index
   }
 
@@ -134,26 +165,27 @@ public struct CountedTree<Store: TreeNodeStore> {
 
   @discardableResult
   private func visit(_ id: NodeID, _ body: (Element) throws -> Bool) throws -> Bool {
-    // One read per node: a stored tree decodes the node on every read.
-    let node = try store.read(id) { $0 }
-    if node.isLeaf {
-      for element in node.elements where try !body(element) { return false }
+    try forEachLeaf { _, elements in
+      for element in elements where try !body(element) { return false }
       return true
     }
-    for child in node.children where try !visit(child, body) { return false }
     return true
   }
 
   /// Calls `body` with each leaf's id and elements, in order, until it returns false.
   public func forEachLeaf(_ body: (NodeID, [Element]) throws -> Bool) throws {
     guard root != 0 else { return }
-    func walk(_ id: NodeID) throws -> Bool {
+    func walk(_ id: NodeID, depth: Int) throws -> Bool {
+      guard depth < Self.maxDepth else {
+        throw Self.damage("the tree is deeper than \(Self.maxDepth) levels (a cycle?)")
+      }
+      // One read per node: a stored tree decodes the node on every read.
       let node = try store.read(id) { $0 }
       if node.isLeaf { return try body(id, node.elements) }
-      for child in node.children where try !walk(child) { return false }
+      for child in node.children where try !walk(child, depth: depth + 1) { return false }
       return true
     }
-    _ = try walk(root)
+    _ = try walk(root, depth: 0)
   }
 
   /// Every element, in order.
@@ -171,24 +203,32 @@ public struct CountedTree<Store: TreeNodeStore> {
 
   /// Inserts `element` so that it ends at `index` (0…count).
   public mutating func insert(_ element: Element, at index: Int) throws {
-    precondition(index >= 0 && index <= count, "index \(index) out of range 0...\(count)")
+    guard index >= 0 && index <= count else { throw Self.damage("position \(index) is outside 0…\(count)") }
     if root == 0 {
       root = try store.allocate(TreeNode(parent: 0, isLeaf: true))
     }
     var id = root
     var i = index
+    var depth = 0
     while true {
-      let next: (NodeID, Int)? = try store.update(id) { node in
+      depth += 1
+      guard depth < Self.maxDepth else {
+        throw Self.damage("the tree is deeper than \(Self.maxDepth) levels (a cycle?)")
+      }
+      let next: NodeID? = try store.update(id) { node in
         if node.isLeaf { return nil }
+        try Self.checkInner(node, id)
         let c = Self.child(containing: &i, in: node, endGoesLeft: true)
         node.counts[c] += 1
-        return (node.children[c], c)
+        return node.children[c]
       }
-      guard let (child, _) = next else { break }
-      id = child
+      guard let next else { break }
+      id = next
     }
     let capacity = leafCapacity
+    let leaf = id
     let overflow = try store.update(id) { node -> Bool in
+      guard i <= node.elements.count else { throw Self.damage("leaf \(leaf) is shorter than its parent counts") }
       node.elements.insert(element, at: i)
       return node.elements.count > capacity
     }
@@ -200,12 +240,18 @@ public struct CountedTree<Store: TreeNodeStore> {
   /// Removes and returns the element at `index`.
   @discardableResult
   public mutating func remove(at index: Int) throws -> Element {
-    precondition(index >= 0 && index < count, "index \(index) out of range 0..<\(count)")
+    guard index >= 0 && index < count else { throw Self.damage("position \(index) is outside its \(count) items") }
     var id = root
     var i = index
+    var depth = 0
     while true {
+      depth += 1
+      guard depth < Self.maxDepth else {
+        throw Self.damage("the tree is deeper than \(Self.maxDepth) levels (a cycle?)")
+      }
       let next: NodeID? = try store.update(id) { node in
         if node.isLeaf { return nil }
+        try Self.checkInner(node, id)
         let c = Self.child(containing: &i, in: node, endGoesLeft: false)
         node.counts[c] -= 1
         return node.children[c]
@@ -213,7 +259,11 @@ public struct CountedTree<Store: TreeNodeStore> {
       guard let next else { break }
       id = next
     }
-    let element = try store.update(id) { $0.elements.remove(at: i) }
+    let leaf = id
+    let element = try store.update(id) { node in
+      guard i < node.elements.count else { throw Self.damage("leaf \(leaf) is shorter than its parent counts") }
+      return node.elements.remove(at: i)
+    }
     count -= 1
     try rebalance(id)
     return element
@@ -309,7 +359,9 @@ public struct CountedTree<Store: TreeNodeStore> {
         return
       }
       try store.update(parent) { node in
-        let c = node.children.firstIndex(of: id)!
+        guard let c = node.children.firstIndex(of: id) else {
+          throw Self.damage("node \(id) is not a child of its parent")
+        }
         node.counts[c] = leftCount
         node.children.insert(siblingID, at: c + 1)
         node.counts.insert(rightCount, at: c + 1)
@@ -341,7 +393,9 @@ public struct CountedTree<Store: TreeNodeStore> {
       let capacity = isLeaf ? leafCapacity : fanout
       if width == 0 {
         try store.update(parent) { node in
-          let c = node.children.firstIndex(of: id)!
+          guard let c = node.children.firstIndex(of: id) else {
+            throw Self.damage("node \(id) is not a child of its parent")
+          }
           node.children.remove(at: c)
           node.counts.remove(at: c)
         }
@@ -351,7 +405,12 @@ public struct CountedTree<Store: TreeNodeStore> {
       }
       guard width < capacity / 4 else { return }
       // Merge with a neighbour when both fit in one node.
-      let (siblings, position) = try store.read(parent) { ($0.children, $0.children.firstIndex(of: id)!) }
+      let (siblings, position) = try store.read(parent) { node in
+        guard let position = node.children.firstIndex(of: id) else {
+          throw Self.damage("node \(id) is not a child of its parent")
+        }
+        return (node.children, position)
+      }
       var merged = false
       for neighbour in [position + 1, position - 1] where neighbour >= 0 && neighbour < siblings.count {
         let other = siblings[neighbour]
@@ -382,10 +441,10 @@ public struct CountedTree<Store: TreeNodeStore> {
     }
     let movedCount = isLeaf ? moved.elements.count : moved.counts.reduce(0, +)
     try store.update(parent) { node in
-      let r = node.children.firstIndex(of: right)!
+      guard let r = node.children.firstIndex(of: right) else { throw Self.damage("node \(right) left its parent") }
       node.children.remove(at: r)
       node.counts.remove(at: r)
-      let l = node.children.firstIndex(of: left)!
+      guard let l = node.children.firstIndex(of: left) else { throw Self.damage("node \(left) left its parent") }
       node.counts[l] += movedCount
     }
     try store.free(right)

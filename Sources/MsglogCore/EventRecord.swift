@@ -216,11 +216,21 @@ private func hex(_ v: UInt32) -> String {
 }
 
 extension EventRecord {
-  /// The item an insert record creates, without checking its checksum (the
-  /// caller verified these bytes in the same transaction) and without making
-  /// an `Event`.
-  public static func insertedItem(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> Item {
-    var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 4)]))
+  /// The item an insert record creates, without making an `Event`.
+  ///
+  /// - Parameter verifyingChecksum: false only when the caller checked these
+  ///   very bytes in the same transaction (a full replay's single pass);
+  ///   every other path must check, or damage would reach the output.
+  public static func insertedItem(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Item
+  {
+    guard bytes.count >= headerSize + 4 else { throw .truncated }
+    let body = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 4)])
+    if verifyingChecksum {
+      let stored = readBigEndian(bytes, at: bytes.count - 4, as: UInt32.self)
+      let computed = CRC32C.checksum(body)
+      guard stored == computed else { throw .checksumMismatch(stored: stored, computed: computed) }
+    }
+    var reader = ByteReader(body)
     guard try reader.u8() == formatVersion else { throw .unknownFormatVersion(bytes[0]) }
     guard try reader.u8() == opInsert else { throw .unknownOp(bytes[1]) }
     let seq = try reader.u64()
@@ -236,6 +246,7 @@ extension EventRecord {
     case let flag: throw .invalidFlag(flag)
     }
     let text = try reader.string(Int(try reader.u32()), field: "text")
+    guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
     return Item(id: id, text: text, sender: sender, time: time, seq: seq)
   }
 

@@ -94,6 +94,12 @@ public protocol LogReader {
   func checkpoint(of stream: StreamName, atOrBefore seq: UInt64) throws -> Checkpoint?
   /// The seqs at which the stream has checkpoints, for `verify`.
   func checkpointSeqs(of stream: StreamName) throws -> [UInt64]
+  /// The last seq in the stream's event index; nil when it has none.
+  func lastStreamEvent(of stream: StreamName) throws -> UInt64?
+  /// The summary of the derived tables; nil in a store that has none yet.
+  func summary() throws -> LedgerSummary?
+  /// The row count of every table, when the store can count in O(1) (nil otherwise).
+  func tableCounts() throws -> TableCounts?
 }
 
 /// Write access: append records and replace derived rows, inside one transaction
@@ -108,7 +114,8 @@ public protocol LogWriter: LogReader {
   /// Records that the stream has an event at `seq` (the per-stream event index).
   func putStreamEvent(_ seq: UInt64, of stream: StreamName) throws
   func putCheckpoint(_ checkpoint: Checkpoint) throws
-  /// Empties every derived table, for a rebuild.
+  func putSummary(_ summary: LedgerSummary) throws
+  /// Empties every derived table (and the summary), for a rebuild.
   func clearDerived() throws
 }
 

@@ -29,18 +29,33 @@ public final class LedgerSession {
   private var streams: [StreamName: StreamState] = [:]
   /// Id index rows changed by this session, not yet stored.
   private var idEntries: [ItemID: IdEntry] = [:]
+  /// The derived tables' row counts, as this session leaves them.
+  private var summary: LedgerSummary
 
   struct StreamState {
     var head: StreamHead
     var tree: CountedTree<StoredNodes>
+    /// The stream had no head before this session.
+    var isNew: Bool
   }
 
+  /// Opens a session on `writer`. In append mode the derived tables are
+  /// checked against the log first (row counts in O(1)), so that no event
+  /// is ever computed from damaged state.
   public init(writer: any LogWriter, now: Timestamp, mode: Mode = .append, checkpointInterval: UInt64 = 256) throws {
     self.writer = writer
     self.now = now
     self.mode = mode
     self.checkpointInterval = max(checkpointInterval, 1)
-    self.nextSeq = mode == .append ? try writer.headSeq() + 1 : 1
+    switch mode {
+    case .append:
+      try Integrity.checkCounts(writer)
+      self.nextSeq = try writer.headSeq() + 1
+      self.summary = try writer.summary() ?? LedgerSummary()
+    case .rebuild:
+      self.nextSeq = 1
+      self.summary = LedgerSummary()
+    }
   }
 
   /// The stream's version as this session sees it.
@@ -80,11 +95,16 @@ public final class LedgerSession {
   /// afterwards (a long import flushes now and then to bound its memory).
   public func finish() throws {
     for (_, var state) in streams {
-      for (id, leaf) in try state.tree.store.flush() {
+      let (placements, nodeDelta) = try state.tree.store.flush()
+      for (id, leaf) in placements {
         guard var entry = try idEntry(id), entry.removeSeq == 0 else { continue }
         entry.leaf = leaf
         idEntries[id] = entry
       }
+      summary.nodes = UInt64(Int(summary.nodes) + nodeDelta)
+      // A stream whose only command was refused has no event and gets no head.
+      guard state.head.version > 0 else { continue }
+      if state.isNew { summary.streams += 1 }
       state.head.root = state.tree.root
       state.head.nextNode = state.tree.store.nextNode
       try writer.putStreamHead(state.head)
@@ -92,6 +112,8 @@ public final class LedgerSession {
     for (id, entry) in idEntries {
       try writer.putIdEntry(entry, for: id)
     }
+    summary.events = nextSeq - 1
+    try writer.putSummary(summary)
     streams.removeAll()
     idEntries.removeAll()
   }
@@ -124,6 +146,7 @@ public final class LedgerSession {
     try state.tree.insert(Slot(id: id, seq: event.seq), at: Int(index))
     state.head.count += 1
     idEntries[id] = IdEntry(insertSeq: event.seq)
+    summary.ids += 1
     try checkpointIfDue(&state)
     return Outcome(event: event, index: index)
   }
@@ -170,11 +193,16 @@ public final class LedgerSession {
   // MARK: - Helpers
 
   /// The stream's state, taken out of the cache so that it is changed in place.
+  /// The first time a session meets a stream, its head is checked against
+  /// the log (`Integrity.checkHead`): a missing or stale head must never
+  /// lead to a second `v1` event.
   private func takeState(of stream: StreamName) throws -> StreamState {
     if let cached = streams.removeValue(forKey: stream) { return cached }
-    let head = try writer.streamHead(stream) ?? StreamHead(stream: stream)
+    let stored = try writer.streamHead(stream)
+    if mode == .append { try Integrity.checkHead(stored, of: stream, in: writer) }
+    let head = stored ?? StreamHead(stream: stream)
     let nodes = StoredNodes(writer: writer, stream: stream, nextNode: head.nextNode)
-    return StreamState(head: head, tree: StoredOrder.tree(nodes, head: head))
+    return StreamState(head: head, tree: StoredOrder.tree(nodes, head: head), isNew: stored == nil)
   }
 
   private func idEntry(_ id: ItemID) throws -> IdEntry? {
@@ -218,6 +246,7 @@ public final class LedgerSession {
       Checkpoint(stream: state.head.stream, seq: state.head.lastSeq, version: state.head.version, slots: slots))
     state.head.checkpointVersion = state.head.version
     state.head.checkpointCount = UInt64(slots.count)
+    summary.checkpoints += 1
   }
 
   /// The stream an item was inserted into, from its insert record.

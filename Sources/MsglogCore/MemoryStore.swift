@@ -11,6 +11,7 @@ public final class MemoryStore: EventStore {
     var ids: [ItemID: IdEntry] = [:]
     var streamEvents: [StreamName: [UInt64]] = [:]
     var checkpoints: [StreamName: [Checkpoint]] = [:]
+    var summary: LedgerSummary? = nil
   }
 
   var state = State()
@@ -85,6 +86,21 @@ public final class MemoryStore: EventStore {
       state.checkpoints[stream]?.map(\.seq) ?? []
     }
 
+    func lastStreamEvent(of stream: StreamName) throws -> UInt64? { state.streamEvents[stream]?.last }
+
+    func summary() throws -> LedgerSummary? { state.summary }
+
+    func tableCounts() throws -> TableCounts? {
+      TableCounts(
+        events: UInt64(state.records.count),
+        streamEvents: UInt64(state.streamEvents.values.reduce(0) { $0 + $1.count }),
+        heads: UInt64(state.heads.count), ids: UInt64(state.ids.count),
+        nodes: UInt64(state.nodes.values.reduce(0) { $0 + $1.count }),
+        checkpoints: UInt64(state.checkpoints.values.reduce(0) { $0 + $1.count }))
+    }
+
+    func putSummary(_ summary: LedgerSummary) throws { state.summary = summary }
+
     func appendRecord(_ bytes: [UInt8], seq: UInt64) throws {
       precondition(seq == UInt64(state.records.count) + 1, "records are appended in seq order")
       state.records.append(bytes)
@@ -96,7 +112,10 @@ public final class MemoryStore: EventStore {
       state.nodes[stream, default: [:]][id] = node
     }
 
-    func deleteOrderNode(_ id: NodeID, of stream: StreamName) throws { state.nodes[stream]?[id] = nil }
+    func deleteOrderNode(_ id: NodeID, of stream: StreamName) throws {
+      state.nodes[stream]?[id] = nil
+      if state.nodes[stream]?.isEmpty == true { state.nodes[stream] = nil }
+    }
 
     func putIdEntry(_ entry: IdEntry, for id: ItemID) throws { state.ids[id] = entry }
 
@@ -116,6 +135,7 @@ public final class MemoryStore: EventStore {
       state.ids.removeAll()
       state.streamEvents.removeAll()
       state.checkpoints.removeAll()
+      state.summary = nil
     }
   }
 }

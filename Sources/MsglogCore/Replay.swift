@@ -78,7 +78,7 @@ public enum Replay {
       try reader.forEachRecord(from: 1) { recordSeq, bytes in
         if try fold(bytes, seq: recordSeq, stream: name, into: &projection) == .insert {
           // Checked by `fold` just now; decode the body without checking again.
-          do { inserted.items.append(try EventRecord.insertedItem(bytes)) } catch {
+          do { inserted.items.append(try EventRecord.insertedItem(bytes, verifyingChecksum: false)) } catch {
             throw corruption(seq: recordSeq, "\(error)")
           }
           inserted.seqs.append(recordSeq)
@@ -92,6 +92,10 @@ public enum Replay {
   static func replayFromCheckpoint(_ stream: StreamName, through target: UInt64, in reader: any LogReader) throws
     -> Projection
   {
+    // Checkpoints and the event index are derived: check them before use.
+    try Integrity.checkCounts(reader)
+    let head = try reader.streamHead(stream)
+    try Integrity.checkHead(head, of: stream, in: reader)
     var projection = Projection()
     var from: UInt64 = 1
     if let checkpoint = try reader.checkpoint(of: stream, atOrBefore: target) {
@@ -105,9 +109,23 @@ public enum Replay {
         let found: Folded? = try reader.withRecord(at: seq) { bytes in
           try fold(bytes, seq: seq, stream: name, into: &projection)
         }
-        guard found != nil else { throw corruption(seq: seq, "the stream's event index names a missing record") }
+        guard let found, found != .skipped else {
+          throw Integrity.damaged(
+            DerivedDamage(
+              table: "stream-events",
+              "the index of stream \(TerminalText.quoted(stream)) names seq \(seq), "
+                + (found == nil ? "which is not in the log" : "which is another stream's event")))
+        }
         return true
       }
+    }
+    // At or past the stream's last event, the replay must have reached its head.
+    if let head, target >= head.lastSeq, projection.version != head.version {
+      throw Integrity.damaged(
+        DerivedDamage(
+          table: "stream-events",
+          "the index of stream \(TerminalText.quoted(stream)) replays to version \(projection.version); "
+            + "the stream is at \(head.version)"))
     }
     return projection
   }
@@ -162,7 +180,9 @@ public enum Replay {
         if index >= 0 {
           let slot = order[index]
           let item: Item
-          do { item = try EventRecord.insertedItem(bytes) } catch { throw corruption(seq: seq, "\(error)") }
+          do { item = try EventRecord.insertedItem(bytes, verifyingChecksum: true) } catch {
+            throw corruption(seq: seq, "\(error)")
+          }
           guard item.id == slot.id, item.seq == seq else {
             throw corruption(seq: seq, "it is not the insert of \(slot.id.text)")
           }
@@ -200,8 +220,10 @@ public enum CurrentView {
     of stream: StreamName, in reader: any LogReader, header: (StreamSnapshot, Int) throws -> Void,
     _ body: (Int, Item) throws -> Void
   ) throws {
+    try Integrity.checkCounts(reader)
     let seq = try reader.headSeq()
     let head = try reader.streamHead(stream)
+    try Integrity.checkHead(head, of: stream, in: reader)
     let count = Int(head?.count ?? 0)
     try header(StreamSnapshot(stream: stream, seq: seq, version: head?.version ?? 0, items: []), count)
     var index = 0
@@ -217,6 +239,13 @@ public enum CurrentView {
         "the order of stream \(TerminalText.quoted(stream)) holds \(index) items, its head says \(count)",
         hint: "run 'msglog verify'; 'msglog verify --repair' rebuilds the order from the log")
     }
+  }
+
+  /// Every stream's head, in bytewise order of the names, after checking
+  /// that the table holds the rows it must.
+  public static func streams(in reader: any LogReader) throws -> [StreamHead] {
+    try Integrity.checkCounts(reader)
+    return try reader.streamHeads()
   }
 
   /// The whole stream as a snapshot (tests and small streams).

@@ -16,6 +16,8 @@ public struct StoredNodes: TreeNodeStore {
   public private(set) var nextNode: NodeID
   /// Leaves that items moved into since the last flush (for the id index).
   public private(set) var placements: [ItemID: NodeID] = [:]
+  /// Nodes allocated less nodes freed since the last flush (for the summary).
+  public private(set) var nodeDelta = 0
 
   /// Reads and writes through `writer`.
   public init(writer: any LogWriter, stream: StreamName, nextNode: NodeID) {
@@ -35,10 +37,8 @@ public struct StoredNodes: TreeNodeStore {
 
   public func read<R>(_ id: NodeID, _ body: (TreeNode<Slot>) throws -> R) throws -> R {
     if let node = cache[id] { return try body(node) }
-    guard let node = try reader.orderNode(id, of: stream) else {
-      throw MsglogError.refused(
-        "the order of stream \(TerminalText.quoted(stream)) lacks node \(id)",
-        hint: "run 'msglog verify'; 'msglog verify --repair' rebuilds the order from the log")
+    guard id != 0, let node = try reader.orderNode(id, of: stream) else {
+      throw DerivedDamage(.order, "the order of stream \(TerminalText.quoted(stream)) lacks node \(id)")
     }
     return try body(node)
   }
@@ -53,6 +53,7 @@ public struct StoredNodes: TreeNodeStore {
   public mutating func allocate(_ node: TreeNode<Slot>) throws -> NodeID {
     let id = nextNode
     nextNode += 1
+    nodeDelta += 1
     cache[id] = node
     dirty.insert(id)
     return id
@@ -62,6 +63,7 @@ public struct StoredNodes: TreeNodeStore {
     cache[id] = nil
     dirty.remove(id)
     freed.insert(id)
+    nodeDelta -= 1
   }
 
   public var tracksPlacements: Bool { true }
@@ -70,16 +72,20 @@ public struct StoredNodes: TreeNodeStore {
     for slot in elements { placements[slot.id] = leaf }
   }
 
-  /// Writes changed nodes and deletes freed ones; returns and forgets the placements.
-  public mutating func flush() throws -> [ItemID: NodeID] {
-    guard let writer else { return [:] }
+  /// Writes changed nodes and deletes freed ones; returns and forgets the
+  /// placements and the change in the number of nodes.
+  public mutating func flush() throws -> (placements: [ItemID: NodeID], nodeDelta: Int) {
+    guard let writer else { return ([:], 0) }
     for id in dirty { try writer.putOrderNode(cache[id]!, id: id, of: stream) }
     for id in freed { try writer.deleteOrderNode(id, of: stream) }
     dirty.removeAll()
     freed.removeAll()
     cache.removeAll(keepingCapacity: true)
-    defer { placements.removeAll() }
-    return placements
+    defer {
+      placements.removeAll()
+      nodeDelta = 0
+    }
+    return (placements, nodeDelta)
   }
 }
 

@@ -15,21 +15,32 @@ import MsglogCore
 /// - `ids`:           item id (16 bytes) → insert seq, remove seq, leaf;
 /// - `stream-events`: stream name, 0, seq → nothing (each stream's events);
 /// - `checkpoints`:   stream name, 0, seq → the stream's slots at that seq;
-/// - `meta`:          `format` → `msglog/1`.
+/// - `meta`:          `format` → `msglog/2`; `summary` → the derived tables' row counts.
 /// Everything but `events` is derived data, updated in the same transaction.
 public final class LMDBStore: EventStore {
   static let formatKey = Array("format".utf8)
-  static let formatValue = Array("msglog/1".utf8)
+  static let formatValue = Array("msglog/2".utf8)
+  /// Format 1 had the same events but derived rows without checksums and no
+  /// summary; `verify --repair` rebuilds them in format 2.
+  static let legacyFormatValue = Array("msglog/1".utf8)
+  static let summaryKey = Array("summary".utf8)
   /// A new database starts with a small map; it doubles whenever a write fills it.
   public static let initialMapSize = 1 << 20
 
   let environment: Environment
+  let meta: Database
   let events: Database
   let heads: Database
   let order: Database
   let ids: Database
   let streamEvents: Database
   let checkpoints: Database
+
+  /// Whether the derived tables are in this version's format (false: an
+  /// older msglog wrote them; `verify --repair` rebuilds them).
+  public private(set) var derivedFormatIsCurrent: Bool
+  /// Set by a rebuild in a write transaction; adopted once it commits.
+  var rebuiltInFormat = false
 
   public var path: String { environment.path }
   public var mapSize: Int { environment.mapSize }
@@ -54,20 +65,26 @@ public final class LMDBStore: EventStore {
     }
     // Handles opened in a transaction stay valid after it commits; a reader
     // opens them in a read transaction, which keeps them too.
-    let setup: (Transaction) throws -> [Database] = { txn in
+    let setup: (Transaction) throws -> ([Database], Bool) = { txn in
       let meta = try open(txn, "meta")
       let format = try txn.get(meta, LMDBStore.formatKey) { Array($0) }
       if format == nil, create {
         try txn.put(meta, LMDBStore.formatKey, LMDBStore.formatValue)
-      } else if format != LMDBStore.formatValue {
+      } else if format != LMDBStore.formatValue && format != LMDBStore.legacyFormatValue {
         let found = format.map { String(decoding: $0, as: UTF8.self) } ?? "none"
         throw MsglogError.refused("\(path) is not a msglog database (format: \(found))")
       }
-      return try ["events", "heads", "order", "ids", "stream-events", "checkpoints"].map { try open(txn, $0) }
+      let tables = try ["meta", "events", "heads", "order", "ids", "stream-events", "checkpoints"].map {
+        try open(txn, $0)
+      }
+      return (tables, format != LMDBStore.legacyFormatValue)
     }
-    let dbs = create ? try env.write(setup) : try env.read(setup)
+    let (dbs, current) = create ? try env.write(setup) : try env.read(setup)
     self.environment = env
-    (events, heads, order, ids, streamEvents, checkpoints) = (dbs[0], dbs[1], dbs[2], dbs[3], dbs[4], dbs[5])
+    self.derivedFormatIsCurrent = current
+    (meta, events, heads, order, ids, streamEvents, checkpoints) = (
+      dbs[0], dbs[1], dbs[2], dbs[3], dbs[4], dbs[5], dbs[6]
+    )
   }
 
   /// Refuses paths that cannot hold a database before LMDB creates lock files in them.
@@ -109,10 +126,13 @@ public final class LMDBStore: EventStore {
   }
 
   public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
-    try environment.write(reserving: bytes) { txn in
+    let result = try environment.write(reserving: bytes) { txn in
+      rebuiltInFormat = false
       let access = Access(store: self, txn: txn)
       return try body(access)
     }
+    if rebuiltInFormat { derivedFormatIsCurrent = true }
+    return result
   }
 
   /// `LogReader`/`LogWriter` over one transaction.
@@ -128,7 +148,7 @@ public final class LMDBStore: EventStore {
     func headSeq() throws -> UInt64 {
       try txn.withCursor(store.events) { cursor in
         guard let last = try cursor.last() else { return 0 }
-        return Key.seq(last.key)
+        return try Key.seq(last.key)
       }
     }
 
@@ -136,7 +156,7 @@ public final class LMDBStore: EventStore {
       try txn.withCursor(store.events) { cursor in
         var entry = try cursor.seek(Key.seq(seq))
         while let (key, value) = entry {
-          guard try body(Key.seq(key), value) else { return }
+          guard try body(try Key.seq(key), value) else { return }
           entry = try cursor.next()
         }
       }
@@ -147,7 +167,7 @@ public final class LMDBStore: EventStore {
     }
 
     func streamHead(_ stream: StreamName) throws -> StreamHead? {
-      try txn.get(store.heads, stream.bytes) { Row.head(stream: stream, $0) }
+      try txn.get(store.heads, DerivedRows.headKey(stream)) { try DerivedRows.decodeHead(stream: stream, $0) }
     }
 
     func streamHeads() throws -> [StreamHead] {
@@ -155,7 +175,7 @@ public final class LMDBStore: EventStore {
         var heads: [StreamHead] = []
         var entry = try cursor.first()
         while let (key, value) = entry {
-          heads.append(Row.head(stream: StreamName(String(decoding: key, as: UTF8.self)), value))
+          heads.append(try DerivedRows.decodeHead(stream: try Key.streamName(key, table: .heads), value))
           entry = try cursor.next()
         }
         return heads
@@ -163,18 +183,20 @@ public final class LMDBStore: EventStore {
     }
 
     func orderNode(_ id: NodeID, of stream: StreamName) throws -> TreeNode<Slot>? {
-      try txn.get(store.order, Key.streamKey(stream, id)) { Row.node($0) }
+      try txn.get(store.order, DerivedRows.nodeKey(stream, id)) { try DerivedRows.decodeNode(id, of: stream, $0) }
     }
 
     func idEntry(_ id: ItemID) throws -> IdEntry? {
-      try txn.get(store.ids, id.bytes) { Row.idEntry($0) }
+      try txn.get(store.ids, id.bytes) { try DerivedRows.decodeIdEntry(id, $0) }
     }
 
     func forEachIdEntry(from start: [UInt8], _ body: (ItemID, IdEntry) throws -> Bool) throws {
       try txn.withCursor(store.ids) { cursor in
         var entry = start.isEmpty ? try cursor.first() : try cursor.seek(start)
         while let (key, value) = entry {
-          guard try body(ItemID(bytes: key), Row.idEntry(value)) else { return }
+          guard key.count == 16 else { throw DerivedDamage(.ids, "a key of \(key.count) bytes is not an id") }
+          let id = ItemID(bytes: key)
+          guard try body(id, try DerivedRows.decodeIdEntry(id, value)) else { return }
           entry = try cursor.next()
         }
       }
@@ -183,11 +205,28 @@ public final class LMDBStore: EventStore {
     func forEachStreamEvent(of stream: StreamName, from seq: UInt64, _ body: (UInt64) throws -> Bool) throws {
       let prefix = Key.streamPrefix(stream)
       try txn.withCursor(store.streamEvents) { cursor in
-        var entry = try cursor.seek(Key.streamKey(stream, seq))
-        while let (key, _) = entry, Key.hasPrefix(key, prefix) {
+        var entry = try cursor.seek(DerivedRows.streamKey(stream, seq))
+        while let (key, value) = entry, Key.hasPrefix(key, prefix) {
+          guard value.isEmpty else {
+            throw DerivedDamage(
+              table: "stream-events",
+              "the row of stream \(TerminalText.quoted(stream)) at seq \(Key.suffix(key)) is not empty")
+          }
           guard try body(Key.suffix(key)) else { return }
           entry = try cursor.next()
         }
+      }
+    }
+
+    func lastStreamEvent(of stream: StreamName) throws -> UInt64? {
+      let prefix = Key.streamPrefix(stream)
+      return try txn.withCursor(store.streamEvents) { cursor in
+        // The first key after every key of the stream, then one step back.
+        let after = try cursor.seek(DerivedRows.streamKey(stream, UInt64.max))
+        if let (key, _) = after, Key.hasPrefix(key, prefix) { return Key.suffix(key) }
+        guard let (key, _) = after == nil ? try cursor.last() : try cursor.previous(), Key.hasPrefix(key, prefix)
+        else { return nil }
+        return Key.suffix(key)
       }
     }
 
@@ -195,10 +234,10 @@ public final class LMDBStore: EventStore {
       let prefix = Key.streamPrefix(stream)
       return try txn.withCursor(store.checkpoints) { cursor in
         // The first key after (stream, seq), then one step back.
-        let after = seq == UInt64.max ? nil : try cursor.seek(Key.streamKey(stream, seq + 1))
+        let after = seq == UInt64.max ? nil : try cursor.seek(DerivedRows.checkpointKey(stream, seq + 1))
         let entry = after == nil ? try cursor.last() : try cursor.previous()
         guard let (key, value) = entry, Key.hasPrefix(key, prefix) else { return nil }
-        return Row.checkpoint(stream: stream, seq: Key.suffix(key), value)
+        return try DerivedRows.decodeCheckpoint(stream: stream, seq: Key.suffix(key), value)
       }
     }
 
@@ -215,6 +254,21 @@ public final class LMDBStore: EventStore {
       }
     }
 
+    func summary() throws -> LedgerSummary? {
+      try txn.get(store.meta, LMDBStore.summaryKey) { try DerivedRows.decodeSummary($0) }
+    }
+
+    func tableCounts() throws -> TableCounts? {
+      guard store.derivedFormatIsCurrent || store.rebuiltInFormat else {
+        throw DerivedDamage(
+          table: "meta", "the derived tables were written by an older msglog (format msglog/1) and must be rebuilt")
+      }
+      return TableCounts(
+        events: try txn.entries(store.events), streamEvents: try txn.entries(store.streamEvents),
+        heads: try txn.entries(store.heads), ids: try txn.entries(store.ids), nodes: try txn.entries(store.order),
+        checkpoints: try txn.entries(store.checkpoints))
+    }
+
     func appendRecord(_ bytes: [UInt8], seq: UInt64) throws {
       // MDB_APPEND: the key is past every other, so LMDB skips the search
       // and fills pages completely; it refuses a key out of order.
@@ -222,51 +276,72 @@ public final class LMDBStore: EventStore {
     }
 
     func putStreamHead(_ head: StreamHead) throws {
-      try txn.put(store.heads, head.stream.bytes, Row.encode(head))
+      try txn.put(store.heads, DerivedRows.headKey(head.stream), DerivedRows.encode(head))
     }
 
     func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) throws {
-      try txn.put(store.order, Key.streamKey(stream, id), Row.encode(node))
+      try txn.put(store.order, DerivedRows.nodeKey(stream, id), DerivedRows.encode(node, id: id, of: stream))
     }
 
     func deleteOrderNode(_ id: NodeID, of stream: StreamName) throws {
-      try txn.delete(store.order, Key.streamKey(stream, id))
+      try txn.delete(store.order, DerivedRows.nodeKey(stream, id))
     }
 
     func putStreamEvent(_ seq: UInt64, of stream: StreamName) throws {
-      try txn.put(store.streamEvents, Key.streamKey(stream, seq), [])
+      try txn.put(store.streamEvents, DerivedRows.streamKey(stream, seq), [])
     }
 
     func putCheckpoint(_ checkpoint: Checkpoint) throws {
-      try txn.put(store.checkpoints, Key.streamKey(checkpoint.stream, checkpoint.seq), Row.encode(checkpoint))
+      try txn.put(
+        store.checkpoints, DerivedRows.checkpointKey(checkpoint.stream, checkpoint.seq), DerivedRows.encode(checkpoint))
     }
 
     func putIdEntry(_ entry: IdEntry, for id: ItemID) throws {
-      try txn.put(store.ids, id.bytes, Row.encode(entry))
+      try txn.put(store.ids, id.bytes, DerivedRows.encode(entry, for: id))
+    }
+
+    func putSummary(_ summary: LedgerSummary) throws {
+      try txn.put(store.meta, LMDBStore.summaryKey, DerivedRows.encode(summary))
     }
 
     func clearDerived() throws {
       for db in [store.heads, store.order, store.ids, store.streamEvents, store.checkpoints] { try txn.empty(db) }
+      try txn.delete(store.meta, LMDBStore.summaryKey)
+      // What is rebuilt now is in this version's format.
+      try txn.put(store.meta, LMDBStore.formatKey, LMDBStore.formatValue)
+      store.rebuiltInFormat = true
     }
   }
 }
 
 /// Keys: the `events` table's are the seq as 8 big-endian bytes, so that
 /// LMDB's bytewise order is seq order; per-stream tables use the stream
-/// name, a 0 byte (names hold no control characters) and 8 big-endian bytes.
+/// name, a 0 byte (names hold no control characters) and 8 big-endian bytes
+/// (`DerivedRows.streamKey`).
 enum Key {
   static func seq(_ seq: UInt64) -> [UInt8] {
     withUnsafeBytes(of: seq.bigEndian) { Array($0) }
   }
 
-  static func seq(_ key: UnsafeRawBufferPointer) -> UInt64 {
-    precondition(key.count == 8, "events keys are 8 bytes")
+  /// The seq an `events` key holds; any other key there is a damaged log.
+  static func seq(_ key: UnsafeRawBufferPointer) throws -> UInt64 {
+    guard key.count == 8 else {
+      throw MsglogError.refused(
+        "corrupted log: the events table holds a key of \(key.count) bytes, which is not a seq",
+        hint: "run 'msglog verify' for a full report; restore the log from an export or a backup")
+    }
     return key.loadUnaligned(as: UInt64.self).bigEndian
   }
 
-  static func streamPrefix(_ stream: StreamName) -> [UInt8] { stream.bytes + [0] }
+  /// A `heads` key: a stream name, which must be UTF-8.
+  static func streamName(_ key: UnsafeRawBufferPointer, table: DerivedRows.Table) throws -> StreamName {
+    guard let text = String(validating: key, as: UTF8.self), !key.isEmpty else {
+      throw DerivedDamage(table, "a key is not a stream name")
+    }
+    return StreamName(text)
+  }
 
-  static func streamKey(_ stream: StreamName, _ n: UInt64) -> [UInt8] { streamPrefix(stream) + seq(n) }
+  static func streamPrefix(_ stream: StreamName) -> [UInt8] { stream.bytes + [0] }
 
   static func hasPrefix(_ key: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool {
     key.count == prefix.count + 8 && key.prefix(prefix.count).elementsEqual(prefix)
@@ -275,113 +350,5 @@ enum Key {
   /// The number after the prefix.
   static func suffix(_ key: UnsafeRawBufferPointer) -> UInt64 {
     key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self).bigEndian
-  }
-}
-
-/// Encodings of the derived rows (big-endian integers, raw UUID bytes).
-enum Row {
-  static func head(stream: StreamName, _ v: UnsafeRawBufferPointer) -> StreamHead {
-    StreamHead(
-      stream: stream, version: u64(v, 0), lastSeq: u64(v, 8), count: u64(v, 16), root: u64(v, 24),
-      nextNode: u64(v, 32), checkpointVersion: u64(v, 40), checkpointCount: u64(v, 48))
-  }
-
-  static func encode(_ head: StreamHead) -> [UInt8] {
-    var out: [UInt8] = []
-    out.reserveCapacity(56)
-    for n in [
-      head.version, head.lastSeq, head.count, head.root, head.nextNode, head.checkpointVersion, head.checkpointCount,
-    ] {
-      append(n, to: &out)
-    }
-    return out
-  }
-
-  /// u8 is-leaf, u64 parent, u32 n, then n × (16-byte id, u64 seq) in a leaf
-  /// or n × (u64 child, u64 count) in an inner node.
-  static func node(_ v: UnsafeRawBufferPointer) -> TreeNode<Slot> {
-    let isLeaf = v[0] == 1
-    let parent = u64(v, 1)
-    let n = Int(v.loadUnaligned(fromByteOffset: 9, as: UInt32.self).bigEndian)
-    var node = TreeNode<Slot>(parent: parent, isLeaf: isLeaf)
-    if isLeaf {
-      node.elements.reserveCapacity(n)
-      for i in 0..<n {
-        let o = 13 + i * 24
-        node.elements.append(
-          Slot(id: ItemID(bytes: UnsafeRawBufferPointer(rebasing: v[o..<(o + 16)])), seq: u64(v, o + 16)))
-      }
-    } else {
-      node.children.reserveCapacity(n)
-      node.counts.reserveCapacity(n)
-      for i in 0..<n {
-        node.children.append(u64(v, 13 + i * 16))
-        node.counts.append(Int(u64(v, 21 + i * 16)))
-      }
-    }
-    return node
-  }
-
-  static func encode(_ node: TreeNode<Slot>) -> [UInt8] {
-    var out: [UInt8] = [node.isLeaf ? 1 : 0]
-    out.reserveCapacity(13 + node.width * 24)
-    append(node.parent, to: &out)
-    withUnsafeBytes(of: UInt32(node.width).bigEndian) { out.append(contentsOf: $0) }
-    if node.isLeaf {
-      for slot in node.elements { append(slot, to: &out) }
-    } else {
-      for (child, count) in zip(node.children, node.counts) {
-        append(child, to: &out)
-        append(UInt64(count), to: &out)
-      }
-    }
-    return out
-  }
-
-  /// u64 version, then (16-byte id, u64 seq) per item.
-  static func checkpoint(stream: StreamName, seq: UInt64, _ v: UnsafeRawBufferPointer) -> Checkpoint {
-    let n = (v.count - 8) / 24
-    var slots: [Slot] = []
-    slots.reserveCapacity(n)
-    for i in 0..<n {
-      let o = 8 + i * 24
-      slots.append(Slot(id: ItemID(bytes: UnsafeRawBufferPointer(rebasing: v[o..<(o + 16)])), seq: u64(v, o + 16)))
-    }
-    return Checkpoint(stream: stream, seq: seq, version: u64(v, 0), slots: slots)
-  }
-
-  static func encode(_ checkpoint: Checkpoint) -> [UInt8] {
-    var out: [UInt8] = []
-    out.reserveCapacity(8 + checkpoint.slots.count * 24)
-    append(checkpoint.version, to: &out)
-    for slot in checkpoint.slots { append(slot, to: &out) }
-    return out
-  }
-
-  static func idEntry(_ v: UnsafeRawBufferPointer) -> IdEntry {
-    IdEntry(insertSeq: u64(v, 0), removeSeq: u64(v, 8), leaf: u64(v, 16))
-  }
-
-  static func encode(_ entry: IdEntry) -> [UInt8] {
-    var out: [UInt8] = []
-    out.reserveCapacity(24)
-    append(entry.insertSeq, to: &out)
-    append(entry.removeSeq, to: &out)
-    append(entry.leaf, to: &out)
-    return out
-  }
-
-  static func u64(_ v: UnsafeRawBufferPointer, _ offset: Int) -> UInt64 {
-    guard v.count >= offset + 8 else { return 0 }
-    return v.loadUnaligned(fromByteOffset: offset, as: UInt64.self).bigEndian
-  }
-
-  static func append(_ n: UInt64, to out: inout [UInt8]) {
-    withUnsafeBytes(of: n.bigEndian) { out.append(contentsOf: $0) }
-  }
-
-  static func append(_ slot: Slot, to out: inout [UInt8]) {
-    withUnsafeBytes(of: slot.id.uuid) { out.append(contentsOf: $0) }
-    append(slot.seq, to: &out)
   }
 }

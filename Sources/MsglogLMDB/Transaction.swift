@@ -74,6 +74,13 @@ public final class Transaction {
     try check(mdb_drop(handle, db.dbi, 0), "mdb_drop")
   }
 
+  /// How many entries `db` holds: O(1), from the database's own header.
+  public func entries(_ db: Database) throws -> UInt64 {
+    var stat = MDB_stat()
+    try check(mdb_stat(handle, db.dbi, &stat), "mdb_stat")
+    return UInt64(stat.ms_entries)
+  }
+
   /// Opens a cursor on `db` for the duration of `body`.
   public func withCursor<R>(_ db: Database, _ body: (Cursor) throws -> R) throws -> R {
     var cursor: OpaquePointer?

@@ -1,0 +1,263 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Damage behind msglog's back — a derived row deleted, truncated, flipped,
+/// swapped or added with Python's `lmdb` module, or a byte of a record
+/// flipped in `data.mdb` — is never served, never spreads into the log, and
+/// `verify --repair` restores the derived tables.
+@Suite struct DamageTests {
+  static let removedID = "0000dead-0000-4000-8000-000000000001"
+  static let liveID = "0000beef-0000-4000-8000-000000000002"
+
+  /// A log with a checkpoint, a multi-level order tree, a removed id and a
+  /// second stream: 300 appends, 40 moves, 10 removes on `main`.
+  static func base() -> Sandbox {
+    let s = Sandbox()
+    var lines = [
+      #"{"op":"append","text":"doomed","id":"\#(removedID)"}"#,
+      #"{"op":"append","text":"kept","id":"\#(liveID)"}"#,
+    ]
+    lines += (0..<300).map { #"{"op":"append","text":"message \#($0)"}"# }
+    lines += [#"{"op":"remove","id":"\#(removedID)"}"#]
+    lines += (0..<40).map { #"{"op":"move","from":\#($0 * 7 % 290),"to":\#($0 * 13 % 290)}"# }
+    lines += (0..<5).map { #"{"op":"append","stream":"other","text":"other \#($0)"}"# }
+    #expect(s.run(["import"], stdin: Data(lines.joined(separator: "\n").utf8)).code == 0)
+    return s
+  }
+
+  /// Read commands and what each prints on the undamaged database.
+  static let reads: [[String]] = [
+    ["list"], ["list", "--json"], ["list", "--stream", "other"], ["replay"], ["replay", "--at", "150"],
+    ["replay", "--at", "300"], ["replay", "--at", "347"], ["replay", "--at", "345", "--stream", "other"],
+    ["log", "--all"], ["streams"], ["export"],
+  ]
+
+  /// Write commands; each runs on its own copy of the damaged database.
+  static let writes: [[String]] = [
+    ["append", "--id", "0000f00d-0000-4000-8000-000000000003", "new"],
+    ["insert", "0", "--id", "0000f00d-0000-4000-8000-000000000004", "front"],
+    ["move", "0", "5"],
+    ["remove", liveID],
+    ["append", "--id", removedID, "again"],
+    ["append", "--stream", "other", "--id", "0000f00d-0000-4000-8000-000000000005", "elsewhere"],
+  ]
+
+  /// Damages a copy of `base` with Fixtures/damage.py.
+  static func damaged(_ base: Sandbox, _ arguments: [String]) throws -> Sandbox {
+    let copy = Sandbox()
+    try FileManager.default.copyItem(atPath: base.db, toPath: copy.db)
+    let r = python([fixture("damage.py"), copy.db] + arguments)
+    #expect(r.code == 0, "damage.py \(arguments): \(r)")
+    return copy
+  }
+
+  /// Each damage, named as damage.py takes it.
+  static let damages: [[String]] = [
+    ["delete", "head:main"], ["truncate", "head:main", "20"], ["flip", "head:main", "70"],
+    ["delete", "head:other"], ["swap", "head:main", "head:other"], ["junk", "head:main"],
+    ["delete", "node:main:root"], ["flip", "node:main:leaf", "200"], ["truncate", "node:main:leaf", "30"],
+    ["swap", "node:main:root", "node:main:leaf"], ["junk", "node:main:leaf"],
+    ["delete", "id:live"], ["delete", "id:removed"], ["flip", "id:live", "40"], ["junk", "id:live"],
+    ["delete", "events:main:last"], ["delete", "events:main:first"], ["junk", "events:other:first"],
+    ["delete", "checkpoint:main:last"], ["flip", "checkpoint:main:last", "100"],
+    ["delete", "summary"], ["flip", "summary", "30"],
+  ]
+
+  @Test(arguments: damages) func damageIsRefusedOrHarmlessAndRepaired(_ damage: [String]) throws {
+    let base = Self.base()
+    let expected = Dictionary(uniqueKeysWithValues: Self.reads.map { ($0, base.run($0)) })
+    let s = try Self.damaged(base, damage)
+
+    // Reads: refused, or exactly what the undamaged database prints.
+    var refusedReads: [[String]] = []
+    for args in Self.reads {
+      let r = s.run(args)
+      #expect(r.code == 0 || r.code == 1, "\(damage) \(args): \(r)")
+      if r.code == 0 {
+        #expect(r.stdout == expected[args]!.stdout, "\(damage) \(args) served damaged data")
+      } else {
+        // Refused: what was printed before the damage was found is correct.
+        #expect(r.stderr.hasPrefix("msglog: "), "\(damage) \(args): \(r)")
+        #expect(expected[args]!.stdout.hasPrefix(r.stdout), "\(damage) \(args) printed damaged data")
+        refusedReads.append(args)
+      }
+    }
+    // Derived damage never affects what only the log answers.
+    for args in [["log", "--all"], ["export"], ["replay"]] {
+      #expect(!refusedReads.contains(args), "\(damage) \(args) refused though it reads only the log")
+    }
+
+    // Writes: refused with nothing changed, or exactly what the undamaged database does.
+    for args in Self.writes {
+      let copy = Sandbox()
+      try FileManager.default.copyItem(atPath: s.db, toPath: copy.db)
+      let before = copy.export()
+      let r = copy.run(args)
+      if r.code == 0 {
+        let reference = Sandbox()
+        try FileManager.default.copyItem(atPath: base.db, toPath: reference.db)
+        let want = reference.run(args)
+        #expect(want.code == 0, "\(args) succeeded only on the damaged database: \(r)")
+        #expect(
+          maskingTimes(copy.export()) == maskingTimes(reference.export()), "\(damage) \(args) wrote a different log")
+      } else {
+        #expect(r.code == 1 && r.stderr.hasPrefix("msglog: "), "\(damage) \(args): \(r)")
+        #expect(copy.export() == before, "\(damage) \(args) was refused but changed the log")
+      }
+      // Whatever happened, the log itself is sound: repair can always mend the rest.
+      let repaired = copy.run(["verify", "--repair"])
+      #expect(repaired.code == 0, "\(damage) then \(args): \(repaired)")
+    }
+
+    // verify names the damage; --repair restores everything.
+    let verify = s.run(["verify"])
+    #expect(verify.code == 1 && verify.stdout.contains("table "), "\(damage): \(verify)")
+    #expect(verify.stderr.contains("'msglog verify --repair' rebuilds the derived tables"), "\(damage): \(verify)")
+    let repair = s.run(["verify", "--repair"])
+    #expect(
+      repair.code == 0 && repair.stdout.hasSuffix("ok: 347 events, 2 streams, 306 live items\n"), "\(damage): \(repair)"
+    )
+    for args in Self.reads {
+      #expect(s.run(args).stdout == expected[args]!.stdout, "\(damage): \(args) after repair")
+    }
+  }
+
+  /// The case from the report: a deleted `heads` row made `list` print only
+  /// new items and the next `append` write a second `v1` event.
+  @Test func aDeletedHeadNeverLeadsToASecondFirstVersion() throws {
+    let base = Self.base()
+    let s = try Self.damaged(base, ["delete", "head:main"])
+    var r = s.run("list")
+    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: the derived tables disagree with the log"), "\(r)")
+    r = s.run("append", "after the damage")
+    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: the derived tables disagree with the log"), "\(r)")
+    #expect(s.run(["log", "--json"]).lines.filter { $0.contains(#""version":1,"#) }.count == 1)
+    #expect(s.run("verify", "--repair").code == 0)
+    #expect(s.run("append", "after the repair").code == 0)
+    r = s.run(["log", "--json", "--from", "348"])
+    #expect(r.stdout.contains(#""version":343"#), "\(r)")
+  }
+
+  /// A deleted ids row of a removed item must not let its id be inserted again.
+  @Test func aDeletedIdRowDoesNotLetAnIdComeBack() throws {
+    let s = try Self.damaged(Self.base(), ["delete", "id:removed"])
+    let r = s.run(["append", "--id", Self.removedID, "resurrected"])
+    #expect(r.code == 1 && r.stderr.contains("table ids"), "\(r)")
+    #expect(s.run("verify", "--repair").code == 0)
+    let again = s.run(["append", "--id", Self.removedID, "resurrected"])
+    #expect(again.code == 1 && again.stderr.contains("was already used"), "\(again)")
+  }
+
+  /// One flipped byte in a record: every path that would serve it refuses,
+  /// `replay --at` from a checkpoint included, and verify names it once.
+  @Test func aFlippedRecordByteIsNeverServedByReplayAt() throws {
+    let s = Sandbox()
+    for i in 1...20 { s.append(i == 3 ? "MARKER-third-q7" : "message \(i)") }
+    let lines = (0..<700).map { "line \($0)" }.joined(separator: "\n")
+    #expect(s.run(["append", "--lines"], stdin: Data(lines.utf8)).code == 0)
+    for i in 0..<40 { #expect(s.run("move", String(i), String(700 - i)).code == 0) }
+    try flipInDataFile(s, marker: "MARKER-third-q7")
+    for args in [
+      ["list"], ["replay"], ["replay", "--at", "300"], ["replay", "--at", "721"], ["replay", "--at", "760"],
+    ] {
+      let r = s.run(args)
+      #expect(r.code == 1 && r.stderr.hasPrefix("msglog: corrupted record at seq 3"), "\(args): \(r)")
+      #expect(!r.stdout.contains("third"), "\(args) served the damaged text")
+    }
+    #expect(s.run("replay", "--at", "2").code == 0)
+    // One flipped bit is one problem, not a cascade of follow-on ones.
+    let verify = s.run("verify")
+    #expect(verify.code == 1 && verify.lines.count == 1, "\(verify)")
+    #expect(verify.stdout.hasPrefix("seq 3: corrupted record: checksum mismatch"), "\(verify)")
+  }
+
+  /// Random damage to random derived rows (truncate, flip, swap, delete, a
+  /// junk row): verify reports without crashing, no read serves a wrong
+  /// answer, and verify --repair restores. MSGLOG_DAMAGE_ITERATIONS runs more
+  /// (scripts/fuzz damage N).
+  @Test func randomDerivedDamage() throws {
+    let iterations = Int(ProcessInfo.processInfo.environment["MSGLOG_DAMAGE_ITERATIONS"] ?? "") ?? 40
+    let base = Self.base()
+    let reads = [
+      ["list"], ["list", "--stream", "other"], ["replay", "--at", "150"], ["replay", "--at", "347"], ["streams"],
+    ]
+    let expected = reads.map { base.run($0).stdout }
+    var detected = 0
+    for seed in 0..<iterations {
+      let s = try Self.damaged(base, ["random", String(seed)])
+      let verify = s.run(["verify"])
+      #expect(verify.code == 0 || verify.code == 1, "seed \(seed): \(verify)")
+      if verify.code == 1 { detected += 1 }
+      for (args, want) in zip(reads, expected) {
+        let r = s.run(args)
+        #expect(r.code == 0 || r.code == 1, "seed \(seed) \(args): \(r)")
+        if r.code == 0 { #expect(r.stdout == want, "seed \(seed) \(args) served damaged data") }
+      }
+      let repair = s.run(["verify", "--repair"])
+      #expect(repair.code == 0, "seed \(seed): \(repair)")
+      for (args, want) in zip(reads, expected) {
+        #expect(s.run(args).stdout == want, "seed \(seed) \(args) after repair")
+      }
+    }
+    #expect(detected == iterations, "\(iterations - detected) random damages went unnoticed by verify")
+    print("random derived damage: \(iterations) damages, \(detected) reported by verify, all repaired")
+  }
+
+  /// An environment written by another program is never written into.
+  @Test func aDatabaseOfFormatOneIsUpgradedByRepair() throws {
+    let s = Self.base()
+    let r0 = python([
+      "-c",
+      "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=8); m=e.open_db(b'meta'); "
+        + "t=e.begin(write=True,db=m); t.put(b'format',b'msglog/1'); t.commit()", s.db,
+    ])
+    #expect(r0.code == 0, "\(r0)")
+    var r = s.run("list")
+    #expect(r.code == 1 && r.stderr.contains("written by an older msglog"), "\(r)")
+    r = s.run("append", "x")
+    #expect(r.code == 1 && r.stderr.contains("written by an older msglog"), "\(r)")
+    #expect(s.run("log").code == 0)
+    r = s.run("verify")
+    #expect(r.code == 1 && r.lines.count == 1, "\(r)")
+    r = s.run("verify", "--repair")
+    #expect(r.code == 0, "\(r)")
+    #expect(s.run("append", "x").code == 0)
+  }
+}
+
+/// Runs /usr/bin/python3 (which has Debian's python3-lmdb) with `arguments`.
+func python(_ arguments: [String]) -> Run {
+  let p = Process()
+  p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+  p.arguments = arguments
+  let out = Pipe()
+  let err = Pipe()
+  p.standardOutput = out
+  p.standardError = err
+  try! p.run()
+  let stdout = out.fileHandleForReading.readDataToEndOfFile()
+  let stderr = err.fileHandleForReading.readDataToEndOfFile()
+  p.waitUntilExit()
+  return Run(
+    code: p.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+    stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+/// Flips one bit of every copy of `marker` in the database file.
+func flipInDataFile(_ s: Sandbox, marker: String) throws {
+  let path = s.db + "/data.mdb"
+  var data = try Data(contentsOf: URL(fileURLWithPath: path))
+  var from = data.startIndex
+  var found = 0
+  while let range = data.range(of: Data(marker.utf8), in: from..<data.endIndex) {
+    data[range.lowerBound + 7] ^= 0x20
+    from = range.upperBound
+    found += 1
+  }
+  #expect(found > 0, "\(marker) is not in data.mdb")
+  try data.write(to: URL(fileURLWithPath: path))
+}
