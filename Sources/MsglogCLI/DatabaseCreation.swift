@@ -22,11 +22,11 @@ enum DatabaseCreation {
     let result: R
     do {
       // The store is closed when this scope ends, before the rename.
-      result = try write(try LMDBStore(path: staging, create: true))
+      result = try write(try LMDBStore(path: staging, create: true, shown: path))
     }
     if rename(staging, path) != 0 {
       if errno == EEXIST || errno == ENOTEMPTY { return nil }
-      throw MsglogError.refused("cannot create the database \(path): \(String(cString: strerror(errno)))")
+      throw MsglogError.refused("cannot create the database \(path): \(systemMessage(errno))")
     }
     // The commit is on disk; make the new name durable too before success is printed.
     let directory = open(parent.isEmpty ? "/" : parent, O_RDONLY | O_DIRECTORY)

@@ -103,7 +103,7 @@ public enum MsglogCLI {
       hint = "nothing of this command was written, and everything before it is intact; free some space and retry"
       code = ExitCode.failure
     case let error as LMDBError:
-      message = "database error: \(error)"
+      message = "database error: \(error.userMessage)"
       code = ExitCode.failure
     default:
       message = "\(error)"
@@ -128,13 +128,6 @@ public enum MsglogCLI {
     }
     return .success(arguments)
   }
-}
-
-/// strerror's text in the lowercase of msglog's messages ("no space left on device").
-func systemMessage(_ code: Int32) -> String {
-  let text = String(cString: strerror(code))
-  guard let first = text.first else { return text }
-  return first.lowercased() + text.dropFirst()
 }
 
 /// Where a command reads its message text or import lines from.

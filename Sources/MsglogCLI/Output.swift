@@ -39,6 +39,9 @@ public final class OutputStream {
   public private(set) var failure: OutputError?
   /// What a captured stream received (tests and in-process runs).
   public private(set) var captured: [UInt8] = []
+  /// Output held back until `release()`, while `holding`.
+  private var held: [UInt8] = []
+  private var holding = false
 
   /// Writes to a file descriptor.
   public init(fd: Int32) {
@@ -99,7 +102,34 @@ public final class OutputStream {
     try send(UnsafeRawBufferPointer(start: storage, count: pending))
   }
 
+  /// Keeps everything written from now on in memory, so that an attempt
+  /// that must be run again (`discardHeld`) leaves nothing on the output.
+  func hold() {
+    holding = true
+    held.removeAll()
+  }
+
+  /// Drops what was held since `hold()`.
+  func discardHeld() {
+    used = 0
+    held.removeAll()
+  }
+
+  /// Writes out what was held and stops holding.
+  func release() throws(OutputError) {
+    try flush()
+    holding = false
+    let pending = held
+    held.removeAll()
+    let result = pending.withUnsafeBytes { bytes in Result { () throws(OutputError) in try send(bytes) } }
+    try result.get()
+  }
+
   private func send(_ bytes: UnsafeRawBufferPointer) throws(OutputError) {
+    if holding {
+      held.append(contentsOf: bytes)
+      return
+    }
     guard let fd else {
       captured.append(contentsOf: bytes)
       return

@@ -2,6 +2,10 @@ import FoundationEssentials
 import MsglogCore
 import MsglogLMDB
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// One invocation: the parsed command line and where it reads and prints.
 struct Runner<Input: InputSource> {
   let args: Arguments
@@ -149,7 +153,7 @@ struct Runner<Input: InputSource> {
   func list() throws {
     let stream = try stream
     let json = json
-    try openForReading().read { reader in
+    try read { reader in
       var width = 1
       try CurrentView.forEachItem(
         of: stream, in: reader,
@@ -171,7 +175,7 @@ struct Runner<Input: InputSource> {
   func replay() throws {
     let stream = try stream
     let at = try args.number("at")
-    let snapshot = try openForReading().read { try Replay.stream(stream, at: at, in: $0) }
+    let snapshot = try read { try Replay.stream(stream, at: at, in: $0) }
     try printSnapshot(snapshot)
   }
 
@@ -180,10 +184,12 @@ struct Runner<Input: InputSource> {
     let from = try args.number("from") ?? 1
     let limit = try args.number("limit") ?? UInt64.max
     let all = args.has("all")
-    let store = try openForReading()
-    guard limit > 0 else { return }
-    var printed: UInt64 = 0
-    try store.read { reader in
+    guard limit > 0 else {
+      _ = try openForReading()
+      return
+    }
+    try read { reader in
+      var printed: UInt64 = 0
       try reader.forEachEvent(from: max(from, 1)) { event in
         guard all || event.stream == stream else { return true }
         try stdout.line(json ? event.jsonLine : Format.eventLine(event))
@@ -194,12 +200,12 @@ struct Runner<Input: InputSource> {
   }
 
   func streams() throws {
-    let heads = try openForReading().read { try CurrentView.streams(in: $0) }
+    let heads = try read { try CurrentView.streams(in: $0) }
     if json { try stdout.line(Format.streamsJSON(heads)) } else { try Format.streamsTable(heads, to: stdout) }
   }
 
   func export() throws {
-    try openForReading().read { reader in
+    try read { reader in
       try reader.forEachEvent(from: 1) { event in
         try stdout.line(event.jsonLine)
         return true
@@ -247,7 +253,7 @@ struct Runner<Input: InputSource> {
 
   func verify() throws {
     if args.has("repair") { return try repair() }
-    let report = try openForReading().read { try Verifier.verify($0) }
+    let report = try read { try Verifier.verify($0) }
     try printReport(report)
   }
 
@@ -319,6 +325,31 @@ struct Runner<Input: InputSource> {
 
   func openForReading() throws -> LMDBStore {
     try LMDBStore(path: try databasePath, create: false)
+  }
+
+  /// Runs a read command's body in one read transaction. On a database read
+  /// without a reader slot (it is read-only to us), output is held back
+  /// until the read is known not to have raced a commit, and the read is
+  /// run again when it did.
+  func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
+    let store = try openForReading()
+    guard store.isLockless else { return try store.read(body) }
+    for attempt in 0..<5 {
+      stdout.hold()
+      do {
+        let result = try store.read(body)
+        try stdout.release()
+        return result
+      } catch is ConcurrentCommit {
+        stdout.discardHeld()
+        // Give a busy writer a moment to finish its burst before trying again.
+        usleep(useconds_t(10_000 << attempt))
+      }
+    }
+    try stdout.release()
+    throw MsglogError.refused(
+      "the database changed while it was read, five times over",
+      hint: "it is read-only to you, so msglog reads it without a lock and cannot hold writers off; try again")
   }
 
   /// Validates and appends `requests` in one write transaction.

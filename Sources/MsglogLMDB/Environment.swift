@@ -14,6 +14,10 @@ public final class Environment {
   let env: OpaquePointer
   public let path: String
   public let isReadOnly: Bool
+  /// Opened without the lock file (`MDB_NOLOCK`): no reader slot protects a
+  /// read from a concurrent writer, so readers must check
+  /// `lastCommittedTransaction` before and after.
+  public let isLockless: Bool
 
   /// Opens (or, for a writer, creates the files of) the environment in the
   /// directory `path`, which must exist.
@@ -22,7 +26,10 @@ public final class Environment {
   ///   - mapSize: the map size for a new environment; an existing one keeps
   ///     at least the size it has.
   ///   - mode: permission bits for the files LMDB creates.
-  public init(path: String, readOnly: Bool, maxDatabases: UInt32, mapSize: Int, mode: mode_t = 0o600) throws {
+  public init(
+    path: String, readOnly: Bool, lockless: Bool = false, maxDatabases: UInt32, mapSize: Int, mode: mode_t = 0o600
+  ) throws {
+    precondition(readOnly || !lockless, "only a reader may go without the lock file")
     var env: OpaquePointer?
     try check(mdb_env_create(&env), "mdb_env_create")
     // From here every failure must close the handle before throwing.
@@ -31,11 +38,13 @@ public final class Environment {
       try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
       // MDB_NOTLS: reader slots belong to transactions, not threads, so a
       // process can run several read transactions over its life safely.
-      let flags = UInt32(MDB_NOTLS) | (readOnly ? UInt32(MDB_RDONLY) : 0)
+      let flags = UInt32(MDB_NOTLS) | (readOnly ? UInt32(MDB_RDONLY) : 0) | (lockless ? UInt32(MDB_NOLOCK) : 0)
       try check(mdb_env_open(env, path, flags, mode), "mdb_env_open")
-      // Free reader slots left behind by processes that died holding them.
-      var dead: Int32 = 0
-      try check(mdb_reader_check(env, &dead), "mdb_reader_check")
+      if !lockless {
+        // Free reader slots left behind by processes that died holding them.
+        var dead: Int32 = 0
+        try check(mdb_reader_check(env, &dead), "mdb_reader_check")
+      }
     } catch {
       mdb_env_close(env)
       throw error
@@ -43,6 +52,14 @@ public final class Environment {
     self.env = env!
     self.path = path
     self.isReadOnly = readOnly
+    self.isLockless = lockless
+  }
+
+  /// The id of the last committed write transaction, from the meta page.
+  public var lastCommittedTransaction: Int {
+    var info = MDB_envinfo()
+    mdb_env_info(env, &info)
+    return info.me_last_txnid
   }
 
   deinit { mdb_env_close(env) }
@@ -107,6 +124,13 @@ public final class Environment {
       try check(rc, "mdb_txn_commit")
       return result
     }
+  }
+
+  /// The unnamed database, whose keys are the names of the named ones.
+  public func mainDatabase(in txn: Transaction) throws -> Database {
+    var dbi: MDB_dbi = 0
+    try check(mdb_dbi_open(txn.handle, nil, 0, &dbi), "mdb_dbi_open")
+    return Database(dbi: dbi)
   }
 
   /// Opens (and, in a writer, creates) a named database.

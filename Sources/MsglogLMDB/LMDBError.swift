@@ -26,11 +26,36 @@ public struct LMDBError: Error, Equatable, CustomStringConvertible, Sendable {
   /// The file system refused to give the database more room.
   public var isOutOfSpace: Bool { code == ENOSPC || code == EDQUOT || code == EFBIG }
 
-  /// `mdb_strerror`'s text (which covers errno values too), naming the call.
+  /// `mdb_strerror`'s text (which covers errno values too), naming the call:
+  /// for developers and logs.
   public var description: String {
     "\(function) failed: \(String(cString: mdb_strerror(code)))"
   }
+
+  /// What went wrong in a user's words: no LMDB function or constant names.
+  public var userMessage: String {
+    switch code {
+    case LMDBError.corrupted, MDB_PAGE_NOTFOUND, LMDBError.invalid:
+      return "the database file is damaged (LMDB cannot read its pages)"
+    case LMDBError.versionMismatch:
+      return "the database was written by an incompatible version of LMDB"
+    case LMDBError.readersFull:
+      return "too many processes are reading the database at once"
+    case LMDBError.mapFull:
+      return "the database could not grow"
+    case MDB_TLS_FULL, MDB_TXN_FULL, MDB_CURSOR_FULL, MDB_PAGE_FULL, MDB_DBS_FULL:
+      return "the database ran out of an internal resource (\(code))"
+    case MDB_KEYEXIST, MDB_NOTFOUND, MDB_MAP_RESIZED, MDB_INCOMPATIBLE, MDB_BAD_RSLOT, MDB_BAD_TXN, MDB_BAD_VALSIZE,
+      MDB_BAD_DBI:
+      return "the database reported an internal error (\(code))"
+    default:
+      return systemMessage(code)
+    }
+  }
 }
+
+/// Thrown by a read without a reader slot when a writer committed during it.
+public struct ConcurrentCommit: Error, Sendable {}
 
 /// Throws unless `code` is 0.
 @inline(__always)

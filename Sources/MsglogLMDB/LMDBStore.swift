@@ -47,82 +47,122 @@ public final class LMDBStore: EventStore {
 
   /// Opens the database at `path`.
   ///
-  /// - Parameter create: whether a missing database may be created (a write
-  ///   that is about to succeed); readers never create anything.
-  public init(path: String, create: Bool) throws {
-    try LMDBStore.checkDirectory(path, create: create)
-    let env: Environment
-    do {
-      env = try Environment(path: path, readOnly: !create, maxDatabases: 8, mapSize: LMDBStore.initialMapSize)
-    } catch let error as LMDBError where error.code == LMDBError.invalid || error.code == LMDBError.versionMismatch {
-      throw MsglogError.refused("\(path) is not a msglog database (\(error))")
+  /// - Parameters:
+  ///   - create: whether a missing database may be created (a write that is
+  ///     about to succeed); readers never create anything.
+  ///   - shown: the path to name in messages (a new database is built under
+  ///     a private name beside the one the user gave).
+  ///
+  /// A writer opens the environment and, in its first write transaction,
+  /// refuses one that is not msglog's: it has other named databases but no
+  /// msglog `meta`. Nothing is written into another program's LMDB.
+  /// A reader that cannot take a reader slot — the lock file belongs to
+  /// someone else, or the file system is read-only — reads without one and
+  /// checks that no commit happened meanwhile (`read`).
+  public init(path: String, create: Bool, shown: String? = nil) throws {
+    let shown = shown ?? path
+    switch try DatabaseFiles.probe(path, shown: shown) {
+    case .missing:
+      guard create else {
+        throw MsglogError.refused(
+          "no database at \(shown)",
+          hint: "a first 'msglog append TEXT' creates it; choose another with --db PATH or MSGLOG_DB")
+      }
+      // Owner-only: a conversation log is private.
+      if mkdir(path, 0o700) != 0 {
+        throw MsglogError.refused("cannot create the database \(shown): \(systemMessage(errno))")
+      }
+    case .emptyDirectory:
+      guard create else {
+        throw MsglogError.refused(
+          "no database at \(shown) (the directory is empty)", hint: "a first 'msglog append TEXT' creates one")
+      }
+    case .database:
+      break
     }
-    func open(_ txn: Transaction, _ name: String) throws -> Database {
+    let env = try LMDBStore.openEnvironment(path, writer: create, shown: shown)
+    func open(_ txn: Transaction, _ name: String, create: Bool) throws -> Database {
       guard let db = try env.openDatabase(name, create: create, in: txn) else {
-        throw MsglogError.refused("\(path) is not a msglog database (it has no '\(name)' table)")
+        throw MsglogError.refused("\(shown) is not a msglog database (it has no '\(name)' table)")
       }
       return db
     }
     // Handles opened in a transaction stay valid after it commits; a reader
     // opens them in a read transaction, which keeps them too.
     let setup: (Transaction) throws -> ([Database], Bool) = { txn in
-      let meta = try open(txn, "meta")
+      var isNew = false
+      if create, try env.openDatabase("meta", create: false, in: txn) == nil {
+        // Only a brand-new environment (no named databases yet) becomes msglog's.
+        guard try txn.entries(try env.mainDatabase(in: txn)) == 0 else {
+          throw MsglogError.refused(
+            "\(shown) is not a msglog database (it is another program's LMDB environment)",
+            hint: "msglog writes only into its own databases; choose another with --db PATH")
+        }
+        isNew = true
+      }
+      let meta = try open(txn, "meta", create: isNew)
       let format = try txn.get(meta, LMDBStore.formatKey) { Array($0) }
-      if format == nil, create {
+      if isNew {
         try txn.put(meta, LMDBStore.formatKey, LMDBStore.formatValue)
       } else if format != LMDBStore.formatValue && format != LMDBStore.legacyFormatValue {
         let found = format.map { String(decoding: $0, as: UTF8.self) } ?? "none"
-        throw MsglogError.refused("\(path) is not a msglog database (format: \(found))")
+        throw MsglogError.refused("\(shown) is not a msglog database (format: \(TerminalText.quoted(found)))")
       }
       let tables = try ["meta", "events", "heads", "order", "ids", "stream-events", "checkpoints"].map {
-        try open(txn, $0)
+        try open(txn, $0, create: isNew)
       }
-      return (tables, format != LMDBStore.legacyFormatValue)
+      return (tables, isNew || format != LMDBStore.legacyFormatValue)
     }
     let (dbs, current) = create ? try env.write(setup) : try env.read(setup)
     self.environment = env
+    self.shown = shown
     self.derivedFormatIsCurrent = current
     (meta, events, heads, order, ids, streamEvents, checkpoints) = (
       dbs[0], dbs[1], dbs[2], dbs[3], dbs[4], dbs[5], dbs[6]
     )
   }
 
-  /// Refuses paths that cannot hold a database before LMDB creates lock files in them.
-  static func checkDirectory(_ path: String, create: Bool) throws {
-    let fm = FileManager.default
-    let kind = PathKind.of(path)
-    if kind == .missing {
-      guard create else {
+  /// Opens the environment; a reader falls back to reading without the lock
+  /// file when it may not use it, and a writer that may not write says so.
+  static func openEnvironment(_ path: String, writer: Bool, shown: String) throws -> Environment {
+    do {
+      return try Environment(path: path, readOnly: !writer, maxDatabases: 8, mapSize: initialMapSize)
+    } catch let error as LMDBError where [EACCES, EPERM, EROFS].contains(error.code) {
+      if writer {
         throw MsglogError.refused(
-          "no database at \(path)",
-          hint: "a first 'msglog append TEXT' creates it; choose another with --db PATH or MSGLOG_DB")
+          "cannot write to \(shown): it is read-only (\(systemMessage(error.code)))",
+          hint: "every read command still works; to change it, copy it somewhere you may write")
       }
-      // Owner-only: a conversation log is private.
-      if mkdir(path, 0o700) != 0 {
-        throw MsglogError.refused("cannot create the database directory \(path): \(String(cString: strerror(errno)))")
+      do {
+        return try Environment(path: path, readOnly: true, lockless: true, maxDatabases: 8, mapSize: initialMapSize)
+      } catch let error as LMDBError {
+        throw MsglogError.refused("cannot read \(shown): \(error.userMessage)")
       }
-      return
-    }
-    guard kind == .directory else {
-      throw MsglogError.refused("\(path) is not a msglog database (it is a file, not a directory)")
-    }
-    if PathKind.of(path + "/data.mdb") != .missing { return }
-    let contents = (try? fm.contentsOfDirectory(atPath: path)) ?? []
-    guard create else {
-      throw MsglogError.refused(
-        contents.isEmpty ? "no database at \(path) (the directory is empty)" : "\(path) is not a msglog database",
-        hint: "a first 'msglog append TEXT' creates one")
-    }
-    guard contents.isEmpty else {
-      throw MsglogError.refused("\(path) is not a msglog database (the directory holds other files)")
+    } catch let error as LMDBError {
+      throw MsglogError.refused("cannot open \(shown): \(error.userMessage)")
     }
   }
 
+  /// The path as the user gave it, for messages.
+  public let shown: String
+
+  /// Whether reads go without a reader slot (the database is read-only to us).
+  public var isLockless: Bool { environment.isLockless }
+
+  /// Runs `body` in a read transaction.
+  ///
+  /// Without a reader slot (`isLockless`) nothing stops a writer elsewhere
+  /// from reusing the pages being read, so a commit during the read makes
+  /// it throw `ConcurrentCommit` rather than return what it saw; the caller
+  /// may run it again.
   public func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
-    try environment.read { txn in
+    let before = isLockless ? environment.lastCommittedTransaction : 0
+    let result = try environment.read { txn in
       let access = Access(store: self, txn: txn)
       return try body(access)
     }
+    if isLockless, environment.lastCommittedTransaction != before { throw ConcurrentCommit() }
+    return result
   }
 
   public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {

@@ -42,10 +42,11 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
 
   /// Runs `msglog ARGS` with `MSGLOG_DB` set to this sandbox's database.
   @discardableResult
-  func run(_ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true)
-    -> Run
-  {
-    let process = start(args, stdin: stdin, environment: environment, useDefaultDB: useDefaultDB)
+  func run(
+    _ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true,
+    asNobody: Bool = false
+  ) -> Run {
+    let process = start(args, stdin: stdin, environment: environment, useDefaultDB: useDefaultDB, asNobody: asNobody)
     process.process.waitUntilExit()
     return process.finish()
   }
@@ -72,7 +73,7 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
   /// Starts `msglog ARGS` without waiting (for concurrency tests).
   func start(
     _ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true,
-    stdout: FileHandle? = nil
+    stdout: FileHandle? = nil, asNobody: Bool = false
   ) -> Child {
     let base = dir + "/run-" + UUID().uuidString
     let inPath = base + ".in", outPath = base + ".out", errPath = base + ".err"
@@ -80,8 +81,14 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
     FileManager.default.createFile(atPath: outPath, contents: nil)
     FileManager.default.createFile(atPath: errPath, contents: nil)
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: Sandbox.binary)
-    process.arguments = args
+    if asNobody {
+      // Another user, who may read the database but not write it (needs root to switch).
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+      process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--", Sandbox.binary] + args
+    } else {
+      process.executableURL = URL(fileURLWithPath: Sandbox.binary)
+      process.arguments = args
+    }
     process.currentDirectoryURL = URL(fileURLWithPath: dir)
     var env = ["PATH": "/usr/bin:/bin"]
     if useDefaultDB { env["MSGLOG_DB"] = db }

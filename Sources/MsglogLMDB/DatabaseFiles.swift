@@ -1,0 +1,111 @@
+import MsglogCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What is at a database path, found out before LMDB is let near it.
+///
+/// `mdb_env_open` creates `lock.mdb` in whatever directory it is given, and
+/// maps `data.mdb` whole: a file shorter than its own meta page says would
+/// fault (SIGBUS) on the first read past its end. So msglog looks first: an
+/// unreadable directory, an empty or truncated file, or one that is not LMDB
+/// at all is refused with a clear message, and nothing is created.
+enum DatabaseFiles {
+  enum Contents: Equatable {
+    /// Nothing at the path.
+    case missing
+    /// A directory with nothing in it.
+    case emptyDirectory
+    /// A directory with a sound-looking `data.mdb`.
+    case database
+  }
+
+  /// LMDB's meta page: `MDB_meta` after the 16-byte page header.
+  static let magic: UInt32 = 0xBEEF_C0DE
+  static let dataVersion: UInt32 = 1
+
+  /// Looks at `path`; throws a message naming `shown` (the path the user gave)
+  /// for anything that cannot hold a msglog database.
+  static func probe(_ path: String, shown: String) throws -> Contents {
+    var info = stat()
+    if stat(path, &info) != 0 {
+      if errno == ENOENT { return .missing }
+      throw MsglogError.refused("cannot read \(shown): \(systemMessage(errno))")
+    }
+    guard (info.st_mode & S_IFMT) == S_IFDIR else {
+      throw MsglogError.refused("\(shown) is not a msglog database (it is a file, not a directory)")
+    }
+    guard let directory = opendir(path) else {
+      throw MsglogError.refused("cannot read \(shown): \(systemMessage(errno))")
+    }
+    var names: [String] = []
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    closedir(directory)
+    if names.isEmpty { return .emptyDirectory }
+    guard names.contains("data.mdb") else {
+      throw MsglogError.refused("\(shown) is not a msglog database (the directory holds other files)")
+    }
+    try checkDataFile(path + "/data.mdb", shown: shown)
+    return .database
+  }
+
+  /// Checks that `data.mdb` starts with LMDB's meta pages and is as long as they say.
+  static func checkDataFile(_ file: String, shown: String) throws {
+    let fd = open(file, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw MsglogError.refused("cannot read \(shown)/data.mdb: \(systemMessage(errno))") }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else {
+      throw MsglogError.refused("cannot read \(shown)/data.mdb: \(systemMessage(errno))")
+    }
+    let size = Int(info.st_size)
+    func notLMDB(_ why: String) -> MsglogError {
+      MsglogError.refused("\(shown) is not a msglog database (its data.mdb \(why))")
+    }
+    guard size > 0 else { throw notLMDB("is empty") }
+    func meta(at offset: Int) throws -> (pageSize: Int, lastPage: UInt64, txnid: UInt64)? {
+      var page = [UInt8](repeating: 0, count: 152)
+      let n = page.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 152, off_t(offset)) }
+      guard n == 152 else { return nil }
+      return page.withUnsafeBytes { raw in
+        guard raw.loadUnaligned(fromByteOffset: 16, as: UInt32.self) == magic,
+          raw.loadUnaligned(fromByteOffset: 20, as: UInt32.self) == dataVersion
+        else { return nil }
+        return (
+          Int(raw.loadUnaligned(fromByteOffset: 40, as: UInt32.self)),
+          raw.loadUnaligned(fromByteOffset: 136, as: UInt64.self),
+          raw.loadUnaligned(fromByteOffset: 144, as: UInt64.self)
+        )
+      }
+    }
+    guard let first = try meta(at: 0) else {
+      throw notLMDB(size < 4096 ? "is truncated (\(size) bytes)" : "is not an LMDB file")
+    }
+    let pageSize = first.pageSize
+    guard pageSize >= 512, pageSize <= 1 << 16, pageSize & (pageSize - 1) == 0 else {
+      throw notLMDB("has an impossible page size (\(pageSize))")
+    }
+    guard size >= 2 * pageSize, let second = try meta(at: pageSize) else {
+      throw notLMDB("is truncated (\(size) bytes)")
+    }
+    // The newer meta page says how far the file must reach.
+    let current = second.txnid > first.txnid ? second : first
+    let needed = (current.lastPage + 1).multipliedReportingOverflow(by: UInt64(pageSize))
+    guard !needed.overflow, UInt64(size) >= needed.partialValue else {
+      throw notLMDB("is truncated (\(size) bytes; its pages reach \(needed.partialValue))")
+    }
+  }
+}
+
+/// strerror's text in the lowercase of msglog's messages ("permission denied").
+public func systemMessage(_ code: Int32) -> String {
+  let text = String(cString: strerror(code))
+  guard let first = text.first else { return text }
+  return first.lowercased() + text.dropFirst()
+}
