@@ -77,7 +77,7 @@ struct CommandSpec {
   ]
 
   static func table(_ rows: [(String, String)]) -> String {
-    let width = rows.map { $0.0.count }.max() ?? 0
+    let width = rows.map { TerminalText.displayWidth($0.0) }.max() ?? 0
     return rows.map { "  " + padded($0.0, to: width) + "  " + $0.1 + "\n" }
       .joined()
   }
@@ -250,5 +250,5 @@ struct CommandSpec {
 
 /// `text` followed by spaces up to `width` characters (left-aligned column).
 func padded(_ text: String, to width: Int) -> String {
-  text + String(repeating: " ", count: max(0, width - text.count))
+  text + String(repeating: " ", count: max(0, width - TerminalText.displayWidth(text)))
 }

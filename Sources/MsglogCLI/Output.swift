@@ -248,12 +248,12 @@ enum Format {
       + heads.map { [TerminalText.escape($0.stream.text), String($0.count), String($0.version), String($0.lastSeq)] }
     var widths = [0, 0, 0, 0]
     for row in rows {
-      for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) }
+      for (i, cell) in row.enumerated() { widths[i] = max(widths[i], TerminalText.displayWidth(cell)) }
     }
     for row in rows {
       var line = padded(row[0], to: widths[0])
       for i in 1..<4 {
-        line += "  " + String(repeating: " ", count: widths[i] - row[i].count) + row[i]
+        line += "  " + String(repeating: " ", count: widths[i] - TerminalText.displayWidth(row[i])) + row[i]
       }
       try out.line(line)
     }

@@ -1,8 +1,10 @@
-/// Escapes text for a terminal, so that a message can neither reprogram it
-/// nor split its line.
+/// Escapes text for a terminal, so that a message can neither reprogram it,
+/// split its line, nor make it display in another order than it is stored.
 ///
 /// `\` → `\\`, newline → `\n`, carriage return → `\r`, tab → `\t`, other C0
-/// controls and DEL → `\xhh`, C1 controls and U+2028/U+2029 → `\u{hhhh}`.
+/// controls and DEL → `\xhh`; C1 controls, U+2028/U+2029 and the
+/// bidirectional embeddings, overrides and isolates (U+202A–U+202E,
+/// U+2066–U+2069: the "Trojan Source" trick, CVE-2021-42574) → `\u{hhhh}`.
 public enum TerminalText {
   public static func escape(_ text: String) -> String {
     // Fast path: most messages need no escaping at all.
@@ -16,7 +18,7 @@ public enum TerminalText {
       case 0x09: out.append(contentsOf: "\\t".unicodeScalars)
       case 0x00..<0x20, 0x7F:
         out.append(contentsOf: ("\\x" + hex(scalar.value, width: 2)).unicodeScalars)
-      case 0x80...0x9F, 0x2028, 0x2029:
+      case _ where needsEscape(scalar):
         out.append(contentsOf: ("\\u{" + hex(scalar.value, width: 4) + "}").unicodeScalars)
       default: out.append(scalar)
       }
@@ -32,10 +34,40 @@ public enum TerminalText {
   static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
     let v = scalar.value
     return v < 0x20 || v == 0x5C || (0x7F...0x9F).contains(v) || v == 0x2028 || v == 0x2029
+      || (0x202A...0x202E).contains(v) || (0x2066...0x2069).contains(v)
   }
 
   static func hex(_ value: UInt32, width: Int) -> String {
     let s = String(value, radix: 16)
     return String(repeating: "0", count: max(0, width - s.count)) + s
   }
+
+  /// Columns the text takes on a terminal: East Asian wide and fullwidth
+  /// characters and emoji take two, combining marks and format characters
+  /// (joiners, variation selectors) none, everything else one.
+  public static func displayWidth(_ text: String) -> Int {
+    var width = 0
+    for scalar in text.unicodeScalars { width += columns(scalar) }
+    return width
+  }
+
+  static func columns(_ scalar: Unicode.Scalar) -> Int {
+    let v = scalar.value
+    if v < 0x300 { return 1 }  // ASCII and Latin: the common case, without a table
+    let properties = scalar.properties
+    switch properties.generalCategory {
+    case .nonspacingMark, .enclosingMark, .format: return 0
+    default: break
+    }
+    if properties.isEmojiPresentation { return 2 }
+    return wideRanges.contains { $0.contains(v) } ? 2 : 1
+  }
+
+  /// East Asian Width W and F (Unicode's EastAsianWidth.txt), by block.
+  static let wideRanges: [ClosedRange<UInt32>] = [
+    0x1100...0x115F, 0x2329...0x232A, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
+    0xA000...0xA4CF, 0xA960...0xA97F, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE10...0xFE19, 0xFE30...0xFE6F,
+    0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x16FE0...0x16FE4, 0x17000...0x18CFF, 0x1B000...0x1B2FF,
+    0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x2FFFD, 0x30000...0x3FFFD,
+  ]
 }

@@ -136,6 +136,27 @@ import Testing
     #expect(r.lines.count == 1 && !r.stdout.contains("\u{1B}"), "\(r)")
   }
 
+  /// Bidirectional overrides print escaped everywhere text is shown, and
+  /// the streams table aligns wide characters by the columns they take.
+  @Test func textThatReordersALineIsEscapedAndWideNamesAlign() {
+    let s = Sandbox()
+    let evil = "invoice\u{202E}fdp.exe"
+    #expect(s.run(["append", "--stream", "中文", "--sender", "a\u{2066}b", evil]).code == 0)
+    #expect(s.run(["append", "--stream", "ab", "x"]).code == 0)
+    var r = s.run(["list", "--stream", "中文"])
+    #expect(r.stdout.hasSuffix("  a\\u{2066}b  invoice\\u{202e}fdp.exe\n"), "\(r)")
+    r = s.run(["log", "--all"])
+    #expect(
+      !r.stdout.unicodeScalars.contains {
+        (0x202A...0x202E).contains($0.value) || (0x2066...0x2069).contains($0.value)
+      }, "\(r)")
+    r = s.run(["streams"])
+    #expect(r.stdout == "STREAM  ITEMS  VERSION  SEQ\nab          1        1    2\n中文        1        1    1\n", "\(r)")
+    // JSON stays exact.
+    r = s.run(["list", "--json", "--stream", "中文"])
+    #expect(r.stdout.contains("\"text\":\"\(evil)\""), "\(r)")
+  }
+
   @Test func moveOntoItselfIsANoOp() {
     let s = Sandbox()
     s.append("a")

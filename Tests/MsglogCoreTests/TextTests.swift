@@ -102,3 +102,31 @@ import Testing
     #expect(throws: MsglogError.self) { try parse(line) }
   }
 }
+
+/// Text that would make a line display in another order than it is stored
+/// (bidirectional overrides and isolates, CVE-2021-42574), and column widths.
+@Suite struct BidiAndWidthTests {
+  @Test(arguments: Array(0x202A...0x202E) + Array(0x2066...0x2069))
+  func bidirectionalControlsAreEscaped(_ value: Int) {
+    let scalar = Unicode.Scalar(UInt32(value))!
+    let hex = String(value, radix: 16)
+    #expect(TerminalText.escape("a" + String(Character(scalar)) + "b") == "a\\u{\(hex)}b")
+  }
+
+  @Test func neighboursOfTheBidiControlsAreLeftAlone() {
+    for value: UInt32 in [0x2027, 0x202F, 0x2065, 0x206A] {
+      let text = String(Character(Unicode.Scalar(value)!))
+      #expect(TerminalText.escape(text) == text, "U+\(String(value, radix: 16))")
+    }
+  }
+
+  @Test func displayWidthCountsColumns() {
+    #expect(TerminalText.displayWidth("abc") == 3)
+    #expect(TerminalText.displayWidth("中文") == 4)  // East Asian wide
+    #expect(TerminalText.displayWidth("ＡＢ") == 4)  // fullwidth
+    #expect(TerminalText.displayWidth("😀") == 2)  // emoji presentation
+    #expect(TerminalText.displayWidth("e\u{301}") == 1)  // combining mark
+    #expect(TerminalText.displayWidth("👩\u{200D}💻") == 4)  // joiner: no column of its own
+    #expect(TerminalText.displayWidth("한국어") == 6)
+  }
+}
