@@ -55,7 +55,14 @@ struct Arguments: Equatable {
           try set(name, inlineValue)
         } else {
           guard i < tokens.count else { throw .usage("option --\(name) needs a value") }
-          try set(name, tokens[i])
+          // `--sender --json hi`: the next word is an option, not a value.
+          let next = tokens[i]
+          if next == "--" || Arguments.isKnownOption(next) {
+            throw .usage(
+              "option --\(name) needs a value, but \(TerminalText.quoted(next)) is an option",
+              hint: "to give it as the value, write --\(name)=\(next)")
+          }
+          try set(name, next)
           i += 1
         }
       } else if Arguments.flagOptions.contains(name) {
@@ -66,6 +73,14 @@ struct Arguments: Equatable {
           "unknown option \(TerminalText.quoted("--" + name))", hint: "see 'msglog --help'")
       }
     }
+  }
+
+  /// Whether `token` names one of msglog's options (`--json`, `--at=3`, `-h`).
+  static func isKnownOption(_ token: String) -> Bool {
+    if token == "-h" { return true }
+    guard token.hasPrefix("--") else { return false }
+    let name = token.dropFirst(2).prefix { $0 != "=" }
+    return valueOptions.contains(String(name)) || flagOptions.contains(String(name))
   }
 
   /// A dash-led token is an option, except `-` alone (stdin) and a negative

@@ -14,12 +14,14 @@ struct CommandSpec {
   var arguments: [(String, String)]
   var optionHelp: [(String, String)]
   var example: String
-
-  static let globalOptions: Set<String> = ["db", "stream", "json", "help", "version"]
+  /// Which of the options every command may take (`--db`, `--stream`,
+  /// `--json`) this one uses; any other is a usage error, never ignored.
+  var shared: Set<String> = ["db", "stream", "json"]
 
   /// Refuses options that do not belong to this command and a wrong number of arguments.
   func check(_ args: Arguments, positionals: [String]) throws(MsglogError) {
-    for option in args.order where !CommandSpec.globalOptions.contains(option) && !options.contains(option) {
+    for option in args.order
+    where option != "help" && option != "version" && !shared.contains(option) && !options.contains(option) {
       throw .usage("option --\(option) does not apply to '\(name)'", hint: "see 'msglog help \(name)'")
     }
     if positionals.count < arity.lowerBound {
@@ -180,14 +182,15 @@ struct CommandSpec {
       usage: "msglog streams",
       overview: "List every stream with its live item count, its version and the seq of its last event.",
       arguments: [], optionHelp: [],
-      example: "msglog streams"),
+      example: "msglog streams", shared: ["db", "json"]),
     CommandSpec(
       name: "export", summary: "print every event as JSON lines",
       options: [], arity: 0...0,
       usage: "msglog export",
       overview: """
         Print every event of every stream, oldest first, as JSON lines (the 'log --json' form). \
-        'msglog export | msglog --db other import' rebuilds the same log in an empty database.
+        'msglog export | msglog --db other import' rebuilds the same log in an empty database. \
+        With --stream, only that stream's events (which import accepts as they are).
         """,
       arguments: [], optionHelp: [],
       example: "msglog export > backup.jsonl"),
@@ -216,14 +219,14 @@ struct CommandSpec {
         """,
       arguments: [],
       optionHelp: [("--repair", "rebuild the derived tables from the log when they differ")],
-      example: "msglog verify\nmsglog verify --repair"),
+      example: "msglog verify\nmsglog verify --repair", shared: ["db", "json"]),
     CommandSpec(
       name: "help", summary: "show help for msglog or a command",
       options: [], arity: 0...1,
       usage: "msglog help [COMMAND]",
       overview: "Show the overview of msglog, or the help page of COMMAND.",
       arguments: [("COMMAND", "a command name")], optionHelp: [],
-      example: "msglog help move"),
+      example: "msglog help move", shared: []),
   ]
 
   static func named(_ name: String) -> CommandSpec? { all.first { $0.name == name } }

@@ -226,6 +226,7 @@ enum Format {
       o.add("seq", event.seq)
       o.add("stream", event.stream)
       o.add("version", event.version)
+      o.add("time", event.time.rfc3339)
       o.add("id", event.id.text)
       switch event.op {
       case .insert, .remove: o.add("index", outcome.index)

@@ -125,7 +125,7 @@ struct Runner<Input: InputSource> {
         command: .insert(
           InsertRequest(index: index.map { $0 + UInt64(offset) }, text: text, sender: sender, id: id)))
     }
-    let outcomes = try write(requests, expectVersion: try args.number("expect-version"))
+    let outcomes = try write(requests, expectVersion: try args.number("expect-version"), label: "appending")
     for outcome in outcomes.compactMap({ $0 }) { try stdout.line(Format.outcome(outcome, json: json)) }
   }
 
@@ -180,6 +180,9 @@ struct Runner<Input: InputSource> {
   }
 
   func log() throws {
+    if args.has("all") && args.has("stream") {
+      throw MsglogError.usage("--all and --stream exclude each other", hint: "--all prints every stream's events")
+    }
     let stream = try stream
     let from = try args.number("from") ?? 1
     let limit = try args.number("limit") ?? UInt64.max
@@ -204,9 +207,13 @@ struct Runner<Input: InputSource> {
     if json { try stdout.line(Format.streamsJSON(heads)) } else { try Format.streamsTable(heads, to: stdout) }
   }
 
+  /// Every event, or with an explicit `--stream` (not MSGLOG_STREAM, which
+  /// would make a backup silently partial) that stream's only.
   func export() throws {
+    let only = try args.options["stream"].map { name throws(MsglogError) in try StreamName(validating: name) }
     try read { reader in
       try reader.forEachEvent(from: 1) { event in
+        if let only, event.stream != only { return true }
         try stdout.line(event.jsonLine)
         return true
       }
@@ -226,7 +233,9 @@ struct Runner<Input: InputSource> {
     }
     var requests: [WriteRequest] = []
     var lineNumbers: [Int] = []
-    for (number, line) in InputText.splitLines(input) {
+    // A UTF-8 byte-order mark, as some editors write, is not part of the first line.
+    let body = input.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(input.dropFirst(3)) : input
+    for (number, line) in InputText.splitLines(body) {
       if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
       do {
         requests.append(try ImportLine.parse(line, defaultStream: stream))
@@ -358,10 +367,10 @@ struct Runner<Input: InputSource> {
   /// beside its path and renamed into place only when the write commits: a
   /// refused first command leaves nothing behind, and nobody ever sees a
   /// half-made database.
-  func write(_ requests: [WriteRequest], expectVersion: UInt64?, lineNumbers: [Int]? = nil) throws
-    -> [Outcome?]
+  func write(_ requests: [WriteRequest], expectVersion: UInt64?, lineNumbers: [Int]? = nil, label: String = "importing")
+    throws -> [Outcome?]
   {
-    var progress = Progress("importing", total: requests.count, stderr: stderr)
+    var progress = Progress(label, total: requests.count, stderr: stderr)
     defer { progress.finish() }
     let now = Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
     let body: (any LogWriter) throws -> [Outcome?] = { writer in
@@ -409,7 +418,11 @@ enum InputText {
   /// All of stdin as one message, less one trailing newline.
   static func whole(_ bytes: [UInt8]) throws -> String {
     var bytes = bytes
-    if bytes.last == 0x0A { bytes.removeLast() }
+    if bytes.last == 0x0A {
+      bytes.removeLast()
+      // A Windows line end is one newline too.
+      if bytes.last == 0x0D { bytes.removeLast() }
+    }
     guard let text = String(validating: bytes, as: UTF8.self) else {
       throw MsglogError.usage("the message on stdin is not valid UTF-8")
     }

@@ -54,7 +54,7 @@ public enum ImportLine {
       } else {
         index = nil
       }
-      guard let text = try line.string("text") else { throw .usage("an \(op) needs \"text\"") }
+      guard let text = try line.string("text") else { throw .usage("\(article(op)) \(op) needs \"text\"") }
       try Limits.checkText(text)
       let sender = try line.string("sender")
       if let sender { try Limits.checkSender(sender) }
@@ -72,8 +72,13 @@ public enum ImportLine {
       throw .usage("unknown op \(TerminalText.quoted(op)): expected append, insert, remove or move")
     }
     let unused = line.fields.keys.filter { !line.used.contains($0) }.sorted()
-    if let key = unused.first { throw .usage("key \"\(key)\" does not belong to a \(op) line") }
+    if let key = unused.first { throw .usage("key \"\(key)\" does not belong to \(article(op)) \(op) line") }
     return WriteRequest(stream: stream, command: command, time: time)
+  }
+
+  /// "an append", "a move".
+  static func article(_ op: String) -> String {
+    op.first.map { "aeiou".contains($0) } == true ? "an" : "a"
   }
 
   /// Typed access to an object's members, remembering which were read.

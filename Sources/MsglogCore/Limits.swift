@@ -35,15 +35,15 @@ public enum Limits {
     }
   }
 
-  /// Parses a decimal integer in 0…2^63-1; nil for a sign, a letter, an overflow.
+  /// Parses a decimal integer in 0…2^63-1, with any number of leading
+  /// zeros; nil for a sign, a letter, an overflow.
   public static func parseNumber(_ text: String) -> UInt64? {
     let utf8 = text.utf8
-    guard !utf8.isEmpty, utf8.count <= 19 else { return nil }
+    guard !utf8.isEmpty, utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+    let digits = utf8.drop { $0 == 0x30 }
+    guard digits.count <= 19 else { return nil }
     var value: UInt64 = 0
-    for byte in utf8 {
-      guard (0x30...0x39).contains(byte) else { return nil }
-      value = value * 10 + UInt64(byte - 0x30)
-    }
+    for byte in digits { value = value * 10 + UInt64(byte - 0x30) }
     return value <= maxNumber ? value : nil
   }
 }

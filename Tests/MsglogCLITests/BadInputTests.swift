@@ -79,6 +79,25 @@ import Testing
       args: ["append", "--stream", String(repeating: "s", count: 201), "x"], code: 64,
       message: "stream name is 201 bytes"),
     Case(args: ["help", "frobnicate"], code: 64, message: "no help for unknown command 'frobnicate'"),
+    Case(
+      args: ["append", "--sender", "--json", "hi"], code: 64,
+      message: "option --sender needs a value, but '--json' is an option"),
+    Case(
+      args: ["append", "--stream", "-h", "hi"], code: 64,
+      message: "option --stream needs a value, but '-h' is an option"),
+    Case(
+      args: ["replay", "--at", "--json"], code: 64, message: "option --at needs a value, but '--json' is an option"),
+    Case(args: ["streams", "--stream", "main"], code: 64, message: "option --stream does not apply to 'streams'"),
+    Case(args: ["verify", "--stream", "main"], code: 64, message: "option --stream does not apply to 'verify'"),
+    Case(args: ["help", "--db", "x"], code: 64, message: "option --db does not apply to 'help'"),
+    Case(args: ["log", "--all", "--stream", "main"], code: 64, message: "--all and --stream exclude each other"),
+    Case(args: ["replay", "--at", "000000000000000000009223372036854775808"], code: 64, message: "invalid --at"),
+    Case(
+      args: ["import"], stdin: Array(#"{"op":"append","text":"x","from":1}"#.utf8), code: 1,
+      message: "line 1: key \"from\" does not belong to an append line"),
+    Case(
+      args: ["import"], stdin: Array(#"{"op":"insert","index":0}"#.utf8), code: 1,
+      message: "line 1: an insert needs \"text\""),
     // refused (1)
     Case(
       args: ["insert", "3", "x"], code: 1,

@@ -44,9 +44,10 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
   @discardableResult
   func run(
     _ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true,
-    asNobody: Bool = false
+    asNobody: Bool = false, runner: String? = nil
   ) -> Run {
-    let process = start(args, stdin: stdin, environment: environment, useDefaultDB: useDefaultDB, asNobody: asNobody)
+    let process = start(
+      args, stdin: stdin, environment: environment, useDefaultDB: useDefaultDB, asNobody: asNobody, runner: runner)
     process.process.waitUntilExit()
     return process.finish()
   }
@@ -73,7 +74,7 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
   /// Starts `msglog ARGS` without waiting (for concurrency tests).
   func start(
     _ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true,
-    stdout: FileHandle? = nil, asNobody: Bool = false
+    stdout: FileHandle? = nil, asNobody: Bool = false, runner: String? = nil
   ) -> Child {
     let base = dir + "/run-" + UUID().uuidString
     let inPath = base + ".in", outPath = base + ".out", errPath = base + ".err"
@@ -81,7 +82,10 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
     FileManager.default.createFile(atPath: outPath, contents: nil)
     FileManager.default.createFile(atPath: errPath, contents: nil)
     let process = Process()
-    if asNobody {
+    if let runner {
+      process.executableURL = URL(fileURLWithPath: runner)
+      process.arguments = args
+    } else if asNobody {
       // Another user, who may read the database but not write it (needs root to switch).
       process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
       process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--", Sandbox.binary] + args
