@@ -6,7 +6,7 @@ import MsglogCore
 public func fuzzImportLine(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   let bytes = Array(UnsafeBufferPointer(start: data, count: size))
   guard let request = try? ImportLine.parse(bytes, defaultStream: "main") else { return 0 }
-  precondition((1...Limits.maxStreamNameBytes).contains(request.stream.utf8.count))
+  precondition((1...Limits.maxStreamNameBytes).contains(request.stream.bytes.count))
   if case .insert(let insert) = request.command {
     precondition((1...Limits.maxTextBytes).contains(insert.text.utf8.count))
   }
