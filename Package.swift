@@ -5,8 +5,8 @@ let package = Package(
   name: "msglog",
   products: [
     .executable(name: "msglog", targets: ["msglog"]),
-    .library(name: "MsglogCore", targets: ["MsglogCore"]),
-    .library(name: "MsglogLMDB", targets: ["MsglogLMDB"]),
+    // The front door: `import Msglog`, open an `EventLog`.
+    .library(name: "Msglog", targets: ["Msglog"]),
   ],
   targets: [
     // The system LMDB (Debian: liblmdb-dev, which ships lmdb.pc).
@@ -19,16 +19,21 @@ let package = Package(
     .target(name: "MsglogCore"),
     // The only module that imports CLMDB: a typed wrapper and the event store.
     .target(name: "MsglogLMDB", dependencies: ["MsglogCore", "CLMDB"]),
+    // The front door: `EventLog`, over whichever store a location names.
+    .target(name: "Msglog", dependencies: ["MsglogCore", "MsglogLMDB"]),
     // Argument parsing, output formatting, exit codes.
-    .target(name: "MsglogCLI", dependencies: ["MsglogCore", "MsglogLMDB"]),
+    .target(name: "MsglogCLI", dependencies: ["Msglog"]),
     .executableTarget(name: "msglog", dependencies: ["MsglogCLI"]),
     // Benchmarks: built in release by scripts/bench, never part of `swift test`.
-    .executableTarget(name: "msglog-bench", dependencies: ["MsglogCore", "MsglogLMDB"], path: "Sources/MsglogBench"),
-    .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore"]),
-    .testTarget(name: "MsglogLMDBTests", dependencies: ["MsglogLMDB", "MsglogCore"]),
+    .executableTarget(name: "msglog-bench", dependencies: ["Msglog", "MsglogLMDB"], path: "Sources/MsglogBench"),
+    // What the test targets share: temporary directories, the sandbox that
+    // runs the binary, the seeded generator, event helpers.
+    .target(name: "MsglogTestSupport", dependencies: ["Msglog"], path: "Tests/MsglogTestSupport"),
+    .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore", "Msglog", "MsglogTestSupport"]),
+    .testTarget(name: "MsglogLMDBTests", dependencies: ["MsglogLMDB", "Msglog", "MsglogTestSupport"]),
     // End-to-end tests run the built `msglog` binary; depending on the
     // executable target makes `swift test` build it first.
-    .testTarget(name: "MsglogCLITests", dependencies: ["msglog", "MsglogCLI", "MsglogCore"]),
+    .testTarget(name: "MsglogCLITests", dependencies: ["msglog", "MsglogCLI", "Msglog", "MsglogTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -1,11 +1,34 @@
-import MsglogCore
+import Msglog
+
+/// A mistake on the command line itself (exit 64), worded here.
+struct UsageError: Error, Equatable, Sendable {
+  var message: String
+  var hint: String?
+
+  init(_ message: String, hint: String? = nil) {
+    self.message = message
+    self.hint = hint
+  }
+}
+
+/// A command that ran but did not succeed, in the command line's own words (exit 1).
+struct CommandFailure: Error, Equatable, Sendable {
+  var message: String
+  var hint: String?
+
+  init(_ message: String, hint: String? = nil) {
+    self.message = message
+    self.hint = hint
+  }
+}
 
 /// The command line, split into options and positional arguments.
 ///
 /// Options may stand anywhere; `--` ends them; every value option also takes
-/// the `--name=value` form. Whether an option belongs to the command is
-/// checked afterwards (`CommandSpec.check`), so that `msglog --sender ann
-/// append hi` and `msglog append hi --sender ann` mean the same.
+/// the `--name=value` form. Which options take a value comes from the
+/// declaration table; whether an option belongs to the command is checked
+/// once the command is known (`check`), so that `msglog --sender ann append
+/// hi` and `msglog append hi --sender ann` mean the same.
 struct Arguments: Equatable {
   var positionals: [String] = []
   /// Option name (without dashes) → value; flags map to "".
@@ -13,14 +36,15 @@ struct Arguments: Equatable {
   /// Options in the order given, for error messages.
   var order: [String] = []
 
-  /// Options that take a value.
-  static let valueOptions: Set<String> = [
-    "db", "stream", "sender", "id", "expect-version", "at", "from", "limit",
-  ]
-  /// Options that are on or off.
-  static let flagOptions: Set<String> = ["json", "lines", "all", "help", "version", "repair"]
+  /// Every declared option by its long name.
+  static let declared: [String: OptionDeclaration] = Dictionary(
+    uniqueKeysWithValues: CommandDeclaration.everyOption.map { ($0.name, $0) })
+  /// Long names by one-letter alias.
+  static let shortNames: [Character: String] = Dictionary(
+    uniqueKeysWithValues: CommandDeclaration.everyOption.compactMap { option in option.short.map { ($0, option.name) } }
+  )
 
-  init(parsing tokens: [String]) throws(MsglogError) {
+  init(parsing tokens: [String]) throws(UsageError) {
     var i = 0
     var optionsEnded = false
     while i < tokens.count {
@@ -34,53 +58,49 @@ struct Arguments: Equatable {
         optionsEnded = true
         continue
       }
-      if token == "-h" {
-        try set("help", "")
-        continue
-      }
-      guard token.hasPrefix("--") else {
-        throw .usage("unknown option \(TerminalText.quoted(token))", hint: "see 'msglog --help'")
-      }
-      let body = token.dropFirst(2)
       let name: String
       var inlineValue: String? = nil
-      if let eq = body.firstIndex(of: "=") {
-        name = String(body[..<eq])
-        inlineValue = String(body[body.index(after: eq)...])
-      } else {
-        name = String(body)
-      }
-      if Arguments.valueOptions.contains(name) {
-        if let inlineValue {
-          try set(name, inlineValue)
+      if token.hasPrefix("--") {
+        let body = token.dropFirst(2)
+        if let eq = body.firstIndex(of: "=") {
+          name = String(body[..<eq])
+          inlineValue = String(body[body.index(after: eq)...])
         } else {
-          guard i < tokens.count else { throw .usage("option --\(name) needs a value") }
-          // `--sender --json hi`: the next word is an option, not a value.
-          let next = tokens[i]
-          if next == "--" || Arguments.isKnownOption(next) {
-            throw .usage(
-              "option --\(name) needs a value, but \(TerminalText.quoted(next)) is an option",
-              hint: "to give it as the value, write --\(name)=\(next)")
-          }
-          try set(name, next)
-          i += 1
+          name = String(body)
         }
-      } else if Arguments.flagOptions.contains(name) {
-        guard inlineValue == nil else { throw .usage("option --\(name) takes no value") }
-        try set(name, "")
+      } else if token.count == 2, let long = Arguments.shortNames[token.last!] {
+        name = long
       } else {
-        throw .usage(
-          "unknown option \(TerminalText.quoted("--" + name))", hint: "see 'msglog --help'")
+        throw UsageError("unknown option \(TerminalText.quoted(token))", hint: "see 'msglog --help'")
+      }
+      guard let option = Arguments.declared[name] else {
+        throw UsageError("unknown option \(TerminalText.quoted("--" + name))", hint: "see 'msglog --help'")
+      }
+      if option.isFlag {
+        guard inlineValue == nil else { throw UsageError("option --\(name) takes no value") }
+        try set(name, "")
+      } else if let inlineValue {
+        try set(name, inlineValue)
+      } else {
+        guard i < tokens.count else { throw UsageError("option --\(name) needs a value") }
+        // `--sender --json hi`: the next word is an option, not a value.
+        let next = tokens[i]
+        if next == "--" || Arguments.isKnownOption(next) {
+          throw UsageError(
+            "option --\(name) needs a value, but \(TerminalText.quoted(next)) is an option",
+            hint: "to give it as the value, write --\(name)=\(next)")
+        }
+        try set(name, next)
+        i += 1
       }
     }
   }
 
   /// Whether `token` names one of msglog's options (`--json`, `--at=3`, `-h`).
   static func isKnownOption(_ token: String) -> Bool {
-    if token == "-h" { return true }
+    if token.count == 2, token.hasPrefix("-"), shortNames[token.last!] != nil { return true }
     guard token.hasPrefix("--") else { return false }
-    let name = token.dropFirst(2).prefix { $0 != "=" }
-    return valueOptions.contains(String(name)) || flagOptions.contains(String(name))
+    return declared[String(token.dropFirst(2).prefix { $0 != "=" })] != nil
   }
 
   /// A dash-led token is an option, except `-` alone (stdin) and a negative
@@ -91,25 +111,48 @@ struct Arguments: Equatable {
     return !(utf8[1] >= 0x30 && utf8[1] <= 0x39)
   }
 
-  private mutating func set(_ name: String, _ value: String) throws(MsglogError) {
-    guard options[name] == nil else { throw .usage("option --\(name) is given more than once") }
+  private mutating func set(_ name: String, _ value: String) throws(UsageError) {
+    guard options[name] == nil else { throw UsageError("option --\(name) is given more than once") }
     options[name] = value
     order.append(name)
   }
 
   func has(_ name: String) -> Bool { options[name] != nil }
+  func has(_ option: OptionDeclaration) -> Bool { options[option.name] != nil }
+  subscript(_ option: OptionDeclaration) -> String? { options[option.name] }
 
   /// A decimal option value in 0…2^63-1.
-  func number(_ name: String) throws(MsglogError) -> UInt64? {
-    guard let text = options[name] else { return nil }
-    return try Arguments.number(text, what: "--\(name)")
+  func number(_ option: OptionDeclaration) throws(UsageError) -> UInt64? {
+    guard let text = options[option.name] else { return nil }
+    return try Arguments.number(text, what: "--\(option.name)")
   }
 
-  static func number(_ text: String, what: String) throws(MsglogError) -> UInt64 {
+  static func number(_ text: String, what: String) throws(UsageError) -> UInt64 {
     guard let n = Limits.parseNumber(text) else {
-      throw .usage(
-        "invalid \(what) \(TerminalText.quoted(text)): expected a decimal integer from 0 to 2^63-1")
+      throw UsageError("invalid \(what) \(TerminalText.quoted(text)): expected a decimal integer from 0 to 2^63-1")
     }
     return n
+  }
+
+  /// Refuses options that do not belong to `command` and a wrong number of arguments.
+  func check(against command: CommandDeclaration, positionals: [String]) throws(UsageError) {
+    let accepted = Set(command.allOptions.map(\.name))
+    for option in order where !accepted.contains(option) {
+      throw UsageError(
+        "option --\(option) does not apply to '\(command.name.rawValue)'",
+        hint: "see 'msglog help \(command.name.rawValue)'")
+    }
+    let required = command.arguments.filter { !$0.optional }
+    if positionals.count < required.count {
+      throw UsageError(
+        "'\(command.name.rawValue)' needs \(command.arguments[positionals.count].name)", hint: "usage: \(command.usage)"
+      )
+    }
+    let repeating = command.arguments.last?.repeating == true
+    if !repeating, positionals.count > command.arguments.count {
+      throw UsageError(
+        "unexpected argument \(TerminalText.quoted(positionals[command.arguments.count])) for '\(command.name.rawValue)'",
+        hint: "usage: \(command.usage)")
+    }
   }
 }

@@ -1,4 +1,4 @@
-import MsglogCore
+import Msglog
 
 #if canImport(Glibc)
   import Glibc
@@ -150,27 +150,40 @@ public final class OutputStream {
 
 /// How results look on stdout, in text and in JSON (SPEC.md's shapes).
 enum Format {
+  /// Dims a cell on a colour terminal (the short id and the sender).
+  static let dim = "\u{1B}[2m"
+  static let plain = "\u{1B}[0m"
+
   /// `INDEX  SHORTID  SENDER  TEXT`, index right-aligned to the widest in the list.
-  static func itemLines(_ snapshot: StreamSnapshot, to out: OutputStream) throws(OutputError) {
+  static func itemLines(_ snapshot: StreamSnapshot, colour: Bool, to out: OutputStream) throws(OutputError) {
     let width = String(max(snapshot.items.count - 1, 0)).count
     for (index, item) in snapshot.items.enumerated() {
-      try writeItemLine(item, index: index, width: width, to: out)
+      try writeItemLine(item, index: index, width: width, colour: colour, to: out)
     }
   }
 
   /// Appends one `INDEX  SHORTID  SENDER  TEXT` line piece by piece: no
   /// intermediate strings, which matters for a list of a million items.
-  static func writeItemLine(_ item: Item, index: Int, width: Int, to out: OutputStream) throws(OutputError) {
+  static func writeItemLine(_ item: Item, index: Int, width: Int, colour: Bool, to out: OutputStream)
+    throws(OutputError)
+  {
     let number = String(index)
     for _ in 0..<max(0, width - number.utf8.count) { try out.write(" ") }
     try out.write(number)
     try out.write("  ")
+    try writeIdAndSender(item, colour: colour, to: out)
+    try out.write(TerminalText.escape(item.text))
+    try out.write("\n")
+  }
+
+  /// `SHORTID  SENDER  `, dimmed on a colour terminal.
+  static func writeIdAndSender(_ item: Item, colour: Bool, to out: OutputStream) throws(OutputError) {
+    if colour { try out.write(dim) }
     try out.write(item.id.short)
     try out.write("  ")
     try out.write(item.sender.map(TerminalText.escape) ?? "-")
+    if colour { try out.write(plain) }
     try out.write("  ")
-    try out.write(TerminalText.escape(item.text))
-    try out.write("\n")
   }
 
   static func snapshotJSON(_ snapshot: StreamSnapshot) -> String {
@@ -243,10 +256,10 @@ enum Format {
     }
   }
 
-  static func streamsTable(_ heads: [StreamHead], to out: OutputStream) throws(OutputError) {
+  static func streamsTable(_ streams: [StreamSummary], to out: OutputStream) throws(OutputError) {
     let rows =
       [["STREAM", "ITEMS", "VERSION", "SEQ"]]
-      + heads.map { [TerminalText.escape($0.stream.text), String($0.count), String($0.version), String($0.lastSeq)] }
+      + streams.map { [TerminalText.escape($0.stream.text), String($0.count), String($0.version), String($0.lastSeq)] }
     var widths = [0, 0, 0, 0]
     for row in rows {
       for (i, cell) in row.enumerated() { widths[i] = max(widths[i], TerminalText.displayWidth(cell)) }
@@ -260,15 +273,67 @@ enum Format {
     }
   }
 
-  static func streamsJSON(_ heads: [StreamHead]) -> String {
-    let rows = heads.map { head -> String in
+  static func streamsJSON(_ streams: [StreamSummary]) -> String {
+    let rows = streams.map { summary -> String in
       var o = JSONObjectWriter()
-      o.add("stream", head.stream)
-      o.add("count", head.count)
-      o.add("version", head.version)
-      o.add("seq", head.lastSeq)
+      o.add("stream", summary.stream)
+      o.add("count", summary.count)
+      o.add("version", summary.version)
+      o.add("seq", summary.lastSeq)
       return o.close()
     }
     return "{\"streams\":[" + rows.joined(separator: ",") + "]}"
+  }
+
+  /// `- INDEX  SHORTID  SENDER  TEXT` per removal, `+ …` per insertion,
+  /// `> FROM -> TO  SHORTID` per move, in that order.
+  static func diffLines(_ diff: StreamDiff, colour: Bool, to out: OutputStream) throws(OutputError) {
+    for removal in diff.removed {
+      try out.write("- \(removal.index)  ")
+      try writeIdAndSender(removal.item, colour: colour, to: out)
+      try out.line(TerminalText.escape(removal.item.text))
+    }
+    for insertion in diff.inserted {
+      try out.write("+ \(insertion.index)  ")
+      try writeIdAndSender(insertion.item, colour: colour, to: out)
+      try out.line(TerminalText.escape(insertion.item.text))
+    }
+    for move in diff.moved {
+      try out.write("> \(move.from) -> \(move.to)  ")
+      if colour { try out.write(dim) }
+      try out.write(move.id.short)
+      if colour { try out.write(plain) }
+      try out.write("\n")
+    }
+  }
+
+  static func diffJSON(_ diff: StreamDiff) -> String {
+    var o = JSONObjectWriter()
+    o.add("stream", diff.stream)
+    o.add("from", diff.from)
+    o.add("to", diff.to)
+    o.addRaw(
+      "removed",
+      "["
+        + diff.removed.map { removal -> String in
+          var r = JSONObjectWriter()
+          r.add("index", removal.index)
+          r.add("id", removal.item.id.text)
+          return r.close()
+        }.joined(separator: ",") + "]")
+    o.addRaw(
+      "inserted",
+      "[" + diff.inserted.map { itemJSON($0.item, index: $0.index) }.joined(separator: ",") + "]")
+    o.addRaw(
+      "moved",
+      "["
+        + diff.moved.map { move -> String in
+          var m = JSONObjectWriter()
+          m.add("from", move.from)
+          m.add("to", move.to)
+          m.add("id", move.id.text)
+          return m.close()
+        }.joined(separator: ",") + "]")
+    return o.close()
   }
 }

@@ -37,14 +37,8 @@ public enum ItemSelector: Equatable, Sendable {
     }
     let lower = text.lowercased()
     let valid = lower.utf8.allSatisfy { $0.isHexDigit || $0 == UInt8(ascii: "-") }
-    guard valid, lower.utf8.count <= 36 else {
-      throw .usage("malformed id \(TerminalText.quoted(text)): expected a UUID or a prefix of one")
-    }
-    guard lower.utf8.count >= 8 else {
-      throw .usage(
-        "id prefix \(TerminalText.quoted(text)) is too short: give at least 8 characters",
-        hint: "'msglog list' prints the first 8 characters of each id")
-    }
+    guard valid, lower.utf8.count <= 36 else { throw .invalidInput(.malformedSelector(text)) }
+    guard lower.utf8.count >= 8 else { throw .invalidInput(.prefixTooShort(text)) }
     self = .prefix(lower)
   }
 }

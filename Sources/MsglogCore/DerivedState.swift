@@ -36,13 +36,14 @@ public struct DerivedState {
   /// through the write path (`LedgerSession` in rebuild mode), which checks
   /// that it reproduces the stored record, so the rebuilt tables are exactly
   /// what the original writes made.
-  public static func rebuild(_ writer: any LogWriter) throws {
+  public static func rebuild(_ writer: any LogWriter, checkpointInterval: UInt64 = 256) throws {
     try writer.clearDerived()
-    let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 0), mode: .rebuild)
+    let session = try LedgerSession(
+      writer: writer, now: Timestamp(milliseconds: 0), mode: .rebuild, checkpointInterval: checkpointInterval)
     var expected: UInt64 = 1
     try writer.forEachEvent(from: 1) { event in
       let seq = event.seq
-      guard seq == expected else { throw MsglogError.refused("the log has a gap: seq \(expected) is missing") }
+      guard seq == expected else { throw MsglogError.corruptedLog("the log has a gap: seq \(expected) is missing") }
       expected += 1
       let command: Command
       switch event.op {
@@ -54,7 +55,7 @@ public struct DerivedState {
         command = .move(from: from, to: to, id: id)
       }
       guard try session.perform(WriteRequest(stream: event.stream, command: command, time: event.time)) != nil else {
-        throw MsglogError.refused("seq \(seq) is a move onto itself, which no msglog writes")
+        throw MsglogError.eventDoesNotFit(seq: seq, reason: "a move onto itself, which no msglog writes")
       }
       // Bound the session's caches on long logs.
       if seq % 65_536 == 0 { try session.finish() }

@@ -137,6 +137,23 @@ extension EventStore {
   }
 }
 
+/// Wakes a follower when the log may have grown, from any process.
+///
+/// The store decides how (inotify on LMDB's data file, `LISTEN` on
+/// PostgreSQL); a follower polls `fileDescriptor` together with whatever
+/// else it waits for, and never sleeps in a loop.
+public protocol CommitWatcher: AnyObject {
+  /// Readable when a commit may have happened since the last `drain()`.
+  var fileDescriptor: Int32 { get }
+  /// Consumes what woke the descriptor.
+  func drain() throws
+}
+
+/// A store whose commits can be watched.
+public protocol FollowableStore: EventStore {
+  func watchCommits() throws -> any CommitWatcher
+}
+
 extension LogReader {
   /// Each event from `seq` on, decoded and checked, until `body` returns
   /// false; a damaged record stops the walk with an error naming its seq.
@@ -156,14 +173,10 @@ public func decodeRecord(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws(Ms
   do {
     event = try EventRecord.decode(bytes)
   } catch {
-    throw corruption(seq: seq, "\(error)")
+    throw .corrupted(seq: seq, error)
   }
-  guard event.seq == seq else { throw corruption(seq: seq, "record holds seq \(event.seq)") }
+  guard event.seq == seq else { throw .corrupted(seq: seq, "record holds seq \(event.seq)") }
   return event
 }
 
-func corruption(seq: UInt64, _ reason: String) -> MsglogError {
-  .refused(
-    "corrupted record at seq \(seq): \(reason)",
-    hint: "run 'msglog verify' for a full report; nothing after this point was printed")
-}
+func corruption(seq: UInt64, _ reason: String) -> MsglogError { .corruptedRecord(seq: seq, reason: reason) }

@@ -19,19 +19,19 @@ public enum ImportLine {
     do {
       value = try JSONParser.parse(bytes)
     } catch {
-      throw .usage("\(error)")
+      throw .invalidInput(line: "\(error)")
     }
     guard case .object(let members) = value else {
-      throw .usage("expected a JSON object, found \(value.kindName)")
+      throw .invalidInput(line: "expected a JSON object, found \(value.kindName)")
     }
     var fields: [String: JSONValue] = [:]
     for (key, member) in members {
-      guard knownKeys.contains(key) else { throw .usage("unknown key \"\(key)\"") }
+      guard knownKeys.contains(key) else { throw .invalidInput(line: "unknown key \"\(key)\"") }
       fields[key] = member
     }
     var line = Fields(fields: fields)
 
-    guard let op = try line.string("op") else { throw .usage("missing key \"op\"") }
+    guard let op = try line.string("op") else { throw .invalidInput(line: "missing key \"op\"") }
     _ = try line.number("seq")
     _ = try line.number("version")
     let stream =
@@ -39,7 +39,7 @@ public enum ImportLine {
     var time: Timestamp? = nil
     if let text = try line.string("time") {
       guard let parsed = Timestamp(rfc3339: text) else {
-        throw .usage("\"time\" is not an RFC 3339 timestamp: \(TerminalText.quoted(text))")
+        throw .invalidInput(line: "\"time\" is not an RFC 3339 timestamp: \(TerminalText.quoted(text))")
       }
       time = parsed
     }
@@ -49,30 +49,32 @@ public enum ImportLine {
     case "append", "insert":
       let index: UInt64?
       if op == "insert" {
-        guard let i = try line.number("index") else { throw .usage("an insert needs \"index\"") }
+        guard let i = try line.number("index") else { throw .invalidInput(line: "an insert needs \"index\"") }
         index = i
       } else {
         index = nil
       }
-      guard let text = try line.string("text") else { throw .usage("\(article(op)) \(op) needs \"text\"") }
+      guard let text = try line.string("text") else { throw .invalidInput(line: "\(article(op)) \(op) needs \"text\"") }
       try Limits.checkText(text)
       let sender = try line.string("sender")
       if let sender { try Limits.checkSender(sender) }
       let id = try line.id()
       command = .insert(InsertRequest(index: index, text: text, sender: sender, id: id))
     case "remove":
-      guard let idText = try line.string("id") else { throw .usage("a remove needs \"id\"") }
+      guard let idText = try line.string("id") else { throw .invalidInput(line: "a remove needs \"id\"") }
       command = .remove(try ItemSelector(parsing: idText))
     case "move":
       guard let from = try line.number("from"), let to = try line.number("to") else {
-        throw .usage("a move needs \"from\" and \"to\"")
+        throw .invalidInput(line: "a move needs \"from\" and \"to\"")
       }
       command = .move(from: from, to: to, id: try line.id())
     default:
-      throw .usage("unknown op \(TerminalText.quoted(op)): expected append, insert, remove or move")
+      throw .invalidInput(line: "unknown op \(TerminalText.quoted(op)): expected append, insert, remove or move")
     }
     let unused = line.fields.keys.filter { !line.used.contains($0) }.sorted()
-    if let key = unused.first { throw .usage("key \"\(key)\" does not belong to \(article(op)) \(op) line") }
+    if let key = unused.first {
+      throw .invalidInput(line: "key \"\(key)\" does not belong to \(article(op)) \(op) line")
+    }
     return WriteRequest(stream: stream, command: command, time: time)
   }
 
@@ -91,7 +93,9 @@ public enum ImportLine {
     mutating func string(_ key: String) throws(MsglogError) -> String? {
       guard let value = fields[key] else { return nil }
       used.insert(key)
-      guard case .string(let s) = value else { throw .usage("\"\(key)\" must be a string, not \(value.kindName)") }
+      guard case .string(let s) = value else {
+        throw .invalidInput(line: "\"\(key)\" must be a string, not \(value.kindName)")
+      }
       return s
     }
 
@@ -99,7 +103,7 @@ public enum ImportLine {
       guard let value = fields[key] else { return nil }
       used.insert(key)
       guard case .number(let text) = value, let n = Limits.parseNumber(text) else {
-        throw .usage("\"\(key)\" must be an integer from 0 to 2^63-1")
+        throw .invalidInput(line: "\"\(key)\" must be an integer from 0 to 2^63-1")
       }
       return n
     }
@@ -107,9 +111,14 @@ public enum ImportLine {
     mutating func id() throws(MsglogError) -> ItemID? {
       guard let text = try string("id") else { return nil }
       guard let id = ItemID(canonical: text) else {
-        throw .usage("\"id\" is not a UUID: \(TerminalText.quoted(text))")
+        throw .invalidInput(line: "\"id\" is not a UUID: \(TerminalText.quoted(text))")
       }
       return id
     }
   }
+}
+
+extension MsglogError {
+  /// A malformed import line.
+  static func invalidInput(line reason: String) -> MsglogError { .invalidInput(.importLine(reason)) }
 }

@@ -68,10 +68,7 @@ public final class LedgerSession {
   public func expect(version expected: UInt64, of stream: StreamName) throws {
     let actual = try version(of: stream)
     guard actual == expected else {
-      throw MsglogError(
-        .conflict,
-        "stream \(TerminalText.quoted(stream)) is at version \(actual), not \(expected)",
-        hint: "someone else changed it; re-read with 'msglog list' and retry")
+      throw MsglogError.versionConflict(stream: stream, expected: expected, actual: actual)
     }
   }
 
@@ -126,16 +123,12 @@ public final class LedgerSession {
     let count = UInt64(state.tree.count)
     let index = insert.index ?? count
     guard index <= count else {
-      throw MsglogError.refused(
-        "index \(index) is out of range: stream \(TerminalText.quoted(state.head.stream)) has \(count) "
-          + "\(count == 1 ? "item" : "items"), so an insert takes 0…\(count)")
+      throw MsglogError.insertOutOfRange(stream: state.head.stream, index: index, count: count)
     }
     let id: ItemID
     if let requested = insert.id {
       if let entry = try idEntry(requested) {
-        throw MsglogError.refused(
-          "id \(requested.text) was already used (inserted at seq \(entry.insertSeq))",
-          hint: "an id is inserted at most once, even after it was removed")
+        throw MsglogError.idAlreadyUsed(requested, insertSeq: entry.insertSeq)
       }
       id = requested
     } else {
@@ -171,17 +164,14 @@ public final class LedgerSession {
     throws -> Outcome?
   {
     let count = UInt64(state.tree.count)
-    let name = TerminalText.quoted(state.head.stream)
-    for (label, index) in [("from", from), ("to", to)] where index >= count {
-      throw MsglogError.refused(
-        count == 0
-          ? "cannot move in stream \(name): it has no items"
-          : "\(label) index \(index) is out of range: stream \(name) has \(count) "
-            + "\(count == 1 ? "item" : "items") (0…\(count - 1))")
+    for (end, index) in [(MsglogError.MoveEnd.from, from), (.to, to)] where index >= count {
+      throw count == 0
+        ? MsglogError.emptyStream(state.head.stream)
+        : MsglogError.moveOutOfRange(stream: state.head.stream, end: end, index: index, count: count)
     }
     let moved = try state.tree.element(at: Int(from)).id
     if let id, id != moved {
-      throw MsglogError.refused("the item at index \(from) is \(moved.text), not \(id.text)")
+      throw MsglogError.itemMismatch(index: from, found: moved, expected: id)
     }
     if from == to { return nil }
     let event = try append(.move(id: moved, from: from, to: to), time: time, to: &state)
@@ -227,7 +217,8 @@ public final class LedgerSession {
       try writer.appendRecord(EventRecord.encode(event), seq: event.seq)
     case .rebuild:
       guard try writer.event(at: event.seq) == event else {
-        throw MsglogError.refused("rebuilding seq \(event.seq) gave a different event than the log holds")
+        throw MsglogError.eventDoesNotFit(
+          seq: event.seq, reason: "rebuilding it gave a different event than the log holds")
       }
     }
     try writer.putStreamEvent(event.seq, of: event.stream)
@@ -272,20 +263,13 @@ public final class LedgerSession {
   /// Finds the live item a selector names, or says precisely why not.
   private func resolve(_ selector: ItemSelector, in state: inout StreamState) throws -> Int {
     let stream = state.head.stream
-    let name = TerminalText.quoted(stream)
     switch selector {
     case .id(let id):
-      guard let entry = try idEntry(id) else {
-        throw MsglogError.refused("no item with id \(id.text) in stream \(name)")
-      }
-      if entry.removeSeq != 0 {
-        throw MsglogError.refused("item \(id.text) was already removed (at seq \(entry.removeSeq))")
-      }
+      guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: stream) }
+      if entry.removeSeq != 0 { throw MsglogError.itemRemoved(id, removeSeq: entry.removeSeq) }
       guard try lives(entry, in: stream) else {
         let home = try home(of: entry) ?? StreamName("?")
-        throw MsglogError.refused(
-          "item \(id.text) is in stream \(TerminalText.quoted(home)), not \(name)",
-          hint: "select its stream with --stream")
+        throw MsglogError.itemInAnotherStream(id, home: home, stream: stream)
       }
       return try index(of: id, entry: entry, in: &state)
     case .prefix(let prefix):
@@ -295,13 +279,13 @@ public final class LedgerSession {
         return matches.count <= 5
       }
       switch matches.count {
-      case 1: return try index(of: matches[0], entry: try idEntry(matches[0])!, in: &state)
-      case 0: throw MsglogError.refused("no item in stream \(name) has an id starting with \(prefix)")
+      case 1:
+        guard let entry = try idEntry(matches[0]) else { throw MsglogError.noSuchItem(matches[0], stream: stream) }
+        return try index(of: matches[0], entry: entry, in: &state)
+      case 0: throw MsglogError.noPrefixMatch(prefix: prefix, stream: stream)
       default:
-        let ids = matches.prefix(5).map(\.text).joined(separator: ", ")
-        throw MsglogError.refused(
-          "id prefix \(prefix) is ambiguous in stream \(name): it matches \(ids)\(matches.count > 5 ? ", …" : "")",
-          hint: "give more characters of the id")
+        throw MsglogError.ambiguousPrefix(
+          prefix: prefix, stream: stream, matches: Array(matches.prefix(5)), more: matches.count > 5)
       }
     }
   }
@@ -310,9 +294,8 @@ public final class LedgerSession {
   private func index(of id: ItemID, entry: IdEntry, in state: inout StreamState) throws -> Int {
     let leaf = state.tree.store.placements[id] ?? entry.leaf
     guard leaf != 0, let index = try state.tree.index(inLeaf: leaf, where: { $0.id == id }) else {
-      throw MsglogError.refused(
-        "the order of stream \(TerminalText.quoted(state.head.stream)) does not hold \(id.text)",
-        hint: "run 'msglog verify'; 'msglog verify --repair' rebuilds the order from the log")
+      throw MsglogError.derivedDamage(
+        DerivedDamage(.order, "the order of stream \(TerminalText.quoted(state.head.stream)) does not hold \(id.text)"))
     }
     return index
   }

@@ -55,9 +55,7 @@ public enum Integrity {
     guard let counts = try reader.tableCounts() else { return }
     let head = try reader.headSeq()
     guard counts.events == head else {
-      throw MsglogError.refused(
-        "corrupted log: the events table holds \(counts.events) records but its last seq is \(head)",
-        hint: "run 'msglog verify' for a full report; restore the log from an export or a backup")
+      throw MsglogError.corruptedLog("the events table holds \(counts.events) records but its last seq is \(head)")
     }
     let summary = try reader.summary() ?? LedgerSummary()
     let pairs: [(String, UInt64, UInt64)] = [
@@ -118,9 +116,5 @@ public enum Integrity {
   }
 
   /// The error a command gets when derived data disagrees with the log.
-  public static func damaged(_ damage: DerivedDamage) -> MsglogError {
-    MsglogError.refused(
-      "the derived tables disagree with the log (\(damage))",
-      hint: "nothing was changed; run 'msglog verify', and 'msglog verify --repair' to rebuild them from the log")
-  }
+  public static func damaged(_ damage: DerivedDamage) -> MsglogError { .derivedDamage(damage) }
 }

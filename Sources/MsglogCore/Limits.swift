@@ -12,27 +12,21 @@ public enum Limits {
 
   public static func checkText(_ text: String) throws(MsglogError) {
     let n = text.utf8.count
-    if n == 0 { throw .usage("message text is empty") }
-    if n > maxTextBytes {
-      throw .usage("message text is \(n) bytes; the limit is \(maxTextBytes) bytes (1 MiB)")
-    }
+    if n == 0 { throw .invalidInput(.emptyText) }
+    if n > maxTextBytes { throw .invalidInput(.textTooLong(bytes: n)) }
   }
 
   public static func checkSender(_ sender: String) throws(MsglogError) {
     let n = sender.utf8.count
-    if n == 0 { throw .usage("sender is empty", hint: "leave out --sender for a message without one") }
-    if n > maxSenderBytes { throw .usage("sender is \(n) bytes; the limit is \(maxSenderBytes) bytes") }
+    if n == 0 { throw .invalidInput(.emptySender) }
+    if n > maxSenderBytes { throw .invalidInput(.senderTooLong(bytes: n)) }
   }
 
   public static func checkStreamName(_ name: String) throws(MsglogError) {
     let n = name.utf8.count
-    if n == 0 { throw .usage("stream name is empty") }
-    if n > maxStreamNameBytes {
-      throw .usage("stream name is \(n) bytes; the limit is \(maxStreamNameBytes) bytes")
-    }
-    if name.unicodeScalars.contains(where: { $0.isControl }) {
-      throw .usage("stream name \(TerminalText.quoted(name)) contains a control character")
-    }
+    if n == 0 { throw .invalidInput(.emptyStreamName) }
+    if n > maxStreamNameBytes { throw .invalidInput(.streamNameTooLong(bytes: n)) }
+    if name.unicodeScalars.contains(where: { $0.isControl }) { throw .invalidInput(.streamNameHasControl(name)) }
   }
 
   /// Parses a decimal integer in 0…2^63-1, with any number of leading

@@ -1,9 +1,12 @@
+import Synchronization
+
 /// An `EventStore` in memory, for fast tests of core logic.
 ///
 /// Records are stored encoded, exactly as a disk backend stores them, so the
 /// codec is exercised here too. Writes run on a copy that replaces the state
-/// only when the body returns: a throwing body leaves nothing behind.
-public final class MemoryStore: EventStore {
+/// only when the body returns: a throwing body leaves nothing behind. Writes
+/// are serialised and reads see a snapshot, from any thread.
+public final class MemoryStore: EventStore, @unchecked Sendable {
   struct State {
     var records: [[UInt8]] = []
     var heads: [StreamName: StreamHead] = [:]
@@ -14,24 +17,30 @@ public final class MemoryStore: EventStore {
     var summary: LedgerSummary? = nil
   }
 
-  var state = State()
+  private let committed = Mutex(State())
+  /// Held for a whole write, so that writers run one at a time.
+  private let writer = Mutex(())
 
   public init() {}
+
+  var state: State { committed.withLock { $0 } }
 
   public func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
     try body(Transaction(state: state))
   }
 
   public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
-    let txn = Transaction(state: state)
-    let result = try body(txn)
-    state = txn.state
-    return result
+    try writer.withLock { _ in
+      let txn = Transaction(state: state)
+      let result = try body(txn)
+      committed.withLock { $0 = txn.state }
+      return result
+    }
   }
 
   /// Flips one bit of a stored record, for corruption tests.
   public func corruptRecord(at seq: UInt64, byte: Int) {
-    state.records[Int(seq - 1)][byte] ^= 0x01
+    committed.withLock { $0.records[Int(seq - 1)][byte] ^= 0x01 }
   }
 
   final class Transaction: LogWriter {

@@ -1,40 +1,203 @@
-/// Every failure a user can see, sorted into the classes SPEC.md gives exit codes to.
+/// Everything that can go wrong in msglog, as cases a program can switch on.
 ///
-/// The command line turns a `MsglogError` into `msglog: <message>` on stderr and
-/// the exit code of its `kind`, in one place; the library never prints.
-public struct MsglogError: Error, Equatable, CustomStringConvertible, Sendable {
-  public enum Kind: Sendable, Equatable {
-    /// Malformed command line or argument (exit 64).
-    case usage
-    /// Refused or failed: the command was understood but cannot be done (exit 1).
-    case refused
-    /// `--expect-version` did not match (exit 75).
+/// The library throws these and only these (the store modules turn their
+/// own failures into them at their boundary). `description` says what went
+/// wrong in plain words, naming no command or option; a front end (the
+/// command line, the HTTP server) adds its own hints and maps `category` to
+/// its exit codes or status codes.
+public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
+  // MARK: Input the caller got wrong
+
+  case invalidInput(InvalidInput)
+
+  // MARK: Refused against the current state
+
+  /// `expectVersion` did not match: someone else changed the stream.
+  case versionConflict(stream: StreamName, expected: UInt64, actual: UInt64)
+  /// An insert's index is past the end.
+  case insertOutOfRange(stream: StreamName, index: UInt64, count: UInt64)
+  /// A move's `from` or `to` is past the last item.
+  case moveOutOfRange(stream: StreamName, end: MoveEnd, index: UInt64, count: UInt64)
+  /// A move in a stream that has no items.
+  case emptyStream(StreamName)
+  /// The id was inserted before (and may have been removed since).
+  case idAlreadyUsed(ItemID, insertSeq: UInt64)
+  /// A move that names its item (an exported line) found another one there.
+  case itemMismatch(index: UInt64, found: ItemID, expected: ItemID)
+  case noSuchItem(ItemID, stream: StreamName)
+  case itemRemoved(ItemID, removeSeq: UInt64)
+  case itemInAnotherStream(ItemID, home: StreamName, stream: StreamName)
+  case noPrefixMatch(prefix: String, stream: StreamName)
+  /// An id prefix matches several live items: the first few of them.
+  case ambiguousPrefix(prefix: String, stream: StreamName, matches: [ItemID], more: Bool)
+  case seqBeyondHead(seq: UInt64, head: UInt64)
+
+  // MARK: Damage
+
+  /// A record fails its checksum or does not decode.
+  case corruptedRecord(seq: UInt64, reason: String)
+  /// The log as a whole is inconsistent: a gap, a key that is no seq, an
+  /// event that does not fit the state replay has reached.
+  case corruptedLog(String)
+  /// An event that does not fit the state replay has reached at its seq.
+  case eventDoesNotFit(seq: UInt64, reason: String)
+  /// A derived table disagrees with the log; `repair()` rebuilds it.
+  case derivedDamage(DerivedDamage)
+  /// The derived tables were written by an older msglog; `repair()` rebuilds them.
+  case outdatedFormat(String)
+  /// `repair()` found the log itself damaged: rebuilding derived tables cannot help.
+  case unrepairable(problems: [String])
+
+  // MARK: Where the log lives
+
+  case noDatabase(location: String, emptyDirectory: Bool)
+  case notAMsglogDatabase(location: String, reason: String)
+  /// An LMDB environment (or server database) that belongs to another program.
+  case anotherProgramsDatabase(location: String)
+  case readOnly(location: String, reason: String)
+  case cannotRead(location: String, reason: String)
+  case cannotCreate(location: String, reason: String)
+  case diskFull(String)
+  /// A read without a lock kept racing commits.
+  case changedDuringRead(location: String)
+  /// Any other failure of the store, in words.
+  case storage(String)
+
+  // MARK: Batches
+
+  /// The error of one line of an import.
+  indirect case line(Int, MsglogError)
+  /// The import's input could not be read.
+  case cannotReadInput(String)
+
+  /// Which end of a move is out of range.
+  public enum MoveEnd: String, Sendable { case from, to }
+
+  /// Broad classes, for mapping to exit codes and HTTP statuses.
+  public enum Category: Sendable, Equatable {
+    /// Malformed input (CLI exit 64, HTTP 400).
+    case invalidInput
+    /// `expectVersion` mismatch (exit 75, HTTP 412).
     case conflict
+    /// The item, prefix or point in history does not exist (exit 1, HTTP 404).
+    case notFound
+    /// Refused against the current state (exit 1, HTTP 409).
+    case refused
+    /// The log or its derived tables are damaged (exit 1, HTTP 500).
+    case damaged
+    /// The store cannot be reached, read or written (exit 1, HTTP 503).
+    case unavailable
   }
 
-  public var kind: Kind
-  public var message: String
-  /// A second line that tells the user what to do about it.
-  public var hint: String?
-
-  public init(_ kind: Kind, _ message: String, hint: String? = nil) {
-    self.kind = kind
-    self.message = message
-    self.hint = hint
+  public var category: Category {
+    switch self {
+    case .invalidInput: return .invalidInput
+    case .versionConflict: return .conflict
+    case .noSuchItem, .itemInAnotherStream, .noPrefixMatch, .seqBeyondHead, .noDatabase: return .notFound
+    case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .itemMismatch, .itemRemoved,
+      .ambiguousPrefix:
+      return .refused
+    case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
+      return .damaged
+    case .notAMsglogDatabase, .anotherProgramsDatabase, .readOnly, .cannotRead, .cannotCreate, .diskFull,
+      .changedDuringRead, .storage, .cannotReadInput:
+      return .unavailable
+    case .line(_, let inner): return inner.category
+    }
   }
 
-  public static func usage(_ message: String, hint: String? = nil) -> MsglogError {
-    MsglogError(.usage, message, hint: hint)
+  public var description: String {
+    switch self {
+    case .invalidInput(let input): return input.description
+    case .versionConflict(let stream, let expected, let actual):
+      return "stream \(TerminalText.quoted(stream)) is at version \(actual), not \(expected)"
+    case .insertOutOfRange(let stream, let index, let count):
+      return "index \(index) is out of range: stream \(TerminalText.quoted(stream)) has \(count) "
+        + "\(count == 1 ? "item" : "items"), so an insert takes 0…\(count)"
+    case .moveOutOfRange(let stream, let end, let index, let count):
+      return "\(end.rawValue) index \(index) is out of range: stream \(TerminalText.quoted(stream)) has \(count) "
+        + "\(count == 1 ? "item" : "items") (0…\(count - 1))"
+    case .emptyStream(let stream): return "cannot move in stream \(TerminalText.quoted(stream)): it has no items"
+    case .idAlreadyUsed(let id, let seq): return "id \(id.text) was already used (inserted at seq \(seq))"
+    case .itemMismatch(let index, let found, let expected):
+      return "the item at index \(index) is \(found.text), not \(expected.text)"
+    case .noSuchItem(let id, let stream): return "no item with id \(id.text) in stream \(TerminalText.quoted(stream))"
+    case .itemRemoved(let id, let seq): return "item \(id.text) was already removed (at seq \(seq))"
+    case .itemInAnotherStream(let id, let home, let stream):
+      return "item \(id.text) is in stream \(TerminalText.quoted(home)), not \(TerminalText.quoted(stream))"
+    case .noPrefixMatch(let prefix, let stream):
+      return "no item in stream \(TerminalText.quoted(stream)) has an id starting with \(prefix)"
+    case .ambiguousPrefix(let prefix, let stream, let matches, let more):
+      return "id prefix \(prefix) is ambiguous in stream \(TerminalText.quoted(stream)): it matches "
+        + matches.map(\.text).joined(separator: ", ") + (more ? ", …" : "")
+    case .seqBeyondHead(let seq, let head): return "seq \(seq) is beyond the head of the log (\(head))"
+    case .corruptedRecord(let seq, let reason): return "corrupted record at seq \(seq): \(reason)"
+    case .corruptedLog(let reason): return "corrupted log: \(reason)"
+    case .eventDoesNotFit(let seq, let reason): return "corrupted log at seq \(seq): \(reason)"
+    case .derivedDamage(let damage): return "the derived tables disagree with the log (\(damage))"
+    case .outdatedFormat(let found):
+      return "the derived tables were written by an older msglog (format \(found)) and must be rebuilt"
+    case .unrepairable:
+      return "the log itself is damaged: rebuilding the derived tables from it cannot help"
+    case .noDatabase(let location, let empty):
+      return "no database at \(location)" + (empty ? " (the directory is empty)" : "")
+    case .notAMsglogDatabase(let location, let reason): return "\(location) is not a msglog database (\(reason))"
+    case .anotherProgramsDatabase(let location):
+      return "\(location) is not a msglog database (it is another program's LMDB environment)"
+    case .readOnly(let location, let reason): return "cannot write to \(location): it is read-only (\(reason))"
+    case .cannotRead(let location, let reason): return "cannot read \(location): \(reason)"
+    case .cannotCreate(let location, let reason): return "cannot create the database \(location): \(reason)"
+    case .diskFull(let detail): return "the disk is full: \(detail)"
+    case .changedDuringRead: return "the database changed while it was read, five times over"
+    case .storage(let text): return text
+    case .line(let number, let inner): return "line \(number): \(inner)"
+    case .cannotReadInput(let text): return text
+    }
   }
 
-  public static func refused(_ message: String, hint: String? = nil) -> MsglogError {
-    MsglogError(.refused, message, hint: hint)
+  /// The error without its line number, for a front end that words both.
+  public var innermost: MsglogError {
+    if case .line(_, let inner) = self { return inner.innermost }
+    return self
   }
+}
 
-  public var description: String { message }
+/// Input that breaks SPEC's rules, whatever the state of the log.
+public enum InvalidInput: Equatable, Sendable, CustomStringConvertible {
+  case emptyText
+  case textTooLong(bytes: Int)
+  case emptySender
+  case senderTooLong(bytes: Int)
+  case emptyStreamName
+  case streamNameTooLong(bytes: Int)
+  case streamNameHasControl(String)
+  /// A remove's item named by something that is neither a UUID nor a prefix of one.
+  case malformedSelector(String)
+  case prefixTooShort(String)
+  /// A malformed import line; the reason names the key or the JSON problem.
+  case importLine(String)
 
-  /// The same error with `prefix` in front of its message (`line 3: …`).
-  public func prefixed(_ prefix: String) -> MsglogError {
-    MsglogError(kind, prefix + message, hint: hint)
+  public var description: String {
+    switch self {
+    case .emptyText: return "message text is empty"
+    case .textTooLong(let n): return "message text is \(n) bytes; the limit is \(Limits.maxTextBytes) bytes (1 MiB)"
+    case .emptySender: return "sender is empty"
+    case .senderTooLong(let n): return "sender is \(n) bytes; the limit is \(Limits.maxSenderBytes) bytes"
+    case .emptyStreamName: return "stream name is empty"
+    case .streamNameTooLong(let n): return "stream name is \(n) bytes; the limit is \(Limits.maxStreamNameBytes) bytes"
+    case .streamNameHasControl(let name): return "stream name \(TerminalText.quoted(name)) contains a control character"
+    case .malformedSelector(let text):
+      return "malformed id \(TerminalText.quoted(text)): expected a UUID or a prefix of one"
+    case .prefixTooShort(let text):
+      return "id prefix \(TerminalText.quoted(text)) is too short: give at least 8 characters"
+    case .importLine(let reason): return reason
+    }
+  }
+}
+
+extension MsglogError {
+  /// A decoding failure of the record at `seq`.
+  static func corrupted(seq: UInt64, _ reason: some CustomStringConvertible) -> MsglogError {
+    .corruptedRecord(seq: seq, reason: reason.description)
   }
 }

@@ -21,11 +21,7 @@ public enum Replay {
   {
     let head = try reader.headSeq()
     let target = seq ?? head
-    guard target <= head else {
-      throw MsglogError.refused(
-        "seq \(target) is beyond the head of the log (\(head))",
-        hint: head == 0 ? "the log is empty" : "give a seq from 0 to \(head)")
-    }
+    guard target <= head else { throw MsglogError.seqBeyondHead(seq: target, head: head) }
     if seq == nil {
       let (projection, inserted) = try fullReplay(stream, through: target, in: reader)
       return StreamSnapshot(
@@ -146,7 +142,7 @@ public enum Replay {
     }
     guard let event else { return .skipped }
     guard event.seq == seq else { throw corruption(seq: seq, "record holds seq \(event.seq)") }
-    do { try projection.apply(event) } catch { throw MsglogError.refused("\(error)") }
+    do { try projection.apply(event) } catch { throw MsglogError.eventDoesNotFit(seq: error.seq, reason: error.reason) }
     if case .insert = event.change { return .insert }
     return .other
   }
@@ -196,7 +192,7 @@ public enum Replay {
       }
     }
     guard found == order.count else {
-      throw MsglogError.refused("corrupted log: \(order.count - found) inserts are missing")
+      throw MsglogError.corruptedLog("\(order.count - found) inserts are missing")
     }
     return items
   }
@@ -235,9 +231,9 @@ public enum CurrentView {
       }
     }
     guard index == count else {
-      throw MsglogError.refused(
-        "the order of stream \(TerminalText.quoted(stream)) holds \(index) items, its head says \(count)",
-        hint: "run 'msglog verify'; 'msglog verify --repair' rebuilds the order from the log")
+      throw MsglogError.derivedDamage(
+        DerivedDamage(
+          .order, "the order of stream \(TerminalText.quoted(stream)) holds \(index) items, its head says \(count)"))
     }
   }
 

@@ -25,19 +25,30 @@ enum DatabaseFiles {
   static let magic: UInt32 = 0xBEEF_C0DE
   static let dataVersion: UInt32 = 1
 
+  /// Whether `path` holds a `data.mdb` (without judging it).
+  static func exists(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path + "/data.mdb", &info) == 0
+  }
+
+  static func isDirectory(_ path: String) -> Bool {
+    var info = stat()
+    return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+  }
+
   /// Looks at `path`; throws a message naming `shown` (the path the user gave)
   /// for anything that cannot hold a msglog database.
   static func probe(_ path: String, shown: String) throws -> Contents {
     var info = stat()
     if stat(path, &info) != 0 {
       if errno == ENOENT { return .missing }
-      throw MsglogError.refused("cannot read \(shown): \(systemMessage(errno))")
+      throw MsglogError.cannotRead(location: shown, reason: systemMessage(errno))
     }
     guard (info.st_mode & S_IFMT) == S_IFDIR else {
-      throw MsglogError.refused("\(shown) is not a msglog database (it is a file, not a directory)")
+      throw MsglogError.notAMsglogDatabase(location: shown, reason: "it is a file, not a directory")
     }
     guard let directory = opendir(path) else {
-      throw MsglogError.refused("cannot read \(shown): \(systemMessage(errno))")
+      throw MsglogError.cannotRead(location: shown, reason: systemMessage(errno))
     }
     var names: [String] = []
     while let entry = readdir(directory) {
@@ -49,7 +60,7 @@ enum DatabaseFiles {
     closedir(directory)
     if names.isEmpty { return .emptyDirectory }
     guard names.contains("data.mdb") else {
-      throw MsglogError.refused("\(shown) is not a msglog database (the directory holds other files)")
+      throw MsglogError.notAMsglogDatabase(location: shown, reason: "the directory holds other files")
     }
     try checkDataFile(path + "/data.mdb", shown: shown)
     return .database
@@ -58,15 +69,15 @@ enum DatabaseFiles {
   /// Checks that `data.mdb` starts with LMDB's meta pages and is as long as they say.
   static func checkDataFile(_ file: String, shown: String) throws {
     let fd = open(file, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw MsglogError.refused("cannot read \(shown)/data.mdb: \(systemMessage(errno))") }
+    guard fd >= 0 else { throw MsglogError.cannotRead(location: shown + "/data.mdb", reason: systemMessage(errno)) }
     defer { close(fd) }
     var info = stat()
     guard fstat(fd, &info) == 0 else {
-      throw MsglogError.refused("cannot read \(shown)/data.mdb: \(systemMessage(errno))")
+      throw MsglogError.cannotRead(location: shown + "/data.mdb", reason: systemMessage(errno))
     }
     let size = Int(info.st_size)
     func notLMDB(_ why: String) -> MsglogError {
-      MsglogError.refused("\(shown) is not a msglog database (its data.mdb \(why))")
+      MsglogError.notAMsglogDatabase(location: shown, reason: "its data.mdb \(why)")
     }
     guard size > 0 else { throw notLMDB("is empty") }
     func meta(at offset: Int) throws -> (pageSize: Int, lastPage: UInt64, txnid: UInt64)? {
@@ -101,11 +112,4 @@ enum DatabaseFiles {
       throw notLMDB("is truncated (\(size) bytes; its pages reach \(needed.partialValue))")
     }
   }
-}
-
-/// strerror's text in the lowercase of msglog's messages ("permission denied").
-public func systemMessage(_ code: Int32) -> String {
-  let text = String(cString: strerror(code))
-  guard let first = text.first else { return text }
-  return first.lowercased() + text.dropFirst()
 }

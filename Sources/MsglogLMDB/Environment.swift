@@ -62,7 +62,11 @@ public final class Environment {
     return info.me_last_txnid
   }
 
-  deinit { mdb_env_close(env) }
+  deinit {
+    mdb_env_close(env)
+    pthread_rwlock_destroy(resizeLock)
+    resizeLock.deallocate()
+  }
 
   /// The current map size in bytes.
   public var mapSize: Int {
@@ -71,59 +75,120 @@ public final class Environment {
     return info.me_mapsize
   }
 
+  /// Held shared by every transaction of this process and exclusively while
+  /// the map is resized: LMDB allows `mdb_env_set_mapsize` only when the
+  /// process has no transaction open, which threads sharing one environment
+  /// cannot otherwise promise each other.
+  private let resizeLock: UnsafeMutablePointer<pthread_rwlock_t> = {
+    let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
+    pthread_rwlock_init(lock, nil)
+    return lock
+  }()
+
+  /// Runs `body` with the map's size held still (any number of threads at once).
+  private func sharing<R>(_ body: () throws -> R) rethrows -> R {
+    pthread_rwlock_rdlock(resizeLock)
+    defer { pthread_rwlock_unlock(resizeLock) }
+    return try body()
+  }
+
+  /// Runs `body` while no other thread of this process has a transaction open.
+  private func resizing<R>(_ body: () throws -> R) rethrows -> R {
+    pthread_rwlock_wrlock(resizeLock)
+    defer { pthread_rwlock_unlock(resizeLock) }
+    return try body()
+  }
+
   /// Runs `body` in a read-only transaction.
   public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
-    let txn = try begin(readOnly: true)
-    defer { txn.invalidate() }
-    let result: R
-    do {
-      result = try body(txn)
-    } catch {
-      mdb_txn_abort(txn.handle)
-      throw error
+    while true {
+      let outcome: Result<R, any Error>? = try sharing {
+        guard let txn = try begin(readOnly: true) else { return nil }
+        defer { txn.invalidate() }
+        let result: R
+        do {
+          result = try body(txn)
+        } catch {
+          mdb_txn_abort(txn.handle)
+          return .failure(error)
+        }
+        // Commit rather than abort: database handles opened in this transaction
+        // survive a commit, but an abort closes them.
+        try check(mdb_txn_commit(txn.handle), "mdb_txn_commit")
+        return .success(result)
+      }
+      guard let outcome else {
+        try adoptResizedMap()
+        continue
+      }
+      return try outcome.get()
     }
-    // Commit rather than abort: database handles opened in this transaction
-    // survive a commit, but an abort closes them.
-    try check(mdb_txn_commit(txn.handle), "mdb_txn_commit")
-    return result
   }
 
   /// Runs `body` in a write transaction and commits it (durably) when it returns.
   ///
   /// `body` may run more than once: after a full map, everything it did is
-  /// rolled back and it starts again on a bigger map.
+  /// rolled back and it starts again on a bigger map. Once the commit is
+  /// durable and visible, the data file's timestamps are touched, so that
+  /// followers watching it (inotify) wake up after, never before, it can be read.
   public func write<R>(reserving bytes: Int = 0, _ body: (Transaction) throws -> R) throws -> R {
     precondition(!isReadOnly, "write on a read-only environment")
-    if bytes > 0 { try makeRoom(for: bytes) }
+    if bytes > 0 { try resizing { try makeRoom(for: bytes) } }
     while true {
-      let txn = try begin(readOnly: false)
-      let result: R
-      do {
-        result = try body(txn)
-      } catch let error as LMDBError where error.code == LMDBError.mapFull {
-        mdb_txn_abort(txn.handle)
+      let attempt: WriteAttempt<R> = try sharing {
+        guard let txn = try begin(readOnly: false) else { return .mapResized }
+        let result: R
+        do {
+          result = try body(txn)
+        } catch let error as LMDBError where error.code == LMDBError.mapFull {
+          mdb_txn_abort(txn.handle)
+          txn.invalidate()
+          return .mapFull
+        } catch {
+          mdb_txn_abort(txn.handle)
+          txn.invalidate()
+          throw error
+        }
+        // mdb_txn_commit frees the transaction even when it fails: never abort after it.
+        let rc = mdb_txn_commit(txn.handle)
         txn.invalidate()
-        try grow()
-        continue
-      } catch {
-        mdb_txn_abort(txn.handle)
-        txn.invalidate()
-        throw error
+        if rc == LMDBError.mapFull { return .mapFull }
+        if rc == EIO, isDiskNearlyFull {
+          // LMDB reports a short write as EIO; on a full disk, say what it is.
+          throw LMDBError(ENOSPC, "mdb_txn_commit")
+        }
+        try check(rc, "mdb_txn_commit")
+        return .committed(result)
       }
-      // mdb_txn_commit frees the transaction even when it fails: never abort after it.
-      let rc = mdb_txn_commit(txn.handle)
-      txn.invalidate()
-      if rc == LMDBError.mapFull {
-        try grow()
-        continue
+      switch attempt {
+      case .committed(let result):
+        signalCommit()
+        return result
+      case .mapFull: try resizing { try grow() }
+      case .mapResized: try adoptResizedMap()
       }
-      if rc == EIO, isDiskNearlyFull {
-        // LMDB reports a short write as EIO; on a full disk, say what it is.
-        throw LMDBError(ENOSPC, "mdb_txn_commit")
-      }
-      try check(rc, "mdb_txn_commit")
-      return result
     }
+  }
+
+  private enum WriteAttempt<R> {
+    case committed(R)
+    case mapFull
+    case mapResized
+  }
+
+  /// Touches the data file's timestamps: an inotify `IN_ATTRIB` that
+  /// followers wait for. LMDB's own last write (the meta page) comes before
+  /// its lock file names the new transaction, so a follower woken by that
+  /// write alone could look too early and miss the commit.
+  private func signalCommit() {
+    var fd: Int32 = -1
+    guard mdb_env_get_fd(env, &fd) == 0, fd >= 0 else { return }
+    futimens(fd, nil)
+  }
+
+  /// Another process grew the map: adopt its size (with no transaction open here).
+  private func adoptResizedMap() throws {
+    try resizing { try check(mdb_env_set_mapsize(env, 0), "mdb_env_set_mapsize") }
   }
 
   /// The unnamed database, whose keys are the names of the named ones.
@@ -142,18 +207,14 @@ public final class Environment {
     return Database(dbi: dbi)
   }
 
-  private func begin(readOnly: Bool) throws -> Transaction {
-    while true {
-      var txn: OpaquePointer?
-      let rc = mdb_txn_begin(env, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
-      if rc == LMDBError.mapResized {
-        // Another process grew the map: adopt its size and try again.
-        try check(mdb_env_set_mapsize(env, 0), "mdb_env_set_mapsize")
-        continue
-      }
-      try check(rc, "mdb_txn_begin")
-      return Transaction(txn!, readOnly: readOnly)
-    }
+  /// Begins a transaction; nil when another process grew the map, which
+  /// this one must adopt (outside any transaction) before trying again.
+  private func begin(readOnly: Bool) throws -> Transaction? {
+    var txn: OpaquePointer?
+    let rc = mdb_txn_begin(env, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
+    if rc == LMDBError.mapResized { return nil }
+    try check(rc, "mdb_txn_begin")
+    return Transaction(txn!, readOnly: readOnly)
   }
 
   /// Whether the file system holding the database has less than 1 MiB free.
@@ -164,7 +225,7 @@ public final class Environment {
   }
 
   /// Grows the map ahead of a large write, so that the write does not run
-  /// once per doubling. Only called with no transaction open in this process.
+  /// once per doubling. Only called while `resizing`.
   private func makeRoom(for bytes: Int) throws {
     var info = MDB_envinfo()
     mdb_env_info(env, &info)
@@ -179,7 +240,7 @@ public final class Environment {
     try check(mdb_env_set_mapsize(env, size), "mdb_env_set_mapsize")
   }
 
-  /// Doubles the map. Only called with no transaction open in this process.
+  /// Doubles the map. Only called while `resizing`.
   private func grow() throws {
     let size = mapSize
     guard size < Int.max / 2 else { throw LMDBError(LMDBError.mapFull, "mdb_env_set_mapsize") }

@@ -1,4 +1,5 @@
 import CLMDB
+import MsglogCore
 
 #if canImport(Glibc)
   import Glibc

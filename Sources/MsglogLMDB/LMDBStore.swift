@@ -1,6 +1,7 @@
 import CLMDB
 import FoundationEssentials
 import MsglogCore
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -38,9 +39,8 @@ public final class LMDBStore: EventStore {
 
   /// Whether the derived tables are in this version's format (false: an
   /// older msglog wrote them; `verify --repair` rebuilds them).
-  public private(set) var derivedFormatIsCurrent: Bool
-  /// Set by a rebuild in a write transaction; adopted once it commits.
-  var rebuiltInFormat = false
+  public var derivedFormatIsCurrent: Bool { formatIsCurrent.withLock { $0 } }
+  private let formatIsCurrent: Mutex<Bool>
 
   public var path: String { environment.path }
   public var mapSize: Int { environment.mapSize }
@@ -63,27 +63,20 @@ public final class LMDBStore: EventStore {
     let shown = shown ?? path
     switch try DatabaseFiles.probe(path, shown: shown) {
     case .missing:
-      guard create else {
-        throw MsglogError.refused(
-          "no database at \(shown)",
-          hint: "a first 'msglog append TEXT' creates it; choose another with --db PATH or MSGLOG_DB")
-      }
+      guard create else { throw MsglogError.noDatabase(location: shown, emptyDirectory: false) }
       // Owner-only: a conversation log is private.
       if mkdir(path, 0o700) != 0 {
-        throw MsglogError.refused("cannot create the database \(shown): \(systemMessage(errno))")
+        throw MsglogError.cannotCreate(location: shown, reason: systemMessage(errno))
       }
     case .emptyDirectory:
-      guard create else {
-        throw MsglogError.refused(
-          "no database at \(shown) (the directory is empty)", hint: "a first 'msglog append TEXT' creates one")
-      }
+      guard create else { throw MsglogError.noDatabase(location: shown, emptyDirectory: true) }
     case .database:
       break
     }
     let env = try LMDBStore.openEnvironment(path, writer: create, shown: shown)
     func open(_ txn: Transaction, _ name: String, create: Bool) throws -> Database {
       guard let db = try env.openDatabase(name, create: create, in: txn) else {
-        throw MsglogError.refused("\(shown) is not a msglog database (it has no '\(name)' table)")
+        throw MsglogError.notAMsglogDatabase(location: shown, reason: "it has no '\(name)' table")
       }
       return db
     }
@@ -94,9 +87,7 @@ public final class LMDBStore: EventStore {
       if create, try env.openDatabase("meta", create: false, in: txn) == nil {
         // Only a brand-new environment (no named databases yet) becomes msglog's.
         guard try txn.entries(try env.mainDatabase(in: txn)) == 0 else {
-          throw MsglogError.refused(
-            "\(shown) is not a msglog database (it is another program's LMDB environment)",
-            hint: "msglog writes only into its own databases; choose another with --db PATH")
+          throw MsglogError.anotherProgramsDatabase(location: shown)
         }
         isNew = true
       }
@@ -106,7 +97,7 @@ public final class LMDBStore: EventStore {
         try txn.put(meta, LMDBStore.formatKey, LMDBStore.formatValue)
       } else if format != LMDBStore.formatValue && format != LMDBStore.legacyFormatValue {
         let found = format.map { String(decoding: $0, as: UTF8.self) } ?? "none"
-        throw MsglogError.refused("\(shown) is not a msglog database (format: \(TerminalText.quoted(found)))")
+        throw MsglogError.notAMsglogDatabase(location: shown, reason: "format: \(TerminalText.quoted(found))")
       }
       let tables = try ["meta", "events", "heads", "order", "ids", "stream-events", "checkpoints"].map {
         try open(txn, $0, create: isNew)
@@ -116,7 +107,7 @@ public final class LMDBStore: EventStore {
     let (dbs, current) = create ? try env.write(setup) : try env.read(setup)
     self.environment = env
     self.shown = shown
-    self.derivedFormatIsCurrent = current
+    self.formatIsCurrent = Mutex(current)
     (meta, events, heads, order, ids, streamEvents, checkpoints) = (
       dbs[0], dbs[1], dbs[2], dbs[3], dbs[4], dbs[5], dbs[6]
     )
@@ -128,18 +119,14 @@ public final class LMDBStore: EventStore {
     do {
       return try Environment(path: path, readOnly: !writer, maxDatabases: 8, mapSize: initialMapSize)
     } catch let error as LMDBError where [EACCES, EPERM, EROFS].contains(error.code) {
-      if writer {
-        throw MsglogError.refused(
-          "cannot write to \(shown): it is read-only (\(systemMessage(error.code)))",
-          hint: "every read command still works; to change it, copy it somewhere you may write")
-      }
+      if writer { throw MsglogError.readOnly(location: shown, reason: systemMessage(error.code)) }
       do {
         return try Environment(path: path, readOnly: true, lockless: true, maxDatabases: 8, mapSize: initialMapSize)
       } catch let error as LMDBError {
-        throw MsglogError.refused("cannot read \(shown): \(error.userMessage)")
+        throw MsglogError.cannotRead(location: shown, reason: error.userMessage)
       }
     } catch let error as LMDBError {
-      throw MsglogError.refused("cannot open \(shown): \(error.userMessage)")
+      throw MsglogError.cannotRead(location: shown, reason: error.userMessage)
     }
   }
 
@@ -166,12 +153,14 @@ public final class LMDBStore: EventStore {
   }
 
   public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+    var rebuilt = false
     let result = try environment.write(reserving: bytes) { txn in
-      rebuiltInFormat = false
       let access = Access(store: self, txn: txn)
-      return try body(access)
+      let result = try body(access)
+      rebuilt = access.rebuiltInFormat
+      return result
     }
-    if rebuiltInFormat { derivedFormatIsCurrent = true }
+    if rebuilt { formatIsCurrent.withLock { $0 = true } }
     return result
   }
 
@@ -179,6 +168,8 @@ public final class LMDBStore: EventStore {
   final class Access: LogWriter {
     let store: LMDBStore
     let txn: Transaction
+    /// A rebuild in this transaction wrote the derived tables in the current format.
+    var rebuiltInFormat = false
 
     init(store: LMDBStore, txn: Transaction) {
       self.store = store
@@ -299,10 +290,7 @@ public final class LMDBStore: EventStore {
     }
 
     func tableCounts() throws -> TableCounts? {
-      guard store.derivedFormatIsCurrent || store.rebuiltInFormat else {
-        throw DerivedDamage(
-          table: "meta", "the derived tables were written by an older msglog (format msglog/1) and must be rebuilt")
-      }
+      guard store.derivedFormatIsCurrent || rebuiltInFormat else { throw MsglogError.outdatedFormat("msglog/1") }
       return TableCounts(
         events: try txn.entries(store.events), streamEvents: try txn.entries(store.streamEvents),
         heads: try txn.entries(store.heads), ids: try txn.entries(store.ids), nodes: try txn.entries(store.order),
@@ -349,7 +337,7 @@ public final class LMDBStore: EventStore {
       try txn.delete(store.meta, LMDBStore.summaryKey)
       // What is rebuilt now is in this version's format.
       try txn.put(store.meta, LMDBStore.formatKey, LMDBStore.formatValue)
-      store.rebuiltInFormat = true
+      rebuiltInFormat = true
     }
   }
 }
@@ -366,9 +354,7 @@ enum Key {
   /// The seq an `events` key holds; any other key there is a damaged log.
   static func seq(_ key: UnsafeRawBufferPointer) throws -> UInt64 {
     guard key.count == 8 else {
-      throw MsglogError.refused(
-        "corrupted log: the events table holds a key of \(key.count) bytes, which is not a seq",
-        hint: "run 'msglog verify' for a full report; restore the log from an export or a backup")
+      throw MsglogError.corruptedLog("the events table holds a key of \(key.count) bytes, which is not a seq")
     }
     return key.loadUnaligned(as: UInt64.self).bigEndian
   }

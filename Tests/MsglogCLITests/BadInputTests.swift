@@ -1,4 +1,5 @@
 import Foundation
+import MsglogTestSupport
 import Testing
 
 /// The bad-input catalogue: every usage and refusal class of SPEC.md gives

@@ -1,4 +1,5 @@
 import Foundation
+import MsglogTestSupport
 import Testing
 
 /// Every command of SPEC.md's table on the built binary: exact stdout, stderr and exit code.

@@ -1,4 +1,5 @@
 import Foundation
+import MsglogTestSupport
 import Testing
 
 /// Several `msglog` processes writing one database at once, with readers

@@ -1,4 +1,5 @@
 import Foundation
+import MsglogTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -227,37 +228,4 @@ import Testing
     #expect(r.code == 0, "\(r)")
     #expect(s.run("append", "x").code == 0)
   }
-}
-
-/// Runs /usr/bin/python3 (which has Debian's python3-lmdb) with `arguments`.
-func python(_ arguments: [String]) -> Run {
-  let p = Process()
-  p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-  p.arguments = arguments
-  let out = Pipe()
-  let err = Pipe()
-  p.standardOutput = out
-  p.standardError = err
-  try! p.run()
-  let stdout = out.fileHandleForReading.readDataToEndOfFile()
-  let stderr = err.fileHandleForReading.readDataToEndOfFile()
-  p.waitUntilExit()
-  return Run(
-    code: p.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-    stderr: String(decoding: stderr, as: UTF8.self))
-}
-
-/// Flips one bit of every copy of `marker` in the database file.
-func flipInDataFile(_ s: Sandbox, marker: String) throws {
-  let path = s.db + "/data.mdb"
-  var data = try Data(contentsOf: URL(fileURLWithPath: path))
-  var from = data.startIndex
-  var found = 0
-  while let range = data.range(of: Data(marker.utf8), in: from..<data.endIndex) {
-    data[range.lowerBound + 7] ^= 0x20
-    from = range.upperBound
-    found += 1
-  }
-  #expect(found > 0, "\(marker) is not in data.mdb")
-  try data.write(to: URL(fileURLWithPath: path))
 }

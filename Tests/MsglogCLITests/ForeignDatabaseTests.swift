@@ -1,4 +1,5 @@
 import Foundation
+import MsglogTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -209,20 +210,4 @@ import Testing
       #expect(!r.stderr.contains("mdb_") && !r.stderr.contains(".creating-"), "\(r)")
     }
   }
-}
-
-func makeReadableByOthers(_ s: Sandbox, db: String? = nil) throws {
-  let db = db ?? s.db
-  #expect(chmod(s.dir, 0o755) == 0 && chmod(db, 0o755) == 0)
-  for file in try FileManager.default.contentsOfDirectory(atPath: db) { #expect(chmod(db + "/" + file, 0o644) == 0) }
-}
-
-@discardableResult
-func shell(_ command: String) -> Int32 {
-  let p = Process()
-  p.executableURL = URL(fileURLWithPath: "/bin/sh")
-  p.arguments = ["-c", command]
-  try! p.run()
-  p.waitUntilExit()
-  return p.terminationStatus
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MsglogTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -69,23 +70,4 @@ import Testing
     #expect(child.process.terminationReason == .exit, "\(args): killed by signal \(child.process.terminationStatus)")
     #expect(r.code == 0 && r.stderr.isEmpty, "\(args): \(r)")
   }
-}
-
-/// Mounts a tmpfs of `size` at `path`; false when not permitted (not root).
-func mountTmpfs(at path: String, size: String) -> Bool {
-  let mount = Process()
-  mount.executableURL = URL(fileURLWithPath: "/bin/mount")
-  mount.arguments = ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path]
-  mount.standardError = FileHandle.nullDevice
-  guard (try? mount.run()) != nil else { return false }
-  mount.waitUntilExit()
-  return mount.terminationStatus == 0
-}
-
-func unmount(_ path: String) {
-  let umount = Process()
-  umount.executableURL = URL(fileURLWithPath: "/bin/umount")
-  umount.arguments = [path]
-  try? umount.run()
-  umount.waitUntilExit()
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MsglogTestSupport
 import Testing
 
 /// The README's tour, run command by command on the real binary: every line

@@ -1,4 +1,5 @@
 import Foundation
+import MsglogTestSupport
 import Testing
 
 /// Stream names are byte strings: names that Swift's `String` calls equal
@@ -76,17 +77,5 @@ import Testing
   func items(_ json: String) throws -> [[String: Any]] {
     let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
     return object?["items"] as? [[String: Any]] ?? []
-  }
-}
-
-/// xorshift64*: the same sequence for the same seed, on every machine.
-struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
-  mutating func next() -> UInt64 {
-    state ^= state >> 12
-    state ^= state << 25
-    state ^= state >> 27
-    return state &* 0x2545_F491_4F6C_DD1D
   }
 }

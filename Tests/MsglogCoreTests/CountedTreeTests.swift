@@ -1,4 +1,5 @@
 import Foundation
+import MsglogTestSupport
 import Testing
 
 @testable import MsglogCore
@@ -26,7 +27,7 @@ struct TrackingPool: TreeNodeStore {
 @Suite struct CountedTreeTests {
   @Test(arguments: [(4, 4, 3000), (5, 6, 3000), (128, 64, 20000), (16, 8, 60000)])
   func agreesWithArray(leaf: Int, fanout: Int, steps: Int) throws {
-    var rng = LedgerPropertyTests.SplitMix(state: UInt64(leaf * 1000 + fanout))
+    var rng = SeededGenerator(seed: UInt64(leaf * 1000 + fanout))
     var tree = CountedTree(store: TrackingPool(), leafCapacity: leaf, fanout: fanout)
     var model: [Slot] = []
     for step in 0..<steps {

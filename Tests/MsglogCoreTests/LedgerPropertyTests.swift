@@ -1,4 +1,6 @@
 import Foundation
+import Msglog
+import MsglogTestSupport
 import Testing
 
 @testable import MsglogCore
@@ -8,20 +10,8 @@ import Testing
 /// command, and a replay of every prefix of the log must equal the state the
 /// ledger had at that point.
 @Suite struct LedgerPropertyTests {
-  /// A deterministic generator, so that a failure names a reproducible seed.
-  struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-  }
-
   /// One random command for a stream of `count` items, and its effect on the model.
-  static func randomCommand(count: Int, model: [ItemID], rng: inout SplitMix) -> (Command, [ItemID]?) {
+  static func randomCommand(count: Int, model: [ItemID], rng: inout SeededGenerator) -> (Command, [ItemID]?) {
     var next = model
     switch Int.random(in: 0..<10, using: &rng) {
     case 0..<4 where true:
@@ -46,9 +36,9 @@ import Testing
   }
 
   @Test func ledgerAndReplayAgreeWithArrayModelAtEveryPrefix() throws {
-    var rng = SplitMix(state: 20_261_129)
+    var rng = SeededGenerator(seed: 20_261_129)
     for sequence in 0..<2000 {
-      let store = MemoryStore()
+      let log = EventLog.inMemory()
       var models: [StreamName: [ItemID]] = [:]
       // The snapshot each stream had after each seq, to check replay --at.
       var history: [(seq: UInt64, stream: StreamName, ids: [ItemID])] = []
@@ -57,14 +47,7 @@ import Testing
         let stream: StreamName = ["a", "b"][Int.random(in: 0..<2, using: &rng)]
         let model = models[stream, default: []]
         let (command, expected) = Self.randomCommand(count: model.count, model: model, rng: &rng)
-        let result = Result {
-          try store.write { writer in
-            let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 1))
-            let outcome = try session.perform(WriteRequest(stream: stream, command: command))
-            try session.finish()
-            return outcome
-          }
-        }
+        let result = Result { try log.perform([WriteRequest(stream: stream, command: command)])[0] }
         switch (result, expected) {
         case (.success(let outcome?), let expected?):
           models[stream] = expected
@@ -72,20 +55,20 @@ import Testing
         case (.success(nil), nil):
           break  // a move onto itself appends nothing
         case (.failure(let error as MsglogError), nil):
-          #expect(error.kind == .refused, "sequence \(sequence)")
+          #expect(error.category == .refused, "sequence \(sequence)")
         default:
           Issue.record(
             "sequence \(sequence): \(command) gave \(result), model expected \(String(describing: expected))")
           return
         }
-        let current = try store.read { try CurrentView.stream(stream, in: $0) }
+        let current = try log.items(of: stream)
         #expect(current.items.map(\.id) == models[stream, default: []], "sequence \(sequence)")
       }
-      let report = try store.read { try Verifier.verify($0) }
+      let report = try log.verify()
       #expect(report.isClean, "sequence \(sequence): \(report.problems)")
       // Replay at every seq equals the state the ledger had then.
       for entry in history {
-        let replayed = try store.read { try Replay.stream(entry.stream, at: entry.seq, in: $0) }
+        let replayed = try log.replay(entry.stream, at: entry.seq)
         #expect(replayed.items.map(\.id) == entry.ids, "sequence \(sequence), seq \(entry.seq)")
       }
     }

@@ -1,4 +1,6 @@
 import Foundation
+import Msglog
+import MsglogTestSupport
 import Testing
 
 @testable import MsglogCore
@@ -10,8 +12,9 @@ import Testing
 @Suite struct LedgerScaleTests {
   @Test(arguments: [UInt64(7), 3])
   func storedTreeCheckpointsAndRebuildAgreeWithArray(seed: UInt64) throws {
-    var rng = LedgerPropertyTests.SplitMix(state: seed)
+    var rng = SeededGenerator(seed: seed)
     let store = MemoryStore()
+    let log = EventLog(store: store, checkpointInterval: 16)
     var model: [ItemID] = []
     var history: [UInt64: [ItemID]] = [:]
     let steps = 3000
@@ -38,18 +41,13 @@ import Testing
         next.insert(next.remove(at: from), at: to)
         command = .move(from: UInt64(from), to: UInt64(to), id: nil)
       }
-      let outcome = try store.write { writer in
-        let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 0), checkpointInterval: 16)
-        let outcome = try session.perform(WriteRequest(stream: "big", command: command))
-        try session.finish()
-        return outcome
-      }
+      let outcome = try log.perform([WriteRequest(stream: "big", command: command)])[0]
       model = next
       history[try #require(outcome).event.seq] = model
     }
-    let current = try store.read { try CurrentView.stream("big", in: $0) }
+    let current = try log.items(of: "big")
     #expect(current.items.map(\.id) == model)
-    let report = try store.read { try Verifier.verify($0) }
+    let report = try log.verify()
     #expect(report.isClean, "\(report.problems.prefix(3))")
     let checkpoints = try store.read { try $0.checkpointSeqs(of: "big") }
     #expect(checkpoints.count > 10)
@@ -57,11 +55,11 @@ import Testing
     let head = UInt64(history.count)
     for _ in 0..<60 {
       let seq = UInt64.random(in: 1...head, using: &rng)
-      let replayed = try store.read { try Replay.stream("big", at: seq, in: $0) }
+      let replayed = try log.replay("big", at: seq)
       #expect(replayed.items.map(\.id) == history[seq], "seq \(seq)")
       #expect(replayed.version == seq)
     }
-    #expect(try store.read { try Replay.stream("big", at: nil, in: $0) } == current)
+    #expect(try log.replay("big") == current)
     // A rebuild reproduces derived tables that verify, and the same list.
     try store.write { try DerivedState.rebuild($0) }
     #expect(try store.read { try Verifier.verify($0) }.isClean)

@@ -1,42 +1,27 @@
 import Foundation
+import Msglog
+import MsglogTestSupport
 import Testing
 
 @testable import MsglogCore
 
-/// The ledger's refusals, each leaving the store as it was.
+/// The ledger's refusals, each leaving the log as it was.
 @Suite struct LedgerTests {
-  let store = MemoryStore()
+  let log = EventLog.inMemory()
 
   @discardableResult
   func perform(_ command: Command, stream: StreamName = "main", expect version: UInt64? = nil) throws -> Outcome? {
-    try store.write { writer in
-      let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 1000))
-      if let version { try session.expect(version: version, of: stream) }
-      let outcome = try session.perform(WriteRequest(stream: stream, command: command))
-      try session.finish()
-      return outcome
-    }
+    try log.perform([WriteRequest(stream: stream, command: command)], expectVersion: version)[0]
   }
 
   func append(_ text: String, id: ItemID? = nil, stream: StreamName = "main") throws -> ItemID {
     try perform(.insert(InsertRequest(text: text, id: id)), stream: stream)!.event.id
   }
 
-  var export: [String] {
-    get throws {
-      try store.read { reader in
-        var lines: [String] = []
-        try reader.forEachEvent(from: 1) {
-          lines.append($0.jsonLine)
-          return true
-        }
-        return lines
-      }
-    }
-  }
+  var export: [String] { get throws { try log.exportLines() } }
 
   func expectRefusal(
-    _ kind: MsglogError.Kind, containing fragment: String, _ command: Command, stream: StreamName = "main",
+    _ category: MsglogError.Category, containing fragment: String, _ command: Command, stream: StreamName = "main",
     expect version: UInt64? = nil
   ) throws {
     let before = try export
@@ -44,8 +29,8 @@ import Testing
       try perform(command, stream: stream, expect: version)
       Issue.record("\(command) was accepted")
     } catch let error as MsglogError {
-      #expect(error.kind == kind)
-      #expect(error.message.contains(fragment), "\(error.message)")
+      #expect(error.category == category)
+      #expect(error.description.contains(fragment), "\(error)")
     }
     #expect(try export == before)
   }
@@ -69,15 +54,15 @@ import Testing
 
   @Test func removeNamesWhyAnIdIsNotLive() throws {
     let elsewhere = try append("b", stream: "other")
-    try expectRefusal(.refused, containing: "is in stream 'other'", .remove(.id(elsewhere)))
-    try expectRefusal(.refused, containing: "no item with id", .remove(.id(ItemID())))
+    try expectRefusal(.notFound, containing: "is in stream 'other'", .remove(.id(elsewhere)))
+    try expectRefusal(.notFound, containing: "no item with id", .remove(.id(ItemID())))
   }
 
   @Test func prefixesMustMatchExactlyOneLiveItem() throws {
     let a = try append("a", id: ItemID(canonical: "aaaaaaaa-1111-4000-8000-000000000001")!)
     _ = try append("b", id: ItemID(canonical: "aaaaaaaa-2222-4000-8000-000000000002")!)
     try expectRefusal(.refused, containing: "ambiguous", .remove(.prefix("aaaaaaaa")))
-    try expectRefusal(.refused, containing: "no item in stream", .remove(.prefix("bbbbbbbb")))
+    try expectRefusal(.notFound, containing: "no item in stream", .remove(.prefix("bbbbbbbb")))
     let outcome = try perform(.remove(.prefix("aaaaaaaa-1")))
     #expect(outcome?.event.id == a)
     #expect(outcome?.index == 0)
@@ -97,49 +82,43 @@ import Testing
   }
 
   @Test func refusesBadTextAndNames() throws {
-    try expectRefusal(.usage, containing: "empty", .insert(InsertRequest(text: "")))
+    try expectRefusal(.invalidInput, containing: "empty", .insert(InsertRequest(text: "")))
     try expectRefusal(
-      .usage, containing: "limit", .insert(InsertRequest(text: String(repeating: "x", count: Limits.maxTextBytes + 1))))
-    try expectRefusal(.usage, containing: "control character", .insert(InsertRequest(text: "x")), stream: "a\u{0}b")
+      .invalidInput, containing: "limit",
+      .insert(InsertRequest(text: String(repeating: "x", count: Limits.maxTextBytes + 1))))
     try expectRefusal(
-      .usage, containing: "limit", .insert(InsertRequest(text: "x")),
+      .invalidInput, containing: "control character", .insert(InsertRequest(text: "x")), stream: "a\u{0}b")
+    try expectRefusal(
+      .invalidInput, containing: "limit", .insert(InsertRequest(text: "x")),
       stream: StreamName(String(repeating: "s", count: 201)))
     _ = try append(String(repeating: "x", count: Limits.maxTextBytes))
   }
 
   @Test func aBatchSeesItsOwnEarlierCommands() throws {
-    let outcomes = try store.write { writer in
-      let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 0))
-      let first = try session.perform(WriteRequest(stream: "main", command: .insert(InsertRequest(text: "a"))))!
-      let second = try session.perform(
-        WriteRequest(stream: "main", command: .insert(InsertRequest(index: 0, text: "b"))))!
-      let moved = try session.perform(WriteRequest(stream: "main", command: .move(from: 1, to: 0, id: first.event.id)))
-      try session.finish()
-      return [first, second, moved]
-    }
+    let first = ItemID()
+    let outcomes = try log.perform([
+      WriteRequest(stream: "main", command: .insert(InsertRequest(text: "a", id: first))),
+      WriteRequest(stream: "main", command: .insert(InsertRequest(index: 0, text: "b"))),
+      WriteRequest(stream: "main", command: .move(from: 1, to: 0, id: first)),
+    ])
     #expect(outcomes.map { $0?.event.seq } == [1, 2, 3])
-    let items = try store.read { try CurrentView.stream("main", in: $0) }.items
-    #expect(items.map(\.text) == ["a", "b"])
+    #expect(try log.items().items.map(\.text) == ["a", "b"])
   }
 }
 
 @Suite struct VerifierTests {
   @Test func namesTheSeqOfAFlippedBitAndRefusesToReplayPastIt() throws {
     let store = MemoryStore()
-    for text in ["a", "b", "c"] {
-      try store.write { writer in
-        let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 0))
-        _ = try session.perform(WriteRequest(stream: "main", command: .insert(InsertRequest(text: text))))
-        try session.finish()
-      }
-    }
-    #expect(try store.read { try Verifier.verify($0) }.isClean)
+    let log = EventLog(store: store)
+    for text in ["a", "b", "c"] { try log.append(text) }
+    #expect(try log.verify().isClean)
     store.corruptRecord(at: 2, byte: 30)
-    let report = try store.read { try Verifier.verify($0) }
+    let report = try log.verify()
     #expect(
       report.problems.first?.hasPrefix("seq 2: corrupted record: checksum mismatch") == true, "\(report.problems)")
-    #expect(throws: MsglogError.self) { try store.read { try Replay.stream("main", at: nil, in: $0) } }
+    #expect(report.problems.count == 1, "one flipped bit is one problem: \(report.problems)")
+    #expect(throws: MsglogError.self) { try log.replay() }
     // Before the damage, replay still works.
-    #expect(try store.read { try Replay.stream("main", at: 1, in: $0) }.items.map(\.text) == ["a"])
+    #expect(try log.replay(at: 1).items.map(\.text) == ["a"])
   }
 }

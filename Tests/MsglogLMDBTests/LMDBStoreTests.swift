@@ -1,133 +1,81 @@
 import Foundation
+import Msglog
+import MsglogTestSupport
 import Testing
 
 @testable import MsglogCore
 @testable import MsglogLMDB
 
-/// A fresh directory per test; LMDB must not open one environment twice in a process.
-final class TemporaryDirectory {
-  let path: String
+/// One log per database (LMDB must not open an environment twice in a
+/// process), with a clock the test sets.
+struct DiskLog {
+  let clock = TestClock()
+  let log: EventLog
 
-  init() {
-    path = NSTemporaryDirectory() + "msglog-test-" + UUID().uuidString
-    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+  init(_ path: String, checkpointInterval: UInt64 = 256) throws {
+    log = try EventLog(path, clock: clock.now, checkpointInterval: checkpointInterval)
   }
 
-  deinit { try? FileManager.default.removeItem(atPath: path) }
-
-  var db: String { path + "/db.lmdb" }
-}
-
-func perform(
-  _ requests: [WriteRequest], on store: some EventStore, at ms: Int64 = 1000, checkpointInterval: UInt64 = 256
-) throws -> [Outcome?] {
-  try store.write { writer in
-    let session = try LedgerSession(
-      writer: writer, now: Timestamp(milliseconds: ms), checkpointInterval: checkpointInterval)
-    let outcomes = try requests.map { try session.perform($0) }
-    try session.finish()
-    return outcomes
+  @discardableResult
+  func perform(_ requests: [WriteRequest], at ms: Int64 = 1000) throws -> [Outcome?] {
+    clock.set(ms)
+    return try log.perform(requests)
   }
-}
-
-func exportLines(_ store: some EventStore) throws -> [String] {
-  try store.read { reader in
-    var lines: [String] = []
-    try reader.forEachEvent(from: 1) {
-      lines.append($0.jsonLine)
-      return true
-    }
-    return lines
-  }
-}
-
-/// A deterministic mixed workload over two streams (fixed ids, so two stores get identical logs).
-func workload(count: Int) -> [WriteRequest] {
-  var sizes: [StreamName: Int] = ["a": 0, "b": 0]
-  var requests: [WriteRequest] = []
-  var ids: [StreamName: [ItemID]] = ["a": [], "b": []]
-  for i in 0..<count {
-    let stream: StreamName = i % 3 == 0 ? "b" : "a"
-    let n = sizes[stream]!
-    let id = ItemID(canonical: String(format: "00000000-0000-4000-8000-%012x", i))!
-    switch i % 5 {
-    case 3 where n > 1:
-      requests.append(
-        WriteRequest(stream: stream, command: .move(from: UInt64(i % n), to: UInt64((i * 7) % n), id: nil)))
-      if i % n != (i * 7) % n { let x = ids[stream]!.remove(at: i % n); ids[stream]!.insert(x, at: (i * 7) % n) }
-    case 4 where n > 2:
-      requests.append(WriteRequest(stream: stream, command: .remove(.id(ids[stream]![n / 2]))))
-      ids[stream]!.remove(at: n / 2)
-      sizes[stream] = n - 1
-    default:
-      let index = UInt64(i % (n + 1))
-      requests.append(
-        WriteRequest(
-          stream: stream,
-          command: .insert(InsertRequest(index: index, text: "m\(i) ✓", sender: i % 2 == 0 ? "ann" : nil, id: id))))
-      ids[stream]!.insert(id, at: Int(index))
-      sizes[stream] = n + 1
-    }
-  }
-  return requests
 }
 
 @Suite struct LMDBStoreTests {
   @Test func appendsReadsBackAndReopens() throws {
     let dir = TemporaryDirectory()
     do {
-      let store = try LMDBStore(path: dir.db, create: true)
-      _ = try perform(
-        [WriteRequest(stream: "main", command: .insert(InsertRequest(text: "hello", sender: "ann")))], on: store)
-      _ = try perform(
-        [WriteRequest(stream: "main", command: .insert(InsertRequest(index: 0, text: "first")))], on: store)
+      let log = try EventLog(dir.db)
+      try log.append("hello", sender: "ann")
+      try log.insert("first", at: 0)
     }
-    let reopened = try LMDBStore(path: dir.db, create: false)
-    let snapshot = try reopened.read { try CurrentView.stream("main", in: $0) }
+    let reopened = try EventLog(dir.db, access: .readOnly)
+    let snapshot = try reopened.items()
     #expect(snapshot.items.map(\.text) == ["first", "hello"])
     #expect(snapshot.items.map(\.sender) == [nil, "ann"])
     #expect(snapshot.seq == 2)
     #expect(snapshot.version == 2)
-    #expect(try reopened.read { try $0.headSeq() } == 2)
+    #expect(try reopened.headSeq() == 2)
   }
 
   /// The same workload on LMDB and in memory: same log, and replay at every
   /// seq equal; derived tables agree with a replay.
   @Test func replayAtEverySeqMatchesTheInMemoryStore() throws {
     let dir = TemporaryDirectory()
-    let disk = try LMDBStore(path: dir.db, create: true)
-    let memory = MemoryStore()
+    // Checkpoints every few events, so that replay --at starts from them.
+    let disk = try DiskLog(dir.db, checkpointInterval: 4)
+    let clock = TestClock()
+    let memory = EventLog.inMemory(clock: clock, checkpointInterval: 4)
     let requests = workload(count: 120)
     for (i, request) in requests.enumerated() {
-      // Checkpoints every few events, so that replay --at starts from them.
-      let a = try perform([request], on: disk, at: Int64(i), checkpointInterval: 4)
-      let b = try perform([request], on: memory, at: Int64(i), checkpointInterval: 4)
+      let a = try disk.perform([request], at: Int64(i))
+      clock.set(Int64(i))
+      let b = try memory.perform([request])
       #expect(a == b)
     }
-    #expect(try exportLines(disk) == exportLines(memory))
-    let head = try disk.read { try $0.headSeq() }
+    #expect(try disk.log.exportLines() == memory.exportLines())
+    let head = try disk.log.headSeq()
     #expect(head > 100)
     for seq in 0...head {
       for stream: StreamName in ["a", "b", "missing"] {
-        let replayed = try disk.read { try Replay.stream(stream, at: seq, in: $0) }
-        #expect(replayed == (try memory.read { try Replay.stream(stream, at: seq, in: $0) }))
+        #expect(try disk.log.replay(stream, at: seq) == memory.replay(stream, at: seq))
       }
     }
     for stream: StreamName in ["a", "b"] {
-      let current = try disk.read { try CurrentView.stream(stream, in: $0) }
-      #expect(current == (try disk.read { try Replay.stream(stream, at: nil, in: $0) }))
+      #expect(try disk.log.items(of: stream) == disk.log.replay(stream))
     }
-    let report = try disk.read { try Verifier.verify($0) }
+    let report = try disk.log.verify()
     #expect(report.isClean, "\(report.problems)")
     #expect(report.events == head)
-    #expect(try disk.read { try $0.checkpointSeqs(of: "a") }.count > 3)
   }
 
   /// A stream of thousands of items on disk: the order tree has several
   /// levels; list, replay --at, verify and a rebuild all agree with a model.
   @Test func aLargeStreamOnDisk() throws {
     let dir = TemporaryDirectory()
-    let store = try LMDBStore(path: dir.db, create: true)
+    let disk = try DiskLog(dir.db, checkpointInterval: 64)
     var model: [ItemID] = []
     var state: UInt64 = 42
     func next(_ bound: Int) -> Int {
@@ -154,42 +102,37 @@ func workload(count: Int) -> [WriteRequest] {
     }
     // In batches, as import and append --lines do, with small checkpoints.
     for start in stride(from: 0, to: requests.count, by: 1000) {
-      _ = try perform(Array(requests[start..<min(start + 1000, requests.count)]), on: store, checkpointInterval: 64)
+      try disk.perform(Array(requests[start..<min(start + 1000, requests.count)]))
     }
     #expect(model.count > 2000)
-    let current = try store.read { try CurrentView.stream("big", in: $0) }
+    let log = disk.log
+    let current = try log.items(of: "big")
     #expect(current.items.map(\.id) == model)
-    #expect(try store.read { try Replay.stream("big", at: nil, in: $0) } == current)
-    #expect(try store.read { try Replay.stream("big", at: UInt64(requests.count), in: $0) } == current)
-    #expect(try store.read { try Verifier.verify($0) }.isClean)
+    #expect(try log.replay("big") == current)
+    #expect(try log.replay("big", at: UInt64(requests.count)) == current)
+    #expect(try log.verify().isClean)
     // One more command touches a few nodes, not the whole order.
-    _ = try perform(
-      [WriteRequest(stream: "big", command: .move(from: 0, to: UInt64(model.count - 1), id: nil))], on: store)
+    try log.move(from: 0, to: UInt64(model.count - 1), in: "big")
     model.append(model.removeFirst())
-    #expect(try store.read { try CurrentView.stream("big", in: $0) }.items.map(\.id) == model)
-    try store.write { try DerivedState.rebuild($0) }
-    #expect(try store.read { try Verifier.verify($0) }.isClean)
-    #expect(try store.read { try CurrentView.stream("big", in: $0) }.items.map(\.id) == model)
+    #expect(try log.items(of: "big").items.map(\.id) == model)
+    #expect(try log.verify().isClean)
   }
 
   @Test func theMapGrowsBySelf() throws {
     let dir = TemporaryDirectory()
-    let store = try LMDBStore(path: dir.db, create: true)
-    #expect(store.mapSize == LMDBStore.initialMapSize)
+    let log = try EventLog(dir.db)
     let big = String(repeating: "x", count: Limits.maxTextBytes)
-    for _ in 0..<6 {
-      _ = try perform([WriteRequest(stream: "main", command: .insert(InsertRequest(text: big)))], on: store)
-    }
-    #expect(store.mapSize >= 8 * LMDBStore.initialMapSize)
-    #expect(try store.read { try Verifier.verify($0) }.isClean)
-    #expect(try store.read { try CurrentView.stream("main", in: $0) }.items.count == 6)
+    for _ in 0..<6 { try log.append(big) }
+    // Six 1 MiB messages went into a map that started at 1 MiB.
+    let size = try FileManager.default.attributesOfItem(atPath: dir.db + "/data.mdb")[.size] as? Int ?? 0
+    #expect(size >= 6 * LMDBStore.initialMapSize)
+    #expect(try log.verify().isClean)
+    #expect(try log.items().items.count == 6)
   }
 
   @Test func filesArePrivateToTheOwner() throws {
     let dir = TemporaryDirectory()
-    _ = try perform(
-      [WriteRequest(stream: "main", command: .insert(InsertRequest(text: "secret")))],
-      on: try LMDBStore(path: dir.db, create: true))
+    try EventLog(dir.db).append("secret")
     let fm = FileManager.default
     #expect((try fm.attributesOfItem(atPath: dir.db)[.posixPermissions] as? Int) == 0o700)
     for file in ["data.mdb", "lock.mdb"] {
@@ -238,10 +181,8 @@ func workload(count: Int) -> [WriteRequest] {
   @Test func detectsABitFlippedOnDisk() throws {
     let dir = TemporaryDirectory()
     do {
-      let store = try LMDBStore(path: dir.db, create: true)
-      for text in ["alpha", "MARKER-bravo-7q", "charlie"] {
-        _ = try perform([WriteRequest(stream: "main", command: .insert(InsertRequest(text: text)))], on: store)
-      }
+      let log = try EventLog(dir.db)
+      for text in ["alpha", "MARKER-bravo-7q", "charlie"] { try log.append(text) }
     }
     let dataPath = dir.db + "/data.mdb"
     var data = try Data(contentsOf: URL(fileURLWithPath: dataPath))
@@ -256,11 +197,14 @@ func workload(count: Int) -> [WriteRequest] {
     }
     #expect(flipped > 0)
     try data.write(to: URL(fileURLWithPath: dataPath))
-    let store = try LMDBStore(path: dir.db, create: false)
-    let report = try store.read { try Verifier.verify($0) }
+    let log = try EventLog(dir.db, access: .readOnly)
+    let report = try log.verify()
     #expect(report.problems.first?.hasPrefix("seq 2: corrupted record") == true, "\(report.problems)")
-    let error = try #require(throws: MsglogError.self) { try store.read { try Replay.stream("main", at: nil, in: $0) } }
-    #expect(error.message.contains("seq 2"))
-    #expect(try store.read { try Replay.stream("main", at: 1, in: $0) }.items.map(\.text) == ["alpha"])
+    let error = try #require(throws: MsglogError.self) { try log.replay() }
+    guard case .corruptedRecord(seq: 2, _) = error else {
+      Issue.record("expected a corrupted record at seq 2, got \(error)")
+      return
+    }
+    #expect(try log.replay(at: 1).items.map(\.text) == ["alpha"])
   }
 }

@@ -1,32 +1,44 @@
 import Foundation
 import Testing
 
-/// What one run of the binary did.
-struct Run: CustomStringConvertible {
-  var code: Int32
-  var stdout: String
-  var stderr: String
+#if canImport(Glibc)
+  import Glibc
+#endif
 
-  var description: String { "exit \(code)\nstdout: \(stdout)\nstderr: \(stderr)" }
-  var lines: [String] { stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) }
+/// What one run of the binary did.
+public struct Run: CustomStringConvertible, Sendable {
+  public var code: Int32
+  public var stdout: String
+  public var stderr: String
+
+  public init(code: Int32, stdout: String, stderr: String) {
+    self.code = code
+    self.stdout = stdout
+    self.stderr = stderr
+  }
+
+  public var description: String { "exit \(code)\nstdout: \(stdout)\nstderr: \(stderr)" }
+  public var lines: [String] {
+    stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+  }
 }
 
 /// Runs the real `msglog` binary against a database in its own temporary directory.
 ///
 /// stdout and stderr go to files rather than pipes, so a child that prints
 /// more than a pipe holds can never deadlock the test.
-final class Sandbox: @unchecked Sendable {  // immutable after init
-  let dir: String
-  var db: String { dir + "/msglog.lmdb" }
+public final class Sandbox: @unchecked Sendable {  // immutable after init
+  public let dir: String
+  public var db: String { dir + "/msglog.lmdb" }
 
-  init() {
+  public init() {
     dir = NSTemporaryDirectory() + "msglog-cli-" + UUID().uuidString
     try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
   }
 
   deinit { try? FileManager.default.removeItem(atPath: dir) }
 
-  static let binary: String = {
+  public static let binary: String = {
     if let path = ProcessInfo.processInfo.environment["MSGLOG_BIN"] { return path }
     // The test bundle sits in the build products directory beside the binary.
     var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
@@ -42,7 +54,7 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
 
   /// Runs `msglog ARGS` with `MSGLOG_DB` set to this sandbox's database.
   @discardableResult
-  func run(
+  public func run(
     _ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true,
     asNobody: Bool = false, runner: String? = nil
   ) -> Run {
@@ -52,16 +64,17 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
     return process.finish()
   }
 
-  func run(_ args: String..., stdin: String = "") -> Run {
+  @discardableResult
+  public func run(_ args: String..., stdin: String = "") -> Run {
     run(args, stdin: Data(stdin.utf8))
   }
 
-  struct Child {
-    let process: Process
+  public struct Child {
+    public let process: Process
     let outPath: String
     let errPath: String
 
-    func finish() -> Run {
+    public func finish() -> Run {
       process.waitUntilExit()
       let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
       let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
@@ -72,7 +85,7 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
   }
 
   /// Starts `msglog ARGS` without waiting (for concurrency tests).
-  func start(
+  public func start(
     _ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true,
     stdout: FileHandle? = nil, asNobody: Bool = false, runner: String? = nil
   ) -> Child {
@@ -106,7 +119,7 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
   }
 
   /// The whole log as `export` prints it.
-  func export() -> String {
+  public func export() -> String {
     let r = run(["export"])
     #expect(r.code == 0, "\(r)")
     return r.stdout
@@ -114,7 +127,7 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
 
   /// Appends one message and returns its id.
   @discardableResult
-  func append(_ text: String, sender: String? = nil, stream: String = "main") -> String {
+  public func append(_ text: String, sender: String? = nil, stream: String = "main") -> String {
     var args = ["append", "--stream", stream]
     if let sender { args += ["--sender", sender] }
     let r = run(args + ["--", text])
@@ -124,12 +137,82 @@ final class Sandbox: @unchecked Sendable {  // immutable after init
 }
 
 /// Replaces RFC 3339 times, which differ on every run, with a placeholder.
-func maskingTimes(_ text: String) -> String {
+public func maskingTimes(_ text: String) -> String {
   text.replacingOccurrences(
     of: #"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"#, with: "TIME", options: .regularExpression)
 }
 
-func fixture(_ name: String) -> String {
+public func fixture(_ name: String) -> String {
   URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().appendingPathComponent("Fixtures/" + name).path
+}
+
+/// The repository's root directory.
+public let repositoryRoot: String = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+  .deletingLastPathComponent().deletingLastPathComponent().path
+
+/// Runs /usr/bin/python3 (which has Debian's python3-lmdb) with `arguments`.
+public func python(_ arguments: [String], stdin: Data = Data()) -> Run {
+  let p = Process()
+  p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+  p.arguments = arguments
+  let input = Pipe()
+  let out = Pipe()
+  let err = Pipe()
+  p.standardInput = input
+  p.standardOutput = out
+  p.standardError = err
+  try! p.run()
+  input.fileHandleForWriting.write(stdin)
+  try? input.fileHandleForWriting.close()
+  // Read both pipes while the child runs: a full pipe would deadlock it.
+  nonisolated(unsafe) var stderr = Data()
+  let reader = Thread { stderr = err.fileHandleForReading.readDataToEndOfFile() }
+  reader.start()
+  let stdout = out.fileHandleForReading.readDataToEndOfFile()
+  p.waitUntilExit()
+  while !reader.isFinished { usleep(1000) }
+  return Run(
+    code: p.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+    stderr: String(decoding: stderr, as: UTF8.self))
+}
+
+/// Runs a shell command line; returns its exit status.
+@discardableResult
+public func shell(_ command: String) -> Int32 {
+  let p = Process()
+  p.executableURL = URL(fileURLWithPath: "/bin/sh")
+  p.arguments = ["-c", command]
+  try! p.run()
+  p.waitUntilExit()
+  return p.terminationStatus
+}
+
+/// Mounts a tmpfs of `size` at `path`; false when not permitted (not root).
+public func mountTmpfs(at path: String, size: String) -> Bool {
+  shell("mount -t tmpfs -o size=\(size) tmpfs \(path) 2>/dev/null") == 0
+}
+
+public func unmount(_ path: String) { shell("umount \(path)") }
+
+/// Flips one bit of every copy of `marker` in the database file.
+public func flipInDataFile(_ s: Sandbox, marker: String) throws {
+  let path = s.db + "/data.mdb"
+  var data = try Data(contentsOf: URL(fileURLWithPath: path))
+  var from = data.startIndex
+  var found = 0
+  while let range = data.range(of: Data(marker.utf8), in: from..<data.endIndex) {
+    data[range.lowerBound + 7] ^= 0x20
+    from = range.upperBound
+    found += 1
+  }
+  #expect(found > 0, "\(marker) is not in data.mdb")
+  try data.write(to: URL(fileURLWithPath: path))
+}
+
+/// Makes the sandbox's database readable (not writable) by other users.
+public func makeReadableByOthers(_ s: Sandbox, db: String? = nil) throws {
+  let db = db ?? s.db
+  #expect(chmod(s.dir, 0o755) == 0 && chmod(db, 0o755) == 0)
+  for file in try FileManager.default.contentsOfDirectory(atPath: db) { #expect(chmod(db + "/" + file, 0o644) == 0) }
 }

@@ -1,0 +1,95 @@
+import Msglog
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `log`, and `log --follow`.
+extension Invocation {
+  func log() throws {
+    if args.has(Options.all) && args.has(Options.stream) {
+      throw UsageError("--all and --stream exclude each other", hint: "--all prints every stream's events")
+    }
+    let only = args.has(Options.all) ? nil : try stream
+    let from = try args.number(Options.from)
+    let limit = try args.number(Options.limit) ?? UInt64.max
+    let json = json
+    if args.has(Options.follow) { return try follow(from: from, stream: only, limit: limit) }
+    guard limit > 0 else {
+      _ = try read { try $0.headSeq() }
+      return
+    }
+    try read { snapshot in
+      var printed: UInt64 = 0
+      try snapshot.forEachEvent(from: from ?? 1, stream: only) { event in
+        try stdout.line(json ? event.jsonLine : Format.eventLine(event))
+        printed += 1
+        return printed < limit
+      }
+    }
+  }
+
+  /// Prints events as they commit, each flushed at once, until SIGINT,
+  /// SIGTERM, a closed stdout (exit 0 for all three) or `limit` events.
+  func follow(from: UInt64?, stream: StreamName?, limit: UInt64) throws {
+    let log = try openLog(forWriting: false)
+    guard limit > 0 else { return }
+    let signals = try SignalPipe.install([SIGINT, SIGTERM])
+    defer { signals.uninstall() }
+    var printed: UInt64 = 0
+    let json = json
+    try log.follow(
+      from: from, stream: stream,
+      stop: [
+        FollowStop(fileDescriptor: signals.readEnd, whenReadable: true),
+        FollowStop(fileDescriptor: 1, whenReadable: false),  // stdout's reader went away
+      ]
+    ) { event in
+      try stdout.line(json ? event.jsonLine : Format.eventLine(event))
+      try stdout.flush()
+      printed += 1
+      return printed < limit
+    }
+  }
+}
+
+/// SIGINT and SIGTERM turned into a readable pipe, so that a follower
+/// blocked in `poll` ends cleanly — closing its environment and reader slot
+/// — instead of being killed in the middle of a read.
+final class SignalPipe {
+  let readEnd: Int32
+  let signals: [Int32]
+  nonisolated(unsafe) static var writeEnd: Int32 = -1
+
+  private init(readEnd: Int32, signals: [Int32]) {
+    self.readEnd = readEnd
+    self.signals = signals
+  }
+
+  static func install(_ signals: [Int32]) throws -> SignalPipe {
+    var ends: [Int32] = [0, 0]
+    guard pipe(&ends) == 0 else {
+      throw MsglogError.storage("cannot set up signal handling: \(systemMessage(errno))")
+    }
+    for fd in ends {
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+      _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+    }
+    writeEnd = ends[1]
+    for signal in signals {
+      var action = sigaction()
+      action.__sigaction_handler.sa_handler = { _ in
+        var byte: UInt8 = 1
+        _ = Glibc.write(SignalPipe.writeEnd, &byte, 1)
+      }
+      sigaction(signal, &action, nil)
+    }
+    return SignalPipe(readEnd: ends[0], signals: signals)
+  }
+
+  func uninstall() {
+    for signal in signals { Glibc.signal(signal, SIG_DFL) }
+    close(readEnd)
+    close(SignalPipe.writeEnd)
+  }
+}

@@ -1,0 +1,56 @@
+import Msglog
+
+extension Invocation {
+  /// `verify [--repair]`.
+  func verify() throws {
+    if args.has(Options.repair) { return try repair() }
+    let report = try read { try $0.verify() }
+    try printReport(report)
+  }
+
+  /// Rebuilds the derived tables from the events when verify finds them
+  /// wrong and the log itself is sound.
+  func repair() throws {
+    let log = try openLog(forWriting: true)
+    let result: EventLog.RepairReport
+    do {
+      result = try log.repair()
+    } catch MsglogError.unrepairable(let problems) {
+      for problem in problems { try stdout.line(problem) }
+      throw MsglogError.unrepairable(problems: problems)
+    }
+    for problem in result.repaired { try stdout.line("repaired: " + problem) }
+    if !result.repaired.isEmpty { stderr.note("msglog: rebuilt the derived tables from the log") }
+    try printReport(result.after)
+  }
+
+  func printReport(_ report: Verifier.Report) throws {
+    if json {
+      var o = JSONObjectWriter()
+      o.addRaw("ok", report.isClean ? "true" : "false")
+      o.add("events", report.events)
+      o.add("streams", report.streams)
+      o.add("items", report.liveItems)
+      var problems = "["
+      for (i, p) in report.problems.enumerated() {
+        if i > 0 { problems += "," }
+        JSONObjectWriter.appendString(p, to: &problems)
+      }
+      o.addRaw("problems", problems + "]")
+      try stdout.line(o.close())
+    } else if report.isClean {
+      try stdout.line(
+        "ok: \(report.events) events, \(report.streams) \(report.streams == 1 ? "stream" : "streams"), "
+          + "\(report.liveItems) live \(report.liveItems == 1 ? "item" : "items")")
+    } else {
+      for problem in report.problems { try stdout.line(problem) }
+    }
+    guard report.isClean else {
+      throw CommandFailure(
+        "verify found \(report.problems.count) \(report.problems.count == 1 ? "problem" : "problems")",
+        hint: report.logIsIntact
+          ? "the events are sound; 'msglog verify --repair' rebuilds the derived tables from them"
+          : "the log itself is damaged at the seq named; restore it from an export or a backup")
+    }
+  }
+}

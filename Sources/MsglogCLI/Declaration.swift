@@ -1,0 +1,278 @@
+/// The command line, declared once.
+///
+/// Parsing and its usage errors, `help`, the shell completions and the man
+/// page are all generated from these values (swift-argument-parser's shape:
+/// one declaration, many generators), so they cannot disagree.
+
+/// An option: a flag, or one that takes a value.
+struct OptionDeclaration: Sendable, Equatable {
+  /// The long name, without dashes.
+  var name: String
+  /// A one-letter alias (`-f`, `-h`).
+  var short: Character? = nil
+  /// The value's placeholder (`NAME`); nil for a flag.
+  var value: String? = nil
+  var help: String
+  /// What a shell may offer as the value.
+  var completion: Completion = .none
+
+  var isFlag: Bool { value == nil }
+  /// `--sender NAME`, `-f, --follow`.
+  var synopsis: String {
+    (short.map { "-\($0), " } ?? "") + "--\(name)" + (value.map { " \($0)" } ?? "")
+  }
+}
+
+/// What a shell may complete an argument or option value with.
+enum Completion: Sendable, Equatable {
+  case none
+  /// The database's stream names (`msglog completions --list-streams`).
+  case streams
+  case files
+  case directories
+  case words([String])
+}
+
+/// A positional argument.
+struct ArgumentDeclaration: Sendable, Equatable {
+  var name: String
+  var help: String
+  var optional = false
+  /// Takes every remaining word (`TEXT...`).
+  var repeating = false
+  var completion: Completion = .none
+}
+
+/// The options every command may use, each declared here once.
+enum Options {
+  static let db = OptionDeclaration(
+    name: "db", value: "PATH", help: "database directory (default: $MSGLOG_DB, else ./msglog.lmdb)",
+    completion: .directories)
+  static let stream = OptionDeclaration(
+    name: "stream", value: "NAME", help: "stream to use (default: $MSGLOG_STREAM, else main)", completion: .streams)
+  static let json = OptionDeclaration(name: "json", help: "print JSON instead of text")
+  static let help = OptionDeclaration(name: "help", short: "h", help: "show this help")
+  static let version = OptionDeclaration(name: "version", help: "print the version")
+
+  static let sender = OptionDeclaration(name: "sender", value: "NAME", help: "who wrote the message")
+  static let id = OptionDeclaration(name: "id", value: "UUID", help: "use this id instead of a new random one")
+  static let lines = OptionDeclaration(
+    name: "lines", help: "read stdin, one message per line, all in one transaction")
+  static let expectVersion = OptionDeclaration(
+    name: "expect-version", value: "N", help: "refuse (exit 75) unless the stream is at version N")
+  static let at = OptionDeclaration(name: "at", value: "SEQ", help: "stop after this event (0…head)")
+  static let from = OptionDeclaration(name: "from", value: "SEQ", help: "start at this seq")
+  static let limit = OptionDeclaration(name: "limit", value: "N", help: "print at most N events")
+  static let all = OptionDeclaration(name: "all", help: "events of every stream")
+  static let follow = OptionDeclaration(
+    name: "follow", short: "f", help: "keep printing events as they commit, until interrupted")
+  static let repair = OptionDeclaration(
+    name: "repair", help: "rebuild the derived tables from the log when they differ")
+  static let man = OptionDeclaration(name: "man", help: "print the manual page (roff, for man(1)) instead")
+  static let listStreams = OptionDeclaration(
+    name: "list-streams", help: "print the database's stream names, one per line (for completion scripts)")
+
+  /// The options shared by every command, in the order help lists them.
+  static let shared = [db, stream, json]
+  /// Meta options any command takes.
+  static let meta = [help, version]
+}
+
+/// The commands.
+enum CommandName: String, CaseIterable, Sendable {
+  case append, insert, move, remove, list, replay, log, streams, diff, export
+  case `import`, verify, completions, help
+}
+
+/// One command: what it accepts, its help page, and its handler.
+struct CommandDeclaration: Sendable {
+  var name: CommandName
+  /// One line for the command table of `msglog --help`.
+  var summary: String
+  var overview: String
+  var arguments: [ArgumentDeclaration] = []
+  var options: [OptionDeclaration] = []
+  /// Which of `--db`, `--stream`, `--json` it uses; any other is a usage error.
+  var shared: [OptionDeclaration] = Options.shared
+  var example: String
+  var run: @Sendable (inout Invocation) throws -> Void
+
+  /// Every option it accepts, shared and meta ones included.
+  var allOptions: [OptionDeclaration] { options + shared + Options.meta }
+
+  var usage: String {
+    var words = ["msglog", name.rawValue]
+    words += options.map { "[\($0.synopsis)]" }
+    words += arguments.map { argument in
+      let word = argument.name + (argument.repeating ? "..." : "")
+      return argument.optional ? "[\(word)]" : word
+    }
+    return words.joined(separator: " ")
+  }
+
+  static func named(_ name: String) -> CommandDeclaration? {
+    CommandName(rawValue: name).map { all[$0]! }
+  }
+
+  static let writeOptions = [Options.expectVersion]
+  static let textOptions = [Options.sender, Options.id, Options.lines]
+
+  /// The table.
+  static let all: [CommandName: CommandDeclaration] = Dictionary(
+    uniqueKeysWithValues: [
+      CommandDeclaration(
+        name: .append, summary: "append a message at the end of the stream",
+        overview: """
+          Append a message at the end of the stream and print its id. The words of TEXT are \
+          joined by spaces; without TEXT the message is all of stdin, less one trailing newline. \
+          With --lines every non-blank line of stdin becomes one message, all appended in a single \
+          transaction.
+          """,
+        arguments: [
+          ArgumentDeclaration(name: "TEXT", help: "the message (default: stdin)", optional: true, repeating: true)
+        ],
+        options: textOptions + writeOptions,
+        example: "msglog append --sender ann \"see you at 10\"\nprintf 'one\\ntwo\\n' | msglog append --lines",
+        run: { try $0.insert(at: nil) }),
+      CommandDeclaration(
+        name: .insert, summary: "insert a message at an index",
+        overview: """
+          Insert a message so that it ends at INDEX (0 is the top; the item count appends) and \
+          print its id. Text is read as for append; with --lines the messages go to INDEX, \
+          INDEX+1, and so on.
+          """,
+        arguments: [
+          ArgumentDeclaration(name: "INDEX", help: "position of the new item, 0…count"),
+          ArgumentDeclaration(name: "TEXT", help: "the message (default: stdin)", optional: true, repeating: true),
+        ],
+        options: textOptions + writeOptions,
+        example: "msglog insert 0 \"pinned: read the rules\"",
+        run: { try $0.insert(at: try $0.number(at: 0, what: "index")) }),
+      CommandDeclaration(
+        name: .move, summary: "move an item from one index to another",
+        overview: """
+          Move the item at index FROM so that it ends at index TO, as a dragged cell does. \
+          Moving an item onto its own index changes nothing and appends no event.
+          """,
+        arguments: [
+          ArgumentDeclaration(name: "FROM", help: "the item's current index"),
+          ArgumentDeclaration(name: "TO", help: "its final index"),
+        ],
+        options: writeOptions, example: "msglog move 3 0", run: { try $0.move() }),
+      CommandDeclaration(
+        name: .remove, summary: "remove an item by id",
+        overview: """
+          Remove a live item of the stream. ID is its full UUID in any case, or at least 8 \
+          leading characters of it (the short id 'list' prints) that match exactly one item.
+          """,
+        arguments: [ArgumentDeclaration(name: "ID", help: "a UUID, or a unique prefix of 8 or more characters")],
+        options: writeOptions, example: "msglog remove 3f2a1b4c", run: { try $0.remove() }),
+      CommandDeclaration(
+        name: .list, summary: "print the stream's items in order",
+        overview: """
+          Print the stream's items in order, one per line: index, short id, sender (- when \
+          none) and text, with control characters escaped. A stream with no events is empty.
+          """,
+        example: "msglog --stream standup list", run: { try $0.list() }),
+      CommandDeclaration(
+        name: .replay, summary: "rebuild the stream from the log, now or at a past seq",
+        overview: """
+          Rebuild the stream from the log and print it as 'list' does: with --at, as it was \
+          right after event SEQ (0 is empty); without, a full replay up to the head.
+          """,
+        options: [Options.at], example: "msglog replay --at 42", run: { try $0.replay() }),
+      CommandDeclaration(
+        name: .log, summary: "print the events, oldest first; --follow keeps printing",
+        overview: """
+          Print the stream's events, oldest first, one per line: seq, time, stream, version, \
+          op, item id and the op's fields. With --follow, keep printing events as any process \
+          commits them: without --from, only new ones; with --from, the history first. Ends \
+          on Ctrl-C, SIGTERM, a closed stdout, or after --limit events.
+          """,
+        options: [Options.from, Options.limit, Options.all, Options.follow],
+        example: "msglog log --all --from 100 --limit 20\nmsglog log --follow --json",
+        run: { try $0.log() }),
+      CommandDeclaration(
+        name: .streams, summary: "list the streams with their counts and versions",
+        overview: "List every stream with its live item count, its version and the seq of its last event.",
+        shared: [Options.db, Options.json], example: "msglog streams", run: { try $0.streams() }),
+      CommandDeclaration(
+        name: .diff, summary: "the changes that turn the stream at seq A into the stream at seq B",
+        overview: """
+          Print the change set from the stream as of seq A to the stream as of seq B (A may be \
+          greater than B) as a collection view's batch update takes it: removals ('-', index in \
+          A, by descending index), insertions ('+', index in B, ascending), then moves ('>', \
+          index in A -> index in B, by ascending target). The moves are as few as possible.
+          """,
+        arguments: [
+          ArgumentDeclaration(name: "A", help: "the seq of the old list (0…head)"),
+          ArgumentDeclaration(name: "B", help: "the seq of the new list (0…head)"),
+        ],
+        example: "msglog diff 40 52", run: { try $0.diff() }),
+      CommandDeclaration(
+        name: .export, summary: "print every event as JSON lines",
+        overview: """
+          Print every event of every stream, oldest first, as JSON lines (the 'log --json' form). \
+          'msglog export | msglog --db other import' rebuilds the same log in an empty database. \
+          With --stream, only that stream's events (which import accepts as they are).
+          """,
+        example: "msglog export > backup.jsonl", run: { try $0.export() }),
+      CommandDeclaration(
+        name: .import, summary: "apply JSON lines atomically",
+        overview: """
+          Apply JSON lines from FILE (or stdin, or '-') atomically: every line is validated as \
+          the command line would validate it, and a bad line is reported with its number and \
+          nothing is written. Ops: append, insert, remove, move; 'export' output is accepted as is.
+          """,
+        arguments: [
+          ArgumentDeclaration(
+            name: "FILE", help: "JSON lines to apply (default: stdin)", optional: true, completion: .files)
+        ],
+        example:
+          "msglog --db copy.lmdb import backup.jsonl\necho '{\"op\":\"append\",\"text\":\"hi\"}' | msglog import",
+        run: { try $0.importLines() }),
+      CommandDeclaration(
+        name: .verify, summary: "check checksums, seqs and derived tables against a replay",
+        overview: """
+          Check every record's checksum, that seqs run 1…head without a gap, that the log \
+          replays cleanly, and that the derived tables (stream heads, order, id index, event \
+          index, checkpoints) equal a full replay. Prints 'ok' and counts, or each problem found \
+          (exit 1). With --repair, derived tables that differ are rebuilt from the events (the \
+          events themselves are never changed).
+          """,
+        options: [Options.repair], shared: [Options.db, Options.json],
+        example: "msglog verify\nmsglog verify --repair", run: { try $0.verify() }),
+      CommandDeclaration(
+        name: .completions, summary: "print a shell completion script",
+        overview: """
+          Print a completion script for bash, zsh or fish: commands, options, and stream names \
+          read from the database as you type.
+          """,
+        arguments: [
+          ArgumentDeclaration(
+            name: "SHELL", help: "bash, zsh or fish", optional: true, completion: .words(["bash", "zsh", "fish"]))
+        ],
+        options: [Options.listStreams], shared: [Options.db],
+        example: "msglog completions bash > ~/.local/share/bash-completion/completions/msglog",
+        run: { try $0.completions() }),
+      CommandDeclaration(
+        name: .help, summary: "show help for msglog or a command",
+        overview: "Show the overview of msglog, or the help page of COMMAND.",
+        arguments: [
+          ArgumentDeclaration(
+            name: "COMMAND", help: "a command name", optional: true,
+            completion: .words(CommandName.allCases.map(\.rawValue)))
+        ],
+        options: [Options.man], shared: [],
+        example: "msglog help move\nmsglog help --man > msglog.1 && man ./msglog.1", run: { try $0.help() }),
+    ].map { ($0.name, $0) })
+
+  /// In the order of `msglog --help`.
+  static var ordered: [CommandDeclaration] { CommandName.allCases.map { all[$0]! } }
+
+  /// Every option any command takes, once each.
+  static var everyOption: [OptionDeclaration] {
+    var seen: Set<String> = []
+    return (Options.shared + Options.meta + ordered.flatMap(\.options)).filter { seen.insert($0.name).inserted }
+  }
+}

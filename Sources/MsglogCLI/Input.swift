@@ -1,0 +1,97 @@
+import Msglog
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Where a command reads its message text or import lines from.
+public protocol InputSource {
+  /// Everything, to the end.
+  func readAll() throws -> [UInt8]
+  /// Whether a person is typing (to say how to end the input).
+  var isTerminal: Bool { get }
+}
+
+/// The process's stdin.
+public struct StandardInput: InputSource {
+  public init() {}
+
+  public var isTerminal: Bool { isatty(0) == 1 }
+
+  public func readAll() throws -> [UInt8] { try readDescriptor(0, what: "stdin") }
+}
+
+/// Fixed bytes as stdin (tests, in-process runs).
+public struct BytesInput: InputSource {
+  let bytes: [UInt8]
+  public init(_ bytes: [UInt8]) { self.bytes = bytes }
+  public init(_ text: String) { self.bytes = Array(text.utf8) }
+  public var isTerminal: Bool { false }
+  public func readAll() throws -> [UInt8] { bytes }
+}
+
+/// Reads a descriptor to its end.
+func readDescriptor(_ fd: Int32, what: String) throws -> [UInt8] {
+  var out: [UInt8] = []
+  var chunk = [UInt8](repeating: 0, count: 1 << 16)
+  while true {
+    let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+    if n < 0 {
+      if errno == EINTR { continue }
+      throw MsglogError.cannotReadInput("cannot read \(what): \(systemMessage(errno))")
+    }
+    if n == 0 { return out }
+    out.append(contentsOf: chunk[0..<n])
+  }
+}
+
+/// Message text from stdin and files, by the rules in docs/REFERENCE.md.
+enum InputText {
+  /// All of stdin as one message, less one trailing newline (`\n` or `\r\n`).
+  static func whole(_ bytes: [UInt8]) throws -> String {
+    var bytes = bytes
+    if bytes.last == 0x0A {
+      bytes.removeLast()
+      // A Windows line end is one newline too.
+      if bytes.last == 0x0D { bytes.removeLast() }
+    }
+    guard let text = String(validating: bytes, as: UTF8.self) else {
+      throw UsageError("the message on stdin is not valid UTF-8")
+    }
+    try Limits.checkText(text)
+    return text
+  }
+
+  /// One message per non-blank line; a trailing `\r` is dropped from each.
+  static func lines(_ bytes: [UInt8]) throws -> [String] {
+    var texts: [String] = []
+    var number = 0
+    for var line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
+      number += 1
+      if line.last == 0x0D { line.removeLast() }
+      if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+      guard let text = String(validating: line, as: UTF8.self) else {
+        throw UsageError("line \(number) of stdin is not valid UTF-8")
+      }
+      do { try Limits.checkText(text) } catch { throw MsglogError.line(number, error) }
+      texts.append(text)
+    }
+    guard !texts.isEmpty else { throw UsageError("--lines found no message on stdin (every line is blank)") }
+    return texts
+  }
+
+  /// The bytes of an import file, or why it cannot be read.
+  static func readFile(_ path: String) throws -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else {
+      let reason = errno == ENOENT ? "no such file" : systemMessage(errno)
+      throw MsglogError.cannotReadInput("cannot read \(path): \(reason)")
+    }
+    defer { close(fd) }
+    var info = stat()
+    if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+      throw MsglogError.cannotReadInput("cannot read \(path): it is a directory")
+    }
+    return try readDescriptor(fd, what: path)
+  }
+}

@@ -1,0 +1,105 @@
+import Msglog
+
+/// One run of the command line: the parsed arguments, the command, and
+/// where it reads and prints. Each command's handler is a method of this
+/// type, in a file of its own under Commands/.
+struct Invocation {
+  let args: Arguments
+  let command: CommandDeclaration?
+  /// Positional arguments after the command name.
+  let operands: [String]
+  let environment: [String: String]
+  let stdin: any InputSource
+  let stdout: OutputStream
+  let stderr: OutputStream
+  /// Text tables dim the short id and the sender on a terminal, unless
+  /// `NO_COLOR` is set (no-color.org) or the terminal is dumb.
+  let colour: Bool
+
+  init(
+    arguments: [String], environment: [String: String], stdin: any InputSource, stdout: OutputStream,
+    stderr: OutputStream, terminal: Bool
+  ) throws {
+    args = try Arguments(parsing: arguments)
+    self.environment = environment
+    self.stdin = stdin
+    self.stdout = stdout
+    self.stderr = stderr
+    colour = terminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
+    if let name = args.positionals.first {
+      guard let command = CommandDeclaration.named(name) else {
+        throw UsageError("unknown command \(TerminalText.quoted(name))", hint: "see 'msglog --help'")
+      }
+      self.command = command
+    } else {
+      command = nil
+    }
+    operands = Array(args.positionals.dropFirst())
+  }
+
+  mutating func run() throws {
+    guard let command else {
+      if args.has(Options.help) { return try stdout.write(Help.overview) }
+      if args.has(Options.version) { return try stdout.line("msglog \(MsglogCLI.version)") }
+      throw UsageError("no command given", hint: "see 'msglog --help'")
+    }
+    if args.has(Options.help) { return try stdout.write(Help.page(command)) }
+    if args.has(Options.version) { return try stdout.line("msglog \(MsglogCLI.version)") }
+    try args.check(against: command, positionals: operands)
+    try command.run(&self)
+  }
+
+  // MARK: - What every command may use
+
+  var json: Bool { args.has(Options.json) }
+
+  /// `--db`, else `MSGLOG_DB`, else `./msglog.lmdb`.
+  var location: String {
+    get throws {
+      let path = args[Options.db] ?? environment["MSGLOG_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "msglog.lmdb"
+      guard !path.isEmpty else { throw UsageError("--db needs a path") }
+      return path
+    }
+  }
+
+  /// `--stream`, else `MSGLOG_STREAM`, else `main`.
+  var stream: StreamName {
+    get throws {
+      let name = args[Options.stream] ?? environment["MSGLOG_STREAM"].flatMap { $0.isEmpty ? nil : $0 } ?? "main"
+      return try StreamName(validating: name)
+    }
+  }
+
+  /// The operand at `index` as a number.
+  func number(at index: Int, what: String) throws -> UInt64 {
+    try Arguments.number(operands[index], what: what)
+  }
+
+  /// The log, for reading only (never creates, needs no write permission) or for writing.
+  func openLog(forWriting: Bool) throws -> EventLog {
+    try EventLog(try location, access: forWriting ? .readWrite : .readOnly)
+  }
+
+  /// Runs a read command's body in one snapshot. On a database read
+  /// without a lock (it is read-only to us) the body may run again, so its
+  /// output is held back until the read is known sound.
+  func read<R>(_ body: (borrowing LogSnapshot) throws -> R) throws -> R {
+    let log = try openLog(forWriting: false)
+    guard log.readsWithoutLock else { return try log.read(body) }
+    stdout.hold()
+    let result: R
+    do {
+      result = try log.read { snapshot in
+        stdout.discardHeld()
+        return try body(snapshot)
+      }
+    } catch {
+      // What an attempt that raced a commit printed is not to be trusted.
+      if case MsglogError.changedDuringRead = error { stdout.discardHeld() }
+      try stdout.release()
+      throw error
+    }
+    try stdout.release()
+    return result
+  }
+}

@@ -1,0 +1,84 @@
+import Msglog
+
+/// The one place where errors become words, hints and exit codes.
+///
+/// The library's errors say what went wrong; only here are they told in the
+/// command line's terms — which command to run next, which option to use.
+enum Wording {
+  /// Prints `msglog: …` (and `hint: …`) on stderr; returns the exit code.
+  static func report(_ error: any Error, to stderr: OutputStream) -> Int32 {
+    let (message, hint, code): (String, String?, Int32)
+    switch error {
+    case OutputError.closed:
+      // The reader stopped reading (`msglog export | head -1`): that is
+      // what it asked for, so end quietly, as git does.
+      return MsglogCLI.ExitCode.success
+    case OutputError.failed(let errno):
+      (message, hint, code) = ("write error: " + systemMessage(errno), nil, MsglogCLI.ExitCode.failure)
+    case let usage as UsageError:
+      (message, hint, code) = (usage.message, usage.hint, MsglogCLI.ExitCode.usage)
+    case let failure as CommandFailure:
+      (message, hint, code) = (failure.message, failure.hint, MsglogCLI.ExitCode.failure)
+    case let error as MsglogError:
+      (message, hint, code) = words(for: error)
+    default:
+      (message, hint, code) = ("\(error)", nil, MsglogCLI.ExitCode.failure)
+    }
+    stderr.note("msglog: " + message)
+    if let hint { stderr.note("hint: " + hint) }
+    return code
+  }
+
+  /// The message, the hint and the exit code for a library error.
+  static func words(for error: MsglogError) -> (String, String?, Int32) {
+    let code: Int32
+    switch error.category {
+    case .invalidInput: code = MsglogCLI.ExitCode.usage
+    case .conflict: code = MsglogCLI.ExitCode.conflict
+    default: code = MsglogCLI.ExitCode.failure
+    }
+    switch error {
+    case .line:
+      // A bad import line is a refused import (exit 1), whatever its class.
+      let (_, hint, _) = words(for: error.innermost)
+      return (error.description, hint, MsglogCLI.ExitCode.failure)
+    case .unrepairable:
+      return (
+        "the log itself is damaged, so --repair cannot help",
+        "--repair rebuilds derived tables from sound events; restore the log from an export or backup", code
+      )
+    default:
+      return (error.description, hint(for: error), code)
+    }
+  }
+
+  /// What the user can do about it, in the command line's terms.
+  static func hint(for error: MsglogError) -> String? {
+    switch error {
+    case .invalidInput(.emptySender): return "leave out --sender for a message without one"
+    case .invalidInput(.prefixTooShort): return "'msglog list' prints the first 8 characters of each id"
+    case .versionConflict: return "someone else changed it; re-read with 'msglog list' and retry"
+    case .idAlreadyUsed: return "an id is inserted at most once, even after it was removed"
+    case .itemInAnotherStream: return "select its stream with --stream"
+    case .ambiguousPrefix: return "give more characters of the id"
+    case .seqBeyondHead(_, let head): return head == 0 ? "the log is empty" : "give a seq from 0 to \(head)"
+    case .corruptedRecord: return "run 'msglog verify' for a full report; nothing after this point was printed"
+    case .corruptedLog, .eventDoesNotFit:
+      return "run 'msglog verify' for a full report; restore the log from an export or a backup"
+    case .derivedDamage:
+      return "nothing was changed; run 'msglog verify', and 'msglog verify --repair' to rebuild them from the log"
+    case .outdatedFormat: return "run 'msglog verify --repair' once to rebuild them; the log itself is unchanged"
+    case .noDatabase(_, let empty):
+      return empty
+        ? "a first 'msglog append TEXT' creates one"
+        : "a first 'msglog append TEXT' creates it; choose another with --db PATH or MSGLOG_DB"
+    case .anotherProgramsDatabase: return "msglog writes only into its own databases; choose another with --db PATH"
+    case .readOnly: return "every read command still works; to change it, copy it somewhere you may write"
+    case .changedDuringRead:
+      return "it is read-only to you, so msglog reads it without a lock and cannot hold writers off; try again"
+    case .diskFull:
+      return "nothing of this command was written, and everything before it is intact; free some space and retry"
+    default: return nil
+    }
+  }
+}

@@ -1,0 +1,189 @@
+import FoundationEssentials
+import MsglogCore
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A log in an LMDB directory, opened when first used and safe to share
+/// between threads.
+///
+/// It owns what every caller would otherwise repeat: a database that does
+/// not exist yet is created by the first write that succeeds, atomically
+/// (built beside its path, renamed into place when it commits); a database
+/// that may only be read is read without a reader slot, and a read that
+/// raced a commit is run again; LMDB's failures become `MsglogError`s.
+public final class LMDBLog: FollowableStore, @unchecked Sendable {
+  public enum Access: Sendable {
+    /// Writes allowed; a database that may only be read still serves reads.
+    case readWrite
+    /// Never writes, never creates, never needs write permission.
+    case readOnly
+  }
+
+  public let path: String
+  public let access: Access
+  /// The open store, once there is a database to open.
+  private let opened = Mutex<LMDBStore?>(nil)
+  /// Why the store was opened as a reader though writes were asked for.
+  private let writeRefusal = Mutex<MsglogError?>(nil)
+
+  public init(path: String, access: Access = .readWrite) {
+    self.path = path
+    self.access = access
+  }
+
+  /// Whether reads go without a reader slot (the database is read-only to
+  /// us): a caller that streams output should hold it until `read` returns.
+  public var readsWithoutLock: Bool {
+    (try? store(creating: false))?.isLockless ?? false
+  }
+
+  /// The open store; nil when there is no database yet.
+  private func store(creating: Bool) throws -> LMDBStore? {
+    try opened.withLock { opened in
+      if let opened { return opened }
+      // Say precisely what is (or is not) there before LMDB is let near it.
+      switch try DatabaseFiles.probe(path, shown: path) {
+      case .missing, .emptyDirectory:
+        if creating { return nil }
+        throw MsglogError.noDatabase(location: path, emptyDirectory: DatabaseFiles.isDirectory(path))
+      case .database:
+        break
+      }
+      let store: LMDBStore
+      switch access {
+      case .readOnly:
+        store = try LMDBStore(path: path, create: false)
+      case .readWrite:
+        do {
+          store = try LMDBStore(path: path, create: true)
+        } catch let refusal as MsglogError {
+          guard case .readOnly = refusal else { throw refusal }
+          writeRefusal.withLock { $0 = refusal }
+          store = try LMDBStore(path: path, create: false)
+        }
+      }
+      opened = store
+      return store
+    }
+  }
+
+  /// Runs `body` in a read-only snapshot.
+  ///
+  /// - Warning: on a database read without a reader slot, `body` may run
+  ///   more than once (a commit landed during an attempt); it must not act
+  ///   on what it saw until `read` returns.
+  public func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
+    try translatingErrors {
+      guard let store = try store(creating: false) else {
+        throw MsglogError.noDatabase(location: path, emptyDirectory: false)
+      }
+      guard store.isLockless else { return try store.read(body) }
+      for attempt in 0..<5 {
+        do {
+          return try store.read(body)
+        } catch is ConcurrentCommit {
+          // Give a busy writer a moment to finish its burst before trying again.
+          usleep(useconds_t(10_000 << attempt))
+        }
+      }
+      throw MsglogError.changedDuringRead(location: path)
+    }
+  }
+
+  public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+    try translatingErrors {
+      guard access == .readWrite else { throw MsglogError.readOnly(location: path, reason: "opened for reading only") }
+      if let store = try store(creating: true) {
+        if let refusal = writeRefusal.withLock({ $0 }) { throw refusal }
+        return try store.write(reserving: bytes, body)
+      }
+      if let result = try createDatabase({ try $0.write(reserving: bytes, body) }) { return result }
+      // Someone else created it meanwhile: write into theirs.
+      guard let store = try store(creating: true) else {
+        throw MsglogError.noDatabase(location: path, emptyDirectory: false)
+      }
+      return try store.write(reserving: bytes, body)
+    }
+  }
+
+  public func watchCommits() throws -> any CommitWatcher {
+    try translatingErrors {
+      guard try store(creating: false) != nil else {
+        throw MsglogError.noDatabase(location: path, emptyDirectory: false)
+      }
+      return try InotifyWatcher(file: path + "/data.mdb", shown: path)
+    }
+  }
+
+  /// Runs `write` on a new database in a private directory beside `path`
+  /// and renames it to `path` when `write` succeeds: a refused first write
+  /// leaves nothing behind, and nobody ever sees a half-made database.
+  /// Returns nil when `path` appeared in the meantime (another process
+  /// created it). On any error the directory is removed.
+  private func createDatabase<R>(_ write: (LMDBStore) throws -> R) throws -> R? {
+    let parent = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+    guard DatabaseFiles.isDirectory(parent.isEmpty ? "/" : parent) else {
+      throw MsglogError.cannotCreate(location: path, reason: "its parent directory does not exist")
+    }
+    let staging = path + ".creating-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    defer { try? FileManager.default.removeItem(atPath: staging) }
+    let result: R
+    do {
+      // The store is closed when this scope ends, before the rename.
+      result = try write(try LMDBStore(path: staging, create: true, shown: path))
+    }
+    if rename(staging, path) != 0 {
+      if errno == EEXIST || errno == ENOTEMPTY { return nil }
+      throw MsglogError.cannotCreate(location: path, reason: systemMessage(errno))
+    }
+    // The commit is on disk; make the new name durable too before success is reported.
+    let directory = open(parent.isEmpty ? "/" : parent, O_RDONLY | O_DIRECTORY)
+    if directory >= 0 {
+      fsync(directory)
+      close(directory)
+    }
+    return result
+  }
+
+  /// LMDB's own errors, and damage found in derived rows, as `MsglogError`s.
+  private func translatingErrors<R>(_ body: () throws -> R) throws -> R {
+    do {
+      return try body()
+    } catch let error as LMDBError where error.isOutOfSpace {
+      throw MsglogError.diskFull("the database could not grow (\(error.userMessage))")
+    } catch let error as LMDBError {
+      throw MsglogError.storage("database error: \(error.userMessage)")
+    } catch let damage as DerivedDamage {
+      throw MsglogError.derivedDamage(damage)
+    }
+  }
+}
+
+/// Wakes a follower on any change to LMDB's data file: the writes of a
+/// commit (`IN_MODIFY`) and the timestamp msglog's writers touch once the
+/// commit is visible (`IN_ATTRIB`).
+final class InotifyWatcher: CommitWatcher {
+  let fd: Int32
+
+  init(file: String, shown: String) throws {
+    fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+    guard fd >= 0 else { throw MsglogError.storage("cannot watch \(shown): \(systemMessage(errno))") }
+    guard inotify_add_watch(fd, file, UInt32(IN_MODIFY | IN_ATTRIB)) >= 0 else {
+      let reason = systemMessage(errno)
+      close(fd)
+      throw MsglogError.storage("cannot watch \(shown): \(reason)")
+    }
+  }
+
+  deinit { close(fd) }
+
+  var fileDescriptor: Int32 { fd }
+
+  func drain() throws {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while buffer.withUnsafeMutableBytes({ Glibc.read(fd, $0.baseAddress, $0.count) }) > 0 {}
+  }
+}
