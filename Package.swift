@@ -25,7 +25,7 @@ let package = Package(
     .target(name: "MsglogCLI", dependencies: ["Msglog"]),
     .executableTarget(name: "msglog", dependencies: ["MsglogCLI"]),
     // Benchmarks: built in release by scripts/bench, never part of `swift test`.
-    .executableTarget(name: "msglog-bench", dependencies: ["Msglog", "MsglogLMDB"], path: "Sources/MsglogBench"),
+    .executableTarget(name: "msglog-bench", dependencies: ["Msglog"], path: "Sources/MsglogBench"),
     // What the test targets share: temporary directories, the sandbox that
     // runs the binary, the seeded generator, event helpers.
     .target(name: "MsglogTestSupport", dependencies: ["Msglog"], path: "Tests/MsglogTestSupport"),

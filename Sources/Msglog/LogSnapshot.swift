@@ -77,6 +77,9 @@ public struct LogSnapshot: ~Copyable {
 
   /// Checks everything: see `Verifier`.
   public func verify() throws -> Verifier.Report { try Verifier.verify(reader) }
+
+  /// The store's own access, for the benchmark's phase-by-phase diagnostics.
+  @_spi(Benchmarks) public var storeReader: any LogReader { reader }
 }
 
 extension EventLog {

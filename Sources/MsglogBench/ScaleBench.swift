@@ -1,6 +1,5 @@
 import Foundation
-import MsglogCore
-import MsglogLMDB
+@_spi(Benchmarks) import Msglog
 
 /// A generated log of many events across 10 streams: one ("big") grows to
 /// a large number of live items through inserts, random moves and removes;
@@ -25,7 +24,7 @@ struct ScaleBench {
 
   func run() throws -> Results {
     try? FileManager.default.removeItem(atPath: directory)
-    let store = try LMDBStore(path: directory, create: true)
+    let store = try EventLog(directory, clock: { Timestamp(milliseconds: 1_796_000_000_000) })
     var rng = SystemRandomNumberGenerator()
     // Big stream: enough inserts to end at `bigItems` live, a few removes, the rest moves.
     let smallShare = events / 10
@@ -49,8 +48,9 @@ struct ScaleBench {
     var n: UInt64 = 0
     while done < plan.count {
       let end = min(done + batch, plan.count)
-      try store.write(reserving: (end - done) * 600) { writer in
-        let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 1_796_000_000_000))
+      var requests: [WriteRequest] = []
+      requests.reserveCapacity(end - done)
+      do {
         for k in done..<end {
           var request: WriteRequest
           switch plan[k] {
@@ -90,17 +90,17 @@ struct ScaleBench {
             request = WriteRequest(
               stream: "big", command: .insert(InsertRequest(index: index, text: "message \(n)", sender: "gen", id: id)))
           }
-          _ = try session.perform(request)
+          requests.append(request)
         }
-        try session.finish()
       }
+      _ = try store.perform(requests)
       done = end
       if done % 1_000_000 == 0 || done == plan.count {
         FileHandle.standardError.write(Data("bench: scale log: \(done)/\(plan.count) events\n".utf8))
       }
     }
     let importTime = ContinuousClock.now - start
-    let head = try store.read { try $0.headSeq() }
+    let head = try store.headSeq()
 
     let db = ["--db", directory]
     var replayAtSmall: [(Int, Duration)] = []
@@ -128,7 +128,8 @@ struct ScaleBench {
     var removeBig = Duration.seconds(1_000_000), removeSmall = Duration.seconds(1_000_000)
     for _ in 0..<runs {
       for (stream, isBig) in [(StreamName("big"), true), (StreamName("small-1"), false)] {
-        let middle = try store.read { reader -> ItemID in
+        let middle = try store.read { snapshot -> ItemID in
+          let reader = snapshot.storeReader
           let head = try reader.streamHead(stream)!
           return try StoredOrder.tree(StoredNodes(reader: reader, stream: stream), head: head)
             .element(at: Int(head.count / 2)).id

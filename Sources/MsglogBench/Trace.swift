@@ -1,5 +1,5 @@
 import Foundation
-import MsglogCore
+import Msglog
 
 /// A real editing history (../shared/traces), as msglog events: each
 /// character is one item; a patch `[pos, del, text]` becomes `del` removes of

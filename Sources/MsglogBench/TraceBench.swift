@@ -1,6 +1,5 @@
 import Foundation
-import MsglogCore
-import MsglogLMDB
+@_spi(Benchmarks) import Msglog
 
 /// Import, replay and baselines for one editing trace.
 struct TraceBench {
@@ -17,49 +16,23 @@ struct TraceBench {
   }
 
   func run() throws -> Results {
-    // Import: one write transaction through the ledger, as `msglog import` does.
-    var importTime = Duration.zero
-    var store: LMDBStore? = nil
-    importTime = try best(of: 1) {
-      try? FileManager.default.removeItem(atPath: directory)
-      let fresh = try LMDBStore(path: directory, create: true)
-      var performing = Duration.zero, finishing = Duration.zero
-      let start = ContinuousClock.now
-      try fresh.write(reserving: trace.requests.count * 512) { writer in
-        let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 0))
-        let t0 = ContinuousClock.now
-        for request in trace.requests { _ = try session.perform(request) }
-        let t1 = ContinuousClock.now
-        try session.finish()
-        performing = t1 - t0
-        finishing = ContinuousClock.now - t1
-      }
-      let total = ContinuousClock.now - start
-      FileHandle.standardError.write(
-        Data(
-          "bench: \(trace.name) import phases: validate and append \(performing.pretty), derived rows \(finishing.pretty), commit \((total - performing - finishing).pretty)\n"
-            .utf8))
-      store = fresh
-    }
-    guard let store else { throw BenchError("import did not run") }
-    let head = try store.read { try $0.headSeq() }
+    // Import: one write transaction through the front door, as `msglog import` does.
+    try? FileManager.default.removeItem(atPath: directory)
+    let store = try EventLog(directory, clock: { Timestamp(milliseconds: 0) })
+    let importTime = try best(of: 1) { consume(try store.perform(trace.requests).count) }
+    let head = try store.headSeq()
 
     // Correctness first: the replayed document is the trace's end content.
-    let final = try store.read { try Replay.stream("doc", at: nil, in: $0) }
+    let final = try store.replay("doc")
     guard final.items.map(\.text).joined() == trace.endContent else {
       throw BenchError("\(trace.name): replay does not give the end content")
     }
 
-    let replay = try best(of: runs) {
-      let snapshot = try store.read { try Replay.stream("doc", at: nil, in: $0) }
-      consume(snapshot.items.count)
-    }
-    let replayMid = try best(of: runs) {
-      let snapshot = try store.read { try Replay.stream("doc", at: head / 2, in: $0) }
-      consume(snapshot.items.count)
-    }
+    let replay = try best(of: runs) { consume(try store.replay("doc").items.count) }
+    let replayMid = try best(of: runs) { consume(try store.replay("doc", at: head / 2).items.count) }
     let rawScan = try best(of: runs) {
-      try store.read { reader in
+      try store.read { snapshot in
+        let reader = snapshot.storeReader
         var bytes = 0
         try reader.forEachRecord(from: 1) { _, record in
           bytes &+= record.count &+ Int(record[record.count - 1])
@@ -78,12 +51,14 @@ struct TraceBench {
 extension TraceBench {
   /// Where a full replay's time goes, on stderr: scanning and checksumming
   /// the records, folding positions into the projection, reading the texts.
-  func phases(_ store: LMDBStore) throws {
+  func phases(_ log: EventLog) throws {
+    /// Runs `body` on the store's own reader, below the front door.
+    func read<R>(_ body: (any LogReader) throws -> R) throws -> R { try log.read { try body($0.storeReader) } }
     let name = Array("doc".utf8)
     var events: [PositionalEvent] = []
     let scan = try best(of: runs) {
       events.removeAll(keepingCapacity: true)
-      try store.read { reader in
+      try read { reader in
         try name.withUnsafeBytes { name in
           try reader.forEachRecord(from: 1) { _, bytes in
             if let e = try EventRecord.positional(bytes, ifStream: name) { events.append(e) }
@@ -98,7 +73,7 @@ extension TraceBench {
       for e in events { try projection.apply(e) }
     }
     let crc = try best(of: runs) {
-      try store.read { reader in
+      try read { reader in
         var x: UInt32 = 0
         try reader.forEachRecord(from: 1) { _, bytes in
           x ^= CRC32C.checksum(bytes)
@@ -108,7 +83,7 @@ extension TraceBench {
       }
     }
     let decode = try best(of: runs) {
-      try store.read { reader in
+      try read { reader in
         var n = 0
         try reader.forEachRecord(from: 1) { _, bytes in
           n &+= try EventRecord.decode(bytes, verifyingChecksum: false).version == 0 ? 1 : 2
@@ -119,7 +94,7 @@ extension TraceBench {
     }
     FileHandle.standardError.write(Data("bench: full decode of every record \(decode.pretty)\n".utf8))
     let combined = try best(of: runs) {
-      try store.read { reader in
+      try read { reader in
         var evs: [PositionalEvent] = []
         try name.withUnsafeBytes { name in
           try reader.forEachRecord(from: 1) { _, bytes in
@@ -135,7 +110,7 @@ extension TraceBench {
     FileHandle.standardError.write(Data("bench: collect, fold, read items in one go \(combined.pretty)\n".utf8))
     let list = OrderedList(projection.slots.elements)
     let texts = try best(of: runs) {
-      consume(try store.read { try Replay.items(list, in: $0) }.count)
+      consume(try read { try Replay.items(list, in: $0) }.count)
     }
     FileHandle.standardError.write(
       Data(

@@ -1,6 +1,5 @@
 import Foundation
-import MsglogCore
-import MsglogLMDB
+import Msglog
 
 /// msglog-bench: figures for README's Performance section, each as a ratio
 /// against a baseline measured in the same run (see scripts/bench).
