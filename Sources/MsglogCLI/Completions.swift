@@ -64,7 +64,7 @@ enum Completions {
     out += """
           esac
           if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "$(printf '%s\\n' $options)" -- "$cur"))
+            COMPREPLY=($(IFS=' '; compgen -W "$options" -- "$cur"))
             return
           fi
           case "$command" in
@@ -214,10 +214,10 @@ enum Completions {
     if !option.isFlag {
       line += " -r"
       switch option.completion {
-      case .streams: line += " -a \"(__msglog_streams)\""
-      case .directories: line += " -a \"(__fish_complete_directories)\""
+      case .streams: line += " -f -a \"(__msglog_streams)\""
+      case .directories: line += " -f -a \"(__fish_complete_directories)\""
       case .files: line += " -F"
-      default: break
+      default: line += " -f"
       }
     }
     return line + " -d \(fishQuote(option.help))\n"

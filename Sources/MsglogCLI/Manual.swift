@@ -94,9 +94,20 @@ enum Manual {
       + (option.value.map { " \\fI\($0)\\fR" } ?? "")
   }
 
-  /// Escapes text for roff: backslashes, hyphens, and a leading dot or quote.
+  /// Escapes text for roff: backslashes, hyphens, a leading dot or quote,
+  /// and anything beyond ASCII as `\[uXXXX]` (roff reads Latin-1 otherwise).
   static func escape(_ text: String) -> String {
-    var out = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
+    var out = ""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\\": out += "\\e"
+      case "-": out += "\\-"
+      case _ where scalar.value > 0x7E:
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        out += "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
+      default: out.unicodeScalars.append(scalar)
+      }
+    }
     if out.hasPrefix(".") || out.hasPrefix("'") { out = "\\&" + out }
     return out
   }

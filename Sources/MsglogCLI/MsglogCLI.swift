@@ -23,6 +23,7 @@ public enum MsglogCLI {
     // A reader that goes away must show up as EPIPE on the next write (and
     // end the command quietly), not kill the process mid-transaction.
     signal(SIGPIPE, SIG_IGN)
+    installTruncationGuard()
     let stdout = OutputStream(fd: 1)
     let stderr = OutputStream(fd: 2)
     let code: Int32
@@ -76,6 +77,21 @@ public enum MsglogCLI {
     let code = Wording.report(OutputError.failed(errno: errno), to: stderr)
     try? stderr.flush()
     return code
+  }
+
+  /// LMDB maps the data file whole; a page read past the end of a file cut
+  /// short (which the checks at opening cannot always see) raises SIGBUS.
+  /// Say so in one line and exit 1 rather than crash. Only async-signal-safe
+  /// calls in the handler: write(2) and _exit(2).
+  static func installTruncationGuard() {
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = { _ in
+      let message: StaticString =
+        "msglog: the database file is shorter than its own pages say (truncated?): a read ran past its end\n"
+      _ = Glibc.write(2, message.utf8Start, message.utf8CodeUnitCount)
+      _exit(1)
+    }
+    sigaction(SIGBUS, &action, nil)
   }
 
   /// argv as strings, refusing an argument that is not valid UTF-8 (Swift's

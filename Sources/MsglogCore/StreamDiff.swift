@@ -73,25 +73,35 @@ public struct StreamDiff: Equatable, Sendable {
   }
 
   /// Which positions of `values` (distinct integers) form one longest
-  /// strictly increasing subsequence: patience sorting with back links.
+  /// strictly increasing subsequence. Of several, the one that keeps the
+  /// earliest items (so that a card dragged to the top shows as that card
+  /// moving, not the others). O(n log n): from the right, the length of the
+  /// longest run starting at each position (patience sorting); then from the
+  /// left, the first position that can continue the longest run.
   static func longestIncreasingSubsequence(_ values: [Int]) -> [Bool] {
-    var tails: [Int] = []  // positions: tails[k] ends the best run of length k+1
-    var previous = [Int](repeating: -1, count: values.count)
-    for (position, value) in values.enumerated() {
+    let n = values.count
+    var runFrom = [Int](repeating: 0, count: n)
+    // tails[k]: the largest first value of an increasing run of length k+1
+    // in the suffix seen so far; it decreases with k.
+    var tails: [Int] = []
+    for i in stride(from: n - 1, through: 0, by: -1) {
+      let value = values[i]
       var lo = 0
       var hi = tails.count
       while lo < hi {
         let mid = (lo + hi) / 2
-        if values[tails[mid]] < value { lo = mid + 1 } else { hi = mid }
+        if tails[mid] > value { lo = mid + 1 } else { hi = mid }
       }
-      if lo > 0 { previous[position] = tails[lo - 1] }
-      if lo == tails.count { tails.append(position) } else { tails[lo] = position }
+      runFrom[i] = lo + 1
+      if lo == tails.count { tails.append(value) } else { tails[lo] = value }
     }
-    var member = [Bool](repeating: false, count: values.count)
-    var position = tails.last ?? -1
-    while position >= 0 {
-      member[position] = true
-      position = previous[position]
+    var member = [Bool](repeating: false, count: n)
+    var remaining = tails.count
+    var last = Int.min
+    for i in 0..<n where remaining > 0 && runFrom[i] == remaining && values[i] > last {
+      member[i] = true
+      last = values[i]
+      remaining -= 1
     }
     return member
   }

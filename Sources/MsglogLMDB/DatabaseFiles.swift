@@ -80,7 +80,9 @@ enum DatabaseFiles {
       MsglogError.notAMsglogDatabase(location: shown, reason: "its data.mdb \(why)")
     }
     guard size > 0 else { throw notLMDB("is empty") }
-    func meta(at offset: Int) throws -> (pageSize: Int, lastPage: UInt64, txnid: UInt64)? {
+    /// The page size, the two core databases' root pages (free pages and
+    /// the main database: `UInt64.max` when empty) and the transaction id.
+    func meta(at offset: Int) throws -> (pageSize: Int, roots: [UInt64], txnid: UInt64)? {
       var page = [UInt8](repeating: 0, count: 152)
       let n = page.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 152, off_t(offset)) }
       guard n == 152 else { return nil }
@@ -90,7 +92,10 @@ enum DatabaseFiles {
         else { return nil }
         return (
           Int(raw.loadUnaligned(fromByteOffset: 40, as: UInt32.self)),
-          raw.loadUnaligned(fromByteOffset: 136, as: UInt64.self),
+          [
+            raw.loadUnaligned(fromByteOffset: 80, as: UInt64.self),
+            raw.loadUnaligned(fromByteOffset: 128, as: UInt64.self),
+          ],
           raw.loadUnaligned(fromByteOffset: 144, as: UInt64.self)
         )
       }
@@ -105,11 +110,17 @@ enum DatabaseFiles {
     guard size >= 2 * pageSize, let second = try meta(at: pageSize) else {
       throw notLMDB("is truncated (\(size) bytes)")
     }
-    // The newer meta page says how far the file must reach.
+    // The newer meta page names the roots every read starts from; LMDB
+    // writes them (and syncs) before the meta page, so even with a writer
+    // at work they lie inside the file — unless it was cut short. (The
+    // meta's last page number may lie past the end: pages allocated and
+    // freed in one transaction are counted but never written.)
     let current = second.txnid > first.txnid ? second : first
-    let needed = (current.lastPage + 1).multipliedReportingOverflow(by: UInt64(pageSize))
-    guard !needed.overflow, UInt64(size) >= needed.partialValue else {
-      throw notLMDB("is truncated (\(size) bytes; its pages reach \(needed.partialValue))")
+    for root in current.roots where root != UInt64.max {
+      let end = (root + 1).multipliedReportingOverflow(by: UInt64(pageSize))
+      guard !end.overflow, UInt64(size) >= end.partialValue else {
+        throw notLMDB("is truncated (\(size) bytes; its root page \(root) lies past the end)")
+      }
     }
   }
 }

@@ -185,7 +185,7 @@ import Testing
     case "garbage": (content, message) = (Data(repeating: 7, count: 8192), "its data.mdb is not an LMDB file")
     default:
       (content, message) = (
-        whole.prefix(whole.count / 2), "its data.mdb is truncated (\(whole.count / 2) bytes; its pages reach"
+        whole.prefix(whole.count / 2), "its data.mdb is truncated (\(whole.count / 2) bytes; its root page"
       )
     }
     FileManager.default.createFile(atPath: s.db + "/data.mdb", contents: content)

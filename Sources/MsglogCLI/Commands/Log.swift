@@ -76,6 +76,8 @@ final class SignalPipe {
       _ = fcntl(fd, F_SETFL, O_NONBLOCK)
     }
     writeEnd = ends[1]
+    var mask = sigset_t()
+    sigemptyset(&mask)
     for signal in signals {
       var action = sigaction()
       action.__sigaction_handler.sa_handler = { _ in
@@ -83,7 +85,11 @@ final class SignalPipe {
         _ = Glibc.write(SignalPipe.writeEnd, &byte, 1)
       }
       sigaction(signal, &action, nil)
+      sigaddset(&mask, signal)
     }
+    // A parent may have started us with these signals blocked (a test
+    // runner, some supervisors do): a follower must still end on them.
+    pthread_sigmask(SIG_UNBLOCK, &mask, nil)
     return SignalPipe(readEnd: ends[0], signals: signals)
   }
 

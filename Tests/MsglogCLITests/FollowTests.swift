@@ -1,0 +1,151 @@
+import Foundation
+import Msglog
+import MsglogTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `log --follow` across processes, and `EventLog.follow` as an async sequence.
+@Suite struct FollowTests {
+  func json(_ line: some StringProtocol) -> [String: Any] {
+    (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
+  }
+
+  /// Waits (up to `seconds`) until `condition` holds; false on timeout.
+  func eventually(_ seconds: Double = 20, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+      if condition() { return true }
+      usleep(10_000)
+    }
+    return condition()
+  }
+
+  /// 4 writer processes and 3 followers on one database: every follower
+  /// prints every seq exactly once, in order, and nothing else.
+  @Test func everyFollowerSeesEverySeqOnceInOrder() throws {
+    let s = Sandbox()
+    s.append("seed")
+    let perWriter = ProcessInfo.processInfo.environment["MSGLOG_STRESS"] != nil ? 250 : 60
+    let total = 1 + 4 * perWriter
+    let followers = [
+      s.start(["log", "--follow", "--all", "--json", "--from", "1", "--limit", String(total)]),
+      s.start(["log", "--follow", "--all", "--json", "--from", "1", "--limit", String(total)]),
+      s.start(["log", "-f", "--all", "--from=1", "--limit", String(total)]),
+    ]
+    let group = DispatchGroup()
+    for w in 0..<4 {
+      DispatchQueue.global().async(group: group) {
+        for i in 0..<perWriter {
+          let stream = i % 2 == 0 ? "main" : "w\(w)"
+          let r = s.run(["append", "--stream", stream, "writer \(w) message \(i)"])
+          if r.code != 0 { Issue.record("writer \(w): \(r)") }
+        }
+      }
+    }
+    group.wait()
+    for (n, follower) in followers.enumerated() {
+      let r = follower.finish()
+      #expect(r.code == 0 && r.stderr.isEmpty, "follower \(n): \(r.code) \(r.stderr)")
+      let seqs = r.lines.map { line -> Int in
+        if n < 2 { return json(line)["seq"] as? Int ?? -1 }
+        return Int(line.prefix { $0 != " " }) ?? -1
+      }
+      #expect(
+        seqs == Array(1...total),
+        "follower \(n) printed \(seqs.count) events, first gap at \(zip(seqs, 1...).first { $0 != $1 }.map { "\($0)" } ?? "none")"
+      )
+    }
+    #expect(s.export().split(separator: "\n").count == total)
+  }
+
+  /// Without --from, a follower prints only events committed after it started.
+  @Test func withoutFromOnlyNewEvents() throws {
+    let s = Sandbox()
+    s.append("old one")
+    s.append("old two")
+    let follower = s.start(["log", "--follow", "--limit", "2"])
+    // It is running once it holds the database open; give it a moment to read the head.
+    usleep(300_000)
+    s.append("new one")
+    s.append("new two")
+    let r = follower.finish()
+    #expect(r.code == 0, "\(r)")
+    #expect(r.lines.count == 2 && r.lines[0].hasSuffix("new one") && r.lines[1].hasSuffix("new two"), "\(r)")
+    #expect(r.lines[0].hasPrefix("3  "), "\(r)")
+  }
+
+  /// SIGINT and SIGTERM end a follower with exit 0, and it leaves no reader
+  /// slot behind (LMDB's reader table is empty afterwards).
+  @Test(arguments: [SIGINT, SIGTERM]) func aSignalEndsItCleanly(_ signal: Int32) throws {
+    let s = Sandbox()
+    s.append("one")
+    let follower = s.start(["log", "--follow", "--from", "1"])
+    usleep(300_000)  // let it print the history and block
+    kill(follower.process.processIdentifier, signal)
+    let r = follower.finish()
+    #expect(follower.process.terminationReason == .exit && r.code == 0, "\(r)")
+    #expect(r.stdout.hasSuffix("one\n"), "\(r)")
+    let readers = python(
+      ["-c", "import lmdb, sys; print(lmdb.open(sys.argv[1], max_dbs=8, readonly=True).readers())", s.db])
+    #expect(!readers.stdout.contains(String(follower.process.processIdentifier)), "\(readers.stdout)")
+  }
+
+  /// A reader that goes away (`msglog log -f | head -1`) ends the follower
+  /// quietly with exit 0, even while no event comes.
+  @Test func aClosedStdoutEndsIt() throws {
+    let s = Sandbox()
+    s.append("one")
+    let pipe = Pipe()
+    let follower = s.start(["log", "--follow", "--from", "1"], stdout: pipe.fileHandleForWriting)
+    try pipe.fileHandleForWriting.close()
+    _ = pipe.fileHandleForReading.availableData  // the first line: it is following now
+    try pipe.fileHandleForReading.close()
+    #expect(eventually { !follower.process.isRunning }, "the follower kept running after its reader left")
+    if follower.process.isRunning { kill(follower.process.processIdentifier, SIGKILL) }
+    let r = follower.finish()
+    #expect(follower.process.terminationReason == .exit && r.code == 0 && r.stderr.isEmpty, "\(r)")
+  }
+
+  @Test func followRefusesWhatLogRefuses() {
+    let s = Sandbox()
+    var r = s.run(["log", "--follow"])
+    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: no database at"), "\(r)")
+    s.append("x")
+    r = s.run(["log", "--follow", "--all", "--stream", "main"])
+    #expect(r.code == 64, "\(r)")
+    r = s.run(["log", "--follow", "--limit", "0"])
+    #expect(r.code == 0 && r.stdout.isEmpty, "\(r)")
+  }
+
+  /// The library's follower: an async sequence that sees another thread's
+  /// and another process's commits, and stops when its task is cancelled.
+  @Test func theAsyncSequenceFollowsAndCancels() async throws {
+    let dir = TemporaryDirectory()
+    let log = try EventLog(dir.db)
+    try log.append("before")
+    let collector = Task {
+      var seen: [UInt64] = []
+      for try await event in log.follow(from: 1) {
+        seen.append(event.seq)
+        if seen.count == 3 { break }
+      }
+      return seen
+    }
+    try log.append("from this process")
+    let r = Sandbox().run(["--db", dir.db, "append", "from another process"], useDefaultDB: false)
+    #expect(r.code == 0, "\(r)")
+    #expect(try await collector.value == [1, 2, 3])
+    // A follower whose task is cancelled ends, even with no event coming.
+    let waiting = Task {
+      var count = 0
+      for try await _ in log.follow() { count += 1 }
+      return count
+    }
+    try await Task.sleep(for: .milliseconds(200))
+    waiting.cancel()
+    #expect(try await waiting.value == 0)
+  }
+}

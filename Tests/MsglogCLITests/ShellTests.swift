@@ -1,0 +1,93 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+/// Completion scripts, the man page and colour — all generated from the one
+/// declaration table, and exercised by the real shells and terminals.
+@Suite struct ShellTests {
+  /// A database with stream names a completion must keep whole.
+  static func streams() -> Sandbox {
+    let s = Sandbox()
+    for name in ["main", "ops board", "中文"] { #expect(s.run(["append", "--stream", name, "x"]).code == 0) }
+    return s
+  }
+
+  /// Runs `script` in `shell` with the binary's directory on PATH.
+  func run(_ shell: String, _ script: String, in s: Sandbox) -> Run {
+    let binDir = URL(fileURLWithPath: Sandbox.binary).deletingLastPathComponent().path
+    return s.run(
+      ["-c", "export PATH='\(binDir)':$PATH; cd '\(s.dir)'; " + script], runner: "/usr/bin/\(shell)")
+  }
+
+  @Test func bashCompletesCommandsOptionsAndStreamNames() {
+    let s = Self.streams()
+    func complete(_ words: [String]) -> [String] {
+      let array = words.map { "'\($0)'" }.joined(separator: " ")
+      let r = run(
+        "bash",
+        "source <(msglog completions bash); COMP_WORDS=(\(array)); COMP_CWORD=\(words.count - 1); _msglog; "
+          + "printf '%s\\n' \"${COMPREPLY[@]}\"", in: s)
+      #expect(r.code == 0 && r.stderr.isEmpty, "\(r)")
+      return r.lines.filter { !$0.isEmpty }
+    }
+    #expect(complete(["msglog", "ap"]) == ["append"])
+    #expect(complete(["msglog", "--db", s.db, "--stream", ""]) == ["main", "ops\\ board", "中文"])
+    #expect(complete(["msglog", "list", "--stream", "o"]) == ["ops\\ board"])
+    #expect(complete(["msglog", "move", "--e"]) == ["--expect-version"])
+    #expect(complete(["msglog", "log", "-"]).contains("--follow"))
+    #expect(!complete(["msglog", "move", "-"]).contains("--sender"))
+    #expect(complete(["msglog", "completions", ""]) == ["bash", "zsh", "fish"])
+  }
+
+  @Test func fishCompletesStreamNames() {
+    let s = Self.streams()
+    let r = run("fish", "source (msglog completions fish | psub); complete -C 'msglog --db \(s.db) --stream '", in: s)
+    #expect(r.code == 0, "\(r)")
+    #expect(r.lines.map { String($0.prefix { $0 != "\t" }) } == ["main", "ops board", "中文"], "\(r)")
+    let commands = run("fish", "source (msglog completions fish | psub); complete -C 'msglog di'", in: s)
+    #expect(commands.stdout.hasPrefix("diff\t"), "\(commands)")
+  }
+
+  /// zsh cannot be driven without a terminal; its script must at least parse.
+  @Test func zshScriptParses() {
+    let s = Sandbox()
+    let r = run("zsh", "msglog completions zsh > c.zsh && zsh -n c.zsh && grep -q '_msglog_streams' c.zsh", in: s)
+    #expect(r.code == 0 && r.stderr.isEmpty, "\(r)")
+  }
+
+  @Test func unknownShellIsAUsageError() {
+    let r = Sandbox().run("completions", "tcsh")
+    #expect(r.code == 64 && r.stderr.hasPrefix("msglog: unknown shell 'tcsh'"), "\(r)")
+  }
+
+  /// docs/msglog.1 is what the binary generates, and it renders without a warning.
+  @Test func theManPageIsGeneratedAndRenders() throws {
+    let s = Sandbox()
+    let generated = s.run(["help", "--man"])
+    #expect(generated.code == 0)
+    let committed = try String(contentsOfFile: repositoryRoot + "/docs/msglog.1", encoding: .utf8)
+    #expect(generated.stdout == committed, "docs/msglog.1 is stale: run 'msglog help --man > docs/msglog.1'")
+    let r = run(
+      "sh", "msglog help --man > msglog.1 && groff -man -ww -Tutf8 msglog.1 > page.txt && grep -c . page.txt", in: s)
+    #expect(r.code == 0 && r.stderr.isEmpty, "\(r)")
+    for command in ["append", "move", "diff", "completions", "verify"] {
+      #expect(try String(contentsOfFile: s.dir + "/page.txt", encoding: .utf8).contains(command))
+    }
+  }
+
+  /// On a terminal the short id and sender are dimmed; not with NO_COLOR,
+  /// and never into a pipe or a file.
+  @Test func colourOnlyOnATerminal() {
+    let s = Sandbox()
+    s.append("hello", sender: "ann")
+    let binary = Sandbox.binary
+    let tty = s.run(["-qec", "\(binary) --db \(s.db) list", "/dev/null"], runner: "/usr/bin/script")
+    #expect(tty.stdout.contains("\u{1B}[2m"), "\(tty)")
+    #expect(tty.stdout.contains("  ann\u{1B}[0m  hello"), "\(tty)")
+    let noColour = s.run(
+      ["-qec", "NO_COLOR=1 \(binary) --db \(s.db) list", "/dev/null"], runner: "/usr/bin/script")
+    #expect(!noColour.stdout.contains("\u{1B}["), "\(noColour)")
+    let piped = s.run(["list"])
+    #expect(!piped.stdout.contains("\u{1B}["), "\(piped)")
+  }
+}

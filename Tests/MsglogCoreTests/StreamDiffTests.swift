@@ -1,0 +1,68 @@
+import Msglog
+import MsglogTestSupport
+import Testing
+
+@testable import MsglogCore
+
+/// `diff A B` as a collection view's batch update: applying it to the items
+/// at A gives exactly the items at B, with the fewest moves.
+@Suite struct StreamDiffTests {
+  /// The fewest moves any batch update can have: the items at both seqs
+  /// minus a longest increasing subsequence, found here by O(n²) dynamic
+  /// programming (independent of the O(n log n) one under test).
+  static func fewestMoves(_ old: [ItemID], _ new: [ItemID]) -> Int {
+    let newIndex = Dictionary(uniqueKeysWithValues: new.enumerated().map { ($1, $0) })
+    let kept = old.compactMap { newIndex[$0] }
+    var best = [Int](repeating: 1, count: kept.count)
+    for i in kept.indices {
+      for j in 0..<i where kept[j] < kept[i] { best[i] = max(best[i], best[j] + 1) }
+    }
+    return kept.count - (best.max() ?? 0)
+  }
+
+  @Test(arguments: [UInt64(1), 2, 3, 4, 5]) func applyingTheDiffGivesTheOtherList(seed: UInt64) throws {
+    var rng = SeededGenerator(seed: seed)
+    let log = EventLog.inMemory()
+    var count = 0
+    for _ in 0..<400 {
+      let roll = Int.random(in: 0..<10, using: &rng)
+      if count < 3 || roll < 4 {
+        try log.insert("item", at: UInt64.random(in: 0...UInt64(count), using: &rng))
+        count += 1
+      } else if roll < 6 {
+        let items = try log.items().items
+        try log.remove(id: items[Int.random(in: 0..<count, using: &rng)].id)
+        count -= 1
+      } else {
+        let from = UInt64.random(in: 0..<UInt64(count), using: &rng)
+        try log.move(from: from, to: UInt64.random(in: 0..<UInt64(count), using: &rng))
+      }
+    }
+    let head = try log.headSeq()
+    for _ in 0..<60 {
+      let a = UInt64.random(in: 0...head, using: &rng)
+      let b = UInt64.random(in: 0...head, using: &rng)
+      let old = try log.replay(at: a)
+      let new = try log.replay(at: b)
+      let diff = try log.diff(from: a, to: b)
+      #expect(diff.apply(to: old.items) == new.items, "diff \(a) \(b)")
+      #expect(diff.moved.count == Self.fewestMoves(old.items.map(\.id), new.items.map(\.id)), "diff \(a) \(b)")
+      #expect(diff.removed.map(\.index) == diff.removed.map(\.index).sorted(by: >))
+      #expect(diff.inserted.map(\.index) == diff.inserted.map(\.index).sorted())
+      #expect(diff.moved.map(\.to) == diff.moved.map(\.to).sorted())
+    }
+    #expect(try log.diff(from: head, to: head).isEmpty)
+  }
+
+  @Test func longestIncreasingSubsequenceOnKnownCases() {
+    let cases: [([Int], Int)] = [
+      ([], 0), ([5], 1), ([3, 1, 2], 2), ([0, 1, 2, 3], 4), ([3, 2, 1, 0], 1), ([2, 0, 3, 1, 4], 3),
+    ]
+    for (values, length) in cases {
+      let member = StreamDiff.longestIncreasingSubsequence(values)
+      let chosen = values.indices.filter { member[$0] }.map { values[$0] }
+      #expect(chosen.count == length, "\(values)")
+      #expect(chosen == chosen.sorted() && Set(chosen).count == chosen.count, "\(values)")
+    }
+  }
+}
