@@ -1,7 +1,8 @@
 import MsglogCore
 
 /// NUL-separated words as a command line: parsing and checking against the
-/// command table never crash, and every refusal is a usage error (exit 64).
+/// declaration table never crash, every refusal is a usage error (exit 64),
+/// and every command's help page can be made.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzArguments(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   let bytes = UnsafeBufferPointer(start: data, count: size)
@@ -13,13 +14,17 @@ public func fuzzArguments(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   }
   do {
     let args = try Arguments(parsing: words)
-    if let name = args.positionals.first, let spec = CommandSpec.named(name) {
-      try spec.check(args, positionals: Array(args.positionals.dropFirst()))
-      for option in ["expect-version", "at", "from", "limit"] { _ = try args.number(option) }
-      _ = spec.help
+    if let name = args.positionals.first, let command = CommandDeclaration.named(name) {
+      try args.check(against: command, positionals: Array(args.positionals.dropFirst()))
+      for option in CommandDeclaration.everyOption where !option.isFlag && option.value == "N" || option.value == "SEQ" {
+        _ = try args.number(option)
+      }
+      _ = Help.page(command)
     }
   } catch {
-    precondition(error.kind == .usage, "argument errors are usage errors")
+    // Typed throws: every error the parser can raise is a usage error.
+    precondition(error.exitCode == 64)
+    _ = error.message
   }
   return 0
 }

@@ -1,24 +1,20 @@
-import Msglog
+import MsglogCore
 
-/// A mistake on the command line itself (exit 64), worded here.
-struct UsageError: Error, Equatable, Sendable {
+/// What the command line itself says went wrong, with its exit code: a
+/// mistake in the arguments (64), or a command that ran and did not succeed (1).
+struct CommandLineError: Error, Equatable, Sendable {
   var message: String
   var hint: String?
+  var exitCode: Int32
 
-  init(_ message: String, hint: String? = nil) {
-    self.message = message
-    self.hint = hint
+  /// A mistake on the command line (exit 64).
+  static func usage(_ message: String, hint: String? = nil) -> CommandLineError {
+    CommandLineError(message: message, hint: hint, exitCode: 64)
   }
-}
 
-/// A command that ran but did not succeed, in the command line's own words (exit 1).
-struct CommandFailure: Error, Equatable, Sendable {
-  var message: String
-  var hint: String?
-
-  init(_ message: String, hint: String? = nil) {
-    self.message = message
-    self.hint = hint
+  /// A command that ran but did not succeed (exit 1).
+  static func failed(_ message: String, hint: String? = nil) -> CommandLineError {
+    CommandLineError(message: message, hint: hint, exitCode: 1)
   }
 }
 
@@ -44,7 +40,7 @@ struct Arguments: Equatable {
     uniqueKeysWithValues: CommandDeclaration.everyOption.compactMap { option in option.short.map { ($0, option.name) } }
   )
 
-  init(parsing tokens: [String]) throws(UsageError) {
+  init(parsing tokens: [String]) throws(CommandLineError) {
     var i = 0
     var optionsEnded = false
     while i < tokens.count {
@@ -71,22 +67,22 @@ struct Arguments: Equatable {
       } else if token.count == 2, let long = Arguments.shortNames[token.last!] {
         name = long
       } else {
-        throw UsageError("unknown option \(TerminalText.quoted(token))", hint: "see 'msglog --help'")
+        throw CommandLineError.usage("unknown option \(TerminalText.quoted(token))", hint: "see 'msglog --help'")
       }
       guard let option = Arguments.declared[name] else {
-        throw UsageError("unknown option \(TerminalText.quoted("--" + name))", hint: "see 'msglog --help'")
+        throw CommandLineError.usage("unknown option \(TerminalText.quoted("--" + name))", hint: "see 'msglog --help'")
       }
       if option.isFlag {
-        guard inlineValue == nil else { throw UsageError("option --\(name) takes no value") }
+        guard inlineValue == nil else { throw CommandLineError.usage("option --\(name) takes no value") }
         try set(name, "")
       } else if let inlineValue {
         try set(name, inlineValue)
       } else {
-        guard i < tokens.count else { throw UsageError("option --\(name) needs a value") }
+        guard i < tokens.count else { throw CommandLineError.usage("option --\(name) needs a value") }
         // `--sender --json hi`: the next word is an option, not a value.
         let next = tokens[i]
         if next == "--" || Arguments.isKnownOption(next) {
-          throw UsageError(
+          throw CommandLineError.usage(
             "option --\(name) needs a value, but \(TerminalText.quoted(next)) is an option",
             hint: "to give it as the value, write --\(name)=\(next)")
         }
@@ -111,8 +107,8 @@ struct Arguments: Equatable {
     return !(utf8[1] >= 0x30 && utf8[1] <= 0x39)
   }
 
-  private mutating func set(_ name: String, _ value: String) throws(UsageError) {
-    guard options[name] == nil else { throw UsageError("option --\(name) is given more than once") }
+  private mutating func set(_ name: String, _ value: String) throws(CommandLineError) {
+    guard options[name] == nil else { throw CommandLineError.usage("option --\(name) is given more than once") }
     options[name] = value
     order.append(name)
   }
@@ -122,35 +118,36 @@ struct Arguments: Equatable {
   subscript(_ option: OptionDeclaration) -> String? { options[option.name] }
 
   /// A decimal option value in 0…2^63-1.
-  func number(_ option: OptionDeclaration) throws(UsageError) -> UInt64? {
+  func number(_ option: OptionDeclaration) throws(CommandLineError) -> UInt64? {
     guard let text = options[option.name] else { return nil }
     return try Arguments.number(text, what: "--\(option.name)")
   }
 
-  static func number(_ text: String, what: String) throws(UsageError) -> UInt64 {
+  static func number(_ text: String, what: String) throws(CommandLineError) -> UInt64 {
     guard let n = Limits.parseNumber(text) else {
-      throw UsageError("invalid \(what) \(TerminalText.quoted(text)): expected a decimal integer from 0 to 2^63-1")
+      throw CommandLineError.usage(
+        "invalid \(what) \(TerminalText.quoted(text)): expected a decimal integer from 0 to 2^63-1")
     }
     return n
   }
 
   /// Refuses options that do not belong to `command` and a wrong number of arguments.
-  func check(against command: CommandDeclaration, positionals: [String]) throws(UsageError) {
+  func check(against command: CommandDeclaration, positionals: [String]) throws(CommandLineError) {
     let accepted = Set(command.allOptions.map(\.name))
     for option in order where !accepted.contains(option) {
-      throw UsageError(
+      throw CommandLineError.usage(
         "option --\(option) does not apply to '\(command.name.rawValue)'",
         hint: "see 'msglog help \(command.name.rawValue)'")
     }
     let required = command.arguments.filter { !$0.optional }
     if positionals.count < required.count {
-      throw UsageError(
+      throw CommandLineError.usage(
         "'\(command.name.rawValue)' needs \(command.arguments[positionals.count].name)", hint: "usage: \(command.usage)"
       )
     }
     let repeating = command.arguments.last?.repeating == true
     if !repeating, positionals.count > command.arguments.count {
-      throw UsageError(
+      throw CommandLineError.usage(
         "unexpected argument \(TerminalText.quoted(positionals[command.arguments.count])) for '\(command.name.rawValue)'",
         hint: "usage: \(command.usage)")
     }

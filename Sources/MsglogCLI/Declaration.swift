@@ -84,7 +84,9 @@ enum CommandName: String, CaseIterable, Sendable {
   case `import`, verify, completions, help
 }
 
-/// One command: what it accepts, its help page, and its handler.
+/// One command: what it accepts and its help page. (Its handler is the
+/// method `Invocation.run` dispatches to; the declaration stays plain data,
+/// so that the argument fuzzer can compile it alone.)
 struct CommandDeclaration: Sendable {
   var name: CommandName
   /// One line for the command table of `msglog --help`.
@@ -95,7 +97,6 @@ struct CommandDeclaration: Sendable {
   /// Which of `--db`, `--stream`, `--json` it uses; any other is a usage error.
   var shared: [OptionDeclaration] = Options.shared
   var example: String
-  var run: @Sendable (inout Invocation) throws -> Void
 
   /// Every option it accepts, shared and meta ones included.
   var allOptions: [OptionDeclaration] { options + shared + Options.meta }
@@ -132,8 +133,7 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "TEXT", help: "the message (default: stdin)", optional: true, repeating: true)
         ],
         options: textOptions + writeOptions,
-        example: "msglog append --sender ann \"see you at 10\"\nprintf 'one\\ntwo\\n' | msglog append --lines",
-        run: { try $0.insert(at: nil) }),
+        example: "msglog append --sender ann \"see you at 10\"\nprintf 'one\\ntwo\\n' | msglog append --lines"),
       CommandDeclaration(
         name: .insert, summary: "insert a message at an index",
         overview: """
@@ -146,8 +146,7 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "TEXT", help: "the message (default: stdin)", optional: true, repeating: true),
         ],
         options: textOptions + writeOptions,
-        example: "msglog insert 0 \"pinned: read the rules\"",
-        run: { try $0.insert(at: try $0.number(at: 0, what: "index")) }),
+        example: "msglog insert 0 \"pinned: read the rules\""),
       CommandDeclaration(
         name: .move, summary: "move an item from one index to another",
         overview: """
@@ -158,7 +157,7 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "FROM", help: "the item's current index"),
           ArgumentDeclaration(name: "TO", help: "its final index"),
         ],
-        options: writeOptions, example: "msglog move 3 0", run: { try $0.move() }),
+        options: writeOptions, example: "msglog move 3 0"),
       CommandDeclaration(
         name: .remove, summary: "remove an item by id",
         overview: """
@@ -166,21 +165,21 @@ struct CommandDeclaration: Sendable {
           leading characters of it (the short id 'list' prints) that match exactly one item.
           """,
         arguments: [ArgumentDeclaration(name: "ID", help: "a UUID, or a unique prefix of 8 or more characters")],
-        options: writeOptions, example: "msglog remove 3f2a1b4c", run: { try $0.remove() }),
+        options: writeOptions, example: "msglog remove 3f2a1b4c"),
       CommandDeclaration(
         name: .list, summary: "print the stream's items in order",
         overview: """
           Print the stream's items in order, one per line: index, short id, sender (- when \
           none) and text, with control characters escaped. A stream with no events is empty.
           """,
-        example: "msglog --stream standup list", run: { try $0.list() }),
+        example: "msglog --stream standup list"),
       CommandDeclaration(
         name: .replay, summary: "rebuild the stream from the log, now or at a past seq",
         overview: """
           Rebuild the stream from the log and print it as 'list' does: with --at, as it was \
           right after event SEQ (0 is empty); without, a full replay up to the head.
           """,
-        options: [Options.at], example: "msglog replay --at 42", run: { try $0.replay() }),
+        options: [Options.at], example: "msglog replay --at 42"),
       CommandDeclaration(
         name: .log, summary: "print the events, oldest first; --follow keeps printing",
         overview: """
@@ -190,12 +189,11 @@ struct CommandDeclaration: Sendable {
           on Ctrl-C, SIGTERM, a closed stdout, or after --limit events.
           """,
         options: [Options.from, Options.limit, Options.all, Options.follow],
-        example: "msglog log --all --from 100 --limit 20\nmsglog log --follow --json",
-        run: { try $0.log() }),
+        example: "msglog log --all --from 100 --limit 20\nmsglog log --follow --json"),
       CommandDeclaration(
         name: .streams, summary: "list the streams with their counts and versions",
         overview: "List every stream with its live item count, its version and the seq of its last event.",
-        shared: [Options.db, Options.json], example: "msglog streams", run: { try $0.streams() }),
+        shared: [Options.db, Options.json], example: "msglog streams"),
       CommandDeclaration(
         name: .diff, summary: "the changes that turn the stream at seq A into the stream at seq B",
         overview: """
@@ -208,7 +206,7 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "A", help: "the seq of the old list (0…head)"),
           ArgumentDeclaration(name: "B", help: "the seq of the new list (0…head)"),
         ],
-        example: "msglog diff 40 52", run: { try $0.diff() }),
+        example: "msglog diff 40 52"),
       CommandDeclaration(
         name: .export, summary: "print every event as JSON lines",
         overview: """
@@ -216,7 +214,7 @@ struct CommandDeclaration: Sendable {
           'msglog export | msglog --db other import' rebuilds the same log in an empty database. \
           With --stream, only that stream's events (which import accepts as they are).
           """,
-        example: "msglog export > backup.jsonl", run: { try $0.export() }),
+        example: "msglog export > backup.jsonl"),
       CommandDeclaration(
         name: .import, summary: "apply JSON lines atomically",
         overview: """
@@ -229,8 +227,7 @@ struct CommandDeclaration: Sendable {
             name: "FILE", help: "JSON lines to apply (default: stdin)", optional: true, completion: .files)
         ],
         example:
-          "msglog --db copy.lmdb import backup.jsonl\necho '{\"op\":\"append\",\"text\":\"hi\"}' | msglog import",
-        run: { try $0.importLines() }),
+          "msglog --db copy.lmdb import backup.jsonl\necho '{\"op\":\"append\",\"text\":\"hi\"}' | msglog import"),
       CommandDeclaration(
         name: .verify, summary: "check checksums, seqs and derived tables against a replay",
         overview: """
@@ -241,7 +238,7 @@ struct CommandDeclaration: Sendable {
           events themselves are never changed).
           """,
         options: [Options.repair], shared: [Options.db, Options.json],
-        example: "msglog verify\nmsglog verify --repair", run: { try $0.verify() }),
+        example: "msglog verify\nmsglog verify --repair"),
       CommandDeclaration(
         name: .completions, summary: "print a shell completion script",
         overview: """
@@ -253,8 +250,7 @@ struct CommandDeclaration: Sendable {
             name: "SHELL", help: "bash, zsh or fish", optional: true, completion: .words(["bash", "zsh", "fish"]))
         ],
         options: [Options.listStreams], shared: [Options.db],
-        example: "msglog completions bash > ~/.local/share/bash-completion/completions/msglog",
-        run: { try $0.completions() }),
+        example: "msglog completions bash > ~/.local/share/bash-completion/completions/msglog"),
       CommandDeclaration(
         name: .help, summary: "show help for msglog or a command",
         overview: "Show the overview of msglog, or the help page of COMMAND.",
@@ -264,7 +260,7 @@ struct CommandDeclaration: Sendable {
             completion: .words(CommandName.allCases.map(\.rawValue)))
         ],
         options: [Options.man], shared: [],
-        example: "msglog help move\nmsglog help --man > msglog.1 && man ./msglog.1", run: { try $0.help() }),
+        example: "msglog help move\nmsglog help --man > msglog.1 && man ./msglog.1"),
     ].map { ($0.name, $0) })
 
   /// In the order of `msglog --help`.

@@ -1,4 +1,7 @@
-import Msglog
+import MsglogCore
+
+/// This version of msglog.
+let msglogVersion = "0.2.0"
 
 /// Help pages, generated from the declaration table.
 enum Help {
@@ -69,40 +72,4 @@ enum Help {
 /// `text` followed by spaces up to `width` columns (a left-aligned column).
 func padded(_ text: String, to width: Int) -> String {
   text + String(repeating: " ", count: max(0, width - TerminalText.displayWidth(text)))
-}
-
-extension Invocation {
-  /// `help [COMMAND]`.
-  func help() throws {
-    if args.has(Options.man) {
-      guard operands.isEmpty else { throw UsageError("--man prints the whole manual; it takes no COMMAND") }
-      return try stdout.write(Manual.page)
-    }
-    guard let name = operands.first else { return try stdout.write(Help.overview) }
-    guard let command = CommandDeclaration.named(name) else {
-      throw UsageError("no help for unknown command \(TerminalText.quoted(name))", hint: "see 'msglog --help'")
-    }
-    try stdout.write(Help.page(command))
-  }
-
-  /// `completions bash|zsh|fish`, and the stream names the scripts ask for.
-  func completions() throws {
-    if args.has(Options.listStreams) {
-      guard operands.isEmpty else { throw UsageError("--list-streams takes no SHELL") }
-      // Completion must never print an error into the user's prompt.
-      guard let streams = try? read({ try $0.streams() }) else { return }
-      for summary in streams { try stdout.line(summary.stream.text) }
-      return
-    }
-    guard let shell = operands.first else {
-      throw UsageError("'completions' needs SHELL", hint: "usage: \(CommandDeclaration.all[.completions]!.usage)")
-    }
-    switch shell {
-    case "bash": try stdout.write(Completions.bash)
-    case "zsh": try stdout.write(Completions.zsh)
-    case "fish": try stdout.write(Completions.fish)
-    default:
-      throw UsageError("unknown shell \(TerminalText.quoted(shell)): expected bash, zsh or fish")
-    }
-  }
 }

@@ -56,7 +56,7 @@ enum InputText {
       if bytes.last == 0x0D { bytes.removeLast() }
     }
     guard let text = String(validating: bytes, as: UTF8.self) else {
-      throw UsageError("the message on stdin is not valid UTF-8")
+      throw CommandLineError.usage("the message on stdin is not valid UTF-8")
     }
     try Limits.checkText(text)
     return text
@@ -71,12 +71,14 @@ enum InputText {
       if line.last == 0x0D { line.removeLast() }
       if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
       guard let text = String(validating: line, as: UTF8.self) else {
-        throw UsageError("line \(number) of stdin is not valid UTF-8")
+        throw CommandLineError.usage("line \(number) of stdin is not valid UTF-8")
       }
       do { try Limits.checkText(text) } catch { throw MsglogError.line(number, error) }
       texts.append(text)
     }
-    guard !texts.isEmpty else { throw UsageError("--lines found no message on stdin (every line is blank)") }
+    guard !texts.isEmpty else {
+      throw CommandLineError.usage("--lines found no message on stdin (every line is blank)")
+    }
     return texts
   }
 

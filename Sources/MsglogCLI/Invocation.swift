@@ -28,7 +28,7 @@ struct Invocation {
     colour = terminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
     if let name = args.positionals.first {
       guard let command = CommandDeclaration.named(name) else {
-        throw UsageError("unknown command \(TerminalText.quoted(name))", hint: "see 'msglog --help'")
+        throw CommandLineError.usage("unknown command \(TerminalText.quoted(name))", hint: "see 'msglog --help'")
       }
       self.command = command
     } else {
@@ -41,12 +41,27 @@ struct Invocation {
     guard let command else {
       if args.has(Options.help) { return try stdout.write(Help.overview) }
       if args.has(Options.version) { return try stdout.line("msglog \(MsglogCLI.version)") }
-      throw UsageError("no command given", hint: "see 'msglog --help'")
+      throw CommandLineError.usage("no command given", hint: "see 'msglog --help'")
     }
     if args.has(Options.help) { return try stdout.write(Help.page(command)) }
     if args.has(Options.version) { return try stdout.line("msglog \(MsglogCLI.version)") }
     try args.check(against: command, positionals: operands)
-    try command.run(&self)
+    switch command.name {
+    case .append: try insert(at: nil)
+    case .insert: try insert(at: try number(at: 0, what: "index"))
+    case .move: try move()
+    case .remove: try remove()
+    case .list: try list()
+    case .replay: try replay()
+    case .log: try log()
+    case .streams: try streams()
+    case .diff: try diff()
+    case .export: try export()
+    case .import: try importLines()
+    case .verify: try verify()
+    case .completions: try completions()
+    case .help: try help()
+    }
   }
 
   // MARK: - What every command may use
@@ -57,7 +72,7 @@ struct Invocation {
   var location: String {
     get throws {
       let path = args[Options.db] ?? environment["MSGLOG_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "msglog.lmdb"
-      guard !path.isEmpty else { throw UsageError("--db needs a path") }
+      guard !path.isEmpty else { throw CommandLineError.usage("--db needs a path") }
       return path
     }
   }

@@ -7,7 +7,7 @@ enum Manual {
 
   static var page: String {
     var out = """
-      .TH MSGLOG 1 "\(date)" "msglog \(MsglogCLI.version)" "User Commands"
+      .TH MSGLOG 1 "\(date)" "msglog \(msglogVersion)" "User Commands"
       .SH NAME
       msglog \\- ordered lists of messages kept as an event\\-sourced log
       .SH SYNOPSIS

@@ -8,7 +8,7 @@ import Msglog
 /// `EventLog`, and turns every error into `msglog: <message>` on stderr and
 /// an exit code, in one place (`Wording`).
 public enum MsglogCLI {
-  public static let version = "0.2.0"
+  public static let version = msglogVersion
 
   /// Exit codes (after BSD sysexits).
   public enum ExitCode {
@@ -96,13 +96,13 @@ public enum MsglogCLI {
 
   /// argv as strings, refusing an argument that is not valid UTF-8 (Swift's
   /// `CommandLine.arguments` would silently repair it).
-  static func rawArguments() -> Result<[String], UsageError> {
+  static func rawArguments() -> Result<[String], CommandLineError> {
     var arguments: [String] = []
     for i in 1..<Int(CommandLine.argc) {
       guard let pointer = CommandLine.unsafeArgv[i] else { continue }
       let bytes = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
       guard let text = String(validating: bytes, as: UTF8.self) else {
-        return .failure(UsageError("argument \(i) is not valid UTF-8"))
+        return .failure(CommandLineError.usage("argument \(i) is not valid UTF-8"))
       }
       arguments.append(text)
     }

@@ -15,10 +15,8 @@ enum Wording {
       return MsglogCLI.ExitCode.success
     case OutputError.failed(let errno):
       (message, hint, code) = ("write error: " + systemMessage(errno), nil, MsglogCLI.ExitCode.failure)
-    case let usage as UsageError:
-      (message, hint, code) = (usage.message, usage.hint, MsglogCLI.ExitCode.usage)
-    case let failure as CommandFailure:
-      (message, hint, code) = (failure.message, failure.hint, MsglogCLI.ExitCode.failure)
+    case let error as CommandLineError:
+      (message, hint, code) = (error.message, error.hint, error.exitCode)
     case let error as MsglogError:
       (message, hint, code) = words(for: error)
     default:

@@ -201,30 +201,34 @@ public struct CountedTree<Store: TreeNodeStore> {
 
   // MARK: - Changes
 
+  /// Walks from the root to the leaf that holds position `index`, adding
+  /// `delta` to the count of every child passed through (an insert adds one,
+  /// a remove takes one): the leaf and the position within it.
+  private mutating func descend(to index: Int, adding delta: Int) throws -> (NodeID, Int) {
+    var id = root
+    var i = index
+    for _ in 0..<Self.maxDepth {
+      let next: NodeID? = try store.update(id) { node in
+        if node.isLeaf { return nil }
+        try Self.checkInner(node, id)
+        // An insert just past a child's end appends to it, not to the next.
+        let c = Self.child(containing: &i, in: node, endGoesLeft: delta > 0)
+        node.counts[c] += delta
+        return node.children[c]
+      }
+      guard let next else { return (id, i) }
+      id = next
+    }
+    throw Self.damage("the tree is deeper than \(Self.maxDepth) levels (a cycle?)")
+  }
+
   /// Inserts `element` so that it ends at `index` (0…count).
   public mutating func insert(_ element: Element, at index: Int) throws {
     guard index >= 0 && index <= count else { throw Self.damage("position \(index) is outside 0…\(count)") }
     if root == 0 {
       root = try store.allocate(TreeNode(parent: 0, isLeaf: true))
     }
-    var id = root
-    var i = index
-    var depth = 0
-    while true {
-      depth += 1
-      guard depth < Self.maxDepth else {
-        throw Self.damage("the tree is deeper than \(Self.maxDepth) levels (a cycle?)")
-      }
-      let next: NodeID? = try store.update(id) { node in
-        if node.isLeaf { return nil }
-        try Self.checkInner(node, id)
-        let c = Self.child(containing: &i, in: node, endGoesLeft: true)
-        node.counts[c] += 1
-        return node.children[c]
-      }
-      guard let next else { break }
-      id = next
-    }
+    let (id, i) = try descend(to: index, adding: 1)
     let capacity = leafCapacity
     let leaf = id
     let overflow = try store.update(id) { node -> Bool in
@@ -241,24 +245,7 @@ public struct CountedTree<Store: TreeNodeStore> {
   @discardableResult
   public mutating func remove(at index: Int) throws -> Element {
     guard index >= 0 && index < count else { throw Self.damage("position \(index) is outside its \(count) items") }
-    var id = root
-    var i = index
-    var depth = 0
-    while true {
-      depth += 1
-      guard depth < Self.maxDepth else {
-        throw Self.damage("the tree is deeper than \(Self.maxDepth) levels (a cycle?)")
-      }
-      let next: NodeID? = try store.update(id) { node in
-        if node.isLeaf { return nil }
-        try Self.checkInner(node, id)
-        let c = Self.child(containing: &i, in: node, endGoesLeft: false)
-        node.counts[c] -= 1
-        return node.children[c]
-      }
-      guard let next else { break }
-      id = next
-    }
+    let (id, i) = try descend(to: index, adding: -1)
     let leaf = id
     let element = try store.update(id) { node in
       guard i < node.elements.count else { throw Self.damage("leaf \(leaf) is shorter than its parent counts") }

@@ -104,14 +104,7 @@ public enum EventRecord {
   /// Decodes, skipping the checksum only when the caller has just verified
   /// these very bytes (replay's second pass, in the same transaction).
   public static func decode(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Event {
-    guard bytes.count >= headerSize + 4 else { throw .truncated }
-    let body = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 4)])
-    if verifyingChecksum {
-      let stored = readBigEndian(bytes, at: bytes.count - 4, as: UInt32.self)
-      let computed = CRC32C.checksum(body)
-      guard stored == computed else { throw .checksumMismatch(stored: stored, computed: computed) }
-    }
-    var reader = ByteReader(body)
+    var reader = try fields(of: bytes, verifyingChecksum: verifyingChecksum)
     let version = try reader.u8()
     guard version == formatVersion else { throw .unknownFormatVersion(version) }
     let opCode = try reader.u8()
@@ -125,14 +118,7 @@ public enum EventRecord {
     switch opCode {
     case opInsert:
       let index = try reader.u64()
-      let flag = try reader.u8()
-      var sender: String? = nil
-      switch flag {
-      case 0: break
-      case 1: sender = try reader.string(Int(try reader.u32()), field: "sender")
-      default: throw .invalidFlag(flag)
-      }
-      let text = try reader.string(Int(try reader.u32()), field: "text")
+      let (sender, text) = try reader.insertBody()
       op = .insert(id: id, index: index, text: text, sender: sender)
     case opRemove:
       op = .remove(id: id, index: try reader.u64())
@@ -152,6 +138,21 @@ public enum EventRecord {
       Result { () throws(DecodeError) -> Event in try decode(raw) }
     }
     return try result.get()
+  }
+}
+
+extension EventRecord {
+  /// A reader over the record's fields, after checking its length and, unless
+  /// the caller has just checked these very bytes, its checksum.
+  static func fields(of bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> ByteReader {
+    guard bytes.count >= headerSize + 4 else { throw .truncated }
+    let body = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 4)])
+    if verifyingChecksum {
+      let stored = readBigEndian(bytes, at: bytes.count - 4, as: UInt32.self)
+      let computed = CRC32C.checksum(body)
+      guard stored == computed else { throw .checksumMismatch(stored: stored, computed: computed) }
+    }
+    return ByteReader(body)
   }
 }
 
@@ -185,6 +186,17 @@ struct ByteReader {
 
   mutating func uuid() throws(EventRecord.DecodeError) -> ItemID {
     ItemID(bytes: try take(16))
+  }
+
+  /// An insert's sender flag, sender and text.
+  mutating func insertBody() throws(EventRecord.DecodeError) -> (sender: String?, text: String) {
+    var sender: String? = nil
+    switch try u8() {
+    case 0: break
+    case 1: sender = try string(Int(try u32()), field: "sender")
+    case let flag: throw .invalidFlag(flag)
+    }
+    return (sender, try string(Int(try u32()), field: "text"))
   }
 
   mutating func string(_ n: Int, field: String) throws(EventRecord.DecodeError) -> String {
@@ -223,14 +235,7 @@ extension EventRecord {
   ///   every other path must check, or damage would reach the output.
   public static func insertedItem(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Item
   {
-    guard bytes.count >= headerSize + 4 else { throw .truncated }
-    let body = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 4)])
-    if verifyingChecksum {
-      let stored = readBigEndian(bytes, at: bytes.count - 4, as: UInt32.self)
-      let computed = CRC32C.checksum(body)
-      guard stored == computed else { throw .checksumMismatch(stored: stored, computed: computed) }
-    }
-    var reader = ByteReader(body)
+    var reader = try fields(of: bytes, verifyingChecksum: verifyingChecksum)
     guard try reader.u8() == formatVersion else { throw .unknownFormatVersion(bytes[0]) }
     guard try reader.u8() == opInsert else { throw .unknownOp(bytes[1]) }
     let seq = try reader.u64()
@@ -239,13 +244,7 @@ extension EventRecord {
     let id = try reader.uuid()
     _ = try reader.take(Int(try reader.u16()))
     _ = try reader.u64()
-    var sender: String? = nil
-    switch try reader.u8() {
-    case 0: break
-    case 1: sender = try reader.string(Int(try reader.u32()), field: "sender")
-    case let flag: throw .invalidFlag(flag)
-    }
-    let text = try reader.string(Int(try reader.u32()), field: "text")
+    let (sender, text) = try reader.insertBody()
     guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
     return Item(id: id, text: text, sender: sender, time: time, seq: seq)
   }

@@ -8,7 +8,7 @@ import Msglog
 extension Invocation {
   func log() throws {
     if args.has(Options.all) && args.has(Options.stream) {
-      throw UsageError("--all and --stream exclude each other", hint: "--all prints every stream's events")
+      throw CommandLineError.usage("--all and --stream exclude each other", hint: "--all prints every stream's events")
     }
     let only = args.has(Options.all) ? nil : try stream
     let from = try args.number(Options.from)

@@ -46,7 +46,7 @@ extension Invocation {
       for problem in report.problems { try stdout.line(problem) }
     }
     guard report.isClean else {
-      throw CommandFailure(
+      throw CommandLineError.failed(
         "verify found \(report.problems.count) \(report.problems.count == 1 ? "problem" : "problems")",
         hint: report.logIsIntact
           ? "the events are sound; 'msglog verify --repair' rebuilds the derived tables from them"

@@ -10,7 +10,7 @@ extension Invocation {
     var id: ItemID? = nil
     if let text = args[Options.id] {
       guard let parsed = ItemID(canonical: text) else {
-        throw UsageError("malformed --id \(TerminalText.quoted(text)): expected a UUID")
+        throw CommandLineError.usage("malformed --id \(TerminalText.quoted(text)): expected a UUID")
       }
       id = parsed
     }
@@ -18,9 +18,9 @@ extension Invocation {
     let texts: [String]
     if args.has(Options.lines) {
       guard textArguments.isEmpty else {
-        throw UsageError("--lines reads messages from stdin; it takes no TEXT arguments")
+        throw CommandLineError.usage("--lines reads messages from stdin; it takes no TEXT arguments")
       }
-      guard id == nil else { throw UsageError("--id names one item; it cannot go with --lines") }
+      guard id == nil else { throw CommandLineError.usage("--id names one item; it cannot go with --lines") }
       texts = try InputText.lines(stdin.readAll())
     } else if textArguments.isEmpty {
       if stdin.isTerminal { stderr.note("msglog: reading the message from stdin (end it with Ctrl-D)") }
