@@ -24,7 +24,7 @@ func runProcess(
   var inputPath = "/dev/null"
   if let stdin {
     inputPath = NSTemporaryDirectory() + "msglog-bench-in-" + UUID().uuidString
-    FileManager.default.createFile(atPath: inputPath, contents: Data(stdin.utf8))
+    _ = FileManager.default.createFile(atPath: inputPath, contents: Data(stdin.utf8))
   }
   defer { if stdin != nil { try? FileManager.default.removeItem(atPath: inputPath) } }
   var actions = posix_spawn_file_actions_t()

@@ -11,6 +11,7 @@ var runs = 3
 var scale = 0
 var bigItems = 0
 var peers = false
+var follow = false
 var msglog = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("msglog")
   .path
 var i = 0
@@ -21,6 +22,7 @@ while i < arguments.count {
   case "--scale": scale = Int(arguments[i + 1])!; i += 2
   case "--big": bigItems = Int(arguments[i + 1])!; i += 2
   case "--peers": peers = true; i += 1
+  case "--follow": follow = true; i += 1
   case "--msglog": msglog = arguments[i + 1]; i += 2
   default:
     FileHandle.standardError.write(Data("msglog-bench: unknown argument \(arguments[i])\n".utf8))
@@ -93,5 +95,16 @@ if peers {
   table.add(
     "peers: import 200k events vs mdb_load of 200k 80-byte records", r.importTime.pretty, r.mdbLoad.pretty,
     ratio(r.mdbLoad.seconds, r.importTime.seconds) + " throughput", "≥ 0.5×")
+}
+if follow {
+  FileHandle.standardError.write(Data("bench: follow: 3 follower processes, 300 commits\n".utf8))
+  let r = try FollowBench(directory: scratch + "/follow", msglog: msglog).run()
+  table.add(
+    "follow: commit to a follower's output, p50 (\(r.samples) samples)", r.p50.pretty, "50 ms",
+    ratio(0.050, r.p50.seconds) + " under", "≤ 50 ms")
+  table.add(
+    "follow: commit to a follower's output, p99", r.p99.pretty, "50 ms", ratio(0.050, r.p99.seconds) + " under",
+    "≤ 50 ms")
+  table.add("follow: the writer's durable commit, p50 (for scale)", r.commitP50.pretty, "—", "—", "report")
 }
 print(table.render())
