@@ -41,7 +41,10 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
   public static let binary: String = {
     if let path = ProcessInfo.processInfo.environment["MSGLOG_BIN"] { return path }
     // The test bundle sits in the build products directory beside the binary.
-    var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    // /proc/self/exe is absolute, whatever the working directory is now.
+    let bundle =
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    var url = URL(fileURLWithPath: bundle).deletingLastPathComponent()
     while url.path != "/" {
       let candidate = url.appendingPathComponent("msglog").path
       if FileManager.default.isExecutableFile(atPath: candidate), !candidate.hasSuffix(".xctest") {
