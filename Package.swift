@@ -15,12 +15,20 @@ let package = Package(
       pkgConfig: "lmdb",
       providers: [.apt(["liblmdb-dev"])]
     ),
+    // The system libpq (Debian: libpq-dev, which ships libpq.pc).
+    .systemLibrary(
+      name: "CLibPQ",
+      pkgConfig: "libpq",
+      providers: [.apt(["libpq-dev"])]
+    ),
     // Events, record codec, projection, replay, validation. No I/O.
     .target(name: "MsglogCore"),
     // The only module that imports CLMDB: a typed wrapper and the event store.
     .target(name: "MsglogLMDB", dependencies: ["MsglogCore", "CLMDB"]),
+    // The only module that imports CLibPQ: the event store on PostgreSQL.
+    .target(name: "MsglogPostgres", dependencies: ["MsglogCore", "CLibPQ"]),
     // The front door: `EventLog`, over whichever store a location names.
-    .target(name: "Msglog", dependencies: ["MsglogCore", "MsglogLMDB"]),
+    .target(name: "Msglog", dependencies: ["MsglogCore", "MsglogLMDB", "MsglogPostgres"]),
     // Argument parsing, output formatting, exit codes.
     .target(name: "MsglogCLI", dependencies: ["Msglog"]),
     .executableTarget(name: "msglog", dependencies: ["MsglogCLI"]),

@@ -100,6 +100,35 @@ public protocol LogReader {
   func summary() throws -> LedgerSummary?
   /// The row count of every table, when the store can count in O(1) (nil otherwise).
   func tableCounts() throws -> TableCounts?
+
+  // Batches: one request for many rows. A store over a network answers
+  // each in one round trip; the defaults below loop over the single lookups.
+
+  /// The records at `seqs` (any order), lent to `body` in ascending seq
+  /// order; a seq with no record is skipped.
+  func forEachRecord(at seqs: [UInt64], _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws
+  /// The nodes `ids` of the stream's order tree that exist.
+  func orderNodes(_ ids: [NodeID], of stream: StreamName) throws -> [NodeID: TreeNode<Slot>]
+  /// The id index entries of `ids` that exist.
+  func idEntries(_ ids: [ItemID]) throws -> [ItemID: IdEntry]
+}
+
+extension LogReader {
+  public func forEachRecord(at seqs: [UInt64], _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
+    for seq in seqs.sorted() { try withRecord(at: seq) { try body(seq, $0) } }
+  }
+
+  public func orderNodes(_ ids: [NodeID], of stream: StreamName) throws -> [NodeID: TreeNode<Slot>] {
+    var nodes: [NodeID: TreeNode<Slot>] = [:]
+    for id in ids { nodes[id] = try orderNode(id, of: stream) }
+    return nodes
+  }
+
+  public func idEntries(_ ids: [ItemID]) throws -> [ItemID: IdEntry] {
+    var entries: [ItemID: IdEntry] = [:]
+    for id in ids { entries[id] = try idEntry(id) }
+    return entries
+  }
 }
 
 /// Write access: append records and replace derived rows, inside one transaction

@@ -98,21 +98,26 @@ public enum Replay {
       projection = Projection(slots: checkpoint.slots, version: checkpoint.version)
       from = checkpoint.seq + 1
     }
+    // The stream's events after the checkpoint, fetched in batches (one
+    // request each, for a store across a network), folded in seq order.
+    var seqs: [UInt64] = []
+    try reader.forEachStreamEvent(of: stream, from: from) { seq in
+      guard seq <= target else { return false }
+      seqs.append(seq)
+      return true
+    }
     let name = stream.bytes
     try name.withUnsafeBytes { name in
-      try reader.forEachStreamEvent(of: stream, from: from) { seq in
-        guard seq <= target else { return false }
-        let found: Folded? = try reader.withRecord(at: seq) { bytes in
-          try fold(bytes, seq: seq, stream: name, into: &projection)
+      for start in stride(from: 0, to: seqs.count, by: batchSize) {
+        let batch = Array(seqs[start..<min(start + batchSize, seqs.count)])
+        var next = 0
+        try reader.forEachRecord(at: batch) { seq, bytes in
+          guard seq == batch[next] else { throw missingFromIndex(seq: batch[next], stream: stream, found: nil) }
+          next += 1
+          let found = try fold(bytes, seq: seq, stream: name, into: &projection)
+          guard found != .skipped else { throw missingFromIndex(seq: seq, stream: stream, found: found) }
         }
-        guard let found, found != .skipped else {
-          throw Integrity.damaged(
-            DerivedDamage(
-              table: "stream-events",
-              "the index of stream \(TerminalText.quoted(stream)) names seq \(seq), "
-                + (found == nil ? "which is not in the log" : "which is another stream's event")))
-        }
-        return true
+        guard next == batch.count else { throw missingFromIndex(seq: batch[next], stream: stream, found: nil) }
       }
     }
     // At or past the stream's last event, the replay must have reached its head.
@@ -124,6 +129,17 @@ public enum Replay {
             + "the stream is at \(head.version)"))
     }
     return projection
+  }
+
+  /// How many records one batched request asks for.
+  static let batchSize = 4096
+
+  static func missingFromIndex(seq: UInt64, stream: StreamName, found: Folded?) -> MsglogError {
+    Integrity.damaged(
+      DerivedDamage(
+        table: "stream-events",
+        "the index of stream \(TerminalText.quoted(stream)) names seq \(seq), "
+          + (found == nil ? "which is not in the log" : "which is another stream's event")))
   }
 
   enum Folded { case skipped, insert, other }
@@ -147,63 +163,49 @@ public enum Replay {
     return .other
   }
 
-  /// The full items of `slots`, from their insert records.
-  ///
-  /// When the inserts lie close together in the log (a dense range of seqs),
-  /// one more cursor pass over that range reads them in log order, which is
-  /// far cheaper than a B-tree lookup per item; the records were checksummed
-  /// by the first pass in this same transaction. Otherwise each is looked up.
+  /// The full items of `slots`, from their insert records, fetched in
+  /// batches in seq order (one request each for a store across a network;
+  /// on LMDB mostly sequential cursor steps).
   public static func items(_ slots: OrderedList<Slot>, in reader: any LogReader) throws -> [Item] {
-    let order = slots.elements
-    guard var lo = order.first?.seq else { return [] }
-    var hi = lo
-    for slot in order {
-      lo = min(lo, slot.seq)
-      hi = max(hi, slot.seq)
-    }
-    let span = Int(hi - lo) + 1
-    guard span <= max(16 * order.count, 1 << 16) else {
-      return try order.map { try item($0, in: reader) }
-    }
-    var position = [Int32](repeating: -1, count: span)
-    for index in order.indices { position[Int(order[index].seq - lo)] = Int32(index) }
-    var items: [Item] = []
-    items.reserveCapacity(order.count)
-    var found = 0
-    try position.withUnsafeBufferPointer { position in
-      try reader.forEachRecord(from: lo) { seq, bytes in
-        let index = Int(position[Int(seq - lo)])
-        if index >= 0 {
-          let slot = order[index]
-          let item: Item
-          do { item = try EventRecord.insertedItem(bytes, verifyingChecksum: true) } catch {
-            throw corruption(seq: seq, "\(error)")
-          }
-          guard item.id == slot.id, item.seq == seq else {
-            throw corruption(seq: seq, "it is not the insert of \(slot.id.text)")
-          }
-          // Records come in seq order, items are wanted in list order: place
-          // each at its index, filling the gaps later entries will overwrite.
-          while items.count <= index { items.append(item) }
-          items[index] = item
-          found += 1
-        }
-        return seq < hi
-      }
-    }
-    guard found == order.count else {
-      throw MsglogError.corruptedLog("\(order.count - found) inserts are missing")
-    }
-    return items
+    try items(slots.elements, in: reader)
   }
 
-  static func item(_ slot: Slot, in reader: any LogReader) throws -> Item {
-    guard let event = try reader.event(at: slot.seq), case .insert(let id, _, let text, let sender) = event.op,
-      id == slot.id
-    else {
-      throw corruption(seq: slot.seq, "it is not the insert of \(slot.id.text)")
+  /// The full items of `slots`, in their order.
+  static func items(_ slots: [Slot], in reader: any LogReader) throws -> [Item] {
+    var items: [Item?] = Array(repeating: nil, count: slots.count)
+    // Positions by seq, to place each record where its slot is.
+    let bySeq = slots.indices.sorted { slots[$0].seq < slots[$1].seq }
+    for start in stride(from: 0, to: bySeq.count, by: batchSize) {
+      let batch = bySeq[start..<min(start + batchSize, bySeq.count)]
+      var next = batch.startIndex
+      try reader.forEachRecord(at: batch.map { slots[$0].seq }) { seq, bytes in
+        let position = batch[next]
+        guard seq == slots[position].seq else { return }
+        next += 1
+        items[position] = try item(bytes, seq: seq, slot: slots[position])
+      }
     }
-    return Item(id: id, text: text, sender: sender, time: event.time, seq: event.seq)
+    var result: [Item] = []
+    result.reserveCapacity(items.count)
+    for (position, item) in items.enumerated() {
+      guard let item else {
+        throw corruption(seq: slots[position].seq, "the insert of \(slots[position].id.text) is missing")
+      }
+      result.append(item)
+    }
+    return result
+  }
+
+  /// The item an insert record creates, checked to be the slot's.
+  static func item(_ bytes: UnsafeRawBufferPointer, seq: UInt64, slot: Slot) throws -> Item {
+    let item: Item
+    do { item = try EventRecord.insertedItem(bytes, verifyingChecksum: true) } catch {
+      throw corruption(seq: seq, "\(error)")
+    }
+    guard item.id == slot.id, item.seq == seq else {
+      throw corruption(seq: seq, "it is not the insert of \(slot.id.text)")
+    }
+    return item
   }
 }
 
@@ -224,10 +226,11 @@ public enum CurrentView {
     try header(StreamSnapshot(stream: stream, seq: seq, version: head?.version ?? 0, items: []), count)
     var index = 0
     if let head {
-      try StoredOrder.forEachSlot(of: head, in: reader) { slot in
-        try body(index, try Replay.item(slot, in: reader))
-        index += 1
-        return true
+      try StoredOrder.forEachLeafBatch(of: head, in: reader) { slots in
+        for item in try Replay.items(slots, in: reader) {
+          try body(index, item)
+          index += 1
+        }
       }
     }
     guard index == count else {

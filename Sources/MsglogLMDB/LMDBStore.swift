@@ -197,6 +197,23 @@ public final class LMDBStore: EventStore {
       try txn.get(store.events, Key.seq(seq), body)
     }
 
+    /// One cursor for the whole batch, in seq order: consecutive seqs are a
+    /// step to the next entry, not a search from the root.
+    func forEachRecord(at seqs: [UInt64], _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
+      try txn.withCursor(store.events) { cursor in
+        var last: UInt64? = nil
+        for seq in seqs.sorted() where seq != last {
+          let entry = last.map { $0 + 1 == seq } == true ? try cursor.next() : try cursor.seek(Key.seq(seq))
+          guard let (key, value) = entry, try Key.seq(key) == seq else {
+            last = nil  // a gap: the next one seeks
+            continue
+          }
+          last = seq
+          try body(seq, value)
+        }
+      }
+    }
+
     func streamHead(_ stream: StreamName) throws -> StreamHead? {
       try txn.get(store.heads, DerivedRows.headKey(stream)) { try DerivedRows.decodeHead(stream: stream, $0) }
     }

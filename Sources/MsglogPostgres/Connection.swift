@@ -1,0 +1,305 @@
+import CLibPQ
+import MsglogCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A failed PostgreSQL operation: the SQLSTATE (five characters, nil for a
+/// failure on the client's side, such as a refused connection) and the
+/// server's or libpq's message.
+public struct PostgresError: Error, Equatable, Sendable, CustomStringConvertible {
+  public var sqlState: String?
+  public var message: String
+
+  public init(sqlState: String?, message: String) {
+    self.sqlState = sqlState
+    self.message = message
+  }
+
+  public var description: String { sqlState.map { "\(message) (SQLSTATE \($0))" } ?? message }
+
+  public static let uniqueViolation = "23505"
+  public static let undefinedTable = "42P01"
+  public static let invalidCatalogName = "3D000"
+  public static let invalidPassword = "28P01"
+  public static let invalidAuthorization = "28000"
+  public static let readOnlyTransaction = "25006"
+  public static let insufficientPrivilege = "42501"
+  public static let diskFull = "53100"
+  public static let adminShutdown = "57P01"
+  public static let cannotConnectNow = "57P03"
+
+  /// Whether the connection is gone (its server went away or restarted).
+  public var isConnectionLost: Bool {
+    sqlState == nil || sqlState?.hasPrefix("08") == true || sqlState?.hasPrefix("57P") == true
+  }
+}
+
+/// A statement's parameter, sent in PostgreSQL's binary format.
+struct Parameter {
+  var type: Oid
+  /// nil for SQL NULL.
+  var bytes: [UInt8]?
+
+  static let int8: Oid = 20
+  static let bytea: Oid = 17
+  static let text: Oid = 25
+  static let uuid: Oid = 2950
+  static let int8Array: Oid = 1016
+  static let byteaArray: Oid = 1001
+  static let uuidArray: Oid = 2951
+
+  static func int64(_ value: Int64) -> Parameter {
+    var bytes: [UInt8] = []
+    bytes.appendBigEndian(value)
+    return Parameter(type: int8, bytes: bytes)
+  }
+
+  static func uint64(_ value: UInt64) -> Parameter { int64(Int64(bitPattern: value)) }
+  static func bytes(_ value: [UInt8]) -> Parameter { Parameter(type: bytea, bytes: value) }
+  static func text(_ value: String) -> Parameter { Parameter(type: text, bytes: Array(value.utf8)) }
+  static func id(_ value: ItemID) -> Parameter { Parameter(type: uuid, bytes: value.bytes) }
+
+  /// A one-dimensional array in the binary format: dimensions, then each
+  /// element as a length (-1 for NULL) and its bytes.
+  static func array(of elementType: Oid, arrayType: Oid, _ elements: [[UInt8]?]) -> Parameter {
+    var out: [UInt8] = []
+    out.appendBigEndian(Int32(elements.isEmpty ? 0 : 1))
+    out.appendBigEndian(Int32(elements.contains { $0 == nil } ? 1 : 0))
+    out.appendBigEndian(elementType)
+    if !elements.isEmpty {
+      out.appendBigEndian(Int32(elements.count))
+      out.appendBigEndian(Int32(1))
+    }
+    for element in elements {
+      if let element {
+        out.appendBigEndian(Int32(element.count))
+        out.append(contentsOf: element)
+      } else {
+        out.appendBigEndian(Int32(-1))
+      }
+    }
+    return Parameter(type: arrayType, bytes: out)
+  }
+
+  static func int64s(_ values: [UInt64]) -> Parameter {
+    array(
+      of: int8, arrayType: int8Array,
+      values.map { value in
+        var bytes: [UInt8] = []
+        bytes.appendBigEndian(value)
+        return bytes
+      })
+  }
+
+  static func byteas(_ values: [[UInt8]]) -> Parameter { array(of: bytea, arrayType: byteaArray, values) }
+  static func uuids(_ values: [ItemID?]) -> Parameter {
+    array(of: uuid, arrayType: uuidArray, values.map { $0?.bytes })
+  }
+}
+
+/// One statement and its parameters, for a pipeline.
+struct Statement {
+  var sql: String
+  var parameters: [Parameter]
+
+  init(_ sql: String, _ parameters: [Parameter] = []) {
+    self.sql = sql
+    self.parameters = parameters
+  }
+}
+
+/// The rows a statement returned, in binary format.
+final class Rows {
+  let handle: OpaquePointer
+
+  init(_ handle: OpaquePointer) { self.handle = handle }
+  deinit { PQclear(handle) }
+
+  var count: Int { Int(PQntuples(handle)) }
+
+  func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(handle, Int32(row), Int32(column)) == 1 }
+
+  /// The value's bytes, valid while this object lives.
+  func bytes(_ row: Int, _ column: Int) -> UnsafeRawBufferPointer {
+    let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
+    return UnsafeRawBufferPointer(start: PQgetvalue(handle, Int32(row), Int32(column)), count: length)
+  }
+
+  func int64(_ row: Int, _ column: Int) -> Int64? {
+    guard !isNull(row, column) else { return nil }
+    let raw = bytes(row, column)
+    guard raw.count == 8 else { return nil }
+    return Int64(bigEndian: raw.loadUnaligned(as: Int64.self))
+  }
+
+  func uint64(_ row: Int, _ column: Int) -> UInt64? { int64(row, column).map { UInt64(bitPattern: $0) } }
+
+  func text(_ row: Int, _ column: Int) -> String? {
+    guard !isNull(row, column) else { return nil }
+    return String(decoding: bytes(row, column), as: UTF8.self)
+  }
+}
+
+/// One connection to a PostgreSQL server, used by one thread at a time.
+final class Connection {
+  let handle: OpaquePointer
+
+  /// Connects with libpq's connection string or URI; libpq's environment
+  /// variables (PGHOST, PGUSER, PGPASSWORD, PGSERVICE, PGSSLMODE, …) fill in
+  /// what it leaves out.
+  init(_ conninfo: String) throws(PostgresError) {
+    guard let handle = PQconnectdb(conninfo) else {
+      throw PostgresError(sqlState: nil, message: "out of memory")
+    }
+    guard PQstatus(handle) == CONNECTION_OK else {
+      let message = Connection.message(handle)
+      PQfinish(handle)
+      throw PostgresError(sqlState: nil, message: message)
+    }
+    self.handle = handle
+  }
+
+  deinit { PQfinish(handle) }
+
+  /// Whether the connection can no longer be used.
+  var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+
+  var socket: Int32 { PQsocket(handle) }
+
+  /// libpq's last message, on one line.
+  static func message(_ handle: OpaquePointer) -> String {
+    let text = PQerrorMessage(handle).map { String(cString: $0) } ?? "unknown error"
+    return oneLine(text)
+  }
+
+  static func oneLine(_ text: String) -> String {
+    text.split(whereSeparator: \.isNewline).map { $0.trimmingPrefix(" ") }.filter { !$0.isEmpty }
+      .joined(separator: "; ")
+  }
+
+  /// The error a failed result carries.
+  func error(of result: OpaquePointer?) -> PostgresError {
+    guard let result else { return PostgresError(sqlState: nil, message: Connection.message(handle)) }
+    let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+    let primary = PQresultErrorField(result, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
+    return PostgresError(
+      sqlState: state, message: primary.map(Connection.oneLine) ?? Connection.message(handle))
+  }
+
+  /// Runs one statement and waits for its rows.
+  @discardableResult
+  func execute(_ sql: String, _ parameters: [Parameter] = []) throws(PostgresError) -> Rows {
+    let result = withParameters(parameters) { types, values, lengths, formats in
+      PQexecParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
+    }
+    return try check(result)
+  }
+
+  /// Sends every statement at once and reads every result: one round trip.
+  /// The first failure is thrown; the statements after it were skipped by
+  /// the server (and a transaction they were in is aborted).
+  @discardableResult
+  func pipeline(_ statements: [Statement]) throws(PostgresError) -> [Rows] {
+    if statements.count == 1 { return [try execute(statements[0].sql, statements[0].parameters)] }
+    guard PQenterPipelineMode(handle) == 1 else { throw error(of: nil) }
+    defer { PQexitPipelineMode(handle) }
+    for statement in statements {
+      let sent = withParameters(statement.parameters) { types, values, lengths, formats in
+        PQsendQueryParams(handle, statement.sql, Int32(statement.parameters.count), types, values, lengths, formats, 1)
+      }
+      guard sent == 1 else { throw error(of: nil) }
+    }
+    guard PQpipelineSync(handle) == 1 else { throw error(of: nil) }
+    var rows: [Rows] = []
+    var failure: PostgresError? = nil
+    for _ in statements {
+      let result = PQgetResult(handle)
+      let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
+      if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK {
+        rows.append(Rows(result!))
+      } else {
+        if failure == nil, status != PGRES_PIPELINE_ABORTED { failure = error(of: result) }
+        if let result { PQclear(result) }
+        if result == nil { break }
+      }
+      // Each statement's results end with a NULL.
+      while let extra = PQgetResult(handle) { PQclear(extra) }
+    }
+    // The sync point.
+    while let result = PQgetResult(handle) {
+      let status = PQresultStatus(result)
+      PQclear(result)
+      if status == PGRES_PIPELINE_SYNC { break }
+    }
+    if let failure { throw failure }
+    if isBroken { throw error(of: nil) }
+    return rows
+  }
+
+  /// Notifications received on channels this connection listens to; reads
+  /// what the socket holds without blocking.
+  func notifications() throws(PostgresError) -> [String] {
+    guard PQconsumeInput(handle) == 1 else { throw error(of: nil) }
+    var payloads: [String] = []
+    while let notify = PQnotifies(handle) {
+      payloads.append(String(cString: notify.pointee.extra))
+      PQfreemem(notify)
+    }
+    return payloads
+  }
+
+  private func check(_ result: OpaquePointer?) throws(PostgresError) -> Rows {
+    guard let result else { throw error(of: nil) }
+    let status = PQresultStatus(result)
+    guard status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK else {
+      let failure = error(of: result)
+      PQclear(result)
+      throw failure
+    }
+    return Rows(result)
+  }
+
+  /// Lends libpq the parameters as the C arrays it takes.
+  private func withParameters<R>(
+    _ parameters: [Parameter],
+    _ body: (UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?)
+      -> R
+  ) -> R {
+    let types = parameters.map(\.type)
+    let lengths = parameters.map { Int32($0.bytes?.count ?? 0) }
+    let formats = [Int32](repeating: 1, count: parameters.count)
+    // Copies that live until the call returns (an empty value still needs a pointer).
+    let buffers: [UnsafeMutablePointer<CChar>?] = parameters.map { parameter in
+      guard let bytes = parameter.bytes else { return nil }
+      let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: max(bytes.count, 1))
+      bytes.withUnsafeBytes { raw in
+        if let base = raw.baseAddress {
+          buffer.withMemoryRebound(to: UInt8.self, capacity: bytes.count) {
+            $0.update(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
+          }
+        }
+      }
+      return buffer
+    }
+    defer { for buffer in buffers { buffer?.deallocate() } }
+    let values = buffers.map { UnsafePointer($0) }
+    return types.withUnsafeBufferPointer { types in
+      values.withUnsafeBufferPointer { values in
+        lengths.withUnsafeBufferPointer { lengths in
+          formats.withUnsafeBufferPointer { formats in
+            body(types.baseAddress, values.baseAddress, lengths.baseAddress, formats.baseAddress)
+          }
+        }
+      }
+    }
+  }
+}
+
+extension Array where Element == UInt8 {
+  mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
+    var v = value.bigEndian
+    Swift.withUnsafeBytes(of: &v) { append(contentsOf: $0) }
+  }
+}
