@@ -1,5 +1,6 @@
 @_exported import MsglogCore
 import MsglogLMDB
+import MsglogPostgres
 
 #if canImport(Glibc)
   import Glibc
@@ -28,7 +29,7 @@ public final class EventLog: Sendable {
     case readOnly
   }
 
-  /// Where the log lives, as given.
+  /// Where the log lives, as given (a URL without its password).
   public let location: String
   let store: any EventStore & Sendable
   let clock: @Sendable () -> Timestamp
@@ -37,7 +38,11 @@ public final class EventLog: Sendable {
   let checkpointInterval: UInt64
 
   /// Opens the log at `location`: a directory path for LMDB (created by the
-  /// first write if missing).
+  /// first write if missing), or a PostgreSQL URL —
+  /// `postgres://user@host:port/dbname?sslmode=require` (also
+  /// `postgresql://`), with libpq's environment (PGHOST, PGUSER, PGPASSWORD,
+  /// PGSERVICE, PGSSLMODE, …) filling in what it leaves out; its tables are
+  /// created by the first write. A password is never shown in any message.
   ///
   /// - Parameters:
   ///   - clock: the time recorded in new events (tests inject their own).
@@ -46,8 +51,12 @@ public final class EventLog: Sendable {
     checkpointInterval: UInt64 = 256
   ) throws {
     guard !location.isEmpty else { throw MsglogError.cannotRead(location: location, reason: "the location is empty") }
-    self.location = location
-    self.store = LMDBLog(path: location, access: access == .readOnly ? .readOnly : .readWrite)
+    self.location = PostgresStore.handles(location) ? PostgresLocation.redacted(location) : location
+    if PostgresStore.handles(location) {
+      self.store = PostgresStore(location: location)
+    } else {
+      self.store = LMDBLog(path: location, access: access == .readOnly ? .readOnly : .readWrite)
+    }
     self.clock = clock
     self.checkpointInterval = checkpointInterval
   }

@@ -74,6 +74,9 @@ enum Wording {
     case .readOnly: return "every read command still works; to change it, copy it somewhere you may write"
     case .changedDuringRead:
       return "it is read-only to you, so msglog reads it without a lock and cannot hold writers off; try again"
+    case .connectionLost:
+      return "what this command did was not committed unless it printed so; run it again once the server is back"
+    case .newerFormat: return "use the newer msglog that wrote it"
     case .diskFull:
       return "nothing of this command was written, and everything before it is intact; free some space and retry"
     default: return nil

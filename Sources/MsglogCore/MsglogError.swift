@@ -60,6 +60,13 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case diskFull(String)
   /// A read without a lock kept racing commits.
   case changedDuringRead(location: String)
+  /// The server could not be reached, or refused us (authentication, a missing database).
+  case cannotConnect(location: String, reason: String)
+  /// The connection broke during an operation (the server stopped or restarted);
+  /// nothing of the operation was committed unless it said so.
+  case connectionLost(location: String, reason: String)
+  /// The log was written by a newer msglog, whose format this one does not know.
+  case newerFormat(location: String, found: String, known: String)
   /// Any other failure of the store, in words.
   case storage(String)
 
@@ -100,7 +107,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
       return .damaged
     case .notAMsglogDatabase, .anotherProgramsDatabase, .readOnly, .cannotRead, .cannotCreate, .diskFull,
-      .changedDuringRead, .storage, .cannotReadInput:
+      .changedDuringRead, .storage, .cannotReadInput, .cannotConnect, .connectionLost, .newerFormat:
       return .unavailable
     case .line(_, let inner): return inner.category
     }
@@ -140,6 +147,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .unrepairable:
       return "the log itself is damaged: rebuilding the derived tables from it cannot help"
     case .noDatabase(let location, let empty):
+      // A server's database exists; it just holds no log yet.
+      if location.contains("://") { return "no msglog log in \(location)" }
       return "no database at \(location)" + (empty ? " (the directory is empty)" : "")
     case .notAMsglogDatabase(let location, let reason): return "\(location) is not a msglog database (\(reason))"
     case .anotherProgramsDatabase(let location):
@@ -149,6 +158,10 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .cannotCreate(let location, let reason): return "cannot create the database \(location): \(reason)"
     case .diskFull(let detail): return "the disk is full: \(detail)"
     case .changedDuringRead: return "the database changed while it was read, five times over"
+    case .cannotConnect(let location, let reason): return "cannot connect to \(location): \(reason)"
+    case .connectionLost(let location, let reason): return "lost the connection to \(location): \(reason)"
+    case .newerFormat(let location, let found, let known):
+      return "\(location) was written by a newer msglog (format \(found); this one knows \(known))"
     case .storage(let text): return text
     case .line(let number, let inner): return "line \(number): \(inner)"
     case .cannotReadInput(let text): return text

@@ -142,8 +142,9 @@ final class Rows {
   }
 }
 
-/// One connection to a PostgreSQL server, used by one thread at a time.
-final class Connection {
+/// One connection to a PostgreSQL server, used by one thread at a time
+/// (a store's pool hands it from thread to thread, never to two at once).
+final class Connection: @unchecked Sendable {
   let handle: OpaquePointer
 
   /// Connects with libpq's connection string or URI; libpq's environment
@@ -175,8 +176,8 @@ final class Connection {
   }
 
   static func oneLine(_ text: String) -> String {
-    text.split(whereSeparator: \.isNewline).map { $0.trimmingPrefix(" ") }.filter { !$0.isEmpty }
-      .joined(separator: "; ")
+    text.split(whereSeparator: \.isNewline).map { $0.trimmingPrefix(while: \.isWhitespace) }
+      .filter { !$0.isEmpty }.joined(separator: "; ")
   }
 
   /// The error a failed result carries.

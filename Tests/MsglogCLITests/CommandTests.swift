@@ -7,8 +7,8 @@ import Testing
   let ids = (1...6).map { String(format: "%08x-0000-4000-8000-000000000000", 0xa0 + $0) }
 
   /// A tour: append, insert, move, remove, list, replay --at, log, streams, verify.
-  @Test func tour() {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func tour(_ store: Store) {
+    let s = Sandbox(store)
     var r = s.run(["append", "--sender", "ann", "--id", ids[0], "hello", "there"])
     #expect(r.code == 0 && r.stdout == ids[0] + "\n" && r.stderr.isEmpty, "\(r)")
     r = s.run(["--id=\(ids[1].uppercased())", "append", "--", "-second"])
@@ -51,8 +51,8 @@ import Testing
     #expect(r.code == 0 && r.stdout == "ok: 5 events, 1 stream, 2 live items\n", "\(r)")
   }
 
-  @Test func jsonShapes() {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func jsonShapes(_ store: Store) {
+    let s = Sandbox(store)
     var r = s.run(["--json", "append", "--id", ids[0], "--sender", "ann", "hi"])
     #expect(
       maskingTimes(r.stdout) == #"{"seq":1,"stream":"main","version":1,"time":"TIME","id":"\#(ids[0])","index":0}"#
@@ -100,8 +100,8 @@ import Testing
     #expect(r.stdout == #"{"stream":"later","seq":0,"version":0,"count":0,"items":[]}"# + "\n", "\(r)")
   }
 
-  @Test func streamsAreSeparateAndChosenByOptionOrEnvironment() {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func streamsAreSeparateAndChosenByOptionOrEnvironment(_ store: Store) {
+    let s = Sandbox(store)
     s.append("in main")
     s.append("in standup", stream: "standup")
     var r = s.run(["list"], environment: ["MSGLOG_STREAM": "standup"])
@@ -121,8 +121,8 @@ import Testing
     #expect(r.code == 0 && r.stdout.isEmpty, "\(r)")
   }
 
-  @Test func textComesFromArgumentsOrStdin() {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func textComesFromArgumentsOrStdin(_ store: Store) {
+    let s = Sandbox(store)
     var r = s.run(["append"], stdin: Data("from stdin\n".utf8))
     #expect(r.code == 0, "\(r)")
     r = s.run(["append"], stdin: Data("two lines\nkept\n\n".utf8))
@@ -139,8 +139,8 @@ import Testing
     #expect(r.lines[3] == "3  " + r.lines[3].dropFirst(3).prefix(8) + "  -  two lines\\nkept\\n", "\(r)")
   }
 
-  @Test func controlCharactersNeverReachTheTerminal() {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func controlCharactersNeverReachTheTerminal(_ store: Store) {
+    let s = Sandbox(store)
     s.append("\u{1B}[2Jgotcha\u{7}\ttab\\ \u{85}\u{2028}", sender: "e\nvil")
     var r = s.run("list")
     #expect(r.stdout.hasSuffix("  e\\nvil  \\x1b[2Jgotcha\\x07\\ttab\\\\ \\u{0085}\\u{2028}\n"), "\(r)")
@@ -153,8 +153,8 @@ import Testing
 
   /// Bidirectional overrides print escaped everywhere text is shown, and
   /// the streams table aligns wide characters by the columns they take.
-  @Test func textThatReordersALineIsEscapedAndWideNamesAlign() {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func textThatReordersALineIsEscapedAndWideNamesAlign(_ store: Store) {
+    let s = Sandbox(store)
     let evil = "invoice\u{202E}fdp.exe"
     #expect(s.run(["append", "--stream", "中文", "--sender", "a\u{2066}b", evil]).code == 0)
     #expect(s.run(["append", "--stream", "ab", "x"]).code == 0)
@@ -174,8 +174,8 @@ import Testing
 
   /// Numbers with any number of leading zeros, a CRLF line end on stdin, a
   /// byte-order mark before an import file, one stream's export.
-  @Test func smallContractDetails() throws {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func smallContractDetails(_ store: Store) throws {
+    let s = Sandbox(store)
     var r = s.run(["append"], stdin: Data("hi\r\n".utf8))
     #expect(r.code == 0, "\(r)")
     r = s.run(["list", "--json"])
@@ -190,7 +190,7 @@ import Testing
     #expect(r.lines.count == 2 && r.lines.allSatisfy { $0.contains(#""stream":"other""#) }, "\(r)")
     // MSGLOG_STREAM does not narrow a backup: only an explicit --stream does.
     #expect(s.run(["export"], environment: ["MSGLOG_STREAM": "other"]).lines.count == 3)
-    let copy = Sandbox()
+    let copy = Sandbox(store)
     #expect(copy.run(["import"], stdin: Data(r.stdout.utf8)).code == 0)
     #expect(copy.run(["list", "--stream", "other"]).stdout == s.run(["list", "--stream", "other"]).stdout)
     r = s.run(["--sender=--json", "append", "dashing"])
@@ -211,8 +211,8 @@ import Testing
     #expect(r.stdout.contains("appending [") && !r.stdout.contains("importing"), "\(r.stdout.suffix(300))")
   }
 
-  @Test func moveOntoItselfIsANoOp() {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func moveOntoItselfIsANoOp(_ store: Store) {
+    let s = Sandbox(store)
     s.append("a")
     s.append("b")
     for json in [false, true] {
@@ -224,8 +224,8 @@ import Testing
     #expect(s.run("log").lines.count == 2)
   }
 
-  @Test func expectVersionGuardsEveryWrite() {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func expectVersionGuardsEveryWrite(_ store: Store) {
+    let s = Sandbox(store)
     s.append("a")
     s.append("b")
     let before = s.export()
@@ -263,15 +263,17 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: s.db))
   }
 
-  @Test func exportImportRebuildsTheSameLog() {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func exportImportRebuildsTheSameLog(_ store: Store) {
+    let s = Sandbox(store)
     s.append("a", sender: "ann")
     s.append("b", stream: "other")
     s.append("c")
     #expect(s.run("move", "1", "0").code == 0)
     #expect(s.run("remove", s.run("list").lines[0].split(separator: " ")[1].description).code == 0)
     let exported = s.export()
-    let copy = s.dir + "/copy.lmdb"
+    // Into the other store: a log moves between LMDB and PostgreSQL unchanged.
+    let other = Sandbox(store == .lmdb ? .postgres : .lmdb)
+    let copy = other.db
     var r = s.run(["--db", copy, "import"], stdin: Data(exported.utf8))
     #expect(r.code == 0 && r.stdout == "imported 5 events; the head is seq 5\n", "\(r)")
     r = s.run(["--db", copy, "export"])
@@ -285,8 +287,8 @@ import Testing
     #expect(r.code == 0, "\(r)")
   }
 
-  @Test func importIsAllOrNothing() {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func importIsAllOrNothing(_ store: Store) {
+    let s = Sandbox(store)
     s.append("existing")
     let before = s.export()
     let input = """
@@ -307,9 +309,9 @@ import Testing
     r = s.run("import", s.dir + "/missing.jsonl")
     #expect(r.code == 1 && r.stderr.hasPrefix("msglog: cannot read"), "\(r)")
     // A fresh database is not created by a refused import.
-    let fresh = s.dir + "/fresh.lmdb"
-    r = s.run(["--db", fresh, "import"], stdin: Data("{\"op\":\"remove\",\"id\":\"\(ids[0])\"}\n".utf8))
-    #expect(r.code == 1 && !FileManager.default.fileExists(atPath: fresh), "\(r)")
+    let fresh = Sandbox(store)
+    r = fresh.run(["import"], stdin: Data("{\"op\":\"remove\",\"id\":\"\(ids[0])\"}\n".utf8))
+    #expect(r.code == 1 && fresh.isEmpty, "\(r)")
     r = s.run(
       ["import", "--json"],
       stdin: Data("{\"op\":\"move\",\"from\":0,\"to\":0}\n{\"op\":\"append\",\"text\":\"new\"}\n".utf8))

@@ -56,11 +56,11 @@ import Testing
     #expect(leftovers.isEmpty)
   }
 
-  @Test func writersAndReadersAtOnce() throws {
+  @Test(arguments: Store.allCases) func writersAndReadersAtOnce(_ store: Store) throws {
     let stress = ProcessInfo.processInfo.environment["MSGLOG_STRESS"] != nil
     let commandsPerWriter = stress ? 1000 : 250
     let writers = 4
-    let s = Sandbox()
+    let s = Sandbox(store)
     s.append("seed")
     let collector = Collector()
     let readersDone = NSLock()

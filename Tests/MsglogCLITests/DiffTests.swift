@@ -6,8 +6,8 @@ import Testing
 @Suite struct DiffTests {
   static let ids = (1...4).map { "0000000\($0)-0000-4000-8000-000000000000" }
 
-  @Test func textAndJSON() {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func textAndJSON(_ store: Store) {
+    let s = Sandbox(store)
     let ids = Self.ids
     #expect(s.run(["append", "--id", ids[0], "--sender", "ann", "Morning!"]).code == 0)
     #expect(s.run(["append", "--id", ids[1], "Agenda"]).code == 0)
@@ -38,8 +38,8 @@ import Testing
     #expect(r.lines.count == 2 && r.lines.allSatisfy { $0.hasPrefix("+ ") }, "\(r)")
   }
 
-  @Test func badArguments() {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func badArguments(_ store: Store) {
+    let s = Sandbox(store)
     s.append("x")
     var r = s.run(["diff", "1"])
     #expect(r.code == 64 && r.stderr.hasPrefix("msglog: 'diff' needs B"), "\(r)")

@@ -25,8 +25,8 @@ import Testing
 
   /// 4 writer processes and 3 followers on one database: every follower
   /// prints every seq exactly once, in order, and nothing else.
-  @Test func everyFollowerSeesEverySeqOnceInOrder() throws {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func everyFollowerSeesEverySeqOnceInOrder(_ store: Store) throws {
+    let s = Sandbox(store)
     s.append("seed")
     let perWriter = ProcessInfo.processInfo.environment["MSGLOG_STRESS"] != nil ? 250 : 60
     let total = 1 + 4 * perWriter
@@ -62,8 +62,8 @@ import Testing
   }
 
   /// Without --from, a follower prints only events committed after it started.
-  @Test func withoutFromOnlyNewEvents() throws {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func withoutFromOnlyNewEvents(_ store: Store) throws {
+    let s = Sandbox(store)
     s.append("old one")
     s.append("old two")
     let follower = s.start(["log", "--follow", "--limit", "2"])
@@ -95,8 +95,8 @@ import Testing
 
   /// A reader that goes away (`msglog log -f | head -1`) ends the follower
   /// quietly with exit 0, even while no event comes.
-  @Test func aClosedStdoutEndsIt() throws {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func aClosedStdoutEndsIt(_ store: Store) throws {
+    let s = Sandbox(store)
     s.append("one")
     let pipe = Pipe()
     let follower = s.start(["log", "--follow", "--from", "1"], stdout: pipe.fileHandleForWriting)
@@ -109,10 +109,10 @@ import Testing
     #expect(follower.process.terminationReason == .exit && r.code == 0 && r.stderr.isEmpty, "\(r)")
   }
 
-  @Test func followRefusesWhatLogRefuses() {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func followRefusesWhatLogRefuses(_ store: Store) {
+    let s = Sandbox(store)
     var r = s.run(["log", "--follow"])
-    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: no database at"), "\(r)")
+    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: no "), "\(r)")
     s.append("x")
     r = s.run(["log", "--follow", "--all", "--stream", "main"])
     #expect(r.code == 64, "\(r)")

@@ -48,8 +48,8 @@ import Testing
     return words
   }
 
-  @Test func theTourPrintsWhatTheReadmeShows() throws {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func theTourPrintsWhatTheReadmeShows(_ store: Store) throws {
+    let s = Sandbox(store)
     var ids: [(readme: String, actual: String)] = []
     func translate(_ text: String) -> String {
       var out = text

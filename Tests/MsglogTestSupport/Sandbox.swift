@@ -29,14 +29,58 @@ public struct Run: CustomStringConvertible, Sendable {
 /// more than a pipe holds can never deadlock the test.
 public final class Sandbox: @unchecked Sendable {  // immutable after init
   public let dir: String
-  public var db: String { dir + "/msglog.lmdb" }
+  public let store: Store
+  /// The database: a directory for LMDB, a URL for PostgreSQL.
+  public let db: String
+  /// The PostgreSQL database's name (dropped with the sandbox).
+  let databaseName: String?
 
-  public init() {
+  public init(_ store: Store = .lmdb) {
+    self.store = store
     dir = NSTemporaryDirectory() + "msglog-cli-" + UUID().uuidString
     try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    switch store {
+    case .lmdb:
+      db = dir + "/msglog.lmdb"
+      databaseName = nil
+    case .postgres:
+      let database = PostgresCluster.createDatabase()
+      db = database.url
+      databaseName = database.name
+    }
   }
 
-  deinit { try? FileManager.default.removeItem(atPath: dir) }
+  deinit {
+    try? FileManager.default.removeItem(atPath: dir)
+    if let databaseName { PostgresCluster.dropDatabase(databaseName) }
+  }
+
+  /// The database as messages name it: a URL loses its password.
+  public var shown: String {
+    guard store == .postgres, let at = db.lastIndex(of: "@"), let scheme = db.firstRange(of: "://") else { return db }
+    let user = db[scheme.upperBound..<at].prefix { $0 != ":" }
+    return String(db[..<scheme.upperBound]) + user + db[at...]
+  }
+
+  /// Whether there is no log yet: no LMDB directory, or no msglog tables.
+  public var isEmpty: Bool {
+    switch store {
+    case .lmdb: return !FileManager.default.fileExists(atPath: db)
+    case .postgres: return PostgresCluster.digest(of: databaseName!) == "no msglog tables"
+    }
+  }
+
+  /// What the database holds, to check that a refused command changed
+  /// nothing: data.mdb's bytes, or a digest of every msglog table.
+  public func contents() -> String {
+    switch store {
+    case .lmdb:
+      let data = FileManager.default.contents(atPath: db + "/data.mdb") ?? Data()
+      return data.base64EncodedString()
+    case .postgres:
+      return PostgresCluster.digest(of: databaseName!)
+    }
+  }
 
   public static let binary: String = {
     if let path = ProcessInfo.processInfo.environment["MSGLOG_BIN"] { return path }

@@ -1,0 +1,283 @@
+import MsglogCore
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The event log in a PostgreSQL database, behind the same protocols as LMDB.
+///
+/// Tables live in a schema of their own (`msglog`), so the log can share a
+/// database with other applications' tables; the schema is created by the
+/// first write and carries a version. Writers are serialised by one row,
+/// `msglog.head`, locked `FOR UPDATE` at the start of every write
+/// transaction: seqs are then gapless and in commit order across any number
+/// of clients on any number of machines, and each write validates against
+/// the state it will commit on. Readers take a repeatable-read snapshot.
+///
+/// Only plain SQL: tables, one row lock, `ON CONFLICT`, `unnest` of arrays,
+/// `NOTIFY` for followers — no PL/pgSQL, advisory locks or extensions.
+///
+/// Connections are pooled: the store may be shared by threads; each
+/// transaction takes a connection of its own.
+public final class PostgresStore: FollowableStore, @unchecked Sendable {
+  /// The connection string as given (it may hold a password: never shown).
+  let conninfo: String
+  /// The location with any password removed, for every message.
+  public let shown: String
+  private let idle = Mutex<[Connection]>([])
+  /// Whether the schema has been checked (or created) by this process.
+  private let schemaReady = Mutex(false)
+
+  public static let schemaVersion = "1"
+
+  public init(location: String) {
+    conninfo = location
+    shown = PostgresLocation.redacted(location)
+  }
+
+  /// Whether a location names a PostgreSQL database.
+  public static func handles(_ location: String) -> Bool { PostgresLocation.isPostgres(location) }
+
+  // MARK: - Transactions
+
+  public func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
+    try withConnection(checkingSchema: true) { connection in
+      try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+      let access = Access(connection: connection, store: self, writing: false)
+      do {
+        let result = try body(access)
+        try connection.execute("COMMIT")
+        return result
+      } catch {
+        rollback(connection)
+        throw error
+      }
+    }
+  }
+
+  /// One write transaction: lock the head row, run `body` (whose writes are
+  /// buffered and sent in batches), then send what is left, move the head,
+  /// notify followers and commit — one round trip. Acknowledged only when
+  /// the server has made the commit durable.
+  ///
+  /// The first write creates the schema in its own transaction, so that a
+  /// refused first write leaves nothing behind. Two first writers may race:
+  /// the loser's CREATE SCHEMA fails, it rolls back and writes again into
+  /// what the winner made.
+  public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+    try withConnection(checkingSchema: false) { connection in
+      var exists = try schemaExists(connection)
+      while true {
+        var opening = [Statement("BEGIN")]
+        if !exists { opening += PostgresSchema.creation }
+        opening.append(Statement("SELECT seq FROM msglog.head WHERE id = 1 FOR UPDATE"))
+        let rows: [Rows]
+        do {
+          rows = try connection.pipeline(opening)
+        } catch let error as PostgresError where !exists && PostgresSchema.lostTheRace(error) {
+          rollback(connection)
+          exists = try schemaExists(connection, recheck: true)
+          guard exists else { throw error }
+          continue
+        }
+        guard let head = rows.last?.uint64(0, 0) else {
+          rollback(connection)
+          throw MsglogError.notAMsglogDatabase(location: shown, reason: "its msglog.head row is missing")
+        }
+        let access = Access(connection: connection, store: self, writing: true, head: head)
+        do {
+          let result = try body(access)
+          try access.commit()
+          if !exists { schemaReady.withLock { $0 = true } }
+          return result
+        } catch {
+          rollback(connection)
+          throw error
+        }
+      }
+    }
+  }
+
+  public func watchCommits() throws -> any CommitWatcher {
+    try translatingErrors {
+      let connection = try borrow()
+      defer { giveBack(connection) }
+      guard try schemaExists(connection) else { throw MsglogError.noDatabase(location: shown, emptyDirectory: false) }
+      return try NotificationWatcher(conninfo: conninfo)
+    }
+  }
+
+  // MARK: - Connections
+
+  private func borrow() throws -> Connection {
+    if let connection = idle.withLock({ $0.popLast() }) { return connection }
+    do {
+      return try Connection(conninfo)
+    } catch {
+      throw MsglogError.cannotConnect(location: shown, reason: error.message)
+    }
+  }
+
+  private func giveBack(_ connection: Connection) {
+    guard !connection.isBroken else { return }
+    idle.withLock { $0.append(connection) }
+  }
+
+  /// Runs `body` on a pooled connection (for a reader, after checking the
+  /// schema is there); translates the server's errors into `MsglogError`s.
+  private func withConnection<R>(checkingSchema: Bool, _ body: (Connection) throws -> R) throws -> R {
+    try translatingErrors {
+      let connection = try borrow()
+      defer { giveBack(connection) }
+      if checkingSchema, try !schemaExists(connection) {
+        throw MsglogError.noDatabase(location: shown, emptyDirectory: false)
+      }
+      return try body(connection)
+    }
+  }
+
+  private func rollback(_ connection: Connection) {
+    if !connection.isBroken { _ = try? connection.execute("ROLLBACK") }
+  }
+
+  func translatingErrors<R>(_ body: () throws -> R) throws -> R {
+    do {
+      return try body()
+    } catch let error as PostgresError {
+      throw translate(error)
+    } catch let damage as DerivedDamage {
+      throw MsglogError.derivedDamage(damage)
+    }
+  }
+
+  func translate(_ error: PostgresError) -> MsglogError {
+    switch error.sqlState {
+    case PostgresError.diskFull?: return .diskFull("the server has no room to write (\(error.message))")
+    case PostgresError.readOnlyTransaction?, PostgresError.insufficientPrivilege?:
+      return .readOnly(location: shown, reason: error.message)
+    case PostgresError.uniqueViolation?:
+      // The database's own constraints: a second event at a stream's
+      // version, or an id inserted twice. The write path refuses these
+      // first; reaching them means derived rows disagree with the log.
+      return .derivedDamage(DerivedDamage(table: "events", "the database refused a duplicate: \(error.message)"))
+    default:
+      if error.isConnectionLost { return .connectionLost(location: shown, reason: error.message) }
+      return .storage("database error: \(error.message)")
+    }
+  }
+
+  // MARK: - Schema
+
+  /// Whether the database holds a msglog log of a version this msglog
+  /// knows (checked once per process); false when it holds none yet.
+  private func schemaExists(_ connection: Connection, recheck: Bool = false) throws -> Bool {
+    if !recheck, schemaReady.withLock({ $0 }) { return true }
+    let exists = try PostgresSchema.check(connection, shown: shown)
+    if exists { schemaReady.withLock { $0 = true } }
+    return exists
+  }
+}
+
+/// The tables, created by the first write; their version lives in `msglog.meta`.
+enum PostgresSchema {
+  static let tables = """
+    CREATE TABLE msglog.meta (key text PRIMARY KEY, value bytea NOT NULL);
+    CREATE TABLE msglog.head (id integer PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL);
+    CREATE TABLE msglog.events (
+      seq bigint PRIMARY KEY,
+      stream bytea NOT NULL,
+      version bigint NOT NULL,
+      inserted uuid UNIQUE,
+      record bytea NOT NULL,
+      UNIQUE (stream, version));
+    CREATE INDEX events_by_stream ON msglog.events (stream, seq);
+    CREATE TABLE msglog.streams (stream bytea PRIMARY KEY, head bytea NOT NULL);
+    CREATE TABLE msglog.nodes (stream bytea NOT NULL, node bigint NOT NULL, body bytea NOT NULL, PRIMARY KEY (stream, node));
+    CREATE TABLE msglog.ids (id uuid PRIMARY KEY, entry bytea NOT NULL);
+    CREATE TABLE msglog.checkpoints (stream bytea NOT NULL, seq bigint NOT NULL, body bytea NOT NULL, PRIMARY KEY (stream, seq));
+    INSERT INTO msglog.head VALUES (1, 0);
+    """
+
+  /// True when the schema is there and known; false when there is none.
+  static func check(_ connection: Connection, shown: String) throws -> Bool {
+    let found = Result { () throws(PostgresError) -> Rows in
+      try connection.execute("SELECT key, value FROM msglog.meta WHERE key IN ('format', 'schema')")
+    }
+    guard case .success(let meta) = found else {
+      guard case .failure(let failure) = found,
+        failure.sqlState == PostgresError.undefinedTable || failure.sqlState == "3F000"
+      else {
+        _ = try found.get()
+        return false
+      }
+      // No msglog.meta. A msglog schema without it belongs to something else.
+      let schema = try connection.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'msglog'")
+      if schema.count > 0 {
+        throw MsglogError.notAMsglogDatabase(
+          location: shown, reason: "it has a schema named msglog that msglog did not make")
+      }
+      return false
+    }
+    var values: [String: String] = [:]
+    for row in 0..<meta.count { values[meta.text(row, 0) ?? ""] = meta.text(row, 1) }
+    guard values["format"] == "msglog" else {
+      throw MsglogError.notAMsglogDatabase(location: shown, reason: "its msglog.meta names no msglog format")
+    }
+    let version = values["schema"] ?? "none"
+    guard version == PostgresStore.schemaVersion else {
+      if let found = Int(version), let known = Int(PostgresStore.schemaVersion), found > known {
+        throw MsglogError.newerFormat(location: shown, found: "schema \(found)", known: "schema \(known)")
+      }
+      throw MsglogError.notAMsglogDatabase(location: shown, reason: "its schema version is \(version)")
+    }
+    return true
+  }
+
+  /// The statements that create the schema, run in the first write's own transaction.
+  static var creation: [Statement] {
+    [Statement("CREATE SCHEMA msglog")]
+      + tables.split(separator: ";").filter { !$0.allSatisfy(\.isWhitespace) }.map { Statement(String($0)) }
+      + [
+        Statement(
+          "INSERT INTO msglog.meta VALUES ('format', $1), ('schema', $2)",
+          [.bytes(Array("msglog".utf8)), .bytes(Array(PostgresStore.schemaVersion.utf8))])
+      ]
+  }
+
+  /// Another first writer created the schema meanwhile.
+  static func lostTheRace(_ error: PostgresError) -> Bool {
+    error.sqlState == "42P06" || error.sqlState == PostgresError.uniqueViolation
+  }
+}
+
+/// What may be shown of a PostgreSQL location: never its password.
+public enum PostgresLocation {
+  public static func isPostgres(_ location: String) -> Bool {
+    location.hasPrefix("postgres://") || location.hasPrefix("postgresql://")
+  }
+
+  /// The URL without a password, in the user part (`user:secret@`) or the
+  /// query (`password=secret`).
+  public static func redacted(_ location: String) -> String {
+    guard let scheme = location.firstRange(of: "://") else { return location }
+    var rest = String(location[scheme.upperBound...])
+    var query = ""
+    if let q = rest.firstIndex(of: "?") {
+      query = String(rest[q...])
+      rest = String(rest[..<q])
+    }
+    if let at = rest.lastIndex(of: "@") {
+      let user = rest[..<at]
+      if let colon = user.firstIndex(of: ":") {
+        rest = String(user[..<colon]) + rest[at...]
+      }
+    }
+    if !query.isEmpty {
+      let parts = query.dropFirst().split(separator: "&", omittingEmptySubsequences: false)
+      query = "?" + parts.filter { !$0.lowercased().hasPrefix("password=") }.joined(separator: "&")
+      if query == "?" { query = "" }
+    }
+    return String(location[..<scheme.upperBound]) + rest + query
+  }
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Which store a parameterised test runs against.
+public enum Store: String, CaseIterable, Sendable, CustomStringConvertible {
+  case lmdb
+  case postgres
+
+  public var description: String { rawValue }
+}
+
+/// The throwaway PostgreSQL cluster the tests use: the one `scripts/test`
+/// started (`MSGLOG_TEST_PG`, `MSGLOG_TEST_PG_DIR`), or one started here
+/// with `scripts/pg-cluster` on first use and stopped when the tests exit.
+public enum PostgresCluster {
+  /// A superuser URL to the cluster's `postgres` database.
+  public static let url: String = start().url
+  /// The cluster's directory, for `scripts/pg-cluster crash|restart`.
+  public static let directory: String = start().directory
+
+  private static let started: (url: String, directory: String) = {
+    let environment = ProcessInfo.processInfo.environment
+    if let url = environment["MSGLOG_TEST_PG"], let dir = environment["MSGLOG_TEST_PG_DIR"] { return (url, dir) }
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: repositoryRoot + "/scripts/pg-cluster")
+    p.arguments = ["start"]
+    let out = Pipe()
+    p.standardOutput = out
+    try! p.run()
+    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    precondition(p.terminationStatus == 0, "scripts/pg-cluster start failed (is postgresql installed?)")
+    func value(_ name: String) -> String {
+      let line = text.split(separator: "\n").first { $0.hasPrefix("export \(name)=") }!
+      return String(line.dropFirst("export \(name)=".count).dropFirst().dropLast())
+    }
+    let directory = value("MSGLOG_TEST_PG_DIR")
+    stopAtExit = directory
+    atexit {
+      let p = Process()
+      p.executableURL = URL(fileURLWithPath: repositoryRoot + "/scripts/pg-cluster")
+      p.arguments = ["stop", PostgresCluster.stopAtExit!]
+      try? p.run()
+      p.waitUntilExit()
+    }
+    return (value("MSGLOG_TEST_PG"), directory)
+  }()
+
+  nonisolated(unsafe) static var stopAtExit: String? = nil
+
+  private static func start() -> (url: String, directory: String) { started }
+
+  /// The server's URL without a database name (`…@host:port`).
+  public static var server: String { String(url.dropLast("/postgres".count)) }
+
+  /// Runs SQL with psql as the cluster's superuser.
+  @discardableResult
+  public static func psql(_ sql: String, database: String = "postgres") -> Run {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+    p.arguments = ["-qAt", "-v", "ON_ERROR_STOP=1", server + "/" + database, "-c", sql]
+    let out = Pipe()
+    let err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    try! p.run()
+    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return Run(
+      code: p.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+      stderr: String(decoding: stderr, as: UTF8.self))
+  }
+
+  /// A fresh, empty database; its URL.
+  public static func createDatabase() -> (name: String, url: String) {
+    let name = "msglog_test_" + UUID().uuidString.replacing("-", with: "").lowercased()
+    let r = psql("CREATE DATABASE \(name)")
+    precondition(r.code == 0, "CREATE DATABASE failed: \(r)")
+    return (name, server + "/" + name)
+  }
+
+  public static func dropDatabase(_ name: String) {
+    psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+  }
+
+  /// A digest of every msglog table, to check that a refused command changed nothing.
+  public static func digest(of database: String) -> String {
+    let tables = ["meta", "head", "events", "streams", "nodes", "ids", "checkpoints"]
+    let sql = tables.map {
+      "(SELECT coalesce(md5(string_agg(t::text, ',' ORDER BY t::text)), '-') FROM msglog.\($0) t)"
+    }
+    .joined(separator: " || ")
+    let r = psql("SELECT \(sql)", database: database)
+    return r.code == 0 ? r.stdout : "no msglog tables"
+  }
+
+  /// `scripts/pg-cluster crash|restart`.
+  public static func control(_ command: String) -> Int32 {
+    shell("\(repositoryRoot)/scripts/pg-cluster \(command) \(directory)")
+  }
+}
