@@ -12,6 +12,8 @@ var scale = 0
 var bigItems = 0
 var peers = false
 var follow = false
+var postgres: String? = nil
+var postgresItems = 1_000_000
 var msglog = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("msglog")
   .path
 var i = 0
@@ -23,6 +25,8 @@ while i < arguments.count {
   case "--big": bigItems = Int(arguments[i + 1])!; i += 2
   case "--peers": peers = true; i += 1
   case "--follow": follow = true; i += 1
+  case "--postgres": postgres = arguments[i + 1]; i += 2
+  case "--postgres-items": postgresItems = Int(arguments[i + 1])!; i += 2
   case "--msglog": msglog = arguments[i + 1]; i += 2
   default:
     FileHandle.standardError.write(Data("msglog-bench: unknown argument \(arguments[i])\n".utf8))
@@ -106,5 +110,40 @@ if follow {
     "follow: commit to a follower's output, p99", r.p99.pretty, "50 ms", ratio(0.050, r.p99.seconds) + " under",
     "≤ 50 ms")
   table.add("follow: the writer's durable commit, p50 (for scale)", r.commitP50.pretty, "—", "—", "report")
+}
+if let postgres {
+  FileHandle.standardError.write(Data("bench: postgres: \(postgresItems) items\n".utf8))
+  let r = try PostgresBench(
+    url: postgres, msglog: msglog, directory: scratch + "/postgres", runs: max(runs, 5), items: postgresItems
+  ).run()
+  for (clients, msglogRate, insertRate) in r.throughput {
+    table.add(
+      "postgres: appends/s, \(clients) client\(clients == 1 ? "" : "s"), vs bare INSERT (pgbench)",
+      String(format: "%.0f/s", msglogRate), String(format: "%.0f/s", insertRate),
+      insertRate > 0 ? ratio(msglogRate, insertRate) + " throughput" : "—", "≥ 0.5×")
+  }
+  table.add(
+    "postgres: one append process vs one psql INSERT process", r.append.pretty, r.psql.pretty,
+    ratio(r.append.seconds, r.psql.seconds), "≤ 1")
+  table.add(
+    "postgres: import \(postgresItems / 1000)k events, vs LMDB", r.importPostgres.pretty, r.importLMDB.pretty,
+    ratio(r.importPostgres.seconds, r.importLMDB.seconds), "report")
+  table.add(
+    "postgres: list of a \(postgresItems / 1000)k-item stream, vs LMDB", r.listPostgres.time.pretty,
+    r.listLMDB.time.pretty, ratio(r.listPostgres.time.seconds, r.listLMDB.time.seconds), "≤ 3")
+  func mib(_ kib: Int) -> String { String(format: "%.1f MiB", Double(kib) / 1024) }
+  table.add(
+    "postgres: peak heap of list, big ÷ small stream", mib(r.listPostgres.peakAnonKiB),
+    mib(r.listSmallPostgres.peakAnonKiB),
+    ratio(Double(r.listPostgres.peakAnonKiB), Double(max(r.listSmallPostgres.peakAnonKiB, 1))), "flat")
+  let fastest = r.replayAt.map(\.postgres).min()!, slowest = r.replayAt.map(\.postgres).max()!
+  for (percent, lmdbTime, postgresTime) in r.replayAt {
+    table.add(
+      "postgres: replay --at \(percent)% of head, small stream, vs LMDB", postgresTime.pretty, lmdbTime.pretty,
+      ratio(postgresTime.seconds, lmdbTime.seconds), "")
+  }
+  table.add(
+    "postgres: replay --at, slowest ÷ fastest", slowest.pretty, fastest.pretty, ratio(slowest.seconds, fastest.seconds),
+    "≤ 2")
 }
 print(table.render())

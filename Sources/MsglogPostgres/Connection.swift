@@ -159,6 +159,10 @@ final class Connection: @unchecked Sendable {
       PQfinish(handle)
       throw PostgresError(sqlState: nil, message: message)
     }
+    // libpq prints the server's notices and warnings ("terminating
+    // connection due to immediate shutdown") on stderr by default; msglog
+    // speaks for itself, in one line, when something fails.
+    PQsetNoticeProcessor(handle, { _, _ in }, nil)
     self.handle = handle
   }
 

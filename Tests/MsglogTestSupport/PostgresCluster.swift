@@ -53,6 +53,12 @@ public enum PostgresCluster {
 
   private static func start() -> (url: String, directory: String) { started }
 
+  /// The superuser's password (tests check it never reaches any output).
+  public static var password: String {
+    let user = url.split(separator: "@")[0]
+    return String(user.split(separator: ":").last ?? "")
+  }
+
   /// The server's URL without a database name (`…@host:port`).
   public static var server: String { String(url.dropLast("/postgres".count)) }
 

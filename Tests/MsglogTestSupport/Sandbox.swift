@@ -105,10 +105,8 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
     _ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true,
     asNobody: Bool = false, runner: String? = nil
   ) -> Run {
-    let process = start(
-      args, stdin: stdin, environment: environment, useDefaultDB: useDefaultDB, asNobody: asNobody, runner: runner)
-    process.process.waitUntilExit()
-    return process.finish()
+    start(args, stdin: stdin, environment: environment, useDefaultDB: useDefaultDB, asNobody: asNobody, runner: runner)
+      .finish()
   }
 
   @discardableResult
@@ -117,7 +115,7 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
   }
 
   public struct Child {
-    public let process: Process
+    public let process: ChildProcess
     let outPath: String
     let errPath: String
 
@@ -132,6 +130,9 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
   }
 
   /// Starts `msglog ARGS` without waiting (for concurrency tests).
+  ///
+  /// stdin, stdout and stderr are files (or `stdout`), so a child that prints
+  /// more than a pipe holds can never deadlock the test.
   public func start(
     _ args: [String], stdin: Data = Data(), environment: [String: String] = [:], useDefaultDB: Bool = true,
     stdout: FileHandle? = nil, asNobody: Bool = false, runner: String? = nil
@@ -141,27 +142,23 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
     FileManager.default.createFile(atPath: inPath, contents: stdin)
     FileManager.default.createFile(atPath: outPath, contents: nil)
     FileManager.default.createFile(atPath: errPath, contents: nil)
-    let process = Process()
+    let executable: String
+    var arguments = args
     if let runner {
-      process.executableURL = URL(fileURLWithPath: runner)
-      process.arguments = args
+      executable = runner
     } else if asNobody {
       // Another user, who may read the database but not write it (needs root to switch).
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-      process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--", Sandbox.binary] + args
+      executable = "/usr/bin/setpriv"
+      arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "--", Sandbox.binary] + args
     } else {
-      process.executableURL = URL(fileURLWithPath: Sandbox.binary)
-      process.arguments = args
+      executable = Sandbox.binary
     }
-    process.currentDirectoryURL = URL(fileURLWithPath: dir)
     var env = ["PATH": "/usr/bin:/bin"]
     if useDefaultDB { env["MSGLOG_DB"] = db }
     env.merge(environment) { $1 }
-    process.environment = env
-    process.standardInput = FileHandle(forReadingAtPath: inPath)
-    process.standardOutput = stdout ?? FileHandle(forWritingAtPath: outPath)
-    process.standardError = FileHandle(forWritingAtPath: errPath)
-    try! process.run()
+    let process = ChildProcess(
+      executable: executable, arguments: arguments, environment: env, directory: dir, stdin: inPath,
+      stdout: stdout.map { .descriptor($0.fileDescriptor) } ?? .file(outPath), stderr: errPath)
     return Child(process: process, outPath: outPath, errPath: errPath)
   }
 
@@ -225,14 +222,20 @@ public func python(_ arguments: [String], stdin: Data = Data()) -> Run {
 }
 
 /// Runs a shell command line; returns its exit status.
+///
+/// Spawned and reaped by hand (posix_spawn, waitpid): Foundation's
+/// `Process` can miss the exit of a child whose own child daemonizes (as
+/// `pg_ctl start` does) while other threads are spawning processes.
 @discardableResult
 public func shell(_ command: String) -> Int32 {
-  let p = Process()
-  p.executableURL = URL(fileURLWithPath: "/bin/sh")
-  p.arguments = ["-c", command]
-  try! p.run()
-  p.waitUntilExit()
-  return p.terminationStatus
+  let words: [String] = ["/bin/sh", "-c", command]
+  let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
+  defer { for pointer in argv { free(pointer) } }
+  var pid: pid_t = 0
+  guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else { return 127 }
+  var status: Int32 = 0
+  while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+  return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
 }
 
 /// Mounts a tmpfs of `size` at `path`; false when not permitted (not root).
@@ -262,4 +265,97 @@ public func makeReadableByOthers(_ s: Sandbox, db: String? = nil) throws {
   let db = db ?? s.db
   #expect(chmod(s.dir, 0o755) == 0 && chmod(db, 0o755) == 0)
   for file in try FileManager.default.contentsOfDirectory(atPath: db) { #expect(chmod(db + "/" + file, 0o644) == 0) }
+}
+
+/// A child process, spawned and reaped by hand (posix_spawn, waitpid).
+///
+/// Foundation's `Process` on Linux can miss a child's exit when many are
+/// spawned from several threads at once (the child stays a zombie and
+/// `waitUntilExit` never returns); this cannot. Children start as a shell
+/// would start them: default signal dispositions, nothing blocked, and no
+/// descriptor of the test process but the three given.
+public final class ChildProcess: @unchecked Sendable {
+  public enum Output {
+    case file(String)
+    case descriptor(Int32)
+  }
+
+  public enum TerminationReason { case exit, uncaughtSignal }
+
+  public let processIdentifier: Int32
+  private let lock = NSLock()
+  private var status: Int32? = nil
+
+  init(
+    executable: String, arguments: [String], environment: [String: String], directory: String, stdin: String,
+    stdout: Output, stderr: String
+  ) {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
+    switch stdout {
+    case .file(let path): posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY, 0)
+    case .descriptor(let fd): posix_spawn_file_actions_adddup2(&actions, fd, 1)
+    }
+    posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY, 0)
+    // glibc's extensions (2.29, 2.34), which Swift's Glibc module does not export.
+    typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    typealias ChangeDirectory =
+      @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+    if let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+      _ = unsafeBitCast(closeFrom, to: CloseFrom.self)(&actions, 3)
+    }
+    if let changeDirectory = dlsym(nil, "posix_spawn_file_actions_addchdir_np") {
+      _ = directory.withCString { unsafeBitCast(changeDirectory, to: ChangeDirectory.self)(&actions, $0) }
+    }
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for signal in [SIGPIPE, SIGINT, SIGTERM, SIGCHLD] { sigaddset(&defaults, signal) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0)=\($1)") } + [nil]
+    defer { for pointer in argv + envp { free(pointer) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+    precondition(rc == 0, "cannot start \(executable): \(String(cString: strerror(rc)))")
+    processIdentifier = pid
+  }
+
+  /// Waits for the child to end (once; later calls return at once).
+  public func waitUntilExit() {
+    lock.lock()
+    defer { lock.unlock() }
+    guard status == nil else { return }
+    var raw: Int32 = 0
+    while waitpid(processIdentifier, &raw, 0) < 0 && errno == EINTR {}
+    status = raw
+  }
+
+  public var isRunning: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    guard status == nil else { return false }
+    var raw: Int32 = 0
+    guard waitpid(processIdentifier, &raw, WNOHANG) == processIdentifier else { return true }
+    status = raw
+    return false
+  }
+
+  private var raw: Int32 {
+    waitUntilExit()
+    return lock.withLock { status! }
+  }
+
+  public var terminationReason: TerminationReason { (raw & 0x7F) == 0 ? .exit : .uncaughtSignal }
+
+  /// The exit code, or the signal that ended it.
+  public var terminationStatus: Int32 { (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : raw & 0x7F }
 }
