@@ -112,7 +112,13 @@ extension EventLog {
         if case .insert(let insert) = request.command { return total + 2 * insert.text.utf8.count + 512 }
         return total + 256
       } : 0
-    return try write(reserving: estimate) { session in
+    // The streams a small batch touches, for a store to fetch up front.
+    var streams: [StreamName] = []
+    for request in requests where !streams.contains(request.stream) {
+      streams.append(request.stream)
+      if streams.count > 8 { break }
+    }
+    return try write(reserving: estimate, touching: streams.count > 8 ? [] : streams) { session in
       if let expectVersion { try session.expect(version: expectVersion, of: requests[0].stream) }
       var outcomes: [Outcome?] = []
       outcomes.reserveCapacity(requests.count)
@@ -159,7 +165,7 @@ extension EventLog {
     let outcomes = try perform(requests, lineNumbers: lineNumbers, progress: progress)
     let appended = outcomes.compactMap { $0 }
     // Nothing appended (no lines, or only moves onto themselves): the head is where it was.
-    let head = try appended.last?.event.seq ?? (try? headSeq()) ?? 0
+    let head = appended.last?.event.seq ?? (try? headSeq()) ?? 0
     return ImportSummary(imported: appended.count, head: head)
   }
 }

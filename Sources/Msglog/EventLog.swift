@@ -92,8 +92,10 @@ public final class EventLog: Sendable {
   /// Runs validated commands in one write transaction: committed durably when
   /// `body` returns, rolled back when it throws, with the derived tables
   /// brought up to date in the same transaction (that cannot be forgotten).
-  func write<R>(reserving bytes: Int = 0, _ body: (LedgerSession) throws -> R) throws -> R {
-    try store.write(reserving: bytes) { writer in
+  func write<R>(reserving bytes: Int = 0, touching streams: [StreamName] = [], _ body: (LedgerSession) throws -> R)
+    throws -> R
+  {
+    try store.write(reserving: bytes, touching: streams) { writer in
       let session = try LedgerSession(writer: writer, now: clock(), checkpointInterval: checkpointInterval)
       let result = try body(session)
       try session.finish()

@@ -146,6 +146,13 @@ public protocol LogWriter: LogReader {
   func putSummary(_ summary: LedgerSummary) throws
   /// Empties every derived table (and the summary), for a rebuild.
   func clearDerived() throws
+  /// Whether the store itself refuses a second insert of an id (a unique
+  /// constraint), so that a fresh random id need not be looked up first.
+  var enforcesUniqueInsertedIDs: Bool { get }
+}
+
+extension LogWriter {
+  public var enforcesUniqueInsertedIDs: Bool { false }
 }
 
 /// A place that keeps a log: serialised write transactions, snapshot reads.
@@ -158,11 +165,20 @@ public protocol EventStore: AnyObject {
   /// `reserving` estimates the bytes the write adds, so that a backend can
   /// make room once rather than retry a large batch on every growth.
   func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R
+  /// The same, told which streams the write touches, so that a store across
+  /// a network can fetch their state with the transaction's first round trip.
+  func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R) throws -> R
 }
 
 extension EventStore {
   public func write<R>(_ body: (any LogWriter) throws -> R) throws -> R {
     try write(reserving: 0, body)
+  }
+
+  public func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
+    throws -> R
+  {
+    try write(reserving: bytes, body)
   }
 }
 

@@ -29,8 +29,9 @@ public final class LedgerSession {
   private var streams: [StreamName: StreamState] = [:]
   /// Id index rows changed by this session, not yet stored.
   private var idEntries: [ItemID: IdEntry] = [:]
-  /// The derived tables' row counts, as this session leaves them.
-  private var summary: LedgerSummary
+  /// The derived tables' row counts, as this session leaves them; nil in a
+  /// store that cannot count rows cheaply (and so keeps no summary).
+  private var summary: LedgerSummary?
 
   struct StreamState {
     var head: StreamHead
@@ -47,14 +48,15 @@ public final class LedgerSession {
     self.now = now
     self.mode = mode
     self.checkpointInterval = max(checkpointInterval, 1)
+    let counts = try writer.tableCounts()
     switch mode {
     case .append:
-      try Integrity.checkCounts(writer)
+      if let counts { try Integrity.checkCounts(writer, counts: counts) }
       self.nextSeq = try writer.headSeq() + 1
-      self.summary = try writer.summary() ?? LedgerSummary()
+      self.summary = counts == nil ? nil : try writer.summary() ?? LedgerSummary()
     case .rebuild:
       self.nextSeq = 1
-      self.summary = LedgerSummary()
+      self.summary = counts == nil ? nil : LedgerSummary()
     }
   }
 
@@ -98,10 +100,10 @@ public final class LedgerSession {
         entry.leaf = leaf
         idEntries[id] = entry
       }
-      summary.nodes = UInt64(Int(summary.nodes) + nodeDelta)
+      if let nodes = summary?.nodes { summary?.nodes = UInt64(Int(nodes) + nodeDelta) }
       // A stream whose only command was refused has no event and gets no head.
       guard state.head.version > 0 else { continue }
-      if state.isNew { summary.streams += 1 }
+      if state.isNew { summary?.streams += 1 }
       state.head.root = state.tree.root
       state.head.nextNode = state.tree.store.nextNode
       try writer.putStreamHead(state.head)
@@ -109,8 +111,11 @@ public final class LedgerSession {
     for (id, entry) in idEntries {
       try writer.putIdEntry(entry, for: id)
     }
-    summary.events = nextSeq - 1
-    try writer.putSummary(summary)
+    if var summary {
+      summary.events = nextSeq - 1
+      try writer.putSummary(summary)
+      self.summary = summary
+    }
     streams.removeAll()
     idEntries.removeAll()
   }
@@ -139,7 +144,7 @@ public final class LedgerSession {
     try state.tree.insert(Slot(id: id, seq: event.seq), at: Int(index))
     state.head.count += 1
     idEntries[id] = IdEntry(insertSeq: event.seq)
-    summary.ids += 1
+    summary?.ids += 1
     try checkpointIfDue(&state)
     return Outcome(event: event, index: index)
   }
@@ -202,7 +207,9 @@ public final class LedgerSession {
 
   private func freshID() throws -> ItemID {
     // A collision among random v4 UUIDs is not going to happen, but an id
-    // imported from elsewhere could be anything, so check rather than assume.
+    // imported from elsewhere could be anything, so check rather than
+    // assume — unless the store's own constraint refuses a duplicate.
+    if writer.enforcesUniqueInsertedIDs, idEntries.isEmpty { return ItemID.random() }
     while true {
       let id = ItemID.random()
       if try idEntry(id) == nil { return id }
@@ -237,7 +244,7 @@ public final class LedgerSession {
       Checkpoint(stream: state.head.stream, seq: state.head.lastSeq, version: state.head.version, slots: slots))
     state.head.checkpointVersion = state.head.version
     state.head.checkpointCount = UInt64(slots.count)
-    summary.checkpoints += 1
+    summary?.checkpoints += 1
   }
 
   /// The stream an item was inserted into, from its insert record.

@@ -53,6 +53,11 @@ public enum Integrity {
   /// the log's head. O(1): a handful of lookups.
   public static func checkCounts(_ reader: any LogReader) throws {
     guard let counts = try reader.tableCounts() else { return }
+    try checkCounts(reader, counts: counts)
+  }
+
+  /// The same, with the counts already read.
+  public static func checkCounts(_ reader: any LogReader, counts: TableCounts) throws {
     let head = try reader.headSeq()
     guard counts.events == head else {
       throw MsglogError.corruptedLog("the events table holds \(counts.events) records but its last seq is \(head)")

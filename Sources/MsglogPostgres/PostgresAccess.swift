@@ -22,16 +22,23 @@ extension PostgresStore {
 
     // Buffered writes.
     private var events: [(seq: UInt64, stream: [UInt8], version: UInt64, inserted: ItemID?, record: [UInt8])] = []
-    private var heads: [StreamName: [UInt8]] = [:]
+    private var heads: [StreamName: (root: NodeID, row: [UInt8])] = [:]
     private var nodes: [NodeKey: [UInt8]?] = [:]
     private var ids: [ItemID: [UInt8]] = [:]
     private var checkpoints: [NodeKey: [UInt8]] = [:]
     private var summaryRow: [UInt8]? = nil
     private var cleared = false
-    private var pending: Bool {
-      !events.isEmpty || !heads.isEmpty || !nodes.isEmpty || !ids.isEmpty || !checkpoints.isEmpty || summaryRow != nil
-        || cleared
-    }
+    private var pending: Bool { !dirty.isEmpty || cleared }
+    /// The tables with buffered writes: a read of another table need not wait for them.
+    private var dirty: Set<Table> = []
+
+    enum Table { case events, streams, nodes, ids, checkpoints, meta }
+
+    // Read by the opening round trip of a write (see `prefetch`), and kept
+    // until the transaction's own writes replace them.
+    private var cachedHeads: [StreamName: StreamHead?] = [:]
+    private var cachedLast: [StreamName: (seq: UInt64, record: [UInt8])?] = [:]
+    private var cachedNodes: [NodeKey: TreeNode<Slot>] = [:]
 
     struct NodeKey: Hashable {
       var stream: StreamName
@@ -45,17 +52,57 @@ extension PostgresStore {
       self.head = head
     }
 
-    /// Runs a read, after sending what is buffered.
-    private func query(_ sql: String, _ parameters: [Parameter] = []) throws -> Rows {
-      try flush()
+    /// Runs a read of `table`, after sending what is buffered for it.
+    private func query(_ table: Table, _ sql: String, _ parameters: [Parameter] = []) throws -> Rows {
+      if cleared || dirty.contains(table) { try flush() }
       return try connection.execute(sql, parameters)
+    }
+
+    /// The statements that fetch what a write on `streams` reads first: each
+    /// stream's head, its last event (for the head check), and the root of
+    /// its order tree. Sent in the opening pipeline, right after the lock.
+    static func prefetch(_ streams: [StreamName]) -> [Statement] {
+      guard !streams.isEmpty else { return [] }
+      let names = Parameter.byteas(streams.map(\.bytes))
+      var statements = [
+        Statement("SELECT stream, head FROM msglog.streams WHERE stream = ANY($1)", [names]),
+        Statement(
+          "SELECT n.stream, n.node, n.body FROM msglog.nodes n JOIN msglog.streams s ON s.stream = n.stream AND s.root = n.node WHERE s.stream = ANY($1)",
+          [names]),
+      ]
+      for stream in streams {
+        statements.append(
+          Statement(
+            "SELECT seq, record FROM msglog.events WHERE stream = $1 ORDER BY seq DESC LIMIT 1", [.bytes(stream.bytes)]))
+      }
+      return statements
+    }
+
+    /// Keeps what `prefetch` fetched.
+    func adopt(prefetched rows: [Rows], for streams: [StreamName]) throws {
+      guard rows.count == streams.count + 2 else { return }
+      for stream in streams { cachedHeads[stream] = .some(nil) }
+      for row in 0..<rows[0].count {
+        guard let name = String(validating: rows[0].bytes(row, 0), as: UTF8.self) else { continue }
+        let stream = StreamName(name)
+        cachedHeads[stream] = try DerivedRows.decodeHead(stream: stream, rows[0].bytes(row, 1))
+      }
+      for row in 0..<rows[1].count {
+        guard let name = String(validating: rows[1].bytes(row, 0), as: UTF8.self) else { continue }
+        let stream = StreamName(name)
+        let node = rows[1].uint64(row, 1)!
+        cachedNodes[NodeKey(stream: stream, n: node)] = try DerivedRows.decodeNode(node, of: stream, rows[1].bytes(row, 2))
+      }
+      for (stream, last) in zip(streams, rows[2...]) {
+        cachedLast[stream] = last.count == 0 ? .some(nil) : (last.uint64(0, 0)!, Array(last.bytes(0, 1)))
+      }
     }
 
     // MARK: LogReader
 
     func headSeq() throws -> UInt64 {
       if let head { return head }
-      let value = try query("SELECT seq FROM msglog.head WHERE id = 1").uint64(0, 0) ?? 0
+      let value = try query(.events, "SELECT seq FROM msglog.head WHERE id = 1").uint64(0, 0) ?? 0
       head = value
       return value
     }
@@ -66,7 +113,7 @@ extension PostgresStore {
       var next = max(seq, 1)
       while true {
         let rows = try query(
-          "SELECT seq, record FROM msglog.events WHERE seq >= $1 ORDER BY seq LIMIT 4096", [.uint64(next)])
+          .events, "SELECT seq, record FROM msglog.events WHERE seq >= $1 ORDER BY seq LIMIT 4096", [.uint64(next)])
         for row in 0..<rows.count {
           let seq = rows.uint64(row, 0)!
           guard try body(seq, rows.bytes(row, 1)) else { return }
@@ -77,25 +124,29 @@ extension PostgresStore {
     }
 
     func withRecord<R>(at seq: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-      let rows = try query("SELECT record FROM msglog.events WHERE seq = $1", [.uint64(seq)])
+      for case let (last?)? in cachedLast.values where last.seq == seq {
+        return try last.record.withUnsafeBytes(body)
+      }
+      let rows = try query(.events, "SELECT record FROM msglog.events WHERE seq = $1", [.uint64(seq)])
       return rows.count == 0 ? nil : try body(rows.bytes(0, 0))
     }
 
     func forEachRecord(at seqs: [UInt64], _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
       guard !seqs.isEmpty else { return }
       let rows = try query(
-        "SELECT seq, record FROM msglog.events WHERE seq = ANY($1) ORDER BY seq", [.int64s(seqs)])
+        .events, "SELECT seq, record FROM msglog.events WHERE seq = ANY($1) ORDER BY seq", [.int64s(seqs)])
       for row in 0..<rows.count { try body(rows.uint64(row, 0)!, rows.bytes(row, 1)) }
     }
 
     func streamHead(_ stream: StreamName) throws -> StreamHead? {
-      let rows = try query("SELECT head FROM msglog.streams WHERE stream = $1", [.bytes(stream.bytes)])
+      if let cached = cachedHeads[stream] { return cached }
+      let rows = try query(.streams, "SELECT head FROM msglog.streams WHERE stream = $1", [.bytes(stream.bytes)])
       return rows.count == 0 ? nil : try DerivedRows.decodeHead(stream: stream, rows.bytes(0, 0))
     }
 
     func streamHeads() throws -> [StreamHead] {
       // bytea compares bytewise: the order of LMDB's keys.
-      let rows = try query("SELECT stream, head FROM msglog.streams ORDER BY stream")
+      let rows = try query(.streams, "SELECT stream, head FROM msglog.streams ORDER BY stream")
       return try (0..<rows.count).map { row in
         guard let name = String(validating: rows.bytes(row, 0), as: UTF8.self) else {
           throw DerivedDamage(.heads, "a stream name is not UTF-8")
@@ -110,8 +161,11 @@ extension PostgresStore {
 
     func orderNodes(_ ids: [NodeID], of stream: StreamName) throws -> [NodeID: TreeNode<Slot>] {
       guard !ids.isEmpty else { return [:] }
+      var cached: [NodeID: TreeNode<Slot>] = [:]
+      for id in ids { cached[id] = cachedNodes[NodeKey(stream: stream, n: id)] }
+      if cached.count == ids.count { return cached }
       let rows = try query(
-        "SELECT node, body FROM msglog.nodes WHERE stream = $1 AND node = ANY($2)",
+        .nodes, "SELECT node, body FROM msglog.nodes WHERE stream = $1 AND node = ANY($2)",
         [.bytes(stream.bytes), .int64s(ids)])
       var nodes: [NodeID: TreeNode<Slot>] = [:]
       for row in 0..<rows.count {
@@ -125,7 +179,7 @@ extension PostgresStore {
 
     func idEntries(_ ids: [ItemID]) throws -> [ItemID: IdEntry] {
       guard !ids.isEmpty else { return [:] }
-      let rows = try query("SELECT id, entry FROM msglog.ids WHERE id = ANY($1)", [.uuids(ids)])
+      let rows = try query(.ids, "SELECT id, entry FROM msglog.ids WHERE id = ANY($1)", [.uuids(ids)])
       var entries: [ItemID: IdEntry] = [:]
       for row in 0..<rows.count {
         let id = ItemID(bytes: rows.bytes(row, 0))
@@ -140,7 +194,7 @@ extension PostgresStore {
       var inclusive = true
       while true {
         let rows = try query(
-          "SELECT id, entry FROM msglog.ids WHERE id \(inclusive ? ">=" : ">") $1 ORDER BY id LIMIT 4096", [.id(next)])
+          .ids, "SELECT id, entry FROM msglog.ids WHERE id \(inclusive ? ">=" : ">") $1 ORDER BY id LIMIT 4096", [.id(next)])
         for row in 0..<rows.count {
           let id = ItemID(bytes: rows.bytes(row, 0))
           guard try body(id, try DerivedRows.decodeIdEntry(id, rows.bytes(row, 1))) else { return }
@@ -155,7 +209,7 @@ extension PostgresStore {
       var next = seq
       while true {
         let rows = try query(
-          "SELECT seq FROM msglog.events WHERE stream = $1 AND seq >= $2 ORDER BY seq LIMIT 65536",
+          .events, "SELECT seq FROM msglog.events WHERE stream = $1 AND seq >= $2 ORDER BY seq LIMIT 65536",
           [.bytes(stream.bytes), .uint64(next)])
         for row in 0..<rows.count {
           let seq = rows.uint64(row, 0)!
@@ -167,24 +221,25 @@ extension PostgresStore {
     }
 
     func lastStreamEvent(of stream: StreamName) throws -> UInt64? {
-      try query("SELECT max(seq) FROM msglog.events WHERE stream = $1", [.bytes(stream.bytes)]).uint64(0, 0)
+      if let cached = cachedLast[stream] { return cached?.seq }
+      return try query(.events, "SELECT max(seq) FROM msglog.events WHERE stream = $1", [.bytes(stream.bytes)]).uint64(0, 0)
     }
 
     func checkpoint(of stream: StreamName, atOrBefore seq: UInt64) throws -> Checkpoint? {
       let rows = try query(
-        "SELECT seq, body FROM msglog.checkpoints WHERE stream = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1",
+        .checkpoints, "SELECT seq, body FROM msglog.checkpoints WHERE stream = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1",
         [.bytes(stream.bytes), .uint64(seq)])
       guard rows.count > 0 else { return nil }
       return try DerivedRows.decodeCheckpoint(stream: stream, seq: rows.uint64(0, 0)!, rows.bytes(0, 1))
     }
 
     func checkpointSeqs(of stream: StreamName) throws -> [UInt64] {
-      let rows = try query("SELECT seq FROM msglog.checkpoints WHERE stream = $1 ORDER BY seq", [.bytes(stream.bytes)])
+      let rows = try query(.checkpoints, "SELECT seq FROM msglog.checkpoints WHERE stream = $1 ORDER BY seq", [.bytes(stream.bytes)])
       return (0..<rows.count).map { rows.uint64($0, 0)! }
     }
 
     func summary() throws -> LedgerSummary? {
-      let rows = try query("SELECT value FROM msglog.meta WHERE key = 'summary'")
+      let rows = try query(.meta, "SELECT value FROM msglog.meta WHERE key = 'summary'")
       return rows.count == 0 ? nil : try DerivedRows.decodeSummary(rows.bytes(0, 0))
     }
 
@@ -203,31 +258,53 @@ extension PostgresStore {
       var inserted: ItemID? = nil
       if case .insert(let id, _, _, _) = event.op { inserted = id }
       events.append((seq, event.stream.bytes, event.version, inserted, bytes))
+      cachedLast[event.stream] = (seq, bytes)
+      dirty.insert(.events)
       head = seq
     }
 
-    func putStreamHead(_ head: StreamHead) throws { heads[head.stream] = DerivedRows.encode(head) }
+    func putStreamHead(_ head: StreamHead) throws {
+      heads[head.stream] = (head.root, DerivedRows.encode(head))
+      cachedHeads[head.stream] = head
+      dirty.insert(.streams)
+    }
 
     func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) throws {
       nodes[NodeKey(stream: stream, n: id)] = DerivedRows.encode(node, id: id, of: stream)
+      cachedNodes[NodeKey(stream: stream, n: id)] = nil
+      dirty.insert(.nodes)
     }
 
     func deleteOrderNode(_ id: NodeID, of stream: StreamName) throws {
       nodes[NodeKey(stream: stream, n: id)] = .some(nil)
+      cachedNodes[NodeKey(stream: stream, n: id)] = nil
+      dirty.insert(.nodes)
     }
 
-    func putIdEntry(_ entry: IdEntry, for id: ItemID) throws { ids[id] = DerivedRows.encode(entry, for: id) }
+    func putIdEntry(_ entry: IdEntry, for id: ItemID) throws {
+      ids[id] = DerivedRows.encode(entry, for: id)
+      dirty.insert(.ids)
+    }
+
+    /// `msglog.events` holds each inserted id once (a unique column).
+    var enforcesUniqueInsertedIDs: Bool { true }
 
     /// The events table is its own per-stream index here.
     func putStreamEvent(_ seq: UInt64, of stream: StreamName) throws {}
 
     func putCheckpoint(_ checkpoint: Checkpoint) throws {
       checkpoints[NodeKey(stream: checkpoint.stream, n: checkpoint.seq)] = DerivedRows.encode(checkpoint)
+      dirty.insert(.checkpoints)
     }
 
-    func putSummary(_ summary: LedgerSummary) throws { summaryRow = DerivedRows.encode(summary) }
+    func putSummary(_ summary: LedgerSummary) throws {
+      summaryRow = DerivedRows.encode(summary)
+      dirty.insert(.meta)
+    }
 
     func clearDerived() throws {
+      cachedHeads.removeAll()
+      cachedNodes.removeAll()
       heads.removeAll()
       nodes.removeAll()
       ids.removeAll()
@@ -260,8 +337,8 @@ extension PostgresStore {
       if !heads.isEmpty {
         out.append(
           Statement(
-            "INSERT INTO msglog.streams (stream, head) SELECT * FROM unnest($1::bytea[], $2::bytea[]) ON CONFLICT (stream) DO UPDATE SET head = EXCLUDED.head",
-            [.byteas(heads.keys.map(\.bytes)), .byteas(Array(heads.values))]))
+            "INSERT INTO msglog.streams (stream, root, head) SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[]) ON CONFLICT (stream) DO UPDATE SET root = EXCLUDED.root, head = EXCLUDED.head",
+            [.byteas(heads.keys.map(\.bytes)), .int64s(heads.values.map(\.root)), .byteas(heads.values.map(\.row))]))
       }
       let written = nodes.compactMap { key, body in body.map { (key, $0) } }
       if !written.isEmpty {
@@ -309,6 +386,7 @@ extension PostgresStore {
       checkpoints.removeAll()
       summaryRow = nil
       cleared = false
+      dirty.removeAll()
     }
 
     /// Sends the buffered writes (one pipeline) so that the next read sees them.

@@ -66,12 +66,24 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
   /// the loser's CREATE SCHEMA fails, it rolls back and writes again into
   /// what the winner made.
   public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+    try write(reserving: bytes, touching: [], body)
+  }
+
+  /// With the streams the write touches, the opening round trip also fetches
+  /// each one's head, last event and order-tree root (after taking the lock,
+  /// so they are what the write will commit on): a small write is then two
+  /// round trips — this one and the commit — plus one per deeper tree level.
+  public func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
+    throws -> R
+  {
     try withConnection(checkingSchema: false) { connection in
       var exists = try schemaExists(connection)
       while true {
         var opening = [Statement("BEGIN")]
         if !exists { opening += PostgresSchema.creation }
         opening.append(Statement("SELECT seq FROM msglog.head WHERE id = 1 FOR UPDATE"))
+        let lockAt = opening.count - 1
+        opening += Access.prefetch(streams)
         let rows: [Rows]
         do {
           rows = try connection.pipeline(opening)
@@ -81,11 +93,12 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
           guard exists else { throw error }
           continue
         }
-        guard let head = rows.last?.uint64(0, 0) else {
+        guard let head = rows[lockAt].uint64(0, 0) else {
           rollback(connection)
           throw MsglogError.notAMsglogDatabase(location: shown, reason: "its msglog.head row is missing")
         }
         let access = Access(connection: connection, store: self, writing: true, head: head)
+        try access.adopt(prefetched: Array(rows[(lockAt + 1)...]), for: streams)
         do {
           let result = try body(access)
           try access.commit()
@@ -192,7 +205,7 @@ enum PostgresSchema {
       record bytea NOT NULL,
       UNIQUE (stream, version));
     CREATE INDEX events_by_stream ON msglog.events (stream, seq);
-    CREATE TABLE msglog.streams (stream bytea PRIMARY KEY, head bytea NOT NULL);
+    CREATE TABLE msglog.streams (stream bytea PRIMARY KEY, root bigint NOT NULL, head bytea NOT NULL);
     CREATE TABLE msglog.nodes (stream bytea NOT NULL, node bigint NOT NULL, body bytea NOT NULL, PRIMARY KEY (stream, node));
     CREATE TABLE msglog.ids (id uuid PRIMARY KEY, entry bytea NOT NULL);
     CREATE TABLE msglog.checkpoints (stream bytea NOT NULL, seq bigint NOT NULL, body bytea NOT NULL, PRIMARY KEY (stream, seq));
