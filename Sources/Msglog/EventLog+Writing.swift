@@ -126,7 +126,10 @@ extension EventLog {
         if i % 1024 == 0 { progress?(i, requests.count) }
         // Write the derived rows so far into the same transaction now and
         // then, so that a huge batch holds bounded state in memory.
-        if i > 0 && i % 65_536 == 0 { try session.finish() }
+        if i % 65_536 == 0 {
+          if i > 0 { try session.finish() }
+          try session.prefetch(idsOf: requests[i..<min(i + 65_536, requests.count)])
+        }
         do {
           outcomes.append(try session.perform(request))
         } catch let error as MsglogError where lineNumbers != nil {

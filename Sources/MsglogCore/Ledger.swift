@@ -29,6 +29,9 @@ public final class LedgerSession {
   private var streams: [StreamName: StreamState] = [:]
   /// Id index rows changed by this session, not yet stored.
   private var idEntries: [ItemID: IdEntry] = [:]
+  /// Id index rows read from the store since the last `finish()` (nil: no
+  /// row): a batch looks its ids up in one request (`prefetch(ids:)`).
+  private var storedEntries: [ItemID: IdEntry?] = [:]
   /// The derived tables' row counts, as this session leaves them; nil in a
   /// store that cannot count rows cheaply (and so keeps no summary).
   private var summary: LedgerSummary?
@@ -95,6 +98,7 @@ public final class LedgerSession {
   public func finish() throws {
     for (_, var state) in streams {
       let (placements, nodeDelta) = try state.tree.store.flush()
+      try prefetch(ids: placements.map(\.0))
       for (id, leaf) in placements {
         guard var entry = try idEntry(id), entry.removeSeq == 0 else { continue }
         entry.leaf = leaf
@@ -118,6 +122,28 @@ public final class LedgerSession {
     }
     streams.removeAll()
     idEntries.removeAll()
+    storedEntries.removeAll()
+  }
+
+  /// Reads the id index rows of `ids` in one request, for the commands of a
+  /// batch that name them (inserts with an id, removes by id).
+  public func prefetch(ids: some Sequence<ItemID>) throws {
+    let missing = ids.filter { idEntries[$0] == nil && storedEntries[$0] == nil }
+    guard !missing.isEmpty else { return }
+    let found = try writer.idEntries(missing)
+    for id in missing { storedEntries[id] = .some(found[id]) }
+  }
+
+  /// Reads the id index rows the requests name (see `prefetch(ids:)`).
+  public func prefetch(idsOf requests: some Sequence<WriteRequest>) throws {
+    try prefetch(
+      ids: requests.lazy.compactMap { request -> ItemID? in
+        switch request.command {
+        case .insert(let insert): return insert.id
+        case .remove(.id(let id)): return id
+        case .remove(.prefix), .move: return nil
+        }
+      })
   }
 
   // MARK: - Commands
@@ -202,17 +228,20 @@ public final class LedgerSession {
 
   private func idEntry(_ id: ItemID) throws -> IdEntry? {
     if let pending = idEntries[id] { return pending }
-    return try writer.idEntry(id)
+    if let stored = storedEntries[id] { return stored }
+    let stored = try writer.idEntry(id)
+    storedEntries[id] = .some(stored)
+    return stored
   }
 
   private func freshID() throws -> ItemID {
     // A collision among random v4 UUIDs is not going to happen, but an id
     // imported from elsewhere could be anything, so check rather than
-    // assume — unless the store's own constraint refuses a duplicate.
-    if writer.enforcesUniqueInsertedIDs, idEntries.isEmpty { return ItemID.random() }
+    // assume — against the store only if its own constraint does not
+    // refuse a duplicate (a lookup is a round trip to a server).
     while true {
       let id = ItemID.random()
-      if try idEntry(id) == nil { return id }
+      if writer.enforcesUniqueInsertedIDs ? idEntries[id] == nil : try idEntry(id) == nil { return id }
     }
   }
 

@@ -147,6 +147,13 @@ final class Rows {
 final class Connection: @unchecked Sendable {
   let handle: OpaquePointer
 
+  /// Statements this session has prepared, by their SQL: msglog's SQL is a
+  /// few dozen constant strings, and a prepared one skips the server's parse
+  /// and plan (a third of a small write's server time).
+  private var prepared: [String: String] = [:]
+  private var preparedNames = 0
+  private static let preparedLimit = 64
+
   /// Connects with libpq's connection string or URI; libpq's environment
   /// variables (PGHOST, PGUSER, PGPASSWORD, PGSERVICE, PGSSLMODE, …) fill in
   /// what it leaves out.
@@ -196,10 +203,34 @@ final class Connection: @unchecked Sendable {
   /// Runs one statement and waits for its rows.
   @discardableResult
   func execute(_ sql: String, _ parameters: [Parameter] = []) throws(PostgresError) -> Rows {
+    if let name = try preparedName(sql, parameters) {
+      let result = withParameters(parameters) { _, values, lengths, formats in
+        PQexecPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 1)
+      }
+      return try check(result)
+    }
     let result = withParameters(parameters) { types, values, lengths, formats in
       PQexecParams(handle, sql, Int32(parameters.count), types, values, lengths, formats, 1)
     }
     return try check(result)
+  }
+
+  /// Whether a statement is worth preparing: a query with parameters (the
+  /// statements without are BEGIN, COMMIT, the schema's DDL).
+  private func preparable(_ sql: String, _ parameters: [Parameter]) -> Bool {
+    !parameters.isEmpty && prepared.count < Connection.preparedLimit
+  }
+
+  /// The name `sql` is prepared under, preparing it first (outside a pipeline).
+  private func preparedName(_ sql: String, _ parameters: [Parameter]) throws(PostgresError) -> String? {
+    if let name = prepared[sql] { return name }
+    guard preparable(sql, parameters) else { return nil }
+    let name = "msglog_\(preparedNames)"
+    preparedNames += 1
+    let types = parameters.map(\.type)
+    _ = try check(PQprepare(handle, name, sql, Int32(types.count), types))
+    prepared[sql] = name
+    return name
   }
 
   /// Sends every statement at once and reads every result: one round trip.
@@ -210,16 +241,48 @@ final class Connection: @unchecked Sendable {
     if statements.count == 1 { return [try execute(statements[0].sql, statements[0].parameters)] }
     guard PQenterPipelineMode(handle) == 1 else { throw error(of: nil) }
     defer { PQexitPipelineMode(handle) }
-    for statement in statements {
-      let sent = withParameters(statement.parameters) { types, values, lengths, formats in
-        PQsendQueryParams(handle, statement.sql, Int32(statement.parameters.count), types, values, lengths, formats, 1)
+    // New statements are prepared in the same pipeline; a name counts as
+    // prepared once its own result says so (an aborted pipeline skips it).
+    var preparing: [Int: (sql: String, name: String)] = [:]
+    for (n, statement) in statements.enumerated() {
+      let parameters = statement.parameters
+      var name = prepared[statement.sql]
+      if name == nil, preparable(statement.sql, parameters), prepared.count + preparing.count < Connection.preparedLimit,
+        !preparing.values.contains(where: { $0.sql == statement.sql })
+      {
+        let new = "msglog_\(preparedNames)"
+        preparedNames += 1
+        let types = parameters.map(\.type)
+        guard PQsendPrepare(handle, new, statement.sql, Int32(types.count), types) == 1 else { throw error(of: nil) }
+        preparing[n] = (statement.sql, new)
+        name = new
+      } else if name == nil, let earlier = preparing.values.first(where: { $0.sql == statement.sql }) {
+        name = earlier.name
+      }
+      let sent = withParameters(parameters) { types, values, lengths, formats in
+        if let name {
+          PQsendQueryPrepared(handle, name, Int32(parameters.count), values, lengths, formats, 1)
+        } else {
+          PQsendQueryParams(handle, statement.sql, Int32(parameters.count), types, values, lengths, formats, 1)
+        }
       }
       guard sent == 1 else { throw error(of: nil) }
     }
     guard PQpipelineSync(handle) == 1 else { throw error(of: nil) }
     var rows: [Rows] = []
     var failure: PostgresError? = nil
-    for _ in statements {
+    for n in statements.indices {
+      if let new = preparing[n] {
+        let result = PQgetResult(handle)
+        let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
+        if status == PGRES_COMMAND_OK {
+          prepared[new.sql] = new.name
+        } else if failure == nil, status != PGRES_PIPELINE_ABORTED {
+          failure = error(of: result)
+        }
+        if let result { PQclear(result) }
+        while let extra = PQgetResult(handle) { PQclear(extra) }
+      }
       let result = PQgetResult(handle)
       let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
       if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK {

@@ -145,6 +145,46 @@ import Testing
     }
   }
 
+  /// libpq's environment fills in what the URL leaves out — host, port,
+  /// user, password, database, a service file — and a password given in the
+  /// query string is redacted like one in the user part.
+  @Test func libpqsEnvironmentFillsInTheURL() throws {
+    let s = Sandbox(.postgres)
+    let name = try #require(s.db.split(separator: "/").last).description
+    let hostPort = try #require(PostgresCluster.server.split(separator: "@").last)
+    let host = String(hostPort.split(separator: ":")[0]), port = String(hostPort.split(separator: ":")[1])
+    let everything = [
+      "PGHOST": host, "PGPORT": port, "PGUSER": "msglog", "PGPASSWORD": PostgresCluster.password, "PGDATABASE": name,
+    ]
+    #expect(s.run(["--db", "postgres://", "append", "from the environment"], environment: everything).code == 0)
+    var some = everything
+    some["PGDATABASE"] = nil
+    let r = s.run(["append", "database in the URL"], environment: some.merging(["MSGLOG_DB": "postgresql:///\(name)"]) { $1 })
+    #expect(r.code == 0, "\(r)")
+
+    let services = s.dir + "/pg_service.conf"
+    try """
+    [team]
+    host=\(host)
+    port=\(port)
+    user=msglog
+    password=\(PostgresCluster.password)
+    dbname=\(name)
+
+    """.write(toFile: services, atomically: true, encoding: .utf8)
+    let service = ["PGSERVICEFILE": services, "PGSERVICE": "team"]
+    #expect(s.run(["--db", "postgres://", "append", "from a service"], environment: service).code == 0)
+    let listed = s.run(["list"])
+    #expect(listed.lines.map { String($0.split(separator: "  ").last!) } == [
+      "from the environment", "database in the URL", "from a service",
+    ], "\(listed)")
+
+    let wrong = "postgres://msglog@\(hostPort)/\(name)?password=hunter2-secret&sslmode=disable"
+    let refused = s.run(["--db", wrong, "append", "x"])
+    #expect(refused.code == 1 && refused.stderr.contains("password authentication failed"), "\(refused)")
+    #expect(!refused.stderr.contains("hunter2") && refused.stderr.split(separator: "\n").count == 1, "\(refused)")
+  }
+
   @Test func aDatabaseThatIsNotMsglogsIsNeverWritten() {
     let other = PostgresCluster.createDatabase()
     defer { PostgresCluster.dropDatabase(other.name) }

@@ -1,0 +1,74 @@
+import MsglogCore
+
+/// The tables, created by the first write; their version lives in `msglog.meta`.
+enum PostgresSchema {
+  static let tables = """
+    CREATE TABLE msglog.meta (key text PRIMARY KEY, value bytea NOT NULL);
+    CREATE TABLE msglog.head (id integer PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL);
+    CREATE TABLE msglog.events (
+      seq bigint PRIMARY KEY,
+      stream bytea NOT NULL,
+      version bigint NOT NULL,
+      inserted uuid UNIQUE,
+      record bytea NOT NULL,
+      UNIQUE (stream, version));
+    CREATE INDEX events_by_stream ON msglog.events (stream, seq);
+    CREATE TABLE msglog.streams (stream bytea PRIMARY KEY, root bigint NOT NULL, head bytea NOT NULL);
+    CREATE TABLE msglog.nodes (stream bytea NOT NULL, node bigint NOT NULL, body bytea NOT NULL, PRIMARY KEY (stream, node));
+    CREATE TABLE msglog.ids (id uuid PRIMARY KEY, entry bytea NOT NULL);
+    CREATE TABLE msglog.checkpoints (stream bytea NOT NULL, seq bigint NOT NULL, body bytea NOT NULL, PRIMARY KEY (stream, seq));
+    INSERT INTO msglog.head VALUES (1, 0);
+    """
+
+  /// True when the schema is there and known; false when there is none.
+  static func check(_ connection: Connection, shown: String) throws -> Bool {
+    let found = Result { () throws(PostgresError) -> Rows in
+      try connection.execute("SELECT key, value FROM msglog.meta WHERE key IN ('format', 'schema')")
+    }
+    guard case .success(let meta) = found else {
+      guard case .failure(let failure) = found,
+        failure.sqlState == PostgresError.undefinedTable || failure.sqlState == "3F000"
+      else {
+        _ = try found.get()
+        return false
+      }
+      // No msglog.meta. A msglog schema without it belongs to something else.
+      let schema = try connection.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'msglog'")
+      if schema.count > 0 {
+        throw MsglogError.notAMsglogDatabase(
+          location: shown, reason: "it has a schema named msglog that msglog did not make")
+      }
+      return false
+    }
+    var values: [String: String] = [:]
+    for row in 0..<meta.count { values[meta.text(row, 0) ?? ""] = meta.text(row, 1) }
+    guard values["format"] == "msglog" else {
+      throw MsglogError.notAMsglogDatabase(location: shown, reason: "its msglog.meta names no msglog format")
+    }
+    let version = values["schema"] ?? "none"
+    guard version == PostgresStore.schemaVersion else {
+      if let found = Int(version), let known = Int(PostgresStore.schemaVersion), found > known {
+        throw MsglogError.newerFormat(location: shown, found: "schema \(found)", known: "schema \(known)")
+      }
+      throw MsglogError.notAMsglogDatabase(location: shown, reason: "its schema version is \(version)")
+    }
+    return true
+  }
+
+  /// The statements that create the schema, run in the first write's own transaction.
+  static var creation: [Statement] {
+    [Statement("CREATE SCHEMA msglog")]
+      + tables.split(separator: ";").filter { !$0.allSatisfy(\.isWhitespace) }.map { Statement(String($0)) }
+      + [
+        Statement(
+          "INSERT INTO msglog.meta VALUES ('format', $1), ('schema', $2)",
+          [.bytes(Array("msglog".utf8)), .bytes(Array(PostgresStore.schemaVersion.utf8))])
+      ]
+  }
+
+  /// Another first writer created the schema meanwhile.
+  static func lostTheRace(_ error: PostgresError) -> Bool {
+    error.sqlState == "42P06" || error.sqlState == PostgresError.uniqueViolation
+  }
+}
+
