@@ -46,7 +46,7 @@ struct ArgumentDeclaration: Sendable, Equatable {
 /// The options every command may use, each declared here once.
 enum Options {
   static let db = OptionDeclaration(
-    name: "db", value: "PATH", help: "database directory (default: $MSGLOG_DB, else ./msglog.lmdb)",
+    name: "db", value: "PATH", help: "database directory or postgres:// URL (default: $MSGLOG_DB, else ./msglog.lmdb)",
     completion: .directories)
   static let stream = OptionDeclaration(
     name: "stream", value: "NAME", help: "stream to use (default: $MSGLOG_STREAM, else main)", completion: .streams)

@@ -10,9 +10,10 @@ enum Help {
     """
     USAGE: msglog [--db PATH] [--stream NAME] [--json] COMMAND [ARGS]
 
-    OVERVIEW: Ordered lists of messages kept as an event-sourced log in LMDB.
-    Every change is an immutable event with a global sequence number; a stream's
-    list is the replay of its events, the same on every replay and at any past seq.
+    OVERVIEW: Ordered lists of messages kept as an event-sourced log, in LMDB
+    or PostgreSQL. Every change is an immutable event with a global sequence
+    number; a stream's list is the replay of its events, the same on every
+    replay and at any past seq.
 
     COMMANDS:
     \(table(CommandDeclaration.ordered.map { ($0.name.rawValue, $0.summary) }))

@@ -41,7 +41,11 @@ enum Manual {
       .SH ENVIRONMENT
       .TP
       .B MSGLOG_DB
-      The database directory when \\fB\\-\\-db\\fR is not given.
+      The database when \\fB\\-\\-db\\fR is not given: an LMDB directory, or a
+      \\fBpostgres://\\fR or \\fBpostgresql://\\fR URL (PostgreSQL).
+      .TP
+      .BR PGHOST ", " PGPORT ", " PGUSER ", " PGPASSWORD ", " PGDATABASE ", " PGSERVICE ", " PGSSLMODE ", …"
+      libpq's environment fills in what a PostgreSQL URL leaves out.
       .TP
       .B MSGLOG_STREAM
       The stream when \\fB\\-\\-stream\\fR is not given (never narrows \\fBexport\\fR).

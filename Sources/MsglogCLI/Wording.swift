@@ -75,7 +75,7 @@ enum Wording {
     case .changedDuringRead:
       return "it is read-only to you, so msglog reads it without a lock and cannot hold writers off; try again"
     case .connectionLost:
-      return "what this command did was not committed unless it printed so; run it again once the server is back"
+      return "a write cut off at its commit may have committed: look with 'msglog log' once the server is back before running it again"
     case .newerFormat: return "use the newer msglog that wrote it"
     case .diskFull:
       return "nothing of this command was written, and everything before it is intact; free some space and retry"

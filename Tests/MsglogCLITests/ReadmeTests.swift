@@ -70,4 +70,16 @@ import Testing
       #expect(maskingTimes(r.stdout) == maskingTimes(translate(step.expected)), "\(step.arguments)")
     }
   }
+
+  /// The PostgreSQL section's example of a server that cannot be reached
+  /// (port 1 refuses on any machine): the line it shows is stderr, exactly.
+  @Test func theUnreachableServerExampleIsTrue() throws {
+    let readme = try String(contentsOfFile: fixture("../README.md"), encoding: .utf8)
+    let lines = readme.split(separator: "\n", omittingEmptySubsequences: false)
+    let at = try #require(lines.firstIndex { $0.hasPrefix("    $ msglog --db postgres://") })
+    let words = Self.shellWords(String(lines[at].dropFirst("    $ msglog ".count)))
+    let r = Sandbox().run(words, useDefaultDB: false)
+    #expect(r.code == 1 && r.stdout.isEmpty)
+    #expect(r.stderr == lines[at + 1].dropFirst(4) + "\n", "\(r)")
+  }
 }
