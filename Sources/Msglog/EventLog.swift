@@ -112,3 +112,16 @@ extension Timestamp {
     return Timestamp(milliseconds: Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000)
   }
 }
+
+extension EventLog {
+  /// Called when one of LMDB's own consistency checks fails inside a read
+  /// or write; LMDB aborts the process when it returns, so a program that
+  /// wants a clear message and exit code prints and exits here. `lockless`:
+  /// the database was read without its lock file (read-only to this user),
+  /// where a concurrent commit can change pages under a read; otherwise it
+  /// is damaged.
+  nonisolated(unsafe) public static var lmdbAssertionHandler: ((_ lockless: Bool, _ message: String) -> Void)? {
+    get { LMDBAssertion.handler }
+    set { LMDBAssertion.handler = newValue }
+  }
+}

@@ -77,14 +77,14 @@ struct ScaleBench {
               request = WriteRequest(stream: name, command: .remove(.id(id)))
             } else {
               n += 1
-              let id = ItemID()
+              let id = ItemID.random()
               smallIDs[s].append(id)
               smallCounts[s] += 1
               request = WriteRequest(stream: name, command: .insert(InsertRequest(text: "small message \(n)", id: id)))
             }
           default:
             n += 1
-            let id = ItemID()
+            let id = ItemID.random()
             let index = UInt64.random(in: 0...UInt64(bigOrder.count), using: &rng)
             bigOrder.append(id)
             request = WriteRequest(

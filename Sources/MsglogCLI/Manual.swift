@@ -44,7 +44,7 @@ enum Manual {
       The database when \\fB\\-\\-db\\fR is not given: an LMDB directory, or a
       \\fBpostgres://\\fR or \\fBpostgresql://\\fR URL (PostgreSQL).
       .TP
-      .BR PGHOST ", " PGPORT ", " PGUSER ", " PGPASSWORD ", " PGDATABASE ", " PGSERVICE ", " PGSSLMODE ", …"
+      .BR PGHOST ", " PGPORT ", " PGUSER ", " PGPASSWORD ", " PGDATABASE ", " PGSERVICE ", " PGSSLMODE ", ..."
       libpq's environment fills in what a PostgreSQL URL leaves out.
       .TP
       .B MSGLOG_STREAM

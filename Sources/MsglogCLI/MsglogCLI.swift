@@ -24,6 +24,7 @@ public enum MsglogCLI {
     // end the command quietly), not kill the process mid-transaction.
     signal(SIGPIPE, SIG_IGN)
     installTruncationGuard()
+    EventLog.lmdbAssertionHandler = reportLMDBAssertion
     let stdout = OutputStream(fd: 1)
     let stderr = OutputStream(fd: 2)
     let code: Int32
@@ -92,6 +93,20 @@ public enum MsglogCLI {
       _exit(1)
     }
     sigaction(SIGBUS, &action, nil)
+  }
+
+  /// LMDB stopped on pages that make no sense: in a read without the lock
+  /// file, because a commit changed them meanwhile; otherwise, damage. One
+  /// clear message and exit 1 instead of LMDB's abort.
+  static func reportLMDBAssertion(lockless: Bool, message: String) {
+    let error: MsglogError =
+      lockless
+      ? .storage("the database changed while it was read (it is read-only to you, so msglog reads it without a lock); try again")
+      : .storage("LMDB found the database inconsistent (\(message)): it is damaged; 'msglog verify' says where")
+    let stderr = OutputStream(fd: 2)
+    _ = Wording.report(error, to: stderr)
+    try? stderr.flush()
+    _exit(1)
   }
 
   /// argv as strings, refusing an argument that is not valid UTF-8 (Swift's

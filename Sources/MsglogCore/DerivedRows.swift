@@ -200,7 +200,7 @@ public enum DerivedRows {
   }
 
   static func append(_ slot: Slot, to out: inout [UInt8]) {
-    withUnsafeBytes(of: slot.id.uuid) { out.append(contentsOf: $0) }
+    slot.id.withUnsafeBytes { out.append(contentsOf: $0) }
     out.appendBigEndian(slot.seq)
   }
 

@@ -1,20 +1,62 @@
-import FoundationEssentials
+/// An item's identity: a UUID (16 bytes, RFC 4122), printed in lowercase
+/// canonical form.
+///
+/// msglog's own type rather than Foundation's `UUID`, so that the core and
+/// the command line need no Foundation: linking it made every msglog
+/// process start a third slower. Bridge with `UUID(uuid:)`/`ItemID(bytes:)`
+/// where an app has Foundation.
+public struct ItemID: Hashable, Sendable, CustomStringConvertible {
+  // The 16 bytes in storage order, loaded as two machine words: hashing
+  // and equality are two word operations.
+  private var first: UInt64
+  private var second: UInt64
 
-/// An item's identity: a UUID, printed in lowercase canonical form.
-public typealias ItemID = UUID
+  /// A new random (version 4) id, as Foundation's `UUID()`.
+  public init() { self = .random() }
 
-extension UUID {
+  /// Reads 16 bytes (network order, as stored on disk) as an id.
+  public init(bytes: UnsafeRawBufferPointer) {
+    precondition(bytes.count == 16, "a UUID is 16 bytes")
+    first = bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)
+    second = bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+  }
+
+  /// The 16 bytes lent to `body`, in network order.
+  public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    try Swift.withUnsafeBytes(of: (first, second)) { try body($0) }
+  }
+
+  /// The 16 bytes in network order, as stored on disk.
+  public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
   /// Lowercase canonical text form, as every msglog output prints it.
-  ///
-  /// Written here: Foundation's `uuidString` formats each byte with
-  /// snprintf, which made up a third of a `replay` of 100,000 items.
   public var text: String { hex(dashed: true, bytes: 16) }
 
   /// The first eight characters, as `list` prints them.
   public var short: String { hex(dashed: false, bytes: 4) }
 
+  public var description: String { text }
+
+  /// Writes the canonical text form (36 bytes) at `out`.
+  public func writeText(into out: UnsafeMutablePointer<UInt8>) {
+    withUnsafeBytes { raw in
+      let digits: StaticString = "0123456789abcdef"
+      let d = digits.utf8Start
+      var j = 0
+      for i in 0..<16 {
+        if i == 4 || i == 6 || i == 8 || i == 10 {
+          out[j] = UInt8(ascii: "-")
+          j += 1
+        }
+        out[j] = d[Int(raw[i] >> 4)]
+        out[j + 1] = d[Int(raw[i] & 0x0F)]
+        j += 2
+      }
+    }
+  }
+
   private func hex(dashed: Bool, bytes count: Int) -> String {
-    withUnsafeBytes(of: uuid) { raw in
+    withUnsafeBytes { raw in
       String(unsafeUninitializedCapacity: 36) { out in
         let digits: StaticString = "0123456789abcdef"
         let d = digits.utf8Start
@@ -35,47 +77,57 @@ extension UUID {
 
   /// Parses the canonical 8-4-4-4-12 form in any case; nil for anything else.
   public init?(canonical string: String) {
-    let utf8 = string.utf8
-    guard utf8.count == 36 else { return nil }
-    for (offset, byte) in utf8.enumerated() {
-      let isDashPosition = offset == 8 || offset == 13 || offset == 18 || offset == 23
-      if isDashPosition {
-        guard byte == UInt8(ascii: "-") else { return nil }
-      } else {
-        guard byte.isHexDigit else { return nil }
-      }
-    }
-    self.init(uuidString: string)
+    var string = string
+    guard let id = string.withUTF8({ ItemID(canonicalUTF8: UnsafeRawBufferPointer($0)) }) else { return nil }
+    self = id
   }
 
-  /// A new random (version 4) UUID.
-  ///
-  /// Foundation's `UUID()` opens /dev/urandom for every id on Linux, which
-  /// dominated bulk appends; the system generator uses getrandom(2) instead.
+  /// Parses the canonical form from UTF-8 bytes (the import parser's path).
+  public init?(canonicalUTF8 utf8: UnsafeRawBufferPointer) {
+    guard utf8.count == 36 else { return nil }
+    var raw: (UInt64, UInt64) = (0, 0)
+    let ok = Swift.withUnsafeMutableBytes(of: &raw) { out -> Bool in
+      var j = 0
+      var i = 0
+      while i < 36 {
+        if i == 8 || i == 13 || i == 18 || i == 23 {
+          guard utf8[i] == UInt8(ascii: "-") else { return false }
+          i += 1
+          continue
+        }
+        guard let high = utf8[i].hexValue, let low = utf8[i + 1].hexValue else { return false }
+        out[j] = high << 4 | low
+        j += 1
+        i += 2
+      }
+      return true
+    }
+    guard ok else { return nil }
+    first = raw.0
+    second = raw.1
+  }
+
+  /// A new random (version 4) UUID, from getrandom(2).
   public static func random() -> ItemID {
     var generator = SystemRandomNumberGenerator()
     var bytes = (generator.next() as UInt64, generator.next() as UInt64)
-    return withUnsafeMutableBytes(of: &bytes) { raw in
+    return Swift.withUnsafeMutableBytes(of: &bytes) { raw in
       raw[6] = (raw[6] & 0x0F) | 0x40  // version 4
       raw[8] = (raw[8] & 0x3F) | 0x80  // RFC 4122 variant
       return ItemID(bytes: UnsafeRawBufferPointer(raw))
     }
   }
-
-  /// The 16 bytes of the UUID in network order, as stored on disk.
-  public var bytes: [UInt8] {
-    withUnsafeBytes(of: uuid) { Array($0) }
-  }
-
-  /// Reads 16 bytes as a UUID.
-  public init(bytes: UnsafeRawBufferPointer) {
-    precondition(bytes.count == 16, "a UUID is 16 bytes")
-    self.init(uuid: bytes.loadUnaligned(as: uuid_t.self))
-  }
 }
 
 extension UInt8 {
-  var isHexDigit: Bool {
-    (0x30...0x39).contains(self) || (0x41...0x46).contains(self) || (0x61...0x66).contains(self)
+  var isHexDigit: Bool { hexValue != nil }
+
+  var hexValue: UInt8? {
+    switch self {
+    case 0x30...0x39: self - 0x30
+    case 0x41...0x46: self - 0x41 + 10
+    case 0x61...0x66: self - 0x61 + 10
+    default: nil
+    }
   }
 }

@@ -123,4 +123,19 @@ enum DatabaseFiles {
       }
     }
   }
+
+  /// Removes a staging directory and the files LMDB made in it (no
+  /// subdirectories): what is left after a refused first write, or nothing
+  /// after a rename.
+  static func removeStaging(_ path: String) {
+    guard let directory = opendir(path) else { return }
+    while let entry = readdir(directory) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      if name != "." && name != ".." { unlink(path + "/" + name) }
+    }
+    closedir(directory)
+    rmdir(path)
+  }
 }

@@ -4,6 +4,16 @@ import CLMDB
   import Glibc
 #endif
 
+/// What happens when one of LMDB's own consistency checks fails inside a
+/// call: LMDB aborts the process once the handler returns, so a program
+/// that wants a clear message and exit code prints and exits in it (the
+/// command line does). `lockless` says whether the environment was read
+/// without the lock file, where a concurrent commit can make pages change
+/// under a read; otherwise the database is damaged.
+public enum LMDBAssertion {
+  nonisolated(unsafe) public static var handler: ((_ lockless: Bool, _ message: String) -> Void)?
+}
+
 /// An open LMDB environment (one database directory).
 ///
 /// Transactions are lent to closures: `write` commits when its closure
@@ -36,6 +46,12 @@ public final class Environment {
     do {
       try check(mdb_env_set_maxdbs(env, maxDatabases), "mdb_env_set_maxdbs")
       try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
+      try check(
+        mdb_env_set_assert(env) { env, message in
+          var flags: UInt32 = 0
+          mdb_env_get_flags(env, &flags)
+          LMDBAssertion.handler?(flags & UInt32(MDB_NOLOCK) != 0, message.map { String(cString: $0) } ?? "")
+        }, "mdb_env_set_assert")
       // MDB_NOTLS: reader slots belong to transactions, not threads, so a
       // process can run several read transactions over its life safely.
       let flags = UInt32(MDB_NOTLS) | (readOnly ? UInt32(MDB_RDONLY) : 0) | (lockless ? UInt32(MDB_NOLOCK) : 0)

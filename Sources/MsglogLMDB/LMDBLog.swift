@@ -1,4 +1,3 @@
-import FoundationEssentials
 import MsglogCore
 import Synchronization
 
@@ -129,7 +128,7 @@ public final class LMDBLog: FollowableStore, @unchecked Sendable {
       throw MsglogError.cannotCreate(location: path, reason: "its parent directory does not exist")
     }
     let staging = path + ".creating-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-    defer { try? FileManager.default.removeItem(atPath: staging) }
+    defer { DatabaseFiles.removeStaging(staging) }
     let result: R
     do {
       // The store is closed when this scope ends, before the rename.

@@ -1,5 +1,4 @@
 import CLMDB
-import FoundationEssentials
 import MsglogCore
 import Synchronization
 

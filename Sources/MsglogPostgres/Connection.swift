@@ -158,22 +158,70 @@ final class Connection: @unchecked Sendable {
   /// variables (PGHOST, PGUSER, PGPASSWORD, PGSERVICE, PGSSLMODE, …) fill in
   /// what it leaves out.
   init(_ conninfo: String) throws(PostgresError) {
-    guard let handle = PQconnectdb(conninfo) else {
+    var reason = [CChar](repeating: 0, count: 512)
+    guard msglog_libpq_load(&reason, UInt(reason.count)) == 0 else {
+      throw PostgresError(sqlState: nil, message: String(decoding: reason.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self))
+    }
+    guard let handle = PQconnectStart(conninfo) else {
       throw PostgresError(sqlState: nil, message: "out of memory")
     }
-    guard PQstatus(handle) == CONNECTION_OK else {
-      let message = Connection.message(handle)
-      PQfinish(handle)
-      throw PostgresError(sqlState: nil, message: message)
-    }
     // libpq prints the server's notices and warnings ("terminating
-    // connection due to immediate shutdown") on stderr by default; msglog
-    // speaks for itself, in one line, when something fails.
+    // connection due to immediate shutdown") on stderr by default, even
+    // while connecting; msglog speaks for itself, in one line.
     PQsetNoticeProcessor(handle, { _, _ in }, nil)
+    if let failure = Connection.finishConnecting(handle) {
+      PQfinish(handle)
+      throw PostgresError(sqlState: nil, message: failure)
+    }
     self.handle = handle
   }
 
   deinit { PQfinish(handle) }
+
+  /// Drives a connection started with PQconnectStart to the end, waiting
+  /// on its socket as libpq asks. libpq leaves `connect_timeout` to the
+  /// caller on this path: it bounds the whole attempt here.
+  /// - Returns: nil once connected, else why not.
+  private static func finishConnecting(_ handle: OpaquePointer) -> String? {
+    guard PQstatus(handle) != CONNECTION_BAD else { return message(handle) }
+    let deadline = connectTimeout(handle).map { ContinuousClock.now + .seconds($0) }
+    var status = PGRES_POLLING_WRITING
+    while true {
+      switch status {
+      case PGRES_POLLING_OK: return nil
+      case PGRES_POLLING_FAILED: return message(handle)
+      default:
+        var fd = pollfd(
+          fd: PQsocket(handle), events: Int16(status == PGRES_POLLING_READING ? POLLIN : POLLOUT), revents: 0)
+        var wait: Int32 = -1
+        if let deadline {
+          let left = deadline - ContinuousClock.now
+          guard left > .zero else { return "timeout expired" }
+          wait = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+        }
+        let ready = poll(&fd, 1, wait)
+        if ready < 0 && errno != EINTR { return "poll: \(String(cString: strerror(errno)))" }
+        if ready == 0 { continue }  // the deadline, checked above
+        status = PQconnectPoll(handle)
+      }
+    }
+  }
+
+  /// The `connect_timeout` in effect (URL, environment or service), if any.
+  private static func connectTimeout(_ handle: OpaquePointer) -> Int64? {
+    guard let options = PQconninfo(handle) else { return nil }
+    defer { PQconninfoFree(options) }
+    var option = options
+    while let keyword = option.pointee.keyword {
+      if strcmp(keyword, "connect_timeout") == 0, let value = option.pointee.val,
+        let seconds = Int64(String(cString: value)), seconds > 0
+      {
+        return max(seconds, 2)  // as libpq: below 2 s means 2 s
+      }
+      option += 1
+    }
+    return nil
+  }
 
   /// Whether the connection can no longer be used.
   var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }

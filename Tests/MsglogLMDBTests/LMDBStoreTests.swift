@@ -86,7 +86,7 @@ struct DiskLog {
     for step in 0..<12_000 {
       if model.count < 20 || next(10) < 6 {
         let index = next(model.count + 1)
-        let id = ItemID()
+        let id = ItemID.random()
         model.insert(id, at: index)
         requests.append(
           WriteRequest(stream: "big", command: .insert(InsertRequest(index: UInt64(index), text: "i\(step)", id: id))))

@@ -82,6 +82,21 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
     }
   }
 
+  /// The test target does not depend on the executable (see Package.swift),
+  /// so `swift test` alone does not rebuild it: refuse to test an old one.
+  static func checkNotStale(_ binary: String) {
+    let manager = FileManager.default
+    guard let built = (try? manager.attributesOfItem(atPath: binary))?[.modificationDate] as? Date,
+      let files = manager.enumerator(atPath: repositoryRoot + "/Sources")
+    else { return }
+    for case let file as String in files {
+      let changed = (try? manager.attributesOfItem(atPath: repositoryRoot + "/Sources/" + file))?[.modificationDate]
+      if let changed = changed as? Date, changed > built {
+        fatalError("\(binary) is older than Sources/\(file): run 'swift build --product msglog' (scripts/test does)")
+      }
+    }
+  }
+
   public static let binary: String = {
     if let path = ProcessInfo.processInfo.environment["MSGLOG_BIN"] { return path }
     // The test bundle sits in the build products directory beside the binary.
@@ -92,11 +107,14 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
     while url.path != "/" {
       let candidate = url.appendingPathComponent("msglog").path
       if FileManager.default.isExecutableFile(atPath: candidate), !candidate.hasSuffix(".xctest") {
+        checkNotStale(candidate)
         return candidate
       }
       url.deleteLastPathComponent()
     }
-    fatalError("cannot find the msglog binary beside \(CommandLine.arguments[0]); set MSGLOG_BIN")
+    fatalError(
+      "cannot find the msglog binary beside \(CommandLine.arguments[0]): run 'swift build --product msglog' "
+        + "first (scripts/test does), or set MSGLOG_BIN")
   }()
 
   /// Runs `msglog ARGS` with `MSGLOG_DB` set to this sandbox's database.
