@@ -141,29 +141,42 @@ extension EventLog {
     }
   }
 
+  /// The requests of import lines, with the number of the line each came
+  /// from (blank lines are skipped, and count).
+  static func readImportLines(_ body: UnsafeRawBufferPointer, defaultStream: StreamName) throws(MsglogError) -> (
+    [WriteRequest], [Int]
+  ) {
+    var requests: [WriteRequest] = []
+    var lineNumbers: [Int] = []
+    var reader = ImportLine.Reader(defaultStream: defaultStream)
+    var number = 0
+    var start = 0
+    while start < body.count {
+      let end = body[start...].firstIndex(of: 0x0A) ?? body.count
+      number += 1
+      let line = UnsafeRawBufferPointer(rebasing: body[start..<end])
+      start = end + 1
+      if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+      do {
+        requests.append(try reader.parse(line))
+        lineNumbers.append(number)
+      } catch {
+        throw MsglogError.line(number, error)
+      }
+    }
+    return (requests, lineNumbers)
+  }
+
   /// Applies import lines (JSON, one object per line; see docs/REFERENCE.md)
   /// atomically: a malformed or refused line throws `.line(n, error)` and
   /// nothing is written. A UTF-8 byte-order mark and blank lines are skipped.
   public func importLines(
     _ input: [UInt8], defaultStream: StreamName = .main, progress: ((Int, Int) -> Void)? = nil
   ) throws -> ImportSummary {
-    let body = input.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(input.dropFirst(3)) : input
-    var requests: [WriteRequest] = []
-    var lineNumbers: [Int] = []
-    var number = 0
-    var start = 0
-    while start < body.count {
-      let end = body[start...].firstIndex(of: 0x0A) ?? body.count
-      number += 1
-      let line = Array(body[start..<end])
-      start = end + 1
-      if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-      do {
-        requests.append(try ImportLine.parse(line, defaultStream: defaultStream))
-        lineNumbers.append(number)
-      } catch {
-        throw MsglogError.line(number, error)
-      }
+    let (requests, lineNumbers) = try input.withUnsafeBytes { all in
+      try Self.readImportLines(
+        input.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: all.dropFirst(3)) : all,
+        defaultStream: defaultStream)
     }
     let outcomes = try perform(requests, lineNumbers: lineNumbers, progress: progress)
     let appended = outcomes.compactMap { $0 }

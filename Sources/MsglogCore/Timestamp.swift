@@ -36,7 +36,13 @@ public struct Timestamp: Hashable, Comparable, Sendable {
   /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`); digits past
   /// milliseconds are dropped. Nil for anything else.
   public init?(rfc3339 text: String) {
-    let b = Array(text.utf8)
+    var text = text
+    guard let time = text.withUTF8({ Timestamp(rfc3339UTF8: UnsafeRawBufferPointer($0)) }) else { return nil }
+    self = time
+  }
+
+  /// Parses RFC 3339 from UTF-8 bytes (the import scanner's path).
+  public init?(rfc3339UTF8 b: UnsafeRawBufferPointer) {
     func digits(_ start: Int, _ count: Int) -> Int64? {
       guard start + count <= b.count else { return nil }
       var value: Int64 = 0
