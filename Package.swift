@@ -18,8 +18,10 @@ let package = Package(
     // libpq (Debian: libpq-dev for the header, libpq5 at run time), loaded
     // on first use rather than linked, so that LMDB users never load it.
     .target(name: "CLibPQ"),
+    // CRC-32C with the CPU's instruction (SSE4.2 / ARM CRC), chosen at run time.
+    .target(name: "CCRC32C"),
     // Events, record codec, projection, replay, validation. No I/O.
-    .target(name: "MsglogCore"),
+    .target(name: "MsglogCore", dependencies: ["CCRC32C"]),
     // The only module that imports CLMDB: a typed wrapper and the event store.
     .target(name: "MsglogLMDB", dependencies: ["MsglogCore", "CLMDB"]),
     // The only module that imports CLibPQ: the event store on PostgreSQL.

@@ -74,6 +74,11 @@ public final class OutputStream {
 
   func write(bytes: UnsafeRawBufferPointer) throws(OutputError) { try append(bytes) }
 
+  func write(bytes: [UInt8]) throws(OutputError) {
+    let result = bytes.withUnsafeBytes { raw in Result { () throws(OutputError) in try append(raw) } }
+    try result.get()
+  }
+
   /// For stderr: a message that cannot be shown is dropped, since there is
   /// nowhere left to say so.
   func note(_ text: String) {
@@ -156,24 +161,55 @@ enum Format {
 
   /// `INDEX  SHORTID  SENDER  TEXT`, index right-aligned to the widest in the list.
   static func itemLines(_ snapshot: StreamSnapshot, colour: Bool, to out: OutputStream) throws(OutputError) {
-    let width = String(max(snapshot.items.count - 1, 0)).count
+    var writer = ItemLineWriter(count: snapshot.items.count, colour: colour)
     for (index, item) in snapshot.items.enumerated() {
-      try writeItemLine(item, index: index, width: width, colour: colour, to: out)
+      try writer.write(item, index: index, to: out)
     }
   }
 
-  /// Appends one `INDEX  SHORTID  SENDER  TEXT` line piece by piece: no
-  /// intermediate strings, which matters for a list of a million items.
-  static func writeItemLine(_ item: Item, index: Int, width: Int, colour: Bool, to out: OutputStream)
-    throws(OutputError)
-  {
-    let number = String(index)
-    for _ in 0..<max(0, width - number.utf8.count) { try out.write(" ") }
-    try out.write(number)
-    try out.write("  ")
-    try writeIdAndSender(item, colour: colour, to: out)
-    try out.write(TerminalText.escape(item.text))
-    try out.write("\n")
+  /// Writes `INDEX  SHORTID  SENDER  TEXT` lines through one reused buffer:
+  /// no String per line or per field, which matters for a list of a
+  /// million items.
+  struct ItemLineWriter {
+    /// Digits of the widest index, to right-align the others.
+    let width: Int
+    let colour: Bool
+    private var scratch: [UInt8] = []
+
+    init(count: Int, colour: Bool) {
+      var digits = 1
+      var rest = max(count - 1, 0)
+      while rest >= 10 {
+        digits += 1
+        rest /= 10
+      }
+      self.width = digits
+      self.colour = colour
+    }
+
+    mutating func write(_ item: Item, index: Int, to out: OutputStream) throws(OutputError) {
+      scratch.removeAll(keepingCapacity: true)
+      let start = scratch.count
+      JSONObjectWriter.appendDecimal(UInt64(index), to: &scratch)
+      let digits = scratch.count - start
+      if digits < width {
+        scratch.insert(contentsOf: repeatElement(UInt8(ascii: " "), count: width - digits), at: start)
+      }
+      scratch.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: " ")])
+      if colour { scratch.append(contentsOf: Format.dim.utf8) }
+      item.id.appendShort(to: &scratch)
+      scratch.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: " ")])
+      if let sender = item.sender {
+        TerminalText.appendEscaped(sender, to: &scratch)
+      } else {
+        scratch.append(UInt8(ascii: "-"))
+      }
+      if colour { scratch.append(contentsOf: Format.plain.utf8) }
+      scratch.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: " ")])
+      TerminalText.appendEscaped(item.text, to: &scratch)
+      scratch.append(UInt8(ascii: "\n"))
+      try out.write(bytes: scratch)
+    }
   }
 
   /// `SHORTID  SENDER  `, dimmed on a colour terminal.
@@ -186,12 +222,14 @@ enum Format {
     try out.write("  ")
   }
 
-  static func snapshotJSON(_ snapshot: StreamSnapshot) -> String {
-    var out = snapshotJSONHead(snapshot, count: snapshot.items.count)
+  /// `replay --json`: the document, item by item into the output.
+  static func writeSnapshotJSON(_ snapshot: StreamSnapshot, to out: OutputStream) throws(OutputError) {
+    try out.write(snapshotJSONHead(snapshot, count: snapshot.items.count))
+    var writer = ItemJSONWriter()
     for (index, item) in snapshot.items.enumerated() {
-      out += (index > 0 ? "," : "") + itemJSON(item, index: index)
+      try writer.write(item, index: index, to: out)
     }
-    return out + "]}"
+    try out.write("]}\n")
   }
 
   /// The document up to the opening bracket of `items`, so that items can follow one by one.
@@ -204,15 +242,45 @@ enum Format {
     return doc.text + ",\"items\":["
   }
 
-  static func itemJSON(_ item: Item, index: Int) -> String {
-    var o = JSONObjectWriter()
+  static func addItem(_ item: Item, index: Int, to o: inout JSONObjectWriter) {
     o.add("index", index)
-    o.add("id", item.id.text)
+    o.add("id", item.id)
     o.add("text", item.text)
     if let sender = item.sender { o.add("sender", sender) }
-    o.add("time", item.time.rfc3339)
+    o.add("time", item.time)
     o.add("seq", item.seq)
+  }
+
+  static func itemJSON(_ item: Item, index: Int) -> String {
+    var o = JSONObjectWriter()
+    addItem(item, index: index, to: &o)
     return o.close()
+  }
+
+  /// Writes item objects, comma-separated, through one reused buffer.
+  struct ItemJSONWriter {
+    private var scratch: [UInt8] = []
+
+    mutating func write(_ item: Item, index: Int, to out: OutputStream) throws(OutputError) {
+      var o = JSONObjectWriter(reusing: &scratch)
+      Format.addItem(item, index: index, to: &o)
+      scratch = o.closeBytes()
+      if index > 0 { try out.write(",") }
+      try out.write(bytes: scratch)
+    }
+  }
+
+  /// Writes events as JSON lines (`log --json`, `export`) through one reused buffer.
+  struct EventJSONWriter {
+    private var scratch: [UInt8] = []
+
+    mutating func writeLine(_ event: Event, to out: OutputStream) throws(OutputError) {
+      var o = JSONObjectWriter(reusing: &scratch)
+      event.addMembers(to: &o)
+      scratch = o.closeBytes()
+      scratch.append(UInt8(ascii: "\n"))
+      try out.write(bytes: scratch)
+    }
   }
 
   /// One event per line: `SEQ  TIME  STREAM  vVERSION  OP  ID  DETAILS`.
@@ -239,8 +307,8 @@ enum Format {
       o.add("seq", event.seq)
       o.add("stream", event.stream)
       o.add("version", event.version)
-      o.add("time", event.time.rfc3339)
-      o.add("id", event.id.text)
+      o.add("time", event.time)
+      o.add("id", event.id)
       switch event.op {
       case .insert, .remove: o.add("index", outcome.index)
       case .move(_, let from, let to):
@@ -318,7 +386,7 @@ enum Format {
         + diff.removed.map { removal -> String in
           var r = JSONObjectWriter()
           r.add("index", removal.index)
-          r.add("id", removal.item.id.text)
+          r.add("id", removal.item.id)
           return r.close()
         }.joined(separator: ",") + "]")
     o.addRaw(
@@ -331,7 +399,7 @@ enum Format {
           var m = JSONObjectWriter()
           m.add("from", move.from)
           m.add("to", move.to)
-          m.add("id", move.id.text)
+          m.add("id", move.id)
           return m.close()
         }.joined(separator: ",") + "]")
     return o.close()

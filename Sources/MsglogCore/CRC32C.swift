@@ -1,12 +1,21 @@
+import CCRC32C
+
 /// CRC-32C (Castagnoli, reflected polynomial 0x82F63B78), the checksum of every
 /// event record.
 ///
 /// Chosen over CRC-32 (zlib) because it detects more error patterns at record
 /// sizes and is what storage formats (iSCSI, ext4, LevelDB) use; Python has it
 /// as `crc32c` on PyPI, and docs/FORMAT.md gives a 6-line version.
-/// Slicing-by-8: eight bytes per step through eight tables, kept in one
-/// flat buffer so the hot loop does no bounds checks and no reference counting.
+///
+/// With the CPU's CRC32 instruction where it has one (SSE4.2 on x86-64, the
+/// CRC extension on AArch64; checked once at run time), about 8× faster than
+/// the tables; otherwise slicing-by-8: eight bytes per step through eight
+/// tables, kept in one flat buffer so the hot loop does no bounds checks and
+/// no reference counting. Both give the same checksum (tested).
 public enum CRC32C {
+  /// Whether `update` uses the instruction.
+  public static let usesHardware = msglog_crc32c_hardware_available() != 0
+
   /// 8 × 256 entries; table k at offset 256·k. Built once, never freed.
   nonisolated(unsafe) static let table: UnsafePointer<UInt32> = {
     let t = UnsafeMutablePointer<UInt32>.allocate(capacity: 8 * 256)
@@ -36,6 +45,13 @@ public enum CRC32C {
   /// Continues a checksum over more bytes.
   @inline(__always)
   public static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+    guard let base = bytes.baseAddress else { return crc }
+    if usesHardware { return msglog_crc32c_hardware(crc, base, bytes.count) }
+    return tableUpdate(crc, bytes)
+  }
+
+  /// The portable version, slicing-by-8.
+  public static func tableUpdate(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
     guard let base = bytes.baseAddress else { return crc }
     let t = table
     var c = ~crc

@@ -3,12 +3,18 @@ extension Event {
   /// and `import` reads back.
   public var jsonLine: String {
     var o = JSONObjectWriter()
+    addMembers(to: &o)
+    return o.close()
+  }
+
+  /// The event's members in SPEC.md's order, into an object being written.
+  public func addMembers(to o: inout JSONObjectWriter) {
     o.add("seq", seq)
     o.add("stream", stream)
     o.add("version", version)
-    o.add("time", time.rfc3339)
+    o.add("time", time)
     o.add("op", opName)
-    o.add("id", id.text)
+    o.add("id", id)
     switch op {
     case .insert(_, let index, let text, let sender):
       o.add("index", index)
@@ -20,6 +26,5 @@ extension Event {
       o.add("from", from)
       o.add("to", to)
     }
-    return o.close()
   }
 }

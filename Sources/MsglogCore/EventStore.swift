@@ -149,10 +149,15 @@ public protocol LogWriter: LogReader {
   /// Whether the store itself refuses a second insert of an id (a unique
   /// constraint), so that a fresh random id need not be looked up first.
   var enforcesUniqueInsertedIDs: Bool { get }
+  /// Whether reading many rows in one request is cheaper than one by one
+  /// (a round trip to a server), so that a batch should prefetch them; a
+  /// local store reads a row in a B-tree lookup and gains nothing.
+  var prefersBatchedReads: Bool { get }
 }
 
 extension LogWriter {
   public var enforcesUniqueInsertedIDs: Bool { false }
+  public var prefersBatchedReads: Bool { false }
 }
 
 /// A place that keeps a log: serialised write transactions, snapshot reads.

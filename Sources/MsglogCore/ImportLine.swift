@@ -108,6 +108,22 @@ public enum ImportLine {
     return try result.get()
   }
 
+  /// Whether the fast scanner, where it takes a line, reads it as the
+  /// general parser does (the same request or the same refusal): the
+  /// import-line fuzzer's differential check.
+  public static func scannerAgreesWithGeneralParser(_ line: UnsafeRawBufferPointer) -> Bool {
+    func outcome(_ fields: Result<Fields, MsglogError>) -> String {
+      switch fields {
+      case .failure(let error): return "error: \(error)"
+      case .success(var fields):
+        do { return "\(try request(&fields, defaultStream: "main"))" } catch { return "error: \(error)" }
+      }
+    }
+    guard let scanned = Scanner.fields(line, lastStream: nil) else { return true }
+    let general = Result { () throws(MsglogError) in try generalFields(line) }
+    return outcome(.success(scanned)) == outcome(general)
+  }
+
   /// The members of a line by the general parser: any valid JSON, refused
   /// with the parser's message when invalid.
   static func generalFields(_ line: UnsafeRawBufferPointer) throws(MsglogError) -> Fields {

@@ -55,6 +55,17 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
     }
   }
 
+  /// The first eight characters (`short`), appended as bytes.
+  public func appendShort(to out: inout [UInt8]) {
+    withUnsafeBytes { raw in
+      let digits: StaticString = "0123456789abcdef"
+      for i in 0..<4 {
+        out.append(digits.utf8Start[Int(raw[i] >> 4)])
+        out.append(digits.utf8Start[Int(raw[i] & 0x0F)])
+      }
+    }
+  }
+
   private func hex(dashed: Bool, bytes count: Int) -> String {
     withUnsafeBytes { raw in
       String(unsafeUninitializedCapacity: 36) { out in
@@ -105,6 +116,29 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
     guard ok else { return nil }
     first = raw.0
     second = raw.1
+  }
+
+  /// Dictionaries of ids (a session's id rows, an import's lookups) hash
+  /// millions of them: two multiply-xorshift rounds over the two words,
+  /// keyed by the process's hashing seed, instead of a full SipHash.
+  /// Random per-process seeding keeps imported (chosen) ids from being
+  /// aimed at one bucket.
+  public func _rawHashValue(seed: Int) -> Int {
+    var h = first ^ UInt64(UInt(bitPattern: seed)) &* 0x9E37_79B9_7F4A_7C15
+    h = (h ^ (h >> 29)) &* 0xBF58_476D_1CE4_E5B9
+    h ^= second
+    h = (h ^ (h >> 32)) &* 0x94D0_49BB_1331_11EB
+    return Int(truncatingIfNeeded: h ^ (h >> 29))
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(first)
+    hasher.combine(second)
+  }
+
+  /// Byte order, as the id index keeps ids (and writes them fastest).
+  public static func precedesInStorageOrder(_ a: ItemID, _ b: ItemID) -> Bool {
+    (a.first.bigEndian, a.second.bigEndian) < (b.first.bigEndian, b.second.bigEndian)
   }
 
   /// A new random (version 4) UUID, from getrandom(2).

@@ -98,7 +98,7 @@ public final class LedgerSession {
   public func finish() throws {
     for (_, var state) in streams {
       let (placements, nodeDelta) = try state.tree.store.flush()
-      try prefetch(ids: placements.map(\.0))
+      if writer.prefersBatchedReads { try prefetch(ids: placements.map(\.0)) }
       for (id, leaf) in placements {
         guard var entry = try idEntry(id), entry.removeSeq == 0 else { continue }
         entry.leaf = leaf
@@ -112,7 +112,8 @@ public final class LedgerSession {
       state.head.nextNode = state.tree.store.nextNode
       try writer.putStreamHead(state.head)
     }
-    for (id, entry) in idEntries {
+    // In key order: a B-tree takes sorted inserts page by page.
+    for (id, entry) in idEntries.sorted(by: { ItemID.precedesInStorageOrder($0.key, $1.key) }) {
       try writer.putIdEntry(entry, for: id)
     }
     if var summary {
@@ -128,6 +129,7 @@ public final class LedgerSession {
   /// Reads the id index rows of `ids` in one request, for the commands of a
   /// batch that name them (inserts with an id, removes by id).
   public func prefetch(ids: some Sequence<ItemID>) throws {
+    guard writer.prefersBatchedReads else { return }
     let missing = ids.filter { idEntries[$0] == nil && storedEntries[$0] == nil }
     guard !missing.isEmpty else { return }
     let found = try writer.idEntries(missing)

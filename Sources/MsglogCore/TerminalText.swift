@@ -26,6 +26,18 @@ public enum TerminalText {
     return String(out)
   }
 
+  /// `escape(text)` appended as bytes; text of printable ASCII (the usual
+  /// message) is copied without looking at its scalars.
+  public static func appendEscaped(_ text: String, to out: inout [UInt8]) {
+    var text = text
+    let plain = text.withUTF8 { utf8 -> Bool in
+      for b in utf8 where b < 0x20 || b >= 0x7F || b == 0x5C { return false }
+      out.append(contentsOf: utf8)
+      return true
+    }
+    if !plain { out.append(contentsOf: escape(text).utf8) }
+  }
+
   /// The escaped text in single quotes, for error messages.
   public static func quoted(_ text: String) -> String { "'" + escape(text) + "'" }
 

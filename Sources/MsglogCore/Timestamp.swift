@@ -13,6 +13,13 @@ public struct Timestamp: Hashable, Comparable, Sendable {
 
   /// RFC 3339 UTC with milliseconds.
   public var rfc3339: String {
+    var bytes: [UInt8] = []
+    writeRFC3339(to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// The same, appended to `out` as bytes (JSON output's path).
+  public func writeRFC3339(to out: inout [UInt8]) {
     let ms = milliseconds
     var days = ms / 86_400_000
     var rest = ms % 86_400_000
@@ -21,16 +28,28 @@ public struct Timestamp: Hashable, Comparable, Sendable {
       days -= 1
     }
     let (y, m, d) = Timestamp.civil(fromDays: days)
-    let hour = rest / 3_600_000
-    let minute = rest / 60_000 % 60
-    let second = rest / 1000 % 60
-    let milli = rest % 1000
-    var out = ""
-    out.reserveCapacity(24)
-    out += y >= 0 && y <= 9999 ? pad(y, 4) : String(y)
-    out += "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(hour, 2) + ":" + pad(minute, 2) + ":"
-    out += pad(second, 2) + "." + pad(milli, 3) + "Z"
-    return out
+    func digits(_ value: Int64, _ width: Int) {
+      var divisor: Int64 = 1
+      for _ in 1..<width { divisor *= 10 }
+      while divisor > 0 {
+        out.append(UInt8(truncatingIfNeeded: value / divisor % 10) &+ 0x30)
+        divisor /= 10
+      }
+    }
+    if y >= 0 && y <= 9999 { digits(Int64(y), 4) } else { out.append(contentsOf: String(y).utf8) }
+    out.append(UInt8(ascii: "-"))
+    digits(Int64(m), 2)
+    out.append(UInt8(ascii: "-"))
+    digits(Int64(d), 2)
+    out.append(UInt8(ascii: "T"))
+    digits(rest / 3_600_000, 2)
+    out.append(UInt8(ascii: ":"))
+    digits(rest / 60_000 % 60, 2)
+    out.append(UInt8(ascii: ":"))
+    digits(rest / 1000 % 60, 2)
+    out.append(UInt8(ascii: "."))
+    digits(rest % 1000, 3)
+    out.append(UInt8(ascii: "Z"))
   }
 
   /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`); digits past
@@ -124,9 +143,4 @@ public struct Timestamp: Hashable, Comparable, Sendable {
     default: return 31
     }
   }
-}
-
-private func pad(_ value: Int64, _ width: Int) -> String {
-  let s = String(value)
-  return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
 }

@@ -80,15 +80,27 @@ public final class LMDBLog: FollowableStore, @unchecked Sendable {
         throw MsglogError.noDatabase(location: path, emptyDirectory: false)
       }
       guard store.isLockless else { return try store.read(body) }
+      // A writer can reuse pages under a lockless read before its commit
+      // shows (it publishes the new meta page last), so a torn read can
+      // look like damage with no commit seen yet: an error is only believed
+      // when it reads the same every time and no commit came meanwhile.
+      var sawCommit = false
+      var lastError: (any Error)? = nil
       for attempt in 0..<5 {
+        let before = store.lastCommit
         do {
           return try store.read(body)
         } catch is ConcurrentCommit {
-          // Give a busy writer a moment to finish its burst before trying again.
-          usleep(useconds_t(10_000 << attempt))
+          sawCommit = true
+        } catch {
+          lastError = error
         }
+        // Give a busy writer a moment to finish its burst before trying again.
+        usleep(useconds_t(10_000 << attempt))
+        if store.lastCommit != before { sawCommit = true }
       }
-      throw MsglogError.changedDuringRead(location: path)
+      if sawCommit || lastError == nil { throw MsglogError.changedDuringRead(location: path) }
+      throw lastError!
     }
   }
 

@@ -143,13 +143,23 @@ public final class LMDBStore: EventStore {
   /// may run it again.
   public func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
     let before = isLockless ? environment.lastCommittedTransaction : 0
-    let result = try environment.read { txn in
-      let access = Access(store: self, txn: txn)
-      return try body(access)
+    let result: R
+    do {
+      result = try environment.read { txn in
+        let access = Access(store: self, txn: txn)
+        return try body(access)
+      }
+    } catch {
+      // A page reused under a lockless read looks like damage.
+      if isLockless, environment.lastCommittedTransaction != before { throw ConcurrentCommit() }
+      throw error
     }
     if isLockless, environment.lastCommittedTransaction != before { throw ConcurrentCommit() }
     return result
   }
+
+  /// The id of the last committed write transaction (see `read`).
+  public var lastCommit: Int { environment.lastCommittedTransaction }
 
   public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     var rebuilt = false

@@ -306,6 +306,9 @@ extension PostgresStore {
     /// `msglog.events` holds each inserted id once (a unique column).
     var enforcesUniqueInsertedIDs: Bool { true }
 
+    /// Each read is a round trip: batches fetch their id rows at once.
+    var prefersBatchedReads: Bool { true }
+
     /// The events table is its own per-stream index here.
     func putStreamEvent(_ seq: UInt64, of stream: StreamName) throws {}
 

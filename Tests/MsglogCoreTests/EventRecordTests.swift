@@ -1,4 +1,5 @@
 import Foundation
+import MsglogTestSupport
 import Testing
 
 @testable import MsglogCore
@@ -88,6 +89,29 @@ import Testing
     // The check value of CRC-32C for "123456789" (RFC 3720, appendix B.4).
     #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
     #expect(CRC32C.checksum([UInt8](repeating: 0, count: 32)) == 0x8A91_36AA)
+    let check = Array("123456789".utf8)
+    #expect(check.withUnsafeBytes { CRC32C.tableUpdate(0, $0) } == 0xE306_9283)
+  }
+
+  /// The instruction and the tables agree on every length and alignment,
+  /// and a checksum continued in pieces equals one over the whole.
+  @Test func hardwareAndTableChecksumsAgree() {
+    var random = SeededGenerator(seed: 0xC3C)
+    let bytes = (0..<4_096).map { _ in UInt8.random(in: 0...255, using: &random) }
+    bytes.withUnsafeBytes { all in
+      for _ in 0..<2_000 {
+        let start = Int.random(in: 0..<64, using: &random)
+        let end = Int.random(in: start...min(all.count, start + 300), using: &random)
+        let piece = UnsafeRawBufferPointer(rebasing: all[start..<end])
+        let table = CRC32C.tableUpdate(0, piece)
+        #expect(CRC32C.update(0, piece) == table)
+        let cut = Int.random(in: start...end, using: &random)
+        let split = CRC32C.update(
+          CRC32C.tableUpdate(0, UnsafeRawBufferPointer(rebasing: all[start..<cut])),
+          UnsafeRawBufferPointer(rebasing: all[cut..<end]))
+        #expect(split == table)
+      }
+    }
   }
 }
 

@@ -24,28 +24,21 @@ public enum PostgresCluster {
   private static let started: (url: String, directory: String) = {
     let environment = ProcessInfo.processInfo.environment
     if let url = environment["MSGLOG_TEST_PG"], let dir = environment["MSGLOG_TEST_PG_DIR"] { return (url, dir) }
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: repositoryRoot + "/scripts/pg-cluster")
-    p.arguments = ["start"]
-    let out = Pipe()
-    p.standardOutput = out
-    try! p.run()
-    let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    p.waitUntilExit()
-    precondition(p.terminationStatus == 0, "scripts/pg-cluster start failed (is postgresql installed?)")
+    // Through a file and `shell` (posix_spawn, waitpid), not Foundation's
+    // Process and a pipe: the server pg_ctl leaves running made the
+    // pipe's reader, or Process's exit notification, wait for ever.
+    let output = NSTemporaryDirectory() + "/msglog-pg-start-\(getpid()).txt"
+    defer { unlink(output) }
+    let status = shell("'\(repositoryRoot)/scripts/pg-cluster' start > '\(output)'")
+    precondition(status == 0, "scripts/pg-cluster start failed (is postgresql installed?)")
+    let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
     func value(_ name: String) -> String {
       let line = text.split(separator: "\n").first { $0.hasPrefix("export \(name)=") }!
       return String(line.dropFirst("export \(name)=".count).dropFirst().dropLast())
     }
     let directory = value("MSGLOG_TEST_PG_DIR")
     stopAtExit = directory
-    atexit {
-      let p = Process()
-      p.executableURL = URL(fileURLWithPath: repositoryRoot + "/scripts/pg-cluster")
-      p.arguments = ["stop", PostgresCluster.stopAtExit!]
-      try? p.run()
-      p.waitUntilExit()
-    }
+    atexit { shell("'\(repositoryRoot)/scripts/pg-cluster' stop '\(PostgresCluster.stopAtExit!)'") }
     return (value("MSGLOG_TEST_PG"), directory)
   }()
 

@@ -21,8 +21,9 @@ extension Invocation {
     }
     try read { snapshot in
       var printed: UInt64 = 0
+      var writer = Format.EventJSONWriter()
       try snapshot.forEachEvent(from: from ?? 1, stream: only) { event in
-        try stdout.line(json ? event.jsonLine : Format.eventLine(event))
+        if json { try writer.writeLine(event, to: stdout) } else { try stdout.line(Format.eventLine(event)) }
         printed += 1
         return printed < limit
       }

@@ -9,18 +9,19 @@ extension Invocation {
     let json = json
     let colour = colour
     try read { snapshot in
-      var width = 1
+      var lines = Format.ItemLineWriter(count: 0, colour: colour)
+      var writer = Format.ItemJSONWriter()
       try snapshot.forEachItem(
         of: stream,
         header: { header, count in
-          width = String(max(count - 1, 0)).count
+          lines = Format.ItemLineWriter(count: count, colour: colour)
           if json { try stdout.write(Format.snapshotJSONHead(header, count: count)) }
         }
       ) { index, item in
         if json {
-          try stdout.write((index > 0 ? "," : "") + Format.itemJSON(item, index: index))
+          try writer.write(item, index: index, to: stdout)
         } else {
-          try Format.writeItemLine(item, index: index, width: width, colour: colour, to: stdout)
+          try lines.write(item, index: index, to: stdout)
         }
       }
       if json { try stdout.line("]}") }
@@ -32,7 +33,7 @@ extension Invocation {
     let at = try args.number(Options.at)
     let snapshot = try read { try $0.replay(stream, at: at) }
     if json {
-      try stdout.line(Format.snapshotJSON(snapshot))
+      try Format.writeSnapshotJSON(snapshot, to: stdout)
     } else {
       try Format.itemLines(snapshot, colour: colour, to: stdout)
     }
@@ -56,8 +57,9 @@ extension Invocation {
   func export() throws {
     let only = try args[Options.stream].map { name throws(MsglogError) in try StreamName(validating: name) }
     try read { snapshot in
+      var writer = Format.EventJSONWriter()
       try snapshot.forEachEvent(stream: only) { event in
-        try stdout.line(event.jsonLine)
+        try writer.writeLine(event, to: stdout)
         return true
       }
     }
