@@ -5,6 +5,7 @@ let package = Package(
   name: "msglog",
   products: [
     .executable(name: "msglog", targets: ["msglog"]),
+    .executable(name: "msglog-serve", targets: ["msglog-serve"]),
     // The front door: `import Msglog`, open an `EventLog`.
     .library(name: "Msglog", targets: ["Msglog"]),
   ],
@@ -18,6 +19,9 @@ let package = Package(
     // libpq (Debian: libpq-dev for the header, libpq5 at run time), loaded
     // on first use rather than linked, so that LMDB users never load it.
     .target(name: "CLibPQ"),
+    // GNU libmicrohttpd (Debian: libmicrohttpd-dev), for msglog-serve.
+    .systemLibrary(
+      name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
     // CRC-32C with the CPU's instruction (SSE4.2 / ARM CRC), chosen at run time.
     .target(name: "CCRC32C"),
     // Events, record codec, projection, replay, validation. No I/O.
@@ -35,6 +39,10 @@ let package = Package(
     // process starts faster than sqlite3's. libpq is still loaded on demand.
     .executableTarget(
       name: "msglog", dependencies: ["MsglogCLI"], linkerSettings: [.unsafeFlags(["-static-executable"])]),
+    // `msglog serve`, which `msglog` runs (exec) from beside itself: a
+    // dynamic executable, since libmicrohttpd starts threads and needs GnuTLS,
+    // neither of which a static one can load.
+    .executableTarget(name: "msglog-serve", dependencies: ["MsglogCLI", "CMicroHTTPD"]),
     // Benchmarks: built in release by scripts/bench, never part of `swift test`.
     .executableTarget(name: "msglog-bench", dependencies: ["Msglog"], path: "Sources/MsglogBench"),
     // What the test targets share: temporary directories, the sandbox that

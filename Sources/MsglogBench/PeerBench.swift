@@ -13,6 +13,8 @@ struct PeerBench {
   struct Results {
     var append: Duration
     var sqlite: Duration
+    var version: Duration
+    var sqliteStart: Duration
     var importTime: Duration
     var mdbLoad: Duration
   }
@@ -22,7 +24,6 @@ struct PeerBench {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let db = directory + "/append.lmdb"
     _ = try runProcess(msglog, ["--db", db, "append", "warm-up"])
-    let append = try bestProcess(runs, msglog, ["--db", db, "append", "hello from the benchmark"])
     let sqliteDB = directory + "/events.sqlite"
     _ = try runProcess(
       "/usr/bin/sqlite3",
@@ -30,12 +31,19 @@ struct PeerBench {
         sqliteDB,
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE events (seq INTEGER PRIMARY KEY, stream TEXT, version INTEGER, time TEXT, op TEXT, id TEXT, body TEXT);",
       ])
-    let sqlite = try bestProcess(
-      runs, "/usr/bin/sqlite3",
-      [
-        sqliteDB,
-        "PRAGMA synchronous=FULL; INSERT INTO events (stream, version, time, op, id, body) VALUES ('main', 1, '2026-11-29T10:00:00.000Z', 'insert', '3f2a1b4c-0000-4000-8000-00000000abcd', 'hello from the benchmark');",
-      ])
+    // Medians of 31 alternating runs: start-up is a few milliseconds, and
+    // this machine's drift would otherwise decide the ratio.
+    let (append, sqlite) = try alternatingProcesses(
+      31, (msglog, ["--db", db, "append", "hello from the benchmark"]),
+      (
+        "/usr/bin/sqlite3",
+        [
+          sqliteDB,
+          "PRAGMA synchronous=FULL; INSERT INTO events (stream, version, time, op, id, body) VALUES ('main', 1, '2026-11-29T10:00:00.000Z', 'insert', '3f2a1b4c-0000-4000-8000-00000000abcd', 'hello from the benchmark');",
+        ]
+      ))
+    let (version, sqliteStart) = try alternatingProcesses(
+      31, (msglog, ["--version"]), ("/usr/bin/sqlite3", [":memory:", "select 1"]))
 
     // Bulk: `records` appends through `msglog import`, and mdb_load of as many
     // records of the same size (the size of an event record holding that text).
@@ -53,6 +61,6 @@ struct PeerBench {
     try FileManager.default.createDirectory(atPath: loadDB, withIntermediateDirectories: true)
     let load = try runProcess("/usr/bin/mdb_load", ["-f", "/dev/stdin", loadDB], stdin: dump)
     guard load.status == 0 else { throw BenchError("mdb_load failed") }
-    return Results(append: append.time, sqlite: sqlite.time, importTime: importRun.time, mdbLoad: load.time)
+    return Results(append: append, sqlite: sqlite, version: version, sqliteStart: sqliteStart, importTime: importRun.time, mdbLoad: load.time)
   }
 }

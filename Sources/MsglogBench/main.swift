@@ -12,6 +12,8 @@ var scale = 0
 var bigItems = 0
 var peers = false
 var follow = false
+var serve = false
+var users: [String] = []
 var postgres: String? = nil
 var postgresItems = 1_000_000
 var msglog = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("msglog")
@@ -25,6 +27,8 @@ while i < arguments.count {
   case "--big": bigItems = Int(arguments[i + 1])!; i += 2
   case "--peers": peers = true; i += 1
   case "--follow": follow = true; i += 1
+  case "--serve": serve = true; i += 1
+  case "--users": users.append(arguments[i + 1]); i += 2
   case "--postgres": postgres = arguments[i + 1]; i += 2
   case "--postgres-items": postgresItems = Int(arguments[i + 1])!; i += 2
   case "--msglog": msglog = arguments[i + 1]; i += 2
@@ -94,8 +98,11 @@ if peers {
     directory: scratch + "/peers", msglog: msglog, runs: max(runs, 5), records: 200_000, recordSize: 80
   ).run()
   table.add(
-    "peers: one durable append process vs sqlite3 insert", r.append.pretty, r.sqlite.pretty,
+    "peers: one durable append process vs sqlite3 insert (medians of 31)", r.append.pretty, r.sqlite.pretty,
     ratio(r.append.seconds, r.sqlite.seconds), "≤ 1")
+  table.add(
+    "peers: msglog --version vs sqlite3 :memory: 'select 1' (medians of 31)", r.version.pretty, r.sqliteStart.pretty,
+    ratio(r.version.seconds, r.sqliteStart.seconds), "≤ 1")
   table.add(
     "peers: import 200k events vs mdb_load of 200k 80-byte records", r.importTime.pretty, r.mdbLoad.pretty,
     ratio(r.mdbLoad.seconds, r.importTime.seconds) + " throughput", "≥ 0.5×")
@@ -110,6 +117,45 @@ if follow {
     "follow: commit to a follower's output, p99", r.p99.pretty, "50 ms", ratio(0.050, r.p99.seconds) + " under",
     "≤ 50 ms")
   table.add("follow: the writer's durable commit, p50 (for scale)", r.commitP50.pretty, "—", "—", "report")
+}
+for path in users {
+  let trace = try Trace.load(path: path, stream: "doc")
+  FileHandle.standardError.write(Data("bench: users: \(trace.name), whole processes, medians of 31\n".utf8))
+  let root = URL(fileURLWithPath: msglog).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
+  let r = try UserBench(trace: trace, directory: scratch + "/users-" + trace.name, msglog: msglog, root: root).run()
+  let label = "\(trace.name) (processes)"
+  table.add(
+    "\(label): --json list vs text list", r.jsonList.pretty, r.list.pretty, ratio(r.jsonList.seconds, r.list.seconds),
+    "≤ 1.5×")
+  table.add(
+    "\(label): text list vs full text replay", r.list.pretty, r.replay.pretty, ratio(r.list.seconds, r.replay.seconds),
+    "≤ 0.5×")
+  table.add(
+    "\(label): full text replay rate", String(format: "%.1f M events/s", Double(r.events) / r.replay.seconds / 1e6),
+    "—", "—", "≥ 5 M/s")
+  table.add(
+    "\(label): --json replay vs text replay", r.jsonReplay.pretty, r.replay.pretty,
+    ratio(r.jsonReplay.seconds, r.replay.seconds), "report")
+  table.add(
+    "\(label): import \(r.events) events vs Python lmdb baseline", r.importTime.pretty, r.baselineImport.pretty,
+    ratio(r.importTime.seconds, r.baselineImport.seconds) + String(format: " (%.2f M events/s)", Double(r.events) / r.importTime.seconds / 1e6),
+    "≤ 1×, ≥ 1 M/s")
+}
+if serve {
+  FileHandle.standardError.write(Data("bench: serve: HTTP appends (1, 16 clients), SSE fan-out to 200 clients\n".utf8))
+  let r = try ServeBench(directory: scratch + "/serve", msglog: msglog).run()
+  for (clients, http, inProcess) in r.throughput {
+    table.add(
+      "serve: appends/s over HTTP (keep-alive), \(clients) client\(clients == 1 ? "" : "s"), vs EventLog in process",
+      String(format: "%.0f/s", http), String(format: "%.0f/s", inProcess), ratio(http, inProcess) + " throughput",
+      "report")
+  }
+  table.add(
+    "serve: commit to SSE arrival, 200 clients, p50 (\(r.samples) samples)", r.fanoutP50.pretty, "50 ms",
+    ratio(0.050, r.fanoutP50.seconds) + " under", "report")
+  table.add("serve: commit to SSE arrival, 200 clients, p99", r.fanoutP99.pretty, "50 ms",
+    ratio(0.050, r.fanoutP99.seconds) + " under", "report")
 }
 if let postgres {
   FileHandle.standardError.write(Data("bench: postgres: \(postgresItems) items\n".utf8))

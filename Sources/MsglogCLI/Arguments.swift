@@ -2,18 +2,18 @@ import MsglogCore
 
 /// What the command line itself says went wrong, with its exit code: a
 /// mistake in the arguments (64), or a command that ran and did not succeed (1).
-struct CommandLineError: Error, Equatable, Sendable {
-  var message: String
+package struct CommandLineError: Error, Equatable, Sendable {
+  package var message: String
   var hint: String?
   var exitCode: Int32
 
   /// A mistake on the command line (exit 64).
-  static func usage(_ message: String, hint: String? = nil) -> CommandLineError {
+  package static func usage(_ message: String, hint: String? = nil) -> CommandLineError {
     CommandLineError(message: message, hint: hint, exitCode: 64)
   }
 
   /// A command that ran but did not succeed (exit 1).
-  static func failed(_ message: String, hint: String? = nil) -> CommandLineError {
+  package static func failed(_ message: String, hint: String? = nil) -> CommandLineError {
     CommandLineError(message: message, hint: hint, exitCode: 1)
   }
 }
@@ -25,7 +25,7 @@ struct CommandLineError: Error, Equatable, Sendable {
 /// declaration table; whether an option belongs to the command is checked
 /// once the command is known (`check`), so that `msglog --sender ann append
 /// hi` and `msglog append hi --sender ann` mean the same.
-struct Arguments: Equatable {
+package struct Arguments: Equatable {
   var positionals: [String] = []
   /// Option name (without dashes) → value; flags map to "".
   var options: [String: String] = [:]
@@ -123,7 +123,7 @@ struct Arguments: Equatable {
     return try Arguments.number(text, what: "--\(option.name)")
   }
 
-  static func number(_ text: String, what: String) throws(CommandLineError) -> UInt64 {
+  package static func number(_ text: String, what: String) throws(CommandLineError) -> UInt64 {
     guard let n = Limits.parseNumber(text) else {
       throw CommandLineError.usage(
         "invalid \(what) \(TerminalText.quoted(text)): expected a decimal integer from 0 to 2^63-1")

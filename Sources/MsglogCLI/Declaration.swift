@@ -68,6 +68,11 @@ enum Options {
     name: "follow", short: "f", help: "keep printing events as they commit, until interrupted")
   static let repair = OptionDeclaration(
     name: "repair", help: "rebuild the derived tables from the log when they differ")
+  static let listen = OptionDeclaration(
+    name: "listen", value: "ADDR:PORT", help: "where to listen (default 127.0.0.1:8080; port 0: any free port)")
+  static let token = OptionDeclaration(
+    name: "token", value: "TOKEN",
+    help: "bearer token every API request must send (default: $MSGLOG_TOKEN); needed beyond localhost")
   static let man = OptionDeclaration(name: "man", help: "print the manual page (roff, for man(1)) instead")
   static let listStreams = OptionDeclaration(
     name: "list-streams", help: "print the database's stream names, one per line (for completion scripts)")
@@ -81,7 +86,7 @@ enum Options {
 /// The commands.
 enum CommandName: String, CaseIterable, Sendable {
   case append, insert, move, remove, list, replay, log, streams, diff, export
-  case `import`, verify, completions, help
+  case `import`, verify, serve, completions, help
 }
 
 /// One command: what it accepts and its help page. (Its handler is the
@@ -239,6 +244,18 @@ struct CommandDeclaration: Sendable {
           """,
         options: [Options.repair], shared: [Options.db, Options.json],
         example: "msglog verify\nmsglog verify --repair"),
+      CommandDeclaration(
+        name: .serve, summary: "serve the log over HTTP: a JSON API, live events and a web page",
+        overview: """
+          Serve the database over HTTP until Ctrl-C or SIGTERM: a JSON API with the shapes of \
+          --json (GET /api/streams, /api/items?stream=S&at=SEQ, /api/events?from=SEQ, \
+          /api/diff?stream=S&from=A&to=B; POST /api/append, /api/insert, /api/move, /api/remove \
+          with a JSON body), Server-Sent Events at /api/follow (id is the seq; Last-Event-ID \
+          resumes), and a web page at / for chats and boards. Listening beyond localhost needs \
+          a token, which every API request sends as 'Authorization: Bearer TOKEN'.
+          """,
+        options: [Options.listen, Options.token], shared: [Options.db],
+        example: "msglog serve\nMSGLOG_TOKEN=$(openssl rand -hex 16) msglog serve --listen 0.0.0.0:8080"),
       CommandDeclaration(
         name: .completions, summary: "print a shell completion script",
         overview: """

@@ -59,6 +59,7 @@ struct Invocation {
     case .export: try export()
     case .import: try importLines()
     case .verify: try verify()
+    case .serve: try serve()
     case .completions: try completions()
     case .help: try help()
     }

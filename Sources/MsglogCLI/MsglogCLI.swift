@@ -33,7 +33,7 @@ public enum MsglogCLI {
       // Only the variables msglog reads: building the whole environment
       // dictionary costs more than anything else at start-up.
       var environment: [String: String] = [:]
-      for name in ["MSGLOG_DB", "MSGLOG_STREAM", "NO_COLOR", "TERM"] {
+      for name in ["MSGLOG_DB", "MSGLOG_STREAM", "MSGLOG_TOKEN", "NO_COLOR", "TERM"] {
         if let value = getenv(name) { environment[name] = String(cString: value) }
       }
       code = run(

@@ -67,7 +67,7 @@ public final class OutputStream {
     try result.get()
   }
 
-  func line(_ text: String) throws(OutputError) {
+  package func line(_ text: String) throws(OutputError) {
     try write(text)
     try write("\n")
   }
@@ -154,7 +154,7 @@ public final class OutputStream {
 }
 
 /// How results look on stdout, in text and in JSON (SPEC.md's shapes).
-enum Format {
+package enum Format {
   /// Dims a cell on a colour terminal (the short id and the sender).
   static let dim = "\u{1B}[2m"
   static let plain = "\u{1B}[0m"
@@ -223,7 +223,7 @@ enum Format {
   }
 
   /// `replay --json`: the document, item by item into the output.
-  static func writeSnapshotJSON(_ snapshot: StreamSnapshot, to out: OutputStream) throws(OutputError) {
+  package static func writeSnapshotJSON(_ snapshot: StreamSnapshot, to out: OutputStream) throws(OutputError) {
     try out.write(snapshotJSONHead(snapshot, count: snapshot.items.count))
     var writer = ItemJSONWriter()
     for (index, item) in snapshot.items.enumerated() {
@@ -300,7 +300,7 @@ enum Format {
   }
 
   /// What a write prints: the new id, `moved …`, `removed …`, or the JSON object.
-  static func outcome(_ outcome: Outcome, json: Bool) -> String {
+  package static func outcome(_ outcome: Outcome, json: Bool) -> String {
     let event = outcome.event
     if json {
       var o = JSONObjectWriter()
@@ -341,7 +341,7 @@ enum Format {
     }
   }
 
-  static func streamsJSON(_ streams: [StreamSummary]) -> String {
+  package static func streamsJSON(_ streams: [StreamSummary]) -> String {
     let rows = streams.map { summary -> String in
       var o = JSONObjectWriter()
       o.add("stream", summary.stream)
@@ -375,7 +375,7 @@ enum Format {
     }
   }
 
-  static func diffJSON(_ diff: StreamDiff) -> String {
+  package static func diffJSON(_ diff: StreamDiff) -> String {
     var o = JSONObjectWriter()
     o.add("stream", diff.stream)
     o.add("from", diff.from)

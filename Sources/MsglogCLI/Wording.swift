@@ -4,7 +4,7 @@ import Msglog
 ///
 /// The library's errors say what went wrong; only here are they told in the
 /// command line's terms — which command to run next, which option to use.
-enum Wording {
+package enum Wording {
   /// Prints `msglog: …` (and `hint: …`) on stderr; returns the exit code.
   static func report(_ error: any Error, to stderr: OutputStream) -> Int32 {
     let (message, hint, code): (String, String?, Int32)
@@ -28,7 +28,7 @@ enum Wording {
   }
 
   /// The message, the hint and the exit code for a library error.
-  static func words(for error: MsglogError) -> (String, String?, Int32) {
+  package static func words(for error: MsglogError) -> (String, String?, Int32) {
     let code: Int32
     switch error.category {
     case .invalidInput: code = MsglogCLI.ExitCode.usage

@@ -84,12 +84,16 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
 
   /// The test target does not depend on the executable (see Package.swift),
   /// so `swift test` alone does not rebuild it: refuse to test an old one.
+  /// (msglog-serve, beside it, is checked against its own sources too.)
   static func checkNotStale(_ binary: String) {
     let manager = FileManager.default
     guard let built = (try? manager.attributesOfItem(atPath: binary))?[.modificationDate] as? Date,
       let files = manager.enumerator(atPath: repositoryRoot + "/Sources")
     else { return }
-    for case let file as String in files {
+    // Not part of msglog: the server program, its library shim, the benchmark.
+    let elsewhere = ["msglog-serve", "CMicroHTTPD", "MsglogBench"]
+    for case let file as String in files
+    where !elsewhere.contains(where: { file == $0 || file.hasPrefix($0 + "/") }) {
       let changed = (try? manager.attributesOfItem(atPath: repositoryRoot + "/Sources/" + file))?[.modificationDate]
       if let changed = changed as? Date, changed > built {
         fatalError("\(binary) is older than Sources/\(file): run 'swift build --product msglog' (scripts/test does)")
@@ -103,11 +107,14 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
     // /proc/self/exe is absolute, whatever the working directory is now.
     let bundle =
       (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    let manager = FileManager.default
     var url = URL(fileURLWithPath: bundle).deletingLastPathComponent()
     while url.path != "/" {
       let candidate = url.appendingPathComponent("msglog").path
       if FileManager.default.isExecutableFile(atPath: candidate), !candidate.hasSuffix(".xctest") {
         checkNotStale(candidate)
+        let serve = url.appendingPathComponent("msglog-serve").path
+        if manager.isExecutableFile(atPath: serve) { checkNotStale(serve) }
         return candidate
       }
       url.deleteLastPathComponent()
@@ -134,7 +141,7 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
 
   public struct Child {
     public let process: ChildProcess
-    let outPath: String
+    public let outPath: String
     let errPath: String
 
     public func finish() -> Run {

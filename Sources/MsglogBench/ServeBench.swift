@@ -1,0 +1,232 @@
+import Foundation
+import Msglog
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `msglog serve` under load: appends per second over HTTP with keep-alive
+/// (1 and 16 clients) against the same appends through `EventLog` in
+/// process, and the latency from a commit to its Server-Sent Event
+/// arriving at each of 200 connected clients.
+struct ServeBench {
+  var directory: String
+  var msglog: String
+  var seconds: Double = 3
+
+  struct Results {
+    /// (clients, HTTP appends/s, in-process appends/s)
+    var throughput: [(Int, Double, Double)]
+    var fanoutP50: Duration
+    var fanoutP99: Duration
+    var samples: Int
+  }
+
+  func run() throws -> Results {
+    try? FileManager.default.removeItem(atPath: directory)
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    var throughput: [(Int, Double, Double)] = []
+    for clients in [1, 16] {
+      let server = try ServerProcess(msglog: msglog, db: directory + "/http-\(clients).lmdb")
+      defer { server.stop() }
+      let http = try rate(clients: clients) { client in
+        let connection = try HTTPConnection(port: server.port)
+        return { try connection.post("/api/append", #"{"text":"hello from client \#(client)","sender":"bench"}"#) }
+      }
+      let log = try EventLog(directory + "/inprocess-\(clients).lmdb")
+      let inProcess = try rate(clients: clients) { client in
+        { _ = try log.append("hello from client \(client)", sender: "bench") }
+      }
+      throughput.append((clients, http, inProcess))
+    }
+    let (p50, p99, samples) = try fanout(clients: 200, events: 60)
+    return Results(throughput: throughput, fanoutP50: p50, fanoutP99: p99, samples: samples)
+  }
+
+  /// Operations per second with `clients` threads, each running the
+  /// operation its setup returns, for `seconds`.
+  private func rate(clients: Int, _ setup: @escaping @Sendable (Int) throws -> () throws -> Void) throws -> Double {
+    let counts = SharedPointer<Int>(capacity: clients, initial: 0)
+    defer { counts.free() }
+    let failure = LockedError()
+    let seconds = self.seconds
+    let start = ContinuousClock.now
+    DispatchQueue.concurrentPerform(iterations: clients) { client in
+      do {
+        let operation = try setup(client)
+        while ContinuousClock.now - start < .seconds(seconds) {
+          try operation()
+          counts.pointer[client] += 1
+        }
+      } catch { failure.set(error) }
+    }
+    if let error = failure.error { throw error }
+    let elapsed = (ContinuousClock.now - start).seconds
+    return Double((0..<clients).reduce(0) { $0 + counts.pointer[$1] }) / elapsed
+  }
+
+  /// `clients` event streams; a writer appends `events` messages 20 ms
+  /// apart; each stream's arrival time minus the commit's return time.
+  private func fanout(clients: Int, events: Int) throws -> (Duration, Duration, Int) {
+    let db = directory + "/fanout.lmdb"
+    let log = try EventLog(db)
+    try log.append("seed")
+    let server = try ServerProcess(msglog: msglog, db: db)
+    defer { server.stop() }
+    let sockets = try (0..<clients).map { _ in try HTTPConnection(port: server.port) }
+    for socket in sockets { try socket.send("GET /api/follow?from=2 HTTP/1.0\r\nHost: bench\r\n\r\n") }
+    usleep(500_000)
+    let committed = SharedPointer<ContinuousClock.Instant?>(capacity: events + 2, initial: nil)
+    defer { committed.free() }
+    let writer = Thread {
+      for i in 0..<events {
+        if let outcome = try? log.append("event \(i)") { committed.pointer[Int(outcome.event.seq)] = .now }
+        usleep(20_000)
+      }
+    }
+    writer.start()
+    var latencies: [Duration] = []
+    var pending = [String](repeating: "", count: clients)
+    var seen = [Int](repeating: 0, count: clients)
+    let last = events + 1
+    let deadline = ContinuousClock.now + .seconds(Double(events) * 0.02 + 15)
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while seen.contains(where: { $0 < last }) && ContinuousClock.now < deadline {
+      var fds = sockets.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+      _ = poll(&fds, nfds_t(fds.count), 100)
+      let now = ContinuousClock.now
+      for (i, p) in fds.enumerated() where p.revents & Int16(POLLIN) != 0 {
+        let n = recv(p.fd, &buffer, buffer.count, 0)
+        guard n > 0 else { continue }
+        pending[i] += String(decoding: buffer[..<n], as: UTF8.self)
+        while let end = pending[i].range(of: "\n") {
+          let line = pending[i][..<end.lowerBound]
+          if line.hasPrefix("id: "), let seq = Int(line.dropFirst(4)) {
+            seen[i] = seq
+            // The writer records the commit right after append returns: a
+            // sample whose commit time is not in yet is skipped.
+            if let at = committed.pointer[seq], now > at { latencies.append(now - at) }
+          }
+          pending[i].removeSubrange(..<end.upperBound)
+        }
+      }
+    }
+    guard !seen.contains(where: { $0 < last }) else { throw BenchError("an SSE client missed events") }
+    latencies.sort()
+    return (latencies[latencies.count / 2], latencies[latencies.count * 99 / 100], latencies.count)
+  }
+}
+
+/// Memory the measuring threads share, each writing its own slots.
+struct SharedPointer<T>: @unchecked Sendable {
+  let pointer: UnsafeMutablePointer<T>
+
+  init(capacity: Int, initial: T) {
+    pointer = .allocate(capacity: capacity)
+    pointer.initialize(repeating: initial, count: capacity)
+  }
+
+  func free() { pointer.deallocate() }
+}
+
+final class LockedError: @unchecked Sendable {
+  private let lock = NSLock()
+  private(set) var error: (any Error)?
+  func set(_ error: any Error) { lock.withLock { self.error = error } }
+}
+
+/// `msglog serve` on a free port, for the length of a measurement.
+final class ServerProcess: @unchecked Sendable {
+  let process: Process
+  let port: UInt16
+
+  init(msglog: String, db: String) throws {
+    process = Process()
+    process.executableURL = URL(fileURLWithPath: msglog)
+    process.arguments = ["--db", db, "serve", "--listen", "127.0.0.1:0"]
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    var line = Data()
+    while !line.contains(UInt8(ascii: "\n")) {
+      let chunk = out.fileHandleForReading.availableData
+      guard !chunk.isEmpty else { throw BenchError("msglog serve printed no address") }
+      line += chunk
+    }
+    let text = String(decoding: line, as: UTF8.self)
+    guard let colon = text.range(of: ":", options: .backwards), let port = UInt16(text[colon.upperBound...].prefix { $0.isNumber })
+    else { throw BenchError("cannot read the port from \(text)") }
+    self.port = port
+  }
+
+  func stop() {
+    process.terminate()
+    process.waitUntilExit()
+  }
+}
+
+/// One keep-alive HTTP/1.1 connection to localhost.
+final class HTTPConnection {
+  let fd: Int32
+  private var buffer: [UInt8] = []
+
+  init(port: UInt16) throws {
+    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let rc = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard rc == 0 else { throw BenchError("cannot connect to port \(port)") }
+    var one: Int32 = 1
+    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+  }
+
+  deinit { close(fd) }
+
+  func send(_ text: String) throws {
+    let bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+      let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
+      guard n > 0 else { throw BenchError("send failed") }
+      offset += n
+    }
+  }
+
+  /// POSTs `body` and reads the whole response; throws unless 200.
+  func post(_ path: String, _ body: String) throws {
+    try send(
+      "POST \(path) HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+        + body)
+    let separator: [UInt8] = Array("\r\n\r\n".utf8)
+    var headerEnd: Int? = nil
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+      if headerEnd == nil, let end = find(separator) { headerEnd = end }
+      if let end = headerEnd {
+        let head = String(decoding: buffer[..<end], as: UTF8.self)
+        guard head.hasPrefix("HTTP/1.1 200") else { throw BenchError("the server answered \(head)") }
+        let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+          .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+        if buffer.count >= end + 4 + length {
+          buffer.removeFirst(end + 4 + length)
+          return
+        }
+      }
+      let n = recv(fd, &chunk, chunk.count, 0)
+      guard n > 0 else { throw BenchError("the server closed the connection") }
+      buffer += chunk[..<n]
+    }
+  }
+
+  private func find(_ needle: [UInt8]) -> Int? {
+    guard buffer.count >= needle.count else { return nil }
+    for i in 0...(buffer.count - needle.count) where buffer[i] == needle[0] && Array(buffer[i..<i + needle.count]) == needle {
+      return i
+    }
+    return nil
+  }
+}

@@ -1,0 +1,224 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+/// `msglog serve` over real HTTP (curl against the running server).
+@Suite(.serialized) struct ServeTests {
+  /// A running server on a free port; stopped (SIGTERM) by `stop()`.
+  struct Server {
+    let child: Sandbox.Child
+    let url: String
+
+    init(child: Sandbox.Child, url: String) {
+      self.child = child
+      self.url = url
+    }
+
+    init(_ s: Sandbox, _ args: [String] = [], environment: [String: String] = [:]) throws {
+      child = s.start(["serve", "--listen", "127.0.0.1:0"] + args, environment: environment)
+      var found: String? = nil
+      for _ in 0..<200 where found == nil {
+        let text = (try? String(contentsOfFile: child.outPath, encoding: .utf8)) ?? ""
+        if let range = text.range(of: #"http://[^ \n]+"#, options: .regularExpression) { found = String(text[range]) }
+        if found == nil { usleep(25_000) }
+      }
+      url = try #require(found, "the server printed no URL")
+    }
+
+    func stop() -> Run {
+      kill(child.process.processIdentifier, SIGTERM)
+      return child.finish()
+    }
+  }
+
+  struct Reply {
+    var status: Int
+    var body: String
+  }
+
+  /// One request with curl; `path` is appended to the server's URL as is.
+  static func request(
+    _ server: Server, _ method: String, _ path: String, body: String? = nil, headers: [String] = [],
+    in s: Sandbox
+  ) -> Reply {
+    let bodyFile = s.dir + "/reply-\(UUID().uuidString)"
+    var command = "curl -s --path-as-is -o '\(bodyFile)' -w '%{http_code}' -X \(method)"
+    for header in headers { command += " -H '\(header)'" }
+    if let body {
+      let input = s.dir + "/request-\(UUID().uuidString)"
+      FileManager.default.createFile(atPath: input, contents: Data(body.utf8))
+      command += " -H 'Content-Type: application/json' --data-binary @'\(input)'"
+    }
+    command += " '\(server.url.dropLast())\(path)' > '\(bodyFile).status'"
+    shell(command)
+    let status = Int((try? String(contentsOfFile: bodyFile + ".status", encoding: .utf8)) ?? "") ?? 0
+    let text = (try? String(contentsOfFile: bodyFile, encoding: .utf8)) ?? ""
+    return Reply(status: status, body: text)
+  }
+
+  @Test func theAPIAnswersInTheShapesOfJSONOutput() throws {
+    let s = Sandbox()
+    s.append("first", sender: "ann")
+    let server = try Server(s)
+    defer { #expect(server.stop().code == 0) }
+    func call(_ method: String, _ path: String, _ body: String? = nil) -> Reply {
+      Self.request(server, method, path, body: body, in: s)
+    }
+    var r = call("POST", "/api/append", #"{"stream":"main","text":"second","sender":"bob"}"#)
+    #expect(r.status == 200 && r.body.contains(#""version":2"#) && r.body.contains(#""index":1"#), "\(r)")
+    r = call("POST", "/api/insert", #"{"index":0,"text":"zeroth","expectVersion":2}"#)
+    #expect(r.status == 200 && r.body.contains(#""index":0"#), "\(r)")
+    r = call("POST", "/api/move", #"{"from":0,"to":2,"expectVersion":3}"#)
+    #expect(r.status == 200 && r.body.contains(#""from":0,"to":2"#), "\(r)")
+    let list = s.run(["list", "--json"]).stdout
+    r = call("GET", "/api/items?stream=main")
+    #expect(r.status == 200 && r.body == list, "\(r)")
+    r = call("GET", "/api/items?stream=main&at=2")
+    #expect(r.status == 200 && r.body == s.run(["replay", "--json", "--at", "2"]).stdout, "\(r)")
+    r = call("GET", "/api/streams")
+    #expect(r.body + "\n" == s.run(["streams", "--json"]).stdout, "\(r)")
+    r = call("GET", "/api/events?from=2&limit=2")
+    let log = s.run(["log", "--json", "--from", "2", "--limit", "2"]).stdout
+    #expect(r.status == 200 && r.body == log, "\(r)")
+    r = call("GET", "/api/diff?stream=main&from=2&to=4")
+    #expect(r.body + "\n" == s.run(["diff", "--json", "2", "4"]).stdout, "\(r)")
+    let first = s.run(["list", "--json"]).stdout.components(separatedBy: #""id":""#)[1].prefix(36)
+    r = call("POST", "/api/remove", #"{"id":"\#(first)","expectVersion":4}"#)
+    #expect(r.status == 200 && r.body.contains(#""version":5"#), "\(r)")
+    // A message is text: the page is served with a policy that runs only its own script.
+    r = call("GET", "/")
+    #expect(r.status == 200 && r.body.contains("<script src=\"/app.js\""), "\(r)")
+  }
+
+  @Test func badRequestsAreRefusedAndChangeNothing() throws {
+    let s = Sandbox()
+    s.append("only")
+    let before = s.export()
+    let server = try Server(s)
+    defer { #expect(server.stop().code == 0) }
+    let cases: [(String, String, String?, Int, String)] = [
+      ("POST", "/api/append", "{not json", 400, "not JSON"),
+      ("POST", "/api/append", #"{"text":5}"#, 400, #"\"text\" must be a string"#),
+      ("POST", "/api/append", #"{"text":"x","colour":"red"}"#, 400, "unknown member"),
+      ("POST", "/api/append", #"{"text":""}"#, 400, "empty"),
+      ("POST", "/api/append", "[1]", 400, "must be a JSON object"),
+      ("POST", "/api/insert", #"{"index":-1,"text":"x"}"#, 400, "whole number"),
+      ("POST", "/api/insert", #"{"index":9,"text":"x"}"#, 409, "out of range"),
+      ("POST", "/api/move", #"{"from":0,"to":0,"expectVersion":7}"#, 412, "version"),
+      ("POST", "/api/remove", #"{"id":"00000000-0000-4000-8000-000000000000"}"#, 404, "no item"),
+      ("GET", "/api/items?stream=nope", nil, 404, "no stream"),
+      ("GET", "/api/items?stream=%FF", nil, 400, "UTF-8"),
+      ("GET", "/api/items?at=x", nil, 400, "invalid at"),
+      ("GET", "/api/nothing", nil, 404, "no such route"),
+      ("GET", "/api/../../etc/passwd", nil, 404, "no such route"),
+      ("GET", "/../../etc/passwd", nil, 404, "no such route"),
+      ("DELETE", "/api/streams", nil, 405, "not allowed"),
+      ("POST", "/api/append", #"{"text":"x\#u{0}"}"#, 400, "not JSON"),
+    ]
+    for (method, path, body, status, words) in cases {
+      let r = Self.request(server, method, path, body: body, in: s)
+      #expect(r.status == status && r.body.hasPrefix(#"{"error":""#) && r.body.contains(words), "\(method) \(path) \(body ?? ""): \(r)")
+    }
+    // Over the body limit: 413.
+    let big = #"{"text":""# + String(repeating: "a", count: 2 << 20) + #""}"#
+    let r = Self.request(server, "POST", "/api/append", body: big, in: s)
+    #expect(r.status == 413, "\(r.status)")
+    #expect(s.export() == before)
+  }
+
+  @Test func beyondLocalhostATokenIsRequired() throws {
+    let s = Sandbox()
+    s.append("secret")
+    let refused = s.run(["serve", "--listen", "0.0.0.0:0"])
+    #expect(refused.code == 64 && refused.stderr.hasPrefix("msglog: listening on 0.0.0.0:0 lets other machines in"), "\(refused)")
+    #expect(s.run(["serve", "--listen", "nowhere:80"]).code == 64)
+    #expect(s.run(["serve", "--listen", "127.0.0.1:99999"]).code == 64)
+    let token = "0123456789abcdef0123"
+    let child = s.start(["serve", "--listen", "0.0.0.0:0"], environment: ["MSGLOG_TOKEN": token])
+    var url: String? = nil
+    for _ in 0..<200 where url == nil {
+      let text = (try? String(contentsOfFile: child.outPath, encoding: .utf8)) ?? ""
+      if let range = text.range(of: #"http://[^ \n]+"#, options: .regularExpression) { url = String(text[range]) }
+      usleep(25_000)
+    }
+    let server = Server(child: child, url: try #require(url))
+    defer { #expect(server.stop().code == 0) }
+    #expect(Self.request(server, "GET", "/api/streams", in: s).status == 401)
+    #expect(Self.request(server, "GET", "/api/streams", headers: ["Authorization: Bearer wrong"], in: s).status == 401)
+    let ok = Self.request(server, "GET", "/api/streams", headers: ["Authorization: Bearer \(token)"], in: s)
+    #expect(ok.status == 200 && ok.body.contains("main"), "\(ok)")
+    let write = Self.request(server, "POST", "/api/append", body: #"{"text":"x"}"#, in: s)
+    #expect(write.status == 401)
+    #expect(Self.request(server, "GET", "/", in: s).status == 200)
+  }
+
+  /// Server-Sent Events: `id:` is the seq; Last-Event-ID resumes after it,
+  /// so a client that reconnects misses nothing and sees nothing twice.
+  @Test func eventsStreamAndResume() throws {
+    let s = Sandbox()
+    for i in 1...3 { s.append("m\(i)") }
+    let server = try Server(s)
+    defer { #expect(server.stop().code == 0) }
+    let out = s.dir + "/sse.txt"
+    let curl = "curl -sN --max-time 3 -H 'Last-Event-ID: 1' '\(server.url)api/follow' > '\(out)'"
+    let group = DispatchGroup()
+    DispatchQueue.global().async(group: group) { shell(curl) }
+    usleep(500_000)
+    s.append("m4")
+    group.wait()
+    let text = try String(contentsOfFile: out, encoding: .utf8)
+    let ids = text.split(separator: "\n").filter { $0.hasPrefix("id: ") }.map { String($0.dropFirst(4)) }
+    #expect(ids == ["2", "3", "4"], "\(text)")
+    #expect(text.contains(#"data: {"seq":4,"stream":"main""#), "\(text)")
+  }
+
+  /// 200 event streams at once while two writer processes append: each
+  /// stream receives every event once, in seq order.
+  @Test func twoHundredStreamsEachReceiveEveryEventOnce() throws {
+    let s = Sandbox()
+    s.append("seed")
+    let server = try Server(s)
+    defer { #expect(server.stop().code == 0) }
+    let port = UInt16(server.url.split(separator: ":").last!.dropLast())!
+    var sockets: [Int32] = []
+    defer { for fd in sockets { close(fd) } }
+    for _ in 0..<200 {
+      let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+      var address = sockaddr_in()
+      address.sin_family = sa_family_t(AF_INET)
+      address.sin_port = port.bigEndian
+      address.sin_addr.s_addr = inet_addr("127.0.0.1")
+      let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+      }
+      try #require(connected == 0, "connect: \(errno)")
+      // HTTP/1.0: the stream is not chunked, so lines arrive whole.
+      let request = "GET /api/follow?from=2 HTTP/1.0\r\nHost: test\r\n\r\n"
+      _ = request.withCString { send(fd, $0, strlen($0), 0) }
+      sockets.append(fd)
+    }
+    let writers = (0..<2).map { w in
+      s.start(["append", "--lines"], stdin: Data((0..<25).map { "w\(w)-\($0)" }.joined(separator: "\n").utf8))
+    }
+    for writer in writers { #expect(writer.finish().code == 0) }
+    // Events 2…51, each once, in order, on every stream.
+    var received = [String](repeating: "", count: sockets.count)
+    let deadline = Date().addingTimeInterval(20)
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    func complete(_ i: Int) -> Bool { received[i].contains("id: 51\n") }
+    while Date() < deadline && !(0..<sockets.count).allSatisfy(complete) {
+      var fds = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+      _ = poll(&fds, nfds_t(fds.count), 200)
+      for (i, p) in fds.enumerated() where p.revents & Int16(POLLIN) != 0 {
+        let n = recv(p.fd, &buffer, buffer.count, 0)
+        if n > 0 { received[i] += String(decoding: buffer[..<n], as: UTF8.self) }
+      }
+    }
+    let expected = (2...51).map(String.init)
+    for (i, text) in received.enumerated() {
+      let ids = text.split(separator: "\n").filter { $0.hasPrefix("id: ") }.map { String($0.dropFirst(4)) }
+      #expect(ids == expected, "stream \(i): \(ids)")
+      if ids != expected { break }
+    }
+  }
+}
