@@ -29,7 +29,7 @@ struct UserBench {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     let db = directory + "/trace.lmdb"
     let log = try EventLog(db)
-    try log.perform(trace.requests)
+    _ = try log.perform(trace.requests)
     let export = directory + "/export.jsonl"
     try exportLog(db: db, to: export)
 

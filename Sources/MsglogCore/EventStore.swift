@@ -100,6 +100,11 @@ public protocol LogReader {
   func summary() throws -> LedgerSummary?
   /// The row count of every table, when the store can count in O(1) (nil otherwise).
   func tableCounts() throws -> TableCounts?
+  /// Whether the bytes `forEachRecord` lends stay valid (unchanged) until
+  /// the transaction ends or writes, not just during the call: a memory map
+  /// (LMDB) does; a network result freed per batch does not. A full replay
+  /// then decodes only the inserts whose items survive.
+  var recordsStayMapped: Bool { get }
 
   // Batches: one request for many rows. A store over a network answers
   // each in one round trip; the defaults below loop over the single lookups.
@@ -114,6 +119,8 @@ public protocol LogReader {
 }
 
 extension LogReader {
+  public var recordsStayMapped: Bool { false }
+
   public func forEachRecord(at seqs: [UInt64], _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
     for seq in seqs.sorted() { try withRecord(at: seq) { try body(seq, $0) } }
   }

@@ -36,7 +36,10 @@ public enum Replay {
   /// passes them, so that the live items need no second read of the log.
   struct InsertedItems {
     var seqs: [UInt64] = []
+    /// Decoded items, or (`recordsStayMapped`) the records themselves,
+    /// decoded at the end for the items that survive only.
     var items: [Item] = []
+    var records: [UnsafeRawBufferPointer] = []
 
     /// The items of `slots`, found by binary search on their insert seqs.
     func items(_ slots: OrderedList<Slot>) throws -> [Item] {
@@ -49,11 +52,26 @@ public enum Replay {
           let mid = (lo + hi) / 2
           if seqs[mid] < slot.seq { lo = mid + 1 } else { hi = mid }
         }
-        guard lo < seqs.count, seqs[lo] == slot.seq, items[lo].id == slot.id else {
+        guard lo < seqs.count, seqs[lo] == slot.seq else {
           failure = corruption(seq: slot.seq, "it is not the insert of \(slot.id.text)")
           return false
         }
-        out.append(items[lo])
+        let item: Item
+        if records.isEmpty {
+          item = items[lo]
+        } else {
+          // Checked again, though `fold` checked it: the bytes are read a
+          // second time, and a read without a lock may see a page rewritten.
+          do { item = try EventRecord.insertedItem(records[lo], verifyingChecksum: true) } catch {
+            failure = corruption(seq: slot.seq, "\(error)")
+            return false
+          }
+        }
+        guard item.id == slot.id else {
+          failure = corruption(seq: slot.seq, "it is not the insert of \(slot.id.text)")
+          return false
+        }
+        out.append(item)
         return true
       }
       if let failure { throw failure }
@@ -70,12 +88,17 @@ public enum Replay {
     var inserted = InsertedItems()
     guard target > 0 else { return (projection, inserted) }
     let name = stream.bytes
+    let keepRecords = reader.recordsStayMapped
     try name.withUnsafeBytes { name in
       try reader.forEachRecord(from: 1) { recordSeq, bytes in
         if try fold(bytes, seq: recordSeq, stream: name, into: &projection) == .insert {
-          // Checked by `fold` just now; decode the body without checking again.
-          do { inserted.items.append(try EventRecord.insertedItem(bytes, verifyingChecksum: false)) } catch {
-            throw corruption(seq: recordSeq, "\(error)")
+          if keepRecords {
+            inserted.records.append(bytes)
+          } else {
+            // Checked by `fold` just now; decode the body without checking again.
+            do { inserted.items.append(try EventRecord.insertedItem(bytes, verifyingChecksum: false)) } catch {
+              throw corruption(seq: recordSeq, "\(error)")
+            }
           }
           inserted.seqs.append(recordSeq)
         }

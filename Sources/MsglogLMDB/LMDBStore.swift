@@ -192,6 +192,10 @@ public final class LMDBStore: EventStore {
       }
     }
 
+    /// Records are read in place from the memory map, which stays put
+    /// for the transaction (its pages are not reused while it is open).
+    var recordsStayMapped: Bool { true }
+
     func forEachRecord(from seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
       try txn.withCursor(store.events) { cursor in
         var entry = try cursor.seek(Key.seq(seq))
