@@ -50,6 +50,10 @@ enum Manual {
       .B MSGLOG_STREAM
       The stream when \\fB\\-\\-stream\\fR is not given (never narrows \\fBexport\\fR).
       .TP
+      .B MSGLOG_TOKEN
+      The bearer token \\fBserve\\fR requires of every API request when \\fB\\-\\-token\\fR is not given
+      (needed to listen beyond localhost).
+      .TP
       .B NO_COLOR
       When set, text tables are never coloured.
       .SH EXIT STATUS
