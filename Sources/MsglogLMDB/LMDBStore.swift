@@ -192,9 +192,10 @@ public final class LMDBStore: EventStore {
       }
     }
 
-    /// Records are read in place from the memory map, which stays put
-    /// for the transaction (its pages are not reused while it is open).
-    var recordsStayMapped: Bool { true }
+    /// Records are read in place from the memory map, which stays put for
+    /// the transaction: its reader slot keeps writers from reusing the
+    /// pages. A read without a slot (`isLockless`) has no such promise.
+    var recordsStayMapped: Bool { !store.isLockless }
 
     func forEachRecord(from seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
       try txn.withCursor(store.events) { cursor in
