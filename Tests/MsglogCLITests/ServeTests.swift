@@ -56,8 +56,8 @@ import Testing
     return Reply(status: status, body: text)
   }
 
-  @Test func theAPIAnswersInTheShapesOfJSONOutput() throws {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func theAPIAnswersInTheShapesOfJSONOutput(_ store: Store) throws {
+    let s = Sandbox(store)
     s.append("first", sender: "ann")
     let server = try Server(s)
     defer { #expect(server.stop().code == 0) }
@@ -154,8 +154,8 @@ import Testing
 
   /// Server-Sent Events: `id:` is the seq; Last-Event-ID resumes after it,
   /// so a client that reconnects misses nothing and sees nothing twice.
-  @Test func eventsStreamAndResume() throws {
-    let s = Sandbox()
+  @Test(arguments: Store.allCases) func eventsStreamAndResume(_ store: Store) throws {
+    let s = Sandbox(store)
     for i in 1...3 { s.append("m\(i)") }
     let server = try Server(s)
     defer { #expect(server.stop().code == 0) }
