@@ -39,12 +39,29 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
 
   /// Writes the canonical text form (36 bytes) at `out`.
   public func writeText(into out: UnsafeMutablePointer<UInt8>) {
+    _ = writeHex(dashed: true, bytes: 16, into: out)
+  }
+
+  /// The first eight characters (`short`), appended as bytes.
+  public func appendShort(to out: inout [UInt8]) {
+    let start = out.count
+    out.append(contentsOf: repeatElement(0, count: 8))
+    out.withUnsafeMutableBufferPointer { _ = writeHex(dashed: false, bytes: 4, into: $0.baseAddress! + start) }
+  }
+
+  private func hex(dashed: Bool, bytes count: Int) -> String {
+    String(unsafeUninitializedCapacity: 36) { writeHex(dashed: dashed, bytes: count, into: $0.baseAddress!) }
+  }
+
+  /// The first `count` bytes in lowercase hex at `out`, with the canonical
+  /// form's dashes when `dashed`; returns the number of bytes written.
+  private func writeHex(dashed: Bool, bytes count: Int, into out: UnsafeMutablePointer<UInt8>) -> Int {
     withUnsafeBytes { raw in
       let digits: StaticString = "0123456789abcdef"
       let d = digits.utf8Start
       var j = 0
-      for i in 0..<16 {
-        if i == 4 || i == 6 || i == 8 || i == 10 {
+      for i in 0..<count {
+        if dashed && (i == 4 || i == 6 || i == 8 || i == 10) {
           out[j] = UInt8(ascii: "-")
           j += 1
         }
@@ -52,37 +69,7 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
         out[j + 1] = d[Int(raw[i] & 0x0F)]
         j += 2
       }
-    }
-  }
-
-  /// The first eight characters (`short`), appended as bytes.
-  public func appendShort(to out: inout [UInt8]) {
-    withUnsafeBytes { raw in
-      let digits: StaticString = "0123456789abcdef"
-      for i in 0..<4 {
-        out.append(digits.utf8Start[Int(raw[i] >> 4)])
-        out.append(digits.utf8Start[Int(raw[i] & 0x0F)])
-      }
-    }
-  }
-
-  private func hex(dashed: Bool, bytes count: Int) -> String {
-    withUnsafeBytes { raw in
-      String(unsafeUninitializedCapacity: 36) { out in
-        let digits: StaticString = "0123456789abcdef"
-        let d = digits.utf8Start
-        var j = 0
-        for i in 0..<count {
-          if dashed && (i == 4 || i == 6 || i == 8 || i == 10) {
-            out[j] = UInt8(ascii: "-")
-            j += 1
-          }
-          out[j] = d[Int(raw[i] >> 4)]
-          out[j + 1] = d[Int(raw[i] & 0x0F)]
-          j += 2
-        }
-        return j
-      }
+      return j
     }
   }
 
