@@ -271,15 +271,28 @@ package enum Format {
   }
 
   /// Writes events as JSON lines (`log --json`, `export`) through one reused buffer.
-  struct EventJSONWriter {
+  package struct EventJSONWriter {
     private var scratch: [UInt8] = []
 
+    package init() {}
+
     mutating func writeLine(_ event: Event, to out: OutputStream) throws(OutputError) {
+      render(event)
+      scratch.append(UInt8(ascii: "\n"))
+      try out.write(bytes: scratch)
+    }
+
+    /// The event's object appended to `out` (the server's responses and event streams).
+    package mutating func append(_ event: Event, to out: inout [UInt8]) {
+      render(event)
+      out.append(contentsOf: scratch)
+    }
+
+    /// The event's object into `scratch`.
+    private mutating func render(_ event: Event) {
       var o = JSONObjectWriter(reusing: &scratch)
       event.addMembers(to: &o)
       scratch = o.closeBytes()
-      scratch.append(UInt8(ascii: "\n"))
-      try out.write(bytes: scratch)
     }
   }
 

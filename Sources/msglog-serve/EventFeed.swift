@@ -110,7 +110,7 @@ final class EventFeed {
   private var next: UInt64
   private var pending: [UInt8] = []
   private var offset = 0
-  private var writer = EventJSONBytes()
+  private var writer = Format.EventJSONWriter()
 
   init(server: HTTPServer, stream: StreamName?, next: UInt64) {
     self.server = server
@@ -161,17 +161,5 @@ final class EventFeed {
     }
     offset += count
     return count
-  }
-}
-
-/// Event objects as bytes, through one reused buffer.
-struct EventJSONBytes {
-  private var scratch: [UInt8] = []
-
-  mutating func append(_ event: Event, to out: inout [UInt8]) {
-    var o = JSONObjectWriter(reusing: &scratch)
-    event.addMembers(to: &o)
-    scratch = o.closeBytes()
-    out.append(contentsOf: scratch)
   }
 }

@@ -101,7 +101,7 @@ struct Routes {
     let limit = try number(request, "limit") ?? 1000
     guard limit > 0 && limit <= 100_000 else { throw CommandLineError.usage("limit must be 1 to 100000") }
     var body: [UInt8] = []
-    var writer = EventJSONBytes()
+    var writer = Format.EventJSONWriter()
     for event in try log.events(from: max(from, 1), limit: Int(limit), stream: only) {
       writer.append(event, to: &body)
       body.append(UInt8(ascii: "\n"))

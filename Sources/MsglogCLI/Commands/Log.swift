@@ -39,6 +39,7 @@ extension Invocation {
     defer { signals.uninstall() }
     var printed: UInt64 = 0
     let json = json
+    var writer = Format.EventJSONWriter()
     try log.follow(
       from: from, stream: stream,
       stop: [
@@ -46,7 +47,7 @@ extension Invocation {
         FollowStop(fileDescriptor: 1, whenReadable: false),  // stdout's reader went away
       ]
     ) { event in
-      try stdout.line(json ? event.jsonLine : Format.eventLine(event))
+      if json { try writer.writeLine(event, to: stdout) } else { try stdout.line(Format.eventLine(event)) }
       try stdout.flush()
       printed += 1
       return printed < limit
