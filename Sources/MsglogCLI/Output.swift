@@ -196,16 +196,7 @@ package enum Format {
         scratch.insert(contentsOf: repeatElement(UInt8(ascii: " "), count: width - digits), at: start)
       }
       scratch.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: " ")])
-      if colour { scratch.append(contentsOf: Format.dim.utf8) }
-      item.id.appendShort(to: &scratch)
-      scratch.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: " ")])
-      if let sender = item.sender {
-        TerminalText.appendEscaped(sender, to: &scratch)
-      } else {
-        scratch.append(UInt8(ascii: "-"))
-      }
-      if colour { scratch.append(contentsOf: Format.plain.utf8) }
-      scratch.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: " ")])
+      Format.appendIdAndSender(item, colour: colour, to: &scratch)
       TerminalText.appendEscaped(item.text, to: &scratch)
       scratch.append(UInt8(ascii: "\n"))
       try out.write(bytes: scratch)
@@ -214,12 +205,22 @@ package enum Format {
 
   /// `SHORTID  SENDER  `, dimmed on a colour terminal.
   static func writeIdAndSender(_ item: Item, colour: Bool, to out: OutputStream) throws(OutputError) {
-    if colour { try out.write(dim) }
-    try out.write(item.id.short)
-    try out.write("  ")
-    try out.write(item.sender.map(TerminalText.escape) ?? "-")
-    if colour { try out.write(plain) }
-    try out.write("  ")
+    var bytes: [UInt8] = []
+    appendIdAndSender(item, colour: colour, to: &bytes)
+    try out.write(bytes: bytes)
+  }
+
+  static func appendIdAndSender(_ item: Item, colour: Bool, to out: inout [UInt8]) {
+    if colour { out.append(contentsOf: dim.utf8) }
+    item.id.appendShort(to: &out)
+    out.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: " ")])
+    if let sender = item.sender {
+      TerminalText.appendEscaped(sender, to: &out)
+    } else {
+      out.append(UInt8(ascii: "-"))
+    }
+    if colour { out.append(contentsOf: plain.utf8) }
+    out.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: " ")])
   }
 
   /// `replay --json`: the document, item by item into the output.
