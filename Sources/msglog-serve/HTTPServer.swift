@@ -184,10 +184,9 @@ struct Response {
   }
 
   static func error(_ status: UInt32, _ message: String) -> Response {
-    var bytes: [UInt8] = Array(#"{"error":"#.utf8)
-    JSONObjectWriter.appendString(message, to: &bytes)
-    bytes.append(UInt8(ascii: "}"))
-    return Response(status: status, contentType: "application/json", body: .bytes(bytes))
+    var o = JSONObjectWriter()
+    o.add("error", message)
+    return Response(status: status, contentType: "application/json", body: .bytes(o.closeBytes()))
   }
 
   func with(header name: String, _ value: String) -> Response {

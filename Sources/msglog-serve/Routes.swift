@@ -121,15 +121,15 @@ struct Routes {
   /// else `from`, else only new events.
   private func follow(_ request: Request) throws -> Response {
     let only = try request.query("stream").map { try StreamName(validating: $0) }
-    var next: UInt64
+    let head = try log.headSeq()
+    let next: UInt64
     if let last = request.header("Last-Event-ID"), !last.isEmpty {
       next = try Arguments.number(last, what: "Last-Event-ID") + 1
     } else if let from = try number(request, "from") {
       next = max(from, 1)
     } else {
-      next = try log.headSeq() + 1
+      next = head + 1
     }
-    let head = try log.headSeq()
     if next > head + 1 { throw MsglogError.seqBeyondHead(seq: next - 1, head: head) }
     let feed = EventFeed(server: server, stream: only, next: next)
     return Response(status: 200, contentType: "text/event-stream", body: .events(feed))
