@@ -208,10 +208,11 @@ struct Body {
     used.insert(key)
     switch members[key] {
     case nil, .null?: return nil
+    // The command line's numbers (Limits.parseNumber): 0 to 2^63-1.
     case .number(let text)?:
-      guard let value = UInt64(text) else { throw .usage("\"\(key)\" must be a whole number from 0 up") }
+      guard let value = Limits.parseNumber(text) else { throw .usage("\"\(key)\" must be a whole number from 0 to 2^63-1") }
       return value
-    default: throw .usage("\"\(key)\" must be a whole number from 0 up")
+    default: throw .usage("\"\(key)\" must be a whole number from 0 to 2^63-1")
     }
   }
 

@@ -103,6 +103,7 @@ import Testing
       ("POST", "/api/append", #"{"text":""}"#, 400, "empty"),
       ("POST", "/api/append", "[1]", 400, "must be a JSON object"),
       ("POST", "/api/insert", #"{"index":-1,"text":"x"}"#, 400, "whole number"),
+      ("POST", "/api/insert", #"{"index":9223372036854775808,"text":"x"}"#, 400, "0 to 2^63-1"),
       ("POST", "/api/insert", #"{"index":9,"text":"x"}"#, 409, "out of range"),
       ("POST", "/api/move", #"{"from":0,"to":0,"expectVersion":7}"#, 412, "version"),
       ("POST", "/api/remove", #"{"id":"00000000-0000-4000-8000-000000000000"}"#, 404, "no item"),
