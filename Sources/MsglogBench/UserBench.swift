@@ -34,8 +34,9 @@ struct UserBench {
     try exportLog(db: db, to: export)
 
     let doc = ["--db", db, "--stream", "doc"]
-    let (list, jsonList) = try alternating(runs, doc + ["list"], doc + ["--json", "list"])
-    let (replay, jsonReplay) = try alternating(runs, doc + ["replay"], doc + ["--json", "replay"])
+    let (list, jsonList) = try alternatingProcesses(runs, (msglog, doc + ["list"]), (msglog, doc + ["--json", "list"]))
+    let (replay, jsonReplay) = try alternatingProcesses(
+      runs, (msglog, doc + ["replay"]), (msglog, doc + ["--json", "replay"]))
 
     // Import: fresh databases each time; three of each, alternating.
     var imports: [Duration] = [], baselines: [Duration] = []
@@ -62,18 +63,6 @@ struct UserBench {
   private func exportLog(db: String, to path: String) throws {
     guard try runShell("'\(msglog)' --db '\(db)' export > '\(path)'") == 0 else { throw BenchError("export failed") }
   }
-
-  /// Medians of `runs` runs of each command, alternating A, B, A, B…
-  private func alternating(_ runs: Int, _ a: [String], _ b: [String]) throws -> (Duration, Duration) {
-    var ta: [Duration] = [], tb: [Duration] = []
-    for _ in 0..<runs {
-      let ra = try runProcess(msglog, a), rb = try runProcess(msglog, b)
-      guard ra.status == 0, rb.status == 0 else { throw BenchError("msglog \(a) or \(b) failed") }
-      ta.append(ra.time)
-      tb.append(rb.time)
-    }
-    return (median(ta), median(tb))
-  }
 }
 
 func median(_ times: [Duration]) -> Duration { times.sorted()[times.count / 2] }
@@ -83,7 +72,8 @@ func runShell(_ command: String) throws -> Int32 {
   try runProcess("/bin/sh", ["-c", command]).status
 }
 
-/// Medians of `runs` alternating runs of two commands (peers).
+/// Medians of `runs` runs of each command, alternating A, B, A, B…, so
+/// that the machine's drift hits both alike.
 func alternatingProcesses(_ runs: Int, _ a: (String, [String]), _ b: (String, [String])) throws -> (Duration, Duration) {
   var ta: [Duration] = [], tb: [Duration] = []
   for _ in 0..<runs {

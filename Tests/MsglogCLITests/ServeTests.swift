@@ -9,13 +9,10 @@ import Testing
     let child: Sandbox.Child
     let url: String
 
-    init(child: Sandbox.Child, url: String) {
-      self.child = child
-      self.url = url
-    }
-
-    init(_ s: Sandbox, _ args: [String] = [], environment: [String: String] = [:]) throws {
-      child = s.start(["serve", "--listen", "127.0.0.1:0"] + args, environment: environment)
+    /// `msglog serve` on `listen` (a free port by default), once it has
+    /// printed where it listens.
+    init(_ s: Sandbox, listen: String = "127.0.0.1:0", environment: [String: String] = [:]) throws {
+      child = s.start(["serve", "--listen", listen], environment: environment)
       var found: String? = nil
       for _ in 0..<200 where found == nil {
         let text = (try? String(contentsOfFile: child.outPath, encoding: .utf8)) ?? ""
@@ -135,14 +132,7 @@ import Testing
     #expect(s.run(["serve", "--listen", "nowhere:80"]).code == 64)
     #expect(s.run(["serve", "--listen", "127.0.0.1:99999"]).code == 64)
     let token = "0123456789abcdef0123"
-    let child = s.start(["serve", "--listen", "0.0.0.0:0"], environment: ["MSGLOG_TOKEN": token])
-    var url: String? = nil
-    for _ in 0..<200 where url == nil {
-      let text = (try? String(contentsOfFile: child.outPath, encoding: .utf8)) ?? ""
-      if let range = text.range(of: #"http://[^ \n]+"#, options: .regularExpression) { url = String(text[range]) }
-      usleep(25_000)
-    }
-    let server = Server(child: child, url: try #require(url))
+    let server = try Server(s, listen: "0.0.0.0:0", environment: ["MSGLOG_TOKEN": token])
     defer { #expect(server.stop().code == 0) }
     #expect(Self.request(server, "GET", "/api/streams", in: s).status == 401)
     #expect(Self.request(server, "GET", "/api/streams", headers: ["Authorization: Bearer wrong"], in: s).status == 401)
