@@ -98,7 +98,7 @@ public final class LedgerSession {
   public func finish() throws {
     for (_, var state) in streams {
       let (placements, nodeDelta) = try state.tree.store.flush()
-      if writer.prefersBatchedReads { try prefetch(ids: placements.map(\.0)) }
+      try prefetch(ids: placements.lazy.map(\.0))
       for (id, leaf) in placements {
         guard var entry = try idEntry(id), entry.removeSeq == 0 else { continue }
         entry.leaf = leaf
