@@ -133,7 +133,7 @@ package struct Arguments: Equatable {
 
   /// Refuses options that do not belong to `command` and a wrong number of arguments.
   func check(against command: CommandDeclaration, positionals: [String]) throws(CommandLineError) {
-    let accepted = Set(command.allOptions.map(\.name))
+    let accepted = Set((command.allOptions + command.tolerated).map(\.name))
     for option in order where !accepted.contains(option) {
       throw CommandLineError.usage(
         "option --\(option) does not apply to '\(command.name.rawValue)'",

@@ -101,6 +101,11 @@ struct CommandDeclaration: Sendable {
   var options: [OptionDeclaration] = []
   /// Which of `--db`, `--stream`, `--json` it uses; any other is a usage error.
   var shared: [OptionDeclaration] = Options.shared
+  /// Options it accepts and ignores: a command that reads no log may be
+  /// told which log, stream or output form to use without harm, so that an
+  /// alias such as `alias team='msglog --db team.lmdb'` still gets `team
+  /// help`. They are not listed in its help.
+  var tolerated: [OptionDeclaration] = []
   var example: String
 
   /// Every option it accepts, shared and meta ones included.
@@ -266,7 +271,7 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(
             name: "SHELL", help: "bash, zsh or fish", optional: true, completion: .words(["bash", "zsh", "fish"]))
         ],
-        options: [Options.listStreams], shared: [Options.db],
+        options: [Options.listStreams], shared: [Options.db], tolerated: [Options.stream, Options.json],
         example: "msglog completions bash > ~/.local/share/bash-completion/completions/msglog"),
       CommandDeclaration(
         name: .help, summary: "show help for msglog or a command",
@@ -276,7 +281,7 @@ struct CommandDeclaration: Sendable {
             name: "COMMAND", help: "a command name", optional: true,
             completion: .words(CommandName.allCases.map(\.rawValue)))
         ],
-        options: [Options.man], shared: [],
+        options: [Options.man], shared: [], tolerated: Options.shared,
         example: "msglog help move\nmsglog help --man > msglog.1 && man ./msglog.1"),
     ].map { ($0.name, $0) })
 
