@@ -29,7 +29,8 @@ public final class EventLog: Sendable {
     case readOnly
   }
 
-  /// Where the log lives, as given (a URL without its password).
+  /// Where the log lives: the path as given, or the URL as libpq parsed it,
+  /// without its password (safe to show anywhere).
   public let location: String
   let store: any EventStore & Sendable
   let clock: @Sendable () -> Timestamp
@@ -40,9 +41,10 @@ public final class EventLog: Sendable {
   /// Opens the log at `location`: a directory path for LMDB (created by the
   /// first write if missing), or a PostgreSQL URL —
   /// `postgres://user@host:port/dbname?sslmode=require` (also
-  /// `postgresql://`), with libpq's environment (PGHOST, PGUSER, PGPASSWORD,
-  /// PGSERVICE, PGSSLMODE, …) filling in what it leaves out; its tables are
-  /// created by the first write. A password is never shown in any message.
+  /// `postgresql://`, in any case), with libpq's environment (PGHOST, PGUSER,
+  /// PGPASSWORD, PGSERVICE, PGSSLMODE, …) filling in what it leaves out; its
+  /// tables are created by the first write. What libpq reads as a password is
+  /// never shown in any message, nor in `location`.
   ///
   /// - Parameters:
   ///   - clock: the time recorded in new events (tests inject their own).
@@ -51,10 +53,12 @@ public final class EventLog: Sendable {
     checkpointInterval: UInt64 = 256
   ) throws {
     guard !location.isEmpty else { throw MsglogError.cannotRead(location: location, reason: "the location is empty") }
-    self.location = PostgresStore.handles(location) ? PostgresLocation.redacted(location) : location
     if PostgresStore.handles(location) {
-      self.store = PostgresStore(location: location)
+      let store = try PostgresStore(location: location)
+      self.location = store.shown
+      self.store = store
     } else {
+      self.location = location
       self.store = LMDBLog(path: location, access: access == .readOnly ? .readOnly : .readWrite)
     }
     self.clock = clock

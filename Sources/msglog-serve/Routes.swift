@@ -53,13 +53,17 @@ struct Routes {
   }
 
   /// SPEC.md's mapping: usage 400, unknown stream or item 404, refused 409,
-  /// expected-version mismatch 412; damage 500, an unreachable store 503.
+  /// expected-version mismatch 412; a privilege the store refuses 403, a
+  /// database msglog cannot use (another program's, a newer format) 409;
+  /// damage 500, an unreachable store 503.
   static func status(for error: MsglogError) -> UInt32 {
     switch error.category {
     case .invalidInput: 400
     case .conflict: 412
     case .notFound: 404
     case .refused: 409
+    case .forbidden: 403
+    case .incompatible: 409
     case .damaged: 500
     case .unavailable: 503
     }

@@ -43,7 +43,7 @@ extension Invocation {
     defer { signals.uninstall() }
     try server(
       ServeRequest(
-        log: log, address: address, token: token, location: try location, stdout: stdout,
+        log: log, address: address, token: token, location: log.location, stdout: stdout,
         stopSignal: signals.readEnd))
   }
 
