@@ -32,8 +32,11 @@ let package = Package(
     .target(name: "MsglogPostgres", dependencies: ["MsglogCore", "CLibPQ"]),
     // The front door: `EventLog`, over whichever store a location names.
     .target(name: "Msglog", dependencies: ["MsglogCore", "MsglogLMDB", "MsglogPostgres"]),
+    // The wire shapes: a JSON writer and every document `--json` prints and
+    // the server answers, in one place for the command line and the server.
+    .target(name: "MsglogWire", dependencies: ["Msglog"]),
     // Argument parsing, output formatting, exit codes.
-    .target(name: "MsglogCLI", dependencies: ["Msglog"]),
+    .target(name: "MsglogCLI", dependencies: ["Msglog", "MsglogWire"]),
     // A static executable: no dynamic loader work at start-up (symbol
     // lookups in libstdc++ were a third of `msglog --version`), so a msglog
     // process starts faster than sqlite3's. libpq is still loaded on demand.
@@ -42,13 +45,14 @@ let package = Package(
     // `msglog serve`, which `msglog` runs (exec) from beside itself: a
     // dynamic executable, since libmicrohttpd starts threads and needs GnuTLS,
     // neither of which a static one can load.
-    .executableTarget(name: "msglog-serve", dependencies: ["MsglogCLI", "CMicroHTTPD"]),
+    .executableTarget(name: "msglog-serve", dependencies: ["MsglogCLI", "MsglogWire", "CMicroHTTPD"]),
     // Benchmarks: built in release by scripts/bench, never part of `swift test`.
     .executableTarget(name: "msglog-bench", dependencies: ["Msglog"], path: "Sources/MsglogBench"),
     // What the test targets share: temporary directories, the sandbox that
     // runs the binary, the seeded generator, event helpers.
-    .target(name: "MsglogTestSupport", dependencies: ["Msglog"], path: "Tests/MsglogTestSupport"),
-    .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore", "Msglog", "MsglogTestSupport"]),
+    .target(name: "MsglogTestSupport", dependencies: ["Msglog", "MsglogWire"], path: "Tests/MsglogTestSupport"),
+    .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore", "Msglog", "MsglogWire", "MsglogTestSupport"]),
+    .testTarget(name: "MsglogWireTests", dependencies: ["MsglogWire", "Msglog", "MsglogTestSupport"]),
     .testTarget(name: "MsglogLMDBTests", dependencies: ["MsglogLMDB", "Msglog", "MsglogTestSupport"]),
     // End-to-end tests run the built `msglog` binary: `swift build --product
     // msglog` first (scripts/test does). The test target does not depend on

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Msglog
 import MsglogCLI
+import MsglogWire
 
 #if canImport(Glibc)
   import Glibc
@@ -110,7 +111,7 @@ final class EventFeed {
   private var next: UInt64
   private var pending: [UInt8] = []
   private var offset = 0
-  private var writer = Format.EventJSONWriter()
+  private var json = JSONWriter()
 
   init(server: HTTPServer, stream: StreamName?, next: UInt64) {
     self.server = server
@@ -150,9 +151,13 @@ final class EventFeed {
         guard event.seq == next else { return -2 }  // seqs are gapless: never skip one
         next += 1
         if let stream, event.stream != stream { continue }
-        pending.append(contentsOf: "id: \(event.seq)\ndata: ".utf8)
-        writer.append(event, to: &pending)
-        pending.append(contentsOf: "\n\n".utf8)
+        json.raw("id: ")
+        json.raw(event.seq)
+        json.raw("\ndata: ")
+        json.event(event)
+        json.raw("\n\n")
+        pending.append(contentsOf: json.bytes)
+        json.removeAll()
       }
     }
     let count = min(max, pending.count - offset)

@@ -1,6 +1,7 @@
 import CMicroHTTPD
 import Msglog
 import MsglogCLI
+import MsglogWire
 
 #if canImport(Glibc)
   import Glibc
@@ -179,14 +180,14 @@ struct Response {
   var body: Body
   var headers: [(String, String)] = []
 
-  static func json(_ text: String, status: UInt32 = 200) -> Response {
-    Response(status: status, contentType: "application/json", body: .bytes(Array(text.utf8)))
+  static func json(status: UInt32 = 200, _ body: (inout JSONWriter) throws -> Void) rethrows -> Response {
+    var json = JSONWriter()
+    try body(&json)
+    return Response(status: status, contentType: "application/json", body: .bytes(json.take()))
   }
 
   static func error(_ status: UInt32, _ message: String) -> Response {
-    var o = JSONObjectWriter()
-    o.add("error", message)
-    return Response(status: status, contentType: "application/json", body: .bytes(o.closeBytes()))
+    json(status: status) { $0.error(message) }
   }
 
   func with(header name: String, _ value: String) -> Response {

@@ -1,5 +1,6 @@
 import Msglog
 import MsglogCLI
+import MsglogWire
 
 /// The API: each route reads its parameters, calls `EventLog`, and answers
 /// in the shapes `--json` prints. Errors become status codes by their
@@ -24,7 +25,7 @@ struct Routes {
       case ("GET", "/"), ("HEAD", "/"): return Page.html
       case ("GET", "/app.js"): return Page.script
       case ("GET", "/app.css"): return Page.style
-      case ("GET", "/api/streams"): return .json(Format.streamsJSON(try log.streams()))
+      case ("GET", "/api/streams"): return try .json { try $0.streams(log.streams()) }
       case ("GET", "/api/items"): return try items(request)
       case ("GET", "/api/events"): return try events(request)
       case ("GET", "/api/diff"): return try diff(request)
@@ -89,10 +90,10 @@ struct Routes {
     let at = try number(request, "at")
     if at == nil { try requireExists(stream) }
     let snapshot = at == nil ? try log.items(of: stream) : try log.replay(stream, at: at)
-    let out = OutputStream()
-    try Format.writeSnapshotJSON(snapshot, to: out)
-    try out.flush()
-    return Response(status: 200, contentType: "application/json", body: .bytes(out.captured))
+    var json = JSONWriter()
+    json.snapshot(snapshot)
+    json.raw("\n")
+    return Response(status: 200, contentType: "application/json", body: .bytes(json.take()))
   }
 
   private func events(_ request: Request) throws -> Response {
@@ -100,13 +101,12 @@ struct Routes {
     let from = try number(request, "from") ?? 1
     let limit = try number(request, "limit") ?? 1000
     guard limit > 0 && limit <= 100_000 else { throw CommandLineError.usage("limit must be 1 to 100000") }
-    var body: [UInt8] = []
-    var writer = Format.EventJSONWriter()
+    var json = JSONWriter()
     for event in try log.events(from: max(from, 1), limit: Int(limit), stream: only) {
-      writer.append(event, to: &body)
-      body.append(UInt8(ascii: "\n"))
+      json.event(event)
+      json.raw("\n")
     }
-    return Response(status: 200, contentType: "application/x-ndjson", body: .bytes(body))
+    return Response(status: 200, contentType: "application/x-ndjson", body: .bytes(json.take()))
   }
 
   private func diff(_ request: Request) throws -> Response {
@@ -114,7 +114,8 @@ struct Routes {
     guard let a = try number(request, "from"), let b = try number(request, "to") else {
       throw CommandLineError.usage("diff needs from and to")
     }
-    return .json(Format.diffJSON(try log.diff(stream, from: a, to: b)))
+    let diff = try log.diff(stream, from: a, to: b)
+    return .json { $0.diff(diff) }
   }
 
   /// Server-Sent Events from `Last-Event-ID` + 1 (a reconnecting client),
@@ -172,9 +173,9 @@ struct Routes {
     }
     guard let outcome else {
       // A move onto itself: nothing appended, as the command line's no-op.
-      return .json(#"{"moved":false}"#)
+      return .json { $0.unmoved() }
     }
-    return .json(Format.outcome(outcome, json: true))
+    return .json { $0.outcome(outcome) }
   }
 }
 
