@@ -10,7 +10,9 @@ do {
   guard let settings = try process.settings() else { process.exit() }
   let configuration: ServerConfiguration
   do {
-    configuration = try ServerConfiguration(listen: ListenAddress(parsing: settings.listen), token: settings.token)
+    configuration = try ServerConfiguration(
+      listen: ListenAddress(parsing: settings.listen), token: settings.token, allowedHosts: settings.allowedHosts,
+      allowedOrigins: settings.allowedOrigins)
   } catch {
     throw CommandLineError.usage(error.message, hint: error.hint)
   }
@@ -23,7 +25,8 @@ do {
   } catch {
     throw CommandLineError.failed(error.message, hint: error.hint)
   }
-  try process.say("msglog: serving \(settings.location) on \(configuration.listen.url(port: port))")
+  // The log's location as it may be shown: a PostgreSQL URL without its password.
+  try process.say("msglog: serving \(log.location) on \(configuration.listen.url(port: port))")
   try process.waitForStopSignal()
   // Requests in flight finish, event streams end.
   server.stop()

@@ -74,9 +74,11 @@ import Testing
     try log.append("x")
     let guarded = try HTTPServer(
       log: log,
-      configuration: ServerConfiguration(listen: ListenAddress(parsing: "0.0.0.0:0"), token: "0123456789abcdef0123"))
+      configuration: ServerConfiguration(
+        listen: ListenAddress(parsing: "10.0.0.1:0"), token: "0123456789abcdef0123"))
     func status(_ target: String, _ headers: [(String, String)]) throws -> UInt32 {
-      guarded.router.respond(to: try Request(method: "GET", target: target, headers: headers)).status
+      guarded.router.respond(to: try Request(method: "GET", target: target, headers: [("Host", "10.0.0.1")] + headers))
+        .status
     }
     #expect(try status("/api/streams", []) == 401)
     #expect(try status("/api/streams", [("Authorization", "Bearer 0123456789abcdef0123")]) == 200)
@@ -116,5 +118,20 @@ import Testing
   @Test func theReferenceListsTheRouteTable() throws {
     let reference = try String(contentsOfFile: repositoryRoot + "/docs/REFERENCE.md", encoding: .utf8)
     #expect(reference.contains(server.router.routes.markdownTable), "\(server.router.routes.markdownTable)")
+  }
+
+  /// README's route table and the man page (from `serve`'s declaration)
+  /// name every route of the table, and no other.
+  @Test func theREADMEAndTheManualNameEveryRoute() throws {
+    let readme = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
+    let manual = try String(contentsOfFile: repositoryRoot + "/docs/msglog.1", encoding: .utf8)
+    for route in server.router.routes where route.needsToken {
+      #expect(readme.contains("`\(route.method.rawValue) \(route.path)"), "README lacks \(route.method) \(route.path)")
+      #expect(manual.contains(route.path), "the man page lacks \(route.path)")
+    }
+    let paths = Set(server.router.routes.map(\.path))
+    for match in readme.matches(of: /`(?:GET|POST) (\/api\/[a-z]+)/) {
+      #expect(paths.contains(String(match.1)), "README names \(match.1), which no route has")
+    }
   }
 }

@@ -95,7 +95,8 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
       let changed = (try? manager.attributesOfItem(atPath: repositoryRoot + "/Sources/" + file))?[.modificationDate]
       if let changed = changed as? Date, changed > built {
         let product = binary.hasSuffix("/msglog-serve") ? "msglog-serve" : "msglog"
-        fatalError("\(binary) is older than Sources/\(file): run 'swift build --product \(product)' (scripts/test does)")
+        fatalError(
+          "\(binary) is older than Sources/\(file): run 'swift build --product \(product)' (scripts/test does)")
       }
     }
   }

@@ -57,7 +57,9 @@ import Testing
   /// whole: emptying the buffer keeps the writer's place.
   @Test func aDocumentWrittenInPiecesIsTheSameAsWhole() {
     let items = (0..<5).map { i in
-      Item(id: ItemID(), text: "item \(i)", sender: i % 2 == 0 ? "ann" : nil, time: Timestamp(milliseconds: 1000), seq: UInt64(i + 1))
+      Item(
+        id: ItemID(), text: "item \(i)", sender: i % 2 == 0 ? "ann" : nil, time: Timestamp(milliseconds: 1000),
+        seq: UInt64(i + 1))
     }
     let snapshot = StreamSnapshot(stream: "main", seq: 5, version: 5, items: items)
     var whole = JSONWriter()

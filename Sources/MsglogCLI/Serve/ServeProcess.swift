@@ -22,6 +22,10 @@ package final class ServeProcess {
     package var listen: String
     /// `--token`, else `MSGLOG_TOKEN`.
     package var token: String?
+    /// `--allow-host`, each time given.
+    package var allowedHosts: [String]
+    /// `--allow-origin`, each time given.
+    package var allowedOrigins: [String]
   }
 
   package init() {
@@ -41,7 +45,8 @@ package final class ServeProcess {
     if let command = parsed.positionals.first {
       guard command == CommandName.serve.rawValue else {
         throw CommandLineError.usage(
-          "msglog-serve runs only 'serve', not \(TerminalText.quoted(command))", hint: "use msglog for the other commands")
+          "msglog-serve runs only 'serve', not \(TerminalText.quoted(command))",
+          hint: "use msglog for the other commands")
       }
     } else {
       arguments.append(CommandName.serve.rawValue)
@@ -62,7 +67,9 @@ package final class ServeProcess {
     return Settings(
       location: try invocation.location,
       listen: invocation.args[Options.listen] ?? "127.0.0.1:8080",
-      token: invocation.args[Options.token] ?? environment["MSGLOG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
+      token: invocation.args[Options.token] ?? environment["MSGLOG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
+      allowedHosts: invocation.args.values(Options.allowHost),
+      allowedOrigins: invocation.args.values(Options.allowOrigin))
   }
 
   /// Prints a line on stdout at once (the banner that says where it listens).

@@ -9,46 +9,65 @@ import Msglog
 /// GNU libmicrohttpd (one thread per connection, so an event stream may
 /// block in its own thread until the next commit).
 ///
-/// libmicrohttpd reads requests; each is decoded into a plain `Request`
-/// (`PendingRequest`) and answered by the `Router` from the route table.
-package final class HTTPServer: @unchecked Sendable {  // `daemon` is set by start and cleared by stop, on one thread
+/// The `Acceptor` takes connections within the limits and hands them to
+/// libmicrohttpd, which reads requests; each is decoded into a plain
+/// `Request` (`PendingRequest`) and answered by the `Router` from the route
+/// table.
+package final class HTTPServer: @unchecked Sendable {  // `daemon`, `acceptor`, `hook`: set by start, cleared by stop, on one thread
   package let log: EventLog
   package let configuration: ServerConfiguration
   package let router: Router
   let commits: CommitHub
   private var daemon: OpaquePointer? = nil
+  private var acceptor: Acceptor? = nil
+  private var hook: UnsafeMutablePointer<msglog_mhd_closed_hook>? = nil
 
   package init(log: EventLog, configuration: ServerConfiguration) throws(ServerError) {
     self.log = log
     self.configuration = configuration
     commits = try CommitHub(log: log)
     router = Router(
-      routes: Routes.table(log: log, commits: commits), policy: RequestPolicy(token: configuration.token))
+      routes: Routes.table(log: log, commits: commits, stallLimit: configuration.stallLimit),
+      policy: configuration.policy)
   }
 
   /// Starts listening; returns the port bound (the one the system chose for port 0).
   package func start() throws(ServerError) -> UInt16 {
+    let limits = configuration.connectionLimits ?? .fromDescriptorLimit()
+    let acceptor = try Acceptor(
+      listen: configuration.listen, limits: limits, headerDeadline: configuration.headerDeadline)
     let context = Unmanaged.passUnretained(self).toOpaque()
-    let address = configuration.listen
-    daemon = address.withSockaddr { sockaddr, isIPv6 in
-      msglog_mhd_start(
-        sockaddr, isIPv6 ? 1 : 0, 1024, HTTPServer.accessHandler, context, HTTPServer.target, HTTPServer.completed)
+    let hook = UnsafeMutablePointer<msglog_mhd_closed_hook>.allocate(capacity: 1)
+    hook.initialize(to: msglog_mhd_closed_hook(closed: HTTPServer.closed, context: context))
+    // libmicrohttpd's own limit is above the acceptor's, which decides.
+    guard
+      let daemon = msglog_mhd_start(
+        UInt32(limits.total + 16), HTTPServer.accessHandler, context, HTTPServer.target, HTTPServer.completed, hook)
+    else {
+      hook.deallocate()
+      throw ServerError("cannot start the HTTP server: \(String(cString: strerror(errno)))")
     }
-    guard let daemon else {
-      throw ServerError("cannot listen on \(address.text): \(String(cString: strerror(errno)))")
+    do {
+      try acceptor.start(handingTo: daemon)
+    } catch {
+      MHD_stop_daemon(daemon)
+      hook.deallocate()
+      throw error
     }
+    (self.daemon, self.acceptor, self.hook) = (daemon, acceptor, hook)
     commits.start()
-    return msglog_mhd_bound_port(daemon)
+    return acceptor.port
   }
 
   /// Stops accepting, ends the event streams, waits for the requests in
   /// flight (libmicrohttpd joins their threads) and closes.
   package func stop() {
-    guard let daemon else { return }
-    _ = MHD_quiesce_daemon(daemon)
+    guard let daemon, let acceptor, let hook else { return }
+    acceptor.stop()
     commits.stop()
     MHD_stop_daemon(daemon)
-    self.daemon = nil
+    hook.deallocate()
+    (self.daemon, self.acceptor, self.hook) = (nil, nil, nil)
   }
 
   // MARK: - libmicrohttpd's callbacks
@@ -58,6 +77,11 @@ package final class HTTPServer: @unchecked Sendable {  // `daemon` is set by sta
     Unmanaged.passRetained(PendingRequest(target: target.map(HTTPServer.text) ?? "")).toOpaque()
   }
 
+  static let closed: msglog_mhd_closed_callback = { context, fd in
+    let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
+    server.acceptor?.closed(fd)
+  }
+
   static let accessHandler: MHD_AccessHandlerCallback = {
     context, connection, _, method, version, upload, size, state in
     let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
@@ -65,7 +89,9 @@ package final class HTTPServer: @unchecked Sendable {  // `daemon` is set by sta
       connection!, method: method!, version: version!, upload: upload, size: size!, state: state!)
   }
 
-  static let completed: MHD_RequestCompletedCallback = { _, _, state, _ in
+  static let completed: MHD_RequestCompletedCallback = { context, connection, state, _ in
+    let server = Unmanaged<HTTPServer>.fromOpaque(context!).takeUnretainedValue()
+    if let connection { server.acceptor?.connections.requestDone(msglog_mhd_connection_fd(connection)) }
     guard let state, let pending = state.pointee else { return }
     Unmanaged<PendingRequest>.fromOpaque(pending).release()
     state.pointee = nil
@@ -73,14 +99,19 @@ package final class HTTPServer: @unchecked Sendable {  // `daemon` is set by sta
 
   private func handle(
     _ connection: OpaquePointer, method: UnsafePointer<CChar>, version: UnsafePointer<CChar>,
-    upload: UnsafePointer<CChar>?, size: UnsafeMutablePointer<Int>, state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    upload: UnsafePointer<CChar>?, size: UnsafeMutablePointer<Int>,
+    state: UnsafeMutablePointer<UnsafeMutableRawPointer?>
   ) -> MHD_Result {
     if state.pointee == nil { state.pointee = Unmanaged.passRetained(PendingRequest(target: "")).toOpaque() }
     let pending = Unmanaged<PendingRequest>.fromOpaque(state.pointee!).takeUnretainedValue()
     if !pending.headersRead {
-      // First call: headers only. The body (if any) comes next.
-      pending.readHeaders(connection, method: HTTPServer.text(method), version: HTTPServer.text(version))
-      return msglog_mhd_yes()
+      // First call: headers only. The body (if any) comes next, unless the
+      // request's framing cannot be trusted: that is answered now, and the
+      // connection closed.
+      acceptor?.connections.headersArrived(msglog_mhd_connection_fd(connection))
+      let refusal = pending.readHeaders(
+        connection, method: HTTPServer.text(method), version: HTTPServer.text(version), router: router)
+      return refusal.map { queue(.error($0), on: connection) } ?? msglog_mhd_yes()
     }
     if size.pointee > 0 {
       pending.receive(upload, count: size.pointee)
@@ -125,25 +156,23 @@ package final class HTTPServer: @unchecked Sendable {  // `daemon` is set by sta
   }
 
   static let readStream: MHD_ContentReaderCallback = { context, _, buffer, max in
-    let stream = Unmanaged<ResponseStream>.fromOpaque(context!).takeUnretainedValue()
-    switch stream.read(into: buffer!, max: max) {
-    case .bytes(let count): return count
-    case .end: return -1  // MHD_CONTENT_READER_END_OF_STREAM
-    case .failed: return -2  // MHD_CONTENT_READER_END_WITH_ERROR: the client sees a cut answer
-    }
+    result(Unmanaged<ResponseStream>.fromOpaque(context!).takeUnretainedValue().read(into: buffer!, max: max))
   }
 
   static let freeStream: MHD_ContentReaderFreeCallback = { context in
-    let stream = Unmanaged<ResponseStream>.fromOpaque(context!).takeRetainedValue()
-    stream.cancel()
+    Unmanaged<ResponseStream>.fromOpaque(context!).takeRetainedValue().cancel()
   }
 
   static let readEvents: MHD_ContentReaderCallback = { context, _, buffer, max in
-    let feed = Unmanaged<EventFeed>.fromOpaque(context!).takeUnretainedValue()
-    switch feed.read(into: buffer!, max: max) {
+    result(Unmanaged<EventFeed>.fromOpaque(context!).takeUnretainedValue().read(into: buffer!, max: max))
+  }
+
+  /// A chunk as libmicrohttpd's content readers return it.
+  private static func result(_ chunk: ResponseStream.Chunk) -> Int {
+    switch chunk {
     case .bytes(let count): return count
-    case .end: return -1
-    case .failed: return -2
+    case .end: return -1  // MHD_CONTENT_READER_END_OF_STREAM
+    case .failed: return -2  // MHD_CONTENT_READER_END_WITH_ERROR: the client sees a cut answer
     }
   }
 

@@ -32,16 +32,9 @@ package final class EventFeed: @unchecked Sendable {  // used by one connection'
   /// The connection is gone, or the response will not be sent (`HEAD`).
   func cancel() { cancelled.update { $0 = true } }
 
-  /// What `read` gives the connection.
-  enum Chunk: Equatable {
-    case bytes(Int)
-    case end
-    case failed
-  }
-
   /// Copies up to `max` bytes of the stream into `destination`, waiting for
   /// the next commit when everything so far was sent.
-  func read(into destination: UnsafeMutableRawPointer, max: Int) -> Chunk {
+  func read(into destination: UnsafeMutableRawPointer, max: Int) -> ResponseStream.Chunk {
     while offset == pending.count {
       pending.removeAll(keepingCapacity: true)
       offset = 0

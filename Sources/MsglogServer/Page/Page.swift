@@ -48,7 +48,12 @@ enum Page {
 
   static let html = File(
     "/", "text/html; charset=utf-8", PackageResources.index_html,
-    headers: [("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'")])
+    headers: [
+      // Only its own script and style; and no other page may frame it (a
+      // foreign page could overlay it and have the user drag or delete).
+      ("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'"),
+      ("X-Frame-Options", "DENY"),
+    ])
   static let script = File("/app.js", "text/javascript; charset=utf-8", PackageResources.app_js)
   static let style = File("/app.css", "text/css; charset=utf-8", PackageResources.app_css)
 

@@ -1,8 +1,10 @@
 import Msglog
 
 /// Dispatches a request to its route, after the checks every request
-/// passes in this order: its route (404, 405 with `Allow`), the token
-/// (401). A refusal reads nothing from the log.
+/// passes in this order: its `Host` (403), its route (404, 405 with
+/// `Allow`), a write's `Content-Type`, `Origin` and `Sec-Fetch-Site` (403),
+/// the token (401). A refusal reads nothing from the log. CORS headers go
+/// only to an origin `--allow-origin` names.
 package struct Router: Sendable {
   package let routes: [Route]
   package let policy: RequestPolicy
@@ -15,6 +17,8 @@ package struct Router: Sendable {
   /// What the request gets.
   package enum Resolution {
     case route(Route)
+    /// A CORS preflight from an allowed origin, for a path taking these methods.
+    case preflight([String])
     case refused(HTTPError)
   }
 
@@ -22,15 +26,20 @@ package struct Router: Sendable {
   /// needed, and is not read when the answer is a refusal).
   package func resolve(_ request: Request) -> Resolution {
     do throws(HTTPError) {
+      try policy.checkHost(request)
       let candidates = routes.filter { $0.path == request.path }
       guard !candidates.isEmpty else { throw HTTPError(status: 404, message: "no such route: \(request.path)") }
       let methods = candidates.flatMap(\.methods)
+      if request.method == "OPTIONS", policy.allowedCrossOrigin(request) != nil {
+        return .preflight(methods)
+      }
       let method = request.method == "HEAD" ? "GET" : request.method
       guard let route = candidates.first(where: { $0.method.rawValue == method }) else {
         throw HTTPError(
           status: 405, message: "\(request.method) is not allowed on \(request.path)",
           headers: [("Allow", methods.joined(separator: ", "))])
       }
+      if route.method == .post { try policy.checkWrite(request) }
       if route.needsToken { try policy.checkToken(request) }
       return .route(route)
     } catch {
@@ -44,6 +53,13 @@ package struct Router: Sendable {
     switch resolve(request) {
     case .refused(let error):
       response = .error(error)
+    case .preflight(let methods):
+      response = Response(status: 204, contentType: "text/plain", body: .bytes([]))
+      response.headers += [
+        ("Access-Control-Allow-Methods", methods.joined(separator: ", ")),
+        ("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID"),
+        ("Access-Control-Max-Age", "600"),
+      ]
     case .route(let route):
       do {
         response = try route.handler(request)
@@ -51,6 +67,9 @@ package struct Router: Sendable {
         response = .error(HTTPError(describing: error))
       }
       if request.method == "HEAD" { response.dropBody() }
+    }
+    if let origin = policy.allowedCrossOrigin(request) {
+      response.headers += [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
     }
     return response
   }

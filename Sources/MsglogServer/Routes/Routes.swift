@@ -6,9 +6,14 @@ import Msglog
 struct Routes: Sendable {
   let log: EventLog
   let commits: CommitHub
+  /// A past list (`at`) and a diff are rebuilt whole in memory by replay:
+  /// only this many at once, so that many clients cannot multiply that.
+  let replays = Permits(2)
+  /// How long a streamed answer waits for a client that takes nothing.
+  let stallLimit: Double
 
-  static func table(log: EventLog, commits: CommitHub) -> [Route] {
-    let api = Routes(log: log, commits: commits)
+  static func table(log: EventLog, commits: CommitHub, stallLimit: Double) -> [Route] {
+    let api = Routes(log: log, commits: commits, stallLimit: stallLimit)
     return Page.routes + [
       Route(.get, "/api/streams", needsToken: true, answers: "`streams --json`") { _ in try api.streams() },
       Route(
@@ -27,7 +32,8 @@ struct Routes: Sendable {
         .get, "/api/follow", needsToken: true, takes: "?stream=S&from=SEQ",
         answers:
           "`text/event-stream`: per event `id: SEQ` and `data: ` the `log --json` object; from `Last-Event-ID` + 1 "
-          + "when the header is sent, else from SEQ, else only new events; a `: keep-alive` comment every 15 s"
+          + "when the header is sent, else from SEQ, else only new events (a stream with no events yet: from the "
+          + "head, whatever is asked); a `: keep-alive` comment every 15 s"
       ) { try api.follow($0) },
       Route(
         .post, "/api/append", needsToken: true, takes: #"{"stream","text","sender","id","expectVersion"}"#,
