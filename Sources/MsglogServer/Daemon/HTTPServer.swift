@@ -47,14 +47,17 @@ package final class HTTPServer: @unchecked Sendable {  // `daemon`, `acceptor`, 
       hook.deallocate()
       throw ServerError("cannot start the HTTP server: \(String(cString: strerror(errno)))")
     }
+    // Set before the first connection is handed over: libmicrohttpd's
+    // threads read them from then on.
+    (self.daemon, self.acceptor, self.hook) = (daemon, acceptor, hook)
     do {
       try acceptor.start(handingTo: daemon)
     } catch {
       MHD_stop_daemon(daemon)
       hook.deallocate()
+      (self.daemon, self.acceptor, self.hook) = (nil, nil, nil)
       throw error
     }
-    (self.daemon, self.acceptor, self.hook) = (daemon, acceptor, hook)
     commits.start()
     return acceptor.port
   }
