@@ -92,7 +92,7 @@ extension EventLog {
         _ = Glibc.write(cancel, &byte, 1)
         close(cancel)
       }
-      startThread {
+      let started = startThread {
         defer { close(wake) }
         do {
           try self.follow(from: seq, stream: stream, stop: [FollowStop(fileDescriptor: wake, whenReadable: true)]) {
@@ -104,13 +104,19 @@ extension EventLog {
           continuation.finish(throwing: error)
         }
       }
+      if !started {
+        close(wake)
+        continuation.finish(throwing: MsglogError.storage("cannot follow: no thread could be started"))
+      }
     }
   }
 }
 
 /// Runs `body` on a thread of its own (a follower blocks in `poll`, which a
-/// shared pool's thread must not).
-func startThread(_ body: @escaping @Sendable () -> Void) {
+/// shared pool's thread must not): the one way this package starts a
+/// thread. False when the system would start none (`body` is then not run).
+@discardableResult
+package func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
   final class Box: @unchecked Sendable {
     let body: @Sendable () -> Void
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
@@ -124,10 +130,10 @@ func startThread(_ body: @escaping @Sendable () -> Void) {
       box.body()
       return nil
     }, box)
-  if rc == 0 {
-    pthread_detach(thread)
-  } else {
+  guard rc == 0 else {
     Unmanaged<Box>.fromOpaque(box).release()
-    body()
+    return false
   }
+  pthread_detach(thread)
+  return true
 }

@@ -20,11 +20,7 @@ public enum MsglogCLI {
 
   /// The process entry point.
   public static func main() -> Never {
-    // A reader that goes away must show up as EPIPE on the next write (and
-    // end the command quietly), not kill the process mid-transaction.
-    signal(SIGPIPE, SIG_IGN)
-    installTruncationGuard()
-    EventLog.lmdbAssertionHandler = reportLMDBAssertion
+    setUpProcess()
     let stdout = OutputStream(fd: 1)
     let stderr = OutputStream(fd: 2)
     let code: Int32
@@ -44,6 +40,15 @@ public enum MsglogCLI {
     }
     try? stderr.flush()
     exit(code == ExitCode.success ? closeStandardOutput(stderr: stderr) : code)
+  }
+
+  /// What msglog's processes (msglog, msglog-serve) set up first.
+  static func setUpProcess() {
+    // A reader that goes away must show up as EPIPE on the next write (and
+    // end the command quietly), not kill the process mid-transaction.
+    signal(SIGPIPE, SIG_IGN)
+    installTruncationGuard()
+    EventLog.lmdbAssertionHandler = reportLMDBAssertion
   }
 
   /// Runs one command line; returns the exit code.

@@ -24,4 +24,21 @@ import Testing
       try FileManager.default.copyItem(atPath: screenshot, toPath: keep)
     }
   }
+
+  /// Tests/Browser/attacks.py: a page on another origin, a file:// page, a
+  /// rebound name and a foreign frame, in Chromium, against `msglog serve`
+  /// without a token. Nothing is written, read or framed.
+  @Test func foreignPagesCannotWriteReadOrFrame() throws {
+    let s = Sandbox()
+    s.append("private note")
+    let before = s.export()
+    let server = try ServeTests.Server(s)
+    defer { #expect(server.stop().code == 0) }
+    let output = s.dir + "/attacks.txt"
+    let status = shell(
+      "/usr/bin/python3 '\(repositoryRoot)/Tests/Browser/attacks.py' '\(server.url)' > '\(output)' 2>&1")
+    let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+    #expect(status == 0 && text.hasSuffix("ok\n"), "\(text)")
+    #expect(s.export() == before)
+  }
 }

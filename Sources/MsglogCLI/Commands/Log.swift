@@ -21,9 +21,9 @@ extension Invocation {
     }
     try read { snapshot in
       var printed: UInt64 = 0
-      var writer = Format.EventJSONWriter()
+      var writer = Format.EventLineWriter()
       try snapshot.forEachEvent(from: from ?? 1, stream: only) { event in
-        if json { try writer.writeLine(event, to: stdout) } else { try stdout.line(Format.eventLine(event)) }
+        if json { try writer.write(event, to: stdout) } else { try stdout.line(Format.eventLine(event)) }
         printed += 1
         return printed < limit
       }
@@ -40,7 +40,7 @@ extension Invocation {
     var printed: UInt64 = 0
     var resumeFrom = from
     let json = json
-    var writer = Format.EventJSONWriter()
+    var writer = Format.EventLineWriter()
     do {
       try log.follow(
         from: from, stream: stream,
@@ -49,7 +49,7 @@ extension Invocation {
           FollowStop(fileDescriptor: 1, whenReadable: false),  // stdout's reader went away
         ]
       ) { event in
-        if json { try writer.writeLine(event, to: stdout) } else { try stdout.line(Format.eventLine(event)) }
+        if json { try writer.write(event, to: stdout) } else { try stdout.line(Format.eventLine(event)) }
         try stdout.flush()
         printed += 1
         resumeFrom = event.seq + 1
