@@ -42,7 +42,10 @@ let package = Package(
     // `msglog serve`, which `msglog` runs (exec) from beside itself: a
     // dynamic executable, since libmicrohttpd starts threads and needs GnuTLS,
     // neither of which a static one can load.
-    .executableTarget(name: "msglog-serve", dependencies: ["MsglogCLI", "CMicroHTTPD"]),
+    .executableTarget(
+      name: "msglog-serve", dependencies: ["MsglogCLI", "CMicroHTTPD"],
+      // The web page's files, compiled into the binary (`PackageResources`).
+      resources: [.embedInCode("Page")]),
     // Benchmarks: built in release by scripts/bench, never part of `swift test`.
     .executableTarget(name: "msglog-bench", dependencies: ["Msglog"], path: "Sources/MsglogBench"),
     // What the test targets share: temporary directories, the sandbox that

@@ -24,6 +24,7 @@ struct Routes {
       case ("GET", "/"), ("HEAD", "/"): return Page.html
       case ("GET", "/app.js"): return Page.script
       case ("GET", "/app.css"): return Page.style
+      case ("GET", "/favicon.svg"): return Page.icon
       case ("GET", "/api/streams"): return .json(Format.streamsJSON(try log.streams()))
       case ("GET", "/api/items"): return try items(request)
       case ("GET", "/api/events"): return try events(request)
@@ -33,7 +34,7 @@ struct Routes {
       case ("POST", "/api/insert"): return try write(request, .insert)
       case ("POST", "/api/move"): return try write(request, .move)
       case ("POST", "/api/remove"): return try write(request, .remove)
-      case (_, "/"), (_, "/app.js"), (_, "/app.css"), (_, "/api/streams"), (_, "/api/items"), (_, "/api/events"),
+      case (_, "/"), (_, "/app.js"), (_, "/app.css"), (_, "/favicon.svg"), (_, "/api/streams"), (_, "/api/items"), (_, "/api/events"),
         (_, "/api/diff"), (_, "/api/follow"), (_, "/api/append"), (_, "/api/insert"), (_, "/api/move"),
         (_, "/api/remove"):
         return Response.error(405, "\(request.method) is not allowed on \(request.path)")
