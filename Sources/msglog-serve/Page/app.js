@@ -230,19 +230,19 @@ function fold(event, { fromWrite = false } = {}) {
   return true;
 }
 
-/** Reads the stream's list: the model from scratch, at the log's head. */
+/**
+ * Reads the stream's list: the model from scratch, at the log's head. The
+ * streams come first: a stream no event names yet has no list (404) and is
+ * followed from the log's head, not from seq 1 (which would send every
+ * other stream's events to this page).
+ */
 async function load() {
   const stream = state.stream;
-  let list;
-  try {
+  const streams = await readStreams();
+  fillPicker(streams.map((s) => s.stream));
+  let list = { seq: streams.reduce((head, s) => Math.max(head, s.seq), 0), version: 0, items: [] };
+  if (streams.some((s) => s.stream === stream)) {
     list = await api("/api/items?stream=" + encodeURIComponent(stream));
-  } catch (e) {
-    if (e.status !== 404) throw e;
-    // No event names this stream yet: follow from the log's head, not from
-    // seq 1 (which would stream every other stream's events to this page).
-    const streams = await readStreams();
-    const head = streams.reduce((max, s) => Math.max(max, s.seq), 0);
-    list = { seq: head, version: 0, items: [] };
   }
   if (stream !== state.stream) return;
   state.items = list.items.map(({ index, ...item }) => item);
@@ -283,7 +283,6 @@ async function connect(controller) {
       if (state.stale) {
         await load();
         render({ toBottom: true });
-        refreshStreams();
       }
       markReady();
       const path = "/api/follow?stream=" + encodeURIComponent(state.stream) + "&from=" + (state.head + 1);
@@ -366,8 +365,10 @@ async function readStreams() {
 }
 
 async function refreshStreams() {
-  let names = [];
-  try { names = (await readStreams()).map((s) => s.stream); } catch { /* keep the list shown */ }
+  try { fillPicker((await readStreams()).map((s) => s.stream)); } catch { /* keep the list shown */ }
+}
+
+function fillPicker(names) {
   const select = $("stream");
   if (!names.includes(state.stream)) names.push(state.stream);
   if ([...select.options].map((o) => o.value).join("\n") === names.join("\n")) return;
@@ -416,7 +417,7 @@ function open(stream) {
   document.body.classList.remove("past");
   setStatus("connecting", "Connecting…");
   updateAddress();
-  refreshStreams();
+  fillPicker([]);
   render();
   state.follow = new AbortController();
   connect(state.follow);
