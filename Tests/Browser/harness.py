@@ -20,7 +20,6 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
-from selenium.webdriver.support.ui import WebDriverWait
 
 
 class Failure(Exception):
@@ -203,7 +202,8 @@ def page_url(server, stream, view, fragment=""):
 
 
 def wait_ready(driver, seconds=30):
-    WebDriverWait(driver, seconds).until(lambda d: d.execute_script("return document.body.dataset.ready === 'true'"))
+    wait_until("the page is ready (document.body.dataset.ready)",
+               lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), seconds)
 
 
 def open_page(driver, server, stream, view, fragment=""):
@@ -228,7 +228,15 @@ def shown_texts(driver, view):
 
 
 def wait_texts(driver, view, expected, what, seconds=15):
-    wait_until("%s: the page shows %r" % (what, expected), lambda: shown_texts(driver, view) == expected, seconds)
+    last = [None]
+
+    def probe():
+        last[0] = shown_texts(driver, view)
+        return last[0] == expected
+    try:
+        wait_until("", probe, seconds)
+    except Failure:
+        raise Failure("%s: the page should show %r, it shows %r" % (what, expected, last[0])) from None
 
 
 def console_errors(driver):
