@@ -64,7 +64,7 @@ class Msglog:
     """The msglog binary on one LMDB database under `directory`."""
 
     def __init__(self, binary, directory, name="db"):
-        self.binary = binary
+        self.binary = os.path.abspath(binary)
         self.directory = directory
         self.db = os.path.join(directory, name + ".lmdb")
 

@@ -733,7 +733,8 @@ def main():
         print("\n".join(CASES))
         return 0
     ctx = Context()
-    ctx.msglog, ctx.dir, ctx.screenshots = args.msglog, args.dir, args.screenshots
+    ctx.msglog, ctx.dir = os.path.abspath(args.msglog), os.path.abspath(args.dir)
+    ctx.screenshots = args.screenshots and os.path.abspath(args.screenshots)
     ctx.root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     try:
         import axe_selenium_python.axe as axe
