@@ -34,9 +34,9 @@ struct Routes {
       case ("POST", "/api/insert"): return try write(request, .insert)
       case ("POST", "/api/move"): return try write(request, .move)
       case ("POST", "/api/remove"): return try write(request, .remove)
-      case (_, "/"), (_, "/app.js"), (_, "/app.css"), (_, "/favicon.svg"), (_, "/api/streams"), (_, "/api/items"), (_, "/api/events"),
-        (_, "/api/diff"), (_, "/api/follow"), (_, "/api/append"), (_, "/api/insert"), (_, "/api/move"),
-        (_, "/api/remove"):
+      case (_, "/"), (_, "/app.js"), (_, "/app.css"), (_, "/favicon.svg"), (_, "/api/streams"), (_, "/api/items"),
+        (_, "/api/events"), (_, "/api/diff"), (_, "/api/follow"), (_, "/api/append"), (_, "/api/insert"),
+        (_, "/api/move"), (_, "/api/remove"):
         return Response.error(405, "\(request.method) is not allowed on \(request.path)")
       default:
         return .error(404, "no such route: \(request.path)")

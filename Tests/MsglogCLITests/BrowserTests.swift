@@ -18,9 +18,8 @@ import Testing
     defer { #expect(server.stop().code == 0) }
     let screenshot = s.dir + "/board.png"
     let output = s.dir + "/browser.txt"
-    let status = shell(
-      "/usr/bin/python3 '\(repositoryRoot)/Tests/Browser/board.py' '\(server.url)' '\(screenshot)' '\(s.dir)' > '\(output)' 2>&1"
-    )
+    let board = repositoryRoot + "/Tests/Browser/board.py"
+    let status = shell("/usr/bin/python3 '\(board)' '\(server.url)' '\(screenshot)' '\(s.dir)' > '\(output)' 2>&1")
     let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
     #expect(status == 0 && text.hasSuffix("ok\n"), "\(text)")
     print(text.split(separator: "\n").first { $0.hasPrefix("drag shown") } ?? "")
@@ -53,7 +52,8 @@ import Testing
       "PYTHONPATH='\(repositoryRoot)/.build/browser-python' /usr/bin/python3 '\(repositoryRoot)/Tests/Browser/page.py' "
       + "'\(name)' --msglog '\(Sandbox.binary)' --dir '\(s.dir)'"
     if let pictures = ProcessInfo.processInfo.environment["MSGLOG_SCREENSHOTS"] {
-      command += " --screenshots '\(URL(fileURLWithPath: pictures, relativeTo: URL(fileURLWithPath: repositoryRoot)).path)'"
+      let directory = URL(fileURLWithPath: pictures, relativeTo: URL(fileURLWithPath: repositoryRoot))
+      command += " --screenshots '\(directory.path)'"
     }
     let status = shell(command + " > '\(output)' 2>&1")
     let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
