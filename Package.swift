@@ -48,7 +48,7 @@ let package = Package(
       name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "CMicroHTTPD"],
       resources: [
         .embedInCode("Page/Resources/index.html"), .embedInCode("Page/Resources/app.css"),
-        .embedInCode("Page/Resources/app.js"),
+        .embedInCode("Page/Resources/app.js"), .embedInCode("Page/Resources/favicon.svg"),
       ]),
     // `msglog serve`, which `msglog` runs (exec) from beside itself: a
     // dynamic executable, since libmicrohttpd starts threads and needs GnuTLS,

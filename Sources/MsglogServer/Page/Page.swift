@@ -56,11 +56,12 @@ enum Page {
     ])
   static let script = File("/app.js", "text/javascript; charset=utf-8", PackageResources.app_js)
   static let style = File("/app.css", "text/css; charset=utf-8", PackageResources.app_css)
+  static let icon = File("/favicon.svg", "image/svg+xml", PackageResources.favicon_svg)
 
   /// The page's routes: no token (a browser cannot send one with a
   /// navigation, and they hold no data).
   static var routes: [Route] {
-    [html, script, style].map { file in
+    [html, script, style, icon].map { file in
       Route(.get, file.path, needsToken: false, answers: "the page's \(file.path)") { file.response(to: $0) }
     }
   }
