@@ -271,11 +271,15 @@ import Testing
     print("serve: 200 idle connections under ulimit -n 128: \(String(format: "%.3f", ratio)) of a core")
     #expect(ratio < 0.5, "the server used \(ratio) of a core while waiting")
     idle.removeAll()
+    // Liveness, not speed: a generous window, since the whole suite (browsers
+    // included) may be keeping both cores busy meanwhile.
+    let closed = Date()
     var answered = false
-    for _ in 0..<50 where !answered {
+    for _ in 0..<300 where !answered {
       answered = Self.raw(server, "GET", "/api/streams").status == 200
       if !answered { usleep(100_000) }
     }
+    print("serve: answered again \(String(format: "%.1f", Date().timeIntervalSince(closed))) s after the idle connections closed")
     #expect(answered, "the server does not answer once the idle connections closed")
   }
 
