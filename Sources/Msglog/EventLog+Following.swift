@@ -60,15 +60,25 @@ extension EventLog {
       }
       // A wake that brought nothing may have come from the data pages of a
       // commit another program has not finished publishing: look once more
-      // shortly after; otherwise wait for the store.
-      let timeout: Int32 = woken && !progressed ? 20 : -1
-      var fds = [pollfd(fd: watcher.fileDescriptor, events: Int16(POLLIN), revents: 0)]
-      fds += stop.map { pollfd(fd: $0.fileDescriptor, events: $0.whenReadable ? Int16(POLLIN) : 0, revents: 0) }
-      var ready: Int32
-      repeat { ready = poll(&fds, nfds_t(fds.count), timeout) } while ready < 0 && errno == EINTR
-      if fds.dropFirst().contains(where: { $0.revents != 0 }) { return }
-      woken = fds[0].revents != 0
-      if woken { try watcher.drain() }
+      // shortly after; otherwise wait for the store (or, for a store that
+      // is polled, until it says to look again).
+      let lookAgainSoon = woken && !progressed
+      woken = false
+      while true {
+        let interval = watcher.pollInterval
+        var timeout: Int32 = lookAgainSoon ? 20 : -1
+        if interval >= 0 { timeout = timeout < 0 ? interval : min(timeout, interval) }
+        var fds = [pollfd(fd: watcher.fileDescriptor, events: Int16(POLLIN), revents: 0)]
+        fds += stop.map { pollfd(fd: $0.fileDescriptor, events: $0.whenReadable ? Int16(POLLIN) : 0, revents: 0) }
+        var ready: Int32
+        repeat { ready = poll(&fds, nfds_t(fds.count), timeout) } while ready < 0 && errno == EINTR
+        if fds.dropFirst().contains(where: { $0.revents != 0 }) { return }
+        guard fds[0].revents != 0 || interval >= 0 else { break }  // the look again after an empty wake
+        if try watcher.drain() {
+          woken = true
+          break
+        }
+      }
     }
   }
 

@@ -100,7 +100,9 @@ public final class EventLog: Sendable {
     throws -> R
   {
     try store.write(reserving: bytes, touching: streams) { writer in
-      let session = try LedgerSession(writer: writer, now: clock(), checkpointInterval: checkpointInterval)
+      // A store with a clock of its own (a server's) dates the events.
+      let session = try LedgerSession(
+        writer: writer, now: writer.commitTime ?? clock(), checkpointInterval: checkpointInterval)
       let result = try body(session)
       try session.finish()
       return result

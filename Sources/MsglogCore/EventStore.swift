@@ -160,11 +160,17 @@ public protocol LogWriter: LogReader {
   /// (a round trip to a server), so that a batch should prefetch them; a
   /// local store reads a row in a B-tree lookup and gains nothing.
   var prefersBatchedReads: Bool { get }
+  /// The time of the events this transaction appends by the store's own
+  /// clock (a server's, so that machines with different clocks agree),
+  /// never earlier than the log's last event; nil where the log's
+  /// configured clock is the one.
+  var commitTime: Timestamp? { get }
 }
 
 extension LogWriter {
   public var enforcesUniqueInsertedIDs: Bool { false }
   public var prefersBatchedReads: Bool { false }
+  public var commitTime: Timestamp? { nil }
 }
 
 /// A place that keeps a log: serialised write transactions, snapshot reads.
@@ -202,8 +208,18 @@ extension EventStore {
 public protocol CommitWatcher: AnyObject {
   /// Readable when a commit may have happened since the last `drain()`.
   var fileDescriptor: Int32 { get }
-  /// Consumes what woke the descriptor.
-  func drain() throws
+  /// How long, in milliseconds, a follower may wait on the descriptor
+  /// before calling `drain()` anyway: a watcher that polls the store (a
+  /// server that cannot notify) says when to look next; -1, the default,
+  /// waits for the descriptor alone.
+  var pollInterval: Int32 { get }
+  /// Consumes what woke the descriptor (or ended the interval); false when
+  /// the log has surely not grown, so that a follower need not read it.
+  func drain() throws -> Bool
+}
+
+extension CommitWatcher {
+  public var pollInterval: Int32 { -1 }
 }
 
 /// A store whose commits can be watched.

@@ -193,8 +193,10 @@ final class InotifyWatcher: CommitWatcher {
 
   var fileDescriptor: Int32 { fd }
 
-  func drain() throws {
+  /// Any change to the file may be a commit.
+  func drain() throws -> Bool {
     var buffer = [UInt8](repeating: 0, count: 4096)
     while buffer.withUnsafeMutableBytes({ Glibc.read(fd, $0.baseAddress, $0.count) }) > 0 {}
+    return true
   }
 }

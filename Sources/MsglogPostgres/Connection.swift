@@ -30,6 +30,9 @@ public struct PostgresError: Error, Equatable, Sendable, CustomStringConvertible
   public static let diskFull = "53100"
   public static let adminShutdown = "57P01"
   public static let cannotConnectNow = "57P03"
+  /// A repeatable-read transaction met a row another committed after its
+  /// snapshot: an optimistic write whose head moved.
+  public static let serializationFailure = "40001"
 
   /// Whether the connection is gone (its server went away or restarted).
   public var isConnectionLost: Bool {
@@ -147,6 +150,12 @@ final class Rows {
     return Int64(bigEndian: raw.loadUnaligned(as: Int64.self))
   }
 
+  /// A boolean (one byte in the binary format).
+  func bool(_ row: Int, _ column: Int) -> Bool? {
+    guard !isNull(row, column), let byte = bytes(row, column).first else { return nil }
+    return byte != 0
+  }
+
   func uint64(_ row: Int, _ column: Int) -> UInt64? { int64(row, column).map { UInt64(bitPattern: $0) } }
 
   func text(_ row: Int, _ column: Int) -> String? {
@@ -257,6 +266,17 @@ final class Connection: @unchecked Sendable {
   }
 
   var socket: Int32 { PQsocket(handle) }
+
+  /// Whether a connection that sat at rest in a pool has been closed by
+  /// the server meanwhile (a restart, `idle_session_timeout`, a terminated
+  /// backend): a server says why before it closes, so anything to read on
+  /// an idle connection means it is going or gone. A poll without waiting:
+  /// no round trip.
+  var hasGoneStale: Bool {
+    if isBroken { return true }
+    var fd = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+    return poll(&fd, 1, 0) != 0
+  }
 
   /// libpq's last message, on one line.
   static func message(_ handle: OpaquePointer) -> String {

@@ -17,8 +17,20 @@ extension PostgresStore {
     let connection: Connection
     unowned let store: PostgresStore
     let writing: Bool
-    /// The head seq: locked at the start of a write transaction, then moved by appends.
+    /// The head seq: read (and perhaps locked) at the start of a write
+    /// transaction, then moved by appends.
     private var head: UInt64?
+    /// Whether this transaction holds the head row's lock. An optimistic
+    /// write takes it with the first writes it sends (see `lockFirst`).
+    private var locked: Bool
+    /// The server's clock at the transaction's start, never earlier than
+    /// the log's last event: the time of the events it appends.
+    let commitTime: Timestamp?
+    /// Whether any write was sent.
+    private var wrote = false
+    /// The head when the transaction opened: a commit that leaves it there
+    /// appended nothing, and wakes no follower.
+    private let openingHead: UInt64?
 
     // Buffered writes.
     private var events: [(seq: UInt64, stream: [UInt8], version: UInt64, inserted: ItemID?, record: [UInt8])] = []
@@ -45,11 +57,61 @@ extension PostgresStore {
       var n: UInt64
     }
 
-    init(connection: Connection, store: PostgresStore, writing: Bool, head: UInt64? = nil) {
+    init(
+      connection: Connection, store: PostgresStore, writing: Bool, head: UInt64? = nil, locked: Bool = true,
+      serverTime: Timestamp? = nil
+    ) {
       self.connection = connection
       self.store = store
       self.writing = writing
       self.head = head
+      self.openingHead = head
+      self.locked = locked
+      self.commitTime = serverTime
+    }
+
+    /// The statement a write opens with: the head seq (locked, or from the
+    /// snapshot), the server's clock in milliseconds, the log's last record
+    /// (whose time the clock must not fall behind) and whether the server
+    /// is a standby (which refuses writes).
+    static func headStatement(locking: Bool) -> Statement {
+      Statement(
+        "SELECT h.seq, floor(extract(epoch FROM clock_timestamp()) * 1000)::int8, e.record, pg_is_in_recovery() "
+          + "FROM msglog.head h LEFT JOIN msglog.events e ON e.seq = h.seq WHERE h.id = 1"
+          + (locking ? " FOR UPDATE OF h" : ""))
+    }
+
+    /// What `headStatement` found.
+    struct Opening {
+      var head: UInt64
+      var time: Timestamp
+      var inRecovery: Bool
+
+      init(_ rows: Rows, shown: String) throws {
+        guard let head = rows.uint64(0, 0), let now = rows.int64(0, 1) else {
+          throw MsglogError.notAMsglogDatabase(location: shown, reason: "its msglog.head row is missing")
+        }
+        self.head = head
+        inRecovery = rows.bool(0, 3) == true
+        // Never earlier than the event before: times go forward with seqs,
+        // whichever machine's commit came first.
+        var time = Timestamp(milliseconds: now)
+        if !rows.isNull(0, 2),
+          let last = try? EventRecord.decode(rows.bytes(0, 2), verifyingChecksum: false), last.time > time
+        {
+          time = last.time
+        }
+        self.time = time
+      }
+    }
+
+    /// The lock an optimistic write takes in front of the first writes it
+    /// sends: in a repeatable-read transaction it fails (could not
+    /// serialize) if another writer committed after the snapshot, so that
+    /// nothing is written on a state that moved.
+    private func lockFirst(_ statements: [Statement]) -> [Statement] {
+      guard !locked else { return statements }
+      return [Statement("SELECT seq FROM msglog.head WHERE id = 1 FOR UPDATE")] + statements
     }
 
     /// Runs a read of `table`, after sending what is buffered for it.
@@ -418,46 +480,30 @@ extension PostgresStore {
     /// Sends the buffered writes (one pipeline) so that the next read sees them.
     func flush() throws {
       guard writing, pending else { return }
-      let batch = statements()
+      let batch = lockFirst(statements())
       clearBuffers()
+      wrote = true
       try connection.pipeline(batch)
+      locked = true
     }
 
-    /// Sends what is left, moves the head, notifies followers and commits: one round trip.
+    /// Sends what is left, moves the head, notifies followers and commits:
+    /// one round trip, which also takes the head's lock if it is not held
+    /// yet. A transaction that wrote nothing just ends.
     func commit() throws {
       var batch = statements()
       clearBuffers()
-      if let head {
+      if let head, wrote || !batch.isEmpty {
+        batch = lockFirst(batch)
         batch.append(Statement("UPDATE msglog.head SET seq = $1 WHERE id = 1", [.uint64(head)]))
-        // Delivered to listeners when (and only if) the transaction commits.
-        batch.append(Statement("SELECT pg_notify('msglog', $1)", [.text(String(head))]))
+        // Delivered to listeners when (and only if) the transaction commits:
+        // once per transaction, however many events it appends.
+        if head != openingHead {
+          batch.append(Statement("SELECT pg_notify('msglog', $1)", [.text(String(head))]))
+        }
       }
       batch.append(Statement("COMMIT"))
       try connection.pipeline(batch)
-    }
-  }
-}
-
-/// Wakes a follower when any client commits: a connection of its own that
-/// `LISTEN`s on msglog's channel; its socket becomes readable on a notification.
-final class NotificationWatcher: CommitWatcher {
-  let connection: Connection
-  /// The location as messages show it.
-  let shown: String
-
-  init(conninfo: String, shown: String) throws {
-    connection = try Connection(conninfo)
-    self.shown = shown
-    try connection.execute("LISTEN msglog")
-  }
-
-  var fileDescriptor: Int32 { connection.socket }
-
-  func drain() throws {
-    do {
-      _ = try connection.notifications()
-    } catch {
-      throw MsglogError.connectionLost(location: shown, reason: error.message)
     }
   }
 }

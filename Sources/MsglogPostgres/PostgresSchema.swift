@@ -20,10 +20,22 @@ enum PostgresSchema {
     INSERT INTO msglog.head VALUES (1, 0);
     """
 
+  /// The statement that reads what `evaluate` checks: it can ride in a
+  /// transaction's opening round trip, so that a process checks the schema
+  /// without a round trip of its own.
+  static let metaQuery = Statement("SELECT key, value FROM msglog.meta WHERE key IN ('format', 'schema')")
+
+  /// Whether `metaQuery` failed because there is no msglog.meta at all (no
+  /// schema yet, or not msglog's): `check` then tells which.
+  static func isMissing(_ error: PostgresError) -> Bool {
+    error.sqlState == PostgresError.undefinedTable || error.sqlState == PostgresError.undefinedSchema
+      || isForeignTable(error)
+  }
+
   /// True when the schema is there and known; false when there is none.
   static func check(_ connection: Connection, shown: String) throws -> Bool {
     let found = Result { () throws(PostgresError) -> Rows in
-      try connection.execute("SELECT key, value FROM msglog.meta WHERE key IN ('format', 'schema')")
+      try connection.execute(metaQuery.sql)
     }
     guard case .success(let meta) = found else {
       guard case .failure(let failure) = found,
@@ -44,6 +56,13 @@ enum PostgresSchema {
       }
       return false
     }
+    try evaluate(meta, shown: shown)
+    return true
+  }
+
+  /// Refuses what `metaQuery` found unless it names msglog's format at the
+  /// schema version this msglog knows.
+  static func evaluate(_ meta: Rows, shown: String) throws {
     var values: [String: String] = [:]
     for row in 0..<meta.count { values[meta.text(row, 0) ?? ""] = meta.text(row, 1) }
     guard values["format"] == "msglog" else {
@@ -56,7 +75,6 @@ enum PostgresSchema {
       }
       throw MsglogError.notAMsglogDatabase(location: shown, reason: "its schema version is \(version)")
     }
-    return true
   }
 
   /// Whether reading msglog.meta failed because the table is not shaped as

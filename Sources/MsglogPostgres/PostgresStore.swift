@@ -29,6 +29,8 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
   private let idle = Mutex<[Connection]>([])
   /// Whether the schema has been checked (or created) by this process.
   private let schemaReady = Mutex(false)
+  /// Whether the last write found the head moved after its snapshot.
+  private let contended = Mutex(false)
 
   public static let schemaVersion = "1"
 
@@ -49,85 +51,175 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
   /// A repeatable-read snapshot. On any failure the transaction is left
   /// open here and rolled back as the connection goes back (`giveBack`).
   public func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
-    try withConnection(checkingSchema: true, writing: false) { connection in
-      try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    try withConnection(writing: false) { connection in
+      guard try open(connection, [Statement("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")], creating: false) != nil
+      else { throw MsglogError.noDatabase(location: shown, emptyDirectory: false) }
       let result = try body(Access(connection: connection, store: self, writing: false))
       try connection.execute("COMMIT")
       return result
     }
   }
 
-  /// One write transaction: lock the head row, run `body` (whose writes are
-  /// buffered and sent in batches), then send what is left, move the head,
-  /// notify followers and commit — one round trip. Acknowledged only when
-  /// the server has made the commit durable.
+  public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+    try write(reserving: bytes, touching: [], body)
+  }
+
+  /// One write transaction, whose critical section holds no client round
+  /// trip: the head row is locked in the same pipeline that sends the
+  /// writes, the notification and the `COMMIT`.
+  ///
+  /// Optimistic first: the opening round trip takes a repeatable-read
+  /// snapshot and fetches the head, the server's clock and the touched
+  /// streams' heads, last events and order-tree roots without a lock;
+  /// `body` validates against that snapshot (reading more if it must) and
+  /// buffers its writes; the commit sends `SELECT … FOR UPDATE` on the head
+  /// row first. If another writer committed after the snapshot, that lock
+  /// fails (could not serialize) before anything is written, and the write
+  /// runs again the locked way: lock, read, validate, commit — seqs stay
+  /// gapless and in commit order either way. A refusal found on the
+  /// snapshot is a refusal at the moment the snapshot was taken, within the
+  /// request's own lifetime.
   ///
   /// The first write creates the schema in its own transaction, so that a
   /// refused first write leaves nothing behind. Two first writers may race:
   /// the loser's CREATE SCHEMA fails, it rolls back and writes again into
   /// what the winner made. Any other failure, at any step, leaves the
   /// transaction to `giveBack`, which rolls it back or drops the connection.
-  public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
-    try write(reserving: bytes, touching: [], body)
-  }
-
-  /// With the streams the write touches, the opening round trip also fetches
-  /// each one's head, last event and order-tree root (after taking the lock,
-  /// so they are what the write will commit on): a small write is then two
-  /// round trips — this one and the commit — plus one per deeper tree level.
   public func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
     throws -> R
   {
-    try withConnection(checkingSchema: false, writing: true) { connection in
-      var exists = try schemaExists(connection)
+    try withConnection(writing: true) { connection in
+      var creating = false
+      // After a write that lost its optimism, the next one locks at once:
+      // writers elsewhere are busy.
+      var optimistic = !contended.withLock { flag in
+        defer { flag = false }
+        return flag
+      }
       while true {
-        var opening = [Statement("BEGIN")]
-        if !exists { opening += PostgresSchema.creation }
-        opening.append(Statement("SELECT seq FROM msglog.head WHERE id = 1 FOR UPDATE"))
-        let lockAt = opening.count - 1
+        var opening = [Statement(optimistic ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN")]
+        if creating { opening += PostgresSchema.creation }
+        opening.append(Access.headStatement(locking: !optimistic))
+        let headAt = opening.count - 1
         opening += Access.prefetch(streams)
         let rows: [Rows]
         do {
-          rows = try connection.pipeline(opening)
-        } catch let error as PostgresError where !exists && PostgresSchema.lostTheRace(error) {
+          guard let opened = try open(connection, opening, creating: creating) else {
+            // No schema yet: create it, in a transaction that locks.
+            creating = true
+            optimistic = false
+            continue
+          }
+          rows = opened
+        } catch let error as PostgresError where creating && PostgresSchema.lostTheRace(error) {
+          // Another first writer made the schema: write into it.
           guard try rollBack(connection) else { throw error }
-          exists = try schemaExists(connection, recheck: true)
-          guard exists else { throw error }
+          creating = false
           continue
-        } catch let error as PostgresError where !exists && error.sqlState == PostgresError.insufficientPrivilege {
+        } catch let error as PostgresError where creating && error.sqlState == PostgresError.insufficientPrivilege {
           // The first statement that can be refused is CREATE SCHEMA.
           throw MsglogError.permissionDenied(
             location: shown, writing: true, reason: error.message,
             needed: "the first write creates schema msglog, which needs CREATE on the database")
+        } catch let error as PostgresError where error.sqlState == PostgresError.readOnlyTransaction {
+          throw try readOnlyRefusal(error, on: connection)
         }
-        guard let head = rows[lockAt].uint64(0, 0) else {
-          throw MsglogError.notAMsglogDatabase(location: shown, reason: "its msglog.head row is missing")
+        let opened = try Access.Opening(rows[headAt], shown: shown)
+        if opened.inRecovery { throw MsglogError.readOnly(location: shown, reason: Self.replicaRefusal) }
+        let access = Access(
+          connection: connection, store: self, writing: true, head: opened.head, locked: !optimistic,
+          serverTime: opened.time)
+        try access.adopt(prefetched: Array(rows[(headAt + 1)...]), for: streams)
+        do {
+          let result = try body(access)
+          try access.commit()
+          if creating { schemaReady.withLock { $0 = true } }
+          return result
+        } catch let error as PostgresError where optimistic && error.sqlState == PostgresError.serializationFailure {
+          // The head moved after the snapshot: nothing was written. Again, locked.
+          guard try rollBack(connection) else { throw error }
+          contended.withLock { $0 = true }
+          optimistic = false
+        } catch let error as PostgresError where error.sqlState == PostgresError.readOnlyTransaction {
+          throw try readOnlyRefusal(error, on: connection)
         }
-        let access = Access(connection: connection, store: self, writing: true, head: head)
-        try access.adopt(prefetched: Array(rows[(lockAt + 1)...]), for: streams)
-        let result = try body(access)
-        try access.commit()
-        if !exists { schemaReady.withLock { $0 = true } }
-        return result
       }
     }
   }
 
+  /// What a hot standby (or any server in recovery) answers a write with.
+  static let replicaRefusal = "this server is a read-only replica"
+
+  /// A write refused as read-only: by a replica (said so), or by a server
+  /// or role set to read-only (the server's words).
+  private func readOnlyRefusal(_ error: PostgresError, on connection: Connection) throws -> MsglogError {
+    if try rollBack(connection), try connection.execute("SELECT pg_is_in_recovery()").bool(0, 0) == true {
+      return .readOnly(location: shown, reason: Self.replicaRefusal)
+    }
+    return .readOnly(location: shown, reason: error.message)
+  }
+
+  /// Sends a transaction's opening statements (the first is its `BEGIN`) in
+  /// one round trip, checking the schema with them the first time this
+  /// process meets the database. Nil when there is no schema yet (and
+  /// `creating` is false): the transaction is rolled back, and a reader
+  /// gets `noDatabase`.
+  ///
+  /// A pooled connection that fails here has done nothing yet, so
+  /// `withConnection` may run the transaction again on a fresh one.
+  private func open(_ connection: Connection, _ statements: [Statement], creating: Bool) throws -> [Rows]? {
+    let checking = !creating && !schemaReady.withLock { $0 }
+    var opening = statements
+    if checking { opening.insert(PostgresSchema.metaQuery, at: 1) }
+    let sent = Result { () throws(PostgresError) -> [Rows] in try connection.pipeline(opening) }
+    switch sent {
+    case .success(let rows):
+      guard checking else { return rows }
+      try PostgresSchema.evaluate(rows[1], shown: shown)
+      schemaReady.withLock { $0 = true }
+      return Array(rows[0..<1] + rows[2...])
+    case .failure(let error) where checking && PostgresSchema.isMissing(error):
+      // Say precisely what is (or is not) there, outside the failed transaction.
+      guard try rollBack(connection) else { throw error }
+      guard try schemaExists(connection, recheck: true) else { return nil }
+      return try open(connection, statements, creating: false)  // made meanwhile
+    case .failure(let error) where error.isConnectionLost:
+      throw Unopened(error: error)
+    case .failure(let error):
+      throw error
+    }
+  }
+
+  /// A transaction's opening round trip found its connection gone: nothing
+  /// was done on it.
+  struct Unopened: Error {
+    var error: PostgresError
+  }
+
   public func watchCommits() throws -> any CommitWatcher {
     try translatingErrors(writing: false) {
-      let connection = try borrow()
+      let connection = try borrow().connection
       defer { giveBack(connection) }
       guard try schemaExists(connection) else { throw MsglogError.noDatabase(location: shown, emptyDirectory: false) }
+      // A hot standby cannot LISTEN: there, a follower polls the head.
+      if try connection.execute("SELECT pg_is_in_recovery()").bool(0, 0) == true {
+        return try HeadPoller(conninfo: conninfo, shown: shown)
+      }
       return try NotificationWatcher(conninfo: conninfo, shown: shown)
     }
   }
 
   // MARK: - Connections
 
-  private func borrow() throws -> Connection {
-    if let connection = idle.withLock({ $0.popLast() }) { return connection }
+  /// A connection at rest; `reused` when it comes from the pool.
+  private func borrow() throws -> (connection: Connection, reused: Bool) {
+    while let connection = idle.withLock({ $0.popLast() }) {
+      // One the server closed while it sat here (a restart, an idle
+      // timeout) is dropped, not handed to a request.
+      if !connection.hasGoneStale { return (connection, true) }
+    }
     do {
-      return try Connection(conninfo)
+      return (try Connection(conninfo), false)
     } catch {
       throw MsglogError.cannotConnect(location: shown, reason: error.message)
     }
@@ -151,16 +243,24 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
     return connection.isIdle
   }
 
-  /// Runs `body` on a pooled connection (for a reader, after checking the
-  /// schema is there); translates the server's errors into `MsglogError`s.
-  private func withConnection<R>(checkingSchema: Bool, writing: Bool, _ body: (Connection) throws -> R) throws -> R {
+  /// Runs `body` on a pooled connection; translates the server's errors
+  /// into `MsglogError`s. A pooled connection that turns out dead in the
+  /// transaction's opening round trip (the server restarted and it has not
+  /// noticed yet) costs no error: the transaction runs once more, on a
+  /// fresh connection.
+  private func withConnection<R>(writing: Bool, _ body: (Connection) throws -> R) throws -> R {
     try translatingErrors(writing: writing) {
-      let connection = try borrow()
-      defer { giveBack(connection) }
-      if checkingSchema, try !schemaExists(connection) {
-        throw MsglogError.noDatabase(location: shown, emptyDirectory: false)
+      var retried = false
+      while true {
+        let (connection, reused) = try borrow()
+        defer { giveBack(connection) }
+        do {
+          return try body(connection)
+        } catch let unopened as Unopened {
+          guard reused, !retried else { throw unopened.error }
+          retried = true
+        }
       }
-      return try body(connection)
     }
   }
 
