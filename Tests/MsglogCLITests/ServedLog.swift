@@ -34,6 +34,9 @@ final class ServedLog {
     url = found.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
   }
 
+  /// The port it listens on.
+  var port: UInt16? { url.flatMap { UInt16($0.split(separator: ":").last ?? "") } }
+
   struct Reply: CustomStringConvertible {
     var status: Int
     var body: String

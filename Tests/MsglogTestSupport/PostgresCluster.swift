@@ -58,6 +58,11 @@ public enum PostgresCluster {
   /// Runs SQL with psql as the cluster's superuser.
   @discardableResult
   public static func psql(_ sql: String, database: String = "postgres") -> Run {
+    psql(sql, server: server, database: database)
+  }
+
+  /// Runs SQL with psql on `server` (`…@host:port`).
+  static func psql(_ sql: String, server: String, database: String) -> Run {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
     p.arguments = ["-qAt", "-v", "ON_ERROR_STOP=1", server + "/" + database, "-c", sql]
