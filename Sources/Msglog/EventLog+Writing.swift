@@ -12,6 +12,12 @@ public struct NewItem: Equatable, Sendable {
   }
 }
 
+/// One call of `perform`, waiting to be committed with others.
+struct PendingWrite {
+  var requests: [WriteRequest]
+  var expectVersion: UInt64?
+}
+
 /// What `importLines` did.
 public struct ImportSummary: Equatable, Sendable {
   /// Events appended (a move onto itself appends none).
@@ -95,6 +101,13 @@ extension EventLog {
 
   /// Validates and appends `requests` in one write transaction: all or none.
   ///
+  /// Calls from many threads at once are committed together (see
+  /// `CommitQueue`): a call that arrives while another's transaction is in
+  /// flight waits, and the next transaction takes every call that waited,
+  /// validating each against the state the ones before it left. Each call
+  /// keeps its own outcome, and a refused call refuses only itself. A large
+  /// batch (an import, many lines) runs in a transaction of its own.
+  ///
   /// - Parameters:
   ///   - expectVersion: refuse unless the first request's stream is at this version.
   ///   - lineNumbers: when given, a refused request's error names its line.
@@ -105,6 +118,74 @@ extension EventLog {
     progress: ((Int, Int) -> Void)? = nil
   ) throws -> [Outcome?] {
     guard !requests.isEmpty else { return [] }
+    guard requests.count <= Self.groupedRequests, lineNumbers == nil, progress == nil else {
+      return try performAlone(requests, expectVersion: expectVersion, lineNumbers: lineNumbers, progress: progress)
+    }
+    return try commits.submit(PendingWrite(requests: requests, expectVersion: expectVersion)) { batch in
+      try commit(batch)
+    }
+  }
+
+  /// A call with at most this many requests may share its transaction.
+  static let groupedRequests = 64
+
+  /// Commits the calls of a batch in one transaction, each with its own
+  /// outcome. A call refused there is taken back (`LedgerSession.rewind`)
+  /// and the others go on; if one could not be taken back (it had written
+  /// something), the transaction is abandoned and each call runs alone.
+  func commit(_ batch: [CommitQueue<PendingWrite, [Outcome?]>.Ticket]) throws {
+    guard batch.count > 1 else {
+      let work = batch[0].work
+      batch[0].result = Result { try performAlone(work.requests, expectVersion: work.expectVersion) }
+      return
+    }
+    var streams: [StreamName] = []
+    for ticket in batch {
+      for request in ticket.work.requests where !streams.contains(request.stream) { streams.append(request.stream) }
+    }
+    let results: [Result<[Outcome?], any Error>]
+    do {
+      results = try write(touching: streams.count > 8 ? [] : streams) { session in
+        try batch.map { ticket in
+          let mark = session.mark()
+          do {
+            return .success(try perform(ticket.work, in: session))
+          } catch let refusal as MsglogError {
+            guard session.rewind(to: mark) else { throw BatchAbandoned() }
+            return .failure(refusal)
+          } catch let damage as DerivedDamage {
+            guard session.rewind(to: mark) else { throw BatchAbandoned() }
+            return .failure(MsglogError.derivedDamage(damage))
+          }
+        }
+      }
+    } catch is BatchAbandoned {
+      for ticket in batch {
+        let work = ticket.work
+        ticket.result = Result { try performAlone(work.requests, expectVersion: work.expectVersion) }
+      }
+      return
+    }
+    for (ticket, result) in zip(batch, results) { ticket.result = result }
+  }
+
+  /// One call's requests, in a session shared with other calls.
+  private func perform(_ work: PendingWrite, in session: LedgerSession) throws -> [Outcome?] {
+    if let expectVersion = work.expectVersion {
+      try session.expect(version: expectVersion, of: work.requests[0].stream)
+    }
+    if work.requests.count > 1 { try session.prefetch(idsOf: work.requests) }
+    return try work.requests.map { try session.perform($0) }
+  }
+
+  /// A call that had written into a shared transaction when it was refused.
+  private struct BatchAbandoned: Error {}
+
+  /// `perform` in a transaction of its own.
+  func performAlone(
+    _ requests: [WriteRequest], expectVersion: UInt64?, lineNumbers: [Int]? = nil,
+    progress: ((Int, Int) -> Void)? = nil
+  ) throws -> [Outcome?] {
     // Records plus derived rows: a generous estimate is free (the map is address space).
     let estimate =
       requests.count > 1

@@ -37,6 +37,8 @@ public final class EventLog: Sendable {
   /// A stream gets a checkpoint once it has had this many events (and as
   /// many as it had items) since its last one.
   let checkpointInterval: UInt64
+  /// Writes from this process's threads, committed together.
+  let commits = CommitQueue<PendingWrite, [Outcome?]>(batchLimit: 256)
 
   /// Opens the log at `location`: a directory path for LMDB (created by the
   /// first write if missing), or a PostgreSQL URL —

@@ -14,6 +14,17 @@ struct FollowBench {
   var msglog: String
   var followers = 3
   var events = 300
+  /// Where the writer writes and the followers follow: the LMDB directory
+  /// by default; a primary and its standby on PostgreSQL.
+  var writeTo: String
+  var followOn: String
+
+  init(directory: String, msglog: String, writeTo: String? = nil, followOn: String? = nil) {
+    self.directory = directory
+    self.msglog = msglog
+    self.writeTo = writeTo ?? directory
+    self.followOn = followOn ?? directory
+  }
 
   struct Results {
     var p50: Duration
@@ -25,8 +36,8 @@ struct FollowBench {
 
   func run() throws -> Results {
     try? FileManager.default.removeItem(atPath: directory)
-    let log = try EventLog(directory)
-    try log.append("seed")
+    let log = try EventLog(writeTo)
+    if writeTo == directory { try log.append("seed") }
     let arrivals = Arrivals()
     var children: [(pid_t, Int32)] = []
     for _ in 0..<followers {
@@ -83,7 +94,7 @@ struct FollowBench {
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_adddup2(&actions, ends[1], 1)
     posix_spawn_file_actions_addclose(&actions, ends[0])
-    let words: [String] = [msglog, "--db", directory, "log", "--follow", "--json", "--from", "1"]
+    let words: [String] = [msglog, "--db", followOn, "log", "--follow", "--json", "--from", "1"]
     let argv = words.map { strdup($0) } + [nil]
     defer { for p in argv { free(p) } }
     var pid: pid_t = 0

@@ -58,3 +58,33 @@ struct Table {
 }
 
 func ratio(_ a: Double, _ b: Double) -> String { String(format: "%.2f×", a / b) }
+
+/// Operations per second with `clients` threads, each running the
+/// operation its setup returns, for `seconds`.
+func operationsPerSecond(
+  clients: Int, seconds: Double, _ setup: @escaping @Sendable (Int) throws -> () throws -> Void
+) throws -> Double {
+  let counts = SharedPointer<Int>(capacity: clients, initial: 0)
+  defer { counts.free() }
+  let failure = LockedError()
+  let start = ContinuousClock.now
+  // A thread per client (concurrentPerform would run about as many at a
+  // time as there are cores: two clients, not sixteen, on this machine).
+  let finished = DispatchSemaphore(value: 0)
+  for client in 0..<clients {
+    Thread {
+      defer { finished.signal() }
+      do {
+        let operation = try setup(client)
+        while ContinuousClock.now - start < .seconds(seconds) {
+          try operation()
+          counts.pointer[client] += 1
+        }
+      } catch { failure.set(error) }
+    }.start()
+  }
+  for _ in 0..<clients { finished.wait() }
+  if let error = failure.error { throw error }
+  let elapsed = (ContinuousClock.now - start).seconds
+  return Double((0..<clients).reduce(0) { $0 + counts.pointer[$1] }) / elapsed
+}

@@ -1,16 +1,20 @@
 import Foundation
 import Msglog
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
-/// msglog on PostgreSQL beside bare PostgreSQL, in the same run on the same
-/// server: appends per second with 1, 4 and 16 clients against pgbench
-/// inserting rows of the same size with the same durability and as many
-/// connections; one `msglog append` process against one `psql -c INSERT`
-/// process; and `list` and `replay --at` against LMDB on the same data.
+/// msglog on PostgreSQL beside bare PostgreSQL, in one run on one server:
+///
+/// - writers: `msglog serve` over HTTP (keep-alive) and one `EventLog`
+///   shared by threads, with 1, 4 and 16 clients, against pgbench's bare
+///   `INSERT` and its gapless counter with as many connections, with what
+///   the server's sessions do while 16 clients write;
+/// - a whole `msglog append` process against `psql -c INSERT` and against
+///   one pgbench transaction on a connection of its own (`-C`);
+/// - `import`, `list`, `replay --at` and `verify` against LMDB on the same data;
+/// - a follower on a hot standby, from the primary's commit to its output.
 struct PostgresBench {
   /// A superuser URL to the server's `postgres` database.
   var url: String
@@ -18,20 +22,41 @@ struct PostgresBench {
   var directory: String
   var runs: Int
   var items: Int
+  /// A hot standby of the same server (its superuser URL), for the follower figures.
+  var standby: String?
   var seconds: Double = 4
+  var clientCounts = [1, 4, 16]
 
   var server: String { String(url.dropLast("/postgres".count)) }
 
+  struct Writers {
+    var clients: Int
+    var serve: Double
+    var shared: Double
+    var insert: Double
+    var gapless: Double
+  }
+
   struct Results {
-    var throughput: [(clients: Int, msglog: Double, insert: Double)] = []
+    var writers: [Writers] = []
+    var insertAndNotify16 = 0.0
+    /// Session states sampled while 16 HTTP clients append.
+    var activity: [(state: String, count: Int)] = []
     var append: Duration = .zero
     var psql: Duration = .zero
+    /// One pgbench INSERT on a connection of its own (TCP, SCRAM).
+    var connectEach: Duration = .zero
     var listLMDB = ProcessRun(time: .zero, peakKiB: 0, peakAnonKiB: 0, status: 0)
     var listPostgres = ProcessRun(time: .zero, peakKiB: 0, peakAnonKiB: 0, status: 0)
     var listSmallPostgres = ProcessRun(time: .zero, peakKiB: 0, peakAnonKiB: 0, status: 0)
     var replayAt: [(percent: Int, lmdb: Duration, postgres: Duration)] = []
     var importLMDB: Duration = .zero
     var importPostgres: Duration = .zero
+    var verifyEvents = 100_000
+    var verifyLMDB: Duration = .zero
+    var verifyPostgres: Duration = .zero
+    var repairPostgres: Duration = .zero
+    var standbyFollow: FollowBench.Results?
   }
 
   func psql(_ sql: String, database: String = "postgres") throws {
@@ -45,68 +70,88 @@ struct PostgresBench {
     return server + "/" + name
   }
 
+  static let databases = [
+    "msglog_bench_pgbench", "msglog_bench_serve", "msglog_bench_shared", "msglog_bench_single",
+    "msglog_bench_list", "msglog_bench_verify", "msglog_bench_follow",
+  ]
+
   func run() throws -> Results {
     var results = Results()
     try? FileManager.default.removeItem(atPath: directory)
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    let text = String(repeating: "m", count: 60)
+    defer { for name in Self.databases { try? psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") } }
+    try writers(&results)
+    try processes(&results)
+    try sameData(&results)
+    try verify(&results)
+    if let standby { results.standbyFollow = try follow(standby: standby) }
+    return results
+  }
 
-    // Throughput: N clients, each its own connection, appending for a while.
-    let pgbench = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql"))?.sorted().last
-      .map { "/usr/lib/postgresql/\($0)/bin/pgbench" }
-    let baseline = try freshDatabase("msglog_bench_insert")
-    // A row as large as msglog's event record for the same text (about 140 bytes).
-    try psql("CREATE TABLE rows (id bigserial PRIMARY KEY, payload bytea NOT NULL)", database: "msglog_bench_insert")
-    let script = directory + "/insert.sql"
-    try "INSERT INTO rows (payload) VALUES (convert_to(repeat('m', 140), 'UTF8'));\n".write(
-      toFile: script, atomically: true, encoding: .utf8)
-    for clients in [1, 4, 16] {
-      let appendsDB = try freshDatabase("msglog_bench_appends")
-      try EventLog(appendsDB).append("seed")
-      let count = Mutex(0)
-      let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-      let start = ContinuousClock.now
-      DispatchQueue.concurrentPerform(iterations: clients) { client in
-        guard let log = try? EventLog(appendsDB) else { return }
-        var mine = 0
-        while ContinuousClock.now < deadline {
-          if (try? log.append(text, to: StreamName("c\(client % 4)"))) != nil { mine += 1 }
-        }
-        count.withLock { $0 += mine }
-      }
-      let elapsed = (ContinuousClock.now - start).seconds
-      let msglogRate = Double(count.withLock { $0 }) / elapsed
-      var insertRate = 0.0
-      if let pgbench {
-        let out = directory + "/pgbench.out"
-        let r = try runProcess(
-          "/bin/sh",
-          [
-            "-c",
-            "\(pgbench) -n -c \(clients) -j \(clients) -T \(Int(seconds)) -f \(script) '\(baseline)' > \(out) 2>&1",
-          ])
-        let report = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-        if r.status == 0, let line = report.split(separator: "\n").first(where: { $0.hasPrefix("tps = ") }) {
-          insertRate = Double(line.dropFirst(6).prefix { $0 != " " }) ?? 0
-        }
-      }
-      FileHandle.standardError.write(
-        Data("bench: postgres: \(clients) clients: msglog \(Int(msglogRate))/s, insert \(Int(insertRate))/s\n".utf8))
-      results.throughput.append((clients, msglogRate, insertRate))
+  // MARK: - Writers
+
+  private func writers(_ results: inout Results) throws {
+    let baseline = try freshDatabase("msglog_bench_pgbench")
+    try psql(Pgbench.setup, database: "msglog_bench_pgbench")
+    guard let pgbench = Pgbench(url: baseline, directory: directory, seconds: Int(seconds)) else {
+      throw BenchError("pgbench is not installed")
     }
+    let text = String(repeating: "m", count: 60)
+    for clients in clientCounts {
+      // msglog serve: every client its own keep-alive connection.
+      let serveDB = try freshDatabase("msglog_bench_serve")
+      try EventLog(serveDB).append("seed")
+      let served = try ServerProcess(msglog: msglog, db: serveDB)
+      let sampler =
+        clients == clientCounts.last
+        ? try ActivitySampler(server: server, database: "msglog_bench_serve", directory: directory) : nil
+      let serve = try operationsPerSecond(clients: clients, seconds: seconds) { _ in
+        let connection = try HTTPConnection(port: served.port)
+        return { try connection.post("/api/append", #"{"text":"\#(text)","sender":"bench"}"#) }
+      }
+      if let sampler { results.activity = sampler.stop() }
+      served.stop()
+      // One EventLog shared by the clients' threads, in this process.
+      let sharedDB = try freshDatabase("msglog_bench_shared")
+      let log = try EventLog(sharedDB)
+      try log.append("seed")
+      let shared = try operationsPerSecond(clients: clients, seconds: seconds) { _ in
+        { _ = try log.append(text, sender: "bench") }
+      }
+      let insert = try pgbench.tps(.insert, clients: clients)
+      let gapless = try pgbench.tps(.gaplessCounter, clients: clients)
+      FileHandle.standardError.write(
+        Data(
+          String(
+            format: "bench: postgres: %d clients: serve %.0f/s, shared EventLog %.0f/s, INSERT %.0f/s, gapless %.0f/s\n",
+            clients, serve, shared, insert, gapless
+          ).utf8))
+      results.writers.append(Writers(clients: clients, serve: serve, shared: shared, insert: insert, gapless: gapless))
+    }
+    results.insertAndNotify16 = try pgbench.tps(.insertAndNotify, clients: clientCounts.last!)
+    results.connectEach = .seconds(1 / (try pgbench.tps(.insert, clients: 1, connectEach: true)))
+  }
 
-    // One process against one process.
+  // MARK: - Whole processes
+
+  private func processes(_ results: inout Results) throws {
     let single = try freshDatabase("msglog_bench_single")
     _ = try runProcess(msglog, ["--db", single, "append", "warm-up"])
-    results.append = try bestProcess(runs, msglog, ["--db", single, "append", "hello from the benchmark"]).time
     try psql("CREATE TABLE rows (id bigserial PRIMARY KEY, payload bytea NOT NULL)", database: "msglog_bench_single")
-    results.psql = try bestProcess(
-      runs, "/usr/bin/psql",
-      [single, "-qc", "INSERT INTO rows (payload) VALUES (convert_to('hello from the benchmark', 'UTF8'))"]
-    ).time
+    // Medians of 31 alternating runs: a process is a few milliseconds, and
+    // this machine's drift would otherwise decide the ratio.
+    (results.append, results.psql) = try alternatingProcesses(
+      31, (msglog, ["--db", single, "append", "hello from the benchmark"]),
+      (
+        "/usr/bin/psql",
+        [single, "-qc", "INSERT INTO rows (payload) VALUES (convert_to('hello from the benchmark', 'UTF8'))"]
+      ))
+  }
 
-    // The same log on both stores: a stream of `items` items, and a small
-    // stream whose events are spread through it.
+  // MARK: - The same data on both stores
+
+  private func sameData(_ results: inout Results) throws {
+    // A stream of `items` items, and a small stream whose events are spread through it.
     var lines: [String] = []
     lines.reserveCapacity(items + items / 1000 + 1)
     for n in 0..<items {
@@ -134,9 +179,54 @@ struct PostgresBench {
       let p = try bestProcess(runs, msglog, ["--db", postgres, "--stream", "small", "replay", "--at", seq])
       results.replayAt.append((percent, l.time, p.time))
     }
-    for name in ["msglog_bench_insert", "msglog_bench_appends", "msglog_bench_single", "msglog_bench_list"] {
-      try? psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
+    try? psql("DROP DATABASE IF EXISTS msglog_bench_list WITH (FORCE)")
+  }
+
+  /// `verify` of a log of 100,000 events (inserts and moves in two
+  /// streams), and `verify --repair` on PostgreSQL.
+  private func verify(_ results: inout Results) throws {
+    var lines: [String] = []
+    var counts = [0, 0]
+    var seed: UInt64 = 7
+    func next(_ bound: Int) -> Int {
+      seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return Int((seed >> 33) % UInt64(bound))
     }
-    return results
+    for n in 0..<results.verifyEvents {
+      let s = n % 5 == 0 ? 1 : 0
+      let count = counts[s]
+      if count < 2 || next(10) < 6 {
+        lines.append(#"{"op":"insert","stream":"s\#(s)","index":\#(next(count + 1)),"text":"message \#(n)"}"#)
+        counts[s] += 1
+      } else {
+        let from = next(count)
+        lines.append(#"{"op":"move","stream":"s\#(s)","from":\#(from),"to":\#((from + 1 + next(count - 1)) % count)}"#)
+      }
+    }
+    let input = lines.joined(separator: "\n")
+    let lmdb = directory + "/verify.lmdb"
+    let postgres = try freshDatabase("msglog_bench_verify")
+    guard try runProcess(msglog, ["--db", lmdb, "import"], stdin: input).status == 0,
+      try runProcess(msglog, ["--db", postgres, "import"], stdin: input).status == 0
+    else { throw BenchError("import for verify failed") }
+    results.verifyLMDB = try bestProcess(runs, msglog, ["--db", lmdb, "verify"]).time
+    results.verifyPostgres = try bestProcess(max(runs / 2, 2), msglog, ["--db", postgres, "verify"]).time
+    results.repairPostgres = try bestProcess(2, msglog, ["--db", postgres, "verify", "--repair"]).time
+  }
+
+  // MARK: - A follower on a standby
+
+  private func follow(standby: String) throws -> FollowBench.Results {
+    let primary = try freshDatabase("msglog_bench_follow")
+    try EventLog(primary).append("seed")
+    let replica = String(standby.dropLast("/postgres".count)) + "/msglog_bench_follow"
+    // The standby has the database once it has replayed its creation.
+    let deadline = ContinuousClock.now + .seconds(30)
+    while (try? EventLog(replica).headSeq()) != 1 {
+      guard ContinuousClock.now < deadline else { throw BenchError("the standby never replayed the seed") }
+      usleep(20_000)
+    }
+    return try FollowBench(directory: directory + "/follow", msglog: msglog, writeTo: primary, followOn: replica)
+      .run()
   }
 }

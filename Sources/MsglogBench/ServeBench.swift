@@ -23,46 +23,31 @@ struct ServeBench {
   }
 
   func run() throws -> Results {
-    try? FileManager.default.removeItem(atPath: directory)
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    var throughput: [(Int, Double, Double)] = []
-    for clients in [1, 16] {
-      let server = try ServerProcess(msglog: msglog, db: directory + "/http-\(clients).lmdb")
-      defer { server.stop() }
-      let http = try rate(clients: clients) { client in
-        let connection = try HTTPConnection(port: server.port)
-        return { try connection.post("/api/append", #"{"text":"hello from client \#(client)","sender":"bench"}"#) }
-      }
-      let log = try EventLog(directory + "/inprocess-\(clients).lmdb")
-      let inProcess = try rate(clients: clients) { client in
-        { _ = try log.append("hello from client \(client)", sender: "bench") }
-      }
-      throughput.append((clients, http, inProcess))
-    }
+    let throughput = try self.throughput(clientCounts: [1, 16])
     let (p50, p99, samples) = try fanout(clients: 200, events: 60)
     return Results(throughput: throughput, fanoutP50: p50, fanoutP99: p99, samples: samples)
   }
 
-  /// Operations per second with `clients` threads, each running the
-  /// operation its setup returns, for `seconds`.
-  private func rate(clients: Int, _ setup: @escaping @Sendable (Int) throws -> () throws -> Void) throws -> Double {
-    let counts = SharedPointer<Int>(capacity: clients, initial: 0)
-    defer { counts.free() }
-    let failure = LockedError()
-    let seconds = self.seconds
-    let start = ContinuousClock.now
-    DispatchQueue.concurrentPerform(iterations: clients) { client in
-      do {
-        let operation = try setup(client)
-        while ContinuousClock.now - start < .seconds(seconds) {
-          try operation()
-          counts.pointer[client] += 1
-        }
-      } catch { failure.set(error) }
+  /// Appends per second over HTTP and through `EventLog` in process, with
+  /// each number of clients: (clients, HTTP appends/s, in-process appends/s).
+  func throughput(clientCounts: [Int]) throws -> [(Int, Double, Double)] {
+    try? FileManager.default.removeItem(atPath: directory)
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    var throughput: [(Int, Double, Double)] = []
+    for clients in clientCounts {
+      let server = try ServerProcess(msglog: msglog, db: directory + "/http-\(clients).lmdb")
+      defer { server.stop() }
+      let http = try operationsPerSecond(clients: clients, seconds: seconds) { client in
+        let connection = try HTTPConnection(port: server.port)
+        return { try connection.post("/api/append", #"{"text":"hello from client \#(client)","sender":"bench"}"#) }
+      }
+      let log = try EventLog(directory + "/inprocess-\(clients).lmdb")
+      let inProcess = try operationsPerSecond(clients: clients, seconds: seconds) { client in
+        { _ = try log.append("hello from client \(client)", sender: "bench") }
+      }
+      throughput.append((clients, http, inProcess))
     }
-    if let error = failure.error { throw error }
-    let elapsed = (ContinuousClock.now - start).seconds
-    return Double((0..<clients).reduce(0) { $0 + counts.pointer[$1] }) / elapsed
+    return throughput
   }
 
   /// `clients` event streams; a writer appends `events` messages 20 ms

@@ -15,6 +15,7 @@ var follow = false
 var serve = false
 var users: [String] = []
 var postgres: String? = nil
+var postgresStandby: String? = nil
 var postgresItems = 1_000_000
 var msglog = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("msglog")
   .path
@@ -30,6 +31,7 @@ while i < arguments.count {
   case "--serve": serve = true; i += 1
   case "--users": users.append(arguments[i + 1]); i += 2
   case "--postgres": postgres = arguments[i + 1]; i += 2
+  case "--postgres-standby": postgresStandby = arguments[i + 1]; i += 2
   case "--postgres-items": postgresItems = Int(arguments[i + 1])!; i += 2
   case "--msglog": msglog = arguments[i + 1]; i += 2
   default:
@@ -160,17 +162,43 @@ if serve {
 if let postgres {
   FileHandle.standardError.write(Data("bench: postgres: \(postgresItems) items\n".utf8))
   let r = try PostgresBench(
-    url: postgres, msglog: msglog, directory: scratch + "/postgres", runs: max(runs, 5), items: postgresItems
+    url: postgres, msglog: msglog, directory: scratch + "/postgres", runs: max(runs, 5), items: postgresItems,
+    standby: postgresStandby
   ).run()
-  for (clients, msglogRate, insertRate) in r.throughput {
+  func rate(_ value: Double) -> String { String(format: "%.0f/s", value) }
+  for w in r.writers {
+    let clients = "\(w.clients) client\(w.clients == 1 ? "" : "s")"
     table.add(
-      "postgres: appends/s, \(clients) client\(clients == 1 ? "" : "s"), vs bare INSERT (pgbench)",
-      String(format: "%.0f/s", msglogRate), String(format: "%.0f/s", insertRate),
-      insertRate > 0 ? ratio(msglogRate, insertRate) + " throughput" : "—", "≥ 0.5×")
+      "postgres: serve appends/s over HTTP, \(clients), vs pgbench INSERT", rate(w.serve), rate(w.insert),
+      ratio(w.serve, w.insert) + " throughput", w.clients == 16 ? "≥ 0.5×" : "report")
+    table.add(
+      "postgres: serve appends/s over HTTP, \(clients), vs pgbench gapless counter", rate(w.serve),
+      rate(w.gapless), ratio(w.serve, w.gapless) + " throughput", w.clients == 16 ? "≥ 2×" : "report")
+    table.add(
+      "postgres: one EventLog shared by \(clients) (threads), vs pgbench INSERT", rate(w.shared), rate(w.insert),
+      ratio(w.shared, w.insert) + " throughput", "report")
   }
+  if let one = r.writers.first(where: { $0.clients == 1 }) {
+    table.add(
+      "postgres: serve, one client's append over HTTP, vs one pgbench INSERT", Duration.seconds(1 / one.serve).pretty,
+      Duration.seconds(1 / one.insert).pretty, ratio(one.insert, one.serve), "report (was 1.39 ms)")
+  }
+  if let last = r.writers.last {
+    table.add(
+      "postgres: pgbench INSERT + pg_notify, \(last.clients) clients, vs INSERT (for scale)", rate(r.insertAndNotify16),
+      rate(last.insert), ratio(r.insertAndNotify16, last.insert) + " throughput", "report")
+  }
+  let sampled = r.activity.reduce(0) { $0 + $1.count }
   table.add(
-    "postgres: one append process vs one psql INSERT process", r.append.pretty, r.psql.pretty,
+    "postgres: sessions while 16 clients append (pg_stat_activity, every 20 ms)",
+    r.activity.prefix(4).map { "\($0.state) \($0.count)" }.joined(separator: ", "), "\(sampled) samples", "—",
+    "report")
+  table.add(
+    "postgres: one append process vs one psql INSERT process (medians of 31)", r.append.pretty, r.psql.pretty,
     ratio(r.append.seconds, r.psql.seconds), "≤ 1")
+  table.add(
+    "postgres: one append process vs a pgbench INSERT on a new connection (-C)", r.append.pretty,
+    r.connectEach.pretty, ratio(r.append.seconds, r.connectEach.seconds), "report")
   table.add(
     "postgres: import \(postgresItems / 1000)k events, vs LMDB", r.importPostgres.pretty, r.importLMDB.pretty,
     ratio(r.importPostgres.seconds, r.importLMDB.seconds), "report")
@@ -191,5 +219,26 @@ if let postgres {
   table.add(
     "postgres: replay --at, slowest ÷ fastest", slowest.pretty, fastest.pretty, ratio(slowest.seconds, fastest.seconds),
     "≤ 2")
+  table.add(
+    "postgres: verify of \(r.verifyEvents / 1000)k events, vs LMDB", r.verifyPostgres.pretty, r.verifyLMDB.pretty,
+    ratio(r.verifyPostgres.seconds, r.verifyLMDB.seconds), "≤ 10×")
+  table.add(
+    "postgres: verify --repair of \(r.verifyEvents / 1000)k events, vs verify", r.repairPostgres.pretty,
+    r.verifyPostgres.pretty, ratio(r.repairPostgres.seconds, r.verifyPostgres.seconds), "report")
+  if let f = r.standbyFollow {
+    table.add(
+      "postgres: commit on the primary to a standby follower's output, p50 (\(f.samples) samples)", f.p50.pretty,
+      "250 ms", ratio(0.250, f.p50.seconds) + " under", "≤ 250 ms")
+    table.add(
+      "postgres: commit on the primary to a standby follower's output, p99", f.p99.pretty, "250 ms",
+      ratio(0.250, f.p99.seconds) + " under", "≤ 250 ms")
+  }
+  // LMDB's serve beside it: the same group commit, one fsync per batch.
+  FileHandle.standardError.write(Data("bench: serve on LMDB: 1 and 16 clients\n".utf8))
+  let lmdbServe = try ServeBench(directory: scratch + "/serve-lmdb", msglog: msglog).throughput(clientCounts: [1, 16])
+  if let one = lmdbServe.first, let many = lmdbServe.last {
+    table.add(
+      "LMDB: serve appends/s over HTTP, 16 clients vs 1", rate(many.1), rate(one.1), ratio(many.1, one.1), "≥ 4×")
+  }
 }
 print(table.render())

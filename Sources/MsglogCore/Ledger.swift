@@ -35,6 +35,9 @@ public final class LedgerSession {
   /// The derived tables' row counts, as this session leaves them; nil in a
   /// store that cannot count rows cheaply (and so keeps no summary).
   private var summary: LedgerSummary?
+  /// How many writes this session has handed its writer: a mark can be
+  /// returned to only while none were handed over since.
+  private var writesSent = 0
 
   struct StreamState {
     var head: StreamHead
@@ -96,6 +99,7 @@ public final class LedgerSession {
   /// Writes the derived rows of everything performed. The session can go on
   /// afterwards (a long import flushes now and then to bound its memory).
   public func finish() throws {
+    writesSent += 1
     for (_, var state) in streams {
       let (placements, nodeDelta) = try state.tree.store.flush()
       try prefetch(ids: placements.lazy.map(\.0))
@@ -146,6 +150,42 @@ public final class LedgerSession {
         case .remove(.prefix), .move: return nil
         }
       })
+  }
+
+  // MARK: - Marks
+
+  /// A point a session can return to: everything it holds then.
+  public struct Mark {
+    fileprivate var nextSeq: UInt64
+    fileprivate var streams: [StreamName: StreamState]
+    fileprivate var idEntries: [ItemID: IdEntry]
+    fileprivate var storedEntries: [ItemID: IdEntry?]
+    fileprivate var summary: LedgerSummary?
+    fileprivate var writesSent: Int
+  }
+
+  /// Where the session is now, to take back one command of a batch that
+  /// is refused (group commit: the others go on without it). Copies of
+  /// values, shared until changed.
+  public func mark() -> Mark {
+    Mark(
+      nextSeq: nextSeq, streams: streams, idEntries: idEntries, storedEntries: storedEntries, summary: summary,
+      writesSent: writesSent)
+  }
+
+  /// Returns to `mark`, forgetting everything performed since: true when
+  /// nothing had reached the writer since (a command is validated before it
+  /// writes, so a refusal leaves nothing there). False when something had:
+  /// the transaction then holds writes of the refused command and must be
+  /// abandoned.
+  public func rewind(to mark: Mark) -> Bool {
+    guard writesSent == mark.writesSent else { return false }
+    nextSeq = mark.nextSeq
+    streams = mark.streams
+    idEntries = mark.idEntries
+    storedEntries = mark.storedEntries
+    summary = mark.summary
+    return true
   }
 
   // MARK: - Commands
@@ -250,6 +290,7 @@ public final class LedgerSession {
   private func append(_ op: Event.Op, time: Timestamp?, to state: inout StreamState) throws -> Event {
     let event = Event(
       seq: nextSeq, stream: state.head.stream, version: state.head.version + 1, time: time ?? now, op: op)
+    writesSent += 1
     switch mode {
     case .append:
       try writer.appendRecord(EventRecord.encode(event), seq: event.seq)
@@ -271,6 +312,7 @@ public final class LedgerSession {
     let since = state.head.version - state.head.checkpointVersion
     guard since >= max(checkpointInterval, state.head.checkpointCount) else { return }
     let slots = try state.tree.elements()
+    writesSent += 1
     try writer.putCheckpoint(
       Checkpoint(stream: state.head.stream, seq: state.head.lastSeq, version: state.head.version, slots: slots))
     state.head.checkpointVersion = state.head.version

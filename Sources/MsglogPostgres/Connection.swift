@@ -313,10 +313,12 @@ final class Connection: @unchecked Sendable {
     return try check(result)
   }
 
-  /// Whether a statement is worth preparing: a query with parameters (the
-  /// statements without are BEGIN, COMMIT, the schema's DDL).
+  /// Whether a statement is worth preparing: a query with parameters, or a
+  /// `SELECT` (a write's opening reads the head with a join, planned once
+  /// then) — not BEGIN, COMMIT or the schema's DDL, which are run once or
+  /// cost nothing to parse.
   private func preparable(_ sql: String, _ parameters: [Parameter]) -> Bool {
-    !parameters.isEmpty && prepared.count < Connection.preparedLimit
+    (!parameters.isEmpty || sql.hasPrefix("SELECT")) && prepared.count < Connection.preparedLimit
   }
 
   /// The name `sql` is prepared under, preparing it first (outside a pipeline).

@@ -1,0 +1,197 @@
+import Foundation
+import Msglog
+import MsglogTestSupport
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Group commit: writes from many threads of one process, through one
+/// `EventLog`, committed together — fewer transactions than writes, each
+/// write with its own outcome, a refused one refusing only itself — on
+/// both stores, counted by the store itself (LMDB's transaction id, the
+/// PostgreSQL transactions that inserted the events).
+@Suite(.serialized) struct GroupCommitTests {
+  /// The store's own count of write transactions so far: LMDB's last
+  /// transaction id (read with Python's lmdb, as a third party), or on
+  /// PostgreSQL the transactions that inserted events (each event row's
+  /// `xmin`), from `seq` on.
+  func transactions(_ s: Sandbox, fromSeq seq: Int) -> Int {
+    switch s.store {
+    case .lmdb:
+      let r = python([
+        "-c", "import lmdb,sys; print(lmdb.open(sys.argv[1], readonly=True, lock=False, subdir=True).info()['last_txnid'])",
+        s.db,
+      ])
+      return Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    case .postgres:
+      let name = String(s.db.split(separator: "/").last!)
+      let r = PostgresCluster.psql(
+        "SELECT count(DISTINCT xmin::text) FROM msglog.events WHERE seq >= \(seq)", database: name)
+      return Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+  }
+
+  /// Another process holding the store's write lock until `release()`:
+  /// a Python LMDB write transaction, or psql holding the head row.
+  final class WriterLock {
+    let process = Process()
+    let input = Pipe()
+
+    init(_ s: Sandbox) throws {
+      process.executableURL = URL(fileURLWithPath: s.store == .lmdb ? "/usr/bin/python3" : "/usr/bin/psql")
+      let output = Pipe()
+      switch s.store {
+      case .lmdb:
+        process.arguments = [
+          "-c",
+          "import lmdb,sys; env = lmdb.open(sys.argv[1], max_dbs=16); txn = env.begin(write=True); "
+            + "print('held', flush=True); sys.stdin.read(); txn.abort()",
+          s.db,
+        ]
+      case .postgres:
+        process.arguments = ["-qAt", "-v", "ON_ERROR_STOP=1", s.db]
+      }
+      process.standardInput = input
+      process.standardOutput = output
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      if s.store == .postgres {
+        input.fileHandleForWriting.write(
+          Data("BEGIN;\nSELECT 'held' FROM msglog.head WHERE id = 1 FOR UPDATE;\n".utf8))
+      }
+      // Held once it says so.
+      var said = Data()
+      while !String(decoding: said, as: UTF8.self).contains("held") {
+        let chunk = output.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        said += chunk
+      }
+      #expect(String(decoding: said, as: UTF8.self).contains("held"), "the lock was not taken")
+    }
+
+    func release() {
+      try? input.fileHandleForWriting.close()
+      process.waitUntilExit()
+    }
+  }
+
+  /// 16 threads, one write each, while another process holds the write
+  /// lock: the first thread's transaction waits for the lock, the others
+  /// queue behind it, and once the lock is released they commit together.
+  /// Four of them are refused (each for its own reason) and refuse only
+  /// themselves: the other twelve each get their own outcome, the seqs are
+  /// gapless, and the log holds exactly those twelve, in fewer
+  /// transactions than writes.
+  @Test(arguments: Store.allCases) func writesWaitingTogetherCommitTogether(_ store: Store) throws {
+    let s = Sandbox(store)
+    s.append("seed")
+    s.append("another")
+    let log = try EventLog(s.db)
+    let before = transactions(s, fromSeq: 3)
+    let lock = try WriterLock(s)
+    enum Expected { case appended(String), refused(String) }
+    let plan: [Expected] = (0..<16).map { n in
+      switch n {
+      case 3: .refused("no such item")
+      case 7: .refused("out of range")
+      case 10: .refused("version conflict")
+      case 13: .refused("empty stream")
+      default: .appended("thread \(n)")
+      }
+    }
+    let results = Mutex<[Int: Result<Outcome?, MsglogError>]>([:])
+    let finished = DispatchSemaphore(value: 0)
+    for (n, expected) in plan.enumerated() {
+      Thread {
+        defer { finished.signal() }
+        let result = Result { () throws(MsglogError) -> Outcome? in
+          do {
+            switch (n, expected) {
+            case (3, _): return try log.remove(id: ItemID.random())
+            case (7, _): return try log.insert("past the end", at: 1000)
+            case (10, _): return try log.append("at the wrong version", expectVersion: 999)
+            case (13, _): return try log.move(from: 0, to: 1, in: StreamName("empty"))
+            case (_, .appended(let text)): return try log.append(text)
+            case (_, .refused): return nil
+            }
+          } catch let error as MsglogError {
+            throw error
+          } catch {
+            throw MsglogError.storage("\(error)")
+          }
+        }
+        results.withLock { $0[n] = result }
+      }.start()
+      // The first one takes the lead (and waits for the lock); the rest queue behind it.
+      if n == 0 { usleep(200_000) }
+    }
+    usleep(300_000)
+    lock.release()
+    for _ in plan { finished.wait() }
+    let outcomes = results.withLock { $0 }
+    var seqs: [UInt64] = []
+    for (n, expected) in plan.enumerated() {
+      switch (expected, outcomes[n]) {
+      case (.appended(let text), .success(let outcome?)?):
+        seqs.append(outcome.event.seq)
+        if case .insert(_, _, let stored, _) = outcome.event.op {
+          #expect(stored == text, "thread \(n) got another thread's outcome")
+        }
+      case (.refused(let why), .failure(let error)?):
+        let matches: Bool
+        switch error {
+        case .noSuchItem: matches = why == "no such item"
+        case .insertOutOfRange: matches = why == "out of range"
+        case .versionConflict: matches = why == "version conflict"
+        case .emptyStream: matches = why == "empty stream"
+        default: matches = false
+        }
+        #expect(matches, "thread \(n) (\(why)) failed with \(error)")
+      default:
+        Issue.record("thread \(n): expected \(expected), got \(String(describing: outcomes[n]))")
+      }
+    }
+    #expect(seqs.sorted() == Array(3...14), "seqs \(seqs.sorted())")
+    let texts = s.run(["log", "--json"]).lines.compactMap { line in
+      (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["text"] as? String
+    }
+    #expect(Set(texts.dropFirst(2)) == Set((0..<16).filter { ![3, 7, 10, 13].contains($0) }.map { "thread \($0)" }))
+    #expect(texts.count == 14)
+    let after = transactions(s, fromSeq: 3)
+    let used = store == .lmdb ? after - before : after
+    #expect(used >= 1 && used < 12, "12 writes took \(used) transactions")
+    print("group commit (\(store)): 16 writes, 4 refused, the 12 others in \(used) transactions")
+    #expect(s.run("verify").code == 0)
+  }
+
+  /// 16 threads appending as fast as they can through one `EventLog`:
+  /// fewer transactions than appends (printed), every seq once.
+  @Test(arguments: Store.allCases) func busyThreadsShareTransactions(_ store: Store) throws {
+    let s = Sandbox(store)
+    s.append("seed")
+    let log = try EventLog(s.db)
+    let before = transactions(s, fromSeq: 2)
+    let perThread = 40
+    let seqs = Mutex<[UInt64]>([])
+    onThreads(16) { thread in
+      for i in 0..<perThread {
+        do {
+          let outcome = try log.append("thread \(thread) message \(i)", to: StreamName("s\(thread % 3)"))
+          seqs.withLock { $0.append(outcome.event.seq) }
+        } catch {
+          Issue.record("thread \(thread): \(error)")
+        }
+      }
+    }
+    let total = 16 * perThread
+    #expect(seqs.withLock { $0.sorted() } == Array(2...UInt64(total + 1)))
+    let after = transactions(s, fromSeq: 2)
+    let used = store == .lmdb ? after - before : after
+    #expect(used >= 1 && used < total, "\(total) appends took \(used) transactions")
+    print("group commit (\(store)): \(total) appends from 16 threads in \(used) transactions")
+    #expect(s.run("verify").code == 0)
+  }
+}
