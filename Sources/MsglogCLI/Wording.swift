@@ -98,6 +98,13 @@ package enum Wording {
 
   /// A follower's hint: it wrote nothing, and it can go on where it stopped
   /// (a writer's hint, about a commit cut off, would be wrong here).
+  /// A short wait in seconds, as a person reads it: `0.1 s`, `5 s`.
+  static func seconds(_ duration: Duration) -> String {
+    let (whole, atto) = duration.components
+    let tenths = atto / 100_000_000_000_000_000
+    return tenths == 0 ? "\(whole) s" : "\(whole).\(tenths) s"
+  }
+
   static func followerHint(resumeFrom: UInt64?) -> String {
     guard let resumeFrom else { return "nothing is lost: follow again once the server is back" }
     return "nothing is lost: once the server is back, 'msglog log --follow --from \(resumeFrom)' "

@@ -143,7 +143,7 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
   public struct Child {
     public let process: ChildProcess
     public let outPath: String
-    let errPath: String
+    public let errPath: String
 
     public func finish() -> Run {
       process.waitUntilExit()

@@ -32,6 +32,8 @@ extension Invocation {
 
   /// Prints events as they commit, each flushed at once, until SIGINT,
   /// SIGTERM, a closed stdout (exit 0 for all three) or `limit` events.
+  /// While its store is away (a server restarting) it says so on stderr and
+  /// tries again, going on after the last event it printed.
   func follow(from: UInt64?, stream: StreamName?, limit: UInt64) throws {
     let log = try openLog(forWriting: false)
     guard limit > 0 else { return }
@@ -41,13 +43,24 @@ extension Invocation {
     var resumeFrom = from
     let json = json
     var writer = Format.EventLineWriter()
+    let stderr = self.stderr
+    let location = log.location
     do {
       try log.follow(
         from: from, stream: stream,
         stop: [
           FollowStop(fileDescriptor: signals.readEnd, whenReadable: true),
           FollowStop(fileDescriptor: 1, whenReadable: false),  // stdout's reader went away
-        ]
+        ],
+        notices: { notice in
+          switch notice {
+          case .reconnecting(let error, let delay, let next):
+            stderr.note("msglog: \(error.description) (trying again in \(Wording.seconds(delay)), from seq \(next))")
+          case .reconnected:
+            stderr.note("msglog: following \(location) again")
+          }
+          try? stderr.flush()  // said now, while it waits
+        }
       ) { event in
         if json { try writer.write(event, to: stdout) } else { try stdout.line(Format.eventLine(event)) }
         try stdout.flush()
@@ -55,8 +68,8 @@ extension Invocation {
         resumeFrom = event.seq + 1
         return printed < limit
       }
-    } catch let error as MsglogError {
-      guard case .connectionLost = error else { throw error }
+    } catch let error as MsglogError where printed > 0 && error.category == .unavailable {
+      // Cut off under way by what it does not try again: say from where to go on.
       throw FollowerCutOff(error: error, resumeFrom: resumeFrom)
     }
   }

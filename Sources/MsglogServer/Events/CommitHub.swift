@@ -45,11 +45,13 @@ final class CommitHub: Sendable {
   }
 
   private func follow() {
-    // A failed follow (the database went away) is retried: the streams
-    // would otherwise wait for ever.
+    // The follower survives the store going away (it reconnects and goes
+    // on from where it was); anything else that ends it is retried, from
+    // the last head published, so no commit waits for a keep-alive.
     while !isStopping {
       do {
-        try log.follow(stop: [FollowStop(fileDescriptor: stopPipe.read, whenReadable: true)]) { event in
+        let from = state.read { $0.head } + 1
+        try log.follow(from: from, stop: [FollowStop(fileDescriptor: stopPipe.read, whenReadable: true)]) { event in
           publish(event.seq)
           return true
         }
@@ -71,6 +73,11 @@ final class CommitHub: Sendable {
     state.wait(until: { $0.head >= seq || $0.stopping }, deadline: .after(seconds: seconds)) { state, _ in
       state.head >= seq
     }
+  }
+
+  /// Waits `seconds`, or until the server stops.
+  func pause(seconds: Double) {
+    state.wait(until: { $0.stopping }, deadline: .after(seconds: seconds)) { _, _ in }
   }
 
   /// Ends the follower and wakes every stream; returns once the follower

@@ -42,6 +42,10 @@ package final class EventFeed: @unchecked Sendable {  // used by one connection'
       if json.bytes.isEmpty {
         do {
           try readBatch()
+        } catch let error as MsglogError where EventLog.isLostStore(error) {
+          // The server went away (a restart): the stream stays open and
+          // reads again shortly, from where it was.
+          commits.pause(seconds: 0.5)
         } catch {
           return .failed
         }
