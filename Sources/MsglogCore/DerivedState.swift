@@ -54,7 +54,8 @@ public struct DerivedState {
       case .move(let id, let from, let to):
         command = .move(from: from, to: to, id: id)
       }
-      guard try session.perform(WriteRequest(stream: event.stream, command: command, time: event.time)) != nil else {
+      let request = WriteRequest(stream: event.stream, command: command, time: event.time)
+      guard try session.replay(request, recorded: event) != nil else {
         throw MsglogError.eventDoesNotFit(seq: seq, reason: "a move onto itself, which no msglog writes")
       }
       // Bound the session's caches on long logs.

@@ -100,6 +100,10 @@ public protocol LogReader {
   func summary() throws -> LedgerSummary?
   /// The row count of every table, when the store can count in O(1) (nil otherwise).
   func tableCounts() throws -> TableCounts?
+  /// The row count of every table, by a scan where the store cannot count
+  /// in O(1): for `verify`, which reads everything anyway and must find rows
+  /// that nothing refers to. Nil in a store that cannot count at all.
+  func rowCounts() throws -> TableCounts?
   /// Whether the bytes `forEachRecord` lends stay valid (unchanged) until
   /// the transaction ends or writes, not just during the call: a memory map
   /// (LMDB) does; a network result freed per batch does not. A full replay
@@ -120,6 +124,8 @@ public protocol LogReader {
 
 extension LogReader {
   public var recordsStayMapped: Bool { false }
+
+  public func rowCounts() throws -> TableCounts? { try tableCounts() }
 
   public func forEachRecord(at seqs: [UInt64], _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
     for seq in seqs.sorted() { try withRecord(at: seq) { try body(seq, $0) } }

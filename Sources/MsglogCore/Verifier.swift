@@ -222,9 +222,19 @@ public enum Verifier {
               + "\(state.streamSeqs[stream]?.count ?? 0)")
         }
       }
-      for (id, var want) in state.ids.sorted(by: { $0.value.insertSeq < $1.value.insertSeq }) {
+      let ids = state.ids.sorted(by: { $0.value.insertSeq < $1.value.insertSeq })
+      var stored: [ItemID: IdEntry] = [:]
+      var chunkEnd = 0
+      for (n, (id, var want)) in ids.enumerated() {
+        // The rows of the next ids in one request (a round trip to a
+        // server); a chunk with a damaged row is read row by row, so that
+        // each damaged row is named.
+        if n == chunkEnd {
+          chunkEnd = min(n + Self.idChunk, ids.count)
+          stored = (try? reader.idEntries(ids[n..<chunkEnd].map(\.key))) ?? [:]
+        }
         do {
-          guard let entry = try reader.idEntry(id) else {
+          guard let entry = try stored[id] ?? reader.idEntry(id) else {
             problem("table ids: \(id.text) is missing (inserted at seq \(want.insertSeq))")
             continue
           }
@@ -260,6 +270,9 @@ public enum Verifier {
       }
     }
 
+    /// How many id rows one request reads.
+    static let idChunk = 4096
+
     /// Row counts against the summary and against what the replay needs:
     /// rows that nothing refers to are found here.
     mutating func checkCounts(nodes: UInt64, checkpoints: UInt64) {
@@ -267,7 +280,7 @@ public enum Verifier {
         events: report.events, streams: UInt64(state.projections.count), ids: UInt64(state.ids.count), nodes: nodes,
         checkpoints: checkpoints)
       do {
-        if let counts = try reader.tableCounts() {
+        if let counts = try reader.rowCounts() {
           let rows: [(String, UInt64, UInt64)] = [
             ("heads", counts.heads, expected.streams), ("ids", counts.ids, expected.ids),
             ("order", counts.nodes, expected.nodes), ("checkpoints", counts.checkpoints, expected.checkpoints),
@@ -313,6 +326,7 @@ extension StoredOrder {
       if head.count != 0 { result.problems.append("the head counts \(head.count) items but has no tree") }
       return result
     }
+    let (nodes, unreadable) = readTree(head, in: reader)
     var seen: Set<NodeID> = []
     /// The number of items under `id`, or nil when the walk must stop.
     func walk(_ id: NodeID, parent: NodeID, depth: Int) -> Int? {
@@ -328,15 +342,12 @@ extension StoredOrder {
         result.problems.append("node \(id) is reached twice")
         return nil
       }
-      let node: TreeNode<Slot>
-      do {
-        guard let found = try reader.orderNode(id, of: head.stream) else {
-          result.problems.append("node \(id) is missing")
-          return nil
-        }
-        node = found
-      } catch {
-        result.problems.append("\(error)")
+      if let reason = unreadable[id] {
+        result.problems.append(reason)
+        return nil
+      }
+      guard let node = nodes[id] else {
+        result.problems.append("node \(id) is missing")
         return nil
       }
       result.nodes += 1
@@ -366,5 +377,39 @@ extension StoredOrder {
       result.problems.append("the tree holds \(total) items; the head counts \(head.count)")
     }
     return result
+  }
+
+  /// The nodes reachable from the stream's root, read a level at a time —
+  /// one request per level (in chunks) where the store is a server, rather
+  /// than one per node — and why each node that could not be read could
+  /// not (a damaged row is read on its own, so that it is named).
+  static func readTree(_ head: StreamHead, in reader: any LogReader) -> (
+    nodes: [NodeID: TreeNode<Slot>], unreadable: [NodeID: String]
+  ) {
+    var nodes: [NodeID: TreeNode<Slot>] = [:]
+    var unreadable: [NodeID: String] = [:]
+    var asked: Set<NodeID> = []
+    var level = [head.root]
+    for _ in 0..<48 where !level.isEmpty {
+      let wanted = level.filter { $0 != 0 && $0 < head.nextNode && asked.insert($0).inserted }
+      var found: [NodeID: TreeNode<Slot>] = [:]
+      for start in stride(from: 0, to: wanted.count, by: 1024) {
+        let chunk = Array(wanted[start..<min(start + 1024, wanted.count)])
+        if let batch = try? reader.orderNodes(chunk, of: head.stream) {
+          found.merge(batch) { $1 }
+          continue
+        }
+        for id in chunk {
+          do {
+            found[id] = try reader.orderNode(id, of: head.stream)
+          } catch {
+            unreadable[id] = "\(error)"
+          }
+        }
+      }
+      nodes.merge(found) { $1 }
+      level = wanted.flatMap { found[$0].map { $0.isLeaf ? [] : $0.children } ?? [] }
+    }
+    return (nodes, unreadable)
   }
 }
