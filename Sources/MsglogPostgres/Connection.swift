@@ -33,6 +33,8 @@ public struct PostgresError: Error, Equatable, Sendable, CustomStringConvertible
   /// A repeatable-read transaction met a row another committed after its
   /// snapshot: an optimistic write whose head moved.
   public static let serializationFailure = "40001"
+  /// A write on what its process knew found the head moved (see `KnownState`).
+  public static let divisionByZero = "22012"
 
   /// Whether the connection is gone (its server went away or restarted).
   public var isConnectionLost: Bool {

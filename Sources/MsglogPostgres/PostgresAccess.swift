@@ -57,6 +57,13 @@ extension PostgresStore {
       var n: UInt64
     }
 
+    /// A write on what this process knew (`KnownState`): no transaction is
+    /// open until the first statement is sent, and the lock checks that the
+    /// head is still the one known.
+    private let known: Bool
+    /// Whether the transaction's `BEGIN` has been sent.
+    private var begun: Bool
+
     init(
       connection: Connection, store: PostgresStore, writing: Bool, head: UInt64? = nil, locked: Bool = true,
       serverTime: Timestamp? = nil
@@ -68,7 +75,56 @@ extension PostgresStore {
       self.openingHead = head
       self.locked = locked
       self.commitTime = serverTime
+      self.known = false
+      self.begun = true
     }
+
+    /// A write on what this process knows: validated against `state`,
+    /// committed in one round trip when it reads nothing else.
+    init(connection: Connection, store: PostgresStore, knowing state: KnownState) {
+      self.connection = connection
+      self.store = store
+      writing = true
+      head = state.head
+      openingHead = state.head
+      locked = false
+      commitTime = state.time
+      known = true
+      begun = false
+      cachedHeads = state.heads
+      cachedLast = state.last
+      cachedNodes = state.nodes
+      knownVersion = state.headVersion
+    }
+
+    /// The head row's version (xmin) as the known state has it.
+    private var knownVersion: String? = nil
+    /// The head row's version once this transaction committed.
+    private(set) var headVersion: String? = nil
+
+    /// What this transaction leaves known, once it has committed: the head,
+    /// and the heads, last events and nodes of the streams it read or
+    /// wrote; nil after a rebuild (it read everything; nothing to keep).
+    func knownAfterCommit(serverClock: Timestamp, readAt: ContinuousClock.Instant, lastTime: Timestamp)
+      -> KnownState?
+    {
+      guard let head, let headVersion, !clearedOnce, cachedNodes.count <= KnownState.nodeLimit else { return nil }
+      var time = lastTime
+      if let record = lastAppended,
+        let event = try? record.withUnsafeBytes({ try EventRecord.decode($0, verifyingChecksum: false) }),
+        event.time > time
+      {
+        time = event.time
+      }
+      return KnownState(
+        head: head, headVersion: headVersion, heads: cachedHeads, last: cachedLast, nodes: cachedNodes,
+        lastTime: time, serverClock: serverClock, readAt: readAt)
+    }
+
+    /// The record of the last event appended, for the time the next must not fall behind.
+    private var lastAppended: [UInt8]?
+    /// Whether the derived tables were cleared (a rebuild).
+    private var clearedOnce = false
 
     /// The statement a write opens with: the head seq (locked, or from the
     /// snapshot), the server's clock in milliseconds, the log's last record
@@ -84,7 +140,12 @@ extension PostgresStore {
     /// What `headStatement` found.
     struct Opening {
       var head: UInt64
+      /// The events' time: the server's clock, never earlier than `lastTime`.
       var time: Timestamp
+      /// The server's clock.
+      var serverClock: Timestamp
+      /// The time of the log's last event (0 for an empty log).
+      var lastTime = Timestamp(milliseconds: 0)
       var inRecovery: Bool
 
       init(_ rows: Rows, shown: String) throws {
@@ -95,13 +156,11 @@ extension PostgresStore {
         inRecovery = rows.bool(0, 3) == true
         // Never earlier than the event before: times go forward with seqs,
         // whichever machine's commit came first.
-        var time = Timestamp(milliseconds: now)
-        if !rows.isNull(0, 2),
-          let last = try? EventRecord.decode(rows.bytes(0, 2), verifyingChecksum: false), last.time > time
-        {
-          time = last.time
+        serverClock = Timestamp(milliseconds: now)
+        if !rows.isNull(0, 2), let last = try? EventRecord.decode(rows.bytes(0, 2), verifyingChecksum: false) {
+          lastTime = last.time
         }
-        self.time = time
+        time = max(serverClock, lastTime)
       }
     }
 
@@ -109,14 +168,37 @@ extension PostgresStore {
     /// sends: in a repeatable-read transaction it fails (could not
     /// serialize) if another writer committed after the snapshot, so that
     /// nothing is written on a state that moved.
+    ///
+    /// A write on what was known checks instead that the head is still the
+    /// one known, dividing by zero if not (in any isolation: `FOR UPDATE`
+    /// evaluates it on the row as locked).
     private func lockFirst(_ statements: [Statement]) -> [Statement] {
       guard !locked else { return statements }
-      return [Statement("SELECT seq FROM msglog.head WHERE id = 1 FOR UPDATE")] + statements
+      guard known, let openingHead, let knownVersion else {
+        return [Statement("SELECT seq FROM msglog.head WHERE id = 1 FOR UPDATE")] + statements
+      }
+      // The row as the last write left it: its seq, and its version (xmin),
+      // which any other write changes — a rebuild that leaves the seq too.
+      return [
+        Statement(
+          "SELECT 1 / (seq = $1 AND xmin::text = $2)::int FROM msglog.head WHERE id = 1 FOR UPDATE",
+          [.uint64(openingHead), .text(knownVersion)])
+      ] + statements
+    }
+
+    /// `statements`, after the transaction's `BEGIN` if it has not been sent.
+    private func begin(_ statements: [Statement]) -> [Statement] {
+      begun ? statements : [Statement("BEGIN")] + statements
     }
 
     /// Runs a read of `table`, after sending what is buffered for it.
     private func query(_ table: Table, _ sql: String, _ parameters: [Parameter] = []) throws -> Rows {
       if cleared || dirty.contains(table) { try flush() }
+      guard begun else {
+        let rows = try connection.pipeline(begin([Statement(sql, parameters)]))
+        begun = true
+        return rows[1]
+      }
       return try connection.execute(sql, parameters)
     }
 
@@ -251,7 +333,10 @@ extension PostgresStore {
       var nodes: [NodeID: TreeNode<Slot>] = [:]
       for row in 0..<rows.count {
         let id = rows.uint64(row, 0)!
-        nodes[id] = try DerivedRows.decodeNode(id, of: stream, rows.bytes(row, 1))
+        let node = try DerivedRows.decodeNode(id, of: stream, rows.bytes(row, 1))
+        nodes[id] = node
+        // A writer's path through the tree, for its next write (`KnownState`).
+        if writing { cachedNodes[NodeKey(stream: stream, n: id)] = node }
       }
       return nodes
     }
@@ -358,6 +443,7 @@ extension PostgresStore {
       if case .insert(let id, _, _, _) = event.op { inserted = id }
       events.append((seq, event.stream.bytes, event.version, inserted, bytes))
       cachedLast[event.stream] = (seq, bytes)
+      lastAppended = bytes
       dirty.insert(.events)
       head = seq
     }
@@ -370,7 +456,8 @@ extension PostgresStore {
 
     func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) throws {
       nodes[NodeKey(stream: stream, n: id)] = DerivedRows.encode(node, id: id, of: stream)
-      cachedNodes[NodeKey(stream: stream, n: id)] = nil
+      // What the row holds once the write is sent: a read of it needs no round trip.
+      cachedNodes[NodeKey(stream: stream, n: id)] = node
       dirty.insert(.nodes)
     }
 
@@ -405,6 +492,7 @@ extension PostgresStore {
     }
 
     func clearDerived() throws {
+      clearedOnce = true
       cachedHeads.removeAll()
       cachedNodes.removeAll()
       heads.removeAll()
@@ -494,10 +582,11 @@ extension PostgresStore {
     /// Sends the buffered writes (one pipeline) so that the next read sees them.
     func flush() throws {
       guard writing, pending else { return }
-      let batch = lockFirst(statements())
+      let batch = begin(lockFirst(statements()))
       clearBuffers()
       wrote = true
       try connection.pipeline(batch)
+      begun = true
       locked = true
     }
 
@@ -507,17 +596,33 @@ extension PostgresStore {
     func commit() throws {
       var batch = statements()
       clearBuffers()
+      var updateAt: Int? = nil
       if let head, wrote || !batch.isEmpty {
         batch = lockFirst(batch)
-        batch.append(Statement("UPDATE msglog.head SET seq = $1 WHERE id = 1", [.uint64(head)]))
+        updateAt = batch.count
+        // Its xmin names this transaction's version of the row, for the next
+        // write on what this one leaves known.
+        batch.append(Statement("UPDATE msglog.head SET seq = $1 WHERE id = 1 RETURNING xmin::text", [.uint64(head)]))
         // Delivered to listeners when (and only if) the transaction commits:
         // once per transaction, however many events it appends.
         if head != openingHead {
           batch.append(Statement("SELECT pg_notify('msglog', $1)", [.text(String(head))]))
         }
       }
+      guard begun || !batch.isEmpty else {  // nothing sent, nothing to end
+        headVersion = knownVersion
+        return
+      }
       batch.append(Statement("COMMIT"))
-      try connection.pipeline(batch)
+      let sent = begin(batch)
+      let rows = try connection.pipeline(sent)
+      begun = true
+      // The update's result, counted from the end (a BEGIN may have been put in front).
+      if let updateAt {
+        headVersion = rows[rows.count - (batch.count - updateAt)].text(0, 0)
+      } else {
+        headVersion = knownVersion
+      }
     }
   }
 }

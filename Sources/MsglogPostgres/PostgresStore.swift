@@ -31,6 +31,8 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
   private let schemaReady = Mutex(false)
   /// Whether the last write found the head moved after its snapshot.
   private let contended = Mutex(false)
+  /// What this process's last write left known (see `KnownState`).
+  private let known = Mutex<KnownState?>(nil)
 
   public static let schemaVersion = "1"
 
@@ -89,6 +91,23 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
     throws -> R
   {
     try withConnection(writing: true) { connection in
+      // What this process's last write left known: no round trip before the commit.
+      if let state = takeKnown(covering: streams) {
+        let access = Access(connection: connection, store: self, knowing: state)
+        do {
+          let result = try body(access)
+          try access.commit()
+          keep(access.knownAfterCommit(serverClock: state.serverClock, readAt: state.readAt, lastTime: state.lastTime))
+          return result
+        } catch let error as PostgresError where error.sqlState == PostgresError.divisionByZero {
+          // Another writer committed since: nothing was written. The ordinary way.
+          if connection.isInTransaction { guard try rollBack(connection) else { throw error } }
+        } catch let refusal as MsglogError {
+          // Refused: nothing was committed, so what was known still is.
+          keep(state)
+          throw refusal
+        }
+      }
       var creating = false
       // After a write that lost its optimism, the next one locks at once:
       // writers elsewhere are busy.
@@ -124,6 +143,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
         } catch let error as PostgresError where error.sqlState == PostgresError.readOnlyTransaction {
           throw try readOnlyRefusal(error, on: connection)
         }
+        let readAt = ContinuousClock.now
         let opened = try Access.Opening(rows[headAt], shown: shown)
         if opened.inRecovery { throw MsglogError.readOnly(location: shown, reason: Self.replicaRefusal) }
         let access = Access(
@@ -134,6 +154,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
           let result = try body(access)
           try access.commit()
           if creating { schemaReady.withLock { $0 = true } }
+          keep(access.knownAfterCommit(serverClock: opened.serverClock, readAt: readAt, lastTime: opened.lastTime))
           return result
         } catch let error as PostgresError where optimistic && error.sqlState == PostgresError.serializationFailure {
           // The head moved after the snapshot: nothing was written. Again, locked.
@@ -145,6 +166,21 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
         }
       }
     }
+  }
+
+  /// What this process's last write left known, taken (one writer uses it
+  /// at a time) when it covers `streams` and is fresh enough.
+  private func takeKnown(covering streams: [StreamName]) -> KnownState? {
+    known.withLock { known in
+      guard let state = known, state.covers(streams) else { return nil }
+      known = nil
+      return state
+    }
+  }
+
+  /// Keeps what a write that committed leaves known (nil: nothing).
+  private func keep(_ state: KnownState?) {
+    known.withLock { $0 = state }
   }
 
   /// What a hot standby (or any server in recovery) answers a write with.
