@@ -2,19 +2,6 @@
   import Glibc
 #endif
 
-/// A file descriptor that ends a `follow` when it signals.
-public struct FollowStop: Sendable {
-  public var fileDescriptor: Int32
-  /// Readable (a self-pipe of signal handlers, a cancellation pipe), or
-  /// only hung up (stdout: its reader went away; a terminal may also be readable).
-  public var whenReadable: Bool
-
-  public init(fileDescriptor: Int32, whenReadable: Bool) {
-    self.fileDescriptor = fileDescriptor
-    self.whenReadable = whenReadable
-  }
-}
-
 extension EventLog {
   /// Calls `body` with each event from `seq` on (nil: after the current
   /// head, only new events) as it commits, from any process, in seq order,
@@ -105,29 +92,5 @@ extension EventLog {
         }
       }
     }
-  }
-}
-
-/// Runs `body` on a thread of its own (a follower blocks in `poll`, which a
-/// shared pool's thread must not).
-func startThread(_ body: @escaping @Sendable () -> Void) {
-  final class Box: @unchecked Sendable {
-    let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-  }
-  var thread = pthread_t()
-  let box = Unmanaged.passRetained(Box(body)).toOpaque()
-  let rc = pthread_create(
-    &thread, nil,
-    { raw in
-      let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-      box.body()
-      return nil
-    }, box)
-  if rc == 0 {
-    pthread_detach(thread)
-  } else {
-    Unmanaged<Box>.fromOpaque(box).release()
-    body()
   }
 }

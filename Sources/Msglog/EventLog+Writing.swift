@@ -1,25 +1,3 @@
-/// A message to append or insert in a batch.
-public struct NewItem: Equatable, Sendable {
-  public var text: String
-  public var sender: String?
-  /// The id to use; a fresh random one when nil.
-  public var id: ItemID?
-
-  public init(_ text: String, sender: String? = nil, id: ItemID? = nil) {
-    self.text = text
-    self.sender = sender
-    self.id = id
-  }
-}
-
-/// What `importLines` did.
-public struct ImportSummary: Equatable, Sendable {
-  /// Events appended (a move onto itself appends none).
-  public var imported: Int
-  /// The head of the log afterwards.
-  public var head: UInt64
-}
-
 extension EventLog {
   /// Appends a message at the end of the stream.
   @discardableResult
@@ -172,7 +150,7 @@ extension EventLog {
   /// nothing is written. A UTF-8 byte-order mark and blank lines are skipped.
   public func importLines(
     _ input: [UInt8], defaultStream: StreamName = .main, progress: ((Int, Int) -> Void)? = nil
-  ) throws -> ImportSummary {
+  ) throws -> ImportResult {
     let (requests, lineNumbers) = try input.withUnsafeBytes { all in
       try Self.readImportLines(
         input.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: all.dropFirst(3)) : all,
@@ -182,6 +160,6 @@ extension EventLog {
     let appended = outcomes.compactMap { $0 }
     // Nothing appended (no lines, or only moves onto themselves): the head is where it was.
     let head = appended.last?.event.seq ?? (try? headSeq()) ?? 0
-    return ImportSummary(imported: appended.count, head: head)
+    return ImportResult(imported: appended.count, head: head)
   }
 }

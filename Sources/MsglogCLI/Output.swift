@@ -160,7 +160,7 @@ package enum Format {
   static let plain = "\u{1B}[0m"
 
   /// `INDEX  SHORTID  SENDER  TEXT`, index right-aligned to the widest in the list.
-  static func itemLines(_ snapshot: StreamSnapshot, colour: Bool, to out: OutputStream) throws(OutputError) {
+  static func itemLines(_ snapshot: StreamContents, colour: Bool, to out: OutputStream) throws(OutputError) {
     var writer = ItemLineWriter(count: snapshot.items.count, colour: colour)
     for (index, item) in snapshot.items.enumerated() {
       try writer.write(item, index: index, to: out)
@@ -224,7 +224,7 @@ package enum Format {
   }
 
   /// `replay --json`: the document, item by item into the output.
-  package static func writeSnapshotJSON(_ snapshot: StreamSnapshot, to out: OutputStream) throws(OutputError) {
+  package static func writeSnapshotJSON(_ snapshot: StreamContents, to out: OutputStream) throws(OutputError) {
     try out.write(snapshotJSONHead(snapshot, count: snapshot.items.count))
     var writer = ItemJSONWriter()
     for (index, item) in snapshot.items.enumerated() {
@@ -234,7 +234,7 @@ package enum Format {
   }
 
   /// The document up to the opening bracket of `items`, so that items can follow one by one.
-  static func snapshotJSONHead(_ snapshot: StreamSnapshot, count: Int) -> String {
+  static func snapshotJSONHead(_ snapshot: StreamContents, count: Int) -> String {
     var doc = JSONObjectWriter()
     doc.add("stream", snapshot.stream)
     doc.add("seq", snapshot.seq)
@@ -338,7 +338,7 @@ package enum Format {
     }
   }
 
-  static func streamsTable(_ streams: [StreamSummary], to out: OutputStream) throws(OutputError) {
+  static func streamsTable(_ streams: [StreamCounters], to out: OutputStream) throws(OutputError) {
     let rows =
       [["STREAM", "ITEMS", "VERSION", "SEQ"]]
       + streams.map { [TerminalText.escape($0.stream.text), String($0.count), String($0.version), String($0.lastSeq)] }
@@ -355,7 +355,7 @@ package enum Format {
     }
   }
 
-  package static func streamsJSON(_ streams: [StreamSummary]) -> String {
+  package static func streamsJSON(_ streams: [StreamCounters]) -> String {
     let rows = streams.map { summary -> String in
       var o = JSONObjectWriter()
       o.add("stream", summary.stream)

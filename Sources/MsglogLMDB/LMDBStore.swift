@@ -316,7 +316,7 @@ public final class LMDBStore: EventStore {
       }
     }
 
-    func summary() throws -> LedgerSummary? {
+    func summary() throws -> RecordedCounts? {
       try txn.get(store.meta, LMDBStore.summaryKey) { try DerivedRows.decodeSummary($0) }
     }
 
@@ -359,7 +359,7 @@ public final class LMDBStore: EventStore {
       try txn.put(store.ids, id.bytes, DerivedRows.encode(entry, for: id))
     }
 
-    func putSummary(_ summary: LedgerSummary) throws {
+    func putSummary(_ summary: RecordedCounts) throws {
       try txn.put(store.meta, LMDBStore.summaryKey, DerivedRows.encode(summary))
     }
 

@@ -255,7 +255,7 @@ extension PostgresStore {
       return (0..<rows.count).map { rows.uint64($0, 0)! }
     }
 
-    func summary() throws -> LedgerSummary? {
+    func summary() throws -> RecordedCounts? {
       let rows = try query(.meta, "SELECT value FROM msglog.meta WHERE key = 'summary'")
       return rows.count == 0 ? nil : try DerivedRows.decodeSummary(rows.bytes(0, 0))
     }
@@ -317,7 +317,7 @@ extension PostgresStore {
       dirty.insert(.checkpoints)
     }
 
-    func putSummary(_ summary: LedgerSummary) throws {
+    func putSummary(_ summary: RecordedCounts) throws {
       summaryRow = DerivedRows.encode(summary)
       dirty.insert(.meta)
     }

@@ -11,7 +11,7 @@ import Testing
 /// ledger had at that point.
 @Suite struct LedgerPropertyTests {
   /// One random command for a stream of `count` items, and its effect on the model.
-  static func randomCommand(count: Int, model: [ItemID], rng: inout SeededGenerator) -> (Command, [ItemID]?) {
+  static func randomCommand(count: Int, model: [ItemID], rng: inout SeededGenerator) -> (WriteRequest.Command, [ItemID]?) {
     var next = model
     switch Int.random(in: 0..<10, using: &rng) {
     case 0..<4 where true:

@@ -21,7 +21,7 @@ import Testing
     for step in 0..<steps {
       let growing = step < steps * 2 / 3
       let roll = Int.random(in: 0..<10, using: &rng)
-      let command: Command
+      let command: WriteRequest.Command
       var next = model
       if model.isEmpty || (growing ? roll < 6 : roll < 2) {
         let index = Int.random(in: 0...model.count, using: &rng)

@@ -10,7 +10,7 @@ import Testing
   let log = EventLog.inMemory()
 
   @discardableResult
-  func perform(_ command: Command, stream: StreamName = "main", expect version: UInt64? = nil) throws -> Outcome? {
+  func perform(_ command: WriteRequest.Command, stream: StreamName = "main", expect version: UInt64? = nil) throws -> Outcome? {
     try log.perform([WriteRequest(stream: stream, command: command)], expectVersion: version)[0]
   }
 
@@ -21,7 +21,7 @@ import Testing
   var export: [String] { get throws { try log.exportLines() } }
 
   func expectRefusal(
-    _ category: MsglogError.Category, containing fragment: String, _ command: Command, stream: StreamName = "main",
+    _ category: MsglogError.Category, containing fragment: String, _ command: WriteRequest.Command, stream: StreamName = "main",
     expect version: UInt64? = nil
   ) throws {
     let before = try export

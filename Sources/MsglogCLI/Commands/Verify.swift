@@ -24,7 +24,7 @@ extension Invocation {
     try printReport(result.after)
   }
 
-  func printReport(_ report: Verifier.Report) throws {
+  func printReport(_ report: VerifyReport) throws {
     if json {
       var o = JSONObjectWriter()
       o.addRaw("ok", report.isClean ? "true" : "false")

@@ -155,7 +155,7 @@ public enum DerivedRows {
 
   // MARK: - Summary: 6 × u64
 
-  public static func encode(_ summary: LedgerSummary) -> [UInt8] {
+  public static func encode(_ summary: RecordedCounts) -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(52)
     for n in [summary.events, summary.streams, summary.ids, summary.nodes, summary.checkpoints] {
@@ -164,9 +164,9 @@ public enum DerivedRows {
     return seal(.summary, key: [], out)
   }
 
-  public static func decodeSummary(_ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> LedgerSummary {
+  public static func decodeSummary(_ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> RecordedCounts {
     var r = try open(.summary, key: [], row, what: "the summary")
-    let summary = LedgerSummary(
+    let summary = RecordedCounts(
       events: try r.u64(), streams: try r.u64(), ids: try r.u64(), nodes: try r.u64(), checkpoints: try r.u64())
     try r.end()
     return summary
@@ -234,25 +234,4 @@ public enum DerivedRows {
       guard remaining == 0 else { throw DerivedDamage(table, "\(what) has \(remaining) unexpected bytes") }
     }
   }
-}
-
-/// A derived row that cannot be what the log says it should be: damaged
-/// behind msglog's back. The log itself may be intact, in which case the
-/// derived tables can be rebuilt from it.
-public struct DerivedDamage: Error, Equatable, CustomStringConvertible, Sendable {
-  /// The table concerned (by name, as `verify` reports it).
-  public var table: String
-  public var detail: String
-
-  public init(_ table: DerivedRows.Table, _ detail: String) {
-    self.table = table.description
-    self.detail = detail
-  }
-
-  public init(table: String, _ detail: String) {
-    self.table = table
-    self.detail = detail
-  }
-
-  public var description: String { "table \(table): \(detail)" }
 }

@@ -156,7 +156,7 @@ public enum ImportLine {
     let stream = try line.stream() ?? defaultStream
     let time = try line.time()
 
-    let command: Command
+    let command: WriteRequest.Command
     switch op {
     case "append", "insert":
       let index: UInt64?

@@ -7,7 +7,7 @@ extension Event {
     return o.close()
   }
 
-  /// The event's members in SPEC.md's order, into an object being written.
+  /// The event's members in docs/REFERENCE.md's order, into an object being written.
   public func addMembers(to o: inout JSONObjectWriter) {
     o.add("seq", seq)
     o.add("stream", stream)

@@ -34,7 +34,7 @@ public final class LedgerSession {
   private var storedEntries: [ItemID: IdEntry?] = [:]
   /// The derived tables' row counts, as this session leaves them; nil in a
   /// store that cannot count rows cheaply (and so keeps no summary).
-  private var summary: LedgerSummary?
+  private var summary: RecordedCounts?
 
   struct StreamState {
     var head: StreamHead
@@ -56,10 +56,10 @@ public final class LedgerSession {
     case .append:
       if let counts { try Integrity.checkCounts(writer, counts: counts) }
       self.nextSeq = try writer.headSeq() + 1
-      self.summary = counts == nil ? nil : try writer.summary() ?? LedgerSummary()
+      self.summary = counts == nil ? nil : try writer.summary() ?? RecordedCounts()
     case .rebuild:
       self.nextSeq = 1
-      self.summary = counts == nil ? nil : LedgerSummary()
+      self.summary = counts == nil ? nil : RecordedCounts()
     }
   }
 

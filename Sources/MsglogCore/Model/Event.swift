@@ -17,7 +17,7 @@ public struct Event: Equatable, Sendable {
     self.op = op
   }
 
-  /// What the event does to the stream's ordered array (SPEC.md's event table).
+  /// What the event does to the stream's ordered array (the event table of docs/REFERENCE.md, "Concepts").
   public enum Op: Equatable, Sendable {
     /// `array.insert(item, at: index)`.
     case insert(id: ItemID, index: UInt64, text: String, sender: String?)

@@ -1,11 +1,11 @@
-/// The bounds SPEC.md puts on user input, checked in one place for the
+/// The bounds docs/REFERENCE.md puts on user input, checked in one place for the
 /// command line, import and the ledger alike.
 public enum Limits {
   /// Message text: 1 byte to 1 MiB of UTF-8.
   public static let maxTextBytes = 1 << 20
   /// Stream names: 1 to 200 bytes.
   public static let maxStreamNameBytes = 200
-  /// Sender names: SPEC sets no bound; 1 KiB keeps a list line readable.
+  /// Sender names: up to 1 KiB, which keeps a list line readable.
   public static let maxSenderBytes = 1024
   /// Indices, seqs and versions are decimal integers from 0 to 2^63-1.
   public static let maxNumber = UInt64(Int64.max)

@@ -42,7 +42,7 @@ public struct StreamDiff: Equatable, Sendable {
   public var isEmpty: Bool { removed.isEmpty && inserted.isEmpty && moved.isEmpty }
 
   /// The diff from `old` to `new` (two snapshots of one stream). O(n log n).
-  public init(from old: StreamSnapshot, to new: StreamSnapshot) {
+  public init(from old: StreamContents, to new: StreamContents) {
     stream = new.stream
     from = old.seq
     to = new.seq

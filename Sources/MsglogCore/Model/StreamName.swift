@@ -14,7 +14,7 @@ public struct StreamName: Hashable, Comparable, Sendable, CustomStringConvertibl
 
   public init(stringLiteral value: String) { self.text = value }
 
-  /// Checks SPEC.md's rules: 1–200 bytes, no control characters.
+  /// Checks the rules of docs/REFERENCE.md: 1–200 bytes, no control characters.
   public init(validating text: String) throws(MsglogError) {
     try Limits.checkStreamName(text)
     self.text = text

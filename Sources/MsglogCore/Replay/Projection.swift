@@ -1,41 +1,7 @@
-/// An event reduced to what it does to positions: enough to fold it into a
-/// projection without decoding its text.
-public struct PositionalEvent: Equatable, Sendable {
-  public enum Change: Equatable, Sendable {
-    case insert(index: UInt64)
-    case remove(index: UInt64)
-    case move(from: UInt64, to: UInt64)
-  }
-
-  public var seq: UInt64
-  public var version: UInt64
-  public var id: ItemID
-  public var change: Change
-
-  public init(seq: UInt64, version: UInt64, id: ItemID, change: Change) {
-    self.seq = seq
-    self.version = version
-    self.id = id
-    self.change = change
-  }
-}
-
-extension Event {
-  public var positional: PositionalEvent {
-    let change: PositionalEvent.Change
-    switch op {
-    case .insert(_, let index, _, _): change = .insert(index: index)
-    case .remove(_, let index): change = .remove(index: index)
-    case .move(_, let from, let to): change = .move(from: from, to: to)
-    }
-    return PositionalEvent(seq: seq, version: version, id: id, change: change)
-  }
-}
-
 /// A stream's ordered array, built by folding its events in seq order.
 ///
 /// Each position holds a `Slot`: the item's id and the seq of its insert
-/// event, where its text is. `apply` implements SPEC.md's event table in
+/// event, where its text is. `apply` implements docs/REFERENCE.md's event table in
 /// O(log n) and checks every event against the state — the recorded index
 /// of a remove and the recorded id of a move must match — so a log written
 /// by anything but a correct msglog is caught at the first event that does
@@ -100,17 +66,4 @@ public struct Projection {
     }
     version = event.version
   }
-}
-
-/// An event that does not fit the state replay has reached: the log is corrupted.
-public struct ReplayError: Error, Equatable, CustomStringConvertible, Sendable {
-  public var seq: UInt64
-  public var reason: String
-
-  public init(seq: UInt64, reason: String) {
-    self.seq = seq
-    self.reason = reason
-  }
-
-  public var description: String { "corrupted log at seq \(seq): \(reason)" }
 }

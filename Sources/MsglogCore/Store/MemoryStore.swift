@@ -14,7 +14,7 @@ public final class MemoryStore: EventStore, @unchecked Sendable {
     var ids: [ItemID: IdEntry] = [:]
     var streamEvents: [StreamName: [UInt64]] = [:]
     var checkpoints: [StreamName: [Checkpoint]] = [:]
-    var summary: LedgerSummary? = nil
+    var summary: RecordedCounts? = nil
   }
 
   private let committed = Mutex(State())
@@ -97,7 +97,7 @@ public final class MemoryStore: EventStore, @unchecked Sendable {
 
     func lastStreamEvent(of stream: StreamName) throws -> UInt64? { state.streamEvents[stream]?.last }
 
-    func summary() throws -> LedgerSummary? { state.summary }
+    func summary() throws -> RecordedCounts? { state.summary }
 
     func tableCounts() throws -> TableCounts? {
       TableCounts(
@@ -108,7 +108,7 @@ public final class MemoryStore: EventStore, @unchecked Sendable {
         checkpoints: UInt64(state.checkpoints.values.reduce(0) { $0 + $1.count }))
     }
 
-    func putSummary(_ summary: LedgerSummary) throws { state.summary = summary }
+    func putSummary(_ summary: RecordedCounts) throws { state.summary = summary }
 
     func appendRecord(_ bytes: [UInt8], seq: UInt64) throws {
       precondition(seq == UInt64(state.records.count) + 1, "records are appended in seq order")

@@ -45,7 +45,7 @@ public struct DerivedState {
       let seq = event.seq
       guard seq == expected else { throw MsglogError.corruptedLog("the log has a gap: seq \(expected) is missing") }
       expected += 1
-      let command: Command
+      let command: WriteRequest.Command
       switch event.op {
       case .insert(let id, let index, let text, let sender):
         command = .insert(InsertRequest(index: index, text: text, sender: sender, id: id))

@@ -7,23 +7,10 @@
 /// not checked further (its later events would only repeat the damage), and
 /// the derived tables are not compared with a log that is itself damaged.
 public enum Verifier {
-  public struct Report: Equatable, Sendable {
-    public var events: UInt64 = 0
-    public var streams = 0
-    public var liveItems = 0
-    /// One line per problem, each naming the seq or table concerned.
-    public var problems: [String] = []
-    /// Whether every event record is sound, so that any problem is in the
-    /// derived tables alone and `verify --repair` can mend it.
-    public var logIsIntact = true
-
-    public var isClean: Bool { problems.isEmpty }
-  }
-
   /// How many problems to name before summarising the rest.
   static let problemLimit = 100
 
-  public static func verify(_ reader: any LogReader) throws -> Report {
+  public static func verify(_ reader: any LogReader) throws -> VerifyReport {
     var check = Check(reader: reader)
     try check.log()
     if check.report.logIsIntact { try check.derivedTables() }
@@ -32,7 +19,7 @@ public enum Verifier {
 
   struct Check {
     let reader: any LogReader
-    var report = Report()
+    var report = VerifyReport()
     var state = DerivedState()
     /// Streams whose replay hit damage: not checked further.
     var broken: Set<StreamName> = []
@@ -54,7 +41,7 @@ public enum Verifier {
       if report.problems.count < problemLimit { report.problems.append(text) } else { suppressed += 1 }
     }
 
-    mutating func finish() -> Report {
+    mutating func finish() -> VerifyReport {
       if suppressed > 0 { report.problems.append("… and \(suppressed) more problems") }
       report.streams = state.projections.count
       report.liveItems = state.projections.values.reduce(0) { $0 + $1.count }
@@ -263,7 +250,7 @@ public enum Verifier {
     /// Row counts against the summary and against what the replay needs:
     /// rows that nothing refers to are found here.
     mutating func checkCounts(nodes: UInt64, checkpoints: UInt64) {
-      let expected = LedgerSummary(
+      let expected = RecordedCounts(
         events: report.events, streams: UInt64(state.projections.count), ids: UInt64(state.ids.count), nodes: nodes,
         checkpoints: checkpoints)
       do {
@@ -281,7 +268,7 @@ public enum Verifier {
         // tables: checked on its own only when they are sound, and only in a
         // store that counts rows cheaply (the others keep none).
         let summary = try reader.summary()
-        if damagedTables.isEmpty, try reader.tableCounts() != nil, summary ?? LedgerSummary() != expected {
+        if damagedTables.isEmpty, try reader.tableCounts() != nil, summary ?? RecordedCounts() != expected {
           problem("table summary: \(summary.map(describe) ?? "missing"); the tables hold \(describe(expected))")
         }
       } catch {
@@ -289,82 +276,8 @@ public enum Verifier {
       }
     }
 
-    func describe(_ s: LedgerSummary) -> String {
+    func describe(_ s: RecordedCounts) -> String {
       "\(s.events) events, \(s.streams) streams, \(s.ids) ids, \(s.nodes) nodes, \(s.checkpoints) checkpoints"
     }
-  }
-}
-
-extension StoredOrder {
-  /// What `verify` learns from walking a stored order tree without trusting it.
-  public struct Inspection {
-    public var slots: [Slot] = []
-    public var leafOf: [ItemID: NodeID] = [:]
-    public var nodes = 0
-    public var problems: [String] = []
-  }
-
-  /// Walks the stream's tree from its root, checking every link: each
-  /// child's parent, each count against what lies below, node ids below
-  /// the head's next id, no node reached twice, the total against the head.
-  public static func inspect(_ head: StreamHead, in reader: any LogReader) -> Inspection {
-    var result = Inspection()
-    guard head.root != 0 else {
-      if head.count != 0 { result.problems.append("the head counts \(head.count) items but has no tree") }
-      return result
-    }
-    var seen: Set<NodeID> = []
-    /// The number of items under `id`, or nil when the walk must stop.
-    func walk(_ id: NodeID, parent: NodeID, depth: Int) -> Int? {
-      guard depth < 48 else {
-        result.problems.append("the tree is deeper than 48 levels at node \(id)")
-        return nil
-      }
-      guard id != 0, id < head.nextNode else {
-        result.problems.append("node \(id) is not below the head's next node id \(head.nextNode)")
-        return nil
-      }
-      guard seen.insert(id).inserted else {
-        result.problems.append("node \(id) is reached twice")
-        return nil
-      }
-      let node: TreeNode<Slot>
-      do {
-        guard let found = try reader.orderNode(id, of: head.stream) else {
-          result.problems.append("node \(id) is missing")
-          return nil
-        }
-        node = found
-      } catch {
-        result.problems.append("\(error)")
-        return nil
-      }
-      result.nodes += 1
-      if node.parent != parent {
-        result.problems.append("node \(id) names \(node.parent) as its parent, not \(parent)")
-      }
-      if node.isLeaf {
-        for slot in node.elements { result.leafOf[slot.id] = id }
-        result.slots.append(contentsOf: node.elements)
-        return node.elements.count
-      }
-      guard !node.children.isEmpty, node.children.count == node.counts.count else {
-        result.problems.append("inner node \(id) has \(node.children.count) children and \(node.counts.count) counts")
-        return nil
-      }
-      var total = 0
-      for (child, count) in zip(node.children, node.counts) {
-        guard let found = walk(child, parent: id, depth: depth + 1) else { return nil }
-        if found != count {
-          result.problems.append("node \(id) counts \(count) items under node \(child), which holds \(found)")
-        }
-        total += found
-      }
-      return total
-    }
-    if let total = walk(head.root, parent: 0, depth: 0), UInt64(total) != head.count {
-      result.problems.append("the tree holds \(total) items; the head counts \(head.count)")
-    }
-    return result
   }
 }
