@@ -11,7 +11,7 @@ extension EventLog {
   /// Inserts a message so that it ends at `index` (0…count).
   @discardableResult
   public func insert(
-    _ text: String, at index: UInt64, sender: String? = nil, id: ItemID? = nil, into stream: StreamName = .main,
+    _ text: String, at index: Int, sender: String? = nil, id: ItemID? = nil, into stream: StreamName = .main,
     expectVersion: UInt64? = nil
   ) throws -> Outcome {
     try insert(
@@ -35,15 +35,16 @@ extension EventLog {
   /// Inserts messages at `index`, `index + 1`, …, all in one transaction.
   @discardableResult
   public func insert(
-    contentsOf items: [NewItem], at index: UInt64, into stream: StreamName = .main, expectVersion: UInt64? = nil,
+    contentsOf items: [NewItem], at index: Int, into stream: StreamName = .main, expectVersion: UInt64? = nil,
     progress: ((Int, Int) -> Void)? = nil
   ) throws -> [Outcome] {
     try perform(
       items.enumerated().map { offset, item in
-        WriteRequest(
+        // Past Int.max is out of range, and refused as such.
+        let (at, overflow) = index.addingReportingOverflow(offset)
+        return WriteRequest(
           stream: stream,
-          command: .insert(
-            InsertRequest(index: index + UInt64(offset), text: item.text, sender: item.sender, id: item.id)))
+          command: .insert(InsertRequest(index: overflow ? .max : at, text: item.text, sender: item.sender, id: item.id)))
       }, expectVersion: expectVersion, progress: progress
     ).map { $0! }
   }
@@ -51,8 +52,8 @@ extension EventLog {
   /// Moves the item at `from` so that it ends at `to`; nil (and nothing
   /// appended) when `from == to`.
   @discardableResult
-  public func move(from: UInt64, to: UInt64, in stream: StreamName = .main, expectVersion: UInt64? = nil) throws
-    -> Outcome?
+  public func move(from: Int, to: Int, in stream: StreamName = .main, expectVersion: UInt64? = nil)
+    throws -> Outcome?
   {
     try perform(
       [WriteRequest(stream: stream, command: .move(from: from, to: to, id: nil))], expectVersion: expectVersion)[0]
@@ -60,14 +61,17 @@ extension EventLog {
 
   /// Removes a live item, named by its id or a unique prefix of 8+ characters.
   @discardableResult
-  public func remove(_ item: ItemSelector, from stream: StreamName = .main, expectVersion: UInt64? = nil) throws
-    -> Outcome
+  public func remove(_ item: ItemSelector, from stream: StreamName = .main, expectVersion: UInt64? = nil)
+    throws -> Outcome
   {
     try perform([WriteRequest(stream: stream, command: .remove(item))], expectVersion: expectVersion)[0]!
   }
 
+  /// Removes the live item with this id.
   @discardableResult
-  public func remove(id: ItemID, from stream: StreamName = .main, expectVersion: UInt64? = nil) throws -> Outcome {
+  public func remove(id: ItemID, from stream: StreamName = .main, expectVersion: UInt64? = nil)
+    throws -> Outcome
+  {
     try remove(.id(id), from: stream, expectVersion: expectVersion)
   }
 
@@ -104,9 +108,9 @@ extension EventLog {
         if i % 1024 == 0 { progress?(i, requests.count) }
         // Write the derived rows so far into the same transaction now and
         // then, so that a huge batch holds bounded state in memory.
-        if i % 65_536 == 0 {
+        if i % LedgerSession.flushInterval == 0 {
           if i > 0 { try session.finish() }
-          try session.prefetch(idsOf: requests[i..<min(i + 65_536, requests.count)])
+          try session.prefetch(idsOf: requests[i..<min(i + LedgerSession.flushInterval, requests.count)])
         }
         do {
           outcomes.append(try session.perform(request))
@@ -151,11 +155,14 @@ extension EventLog {
   public func importLines(
     _ input: [UInt8], defaultStream: StreamName = .main, progress: ((Int, Int) -> Void)? = nil
   ) throws -> ImportResult {
-    let (requests, lineNumbers) = try input.withUnsafeBytes { all in
-      try Self.readImportLines(
-        input.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: all.dropFirst(3)) : all,
-        defaultStream: defaultStream)
+    let parsed = input.withUnsafeBytes { all in
+      Result { () throws(MsglogError) in
+        try Self.readImportLines(
+          input.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: all.dropFirst(3)) : all,
+          defaultStream: defaultStream)
+      }
     }
+    let (requests, lineNumbers) = try parsed.get()
     let outcomes = try perform(requests, lineNumbers: lineNumbers, progress: progress)
     let appended = outcomes.compactMap { $0 }
     // Nothing appended (no lines, or only moves onto themselves): the head is where it was.

@@ -267,15 +267,13 @@ extension PostgresStore {
 
     // MARK: LogWriter
 
-    func appendRecord(_ bytes: [UInt8], seq: UInt64) throws {
+    func appendRecord(_ record: [UInt8], of event: Event) throws {
       precondition(writing, "a write in a read transaction")
-      let event = try bytes.withUnsafeBytes { raw throws(EventRecord.DecodeError) in
-        try EventRecord.decode(raw, verifyingChecksum: false)
-      }
       var inserted: ItemID? = nil
       if case .insert(let id, _, _, _) = event.op { inserted = id }
-      events.append((seq, event.stream.bytes, event.version, inserted, bytes))
-      cachedLast[event.stream] = (seq, bytes)
+      let seq = event.seq
+      events.append((seq, event.stream.bytes, event.version, inserted, record))
+      cachedLast[event.stream] = (seq, record)
       dirty.insert(.events)
       head = seq
     }

@@ -41,7 +41,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
 
   // MARK: - Transactions
 
-  public func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
+  package func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
     try withConnection(checkingSchema: true) { connection in
       try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
       let access = Access(connection: connection, store: self, writing: false)
@@ -65,7 +65,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
   /// refused first write leaves nothing behind. Two first writers may race:
   /// the loser's CREATE SCHEMA fails, it rolls back and writes again into
   /// what the winner made.
-  public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+  package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     try write(reserving: bytes, touching: [], body)
   }
 
@@ -73,7 +73,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
   /// each one's head, last event and order-tree root (after taking the lock,
   /// so they are what the write will commit on): a small write is then two
   /// round trips — this one and the commit — plus one per deeper tree level.
-  public func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
+  package func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
     throws -> R
   {
     try withConnection(checkingSchema: false) { connection in
@@ -112,7 +112,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
     }
   }
 
-  public func watchCommits() throws -> any CommitWatcher {
+  package func watchCommits() throws -> any CommitWatcher {
     try translatingErrors {
       let connection = try borrow()
       defer { giveBack(connection) }

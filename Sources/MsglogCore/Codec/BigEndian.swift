@@ -1,10 +1,18 @@
-@inline(__always)
-func readBigEndian<T: FixedWidthInteger>(_ bytes: UnsafeRawBufferPointer, at offset: Int, as: T.Type) -> T {
-  T(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+/// Integers in the byte order of every format msglog writes: event records,
+/// derived rows, LMDB keys and PostgreSQL's binary parameters are all
+/// big-endian, so that bytewise order is numeric order.
+extension UnsafeRawBufferPointer {
+  /// The big-endian integer at `offset`, at any alignment.
+  @inline(__always)
+  package func loadBigEndian<T: FixedWidthInteger>(fromByteOffset offset: Int = 0, as type: T.Type) -> T {
+    T(bigEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
+  }
 }
 
 extension Array where Element == UInt8 {
-  mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
+  /// Appends `value`'s bytes, most significant first.
+  @inline(__always)
+  package mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
     var v = value.bigEndian
     Swift.withUnsafeBytes(of: &v) { append(contentsOf: $0) }
   }

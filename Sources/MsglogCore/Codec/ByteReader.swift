@@ -23,7 +23,7 @@ struct ByteReader {
     let n = MemoryLayout<T>.size
     guard n <= remaining else { throw .truncated }
     defer { offset += n }
-    return T(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+    return bytes.loadBigEndian(fromByteOffset: offset, as: T.self)
   }
 
   mutating func uuid() throws(EventRecord.DecodeError) -> ItemID {
@@ -43,11 +43,11 @@ struct ByteReader {
 
   mutating func string(_ n: Int, field: String) throws(EventRecord.DecodeError) -> String {
     let b = try take(n)
-    // The stdlib's validating fast path over contiguous bytes; the generic
+    // Validated where the bytes lie and copied once; the generic
     // `String(validating:as:)` walks a Sequence and costs several times more.
-    guard let s = String._tryFromUTF8(b.assumingMemoryBound(to: UInt8.self)) else {
+    guard let utf8 = try? UTF8Span(validating: b.assumingMemoryBound(to: UInt8.self).span) else {
       throw .invalidUTF8(field: field)
     }
-    return s
+    return String(copying: utf8)
   }
 }

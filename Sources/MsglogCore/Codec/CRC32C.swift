@@ -12,9 +12,9 @@ import CCRC32C
 /// the tables; otherwise slicing-by-8: eight bytes per step through eight
 /// tables, kept in one flat buffer so the hot loop does no bounds checks and
 /// no reference counting. Both give the same checksum (tested).
-public enum CRC32C {
+package enum CRC32C {
   /// Whether `update` uses the instruction.
-  public static let usesHardware = msglog_crc32c_hardware_available() != 0
+  package static let usesHardware = msglog_crc32c_hardware_available() != 0
 
   /// 8 × 256 entries; table k at offset 256·k. Built once, never freed.
   nonisolated(unsafe) static let table: UnsafePointer<UInt32> = {
@@ -34,24 +34,24 @@ public enum CRC32C {
   }()
 
   /// The checksum of `bytes`.
-  public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+  package static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
     update(0, bytes)
   }
 
-  public static func checksum(_ bytes: [UInt8]) -> UInt32 {
+  package static func checksum(_ bytes: [UInt8]) -> UInt32 {
     bytes.withUnsafeBytes { update(0, $0) }
   }
 
   /// Continues a checksum over more bytes.
   @inline(__always)
-  public static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+  package static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
     guard let base = bytes.baseAddress else { return crc }
     if usesHardware { return msglog_crc32c_hardware(crc, base, bytes.count) }
     return tableUpdate(crc, bytes)
   }
 
   /// The portable version, slicing-by-8.
-  public static func tableUpdate(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
+  package static func tableUpdate(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
     guard let base = bytes.baseAddress else { return crc }
     let t = table
     var c = ~crc

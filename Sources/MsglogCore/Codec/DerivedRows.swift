@@ -4,16 +4,16 @@
 /// and its value, so that a flipped bit, a truncated row, or a value moved
 /// to another key (or table) is caught when the row is read, before anything
 /// is computed from it. All integers are big-endian.
-public enum DerivedRows {
+package enum DerivedRows {
   /// Which table a row belongs to: the first byte the checksum covers.
-  public enum Table: UInt8, Sendable, CustomStringConvertible {
+  package enum Table: UInt8, Sendable, CustomStringConvertible {
     case heads = 1
     case order = 2
     case ids = 3
     case checkpoints = 4
     case summary = 5
 
-    public var description: String {
+    package var description: String {
       switch self {
       case .heads: return "heads"
       case .order: return "order"
@@ -26,14 +26,14 @@ public enum DerivedRows {
 
   // MARK: - Keys (the bytes the checksum covers; LMDB uses them as keys too)
 
-  public static func headKey(_ stream: StreamName) -> [UInt8] { stream.bytes }
+  package static func headKey(_ stream: StreamName) -> [UInt8] { stream.bytes }
 
-  public static func nodeKey(_ stream: StreamName, _ node: NodeID) -> [UInt8] { streamKey(stream, node) }
+  package static func nodeKey(_ stream: StreamName, _ node: NodeID) -> [UInt8] { streamKey(stream, node) }
 
-  public static func checkpointKey(_ stream: StreamName, _ seq: UInt64) -> [UInt8] { streamKey(stream, seq) }
+  package static func checkpointKey(_ stream: StreamName, _ seq: UInt64) -> [UInt8] { streamKey(stream, seq) }
 
   /// A stream name, a 0 byte (names hold no control characters) and a big-endian u64.
-  public static func streamKey(_ stream: StreamName, _ n: UInt64) -> [UInt8] {
+  package static func streamKey(_ stream: StreamName, _ n: UInt64) -> [UInt8] {
     var key = stream.bytes
     key.reserveCapacity(key.count + 9)
     key.append(0)
@@ -43,7 +43,7 @@ public enum DerivedRows {
 
   // MARK: - Stream heads: 7 × u64
 
-  public static func encode(_ head: StreamHead) -> [UInt8] {
+  package static func encode(_ head: StreamHead) -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(60)
     for n in [
@@ -54,7 +54,7 @@ public enum DerivedRows {
     return seal(.heads, key: headKey(head.stream), out)
   }
 
-  public static func decodeHead(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> StreamHead {
+  package static func decodeHead(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> StreamHead {
     var r = try open(.heads, key: headKey(stream), row, what: "the head of stream \(TerminalText.quoted(stream))")
     let head = StreamHead(
       stream: stream, version: try r.u64(), lastSeq: try r.u64(), count: try r.u64(), root: try r.u64(),
@@ -67,7 +67,7 @@ public enum DerivedRows {
 
   /// u8 is-leaf, u64 parent, u32 n, then n × (16-byte id, u64 seq) in a leaf
   /// or n × (u64 child, u64 count) in an inner node.
-  public static func encode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) -> [UInt8] {
+  package static func encode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) -> [UInt8] {
     var out: [UInt8] = [node.isLeaf ? 1 : 0]
     out.reserveCapacity(17 + node.width * 24)
     out.appendBigEndian(node.parent)
@@ -83,7 +83,7 @@ public enum DerivedRows {
     return seal(.order, key: nodeKey(stream, id), out)
   }
 
-  public static func decodeNode(_ id: NodeID, of stream: StreamName, _ row: UnsafeRawBufferPointer)
+  package static func decodeNode(_ id: NodeID, of stream: StreamName, _ row: UnsafeRawBufferPointer)
     throws(DerivedDamage) -> TreeNode<Slot>
   {
     let what = "node \(id) of stream \(TerminalText.quoted(stream))"
@@ -114,7 +114,7 @@ public enum DerivedRows {
 
   // MARK: - Id index: 3 × u64
 
-  public static func encode(_ entry: IdEntry, for id: ItemID) -> [UInt8] {
+  package static func encode(_ entry: IdEntry, for id: ItemID) -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(28)
     out.appendBigEndian(entry.insertSeq)
@@ -123,7 +123,7 @@ public enum DerivedRows {
     return seal(.ids, key: id.bytes, out)
   }
 
-  public static func decodeIdEntry(_ id: ItemID, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> IdEntry {
+  package static func decodeIdEntry(_ id: ItemID, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> IdEntry {
     var r = try open(.ids, key: id.bytes, row, what: "the entry of \(id.text)")
     let entry = IdEntry(insertSeq: try r.u64(), removeSeq: try r.u64(), leaf: try r.u64())
     try r.end()
@@ -132,7 +132,7 @@ public enum DerivedRows {
 
   // MARK: - Checkpoints: u64 version, then (16-byte id, u64 seq) per item
 
-  public static func encode(_ checkpoint: Checkpoint) -> [UInt8] {
+  package static func encode(_ checkpoint: Checkpoint) -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(12 + checkpoint.slots.count * 24)
     out.appendBigEndian(checkpoint.version)
@@ -140,7 +140,7 @@ public enum DerivedRows {
     return seal(.checkpoints, key: checkpointKey(checkpoint.stream, checkpoint.seq), out)
   }
 
-  public static func decodeCheckpoint(stream: StreamName, seq: UInt64, _ row: UnsafeRawBufferPointer)
+  package static func decodeCheckpoint(stream: StreamName, seq: UInt64, _ row: UnsafeRawBufferPointer)
     throws(DerivedDamage) -> Checkpoint
   {
     let what = "the checkpoint of stream \(TerminalText.quoted(stream)) at seq \(seq)"
@@ -155,7 +155,7 @@ public enum DerivedRows {
 
   // MARK: - Summary: 6 × u64
 
-  public static func encode(_ summary: RecordedCounts) -> [UInt8] {
+  package static func encode(_ summary: RecordedCounts) -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(52)
     for n in [summary.events, summary.streams, summary.ids, summary.nodes, summary.checkpoints] {
@@ -164,7 +164,7 @@ public enum DerivedRows {
     return seal(.summary, key: [], out)
   }
 
-  public static func decodeSummary(_ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> RecordedCounts {
+  package static func decodeSummary(_ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> RecordedCounts {
     var r = try open(.summary, key: [], row, what: "the summary")
     let summary = RecordedCounts(
       events: try r.u64(), streams: try r.u64(), ids: try r.u64(), nodes: try r.u64(), checkpoints: try r.u64())
@@ -192,7 +192,7 @@ public enum DerivedRows {
   {
     guard row.count >= 4 else { throw DerivedDamage(table, "\(what) is truncated (\(row.count) bytes)") }
     let body = UnsafeRawBufferPointer(rebasing: row[..<(row.count - 4)])
-    let stored = readBigEndian(row, at: row.count - 4, as: UInt32.self)
+    let stored = row.loadBigEndian(fromByteOffset: row.count - 4, as: UInt32.self)
     guard stored == checksum(table, key: key, body) else {
       throw DerivedDamage(table, "\(what) fails its checksum")
     }
@@ -217,7 +217,7 @@ public enum DerivedRows {
       let n = MemoryLayout<T>.size
       guard n <= remaining else { throw DerivedDamage(table, "\(what) is truncated") }
       defer { offset += n }
-      return T(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+      return bytes.loadBigEndian(fromByteOffset: offset, as: T.self)
     }
 
     mutating func u8() throws(DerivedDamage) -> UInt8 { try integer() }

@@ -20,15 +20,15 @@
 ///       remove: u64 index the item had (replay checks the id there)
 ///       move:   u64 from, u64 to
 ///     last 4 bytes: u32 CRC-32C of every preceding byte
-public enum EventRecord {
-  public static let formatVersion: UInt8 = 1
+package enum EventRecord {
+  package static let formatVersion: UInt8 = 1
   static let opInsert: UInt8 = 1
   static let opRemove: UInt8 = 2
   static let opMove: UInt8 = 3
   static let headerSize = 44
 
   /// Why a record could not be decoded.
-  public enum DecodeError: Error, Equatable, CustomStringConvertible, Sendable {
+  package enum DecodeError: Error, Equatable, CustomStringConvertible, Sendable {
     case truncated
     case checksumMismatch(stored: UInt32, computed: UInt32)
     case unknownFormatVersion(UInt8)
@@ -37,11 +37,11 @@ public enum EventRecord {
     case trailingBytes(Int)
     case invalidFlag(UInt8)
 
-    public var description: String {
+    package var description: String {
       switch self {
       case .truncated: return "record is truncated"
       case .checksumMismatch(let stored, let computed):
-        return "checksum mismatch (stored \(hex(stored)), computed \(hex(computed)))"
+        return "checksum mismatch (stored 0x\(Hex.text(stored, width: 8)), computed 0x\(Hex.text(computed, width: 8)))"
       case .unknownFormatVersion(let v): return "unknown record format version \(v)"
       case .unknownOp(let op): return "unknown op code \(op)"
       case .invalidUTF8(let field): return "\(field) is not valid UTF-8"
@@ -52,7 +52,7 @@ public enum EventRecord {
   }
 
   /// Encodes `event` into its record bytes.
-  public static func encode(_ event: Event) -> [UInt8] {
+  package static func encode(_ event: Event) -> [UInt8] {
     var out: [UInt8] = []
     let streamBytes = event.stream.bytes
     precondition(streamBytes.count <= Int(UInt16.max), "stream names are validated before encoding")
@@ -95,13 +95,13 @@ public enum EventRecord {
   ///
   /// - Warning: `bytes` may point into an LMDB page; nothing returned refers
   ///   to it, so the caller may end the transaction afterwards.
-  public static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> Event {
+  package static func decode(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> Event {
     try decode(bytes, verifyingChecksum: true)
   }
 
   /// Decodes, skipping the checksum only when the caller has just verified
   /// these very bytes (replay's second pass, in the same transaction).
-  public static func decode(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Event {
+  package static func decode(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Event {
     var reader = try fields(of: bytes, verifyingChecksum: verifyingChecksum)
     let version = try reader.u8()
     guard version == formatVersion else { throw .unknownFormatVersion(version) }
@@ -131,7 +131,7 @@ public enum EventRecord {
     return Event(seq: seq, stream: stream, version: streamVersion, time: time, op: op)
   }
 
-  public static func decode(_ bytes: [UInt8]) throws(DecodeError) -> Event {
+  package static func decode(_ bytes: [UInt8]) throws(DecodeError) -> Event {
     let result = bytes.withUnsafeBytes { raw in
       Result { () throws(DecodeError) -> Event in try decode(raw) }
     }
@@ -146,17 +146,12 @@ extension EventRecord {
     guard bytes.count >= headerSize + 4 else { throw .truncated }
     let body = UnsafeRawBufferPointer(rebasing: bytes[..<(bytes.count - 4)])
     if verifyingChecksum {
-      let stored = readBigEndian(bytes, at: bytes.count - 4, as: UInt32.self)
+      let stored = bytes.loadBigEndian(fromByteOffset: bytes.count - 4, as: UInt32.self)
       let computed = CRC32C.checksum(body)
       guard stored == computed else { throw .checksumMismatch(stored: stored, computed: computed) }
     }
     return ByteReader(body)
   }
-}
-
-private func hex(_ v: UInt32) -> String {
-  let s = String(v, radix: 16)
-  return "0x" + String(repeating: "0", count: 8 - s.count) + s
 }
 
 extension EventRecord {
@@ -165,7 +160,7 @@ extension EventRecord {
   /// - Parameter verifyingChecksum: false only when the caller checked these
   ///   very bytes in the same transaction (a full replay's single pass);
   ///   every other path must check, or damage would reach the output.
-  public static func insertedItem(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Item
+  package static func insertedItem(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Item
   {
     var reader = try fields(of: bytes, verifyingChecksum: verifyingChecksum)
     guard try reader.u8() == formatVersion else { throw .unknownFormatVersion(bytes[0]) }
@@ -188,21 +183,21 @@ extension EventRecord {
   /// The checksum is checked for every record, of every stream: a damaged
   /// stream name must not make an event silently disappear from a replay.
   @inline(__always)
-  public static func positional(_ bytes: UnsafeRawBufferPointer, ifStream stream: UnsafeRawBufferPointer)
+  package static func positional(_ bytes: UnsafeRawBufferPointer, ifStream stream: UnsafeRawBufferPointer)
     throws(DecodeError) -> PositionalEvent?
   {
     let n = bytes.count
     guard n >= headerSize + 4 else { throw .truncated }
-    let stored = readBigEndian(bytes, at: n - 4, as: UInt32.self)
+    let stored = bytes.loadBigEndian(fromByteOffset: n - 4, as: UInt32.self)
     let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<(n - 4)]))
     guard stored == computed else { throw .checksumMismatch(stored: stored, computed: computed) }
     guard bytes[0] == formatVersion else { throw .unknownFormatVersion(bytes[0]) }
-    let nameLength = Int(readBigEndian(bytes, at: 42, as: UInt16.self))
+    let nameLength = Int(bytes.loadBigEndian(fromByteOffset: 42, as: UInt16.self))
     guard headerSize + nameLength + 4 <= n else { throw .truncated }
     guard nameLength == stream.count else { return nil }
     if nameLength > 0, memcmp(bytes.baseAddress! + headerSize, stream.baseAddress!, nameLength) != 0 { return nil }
-    let seq = readBigEndian(bytes, at: 2, as: UInt64.self)
-    let version = readBigEndian(bytes, at: 10, as: UInt64.self)
+    let seq = bytes.loadBigEndian(fromByteOffset: 2, as: UInt64.self)
+    let version = bytes.loadBigEndian(fromByteOffset: 10, as: UInt64.self)
     let id = ItemID(bytes: UnsafeRawBufferPointer(rebasing: bytes[26..<42]))
     let p = headerSize + nameLength
     let payload = n - 4 - p
@@ -210,14 +205,15 @@ extension EventRecord {
     switch bytes[1] {
     case opInsert:
       guard payload >= 13 else { throw .truncated }
-      change = .insert(index: readBigEndian(bytes, at: p, as: UInt64.self))
+      change = .insert(index: bytes.loadBigEndian(fromByteOffset: p, as: UInt64.self))
     case opRemove:
       guard payload == 8 else { throw payload < 8 ? .truncated : .trailingBytes(payload - 8) }
-      change = .remove(index: readBigEndian(bytes, at: p, as: UInt64.self))
+      change = .remove(index: bytes.loadBigEndian(fromByteOffset: p, as: UInt64.self))
     case opMove:
       guard payload == 16 else { throw payload < 16 ? .truncated : .trailingBytes(payload - 16) }
       change = .move(
-        from: readBigEndian(bytes, at: p, as: UInt64.self), to: readBigEndian(bytes, at: p + 8, as: UInt64.self))
+        from: bytes.loadBigEndian(fromByteOffset: p, as: UInt64.self),
+        to: bytes.loadBigEndian(fromByteOffset: p + 8, as: UInt64.self))
     default:
       throw .unknownOp(bytes[1])
     }

@@ -21,7 +21,7 @@
 /// anything unusual — an escape, a duplicate or unknown key, a float — and
 /// the general parser then accepts or refuses the line, so both paths give
 /// the same request or the same error for every line.
-public enum ImportLine {
+package enum ImportLine {
   /// The keys an import line may have, in alphabetical order (the order in
   /// which unused ones are reported).
   enum Key: Int, CaseIterable {
@@ -81,13 +81,13 @@ public enum ImportLine {
 
   /// Reads many lines, remembering the last stream name so that a run of
   /// lines for one stream checks and copies its name once.
-  public struct Reader {
+  package struct Reader {
     let defaultStream: StreamName
     private var lastStream: (bytes: [UInt8], name: StreamName)? = nil
 
-    public init(defaultStream: StreamName) { self.defaultStream = defaultStream }
+    package init(defaultStream: StreamName) { self.defaultStream = defaultStream }
 
-    public mutating func parse(_ line: UnsafeRawBufferPointer) throws(MsglogError) -> WriteRequest {
+    package mutating func parse(_ line: UnsafeRawBufferPointer) throws(MsglogError) -> WriteRequest {
       var fields: Fields
       if let scanned = Scanner.fields(line, lastStream: lastStream) {
         fields = scanned
@@ -102,7 +102,7 @@ public enum ImportLine {
     }
   }
 
-  public static func parse(_ bytes: [UInt8], defaultStream: StreamName) throws(MsglogError) -> WriteRequest {
+  package static func parse(_ bytes: [UInt8], defaultStream: StreamName) throws(MsglogError) -> WriteRequest {
     var reader = Reader(defaultStream: defaultStream)
     let result = bytes.withUnsafeBytes { raw in Result { () throws(MsglogError) in try reader.parse(raw) } }
     return try result.get()
@@ -111,7 +111,7 @@ public enum ImportLine {
   /// Whether the fast scanner, where it takes a line, reads it as the
   /// general parser does (the same request or the same refusal): the
   /// import-line fuzzer's differential check.
-  public static func scannerAgreesWithGeneralParser(_ line: UnsafeRawBufferPointer) -> Bool {
+  package static func scannerAgreesWithGeneralParser(_ line: UnsafeRawBufferPointer) -> Bool {
     func outcome(_ fields: Result<Fields, MsglogError>) -> String {
       switch fields {
       case .failure(let error): return "error: \(error)"
@@ -159,10 +159,10 @@ public enum ImportLine {
     let command: WriteRequest.Command
     switch op {
     case "append", "insert":
-      let index: UInt64?
+      let index: Int?
       if op == "insert" {
         guard let i = try line.number(.index) else { throw .invalidInput(line: "an insert needs \"index\"") }
-        index = i
+        index = Int(i)  // at most 2^63-1: `Fields.number` says so
       } else {
         index = nil
       }
@@ -184,7 +184,7 @@ public enum ImportLine {
       guard let from = try line.number(.from), let to = try line.number(.to) else {
         throw .invalidInput(line: "a move needs \"from\" and \"to\"")
       }
-      command = .move(from: from, to: to, id: try line.id())
+      command = .move(from: Int(from), to: Int(to), id: try line.id())
     default:
       throw .invalidInput(line: "unknown op \(TerminalText.quoted(op)): expected append, insert, remove or move")
     }

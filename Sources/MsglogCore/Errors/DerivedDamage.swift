@@ -6,12 +6,12 @@ public struct DerivedDamage: Error, Equatable, CustomStringConvertible, Sendable
   public var table: String
   public var detail: String
 
-  public init(_ table: DerivedRows.Table, _ detail: String) {
+  package init(_ table: DerivedRows.Table, _ detail: String) {
     self.table = table.description
     self.detail = detail
   }
 
-  public init(table: String, _ detail: String) {
+  package init(table: String, _ detail: String) {
     self.table = table
     self.detail = detail
   }

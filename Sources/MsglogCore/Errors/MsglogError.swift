@@ -15,15 +15,15 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// `expectVersion` did not match: someone else changed the stream.
   case versionConflict(stream: StreamName, expected: UInt64, actual: UInt64)
   /// An insert's index is past the end.
-  case insertOutOfRange(stream: StreamName, index: UInt64, count: UInt64)
+  case insertOutOfRange(stream: StreamName, index: Int, count: Int)
   /// A move's `from` or `to` is past the last item.
-  case moveOutOfRange(stream: StreamName, end: MoveEnd, index: UInt64, count: UInt64)
+  case moveOutOfRange(stream: StreamName, end: MoveEnd, index: Int, count: Int)
   /// A move in a stream that has no items.
   case emptyStream(StreamName)
   /// The id was inserted before (and may have been removed since).
   case idAlreadyUsed(ItemID, insertSeq: UInt64)
   /// A move that names its item (an exported line) found another one there.
-  case itemMismatch(index: UInt64, found: ItemID, expected: ItemID)
+  case itemMismatch(index: Int, found: ItemID, expected: ItemID)
   case noSuchItem(ItemID, stream: StreamName)
   case itemRemoved(ItemID, removeSeq: UInt64)
   case itemInAnotherStream(ItemID, home: StreamName, stream: StreamName)

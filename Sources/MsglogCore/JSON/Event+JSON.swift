@@ -1,14 +1,14 @@
 extension Event {
   /// The event as one JSON line, the form `log --json` and `export` print
   /// and `import` reads back.
-  public var jsonLine: String {
+  package var jsonLine: String {
     var o = JSONObjectWriter()
     addMembers(to: &o)
     return o.close()
   }
 
   /// The event's members in docs/REFERENCE.md's order, into an object being written.
-  public func addMembers(to o: inout JSONObjectWriter) {
+  package func addMembers(to o: inout JSONObjectWriter) {
     o.add("seq", seq)
     o.add("stream", stream)
     o.add("version", version)

@@ -4,11 +4,11 @@
 /// Bytes, not a String: `--json list` of a million items writes every field
 /// straight into one reused buffer (no String per field, per number or per
 /// id), which made it three times faster.
-public struct JSONObjectWriter {
-  public private(set) var bytes: [UInt8]
+package struct JSONObjectWriter {
+  package private(set) var bytes: [UInt8]
   var first = true
 
-  public init() {
+  package init() {
     bytes = []
     bytes.reserveCapacity(128)
     bytes.append(UInt8(ascii: "{"))
@@ -16,7 +16,7 @@ public struct JSONObjectWriter {
 
   /// Starts an object in `storage`, emptied but keeping its capacity: a
   /// loop over items reuses one buffer (`take()` hands it back).
-  public init(reusing storage: inout [UInt8]) {
+  package init(reusing storage: inout [UInt8]) {
     storage.removeAll(keepingCapacity: true)
     bytes = storage
     storage = []
@@ -24,7 +24,7 @@ public struct JSONObjectWriter {
   }
 
   /// The object so far as text.
-  public var text: String { String(decoding: bytes, as: UTF8.self) }
+  package var text: String { String(decoding: bytes, as: UTF8.self) }
 
   mutating func key(_ name: StaticString) {
     if !first { bytes.append(UInt8(ascii: ",")) }
@@ -35,28 +35,28 @@ public struct JSONObjectWriter {
     bytes.append(UInt8(ascii: ":"))
   }
 
-  public mutating func add(_ name: StaticString, _ value: String) {
+  package mutating func add(_ name: StaticString, _ value: String) {
     key(name)
     JSONObjectWriter.appendString(value, to: &bytes)
   }
 
-  public mutating func add(_ name: StaticString, _ value: StreamName) {
+  package mutating func add(_ name: StaticString, _ value: StreamName) {
     add(name, value.text)
   }
 
-  public mutating func add(_ name: StaticString, _ value: UInt64) {
+  package mutating func add(_ name: StaticString, _ value: UInt64) {
     key(name)
     JSONObjectWriter.appendDecimal(value, to: &bytes)
   }
 
-  public mutating func add(_ name: StaticString, _ value: Int) {
+  package mutating func add(_ name: StaticString, _ value: Int) {
     key(name)
     if value < 0 { bytes.append(UInt8(ascii: "-")) }
     JSONObjectWriter.appendDecimal(value.magnitude.asUInt64, to: &bytes)
   }
 
   /// The id in canonical form.
-  public mutating func add(_ name: StaticString, _ id: ItemID) {
+  package mutating func add(_ name: StaticString, _ id: ItemID) {
     key(name)
     bytes.append(UInt8(ascii: "\""))
     let start = bytes.count
@@ -66,7 +66,7 @@ public struct JSONObjectWriter {
   }
 
   /// The instant in RFC 3339.
-  public mutating func add(_ name: StaticString, _ time: Timestamp) {
+  package mutating func add(_ name: StaticString, _ time: Timestamp) {
     key(name)
     bytes.append(UInt8(ascii: "\""))
     time.writeRFC3339(to: &bytes)
@@ -74,19 +74,19 @@ public struct JSONObjectWriter {
   }
 
   /// Adds a member whose value is already JSON.
-  public mutating func addRaw(_ name: StaticString, _ json: String) {
+  package mutating func addRaw(_ name: StaticString, _ json: String) {
     key(name)
     bytes.append(contentsOf: json.utf8)
   }
 
   /// Ends the object and returns it as text.
-  public mutating func close() -> String {
+  package mutating func close() -> String {
     bytes.append(UInt8(ascii: "}"))
     return text
   }
 
   /// Ends the object and hands its bytes over (for `init(reusing:)`).
-  public mutating func closeBytes() -> [UInt8] {
+  package mutating func closeBytes() -> [UInt8] {
     bytes.append(UInt8(ascii: "}"))
     defer { bytes = [] }
     return bytes
@@ -94,7 +94,7 @@ public struct JSONObjectWriter {
 
   /// JSON string escaping only: quote, backslash and C0 controls; all else is
   /// written as UTF-8, so `--json` output is the exact text.
-  public static func appendString(_ value: String, to out: inout [UInt8]) {
+  package static func appendString(_ value: String, to out: inout [UInt8]) {
     out.append(UInt8(ascii: "\""))
     var value = value
     value.withUTF8 { appendEscaped($0, to: &out) }
@@ -102,7 +102,7 @@ public struct JSONObjectWriter {
   }
 
   /// The same, into a String.
-  public static func appendString(_ value: String, to out: inout String) {
+  package static func appendString(_ value: String, to out: inout String) {
     var bytes: [UInt8] = []
     appendString(value, to: &bytes)
     out += String(decoding: bytes, as: UTF8.self)
@@ -123,30 +123,28 @@ public struct JSONObjectWriter {
       case 0x08: out.append(UInt8(ascii: "b"))
       case 0x0C: out.append(UInt8(ascii: "f"))
       default:
-        let digits: StaticString = "0123456789abcdef"
-        out.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, digits.utf8Start[Int(b >> 4)], digits.utf8Start[Int(b & 0xF)]])
+        out.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, Hex.digit(b >> 4), Hex.digit(b)])
       }
     }
     out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plain...]))
   }
 
   /// `value` in decimal.
-  public static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
+  package static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
     if value < 10 {
       out.append(UInt8(truncatingIfNeeded: value) &+ 0x30)
       return
     }
-    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
-    withUnsafeMutableBytes(of: &digits) { raw in
-      var v = value
-      var i = 24
-      while v > 0 {
-        i -= 1
-        raw[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
-        v /= 10
-      }
-      out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[i...]))
+    // UInt64.max has 20 digits, written from the right.
+    var digits = InlineArray<20, UInt8>(repeating: 0)
+    var v = value
+    var i = 20
+    while v > 0 {
+      i -= 1
+      digits[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
+      v /= 10
     }
+    withUnsafeBytes(of: digits) { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[i...])) }
   }
 }
 

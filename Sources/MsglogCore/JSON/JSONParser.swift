@@ -3,18 +3,18 @@
 /// Written here rather than taken from Foundation so that numbers stay exact,
 /// duplicate keys are caught, invalid UTF-8 and lone surrogates are refused,
 /// and nesting is bounded (the fuzzer drives it with hostile input).
-public struct JSONParser {
-  public struct Error: Swift.Error, Equatable, CustomStringConvertible, Sendable {
-    public var offset: Int
-    public var reason: String
-    public var description: String { "invalid JSON at byte \(offset + 1): \(reason)" }
+package struct JSONParser {
+  package struct Error: Swift.Error, Equatable, CustomStringConvertible, Sendable {
+    package var offset: Int
+    package var reason: String
+    package var description: String { "invalid JSON at byte \(offset + 1): \(reason)" }
   }
 
   static let maxDepth = 64
   let bytes: [UInt8]
   var i = 0
 
-  public static func parse(_ bytes: [UInt8]) throws(Error) -> JSONValue {
+  package static func parse(_ bytes: [UInt8]) throws(Error) -> JSONValue {
     var parser = JSONParser(bytes: bytes)
     parser.skipSpace()
     let value = try parser.value(depth: 0)
@@ -23,7 +23,7 @@ public struct JSONParser {
     return value
   }
 
-  public static func parse(_ text: String) throws(Error) -> JSONValue { try parse(Array(text.utf8)) }
+  package static func parse(_ text: String) throws(Error) -> JSONValue { try parse(Array(text.utf8)) }
 
   init(bytes: [UInt8]) { self.bytes = bytes }
 
@@ -195,15 +195,8 @@ public struct JSONParser {
     guard i + 4 <= bytes.count else { throw fail("short \\u escape") }
     var v: UInt32 = 0
     for _ in 0..<4 {
-      let b = bytes[i]
-      let d: UInt32
-      switch b {
-      case 0x30...0x39: d = UInt32(b - 0x30)
-      case 0x41...0x46: d = UInt32(b - 0x41 + 10)
-      case 0x61...0x66: d = UInt32(b - 0x61 + 10)
-      default: throw fail("invalid \\u escape")
-      }
-      v = v << 4 | d
+      guard let d = Hex.value(of: bytes[i]) else { throw fail("invalid \\u escape") }
+      v = v << 4 | UInt32(d)
       i += 1
     }
     return v

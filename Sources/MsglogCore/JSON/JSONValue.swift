@@ -1,6 +1,6 @@
 /// A parsed JSON value. Numbers keep their text, so integers up to 2^63-1
 /// are read exactly and a float is told apart from an integer.
-public enum JSONValue: Equatable, Sendable {
+package enum JSONValue: Equatable, Sendable {
   case null
   case bool(Bool)
   case number(String)
@@ -9,7 +9,7 @@ public enum JSONValue: Equatable, Sendable {
   /// Members in document order; duplicate keys are refused by the parser.
   case object([(String, JSONValue)])
 
-  public static func == (a: JSONValue, b: JSONValue) -> Bool {
+  package static func == (a: JSONValue, b: JSONValue) -> Bool {
     switch (a, b) {
     case (.null, .null): return true
     case (.bool(let x), .bool(let y)): return x == y
@@ -23,7 +23,7 @@ public enum JSONValue: Equatable, Sendable {
   }
 
   /// What kind of value this is, for error messages.
-  public var kindName: String {
+  package var kindName: String {
     switch self {
     case .null: return "null"
     case .bool: return "a boolean"

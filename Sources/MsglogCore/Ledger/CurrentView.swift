@@ -1,9 +1,9 @@
 /// The stream as it is now, read from the derived tables rather than replayed.
-public enum CurrentView {
+package enum CurrentView {
   /// The stream's counters and item count, then its items one by one in
   /// order: one leaf of the order tree in memory at a time, so `list` of a
   /// million items needs no more memory than `list` of ten.
-  public static func forEachItem(
+  package static func forEachItem(
     of stream: StreamName, in reader: any LogReader, header: (StreamContents, Int) throws -> Void,
     _ body: (Int, Item) throws -> Void
   ) throws {
@@ -31,13 +31,13 @@ public enum CurrentView {
 
   /// Every stream's head, in bytewise order of the names, after checking
   /// that the table holds the rows it must.
-  public static func streams(in reader: any LogReader) throws -> [StreamHead] {
+  package static func streams(in reader: any LogReader) throws -> [StreamHead] {
     try Integrity.checkCounts(reader)
     return try reader.streamHeads()
   }
 
   /// The whole stream as a snapshot (tests and small streams).
-  public static func stream(_ stream: StreamName, in reader: any LogReader) throws -> StreamContents {
+  package static func stream(_ stream: StreamName, in reader: any LogReader) throws -> StreamContents {
     var snapshot = StreamContents(stream: stream, seq: 0, version: 0, items: [])
     try forEachItem(of: stream, in: reader, header: { header, _ in snapshot = header }) { _, item in
       snapshot.items.append(item)

@@ -1,15 +1,15 @@
 /// Cheap checks that the derived tables agree with the log, run before a
 /// write computes anything from them and before a read serves them.
-public enum Integrity {
+package enum Integrity {
   /// Compares the store's row counts with the summary, and the summary with
   /// the log's head. O(1): a handful of lookups.
-  public static func checkCounts(_ reader: any LogReader) throws {
+  package static func checkCounts(_ reader: any LogReader) throws {
     guard let counts = try reader.tableCounts() else { return }
     try checkCounts(reader, counts: counts)
   }
 
   /// The same, with the counts already read.
-  public static func checkCounts(_ reader: any LogReader, counts: TableCounts) throws {
+  package static func checkCounts(_ reader: any LogReader, counts: TableCounts) throws {
     let head = try reader.headSeq()
     guard counts.events == head else {
       throw MsglogError.corruptedLog("the events table holds \(counts.events) records but its last seq is \(head)")
@@ -36,7 +36,7 @@ public enum Integrity {
   /// must end at the head's last seq, and that record must be the stream's
   /// event at the head's version. A stream without a head must have no
   /// indexed events. Reads one record.
-  public static func checkHead(_ head: StreamHead?, of stream: StreamName, in reader: any LogReader) throws {
+  package static func checkHead(_ head: StreamHead?, of stream: StreamName, in reader: any LogReader) throws {
     let lastIndexed = try reader.lastStreamEvent(of: stream)
     guard let head else {
       if let lastIndexed {
@@ -73,5 +73,5 @@ public enum Integrity {
   }
 
   /// The error a command gets when derived data disagrees with the log.
-  public static func damaged(_ damage: DerivedDamage) -> MsglogError { .derivedDamage(damage) }
+  package static func damaged(_ damage: DerivedDamage) -> MsglogError { .derivedDamage(damage) }
 }

@@ -8,9 +8,9 @@
 /// So a command costs the same on a stream of ten items or of a million, and
 /// a batch (`append --lines`, `import`) validates each command against the
 /// state the earlier ones left. Nothing is visible until the store commits.
-public final class LedgerSession {
+package final class LedgerSession {
   /// How a session treats the events it produces.
-  public enum Mode {
+  package enum Mode {
     /// Append them to the log: the normal write path.
     case append
     /// They are already in the log (a rebuild of the derived tables): check
@@ -21,10 +21,15 @@ public final class LedgerSession {
   let writer: any LogWriter
   let now: Timestamp
   let mode: Mode
+  /// How many commands a long batch (an import, a rebuild) performs between
+  /// two `finish()`es, which write the derived rows so far into the
+  /// transaction: the session's caches stay bounded however long the batch.
+  package static let flushInterval = 65_536
+
   /// A stream gets a checkpoint once it has had at least this many events,
   /// and at least as many as it had items, since its last one: checkpoints
   /// then add up to no more than the log itself.
-  public let checkpointInterval: UInt64
+  package let checkpointInterval: UInt64
   private var nextSeq: UInt64
   private var streams: [StreamName: StreamState] = [:]
   /// Id index rows changed by this session, not yet stored.
@@ -46,7 +51,7 @@ public final class LedgerSession {
   /// Opens a session on `writer`. In append mode the derived tables are
   /// checked against the log first (row counts in O(1)), so that no event
   /// is ever computed from damaged state.
-  public init(writer: any LogWriter, now: Timestamp, mode: Mode = .append, checkpointInterval: UInt64 = 256) throws {
+  package init(writer: any LogWriter, now: Timestamp, mode: Mode = .append, checkpointInterval: UInt64 = 256) throws {
     self.writer = writer
     self.now = now
     self.mode = mode
@@ -64,13 +69,13 @@ public final class LedgerSession {
   }
 
   /// The stream's version as this session sees it.
-  public func version(of stream: StreamName) throws -> UInt64 {
+  package func version(of stream: StreamName) throws -> UInt64 {
     if let state = streams[stream] { return state.head.version }
     return try writer.streamHead(stream)?.version ?? 0
   }
 
   /// Refuses with a conflict unless the stream is at `expected`.
-  public func expect(version expected: UInt64, of stream: StreamName) throws {
+  package func expect(version expected: UInt64, of stream: StreamName) throws {
     let actual = try version(of: stream)
     guard actual == expected else {
       throw MsglogError.versionConflict(stream: stream, expected: expected, actual: actual)
@@ -79,7 +84,7 @@ public final class LedgerSession {
 
   /// Validates `request` and appends its event; nil for a move onto itself,
   /// which appends nothing.
-  public func perform(_ request: WriteRequest) throws -> Outcome? {
+  package func perform(_ request: WriteRequest) throws -> Outcome? {
     try Limits.checkStreamName(request.stream.text)
     var state = try takeState(of: request.stream)
     defer { streams[request.stream] = state }
@@ -95,7 +100,7 @@ public final class LedgerSession {
 
   /// Writes the derived rows of everything performed. The session can go on
   /// afterwards (a long import flushes now and then to bound its memory).
-  public func finish() throws {
+  package func finish() throws {
     for (_, var state) in streams {
       let (placements, nodeDelta) = try state.tree.store.flush()
       try prefetch(ids: placements.lazy.map(\.0))
@@ -128,7 +133,7 @@ public final class LedgerSession {
 
   /// Reads the id index rows of `ids` in one request, for the commands of a
   /// batch that name them (inserts with an id, removes by id).
-  public func prefetch(ids: some Sequence<ItemID>) throws {
+  package func prefetch(ids: some Sequence<ItemID>) throws {
     guard writer.prefersBatchedReads else { return }
     let missing = ids.filter { idEntries[$0] == nil && storedEntries[$0] == nil }
     guard !missing.isEmpty else { return }
@@ -137,7 +142,7 @@ public final class LedgerSession {
   }
 
   /// Reads the id index rows the requests name (see `prefetch(ids:)`).
-  public func prefetch(idsOf requests: some Sequence<WriteRequest>) throws {
+  package func prefetch(idsOf requests: some Sequence<WriteRequest>) throws {
     try prefetch(
       ids: requests.lazy.compactMap { request -> ItemID? in
         switch request.command {
@@ -153,9 +158,9 @@ public final class LedgerSession {
   private func performInsert(_ insert: InsertRequest, time: Timestamp?, on state: inout StreamState) throws -> Outcome {
     try Limits.checkText(insert.text)
     if let sender = insert.sender { try Limits.checkSender(sender) }
-    let count = UInt64(state.tree.count)
+    let count = state.tree.count
     let index = insert.index ?? count
-    guard index <= count else {
+    guard (0...count).contains(index) else {
       throw MsglogError.insertOutOfRange(stream: state.head.stream, index: index, count: count)
     }
     let id: ItemID
@@ -168,8 +173,8 @@ public final class LedgerSession {
       id = try freshID()
     }
     let event = try append(
-      .insert(id: id, index: index, text: insert.text, sender: insert.sender), time: time, to: &state)
-    try state.tree.insert(Slot(id: id, seq: event.seq), at: Int(index))
+      .insert(id: id, index: UInt64(index), text: insert.text, sender: insert.sender), time: time, to: &state)
+    try state.tree.insert(Slot(id: id, seq: event.seq), at: index)
     state.head.count += 1
     idEntries[id] = IdEntry(insertSeq: event.seq)
     summary?.ids += 1
@@ -190,25 +195,25 @@ public final class LedgerSession {
     entry.leaf = 0
     idEntries[id] = entry
     try checkpointIfDue(&state)
-    return Outcome(event: event, index: UInt64(index))
+    return Outcome(event: event, index: index)
   }
 
-  private func performMove(from: UInt64, to: UInt64, id: ItemID?, time: Timestamp?, on state: inout StreamState)
+  private func performMove(from: Int, to: Int, id: ItemID?, time: Timestamp?, on state: inout StreamState)
     throws -> Outcome?
   {
-    let count = UInt64(state.tree.count)
-    for (end, index) in [(MsglogError.MoveEnd.from, from), (.to, to)] where index >= count {
+    let count = state.tree.count
+    for (end, index) in [(MsglogError.MoveEnd.from, from), (.to, to)] where !(0..<count).contains(index) {
       throw count == 0
         ? MsglogError.emptyStream(state.head.stream)
         : MsglogError.moveOutOfRange(stream: state.head.stream, end: end, index: index, count: count)
     }
-    let moved = try state.tree.element(at: Int(from)).id
+    let moved = try state.tree.element(at: from).id
     if let id, id != moved {
       throw MsglogError.itemMismatch(index: from, found: moved, expected: id)
     }
     if from == to { return nil }
-    let event = try append(.move(id: moved, from: from, to: to), time: time, to: &state)
-    try state.tree.move(from: Int(from), to: Int(to))
+    let event = try append(.move(id: moved, from: UInt64(from), to: UInt64(to)), time: time, to: &state)
+    try state.tree.move(from: from, to: to)
     try checkpointIfDue(&state)
     return Outcome(event: event, index: to)
   }
@@ -252,7 +257,7 @@ public final class LedgerSession {
       seq: nextSeq, stream: state.head.stream, version: state.head.version + 1, time: time ?? now, op: op)
     switch mode {
     case .append:
-      try writer.appendRecord(EventRecord.encode(event), seq: event.seq)
+      try writer.appendRecord(EventRecord.encode(event), of: event)
     case .rebuild:
       guard try writer.event(at: event.seq) == event else {
         throw MsglogError.eventDoesNotFit(
@@ -310,7 +315,8 @@ public final class LedgerSession {
         throw MsglogError.itemInAnotherStream(id, home: home, stream: stream)
       }
       return try index(of: id, entry: entry, in: &state)
-    case .prefix(let prefix):
+    case .prefix(let given):
+      let prefix = try ItemSelector.checkedPrefix(given)
       var matches: [ItemID] = []
       try forEachLiveID(withPrefix: prefix) { id, entry in
         if try lives(entry, in: stream) { matches.append(id) }
@@ -341,15 +347,8 @@ public final class LedgerSession {
   /// Live ids whose text form starts with `prefix`, from the id index (a
   /// range of keys) and from this session's own inserts.
   private func forEachLiveID(withPrefix prefix: String, _ body: (ItemID, IdEntry) throws -> Bool) throws {
-    let hex = prefix.filter { $0 != "-" }
-    var start: [UInt8] = []
-    var index = hex.startIndex
-    while index < hex.endIndex {
-      let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex) ?? hex.endIndex
-      let pair = String(hex[index..<next])
-      start.append(UInt8(pair.count == 2 ? pair : pair + "0", radix: 16)!)
-      index = next
-    }
+    // The first key the prefix can match: its digits as bytes.
+    let start = Hex.bytes(prefix.utf8.lazy.filter { $0 != UInt8(ascii: "-") }) ?? []
     var seen: Set<ItemID> = []
     for (id, entry) in idEntries where entry.removeSeq == 0 && id.text.hasPrefix(prefix) {
       seen.insert(id)

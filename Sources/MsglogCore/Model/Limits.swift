@@ -1,28 +1,28 @@
 /// The bounds docs/REFERENCE.md puts on user input, checked in one place for the
 /// command line, import and the ledger alike.
-public enum Limits {
+package enum Limits {
   /// Message text: 1 byte to 1 MiB of UTF-8.
-  public static let maxTextBytes = 1 << 20
+  package static let maxTextBytes = 1 << 20
   /// Stream names: 1 to 200 bytes.
-  public static let maxStreamNameBytes = 200
+  package static let maxStreamNameBytes = 200
   /// Sender names: up to 1 KiB, which keeps a list line readable.
-  public static let maxSenderBytes = 1024
+  package static let maxSenderBytes = 1024
   /// Indices, seqs and versions are decimal integers from 0 to 2^63-1.
-  public static let maxNumber = UInt64(Int64.max)
+  package static let maxNumber = UInt64(Int64.max)
 
-  public static func checkText(_ text: String) throws(MsglogError) {
+  package static func checkText(_ text: String) throws(MsglogError) {
     let n = text.utf8.count
     if n == 0 { throw .invalidInput(.emptyText) }
     if n > maxTextBytes { throw .invalidInput(.textTooLong(bytes: n)) }
   }
 
-  public static func checkSender(_ sender: String) throws(MsglogError) {
+  package static func checkSender(_ sender: String) throws(MsglogError) {
     let n = sender.utf8.count
     if n == 0 { throw .invalidInput(.emptySender) }
     if n > maxSenderBytes { throw .invalidInput(.senderTooLong(bytes: n)) }
   }
 
-  public static func checkStreamName(_ name: String) throws(MsglogError) {
+  package static func checkStreamName(_ name: String) throws(MsglogError) {
     let n = name.utf8.count
     if n == 0 { throw .invalidInput(.emptyStreamName) }
     if n > maxStreamNameBytes { throw .invalidInput(.streamNameTooLong(bytes: n)) }
@@ -31,7 +31,7 @@ public enum Limits {
 
   /// Parses a decimal integer in 0…2^63-1, with any number of leading
   /// zeros; nil for a sign, a letter, an overflow.
-  public static func parseNumber(_ text: String) -> UInt64? {
+  package static func parseNumber(_ text: String) -> UInt64? {
     let utf8 = text.utf8
     guard !utf8.isEmpty, utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
     let digits = utf8.drop { $0 == 0x30 }

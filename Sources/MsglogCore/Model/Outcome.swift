@@ -2,9 +2,9 @@
 public struct Outcome: Equatable, Sendable {
   public var event: Event
   /// insert: where the item went; remove: where it was; move: its final index.
-  public var index: UInt64
+  public var index: Int
 
-  public init(event: Event, index: UInt64) {
+  public init(event: Event, index: Int) {
     self.event = event
     self.index = index
   }

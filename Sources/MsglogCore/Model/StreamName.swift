@@ -10,7 +10,7 @@ public struct StreamName: Hashable, Comparable, Sendable, CustomStringConvertibl
   public let text: String
 
   /// A name known to be valid (read back from the store, or a literal).
-  public init(_ text: String) { self.text = text }
+  package init(_ text: String) { self.text = text }
 
   public init(stringLiteral value: String) { self.text = value }
 
@@ -44,7 +44,7 @@ public struct StreamName: Hashable, Comparable, Sendable, CustomStringConvertibl
 
   /// Calls `body` with the name's bytes, without copying them when the
   /// string is stored contiguously (as every string msglog makes is).
-  public func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+  package func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
     if let result = try text.utf8.withContiguousStorageIfAvailable({ try body(UnsafeRawBufferPointer($0)) }) {
       return result
     }

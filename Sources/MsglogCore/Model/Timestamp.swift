@@ -19,7 +19,7 @@ public struct Timestamp: Hashable, Comparable, Sendable {
   }
 
   /// The same, appended to `out` as bytes (JSON output's path).
-  public func writeRFC3339(to out: inout [UInt8]) {
+  package func writeRFC3339(to out: inout [UInt8]) {
     let ms = milliseconds
     var days = ms / 86_400_000
     var rest = ms % 86_400_000
@@ -61,7 +61,7 @@ public struct Timestamp: Hashable, Comparable, Sendable {
   }
 
   /// Parses RFC 3339 from UTF-8 bytes (the import scanner's path).
-  public init?(rfc3339UTF8 b: UnsafeRawBufferPointer) {
+  package init?(rfc3339UTF8 b: UnsafeRawBufferPointer) {
     func digits(_ start: Int, _ count: Int) -> Int64? {
       guard start + count <= b.count else { return nil }
       var value: Int64 = 0

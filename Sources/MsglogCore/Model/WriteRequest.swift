@@ -7,7 +7,7 @@ public struct WriteRequest: Equatable, Sendable {
     case remove(ItemSelector)
     /// Move the item at `from` so that it ends at `to`; when `id` is given the
     /// item at `from` must be that one (import of exported lines checks it).
-    case move(from: UInt64, to: UInt64, id: ItemID?)
+    case move(from: Int, to: Int, id: ItemID?)
   }
 
   public var stream: StreamName

@@ -12,17 +12,19 @@
 /// each other): every access checks what it relies on and throws
 /// `DerivedDamage` instead of trapping, and walks are bounded in depth so
 /// that a cycle of links cannot recurse forever.
-public struct CountedTree<Store: TreeNodeStore> {
-  public typealias Element = Store.Element
-  public var store: Store
-  public private(set) var root: NodeID
-  public private(set) var count: Int
-  public let leafCapacity: Int
-  public let fanout: Int
-  /// No tree of 2^63 elements with inner nodes of 4 or more children is deeper.
-  static var maxDepth: Int { 48 }
+package struct CountedTree<Store: TreeNodeStore> {
+  package typealias Element = Store.Element
+  package var store: Store
+  package private(set) var root: NodeID
+  package private(set) var count: Int
+  package let leafCapacity: Int
+  package let fanout: Int
+  /// No tree of 2^63 elements with inner nodes of 4 or more children is
+  /// deeper: a walk of a stored tree, whose links may have been damaged,
+  /// stops here rather than follow a cycle.
+  package static var maxDepth: Int { 48 }
 
-  public init(store: Store, root: NodeID = 0, count: Int = 0, leafCapacity: Int, fanout: Int) {
+  package init(store: Store, root: NodeID = 0, count: Int = 0, leafCapacity: Int, fanout: Int) {
     precondition(leafCapacity >= 4 && fanout >= 4, "capacities below 4 cannot split and merge")
     self.store = store
     self.root = root
@@ -34,7 +36,7 @@ public struct CountedTree<Store: TreeNodeStore> {
   // MARK: - Access
 
   /// The element at `index`.
-  public func element(at index: Int) throws -> Element {
+  package func element(at index: Int) throws -> Element {
     guard index >= 0 && index < count else { throw Self.damage("position \(index) is outside its \(count) items") }
     let (leaf, offset) = try locate(index)
     return try store.read(leaf) { node in
@@ -84,7 +86,7 @@ public struct CountedTree<Store: TreeNodeStore> {
   }
 
   /// The position of the first element of `leaf` that satisfies `matches`.
-  public func index(inLeaf leaf: NodeID, where matches: (Element) -> Bool) throws -> Int? {
+  package func index(inLeaf leaf: NodeID, where matches: (Element) -> Bool) throws -> Int? {
     guard let local = try store.read(leaf, { $0.isLeaf ? $0.elements.firstIndex(where: matches) : nil }) else {
       return nil
     }
@@ -113,7 +115,7 @@ public struct CountedTree<Store: TreeNodeStore> {
   }
 
   /// Calls `body` with every element in order, one leaf at a time, until it returns false.
-  public func forEach(_ body: (Element) throws -> Bool) throws {
+  package func forEach(_ body: (Element) throws -> Bool) throws {
     guard root != 0 else { return }
     try visit(root, body)
   }
@@ -128,7 +130,7 @@ public struct CountedTree<Store: TreeNodeStore> {
   }
 
   /// Calls `body` with each leaf's id and elements, in order, until it returns false.
-  public func forEachLeaf(_ body: (NodeID, [Element]) throws -> Bool) throws {
+  package func forEachLeaf(_ body: (NodeID, [Element]) throws -> Bool) throws {
     guard root != 0 else { return }
     func walk(_ id: NodeID, depth: Int) throws -> Bool {
       guard depth < Self.maxDepth else {
@@ -144,7 +146,7 @@ public struct CountedTree<Store: TreeNodeStore> {
   }
 
   /// Every element, in order.
-  public func elements() throws -> [Element] {
+  package func elements() throws -> [Element] {
     var out: [Element] = []
     out.reserveCapacity(count)
     try forEach {
@@ -178,7 +180,7 @@ public struct CountedTree<Store: TreeNodeStore> {
   }
 
   /// Inserts `element` so that it ends at `index` (0…count).
-  public mutating func insert(_ element: Element, at index: Int) throws {
+  package mutating func insert(_ element: Element, at index: Int) throws {
     guard index >= 0 && index <= count else { throw Self.damage("position \(index) is outside 0…\(count)") }
     if root == 0 {
       root = try store.allocate(TreeNode(parent: 0, isLeaf: true))
@@ -198,7 +200,7 @@ public struct CountedTree<Store: TreeNodeStore> {
 
   /// Removes and returns the element at `index`.
   @discardableResult
-  public mutating func remove(at index: Int) throws -> Element {
+  package mutating func remove(at index: Int) throws -> Element {
     guard index >= 0 && index < count else { throw Self.damage("position \(index) is outside its \(count) items") }
     let (id, i) = try descend(to: index, adding: -1)
     let leaf = id
@@ -212,7 +214,7 @@ public struct CountedTree<Store: TreeNodeStore> {
   }
 
   /// Moves the element at `from` so that it ends at `to`.
-  public mutating func move(from: Int, to: Int) throws {
+  package mutating func move(from: Int, to: Int) throws {
     guard from != to else { return }
     let element = try remove(at: from)
     try insert(element, at: to)
@@ -220,7 +222,7 @@ public struct CountedTree<Store: TreeNodeStore> {
 
   /// Appends elements in order, filling leaves to three quarters, in O(n).
   /// Only valid on an empty tree.
-  public mutating func build<S: Sequence>(_ source: S) throws where S.Element == Element {
+  package mutating func build<S: Sequence>(_ source: S) throws where S.Element == Element {
     precondition(count == 0, "build fills an empty tree")
     let fill = max(2, leafCapacity * 3 / 4)
     var level: [(NodeID, Int)] = []

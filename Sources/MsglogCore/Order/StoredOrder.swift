@@ -1,16 +1,19 @@
 /// Node sizes of stored order trees: 64 slots (1.5 KiB) per leaf and 64
 /// children per inner node keep every node within one LMDB page, so a
 /// write copies a few pages whatever the stream's size.
-public enum StoredOrder {
-  public static let leafCapacity = 64
-  public static let fanout = 64
+package enum StoredOrder {
+  package static let leafCapacity = 64
+  package static let fanout = 64
 
-  public static func tree(_ nodes: StoredNodes, head: StreamHead) -> CountedTree<StoredNodes> {
+  /// A stream's order as a counted tree.
+  package typealias Tree = CountedTree<StoredNodes>
+
+  package static func tree(_ nodes: StoredNodes, head: StreamHead) -> Tree {
     CountedTree(store: nodes, root: head.root, count: Int(head.count), leafCapacity: leafCapacity, fanout: fanout)
   }
 
   /// Calls `body` with the stream's slots in order, one leaf in memory at a time.
-  public static func forEachSlot(of head: StreamHead, in reader: any LogReader, _ body: (Slot) throws -> Bool) throws {
+  package static func forEachSlot(of head: StreamHead, in reader: any LogReader, _ body: (Slot) throws -> Bool) throws {
     try tree(StoredNodes(reader: reader, stream: head.stream), head: head).forEach(body)
   }
 
@@ -22,13 +25,13 @@ public enum StoredOrder {
   /// batched requests, so that a store across a network answers a stream of
   /// a million items in hundreds of round trips, not a million. Memory stays
   /// bounded by the batch and the inner levels (the leaf ids: 8 bytes per 48 items).
-  public static func forEachLeafBatch(
+  package static func forEachLeafBatch(
     of head: StreamHead, in reader: any LogReader, _ body: ([Slot]) throws -> Void
   ) throws {
     guard head.root != 0 else { return }
     let stream = head.stream
     var level: [NodeID] = [head.root]
-    for _ in 0..<48 {
+    for _ in 0..<Tree.maxDepth {
       // Is this the leaf level? Ask for its first node.
       guard let first = try reader.orderNodes([level[0]], of: stream)[level[0]] else {
         throw DerivedDamage(.order, "the order of stream \(TerminalText.quoted(stream)) lacks node \(level[0])")
@@ -62,6 +65,6 @@ public enum StoredOrder {
       guard !next.isEmpty else { return }
       level = next
     }
-    throw DerivedDamage(.order, "the order of stream \(TerminalText.quoted(stream)) is deeper than 48 levels")
+    throw DerivedDamage(.order, "the order of stream \(TerminalText.quoted(stream)) is deeper than \(Tree.maxDepth) levels")
   }
 }

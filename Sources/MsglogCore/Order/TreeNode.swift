@@ -1,18 +1,18 @@
 /// A node's number in its store; 0 is "none".
-public typealias NodeID = UInt64
+package typealias NodeID = UInt64
 
 /// One node of a counted B+tree: a leaf holds elements, an inner node holds
 /// children with the number of elements under each.
-public struct TreeNode<Element>: Sendable where Element: Sendable {
-  public var parent: NodeID
-  public var isLeaf: Bool
+package struct TreeNode<Element>: Sendable where Element: Sendable {
+  package var parent: NodeID
+  package var isLeaf: Bool
   /// Leaf: the elements, in order.
-  public var elements: [Element]
+  package var elements: [Element]
   /// Inner: child node ids, in order, and the element count under each.
-  public var children: [NodeID]
-  public var counts: [Int]
+  package var children: [NodeID]
+  package var counts: [Int]
 
-  public init(parent: NodeID, isLeaf: Bool, elements: [Element] = [], children: [NodeID] = [], counts: [Int] = []) {
+  package init(parent: NodeID, isLeaf: Bool, elements: [Element] = [], children: [NodeID] = [], counts: [Int] = []) {
     self.parent = parent
     self.isLeaf = isLeaf
     self.elements = elements
@@ -21,5 +21,5 @@ public struct TreeNode<Element>: Sendable where Element: Sendable {
   }
 
   /// Entries in this node: elements of a leaf, children of an inner node.
-  public var width: Int { isLeaf ? elements.count : children.count }
+  package var width: Int { isLeaf ? elements.count : children.count }
 }

@@ -1,6 +1,6 @@
 /// Where a counted tree keeps its nodes: an array in memory (`NodePool`), or
 /// rows of a database read and written through a transaction.
-public protocol TreeNodeStore {
+package protocol TreeNodeStore {
   associatedtype Element: Sendable
   func read<R>(_ id: NodeID, _ body: (TreeNode<Element>) throws -> R) throws -> R
   mutating func update<R>(_ id: NodeID, _ body: (inout TreeNode<Element>) throws -> R) throws -> R
@@ -13,6 +13,6 @@ public protocol TreeNodeStore {
 }
 
 extension TreeNodeStore {
-  public mutating func placed(_ elements: ArraySlice<Element>, in leaf: NodeID) throws {}
-  public var tracksPlacements: Bool { false }
+  package mutating func placed(_ elements: ArraySlice<Element>, in leaf: NodeID) throws {}
+  package var tracksPlacements: Bool { false }
 }

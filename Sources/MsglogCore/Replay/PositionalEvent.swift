@@ -1,18 +1,18 @@
 /// An event reduced to what it does to positions: enough to fold it into a
 /// projection without decoding its text.
-public struct PositionalEvent: Equatable, Sendable {
-  public enum Change: Equatable, Sendable {
+package struct PositionalEvent: Equatable, Sendable {
+  package enum Change: Equatable, Sendable {
     case insert(index: UInt64)
     case remove(index: UInt64)
     case move(from: UInt64, to: UInt64)
   }
 
-  public var seq: UInt64
-  public var version: UInt64
-  public var id: ItemID
-  public var change: Change
+  package var seq: UInt64
+  package var version: UInt64
+  package var id: ItemID
+  package var change: Change
 
-  public init(seq: UInt64, version: UInt64, id: ItemID, change: Change) {
+  package init(seq: UInt64, version: UInt64, id: ItemID, change: Change) {
     self.seq = seq
     self.version = version
     self.id = id
@@ -21,7 +21,7 @@ public struct PositionalEvent: Equatable, Sendable {
 }
 
 extension Event {
-  public var positional: PositionalEvent {
+  package var positional: PositionalEvent {
     let change: PositionalEvent.Change
     switch op {
     case .insert(_, let index, _, _): change = .insert(index: index)

@@ -6,30 +6,30 @@
 /// of a remove and the recorded id of a move must match — so a log written
 /// by anything but a correct msglog is caught at the first event that does
 /// not fit.
-public struct Projection {
-  public private(set) var slots = OrderedList<Slot>()
+package struct Projection {
+  package private(set) var slots = OrderedList<Slot>()
   /// The stream's version: how many of its events have been folded in.
-  public private(set) var version: UInt64 = 0
+  package private(set) var version: UInt64 = 0
 
-  public init() {}
+  package init() {}
 
   /// Starts from a checkpoint: the slots and version at some seq.
-  public init(slots: [Slot], version: UInt64) {
+  package init(slots: [Slot], version: UInt64) {
     self.slots = OrderedList(slots)
     self.version = version
   }
 
-  public var count: Int { slots.count }
+  package var count: Int { slots.count }
 
   /// The item ids in order.
-  public var ids: [ItemID] { slots.elements.map(\.id) }
+  package var ids: [ItemID] { slots.elements.map(\.id) }
 
-  public mutating func apply(_ event: Event) throws(ReplayError) {
+  package mutating func apply(_ event: Event) throws(ReplayError) {
     try apply(event.positional)
   }
 
   /// Folds one event of this stream into the array.
-  public mutating func apply(_ event: PositionalEvent) throws(ReplayError) {
+  package mutating func apply(_ event: PositionalEvent) throws(ReplayError) {
     guard event.version == version + 1 else {
       throw ReplayError(seq: event.seq, reason: "stream version \(event.version) follows \(version)")
     }

@@ -1,5 +1,5 @@
 /// Rebuilds a stream's items from the log alone, as they were after any seq.
-public enum Replay {
+package enum Replay {
   /// The stream's items right after event `seq`; with no seq, a full replay
   /// of the log up to the head.
   ///
@@ -16,7 +16,7 @@ public enum Replay {
   /// Refuses a seq beyond the head; a stream that did not exist yet replays
   /// as empty. A damaged record or an event that does not fit stops the
   /// replay with an error that names its seq.
-  public static func stream(_ stream: StreamName, at seq: UInt64?, in reader: any LogReader) throws
+  package static func stream(_ stream: StreamName, at seq: UInt64?, in reader: any LogReader) throws
     -> StreamContents
   {
     let head = try reader.headSeq()
@@ -189,7 +189,7 @@ public enum Replay {
   /// The full items of `slots`, from their insert records, fetched in
   /// batches in seq order (one request each for a store across a network;
   /// on LMDB mostly sequential cursor steps).
-  public static func items(_ slots: OrderedList<Slot>, in reader: any LogReader) throws -> [Item] {
+  package static func items(_ slots: OrderedList<Slot>, in reader: any LogReader) throws -> [Item] {
     try items(slots.elements, in: reader)
   }
 

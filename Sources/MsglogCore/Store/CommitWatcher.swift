@@ -3,7 +3,7 @@
 /// The store decides how (inotify on LMDB's data file, `LISTEN` on
 /// PostgreSQL); a follower polls `fileDescriptor` together with whatever
 /// else it waits for, and never sleeps in a loop.
-public protocol CommitWatcher: AnyObject {
+package protocol CommitWatcher: AnyObject {
   /// Readable when a commit may have happened since the last `drain()`.
   var fileDescriptor: Int32 { get }
   /// Consumes what woke the descriptor.
@@ -11,6 +11,6 @@ public protocol CommitWatcher: AnyObject {
 }
 
 /// A store whose commits can be watched.
-public protocol FollowableStore: EventStore {
+package protocol FollowableStore: EventStore {
   func watchCommits() throws -> any CommitWatcher
 }

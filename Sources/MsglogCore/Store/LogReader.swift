@@ -4,7 +4,7 @@
 /// decodes them) and the derived tables in whatever form suits it. LMDB is the
 /// backend today; a server database would implement the same two protocols
 /// with one SQL transaction per `read`/`write`.
-public protocol LogReader {
+package protocol LogReader {
   /// Seq of the last event, 0 for an empty log.
   func headSeq() throws -> UInt64
   /// Calls `body` with each record from `seq` on, in seq order, until it returns false.
@@ -52,19 +52,19 @@ public protocol LogReader {
 }
 
 extension LogReader {
-  public var recordsStayMapped: Bool { false }
+  package var recordsStayMapped: Bool { false }
 
-  public func forEachRecord(at seqs: [UInt64], _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
+  package func forEachRecord(at seqs: [UInt64], _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
     for seq in seqs.sorted() { try withRecord(at: seq) { try body(seq, $0) } }
   }
 
-  public func orderNodes(_ ids: [NodeID], of stream: StreamName) throws -> [NodeID: TreeNode<Slot>] {
+  package func orderNodes(_ ids: [NodeID], of stream: StreamName) throws -> [NodeID: TreeNode<Slot>] {
     var nodes: [NodeID: TreeNode<Slot>] = [:]
     for id in ids { nodes[id] = try orderNode(id, of: stream) }
     return nodes
   }
 
-  public func idEntries(_ ids: [ItemID]) throws -> [ItemID: IdEntry] {
+  package func idEntries(_ ids: [ItemID]) throws -> [ItemID: IdEntry] {
     var entries: [ItemID: IdEntry] = [:]
     for id in ids { entries[id] = try idEntry(id) }
     return entries
@@ -74,18 +74,18 @@ extension LogReader {
 extension LogReader {
   /// Each event from `seq` on, decoded and checked, until `body` returns
   /// false; a damaged record stops the walk with an error naming its seq.
-  public func forEachEvent(from seq: UInt64, _ body: (Event) throws -> Bool) throws {
+  package func forEachEvent(from seq: UInt64, _ body: (Event) throws -> Bool) throws {
     try forEachRecord(from: seq) { recordSeq, bytes in try body(try decodeRecord(bytes, seq: recordSeq)) }
   }
 
   /// Decodes the record at `seq`, turning damage into an error that names the seq.
-  public func event(at seq: UInt64) throws -> Event? {
+  package func event(at seq: UInt64) throws -> Event? {
     try withRecord(at: seq) { try decodeRecord($0, seq: seq) }
   }
 }
 
 /// Decodes a stored record, checking that it sits under its own seq.
-public func decodeRecord(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws(MsglogError) -> Event {
+package func decodeRecord(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws(MsglogError) -> Event {
   let event: Event
   do {
     event = try EventRecord.decode(bytes)

@@ -1,8 +1,10 @@
 /// Write access: append records and replace derived rows, inside one transaction
 /// that commits all of it or none.
-public protocol LogWriter: LogReader {
-  /// Appends a record; `seq` is always `headSeq() + 1`.
-  func appendRecord(_ bytes: [UInt8], seq: UInt64) throws
+package protocol LogWriter: LogReader {
+  /// Appends `event`, whose record (`EventRecord.encode(event)`) is
+  /// `record`: a store keeps the bytes, and may index the event's fields
+  /// without decoding them again. Its seq is always `headSeq() + 1`.
+  func appendRecord(_ record: [UInt8], of event: Event) throws
   func putStreamHead(_ head: StreamHead) throws
   func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) throws
   func deleteOrderNode(_ id: NodeID, of stream: StreamName) throws
@@ -23,6 +25,6 @@ public protocol LogWriter: LogReader {
 }
 
 extension LogWriter {
-  public var enforcesUniqueInsertedIDs: Bool { false }
-  public var prefersBatchedReads: Bool { false }
+  package var enforcesUniqueInsertedIDs: Bool { false }
+  package var prefersBatchedReads: Bool { false }
 }

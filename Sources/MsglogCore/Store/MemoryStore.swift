@@ -6,30 +6,31 @@ import Synchronization
 /// codec is exercised here too. Writes run on a copy that replaces the state
 /// only when the body returns: a throwing body leaves nothing behind. Writes
 /// are serialised and reads see a snapshot, from any thread.
-public final class MemoryStore: EventStore, @unchecked Sendable {
-  struct State {
-    var records: [[UInt8]] = []
-    var heads: [StreamName: StreamHead] = [:]
-    var nodes: [StreamName: [NodeID: TreeNode<Slot>]] = [:]
-    var ids: [ItemID: IdEntry] = [:]
-    var streamEvents: [StreamName: [UInt64]] = [:]
-    var checkpoints: [StreamName: [Checkpoint]] = [:]
-    var summary: RecordedCounts? = nil
+package final class MemoryStore: EventStore {
+  /// The log and its derived tables, as values.
+  package struct State: Sendable {
+    package var records: [[UInt8]] = []
+    package var heads: [StreamName: StreamHead] = [:]
+    package var nodes: [StreamName: [NodeID: TreeNode<Slot>]] = [:]
+    package var ids: [ItemID: IdEntry] = [:]
+    package var streamEvents: [StreamName: [UInt64]] = [:]
+    package var checkpoints: [StreamName: [Checkpoint]] = [:]
+    package var summary: RecordedCounts? = nil
   }
 
   private let committed = Mutex(State())
   /// Held for a whole write, so that writers run one at a time.
   private let writer = Mutex(())
 
-  public init() {}
+  package init() {}
 
   var state: State { committed.withLock { $0 } }
 
-  public func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
+  package func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
     try body(Transaction(state: state))
   }
 
-  public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+  package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     try writer.withLock { _ in
       let txn = Transaction(state: state)
       let result = try body(txn)
@@ -39,8 +40,13 @@ public final class MemoryStore: EventStore, @unchecked Sendable {
   }
 
   /// Flips one bit of a stored record, for corruption tests.
-  public func corruptRecord(at seq: UInt64, byte: Int) {
+  package func corruptRecord(at seq: UInt64, byte: Int) {
     committed.withLock { $0.records[Int(seq - 1)][byte] ^= 0x01 }
+  }
+
+  /// Changes what is stored behind the log's back, for damage tests.
+  package func damage(_ change: (inout State) -> Void) {
+    committed.withLock { change(&$0) }
   }
 
   final class Transaction: LogWriter {
@@ -110,9 +116,9 @@ public final class MemoryStore: EventStore, @unchecked Sendable {
 
     func putSummary(_ summary: RecordedCounts) throws { state.summary = summary }
 
-    func appendRecord(_ bytes: [UInt8], seq: UInt64) throws {
-      precondition(seq == UInt64(state.records.count) + 1, "records are appended in seq order")
-      state.records.append(bytes)
+    func appendRecord(_ record: [UInt8], of event: Event) throws {
+      precondition(event.seq == UInt64(state.records.count) + 1, "records are appended in seq order")
+      state.records.append(record)
     }
 
     func putStreamHead(_ head: StreamHead) throws { state.heads[head.stream] = head }

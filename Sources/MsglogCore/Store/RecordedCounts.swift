@@ -6,19 +6,19 @@
 /// so that a row deleted or added behind msglog's back is noticed at once,
 /// without a scan: a write must never compute an event from tables that
 /// disagree with the log.
-public struct RecordedCounts: Equatable, Sendable {
+package struct RecordedCounts: Equatable, Sendable {
   /// Events in the log (its head seq).
-  public var events: UInt64 = 0
+  package var events: UInt64 = 0
   /// Rows of `heads`: streams with at least one event.
-  public var streams: UInt64 = 0
+  package var streams: UInt64 = 0
   /// Rows of `ids`: every id ever inserted.
-  public var ids: UInt64 = 0
+  package var ids: UInt64 = 0
   /// Rows of `order`: nodes of all order trees.
-  public var nodes: UInt64 = 0
+  package var nodes: UInt64 = 0
   /// Rows of `checkpoints`.
-  public var checkpoints: UInt64 = 0
+  package var checkpoints: UInt64 = 0
 
-  public init(events: UInt64 = 0, streams: UInt64 = 0, ids: UInt64 = 0, nodes: UInt64 = 0, checkpoints: UInt64 = 0) {
+  package init(events: UInt64 = 0, streams: UInt64 = 0, ids: UInt64 = 0, nodes: UInt64 = 0, checkpoints: UInt64 = 0) {
     self.events = events
     self.streams = streams
     self.ids = ids

@@ -3,7 +3,7 @@
 #endif
 
 /// strerror's text in the lowercase of msglog's messages ("permission denied").
-public func systemMessage(_ code: Int32) -> String {
+package func systemMessage(_ code: Int32) -> String {
   let text = String(cString: strerror(code))
   guard let first = text.first else { return text }
   return first.lowercased() + text.dropFirst()

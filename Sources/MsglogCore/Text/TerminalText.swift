@@ -5,8 +5,8 @@
 /// controls and DEL → `\xhh`; C1 controls, U+2028/U+2029 and the
 /// bidirectional embeddings, overrides and isolates (U+202A–U+202E,
 /// U+2066–U+2069: the "Trojan Source" trick, CVE-2021-42574) → `\u{hhhh}`.
-public enum TerminalText {
-  public static func escape(_ text: String) -> String {
+package enum TerminalText {
+  package static func escape(_ text: String) -> String {
     // Fast path: most messages need no escaping at all.
     if !text.unicodeScalars.contains(where: needsEscape) { return text }
     var out = String.UnicodeScalarView()
@@ -17,9 +17,9 @@ public enum TerminalText {
       case 0x0D: out.append(contentsOf: "\\r".unicodeScalars)
       case 0x09: out.append(contentsOf: "\\t".unicodeScalars)
       case 0x00..<0x20, 0x7F:
-        out.append(contentsOf: ("\\x" + hex(scalar.value, width: 2)).unicodeScalars)
+        out.append(contentsOf: ("\\x" + Hex.text(scalar.value, width: 2)).unicodeScalars)
       case _ where needsEscape(scalar):
-        out.append(contentsOf: ("\\u{" + hex(scalar.value, width: 4) + "}").unicodeScalars)
+        out.append(contentsOf: ("\\u{" + Hex.text(scalar.value, width: 4) + "}").unicodeScalars)
       default: out.append(scalar)
       }
     }
@@ -28,7 +28,7 @@ public enum TerminalText {
 
   /// `escape(text)` appended as bytes; text of printable ASCII (the usual
   /// message) is copied without looking at its scalars.
-  public static func appendEscaped(_ text: String, to out: inout [UInt8]) {
+  package static func appendEscaped(_ text: String, to out: inout [UInt8]) {
     var text = text
     let plain = text.withUTF8 { utf8 -> Bool in
       for b in utf8 where b < 0x20 || b >= 0x7F || b == 0x5C { return false }
@@ -39,9 +39,9 @@ public enum TerminalText {
   }
 
   /// The escaped text in single quotes, for error messages.
-  public static func quoted(_ text: String) -> String { "'" + escape(text) + "'" }
+  package static func quoted(_ text: String) -> String { "'" + escape(text) + "'" }
 
-  public static func quoted(_ name: StreamName) -> String { quoted(name.text) }
+  package static func quoted(_ name: StreamName) -> String { quoted(name.text) }
 
   static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
     let v = scalar.value
@@ -49,15 +49,10 @@ public enum TerminalText {
       || (0x202A...0x202E).contains(v) || (0x2066...0x2069).contains(v)
   }
 
-  static func hex(_ value: UInt32, width: Int) -> String {
-    let s = String(value, radix: 16)
-    return String(repeating: "0", count: max(0, width - s.count)) + s
-  }
-
   /// Columns the text takes on a terminal: East Asian wide and fullwidth
   /// characters and emoji take two, combining marks and format characters
   /// (joiners, variation selectors) none, everything else one.
-  public static func displayWidth(_ text: String) -> Int {
+  package static func displayWidth(_ text: String) -> Int {
     var width = 0
     for scalar in text.unicodeScalars { width += columns(scalar) }
     return width

@@ -2,17 +2,17 @@
 /// stream's head and order, the id index and the per-stream event index.
 ///
 /// `verify` compares the stored tables with it.
-public struct DerivedState {
-  public var projections: [StreamName: Projection] = [:]
-  public var lastSeqs: [StreamName: UInt64] = [:]
-  public var ids: [ItemID: IdEntry] = [:]
+package struct DerivedState {
+  package var projections: [StreamName: Projection] = [:]
+  package var lastSeqs: [StreamName: UInt64] = [:]
+  package var ids: [ItemID: IdEntry] = [:]
   /// Each stream's event seqs, in order.
-  public var streamSeqs: [StreamName: [UInt64]] = [:]
+  package var streamSeqs: [StreamName: [UInt64]] = [:]
 
-  public init() {}
+  package init() {}
 
   /// Folds one decoded event in; throws when it does not fit its stream.
-  public mutating func apply(_ event: Event) throws(ReplayError) {
+  package mutating func apply(_ event: Event) throws(ReplayError) {
     if case .insert(let id, _, _, _) = event.op, let earlier = ids[id] {
       throw ReplayError(seq: event.seq, reason: "id \(id.text) was already inserted at seq \(earlier.insertSeq)")
     }
@@ -27,7 +27,7 @@ public struct DerivedState {
   }
 
   /// The counters the `heads` table must hold for `stream`: version, last seq, count.
-  public func counters(of stream: StreamName) -> [UInt64]? {
+  package func counters(of stream: StreamName) -> [UInt64]? {
     guard let projection = projections[stream] else { return nil }
     return [projection.version, lastSeqs[stream] ?? 0, UInt64(projection.count)]
   }
@@ -36,29 +36,36 @@ public struct DerivedState {
   /// through the write path (`LedgerSession` in rebuild mode), which checks
   /// that it reproduces the stored record, so the rebuilt tables are exactly
   /// what the original writes made.
-  public static func rebuild(_ writer: any LogWriter, checkpointInterval: UInt64 = 256) throws {
+  package static func rebuild(_ writer: any LogWriter, checkpointInterval: UInt64 = 256) throws {
     try writer.clearDerived()
     let session = try LedgerSession(
       writer: writer, now: Timestamp(milliseconds: 0), mode: .rebuild, checkpointInterval: checkpointInterval)
     var expected: UInt64 = 1
     try writer.forEachEvent(from: 1) { event in
       let seq = event.seq
+      /// A recorded index as a position; past 2^63-1 no msglog wrote it.
+      func position(_ index: UInt64) throws(MsglogError) -> Int {
+        guard let position = Int(exactly: index) else {
+          throw .eventDoesNotFit(seq: seq, reason: "index \(index) is beyond any stream")
+        }
+        return position
+      }
       guard seq == expected else { throw MsglogError.corruptedLog("the log has a gap: seq \(expected) is missing") }
       expected += 1
       let command: WriteRequest.Command
       switch event.op {
       case .insert(let id, let index, let text, let sender):
-        command = .insert(InsertRequest(index: index, text: text, sender: sender, id: id))
+        command = .insert(InsertRequest(index: try position(index), text: text, sender: sender, id: id))
       case .remove(let id, _):
         command = .remove(.id(id))
       case .move(let id, let from, let to):
-        command = .move(from: from, to: to, id: id)
+        command = .move(from: try position(from), to: try position(to), id: id)
       }
       guard try session.perform(WriteRequest(stream: event.stream, command: command, time: event.time)) != nil else {
         throw MsglogError.eventDoesNotFit(seq: seq, reason: "a move onto itself, which no msglog writes")
       }
       // Bound the session's caches on long logs.
-      if seq % 65_536 == 0 { try session.finish() }
+      if seq % UInt64(LedgerSession.flushInterval) == 0 { try session.finish() }
       return true
     }
     try session.finish()

@@ -1,16 +1,16 @@
 extension StoredOrder {
   /// What `verify` learns from walking a stored order tree without trusting it.
-  public struct Inspection {
-    public var slots: [Slot] = []
-    public var leafOf: [ItemID: NodeID] = [:]
-    public var nodes = 0
-    public var problems: [String] = []
+  package struct Inspection {
+    package var slots: [Slot] = []
+    package var leafOf: [ItemID: NodeID] = [:]
+    package var nodes = 0
+    package var problems: [String] = []
   }
 
   /// Walks the stream's tree from its root, checking every link: each
   /// child's parent, each count against what lies below, node ids below
   /// the head's next id, no node reached twice, the total against the head.
-  public static func inspect(_ head: StreamHead, in reader: any LogReader) -> Inspection {
+  package static func inspect(_ head: StreamHead, in reader: any LogReader) -> Inspection {
     var result = Inspection()
     guard head.root != 0 else {
       if head.count != 0 { result.problems.append("the head counts \(head.count) items but has no tree") }
@@ -19,8 +19,8 @@ extension StoredOrder {
     var seen: Set<NodeID> = []
     /// The number of items under `id`, or nil when the walk must stop.
     func walk(_ id: NodeID, parent: NodeID, depth: Int) -> Int? {
-      guard depth < 48 else {
-        result.problems.append("the tree is deeper than 48 levels at node \(id)")
+      guard depth < Tree.maxDepth else {
+        result.problems.append("the tree is deeper than \(Tree.maxDepth) levels at node \(id)")
         return nil
       }
       guard id != 0, id < head.nextNode else {

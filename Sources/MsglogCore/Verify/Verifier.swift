@@ -6,11 +6,11 @@
 /// any other. A damaged record is named once; the stream it belongs to is
 /// not checked further (its later events would only repeat the damage), and
 /// the derived tables are not compared with a log that is itself damaged.
-public enum Verifier {
+package enum Verifier {
   /// How many problems to name before summarising the rest.
   static let problemLimit = 100
 
-  public static func verify(_ reader: any LogReader) throws -> VerifyReport {
+  package static func verify(_ reader: any LogReader) throws -> VerifyReport {
     var check = Check(reader: reader)
     try check.log()
     if check.report.logIsIntact { try check.derivedTables() }
