@@ -78,6 +78,7 @@ extension EventLog {
   /// Validates and appends `requests` in one write transaction: all or none.
   ///
   /// - Parameters:
+  ///   - requests: the commands, each with its stream, in the order they apply.
   ///   - expectVersion: refuse unless the first request's stream is at this version.
   ///   - lineNumbers: when given, a refused request's error names its line.
   ///   - progress: called now and then with (done, total).

@@ -30,6 +30,7 @@ import MsglogPostgres
 /// - ``init(_:configuration:)``
 /// - ``inMemory(configuration:)``
 /// - ``Configuration``
+/// - ``configuration``
 /// - ``location``
 ///
 /// ### Writing
@@ -55,6 +56,7 @@ import MsglogPostgres
 /// - ``diff(_:from:to:)``
 /// - ``read(_:)``
 /// - ``LogSnapshot``
+/// - ``readsWithoutLock``
 ///
 /// ### Following
 ///
@@ -65,6 +67,7 @@ import MsglogPostgres
 ///
 /// - ``verify()``
 /// - ``repair()``
+/// - ``RepairReport``
 public final class EventLog: Sendable {
   /// Where the log lives, as given (a URL without its password), or
   /// `(memory)`.

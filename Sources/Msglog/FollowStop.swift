@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// A file descriptor that ends a `follow` when it signals.
 public struct FollowStop: Sendable {
   public var fileDescriptor: Int32

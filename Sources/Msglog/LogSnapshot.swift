@@ -23,7 +23,9 @@ public struct LogSnapshot: ~Copyable {
   /// million items holds one leaf of the order tree in memory, not the list.
   ///
   /// - Parameters:
+  ///   - stream: the stream to list.
   ///   - header: called first, with the stream's counters (its `items` empty) and item count.
+  ///   - body: called with each item and its index, in order.
   public func forEachItem(
     of stream: StreamName, header: (StreamContents, Int) throws -> Void = { _, _ in },
     _ body: (Int, Item) throws -> Void

@@ -2,8 +2,9 @@
 /// `\u00XX` escapes, the terminal's `\xHH` and `\u{HHHH}`, checksums in
 /// messages, id prefixes.
 package enum Hex {
-  /// The sixteen digits, in order.
-  private static let digits: StaticString = "0123456789abcdef"
+  /// The sixteen digits, in order: a loop writing many (an id) takes
+  /// `utf8Start` once and indexes it.
+  package static let digits: StaticString = "0123456789abcdef"
 
   /// The digit of a value 0…15 (higher bits are ignored).
   @inline(__always)

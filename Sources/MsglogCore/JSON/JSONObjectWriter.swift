@@ -135,16 +135,19 @@ package struct JSONObjectWriter {
       out.append(UInt8(truncatingIfNeeded: value) &+ 0x30)
       return
     }
-    // UInt64.max has 20 digits, written from the right.
-    var digits = InlineArray<20, UInt8>(repeating: 0)
-    var v = value
-    var i = 20
-    while v > 0 {
-      i -= 1
-      digits[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
-      v /= 10
+    // UInt64.max has 20 digits, written from the right into 24 bytes on
+    // the stack (three words: as cheap to clear as a tuple of them).
+    var digits = InlineArray<3, UInt64>(repeating: 0)
+    withUnsafeMutableBytes(of: &digits) { raw in
+      var v = value
+      var i = raw.count
+      while v > 0 {
+        i -= 1
+        raw[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
+        v /= 10
+      }
+      out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[i...]))
     }
-    withUnsafeBytes(of: digits) { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[i...])) }
   }
 }
 

@@ -36,12 +36,6 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
   /// The 16 bytes in network order, as stored on disk.
   public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 
-  /// Byte `k` (0…15) of the 16.
-  @inline(__always)
-  private func byte(_ k: Int) -> UInt8 {
-    UInt8(truncatingIfNeeded: (k < 8 ? first : second) >> UInt64(8 * (k & 7)))
-  }
-
   /// Lowercase canonical text form, as every msglog output prints it.
   public var text: String { hex(dashed: true, bytes: 16) }
 
@@ -69,18 +63,22 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
   /// The first `count` bytes in lowercase hex at `out`, with the canonical
   /// form's dashes when `dashed`; returns the number of bytes written.
   private func writeHex(dashed: Bool, bytes count: Int, into out: UnsafeMutablePointer<UInt8>) -> Int {
-    var j = 0
-    for i in 0..<count {
-      if dashed && (i == 4 || i == 6 || i == 8 || i == 10) {
-        out[j] = UInt8(ascii: "-")
-        j += 1
+    // `--json list` writes millions: the bytes and the digit table are
+    // read through pointers taken once, not a call per digit.
+    withUnsafeBytes { raw in
+      let digits = Hex.digits.utf8Start
+      var j = 0
+      for i in 0..<count {
+        if dashed && (i == 4 || i == 6 || i == 8 || i == 10) {
+          out[j] = UInt8(ascii: "-")
+          j += 1
+        }
+        out[j] = digits[Int(raw[i] >> 4)]
+        out[j + 1] = digits[Int(raw[i] & 0x0F)]
+        j += 2
       }
-      let b = byte(i)
-      out[j] = Hex.digit(b >> 4)
-      out[j + 1] = Hex.digit(b)
-      j += 2
+      return j
     }
-    return j
   }
 
   /// Parses the canonical 8-4-4-4-12 form in any case; nil for anything else.
