@@ -32,23 +32,38 @@ let package = Package(
     .target(name: "MsglogPostgres", dependencies: ["MsglogCore", "CLibPQ"]),
     // The front door: `EventLog`, over whichever store a location names.
     .target(name: "Msglog", dependencies: ["MsglogCore", "MsglogLMDB", "MsglogPostgres"]),
+    // The wire shapes: a JSON writer and every document `--json` prints and
+    // the server answers, in one place for the command line and the server.
+    .target(name: "MsglogWire", dependencies: ["Msglog"]),
     // Argument parsing, output formatting, exit codes.
-    .target(name: "MsglogCLI", dependencies: ["Msglog"]),
+    .target(name: "MsglogCLI", dependencies: ["Msglog", "MsglogWire"]),
     // A static executable: no dynamic loader work at start-up (symbol
     // lookups in libstdc++ were a third of `msglog --version`), so a msglog
     // process starts faster than sqlite3's. libpq is still loaded on demand.
     .executableTarget(
       name: "msglog", dependencies: ["MsglogCLI"], linkerSettings: [.unsafeFlags(["-static-executable"])]),
+    // The HTTP server: routes, the page, event streams, on libmicrohttpd. It
+    // stands on the library and the wire shapes, not on the command line.
+    .target(
+      name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "CMicroHTTPD"],
+      resources: [
+        .embedInCode("Page/Resources/index.html"), .embedInCode("Page/Resources/app.css"),
+        .embedInCode("Page/Resources/app.js"), .embedInCode("Page/Resources/favicon.svg"),
+      ]),
     // `msglog serve`, which `msglog` runs (exec) from beside itself: a
     // dynamic executable, since libmicrohttpd starts threads and needs GnuTLS,
-    // neither of which a static one can load.
-    .executableTarget(name: "msglog-serve", dependencies: ["MsglogCLI", "CMicroHTTPD"]),
+    // neither of which a static one can load. Its main parses `serve`'s
+    // options with the command line's declaration table.
+    .executableTarget(name: "msglog-serve", dependencies: ["MsglogCLI", "MsglogServer"]),
     // Benchmarks: built in release by scripts/bench, never part of `swift test`.
     .executableTarget(name: "msglog-bench", dependencies: ["Msglog"], path: "Sources/MsglogBench"),
     // What the test targets share: temporary directories, the sandbox that
     // runs the binary, the seeded generator, event helpers.
-    .target(name: "MsglogTestSupport", dependencies: ["Msglog"], path: "Tests/MsglogTestSupport"),
-    .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore", "Msglog", "MsglogTestSupport"]),
+    .target(name: "MsglogTestSupport", dependencies: ["Msglog", "MsglogWire"], path: "Tests/MsglogTestSupport"),
+    .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore", "Msglog", "MsglogWire", "MsglogTestSupport"]),
+    // The server in process: routes, decoding, streams, without a socket.
+    .testTarget(name: "MsglogServerTests", dependencies: ["MsglogServer", "Msglog", "MsglogTestSupport"]),
+    .testTarget(name: "MsglogWireTests", dependencies: ["MsglogWire", "Msglog", "MsglogTestSupport"]),
     .testTarget(name: "MsglogLMDBTests", dependencies: ["MsglogLMDB", "Msglog", "MsglogTestSupport"]),
     // End-to-end tests run the built `msglog` binary: `swift build --product
     // msglog` first (scripts/test does). The test target does not depend on

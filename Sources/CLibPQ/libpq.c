@@ -13,9 +13,10 @@
 
 // Each function: a pointer of the header's own type, and a forwarder.
 #define MSGLOG_PQ_FUNCTIONS(X) \
-  X(PQconnectStart) X(PQconnectPoll) X(PQconninfo) X(PQconninfoFree) X(PQfinish) X(PQstatus) X(PQerrorMessage) X(PQsocket) X(PQsetNoticeProcessor) \
+  X(PQconnectStart) X(PQconnectPoll) X(PQconninfo) X(PQconninfoParse) X(PQconninfoFree) X(PQfinish) X(PQstatus) X(PQerrorMessage) X(PQsocket) X(PQsetNoticeProcessor) \
   X(PQexecParams) X(PQprepare) X(PQexecPrepared) X(PQsendQueryParams) X(PQsendPrepare) \
   X(PQsendQueryPrepared) X(PQgetResult) X(PQenterPipelineMode) X(PQexitPipelineMode) \
+  X(PQpipelineStatus) X(PQtransactionStatus) \
   X(PQpipelineSync) X(PQconsumeInput) X(PQnotifies) X(PQfreemem) X(PQresultStatus) \
   X(PQresultErrorField) X(PQclear) X(PQntuples) X(PQgetvalue) X(PQgetlength) X(PQgetisnull)
 
@@ -52,6 +53,7 @@ int msglog_libpq_load(char *error, unsigned long size) {
 PGconn *PQconnectStart(const char *conninfo) { return p_PQconnectStart(conninfo); }
 PostgresPollingStatusType PQconnectPoll(PGconn *conn) { return p_PQconnectPoll(conn); }
 PQconninfoOption *PQconninfo(PGconn *conn) { return p_PQconninfo(conn); }
+PQconninfoOption *PQconninfoParse(const char *conninfo, char **errmsg) { return p_PQconninfoParse(conninfo, errmsg); }
 void PQconninfoFree(PQconninfoOption *connOptions) { p_PQconninfoFree(connOptions); }
 void PQfinish(PGconn *conn) { p_PQfinish(conn); }
 ConnStatusType PQstatus(const PGconn *conn) { return p_PQstatus(conn); }
@@ -88,6 +90,8 @@ int PQsendQueryPrepared(PGconn *conn, const char *stmtName, int nParams, const c
 PGresult *PQgetResult(PGconn *conn) { return p_PQgetResult(conn); }
 int PQenterPipelineMode(PGconn *conn) { return p_PQenterPipelineMode(conn); }
 int PQexitPipelineMode(PGconn *conn) { return p_PQexitPipelineMode(conn); }
+PGpipelineStatus PQpipelineStatus(const PGconn *conn) { return p_PQpipelineStatus(conn); }
+PGTransactionStatusType PQtransactionStatus(const PGconn *conn) { return p_PQtransactionStatus(conn); }
 int PQpipelineSync(PGconn *conn) { return p_PQpipelineSync(conn); }
 int PQconsumeInput(PGconn *conn) { return p_PQconsumeInput(conn); }
 PGnotify *PQnotifies(PGconn *conn) { return p_PQnotifies(conn); }

@@ -69,8 +69,8 @@ import MsglogPostgres
 /// - ``repair()``
 /// - ``RepairReport``
 public final class EventLog: Sendable {
-  /// Where the log lives, as given (a URL without its password), or
-  /// `(memory)`.
+  /// Where the log lives: the path as given, the URL as libpq parsed it
+  /// without its password (safe to show anywhere), or `(memory)`.
   public let location: String
   /// How the log was opened.
   public let configuration: Configuration
@@ -79,17 +79,19 @@ public final class EventLog: Sendable {
   /// Opens the log at `location`: a directory path for LMDB (created by the
   /// first write if missing), or a PostgreSQL URL —
   /// `postgres://user@host:port/dbname?sslmode=require` (also
-  /// `postgresql://`), with libpq's environment (PGHOST, PGUSER, PGPASSWORD,
-  /// PGSERVICE, PGSSLMODE, …) filling in what it leaves out; its tables are
-  /// created by the first write. A password is never shown in any message.
+  /// `postgresql://`, in any case), with libpq's environment (PGHOST, PGUSER,
+  /// PGPASSWORD, PGSERVICE, PGSSLMODE, …) filling in what it leaves out; its
+  /// tables are created by the first write. What libpq reads as a password is
+  /// never shown in any message, nor in `location`.
   ///
   /// Nothing is read until the first operation: a missing database is an
   /// error of that operation (a write creates it).
   public init(_ location: String, configuration: Configuration = Configuration()) throws {
     guard !location.isEmpty else { throw MsglogError.cannotRead(location: location, reason: "the location is empty") }
     if PostgresStore.handles(location) {
-      self.location = PostgresLocation.redacted(location)
-      self.store = PostgresStore(location: location)
+      let store = try PostgresStore(location: location)
+      self.location = store.shown
+      self.store = store
     } else {
       self.location = location
       self.store = LMDBLog(

@@ -56,10 +56,10 @@ package final class LogFollower: Sendable {
       if Task.isCancelled { return nil }
       let found = try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
-          let started = SpawnedThread.start {
+          let started = startThread {
             continuation.resume(with: Result { () throws(MsglogError) in try self.readOrWait() })
           }
-          if started == nil {
+          if !started {
             continuation.resume(throwing: MsglogError.storage("cannot follow: no thread could be started"))
           }
         }

@@ -74,7 +74,7 @@ struct ServeBench {
     let server = try ServerProcess(msglog: msglog, db: db)
     defer { server.stop() }
     let sockets = try (0..<clients).map { _ in try HTTPConnection(port: server.port) }
-    for socket in sockets { try socket.send("GET /api/follow?from=2 HTTP/1.0\r\nHost: bench\r\n\r\n") }
+    for socket in sockets { try socket.send("GET /api/follow?from=2 HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n") }
     usleep(500_000)
     let committed = SharedPointer<ContinuousClock.Instant?>(capacity: events + 2, initial: nil)
     defer { committed.free() }
@@ -199,7 +199,7 @@ final class HTTPConnection {
   /// POSTs `body` and reads the whole response; throws unless 200.
   func post(_ path: String, _ body: String) throws {
     try send(
-      "POST \(path) HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+      "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
         + body)
     let separator: [UInt8] = Array("\r\n\r\n".utf8)
     var headerEnd: Int? = nil

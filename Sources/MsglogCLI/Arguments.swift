@@ -27,8 +27,10 @@ package struct CommandLineError: Error, Equatable, Sendable {
 /// hi` and `msglog append hi --sender ann` mean the same.
 package struct Arguments: Equatable {
   var positionals: [String] = []
-  /// Option name (without dashes) → value; flags map to "".
+  /// Option name (without dashes) → value; flags map to "". A repeatable
+  /// option maps to its first value here and to all of them in `repeated`.
   var options: [String: String] = [:]
+  var repeated: [String: [String]] = [:]
   /// Options in the order given, for error messages.
   var order: [String] = []
 
@@ -108,10 +110,19 @@ package struct Arguments: Equatable {
   }
 
   private mutating func set(_ name: String, _ value: String) throws(CommandLineError) {
+    if Arguments.declared[name]?.repeatable == true {
+      repeated[name, default: []].append(value)
+      if options[name] == nil { order.append(name) }
+      options[name] = options[name] ?? value
+      return
+    }
     guard options[name] == nil else { throw CommandLineError.usage("option --\(name) is given more than once") }
     options[name] = value
     order.append(name)
   }
+
+  /// Every value of a repeatable option, in the order given.
+  func values(_ option: OptionDeclaration) -> [String] { repeated[option.name] ?? [] }
 
   func has(_ name: String) -> Bool { options[name] != nil }
   func has(_ option: OptionDeclaration) -> Bool { options[option.name] != nil }
@@ -133,7 +144,7 @@ package struct Arguments: Equatable {
 
   /// Refuses options that do not belong to `command` and a wrong number of arguments.
   func check(against command: CommandDeclaration, positionals: [String]) throws(CommandLineError) {
-    let accepted = Set(command.allOptions.map(\.name))
+    let accepted = Set((command.allOptions + command.tolerated).map(\.name))
     for option in order where !accepted.contains(option) {
       throw CommandLineError.usage(
         "option --\(option) does not apply to '\(command.name.rawValue)'",

@@ -165,7 +165,8 @@ enum Completions {
       return zshQuote("(-\(short) --\(option.name))\"{-\(short),--\(option.name)}\"[\(help)]\(value)")
         .replacing("'\"{", with: "'{").replacing("}\"'", with: "}'")
     }
-    return zshQuote("--\(option.name)[\(help)]\(value)")
+    // `*`: zsh offers a repeatable option again.
+    return zshQuote((option.repeatable ? "*" : "") + "--\(option.name)[\(help)]\(value)")
   }
 
   static func zshQuote(_ text: String) -> String { "'" + text.replacing("'", with: "'\\''") + "'" }

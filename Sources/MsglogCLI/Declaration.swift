@@ -15,11 +15,13 @@ struct OptionDeclaration: Sendable, Equatable {
   var help: String
   /// What a shell may offer as the value.
   var completion: Completion = .none
+  /// May be given more than once, each value kept (`--allow-host a --allow-host b`).
+  var repeatable = false
 
   var isFlag: Bool { value == nil }
-  /// `--sender NAME`, `-f, --follow`.
+  /// `--sender NAME`, `-f, --follow`, `--allow-host NAME...`.
   var synopsis: String {
-    (short.map { "-\($0), " } ?? "") + "--\(name)" + (value.map { " \($0)" } ?? "")
+    (short.map { "-\($0), " } ?? "") + "--\(name)" + (value.map { " \($0)" } ?? "") + (repeatable ? "..." : "")
   }
 }
 
@@ -73,6 +75,13 @@ enum Options {
   static let token = OptionDeclaration(
     name: "token", value: "TOKEN",
     help: "bearer token every API request must send (default: $MSGLOG_TOKEN); needed beyond localhost")
+  static let allowHost = OptionDeclaration(
+    name: "allow-host", value: "NAME",
+    help: "also answer requests for this host name (besides localhost, loopback addresses and ADDR)",
+    repeatable: true)
+  static let allowOrigin = OptionDeclaration(
+    name: "allow-origin", value: "ORIGIN",
+    help: "let pages from this origin (http://host:port) call the API, with CORS headers", repeatable: true)
   static let man = OptionDeclaration(name: "man", help: "print the manual page (roff, for man(1)) instead")
   static let listStreams = OptionDeclaration(
     name: "list-streams", help: "print the database's stream names, one per line (for completion scripts)")
@@ -101,6 +110,11 @@ struct CommandDeclaration: Sendable {
   var options: [OptionDeclaration] = []
   /// Which of `--db`, `--stream`, `--json` it uses; any other is a usage error.
   var shared: [OptionDeclaration] = Options.shared
+  /// Options it accepts and ignores: a command that reads no log may be
+  /// told which log, stream or output form to use without harm, so that an
+  /// alias such as `alias team='msglog --db team.lmdb'` still gets `team
+  /// help`. They are not listed in its help.
+  var tolerated: [OptionDeclaration] = []
   var example: String
 
   /// Every option it accepts, shared and meta ones included.
@@ -252,9 +266,12 @@ struct CommandDeclaration: Sendable {
           /api/diff?stream=S&from=A&to=B; POST /api/append, /api/insert, /api/move, /api/remove \
           with a JSON body), Server-Sent Events at /api/follow (id is the seq; Last-Event-ID \
           resumes), and a web page at / for chats and boards. Listening beyond localhost needs \
-          a token, which every API request sends as 'Authorization: Bearer TOKEN'.
+          a token, which every API request sends as 'Authorization: Bearer TOKEN'. Only requests \
+          for localhost, a loopback address, ADDR or an --allow-host name are answered, and \
+          writes only from the page itself or an --allow-origin origin (DNS rebinding and \
+          cross-site requests are refused with 403).
           """,
-        options: [Options.listen, Options.token], shared: [Options.db],
+        options: [Options.listen, Options.token, Options.allowHost, Options.allowOrigin], shared: [Options.db],
         example: "msglog serve\nMSGLOG_TOKEN=$(openssl rand -hex 16) msglog serve --listen 0.0.0.0:8080"),
       CommandDeclaration(
         name: .completions, summary: "print a shell completion script",
@@ -266,7 +283,7 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(
             name: "SHELL", help: "bash, zsh or fish", optional: true, completion: .words(["bash", "zsh", "fish"]))
         ],
-        options: [Options.listStreams], shared: [Options.db],
+        options: [Options.listStreams], shared: [Options.db], tolerated: [Options.stream, Options.json],
         example: "msglog completions bash > ~/.local/share/bash-completion/completions/msglog"),
       CommandDeclaration(
         name: .help, summary: "show help for msglog or a command",
@@ -276,7 +293,7 @@ struct CommandDeclaration: Sendable {
             name: "COMMAND", help: "a command name", optional: true,
             completion: .words(CommandName.allCases.map(\.rawValue)))
         ],
-        options: [Options.man], shared: [],
+        options: [Options.man], shared: [], tolerated: Options.shared,
         example: "msglog help move\nmsglog help --man > msglog.1 && man ./msglog.1"),
     ].map { ($0.name, $0) })
 

@@ -99,7 +99,7 @@ enum Manual {
 
   static func optionSynopsis(_ option: OptionDeclaration) -> String {
     (option.short.map { "\\fB\\-\($0)\\fR, " } ?? "") + "\\fB\\-\\-\(escape(option.name))\\fR"
-      + (option.value.map { " \\fI\($0)\\fR" } ?? "")
+      + (option.value.map { " \\fI\($0)\\fR" } ?? "") + (option.repeatable ? "..." : "")
   }
 
   /// Escapes text for roff: backslashes, hyphens, a leading dot or quote,

@@ -20,10 +20,7 @@ public enum MsglogCLI {
 
   /// The process entry point.
   public static func main() -> Never {
-    // A reader that goes away must show up as EPIPE on the next write (and
-    // end the command quietly), not kill the process mid-transaction.
-    signal(SIGPIPE, SIG_IGN)
-    installTruncationGuard()
+    setUpProcess()
     let stdout = OutputStream(fd: 1)
     let stderr = OutputStream(fd: 2)
     let code: Int32
@@ -43,6 +40,16 @@ public enum MsglogCLI {
     }
     try? stderr.flush()
     exit(code == ExitCode.success ? closeStandardOutput(stderr: stderr) : code)
+  }
+
+  /// What msglog's processes (msglog, msglog-serve) set up first. (The
+  /// logs they open report LMDB's own failed checks with
+  /// `reportLMDBAssertion`, through their configuration.)
+  static func setUpProcess() {
+    // A reader that goes away must show up as EPIPE on the next write (and
+    // end the command quietly), not kill the process mid-transaction.
+    signal(SIGPIPE, SIG_IGN)
+    installTruncationGuard()
   }
 
   /// Runs one command line; returns the exit code.

@@ -1,4 +1,5 @@
 import Msglog
+import MsglogWire
 
 #if canImport(Glibc)
   import Glibc
@@ -73,6 +74,22 @@ public final class OutputStream {
   }
 
   func write(bytes: UnsafeRawBufferPointer) throws(OutputError) { try append(bytes) }
+
+  /// Writes out what `json` holds and empties it (keeping its capacity
+  /// and its place in the document).
+  func write(json: inout JSONWriter) throws(OutputError) {
+    let result = json.bytes.withUnsafeBytes { raw in Result { () throws(OutputError) in try append(raw) } }
+    json.removeAll()
+    try result.get()
+  }
+
+  /// One JSON document and its newline (`streams --json`, `diff --json` …).
+  func document(_ body: (inout JSONWriter) -> Void) throws(OutputError) {
+    var json = JSONWriter()
+    body(&json)
+    json.raw("\n")
+    try write(json: &json)
+  }
 
   func write(bytes: [UInt8]) throws(OutputError) {
     let result = bytes.withUnsafeBytes { raw in Result { () throws(OutputError) in try append(raw) } }
@@ -153,8 +170,9 @@ public final class OutputStream {
   }
 }
 
-/// How results look on stdout, in text and in JSON (SPEC.md's shapes).
-package enum Format {
+/// How results look on stdout as text; the JSON documents are MsglogWire's
+/// (`JSONWriter`), written out through `OutputStream.write(json:)`.
+enum Format {
   /// Dims a cell on a colour terminal (the short id and the sender).
   static let dim = "\u{1B}[2m"
   static let plain = "\u{1B}[0m"
@@ -190,7 +208,7 @@ package enum Format {
     mutating func write(_ item: Item, index: Int, to out: OutputStream) throws(OutputError) {
       scratch.removeAll(keepingCapacity: true)
       let start = scratch.count
-      JSONObjectWriter.appendDecimal(UInt64(index), to: &scratch)
+      JSONWriter.appendDecimal(UInt64(index), to: &scratch)
       let digits = scratch.count - start
       if digits < width {
         scratch.insert(contentsOf: repeatElement(UInt8(ascii: " "), count: width - digits), at: start)
@@ -224,76 +242,27 @@ package enum Format {
   }
 
   /// `replay --json`: the document, item by item into the output.
-  package static func writeSnapshotJSON(_ snapshot: StreamContents, to out: OutputStream) throws(OutputError) {
-    try out.write(snapshotJSONHead(snapshot, count: snapshot.items.count))
-    var writer = ItemJSONWriter()
+  static func writeSnapshotJSON(_ snapshot: StreamContents, to out: OutputStream) throws(OutputError) {
+    var json = JSONWriter()
+    json.snapshotHead(snapshot, count: snapshot.items.count)
     for (index, item) in snapshot.items.enumerated() {
-      try writer.write(item, index: index, to: out)
+      json.item(item, index: index)
+      try out.write(json: &json)
     }
-    try out.write("]}\n")
+    json.snapshotTail()
+    json.raw("\n")
+    try out.write(json: &json)
   }
 
-  /// The document up to the opening bracket of `items`, so that items can follow one by one.
-  static func snapshotJSONHead(_ snapshot: StreamContents, count: Int) -> String {
-    var doc = JSONObjectWriter()
-    doc.add("stream", snapshot.stream)
-    doc.add("seq", snapshot.seq)
-    doc.add("version", snapshot.version)
-    doc.add("count", count)
-    return doc.text + ",\"items\":["
-  }
+  /// Writes events as JSON lines (`log --json`, `export`), each into the
+  /// output as soon as it is written, through one reused buffer.
+  struct EventLineWriter {
+    private var json = JSONWriter()
 
-  static func addItem(_ item: Item, index: Int, to o: inout JSONObjectWriter) {
-    o.add("index", index)
-    o.add("id", item.id)
-    o.add("text", item.text)
-    if let sender = item.sender { o.add("sender", sender) }
-    o.add("time", item.time)
-    o.add("seq", item.seq)
-  }
-
-  static func itemJSON(_ item: Item, index: Int) -> String {
-    var o = JSONObjectWriter()
-    addItem(item, index: index, to: &o)
-    return o.close()
-  }
-
-  /// Writes item objects, comma-separated, through one reused buffer.
-  struct ItemJSONWriter {
-    private var scratch: [UInt8] = []
-
-    mutating func write(_ item: Item, index: Int, to out: OutputStream) throws(OutputError) {
-      var o = JSONObjectWriter(reusing: &scratch)
-      Format.addItem(item, index: index, to: &o)
-      scratch = o.closeBytes()
-      if index > 0 { try out.write(",") }
-      try out.write(bytes: scratch)
-    }
-  }
-
-  /// Writes events as JSON lines (`log --json`, `export`) through one reused buffer.
-  package struct EventJSONWriter {
-    private var scratch: [UInt8] = []
-
-    package init() {}
-
-    mutating func writeLine(_ event: Event, to out: OutputStream) throws(OutputError) {
-      render(event)
-      scratch.append(UInt8(ascii: "\n"))
-      try out.write(bytes: scratch)
-    }
-
-    /// The event's object appended to `out` (the server's responses and event streams).
-    package mutating func append(_ event: Event, to out: inout [UInt8]) {
-      render(event)
-      out.append(contentsOf: scratch)
-    }
-
-    /// The event's object into `scratch`.
-    private mutating func render(_ event: Event) {
-      var o = JSONObjectWriter(reusing: &scratch)
-      event.addMembers(to: &o)
-      scratch = o.closeBytes()
+    mutating func write(_ event: Event, to out: OutputStream) throws(OutputError) {
+      json.event(event)
+      json.raw("\n")
+      try out.write(json: &json)
     }
   }
 
@@ -314,22 +283,12 @@ package enum Format {
   }
 
   /// What a write prints: the new id, `moved …`, `removed …`, or the JSON object.
-  package static func outcome(_ outcome: Outcome, json: Bool) -> String {
+  static func outcome(_ outcome: Outcome, json: Bool) -> String {
     let event = outcome.event
     if json {
-      var o = JSONObjectWriter()
-      o.add("seq", event.seq)
-      o.add("stream", event.stream)
-      o.add("version", event.version)
-      o.add("time", event.time)
-      o.add("id", event.id)
-      switch event.op {
-      case .insert, .remove: o.add("index", outcome.index)
-      case .move(_, let from, let to):
-        o.add("from", from)
-        o.add("to", to)
-      }
-      return o.close()
+      var writer = JSONWriter()
+      writer.outcome(outcome)
+      return writer.text
     }
     switch event.op {
     case .insert: return event.id.text
@@ -355,18 +314,6 @@ package enum Format {
     }
   }
 
-  package static func streamsJSON(_ streams: [StreamCounters]) -> String {
-    let rows = streams.map { summary -> String in
-      var o = JSONObjectWriter()
-      o.add("stream", summary.stream)
-      o.add("count", summary.count)
-      o.add("version", summary.version)
-      o.add("seq", summary.lastSeq)
-      return o.close()
-    }
-    return "{\"streams\":[" + rows.joined(separator: ",") + "]}"
-  }
-
   /// `- INDEX  SHORTID  SENDER  TEXT` per removal, `+ …` per insertion,
   /// `> FROM -> TO  SHORTID` per move, in that order.
   static func diffLines(_ diff: StreamDiff, colour: Bool, to out: OutputStream) throws(OutputError) {
@@ -387,35 +334,5 @@ package enum Format {
       if colour { try out.write(plain) }
       try out.write("\n")
     }
-  }
-
-  package static func diffJSON(_ diff: StreamDiff) -> String {
-    var o = JSONObjectWriter()
-    o.add("stream", diff.stream)
-    o.add("from", diff.from)
-    o.add("to", diff.to)
-    o.addRaw(
-      "removed",
-      "["
-        + diff.removed.map { removal -> String in
-          var r = JSONObjectWriter()
-          r.add("index", removal.index)
-          r.add("id", removal.item.id)
-          return r.close()
-        }.joined(separator: ",") + "]")
-    o.addRaw(
-      "inserted",
-      "[" + diff.inserted.map { itemJSON($0.item, index: $0.index) }.joined(separator: ",") + "]")
-    o.addRaw(
-      "moved",
-      "["
-        + diff.moved.map { move -> String in
-          var m = JSONObjectWriter()
-          m.add("from", move.from)
-          m.add("to", move.to)
-          m.add("id", move.id)
-          return m.close()
-        }.joined(separator: ",") + "]")
-    return o.close()
   }
 }

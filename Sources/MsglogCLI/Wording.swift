@@ -17,6 +17,10 @@ package enum Wording {
       (message, hint, code) = ("write error: " + systemMessage(errno), nil, MsglogCLI.ExitCode.failure)
     case let error as CommandLineError:
       (message, hint, code) = (error.message, error.hint, error.exitCode)
+    case let cut as FollowerCutOff:
+      (message, hint, code) = (
+        cut.error.description, followerHint(resumeFrom: cut.resumeFrom), MsglogCLI.ExitCode.failure
+      )
     case let error as MsglogError:
       (message, hint, code) = words(for: error)
     default:
@@ -71,15 +75,32 @@ package enum Wording {
         ? "a first 'msglog append TEXT' creates one"
         : "a first 'msglog append TEXT' creates it; choose another with --db PATH or MSGLOG_DB"
     case .anotherProgramsDatabase: return "msglog writes only into its own databases; choose another with --db PATH"
-    case .readOnly: return "every read command still works; to change it, copy it somewhere you may write"
+    case .readOnly(let location, _):
+      // A server's database is read-only on a standby, or by default_transaction_read_only.
+      if location.contains("://") {
+        return
+          "every read command still works; writes need a primary server and a role without default_transaction_read_only"
+      }
+      return "every read command still works; to change it, copy it somewhere you may write"
+    case .permissionDenied:
+      return "ask the database's owner to grant it (README, PostgreSQL, lists the GRANTs for readers and writers)"
     case .changedDuringRead:
       return "it is read-only to you, so msglog reads it without a lock and cannot hold writers off; try again"
     case .connectionLost:
-      return "a write cut off at its commit may have committed: look with 'msglog log' once the server is back before running it again"
+      return
+        "a write cut off at its commit may have committed: look with 'msglog log' once the server is back before running it again"
     case .newerFormat: return "use the newer msglog that wrote it"
     case .diskFull:
       return "nothing of this command was written, and everything before it is intact; free some space and retry"
     default: return nil
     }
+  }
+
+  /// A follower's hint: it wrote nothing, and it can go on where it stopped
+  /// (a writer's hint, about a commit cut off, would be wrong here).
+  static func followerHint(resumeFrom: UInt64?) -> String {
+    guard let resumeFrom else { return "nothing is lost: follow again once the server is back" }
+    return "nothing is lost: once the server is back, 'msglog log --follow --from \(resumeFrom)' "
+      + "(with the same options) goes on after the last event printed"
   }
 }

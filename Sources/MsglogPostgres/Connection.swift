@@ -21,6 +21,7 @@ public struct PostgresError: Error, Equatable, Sendable, CustomStringConvertible
 
   public static let uniqueViolation = "23505"
   public static let undefinedTable = "42P01"
+  public static let undefinedSchema = "3F000"
   public static let invalidCatalogName = "3D000"
   public static let invalidPassword = "28P01"
   public static let invalidAuthorization = "28000"
@@ -33,6 +34,18 @@ public struct PostgresError: Error, Equatable, Sendable, CustomStringConvertible
   /// Whether the connection is gone (its server went away or restarted).
   public var isConnectionLost: Bool {
     sqlState == nil || sqlState?.hasPrefix("08") == true || sqlState?.hasPrefix("57P") == true
+  }
+}
+
+/// libpq, loaded on first use (see CLibPQ.h for why it is not linked).
+enum LibPQ {
+  /// Loads libpq.so.5 once per process; throws why it cannot be.
+  static func load() throws(PostgresError) {
+    var reason = [CChar](repeating: 0, count: 512)
+    guard msglog_libpq_load(&reason, UInt(reason.count)) == 0 else {
+      throw PostgresError(
+        sqlState: nil, message: String(decoding: reason.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self))
+    }
   }
 }
 
@@ -158,10 +171,7 @@ final class Connection: @unchecked Sendable {
   /// variables (PGHOST, PGUSER, PGPASSWORD, PGSERVICE, PGSSLMODE, …) fill in
   /// what it leaves out.
   init(_ conninfo: String) throws(PostgresError) {
-    var reason = [CChar](repeating: 0, count: 512)
-    guard msglog_libpq_load(&reason, UInt(reason.count)) == 0 else {
-      throw PostgresError(sqlState: nil, message: String(decoding: reason.prefix { $0 != 0 }.map(UInt8.init), as: UTF8.self))
-    }
+    try LibPQ.load()
     guard let handle = PQconnectStart(conninfo) else {
       throw PostgresError(sqlState: nil, message: "out of memory")
     }
@@ -184,7 +194,8 @@ final class Connection: @unchecked Sendable {
   /// - Returns: nil once connected, else why not.
   private static func finishConnecting(_ handle: OpaquePointer) -> String? {
     guard PQstatus(handle) != CONNECTION_BAD else { return message(handle) }
-    let deadline = connectTimeout(handle).map { ContinuousClock.now + .seconds($0) }
+    let seconds = connectTimeout(handle)
+    let deadline = ContinuousClock.now + .seconds(seconds)
     var status = PGRES_POLLING_WRITING
     while true {
       switch status {
@@ -193,12 +204,11 @@ final class Connection: @unchecked Sendable {
       default:
         var fd = pollfd(
           fd: PQsocket(handle), events: Int16(status == PGRES_POLLING_READING ? POLLIN : POLLOUT), revents: 0)
-        var wait: Int32 = -1
-        if let deadline {
-          let left = deadline - ContinuousClock.now
-          guard left > .zero else { return "timeout expired" }
-          wait = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
+        let left = deadline - ContinuousClock.now
+        guard left > .zero else {
+          return "timeout expired: no answer within \(seconds) s (connect_timeout=\(seconds))"
         }
+        let wait = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1)
         let ready = poll(&fd, 1, wait)
         if ready < 0 && errno != EINTR { return "poll: \(String(cString: strerror(errno)))" }
         if ready == 0 { continue }  // the deadline, checked above
@@ -207,12 +217,18 @@ final class Connection: @unchecked Sendable {
     }
   }
 
-  /// The `connect_timeout` in effect (URL, environment or service), if any.
-  private static func connectTimeout(_ handle: OpaquePointer) -> Int64? {
-    guard let options = PQconninfo(handle) else { return nil }
+  /// How long a connection attempt may take when neither the URL, the
+  /// environment (PGCONNECT_TIMEOUT) nor a service file says: libpq would
+  /// wait for ever on a server that accepts and never answers.
+  static let defaultConnectTimeout: Int64 = 10
+
+  /// The `connect_timeout` in effect (URL, environment or service), else the default.
+  private static func connectTimeout(_ handle: OpaquePointer) -> Int64 {
+    guard let options = PQconninfo(handle) else { return defaultConnectTimeout }
     defer { PQconninfoFree(options) }
     var option = options
     while let keyword = option.pointee.keyword {
+      // 0 (or less) means "wait for ever" to libpq; msglog keeps its default.
       if strcmp(keyword, "connect_timeout") == 0, let value = option.pointee.val,
         let seconds = Int64(String(cString: value)), seconds > 0
       {
@@ -220,11 +236,25 @@ final class Connection: @unchecked Sendable {
       }
       option += 1
     }
-    return nil
+    return defaultConnectTimeout
   }
 
   /// Whether the connection can no longer be used.
   var isBroken: Bool { PQstatus(handle) != CONNECTION_OK }
+
+  /// Whether the connection is at rest: connected, out of pipeline mode,
+  /// no command in progress and outside any transaction — the only state
+  /// in which a pool may hand it to the next user. (A connection left in a
+  /// failed transaction would fail every statement it is given.)
+  var isIdle: Bool {
+    !isBroken && PQpipelineStatus(handle) == PQ_PIPELINE_OFF && PQtransactionStatus(handle) == PQTRANS_IDLE
+  }
+
+  /// Whether a transaction is open on it (in progress, or failed and waiting for ROLLBACK).
+  var isInTransaction: Bool {
+    let status = PQtransactionStatus(handle)
+    return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
+  }
 
   var socket: Int32 { PQsocket(handle) }
 
@@ -295,7 +325,8 @@ final class Connection: @unchecked Sendable {
     for (n, statement) in statements.enumerated() {
       let parameters = statement.parameters
       var name = prepared[statement.sql]
-      if name == nil, preparable(statement.sql, parameters), prepared.count + preparing.count < Connection.preparedLimit,
+      if name == nil, preparable(statement.sql, parameters),
+        prepared.count + preparing.count < Connection.preparedLimit,
         !preparing.values.contains(where: { $0.sql == statement.sql })
       {
         let new = "msglog_\(preparedNames)"

@@ -73,7 +73,8 @@ extension PostgresStore {
       for stream in streams {
         statements.append(
           Statement(
-            "SELECT seq, record FROM msglog.events WHERE stream = $1 ORDER BY seq DESC LIMIT 1", [.bytes(stream.bytes)]))
+            "SELECT seq, record FROM msglog.events WHERE stream = $1 ORDER BY seq DESC LIMIT 1", [.bytes(stream.bytes)])
+        )
       }
       return statements
     }
@@ -91,7 +92,8 @@ extension PostgresStore {
         guard let name = String(validating: rows[1].bytes(row, 0), as: UTF8.self) else { continue }
         let stream = StreamName(name)
         let node = rows[1].uint64(row, 1)!
-        cachedNodes[NodeKey(stream: stream, n: node)] = try DerivedRows.decodeNode(node, of: stream, rows[1].bytes(row, 2))
+        cachedNodes[NodeKey(stream: stream, n: node)] = try DerivedRows.decodeNode(
+          node, of: stream, rows[1].bytes(row, 2))
       }
       for (stream, last) in zip(streams, rows[2...]) {
         cachedLast[stream] = last.count == 0 ? .some(nil) : (last.uint64(0, 0)!, Array(last.bytes(0, 1)))
@@ -211,7 +213,8 @@ extension PostgresStore {
       var inclusive = true
       while true {
         let rows = try query(
-          .ids, "SELECT id, entry FROM msglog.ids WHERE id \(inclusive ? ">=" : ">") $1 ORDER BY id LIMIT 4096", [.id(next)])
+          .ids, "SELECT id, entry FROM msglog.ids WHERE id \(inclusive ? ">=" : ">") $1 ORDER BY id LIMIT 4096",
+          [.id(next)])
         for row in 0..<rows.count {
           let id = ItemID(bytes: rows.bytes(row, 0))
           guard try body(id, try DerivedRows.decodeIdEntry(id, rows.bytes(row, 1))) else { return }
@@ -239,19 +242,22 @@ extension PostgresStore {
 
     func lastStreamEvent(of stream: StreamName) throws -> UInt64? {
       if let cached = cachedLast[stream] { return cached?.seq }
-      return try query(.events, "SELECT max(seq) FROM msglog.events WHERE stream = $1", [.bytes(stream.bytes)]).uint64(0, 0)
+      return try query(.events, "SELECT max(seq) FROM msglog.events WHERE stream = $1", [.bytes(stream.bytes)]).uint64(
+        0, 0)
     }
 
     func checkpoint(of stream: StreamName, atOrBefore seq: UInt64) throws -> Checkpoint? {
       let rows = try query(
-        .checkpoints, "SELECT seq, body FROM msglog.checkpoints WHERE stream = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1",
+        .checkpoints,
+        "SELECT seq, body FROM msglog.checkpoints WHERE stream = $1 AND seq <= $2 ORDER BY seq DESC LIMIT 1",
         [.bytes(stream.bytes), .uint64(seq)])
       guard rows.count > 0 else { return nil }
       return try DerivedRows.decodeCheckpoint(stream: stream, seq: rows.uint64(0, 0)!, rows.bytes(0, 1))
     }
 
     func checkpointSeqs(of stream: StreamName) throws -> [UInt64] {
-      let rows = try query(.checkpoints, "SELECT seq FROM msglog.checkpoints WHERE stream = $1 ORDER BY seq", [.bytes(stream.bytes)])
+      let rows = try query(
+        .checkpoints, "SELECT seq FROM msglog.checkpoints WHERE stream = $1 ORDER BY seq", [.bytes(stream.bytes)])
       return (0..<rows.count).map { rows.uint64($0, 0)! }
     }
 
@@ -434,9 +440,12 @@ extension PostgresStore {
 /// `LISTEN`s on msglog's channel; its socket becomes readable on a notification.
 final class NotificationWatcher: CommitWatcher {
   let connection: Connection
+  /// The location as messages show it.
+  let shown: String
 
-  init(conninfo: String) throws {
+  init(conninfo: String, shown: String) throws {
     connection = try Connection(conninfo)
+    self.shown = shown
     try connection.execute("LISTEN msglog")
   }
 
@@ -446,7 +455,7 @@ final class NotificationWatcher: CommitWatcher {
     do {
       _ = try connection.notifications()
     } catch {
-      throw MsglogError.connectionLost(location: "the server", reason: error.message)
+      throw MsglogError.connectionLost(location: shown, reason: error.message)
     }
   }
 }

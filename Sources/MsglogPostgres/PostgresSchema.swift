@@ -27,8 +27,12 @@ enum PostgresSchema {
     }
     guard case .success(let meta) = found else {
       guard case .failure(let failure) = found,
-        failure.sqlState == PostgresError.undefinedTable || failure.sqlState == "3F000"
+        failure.sqlState == PostgresError.undefinedTable || failure.sqlState == PostgresError.undefinedSchema
       else {
+        if case .failure(let failure) = found, isForeignTable(failure) {
+          throw MsglogError.notAMsglogDatabase(
+            location: shown, reason: "its msglog.meta table is not msglog's: \(failure.message)")
+        }
         _ = try found.get()
         return false
       }
@@ -55,6 +59,14 @@ enum PostgresSchema {
     return true
   }
 
+  /// Whether reading msglog.meta failed because the table is not shaped as
+  /// msglog's: a missing column (42703), a type that does not compare
+  /// (class 42 but for a privilege, 42501) or a value that does not convert (class 22).
+  static func isForeignTable(_ error: PostgresError) -> Bool {
+    guard let state = error.sqlState, state != PostgresError.insufficientPrivilege else { return false }
+    return state.hasPrefix("42") || state.hasPrefix("22")
+  }
+
   /// The statements that create the schema, run in the first write's own transaction.
   static var creation: [Statement] {
     [Statement("CREATE SCHEMA msglog")]
@@ -71,4 +83,3 @@ enum PostgresSchema {
     error.sqlState == "42P06" || error.sqlState == PostgresError.uniqueViolation
   }
 }
-

@@ -21,38 +21,39 @@ import Synchronization
 /// Connections are pooled: the store may be shared by threads; each
 /// transaction takes a connection of its own.
 public final class PostgresStore: FollowableStore, @unchecked Sendable {
-  /// The connection string as given (it may hold a password: never shown).
+  /// The URL as libpq reads it (it may hold a password: never shown).
   let conninfo: String
-  /// The location with any password removed, for every message.
+  /// The URL without its secrets, rebuilt from libpq's parse, for every message.
   public let shown: String
+  /// Connections at rest (see `giveBack`): never one in a transaction.
   private let idle = Mutex<[Connection]>([])
   /// Whether the schema has been checked (or created) by this process.
   private let schemaReady = Mutex(false)
 
   public static let schemaVersion = "1"
 
-  public init(location: String) {
-    conninfo = location
-    shown = PostgresLocation.redacted(location)
+  /// - Throws: `MsglogError.cannotConnect` when libpq cannot be loaded or
+  ///   the URL cannot be read safely (see `PostgresLocation`).
+  public init(location: String) throws(MsglogError) {
+    let parsed = try PostgresLocation(location)
+    conninfo = parsed.conninfo
+    shown = parsed.shown
   }
 
-  /// Whether a location names a PostgreSQL database.
+  /// Whether a location names a PostgreSQL database (`postgres://` or
+  /// `postgresql://`, in any case).
   public static func handles(_ location: String) -> Bool { PostgresLocation.isPostgres(location) }
 
   // MARK: - Transactions
 
+  /// A repeatable-read snapshot. On any failure the transaction is left
+  /// open here and rolled back as the connection goes back (`giveBack`).
   package func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
-    try withConnection(checkingSchema: true) { connection in
+    try withConnection(checkingSchema: true, writing: false) { connection in
       try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-      let access = Access(connection: connection, store: self, writing: false)
-      do {
-        let result = try body(access)
-        try connection.execute("COMMIT")
-        return result
-      } catch {
-        rollback(connection)
-        throw error
-      }
+      let result = try body(Access(connection: connection, store: self, writing: false))
+      try connection.execute("COMMIT")
+      return result
     }
   }
 
@@ -64,7 +65,8 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
   /// The first write creates the schema in its own transaction, so that a
   /// refused first write leaves nothing behind. Two first writers may race:
   /// the loser's CREATE SCHEMA fails, it rolls back and writes again into
-  /// what the winner made.
+  /// what the winner made. Any other failure, at any step, leaves the
+  /// transaction to `giveBack`, which rolls it back or drops the connection.
   package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     try write(reserving: bytes, touching: [], body)
   }
@@ -76,7 +78,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
   package func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
     throws -> R
   {
-    try withConnection(checkingSchema: false) { connection in
+    try withConnection(checkingSchema: false, writing: true) { connection in
       var exists = try schemaExists(connection)
       while true {
         var opening = [Statement("BEGIN")]
@@ -88,36 +90,35 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
         do {
           rows = try connection.pipeline(opening)
         } catch let error as PostgresError where !exists && PostgresSchema.lostTheRace(error) {
-          rollback(connection)
+          guard try rollBack(connection) else { throw error }
           exists = try schemaExists(connection, recheck: true)
           guard exists else { throw error }
           continue
+        } catch let error as PostgresError where !exists && error.sqlState == PostgresError.insufficientPrivilege {
+          // The first statement that can be refused is CREATE SCHEMA.
+          throw MsglogError.permissionDenied(
+            location: shown, writing: true, reason: error.message,
+            needed: "the first write creates schema msglog, which needs CREATE on the database")
         }
         guard let head = rows[lockAt].uint64(0, 0) else {
-          rollback(connection)
           throw MsglogError.notAMsglogDatabase(location: shown, reason: "its msglog.head row is missing")
         }
         let access = Access(connection: connection, store: self, writing: true, head: head)
         try access.adopt(prefetched: Array(rows[(lockAt + 1)...]), for: streams)
-        do {
-          let result = try body(access)
-          try access.commit()
-          if !exists { schemaReady.withLock { $0 = true } }
-          return result
-        } catch {
-          rollback(connection)
-          throw error
-        }
+        let result = try body(access)
+        try access.commit()
+        if !exists { schemaReady.withLock { $0 = true } }
+        return result
       }
     }
   }
 
   package func watchCommits() throws -> any CommitWatcher {
-    try translatingErrors {
+    try translatingErrors(writing: false) {
       let connection = try borrow()
       defer { giveBack(connection) }
       guard try schemaExists(connection) else { throw MsglogError.noDatabase(location: shown, emptyDirectory: false) }
-      return try NotificationWatcher(conninfo: conninfo)
+      return try NotificationWatcher(conninfo: conninfo, shown: shown)
     }
   }
 
@@ -132,15 +133,28 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
     }
   }
 
+  /// Puts a connection back in the pool only at rest: a transaction a
+  /// failure left open (or failed) is rolled back first, and a connection
+  /// that cannot be brought back to rest — broken, stuck in a pipeline, a
+  /// ROLLBACK that failed — is dropped (closed) instead. Every transaction
+  /// ends here, on every path, so no request inherits another's failure.
   private func giveBack(_ connection: Connection) {
-    guard !connection.isBroken else { return }
+    if connection.isInTransaction { _ = try? rollBack(connection) }
+    guard connection.isIdle else { return }
     idle.withLock { $0.append(connection) }
+  }
+
+  /// Rolls back the open transaction; whether the connection is at rest after it.
+  private func rollBack(_ connection: Connection) throws(PostgresError) -> Bool {
+    guard !connection.isBroken else { return false }
+    try connection.execute("ROLLBACK")
+    return connection.isIdle
   }
 
   /// Runs `body` on a pooled connection (for a reader, after checking the
   /// schema is there); translates the server's errors into `MsglogError`s.
-  private func withConnection<R>(checkingSchema: Bool, _ body: (Connection) throws -> R) throws -> R {
-    try translatingErrors {
+  private func withConnection<R>(checkingSchema: Bool, writing: Bool, _ body: (Connection) throws -> R) throws -> R {
+    try translatingErrors(writing: writing) {
       let connection = try borrow()
       defer { giveBack(connection) }
       if checkingSchema, try !schemaExists(connection) {
@@ -150,25 +164,28 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
     }
   }
 
-  private func rollback(_ connection: Connection) {
-    if !connection.isBroken { _ = try? connection.execute("ROLLBACK") }
-  }
-
-  func translatingErrors<R>(_ body: () throws -> R) throws -> R {
+  func translatingErrors<R>(writing: Bool, _ body: () throws -> R) throws -> R {
     do {
       return try body()
     } catch let error as PostgresError {
-      throw translate(error)
+      throw translate(error, writing: writing)
     } catch let damage as DerivedDamage {
       throw MsglogError.derivedDamage(damage)
     }
   }
 
-  func translate(_ error: PostgresError) -> MsglogError {
+  /// The privileges msglog's reads and writes take (README lists the GRANTs).
+  static let readingNeeds = "reading needs USAGE on schema msglog and SELECT on its tables"
+  static let writingNeeds = "writing needs USAGE on schema msglog and SELECT, INSERT, UPDATE and DELETE on its tables"
+
+  func translate(_ error: PostgresError, writing: Bool) -> MsglogError {
     switch error.sqlState {
     case PostgresError.diskFull?: return .diskFull("the server has no room to write (\(error.message))")
-    case PostgresError.readOnlyTransaction?, PostgresError.insufficientPrivilege?:
-      return .readOnly(location: shown, reason: error.message)
+    case PostgresError.readOnlyTransaction?: return .readOnly(location: shown, reason: error.message)
+    case PostgresError.insufficientPrivilege?:
+      return .permissionDenied(
+        location: shown, writing: writing, reason: error.message,
+        needed: writing ? Self.writingNeeds : Self.readingNeeds)
     case PostgresError.uniqueViolation?:
       // The database's own constraints: a second event at a stream's
       // version, or an id inserted twice. The write path refuses these
@@ -189,36 +206,5 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
     let exists = try PostgresSchema.check(connection, shown: shown)
     if exists { schemaReady.withLock { $0 = true } }
     return exists
-  }
-}
-
-/// What may be shown of a PostgreSQL location: never its password.
-public enum PostgresLocation {
-  public static func isPostgres(_ location: String) -> Bool {
-    location.hasPrefix("postgres://") || location.hasPrefix("postgresql://")
-  }
-
-  /// The URL without a password, in the user part (`user:secret@`) or the
-  /// query (`password=secret`).
-  public static func redacted(_ location: String) -> String {
-    guard let scheme = location.firstRange(of: "://") else { return location }
-    var rest = String(location[scheme.upperBound...])
-    var query = ""
-    if let q = rest.firstIndex(of: "?") {
-      query = String(rest[q...])
-      rest = String(rest[..<q])
-    }
-    if let at = rest.lastIndex(of: "@") {
-      let user = rest[..<at]
-      if let colon = user.firstIndex(of: ":") {
-        rest = String(user[..<colon]) + rest[at...]
-      }
-    }
-    if !query.isEmpty {
-      let parts = query.dropFirst().split(separator: "&", omittingEmptySubsequences: false)
-      query = "?" + parts.filter { !$0.lowercased().hasPrefix("password=") }.joined(separator: "&")
-      if query == "?" { query = "" }
-    }
-    return String(location[..<scheme.upperBound]) + rest + query
   }
 }

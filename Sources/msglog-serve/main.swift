@@ -1,18 +1,36 @@
+import Msglog
 import MsglogCLI
+import MsglogServer
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
-/// msglog-serve: `msglog serve`, with libmicrohttpd. `msglog serve` runs
-/// this program; run directly, it is msglog with the server built in.
-MsglogCLI.server = { request in
-  let server = HTTPServer(log: request.log, token: request.token)
-  let port = try server.start(on: request.address)
-  try request.stdout.line("msglog: serving \(request.location) on \(request.address.url(port: port))")
-  try request.stdout.flush()
-  var fds = [pollfd(fd: request.stopSignal, events: Int16(POLLIN), revents: 0)]
-  while poll(&fds, 1, -1) < 0 && errno == EINTR {}
+/// msglog-serve: `msglog serve`, on libmicrohttpd. `msglog serve` runs this
+/// program from beside itself (see Package.swift); run directly, it takes
+/// the same arguments (`msglog-serve [serve] [--listen ADDR:PORT] …`).
+let process = ServeProcess()
+do {
+  guard let settings = try process.settings() else { process.exit() }
+  let configuration: ServerConfiguration
+  do {
+    configuration = try ServerConfiguration(
+      listen: ListenAddress(parsing: settings.listen), token: settings.token, allowedHosts: settings.allowedHosts,
+      allowedOrigins: settings.allowedOrigins)
+  } catch {
+    throw CommandLineError.usage(error.message, hint: error.hint)
+  }
+  let log = try process.openLog(settings.location)
+  let server: HTTPServer
+  let port: UInt16
+  do {
+    server = try HTTPServer(log: log, configuration: configuration)
+    port = try server.start()
+  } catch {
+    throw CommandLineError.failed(error.message, hint: error.hint)
+  }
+  // The log's location as it may be shown: a PostgreSQL URL without its password.
+  try process.say("msglog: serving \(log.location) on \(configuration.listen.url(port: port))")
+  try process.waitForStopSignal()
+  // Requests in flight finish, event streams end.
   server.stop()
+  process.exit()
+} catch {
+  process.exit(after: error)
 }
-MsglogCLI.main()

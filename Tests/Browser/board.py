@@ -2,16 +2,18 @@
 """The web page of `msglog serve` in a real browser (headless Chromium driven
 by Selenium), against a running server.
 
-    Tests/Browser/board.py URL SCREENSHOT.png
+    Tests/Browser/board.py URL SCREENSHOT.png DIRECTORY
 
 Two browsers on one stream: a drag in one shows in the other within a
 second; a reload keeps the order; the history slider at an old seq shows the
 old order; two conflicting drags — one wins, the other is put back visibly;
 `<script>` in a message stays text. Exits non-zero with the reason on the
-first failure; saves a screenshot of the board.
+first failure; saves a screenshot of the board. Chromium's profiles go
+under DIRECTORY (the caller's sandbox, which it removes).
 """
 import json
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -22,7 +24,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-url, screenshot = sys.argv[1], sys.argv[2]
+url, screenshot, directory = sys.argv[1], sys.argv[2], sys.argv[3]
 STREAM = "board"
 
 
@@ -47,7 +49,7 @@ def check(condition, message):
 def browser():
     options = webdriver.ChromeOptions()
     for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=820,640", "--user-data-dir=/tmp/msglog-chromium-%d-%d" % (id(options), time.time_ns())]:
+                     "--window-size=820,640", "--user-data-dir=" + tempfile.mkdtemp(dir=directory, prefix="chromium-")]:
         options.add_argument(argument)
     options.binary_location = "/usr/bin/chromium"
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)

@@ -90,7 +90,8 @@ import Testing
       args: ["replay", "--at", "--json"], code: 64, message: "option --at needs a value, but '--json' is an option"),
     Case(args: ["streams", "--stream", "main"], code: 64, message: "option --stream does not apply to 'streams'"),
     Case(args: ["verify", "--stream", "main"], code: 64, message: "option --stream does not apply to 'verify'"),
-    Case(args: ["help", "--db", "x"], code: 64, message: "option --db does not apply to 'help'"),
+    Case(args: ["help", "--sender", "x"], code: 64, message: "option --sender does not apply to 'help'"),
+    Case(args: ["completions", "bash", "--all"], code: 64, message: "option --all does not apply to 'completions'"),
     Case(args: ["log", "--all", "--stream", "main"], code: 64, message: "--all and --stream exclude each other"),
     Case(args: ["replay", "--at", "000000000000000000009223372036854775808"], code: 64, message: "invalid --at"),
     Case(

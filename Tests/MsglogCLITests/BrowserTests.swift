@@ -2,26 +2,87 @@ import Foundation
 import MsglogTestSupport
 import Testing
 
-/// The web page in headless Chromium (Tests/Browser/board.py, Selenium),
-/// against a real `msglog serve`: two windows, drags, reload, the history
-/// slider, a conflicting drag, a delete, the chat, and `<script>` as text.
-@Suite struct BrowserTests {
+/// The web page in headless Chromium (Selenium), against real `msglog
+/// serve` processes: Tests/Browser/board.py (two windows, drags, reload, the
+/// history slider, a conflicting drag, a delete, the chat, `<script>` as
+/// text) and Tests/Browser/page.py, one case per item of the page's issue
+/// (phone and touch, keyboard and axe-core, the past, following, sending,
+/// reconnecting, the token, the look, 10,000 items).
+///
+/// One browser case at a time: each starts Chromium, and several at once on
+/// a small machine would only make each slower.
+@Suite(.serialized) struct BrowserTests {
   @Test func theBoardInTwoBrowserWindows() throws {
     let s = Sandbox()
     let server = try ServeTests.Server(s)
     defer { #expect(server.stop().code == 0) }
     let screenshot = s.dir + "/board.png"
     let output = s.dir + "/browser.txt"
-    let status = shell(
-      "/usr/bin/python3 '\(repositoryRoot)/Tests/Browser/board.py' '\(server.url)' '\(screenshot)' > '\(output)' 2>&1")
+    let board = repositoryRoot + "/Tests/Browser/board.py"
+    let status = shell("/usr/bin/python3 '\(board)' '\(server.url)' '\(screenshot)' '\(s.dir)' > '\(output)' 2>&1")
     let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
     #expect(status == 0 && text.hasSuffix("ok\n"), "\(text)")
     print(text.split(separator: "\n").first { $0.hasPrefix("drag shown") } ?? "")
     #expect(FileManager.default.fileExists(atPath: screenshot))
-    // `MSGLOG_SCREENSHOT=docs/board.png scripts/test --filter BrowserTests` refreshes README's picture.
-    if let keep = ProcessInfo.processInfo.environment["MSGLOG_SCREENSHOT"] {
-      try? FileManager.default.removeItem(atPath: keep)
-      try FileManager.default.copyItem(atPath: screenshot, toPath: keep)
+  }
+
+  /// page.py's cases, each its own test.
+  static let pageCases = [
+    "views-show-their-own-items",
+    "phone-scrolls-and-moves-one-card",
+    "keyboard-moves-a-card-and-says-so",
+    "axe-finds-nothing-serious",
+    "the-past-is-read-only",
+    "a-new-stream-follows-from-the-head",
+    "a-live-update-keeps-the-drag",
+    "text-is-isolated-wrapped-and-dated",
+    "sending-appends-once",
+    "reconnects-and-resynchronises",
+    "the-token-from-the-fragment-or-the-page",
+    "a-page-people-like",
+    "ten-thousand-items-open-fast",
+  ]
+
+  /// `MSGLOG_SCREENSHOTS=docs scripts/test --filter BrowserTests` refreshes
+  /// README's pictures (chat.png, board.png, phone.png).
+  @Test(arguments: pageCases) func thePage(_ name: String) throws {
+    let s = Sandbox()
+    let output = s.dir + "/page.txt"
+    var command =
+      "PYTHONPATH='\(repositoryRoot)/.build/browser-python' /usr/bin/python3 '\(repositoryRoot)/Tests/Browser/page.py' "
+      + "'\(name)' --msglog '\(Sandbox.binary)' --dir '\(s.dir)'"
+    if let pictures = ProcessInfo.processInfo.environment["MSGLOG_SCREENSHOTS"] {
+      let directory = URL(fileURLWithPath: pictures, relativeTo: URL(fileURLWithPath: repositoryRoot))
+      command += " --screenshots '\(directory.path)'"
     }
+    let status = shell(command + " > '\(output)' 2>&1")
+    let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+    #expect(status == 0 && text.hasSuffix("ok\n"), "\(name):\n\(text)")
+    for line in text.split(separator: "\n") where !line.hasPrefix("ok") { print("\(name): \(line)") }
+  }
+
+  @Test func everyPageCaseRuns() {
+    let s = Sandbox()
+    let output = s.dir + "/cases.txt"
+    #expect(shell("/usr/bin/python3 '\(repositoryRoot)/Tests/Browser/page.py' --list > '\(output)'") == 0)
+    let listed = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    #expect(listed == Self.pageCases)
+  }
+
+  /// Tests/Browser/attacks.py: a page on another origin, a file:// page, a
+  /// rebound name and a foreign frame, in Chromium, against `msglog serve`
+  /// without a token. Nothing is written, read or framed.
+  @Test func foreignPagesCannotWriteReadOrFrame() throws {
+    let s = Sandbox()
+    s.append("private note")
+    let before = s.export()
+    let server = try ServeTests.Server(s)
+    defer { #expect(server.stop().code == 0) }
+    let output = s.dir + "/attacks.txt"
+    let status = shell(
+      "/usr/bin/python3 '\(repositoryRoot)/Tests/Browser/attacks.py' '\(server.url)' > '\(output)' 2>&1")
+    let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+    #expect(status == 0 && text.hasSuffix("ok\n"), "\(text)")
+    #expect(s.export() == before)
   }
 }

@@ -166,7 +166,9 @@ import Testing
       }
     }
     let port = UInt16(bigEndian: address.sin_port)
-    let timeoutCase = ("postgres://msglog@127.0.0.1:\(port)/x?connect_timeout=2", "timeout expired")
+    let timeoutCase = (
+      "postgres://msglog@127.0.0.1:\(port)/x?connect_timeout=2", "timeout expired: no answer within 2 s"
+    )
     for (url, message) in cases + [timeoutCase] {
       for args in [["list"], ["append", "x"], ["log", "--follow"]] {
         let r = s.run(["--db", url] + args)
@@ -175,6 +177,24 @@ import Testing
         #expect(r.stderr.split(separator: "\n").count == 1, "\(args): more than one line: \(r)")
         #expect(!r.stderr.contains("secret") && !r.stderr.contains(PostgresCluster.password), "\(r)")
       }
+    }
+    // Without connect_timeout, libpq would wait for ever: msglog gives up
+    // after its default of 10 s (the message names the limit it used), or
+    // after what libpq's environment says.
+    for (environment, seconds) in [([:], 10), (["PGCONNECT_TIMEOUT": "3"], 3)] {
+      let child = s.start(["--db", "postgres://msglog@127.0.0.1:\(port)/x", "list"], environment: environment)
+      // A watchdog only, far beyond the limit: the test measures nothing but that it ended.
+      for _ in 0..<2400 where child.process.isRunning { usleep(50_000) }
+      if child.process.isRunning {
+        Issue.record("msglog still waits for a silent server")
+        kill(child.process.processIdentifier, SIGKILL)
+      }
+      let r = child.finish()
+      #expect(
+        r.code == 1 && r.stdout.isEmpty
+          && r.stderr
+            == "msglog: cannot connect to postgres://msglog@127.0.0.1:\(port)/x: timeout expired: no answer within \(seconds) s (connect_timeout=\(seconds))\n",
+        "\(environment): \(r)")
     }
   }
 
@@ -192,7 +212,8 @@ import Testing
     #expect(s.run(["--db", "postgres://", "append", "from the environment"], environment: everything).code == 0)
     var some = everything
     some["PGDATABASE"] = nil
-    let r = s.run(["append", "database in the URL"], environment: some.merging(["MSGLOG_DB": "postgresql:///\(name)"]) { $1 })
+    let r = s.run(
+      ["append", "database in the URL"], environment: some.merging(["MSGLOG_DB": "postgresql:///\(name)"]) { $1 })
     #expect(r.code == 0, "\(r)")
 
     let services = s.dir + "/pg_service.conf"
@@ -208,9 +229,10 @@ import Testing
     let service = ["PGSERVICEFILE": services, "PGSERVICE": "team"]
     #expect(s.run(["--db", "postgres://", "append", "from a service"], environment: service).code == 0)
     let listed = s.run(["list"])
-    #expect(listed.lines.map { String($0.split(separator: "  ").last!) } == [
-      "from the environment", "database in the URL", "from a service",
-    ], "\(listed)")
+    #expect(
+      listed.lines.map { String($0.split(separator: "  ").last!) } == [
+        "from the environment", "database in the URL", "from a service",
+      ], "\(listed)")
 
     let wrong = "postgres://msglog@\(hostPort)/\(name)?password=hunter2-secret&sslmode=disable"
     let refused = s.run(["--db", wrong, "append", "x"])

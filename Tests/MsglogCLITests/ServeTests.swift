@@ -9,10 +9,21 @@ import Testing
     let child: Sandbox.Child
     let url: String
 
-    /// `msglog serve` on `listen` (a free port by default), once it has
-    /// printed where it listens.
-    init(_ s: Sandbox, listen: String = "127.0.0.1:0", environment: [String: String] = [:]) throws {
-      child = s.start(["serve", "--listen", listen], environment: environment)
+    /// `msglog serve` on `listen` (a free port by default) with `options`,
+    /// once it has printed where it listens; with `descriptors`, under
+    /// `ulimit -n` (soft and hard).
+    init(
+      _ s: Sandbox, listen: String = "127.0.0.1:0", environment: [String: String] = [:], options: [String] = [],
+      descriptors: Int? = nil
+    ) throws {
+      let arguments = ["serve", "--listen", listen] + options
+      if let descriptors {
+        child = s.start(
+          ["-c", "ulimit -n \(descriptors) && exec \"$0\" \"$@\"", Sandbox.binary] + arguments, environment: environment,
+          runner: "/bin/sh")
+      } else {
+        child = s.start(arguments, environment: environment)
+      }
       var found: String? = nil
       for _ in 0..<200 where found == nil {
         let text = (try? String(contentsOfFile: child.outPath, encoding: .utf8)) ?? ""
@@ -26,6 +37,9 @@ import Testing
       kill(child.process.processIdentifier, SIGTERM)
       return child.finish()
     }
+
+    var port: UInt16 { UInt16(url.split(separator: ":").last!.dropLast())! }
+    var pid: Int32 { child.process.processIdentifier }
   }
 
   struct Reply {
@@ -112,6 +126,13 @@ import Testing
       ("GET", "/../../etc/passwd", nil, 404, "no such route"),
       ("DELETE", "/api/streams", nil, 405, "not allowed"),
       ("POST", "/api/append", #"{"text":"x\#u{0}"}"#, 400, "not JSON"),
+      // Targets that a proxy and this server could read differently (issue 15).
+      ("GET", "/api%2fitems", nil, 400, "encoded /"),
+      ("GET", "/api/items%00.json", nil, 400, "NUL"),
+      ("GET", "/api/items?stream=main%00evil", nil, 400, "NUL"),
+      ("GET", "/api/items?stream=main&stream=evil", nil, 400, "more than once"),
+      ("GET", "/api/items?stream=%zz", nil, 400, "malformed %-escape"),
+      ("POST", "/api/items", #"{"text":"x"}"#, 405, "not allowed"),
     ]
     for (method, path, body, status, words) in cases {
       let r = Self.request(server, method, path, body: body, in: s)
@@ -170,24 +191,14 @@ import Testing
     s.append("seed")
     let server = try Server(s)
     defer { #expect(server.stop().code == 0) }
-    let port = UInt16(server.url.split(separator: ":").last!.dropLast())!
-    var sockets: [Int32] = []
-    defer { for fd in sockets { close(fd) } }
+    var connections: [LoopbackSocket] = []
     for _ in 0..<200 {
-      let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-      var address = sockaddr_in()
-      address.sin_family = sa_family_t(AF_INET)
-      address.sin_port = port.bigEndian
-      address.sin_addr.s_addr = inet_addr("127.0.0.1")
-      let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-      }
-      try #require(connected == 0, "connect: \(errno)")
+      let connection = try #require(LoopbackSocket(port: server.port), "connect: \(errno)")
       // HTTP/1.0: the stream is not chunked, so lines arrive whole.
-      let request = "GET /api/follow?from=2 HTTP/1.0\r\nHost: test\r\n\r\n"
-      _ = request.withCString { send(fd, $0, strlen($0), 0) }
-      sockets.append(fd)
+      connection.send("GET /api/follow?from=2 HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+      connections.append(connection)
     }
+    let sockets = connections.map(\.fd)
     let writers = (0..<2).map { w in
       s.start(["append", "--lines"], stdin: Data((0..<25).map { "w\(w)-\($0)" }.joined(separator: "\n").utf8))
     }

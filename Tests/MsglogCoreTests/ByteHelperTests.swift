@@ -1,5 +1,6 @@
 import Foundation
 import MsglogTestSupport
+import MsglogWire
 import Testing
 
 @testable import MsglogCore
@@ -103,7 +104,7 @@ import Testing
   @Test(arguments: [UInt64(0), 7, 9, 10, 99, 100, 1_000_000, 12_345_678_901, UInt64(Int64.max), UInt64.max])
   func decimalsAreWrittenExactly(_ value: UInt64) {
     var out: [UInt8] = [0x2C]
-    JSONObjectWriter.appendDecimal(value, to: &out)
+    JSONWriter.appendDecimal(value, to: &out)
     #expect(out == [0x2C] + Array(String(value).utf8))
   }
 

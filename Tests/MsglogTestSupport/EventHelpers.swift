@@ -1,5 +1,6 @@
 import Foundation
 import Msglog
+import MsglogWire
 import Synchronization
 
 /// A clock a test sets by hand.

@@ -86,6 +86,23 @@ public enum PostgresCluster {
     psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
   }
 
+  /// A login role of the test's own, with `password` and no privilege but
+  /// PUBLIC's (it may connect). Drop it with `dropRole` once every database
+  /// it was granted anything in, or owns, is dropped.
+  public static func createRole(password: String) -> String {
+    let name = "msglog_role_" + UUID().uuidString.replacing("-", with: "").lowercased()
+    let r = psql("CREATE ROLE \(name) LOGIN PASSWORD '\(password)'")
+    precondition(r.code == 0, "CREATE ROLE failed: \(r)")
+    return name
+  }
+
+  public static func dropRole(_ name: String) {
+    psql("DROP ROLE IF EXISTS \(name)")
+  }
+
+  /// The server's `host:port`.
+  public static var hostPort: String { String(server.split(separator: "@").last!) }
+
   /// A digest of every msglog table, to check that a refused command changed nothing.
   public static func digest(of database: String) -> String {
     let tables = ["meta", "head", "events", "streams", "nodes", "ids", "checkpoints"]

@@ -85,18 +85,18 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
   /// The test target does not depend on the executable (see Package.swift),
   /// so `swift test` alone does not rebuild it: refuse to test an old one.
   /// (msglog-serve, beside it, is checked against its own sources too.)
-  static func checkNotStale(_ binary: String) {
+  static func checkNotStale(_ binary: String, elsewhere: [String]) {
     let manager = FileManager.default
     guard let built = (try? manager.attributesOfItem(atPath: binary))?[.modificationDate] as? Date,
       let files = manager.enumerator(atPath: repositoryRoot + "/Sources")
     else { return }
-    // Not part of msglog: the server program, its library shim, the benchmark.
-    let elsewhere = ["msglog-serve", "CMicroHTTPD", "MsglogBench"]
     for case let file as String in files
     where !elsewhere.contains(where: { file == $0 || file.hasPrefix($0 + "/") }) {
       let changed = (try? manager.attributesOfItem(atPath: repositoryRoot + "/Sources/" + file))?[.modificationDate]
       if let changed = changed as? Date, changed > built {
-        fatalError("\(binary) is older than Sources/\(file): run 'swift build --product msglog' (scripts/test does)")
+        let product = binary.hasSuffix("/msglog-serve") ? "msglog-serve" : "msglog"
+        fatalError(
+          "\(binary) is older than Sources/\(file): run 'swift build --product \(product)' (scripts/test does)")
       }
     }
   }
@@ -112,9 +112,10 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
     while url.path != "/" {
       let candidate = url.appendingPathComponent("msglog").path
       if FileManager.default.isExecutableFile(atPath: candidate), !candidate.hasSuffix(".xctest") {
-        checkNotStale(candidate)
+        // Not part of msglog: the server, its program, its library shim, the benchmark.
+        checkNotStale(candidate, elsewhere: ["msglog-serve", "MsglogServer", "CMicroHTTPD", "MsglogBench"])
         let serve = url.appendingPathComponent("msglog-serve").path
-        if manager.isExecutableFile(atPath: serve) { checkNotStale(serve) }
+        if manager.isExecutableFile(atPath: serve) { checkNotStale(serve, elsewhere: ["msglog", "MsglogBench"]) }
         return candidate
       }
       url.deleteLastPathComponent()

@@ -1,4 +1,5 @@
 import Msglog
+import MsglogWire
 
 #if canImport(Glibc)
   import Glibc
@@ -23,10 +24,7 @@ extension Invocation {
     }
     progress.finish()
     if json {
-      var o = JSONObjectWriter()
-      o.add("imported", summary.imported)
-      o.add("seq", summary.head)
-      try stdout.line(o.close())
+      try stdout.document { $0.importResult(summary) }
     } else {
       try stdout.line(
         "imported \(summary.imported) \(summary.imported == 1 ? "event" : "events"); the head is seq \(summary.head)")

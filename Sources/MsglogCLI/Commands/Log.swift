@@ -21,9 +21,9 @@ extension Invocation {
     }
     try read { snapshot in
       var printed: UInt64 = 0
-      var writer = Format.EventJSONWriter()
+      var writer = Format.EventLineWriter()
       try snapshot.forEachEvent(from: from ?? 1, stream: only) { event in
-        if json { try writer.writeLine(event, to: stdout) } else { try stdout.line(Format.eventLine(event)) }
+        if json { try writer.write(event, to: stdout) } else { try stdout.line(Format.eventLine(event)) }
         printed += 1
         return printed < limit
       }
@@ -38,21 +38,36 @@ extension Invocation {
     let signals = try SignalPipe.install([SIGINT, SIGTERM])
     defer { signals.uninstall() }
     var printed: UInt64 = 0
+    var resumeFrom = from
     let json = json
-    var writer = Format.EventJSONWriter()
-    try log.follow(
-      from: from, stream: stream,
-      stop: [
-        FollowStop(fileDescriptor: signals.readEnd, whenReadable: true),
-        FollowStop(fileDescriptor: 1, whenReadable: false),  // stdout's reader went away
-      ]
-    ) { event in
-      if json { try writer.writeLine(event, to: stdout) } else { try stdout.line(Format.eventLine(event)) }
-      try stdout.flush()
-      printed += 1
-      return printed < limit
+    var writer = Format.EventLineWriter()
+    do {
+      try log.follow(
+        from: from, stream: stream,
+        stop: [
+          FollowStop(fileDescriptor: signals.readEnd, whenReadable: true),
+          FollowStop(fileDescriptor: 1, whenReadable: false),  // stdout's reader went away
+        ]
+      ) { event in
+        if json { try writer.write(event, to: stdout) } else { try stdout.line(Format.eventLine(event)) }
+        try stdout.flush()
+        printed += 1
+        resumeFrom = event.seq + 1
+        return printed < limit
+      }
+    } catch let error as MsglogError {
+      guard case .connectionLost = error else { throw error }
+      throw FollowerCutOff(error: error, resumeFrom: resumeFrom)
     }
   }
+}
+
+/// `log --follow` lost its connection: everything it printed is sound, and
+/// a new follower can go on from the event after the last one it printed.
+struct FollowerCutOff: Error {
+  var error: MsglogError
+  /// The seq to resume from (`--from`); nil when it printed nothing and was given no `--from`.
+  var resumeFrom: UInt64?
 }
 
 /// SIGINT and SIGTERM turned into a readable pipe, so that a follower

@@ -1,4 +1,5 @@
 import Msglog
+import MsglogWire
 
 /// `list`, `replay`, `streams`, `diff`, `export`: one read snapshot each.
 extension Invocation {
@@ -10,21 +11,27 @@ extension Invocation {
     let colour = colour
     try read { snapshot in
       var lines = Format.ItemLineWriter(count: 0, colour: colour)
-      var writer = Format.ItemJSONWriter()
+      // Declared in the read: a read that runs again starts the document afresh.
+      var writer = JSONWriter()
       try snapshot.forEachItem(
         of: stream,
         header: { header, count in
           lines = Format.ItemLineWriter(count: count, colour: colour)
-          if json { try stdout.write(Format.snapshotJSONHead(header, count: count)) }
+          if json { writer.snapshotHead(header, count: count) }
         }
       ) { index, item in
         if json {
-          try writer.write(item, index: index, to: stdout)
+          writer.item(item, index: index)
+          try stdout.write(json: &writer)
         } else {
           try lines.write(item, index: index, to: stdout)
         }
       }
-      if json { try stdout.line("]}") }
+      if json {
+        writer.snapshotTail()
+        writer.raw("\n")
+        try stdout.write(json: &writer)
+      }
     }
   }
 
@@ -41,7 +48,7 @@ extension Invocation {
 
   func streams() throws {
     let streams = try read { try $0.streams() }
-    if json { try stdout.line(Format.streamsJSON(streams)) } else { try Format.streamsTable(streams, to: stdout) }
+    if json { try stdout.document { $0.streams(streams) } } else { try Format.streamsTable(streams, to: stdout) }
   }
 
   func diff() throws {
@@ -49,7 +56,7 @@ extension Invocation {
     let b = try number(at: 1, what: "seq B")
     let stream = try stream
     let diff = try read { try $0.diff(stream, from: a, to: b) }
-    if json { try stdout.line(Format.diffJSON(diff)) } else { try Format.diffLines(diff, colour: colour, to: stdout) }
+    if json { try stdout.document { $0.diff(diff) } } else { try Format.diffLines(diff, colour: colour, to: stdout) }
   }
 
   /// Every event, or with an explicit `--stream` (not MSGLOG_STREAM, which
@@ -57,9 +64,9 @@ extension Invocation {
   func export() throws {
     let only = try args[Options.stream].map { name throws(MsglogError) in try StreamName(validating: name) }
     try read { snapshot in
-      var writer = Format.EventJSONWriter()
+      var writer = Format.EventLineWriter()
       try snapshot.forEachEvent(stream: only) { event in
-        try writer.writeLine(event, to: stdout)
+        try writer.write(event, to: stdout)
         return true
       }
     }

@@ -1,4 +1,5 @@
 import Msglog
+import MsglogWire
 
 extension Invocation {
   /// `verify [--repair]`.
@@ -26,18 +27,7 @@ extension Invocation {
 
   func printReport(_ report: VerifyReport) throws {
     if json {
-      var o = JSONObjectWriter()
-      o.addRaw("ok", report.isClean ? "true" : "false")
-      o.add("events", report.events)
-      o.add("streams", report.streams)
-      o.add("items", report.liveItems)
-      var problems = "["
-      for (i, p) in report.problems.enumerated() {
-        if i > 0 { problems += "," }
-        JSONObjectWriter.appendString(p, to: &problems)
-      }
-      o.addRaw("problems", problems + "]")
-      try stdout.line(o.close())
+      try stdout.document { $0.verifyReport(report) }
     } else if report.isClean {
       try stdout.line(
         "ok: \(report.events) events, \(report.streams) \(report.streams == 1 ? "stream" : "streams"), "

@@ -55,6 +55,10 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// An LMDB environment (or server database) that belongs to another program.
   case anotherProgramsDatabase(location: String)
   case readOnly(location: String, reason: String)
+  /// The server refused a privilege the operation needs: `reason` is its
+  /// words, `needed` the privileges the operation takes, in words the store
+  /// chose ("reading needs USAGE on schema msglog and SELECT on its tables").
+  case permissionDenied(location: String, writing: Bool, reason: String, needed: String)
   case cannotRead(location: String, reason: String)
   case cannotCreate(location: String, reason: String)
   case diskFull(String)
@@ -92,6 +96,12 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case refused
     /// The log or its derived tables are damaged (exit 1, HTTP 500).
     case damaged
+    /// The store refuses this user the operation: a privilege it lacks, a
+    /// read-only database (exit 1, HTTP 403).
+    case forbidden
+    /// The location holds what msglog cannot use: another program's data, a
+    /// newer msglog's format (exit 1, HTTP 409).
+    case incompatible
     /// The store cannot be reached, read or written (exit 1, HTTP 503).
     case unavailable
   }
@@ -106,8 +116,10 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return .refused
     case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
       return .damaged
-    case .notAMsglogDatabase, .anotherProgramsDatabase, .readOnly, .cannotRead, .cannotCreate, .diskFull,
-      .changedDuringRead, .storage, .cannotReadInput, .cannotConnect, .connectionLost, .newerFormat:
+    case .readOnly, .permissionDenied: return .forbidden
+    case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat: return .incompatible
+    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .storage, .cannotReadInput, .cannotConnect,
+      .connectionLost:
       return .unavailable
     case .line(_, let inner): return inner.category
     }
@@ -154,6 +166,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .anotherProgramsDatabase(let location):
       return "\(location) is not a msglog database (it is another program's LMDB environment)"
     case .readOnly(let location, let reason): return "cannot write to \(location): it is read-only (\(reason))"
+    case .permissionDenied(let location, let writing, let reason, let needed):
+      return "cannot \(writing ? "write to" : "read") \(location): \(reason) (\(needed))"
     case .cannotRead(let location, let reason): return "cannot read \(location): \(reason)"
     case .cannotCreate(let location, let reason): return "cannot create the database \(location): \(reason)"
     case .diskFull(let detail): return "the disk is full: \(detail)"

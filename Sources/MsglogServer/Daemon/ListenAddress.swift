@@ -16,7 +16,7 @@ package struct ListenAddress: Equatable {
   package var port: UInt16
   package var text: String
 
-  package init(parsing text: String) throws(CommandLineError) {
+  package init(parsing text: String) throws(ServerError) {
     self.text = text
     let hint = "give ADDR:PORT, e.g. 127.0.0.1:8080, [::1]:8080 or 0.0.0.0:8080"
     guard let colon = text.lastIndex(of: ":") else {
@@ -41,6 +41,17 @@ package struct ListenAddress: Equatable {
         throw .usage("invalid address \(TerminalText.quoted(name))", hint: hint)
       }
       host = .v4(address.s_addr)
+    }
+  }
+
+  /// The host as written (`127.0.0.1`, `[::1]`, `localhost`), for `Host` checks.
+  package var hostText: String { String(text[..<text.lastIndex(of: ":")!]) }
+
+  /// A wildcard (`0.0.0.0`, `[::]`): every address of this machine.
+  package var isWildcard: Bool {
+    switch host {
+    case .v4(let address): return address == 0
+    case .v6(let bytes): return bytes.allSatisfy { $0 == 0 }
     }
   }
 

@@ -1,0 +1,106 @@
+import Msglog
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// msglog-serve's process, as msglog's own: its arguments parsed by the
+/// declaration table (`[serve] OPTIONS`, so that `msglog serve …`, which
+/// runs msglog-serve with its own arguments, and `msglog-serve …` mean the
+/// same), help and version as `msglog serve` prints them, and errors as
+/// `msglog: …` with msglog's exit codes.
+package final class ServeProcess {
+  package let stdout = OutputStream(fd: 1)
+  let stderr = OutputStream(fd: 2)
+  let environment: [String: String]
+
+  /// `serve`'s settings.
+  package struct Settings {
+    /// `--db`, else `MSGLOG_DB`, else `./msglog.lmdb`, as given.
+    package var location: String
+    /// `--listen`, else `127.0.0.1:8080`.
+    package var listen: String
+    /// `--token`, else `MSGLOG_TOKEN`.
+    package var token: String?
+    /// `--allow-host`, each time given.
+    package var allowedHosts: [String]
+    /// `--allow-origin`, each time given.
+    package var allowedOrigins: [String]
+  }
+
+  package init() {
+    MsglogCLI.setUpProcess()
+    var environment: [String: String] = [:]
+    for name in ["MSGLOG_DB", "MSGLOG_TOKEN"] {
+      if let value = getenv(name) { environment[name] = String(cString: value) }
+    }
+    self.environment = environment
+  }
+
+  /// The log to serve, opened for writing, reporting LMDB's own failed
+  /// checks as msglog does.
+  package func openLog(_ location: String) throws -> EventLog {
+    try EventLog(location, configuration: .init(lmdbAssertionHandler: MsglogCLI.reportLMDBAssertion))
+  }
+
+  /// The options, or nil when help or the version was asked for (and printed).
+  package func settings() throws -> Settings? {
+    var arguments = try MsglogCLI.rawArguments().get()
+    // The command's name is optional: msglog-serve runs nothing else.
+    let parsed = try Arguments(parsing: arguments)
+    if let command = parsed.positionals.first {
+      guard command == CommandName.serve.rawValue else {
+        throw CommandLineError.usage(
+          "msglog-serve runs only 'serve', not \(TerminalText.quoted(command))",
+          hint: "use msglog for the other commands")
+      }
+    } else {
+      arguments.append(CommandName.serve.rawValue)
+    }
+    let invocation = try Invocation(
+      arguments: arguments, environment: environment, stdin: StandardInput(), stdout: stdout, stderr: stderr,
+      terminal: false)
+    guard let command = invocation.command else { return nil }
+    if invocation.args.has(Options.help) {
+      try stdout.write(Help.page(command))
+      return nil
+    }
+    if invocation.args.has(Options.version) {
+      try stdout.line("msglog \(MsglogCLI.version)")
+      return nil
+    }
+    try invocation.args.check(against: command, positionals: invocation.operands)
+    return Settings(
+      location: try invocation.location,
+      listen: invocation.args[Options.listen] ?? "127.0.0.1:8080",
+      token: invocation.args[Options.token] ?? environment["MSGLOG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
+      allowedHosts: invocation.args.values(Options.allowHost),
+      allowedOrigins: invocation.args.values(Options.allowOrigin))
+  }
+
+  /// Prints a line on stdout at once (the banner that says where it listens).
+  package func say(_ line: String) throws {
+    try stdout.line(line)
+    try stdout.flush()
+  }
+
+  /// Blocks until SIGINT or SIGTERM.
+  package func waitForStopSignal() throws {
+    let signals = try SignalPipe.install([SIGINT, SIGTERM])
+    defer { signals.uninstall() }
+    var fds = [pollfd(fd: signals.readEnd, events: Int16(POLLIN), revents: 0)]
+    while poll(&fds, 1, -1) < 0 && errno == EINTR {}
+  }
+
+  /// Ends the process: exit 0, or the error reported as msglog reports it.
+  package func exit(after error: (any Error)? = nil) -> Never {
+    var code = MsglogCLI.ExitCode.success
+    if let error {
+      try? stdout.flush()
+      code = Wording.report(error, to: stderr)
+    }
+    try? stdout.flush()
+    try? stderr.flush()
+    Glibc.exit(code)
+  }
+}

@@ -1,0 +1,69 @@
+import Msglog
+
+/// How the server runs: where it listens, who it lets in, and the limits
+/// that keep it answering.
+package struct ServerConfiguration: Sendable {
+  package var listen: ListenAddress
+  /// The bearer token every API request must carry, when one is set.
+  package var token: String?
+  /// Host names answered besides loopback ones and the listen address (`--allow-host`).
+  package var allowedHosts: [String]
+  /// Origins whose pages may call the API, with CORS headers (`--allow-origin`).
+  package var allowedOrigins: [String]
+  /// How long a client has to send a request's headers, from its connection
+  /// (or the end of its previous request) on: slowly trickled headers
+  /// cannot hold a connection for ever.
+  package var headerDeadline: Double = 10
+  /// How long a streamed answer waits for a client that takes nothing.
+  package var stallLimit: Double = 30
+  /// Connections at once (nil: from the descriptor limit, raised to the hard one).
+  package var connectionLimits: ConnectionLimits? = nil
+
+  /// A request body over this is refused with 413 (a message is at most
+  /// 1 MiB of text; escaping and the other members fit in the rest).
+  package static let bodyLimit = 1 << 20 + 64 * 1024
+
+  package init(
+    listen: ListenAddress, token: String? = nil, allowedHosts: [String] = [], allowedOrigins: [String] = []
+  ) throws(ServerError) {
+    self.listen = listen
+    self.token = token
+    if let token, token.utf8.count < 16 {
+      throw .usage("the token is too short (at least 16 characters)", hint: "e.g. MSGLOG_TOKEN=$(openssl rand -hex 16)")
+    }
+    if !listen.isLoopback && token == nil {
+      throw .usage(
+        "listening on \(listen.text) lets other machines in, so it needs a token",
+        hint: "set MSGLOG_TOKEN (or --token); clients send 'Authorization: Bearer TOKEN'")
+    }
+    for host in allowedHosts where RequestPolicy.hostName(host) != host.lowercased() {
+      throw .usage(
+        "--allow-host takes a host name without a port, not \(quoted(host))", hint: "e.g. --allow-host msglog.lan")
+    }
+    self.allowedHosts = allowedHosts
+    for origin in allowedOrigins where !Self.isOrigin(origin) {
+      throw .usage(
+        "--allow-origin takes an origin (scheme://host[:port]), not \(quoted(origin))",
+        hint: "e.g. --allow-origin http://localhost:3000")
+    }
+    self.allowedOrigins = allowedOrigins
+  }
+
+  /// `http://host[:port]` or `https://…`, nothing after (an origin has no path).
+  static func isOrigin(_ text: String) -> Bool {
+    let lower = text.lowercased()
+    for scheme in ["http://", "https://"] where lower.hasPrefix(scheme) {
+      return RequestPolicy.hostName(String(lower.dropFirst(scheme.count))) != nil
+    }
+    return false
+  }
+
+  /// The policy every request is checked against.
+  var policy: RequestPolicy {
+    RequestPolicy(
+      token: token, allowedHosts: allowedHosts, allowedOrigins: allowedOrigins,
+      listenHost: listen.isWildcard ? nil : listen.hostText)
+  }
+}
+
+private func quoted(_ text: String) -> String { TerminalText.quoted(text) }

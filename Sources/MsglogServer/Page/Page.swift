@@ -1,0 +1,77 @@
+/// The web page at `/`: plain HTML, CSS and JavaScript (Resources/), embedded
+/// in the binary by SwiftPM (nothing is read from the file system or fetched
+/// from the network) and served as bytes computed once, each with an `ETag`
+/// so that a browser revalidates (`If-None-Match` → 304) instead of fetching
+/// again. Every message is put into the page with `textContent`, never as
+/// HTML, so a message is always shown as the text it is.
+enum Page {
+  /// One of the page's files, ready to send.
+  struct File: Sendable {
+    let path: String
+    let contentType: String
+    let bytes: [UInt8]
+    let etag: String
+    var headers: [(String, String)] = []
+
+    init(_ path: String, _ contentType: String, _ bytes: [UInt8], headers: [(String, String)] = []) {
+      self.path = path
+      self.contentType = contentType
+      self.bytes = bytes
+      self.headers = headers
+      etag = "\"" + String(Self.fingerprint(bytes), radix: 16) + "\""
+    }
+
+    /// FNV-1a: the ETag changes whenever the file does.
+    static func fingerprint(_ bytes: [UInt8]) -> UInt64 {
+      var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+      for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+      return hash
+    }
+
+    /// The file, or 304 when the browser holds this version already.
+    func response(to request: Request) -> Response {
+      let headers = self.headers + [("ETag", etag), ("Cache-Control", "no-cache")]
+      if let tags = request.header("if-none-match"), Self.matches(tags, etag) {
+        return Response(status: 304, contentType: contentType, body: .bytes([]), headers: headers)
+      }
+      return Response(contentType: contentType, body: .bytes(bytes), headers: headers)
+    }
+
+    /// `If-None-Match: "a", W/"b"` or `*` (weak comparison, RFC 9110 13.1.2).
+    static func matches(_ header: String, _ etag: String) -> Bool {
+      header.split(separator: ",").contains { tag in
+        let tag = tag.trimmingCharacters(in: " \t")
+        return tag == "*" || tag == etag || tag == "W/" + etag
+      }
+    }
+  }
+
+  static let html = File(
+    "/", "text/html; charset=utf-8", PackageResources.index_html,
+    headers: [
+      // Only its own script and style; and no other page may frame it (a
+      // foreign page could overlay it and have the user drag or delete).
+      ("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'"),
+      ("X-Frame-Options", "DENY"),
+    ])
+  static let script = File("/app.js", "text/javascript; charset=utf-8", PackageResources.app_js)
+  static let style = File("/app.css", "text/css; charset=utf-8", PackageResources.app_css)
+  static let icon = File("/favicon.svg", "image/svg+xml", PackageResources.favicon_svg)
+
+  /// The page's routes: no token (a browser cannot send one with a
+  /// navigation, and they hold no data).
+  static var routes: [Route] {
+    [html, script, style, icon].map { file in
+      Route(.get, file.path, needsToken: false, answers: "the page's \(file.path)") { file.response(to: $0) }
+    }
+  }
+}
+
+extension Substring {
+  fileprivate func trimmingCharacters(in set: String) -> Substring {
+    var text = self
+    while let first = text.first, set.contains(first) { text.removeFirst() }
+    while let last = text.last, set.contains(last) { text.removeLast() }
+    return text
+  }
+}

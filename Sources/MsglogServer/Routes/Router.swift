@@ -1,0 +1,101 @@
+import Msglog
+
+/// Dispatches a request to its route, after the checks every request
+/// passes in this order: its `Host` (403), its route (404, 405 with
+/// `Allow`), a write's `Content-Type`, `Origin` and `Sec-Fetch-Site` (403),
+/// the token (401). A refusal reads nothing from the log. CORS headers go
+/// only to an origin `--allow-origin` names.
+package struct Router: Sendable {
+  package let routes: [Route]
+  package let policy: RequestPolicy
+
+  package init(routes: [Route], policy: RequestPolicy) {
+    self.routes = routes
+    self.policy = policy
+  }
+
+  /// What the request gets.
+  package enum Resolution {
+    case route(Route)
+    /// A CORS preflight from an allowed origin, for a path taking these methods.
+    case preflight([String])
+    case refused(HTTPError)
+  }
+
+  /// Decides from the request line and headers alone (the body is not
+  /// needed, and is not read when the answer is a refusal).
+  package func resolve(_ request: Request) -> Resolution {
+    do throws(HTTPError) {
+      try policy.checkHost(request)
+      let candidates = routes.filter { $0.path == request.path }
+      guard !candidates.isEmpty else { throw HTTPError(status: 404, message: "no such route: \(request.path)") }
+      let methods = candidates.flatMap(\.methods)
+      if request.method == "OPTIONS", policy.allowedCrossOrigin(request) != nil {
+        return .preflight(methods)
+      }
+      let method = request.method == "HEAD" ? "GET" : request.method
+      guard let route = candidates.first(where: { $0.method.rawValue == method }) else {
+        throw HTTPError(
+          status: 405, message: "\(request.method) is not allowed on \(request.path)",
+          headers: [("Allow", methods.joined(separator: ", "))])
+      }
+      if route.method == .post { try policy.checkWrite(request) }
+      if route.needsToken { try policy.checkToken(request) }
+      return .route(route)
+    } catch {
+      return .refused(error)
+    }
+  }
+
+  /// The answer to a whole request.
+  package func respond(to request: Request) -> Response {
+    var response: Response
+    switch resolve(request) {
+    case .refused(let error):
+      response = .error(error)
+    case .preflight(let methods):
+      response = Response(status: 204, contentType: "text/plain", body: .bytes([]))
+      response.headers += [
+        ("Access-Control-Allow-Methods", methods.joined(separator: ", ")),
+        ("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID"),
+        ("Access-Control-Max-Age", "600"),
+      ]
+    case .route(let route):
+      do {
+        response = try route.handler(request)
+      } catch {
+        response = .error(HTTPError(describing: error))
+      }
+      if request.method == "HEAD" { response.dropBody() }
+    }
+    if let origin = policy.allowedCrossOrigin(request) {
+      response.headers += [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
+    }
+    return response
+  }
+}
+
+extension HTTPError {
+  /// Any error a handler throws, as a status.
+  init(describing error: any Error) {
+    switch error {
+    case let error as HTTPError: self = error
+    case let error as MsglogError: self.init(error)
+    default: self.init(status: 500, message: "\(error)")
+    }
+  }
+}
+
+extension Response {
+  /// `HEAD`: the `GET` answer, whose body the connection does not send
+  /// (libmicrohttpd knows a `HEAD`, and gives the length of a body of bytes);
+  /// a body still to be produced is not produced.
+  mutating func dropBody() {
+    switch body {
+    case .bytes: return
+    case .stream(let stream): stream.cancel()
+    case .events(let feed): feed.cancel()
+    }
+    body = .bytes([])
+  }
+}

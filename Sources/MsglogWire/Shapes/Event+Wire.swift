@@ -1,0 +1,39 @@
+import Msglog
+
+extension JSONWriter {
+  /// An event: the line `log --json` and `export` print, `import` reads
+  /// back, and the `data:` of the server's event stream.
+  ///
+  ///     {"seq":43,"stream":"main","version":18,"time":"…","op":"insert","id":"…","index":2,"text":"…","sender":"ann"}
+  package mutating func event(_ event: Event) {
+    beginObject()
+    member("seq", event.seq)
+    member("stream", event.stream)
+    member("version", event.version)
+    member("time", event.time)
+    member("op", event.opName)
+    member("id", event.id)
+    switch event.op {
+    case .insert(_, let index, let text, let sender):
+      member("index", index)
+      member("text", text)
+      if let sender { member("sender", sender) }
+    case .remove:
+      break
+    case .move(_, let from, let to):
+      member("from", from)
+      member("to", to)
+    }
+    endObject()
+  }
+}
+
+extension Event {
+  /// The event as one JSON line (without its newline), the form `log
+  /// --json` and `export` print and `import` reads back.
+  package var jsonLine: String {
+    var json = JSONWriter()
+    json.event(self)
+    return json.text
+  }
+}

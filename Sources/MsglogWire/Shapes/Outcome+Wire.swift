@@ -1,0 +1,32 @@
+import Msglog
+
+extension JSONWriter {
+  /// What a write prints with `--json` (and the server answers).
+  ///
+  ///     append / insert / remove: {"seq":43,"stream":"main","version":18,"time":"…","id":"…","index":2}
+  ///     move:                     {"seq":44,"stream":"main","version":19,"time":"…","id":"…","from":3,"to":7}
+  package mutating func outcome(_ outcome: Outcome) {
+    let event = outcome.event
+    beginObject()
+    member("seq", event.seq)
+    member("stream", event.stream)
+    member("version", event.version)
+    member("time", event.time)
+    member("id", event.id)
+    switch event.op {
+    case .insert, .remove: member("index", outcome.index)
+    case .move(_, let from, let to):
+      member("from", from)
+      member("to", to)
+    }
+    endObject()
+  }
+
+  /// A move onto its own index appended nothing: `{"moved":false}` (the
+  /// server's answer; the command line prints nothing on stdout).
+  package mutating func unmoved() {
+    beginObject()
+    member("moved", false)
+    endObject()
+  }
+}

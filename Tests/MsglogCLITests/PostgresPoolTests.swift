@@ -1,0 +1,134 @@
+import Foundation
+import Msglog
+import MsglogTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A long-running process — `msglog serve`, an app holding an `EventLog` —
+/// keeps its PostgreSQL connections in a pool. One failed transaction must
+/// not poison the connection it ran on: every request after it succeeds.
+@Suite(.serialized) struct PostgresPoolTests {
+  /// The head row locked from psql (`BEGIN; SELECT … FOR UPDATE`), as another
+  /// client in the middle of a write holds it, until `release()`.
+  final class HeadRowLock {
+    let process = Process()
+    let input = Pipe()
+    let database: String
+
+    init(database: String) throws {
+      self.database = database
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+      process.arguments = ["-qAt", "-v", "ON_ERROR_STOP=1", PostgresCluster.server + "/" + database]
+      process.standardInput = input
+      process.standardOutput = FileHandle.nullDevice
+      process.standardError = FileHandle.nullDevice
+      try process.run()
+      input.fileHandleForWriting.write(Data("BEGIN;\nSELECT seq FROM msglog.head WHERE id = 1 FOR UPDATE;\n".utf8))
+      // Held once psql sits idle in its transaction (a watchdog bounds the wait).
+      for _ in 0..<1200 {
+        let sessions = PostgresCluster.psql(
+          "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND state = 'idle in transaction'"
+        ).stdout
+        if sessions.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return }
+        usleep(25_000)
+      }
+      Issue.record("psql never took the lock")
+    }
+
+    func release() {
+      input.fileHandleForWriting.write(Data("ROLLBACK;\n".utf8))
+      try? input.fileHandleForWriting.close()
+      process.waitUntilExit()
+    }
+  }
+
+  static func name(of s: Sandbox) -> String { String(s.db.split(separator: "/").last!) }
+
+  /// The role waits at most 300 ms for a lock (`ALTER ROLE … SET
+  /// lock_timeout`); a write while psql holds the head row fails in the
+  /// transaction's opening round trip; once the lock is released, 20
+  /// requests on the same server all succeed.
+  @Test func aLockTimeoutPoisonsNoConnection() throws {
+    let s = Sandbox(.postgres)
+    s.append("seed")
+    let database = Self.name(of: s)
+    #expect(PostgresCluster.psql("ALTER ROLE msglog IN DATABASE \(database) SET lock_timeout = '300ms'").code == 0)
+    let server = ServedLog(s)
+    defer { #expect(server.stop().code == 0) }
+    // A first write, so the pool holds the connection the failure will use.
+    var r = server.request("POST", "/api/append", #"{"text":"before"}"#)
+    #expect(r.status == 200, "\(r)")
+    let lock = try HeadRowLock(database: database)
+    r = server.request("POST", "/api/append", #"{"text":"while locked"}"#)
+    lock.release()
+    #expect(r.status == 503 && r.body.contains("lock timeout"), "\(r)")
+    for n in 0..<20 {
+      r =
+        n % 2 == 0
+        ? server.request("POST", "/api/append", #"{"text":"after \#(n)"}"#) : server.request("GET", "/api/items")
+      #expect(r.status == 200, "request \(n) after the failure: \(r)")
+    }
+    let texts = s.run(["list", "--json"]).stdout
+    #expect(!texts.contains("while locked") && texts.contains("after 18"), "\(texts)")
+    #expect(s.run("verify").code == 0)
+  }
+
+  /// A role that may read but not write: its refused write (403, naming the
+  /// privilege) is followed by 20 reads that succeed; once granted what a
+  /// writer needs, its next write succeeds too.
+  @Test func aRefusedWritePoisonsNoConnection() throws {
+    let role = PostgresCluster.createRole(password: "reader-password")
+    defer { PostgresCluster.dropRole(role) }
+    do {
+      let s = Sandbox(.postgres)
+      s.append("seed")
+      let database = Self.name(of: s)
+      #expect(
+        PostgresCluster.psql(
+          "GRANT USAGE ON SCHEMA msglog TO \(role); GRANT SELECT ON ALL TABLES IN SCHEMA msglog TO \(role)",
+          database: database
+        ).code == 0)
+      let url = "postgres://\(role):reader-password@\(PostgresCluster.hostPort)/\(database)"
+      let server = ServedLog(s, ["--db", url], useDefaultDB: false)
+      defer { #expect(server.stop().code == 0) }
+      let before = s.contents()
+      var r = server.request("POST", "/api/append", #"{"text":"refused"}"#)
+      #expect(r.status == 403 && r.body.contains("permission denied for table head"), "\(r)")
+      #expect(r.body.contains("writing needs USAGE on schema msglog and SELECT, INSERT, UPDATE and DELETE"), "\(r)")
+      #expect(s.contents() == before, "a refused write changed the database")
+      for n in 0..<20 {
+        r = server.request("GET", n % 2 == 0 ? "/api/items" : "/api/events?from=1")
+        #expect(r.status == 200 && r.body.contains("seed"), "read \(n) after the refused write: \(r)")
+      }
+      #expect(
+        PostgresCluster.psql(
+          "GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA msglog TO \(role)", database: database
+        ).code == 0)
+      r = server.request("POST", "/api/append", #"{"text":"permitted"}"#)
+      #expect(r.status == 200, "\(r)")
+      #expect(s.run(["list"]).stdout.contains("permitted"))
+    }
+  }
+
+  /// An app that holds one `EventLog`: the same failure, then 20 writes and reads.
+  @Test func anAppsEventLogSurvivesAFailedWrite() throws {
+    let s = Sandbox(.postgres)
+    s.append("seed")
+    let database = Self.name(of: s)
+    #expect(PostgresCluster.psql("ALTER ROLE msglog IN DATABASE \(database) SET lock_timeout = '300ms'").code == 0)
+    let log = try EventLog(s.db)
+    try log.append("before")
+    let lock = try HeadRowLock(database: database)
+    let error = #expect(throws: MsglogError.self) { try log.append("while locked") }
+    lock.release()
+    #expect("\(error.map { "\($0)" } ?? "")".contains("lock timeout"))
+    for n in 0..<20 {
+      try log.append("after \(n)")
+      #expect(try log.items().items.count == 3 + n)
+    }
+    #expect(try log.verify().problems.isEmpty)
+  }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What msglog says — the words, the exit code, serve's status — when
+/// PostgreSQL refuses: a privilege the role lacks (named, 403), a read-only
+/// role (no LMDB advice), a `msglog.meta` that is not msglog's (409), a
+/// follower's dropped connection (named by its location, with a follower's
+/// hint). Each refusal changes nothing.
+@Suite(.serialized) struct PostgresRefusalTests {
+  static let password = "role-password"
+  static let grantHint =
+    "hint: ask the database's owner to grant it (README, PostgreSQL, lists the GRANTs for readers and writers)\n"
+  static let readingNeeds = "reading needs USAGE on schema msglog and SELECT on its tables"
+  static let writingNeeds =
+    "writing needs USAGE on schema msglog and SELECT, INSERT, UPDATE and DELETE on its tables"
+
+  static func name(of s: Sandbox) -> String { String(s.db.split(separator: "/").last!) }
+
+  /// serve's status for a read and a write, with what it printed.
+  static func served(_ s: Sandbox, _ url: String) -> (read: ServedLog.Reply, write: ServedLog.Reply) {
+    let server = ServedLog(s, ["--db", url], useDefaultDB: false)
+    let read = server.request("GET", "/api/items?stream=main")
+    let write = server.request("POST", "/api/append", #"{"text":"refused"}"#)
+    #expect(server.stop().code == 0)
+    return (read, write)
+  }
+
+  @Test func aMissingPrivilegeIsNamedAndIs403() throws {
+    let role = PostgresCluster.createRole(password: Self.password)
+    defer { PostgresCluster.dropRole(role) }
+    do {
+      let s = Sandbox(.postgres)
+      s.append("seed")
+      let database = Self.name(of: s)
+      let url = "postgres://\(role):\(Self.password)@\(PostgresCluster.hostPort)/\(database)"
+      let shown = "postgres://\(role)@\(PostgresCluster.hostPort)/\(database)"
+      let before = s.contents()
+
+      // No USAGE on schema msglog: a read is refused for that privilege, not as a read-only database.
+      for args in [["list"], ["log"], ["streams"], ["export"], ["verify"], ["log", "--follow"]] {
+        let r = s.run(["--db", url] + args, useDefaultDB: false)
+        #expect(r.code == 1 && r.stdout.isEmpty, "\(args): \(r)")
+        #expect(
+          r.stderr
+            == "msglog: cannot read \(shown): permission denied for schema msglog (\(Self.readingNeeds))\n"
+            + Self.grantHint, "\(args): \(r)")
+      }
+      for (args, stdin) in [(["append", "x"], ""), (["import"], #"{"op":"append","text":"x"}"#)] {
+        let r = s.run(["--db", url] + args, stdin: Data(stdin.utf8), useDefaultDB: false)
+        #expect(
+          r.code == 1 && r.stdout.isEmpty
+            && r.stderr
+              == "msglog: cannot write to \(shown): permission denied for schema msglog (\(Self.writingNeeds))\n"
+              + Self.grantHint,
+          "\(args): \(r)")
+      }
+      var replies = Self.served(s, url)
+      #expect(
+        replies.read.status == 403 && replies.read.body.contains("permission denied for schema msglog"), "\(replies)")
+      #expect(replies.write.status == 403 && replies.write.body.contains(Self.writingNeeds), "\(replies)")
+      #expect(s.contents() == before, "a refusal changed the database")
+
+      // A reader (USAGE, SELECT): its write names the table and what writing needs.
+      #expect(
+        PostgresCluster.psql(
+          "GRANT USAGE ON SCHEMA msglog TO \(role); GRANT SELECT ON ALL TABLES IN SCHEMA msglog TO \(role)",
+          database: database
+        ).code == 0)
+      #expect(s.run(["--db", url, "list"], useDefaultDB: false).stdout.contains("seed"))
+      var r = s.run(["--db", url, "append", "x"], useDefaultDB: false)
+      #expect(
+        r.code == 1
+          && r.stderr
+            == "msglog: cannot write to \(shown): permission denied for table head (\(Self.writingNeeds))\n"
+            + Self.grantHint,
+        "\(r)")
+      replies = Self.served(s, url)
+      #expect(replies.read.status == 200 && replies.write.status == 403, "\(replies)")
+      #expect(s.contents() == before, "a refusal changed the database")
+
+      // Every privilege, but read-only by the role's default: a server's words, not LMDB's.
+      #expect(
+        PostgresCluster.psql(
+          "GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA msglog TO \(role); "
+            + "ALTER ROLE \(role) IN DATABASE \(database) SET default_transaction_read_only = on",
+          database: database
+        ).code == 0)
+      r = s.run(["--db", url, "append", "x"], useDefaultDB: false)
+      #expect(
+        r.code == 1
+          && r.stderr
+            == "msglog: cannot write to \(shown): it is read-only (cannot execute SELECT FOR UPDATE in a read-only transaction)\n"
+            + "hint: every read command still works; writes need a primary server and a role without default_transaction_read_only\n",
+        "\(r)")
+      replies = Self.served(s, url)
+      #expect(replies.read.status == 200 && replies.write.status == 403, "\(replies)")
+      #expect(s.contents() == before, "a refusal changed the database")
+    }
+  }
+
+  /// The first write creates schema msglog: without CREATE on the database
+  /// it is refused naming that privilege, and nothing is created.
+  @Test func aFirstWriteWithoutCreateNamesIt() throws {
+    let role = PostgresCluster.createRole(password: Self.password)
+    defer { PostgresCluster.dropRole(role) }
+    do {
+      let s = Sandbox(.postgres)
+      let database = Self.name(of: s)
+      let url = "postgres://\(role):\(Self.password)@\(PostgresCluster.hostPort)/\(database)"
+      let shown = "postgres://\(role)@\(PostgresCluster.hostPort)/\(database)"
+      for (args, stdin) in [(["append", "x"], ""), (["import"], #"{"op":"append","text":"x"}"#)] {
+        let r = s.run(["--db", url] + args, stdin: Data(stdin.utf8), useDefaultDB: false)
+        #expect(
+          r.code == 1 && r.stdout.isEmpty
+            && r.stderr
+              == "msglog: cannot write to \(shown): permission denied for database \(database) "
+              + "(the first write creates schema msglog, which needs CREATE on the database)\n" + Self.grantHint,
+          "\(args): \(r)")
+        #expect(s.isEmpty, "\(args) created msglog's tables")
+      }
+      let replies = Self.served(s, url)
+      #expect(replies.write.status == 403 && replies.write.body.contains("needs CREATE on the database"), "\(replies)")
+      #expect(replies.read.status == 404, "\(replies)")
+      #expect(s.isEmpty)
+    }
+  }
+
+  /// A schema named msglog whose meta table is shaped otherwise (or names
+  /// no msglog format) belongs to something else: "not a msglog database",
+  /// 409 from serve, and nothing written.
+  @Test(arguments: [
+    "CREATE TABLE msglog.meta (x int)", "CREATE TABLE msglog.meta (key int, value int)",
+    "CREATE TABLE msglog.meta (key text, value text); INSERT INTO msglog.meta VALUES ('format', 'other')",
+  ])
+  func aForeignMetaTableIsNotMsglogs(_ table: String) throws {
+    let other = PostgresCluster.createDatabase()
+    defer { PostgresCluster.dropDatabase(other.name) }
+    #expect(PostgresCluster.psql("CREATE SCHEMA msglog; \(table)", database: other.name).code == 0)
+    let shown = "postgres://msglog@\(PostgresCluster.hostPort)/\(other.name)"
+    func snapshot() -> String {
+      PostgresCluster.psql(
+        "SELECT string_agg(table_name, ',' ORDER BY table_name) FROM information_schema.tables WHERE table_schema = 'msglog'; "
+          + "SELECT count(*) FROM msglog.meta", database: other.name
+      ).stdout
+    }
+    let before = snapshot()
+    let s = Sandbox()
+    for (args, stdin) in [
+      (["list"], ""), (["append", "x"], ""), (["import"], #"{"op":"append","text":"x"}"#), (["log", "--follow"], ""),
+      (["verify"], ""),
+    ] {
+      let r = s.run(["--db", other.url] + args, stdin: Data(stdin.utf8))
+      #expect(r.code == 1 && r.stdout.isEmpty, "\(args): \(r)")
+      #expect(r.stderr.hasPrefix("msglog: \(shown) is not a msglog database (its msglog.meta"), "\(args): \(r)")
+      #expect(r.stderr.split(separator: "\n").count == 1, "\(args): \(r)")
+    }
+    let replies = Self.served(s, other.url)
+    #expect(replies.read.status == 409 && replies.write.status == 409, "\(replies)")
+    #expect(replies.read.body.contains("is not a msglog database"), "\(replies)")
+    #expect(snapshot() == before)
+  }
+
+  /// A newer msglog's schema is refused with 409 by serve, as on the command line with exit 1.
+  @Test func aNewerSchemaIs409() throws {
+    let s = Sandbox(.postgres)
+    s.append("x")
+    #expect(
+      PostgresCluster.psql("UPDATE msglog.meta SET value = '2'::bytea WHERE key = 'schema'", database: Self.name(of: s))
+        .code == 0)
+    let before = s.contents()
+    let replies = Self.served(s, s.db)
+    #expect(replies.read.status == 409 && replies.read.body.contains("was written by a newer msglog"), "\(replies)")
+    #expect(replies.write.status == 409, "\(replies)")
+    #expect(s.contents() == before)
+  }
+
+  /// A follower whose connection is cut names the location, not "the
+  /// server", and says how to go on after the last event it printed (a
+  /// follower wrote nothing: a writer's hint would be wrong).
+  @Test func aFollowersLostConnectionNamesItsLocation() throws {
+    let s = Sandbox(.postgres)
+    s.append("one")
+    s.append("two")
+    let database = Self.name(of: s)
+    func cutTheListener() {
+      // The follower's LISTEN connection, once it is there (a watchdog bounds the wait).
+      for _ in 0..<1200 {
+        let cut = PostgresCluster.psql(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '\(database)' AND query = 'LISTEN msglog'"
+        ).stdout
+        if cut.contains("t") { return }
+        usleep(25_000)
+      }
+      Issue.record("no follower listened")
+    }
+    for (from, printed, hint) in [
+      (
+        ["--from", "1"], 2,
+        "hint: nothing is lost: once the server is back, 'msglog log --follow --from 3' (with the same options) goes on after the last event printed\n"
+      ),
+      ([], 0, "hint: nothing is lost: follow again once the server is back\n"),
+    ] {
+      let follower = s.start(["log", "--follow"] + from)
+      if printed > 0 {
+        for _ in 0..<1200 {
+          let text = (try? String(contentsOfFile: follower.outPath, encoding: .utf8)) ?? ""
+          if text.split(separator: "\n").count == printed { break }
+          usleep(25_000)
+        }
+      }
+      cutTheListener()
+      // A watchdog only: a follower that never ends must not hang the suite.
+      for _ in 0..<2400 where follower.process.isRunning { usleep(25_000) }
+      if follower.process.isRunning {
+        Issue.record("the follower did not end")
+        kill(follower.process.processIdentifier, SIGKILL)
+      }
+      let r = follower.finish()
+      #expect(r.code == 1 && r.lines.count == printed, "\(r)")
+      let lines = r.stderr.split(separator: "\n", omittingEmptySubsequences: false)
+      #expect(lines.first?.hasPrefix("msglog: lost the connection to \(s.shown): ") == true, "\(r)")
+      #expect(lines.count == 3 && lines[1] + "\n" == hint, "\(r)")
+    }
+  }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Msglog
+import MsglogServer
+import MsglogTestSupport
+import MsglogWire
+import Testing
+
+/// The routes in process: a `Request` value in, a `Response` out, through
+/// the same router and route table the server uses, on a real LMDB log.
+@Suite struct RouterTests {
+  let directory = TemporaryDirectory()
+  let log: EventLog
+  let server: HTTPServer
+
+  init() throws {
+    log = try EventLog(directory.db)
+    server = try HTTPServer(log: log, configuration: ServerConfiguration(listen: ListenAddress(parsing: "127.0.0.1:0")))
+  }
+
+  func respond(
+    _ method: String, _ target: String, headers: [(String, String)] = [("Host", "127.0.0.1:8080")], body: String? = nil
+  ) throws -> Response {
+    var headers = headers
+    if body != nil { headers.append(("Content-Type", "application/json")) }
+    let request = try Request(method: method, target: target, headers: headers, body: Array((body ?? "").utf8))
+    return server.router.respond(to: request)
+  }
+
+  func text(_ response: Response) -> String { String(decoding: response.bodyBytes ?? [], as: UTF8.self) }
+
+  @Test func theAPIAnswersInTheWireShapes() throws {
+    try log.append("first", sender: "ann")
+    var response = try respond("POST", "/api/append", body: #"{"text":"second"}"#)
+    #expect(response.status == 200 && text(response).contains(#""version":2,"#), "\(text(response))")
+    response = try respond("GET", "/api/items?stream=main")
+    var expected = JSONWriter()
+    expected.snapshot(try log.items())
+    expected.raw("\n")
+    #expect(response.status == 200 && response.bodyBytes == expected.take())
+    response = try respond("GET", "/api/events?from=2")
+    var events = JSONWriter()
+    for event in try log.events(from: 2) {
+      events.event(event)
+      events.raw("\n")
+    }
+    #expect(response.contentType == "application/x-ndjson" && response.bodyBytes == events.take())
+    response = try respond("POST", "/api/move", body: #"{"from":1,"to":1}"#)
+    #expect(text(response) == #"{"moved":false}"#)
+  }
+
+  /// 404 for a path no route has, 405 with the path's methods in `Allow`.
+  @Test func unknownPathsAndMethods() throws {
+    var response = try respond("GET", "/api/nothing")
+    #expect(response.status == 404 && text(response) == #"{"error":"no such route: /api/nothing"}"#)
+    response = try respond("DELETE", "/api/streams")
+    #expect(response.status == 405 && response.header("Allow") == "GET, HEAD", "\(response.headers)")
+    response = try respond("GET", "/api/append")
+    #expect(response.status == 405 && response.header("Allow") == "POST")
+  }
+
+  /// HEAD wherever GET: the same status and headers.
+  @Test func headWhereverGet() throws {
+    try log.append("x")
+    for route in server.router.routes where route.method == .get && route.path != "/api/follow" {
+      let target = route.path + (route.path == "/api/diff" ? "?from=0&to=1" : "")
+      let get = try respond("GET", target)
+      let head = try respond("HEAD", target)
+      #expect(head.status == get.status && get.status == 200, "\(route.path): \(head.status) \(get.status)")
+      #expect(head.contentType == get.contentType)
+    }
+  }
+
+  @Test func aTokenGuardsTheAPIButNotThePage() throws {
+    try log.append("x")
+    let guarded = try HTTPServer(
+      log: log,
+      configuration: ServerConfiguration(
+        listen: ListenAddress(parsing: "10.0.0.1:0"), token: "0123456789abcdef0123"))
+    func status(_ target: String, _ headers: [(String, String)]) throws -> UInt32 {
+      guarded.router.respond(to: try Request(method: "GET", target: target, headers: [("Host", "10.0.0.1")] + headers))
+        .status
+    }
+    #expect(try status("/api/streams", []) == 401)
+    #expect(try status("/api/streams", [("Authorization", "Bearer 0123456789abcdef0123")]) == 200)
+    #expect(try status("/api/streams", [("Authorization", "Bearer 0123456789abcdef012")]) == 401)
+    #expect(try status("/", []) == 200)
+  }
+
+  /// The page's files carry an ETag; the same ETag back gets a 304.
+  @Test func thePageRevalidates() throws {
+    for path in ["/", "/app.js", "/app.css"] {
+      let first = try respond("GET", path)
+      let etag = try #require(first.header("ETag"))
+      #expect(first.status == 200 && !(first.bodyBytes ?? []).isEmpty)
+      let again = try respond("GET", path, headers: [("Host", "127.0.0.1:8080"), ("If-None-Match", etag)])
+      #expect(again.status == 304 && again.bodyBytes == [] && again.header("ETag") == etag)
+      let other = try respond("GET", path, headers: [("Host", "127.0.0.1:8080"), ("If-None-Match", "\"0\"")])
+      #expect(other.status == 200)
+    }
+  }
+
+  /// The targets are decoded strictly: what a proxy might read otherwise is a 400.
+  @Test(arguments: [
+    "/api%2fitems", "/api%2Fitems", "/api/items%00.json", "/api/items?stream=main%00evil", "/api/items?stream=%zz",
+    "/api/items?stream=a&stream=b", "/api/items?stream=%FF", "api/items",
+  ])
+  func targetsThatAreNotGuessed(_ target: String) {
+    #expect(throws: HTTPError.self) { try Request(method: "GET", target: target) }
+  }
+
+  @Test func targetsDecode() throws {
+    let request = try Request(method: "GET", target: "/api/items?stream=a+b%2Fc&at=3&flag")
+    #expect(request.path == "/api/items")
+    #expect(request.query == ["stream": "a b/c", "at": "3", "flag": ""])
+  }
+
+  /// docs/REFERENCE.md's route list is the route table's.
+  @Test func theReferenceListsTheRouteTable() throws {
+    let reference = try String(contentsOfFile: repositoryRoot + "/docs/REFERENCE.md", encoding: .utf8)
+    #expect(reference.contains(server.router.routes.markdownTable), "\(server.router.routes.markdownTable)")
+  }
+
+  /// README's route table and the man page (from `serve`'s declaration)
+  /// name every route of the table, and no other.
+  @Test func theREADMEAndTheManualNameEveryRoute() throws {
+    let readme = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
+    let manual = try String(contentsOfFile: repositoryRoot + "/docs/msglog.1", encoding: .utf8)
+    for route in server.router.routes where route.needsToken {
+      #expect(readme.contains("`\(route.method.rawValue) \(route.path)"), "README lacks \(route.method) \(route.path)")
+      #expect(manual.contains(route.path), "the man page lacks \(route.path)")
+    }
+    let paths = Set(server.router.routes.map(\.path))
+    for match in readme.matches(of: /`(?:GET|POST) (\/api\/[a-z]+)/) {
+      #expect(paths.contains(String(match.1)), "README names \(match.1), which no route has")
+    }
+  }
+}
