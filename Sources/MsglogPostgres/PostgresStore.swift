@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// Connections are pooled: the store may be shared by threads; each
 /// transaction takes a connection of its own.
-public final class PostgresStore: FollowableStore, @unchecked Sendable {
+public final class PostgresStore: FollowableStore {
   /// The URL as libpq reads it (it may hold a password: never shown).
   let conninfo: String
   /// The URL without its secrets, rebuilt from libpq's parse, for every message.
