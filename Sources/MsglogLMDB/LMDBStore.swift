@@ -389,12 +389,7 @@ package final class LMDBStore {
 /// name, a 0 byte (names hold no control characters) and 8 big-endian bytes
 /// (`DerivedRows.streamKey`).
 enum Key {
-  static func seq(_ seq: UInt64) -> [UInt8] {
-    var key: [UInt8] = []
-    key.reserveCapacity(8)
-    key.appendBigEndian(seq)
-    return key
-  }
+  static func seq(_ seq: UInt64) -> [UInt8] { [UInt8](bigEndian: seq) }
 
   /// The seq an `events` key holds; any other key there is a damaged log.
   static func seq(_ key: UnsafeRawBufferPointer) throws -> UInt64 {

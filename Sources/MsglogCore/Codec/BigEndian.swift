@@ -14,6 +14,12 @@ extension UnsafeRawBufferPointer {
 }
 
 extension Array where Element == UInt8 {
+  /// `value`'s bytes, most significant first (a key of one integer).
+  @inlinable @inline(__always)
+  package init<T: FixedWidthInteger>(bigEndian value: T) {
+    self = Swift.withUnsafeBytes(of: value.bigEndian) { Array($0) }
+  }
+
   /// Appends `value`'s bytes, most significant first.
   @inlinable @inline(__always)
   package mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {

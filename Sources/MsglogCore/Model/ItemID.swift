@@ -91,21 +91,27 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
   /// Parses the canonical form from UTF-8 bytes (the import parser's path).
   package init?(canonicalUTF8 utf8: UnsafeRawBufferPointer) {
     guard utf8.count == 36 else { return nil }
-    var words: InlineArray<2, UInt64> = [0, 0]
-    var k = 0  // bytes read
-    var i = 0
-    while i < 36 {
-      if i == 8 || i == 13 || i == 18 || i == 23 {
-        guard utf8[i] == UInt8(ascii: "-") else { return nil }
-        i += 1
-        continue
+    // The 16 bytes are written in order into two words on the stack, then
+    // loaded as `init(bytes:)` does (an import parses an id per line).
+    var storage = InlineArray<2, UInt64>(repeating: 0)
+    let parsed = Swift.withUnsafeMutableBytes(of: &storage) { out -> Bool in
+      var j = 0
+      var i = 0
+      while i < 36 {
+        if i == 8 || i == 13 || i == 18 || i == 23 {
+          guard utf8[i] == UInt8(ascii: "-") else { return false }
+          i += 1
+          continue
+        }
+        guard let high = Hex.value(of: utf8[i]), let low = Hex.value(of: utf8[i + 1]) else { return false }
+        out[j] = high << 4 | low
+        j += 1
+        i += 2
       }
-      guard let high = Hex.value(of: utf8[i]), let low = Hex.value(of: utf8[i + 1]) else { return nil }
-      words[k >> 3] |= UInt64(high << 4 | low) << UInt64(8 * (k & 7))
-      k += 1
-      i += 2
+      return true
     }
-    self.init(first: words[0], second: words[1])
+    guard parsed else { return nil }
+    self = Swift.withUnsafeBytes(of: storage) { ItemID(bytes: $0) }
   }
 
   /// Dictionaries of ids (a session's id rows, an import's lookups) hash
