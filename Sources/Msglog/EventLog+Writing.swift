@@ -1,25 +1,3 @@
-/// A message to append or insert in a batch.
-public struct NewItem: Equatable, Sendable {
-  public var text: String
-  public var sender: String?
-  /// The id to use; a fresh random one when nil.
-  public var id: ItemID?
-
-  public init(_ text: String, sender: String? = nil, id: ItemID? = nil) {
-    self.text = text
-    self.sender = sender
-    self.id = id
-  }
-}
-
-/// What `importLines` did.
-public struct ImportSummary: Equatable, Sendable {
-  /// Events appended (a move onto itself appends none).
-  public var imported: Int
-  /// The head of the log afterwards.
-  public var head: UInt64
-}
-
 extension EventLog {
   /// Appends a message at the end of the stream.
   @discardableResult
@@ -33,7 +11,7 @@ extension EventLog {
   /// Inserts a message so that it ends at `index` (0…count).
   @discardableResult
   public func insert(
-    _ text: String, at index: UInt64, sender: String? = nil, id: ItemID? = nil, into stream: StreamName = .main,
+    _ text: String, at index: Int, sender: String? = nil, id: ItemID? = nil, into stream: StreamName = .main,
     expectVersion: UInt64? = nil
   ) throws -> Outcome {
     try insert(
@@ -57,15 +35,16 @@ extension EventLog {
   /// Inserts messages at `index`, `index + 1`, …, all in one transaction.
   @discardableResult
   public func insert(
-    contentsOf items: [NewItem], at index: UInt64, into stream: StreamName = .main, expectVersion: UInt64? = nil,
+    contentsOf items: [NewItem], at index: Int, into stream: StreamName = .main, expectVersion: UInt64? = nil,
     progress: ((Int, Int) -> Void)? = nil
   ) throws -> [Outcome] {
     try perform(
       items.enumerated().map { offset, item in
-        WriteRequest(
+        // Past Int.max is out of range, and refused as such.
+        let (at, overflow) = index.addingReportingOverflow(offset)
+        return WriteRequest(
           stream: stream,
-          command: .insert(
-            InsertRequest(index: index + UInt64(offset), text: item.text, sender: item.sender, id: item.id)))
+          command: .insert(InsertRequest(index: overflow ? .max : at, text: item.text, sender: item.sender, id: item.id)))
       }, expectVersion: expectVersion, progress: progress
     ).map { $0! }
   }
@@ -73,8 +52,8 @@ extension EventLog {
   /// Moves the item at `from` so that it ends at `to`; nil (and nothing
   /// appended) when `from == to`.
   @discardableResult
-  public func move(from: UInt64, to: UInt64, in stream: StreamName = .main, expectVersion: UInt64? = nil) throws
-    -> Outcome?
+  public func move(from: Int, to: Int, in stream: StreamName = .main, expectVersion: UInt64? = nil)
+    throws -> Outcome?
   {
     try perform(
       [WriteRequest(stream: stream, command: .move(from: from, to: to, id: nil))], expectVersion: expectVersion)[0]
@@ -82,20 +61,24 @@ extension EventLog {
 
   /// Removes a live item, named by its id or a unique prefix of 8+ characters.
   @discardableResult
-  public func remove(_ item: ItemSelector, from stream: StreamName = .main, expectVersion: UInt64? = nil) throws
-    -> Outcome
+  public func remove(_ item: ItemSelector, from stream: StreamName = .main, expectVersion: UInt64? = nil)
+    throws -> Outcome
   {
     try perform([WriteRequest(stream: stream, command: .remove(item))], expectVersion: expectVersion)[0]!
   }
 
+  /// Removes the live item with this id.
   @discardableResult
-  public func remove(id: ItemID, from stream: StreamName = .main, expectVersion: UInt64? = nil) throws -> Outcome {
+  public func remove(id: ItemID, from stream: StreamName = .main, expectVersion: UInt64? = nil)
+    throws -> Outcome
+  {
     try remove(.id(id), from: stream, expectVersion: expectVersion)
   }
 
   /// Validates and appends `requests` in one write transaction: all or none.
   ///
   /// - Parameters:
+  ///   - requests: the commands, each with its stream, in the order they apply.
   ///   - expectVersion: refuse unless the first request's stream is at this version.
   ///   - lineNumbers: when given, a refused request's error names its line.
   ///   - progress: called now and then with (done, total).
@@ -126,9 +109,9 @@ extension EventLog {
         if i % 1024 == 0 { progress?(i, requests.count) }
         // Write the derived rows so far into the same transaction now and
         // then, so that a huge batch holds bounded state in memory.
-        if i % 65_536 == 0 {
+        if i % LedgerSession.flushInterval == 0 {
           if i > 0 { try session.finish() }
-          try session.prefetch(idsOf: requests[i..<min(i + 65_536, requests.count)])
+          try session.prefetch(idsOf: requests[i..<min(i + LedgerSession.flushInterval, requests.count)])
         }
         do {
           outcomes.append(try session.perform(request))
@@ -172,16 +155,19 @@ extension EventLog {
   /// nothing is written. A UTF-8 byte-order mark and blank lines are skipped.
   public func importLines(
     _ input: [UInt8], defaultStream: StreamName = .main, progress: ((Int, Int) -> Void)? = nil
-  ) throws -> ImportSummary {
-    let (requests, lineNumbers) = try input.withUnsafeBytes { all in
-      try Self.readImportLines(
-        input.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: all.dropFirst(3)) : all,
-        defaultStream: defaultStream)
+  ) throws -> ImportResult {
+    let parsed = input.withUnsafeBytes { all in
+      Result { () throws(MsglogError) in
+        try Self.readImportLines(
+          input.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: all.dropFirst(3)) : all,
+          defaultStream: defaultStream)
+      }
     }
+    let (requests, lineNumbers) = try parsed.get()
     let outcomes = try perform(requests, lineNumbers: lineNumbers, progress: progress)
     let appended = outcomes.compactMap { $0 }
     // Nothing appended (no lines, or only moves onto themselves): the head is where it was.
     let head = appended.last?.event.seq ?? (try? headSeq()) ?? 0
-    return ImportSummary(imported: appended.count, head: head)
+    return ImportResult(imported: appended.count, head: head)
   }
 }

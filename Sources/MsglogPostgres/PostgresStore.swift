@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// Connections are pooled: the store may be shared by threads; each
 /// transaction takes a connection of its own.
-public final class PostgresStore: FollowableStore, @unchecked Sendable {
+public final class PostgresStore: FollowableStore {
   /// The URL as libpq reads it (it may hold a password: never shown).
   let conninfo: String
   /// The URL without its secrets, rebuilt from libpq's parse, for every message.
@@ -48,7 +48,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
 
   /// A repeatable-read snapshot. On any failure the transaction is left
   /// open here and rolled back as the connection goes back (`giveBack`).
-  public func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
+  package func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
     try withConnection(checkingSchema: true, writing: false) { connection in
       try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
       let result = try body(Access(connection: connection, store: self, writing: false))
@@ -67,7 +67,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
   /// the loser's CREATE SCHEMA fails, it rolls back and writes again into
   /// what the winner made. Any other failure, at any step, leaves the
   /// transaction to `giveBack`, which rolls it back or drops the connection.
-  public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+  package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     try write(reserving: bytes, touching: [], body)
   }
 
@@ -75,7 +75,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
   /// each one's head, last event and order-tree root (after taking the lock,
   /// so they are what the write will commit on): a small write is then two
   /// round trips — this one and the commit — plus one per deeper tree level.
-  public func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
+  package func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
     throws -> R
   {
     try withConnection(checkingSchema: false, writing: true) { connection in
@@ -113,7 +113,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
     }
   }
 
-  public func watchCommits() throws -> any CommitWatcher {
+  package func watchCommits() throws -> any CommitWatcher {
     try translatingErrors(writing: false) {
       let connection = try borrow()
       defer { giveBack(connection) }
