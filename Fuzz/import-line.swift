@@ -1,7 +1,7 @@
 import MsglogCore
 
 /// Any bytes as an import line: parsing never crashes, an accepted line
-/// respects SPEC.md's limits, and the fast scanner agrees with the general
+/// respects docs/REFERENCE.md's limits, and the fast scanner agrees with the general
 /// parser on every line it takes.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzImportLine(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

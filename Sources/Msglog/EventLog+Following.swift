@@ -2,28 +2,6 @@
   import Glibc
 #endif
 
-/// A file descriptor that ends a `follow` when it signals.
-public struct FollowStop: Sendable {
-  public var fileDescriptor: Int32
-  /// Readable (a self-pipe of signal handlers, a cancellation pipe), or
-  /// only hung up (stdout: its reader went away; a terminal may also be readable).
-  public var whenReadable: Bool
-
-  public init(fileDescriptor: Int32, whenReadable: Bool) {
-    self.fileDescriptor = fileDescriptor
-    self.whenReadable = whenReadable
-  }
-}
-
-/// What a follower says while it cannot follow: the store went away (a
-/// server restarted, a connection was cut) and it tries again.
-public enum FollowNotice: Sendable {
-  /// Lost: it tries again after `delay`, and goes on from seq `resumeFrom`.
-  case reconnecting(error: MsglogError, delay: Duration, resumeFrom: UInt64)
-  /// Following again.
-  case reconnected
-}
-
 extension EventLog {
   /// Calls `body` with each event from `seq` on (nil: after the current
   /// head, only new events) as it commits, from any process, in seq order,
@@ -33,94 +11,169 @@ extension EventLog {
   /// Blocks until `body` returns false or a `stop` descriptor signals. The
   /// follower is woken by the store (inotify on LMDB's data file, `LISTEN`
   /// on a PostgreSQL primary, the head polled on a standby), never by a
-  /// timer; it is a reader and never holds writers up.
+  /// sleep loop; it is a reader and never holds writers up. What `body`
+  /// throws passes through.
   ///
   /// Once it has started, a follower survives its store going away — a
   /// server restart, a dropped connection: it tries again with backoff
   /// (0.1 s, doubling up to 5 s, `notices` told each time) and goes on
-  /// after the last event it handed to `body`. What `body` throws passes
-  /// through.
+  /// after the last event it handed to `body`.
   public func follow(
     from seq: UInt64? = nil, stream: StreamName? = nil, stop: [FollowStop] = [],
     notices: ((FollowNotice) -> Void)? = nil, _ body: (Event) throws -> Bool
   ) throws {
-    guard let store = store as? any FollowableStore else {
-      throw MsglogError.storage("this store cannot be followed")
-    }
-    // Watch first, then read: a commit in between still wakes the poll.
-    var watcher: (any CommitWatcher)? = try store.watchCommits()
-    var next = try seq.map { max($0, 1) } ?? (try headSeq() + 1)
-    var woken = false
-    var failures = 0
+    let cursor = try FollowCursor(log: self, from: seq, stream: stream)
     while true {
       do {
-        if watcher == nil { watcher = try store.watchCommits() }
-        let progressed = try readAll(from: &next, stream: stream, body)
-        if failures > 0 {
-          failures = 0
-          notices?(.reconnected)
+        var progressed = false
+        while true {
+          let (events, read) = try cursor.nextBatch()
+          if cursor.takeRecovery() { notices?(.reconnected) }
+          progressed = progressed || read > 0
+          for event in events {
+            do {
+              guard try body(event) else { return }
+            } catch {
+              throw FollowBodyFailure(error: error)
+            }
+          }
+          if read < FollowCursor.batchSize { break }
         }
-        guard let progressed else { return }
-        guard try waitForCommit(watcher!, stop: stop, woken: &woken, progressed: progressed) else { return }
-      } catch let error as MsglogError where Self.isLostStore(error) {
-        // Whatever the watcher held is gone with the connection.
-        watcher = nil
-        woken = false
-        failures += 1
-        let delay = Duration.milliseconds(min(100 << min(failures - 1, 6), 5_000))
-        notices?(.reconnecting(error: error, delay: delay, resumeFrom: next))
-        guard Self.wait(delay, unless: stop) else { return }
-      } catch let failure as BodyFailure {
+        guard try cursor.waitForCommit(stop: stop, afterProgress: progressed) else { return }
+      } catch let error as MsglogError {
+        guard try cursor.recover(from: error, stop: stop, notices: notices) else { return }
+      } catch let failure as FollowBodyFailure {
         throw failure.error
       }
     }
   }
 
-  /// Whether a follower's store went away (and may come back), rather than
-  /// refused it.
-  package static func isLostStore(_ error: MsglogError) -> Bool {
-    switch error {
-    case .connectionLost, .cannotConnect: return true
-    default: return false
+  /// The events from `seq` on (nil: those committed after the iteration
+  /// starts) as they commit, as an asynchronous sequence; only `stream`'s
+  /// when given. Ends when the consuming task is cancelled (or stops
+  /// iterating).
+  ///
+  ///     for try await event in log.follow() { print(event.seq, event.opName) }
+  ///
+  /// The log is read as the consumer asks for events, a batch of at most
+  /// 1,024 at a time: a consumer slower than the writers holds the reading
+  /// back, and never piles up events in memory. Waiting for a commit takes
+  /// a thread of its own, not one of the shared pool's.
+  public func follow(from seq: UInt64? = nil, stream: StreamName? = nil) -> AsyncThrowingStream<Event, any Error> {
+    let follower = LogFollower(log: self, from: seq, stream: stream)
+    return AsyncThrowingStream(unfolding: { try await follower.next() })
+  }
+}
+
+/// Where a follower is in the log and what wakes it, for one follower at a
+/// time (the blocking `follow`, or an asynchronous one's current thread).
+final class FollowCursor {
+  /// How many events one read fetches.
+  static let batchSize = 1024
+
+  private let log: EventLog
+  private let store: any FollowableStore
+  private let stream: StreamName?
+  /// Nil once the store went away, until it is back.
+  private var watcher: (any CommitWatcher)?
+  /// The seq to read next.
+  private var next: UInt64
+  /// Whether the last wait ended because the store signalled.
+  private var woken = false
+  /// Attempts in a row that found the store away (0 while following).
+  private var failures = 0
+  /// Whether the store came back since `takeRecovery` was last asked.
+  private var recovered = false
+
+  init(log: EventLog, from seq: UInt64?, stream: StreamName?) throws(MsglogError) {
+    guard let store = log.store as? any FollowableStore else { throw .storage("this store cannot be followed") }
+    self.log = log
+    self.store = store
+    self.stream = stream
+    // Watch first, then read: a commit in between still wakes the poll.
+    watcher = try Self.watch(store)
+    if let seq {
+      next = max(seq, 1)
+    } else {
+      next = try log.reading { try $0.headSeq() } + 1
     }
   }
 
-  /// What `body` threw: passed through, never taken for the store's failure.
-  private struct BodyFailure: Error {
-    var error: any Error
+  private static func watch(_ store: any FollowableStore) throws(MsglogError) -> any CommitWatcher {
+    do {
+      return try store.watchCommits()
+    } catch {
+      throw MsglogError(anyStoreFailure: error)
+    }
   }
 
-  /// Reads and hands out every event from `next` on, in bounded chunks,
-  /// each after its read returns: a read that must run again (a log read
-  /// without a lock) never hands one out twice. Whether any event was
-  /// read; nil when `body` said to stop.
-  private func readAll(from next: inout UInt64, stream: StreamName?, _ body: (Event) throws -> Bool) throws -> Bool? {
-    var progressed = false
-    while true {
+  /// After a failure: if the store went away (rather than refused), waits
+  /// with backoff — 0.1 s, doubling up to 5 s, unless a `stop` descriptor
+  /// signals (false) — telling `notices`, so that the next round watches and
+  /// reads again from the seq after the last one handed out. Otherwise
+  /// throws `error`.
+  func recover(from error: MsglogError, stop: [FollowStop], notices: ((FollowNotice) -> Void)?) throws(MsglogError)
+    -> Bool
+  {
+    guard EventLog.isLostStore(error) else { throw error }
+    watcher = nil  // whatever it held is gone with its connection
+    woken = false
+    failures += 1
+    let delay = Duration.milliseconds(min(100 << min(failures - 1, 6), 5_000))
+    notices?(.reconnecting(error: error, delay: delay, resumeFrom: next))
+    return Self.wait(delay, unless: stop)
+  }
+
+  /// Whether the store came back after being away (asked once per return).
+  func takeRecovery() -> Bool {
+    defer { recovered = false }
+    return recovered
+  }
+
+  /// Sleeps `delay` unless a `stop` descriptor signals first (false).
+  private static func wait(_ delay: Duration, unless stop: [FollowStop]) -> Bool {
+    var fds = stop.map { pollfd(fd: $0.fileDescriptor, events: $0.whenReadable ? Int16(POLLIN) : 0, revents: 0) }
+    let deadline = ContinuousClock.now + delay
+    while ContinuousClock.now < deadline {
+      let left = deadline - ContinuousClock.now
+      let wait = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1
+      if poll(&fds, nfds_t(fds.count), wait) > 0, fds.contains(where: { $0.revents != 0 }) { return false }
+    }
+    return true
+  }
+
+  /// The next events of the log, at most `batchSize` read, in seq order
+  /// and checked to be gapless; of them, those of the stream followed.
+  /// `read` < `batchSize`: the log has no more for now.
+  ///
+  /// The events come out after the read returns: a read that must run
+  /// again (a log read without a lock) never hands one out twice.
+  func nextBatch() throws(MsglogError) -> (events: [Event], read: Int) {
+    // Back after the store was away: watch again first, then read.
+    if watcher == nil { watcher = try Self.watch(store) }
+    let from = next
+    let batch = try log.reading { snapshot in
       var batch: [Event] = []
-      let from = next
-      try read { snapshot in
-        batch.removeAll(keepingCapacity: true)
-        try snapshot.forEachEvent(from: from) { event in
-          batch.append(event)
-          return batch.count < 1024
-        }
+      try snapshot.forEachEvent(from: from) { event in
+        batch.append(event)
+        return batch.count < Self.batchSize
       }
-      for event in batch {
-        guard event.seq == next else {
-          throw MsglogError.corruptedLog("a follower expected seq \(next) and found seq \(event.seq)")
-        }
-        next += 1
-        progressed = true
-        if let stream, event.stream != stream { continue }
-        do {
-          guard try body(event) else { return nil }
-        } catch {
-          throw BodyFailure(error: error)
-        }
-      }
-      if batch.count < 1024 { return progressed }
+      return batch
     }
+    if failures > 0 {
+      failures = 0
+      recovered = true
+    }
+    var events: [Event] = []
+    for event in batch {
+      guard event.seq == next else {
+        throw .corruptedLog("a follower expected seq \(next) and found seq \(event.seq)")
+      }
+      next += 1
+      if let stream, event.stream != stream { continue }
+      events.append(event)
+    }
+    return (events, batch.count)
   }
 
   /// Waits until the store says a commit may have happened (true) or one
@@ -128,11 +181,10 @@ extension EventLog {
   ///
   /// A wake that brought nothing may have come from the data pages of a
   /// commit another program has not finished publishing: after one, it
-  /// looks once more shortly after rather than wait for the store. A
-  /// store that is polled says when to look next.
-  private func waitForCommit(_ watcher: any CommitWatcher, stop: [FollowStop], woken: inout Bool, progressed: Bool)
-    throws -> Bool
-  {
+  /// looks once more shortly after rather than wait for the store. A store
+  /// that is polled says when to look next.
+  func waitForCommit(stop: [FollowStop], afterProgress progressed: Bool) throws(MsglogError) -> Bool {
+    guard let watcher else { return true }  // away: the next read watches again
     let lookAgainSoon = woken && !progressed
     woken = false
     while true {
@@ -145,89 +197,37 @@ extension EventLog {
       repeat { ready = poll(&fds, nfds_t(fds.count), timeout) } while ready < 0 && errno == EINTR
       if fds.dropFirst().contains(where: { $0.revents != 0 }) { return false }
       guard fds[0].revents != 0 || interval >= 0 else { return true }  // the look again after an empty wake
-      if try watcher.drain() {
+      let grew: Bool
+      do { grew = try watcher.drain() } catch { throw MsglogError(anyStoreFailure: error) }
+      if grew {
         woken = true
         return true
       }
     }
   }
-
-  /// Sleeps `delay` unless a `stop` descriptor signals first (false).
-  static func wait(_ delay: Duration, unless stop: [FollowStop]) -> Bool {
-    let milliseconds = Int32(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
-    var fds = stop.map { pollfd(fd: $0.fileDescriptor, events: $0.whenReadable ? Int16(POLLIN) : 0, revents: 0) }
-    let deadline = ContinuousClock.now + delay
-    while ContinuousClock.now < deadline {
-      let left = deadline - ContinuousClock.now
-      let wait = min(milliseconds, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1)
-      let ready = poll(&fds, nfds_t(fds.count), wait)
-      if ready > 0, fds.contains(where: { $0.revents != 0 }) { return false }
-    }
-    return true
-  }
-
-  /// The events from `seq` on (nil: only new ones) as they commit, as an
-  /// asynchronous sequence; only `stream`'s when given. Ends when the
-  /// consuming task is cancelled (or stops iterating).
-  ///
-  ///     for try await event in log.follow() { print(event.seq, event.opName) }
-  public func follow(from seq: UInt64? = nil, stream: StreamName? = nil) -> AsyncThrowingStream<Event, any Error> {
-    AsyncThrowingStream { continuation in
-      var ends: [Int32] = [0, 0]
-      guard pipe(&ends) == 0 else {
-        continuation.finish(throwing: MsglogError.storage("cannot follow: \(systemMessage(errno))"))
-        return
-      }
-      let (wake, cancel) = (ends[0], ends[1])
-      // Called once, whoever ends the stream: wake the thread, then let go
-      // of this end (the thread owns the other).
-      continuation.onTermination = { _ in
-        var byte: UInt8 = 1
-        _ = Glibc.write(cancel, &byte, 1)
-        close(cancel)
-      }
-      let started = startThread {
-        defer { close(wake) }
-        do {
-          try self.follow(from: seq, stream: stream, stop: [FollowStop(fileDescriptor: wake, whenReadable: true)]) {
-            if case .terminated = continuation.yield($0) { return false }
-            return true
-          }
-          continuation.finish()
-        } catch {
-          continuation.finish(throwing: error)
-        }
-      }
-      if !started {
-        close(wake)
-        continuation.finish(throwing: MsglogError.storage("cannot follow: no thread could be started"))
-      }
-    }
-  }
 }
 
-/// Runs `body` on a thread of its own (a follower blocks in `poll`, which a
-/// shared pool's thread must not): the one way this package starts a
-/// thread. False when the system would start none (`body` is then not run).
-@discardableResult
-package func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
-  final class Box: @unchecked Sendable {
-    let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+/// What a follower says while it cannot follow: the store went away (a
+/// server restarted, a connection was cut) and it tries again.
+public enum FollowNotice: Sendable {
+  /// Lost: it tries again after `delay`, and goes on from seq `resumeFrom`.
+  case reconnecting(error: MsglogError, delay: Duration, resumeFrom: UInt64)
+  /// Following again.
+  case reconnected
+}
+
+/// What a follower's `body` threw: passed through, never taken for the store's failure.
+struct FollowBodyFailure: Error {
+  var error: any Error
+}
+
+extension EventLog {
+  /// Whether a follower's store went away (and may come back), rather than
+  /// refused it.
+  package static func isLostStore(_ error: MsglogError) -> Bool {
+    switch error {
+    case .connectionLost, .cannotConnect: return true
+    default: return false
+    }
   }
-  var thread = pthread_t()
-  let box = Unmanaged.passRetained(Box(body)).toOpaque()
-  let rc = pthread_create(
-    &thread, nil,
-    { raw in
-      let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-      box.body()
-      return nil
-    }, box)
-  guard rc == 0 else {
-    Unmanaged<Box>.fromOpaque(box).release()
-    return false
-  }
-  pthread_detach(thread)
-  return true
 }

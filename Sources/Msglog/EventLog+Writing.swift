@@ -1,31 +1,3 @@
-/// A message to append or insert in a batch.
-public struct NewItem: Equatable, Sendable {
-  public var text: String
-  public var sender: String?
-  /// The id to use; a fresh random one when nil.
-  public var id: ItemID?
-
-  public init(_ text: String, sender: String? = nil, id: ItemID? = nil) {
-    self.text = text
-    self.sender = sender
-    self.id = id
-  }
-}
-
-/// One call of `perform`, waiting to be committed with others.
-struct PendingWrite {
-  var requests: [WriteRequest]
-  var expectVersion: UInt64?
-}
-
-/// What `importLines` did.
-public struct ImportSummary: Equatable, Sendable {
-  /// Events appended (a move onto itself appends none).
-  public var imported: Int
-  /// The head of the log afterwards.
-  public var head: UInt64
-}
-
 extension EventLog {
   /// Appends a message at the end of the stream.
   @discardableResult
@@ -39,7 +11,7 @@ extension EventLog {
   /// Inserts a message so that it ends at `index` (0…count).
   @discardableResult
   public func insert(
-    _ text: String, at index: UInt64, sender: String? = nil, id: ItemID? = nil, into stream: StreamName = .main,
+    _ text: String, at index: Int, sender: String? = nil, id: ItemID? = nil, into stream: StreamName = .main,
     expectVersion: UInt64? = nil
   ) throws -> Outcome {
     try insert(
@@ -63,15 +35,17 @@ extension EventLog {
   /// Inserts messages at `index`, `index + 1`, …, all in one transaction.
   @discardableResult
   public func insert(
-    contentsOf items: [NewItem], at index: UInt64, into stream: StreamName = .main, expectVersion: UInt64? = nil,
+    contentsOf items: [NewItem], at index: Int, into stream: StreamName = .main, expectVersion: UInt64? = nil,
     progress: ((Int, Int) -> Void)? = nil
   ) throws -> [Outcome] {
     try perform(
       items.enumerated().map { offset, item in
-        WriteRequest(
+        // Past Int.max is out of range, and refused as such.
+        let (at, overflow) = index.addingReportingOverflow(offset)
+        return WriteRequest(
           stream: stream,
           command: .insert(
-            InsertRequest(index: index + UInt64(offset), text: item.text, sender: item.sender, id: item.id)))
+            InsertRequest(index: overflow ? .max : at, text: item.text, sender: item.sender, id: item.id)))
       }, expectVersion: expectVersion, progress: progress
     ).map { $0! }
   }
@@ -79,8 +53,8 @@ extension EventLog {
   /// Moves the item at `from` so that it ends at `to`; nil (and nothing
   /// appended) when `from == to`.
   @discardableResult
-  public func move(from: UInt64, to: UInt64, in stream: StreamName = .main, expectVersion: UInt64? = nil) throws
-    -> Outcome?
+  public func move(from: Int, to: Int, in stream: StreamName = .main, expectVersion: UInt64? = nil)
+    throws -> Outcome?
   {
     try perform(
       [WriteRequest(stream: stream, command: .move(from: from, to: to, id: nil))], expectVersion: expectVersion)[0]
@@ -88,14 +62,17 @@ extension EventLog {
 
   /// Removes a live item, named by its id or a unique prefix of 8+ characters.
   @discardableResult
-  public func remove(_ item: ItemSelector, from stream: StreamName = .main, expectVersion: UInt64? = nil) throws
-    -> Outcome
+  public func remove(_ item: ItemSelector, from stream: StreamName = .main, expectVersion: UInt64? = nil)
+    throws -> Outcome
   {
     try perform([WriteRequest(stream: stream, command: .remove(item))], expectVersion: expectVersion)[0]!
   }
 
+  /// Removes the live item with this id.
   @discardableResult
-  public func remove(id: ItemID, from stream: StreamName = .main, expectVersion: UInt64? = nil) throws -> Outcome {
+  public func remove(id: ItemID, from stream: StreamName = .main, expectVersion: UInt64? = nil)
+    throws -> Outcome
+  {
     try remove(.id(id), from: stream, expectVersion: expectVersion)
   }
 
@@ -109,6 +86,7 @@ extension EventLog {
   /// batch (an import, many lines) runs in a transaction of its own.
   ///
   /// - Parameters:
+  ///   - requests: the commands, each with its stream, in the order they apply.
   ///   - expectVersion: refuse unless the first request's stream is at this version.
   ///   - lineNumbers: when given, a refused request's error names its line.
   ///   - progress: called now and then with (done, total).
@@ -143,23 +121,16 @@ extension EventLog {
     for ticket in batch {
       for request in ticket.work.requests where !streams.contains(request.stream) { streams.append(request.stream) }
     }
+    // Set when a refused call cannot be taken back: the transaction is
+    // abandoned (what that throws is worded as a store's on the way out).
+    let abandoned = Flag()
     let results: [Result<[Outcome?], any Error>]
     do {
       results = try write(touching: streams.count > 8 ? [] : streams) { session in
-        try batch.map { ticket in
-          let mark = session.mark()
-          do {
-            return .success(try perform(ticket.work, in: session))
-          } catch let refusal as MsglogError {
-            guard session.rewind(to: mark) else { throw BatchAbandoned() }
-            return .failure(refusal)
-          } catch let damage as DerivedDamage {
-            guard session.rewind(to: mark) else { throw BatchAbandoned() }
-            return .failure(MsglogError.derivedDamage(damage))
-          }
-        }
+        try batch.map { ticket in try perform(ticket.work, sharing: session, abandoned: abandoned) }
       }
-    } catch is BatchAbandoned {
+    } catch {
+      guard abandoned.isSet else { throw error }
       for ticket in batch {
         let work = ticket.work
         ticket.result = Result { try performAlone(work.requests, expectVersion: work.expectVersion) }
@@ -167,6 +138,26 @@ extension EventLog {
       return
     }
     for (ticket, result) in zip(batch, results) { ticket.result = result }
+  }
+
+  /// One call's requests in a session shared with other calls, taken back
+  /// when refused. A refusal, or damage found on this call's way (its own),
+  /// is this call's outcome; the store's own failures (a map to grow, a head
+  /// that moved, a lost server) are the whole transaction's, and so is a
+  /// refusal that cannot be taken back (`abandoned` then set).
+  private func perform(_ work: PendingWrite, sharing session: LedgerSession, abandoned: Flag) throws -> Result<
+    [Outcome?], any Error
+  > {
+    let mark = session.mark()
+    do {
+      return .success(try perform(work, in: session))
+    } catch let error where error is MsglogError || error is DerivedDamage {
+      guard session.rewind(to: mark) else {
+        abandoned.isSet = true
+        throw error
+      }
+      return .failure(MsglogError(anyStoreFailure: error))
+    }
   }
 
   /// One call's requests, in a session shared with other calls.
@@ -178,8 +169,10 @@ extension EventLog {
     return try work.requests.map { try session.perform($0) }
   }
 
-  /// A call that had written into a shared transaction when it was refused.
-  private struct BatchAbandoned: Error {}
+  /// Whether a batch was abandoned, set inside the transaction's closure.
+  private final class Flag {
+    var isSet = false
+  }
 
   /// `perform` in a transaction of its own.
   func performAlone(
@@ -207,9 +200,9 @@ extension EventLog {
         if i % 1024 == 0 { progress?(i, requests.count) }
         // Write the derived rows so far into the same transaction now and
         // then, so that a huge batch holds bounded state in memory.
-        if i % 65_536 == 0 {
+        if i % LedgerSession.flushInterval == 0 {
           if i > 0 { try session.finish() }
-          try session.prefetch(idsOf: requests[i..<min(i + 65_536, requests.count)])
+          try session.prefetch(idsOf: requests[i..<min(i + LedgerSession.flushInterval, requests.count)])
         }
         do {
           outcomes.append(try session.perform(request))
@@ -253,16 +246,19 @@ extension EventLog {
   /// nothing is written. A UTF-8 byte-order mark and blank lines are skipped.
   public func importLines(
     _ input: [UInt8], defaultStream: StreamName = .main, progress: ((Int, Int) -> Void)? = nil
-  ) throws -> ImportSummary {
-    let (requests, lineNumbers) = try input.withUnsafeBytes { all in
-      try Self.readImportLines(
-        input.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: all.dropFirst(3)) : all,
-        defaultStream: defaultStream)
+  ) throws -> ImportResult {
+    let parsed = input.withUnsafeBytes { all in
+      Result { () throws(MsglogError) in
+        try Self.readImportLines(
+          input.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: all.dropFirst(3)) : all,
+          defaultStream: defaultStream)
+      }
     }
+    let (requests, lineNumbers) = try parsed.get()
     let outcomes = try perform(requests, lineNumbers: lineNumbers, progress: progress)
     let appended = outcomes.compactMap { $0 }
     // Nothing appended (no lines, or only moves onto themselves): the head is where it was.
     let head = appended.last?.event.seq ?? (try? headSeq()) ?? 0
-    return ImportSummary(imported: appended.count, head: head)
+    return ImportResult(imported: appended.count, head: head)
   }
 }

@@ -1,10 +1,5 @@
-@_exported import MsglogCore
 import MsglogLMDB
 import MsglogPostgres
-
-#if canImport(Glibc)
-  import Glibc
-#endif
 
 /// An event log of ordered message lists: the one object an app, the
 /// command line, the server, the tests and the benchmark open.
@@ -20,23 +15,66 @@ import MsglogPostgres
 /// snapshots of their own, writes are serialised (across processes too),
 /// and a map that must grow waits for the threads' open transactions.
 ///
-/// Errors are `MsglogError`s, whose cases a program can switch on.
+/// Errors are `MsglogError`s, whose cases a program can switch on (the
+/// stores' own failures are worded once, here); the methods that take a
+/// closure also pass on what the closure throws. They are declared
+/// `throws`, not `throws(MsglogError)`: Swift 6.3's compiler crashes on a
+/// `catch MsglogError.someCase` after a typed throw in a function that
+/// also calls a closure-taking method (swiftlang/swift#89787, #89577), and
+/// the door must not break its callers' builds.
+///
+/// ## Topics
+///
+/// ### Opening a log
+///
+/// - ``init(_:configuration:)``
+/// - ``inMemory(configuration:)``
+/// - ``Configuration``
+/// - ``configuration``
+/// - ``location``
+///
+/// ### Writing
+///
+/// - ``append(_:sender:id:to:expectVersion:)``
+/// - ``insert(_:at:sender:id:into:expectVersion:)``
+/// - ``move(from:to:in:expectVersion:)``
+/// - ``remove(_:from:expectVersion:)``
+/// - ``remove(id:from:expectVersion:)``
+/// - ``append(contentsOf:to:expectVersion:progress:)``
+/// - ``insert(contentsOf:at:into:expectVersion:progress:)``
+/// - ``perform(_:expectVersion:lineNumbers:progress:)``
+/// - ``importLines(_:defaultStream:progress:)``
+///
+/// ### Reading
+///
+/// - ``items(of:)``
+/// - ``replay(_:at:)``
+/// - ``streams()``
+/// - ``headSeq()``
+/// - ``events(from:limit:stream:)``
+/// - ``export(stream:_:)``
+/// - ``diff(_:from:to:)``
+/// - ``read(_:)``
+/// - ``LogSnapshot``
+/// - ``readsWithoutLock``
+///
+/// ### Following
+///
+/// - ``follow(from:stream:)``
+/// - ``follow(from:stream:stop:_:)``
+///
+/// ### Checking and mending
+///
+/// - ``verify()``
+/// - ``repair()``
+/// - ``RepairReport``
 public final class EventLog: Sendable {
-  public enum Access: Sendable {
-    /// Reads and writes; the first successful write creates a missing database.
-    case readWrite
-    /// Reads only: never creates anything and needs no write permission.
-    case readOnly
-  }
-
-  /// Where the log lives: the path as given, or the URL as libpq parsed it,
-  /// without its password (safe to show anywhere).
+  /// Where the log lives: the path as given, the URL as libpq parsed it
+  /// without its password (safe to show anywhere), or `(memory)`.
   public let location: String
-  let store: any EventStore & Sendable
-  let clock: @Sendable () -> Timestamp
-  /// A stream gets a checkpoint once it has had this many events (and as
-  /// many as it had items) since its last one.
-  let checkpointInterval: UInt64
+  /// How the log was opened.
+  public let configuration: Configuration
+  package let store: any EventStore
   /// Writes from this process's threads, committed together.
   let commits = CommitQueue<PendingWrite, [Outcome?]>(batchLimit: 256)
 
@@ -48,12 +86,9 @@ public final class EventLog: Sendable {
   /// tables are created by the first write. What libpq reads as a password is
   /// never shown in any message, nor in `location`.
   ///
-  /// - Parameters:
-  ///   - clock: the time recorded in new events (tests inject their own).
-  public init(
-    _ location: String, access: Access = .readWrite, clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
-    checkpointInterval: UInt64 = 256
-  ) throws {
+  /// Nothing is read until the first operation: a missing database is an
+  /// error of that operation (a write creates it).
+  public init(_ location: String, configuration: Configuration = Configuration()) throws {
     guard !location.isEmpty else { throw MsglogError.cannotRead(location: location, reason: "the location is empty") }
     if PostgresStore.handles(location) {
       let store = try PostgresStore(location: location)
@@ -61,75 +96,86 @@ public final class EventLog: Sendable {
       self.store = store
     } else {
       self.location = location
-      self.store = LMDBLog(path: location, access: access == .readOnly ? .readOnly : .readWrite)
+      self.store = LMDBLog(
+        path: location, access: configuration.access, assertionHandler: configuration.lmdbAssertionHandler)
     }
-    self.clock = clock
-    self.checkpointInterval = checkpointInterval
+    self.configuration = configuration
   }
 
-  /// A log over a store of your own (an in-memory `MemoryStore` for fast
-  /// tests of logic; the stores msglog ships are reached by location).
-  public init(
-    store: any EventStore & Sendable, clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
-    checkpointInterval: UInt64 = 256
-  ) {
-    self.location = "(memory)"
+  package init(store: any EventStore, location: String, configuration: Configuration) {
+    self.location = location
     self.store = store
-    self.clock = clock
-    self.checkpointInterval = checkpointInterval
+    self.configuration = configuration
+  }
+
+  /// A log in memory, gone with the object: the twin of the stores on disk
+  /// (the same validation, records and derived tables, in values), for
+  /// fast tests of code that uses a log.
+  public static func inMemory(configuration: Configuration = Configuration()) -> EventLog {
+    EventLog(store: MemoryStore(), location: "(memory)", configuration: configuration)
   }
 
   /// Whether reads go without a lock because the database may only be read
   /// by this user: a read's `body` may then run more than once, and a caller
   /// that streams output should hold it back until the read returns.
-  public var readsWithoutLock: Bool { (store as? LMDBLog)?.readsWithoutLock ?? false }
+  public var readsWithoutLock: Bool { store.readsWithoutLock }
 
   // MARK: - Transactions
 
   /// Runs `body` in a read-only snapshot of the log.
   ///
+  /// Errors of the log are `MsglogError`s; what `body` throws passes through
+  /// as it is.
+  ///
   /// - Warning: the snapshot is valid only inside `body` (LMDB's pages are
   ///   lent, not copied); on a log read without a lock, `body` may run again
   ///   after a commit raced it.
   public func read<R>(_ body: (borrowing LogSnapshot) throws -> R) throws -> R {
-    try store.read { reader in try body(LogSnapshot(reader: reader)) }
+    do {
+      return try store.read { reader in try body(LogSnapshot(reader: reader)) }
+    } catch {
+      throw MsglogError(storeFailure: error) ?? error
+    }
+  }
+
+  /// Runs `body` in a read-only snapshot, for the reads whose closures
+  /// throw nothing of their own: every error is a `MsglogError`.
+  func reading<R>(_ body: (borrowing LogSnapshot) throws -> R) throws(MsglogError) -> R {
+    do {
+      return try store.read { reader in try body(LogSnapshot(reader: reader)) }
+    } catch {
+      throw MsglogError(anyStoreFailure: error)
+    }
   }
 
   /// Runs validated commands in one write transaction: committed durably when
   /// `body` returns, rolled back when it throws, with the derived tables
   /// brought up to date in the same transaction (that cannot be forgotten).
   func write<R>(reserving bytes: Int = 0, touching streams: [StreamName] = [], _ body: (LedgerSession) throws -> R)
-    throws -> R
+    throws(MsglogError) -> R
   {
-    try store.write(reserving: bytes, touching: streams) { writer in
+    try writing(reserving: bytes, touching: streams) { writer in
       // A store with a clock of its own (a server's) dates the events.
       let session = try LedgerSession(
-        writer: writer, now: writer.commitTime ?? clock(), checkpointInterval: checkpointInterval)
+        writer: writer, now: writer.commitTime ?? configuration.clock(),
+        checkpointInterval: UInt64(configuration.checkpointInterval))
       let result = try body(session)
       try session.finish()
       return result
     }
   }
-}
 
-extension Timestamp {
-  /// The current UTC time, to the millisecond.
-  public static func now() -> Timestamp {
-    var spec = timespec()
-    clock_gettime(CLOCK_REALTIME, &spec)
-    return Timestamp(milliseconds: Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000)
-  }
-}
-
-extension EventLog {
-  /// Called when one of LMDB's own consistency checks fails inside a read
-  /// or write; LMDB aborts the process when it returns, so a program that
-  /// wants a clear message and exit code prints and exits here. `lockless`:
-  /// the database was read without its lock file (read-only to this user),
-  /// where a concurrent commit can change pages under a read; otherwise it
-  /// is damaged.
-  nonisolated(unsafe) public static var lmdbAssertionHandler: ((_ lockless: Bool, _ message: String) -> Void)? {
-    get { LMDBAssertion.handler }
-    set { LMDBAssertion.handler = newValue }
+  /// A write transaction of the store itself, for what is not a command (a repair).
+  func writing<R>(reserving bytes: Int = 0, touching streams: [StreamName] = [], _ body: (any LogWriter) throws -> R)
+    throws(MsglogError) -> R
+  {
+    guard configuration.access == .readWrite else {
+      throw .readOnly(location: location, reason: "opened for reading only")
+    }
+    do {
+      return try store.write(reserving: bytes, touching: streams, body)
+    } catch {
+      throw MsglogError(anyStoreFailure: error)
+    }
   }
 }

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Benchmarks) import Msglog
+import Msglog
 
 /// A generated log of many events across 10 streams: one ("big") grows to
 /// a large number of live items through inserts, random moves and removes;
@@ -24,7 +24,7 @@ struct ScaleBench {
 
   func run() throws -> Results {
     try? FileManager.default.removeItem(atPath: directory)
-    let store = try EventLog(directory, clock: { Timestamp(milliseconds: 1_796_000_000_000) })
+    let store = try EventLog(directory, configuration: .init(clock: { Timestamp(milliseconds: 1_796_000_000_000) }))
     var rng = SystemRandomNumberGenerator()
     // Big stream: enough inserts to end at `bigItems` live, a few removes, the rest moves.
     let smallShare = events / 10
@@ -59,7 +59,7 @@ struct ScaleBench {
               let from = Int.random(in: 0..<bigOrder.count, using: &rng)
               var to = Int.random(in: 0..<bigOrder.count, using: &rng)
               if to == from { to = (from + 1) % bigOrder.count }
-              request = WriteRequest(stream: "big", command: .move(from: UInt64(from), to: UInt64(to), id: nil))
+              request = WriteRequest(stream: "big", command: .move(from: from, to: to, id: nil))
               // The array model is only kept for removes; a move does not change membership.
             } else {
               let i = Int.random(in: 0..<bigOrder.count, using: &rng)
@@ -85,7 +85,7 @@ struct ScaleBench {
           default:
             n += 1
             let id = ItemID.random()
-            let index = UInt64.random(in: 0...UInt64(bigOrder.count), using: &rng)
+            let index = Int(UInt64.random(in: 0...UInt64(bigOrder.count), using: &rng))
             bigOrder.append(id)
             request = WriteRequest(
               stream: "big", command: .insert(InsertRequest(index: index, text: "message \(n)", sender: "gen", id: id)))

@@ -39,7 +39,7 @@ struct Trace {
           requests.append(
             WriteRequest(
               stream: stream,
-              command: .insert(InsertRequest(index: UInt64(pos + offset), text: String(scalar), id: id))))
+              command: .insert(InsertRequest(index: pos + offset, text: String(scalar), id: id))))
         }
       }
     }

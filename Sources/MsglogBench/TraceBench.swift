@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Benchmarks) import Msglog
+import Msglog
 
 /// Import, replay and baselines for one editing trace.
 struct TraceBench {
@@ -18,7 +18,7 @@ struct TraceBench {
   func run() throws -> Results {
     // Import: one write transaction through the front door, as `msglog import` does.
     try? FileManager.default.removeItem(atPath: directory)
-    let store = try EventLog(directory, clock: { Timestamp(milliseconds: 0) })
+    let store = try EventLog(directory, configuration: .init(clock: { Timestamp(milliseconds: 0) }))
     let importTime = try best(of: 1) { consume(try store.perform(trace.requests).count) }
     let head = try store.headSeq()
 
@@ -127,11 +127,11 @@ enum ArrayBaseline {
     for request in requests {
       switch request.command {
       case .insert(let insert):
-        items.insert(insert.id!, at: Int(insert.index ?? UInt64(items.count)))
+        items.insert(insert.id!, at: insert.index ?? items.count)
       case .remove(.id(let id)):
         items.remove(at: items.firstIndex(of: id)!)
       case .move(let from, let to, _):
-        items.insert(items.remove(at: Int(from)), at: Int(to))
+        items.insert(items.remove(at: from), at: to)
       case .remove(.prefix):
         fatalError("traces remove by full id")
       }

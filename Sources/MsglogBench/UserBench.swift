@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Benchmarks) import Msglog
+import Msglog
 
 /// Where users wait, as whole processes on one trace (issue 10's figures):
 /// `--json list` against text `list`, text `list` against a full text

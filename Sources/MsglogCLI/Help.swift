@@ -1,8 +1,5 @@
 import MsglogCore
 
-/// This version of msglog.
-let msglogVersion = "0.2.0"
-
 /// Help pages, generated from the declaration table.
 enum Help {
   /// `msglog --help`.

@@ -15,16 +15,20 @@ struct Invocation {
   /// Text tables dim the short id and the sender on a terminal, unless
   /// `NO_COLOR` is set (no-color.org) or the terminal is dumb.
   let colour: Bool
+  /// What the logs this command opens do when LMDB's own checks fail.
+  let lmdbAssertionHandler: (@Sendable (_ lockless: Bool, _ message: String) -> Void)?
 
   init(
     arguments: [String], environment: [String: String], stdin: any InputSource, stdout: OutputStream,
-    stderr: OutputStream, terminal: Bool
+    stderr: OutputStream, terminal: Bool,
+    lmdbAssertionHandler: (@Sendable (_ lockless: Bool, _ message: String) -> Void)? = nil
   ) throws {
     args = try Arguments(parsing: arguments)
     self.environment = environment
     self.stdin = stdin
     self.stdout = stdout
     self.stderr = stderr
+    self.lmdbAssertionHandler = lmdbAssertionHandler
     colour = terminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
     if let name = args.positionals.first {
       guard let command = CommandDeclaration.named(name) else {
@@ -48,7 +52,7 @@ struct Invocation {
     try args.check(against: command, positionals: operands)
     switch command.name {
     case .append: try insert(at: nil)
-    case .insert: try insert(at: try number(at: 0, what: "index"))
+    case .insert: try insert(at: try index(at: 0, what: "index"))
     case .move: try move()
     case .remove: try remove()
     case .list: try list()
@@ -91,9 +95,16 @@ struct Invocation {
     try Arguments.number(operands[index], what: what)
   }
 
+  /// The operand at `index` as a position in a stream (0 to 2^63-1, as every number).
+  func index(at index: Int, what: String) throws -> Int {
+    Int(try number(at: index, what: what))
+  }
+
   /// The log, for reading only (never creates, needs no write permission) or for writing.
   func openLog(forWriting: Bool) throws -> EventLog {
-    try EventLog(try location, access: forWriting ? .readWrite : .readOnly)
+    try EventLog(
+      try location,
+      configuration: .init(access: forWriting ? .readWrite : .readOnly, lmdbAssertionHandler: lmdbAssertionHandler))
   }
 
   /// Runs a read command's body in one snapshot. On a database read

@@ -34,7 +34,7 @@ public enum MsglogCLI {
       }
       code = run(
         arguments: arguments, environment: environment, stdin: StandardInput(), stdout: stdout, stderr: stderr,
-        colour: isatty(1) == 1)
+        colour: isatty(1) == 1, lmdbAssertionHandler: reportLMDBAssertion)
     case .failure(let error):
       code = Wording.report(error, to: stderr)
     }
@@ -42,28 +42,33 @@ public enum MsglogCLI {
     exit(code == ExitCode.success ? closeStandardOutput(stderr: stderr) : code)
   }
 
-  /// What msglog's processes (msglog, msglog-serve) set up first.
+  /// What msglog's processes (msglog, msglog-serve) set up first. (The
+  /// logs they open report LMDB's own failed checks with
+  /// `reportLMDBAssertion`, through their configuration.)
   static func setUpProcess() {
     // A reader that goes away must show up as EPIPE on the next write (and
     // end the command quietly), not kill the process mid-transaction.
     signal(SIGPIPE, SIG_IGN)
     installTruncationGuard()
-    EventLog.lmdbAssertionHandler = reportLMDBAssertion
   }
 
   /// Runs one command line; returns the exit code.
   ///
-  /// - Parameter colour: whether stdout is a terminal (colour is also off
-  ///   when `NO_COLOR` is set or `TERM` is `dumb`).
+  /// - Parameters:
+  ///   - colour: whether stdout is a terminal (colour is also off when
+  ///     `NO_COLOR` is set or `TERM` is `dumb`).
+  ///   - lmdbAssertionHandler: for the logs the command opens (see
+  ///     `EventLog.Configuration`); the process's `main` reports and exits.
   public static func run(
     arguments: [String], environment: [String: String], stdin: some InputSource, stdout: OutputStream,
-    stderr: OutputStream, colour: Bool = false
+    stderr: OutputStream, colour: Bool = false,
+    lmdbAssertionHandler: (@Sendable (_ lockless: Bool, _ message: String) -> Void)? = nil
   ) -> Int32 {
     let code: Int32
     do {
       var invocation = try Invocation(
         arguments: arguments, environment: environment, stdin: stdin, stdout: stdout, stderr: stderr,
-        terminal: colour)
+        terminal: colour, lmdbAssertionHandler: lmdbAssertionHandler)
       try invocation.run()
       try stdout.flush()
       code = ExitCode.success
@@ -103,7 +108,7 @@ public enum MsglogCLI {
   /// LMDB stopped on pages that make no sense: in a read without the lock
   /// file, because a commit changed them meanwhile; otherwise, damage. One
   /// clear message and exit 1 instead of LMDB's abort.
-  static func reportLMDBAssertion(lockless: Bool, message: String) {
+  @Sendable static func reportLMDBAssertion(lockless: Bool, message: String) {
     let error: MsglogError =
       lockless
       ? .storage("the database changed while it was read (it is read-only to you, so msglog reads it without a lock); try again")

@@ -178,7 +178,7 @@ enum Format {
   static let plain = "\u{1B}[0m"
 
   /// `INDEX  SHORTID  SENDER  TEXT`, index right-aligned to the widest in the list.
-  static func itemLines(_ snapshot: StreamSnapshot, colour: Bool, to out: OutputStream) throws(OutputError) {
+  static func itemLines(_ snapshot: StreamContents, colour: Bool, to out: OutputStream) throws(OutputError) {
     var writer = ItemLineWriter(count: snapshot.items.count, colour: colour)
     for (index, item) in snapshot.items.enumerated() {
       try writer.write(item, index: index, to: out)
@@ -242,7 +242,7 @@ enum Format {
   }
 
   /// `replay --json`: the document, item by item into the output.
-  static func writeSnapshotJSON(_ snapshot: StreamSnapshot, to out: OutputStream) throws(OutputError) {
+  static func writeSnapshotJSON(_ snapshot: StreamContents, to out: OutputStream) throws(OutputError) {
     var json = JSONWriter()
     json.snapshotHead(snapshot, count: snapshot.items.count)
     for (index, item) in snapshot.items.enumerated() {
@@ -297,7 +297,7 @@ enum Format {
     }
   }
 
-  static func streamsTable(_ streams: [StreamSummary], to out: OutputStream) throws(OutputError) {
+  static func streamsTable(_ streams: [StreamCounters], to out: OutputStream) throws(OutputError) {
     let rows =
       [["STREAM", "ITEMS", "VERSION", "SEQ"]]
       + streams.map { [TerminalText.escape($0.stream.text), String($0.count), String($0.version), String($0.lastSeq)] }

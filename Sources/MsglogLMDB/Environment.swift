@@ -4,30 +4,37 @@ import CLMDB
   import Glibc
 #endif
 
-/// What happens when one of LMDB's own consistency checks fails inside a
-/// call: LMDB aborts the process once the handler returns, so a program
-/// that wants a clear message and exit code prints and exits in it (the
-/// command line does). `lockless` says whether the environment was read
-/// without the lock file, where a concurrent commit can make pages change
-/// under a read; otherwise the database is damaged.
-public enum LMDBAssertion {
-  nonisolated(unsafe) public static var handler: ((_ lockless: Bool, _ message: String) -> Void)?
-}
-
 /// An open LMDB environment (one database directory).
 ///
 /// Transactions are lent to closures: `write` commits when its closure
 /// returns and aborts when it throws, and the first error wins. A write that
 /// fills the map is rolled back, the map doubled, and the closure run again
 /// from the start, so users never see `MDB_MAP_FULL`.
-public final class Environment {
+package final class Environment {
+  /// What happens when one of LMDB's own consistency checks fails inside a
+  /// call: LMDB aborts the process once the handler returns, so a program
+  /// that wants a clear message and exit code prints and exits in it (the
+  /// command line does). `lockless` says whether the environment was read
+  /// without the lock file, where a concurrent commit can make pages change
+  /// under a read; otherwise the database is damaged.
+  package typealias AssertionHandler = @Sendable (_ lockless: Bool, _ message: String) -> Void
+
+  /// The handler as LMDB's user context, so that the C callback (which
+  /// captures nothing) finds it from the environment it is given.
+  private final class AssertionContext {
+    let handler: AssertionHandler
+    init(_ handler: @escaping AssertionHandler) { self.handler = handler }
+  }
+
   let env: OpaquePointer
-  public let path: String
-  public let isReadOnly: Bool
+  /// Retained for as long as LMDB may call back with it.
+  private let assertionContext: Unmanaged<AssertionContext>?
+  package let path: String
+  package let isReadOnly: Bool
   /// Opened without the lock file (`MDB_NOLOCK`): no reader slot protects a
   /// read from a concurrent writer, so readers must check
   /// `lastCommittedTransaction` before and after.
-  public let isLockless: Bool
+  package let isLockless: Bool
 
   /// Opens (or, for a writer, creates the files of) the environment in the
   /// directory `path`, which must exist.
@@ -36,22 +43,32 @@ public final class Environment {
   ///   - mapSize: the map size for a new environment; an existing one keeps
   ///     at least the size it has.
   ///   - mode: permission bits for the files LMDB creates.
-  public init(
-    path: String, readOnly: Bool, lockless: Bool = false, maxDatabases: UInt32, mapSize: Int, mode: mode_t = 0o600
+  ///   - assertionHandler: see `AssertionHandler`; nil keeps LMDB's own
+  ///     (print the failed check, abort).
+  package init(
+    path: String, readOnly: Bool, lockless: Bool = false, maxDatabases: UInt32, mapSize: Int, mode: mode_t = 0o600,
+    assertionHandler: AssertionHandler? = nil
   ) throws {
     precondition(readOnly || !lockless, "only a reader may go without the lock file")
     var env: OpaquePointer?
     try check(mdb_env_create(&env), "mdb_env_create")
-    // From here every failure must close the handle before throwing.
+    let context = assertionHandler.map { Unmanaged.passRetained(AssertionContext($0)) }
+    // From here every failure must close the handle (and let go of the
+    // context) before throwing.
     do {
       try check(mdb_env_set_maxdbs(env, maxDatabases), "mdb_env_set_maxdbs")
       try check(mdb_env_set_mapsize(env, mapSize), "mdb_env_set_mapsize")
-      try check(
-        mdb_env_set_assert(env) { env, message in
-          var flags: UInt32 = 0
-          mdb_env_get_flags(env, &flags)
-          LMDBAssertion.handler?(flags & UInt32(MDB_NOLOCK) != 0, message.map { String(cString: $0) } ?? "")
-        }, "mdb_env_set_assert")
+      if let context {
+        try check(mdb_env_set_userctx(env, context.toOpaque()), "mdb_env_set_userctx")
+        try check(
+          mdb_env_set_assert(env) { env, message in
+            guard let raw = mdb_env_get_userctx(env) else { return }
+            var flags: UInt32 = 0
+            mdb_env_get_flags(env, &flags)
+            Unmanaged<AssertionContext>.fromOpaque(raw).takeUnretainedValue().handler(
+              flags & UInt32(MDB_NOLOCK) != 0, message.map { String(cString: $0) } ?? "")
+          }, "mdb_env_set_assert")
+      }
       // MDB_NOTLS: reader slots belong to transactions, not threads, so a
       // process can run several read transactions over its life safely.
       let flags = UInt32(MDB_NOTLS) | (readOnly ? UInt32(MDB_RDONLY) : 0) | (lockless ? UInt32(MDB_NOLOCK) : 0)
@@ -63,16 +80,18 @@ public final class Environment {
       }
     } catch {
       mdb_env_close(env)
+      context?.release()
       throw error
     }
     self.env = env!
+    self.assertionContext = context
     self.path = path
     self.isReadOnly = readOnly
     self.isLockless = lockless
   }
 
   /// The id of the last committed write transaction, from the meta page.
-  public var lastCommittedTransaction: Int {
+  package var lastCommittedTransaction: Int {
     var info = MDB_envinfo()
     mdb_env_info(env, &info)
     return info.me_last_txnid
@@ -80,12 +99,13 @@ public final class Environment {
 
   deinit {
     mdb_env_close(env)
+    assertionContext?.release()
     pthread_rwlock_destroy(resizeLock)
     resizeLock.deallocate()
   }
 
   /// The current map size in bytes.
-  public var mapSize: Int {
+  package var mapSize: Int {
     var info = MDB_envinfo()
     mdb_env_info(env, &info)
     return info.me_mapsize
@@ -116,7 +136,7 @@ public final class Environment {
   }
 
   /// Runs `body` in a read-only transaction.
-  public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+  package func read<R>(_ body: (Transaction) throws -> R) throws -> R {
     while true {
       let outcome: Result<R, any Error>? = try sharing {
         guard let txn = try begin(readOnly: true) else { return nil }
@@ -147,7 +167,7 @@ public final class Environment {
   /// rolled back and it starts again on a bigger map. Once the commit is
   /// durable and visible, the data file's timestamps are touched, so that
   /// followers watching it (inotify) wake up after, never before, it can be read.
-  public func write<R>(reserving bytes: Int = 0, _ body: (Transaction) throws -> R) throws -> R {
+  package func write<R>(reserving bytes: Int = 0, _ body: (Transaction) throws -> R) throws -> R {
     precondition(!isReadOnly, "write on a read-only environment")
     if bytes > 0 { try resizing { try makeRoom(for: bytes) } }
     while true {
@@ -208,14 +228,14 @@ public final class Environment {
   }
 
   /// The unnamed database, whose keys are the names of the named ones.
-  public func mainDatabase(in txn: Transaction) throws -> Database {
+  package func mainDatabase(in txn: Transaction) throws -> Database {
     var dbi: MDB_dbi = 0
     try check(mdb_dbi_open(txn.handle, nil, 0, &dbi), "mdb_dbi_open")
     return Database(dbi: dbi)
   }
 
   /// Opens (and, in a writer, creates) a named database.
-  public func openDatabase(_ name: String, create: Bool, in txn: Transaction) throws -> Database? {
+  package func openDatabase(_ name: String, create: Bool, in txn: Transaction) throws -> Database? {
     var dbi: MDB_dbi = 0
     let rc = mdb_dbi_open(txn.handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
     if rc == LMDBError.notFound { return nil }

@@ -6,35 +6,35 @@ import MsglogCore
 #endif
 
 /// A failed LMDB call: the C return code and the function that returned it.
-public struct LMDBError: Error, Equatable, CustomStringConvertible, Sendable {
-  public var code: Int32
-  public var function: String
+package struct LMDBError: Error, Equatable, CustomStringConvertible, Sendable {
+  package var code: Int32
+  package var function: String
 
-  public init(_ code: Int32, _ function: String) {
+  package init(_ code: Int32, _ function: String) {
     self.code = code
     self.function = function
   }
 
-  public static let notFound: Int32 = MDB_NOTFOUND
-  public static let keyExists: Int32 = MDB_KEYEXIST
-  public static let mapFull: Int32 = MDB_MAP_FULL
-  public static let mapResized: Int32 = MDB_MAP_RESIZED
-  public static let invalid: Int32 = MDB_INVALID
-  public static let versionMismatch: Int32 = MDB_VERSION_MISMATCH
-  public static let corrupted: Int32 = MDB_CORRUPTED
-  public static let readersFull: Int32 = MDB_READERS_FULL
+  package static let notFound: Int32 = MDB_NOTFOUND
+  package static let keyExists: Int32 = MDB_KEYEXIST
+  package static let mapFull: Int32 = MDB_MAP_FULL
+  package static let mapResized: Int32 = MDB_MAP_RESIZED
+  package static let invalid: Int32 = MDB_INVALID
+  package static let versionMismatch: Int32 = MDB_VERSION_MISMATCH
+  package static let corrupted: Int32 = MDB_CORRUPTED
+  package static let readersFull: Int32 = MDB_READERS_FULL
 
   /// The file system refused to give the database more room.
-  public var isOutOfSpace: Bool { code == ENOSPC || code == EDQUOT || code == EFBIG }
+  package var isOutOfSpace: Bool { code == ENOSPC || code == EDQUOT || code == EFBIG }
 
   /// `mdb_strerror`'s text (which covers errno values too), naming the call:
   /// for developers and logs.
-  public var description: String {
+  package var description: String {
     "\(function) failed: \(String(cString: mdb_strerror(code)))"
   }
 
   /// What went wrong in a user's words: no LMDB function or constant names.
-  public var userMessage: String {
+  package var userMessage: String {
     switch code {
     case LMDBError.corrupted, MDB_PAGE_NOTFOUND, LMDBError.invalid:
       return "the database file is damaged (LMDB cannot read its pages)"
@@ -56,7 +56,7 @@ public struct LMDBError: Error, Equatable, CustomStringConvertible, Sendable {
 }
 
 /// Thrown by a read without a reader slot when a writer committed during it.
-public struct ConcurrentCommit: Error, Sendable {}
+package struct ConcurrentCommit: Error, Sendable {}
 
 /// Throws unless `code` is 0.
 @inline(__always)

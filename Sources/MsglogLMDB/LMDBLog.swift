@@ -12,30 +12,29 @@ import Synchronization
 /// not exist yet is created by the first write that succeeds, atomically
 /// (built beside its path, renamed into place when it commits); a database
 /// that may only be read is read without a reader slot, and a read that
-/// raced a commit is run again; LMDB's failures become `MsglogError`s.
-public final class LMDBLog: FollowableStore, @unchecked Sendable {
-  public enum Access: Sendable {
-    /// Writes allowed; a database that may only be read still serves reads.
-    case readWrite
-    /// Never writes, never creates, never needs write permission.
-    case readOnly
-  }
-
-  public let path: String
-  public let access: Access
+/// raced a commit is run again. LMDB's own failures escape as `LMDBError`s
+/// (`EventLog` words them).
+package final class LMDBLog: FollowableStore {
+  package let path: String
+  package let access: LogAccess
+  /// Called when one of LMDB's own consistency checks fails (see
+  /// `Environment.AssertionHandler`); nil leaves LMDB's default, which
+  /// prints the check and aborts.
+  package let assertionHandler: Environment.AssertionHandler?
   /// The open store, once there is a database to open.
   private let opened = Mutex<LMDBStore?>(nil)
   /// Why the store was opened as a reader though writes were asked for.
   private let writeRefusal = Mutex<MsglogError?>(nil)
 
-  public init(path: String, access: Access = .readWrite) {
+  package init(path: String, access: LogAccess = .readWrite, assertionHandler: Environment.AssertionHandler? = nil) {
     self.path = path
     self.access = access
+    self.assertionHandler = assertionHandler
   }
 
   /// Whether reads go without a reader slot (the database is read-only to
   /// us): a caller that streams output should hold it until `read` returns.
-  public var readsWithoutLock: Bool {
+  package var readsWithoutLock: Bool {
     (try? store(creating: false))?.isLockless ?? false
   }
 
@@ -54,14 +53,14 @@ public final class LMDBLog: FollowableStore, @unchecked Sendable {
       let store: LMDBStore
       switch access {
       case .readOnly:
-        store = try LMDBStore(path: path, create: false)
+        store = try LMDBStore(path: path, create: false, assertionHandler: assertionHandler)
       case .readWrite:
         do {
-          store = try LMDBStore(path: path, create: true)
+          store = try LMDBStore(path: path, create: true, assertionHandler: assertionHandler)
         } catch let refusal as MsglogError {
           guard case .readOnly = refusal else { throw refusal }
           writeRefusal.withLock { $0 = refusal }
-          store = try LMDBStore(path: path, create: false)
+          store = try LMDBStore(path: path, create: false, assertionHandler: assertionHandler)
         }
       }
       opened = store
@@ -74,59 +73,53 @@ public final class LMDBLog: FollowableStore, @unchecked Sendable {
   /// - Warning: on a database read without a reader slot, `body` may run
   ///   more than once (a commit landed during an attempt); it must not act
   ///   on what it saw until `read` returns.
-  public func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
-    try translatingErrors {
-      guard let store = try store(creating: false) else {
-        throw MsglogError.noDatabase(location: path, emptyDirectory: false)
-      }
-      guard store.isLockless else { return try store.read(body) }
-      // A writer can reuse pages under a lockless read before its commit
-      // shows (it publishes the new meta page last), so a torn read can
-      // look like damage with no commit seen yet: an error is only believed
-      // when it reads the same every time and no commit came meanwhile.
-      var sawCommit = false
-      var lastError: (any Error)? = nil
-      for attempt in 0..<5 {
-        let before = store.lastCommit
-        do {
-          return try store.read(body)
-        } catch is ConcurrentCommit {
-          sawCommit = true
-        } catch {
-          lastError = error
-        }
-        // Give a busy writer a moment to finish its burst before trying again.
-        usleep(useconds_t(10_000 << attempt))
-        if store.lastCommit != before { sawCommit = true }
-      }
-      if sawCommit || lastError == nil { throw MsglogError.changedDuringRead(location: path) }
-      throw lastError!
+  package func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
+    guard let store = try store(creating: false) else {
+      throw MsglogError.noDatabase(location: path, emptyDirectory: false)
     }
+    guard store.isLockless else { return try store.read(body) }
+    // A writer can reuse pages under a lockless read before its commit
+    // shows (it publishes the new meta page last), so a torn read can
+    // look like damage with no commit seen yet: an error is only believed
+    // when it reads the same every time and no commit came meanwhile.
+    var sawCommit = false
+    var lastError: (any Error)? = nil
+    for attempt in 0..<5 {
+      let before = store.lastCommit
+      do {
+        return try store.read(body)
+      } catch is ConcurrentCommit {
+        sawCommit = true
+      } catch {
+        lastError = error
+      }
+      // Give a busy writer a moment to finish its burst before trying again.
+      usleep(useconds_t(10_000 << attempt))
+      if store.lastCommit != before { sawCommit = true }
+    }
+    if sawCommit || lastError == nil { throw MsglogError.changedDuringRead(location: path) }
+    throw lastError!
   }
 
-  public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
-    try translatingErrors {
-      guard access == .readWrite else { throw MsglogError.readOnly(location: path, reason: "opened for reading only") }
-      if let store = try store(creating: true) {
-        if let refusal = writeRefusal.withLock({ $0 }) { throw refusal }
-        return try store.write(reserving: bytes, body)
-      }
-      if let result = try createDatabase({ try $0.write(reserving: bytes, body) }) { return result }
-      // Someone else created it meanwhile: write into theirs.
-      guard let store = try store(creating: true) else {
-        throw MsglogError.noDatabase(location: path, emptyDirectory: false)
-      }
+  package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+    guard access == .readWrite else { throw MsglogError.readOnly(location: path, reason: "opened for reading only") }
+    if let store = try store(creating: true) {
+      if let refusal = writeRefusal.withLock({ $0 }) { throw refusal }
       return try store.write(reserving: bytes, body)
     }
+    if let result = try createDatabase({ try $0.write(reserving: bytes, body) }) { return result }
+    // Someone else created it meanwhile: write into theirs.
+    guard let store = try store(creating: true) else {
+      throw MsglogError.noDatabase(location: path, emptyDirectory: false)
+    }
+    return try store.write(reserving: bytes, body)
   }
 
-  public func watchCommits() throws -> any CommitWatcher {
-    try translatingErrors {
-      guard try store(creating: false) != nil else {
-        throw MsglogError.noDatabase(location: path, emptyDirectory: false)
-      }
-      return try InotifyWatcher(file: path + "/data.mdb", shown: path)
+  package func watchCommits() throws -> any CommitWatcher {
+    guard try store(creating: false) != nil else {
+      throw MsglogError.noDatabase(location: path, emptyDirectory: false)
     }
+    return try InotifyWatcher(file: path + "/data.mdb", shown: path)
   }
 
   /// Runs `write` on a new database in a private directory beside `path`
@@ -144,7 +137,8 @@ public final class LMDBLog: FollowableStore, @unchecked Sendable {
     let result: R
     do {
       // The store is closed when this scope ends, before the rename.
-      result = try write(try LMDBStore(path: staging, create: true, shown: path))
+      result = try write(
+        try LMDBStore(path: staging, create: true, shown: path, assertionHandler: assertionHandler))
     }
     if rename(staging, path) != 0 {
       if errno == EEXIST || errno == ENOTEMPTY { return nil }
@@ -159,18 +153,6 @@ public final class LMDBLog: FollowableStore, @unchecked Sendable {
     return result
   }
 
-  /// LMDB's own errors, and damage found in derived rows, as `MsglogError`s.
-  private func translatingErrors<R>(_ body: () throws -> R) throws -> R {
-    do {
-      return try body()
-    } catch let error as LMDBError where error.isOutOfSpace {
-      throw MsglogError.diskFull("the database could not grow (\(error.userMessage))")
-    } catch let error as LMDBError {
-      throw MsglogError.storage("database error: \(error.userMessage)")
-    } catch let damage as DerivedDamage {
-      throw MsglogError.derivedDamage(damage)
-    }
-  }
 }
 
 /// Wakes a follower on any change to LMDB's data file: the writes of a

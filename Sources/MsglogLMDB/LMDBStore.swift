@@ -17,7 +17,10 @@ import Synchronization
 /// - `checkpoints`:   stream name, 0, seq → the stream's slots at that seq;
 /// - `meta`:          `format` → `msglog/2`; `summary` → the derived tables' row counts.
 /// Everything but `events` is derived data, updated in the same transaction.
-public final class LMDBStore: EventStore {
+///
+/// `LMDBLog`, the `EventStore` over a path, opens one when there is a
+/// database and creates new ones through it.
+package final class LMDBStore {
   static let formatKey = Array("format".utf8)
   static let formatValue = Array("msglog/2".utf8)
   /// Format 1 had the same events but derived rows without checksums and no
@@ -25,7 +28,7 @@ public final class LMDBStore: EventStore {
   static let legacyFormatValue = Array("msglog/1".utf8)
   static let summaryKey = Array("summary".utf8)
   /// A new database starts with a small map; it doubles whenever a write fills it.
-  public static let initialMapSize = 1 << 20
+  package static let initialMapSize = 1 << 20
 
   let environment: Environment
   let meta: Database
@@ -38,11 +41,11 @@ public final class LMDBStore: EventStore {
 
   /// Whether the derived tables are in this version's format (false: an
   /// older msglog wrote them; `verify --repair` rebuilds them).
-  public var derivedFormatIsCurrent: Bool { formatIsCurrent.withLock { $0 } }
+  package var derivedFormatIsCurrent: Bool { formatIsCurrent.withLock { $0 } }
   private let formatIsCurrent: Mutex<Bool>
 
-  public var path: String { environment.path }
-  public var mapSize: Int { environment.mapSize }
+  package var path: String { environment.path }
+  package var mapSize: Int { environment.mapSize }
 
   /// Opens the database at `path`.
   ///
@@ -58,7 +61,9 @@ public final class LMDBStore: EventStore {
   /// A reader that cannot take a reader slot — the lock file belongs to
   /// someone else, or the file system is read-only — reads without one and
   /// checks that no commit happened meanwhile (`read`).
-  public init(path: String, create: Bool, shown: String? = nil) throws {
+  package init(
+    path: String, create: Bool, shown: String? = nil, assertionHandler: Environment.AssertionHandler? = nil
+  ) throws {
     let shown = shown ?? path
     switch try DatabaseFiles.probe(path, shown: shown) {
     case .missing:
@@ -72,7 +77,8 @@ public final class LMDBStore: EventStore {
     case .database:
       break
     }
-    let env = try LMDBStore.openEnvironment(path, writer: create, shown: shown)
+    let env = try LMDBStore.openEnvironment(
+      path, writer: create, shown: shown, assertionHandler: assertionHandler)
     func open(_ txn: Transaction, _ name: String, create: Bool) throws -> Database {
       guard let db = try env.openDatabase(name, create: create, in: txn) else {
         throw MsglogError.notAMsglogDatabase(location: shown, reason: "it has no '\(name)' table")
@@ -114,13 +120,18 @@ public final class LMDBStore: EventStore {
 
   /// Opens the environment; a reader falls back to reading without the lock
   /// file when it may not use it, and a writer that may not write says so.
-  static func openEnvironment(_ path: String, writer: Bool, shown: String) throws -> Environment {
+  static func openEnvironment(
+    _ path: String, writer: Bool, shown: String, assertionHandler: Environment.AssertionHandler?
+  ) throws -> Environment {
     do {
-      return try Environment(path: path, readOnly: !writer, maxDatabases: 8, mapSize: initialMapSize)
+      return try Environment(
+        path: path, readOnly: !writer, maxDatabases: 8, mapSize: initialMapSize, assertionHandler: assertionHandler)
     } catch let error as LMDBError where [EACCES, EPERM, EROFS].contains(error.code) {
       if writer { throw MsglogError.readOnly(location: shown, reason: systemMessage(error.code)) }
       do {
-        return try Environment(path: path, readOnly: true, lockless: true, maxDatabases: 8, mapSize: initialMapSize)
+        return try Environment(
+          path: path, readOnly: true, lockless: true, maxDatabases: 8, mapSize: initialMapSize,
+          assertionHandler: assertionHandler)
       } catch let error as LMDBError {
         throw MsglogError.cannotRead(location: shown, reason: error.userMessage)
       }
@@ -130,10 +141,10 @@ public final class LMDBStore: EventStore {
   }
 
   /// The path as the user gave it, for messages.
-  public let shown: String
+  package let shown: String
 
   /// Whether reads go without a reader slot (the database is read-only to us).
-  public var isLockless: Bool { environment.isLockless }
+  package var isLockless: Bool { environment.isLockless }
 
   /// Runs `body` in a read transaction.
   ///
@@ -141,7 +152,7 @@ public final class LMDBStore: EventStore {
   /// from reusing the pages being read, so a commit during the read makes
   /// it throw `ConcurrentCommit` rather than return what it saw; the caller
   /// may run it again.
-  public func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
+  package func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
     let before = isLockless ? environment.lastCommittedTransaction : 0
     let result: R
     do {
@@ -159,9 +170,9 @@ public final class LMDBStore: EventStore {
   }
 
   /// The id of the last committed write transaction (see `read`).
-  public var lastCommit: Int { environment.lastCommittedTransaction }
+  package var lastCommit: Int { environment.lastCommittedTransaction }
 
-  public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+  package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     var rebuilt = false
     let result = try environment.write(reserving: bytes) { txn in
       let access = Access(store: self, txn: txn)
@@ -316,7 +327,7 @@ public final class LMDBStore: EventStore {
       }
     }
 
-    func summary() throws -> LedgerSummary? {
+    func summary() throws -> RecordedCounts? {
       try txn.get(store.meta, LMDBStore.summaryKey) { try DerivedRows.decodeSummary($0) }
     }
 
@@ -328,10 +339,10 @@ public final class LMDBStore: EventStore {
         checkpoints: try txn.entries(store.checkpoints))
     }
 
-    func appendRecord(_ bytes: [UInt8], seq: UInt64) throws {
+    func appendRecord(_ record: [UInt8], of event: Event) throws {
       // MDB_APPEND: the key is past every other, so LMDB skips the search
       // and fills pages completely; it refuses a key out of order.
-      try txn.put(store.events, Key.seq(seq), bytes, flags: UInt32(MDB_APPEND))
+      try txn.put(store.events, Key.seq(event.seq), record, flags: UInt32(MDB_APPEND))
     }
 
     func putStreamHead(_ head: StreamHead) throws {
@@ -359,7 +370,7 @@ public final class LMDBStore: EventStore {
       try txn.put(store.ids, id.bytes, DerivedRows.encode(entry, for: id))
     }
 
-    func putSummary(_ summary: LedgerSummary) throws {
+    func putSummary(_ summary: RecordedCounts) throws {
       try txn.put(store.meta, LMDBStore.summaryKey, DerivedRows.encode(summary))
     }
 
@@ -378,16 +389,14 @@ public final class LMDBStore: EventStore {
 /// name, a 0 byte (names hold no control characters) and 8 big-endian bytes
 /// (`DerivedRows.streamKey`).
 enum Key {
-  static func seq(_ seq: UInt64) -> [UInt8] {
-    withUnsafeBytes(of: seq.bigEndian) { Array($0) }
-  }
+  static func seq(_ seq: UInt64) -> [UInt8] { [UInt8](bigEndian: seq) }
 
   /// The seq an `events` key holds; any other key there is a damaged log.
   static func seq(_ key: UnsafeRawBufferPointer) throws -> UInt64 {
     guard key.count == 8 else {
       throw MsglogError.corruptedLog("the events table holds a key of \(key.count) bytes, which is not a seq")
     }
-    return key.loadUnaligned(as: UInt64.self).bigEndian
+    return key.loadBigEndian(as: UInt64.self)
   }
 
   /// A `heads` key: a stream name, which must be UTF-8.
@@ -406,6 +415,6 @@ enum Key {
 
   /// The number after the prefix.
   static func suffix(_ key: UnsafeRawBufferPointer) -> UInt64 {
-    key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self).bigEndian
+    key.loadBigEndian(fromByteOffset: key.count - 8, as: UInt64.self)
   }
 }

@@ -1,7 +1,7 @@
 import CLMDB
 
 /// A named database inside an environment.
-public struct Database: Sendable {
+package struct Database: Sendable {
   let dbi: MDB_dbi
 }
 
@@ -9,9 +9,9 @@ public struct Database: Sendable {
 ///
 /// - Warning: valid only inside that closure. Values it lends point into the
 ///   memory map and are valid only until the transaction ends; copy them out.
-public final class Transaction {
+package final class Transaction {
   private(set) var txn: OpaquePointer?
-  public let isReadOnly: Bool
+  package let isReadOnly: Bool
 
   init(_ txn: OpaquePointer, readOnly: Bool) {
     self.txn = txn
@@ -27,7 +27,7 @@ public final class Transaction {
   }
 
   /// Lends the value stored under `key` to `body`; nil when there is none.
-  public func get<R>(
+  package func get<R>(
     _ db: Database, _ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R
   ) throws -> R? {
     var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
@@ -38,12 +38,12 @@ public final class Transaction {
     return try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
   }
 
-  public func get<R>(_ db: Database, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+  package func get<R>(_ db: Database, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
     try key.withUnsafeBytes { try get(db, $0, body) }
   }
 
   /// Stores `value` under `key`; `flags` as for `mdb_put` (`MDB_APPEND`, …).
-  public func put(_ db: Database, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32 = 0)
+  package func put(_ db: Database, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32 = 0)
     throws
   {
     precondition(!isReadOnly, "put in a read-only transaction")
@@ -52,13 +52,13 @@ public final class Transaction {
     try check(mdb_put(handle, db.dbi, &k, &v, flags), "mdb_put")
   }
 
-  public func put(_ db: Database, _ key: [UInt8], _ value: [UInt8], flags: UInt32 = 0) throws {
+  package func put(_ db: Database, _ key: [UInt8], _ value: [UInt8], flags: UInt32 = 0) throws {
     try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(db, k, v, flags: flags) } }
   }
 
   /// Deletes `key`; returns false when it was not there.
   @discardableResult
-  public func delete(_ db: Database, _ key: [UInt8]) throws -> Bool {
+  package func delete(_ db: Database, _ key: [UInt8]) throws -> Bool {
     try key.withUnsafeBytes { key in
       var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
       let rc = mdb_del(handle, db.dbi, &k, nil)
@@ -69,20 +69,20 @@ public final class Transaction {
   }
 
   /// Deletes every entry of `db` (the database itself stays).
-  public func empty(_ db: Database) throws {
+  package func empty(_ db: Database) throws {
     precondition(!isReadOnly, "empty in a read-only transaction")
     try check(mdb_drop(handle, db.dbi, 0), "mdb_drop")
   }
 
   /// How many entries `db` holds: O(1), from the database's own header.
-  public func entries(_ db: Database) throws -> UInt64 {
+  package func entries(_ db: Database) throws -> UInt64 {
     var stat = MDB_stat()
     try check(mdb_stat(handle, db.dbi, &stat), "mdb_stat")
     return UInt64(stat.ms_entries)
   }
 
   /// Opens a cursor on `db` for the duration of `body`.
-  public func withCursor<R>(_ db: Database, _ body: (Cursor) throws -> R) throws -> R {
+  package func withCursor<R>(_ db: Database, _ body: (Cursor) throws -> R) throws -> R {
     var cursor: OpaquePointer?
     try check(mdb_cursor_open(handle, db.dbi, &cursor), "mdb_cursor_open")
     let c = Cursor(cursor!)
@@ -99,14 +99,14 @@ public final class Transaction {
 /// - Warning: valid only inside `Transaction.withCursor`; the key and value
 ///   buffers it returns are valid until the next move or the end of the
 ///   transaction.
-public final class Cursor {
+package final class Cursor {
   private var cursor: OpaquePointer?
 
   init(_ cursor: OpaquePointer) { self.cursor = cursor }
 
   func invalidate() { cursor = nil }
 
-  public typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+  package typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
 
   private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil) throws -> Entry? {
     guard let cursor else { preconditionFailure("a cursor was used after its closure returned") }
@@ -121,13 +121,13 @@ public final class Cursor {
     )
   }
 
-  public func first() throws -> Entry? { try move(MDB_FIRST) }
-  public func last() throws -> Entry? { try move(MDB_LAST) }
-  public func next() throws -> Entry? { try move(MDB_NEXT) }
-  public func previous() throws -> Entry? { try move(MDB_PREV) }
+  package func first() throws -> Entry? { try move(MDB_FIRST) }
+  package func last() throws -> Entry? { try move(MDB_LAST) }
+  package func next() throws -> Entry? { try move(MDB_NEXT) }
+  package func previous() throws -> Entry? { try move(MDB_PREV) }
 
   /// The first entry whose key is at or after `key`.
-  public func seek(_ key: [UInt8]) throws -> Entry? {
+  package func seek(_ key: [UInt8]) throws -> Entry? {
     try key.withUnsafeBytes { try move(MDB_SET_RANGE, key: $0) }
   }
 }

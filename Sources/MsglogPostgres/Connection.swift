@@ -149,7 +149,7 @@ final class Rows {
     guard !isNull(row, column) else { return nil }
     let raw = bytes(row, column)
     guard raw.count == 8 else { return nil }
-    return Int64(bigEndian: raw.loadUnaligned(as: Int64.self))
+    return raw.loadBigEndian(as: Int64.self)
   }
 
   /// A boolean (one byte in the binary format).
@@ -465,12 +465,5 @@ final class Connection: @unchecked Sendable {
         }
       }
     }
-  }
-}
-
-extension Array where Element == UInt8 {
-  mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
-    var v = value.bigEndian
-    Swift.withUnsafeBytes(of: &v) { append(contentsOf: $0) }
   }
 }

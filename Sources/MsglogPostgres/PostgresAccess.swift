@@ -408,7 +408,7 @@ extension PostgresStore {
       return (0..<rows.count).map { rows.uint64($0, 0)! }
     }
 
-    func summary() throws -> LedgerSummary? {
+    func summary() throws -> RecordedCounts? {
       let rows = try query(.meta, "SELECT value FROM msglog.meta WHERE key = 'summary'")
       return rows.count == 0 ? nil : try DerivedRows.decodeSummary(rows.bytes(0, 0))
     }
@@ -434,16 +434,14 @@ extension PostgresStore {
 
     // MARK: LogWriter
 
-    func appendRecord(_ bytes: [UInt8], seq: UInt64) throws {
+    func appendRecord(_ record: [UInt8], of event: Event) throws {
       precondition(writing, "a write in a read transaction")
-      let event = try bytes.withUnsafeBytes { raw throws(EventRecord.DecodeError) in
-        try EventRecord.decode(raw, verifyingChecksum: false)
-      }
       var inserted: ItemID? = nil
       if case .insert(let id, _, _, _) = event.op { inserted = id }
-      events.append((seq, event.stream.bytes, event.version, inserted, bytes))
-      cachedLast[event.stream] = (seq, bytes)
-      lastAppended = bytes
+      let seq = event.seq
+      events.append((seq, event.stream.bytes, event.version, inserted, record))
+      cachedLast[event.stream] = (seq, record)
+      lastAppended = record
       dirty.insert(.events)
       head = seq
     }
@@ -486,7 +484,7 @@ extension PostgresStore {
       dirty.insert(.checkpoints)
     }
 
-    func putSummary(_ summary: LedgerSummary) throws {
+    func putSummary(_ summary: RecordedCounts) throws {
       summaryRow = DerivedRows.encode(summary)
       dirty.insert(.meta)
     }

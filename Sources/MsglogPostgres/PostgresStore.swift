@@ -20,7 +20,7 @@ import Synchronization
 ///
 /// Connections are pooled: the store may be shared by threads; each
 /// transaction takes a connection of its own.
-public final class PostgresStore: FollowableStore, @unchecked Sendable {
+public final class PostgresStore: FollowableStore {
   /// The URL as libpq reads it (it may hold a password: never shown).
   let conninfo: String
   /// The URL without its secrets, rebuilt from libpq's parse, for every message.
@@ -52,7 +52,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
 
   /// A repeatable-read snapshot. On any failure the transaction is left
   /// open here and rolled back as the connection goes back (`giveBack`).
-  public func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
+  package func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
     try withConnection(writing: false) { connection in
       guard try open(connection, [Statement("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")], creating: false) != nil
       else { throw MsglogError.noDatabase(location: shown, emptyDirectory: false) }
@@ -62,7 +62,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
     }
   }
 
-  public func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+  package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     try write(reserving: bytes, touching: [], body)
   }
 
@@ -87,7 +87,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
   /// the loser's CREATE SCHEMA fails, it rolls back and writes again into
   /// what the winner made. Any other failure, at any step, leaves the
   /// transaction to `giveBack`, which rolls it back or drops the connection.
-  public func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
+  package func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
     throws -> R
   {
     try withConnection(writing: true) { connection in
@@ -232,7 +232,7 @@ public final class PostgresStore: FollowableStore, @unchecked Sendable {
     var error: PostgresError
   }
 
-  public func watchCommits() throws -> any CommitWatcher {
+  package func watchCommits() throws -> any CommitWatcher {
     try translatingErrors(writing: false) {
       let connection = try borrow().connection
       defer { giveBack(connection) }

@@ -189,10 +189,7 @@ package struct JSONWriter {
       case 0x08: out.append(UInt8(ascii: "b"))
       case 0x0C: out.append(UInt8(ascii: "f"))
       default:
-        let digits: StaticString = "0123456789abcdef"
-        out.append(contentsOf: [
-          UInt8(ascii: "u"), 0x30, 0x30, digits.utf8Start[Int(b >> 4)], digits.utf8Start[Int(b & 0xF)],
-        ])
+        out.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, Hex.digit(b >> 4), Hex.digit(b)])
       }
     }
     out.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[plain...]))
@@ -204,10 +201,12 @@ package struct JSONWriter {
       out.append(UInt8(truncatingIfNeeded: value) &+ 0x30)
       return
     }
-    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
+    // UInt64.max has 20 digits, written from the right into 24 bytes on
+    // the stack (three words: as cheap to clear as a tuple of them).
+    var digits = InlineArray<3, UInt64>(repeating: 0)
     withUnsafeMutableBytes(of: &digits) { raw in
       var v = value
-      var i = 24
+      var i = raw.count
       while v > 0 {
         i -= 1
         raw[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30

@@ -16,7 +16,7 @@ do {
   } catch {
     throw CommandLineError.usage(error.message, hint: error.hint)
   }
-  let log = try EventLog(settings.location, access: .readWrite)
+  let log = try process.openLog(settings.location)
   let server: HTTPServer
   let port: UInt16
   do {

@@ -2,7 +2,7 @@ import Foundation
 import MsglogTestSupport
 import Testing
 
-/// The bad-input catalogue: every usage and refusal class of SPEC.md gives
+/// The bad-input catalogue: every usage and refusal class of docs/REFERENCE.md gives
 /// its exit code, one `msglog: ` message on stderr, nothing on stdout, and
 /// leaves the database byte for byte as it was.
 @Suite struct BadInputTests {

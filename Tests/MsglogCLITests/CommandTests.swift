@@ -2,7 +2,7 @@ import Foundation
 import MsglogTestSupport
 import Testing
 
-/// Every command of SPEC.md's table on the built binary: exact stdout, stderr and exit code.
+/// Every command of docs/REFERENCE.md's table on the built binary: exact stdout, stderr and exit code.
 @Suite struct CommandTests {
   let ids = (1...6).map { String(format: "%08x-0000-4000-8000-000000000000", 0xa0 + $0) }
 

@@ -176,6 +176,40 @@ import Testing
     #expect(verify.stdout.hasPrefix("seq 3: corrupted record: checksum mismatch"), "\(verify)")
   }
 
+  /// Damage that one of LMDB's own consistency checks (an assertion, not an
+  /// error code) finds — a branch page of a B-tree left with one key —
+  /// gets msglog's one line and exit 1 through the log's configured
+  /// handler, instead of LMDB's abort.
+  @Test func lmdbsOwnConsistencyCheckGetsOneClearLine() throws {
+    let s = Self.base()
+    // Every branch page (flags P_BRANCH, more than one key) of data.mdb
+    // gets a lower bound of 18: one key. The main and free databases are
+    // leaves at this size, so only the named tables' trees are touched.
+    let script = """
+      import os, sys
+      path = sys.argv[1]
+      size = os.sysconf("SC_PAGE_SIZE")
+      data = bytearray(open(path, "rb").read())
+      changed = 0
+      for off in range(2 * size, len(data), size):
+          flags = int.from_bytes(data[off + 10:off + 12], "little")
+          lower = int.from_bytes(data[off + 12:off + 14], "little")
+          if flags & 0x07 == 0x01 and (lower - 16) // 2 > 1:
+              data[off + 12:off + 14] = (18).to_bytes(2, "little")
+              changed += 1
+      with open(path, "r+b") as f:
+          f.write(data)
+      print(changed)
+      """
+    let damage = python(["-c", script, s.db + "/data.mdb"])
+    #expect(damage.code == 0 && (Int(damage.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0, "\(damage)")
+    let r = s.run("log", "--all")
+    #expect(r.code == 1, "\(r)")
+    #expect(r.stderr.hasPrefix("msglog: LMDB found the database inconsistent ("), "\(r)")
+    #expect(r.stderr.contains("): it is damaged; 'msglog verify' says where"), "\(r)")
+    #expect(r.stderr.split(separator: "\n").count == 1, "\(r)")
+  }
+
   /// Random damage to random derived rows (truncate, flip, swap, delete, a
   /// junk row): verify reports without crashing, no read serves a wrong
   /// answer, and verify --repair restores. MSGLOG_DAMAGE_ITERATIONS runs more

@@ -47,7 +47,7 @@ import Testing
             let outcome = try log.append(String(repeating: "t", count: 60_000), to: "shared")
             acknowledged.withLock { $0.append((outcome.event.seq, outcome.event.id)) }
           case 3 where mine.count > 2:
-            try log.move(from: 0, to: UInt64(mine.count - 1), in: stream)
+            try log.move(from: 0, to: mine.count - 1, in: stream)
             mine.append(mine.removeFirst())
           case 4 where mine.count > 3:
             try log.remove(id: mine.removeLast(), from: stream)

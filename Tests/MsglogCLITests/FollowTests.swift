@@ -148,4 +148,48 @@ import Testing
     waiting.cancel()
     #expect(try await waiting.value == 0)
   }
+
+  /// The async follower reads the log as its consumer asks, a batch at a
+  /// time, never ahead of it: a record damaged after the first event was
+  /// taken is met when the consumer gets there. (A follower that read ahead
+  /// into an unbounded buffer would already hold every event and serve the
+  /// damaged one from memory.)
+  @Test func theAsyncFollowerReadsNoMoreThanABatchAhead() async throws {
+    let dir = TemporaryDirectory()
+    let log = try EventLog(dir.db)
+    try log.append(contentsOf: (1...3000).map { NewItem("message \(100_000 + $0)") })
+    var events = log.follow(from: 1).makeAsyncIterator()
+    #expect(try await events.next()?.seq == 1)
+    // Time for a follower that reads ahead to have read all 3,000 (this
+    // one must not have, whatever the time).
+    try await Task.sleep(for: .milliseconds(500))
+    try flipFirstByte(of: "message 102500", in: dir.db + "/data.mdb")
+    var seen: UInt64 = 1
+    do {
+      while let event = try await events.next() {
+        seen = event.seq
+        if seen == 3000 { break }
+      }
+      Issue.record("the follower served seq 2500 after its record was damaged")
+    } catch MsglogError.corruptedRecord(let seq, _) {
+      #expect(seq == 2500)
+      // Everything of the batches before the damaged one.
+      #expect(seen >= 1024 && seen < 2500, "\(seen)")
+    }
+    // The follower itself holds one batch at most.
+    let follower = LogFollower(log: log, from: 1, stream: nil)
+    #expect(try await follower.next()?.seq == 1)
+    #expect(follower.held == 1023)
+  }
+
+  /// Flips one bit of the first copy of `marker` in a file, in place (the
+  /// file stays the one LMDB has mapped).
+  func flipFirstByte(of marker: String, in path: String) throws {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    let range = try #require(data.range(of: Data(marker.utf8)))
+    let file = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+    defer { try? file.close() }
+    try file.seek(toOffset: UInt64(range.lowerBound - data.startIndex))
+    try file.write(contentsOf: [data[range.lowerBound] ^ 0x20])
+  }
 }

@@ -14,13 +14,17 @@ import Testing
   @Test func eventTimesAreTheServersAndNeverGoBack() throws {
     let s = Sandbox(.postgres)
     let hour: Int64 = 3_600_000
-    let ahead = try EventLog(s.db, clock: { Timestamp(milliseconds: Timestamp.now().milliseconds + hour) })
-    let behind = try EventLog(s.db, clock: { Timestamp(milliseconds: Timestamp.now().milliseconds - hour) })
+    let ahead = try EventLog(
+      s.db,
+      configuration: EventLog.Configuration(clock: { Timestamp(milliseconds: Timestamp.now().milliseconds + hour) }))
+    let behind = try EventLog(
+      s.db,
+      configuration: EventLog.Configuration(clock: { Timestamp(milliseconds: Timestamp.now().milliseconds - hour) }))
     let started = Timestamp.now()
     for i in 0..<10 {
       try ahead.append("from the machine ahead \(i)")
       try behind.append("from the machine behind \(i)", to: StreamName("other"))
-      if i > 0 { try behind.move(from: 0, to: UInt64(i)) }
+      if i > 0 { try behind.move(from: 0, to: i) }
     }
     let finished = Timestamp.now()
     let times = try ahead.events(from: 1, limit: .max, stream: nil).map(\.time)

@@ -20,7 +20,7 @@ import Testing
       let stream = StreamName(i % 3 == 0 ? "other" : "main")
       let outcome = try log.append("app \(i)", to: stream)
       mine[outcome.event.seq] = outcome.event.id.text
-      if i % 4 == 1, let moved = try log.move(from: 0, to: UInt64(i / 2), in: stream) {
+      if i % 4 == 1, let moved = try log.move(from: 0, to: i / 2, in: stream) {
         mine[moved.event.seq] = moved.event.id.text
       }
       if i % 5 == 2 {

@@ -12,8 +12,10 @@ import Testing
   /// back, the rest commit with gapless seqs, and the result is the log
   /// the accepted commands alone would make.
   @Test func aRefusedCommandIsTakenBackAndTheOthersGoOn() throws {
-    let store = MemoryStore()
-    let alone = MemoryStore()
+    let log = EventLog.inMemory()
+    let store = log.memoryStore
+    let logAlone = EventLog.inMemory()
+    let alone = logAlone.memoryStore
     let refusals: [WriteRequest] = [
       WriteRequest(stream: "main", command: .insert(InsertRequest(index: 99, text: "past the end"))),
       WriteRequest(stream: "main", command: .remove(.id(ItemID.random()))),
@@ -47,8 +49,8 @@ import Testing
       return events
     }
     #expect(events.count > 30 && events.map(\.seq) == Array(1...UInt64(events.count)))
-    #expect(try EventLog(store: store).exportLines() == EventLog(store: alone).exportLines())
-    #expect(try EventLog(store: store).verify().problems.isEmpty)
+    #expect(try log.exportLines() == logAlone.exportLines())
+    #expect(try log.verify().problems.isEmpty)
   }
 
   /// A mark cannot be returned to once a command after it has written:

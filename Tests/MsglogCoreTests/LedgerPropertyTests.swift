@@ -11,13 +11,13 @@ import Testing
 /// ledger had at that point.
 @Suite struct LedgerPropertyTests {
   /// One random command for a stream of `count` items, and its effect on the model.
-  static func randomCommand(count: Int, model: [ItemID], rng: inout SeededGenerator) -> (Command, [ItemID]?) {
+  static func randomCommand(count: Int, model: [ItemID], rng: inout SeededGenerator) -> (WriteRequest.Command, [ItemID]?) {
     var next = model
     switch Int.random(in: 0..<10, using: &rng) {
     case 0..<4 where true:
-      let index = UInt64.random(in: 0...UInt64(count), using: &rng)
+      let index = Int(UInt64.random(in: 0...UInt64(count), using: &rng))
       let id = ItemID()
-      next.insert(id, at: Int(index))
+      next.insert(id, at: index)
       return (.insert(InsertRequest(index: index, text: "m\(rng.next() % 1000)", id: id)), next)
     case 4..<6 where count > 0:
       let i = Int.random(in: 0..<count, using: &rng)
@@ -28,10 +28,10 @@ import Testing
       let to = Int.random(in: 0..<count, using: &rng)
       let x = next.remove(at: from)
       next.insert(x, at: to)
-      return (.move(from: UInt64(from), to: UInt64(to), id: nil), from == to ? nil : next)
+      return (.move(from: from, to: to, id: nil), from == to ? nil : next)
     default:
       // Refused commands must change nothing.
-      return (.move(from: UInt64(count), to: 0, id: nil), nil)
+      return (.move(from: count, to: 0, id: nil), nil)
     }
   }
 

@@ -13,21 +13,21 @@ import Testing
   @Test(arguments: [UInt64(7), 3])
   func storedTreeCheckpointsAndRebuildAgreeWithArray(seed: UInt64) throws {
     var rng = SeededGenerator(seed: seed)
-    let store = MemoryStore()
-    let log = EventLog(store: store, checkpointInterval: 16)
+    let log = EventLog.inMemory(configuration: .init(checkpointInterval: 16))
+    let store = log.memoryStore
     var model: [ItemID] = []
     var history: [UInt64: [ItemID]] = [:]
     let steps = 3000
     for step in 0..<steps {
       let growing = step < steps * 2 / 3
       let roll = Int.random(in: 0..<10, using: &rng)
-      let command: Command
+      let command: WriteRequest.Command
       var next = model
       if model.isEmpty || (growing ? roll < 6 : roll < 2) {
         let index = Int.random(in: 0...model.count, using: &rng)
         let id = ItemID()
         next.insert(id, at: index)
-        command = .insert(InsertRequest(index: UInt64(index), text: "t\(step)", id: id))
+        command = .insert(InsertRequest(index: index, text: "t\(step)", id: id))
       } else if roll < 7 {
         let index = Int.random(in: 0..<model.count, using: &rng)
         // Half by full id, half by prefix of its text form.
@@ -39,7 +39,7 @@ import Testing
         if to == from { to = (from + 1) % model.count }
         if to == from { continue }
         next.insert(next.remove(at: from), at: to)
-        command = .move(from: UInt64(from), to: UInt64(to), id: nil)
+        command = .move(from: from, to: to, id: nil)
       }
       let outcome = try log.perform([WriteRequest(stream: "big", command: command)])[0]
       model = next

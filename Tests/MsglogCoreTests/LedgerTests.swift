@@ -10,7 +10,7 @@ import Testing
   let log = EventLog.inMemory()
 
   @discardableResult
-  func perform(_ command: Command, stream: StreamName = "main", expect version: UInt64? = nil) throws -> Outcome? {
+  func perform(_ command: WriteRequest.Command, stream: StreamName = "main", expect version: UInt64? = nil) throws -> Outcome? {
     try log.perform([WriteRequest(stream: stream, command: command)], expectVersion: version)[0]
   }
 
@@ -21,7 +21,7 @@ import Testing
   var export: [String] { get throws { try log.exportLines() } }
 
   func expectRefusal(
-    _ category: MsglogError.Category, containing fragment: String, _ command: Command, stream: StreamName = "main",
+    _ category: MsglogError.Category, containing fragment: String, _ command: WriteRequest.Command, stream: StreamName = "main",
     expect version: UInt64? = nil
   ) throws {
     let before = try export
@@ -68,6 +68,66 @@ import Testing
     #expect(outcome?.index == 0)
   }
 
+  /// A prefix a program builds as `.prefix(…)` rather than parses is checked
+  /// as a parsed one is: a non-hex character used to trap the ledger.
+  @Test func aPrefixBuiltInCodeIsCheckedAsAParsedOne() throws {
+    let a = try append("a", id: ItemID(canonical: "abcdef01-1111-4000-8000-000000000001")!)
+    try expectRefusal(.invalidInput, containing: "malformed id", .remove(.prefix("zzzzzzzz")))
+    try expectRefusal(.invalidInput, containing: "too short", .remove(.prefix("abc")))
+    let outcome = try perform(.remove(.prefix("ABCDEF01-1")))
+    #expect(outcome?.event.id == a)
+  }
+
+  /// Positions are `Int`s, as Swift's collections have them: a negative
+  /// one is out of range like any other, and a batch near `Int.max` is
+  /// refused rather than overflowing.
+  @Test func negativeAndHugePositionsAreOutOfRange() throws {
+    _ = try append("a")
+    let before = try export
+    #expect(throws: MsglogError.insertOutOfRange(stream: "main", index: -1, count: 1)) {
+      try log.insert("x", at: -1)
+    }
+    #expect(throws: MsglogError.moveOutOfRange(stream: "main", end: .from, index: -1, count: 1)) {
+      try log.move(from: -1, to: 0)
+    }
+    #expect(throws: MsglogError.moveOutOfRange(stream: "main", end: .to, index: -3, count: 1)) {
+      try log.move(from: 0, to: -3)
+    }
+    #expect(throws: MsglogError.insertOutOfRange(stream: "main", index: .max, count: 1)) {
+      try log.insert(contentsOf: [NewItem("x"), NewItem("y")], at: .max)
+    }
+    #expect(try export == before)
+    let outcome = try log.insert("first", at: 0)
+    #expect(outcome.index == 0)
+    #expect(try log.move(from: 1, to: 0)?.index == 0)
+  }
+
+  /// The store's own failures reach the caller as `MsglogError`s, in
+  /// memory as on disk: damage the in-memory store's order tree so that
+  /// the row counts still agree, and a read names the damage.
+  @Test func damageFoundInMemoryIsAMsglogError() throws {
+    _ = try append("a")
+    _ = try append("b")
+    log.memoryStore.damage { state in
+      let root = state.heads["main"]!.root
+      state.nodes["main"]![root] = TreeNode(parent: 0, isLeaf: false, children: [999], counts: [2])
+    }
+    let expected = MsglogError.derivedDamage(DerivedDamage(.order, "the order of stream 'main' lacks node 999"))
+    #expect(throws: expected) { try log.items() }
+    #expect(throws: expected) { try log.read { try $0.forEachItem(of: "main") { _, _ in } } }
+    #expect(throws: expected) { try log.append("c") }
+    #expect(try log.verify().problems.contains { $0.hasPrefix("table order: stream 'main'") })
+  }
+
+  /// A log opened for reading refuses writes, in memory too.
+  @Test func aReadOnlyLogRefusesWrites() throws {
+    let readOnly = EventLog.inMemory(configuration: .init(access: .readOnly))
+    #expect(throws: MsglogError.readOnly(location: "(memory)", reason: "opened for reading only")) {
+      try readOnly.append("x")
+    }
+    #expect(try readOnly.headSeq() == 0)
+  }
+
   @Test func moveOntoItselfAppendsNothing() throws {
     _ = try append("a")
     _ = try append("b")
@@ -108,8 +168,8 @@ import Testing
 
 @Suite struct VerifierTests {
   @Test func namesTheSeqOfAFlippedBitAndRefusesToReplayPastIt() throws {
-    let store = MemoryStore()
-    let log = EventLog(store: store)
+    let log = EventLog.inMemory()
+    let store = log.memoryStore
     for text in ["a", "b", "c"] { try log.append(text) }
     #expect(try log.verify().isClean)
     store.corruptRecord(at: 2, byte: 30)

@@ -3,7 +3,7 @@ import Testing
 
 @testable import MsglogCore
 
-/// SPEC.md's event table, one event kind at a time, at the edge indices.
+/// docs/REFERENCE.md's event table, one event kind at a time, at the edge indices.
 @Suite struct ProjectionTests {
   let ids = (0..<6).map { _ in ItemID() }
   let t = Timestamp(milliseconds: 0)

@@ -27,15 +27,15 @@ import Testing
     for _ in 0..<400 {
       let roll = Int.random(in: 0..<10, using: &rng)
       if count < 3 || roll < 4 {
-        try log.insert("item", at: UInt64.random(in: 0...UInt64(count), using: &rng))
+        try log.insert("item", at: Int(UInt64.random(in: 0...UInt64(count), using: &rng)))
         count += 1
       } else if roll < 6 {
         let items = try log.items().items
         try log.remove(id: items[Int.random(in: 0..<count, using: &rng)].id)
         count -= 1
       } else {
-        let from = UInt64.random(in: 0..<UInt64(count), using: &rng)
-        try log.move(from: from, to: UInt64.random(in: 0..<UInt64(count), using: &rng))
+        let from = Int(UInt64.random(in: 0..<UInt64(count), using: &rng))
+        try log.move(from: from, to: Int(UInt64.random(in: 0..<UInt64(count), using: &rng)))
       }
     }
     let head = try log.headSeq()

@@ -12,8 +12,8 @@ struct DiskLog {
   let clock = TestClock()
   let log: EventLog
 
-  init(_ path: String, checkpointInterval: UInt64 = 256) throws {
-    log = try EventLog(path, clock: clock.now, checkpointInterval: checkpointInterval)
+  init(_ path: String, checkpointInterval: Int = 256) throws {
+    log = try EventLog(path, configuration: .init(clock: clock.now, checkpointInterval: checkpointInterval))
   }
 
   @discardableResult
@@ -31,7 +31,7 @@ struct DiskLog {
       try log.append("hello", sender: "ann")
       try log.insert("first", at: 0)
     }
-    let reopened = try EventLog(dir.db, access: .readOnly)
+    let reopened = try EventLog(dir.db, configuration: .init(access: .readOnly))
     let snapshot = try reopened.items()
     #expect(snapshot.items.map(\.text) == ["first", "hello"])
     #expect(snapshot.items.map(\.sender) == [nil, "ann"])
@@ -89,7 +89,7 @@ struct DiskLog {
         let id = ItemID.random()
         model.insert(id, at: index)
         requests.append(
-          WriteRequest(stream: "big", command: .insert(InsertRequest(index: UInt64(index), text: "i\(step)", id: id))))
+          WriteRequest(stream: "big", command: .insert(InsertRequest(index: index, text: "i\(step)", id: id))))
       } else if next(2) == 0 {
         let index = next(model.count)
         requests.append(WriteRequest(stream: "big", command: .remove(.id(model.remove(at: index)))))
@@ -97,7 +97,7 @@ struct DiskLog {
         let from = next(model.count), to = next(model.count)
         if from == to { continue }
         model.insert(model.remove(at: from), at: to)
-        requests.append(WriteRequest(stream: "big", command: .move(from: UInt64(from), to: UInt64(to), id: nil)))
+        requests.append(WriteRequest(stream: "big", command: .move(from: from, to: to, id: nil)))
       }
     }
     // In batches, as import and append --lines do, with small checkpoints.
@@ -112,7 +112,7 @@ struct DiskLog {
     #expect(try log.replay("big", at: UInt64(requests.count)) == current)
     #expect(try log.verify().isClean)
     // One more command touches a few nodes, not the whole order.
-    try log.move(from: 0, to: UInt64(model.count - 1), in: "big")
+    try log.move(from: 0, to: model.count - 1, in: "big")
     model.append(model.removeFirst())
     #expect(try log.items(of: "big").items.map(\.id) == model)
     #expect(try log.verify().isClean)
@@ -197,7 +197,7 @@ struct DiskLog {
     }
     #expect(flipped > 0)
     try data.write(to: URL(fileURLWithPath: dataPath))
-    let log = try EventLog(dir.db, access: .readOnly)
+    let log = try EventLog(dir.db, configuration: .init(access: .readOnly))
     let report = try log.verify()
     #expect(report.problems.first?.hasPrefix("seq 2: corrupted record") == true, "\(report.problems)")
     let error = try #require(throws: MsglogError.self) { try log.replay() }

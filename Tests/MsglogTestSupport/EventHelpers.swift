@@ -15,9 +15,15 @@ public final class TestClock: Sendable {
 }
 
 extension EventLog {
-  /// A log in memory (the in-memory twin of the LMDB store), for fast tests of logic.
-  public static func inMemory(clock: TestClock = TestClock(), checkpointInterval: UInt64 = 256) -> EventLog {
-    EventLog(store: MemoryStore(), clock: clock.now, checkpointInterval: checkpointInterval)
+  /// A log in memory on a clock the test sets.
+  public static func inMemory(clock: TestClock, checkpointInterval: Int = 256) -> EventLog {
+    inMemory(configuration: Configuration(clock: clock.now, checkpointInterval: checkpointInterval))
+  }
+
+  /// The store of a log made by `inMemory`, for tests that damage it.
+  package var memoryStore: MemoryStore {
+    guard let store = store as? MemoryStore else { preconditionFailure("\(location) is not in memory") }
+    return store
   }
 
   /// Every event as the JSON line `export` prints.
@@ -41,14 +47,14 @@ public func workload(count: Int) -> [WriteRequest] {
     switch i % 5 {
     case 3 where n > 1:
       requests.append(
-        WriteRequest(stream: stream, command: .move(from: UInt64(i % n), to: UInt64((i * 7) % n), id: nil)))
+        WriteRequest(stream: stream, command: .move(from: i % n, to: (i * 7) % n, id: nil)))
       if i % n != (i * 7) % n { let x = ids[stream]!.remove(at: i % n); ids[stream]!.insert(x, at: (i * 7) % n) }
     case 4 where n > 2:
       requests.append(WriteRequest(stream: stream, command: .remove(.id(ids[stream]![n / 2]))))
       ids[stream]!.remove(at: n / 2)
       sizes[stream] = n - 1
     default:
-      let index = UInt64(i % (n + 1))
+      let index = i % (n + 1)
       requests.append(
         WriteRequest(
           stream: stream,

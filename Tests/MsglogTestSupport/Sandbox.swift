@@ -223,8 +223,13 @@ public let repositoryRoot: String = URL(fileURLWithPath: #filePath).deletingLast
 
 /// Runs /usr/bin/python3 (which has Debian's python3-lmdb) with `arguments`.
 public func python(_ arguments: [String], stdin: Data = Data()) -> Run {
+  runProgram("/usr/bin/python3", arguments, stdin: stdin)
+}
+
+/// Runs `executable` with `arguments`, reading both its pipes while it runs.
+public func runProgram(_ executable: String, _ arguments: [String], stdin: Data = Data()) -> Run {
   let p = Process()
-  p.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+  p.executableURL = URL(fileURLWithPath: executable)
   p.arguments = arguments
   let input = Pipe()
   let out = Pipe()

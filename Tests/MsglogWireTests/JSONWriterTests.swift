@@ -61,7 +61,7 @@ import Testing
         id: ItemID(), text: "item \(i)", sender: i % 2 == 0 ? "ann" : nil, time: Timestamp(milliseconds: 1000),
         seq: UInt64(i + 1))
     }
-    let snapshot = StreamSnapshot(stream: "main", seq: 5, version: 5, items: items)
+    let snapshot = StreamContents(stream: "main", seq: 5, version: 5, items: items)
     var whole = JSONWriter()
     whole.snapshot(snapshot)
     var pieces = JSONWriter()

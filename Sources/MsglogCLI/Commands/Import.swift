@@ -24,7 +24,7 @@ extension Invocation {
     }
     progress.finish()
     if json {
-      try stdout.document { $0.importSummary(summary) }
+      try stdout.document { $0.importResult(summary) }
     } else {
       try stdout.line(
         "imported \(summary.imported) \(summary.imported == 1 ? "event" : "events"); the head is seq \(summary.head)")

@@ -25,7 +25,7 @@ extension Invocation {
     try printReport(result.after)
   }
 
-  func printReport(_ report: Verifier.Report) throws {
+  func printReport(_ report: VerifyReport) throws {
     if json {
       try stdout.document { $0.verifyReport(report) }
     } else if report.isClean {

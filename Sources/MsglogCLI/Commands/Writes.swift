@@ -3,7 +3,7 @@ import Msglog
 /// `append`, `insert`, `move`, `remove`: one write each, printed after it commits.
 extension Invocation {
   /// `append` (index nil) and `insert INDEX`.
-  func insert(at index: UInt64?) throws {
+  func insert(at index: Int?) throws {
     let stream = try stream
     let sender = args[Options.sender]
     if let sender { try Limits.checkSender(sender) }
@@ -47,8 +47,8 @@ extension Invocation {
   }
 
   func move() throws {
-    let from = try number(at: 0, what: "FROM index")
-    let to = try number(at: 1, what: "TO index")
+    let from = try index(at: 0, what: "FROM index")
+    let to = try index(at: 1, what: "TO index")
     let stream = try stream
     let expected = try args.number(Options.expectVersion)
     guard let outcome = try openLog(forWriting: true).move(from: from, to: to, in: stream, expectVersion: expected)

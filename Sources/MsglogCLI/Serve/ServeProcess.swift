@@ -37,6 +37,12 @@ package final class ServeProcess {
     self.environment = environment
   }
 
+  /// The log to serve, opened for writing, reporting LMDB's own failed
+  /// checks as msglog does.
+  package func openLog(_ location: String) throws -> EventLog {
+    try EventLog(location, configuration: .init(lmdbAssertionHandler: MsglogCLI.reportLMDBAssertion))
+  }
+
   /// The options, or nil when help or the version was asked for (and printed).
   package func settings() throws -> Settings? {
     var arguments = try MsglogCLI.rawArguments().get()

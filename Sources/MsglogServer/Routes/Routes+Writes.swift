@@ -22,7 +22,8 @@ extension Routes {
       }
       try body.finish()
       if let index {
-        outcome = try log.insert(text, at: index, sender: sender, id: id, into: stream, expectVersion: expected)
+        // Numbers are 0 to 2^63-1 (`body.number`): every one is an Int.
+        outcome = try log.insert(text, at: Int(index), sender: sender, id: id, into: stream, expectVersion: expected)
       } else {
         outcome = try log.append(text, sender: sender, id: id, to: stream, expectVersion: expected)
       }
@@ -30,7 +31,7 @@ extension Routes {
       let from = try body.required(body.number("from"), "from")
       let to = try body.required(body.number("to"), "to")
       try body.finish()
-      outcome = try log.move(from: from, to: to, in: stream, expectVersion: expected)
+      outcome = try log.move(from: Int(from), to: Int(to), in: stream, expectVersion: expected)
     case .remove:
       let selector = try ItemSelector(parsing: try body.required(body.string("id"), "id"))
       try body.finish()

@@ -5,9 +5,9 @@
 // How it holds together:
 // - The model (state.items at state.version) is the stream at its head: the
 //   list from /api/items, then each event of the stream folded in by version
-//   (`apply`, the projection of SPEC.md). An event out of order means the
-//   page lost track of the log (a restart on another log): it reads the list
-//   again.
+//   (`apply`, the event table of docs/REFERENCE.md). An event out of order
+//   means the page lost track of the log (a restart on another log): it
+//   reads the list again.
 // - What is shown is `shownItems()`: the past (the history slider), a card
 //   being moved, a write on its way, or the model.
 // - Every write goes through `write()` with the version the page showed;
@@ -191,7 +191,7 @@ function when(iso) {
 
 // MARK: - The model: events folded into the list
 
-/** Each kind of event, applied to a list (SPEC.md's projection); false when it does not fit. */
+/** Each kind of event, applied to a list (docs/REFERENCE.md's event table); false when it does not fit. */
 const apply = {
   insert(items, e) {
     if (e.index > items.length) return false;
@@ -381,7 +381,7 @@ function fillPicker(names) {
   select.value = state.stream;
 }
 
-/** Why `name` cannot be a stream (SPEC.md: 1–200 bytes, no control characters), or null. */
+/** Why `name` cannot be a stream (docs/REFERENCE.md: 1–200 bytes, no control characters), or null. */
 function streamNameProblem(name) {
   if (!name.trim()) return "A stream name needs a character other than a space.";
   const bytes = new TextEncoder().encode(name).length;

@@ -1,0 +1,237 @@
+/// The byte layout of the derived tables' rows, shared by every store.
+///
+/// Each row ends with a CRC-32C computed over a tag for its table, its key
+/// and its value, so that a flipped bit, a truncated row, or a value moved
+/// to another key (or table) is caught when the row is read, before anything
+/// is computed from it. All integers are big-endian.
+package enum DerivedRows {
+  /// Which table a row belongs to: the first byte the checksum covers.
+  package enum Table: UInt8, Sendable, CustomStringConvertible {
+    case heads = 1
+    case order = 2
+    case ids = 3
+    case checkpoints = 4
+    case summary = 5
+
+    package var description: String {
+      switch self {
+      case .heads: return "heads"
+      case .order: return "order"
+      case .ids: return "ids"
+      case .checkpoints: return "checkpoints"
+      case .summary: return "summary"
+      }
+    }
+  }
+
+  // MARK: - Keys (the bytes the checksum covers; LMDB uses them as keys too)
+
+  package static func headKey(_ stream: StreamName) -> [UInt8] { stream.bytes }
+
+  package static func nodeKey(_ stream: StreamName, _ node: NodeID) -> [UInt8] { streamKey(stream, node) }
+
+  package static func checkpointKey(_ stream: StreamName, _ seq: UInt64) -> [UInt8] { streamKey(stream, seq) }
+
+  /// A stream name, a 0 byte (names hold no control characters) and a big-endian u64.
+  package static func streamKey(_ stream: StreamName, _ n: UInt64) -> [UInt8] {
+    var key = stream.bytes
+    key.reserveCapacity(key.count + 9)
+    key.append(0)
+    key.appendBigEndian(n)
+    return key
+  }
+
+  // MARK: - Stream heads: 7 × u64
+
+  package static func encode(_ head: StreamHead) -> [UInt8] {
+    var out: [UInt8] = []
+    out.reserveCapacity(60)
+    for n in [
+      head.version, head.lastSeq, head.count, head.root, head.nextNode, head.checkpointVersion, head.checkpointCount,
+    ] {
+      out.appendBigEndian(n)
+    }
+    return seal(.heads, key: headKey(head.stream), out)
+  }
+
+  package static func decodeHead(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> StreamHead {
+    var r = try open(.heads, key: headKey(stream), row, what: "the head of stream \(TerminalText.quoted(stream))")
+    let head = StreamHead(
+      stream: stream, version: try r.u64(), lastSeq: try r.u64(), count: try r.u64(), root: try r.u64(),
+      nextNode: try r.u64(), checkpointVersion: try r.u64(), checkpointCount: try r.u64())
+    try r.end()
+    return head
+  }
+
+  // MARK: - Order tree nodes
+
+  /// u8 is-leaf, u64 parent, u32 n, then n × (16-byte id, u64 seq) in a leaf
+  /// or n × (u64 child, u64 count) in an inner node.
+  package static func encode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) -> [UInt8] {
+    var out: [UInt8] = [node.isLeaf ? 1 : 0]
+    out.reserveCapacity(17 + node.width * 24)
+    out.appendBigEndian(node.parent)
+    out.appendBigEndian(UInt32(node.width))
+    if node.isLeaf {
+      for slot in node.elements { append(slot, to: &out) }
+    } else {
+      for (child, count) in zip(node.children, node.counts) {
+        out.appendBigEndian(child)
+        out.appendBigEndian(UInt64(count))
+      }
+    }
+    return seal(.order, key: nodeKey(stream, id), out)
+  }
+
+  package static func decodeNode(_ id: NodeID, of stream: StreamName, _ row: UnsafeRawBufferPointer)
+    throws(DerivedDamage) -> TreeNode<Slot>
+  {
+    let what = "node \(id) of stream \(TerminalText.quoted(stream))"
+    var r = try open(.order, key: nodeKey(stream, id), row, what: what)
+    let kind = try r.u8()
+    guard kind <= 1 else { throw DerivedDamage(.order, "\(what) has kind \(kind)") }
+    let parent = try r.u64()
+    let n = Int(try r.u32())
+    var node = TreeNode<Slot>(parent: parent, isLeaf: kind == 1)
+    guard r.remaining == n * (node.isLeaf ? 24 : 16) else {
+      throw DerivedDamage(.order, "\(what) says it holds \(n) entries in \(r.remaining) bytes")
+    }
+    if node.isLeaf {
+      node.elements.reserveCapacity(n)
+      for _ in 0..<n { node.elements.append(Slot(id: try r.uuid(), seq: try r.u64())) }
+    } else {
+      node.children.reserveCapacity(n)
+      node.counts.reserveCapacity(n)
+      for _ in 0..<n {
+        node.children.append(try r.u64())
+        let count = try r.u64()
+        guard count <= UInt64(Int.max) else { throw DerivedDamage(.order, "\(what) has a count of \(count)") }
+        node.counts.append(Int(count))
+      }
+    }
+    return node
+  }
+
+  // MARK: - Id index: 3 × u64
+
+  package static func encode(_ entry: IdEntry, for id: ItemID) -> [UInt8] {
+    var out: [UInt8] = []
+    out.reserveCapacity(28)
+    out.appendBigEndian(entry.insertSeq)
+    out.appendBigEndian(entry.removeSeq)
+    out.appendBigEndian(entry.leaf)
+    return seal(.ids, key: id.bytes, out)
+  }
+
+  package static func decodeIdEntry(_ id: ItemID, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> IdEntry {
+    var r = try open(.ids, key: id.bytes, row, what: "the entry of \(id.text)")
+    let entry = IdEntry(insertSeq: try r.u64(), removeSeq: try r.u64(), leaf: try r.u64())
+    try r.end()
+    return entry
+  }
+
+  // MARK: - Checkpoints: u64 version, then (16-byte id, u64 seq) per item
+
+  package static func encode(_ checkpoint: Checkpoint) -> [UInt8] {
+    var out: [UInt8] = []
+    out.reserveCapacity(12 + checkpoint.slots.count * 24)
+    out.appendBigEndian(checkpoint.version)
+    for slot in checkpoint.slots { append(slot, to: &out) }
+    return seal(.checkpoints, key: checkpointKey(checkpoint.stream, checkpoint.seq), out)
+  }
+
+  package static func decodeCheckpoint(stream: StreamName, seq: UInt64, _ row: UnsafeRawBufferPointer)
+    throws(DerivedDamage) -> Checkpoint
+  {
+    let what = "the checkpoint of stream \(TerminalText.quoted(stream)) at seq \(seq)"
+    var r = try open(.checkpoints, key: checkpointKey(stream, seq), row, what: what)
+    let version = try r.u64()
+    guard r.remaining % 24 == 0 else { throw DerivedDamage(.checkpoints, "\(what) has a partial entry") }
+    var slots: [Slot] = []
+    slots.reserveCapacity(r.remaining / 24)
+    while r.remaining > 0 { slots.append(Slot(id: try r.uuid(), seq: try r.u64())) }
+    return Checkpoint(stream: stream, seq: seq, version: version, slots: slots)
+  }
+
+  // MARK: - Summary: 6 × u64
+
+  package static func encode(_ summary: RecordedCounts) -> [UInt8] {
+    var out: [UInt8] = []
+    out.reserveCapacity(52)
+    for n in [summary.events, summary.streams, summary.ids, summary.nodes, summary.checkpoints] {
+      out.appendBigEndian(n)
+    }
+    return seal(.summary, key: [], out)
+  }
+
+  package static func decodeSummary(_ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> RecordedCounts {
+    var r = try open(.summary, key: [], row, what: "the summary")
+    let summary = RecordedCounts(
+      events: try r.u64(), streams: try r.u64(), ids: try r.u64(), nodes: try r.u64(), checkpoints: try r.u64())
+    try r.end()
+    return summary
+  }
+
+  // MARK: - Checksums
+
+  static func checksum(_ table: Table, key: [UInt8], _ body: UnsafeRawBufferPointer) -> UInt32 {
+    var crc = withUnsafeBytes(of: table.rawValue) { CRC32C.update(0, $0) }
+    crc = key.withUnsafeBytes { CRC32C.update(crc, $0) }
+    return CRC32C.update(crc, body)
+  }
+
+  static func seal(_ table: Table, key: [UInt8], _ body: [UInt8]) -> [UInt8] {
+    var out = body
+    out.appendBigEndian(body.withUnsafeBytes { checksum(table, key: key, $0) })
+    return out
+  }
+
+  /// Checks the row's checksum and returns a reader over its value.
+  static func open(_ table: Table, key: [UInt8], _ row: UnsafeRawBufferPointer, what: String)
+    throws(DerivedDamage) -> RowReader
+  {
+    guard row.count >= 4 else { throw DerivedDamage(table, "\(what) is truncated (\(row.count) bytes)") }
+    let body = UnsafeRawBufferPointer(rebasing: row[..<(row.count - 4)])
+    let stored = row.loadBigEndian(fromByteOffset: row.count - 4, as: UInt32.self)
+    guard stored == checksum(table, key: key, body) else {
+      throw DerivedDamage(table, "\(what) fails its checksum")
+    }
+    return RowReader(bytes: body, table: table, what: what)
+  }
+
+  static func append(_ slot: Slot, to out: inout [UInt8]) {
+    slot.id.withUnsafeBytes { out.append(contentsOf: $0) }
+    out.appendBigEndian(slot.seq)
+  }
+
+  /// Reads a row's fields front to back; a short or long row is damage.
+  struct RowReader {
+    let bytes: UnsafeRawBufferPointer
+    let table: Table
+    let what: String
+    var offset = 0
+
+    var remaining: Int { bytes.count - offset }
+
+    mutating func integer<T: FixedWidthInteger>() throws(DerivedDamage) -> T {
+      let n = MemoryLayout<T>.size
+      guard n <= remaining else { throw DerivedDamage(table, "\(what) is truncated") }
+      defer { offset += n }
+      return bytes.loadBigEndian(fromByteOffset: offset, as: T.self)
+    }
+
+    mutating func u8() throws(DerivedDamage) -> UInt8 { try integer() }
+    mutating func u32() throws(DerivedDamage) -> UInt32 { try integer() }
+    mutating func u64() throws(DerivedDamage) -> UInt64 { try integer() }
+
+    mutating func uuid() throws(DerivedDamage) -> ItemID {
+      guard remaining >= 16 else { throw DerivedDamage(table, "\(what) is truncated") }
+      defer { offset += 16 }
+      return ItemID(bytes: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 16)]))
+    }
+
+    func end() throws(DerivedDamage) {
+      guard remaining == 0 else { throw DerivedDamage(table, "\(what) has \(remaining) unexpected bytes") }
+    }
+  }
+}

@@ -1,0 +1,197 @@
+/// Everything that can go wrong in msglog, as cases a program can switch on.
+///
+/// The library throws these and only these (the store modules turn their
+/// own failures into them at their boundary). `description` says what went
+/// wrong in plain words, naming no command or option; a front end (the
+/// command line, the HTTP server) adds its own hints and maps `category` to
+/// its exit codes or status codes.
+public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
+  // MARK: Input the caller got wrong
+
+  case invalidInput(InvalidInput)
+
+  // MARK: Refused against the current state
+
+  /// `expectVersion` did not match: someone else changed the stream.
+  case versionConflict(stream: StreamName, expected: UInt64, actual: UInt64)
+  /// An insert's index is past the end.
+  case insertOutOfRange(stream: StreamName, index: Int, count: Int)
+  /// A move's `from` or `to` is past the last item.
+  case moveOutOfRange(stream: StreamName, end: MoveEnd, index: Int, count: Int)
+  /// A move in a stream that has no items.
+  case emptyStream(StreamName)
+  /// The id was inserted before (and may have been removed since).
+  case idAlreadyUsed(ItemID, insertSeq: UInt64)
+  /// A move that names its item (an exported line) found another one there.
+  case itemMismatch(index: Int, found: ItemID, expected: ItemID)
+  case noSuchItem(ItemID, stream: StreamName)
+  case itemRemoved(ItemID, removeSeq: UInt64)
+  case itemInAnotherStream(ItemID, home: StreamName, stream: StreamName)
+  case noPrefixMatch(prefix: String, stream: StreamName)
+  /// An id prefix matches several live items: the first few of them.
+  case ambiguousPrefix(prefix: String, stream: StreamName, matches: [ItemID], more: Bool)
+  case seqBeyondHead(seq: UInt64, head: UInt64)
+
+  // MARK: Damage
+
+  /// A record fails its checksum or does not decode.
+  case corruptedRecord(seq: UInt64, reason: String)
+  /// The log as a whole is inconsistent: a gap, a key that is no seq, an
+  /// event that does not fit the state replay has reached.
+  case corruptedLog(String)
+  /// An event that does not fit the state replay has reached at its seq.
+  case eventDoesNotFit(seq: UInt64, reason: String)
+  /// A derived table disagrees with the log; `repair()` rebuilds it.
+  case derivedDamage(DerivedDamage)
+  /// The derived tables were written by an older msglog; `repair()` rebuilds them.
+  case outdatedFormat(String)
+  /// `repair()` found the log itself damaged: rebuilding derived tables cannot help.
+  case unrepairable(problems: [String])
+
+  // MARK: Where the log lives
+
+  case noDatabase(location: String, emptyDirectory: Bool)
+  case notAMsglogDatabase(location: String, reason: String)
+  /// An LMDB environment (or server database) that belongs to another program.
+  case anotherProgramsDatabase(location: String)
+  case readOnly(location: String, reason: String)
+  /// The server refused a privilege the operation needs: `reason` is its
+  /// words, `needed` the privileges the operation takes, in words the store
+  /// chose ("reading needs USAGE on schema msglog and SELECT on its tables").
+  case permissionDenied(location: String, writing: Bool, reason: String, needed: String)
+  case cannotRead(location: String, reason: String)
+  case cannotCreate(location: String, reason: String)
+  case diskFull(String)
+  /// A read without a lock kept racing commits.
+  case changedDuringRead(location: String)
+  /// The server could not be reached, or refused us (authentication, a missing database).
+  case cannotConnect(location: String, reason: String)
+  /// The connection broke during an operation (the server stopped or restarted);
+  /// nothing of the operation was committed unless it said so.
+  case connectionLost(location: String, reason: String)
+  /// The log was written by a newer msglog, whose format this one does not know.
+  case newerFormat(location: String, found: String, known: String)
+  /// Any other failure of the store, in words.
+  case storage(String)
+
+  // MARK: Batches
+
+  /// The error of one line of an import.
+  indirect case line(Int, MsglogError)
+  /// The import's input could not be read.
+  case cannotReadInput(String)
+
+  /// Which end of a move is out of range.
+  public enum MoveEnd: String, Sendable { case from, to }
+
+  /// Broad classes, for mapping to exit codes and HTTP statuses.
+  public enum Category: Sendable, Equatable {
+    /// Malformed input (CLI exit 64, HTTP 400).
+    case invalidInput
+    /// `expectVersion` mismatch (exit 75, HTTP 412).
+    case conflict
+    /// The item, prefix or point in history does not exist (exit 1, HTTP 404).
+    case notFound
+    /// Refused against the current state (exit 1, HTTP 409).
+    case refused
+    /// The log or its derived tables are damaged (exit 1, HTTP 500).
+    case damaged
+    /// The store refuses this user the operation: a privilege it lacks, a
+    /// read-only database (exit 1, HTTP 403).
+    case forbidden
+    /// The location holds what msglog cannot use: another program's data, a
+    /// newer msglog's format (exit 1, HTTP 409).
+    case incompatible
+    /// The store cannot be reached, read or written (exit 1, HTTP 503).
+    case unavailable
+  }
+
+  public var category: Category {
+    switch self {
+    case .invalidInput: return .invalidInput
+    case .versionConflict: return .conflict
+    case .noSuchItem, .itemInAnotherStream, .noPrefixMatch, .seqBeyondHead, .noDatabase: return .notFound
+    case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .itemMismatch, .itemRemoved,
+      .ambiguousPrefix:
+      return .refused
+    case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
+      return .damaged
+    case .readOnly, .permissionDenied: return .forbidden
+    case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat: return .incompatible
+    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .storage, .cannotReadInput, .cannotConnect,
+      .connectionLost:
+      return .unavailable
+    case .line(_, let inner): return inner.category
+    }
+  }
+
+  public var description: String {
+    switch self {
+    case .invalidInput(let input): return input.description
+    case .versionConflict(let stream, let expected, let actual):
+      return "stream \(TerminalText.quoted(stream)) is at version \(actual), not \(expected)"
+    case .insertOutOfRange(let stream, let index, let count):
+      return "index \(index) is out of range: stream \(TerminalText.quoted(stream)) has \(count) "
+        + "\(count == 1 ? "item" : "items"), so an insert takes 0…\(count)"
+    case .moveOutOfRange(let stream, let end, let index, let count):
+      return "\(end.rawValue) index \(index) is out of range: stream \(TerminalText.quoted(stream)) has \(count) "
+        + "\(count == 1 ? "item" : "items") (0…\(count - 1))"
+    case .emptyStream(let stream): return "cannot move in stream \(TerminalText.quoted(stream)): it has no items"
+    case .idAlreadyUsed(let id, let seq): return "id \(id.text) was already used (inserted at seq \(seq))"
+    case .itemMismatch(let index, let found, let expected):
+      return "the item at index \(index) is \(found.text), not \(expected.text)"
+    case .noSuchItem(let id, let stream): return "no item with id \(id.text) in stream \(TerminalText.quoted(stream))"
+    case .itemRemoved(let id, let seq): return "item \(id.text) was already removed (at seq \(seq))"
+    case .itemInAnotherStream(let id, let home, let stream):
+      return "item \(id.text) is in stream \(TerminalText.quoted(home)), not \(TerminalText.quoted(stream))"
+    case .noPrefixMatch(let prefix, let stream):
+      return "no item in stream \(TerminalText.quoted(stream)) has an id starting with \(prefix)"
+    case .ambiguousPrefix(let prefix, let stream, let matches, let more):
+      return "id prefix \(prefix) is ambiguous in stream \(TerminalText.quoted(stream)): it matches "
+        + matches.map(\.text).joined(separator: ", ") + (more ? ", …" : "")
+    case .seqBeyondHead(let seq, let head): return "seq \(seq) is beyond the head of the log (\(head))"
+    case .corruptedRecord(let seq, let reason): return "corrupted record at seq \(seq): \(reason)"
+    case .corruptedLog(let reason): return "corrupted log: \(reason)"
+    case .eventDoesNotFit(let seq, let reason): return "corrupted log at seq \(seq): \(reason)"
+    case .derivedDamage(let damage): return "the derived tables disagree with the log (\(damage))"
+    case .outdatedFormat(let found):
+      return "the derived tables were written by an older msglog (format \(found)) and must be rebuilt"
+    case .unrepairable:
+      return "the log itself is damaged: rebuilding the derived tables from it cannot help"
+    case .noDatabase(let location, let empty):
+      // A server's database exists; it just holds no log yet.
+      if location.contains("://") { return "no msglog log in \(location)" }
+      return "no database at \(location)" + (empty ? " (the directory is empty)" : "")
+    case .notAMsglogDatabase(let location, let reason): return "\(location) is not a msglog database (\(reason))"
+    case .anotherProgramsDatabase(let location):
+      return "\(location) is not a msglog database (it is another program's LMDB environment)"
+    case .readOnly(let location, let reason): return "cannot write to \(location): it is read-only (\(reason))"
+    case .permissionDenied(let location, let writing, let reason, let needed):
+      return "cannot \(writing ? "write to" : "read") \(location): \(reason) (\(needed))"
+    case .cannotRead(let location, let reason): return "cannot read \(location): \(reason)"
+    case .cannotCreate(let location, let reason): return "cannot create the database \(location): \(reason)"
+    case .diskFull(let detail): return "the disk is full: \(detail)"
+    case .changedDuringRead: return "the database changed while it was read, five times over"
+    case .cannotConnect(let location, let reason): return "cannot connect to \(location): \(reason)"
+    case .connectionLost(let location, let reason): return "lost the connection to \(location): \(reason)"
+    case .newerFormat(let location, let found, let known):
+      return "\(location) was written by a newer msglog (format \(found); this one knows \(known))"
+    case .storage(let text): return text
+    case .line(let number, let inner): return "line \(number): \(inner)"
+    case .cannotReadInput(let text): return text
+    }
+  }
+
+  /// The error without its line number, for a front end that words both.
+  public var innermost: MsglogError {
+    if case .line(_, let inner) = self { return inner.innermost }
+    return self
+  }
+}
+
+extension MsglogError {
+  /// A decoding failure of the record at `seq`.
+  static func corrupted(seq: UInt64, _ reason: some CustomStringConvertible) -> MsglogError {
+    .corruptedRecord(seq: seq, reason: reason.description)
+  }
+}

@@ -1,0 +1,420 @@
+/// Validates commands against the current state and appends their events,
+/// inside one write transaction of an `EventStore`.
+///
+/// Each stream's order lives in the store as a counted B+tree
+/// (`StoredOrder`); a session reads the nodes a command touches, changes
+/// them in a cache, and writes them back in `finish()`, with the stream
+/// heads, the id index, the per-stream event index and any checkpoint due.
+/// So a command costs the same on a stream of ten items or of a million, and
+/// a batch (`append --lines`, `import`) validates each command against the
+/// state the earlier ones left. Nothing is visible until the store commits.
+package final class LedgerSession {
+  /// How a session treats the events it produces.
+  package enum Mode {
+    /// Append them to the log: the normal write path.
+    case append
+    /// They are already in the log (a rebuild of the derived tables): check
+    /// that each equals the stored record instead of appending it.
+    case rebuild
+  }
+
+  let writer: any LogWriter
+  let now: Timestamp
+  let mode: Mode
+  /// How many commands a long batch (an import, a rebuild) performs between
+  /// two `finish()`es, which write the derived rows so far into the
+  /// transaction: the session's caches stay bounded however long the batch.
+  package static let flushInterval = 65_536
+
+  /// A stream gets a checkpoint once it has had at least this many events,
+  /// and at least as many as it had items, since its last one: checkpoints
+  /// then add up to no more than the log itself.
+  package let checkpointInterval: UInt64
+  private var nextSeq: UInt64
+  private var streams: [StreamName: StreamState] = [:]
+  /// Id index rows changed by this session, not yet stored.
+  private var idEntries: [ItemID: IdEntry] = [:]
+  /// Id index rows read from the store since the last `finish()` (nil: no
+  /// row): a batch looks its ids up in one request (`prefetch(ids:)`).
+  private var storedEntries: [ItemID: IdEntry?] = [:]
+  /// The derived tables' row counts, as this session leaves them; nil in a
+  /// store that cannot count rows cheaply (and so keeps no summary).
+  private var summary: RecordedCounts?
+  /// How many writes this session has handed its writer: a mark can be
+  /// returned to only while none were handed over since.
+  private var writesSent = 0
+
+  struct StreamState {
+    var head: StreamHead
+    var tree: CountedTree<StoredNodes>
+    /// The stream had no head before this session.
+    var isNew: Bool
+  }
+
+  /// Opens a session on `writer`. In append mode the derived tables are
+  /// checked against the log first (row counts in O(1)), so that no event
+  /// is ever computed from damaged state.
+  package init(writer: any LogWriter, now: Timestamp, mode: Mode = .append, checkpointInterval: UInt64 = 256) throws {
+    self.writer = writer
+    self.now = now
+    self.mode = mode
+    self.checkpointInterval = max(checkpointInterval, 1)
+    let counts = try writer.tableCounts()
+    switch mode {
+    case .append:
+      if let counts { try Integrity.checkCounts(writer, counts: counts) }
+      self.nextSeq = try writer.headSeq() + 1
+      self.summary = counts == nil ? nil : try writer.summary() ?? RecordedCounts()
+    case .rebuild:
+      self.nextSeq = 1
+      self.summary = counts == nil ? nil : RecordedCounts()
+    }
+  }
+
+  /// The stream's version as this session sees it.
+  package func version(of stream: StreamName) throws -> UInt64 {
+    if let state = streams[stream] { return state.head.version }
+    return try writer.streamHead(stream)?.version ?? 0
+  }
+
+  /// Refuses with a conflict unless the stream is at `expected`.
+  package func expect(version expected: UInt64, of stream: StreamName) throws {
+    let actual = try version(of: stream)
+    guard actual == expected else {
+      throw MsglogError.versionConflict(stream: stream, expected: expected, actual: actual)
+    }
+  }
+
+  /// Validates `request` and appends its event; nil for a move onto itself,
+  /// which appends nothing.
+  package func perform(_ request: WriteRequest) throws -> Outcome? {
+    try Limits.checkStreamName(request.stream.text)
+    var state = try takeState(of: request.stream)
+    defer { streams[request.stream] = state }
+    switch request.command {
+    case .insert(let insert):
+      return try performInsert(insert, time: request.time, on: &state)
+    case .remove(let selector):
+      return try performRemove(selector, time: request.time, on: &state)
+    case .move(let from, let to, let id):
+      return try performMove(from: from, to: to, id: id, time: request.time, on: &state)
+    }
+  }
+
+  /// The event the log holds at the seq a rebuild is replaying (see `replay`).
+  private var recorded: Event?
+
+  /// In rebuild mode: runs `request`, made from the event the log holds,
+  /// through the write path again, checking that it gives that very event
+  /// (compared with the one given, which the caller has just read).
+  package func replay(_ request: WriteRequest, recorded event: Event) throws -> Outcome? {
+    recorded = event
+    defer { recorded = nil }
+    return try perform(request)
+  }
+
+  /// Writes the derived rows of everything performed. The session can go on
+  /// afterwards (a long import flushes now and then to bound its memory).
+  package func finish() throws {
+    writesSent += 1
+    for (_, var state) in streams {
+      let (placements, nodeDelta) = try state.tree.store.flush()
+      try prefetch(ids: placements.lazy.map(\.0))
+      for (id, leaf) in placements {
+        guard var entry = try idEntry(id), entry.removeSeq == 0 else { continue }
+        entry.leaf = leaf
+        idEntries[id] = entry
+      }
+      if let nodes = summary?.nodes { summary?.nodes = UInt64(Int(nodes) + nodeDelta) }
+      // A stream whose only command was refused has no event and gets no head.
+      guard state.head.version > 0 else { continue }
+      if state.isNew { summary?.streams += 1 }
+      state.head.root = state.tree.root
+      state.head.nextNode = state.tree.store.nextNode
+      try writer.putStreamHead(state.head)
+    }
+    // In key order: a B-tree takes sorted inserts page by page.
+    for (id, entry) in idEntries.sorted(by: { ItemID.precedesInStorageOrder($0.key, $1.key) }) {
+      try writer.putIdEntry(entry, for: id)
+    }
+    if var summary {
+      summary.events = nextSeq - 1
+      try writer.putSummary(summary)
+      self.summary = summary
+    }
+    streams.removeAll()
+    idEntries.removeAll()
+    storedEntries.removeAll()
+  }
+
+  /// Reads the id index rows of `ids` in one request, for the commands of a
+  /// batch that name them (inserts with an id, removes by id).
+  package func prefetch(ids: some Sequence<ItemID>) throws {
+    guard writer.prefersBatchedReads else { return }
+    let missing = ids.filter { idEntries[$0] == nil && storedEntries[$0] == nil }
+    guard !missing.isEmpty else { return }
+    let found = try writer.idEntries(missing)
+    for id in missing { storedEntries[id] = .some(found[id]) }
+  }
+
+  /// Reads the id index rows the requests name (see `prefetch(ids:)`).
+  package func prefetch(idsOf requests: some Sequence<WriteRequest>) throws {
+    try prefetch(
+      ids: requests.lazy.compactMap { request -> ItemID? in
+        switch request.command {
+        case .insert(let insert): return insert.id
+        case .remove(.id(let id)): return id
+        case .remove(.prefix), .move: return nil
+        }
+      })
+  }
+
+  // MARK: - Marks
+
+  /// A point a session can return to: everything it holds then.
+  package struct Mark {
+    fileprivate var nextSeq: UInt64
+    fileprivate var streams: [StreamName: StreamState]
+    fileprivate var idEntries: [ItemID: IdEntry]
+    fileprivate var storedEntries: [ItemID: IdEntry?]
+    fileprivate var summary: RecordedCounts?
+    fileprivate var writesSent: Int
+  }
+
+  /// Where the session is now, to take back one command of a batch that
+  /// is refused (group commit: the others go on without it). Copies of
+  /// values, shared until changed.
+  package func mark() -> Mark {
+    Mark(
+      nextSeq: nextSeq, streams: streams, idEntries: idEntries, storedEntries: storedEntries, summary: summary,
+      writesSent: writesSent)
+  }
+
+  /// Returns to `mark`, forgetting everything performed since: true when
+  /// nothing had reached the writer since (a command is validated before it
+  /// writes, so a refusal leaves nothing there). False when something had:
+  /// the transaction then holds writes of the refused command and must be
+  /// abandoned.
+  package func rewind(to mark: Mark) -> Bool {
+    guard writesSent == mark.writesSent else { return false }
+    nextSeq = mark.nextSeq
+    streams = mark.streams
+    idEntries = mark.idEntries
+    storedEntries = mark.storedEntries
+    summary = mark.summary
+    return true
+  }
+
+  // MARK: - Commands
+
+  private func performInsert(_ insert: InsertRequest, time: Timestamp?, on state: inout StreamState) throws -> Outcome {
+    try Limits.checkText(insert.text)
+    if let sender = insert.sender { try Limits.checkSender(sender) }
+    let count = state.tree.count
+    let index = insert.index ?? count
+    guard (0...count).contains(index) else {
+      throw MsglogError.insertOutOfRange(stream: state.head.stream, index: index, count: count)
+    }
+    let id: ItemID
+    if let requested = insert.id {
+      // A rebuild replays a log whose inserts were checked to be unique
+      // (and starts from an empty id index): no lookup, no round trip.
+      if mode == .append, let entry = try idEntry(requested) {
+        throw MsglogError.idAlreadyUsed(requested, insertSeq: entry.insertSeq)
+      }
+      id = requested
+    } else {
+      id = try freshID()
+    }
+    let event = try append(
+      .insert(id: id, index: UInt64(index), text: insert.text, sender: insert.sender), time: time, to: &state)
+    try state.tree.insert(Slot(id: id, seq: event.seq), at: index)
+    state.head.count += 1
+    idEntries[id] = IdEntry(insertSeq: event.seq)
+    summary?.ids += 1
+    try checkpointIfDue(&state)
+    return Outcome(event: event, index: index)
+  }
+
+  private func performRemove(_ selector: ItemSelector, time: Timestamp?, on state: inout StreamState) throws
+    -> Outcome
+  {
+    let index = try resolve(selector, in: &state)
+    let id = try state.tree.element(at: index).id
+    let event = try append(.remove(id: id, index: UInt64(index)), time: time, to: &state)
+    try state.tree.remove(at: index)
+    state.head.count -= 1
+    var entry = try idEntry(id) ?? IdEntry(insertSeq: 0)
+    entry.removeSeq = event.seq
+    entry.leaf = 0
+    idEntries[id] = entry
+    try checkpointIfDue(&state)
+    return Outcome(event: event, index: index)
+  }
+
+  private func performMove(from: Int, to: Int, id: ItemID?, time: Timestamp?, on state: inout StreamState)
+    throws -> Outcome?
+  {
+    let count = state.tree.count
+    for (end, index) in [(MsglogError.MoveEnd.from, from), (.to, to)] where !(0..<count).contains(index) {
+      throw count == 0
+        ? MsglogError.emptyStream(state.head.stream)
+        : MsglogError.moveOutOfRange(stream: state.head.stream, end: end, index: index, count: count)
+    }
+    let moved = try state.tree.element(at: from).id
+    if let id, id != moved {
+      throw MsglogError.itemMismatch(index: from, found: moved, expected: id)
+    }
+    if from == to { return nil }
+    let event = try append(.move(id: moved, from: UInt64(from), to: UInt64(to)), time: time, to: &state)
+    try state.tree.move(from: from, to: to)
+    try checkpointIfDue(&state)
+    return Outcome(event: event, index: to)
+  }
+
+  // MARK: - Helpers
+
+  /// The stream's state, taken out of the cache so that it is changed in place.
+  /// The first time a session meets a stream, its head is checked against
+  /// the log (`Integrity.checkHead`): a missing or stale head must never
+  /// lead to a second `v1` event.
+  private func takeState(of stream: StreamName) throws -> StreamState {
+    if let cached = streams.removeValue(forKey: stream) { return cached }
+    let stored = try writer.streamHead(stream)
+    if mode == .append { try Integrity.checkHead(stored, of: stream, in: writer) }
+    let head = stored ?? StreamHead(stream: stream)
+    let nodes = StoredNodes(writer: writer, stream: stream, nextNode: head.nextNode)
+    return StreamState(head: head, tree: StoredOrder.tree(nodes, head: head), isNew: stored == nil)
+  }
+
+  private func idEntry(_ id: ItemID) throws -> IdEntry? {
+    if let pending = idEntries[id] { return pending }
+    if let stored = storedEntries[id] { return stored }
+    let stored = try writer.idEntry(id)
+    storedEntries[id] = .some(stored)
+    return stored
+  }
+
+  private func freshID() throws -> ItemID {
+    // A collision among random v4 UUIDs is not going to happen, but an id
+    // imported from elsewhere could be anything, so check rather than
+    // assume — against the store only if its own constraint does not
+    // refuse a duplicate (a lookup is a round trip to a server).
+    while true {
+      let id = ItemID.random()
+      if writer.enforcesUniqueInsertedIDs ? idEntries[id] == nil : try idEntry(id) == nil { return id }
+    }
+  }
+
+  private func append(_ op: Event.Op, time: Timestamp?, to state: inout StreamState) throws -> Event {
+    let event = Event(
+      seq: nextSeq, stream: state.head.stream, version: state.head.version + 1, time: time ?? now, op: op)
+    writesSent += 1
+    switch mode {
+    case .append:
+      try writer.appendRecord(EventRecord.encode(event), of: event)
+    case .rebuild:
+      guard try (recorded ?? writer.event(at: event.seq)) == event else {
+        throw MsglogError.eventDoesNotFit(
+          seq: event.seq, reason: "rebuilding it gave a different event than the log holds")
+      }
+    }
+    try writer.putStreamEvent(event.seq, of: event.stream)
+    nextSeq += 1
+    state.head.version = event.version
+    state.head.lastSeq = event.seq
+    return event
+  }
+
+  /// Takes a checkpoint of the stream when enough has happened since the last.
+  private func checkpointIfDue(_ state: inout StreamState) throws {
+    let since = state.head.version - state.head.checkpointVersion
+    guard since >= max(checkpointInterval, state.head.checkpointCount) else { return }
+    let slots = try state.tree.elements()
+    writesSent += 1
+    try writer.putCheckpoint(
+      Checkpoint(stream: state.head.stream, seq: state.head.lastSeq, version: state.head.version, slots: slots))
+    state.head.checkpointVersion = state.head.version
+    state.head.checkpointCount = UInt64(slots.count)
+    summary?.checkpoints += 1
+  }
+
+  /// The stream an item was inserted into, from its insert record.
+  private func home(of entry: IdEntry) throws -> StreamName? {
+    try writer.event(at: entry.insertSeq)?.stream
+  }
+
+  /// Whether the item was inserted into `stream`: the record's checksum and
+  /// stream name only, without decoding the rest (a remove does this every time).
+  private func lives(_ entry: IdEntry, in stream: StreamName) throws -> Bool {
+    let name = stream.bytes
+    return try writer.withRecord(at: entry.insertSeq) { bytes in
+      try name.withUnsafeBytes { name in
+        do {
+          return try EventRecord.positional(bytes, ifStream: name) != nil
+        } catch {
+          throw corruption(seq: entry.insertSeq, "\(error)")
+        }
+      }
+    } ?? false
+  }
+
+  /// Finds the live item a selector names, or says precisely why not.
+  private func resolve(_ selector: ItemSelector, in state: inout StreamState) throws -> Int {
+    let stream = state.head.stream
+    switch selector {
+    case .id(let id):
+      guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: stream) }
+      if entry.removeSeq != 0 { throw MsglogError.itemRemoved(id, removeSeq: entry.removeSeq) }
+      guard try lives(entry, in: stream) else {
+        let home = try home(of: entry) ?? StreamName("?")
+        throw MsglogError.itemInAnotherStream(id, home: home, stream: stream)
+      }
+      return try index(of: id, entry: entry, in: &state)
+    case .prefix(let given):
+      let prefix = try ItemSelector.checkedPrefix(given)
+      var matches: [ItemID] = []
+      try forEachLiveID(withPrefix: prefix) { id, entry in
+        if try lives(entry, in: stream) { matches.append(id) }
+        return matches.count <= 5
+      }
+      switch matches.count {
+      case 1:
+        guard let entry = try idEntry(matches[0]) else { throw MsglogError.noSuchItem(matches[0], stream: stream) }
+        return try index(of: matches[0], entry: entry, in: &state)
+      case 0: throw MsglogError.noPrefixMatch(prefix: prefix, stream: stream)
+      default:
+        throw MsglogError.ambiguousPrefix(
+          prefix: prefix, stream: stream, matches: Array(matches.prefix(5)), more: matches.count > 5)
+      }
+    }
+  }
+
+  /// The item's position, from the leaf that holds it.
+  private func index(of id: ItemID, entry: IdEntry, in state: inout StreamState) throws -> Int {
+    let leaf = state.tree.store.placements[id] ?? entry.leaf
+    guard leaf != 0, let index = try state.tree.index(inLeaf: leaf, where: { $0.id == id }) else {
+      throw MsglogError.derivedDamage(
+        DerivedDamage(.order, "the order of stream \(TerminalText.quoted(state.head.stream)) does not hold \(id.text)"))
+    }
+    return index
+  }
+
+  /// Live ids whose text form starts with `prefix`, from the id index (a
+  /// range of keys) and from this session's own inserts.
+  private func forEachLiveID(withPrefix prefix: String, _ body: (ItemID, IdEntry) throws -> Bool) throws {
+    // The first key the prefix can match: its digits as bytes.
+    let start = Hex.bytes(prefix.utf8.lazy.filter { $0 != UInt8(ascii: "-") }) ?? []
+    var seen: Set<ItemID> = []
+    for (id, entry) in idEntries where entry.removeSeq == 0 && id.text.hasPrefix(prefix) {
+      seen.insert(id)
+      guard try body(id, entry) else { return }
+    }
+    try writer.forEachIdEntry(from: start) { id, stored in
+      guard id.text.hasPrefix(prefix) else { return false }
+      let entry = idEntries[id] ?? stored
+      guard entry.removeSeq == 0, !seen.contains(id) else { return true }
+      return try body(id, entry)
+    }
+  }
+}

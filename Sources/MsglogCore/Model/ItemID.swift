@@ -1,0 +1,149 @@
+/// An item's identity: a UUID (16 bytes, RFC 4122), printed in lowercase
+/// canonical form.
+///
+/// msglog's own type rather than Foundation's `UUID`, so that the core and
+/// the command line need no Foundation: linking it made every msglog
+/// process start a third slower. Bridge with `UUID(uuid:)`/`ItemID(bytes:)`
+/// where an app has Foundation.
+public struct ItemID: Hashable, Sendable, CustomStringConvertible {
+  // The 16 bytes in storage order as two words, byte k of a word its k-th
+  // least significant (a little-endian load, what x86-64 and ARM do
+  // natively): hashing and equality are two word operations.
+  private var first: UInt64
+  private var second: UInt64
+
+  private init(first: UInt64, second: UInt64) {
+    self.first = first
+    self.second = second
+  }
+
+  /// A new random (version 4) id, as Foundation's `UUID()`.
+  public init() { self = .random() }
+
+  /// Reads 16 bytes (network order, as stored on disk) as an id.
+  public init(bytes: UnsafeRawBufferPointer) {
+    precondition(bytes.count == 16, "a UUID is 16 bytes")
+    first = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self))
+    second = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+  }
+
+  /// The 16 bytes lent to `body`, in network order.
+  public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    let storage: InlineArray<2, UInt64> = [first.littleEndian, second.littleEndian]
+    return try Swift.withUnsafeBytes(of: storage) { try body($0) }
+  }
+
+  /// The 16 bytes in network order, as stored on disk.
+  public var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+  /// Lowercase canonical text form, as every msglog output prints it.
+  public var text: String { hex(dashed: true, bytes: 16) }
+
+  /// The first eight characters, as `list` prints them.
+  public var short: String { hex(dashed: false, bytes: 4) }
+
+  public var description: String { text }
+
+  /// Writes the canonical text form (36 bytes) at `out`.
+  package func writeText(into out: UnsafeMutablePointer<UInt8>) {
+    _ = writeHex(dashed: true, bytes: 16, into: out)
+  }
+
+  /// The first eight characters (`short`), appended as bytes.
+  package func appendShort(to out: inout [UInt8]) {
+    let start = out.count
+    out.append(contentsOf: repeatElement(0, count: 8))
+    out.withUnsafeMutableBufferPointer { _ = writeHex(dashed: false, bytes: 4, into: $0.baseAddress! + start) }
+  }
+
+  private func hex(dashed: Bool, bytes count: Int) -> String {
+    String(unsafeUninitializedCapacity: 36) { writeHex(dashed: dashed, bytes: count, into: $0.baseAddress!) }
+  }
+
+  /// The first `count` bytes in lowercase hex at `out`, with the canonical
+  /// form's dashes when `dashed`; returns the number of bytes written.
+  private func writeHex(dashed: Bool, bytes count: Int, into out: UnsafeMutablePointer<UInt8>) -> Int {
+    // `--json list` writes millions: the bytes and the digit table are
+    // read through pointers taken once, not a call per digit.
+    withUnsafeBytes { raw in
+      let digits = Hex.digits.utf8Start
+      var j = 0
+      for i in 0..<count {
+        if dashed && (i == 4 || i == 6 || i == 8 || i == 10) {
+          out[j] = UInt8(ascii: "-")
+          j += 1
+        }
+        out[j] = digits[Int(raw[i] >> 4)]
+        out[j + 1] = digits[Int(raw[i] & 0x0F)]
+        j += 2
+      }
+      return j
+    }
+  }
+
+  /// Parses the canonical 8-4-4-4-12 form in any case; nil for anything else.
+  public init?(canonical string: String) {
+    var string = string
+    guard let id = string.withUTF8({ ItemID(canonicalUTF8: UnsafeRawBufferPointer($0)) }) else { return nil }
+    self = id
+  }
+
+  /// Parses the canonical form from UTF-8 bytes (the import parser's path).
+  package init?(canonicalUTF8 utf8: UnsafeRawBufferPointer) {
+    guard utf8.count == 36 else { return nil }
+    // The 16 bytes are written in order into two words on the stack, then
+    // loaded as `init(bytes:)` does (an import parses an id per line).
+    var storage = InlineArray<2, UInt64>(repeating: 0)
+    let parsed = Swift.withUnsafeMutableBytes(of: &storage) { out -> Bool in
+      var j = 0
+      var i = 0
+      while i < 36 {
+        if i == 8 || i == 13 || i == 18 || i == 23 {
+          guard utf8[i] == UInt8(ascii: "-") else { return false }
+          i += 1
+          continue
+        }
+        guard let high = Hex.value(of: utf8[i]), let low = Hex.value(of: utf8[i + 1]) else { return false }
+        out[j] = high << 4 | low
+        j += 1
+        i += 2
+      }
+      return true
+    }
+    guard parsed else { return nil }
+    self = Swift.withUnsafeBytes(of: storage) { ItemID(bytes: $0) }
+  }
+
+  /// Dictionaries of ids (a session's id rows, an import's lookups) hash
+  /// millions of them: two multiply-xorshift rounds over the two words,
+  /// keyed by the process's hashing seed, instead of a full SipHash.
+  /// Random per-process seeding keeps imported (chosen) ids from being
+  /// aimed at one bucket.
+  public func _rawHashValue(seed: Int) -> Int {
+    var h = first ^ UInt64(UInt(bitPattern: seed)) &* 0x9E37_79B9_7F4A_7C15
+    h = (h ^ (h >> 29)) &* 0xBF58_476D_1CE4_E5B9
+    h ^= second
+    h = (h ^ (h >> 32)) &* 0x94D0_49BB_1331_11EB
+    return Int(truncatingIfNeeded: h ^ (h >> 29))
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(first)
+    hasher.combine(second)
+  }
+
+  /// Byte order, as the id index keeps ids (and writes them fastest).
+  package static func precedesInStorageOrder(_ a: ItemID, _ b: ItemID) -> Bool {
+    (a.first.byteSwapped, a.second.byteSwapped) < (b.first.byteSwapped, b.second.byteSwapped)
+  }
+
+  /// A new random (version 4) UUID, from getrandom(2).
+  public static func random() -> ItemID {
+    var generator = SystemRandomNumberGenerator()
+    let first: UInt64 = generator.next()
+    let second: UInt64 = generator.next()
+    return ItemID(
+      first: first & ~(0xF0 << 48) | 0x40 << 48,  // byte 6: version 4
+      second: second & ~0xC0 | 0x80)  // byte 8: the RFC 4122 variant
+  }
+}

@@ -1,0 +1,48 @@
+/// The bounds docs/REFERENCE.md puts on user input, checked in one place for the
+/// command line, import and the ledger alike.
+package enum Limits {
+  /// Message text: 1 byte to 1 MiB of UTF-8.
+  package static let maxTextBytes = 1 << 20
+  /// Stream names: 1 to 200 bytes.
+  package static let maxStreamNameBytes = 200
+  /// Sender names: up to 1 KiB, which keeps a list line readable.
+  package static let maxSenderBytes = 1024
+  /// Indices, seqs and versions are decimal integers from 0 to 2^63-1.
+  package static let maxNumber = UInt64(Int64.max)
+
+  package static func checkText(_ text: String) throws(MsglogError) {
+    let n = text.utf8.count
+    if n == 0 { throw .invalidInput(.emptyText) }
+    if n > maxTextBytes { throw .invalidInput(.textTooLong(bytes: n)) }
+  }
+
+  package static func checkSender(_ sender: String) throws(MsglogError) {
+    let n = sender.utf8.count
+    if n == 0 { throw .invalidInput(.emptySender) }
+    if n > maxSenderBytes { throw .invalidInput(.senderTooLong(bytes: n)) }
+  }
+
+  package static func checkStreamName(_ name: String) throws(MsglogError) {
+    let n = name.utf8.count
+    if n == 0 { throw .invalidInput(.emptyStreamName) }
+    if n > maxStreamNameBytes { throw .invalidInput(.streamNameTooLong(bytes: n)) }
+    if name.unicodeScalars.contains(where: { $0.isControl }) { throw .invalidInput(.streamNameHasControl(name)) }
+  }
+
+  /// Parses a decimal integer in 0…2^63-1, with any number of leading
+  /// zeros; nil for a sign, a letter, an overflow.
+  package static func parseNumber(_ text: String) -> UInt64? {
+    let utf8 = text.utf8
+    guard !utf8.isEmpty, utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+    let digits = utf8.drop { $0 == 0x30 }
+    guard digits.count <= 19 else { return nil }
+    var value: UInt64 = 0
+    for byte in digits { value = value * 10 + UInt64(byte - 0x30) }
+    return value <= maxNumber ? value : nil
+  }
+}
+
+extension Unicode.Scalar {
+  /// C0, DEL and C1 controls.
+  var isControl: Bool { value < 0x20 || (0x7F...0x9F).contains(value) }
+}

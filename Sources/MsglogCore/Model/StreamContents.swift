@@ -1,0 +1,16 @@
+/// A stream's items right after some seq, with the counters that locate it.
+public struct StreamContents: Equatable, Sendable {
+  public var stream: StreamName
+  /// The last event folded in: the global head, or the `--at` value.
+  public var seq: UInt64
+  /// The stream's version at that point (0 before its first event).
+  public var version: UInt64
+  public var items: [Item]
+
+  public init(stream: StreamName, seq: UInt64, version: UInt64, items: [Item]) {
+    self.stream = stream
+    self.seq = seq
+    self.version = version
+    self.items = items
+  }
+}

@@ -1,0 +1,146 @@
+/// A UTC instant with millisecond precision, as events record it.
+///
+/// Stored as milliseconds since the Unix epoch; printed as RFC 3339 with
+/// exactly three fraction digits and `Z` (`2026-11-29T10:00:00.000Z`).
+/// The conversion is done here, not by Foundation's formatters, so that output
+/// is identical everywhere and costs no allocation beyond the string.
+public struct Timestamp: Hashable, Comparable, Sendable {
+  public var milliseconds: Int64
+
+  public init(milliseconds: Int64) { self.milliseconds = milliseconds }
+
+  public static func < (a: Timestamp, b: Timestamp) -> Bool { a.milliseconds < b.milliseconds }
+
+  /// RFC 3339 UTC with milliseconds.
+  public var rfc3339: String {
+    var bytes: [UInt8] = []
+    writeRFC3339(to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// The same, appended to `out` as bytes (JSON output's path).
+  package func writeRFC3339(to out: inout [UInt8]) {
+    let ms = milliseconds
+    var days = ms / 86_400_000
+    var rest = ms % 86_400_000
+    if rest < 0 {
+      rest += 86_400_000
+      days -= 1
+    }
+    let (y, m, d) = Timestamp.civil(fromDays: days)
+    func digits(_ value: Int64, _ width: Int) {
+      var divisor: Int64 = 1
+      for _ in 1..<width { divisor *= 10 }
+      while divisor > 0 {
+        out.append(UInt8(truncatingIfNeeded: value / divisor % 10) &+ 0x30)
+        divisor /= 10
+      }
+    }
+    if y >= 0 && y <= 9999 { digits(Int64(y), 4) } else { out.append(contentsOf: String(y).utf8) }
+    out.append(UInt8(ascii: "-"))
+    digits(Int64(m), 2)
+    out.append(UInt8(ascii: "-"))
+    digits(Int64(d), 2)
+    out.append(UInt8(ascii: "T"))
+    digits(rest / 3_600_000, 2)
+    out.append(UInt8(ascii: ":"))
+    digits(rest / 60_000 % 60, 2)
+    out.append(UInt8(ascii: ":"))
+    digits(rest / 1000 % 60, 2)
+    out.append(UInt8(ascii: "."))
+    digits(rest % 1000, 3)
+    out.append(UInt8(ascii: "Z"))
+  }
+
+  /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`); digits past
+  /// milliseconds are dropped. Nil for anything else.
+  public init?(rfc3339 text: String) {
+    var text = text
+    guard let time = text.withUTF8({ Timestamp(rfc3339UTF8: UnsafeRawBufferPointer($0)) }) else { return nil }
+    self = time
+  }
+
+  /// Parses RFC 3339 from UTF-8 bytes (the import scanner's path).
+  package init?(rfc3339UTF8 b: UnsafeRawBufferPointer) {
+    func digits(_ start: Int, _ count: Int) -> Int64? {
+      guard start + count <= b.count else { return nil }
+      var value: Int64 = 0
+      for i in start..<(start + count) {
+        guard (0x30...0x39).contains(b[i]) else { return nil }
+        value = value * 10 + Int64(b[i] - 0x30)
+      }
+      return value
+    }
+    guard b.count >= 20,
+      let year = digits(0, 4), b[4] == UInt8(ascii: "-"),
+      let month = digits(5, 2), b[7] == UInt8(ascii: "-"),
+      let day = digits(8, 2), b[10] == UInt8(ascii: "T") || b[10] == UInt8(ascii: "t"),
+      let hour = digits(11, 2), b[13] == UInt8(ascii: ":"),
+      let minute = digits(14, 2), b[16] == UInt8(ascii: ":"),
+      let second = digits(17, 2)
+    else { return nil }
+    guard (1...12).contains(month), day >= 1, day <= Timestamp.daysIn(month: month, year: year),
+      hour < 24, minute < 60, second < 61
+    else { return nil }
+    var i = 19
+    var millis: Int64 = 0
+    if i < b.count, b[i] == UInt8(ascii: ".") {
+      i += 1
+      var count = 0
+      while i < b.count, (0x30...0x39).contains(b[i]) {
+        if count < 3 { millis = millis * 10 + Int64(b[i] - 0x30) }
+        count += 1
+        i += 1
+      }
+      guard count > 0 else { return nil }
+      for _ in min(count, 3)..<3 { millis *= 10 }
+    }
+    guard i < b.count else { return nil }
+    var offsetMinutes: Int64 = 0
+    if b[i] == UInt8(ascii: "Z") || b[i] == UInt8(ascii: "z") {
+      i += 1
+    } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
+      guard let oh = digits(i + 1, 2), i + 3 < b.count, b[i + 3] == UInt8(ascii: ":"),
+        let om = digits(i + 4, 2), oh < 24, om < 60
+      else { return nil }
+      offsetMinutes = (oh * 60 + om) * (b[i] == UInt8(ascii: "-") ? -1 : 1)
+      i += 6
+    } else {
+      return nil
+    }
+    guard i == b.count else { return nil }
+    let days = Timestamp.days(fromCivil: year, month, day)
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offsetMinutes * 60
+    self.milliseconds = seconds * 1000 + millis
+  }
+
+  // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).
+  static func days(fromCivil y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
+    let y = m <= 2 ? y0 - 1 : y0
+    let era = (y >= 0 ? y : y - 399) / 400
+    let yoe = y - era * 400
+    let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+    return era * 146_097 + doe - 719_468
+  }
+
+  static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+    let z = z0 + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let doe = z - era * 146_097
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+    let mp = (5 * doy + 2) / 153
+    let d = doy - (153 * mp + 2) / 5 + 1
+    let m = mp < 10 ? mp + 3 : mp - 9
+    return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+  }
+
+  static func daysIn(month: Int64, year: Int64) -> Int64 {
+    switch month {
+    case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+    case 4, 6, 9, 11: return 30
+    default: return 31
+    }
+  }
+}

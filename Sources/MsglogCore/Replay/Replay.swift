@@ -1,0 +1,233 @@
+/// Rebuilds a stream's items from the log alone, as they were after any seq.
+package enum Replay {
+  /// The stream's items right after event `seq`; with no seq, a full replay
+  /// of the log up to the head.
+  ///
+  /// A full replay is one cursor pass over the log from seq 1: every
+  /// record's checksum is checked, the stream's events are folded into an
+  /// O(log n) projection without decoding their text, and only the items
+  /// still live at the end are read in full.
+  ///
+  /// With a seq, the replay starts from the stream's latest checkpoint at or
+  /// before it and folds only the stream's own events after that (found
+  /// through the per-stream event index), so its cost depends on the size of
+  /// the stream, not on where the seq lies or on other streams' events.
+  ///
+  /// Refuses a seq beyond the head; a stream that did not exist yet replays
+  /// as empty. A damaged record or an event that does not fit stops the
+  /// replay with an error that names its seq.
+  package static func stream(_ stream: StreamName, at seq: UInt64?, in reader: any LogReader) throws
+    -> StreamContents
+  {
+    let head = try reader.headSeq()
+    let target = seq ?? head
+    guard target <= head else { throw MsglogError.seqBeyondHead(seq: target, head: head) }
+    if seq == nil {
+      let (projection, inserted) = try fullReplay(stream, through: target, in: reader)
+      return StreamContents(
+        stream: stream, seq: target, version: projection.version, items: try inserted.items(projection.slots))
+    }
+    let projection = try replayFromCheckpoint(stream, through: target, in: reader)
+    return StreamContents(
+      stream: stream, seq: target, version: projection.version, items: try items(projection.slots, in: reader))
+  }
+
+  /// The bodies of a stream's inserts, kept in seq order as a full replay
+  /// passes them, so that the live items need no second read of the log.
+  struct InsertedItems {
+    var seqs: [UInt64] = []
+    /// Decoded items, or (`recordsStayMapped`) the records themselves,
+    /// decoded at the end for the items that survive only.
+    var items: [Item] = []
+    var records: [UnsafeRawBufferPointer] = []
+
+    /// The items of `slots`, found by binary search on their insert seqs.
+    func items(_ slots: OrderedList<Slot>) throws -> [Item] {
+      var out: [Item] = []
+      out.reserveCapacity(slots.count)
+      var failure: MsglogError? = nil
+      slots.forEach { slot in
+        var lo = 0, hi = seqs.count
+        while lo < hi {
+          let mid = (lo + hi) / 2
+          if seqs[mid] < slot.seq { lo = mid + 1 } else { hi = mid }
+        }
+        guard lo < seqs.count, seqs[lo] == slot.seq else {
+          failure = corruption(seq: slot.seq, "it is not the insert of \(slot.id.text)")
+          return false
+        }
+        let item: Item
+        if records.isEmpty {
+          item = items[lo]
+        } else {
+          // Checked by `fold` as the replay passed it, and unchanged since
+          // (`recordsStayMapped`: nothing rewrites the snapshot's pages).
+          do { item = try EventRecord.insertedItem(records[lo], verifyingChecksum: false) } catch {
+            failure = corruption(seq: slot.seq, "\(error)")
+            return false
+          }
+        }
+        guard item.id == slot.id else {
+          failure = corruption(seq: slot.seq, "it is not the insert of \(slot.id.text)")
+          return false
+        }
+        out.append(item)
+        return true
+      }
+      if let failure { throw failure }
+      return out
+    }
+  }
+
+  /// One cursor pass over the log: every record checked, the stream's events
+  /// folded by position, the bodies of its inserts kept for the end.
+  static func fullReplay(_ stream: StreamName, through target: UInt64, in reader: any LogReader) throws
+    -> (Projection, InsertedItems)
+  {
+    var projection = Projection()
+    var inserted = InsertedItems()
+    guard target > 0 else { return (projection, inserted) }
+    let name = stream.bytes
+    let keepRecords = reader.recordsStayMapped
+    try name.withUnsafeBytes { name in
+      try reader.forEachRecord(from: 1) { recordSeq, bytes in
+        if try fold(bytes, seq: recordSeq, stream: name, into: &projection) == .insert {
+          if keepRecords {
+            inserted.records.append(bytes)
+          } else {
+            // Checked by `fold` just now; decode the body without checking again.
+            do { inserted.items.append(try EventRecord.insertedItem(bytes, verifyingChecksum: false)) } catch {
+              throw corruption(seq: recordSeq, "\(error)")
+            }
+          }
+          inserted.seqs.append(recordSeq)
+        }
+        return recordSeq < target
+      }
+    }
+    return (projection, inserted)
+  }
+
+  static func replayFromCheckpoint(_ stream: StreamName, through target: UInt64, in reader: any LogReader) throws
+    -> Projection
+  {
+    // Checkpoints and the event index are derived: check them before use.
+    try Integrity.checkCounts(reader)
+    let head = try reader.streamHead(stream)
+    try Integrity.checkHead(head, of: stream, in: reader)
+    var projection = Projection()
+    var from: UInt64 = 1
+    if let checkpoint = try reader.checkpoint(of: stream, atOrBefore: target) {
+      projection = Projection(slots: checkpoint.slots, version: checkpoint.version)
+      from = checkpoint.seq + 1
+    }
+    // The stream's events after the checkpoint, fetched in batches (one
+    // request each, for a store across a network), folded in seq order.
+    var seqs: [UInt64] = []
+    try reader.forEachStreamEvent(of: stream, from: from) { seq in
+      guard seq <= target else { return false }
+      seqs.append(seq)
+      return true
+    }
+    let name = stream.bytes
+    try name.withUnsafeBytes { name in
+      for start in stride(from: 0, to: seqs.count, by: batchSize) {
+        let batch = Array(seqs[start..<min(start + batchSize, seqs.count)])
+        var next = 0
+        try reader.forEachRecord(at: batch) { seq, bytes in
+          guard seq == batch[next] else { throw missingFromIndex(seq: batch[next], stream: stream, found: nil) }
+          next += 1
+          let found = try fold(bytes, seq: seq, stream: name, into: &projection)
+          guard found != .skipped else { throw missingFromIndex(seq: seq, stream: stream, found: found) }
+        }
+        guard next == batch.count else { throw missingFromIndex(seq: batch[next], stream: stream, found: nil) }
+      }
+    }
+    // At or past the stream's last event, the replay must have reached its head.
+    if let head, target >= head.lastSeq, projection.version != head.version {
+      throw Integrity.damaged(
+        DerivedDamage(
+          table: "stream-events",
+          "the index of stream \(TerminalText.quoted(stream)) replays to version \(projection.version); "
+            + "the stream is at \(head.version)"))
+    }
+    return projection
+  }
+
+  /// How many records one batched request asks for.
+  static let batchSize = 4096
+
+  static func missingFromIndex(seq: UInt64, stream: StreamName, found: Folded?) -> MsglogError {
+    Integrity.damaged(
+      DerivedDamage(
+        table: "stream-events",
+        "the index of stream \(TerminalText.quoted(stream)) names seq \(seq), "
+          + (found == nil ? "which is not in the log" : "which is another stream's event")))
+  }
+
+  enum Folded { case skipped, insert, other }
+
+  /// Checks one record and, when it belongs to the stream, folds it in.
+  @inline(__always)
+  @discardableResult
+  static func fold(
+    _ bytes: UnsafeRawBufferPointer, seq: UInt64, stream: UnsafeRawBufferPointer, into projection: inout Projection
+  ) throws -> Folded {
+    let event: PositionalEvent?
+    do {
+      event = try EventRecord.positional(bytes, ifStream: stream)
+    } catch {
+      throw corruption(seq: seq, "\(error)")
+    }
+    guard let event else { return .skipped }
+    guard event.seq == seq else { throw corruption(seq: seq, "record holds seq \(event.seq)") }
+    do { try projection.apply(event) } catch { throw MsglogError.eventDoesNotFit(seq: error.seq, reason: error.reason) }
+    if case .insert = event.change { return .insert }
+    return .other
+  }
+
+  /// The full items of `slots`, from their insert records, fetched in
+  /// batches in seq order (one request each for a store across a network;
+  /// on LMDB mostly sequential cursor steps).
+  package static func items(_ slots: OrderedList<Slot>, in reader: any LogReader) throws -> [Item] {
+    try items(slots.elements, in: reader)
+  }
+
+  /// The full items of `slots`, in their order.
+  static func items(_ slots: [Slot], in reader: any LogReader) throws -> [Item] {
+    var items: [Item?] = Array(repeating: nil, count: slots.count)
+    // Positions by seq, to place each record where its slot is.
+    let bySeq = slots.indices.sorted { slots[$0].seq < slots[$1].seq }
+    for start in stride(from: 0, to: bySeq.count, by: batchSize) {
+      let batch = bySeq[start..<min(start + batchSize, bySeq.count)]
+      var next = batch.startIndex
+      try reader.forEachRecord(at: batch.map { slots[$0].seq }) { seq, bytes in
+        let position = batch[next]
+        guard seq == slots[position].seq else { return }
+        next += 1
+        items[position] = try item(bytes, seq: seq, slot: slots[position])
+      }
+    }
+    var result: [Item] = []
+    result.reserveCapacity(items.count)
+    for (position, item) in items.enumerated() {
+      guard let item else {
+        throw corruption(seq: slots[position].seq, "the insert of \(slots[position].id.text) is missing")
+      }
+      result.append(item)
+    }
+    return result
+  }
+
+  /// The item an insert record creates, checked to be the slot's.
+  static func item(_ bytes: UnsafeRawBufferPointer, seq: UInt64, slot: Slot) throws -> Item {
+    let item: Item
+    do { item = try EventRecord.insertedItem(bytes, verifyingChecksum: true) } catch {
+      throw corruption(seq: seq, "\(error)")
+    }
+    guard item.id == slot.id, item.seq == seq else {
+      throw corruption(seq: seq, "it is not the insert of \(slot.id.text)")
+    }
+    return item
+  }
+}

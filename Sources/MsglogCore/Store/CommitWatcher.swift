@@ -1,0 +1,27 @@
+/// Wakes a follower when the log may have grown, from any process.
+///
+/// The store decides how (inotify on LMDB's data file, `LISTEN` on a
+/// PostgreSQL primary, the head polled on a standby, which cannot
+/// `LISTEN`); a follower polls `fileDescriptor` together with whatever else
+/// it waits for, and never sleeps in a loop.
+package protocol CommitWatcher: AnyObject {
+  /// Readable when a commit may have happened since the last `drain()`.
+  var fileDescriptor: Int32 { get }
+  /// How long, in milliseconds, a follower may wait on the descriptor
+  /// before calling `drain()` anyway: a watcher that polls the store (a
+  /// server that cannot notify) says when to look next; -1, the default,
+  /// waits for the descriptor alone.
+  var pollInterval: Int32 { get }
+  /// Consumes what woke the descriptor (or ended the interval); false when
+  /// the log has surely not grown, so that a follower need not read it.
+  func drain() throws -> Bool
+}
+
+extension CommitWatcher {
+  package var pollInterval: Int32 { -1 }
+}
+
+/// A store whose commits can be watched.
+package protocol FollowableStore: EventStore {
+  func watchCommits() throws -> any CommitWatcher
+}

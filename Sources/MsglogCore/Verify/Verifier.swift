@@ -1,0 +1,296 @@
+/// Checks a whole store: every record, seq contiguity, the replay, and every
+/// derived table against what the replay says it must hold.
+///
+/// It never stops at the first problem and never trusts a derived row: each
+/// is read on its own, and one that cannot be read is a problem named like
+/// any other. A damaged record is named once; the stream it belongs to is
+/// not checked further (its later events would only repeat the damage), and
+/// the derived tables are not compared with a log that is itself damaged.
+package enum Verifier {
+  /// How many problems to name before summarising the rest.
+  static let problemLimit = 100
+
+  package static func verify(_ reader: any LogReader) throws -> VerifyReport {
+    var check = Check(reader: reader)
+    try check.log()
+    if check.report.logIsIntact { try check.derivedTables() }
+    return check.finish()
+  }
+
+  struct Check {
+    let reader: any LogReader
+    var report = VerifyReport()
+    var state = DerivedState()
+    /// Streams whose replay hit damage: not checked further.
+    var broken: Set<StreamName> = []
+    /// A damaged record whose stream could not be told: nothing after it is replayed.
+    var replayStopped = false
+    var suppressed = 0
+    /// Checkpoint seqs found in the store, by stream, and those matched by the replay.
+    var checkpointSeqs: [StreamName: [UInt64]] = [:]
+    var checkpointAt: [UInt64: StreamName] = [:]
+    /// Derived tables with a problem named: their row counts would only repeat it.
+    var damagedTables: Set<String> = []
+
+    init(reader: any LogReader) { self.reader = reader }
+
+    mutating func problem(_ text: String) {
+      if text.hasPrefix("table ") {
+        damagedTables.insert(String(text.dropFirst(6).prefix { $0 != ":" }))
+      }
+      if report.problems.count < problemLimit { report.problems.append(text) } else { suppressed += 1 }
+    }
+
+    mutating func finish() -> VerifyReport {
+      if suppressed > 0 { report.problems.append("… and \(suppressed) more problems") }
+      report.streams = state.projections.count
+      report.liveItems = state.projections.values.reduce(0) { $0 + $1.count }
+      return report
+    }
+
+    // MARK: - The log
+
+    mutating func log() throws {
+      // Checkpoints are compared when the replay reaches their seq.
+      for stream in try streamsWithHeads() {
+        do {
+          let seqs = try reader.checkpointSeqs(of: stream)
+          checkpointSeqs[stream] = seqs
+          for seq in seqs { checkpointAt[seq] = stream }
+        } catch {
+          problem("table checkpoints: stream \(TerminalText.quoted(stream)) cannot be listed: \(error)")
+        }
+      }
+      var expectedSeq: UInt64 = 1
+      do {
+        try reader.forEachRecord(from: 1) { seq, bytes in
+          report.events += 1
+          if seq != expectedSeq {
+            problem("seq \(expectedSeq)…\(seq - 1): missing from the log (gap before seq \(seq))")
+            report.logIsIntact = false
+          }
+          expectedSeq = seq + 1
+          let event: Event
+          switch Result(catching: { () throws(EventRecord.DecodeError) -> Event in try EventRecord.decode(bytes) }) {
+          case .success(let decoded) where decoded.seq == seq:
+            event = decoded
+          case .success(let decoded):
+            damagedRecord(seq, "it holds seq \(decoded.seq)")
+            return true
+          case .failure(let error):
+            damagedRecord(seq, "\(error)")
+            return true
+          }
+          fold(event)
+          return true
+        }
+      } catch {
+        problem("the log cannot be read past seq \(expectedSeq - 1): \(error)")
+        report.logIsIntact = false
+      }
+    }
+
+    /// Names a damaged record, and stops checking the stream it belongs to.
+    mutating func damagedRecord(_ seq: UInt64, _ reason: String) {
+      problem("seq \(seq): corrupted record: \(reason)")
+      report.logIsIntact = false
+      // Whose event was it? The record cannot say; the event index can.
+      if let owner = (try? streamsWithHeads())?.first(where: { stream in
+        var found = false
+        try? reader.forEachStreamEvent(of: stream, from: seq) {
+          found = $0 == seq
+          return false
+        }
+        return found
+      }) {
+        broken.insert(owner)
+      } else {
+        replayStopped = true
+      }
+    }
+
+    mutating func fold(_ event: Event) {
+      guard !replayStopped, !broken.contains(event.stream) else { return }
+      do {
+        try state.apply(event)
+      } catch {
+        problem(
+          "seq \(event.seq): \(error.reason) (stream \(TerminalText.quoted(event.stream)); its later events are not checked)"
+        )
+        broken.insert(event.stream)
+        report.logIsIntact = false
+        return
+      }
+      if let stream = checkpointAt.removeValue(forKey: event.seq) {
+        let name = TerminalText.quoted(stream)
+        guard stream == event.stream else {
+          problem("table checkpoints: stream \(name) has one at seq \(event.seq), which is not its event")
+          return
+        }
+        let replayed = state.projections[stream]
+        do {
+          let stored = try reader.checkpoint(of: stream, atOrBefore: event.seq)
+          if stored?.seq != event.seq || stored?.version != replayed?.version
+            || stored?.slots != replayed?.slots.elements
+          {
+            problem("table checkpoints: stream \(name) at seq \(event.seq) differs from the replay")
+          }
+        } catch {
+          problem("table checkpoints: stream \(name) at seq \(event.seq): \(error)")
+        }
+      }
+    }
+
+    /// The streams named in `heads`, read as keys only (a damaged value must
+    /// not hide its key). Falls back to the streams the log names.
+    func streamsWithHeads() throws -> [StreamName] {
+      (try? reader.streamHeads().map(\.stream)) ?? Array(state.projections.keys).sorted()
+    }
+
+    // MARK: - Derived tables
+
+    mutating func derivedTables() throws {
+      for (seq, stream) in checkpointAt.sorted(by: { $0.key < $1.key }) {
+        problem(
+          "table checkpoints: stream \(TerminalText.quoted(stream)) has one at seq \(seq), which is not its event")
+      }
+      var reachableNodes: UInt64 = 0
+      var checkpoints: UInt64 = 0
+      var leafOf: [ItemID: NodeID] = [:]
+      for stream in state.projections.keys.sorted() where !broken.contains(stream) {
+        let name = TerminalText.quoted(stream)
+        let projection = state.projections[stream]!
+        let head: StreamHead
+        do {
+          guard let found = try reader.streamHead(stream) else {
+            problem("table heads: stream \(name) has events but no head")
+            damagedTables.formUnion(["order", "checkpoints"])  // its rows cannot be counted
+            continue
+          }
+          head = found
+        } catch {
+          problem("\(error)")
+          damagedTables.formUnion(["order", "checkpoints"])
+          continue
+        }
+        let expected = state.counters(of: stream)!
+        if head.counters != expected {
+          problem(
+            "table heads: stream \(name) has version \(head.version), last seq \(head.lastSeq), "
+              + "count \(head.count); the log says \(expected[0]), \(expected[1]), \(expected[2])")
+        }
+        let seqs = checkpointSeqs[stream] ?? []
+        checkpoints += UInt64(seqs.count)
+        checkCheckpointBookkeeping(head, seqs: seqs)
+        let tree = StoredOrder.inspect(head, in: reader)
+        reachableNodes += UInt64(tree.nodes)
+        for reason in tree.problems { problem("table order: stream \(name): \(reason)") }
+        for (id, leaf) in tree.leafOf { leafOf[id] = leaf }
+        let replayed = projection.slots.elements
+        if tree.problems.isEmpty, tree.slots != replayed {
+          let at =
+            zip(tree.slots, replayed).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
+            ?? min(tree.slots.count, replayed.count)
+          problem("table order: stream \(name) differs from the replay from index \(at) on")
+        }
+        var indexed: [UInt64] = []
+        do {
+          try reader.forEachStreamEvent(of: stream, from: 1) {
+            indexed.append($0)
+            return true
+          }
+        } catch {
+          problem("\(error)")
+          continue
+        }
+        if indexed != state.streamSeqs[stream] ?? [] {
+          problem(
+            "table stream-events: stream \(name) lists \(indexed.count) events; the log has "
+              + "\(state.streamSeqs[stream]?.count ?? 0)")
+        }
+      }
+      let ids = state.ids.sorted(by: { $0.value.insertSeq < $1.value.insertSeq })
+      var stored: [ItemID: IdEntry] = [:]
+      var chunkEnd = 0
+      for (n, (id, var want)) in ids.enumerated() {
+        // The rows of the next ids in one request (a round trip to a
+        // server); a chunk with a damaged row is read row by row, so that
+        // each damaged row is named.
+        if n == chunkEnd {
+          chunkEnd = min(n + Self.idChunk, ids.count)
+          stored = (try? reader.idEntries(ids[n..<chunkEnd].map(\.key))) ?? [:]
+        }
+        do {
+          guard let entry = try stored[id] ?? reader.idEntry(id) else {
+            problem("table ids: \(id.text) is missing (inserted at seq \(want.insertSeq))")
+            continue
+          }
+          // The leaf is known only where the stream's tree could be walked;
+          // an item missing from its tree is that tree's problem, named above.
+          want.leaf = want.removeSeq == 0 ? leafOf[id] ?? entry.leaf : 0
+          if entry != want {
+            problem(
+              "table ids: \(id.text) has insert seq \(entry.insertSeq), remove seq \(entry.removeSeq), leaf \(entry.leaf); "
+                + "the log says \(want.insertSeq), \(want.removeSeq), leaf \(want.leaf)")
+          }
+        } catch {
+          problem("\(error)")
+        }
+      }
+      checkCounts(nodes: reachableNodes, checkpoints: checkpoints)
+    }
+
+    /// The head's record of its latest checkpoint must match the checkpoints table.
+    mutating func checkCheckpointBookkeeping(_ head: StreamHead, seqs: [UInt64]) {
+      let name = TerminalText.quoted(head.stream)
+      do {
+        let latest = try seqs.last.flatMap { try reader.checkpoint(of: head.stream, atOrBefore: $0) }
+        let version = latest?.version ?? 0
+        let count = UInt64(latest?.slots.count ?? 0)
+        if head.checkpointVersion != version || head.checkpointCount != count {
+          problem(
+            "table heads: stream \(name) records its last checkpoint at version \(head.checkpointVersion) "
+              + "with \(head.checkpointCount) items; the checkpoints table says \(version) with \(count)")
+        }
+      } catch {
+        problem("table checkpoints: stream \(name): \(error)")
+      }
+    }
+
+    /// How many id rows one request reads.
+    static let idChunk = 4096
+
+    /// Row counts against the summary and against what the replay needs:
+    /// rows that nothing refers to are found here.
+    mutating func checkCounts(nodes: UInt64, checkpoints: UInt64) {
+      let expected = RecordedCounts(
+        events: report.events, streams: UInt64(state.projections.count), ids: UInt64(state.ids.count), nodes: nodes,
+        checkpoints: checkpoints)
+      do {
+        if let counts = try reader.rowCounts() {
+          let rows: [(String, UInt64, UInt64)] = [
+            ("heads", counts.heads, expected.streams), ("ids", counts.ids, expected.ids),
+            ("order", counts.nodes, expected.nodes), ("checkpoints", counts.checkpoints, expected.checkpoints),
+            ("stream-events", counts.streamEvents, expected.events),
+          ]
+          for (table, found, want) in rows where found != want && !damagedTables.contains(table) {
+            problem("table \(table): \(found) rows; the log and the other tables account for \(want)")
+          }
+        }
+        // An empty database has no summary yet. The summary counts the other
+        // tables: checked on its own only when they are sound, and only in a
+        // store that counts rows cheaply (the others keep none).
+        let summary = try reader.summary()
+        if damagedTables.isEmpty, try reader.tableCounts() != nil, summary ?? RecordedCounts() != expected {
+          problem("table summary: \(summary.map(describe) ?? "missing"); the tables hold \(describe(expected))")
+        }
+      } catch {
+        problem("\(error)")
+      }
+    }
+
+    func describe(_ s: RecordedCounts) -> String {
+      "\(s.events) events, \(s.streams) streams, \(s.ids) ids, \(s.nodes) nodes, \(s.checkpoints) checkpoints"
+    }
+  }
+}
