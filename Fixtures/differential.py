@@ -11,13 +11,14 @@ commands that must be refused. Each line is one step:
 
     {"step":1,"time":"…","args":["append","--stream","a","--id","…","--","tea"],
      "command":{"op":"append","stream":"a","id":"…","text":"tea"},
-     "outcome":"ok","output":{"seq":1,"stream":"a",…},"list":{…list --json of the stream…}}
+     "outcome":"ok","output":"{\"seq\":1,…}","list":"{…list --json of the stream…}"}
 
 `args` are msglog's arguments (without --db and --json); `command` the same
 as a value, for a test that calls the library; `outcome` is ok, noop,
 refused (exit 1), conflict (exit 75) or usage (exit 64); `output` is the
-`--json` document on ok, else null; `time` is the time the model gave the
-event. The last line is {"export":[…every event as `export` prints it…]}.
+`--json` document on ok (as msglog prints it, a string), else null; `list`
+the stream's `list --json` after the step (a string); `time` is the time
+the model gave the event. The last line is {"export":[…every event as `export` prints it…]}.
 """
 import json, os, random, sys
 
@@ -206,8 +207,9 @@ def main(seed, steps):
         command, args = session.choose(stream)
         time = stamp(step)
         outcome, output = session.run(command, time)
+        text = None if output is None else json.dumps(output, ensure_ascii=False, separators=(",", ":"))
         line = {"step": step, "time": time, "args": args, "command": command, "outcome": outcome,
-                "output": output, "list": json.loads(session.log.listing(stream))}
+                "output": text, "list": session.log.listing(stream)}
         out.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
     out.write(json.dumps({"export": session.log.lines()}, ensure_ascii=False, separators=(",", ":")) + "\n")
 

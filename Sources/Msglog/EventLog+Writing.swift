@@ -9,13 +9,19 @@ extension EventLog {
   }
 
   /// Inserts a message so that it ends at `index` (0…count).
+  ///
+  /// With `rebase`, `index` is one of the list at version `expectVersion`,
+  /// and when the stream has moved on since, the message goes right after
+  /// the item that was before that index there, or the first one before it
+  /// still live (`Outcome.rebased`).
   @discardableResult
   public func insert(
     _ text: String, at index: Int, sender: String? = nil, id: ItemID? = nil, into stream: StreamName = .main,
-    expectVersion: UInt64? = nil
+    expectVersion: UInt64? = nil, rebase: Bool = false
   ) throws -> Outcome {
     try insert(
-      contentsOf: [NewItem(text, sender: sender, id: id)], at: index, into: stream, expectVersion: expectVersion)[0]
+      contentsOf: [NewItem(text, sender: sender, id: id)], at: index, into: stream, expectVersion: expectVersion,
+      rebase: rebase)[0]
   }
 
   /// Appends messages in order, all in one transaction.
@@ -32,11 +38,12 @@ extension EventLog {
     ).map { $0! }
   }
 
-  /// Inserts messages at `index`, `index + 1`, …, all in one transaction.
+  /// Inserts messages at `index`, `index + 1`, …, all in one transaction
+  /// (with `rebase`, at the rebased index of the first and after it).
   @discardableResult
   public func insert(
     contentsOf items: [NewItem], at index: Int, into stream: StreamName = .main, expectVersion: UInt64? = nil,
-    progress: ((Int, Int) -> Void)? = nil
+    rebase: Bool = false, progress: ((Int, Int) -> Void)? = nil
   ) throws -> [Outcome] {
     try perform(
       items.enumerated().map { offset, item in
@@ -45,34 +52,86 @@ extension EventLog {
         return WriteRequest(
           stream: stream,
           command: .insert(InsertRequest(index: overflow ? .max : at, text: item.text, sender: item.sender, id: item.id)))
-      }, expectVersion: expectVersion, progress: progress
+      }, expectVersion: expectVersion, rebase: rebase, progress: progress
     ).map { $0! }
   }
 
   /// Moves the item at `from` so that it ends at `to`; nil (and nothing
   /// appended) when `from == to`.
+  ///
+  /// With `rebase`, `from` and `to` are indices of the list at version
+  /// `expectVersion`, and when the stream has moved on since, the item that
+  /// was at `from` there goes right after the item it followed at `to`
+  /// there, or the first one before that still live: where its user meant.
   @discardableResult
-  public func move(from: Int, to: Int, in stream: StreamName = .main, expectVersion: UInt64? = nil)
-    throws -> Outcome?
-  {
+  public func move(
+    from: Int, to: Int, in stream: StreamName = .main, expectVersion: UInt64? = nil, rebase: Bool = false
+  ) throws -> Outcome? {
     try perform(
-      [WriteRequest(stream: stream, command: .move(from: from, to: to, id: nil))], expectVersion: expectVersion)[0]
+      [WriteRequest(stream: stream, command: .move(from: from, to: to, id: nil))], expectVersion: expectVersion,
+      rebase: rebase)[0]
   }
 
   /// Removes a live item, named by its id or a unique prefix of 8+ characters.
+  /// With `rebase`, a stream that moved past `expectVersion` is no conflict:
+  /// the item is named by id.
   @discardableResult
-  public func remove(_ item: ItemSelector, from stream: StreamName = .main, expectVersion: UInt64? = nil)
-    throws -> Outcome
-  {
-    try perform([WriteRequest(stream: stream, command: .remove(item))], expectVersion: expectVersion)[0]!
+  public func remove(
+    _ item: ItemSelector, from stream: StreamName = .main, expectVersion: UInt64? = nil, rebase: Bool = false
+  ) throws -> Outcome {
+    try perform([WriteRequest(stream: stream, command: .remove(item))], expectVersion: expectVersion, rebase: rebase)[0]!
   }
 
   /// Removes the live item with this id.
   @discardableResult
-  public func remove(id: ItemID, from stream: StreamName = .main, expectVersion: UInt64? = nil)
+  public func remove(id: ItemID, from stream: StreamName = .main, expectVersion: UInt64? = nil, rebase: Bool = false)
     throws -> Outcome
   {
-    try remove(.id(id), from: stream, expectVersion: expectVersion)
+    try remove(.id(id), from: stream, expectVersion: expectVersion, rebase: rebase)
+  }
+
+  /// Gives a live item new text; its place, author, time and seq stay, and
+  /// it shows when it was edited. `sender` is who edited. Nil (and nothing
+  /// appended) when the item has this text already. With `rebase`, as `remove`.
+  @discardableResult
+  public func edit(
+    _ item: ItemSelector, text: String, sender: String? = nil, in stream: StreamName = .main,
+    expectVersion: UInt64? = nil, rebase: Bool = false
+  ) throws -> Outcome? {
+    try perform(
+      [WriteRequest(stream: stream, command: .edit(item, text: text, sender: sender))], expectVersion: expectVersion,
+      rebase: rebase)[0]
+  }
+
+  /// Brings a removed item back with its id, text, author, time and seq: at
+  /// `index` (0…count), or when nil right after its predecessor — the first
+  /// item before it, in the list as it was just before its removal, that is
+  /// still live (at 0 when none is). `item`: its id, or a unique prefix among
+  /// the stream's removed items.
+  @discardableResult
+  public func restore(
+    _ item: ItemSelector, at index: Int? = nil, in stream: StreamName = .main, expectVersion: UInt64? = nil
+  ) throws -> Outcome {
+    try perform(
+      [WriteRequest(stream: stream, command: .restore(item, index: index))], expectVersion: expectVersion)[0]!
+  }
+
+  /// Appends the event that undoes event `seq` of the stream, with `undoes`
+  /// set: an insert's or a restore's undoing is a remove, a remove's a
+  /// restore after its predecessor, an edit's an edit back to the text
+  /// before it, a move's a move back after its predecessor. Undoing an undo
+  /// redoes. Without `seq`, the stream's latest event that is not an undo,
+  /// is not undone, and whose undoing applies and changes something.
+  ///
+  /// Nil (and nothing appended) when the undoing changes nothing (the item
+  /// is where, or says what, it was). Throws `alreadyUndone` (naming the
+  /// undoer), `itemRemoved`/`itemIsLive` when the undoing cannot apply,
+  /// `nothingToUndo`.
+  @discardableResult
+  public func undo(_ seq: UInt64? = nil, in stream: StreamName = .main, expectVersion: UInt64? = nil) throws
+    -> Outcome?
+  {
+    try perform([WriteRequest(stream: stream, command: .undo(seq: seq))], expectVersion: expectVersion)[0]
   }
 
   /// Validates and appends `requests` in one write transaction: all or none.
@@ -80,14 +139,20 @@ extension EventLog {
   /// - Parameters:
   ///   - requests: the commands, each with its stream, in the order they apply.
   ///   - expectVersion: refuse unless the first request's stream is at this version.
+  ///   - rebase: instead of refusing when the stream has moved past
+  ///     `expectVersion`, transform the first request to the head (an insert
+  ///     or a move by the predecessor rule; later inserts of the batch follow
+  ///     it). Needs `expectVersion`.
   ///   - lineNumbers: when given, a refused request's error names its line.
   ///   - progress: called now and then with (done, total).
-  /// - Returns: one outcome per request; nil for a move onto itself.
+  /// - Returns: one outcome per request; nil for one that changes nothing
+  ///   (a move onto itself, an edit to the same text, an undo in effect).
   public func perform(
-    _ requests: [WriteRequest], expectVersion: UInt64? = nil, lineNumbers: [Int]? = nil,
+    _ requests: [WriteRequest], expectVersion: UInt64? = nil, rebase: Bool = false, lineNumbers: [Int]? = nil,
     progress: ((Int, Int) -> Void)? = nil
   ) throws -> [Outcome?] {
     guard !requests.isEmpty else { return [] }
+    if rebase, expectVersion == nil { throw MsglogError.invalidInput(.rebaseWithoutVersion) }
     // Records plus derived rows: a generous estimate is free (the map is address space).
     let estimate =
       requests.count > 1
@@ -102,7 +167,19 @@ extension EventLog {
       if streams.count > 8 { break }
     }
     return try write(reserving: estimate, touching: streams.count > 8 ? [] : streams) { session in
-      if let expectVersion { try session.expect(version: expectVersion, of: requests[0].stream) }
+      // The version the first request was made at, when it is to be rebased.
+      var basis: UInt64? = nil
+      if let expectVersion {
+        let actual = try session.version(of: requests[0].stream)
+        if actual != expectVersion {
+          guard rebase, expectVersion < actual else {
+            throw MsglogError.versionConflict(stream: requests[0].stream, expected: expectVersion, actual: actual)
+          }
+          basis = expectVersion
+        }
+      }
+      // How far the first (rebased) insert moved: later inserts of the batch follow it.
+      var shift = 0
       var outcomes: [Outcome?] = []
       outcomes.reserveCapacity(requests.count)
       for (i, request) in requests.enumerated() {
@@ -114,7 +191,20 @@ extension EventLog {
           try session.prefetch(idsOf: requests[i..<min(i + LedgerSession.flushInterval, requests.count)])
         }
         do {
-          outcomes.append(try session.perform(request))
+          if let basis, i == 0 {
+            let outcome = try session.perform(request, rebasingFrom: basis)
+            if let outcome, case .insert(let insert) = request.command, let index = insert.index {
+              shift = outcome.index - index
+            }
+            outcomes.append(outcome)
+          } else if basis != nil, case .insert(var insert) = request.command, let index = insert.index {
+            insert.index = index + shift
+            var outcome = try session.perform(WriteRequest(stream: request.stream, command: .insert(insert)))
+            outcome?.rebased = true
+            outcomes.append(outcome)
+          } else {
+            outcomes.append(try session.perform(request))
+          }
         } catch let error as MsglogError where lineNumbers != nil {
           throw MsglogError.line(lineNumbers![i], error)
         }

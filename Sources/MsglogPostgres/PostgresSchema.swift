@@ -20,8 +20,8 @@ enum PostgresSchema {
     INSERT INTO msglog.head VALUES (1, 0);
     """
 
-  /// True when the schema is there and known; false when there is none.
-  static func check(_ connection: Connection, shown: String) throws -> Bool {
+  /// The schema's version when it is there and known (1 or 2); nil when there is none.
+  static func check(_ connection: Connection, shown: String) throws -> String? {
     let found = Result { () throws(PostgresError) -> Rows in
       try connection.execute("SELECT key, value FROM msglog.meta WHERE key IN ('format', 'schema')")
     }
@@ -34,7 +34,7 @@ enum PostgresSchema {
             location: shown, reason: "its msglog.meta table is not msglog's: \(failure.message)")
         }
         _ = try found.get()
-        return false
+        return nil
       }
       // No msglog.meta. A msglog schema without it belongs to something else.
       let schema = try connection.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'msglog'")
@@ -42,7 +42,7 @@ enum PostgresSchema {
         throw MsglogError.notAMsglogDatabase(
           location: shown, reason: "it has a schema named msglog that msglog did not make")
       }
-      return false
+      return nil
     }
     var values: [String: String] = [:]
     for row in 0..<meta.count { values[meta.text(row, 0) ?? ""] = meta.text(row, 1) }
@@ -50,13 +50,11 @@ enum PostgresSchema {
       throw MsglogError.notAMsglogDatabase(location: shown, reason: "its msglog.meta names no msglog format")
     }
     let version = values["schema"] ?? "none"
-    guard version == PostgresStore.schemaVersion else {
-      if let found = Int(version), let known = Int(PostgresStore.schemaVersion), found > known {
-        throw MsglogError.newerFormat(location: shown, found: "schema \(found)", known: "schema \(known)")
-      }
-      throw MsglogError.notAMsglogDatabase(location: shown, reason: "its schema version is \(version)")
+    guard !PostgresStore.readableSchemaVersions.contains(version) else { return version }
+    if let found = Int(version), let known = Int(PostgresStore.schemaVersion), found > known {
+      throw MsglogError.newerFormat(location: shown, found: "schema \(found)", known: "schema \(known)")
     }
-    return true
+    throw MsglogError.notAMsglogDatabase(location: shown, reason: "its schema version is \(version)")
   }
 
   /// Whether reading msglog.meta failed because the table is not shaped as
@@ -74,9 +72,18 @@ enum PostgresSchema {
       + [
         Statement(
           "INSERT INTO msglog.meta VALUES ('format', $1), ('schema', $2)",
-          [.bytes(Array("msglog".utf8)), .bytes(Array(PostgresStore.schemaVersion.utf8))])
+          [.bytes(Array("msglog".utf8)), .bytes(Array(PostgresStore.firstSchemaVersion.utf8))])
       ]
   }
+
+  /// Version 1 → 2, in place, in the transaction that appends the log's
+  /// first record of format 2: the tables stay as they are (the new events
+  /// need no column of their own: a restore inserts no id, an undo's target
+  /// is in its record); the version tells an older msglog, which knows
+  /// only version 1, that the log holds records it cannot read.
+  static let upgrade = Statement(
+    "UPDATE msglog.meta SET value = $1 WHERE key = 'schema' AND value <> $1",
+    [.bytes(Array(PostgresStore.schemaVersion.utf8))])
 
   /// Another first writer created the schema meanwhile.
   static func lostTheRace(_ error: PostgresError) -> Bool {

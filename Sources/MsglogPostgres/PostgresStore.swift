@@ -30,7 +30,16 @@ public final class PostgresStore: FollowableStore {
   /// Whether the schema has been checked (or created) by this process.
   private let schemaReady = Mutex(false)
 
-  public static let schemaVersion = "1"
+  /// The schema version this msglog writes once the log holds a record of
+  /// format 2 (an edit, a restore, an undo); it reads 1 and 2.
+  public static let schemaVersion = "2"
+  /// The version a new log starts at: the tables of both are the same, so a
+  /// log without the new events stays readable by a msglog that knows only 1.
+  static let firstSchemaVersion = "1"
+  static let readableSchemaVersions: Set<String> = ["1", "2"]
+  /// Whether the schema is known to be at `schemaVersion` (read, or moved there by a commit).
+  private let schemaAtNewest = Mutex(false)
+  var schemaHoldsNewRecords: Bool { schemaAtNewest.withLock { $0 } }
 
   /// - Throws: `MsglogError.cannotConnect` when libpq cannot be loaded or
   ///   the URL cannot be read safely (see `PostgresLocation`).
@@ -108,6 +117,7 @@ public final class PostgresStore: FollowableStore {
         let result = try body(access)
         try access.commit()
         if !exists { schemaReady.withLock { $0 = true } }
+        if access.upgradesSchema { schemaAtNewest.withLock { $0 = true } }
         return result
       }
     }
@@ -203,8 +213,9 @@ public final class PostgresStore: FollowableStore {
   /// knows (checked once per process); false when it holds none yet.
   private func schemaExists(_ connection: Connection, recheck: Bool = false) throws -> Bool {
     if !recheck, schemaReady.withLock({ $0 }) { return true }
-    let exists = try PostgresSchema.check(connection, shown: shown)
-    if exists { schemaReady.withLock { $0 = true } }
-    return exists
+    let version = try PostgresSchema.check(connection, shown: shown)
+    if version == PostgresStore.schemaVersion { schemaAtNewest.withLock { $0 = true } }
+    if version != nil { schemaReady.withLock { $0 = true } }
+    return version != nil
   }
 }

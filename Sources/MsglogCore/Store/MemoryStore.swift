@@ -103,6 +103,17 @@ package final class MemoryStore: EventStore {
 
     func lastStreamEvent(of stream: StreamName) throws -> UInt64? { state.streamEvents[stream]?.last }
 
+    func forEachStreamRecord(
+      of stream: StreamName, downFrom seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+      for s in (state.streamEvents[stream] ?? []).reversed() where s <= seq {
+        guard let record = try withRecord(at: s, { try body(s, $0) }) else {
+          throw DerivedDamage(table: "stream-events", "the index names seq \(s), which is not in the log")
+        }
+        guard record else { return }
+      }
+    }
+
     func summary() throws -> RecordedCounts? { state.summary }
 
     func tableCounts() throws -> TableCounts? {
