@@ -324,7 +324,8 @@ enum Format {
   }
 
   /// `- INDEX  SHORTID  SENDER  TEXT` per removal, `+ …` per insertion,
-  /// `> FROM -> TO  SHORTID` per move, in that order.
+  /// `> FROM -> TO  SHORTID` per move, `~ INDEX  SHORTID  SENDER  TEXT` per
+  /// edited item (its new text), in that order.
   static func diffLines(_ diff: StreamDiff, colour: Bool, to out: OutputStream) throws(OutputError) {
     for removal in diff.removed {
       try out.write("- \(removal.index)  ")
@@ -342,6 +343,11 @@ enum Format {
       try out.write(move.id.short)
       if colour { try out.write(plain) }
       try out.write("\n")
+    }
+    for reload in diff.edited {
+      try out.write("~ \(reload.index)  ")
+      try writeIdAndSender(reload.item, colour: colour, to: out)
+      try out.line(TerminalText.escape(reload.item.text))
     }
   }
 }

@@ -152,7 +152,9 @@ extension LedgerSession {
     }
     guard fits else {
       throw MsglogError.notAnUndo(
-        seq: seq, reason: "undoing a \(target.opName) of \(target.id.text) is not a \(event.opName) of \(event.id.text)")
+        seq: seq,
+        reason: "undoing \(ImportLine.article(target.opName)) \(target.opName) of \(target.id.text) is not "
+          + "\(ImportLine.article(event.opName)) \(event.opName) of \(event.id.text)")
     }
   }
 }

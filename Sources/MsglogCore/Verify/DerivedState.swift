@@ -83,7 +83,9 @@ package struct DerivedState {
       if target.id == event.id { return }
     default: break
     }
-    throw refuse("it undoes seq \(seq), a \(target.opName) of \(target.id.text), but is a \(event.opName) of \(event.id.text)")
+    throw refuse(
+      "it undoes seq \(seq), \(ImportLine.article(target.opName)) \(target.opName) of \(target.id.text), but is "
+        + "\(ImportLine.article(event.opName)) \(event.opName) of \(event.id.text)")
   }
 
   /// `undoer` now stands undoing `seq`: `seq` is undone, and if it undid

@@ -28,11 +28,13 @@ extension JSONWriter {
     endObject()
   }
 
-  /// A move onto its own index appended nothing: `{"moved":false}` (the
-  /// server's answer; the command line prints nothing on stdout).
-  package mutating func unmoved() {
+  /// A write that changed nothing appended nothing: `{"moved":false}` (a
+  /// move onto itself), `{"edited":false}` (the same text), `{"undone":false}`
+  /// (an undoing already in effect). The server's answer; the command line
+  /// prints nothing on stdout.
+  package mutating func unchanged(_ key: StaticString) {
     beginObject()
-    member("moved", false)
+    member(key, false)
     endObject()
   }
 }
