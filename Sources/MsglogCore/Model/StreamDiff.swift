@@ -124,7 +124,9 @@ public struct StreamDiff: Equatable, Sendable {
   /// Applies the diff to the old list as `performBatchUpdates` does:
   /// removals and moves' sources by old index, insertions and moves'
   /// targets by new index, and the items that stay fill the remaining
-  /// places in their old order; then the reloads, by new index.
+  /// places in their old order; then the reloads, by new index. The result
+  /// is the list at B, item for item and text for text (an item edited
+  /// back to its text at A is no reload, and keeps its old `edited`).
   public func apply(to old: [Item]) -> [Item] {
     let count = old.count - removed.count + inserted.count
     var result = [Item?](repeating: nil, count: count)
