@@ -136,6 +136,18 @@ import Testing
     #expect(s.run("verify").code == 0)
   }
 
+  /// `insert --lines --rebase`: the first line goes after the item it was
+  /// typed under at version N, the others after it, in one transaction.
+  @Test func aStaleBatchOfLinesFollowsItsFirst() throws {
+    let s = Sandbox()
+    for text in ["a", "b", "c"] { s.append(text) }
+    #expect(s.run("move", "0", "2").code == 0)  // b c a
+    let r = s.run(["insert", "1", "--lines", "--expect-version", "3", "--rebase", "--json"], stdin: Data("x\ny\n".utf8))
+    #expect(r.code == 0, "\(r)")
+    #expect(r.lines.count == 2 && r.lines.allSatisfy { $0.contains(#""rebased":true"#) }, "\(r)")
+    #expect(s.run("list").lines.map { String($0.split(separator: " ").last!) } == ["b", "c", "a", "x", "y"])
+  }
+
   @Test func diffShowsEditsAsReloads() throws {
     let s = Sandbox()
     let a = s.append("Morning!", sender: "ann")
