@@ -26,31 +26,52 @@ def rfc3339(ms):
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (t.microsecond // 1000)
 
 
+OPS = {1: "insert", 2: "remove", 3: "move", 4: "edit", 5: "restore"}
+
+
 def decode(seq, rec):
     if struct.unpack(">I", rec[-4:])[0] != crc32c(rec[:-4]):
         raise SystemExit(f"seq {seq}: checksum mismatch")
     fmt, op, rseq, version, ms = struct.unpack(">BBQQq", rec[:26])
-    if fmt != 1 or rseq != seq:
+    if fmt not in (1, 2) or rseq != seq or op not in OPS or (fmt == 1 and op > 3):
         raise SystemExit(f"seq {seq}: unexpected record")
     item = str(uuid.UUID(bytes=bytes(rec[26:42])))
     n, = struct.unpack(">H", rec[42:44])
     stream = bytes(rec[44:44 + n]).decode("utf-8")
-    out = {"seq": seq, "stream": stream, "version": version, "time": rfc3339(ms),
-           "op": {1: "insert", 2: "remove", 3: "move"}[op], "id": item}
+    out = {"seq": seq, "stream": stream, "version": version, "time": rfc3339(ms), "op": OPS[op], "id": item}
     p = 44 + n
-    if op == 1:
-        index, flag = struct.unpack(">QB", rec[p:p + 9]); p += 9
+
+    def sender_and_text(p):
+        flag, = struct.unpack(">B", rec[p:p + 1]); p += 1
         sender = None
         if flag == 1:
             length, = struct.unpack(">I", rec[p:p + 4]); p += 4
             sender = bytes(rec[p:p + length]).decode("utf-8"); p += length
         length, = struct.unpack(">I", rec[p:p + 4]); p += 4
-        out["index"] = index
-        out["text"] = bytes(rec[p:p + length]).decode("utf-8")
+        return sender, bytes(rec[p:p + length]).decode("utf-8"), p + length
+
+    if op == 1:
+        out["index"], = struct.unpack(">Q", rec[p:p + 8])
+        sender, out["text"], p = sender_and_text(p + 8)
         if sender is not None:
             out["sender"] = sender
+    elif op == 2:
+        p += 8                      # the index it had: derived, not exported
     elif op == 3:
-        out["from"], out["to"] = struct.unpack(">QQ", rec[p:p + 16])
+        out["from"], out["to"] = struct.unpack(">QQ", rec[p:p + 16]); p += 16
+    elif op == 4:
+        p += 24                     # index, text record before, insert: derived
+        sender, out["text"], p = sender_and_text(p)
+        if sender is not None:
+            out["sender"] = sender
+    elif op == 5:
+        out["index"], = struct.unpack(">Q", rec[p:p + 8]); p += 16   # then the text record: derived
+    if fmt == 2:
+        undoes, = struct.unpack(">Q", rec[p:p + 8]); p += 8
+        if undoes:
+            out["undoes"] = undoes
+    if p != len(rec) - 4:
+        raise SystemExit(f"seq {seq}: {len(rec) - 4 - p} unexpected bytes")
     return out
 
 

@@ -9,13 +9,19 @@ extension EventLog {
   }
 
   /// Inserts a message so that it ends at `index` (0…count).
+  ///
+  /// With `rebase`, `index` is one of the list at version `expectVersion`,
+  /// and when the stream has moved on since, the message goes right after
+  /// the item that was before that index there, or the first one before it
+  /// still live (`Outcome.rebased`).
   @discardableResult
   public func insert(
     _ text: String, at index: Int, sender: String? = nil, id: ItemID? = nil, into stream: StreamName = .main,
-    expectVersion: UInt64? = nil
+    expectVersion: UInt64? = nil, rebase: Bool = false
   ) throws -> Outcome {
     try insert(
-      contentsOf: [NewItem(text, sender: sender, id: id)], at: index, into: stream, expectVersion: expectVersion)[0]
+      contentsOf: [NewItem(text, sender: sender, id: id)], at: index, into: stream, expectVersion: expectVersion,
+      rebase: rebase)[0]
   }
 
   /// Appends messages in order, all in one transaction.
@@ -32,11 +38,12 @@ extension EventLog {
     ).map { $0! }
   }
 
-  /// Inserts messages at `index`, `index + 1`, …, all in one transaction.
+  /// Inserts messages at `index`, `index + 1`, …, all in one transaction
+  /// (with `rebase`, at the rebased index of the first and after it).
   @discardableResult
   public func insert(
     contentsOf items: [NewItem], at index: Int, into stream: StreamName = .main, expectVersion: UInt64? = nil,
-    progress: ((Int, Int) -> Void)? = nil
+    rebase: Bool = false, progress: ((Int, Int) -> Void)? = nil
   ) throws -> [Outcome] {
     try perform(
       items.enumerated().map { offset, item in
@@ -46,34 +53,87 @@ extension EventLog {
           stream: stream,
           command: .insert(
             InsertRequest(index: overflow ? .max : at, text: item.text, sender: item.sender, id: item.id)))
-      }, expectVersion: expectVersion, progress: progress
+      }, expectVersion: expectVersion, rebase: rebase, progress: progress
     ).map { $0! }
   }
 
   /// Moves the item at `from` so that it ends at `to`; nil (and nothing
   /// appended) when `from == to`.
+  ///
+  /// With `rebase`, `from` and `to` are indices of the list at version
+  /// `expectVersion`, and when the stream has moved on since, the item that
+  /// was at `from` there goes right after the item it followed at `to`
+  /// there, or the first one before that still live: where its user meant.
   @discardableResult
-  public func move(from: Int, to: Int, in stream: StreamName = .main, expectVersion: UInt64? = nil)
-    throws -> Outcome?
-  {
+  public func move(
+    from: Int, to: Int, in stream: StreamName = .main, expectVersion: UInt64? = nil, rebase: Bool = false
+  ) throws -> Outcome? {
     try perform(
-      [WriteRequest(stream: stream, command: .move(from: from, to: to, id: nil))], expectVersion: expectVersion)[0]
+      [WriteRequest(stream: stream, command: .move(from: from, to: to, id: nil))], expectVersion: expectVersion,
+      rebase: rebase)[0]
   }
 
   /// Removes a live item, named by its id or a unique prefix of 8+ characters.
+  /// With `rebase`, a stream that moved past `expectVersion` is no conflict:
+  /// the item is named by id.
   @discardableResult
-  public func remove(_ item: ItemSelector, from stream: StreamName = .main, expectVersion: UInt64? = nil)
-    throws -> Outcome
-  {
-    try perform([WriteRequest(stream: stream, command: .remove(item))], expectVersion: expectVersion)[0]!
+  public func remove(
+    _ item: ItemSelector, from stream: StreamName = .main, expectVersion: UInt64? = nil, rebase: Bool = false
+  ) throws -> Outcome {
+    try perform([WriteRequest(stream: stream, command: .remove(item))], expectVersion: expectVersion, rebase: rebase)[
+      0]!
   }
 
   /// Removes the live item with this id.
   @discardableResult
-  public func remove(id: ItemID, from stream: StreamName = .main, expectVersion: UInt64? = nil)
+  public func remove(id: ItemID, from stream: StreamName = .main, expectVersion: UInt64? = nil, rebase: Bool = false)
     throws -> Outcome
   {
-    try remove(.id(id), from: stream, expectVersion: expectVersion)
+    try remove(.id(id), from: stream, expectVersion: expectVersion, rebase: rebase)
+  }
+
+  /// Gives a live item new text; its place, author, time and seq stay, and
+  /// it shows when it was edited. `sender` is who edited. Nil (and nothing
+  /// appended) when the item has this text already. With `rebase`, as `remove`.
+  @discardableResult
+  public func edit(
+    _ item: ItemSelector, text: String, sender: String? = nil, in stream: StreamName = .main,
+    expectVersion: UInt64? = nil, rebase: Bool = false
+  ) throws -> Outcome? {
+    try perform(
+      [WriteRequest(stream: stream, command: .edit(item, text: text, sender: sender))], expectVersion: expectVersion,
+      rebase: rebase)[0]
+  }
+
+  /// Brings a removed item back with its id, text, author, time and seq: at
+  /// `index` (0…count), or when nil right after its predecessor — the first
+  /// item before it, in the list as it was just before its removal, that is
+  /// still live (at 0 when none is). `item`: its id, or a unique prefix among
+  /// the stream's removed items.
+  @discardableResult
+  public func restore(
+    _ item: ItemSelector, at index: Int? = nil, in stream: StreamName = .main, expectVersion: UInt64? = nil
+  ) throws -> Outcome {
+    try perform(
+      [WriteRequest(stream: stream, command: .restore(item, index: index))], expectVersion: expectVersion)[0]!
+  }
+
+  /// Appends the event that undoes event `seq` of the stream, with `undoes`
+  /// set: an insert's or a restore's undoing is a remove, a remove's a
+  /// restore after its predecessor, an edit's an edit back to the text
+  /// before it, a move's a move back after its predecessor. Undoing an undo
+  /// redoes. Without `seq`, the stream's latest event that is not an undo,
+  /// is not undone, and whose undoing applies and changes something.
+  ///
+  /// Nil (and nothing appended) when the undoing changes nothing (the item
+  /// is where, or says what, it was). Throws `alreadyUndone` (naming the
+  /// undoer), `itemRemoved`/`itemIsLive` when the undoing cannot apply,
+  /// `nothingToUndo`.
+  @discardableResult
+  public func undo(_ seq: UInt64? = nil, in stream: StreamName = .main, expectVersion: UInt64? = nil) throws
+    -> Outcome?
+  {
+    try perform([WriteRequest(stream: stream, command: .undo(seq: seq))], expectVersion: expectVersion)[0]
   }
 
   /// Validates and appends `requests` in one write transaction: all or none.
@@ -88,97 +148,32 @@ extension EventLog {
   /// - Parameters:
   ///   - requests: the commands, each with its stream, in the order they apply.
   ///   - expectVersion: refuse unless the first request's stream is at this version.
+  ///   - rebase: instead of refusing when the stream has moved past
+  ///     `expectVersion`, transform the first request to the head (an insert
+  ///     or a move by the predecessor rule; later inserts of the batch follow
+  ///     it). Needs `expectVersion`.
   ///   - lineNumbers: when given, a refused request's error names its line.
   ///   - progress: called now and then with (done, total).
-  /// - Returns: one outcome per request; nil for a move onto itself.
+  /// - Returns: one outcome per request; nil for one that changes nothing
+  ///   (a move onto itself, an edit to the same text, an undo in effect).
   public func perform(
-    _ requests: [WriteRequest], expectVersion: UInt64? = nil, lineNumbers: [Int]? = nil,
+    _ requests: [WriteRequest], expectVersion: UInt64? = nil, rebase: Bool = false, lineNumbers: [Int]? = nil,
     progress: ((Int, Int) -> Void)? = nil
   ) throws -> [Outcome?] {
     guard !requests.isEmpty else { return [] }
+    if rebase, expectVersion == nil { throw MsglogError.invalidInput(.rebaseWithoutVersion) }
+    let work = PendingWrite(requests: requests, expectVersion: expectVersion, rebase: rebase)
     guard requests.count <= Self.groupedRequests, lineNumbers == nil, progress == nil else {
-      return try performAlone(requests, expectVersion: expectVersion, lineNumbers: lineNumbers, progress: progress)
+      return try performAlone(work, lineNumbers: lineNumbers, progress: progress)
     }
-    return try commits.submit(PendingWrite(requests: requests, expectVersion: expectVersion)) { batch in
-      try commit(batch)
-    }
-  }
-
-  /// A call with at most this many requests may share its transaction.
-  static let groupedRequests = 64
-
-  /// Commits the calls of a batch in one transaction, each with its own
-  /// outcome. A call refused there is taken back (`LedgerSession.rewind`)
-  /// and the others go on; if one could not be taken back (it had written
-  /// something), the transaction is abandoned and each call runs alone.
-  func commit(_ batch: [CommitQueue<PendingWrite, [Outcome?]>.Ticket]) throws {
-    guard batch.count > 1 else {
-      let work = batch[0].work
-      batch[0].result = Result { try performAlone(work.requests, expectVersion: work.expectVersion) }
-      return
-    }
-    var streams: [StreamName] = []
-    for ticket in batch {
-      for request in ticket.work.requests where !streams.contains(request.stream) { streams.append(request.stream) }
-    }
-    // Set when a refused call cannot be taken back: the transaction is
-    // abandoned (what that throws is worded as a store's on the way out).
-    let abandoned = Flag()
-    let results: [Result<[Outcome?], any Error>]
-    do {
-      results = try write(touching: streams.count > 8 ? [] : streams) { session in
-        try batch.map { ticket in try perform(ticket.work, sharing: session, abandoned: abandoned) }
-      }
-    } catch {
-      guard abandoned.isSet else { throw error }
-      for ticket in batch {
-        let work = ticket.work
-        ticket.result = Result { try performAlone(work.requests, expectVersion: work.expectVersion) }
-      }
-      return
-    }
-    for (ticket, result) in zip(batch, results) { ticket.result = result }
-  }
-
-  /// One call's requests in a session shared with other calls, taken back
-  /// when refused. A refusal, or damage found on this call's way (its own),
-  /// is this call's outcome; the store's own failures (a map to grow, a head
-  /// that moved, a lost server) are the whole transaction's, and so is a
-  /// refusal that cannot be taken back (`abandoned` then set).
-  private func perform(_ work: PendingWrite, sharing session: LedgerSession, abandoned: Flag) throws -> Result<
-    [Outcome?], any Error
-  > {
-    let mark = session.mark()
-    do {
-      return .success(try perform(work, in: session))
-    } catch let error where error is MsglogError || error is DerivedDamage {
-      guard session.rewind(to: mark) else {
-        abandoned.isSet = true
-        throw error
-      }
-      return .failure(MsglogError(anyStoreFailure: error))
-    }
-  }
-
-  /// One call's requests, in a session shared with other calls.
-  private func perform(_ work: PendingWrite, in session: LedgerSession) throws -> [Outcome?] {
-    if let expectVersion = work.expectVersion {
-      try session.expect(version: expectVersion, of: work.requests[0].stream)
-    }
-    if work.requests.count > 1 { try session.prefetch(idsOf: work.requests) }
-    return try work.requests.map { try session.perform($0) }
-  }
-
-  /// Whether a batch was abandoned, set inside the transaction's closure.
-  private final class Flag {
-    var isSet = false
+    return try commits.submit(work) { batch in try commit(batch) }
   }
 
   /// `perform` in a transaction of its own.
-  func performAlone(
-    _ requests: [WriteRequest], expectVersion: UInt64?, lineNumbers: [Int]? = nil,
-    progress: ((Int, Int) -> Void)? = nil
-  ) throws -> [Outcome?] {
+  func performAlone(_ work: PendingWrite, lineNumbers: [Int]? = nil, progress: ((Int, Int) -> Void)? = nil) throws
+    -> [Outcome?]
+  {
+    let requests = work.requests
     // Records plus derived rows: a generous estimate is free (the map is address space).
     let estimate =
       requests.count > 1
@@ -193,26 +188,60 @@ extension EventLog {
       if streams.count > 8 { break }
     }
     return try write(reserving: estimate, touching: streams.count > 8 ? [] : streams) { session in
-      if let expectVersion { try session.expect(version: expectVersion, of: requests[0].stream) }
-      var outcomes: [Outcome?] = []
-      outcomes.reserveCapacity(requests.count)
-      for (i, request) in requests.enumerated() {
-        if i % 1024 == 0 { progress?(i, requests.count) }
-        // Write the derived rows so far into the same transaction now and
-        // then, so that a huge batch holds bounded state in memory.
-        if i % LedgerSession.flushInterval == 0 {
-          if i > 0 { try session.finish() }
-          try session.prefetch(idsOf: requests[i..<min(i + LedgerSession.flushInterval, requests.count)])
-        }
-        do {
-          outcomes.append(try session.perform(request))
-        } catch let error as MsglogError where lineNumbers != nil {
-          throw MsglogError.line(lineNumbers![i], error)
-        }
-      }
-      progress?(requests.count, requests.count)
-      return outcomes
+      try apply(work, in: session, lineNumbers: lineNumbers, progress: progress)
     }
+  }
+
+  /// Validates and performs one call's requests in `session` (a transaction
+  /// of their own, or one shared with other calls by group commit).
+  func apply(
+    _ work: PendingWrite, in session: LedgerSession, lineNumbers: [Int]? = nil, progress: ((Int, Int) -> Void)? = nil
+  ) throws -> [Outcome?] {
+    let requests = work.requests
+    // The version the first request was made at, when it is to be rebased.
+    var basis: UInt64? = nil
+    if let expectVersion = work.expectVersion {
+      let actual = try session.version(of: requests[0].stream)
+      if actual != expectVersion {
+        guard work.rebase, expectVersion < actual else {
+          throw MsglogError.versionConflict(stream: requests[0].stream, expected: expectVersion, actual: actual)
+        }
+        basis = expectVersion
+      }
+    }
+    // How far the first (rebased) insert moved: later inserts of the batch follow it.
+    var shift = 0
+    var outcomes: [Outcome?] = []
+    outcomes.reserveCapacity(requests.count)
+    for (i, request) in requests.enumerated() {
+      if i % 1024 == 0 { progress?(i, requests.count) }
+      // Write the derived rows so far into the same transaction now and
+      // then, so that a huge batch holds bounded state in memory.
+      if i % LedgerSession.flushInterval == 0 {
+        if i > 0 { try session.finish() }
+        try session.prefetch(idsOf: requests[i..<min(i + LedgerSession.flushInterval, requests.count)])
+      }
+      do {
+        if let basis, i == 0 {
+          let outcome = try session.perform(request, rebasingFrom: basis)
+          if let outcome, case .insert(let insert) = request.command, let index = insert.index {
+            shift = outcome.index - index
+          }
+          outcomes.append(outcome)
+        } else if basis != nil, case .insert(var insert) = request.command, let index = insert.index {
+          insert.index = index + shift
+          var outcome = try session.perform(WriteRequest(stream: request.stream, command: .insert(insert)))
+          outcome?.rebased = true
+          outcomes.append(outcome)
+        } else {
+          outcomes.append(try session.perform(request))
+        }
+      } catch let error as MsglogError where lineNumbers != nil {
+        throw MsglogError.line(lineNumbers![i], error)
+      }
+    }
+    progress?(requests.count, requests.count)
+    return outcomes
   }
 
   /// The requests of import lines, with the number of the line each came

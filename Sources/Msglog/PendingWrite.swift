@@ -3,4 +3,6 @@
 struct PendingWrite {
   var requests: [WriteRequest]
   var expectVersion: UInt64?
+  /// Rebase the first request from `expectVersion` when the stream moved on.
+  var rebase = false
 }

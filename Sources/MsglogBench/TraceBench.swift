@@ -132,8 +132,8 @@ enum ArrayBaseline {
         items.remove(at: items.firstIndex(of: id)!)
       case .move(let from, let to, _):
         items.insert(items.remove(at: from), at: to)
-      case .remove(.prefix):
-        fatalError("traces remove by full id")
+      case .remove(.prefix), .edit, .restore, .undo:
+        fatalError("traces insert, remove by full id and move")
       }
     }
     return items.count

@@ -62,6 +62,11 @@ enum Options {
     name: "lines", help: "read stdin, one message per line, all in one transaction")
   static let expectVersion = OptionDeclaration(
     name: "expect-version", value: "N", help: "refuse (exit 75) unless the stream is at version N")
+  static let rebase = OptionDeclaration(
+    name: "rebase",
+    help: "with --expect-version: if the stream moved on since, apply what was meant at version N instead of exit 75")
+  static let index = OptionDeclaration(
+    name: "index", value: "N", help: "where it goes back (default: right after its predecessor)")
   static let at = OptionDeclaration(name: "at", value: "SEQ", help: "stop after this event (0…head)")
   static let from = OptionDeclaration(name: "from", value: "SEQ", help: "start at this seq")
   static let limit = OptionDeclaration(name: "limit", value: "N", help: "print at most N events")
@@ -94,7 +99,7 @@ enum Options {
 
 /// The commands.
 enum CommandName: String, CaseIterable, Sendable {
-  case append, insert, move, remove, list, replay, log, streams, diff, export
+  case append, insert, move, remove, edit, restore, undo, list, replay, log, streams, diff, export
   case `import`, verify, serve, completions, help
 }
 
@@ -135,6 +140,8 @@ struct CommandDeclaration: Sendable {
   }
 
   static let writeOptions = [Options.expectVersion]
+  /// Writes made against a list shown at some version, which can be rebased.
+  static let rebasableOptions = [Options.expectVersion, Options.rebase]
   static let textOptions = [Options.sender, Options.id, Options.lines]
 
   /// The table.
@@ -164,19 +171,22 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "INDEX", help: "position of the new item, 0…count"),
           ArgumentDeclaration(name: "TEXT", help: "the message (default: stdin)", optional: true, repeating: true),
         ],
-        options: textOptions + writeOptions,
-        example: "msglog insert 0 \"pinned: read the rules\""),
+        options: textOptions + rebasableOptions,
+        example: "msglog insert 0 \"pinned: read the rules\"\nmsglog insert 2 --expect-version 17 --rebase \"next\""),
       CommandDeclaration(
         name: .move, summary: "move an item from one index to another",
         overview: """
           Move the item at index FROM so that it ends at index TO, as a dragged cell does. \
-          Moving an item onto its own index changes nothing and appends no event.
+          Moving an item onto its own index changes nothing and appends no event. With \
+          --expect-version N --rebase, FROM and TO are indices of the list at version N: when \
+          the stream has moved on since, the item that was at FROM goes right after the item \
+          it would have followed at TO there (or the first one before that still there).
           """,
         arguments: [
           ArgumentDeclaration(name: "FROM", help: "the item's current index"),
           ArgumentDeclaration(name: "TO", help: "its final index"),
         ],
-        options: writeOptions, example: "msglog move 3 0"),
+        options: rebasableOptions, example: "msglog move 3 0\nmsglog move 3 0 --expect-version 17 --rebase"),
       CommandDeclaration(
         name: .remove, summary: "remove an item by id",
         overview: """
@@ -184,7 +194,41 @@ struct CommandDeclaration: Sendable {
           leading characters of it (the short id 'list' prints) that match exactly one item.
           """,
         arguments: [ArgumentDeclaration(name: "ID", help: "a UUID, or a unique prefix of 8 or more characters")],
-        options: writeOptions, example: "msglog remove 3f2a1b4c"),
+        options: rebasableOptions, example: "msglog remove 3f2a1b4c"),
+      CommandDeclaration(
+        name: .edit, summary: "give an item new text",
+        overview: """
+          Give a live item new text and print 'edited' and its id. It keeps its place, author, \
+          time and seq, and shows when it was edited. ID as for remove; TEXT as for append (its \
+          words joined by spaces, or all of stdin). The same text again changes nothing.
+          """,
+        arguments: [
+          ArgumentDeclaration(name: "ID", help: "a UUID, or a unique prefix of 8 or more characters"),
+          ArgumentDeclaration(name: "TEXT", help: "the new text (default: stdin)", optional: true, repeating: true),
+        ],
+        options: [Options.sender] + rebasableOptions, example: "msglog edit 3f2a1b4c \"Room 4C, not 4B\""),
+      CommandDeclaration(
+        name: .restore, summary: "bring a removed item back",
+        overview: """
+          Bring a removed item back with its id, text, author, time and seq, and print where it \
+          went. Without --index it goes right after its predecessor: walking back from the item \
+          that was before it when it was removed to the first one still there (to the top when \
+          none is). ID is a full UUID or a unique prefix among the stream's removed items.
+          """,
+        arguments: [ArgumentDeclaration(name: "ID", help: "a UUID, or a unique prefix of a removed item's id")],
+        options: [Options.index] + writeOptions, example: "msglog restore 3f2a1b4c\nmsglog restore 3f2a1b4c --index 0"),
+      CommandDeclaration(
+        name: .undo, summary: "undo an event (the latest by default); undo an undo to redo",
+        overview: """
+          Append the event that undoes event SEQ of the stream and print what that event's own \
+          command prints. An insert or a restore is undone by a remove, a remove by a restore \
+          after its predecessor, an edit by an edit back to the text before it, a move by a move \
+          back after its predecessor. Without SEQ: the stream's latest event that is not an \
+          undo, is not undone, and whose undoing changes something. Undoing an undo redoes. An \
+          undoing that changes nothing appends nothing.
+          """,
+        arguments: [ArgumentDeclaration(name: "SEQ", help: "the seq of the event to undo", optional: true)],
+        options: writeOptions, example: "msglog undo\nmsglog undo 42"),
       CommandDeclaration(
         name: .list, summary: "print the stream's items in order",
         overview: """
@@ -239,7 +283,8 @@ struct CommandDeclaration: Sendable {
         overview: """
           Apply JSON lines from FILE (or stdin, or '-') atomically: every line is validated as \
           the command line would validate it, and a bad line is reported with its number and \
-          nothing is written. Ops: append, insert, remove, move; 'export' output is accepted as is.
+          nothing is written. Ops: append, insert, remove, move, edit, restore (any with \
+          "undoes"); 'export' output is accepted as is.
           """,
         arguments: [
           ArgumentDeclaration(
@@ -263,8 +308,8 @@ struct CommandDeclaration: Sendable {
         overview: """
           Serve the database over HTTP until Ctrl-C or SIGTERM: a JSON API with the shapes of \
           --json (GET /api/streams, /api/items?stream=S&at=SEQ, /api/events?from=SEQ, \
-          /api/diff?stream=S&from=A&to=B; POST /api/append, /api/insert, /api/move, /api/remove \
-          with a JSON body), Server-Sent Events at /api/follow (id is the seq; Last-Event-ID \
+          /api/diff?stream=S&from=A&to=B; POST /api/append, /api/insert, /api/move, /api/remove, \
+          /api/edit, /api/restore, /api/undo with a JSON body), Server-Sent Events at /api/follow (id is the seq; Last-Event-ID \
           resumes), and a web page at / for chats and boards. Listening beyond localhost needs \
           a token, which every API request sends as 'Authorization: Bearer TOKEN'. Only requests \
           for localhost, a loopback address, ADDR or an --allow-host name are answered, and \

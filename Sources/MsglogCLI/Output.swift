@@ -266,11 +266,12 @@ enum Format {
     }
   }
 
-  /// One event per line: `SEQ  TIME  STREAM  vVERSION  OP  ID  DETAILS`.
+  /// One event per line: `SEQ  TIME  STREAM  vVERSION  OP  ID  [undoes S]  DETAILS`.
   static func eventLine(_ event: Event) -> String {
     var line =
       "\(event.seq)  \(event.time.rfc3339)  \(TerminalText.escape(event.stream.text))  v\(event.version)  "
       + "\(event.opName)  \(event.id.text)"
+    if let undoes = event.undoes { line += "  undoes \(undoes)" }
     switch event.op {
     case .insert(_, let index, let text, let sender):
       line += "  at \(index)  \(sender.map(TerminalText.escape) ?? "-")  \(TerminalText.escape(text))"
@@ -278,11 +279,17 @@ enum Format {
       break
     case .move(_, let from, let to):
       line += "  \(from) -> \(to)"
+    case .edit(_, let text, let sender, _, _, _):
+      line += "  \(sender.map(TerminalText.escape) ?? "-")  \(TerminalText.escape(text))"
+    case .restore(_, let index, _):
+      line += "  at \(index)"
     }
     return line
   }
 
-  /// What a write prints: the new id, `moved …`, `removed …`, or the JSON object.
+  /// What a write prints: the new id, `moved …`, `removed …`, `edited …`,
+  /// `restored … at N`, or the JSON object. An undo prints what its event's
+  /// own command prints.
   static func outcome(_ outcome: Outcome, json: Bool) -> String {
     let event = outcome.event
     if json {
@@ -294,6 +301,8 @@ enum Format {
     case .insert: return event.id.text
     case .remove: return "removed \(event.id.text)"
     case .move(_, let from, let to): return "moved \(event.id.text) \(from) -> \(to)"
+    case .edit: return "edited \(event.id.text)"
+    case .restore(_, let index, _): return "restored \(event.id.text) at \(index)"
     }
   }
 
@@ -315,7 +324,8 @@ enum Format {
   }
 
   /// `- INDEX  SHORTID  SENDER  TEXT` per removal, `+ …` per insertion,
-  /// `> FROM -> TO  SHORTID` per move, in that order.
+  /// `> FROM -> TO  SHORTID` per move, `~ INDEX  SHORTID  SENDER  TEXT` per
+  /// edited item (its new text), in that order.
   static func diffLines(_ diff: StreamDiff, colour: Bool, to out: OutputStream) throws(OutputError) {
     for removal in diff.removed {
       try out.write("- \(removal.index)  ")
@@ -333,6 +343,11 @@ enum Format {
       try out.write(move.id.short)
       if colour { try out.write(plain) }
       try out.write("\n")
+    }
+    for reload in diff.edited {
+      try out.write("~ \(reload.index)  ")
+      try writeIdAndSender(reload.item, colour: colour, to: out)
+      try out.line(TerminalText.escape(reload.item.text))
     }
   }
 }

@@ -63,6 +63,13 @@ package enum Wording {
     case .idAlreadyUsed: return "an id is inserted at most once, even after it was removed"
     case .itemInAnotherStream: return "select its stream with --stream"
     case .ambiguousPrefix: return "give more characters of the id"
+    case .itemRemoved: return "'msglog restore ID' brings a removed item back"
+    case .itemIsLive: return "it is in the list now ('msglog list'); only what was removed can be restored"
+    case .noRemovedPrefixMatch: return "'msglog log' shows what was removed, with full ids"
+    case .alreadyUndone(_, let by): return "undo event \(by) to redo it ('msglog undo \(by)')"
+    case .nothingToUndo: return "'msglog log' shows the stream's events; 'msglog undo SEQ' undoes one by its seq"
+    case .noSuchEvent, .eventInAnotherStream: return "'msglog log' shows the stream's events and their seqs"
+    case .outOfRangeAtVersion: return "give indices of the list as it was at the version given with --expect-version"
     case .seqBeyondHead(_, let head): return head == 0 ? "the log is empty" : "give a seq from 0 to \(head)"
     case .corruptedRecord: return "run 'msglog verify' for a full report; nothing after this point was printed"
     case .corruptedLog, .eventDoesNotFit:

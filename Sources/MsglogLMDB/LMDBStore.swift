@@ -15,7 +15,9 @@ import Synchronization
 /// - `ids`:           item id (16 bytes) → insert seq, remove seq, leaf;
 /// - `stream-events`: stream name, 0, seq → nothing (each stream's events);
 /// - `checkpoints`:   stream name, 0, seq → the stream's slots at that seq;
-/// - `meta`:          `format` → `msglog/2`; `summary` → the derived tables' row counts.
+/// - `meta`:          `format` → `msglog/2`, or `msglog/3` once the log holds a
+///                    record of format 2 (edit, restore, undo); `summary` → the
+///                    derived tables' row counts.
 /// Everything but `events` is derived data, updated in the same transaction.
 ///
 /// `LMDBLog`, the `EventStore` over a path, opens one when there is a
@@ -23,6 +25,11 @@ import Synchronization
 package final class LMDBStore {
   static let formatKey = Array("format".utf8)
   static let formatValue = Array("msglog/2".utf8)
+  /// Format 2 with records of record format 2 (the events of working
+  /// together): written by the transaction that appends the first such
+  /// record, so that an older msglog refuses the log instead of misreading
+  /// it, while a log without them stays readable by it.
+  static let format3Value = Array("msglog/3".utf8)
   /// Format 1 had the same events but derived rows without checksums and no
   /// summary; `verify --repair` rebuilds them in format 2.
   static let legacyFormatValue = Array("msglog/1".utf8)
@@ -100,8 +107,13 @@ package final class LMDBStore {
       let format = try txn.get(meta, LMDBStore.formatKey) { Array($0) }
       if isNew {
         try txn.put(meta, LMDBStore.formatKey, LMDBStore.formatValue)
-      } else if format != LMDBStore.formatValue && format != LMDBStore.legacyFormatValue {
+      } else if format != LMDBStore.formatValue && format != LMDBStore.format3Value
+        && format != LMDBStore.legacyFormatValue
+      {
         let found = format.map { String(decoding: $0, as: UTF8.self) } ?? "none"
+        if found.hasPrefix("msglog/"), let n = Int(found.dropFirst(7)), n > 3 {
+          throw MsglogError.newerFormat(location: shown, found: found, known: "msglog/3")
+        }
         throw MsglogError.notAMsglogDatabase(location: shown, reason: "format: \(TerminalText.quoted(found))")
       }
       let tables = try ["meta", "events", "heads", "order", "ids", "stream-events", "checkpoints"].map {
@@ -190,6 +202,8 @@ package final class LMDBStore {
     let txn: Transaction
     /// A rebuild in this transaction wrote the derived tables in the current format.
     var rebuiltInFormat = false
+    /// `meta` says `msglog/3` (checked, or written, in this transaction).
+    var saysFormat3 = false
 
     init(store: LMDBStore, txn: Transaction) {
       self.store = store
@@ -303,6 +317,30 @@ package final class LMDBStore {
       }
     }
 
+    /// The stream's event index walked backwards from `seq`, each record
+    /// read from `events` by its key.
+    func forEachStreamRecord(
+      of stream: StreamName, downFrom seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+      let prefix = Key.streamPrefix(stream)
+      try txn.withCursor(store.streamEvents) { cursor in
+        // The first key after (stream, seq), then backwards.
+        let after = seq == UInt64.max ? nil : try cursor.seek(DerivedRows.streamKey(stream, seq + 1))
+        var entry = after == nil ? try cursor.last() : try cursor.previous()
+        while let (key, _) = entry, Key.hasPrefix(key, prefix) {
+          let eventSeq = Key.suffix(key)
+          let found = try txn.get(store.events, Key.seq(eventSeq)) { try body(eventSeq, $0) }
+          guard let found else {
+            throw DerivedDamage(
+              table: "stream-events",
+              "the index of stream \(TerminalText.quoted(stream)) names seq \(eventSeq), which is not in the log")
+          }
+          guard found else { return }
+          entry = try cursor.previous()
+        }
+      }
+    }
+
     func checkpoint(of stream: StreamName, atOrBefore seq: UInt64) throws -> Checkpoint? {
       let prefix = Key.streamPrefix(stream)
       return try txn.withCursor(store.checkpoints) { cursor in
@@ -343,6 +381,12 @@ package final class LMDBStore {
       // MDB_APPEND: the key is past every other, so LMDB skips the search
       // and fills pages completely; it refuses a key out of order.
       try txn.put(store.events, Key.seq(event.seq), record, flags: UInt32(MDB_APPEND))
+      if record.first == EventRecord.formatVersion2, !saysFormat3 {
+        if try txn.get(store.meta, LMDBStore.formatKey, { Array($0) }) != LMDBStore.format3Value {
+          try txn.put(store.meta, LMDBStore.formatKey, LMDBStore.format3Value)
+        }
+        saysFormat3 = true
+      }
     }
 
     func putStreamHead(_ head: StreamHead) throws {
@@ -377,8 +421,11 @@ package final class LMDBStore {
     func clearDerived() throws {
       for db in [store.heads, store.order, store.ids, store.streamEvents, store.checkpoints] { try txn.empty(db) }
       try txn.delete(store.meta, LMDBStore.summaryKey)
-      // What is rebuilt now is in this version's format.
-      try txn.put(store.meta, LMDBStore.formatKey, LMDBStore.formatValue)
+      // What is rebuilt now is in this version's format (format 3 is format
+      // 2 with newer records, and stays).
+      if try txn.get(store.meta, LMDBStore.formatKey, { Array($0) }) == LMDBStore.legacyFormatValue {
+        try txn.put(store.meta, LMDBStore.formatKey, LMDBStore.formatValue)
+      }
       rebuiltInFormat = true
     }
   }

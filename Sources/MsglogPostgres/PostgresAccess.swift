@@ -40,6 +40,10 @@ extension PostgresStore {
     private var checkpoints: [NodeKey: [UInt8]] = [:]
     private var summaryRow: [UInt8]? = nil
     private var cleared = false
+    /// This transaction appends the log's first record of format 2: it
+    /// moves the schema to version 2 (`PostgresStore.schemaVersion`).
+    private(set) var upgradesSchema = false
+    private var upgradeSent = false
     private var pending: Bool { !dirty.isEmpty || cleared }
     /// The tables with buffered writes: a read of another table need not wait for them.
     private var dirty: Set<Table> = []
@@ -99,6 +103,10 @@ extension PostgresStore {
 
     /// The head row's version (xmin) as the known state has it.
     private var knownVersion: String? = nil
+    /// Whether this transaction sent the check that the head row is as the
+    /// known state has it (a write on what was known that sends nothing
+    /// checks nothing).
+    private(set) var checkedKnown = false
     /// The head row's version once this transaction committed.
     private(set) var headVersion: String? = nil
 
@@ -177,6 +185,7 @@ extension PostgresStore {
       guard known, let openingHead, let knownVersion else {
         return [Statement("SELECT seq FROM msglog.head WHERE id = 1 FOR UPDATE")] + statements
       }
+      checkedKnown = true
       // The row as the last write left it: its seq, and its version (xmin),
       // which any other write changes — a rebuild that leaves the seq too.
       return [
@@ -387,6 +396,29 @@ extension PostgresStore {
       }
     }
 
+    /// Newest first, in growing batches: an undo usually needs the last few
+    /// events only, a rebase those since the version it was made at.
+    func forEachStreamRecord(
+      of stream: StreamName, downFrom seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+      var next = seq
+      var batch = 16
+      while true {
+        let rows = try query(
+          .events,
+          "SELECT seq, record FROM msglog.events WHERE stream = $1 AND seq <= $2 ORDER BY seq DESC LIMIT \(batch)",
+          [.bytes(stream.bytes), .uint64(next)])
+        for row in 0..<rows.count {
+          let seq = rows.uint64(row, 0)!
+          guard try body(seq, rows.bytes(row, 1)) else { return }
+          guard seq > 1 else { return }
+          next = seq - 1
+        }
+        if rows.count < batch { return }
+        batch = min(batch * 4, 4096)
+      }
+    }
+
     func lastStreamEvent(of stream: StreamName) throws -> UInt64? {
       if let cached = cachedLast[stream] { return cached?.seq }
       return try query(.events, "SELECT max(seq) FROM msglog.events WHERE stream = $1", [.bytes(stream.bytes)]).uint64(
@@ -444,6 +476,10 @@ extension PostgresStore {
       lastAppended = record
       dirty.insert(.events)
       head = seq
+      if record.first == EventRecord.formatVersion2, !upgradesSchema, !store.schemaHoldsNewRecords {
+        upgradesSchema = true
+        dirty.insert(.meta)
+      }
     }
 
     func putStreamHead(_ head: StreamHead) throws {
@@ -562,6 +598,10 @@ extension PostgresStore {
           Statement(
             "INSERT INTO msglog.meta (key, value) VALUES ('summary', $1) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
             [.bytes(summaryRow)]))
+      }
+      if upgradesSchema, !upgradeSent {
+        out.append(PostgresSchema.upgrade)
+        upgradeSent = true
       }
       return out
     }

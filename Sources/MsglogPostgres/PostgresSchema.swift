@@ -32,8 +32,8 @@ enum PostgresSchema {
       || isForeignTable(error)
   }
 
-  /// True when the schema is there and known; false when there is none.
-  static func check(_ connection: Connection, shown: String) throws -> Bool {
+  /// The schema's version when it is there and known (1 or 2); nil when there is none.
+  static func check(_ connection: Connection, shown: String) throws -> String? {
     let found = Result { () throws(PostgresError) -> Rows in
       try connection.execute(metaQuery.sql)
     }
@@ -46,7 +46,7 @@ enum PostgresSchema {
             location: shown, reason: "its msglog.meta table is not msglog's: \(failure.message)")
         }
         _ = try found.get()
-        return false
+        return nil
       }
       // No msglog.meta. A msglog schema without it belongs to something else.
       let schema = try connection.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'msglog'")
@@ -54,27 +54,25 @@ enum PostgresSchema {
         throw MsglogError.notAMsglogDatabase(
           location: shown, reason: "it has a schema named msglog that msglog did not make")
       }
-      return false
+      return nil
     }
-    try evaluate(meta, shown: shown)
-    return true
+    return try evaluate(meta, shown: shown)
   }
 
-  /// Refuses what `metaQuery` found unless it names msglog's format at the
-  /// schema version this msglog knows.
-  static func evaluate(_ meta: Rows, shown: String) throws {
+  /// The schema version `metaQuery` found (1 or 2); refuses it unless it
+  /// names msglog's format at a schema version this msglog reads.
+  static func evaluate(_ meta: Rows, shown: String) throws -> String {
     var values: [String: String] = [:]
     for row in 0..<meta.count { values[meta.text(row, 0) ?? ""] = meta.text(row, 1) }
     guard values["format"] == "msglog" else {
       throw MsglogError.notAMsglogDatabase(location: shown, reason: "its msglog.meta names no msglog format")
     }
     let version = values["schema"] ?? "none"
-    guard version == PostgresStore.schemaVersion else {
-      if let found = Int(version), let known = Int(PostgresStore.schemaVersion), found > known {
-        throw MsglogError.newerFormat(location: shown, found: "schema \(found)", known: "schema \(known)")
-      }
-      throw MsglogError.notAMsglogDatabase(location: shown, reason: "its schema version is \(version)")
+    guard !PostgresStore.readableSchemaVersions.contains(version) else { return version }
+    if let found = Int(version), let known = Int(PostgresStore.schemaVersion), found > known {
+      throw MsglogError.newerFormat(location: shown, found: "schema \(found)", known: "schema \(known)")
     }
+    throw MsglogError.notAMsglogDatabase(location: shown, reason: "its schema version is \(version)")
   }
 
   /// Whether reading msglog.meta failed because the table is not shaped as
@@ -92,9 +90,18 @@ enum PostgresSchema {
       + [
         Statement(
           "INSERT INTO msglog.meta VALUES ('format', $1), ('schema', $2)",
-          [.bytes(Array("msglog".utf8)), .bytes(Array(PostgresStore.schemaVersion.utf8))])
+          [.bytes(Array("msglog".utf8)), .bytes(Array(PostgresStore.firstSchemaVersion.utf8))])
       ]
   }
+
+  /// Version 1 → 2, in place, in the transaction that appends the log's
+  /// first record of format 2: the tables stay as they are (the new events
+  /// need no column of their own: a restore inserts no id, an undo's target
+  /// is in its record); the version tells an older msglog, which knows
+  /// only version 1, that the log holds records it cannot read.
+  static let upgrade = Statement(
+    "UPDATE msglog.meta SET value = $1 WHERE key = 'schema' AND value <> $1",
+    [.bytes(Array(PostgresStore.schemaVersion.utf8))])
 
   /// Another first writer created the schema meanwhile.
   static func lostTheRace(_ error: PostgresError) -> Bool {

@@ -34,7 +34,16 @@ public final class PostgresStore: FollowableStore {
   /// What this process's last write left known (see `KnownState`).
   private let known = Mutex<KnownState?>(nil)
 
-  public static let schemaVersion = "1"
+  /// The schema version this msglog writes once the log holds a record of
+  /// format 2 (an edit, a restore, an undo); it reads 1 and 2.
+  public static let schemaVersion = "2"
+  /// The version a new log starts at: the tables of both are the same, so a
+  /// log without the new events stays readable by a msglog that knows only 1.
+  static let firstSchemaVersion = "1"
+  static let readableSchemaVersions: Set<String> = ["1", "2"]
+  /// Whether the schema is known to be at `schemaVersion` (read, or moved there by a commit).
+  private let schemaAtNewest = Mutex(false)
+  var schemaHoldsNewRecords: Bool { schemaAtNewest.withLock { $0 } }
 
   /// - Throws: `MsglogError.cannotConnect` when libpq cannot be loaded or
   ///   the URL cannot be read safely (see `PostgresLocation`).
@@ -97,15 +106,23 @@ public final class PostgresStore: FollowableStore {
         do {
           let result = try body(access)
           try access.commit()
-          keep(access.knownAfterCommit(serverClock: state.serverClock, readAt: state.readAt, lastTime: state.lastTime))
-          return result
+          // A write that sent nothing checked nothing: what it decided on
+          // what was known (nothing to do, or refusals within a batch) may
+          // be stale, and is decided again the ordinary way.
+          if access.checkedKnown {
+            if access.upgradesSchema { schemaAtNewest.withLock { $0 = true } }
+            keep(
+              access.knownAfterCommit(serverClock: state.serverClock, readAt: state.readAt, lastTime: state.lastTime))
+            return result
+          }
         } catch let error as PostgresError where error.sqlState == PostgresError.divisionByZero {
           // Another writer committed since: nothing was written. The ordinary way.
           if connection.isInTransaction { guard try rollBack(connection) else { throw error } }
         } catch let refusal as MsglogError {
-          // Refused: nothing was committed, so what was known still is.
-          keep(state)
-          throw refusal
+          // Refused on what was known, which another writer may have changed
+          // since (an undo of an event appended meanwhile): nothing was
+          // written, and the ordinary way decides on the log as it is.
+          if connection.isInTransaction { guard try rollBack(connection) else { throw refusal } }
         }
       }
       var creating = false
@@ -154,6 +171,7 @@ public final class PostgresStore: FollowableStore {
           let result = try body(access)
           try access.commit()
           if creating { schemaReady.withLock { $0 = true } }
+          if access.upgradesSchema { schemaAtNewest.withLock { $0 = true } }
           keep(access.knownAfterCommit(serverClock: opened.serverClock, readAt: readAt, lastTime: opened.lastTime))
           return result
         } catch let error as PostgresError where optimistic && error.sqlState == PostgresError.serializationFailure {
@@ -211,7 +229,8 @@ public final class PostgresStore: FollowableStore {
     switch sent {
     case .success(let rows):
       guard checking else { return rows }
-      try PostgresSchema.evaluate(rows[1], shown: shown)
+      let version = try PostgresSchema.evaluate(rows[1], shown: shown)
+      if version == PostgresStore.schemaVersion { schemaAtNewest.withLock { $0 = true } }
       schemaReady.withLock { $0 = true }
       return Array(rows[0..<1] + rows[2...])
     case .failure(let error) where checking && PostgresSchema.isMissing(error):
@@ -339,8 +358,9 @@ public final class PostgresStore: FollowableStore {
   /// knows (checked once per process); false when it holds none yet.
   private func schemaExists(_ connection: Connection, recheck: Bool = false) throws -> Bool {
     if !recheck, schemaReady.withLock({ $0 }) { return true }
-    let exists = try PostgresSchema.check(connection, shown: shown)
-    if exists { schemaReady.withLock { $0 = true } }
-    return exists
+    let version = try PostgresSchema.check(connection, shown: shown)
+    if version == PostgresStore.schemaVersion { schemaAtNewest.withLock { $0 = true } }
+    if version != nil { schemaReady.withLock { $0 = true } }
+    return version != nil
   }
 }

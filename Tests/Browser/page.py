@@ -423,11 +423,15 @@ def a_live_update_keeps_the_drag(ctx):
     check(still == "a", "the live update ended the drag (dragging: %r)" % still)
     check(shown_texts(driver, "board") == texts, "the update was drawn under the drag: %r" % shown_texts(driver, "board"))
     ActionChains(driver).move_to_element(cards[3]).release().perform()
-    # The drop carried the version the page showed (5): without rebase it is
-    # refused, said so, and the page shows the server's list with the update.
-    wait_until("the page says the move was not applied", lambda: "not applied" in note_text(driver))
-    wait_texts(driver, "board", texts + ["f"], "after the drop")
-    check([i["text"] for i in items(server, "drag")] == texts + ["f"], "the server's list after the drop")
+    # The drop carried the version the page showed (5) and `rebase`: the
+    # stream has moved on, and the card still lands where it was dropped —
+    # after "d" — with the update; nothing is refused, no note.
+    moved = ["b", "c", "d", "a", "e", "f"]
+    wait_texts(driver, "board", moved, "after the drop")
+    check([i["text"] for i in items(server, "drag")] == moved, "the server's list after the drop")
+    last = events(server, "drag")[-1]
+    check(last["op"] == "move" and (last["from"], last["to"]) == (0, 3), "the drop wrote %r" % last)
+    check(note_text(driver) == "", "the page shows a note: %r" % note_text(driver))
 
 
 # MARK: - 7. Text: isolated, wrapped, dated
@@ -708,6 +712,148 @@ def ten_thousand_items_open_fast(ctx):
     ActionChains(driver).send_keys(Keys.END).perform()
     wait_until("End focuses the last card",
                lambda: driver.execute_script("return document.activeElement.dataset.id") == ids[-1])
+
+
+# MARK: - 14. Working together: edit in place, undo and redo, a deleted card back
+
+
+def ctrl(driver, key, shift=False):
+    """Ctrl+KEY (Shift+Ctrl+KEY) on whatever has focus."""
+    chain = ActionChains(driver).key_down(Keys.CONTROL)
+    if shift:
+        chain = chain.key_down(Keys.SHIFT)
+    chain = chain.send_keys(key)
+    if shift:
+        chain = chain.key_up(Keys.SHIFT)
+    chain.key_up(Keys.CONTROL).perform()
+
+
+@case
+def a_message_is_edited_in_place(ctx):
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("team", ["Review at 11?"], sender="ann") + appends("team", ["Yes, room 4B."], sender="me"))
+    server = m.serve()
+    driver = browser(ctx.dir)
+    other = browser(ctx.dir)
+    driver.get(server.url)
+    driver.execute_script("localStorage.setItem('msglog.sender', 'me')")
+    open_page(driver, server, "team", "chat")
+    open_page(other, server, "team", "chat")
+    wait_texts(driver, "chat", ["Review at 11?", "Yes, room 4B."], "after loading")
+    buttons = driver.execute_script("""
+        return [...document.querySelectorAll('#chat .message')].map((m) => {
+          const b = m.querySelector('button.edit'); return b.getClientRects().length ? b.getAttribute('aria-label') : null })""")
+    check(buttons == [None, "Edit 'Yes, room 4B.'"], "only my message can be edited: %r" % buttons)
+    before = events(server, "team")
+    # Escape leaves it as it was and writes nothing.
+    driver.find_elements(By.CSS_SELECTOR, "#chat button.edit")[1].click()
+    box = wait_until("an edit box", lambda: driver.find_elements(By.CSS_SELECTOR, "#chat .edit-form textarea"))[0]
+    check(driver.switch_to.active_element == box and box.get_attribute("value") == "Yes, room 4B.",
+          "the edit box does not have the text and the focus")
+    box.send_keys(" No: 4C", Keys.ESCAPE)
+    wait_until("Escape closes the edit box", lambda: not driver.find_elements(By.CSS_SELECTOR, "#chat .edit-form"))
+    check(events(server, "team") == before, "Escape wrote an event")
+    check(driver.switch_to.active_element.get_attribute("class") == "edit", "focus did not go back to Edit")
+    # Enter saves: one edit event; both pages show the new text, marked edited.
+    driver.find_elements(By.CSS_SELECTOR, "#chat button.edit")[1].click()
+    box = wait_until("an edit box", lambda: driver.find_elements(By.CSS_SELECTOR, "#chat .edit-form textarea"))[0]
+    box.send_keys(Keys.END, Keys.BACKSPACE * 3, "4C.", Keys.ENTER)
+    wait_texts(driver, "chat", ["Review at 11?", "Yes, room 4C."], "after the edit")
+    wait_texts(other, "chat", ["Review at 11?", "Yes, room 4C."], "in the other window")
+    new = events(server, "team")[len(before):]
+    check([(e["op"], e["text"], e.get("sender")) for e in new] == [("edit", "Yes, room 4C.", "me")], "the edit wrote %r" % new)
+    for window in [driver, other]:
+        marked = window.execute_script("""
+            return [...document.querySelectorAll('#chat .edited')].map((e) => e.getClientRects().length > 0)""")
+        check(marked == [False, True], "the edited mark: %r" % marked)
+    # The same text again writes nothing.
+    driver.find_elements(By.CSS_SELECTOR, "#chat button.edit")[1].click()
+    box = wait_until("an edit box", lambda: driver.find_elements(By.CSS_SELECTOR, "#chat .edit-form textarea"))[0]
+    box.send_keys(Keys.ENTER)
+    wait_until("the edit box closes", lambda: not driver.find_elements(By.CSS_SELECTOR, "#chat .edit-form"))
+    check(len(events(server, "team")) == len(before) + 1, "the same text wrote an event")
+    # Ctrl+Z undoes the edit (by its seq): the text before comes back.
+    driver.find_element(By.ID, "main").click()
+    ctrl(driver, "z")
+    wait_texts(driver, "chat", ["Review at 11?", "Yes, room 4B."], "after Ctrl+Z")
+    last = events(server, "team")[-1]
+    check(last["op"] == "edit" and last.get("undoes") == new[0]["seq"], "Ctrl+Z wrote %r" % last)
+
+
+@case
+def undo_and_redo_this_pages_changes(ctx):
+    m = Msglog(ctx.msglog, ctx.dir)
+    texts = ["Plan", "Spec", "Review", "Ship"]
+    m.import_lines(appends("undo", texts, sender="ann"))
+    server = m.serve()
+    driver = browser(ctx.dir)
+    open_page(driver, server, "undo", "board")
+    wait_texts(driver, "board", texts, "after loading")
+    check(driver.find_element(By.ID, "undo").get_attribute("disabled") is not None,
+          "Undo is enabled before the page changed anything")
+    # A keyboard move: Spec below Review.
+    driver.execute_script("document.querySelectorAll('#board .card')[1].focus()")
+    ActionChains(driver).send_keys(Keys.SPACE, Keys.ARROW_DOWN, Keys.SPACE).perform()
+    moved = ["Plan", "Review", "Spec", "Ship"]
+    wait_until("the server has the move", lambda: [i["text"] for i in items(server, "undo")] == moved)
+    move = events(server, "undo")[-1]
+    # Someone else's change is not this page's to undo.
+    server.api("/api/append", {"stream": "undo", "text": "Celebrate", "sender": "bob"})
+    wait_texts(driver, "board", moved + ["Celebrate"], "with bob's card")
+    ctrl(driver, "z")
+    wait_texts(driver, "board", texts + ["Celebrate"], "after Ctrl+Z")
+    undo = events(server, "undo")[-1]
+    check(undo["op"] == "move" and undo["undoes"] == move["seq"], "Ctrl+Z wrote %r" % undo)
+    check(driver.find_element(By.ID, "redo").get_attribute("disabled") is None, "Redo is not enabled")
+    # Shift+Ctrl+Z redoes: undoes the undo.
+    ctrl(driver, "z", shift=True)
+    wait_texts(driver, "board", moved + ["Celebrate"], "after Shift+Ctrl+Z")
+    redo = events(server, "undo")[-1]
+    check(redo["op"] == "move" and redo["undoes"] == undo["seq"], "Shift+Ctrl+Z wrote %r" % redo)
+    # The button does what Ctrl+Z does.
+    driver.find_element(By.ID, "undo").click()
+    wait_texts(driver, "board", texts + ["Celebrate"], "after the Undo button")
+    check(events(server, "undo")[-1]["undoes"] == redo["seq"], "the button undid %r" % events(server, "undo")[-1])
+    # Nothing of its own is left to undo (bob's card is not the page's):
+    # Undo is disabled, Ctrl+Z writes nothing; in a text field it is the field's own.
+    check(driver.find_element(By.ID, "undo").get_attribute("disabled") is not None, "Undo is still enabled")
+    count = len(events(server, "undo"))
+    box = driver.find_element(By.ID, "compose-text")
+    box.send_keys("typo")
+    ctrl(driver, "z")
+    driver.find_element(By.ID, "main").click()
+    ctrl(driver, "z")
+    check(announced(driver) == "Nothing of yours to undo.", "Ctrl+Z said %r" % announced(driver))
+    check(len(events(server, "undo")) == count, "Ctrl+Z wrote %r" % events(server, "undo")[count:])
+    check(shown_texts(driver, "board") == texts + ["Celebrate"], "the board: %r" % shown_texts(driver, "board"))
+
+
+@case
+def a_deleted_card_comes_back_from_the_note(ctx):
+    m = Msglog(ctx.msglog, ctx.dir)
+    texts = ["red", "orange", "yellow", "green", "blue"]
+    m.import_lines(appends("colours", texts))
+    server = m.serve()
+    driver = browser(ctx.dir)
+    open_page(driver, server, "colours", "board")
+    wait_texts(driver, "board", texts, "after loading")
+    driver.find_elements(By.CSS_SELECTOR, "#board .card button.delete")[2].click()
+    wait_texts(driver, "board", ["red", "orange", "green", "blue"], "after the delete")
+    wait_until("the note offers to undo it", lambda: "Deleted card 'yellow'" in note_text(driver))
+    action = driver.find_element(By.ID, "note-action")
+    check(action.is_displayed() and action.text == "Undo", "the note's button says %r" % action.text)
+    remove = events(server, "colours")[-1]
+    # Meanwhile someone moves orange to the end: yellow still comes back after orange.
+    server.api("/api/move", {"stream": "colours", "from": 1, "to": 3})
+    wait_texts(driver, "board", ["red", "green", "blue", "orange"], "after the other move")
+    action.click()
+    wait_texts(driver, "board", ["red", "green", "blue", "orange", "yellow"], "after Undo")
+    last = events(server, "colours")[-1]
+    check(last["op"] == "restore" and last["undoes"] == remove["seq"] and last["index"] == 4,
+          "Undo wrote %r" % last)
+    check(note_text(driver) == "", "the note stays: %r" % note_text(driver))
+    check(driver.find_element(By.ID, "undo").get_attribute("disabled") is not None,
+          "the delete is still offered to Ctrl+Z after it was undone")
 
 
 # MARK: - Running

@@ -4,10 +4,11 @@ import Testing
 
 /// The web page in headless Chromium (Selenium), against real `msglog
 /// serve` processes: Tests/Browser/board.py (two windows, drags, reload, the
-/// history slider, a conflicting drag, a delete, the chat, `<script>` as
-/// text) and Tests/Browser/page.py, one case per item of the page's issue
-/// (phone and touch, keyboard and axe-core, the past, following, sending,
-/// reconnecting, the token, the look, 10,000 items).
+/// history slider, two conflicting drags that both land, a delete, the chat,
+/// `<script>` as text) and Tests/Browser/page.py, one case per item of the
+/// page's issues (phone and touch, keyboard and axe-core, the past,
+/// following, sending, reconnecting, the token, the look, 10,000 items;
+/// editing a message, undo and redo, a deleted card back from its note).
 ///
 /// One browser case at a time: each starts Chromium, and several at once on
 /// a small machine would only make each slower.
@@ -41,6 +42,9 @@ import Testing
     "the-token-from-the-fragment-or-the-page",
     "a-page-people-like",
     "ten-thousand-items-open-fast",
+    "a-message-is-edited-in-place",
+    "undo-and-redo-this-pages-changes",
+    "a-deleted-card-comes-back-from-the-note",
   ]
 
   /// `MSGLOG_SCREENSHOTS=docs scripts/test --filter BrowserTests` refreshes

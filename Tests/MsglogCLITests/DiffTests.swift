@@ -27,7 +27,7 @@ import Testing
     r = s.run(["diff", "3", "6", "--json"])
     #expect(
       maskingTimes(r.stdout)
-        == #"{"stream":"main","from":3,"to":6,"removed":[{"index":0,"id":"\#(ids[0])"}],"inserted":[{"index":1,"id":"\#(ids[3])","text":"Yes, room 4B.","sender":"bob","time":"TIME","seq":5}],"moved":[{"from":2,"to":0,"id":"\#(ids[2])"}]}"#
+        == #"{"stream":"main","from":3,"to":6,"removed":[{"index":0,"id":"\#(ids[0])"}],"inserted":[{"index":1,"id":"\#(ids[3])","text":"Yes, room 4B.","sender":"bob","time":"TIME","seq":5}],"moved":[{"from":2,"to":0,"id":"\#(ids[2])"}],"edited":[]}"#
         + "\n", "\(r)")
     // Backwards, and nothing at all.
     r = s.run(["diff", "6", "3"])

@@ -58,4 +58,24 @@ import Testing
     let r = s.run("verify")
     #expect(r.code == 0 && r.stdout.hasPrefix("ok: 11 events"), "\(r)")
   }
+
+  /// What an app's write decides on what it knew without writing — a
+  /// refusal, or nothing to do — is decided again on the log as it is: an
+  /// undo of an event another process appended since is not refused as
+  /// beyond the head, and an edit back to the text another process
+  /// replaced is an edit, not nothing.
+  @Test func aDecisionThatWritesNothingIsTakenOnTheLogAsItIs() throws {
+    let s = Sandbox(.postgres)
+    let log = try EventLog(s.db)
+    let first = try log.append("first")
+    try log.append("second")
+    #expect(s.run(["append", "third"]).code == 0)
+    let undone = try log.undo(3)
+    #expect(undone?.event.undoes == 3, "\(String(describing: undone))")
+    #expect(s.run(["edit", first.event.id.text, "changed"]).code == 0)
+    let edited = try log.edit(.id(first.event.id), text: "first")
+    #expect(edited != nil, "the edit back was taken for nothing")
+    #expect(try log.items().items.map(\.text) == ["first", "second"])
+    #expect(throws: MsglogError.self) { try log.undo(99) }
+  }
 }

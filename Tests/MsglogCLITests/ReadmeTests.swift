@@ -2,17 +2,21 @@ import Foundation
 import MsglogTestSupport
 import Testing
 
-/// The README's tour, run command by command on the real binary: every line
-/// must be what the binary prints, up to ids and times (new on every run).
+/// The README's tours (its `console` blocks, each on a database of its own),
+/// run command by command on the real binary: every line must be what the
+/// binary prints, up to ids and times (new on every run).
 @Suite struct ReadmeTests {
   struct Step {
     var arguments: [String]
     var expected: String
   }
 
-  static func steps() throws -> [Step] {
+  /// The steps of the README's `console` block number `block`.
+  static func steps(block: Int) throws -> [Step] {
     let readme = try String(contentsOfFile: fixture("../README.md"), encoding: .utf8)
-    let start = try #require(readme.range(of: "```console\n"))
+    var from = readme.startIndex
+    for _ in 0..<block { from = try #require(readme.range(of: "```console\n", range: from..<readme.endIndex)).upperBound }
+    let start = try #require(readme.range(of: "```console\n", range: from..<readme.endIndex))
     let end = try #require(readme.range(of: "\n```", range: start.upperBound..<readme.endIndex))
     var steps: [Step] = []
     for line in readme[start.upperBound..<end.lowerBound].split(separator: "\n") {
@@ -48,7 +52,8 @@ import Testing
     return words
   }
 
-  @Test(arguments: Store.allCases) func theTourPrintsWhatTheReadmeShows(_ store: Store) throws {
+  /// The tour (block 0) and working together (block 1).
+  @Test(arguments: Store.allCases, [0, 1]) func theTourPrintsWhatTheReadmeShows(_ store: Store, _ block: Int) throws {
     let s = Sandbox(store)
     var ids: [(readme: String, actual: String)] = []
     func translate(_ text: String) -> String {
@@ -59,7 +64,7 @@ import Testing
       }
       return out
     }
-    let steps = try Self.steps()
+    let steps = try Self.steps(block: block)
     #expect(steps.count >= 10)
     for step in steps {
       let r = s.run(step.arguments.map(translate))

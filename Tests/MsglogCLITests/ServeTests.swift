@@ -101,6 +101,49 @@ import Testing
     #expect(r.status == 200 && r.body.contains("<script src=\"/app.js\""), "\(r)")
   }
 
+  /// Working together over real HTTP: what /api/edit, /api/restore and
+  /// /api/undo answer is what the command line prints with `--json`
+  /// (the same events, made one way and the other), a stale drag with
+  /// `rebase` lands, and each event reaches the event stream.
+  @Test(arguments: Store.allCases) func editRestoreUndoAndRebaseOverHTTP(_ store: Store) throws {
+    let s = Sandbox(store)
+    let ids = ["A", "B", "C"].map { s.append($0, sender: "ann") }
+    let server = try Server(s)
+    defer { #expect(server.stop().code == 0) }
+    func call(_ method: String, _ path: String, _ body: String? = nil) -> Reply {
+      Self.request(server, method, path, body: body, in: s)
+    }
+    var r = call("POST", "/api/edit", #"{"id":"\#(ids[0].prefix(8))","text":"A!","sender":"bob","expectVersion":3}"#)
+    #expect(r.status == 200, "\(r)")
+    var events = s.run(["log", "--json"]).lines
+    #expect(events[3].contains(#""op":"edit","id":"\#(ids[0])","text":"A!","sender":"bob"}"#), "\(events)")
+    #expect(maskingTimes(r.body) == (#"{"seq":4,"stream":"main","version":4,"time":"TIME","id":"\#(ids[0])","index":0}"#), "\(r)")
+    #expect(s.run("remove", ids[1]).code == 0)
+    r = call("POST", "/api/restore", #"{"id":"\#(ids[1])"}"#)
+    #expect(maskingTimes(r.body) == (#"{"seq":6,"stream":"main","version":6,"time":"TIME","id":"\#(ids[1])","index":1}"#), "\(r)")
+    // The command line's undo and the server's: the same shapes.
+    let cli = s.run("undo", "--json")
+    #expect(maskingTimes(cli.stdout) == (#"{"seq":7,"stream":"main","version":7,"time":"TIME","id":"\#(ids[1])","index":1,"undoes":6}"#) + "\n", "\(cli)")
+    r = call("POST", "/api/undo", #"{"seq":7}"#)
+    #expect(maskingTimes(r.body) == (#"{"seq":8,"stream":"main","version":8,"time":"TIME","id":"\#(ids[1])","index":1,"undoes":7}"#), "\(r)")
+    r = call("POST", "/api/undo", #"{"seq":4}"#)
+    #expect(r.status == 200 && r.body.contains(#""undoes":4}"#), "\(r)")
+    r = call("POST", "/api/undo", #"{"seq":4}"#)
+    #expect(r.status == 409 && r.body == #"{"error":"event 4 is already undone (by event 9)"}"#, "\(r)")
+    // Two drags at version 9: the second, stale, lands where it was meant.
+    r = call("POST", "/api/move", #"{"from":2,"to":0,"expectVersion":9,"rebase":true}"#)
+    #expect(r.status == 200 && !r.body.contains("rebased"), "\(r)")
+    r = call("POST", "/api/move", #"{"from":0,"to":1,"expectVersion":9,"rebase":true}"#)
+    #expect(r.status == 200 && r.body.contains(#""from":1,"to":2,"rebased":true}"#), "\(r)")
+    #expect(s.run("list").lines.map { String($0.split(separator: " ").last!) } == ["C", "B", "A"])
+    r = call("GET", "/api/events?from=4")
+    events = s.run(["log", "--json", "--from", "4"]).lines
+    #expect(r.body == events.map { $0 + "\n" }.joined(), "\(r)")
+    r = call("GET", "/api/diff?stream=main&from=3&to=4")
+    #expect(r.body + "\n" == s.run(["diff", "--json", "3", "4"]).stdout && r.body.contains(#""edited":[{"index":0"#), "\(r)")
+    #expect(s.run("verify").code == 0)
+  }
+
   @Test func badRequestsAreRefusedAndChangeNothing() throws {
     let s = Sandbox()
     s.append("only")
@@ -133,6 +176,18 @@ import Testing
       ("GET", "/api/items?stream=main&stream=evil", nil, 400, "more than once"),
       ("GET", "/api/items?stream=%zz", nil, 400, "malformed %-escape"),
       ("POST", "/api/items", #"{"text":"x"}"#, 405, "not allowed"),
+      // Working together.
+      ("POST", "/api/edit", #"{"id":"00000000-0000-4000-8000-000000000000","text":"x"}"#, 404, "no item"),
+      ("POST", "/api/edit", #"{"text":"x"}"#, 400, #"\"id\" is missing"#),
+      ("POST", "/api/edit", #"{"id":"zzzzzzzz","text":"x"}"#, 400, "malformed id"),
+      ("POST", "/api/restore", #"{"id":"00000000-0000-4000-8000-000000000000"}"#, 404, "no item"),
+      ("POST", "/api/undo", #"{"seq":5}"#, 404, "there is no event 5"),
+      ("POST", "/api/undo", #"{"seq":"1"}"#, 400, "whole number"),
+      ("POST", "/api/undo", #"{"stream":"empty"}"#, 409, "nothing to undo"),
+      ("POST", "/api/move", #"{"from":0,"to":0,"rebase":true}"#, 400, "needs"),
+      ("POST", "/api/move", #"{"from":0,"to":0,"expectVersion":0,"rebase":"yes"}"#, 400, "true or false"),
+      ("POST", "/api/append", #"{"text":"x","rebase":true}"#, 400, "unknown member"),
+      ("POST", "/api/undo", #"{"seq":1,"rebase":true}"#, 400, "unknown member"),
     ]
     for (method, path, body, status, words) in cases {
       let r = Self.request(server, method, path, body: body, in: s)

@@ -18,7 +18,48 @@ import Testing
       op: .insert(id: id, index: 0, text: "héllo 👋🏽 \u{0}\n", sender: "Zoë")),
     Event(seq: 5, stream: "main", version: 4, time: time, op: .remove(id: id, index: 3)),
     Event(seq: UInt64(Int64.max), stream: "s", version: 9, time: time, op: .move(id: id, from: 3, to: 7)),
+    // Working together: record format 2.
+    Event(
+      seq: 6, stream: "main", version: 5, time: time,
+      op: .edit(id: id, text: "fixed ✓", sender: "bob", index: 2, replaces: 1, inserted: 1)),
+    Event(
+      seq: 7, stream: "main", version: 6, time: time,
+      op: .edit(id: id, text: "back", sender: nil, index: 0, replaces: 6, inserted: 1), undoes: 6),
+    Event(seq: 8, stream: "main", version: 7, time: time, op: .restore(id: id, index: 4, textSeq: 6)),
+    Event(seq: 9, stream: "main", version: 8, time: time, op: .remove(id: id, index: 4), undoes: 8),
+    Event(seq: 10, stream: "main", version: 9, time: time, op: .move(id: id, from: 1, to: 0), undoes: 3),
+    Event(seq: 11, stream: "main", version: 10, time: time, op: .restore(id: id, index: 0, textSeq: 1), undoes: 9),
   ]
+
+  /// Only the events of working together are written in format 2; the
+  /// others stay format 1, byte for byte what msglog wrote before them.
+  @Test(arguments: samples) func formatTwoOnlyWhereNeeded(_ event: Event) {
+    let bytes = EventRecord.encode(event)
+    let needsTwo: Bool
+    switch event.op {
+    case .edit, .restore: needsTwo = true
+    default: needsTwo = event.undoes != nil
+    }
+    #expect(bytes[0] == (needsTwo ? 2 : 1))
+  }
+
+  /// Format 2 holding what format 1 holds (an insert, remove or move that
+  /// undoes nothing) is refused: one event has one record.
+  @Test func aNeedlessFormatTwoIsRefused() throws {
+    var bytes = EventRecord.encode(Self.samples[9])
+    // The same remove, its `undoes` set to 0.
+    bytes.replaceSubrange((bytes.count - 12)..<(bytes.count - 4), with: [UInt8](repeating: 0, count: 8))
+    bytes.replaceSubrange((bytes.count - 4)..., with: [UInt8](repeating: 0, count: 4))
+    let checksum = CRC32C.checksum(Array(bytes.dropLast(4)))
+    bytes.replaceSubrange((bytes.count - 4)..., with: withUnsafeBytes(of: checksum.bigEndian, Array.init))
+    #expect(throws: EventRecord.DecodeError.needlessFormat) { try EventRecord.decode(bytes) }
+    #expect(throws: EventRecord.DecodeError.needlessFormat) { try Self.positional(bytes, stream: "main") }
+    // And an edit or a restore in format 1 is an unknown op.
+    var old = EventRecord.encode(Self.samples[8])
+    old[0] = 1
+    old.replaceSubrange((old.count - 4)..., with: withUnsafeBytes(of: CRC32C.checksum(Array(old.dropLast(4))).bigEndian, Array.init))
+    #expect(throws: EventRecord.DecodeError.unknownOp(5)) { try EventRecord.decode(old) }
+  }
 
   @Test(arguments: samples) func roundTrip(_ event: Event) throws {
     let bytes = EventRecord.encode(event)
@@ -83,6 +124,23 @@ import Testing
       hex == "0103" + "0000000000000001" + "0000000000000002" + "0000000000000003"
         + "3f2a1b4c000040008000" + "00000000abcd" + "0001" + "6d" + "0000000000000004" + "0000000000000005"
         + String(format: "%08x", CRC32C.checksum(Array(EventRecord.encode(event).dropLast(4)))))
+    let edit = Event(
+      seq: 6, stream: "m", version: 7, time: Timestamp(milliseconds: 8),
+      op: .edit(id: Self.id, text: "t", sender: "s", index: 1, replaces: 2, inserted: 3), undoes: 4)
+    let editHex = EventRecord.encode(edit).map { String(format: "%02x", $0) }.joined()
+    #expect(
+      editHex == "0204" + "0000000000000006" + "0000000000000007" + "0000000000000008"
+        + "3f2a1b4c000040008000" + "00000000abcd" + "0001" + "6d" + "0000000000000001" + "0000000000000002"
+        + "0000000000000003" + "01" + "00000001" + "73" + "00000001" + "74" + "0000000000000004"
+        + String(format: "%08x", CRC32C.checksum(Array(EventRecord.encode(edit).dropLast(4)))))
+    let restore = Event(
+      seq: 6, stream: "m", version: 7, time: Timestamp(milliseconds: 8), op: .restore(id: Self.id, index: 1, textSeq: 2))
+    let restoreHex = EventRecord.encode(restore).map { String(format: "%02x", $0) }.joined()
+    #expect(
+      restoreHex == "0205" + "0000000000000006" + "0000000000000007" + "0000000000000008"
+        + "3f2a1b4c000040008000" + "00000000abcd" + "0001" + "6d" + "0000000000000001" + "0000000000000002"
+        + "0000000000000000"
+        + String(format: "%08x", CRC32C.checksum(Array(EventRecord.encode(restore).dropLast(4)))))
   }
 
   @Test func crc32cMatchesTheStandardCheckValue() {

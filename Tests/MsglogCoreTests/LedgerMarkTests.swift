@@ -65,4 +65,64 @@ import Testing
       try session.finish()
     }
   }
+
+  /// The commands of working together (edit, restore, undo, a rebased
+  /// move) accepted between refused ones, each refusal taken back after a
+  /// mark: every refusal reaches the writer with nothing (the mark can be
+  /// returned to), and the log is the one the accepted commands alone make
+  /// — a refused undo leaves nothing undone, a refused edit no text.
+  @Test func refusedEditsRestoresAndUndoesAreTakenBack() throws {
+    let a = ItemID(canonical: "00000000-0000-4000-8000-00000000000a")!
+    let b = ItemID(canonical: "00000000-0000-4000-8000-00000000000b")!
+    let c = ItemID(canonical: "00000000-0000-4000-8000-00000000000c")!
+    func request(_ command: WriteRequest.Command) -> WriteRequest { WriteRequest(stream: "main", command: command) }
+    // (accepted, refused after it, with what the refusal is)
+    let steps: [(WriteRequest, WriteRequest?, MsglogError.Category?)] = [
+      (request(.insert(InsertRequest(text: "a", id: a))), request(.undo(seq: 9)), .notFound),
+      (request(.insert(InsertRequest(text: "b", id: b))), request(.restore(.id(b), index: nil)), .refused),
+      (
+        request(.insert(InsertRequest(text: "c", id: c))), request(.edit(.id(ItemID.random()), text: "x", sender: nil)),
+        .notFound
+      ),
+      (request(.edit(.id(a), text: "a2", sender: "ann")), request(.edit(.id(a), text: "", sender: nil)), .invalidInput),
+      (request(.remove(.id(b))), request(.edit(.id(b), text: "b2", sender: nil)), .refused),
+      (request(.restore(.id(b), index: nil)), request(.restore(.id(c), index: 0)), .refused),
+      (request(.undo(seq: 4)), request(.undo(seq: 4)), .refused),
+      (request(.undo(seq: nil)), nil, nil),
+      (request(.move(from: 0, to: 1, id: nil)), request(.move(from: 0, to: 7, id: nil)), .refused),
+    ]
+    let log = EventLog.inMemory()
+    let logAlone = EventLog.inMemory()
+    var refused = 0
+    try log.memoryStore.write { writer in
+      let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 5))
+      for (accepted, refusal, category) in steps {
+        _ = try session.perform(accepted)
+        guard let refusal, let category else { continue }
+        let mark = session.mark()
+        do {
+          _ = try session.perform(refusal)
+          Issue.record("\(refusal.command) was accepted")
+        } catch let error as MsglogError {
+          #expect(error.category == category, "\(error)")
+          refused += 1
+        }
+        #expect(session.rewind(to: mark), "refusing \(refusal.command) wrote something")
+      }
+      // Rebased from version 2 (a, b): the move of the item then at 0 (a)
+      // to after b, now that the stream has moved on.
+      _ = try session.perform(request(.move(from: 0, to: 1, id: nil)), rebasingFrom: 2)
+      try session.finish()
+    }
+    try logAlone.memoryStore.write { writer in
+      let session = try LedgerSession(writer: writer, now: Timestamp(milliseconds: 5))
+      for (accepted, _, _) in steps { _ = try session.perform(accepted) }
+      _ = try session.perform(request(.move(from: 0, to: 1, id: nil)), rebasingFrom: 2)
+      try session.finish()
+    }
+    #expect(refused == 8)
+    #expect(try log.exportLines() == logAlone.exportLines())
+    #expect(try log.items().items.map(\.text) == logAlone.items().items.map(\.text))
+    #expect(try log.verify().problems.isEmpty)
+  }
 }

@@ -48,6 +48,50 @@ import Testing
     #expect(text(response) == #"{"moved":false}"#)
   }
 
+  /// Working together over the API: edit, restore, undo and redo, and a
+  /// stale drag that is rebased instead of refused (412 without `rebase`);
+  /// the answers are the `--json` shapes, statuses the library's categories.
+  @Test func editRestoreUndoAndRebase() throws {
+    let ids = try ["A", "B", "C"].map { try log.append($0).event.id.text }
+    var response = try respond("POST", "/api/edit", body: #"{"id":"\#(ids[0])","text":"A!","sender":"bob"}"#)
+    #expect(response.status == 200 && text(response).contains(#""id":"\#(ids[0])","index":0}"#), "\(text(response))")
+    response = try respond("POST", "/api/edit", body: #"{"id":"\#(ids[0])","text":"A!"}"#)
+    #expect(response.status == 200 && text(response) == #"{"edited":false}"#, "\(text(response))")
+    response = try respond("POST", "/api/remove", body: #"{"id":"\#(ids[1])"}"#)
+    #expect(response.status == 200)
+    response = try respond("POST", "/api/restore", body: #"{"id":"\#(ids[1])"}"#)
+    #expect(response.status == 200 && text(response).contains(#""index":1}"#), "\(text(response))")
+    response = try respond("POST", "/api/restore", body: #"{"id":"\#(ids[1])"}"#)
+    #expect(response.status == 409 && text(response).contains("is live"), "\(text(response))")
+    response = try respond("POST", "/api/undo", body: #"{}"#)
+    #expect(response.status == 200 && text(response).contains(#""index":1,"undoes":6}"#), "\(text(response))")
+    response = try respond("POST", "/api/undo", body: #"{"seq":7}"#)
+    #expect(response.status == 200 && text(response).contains(#""undoes":7}"#), "\(text(response))")
+    response = try respond("POST", "/api/undo", body: #"{"seq":7}"#)
+    #expect(
+      response.status == 409 && text(response) == #"{"error":"event 7 is already undone (by event 8)"}"#,
+      "\(text(response))")
+    response = try respond("POST", "/api/undo", body: #"{"seq":99}"#)
+    #expect(response.status == 404, "\(text(response))")
+    // Two drags on the board at version 8: the second is stale.
+    #expect(try respond("POST", "/api/move", body: #"{"from":2,"to":0,"expectVersion":8,"rebase":true}"#).status == 200)
+    response = try respond("POST", "/api/move", body: #"{"from":0,"to":1,"expectVersion":8}"#)
+    #expect(response.status == 412, "\(text(response))")
+    // A! was to follow B: B is at the end now, and so A! goes after it.
+    response = try respond("POST", "/api/move", body: #"{"from":0,"to":1,"expectVersion":8,"rebase":true}"#)
+    #expect(
+      response.status == 200 && text(response).contains(#""from":1,"to":2,"rebased":true}"#), "\(text(response))")
+    response = try respond("POST", "/api/move", body: #"{"from":0,"to":2,"rebase":true}"#)
+    #expect(
+      response.status == 400 && text(response) == #"{"error":"\"rebase\" needs \"expectVersion\""}"#, "\(text(response))")
+    response = try respond("POST", "/api/restore", body: #"{"id":"\#(ids[1])","rebase":true}"#)
+    #expect(response.status == 400 && text(response) == #"{"error":"unknown member \"rebase\""}"#, "\(text(response))")
+    response = try respond("POST", "/api/undo", body: #"{"seq":"7"}"#)
+    #expect(response.status == 400, "\(text(response))")
+    #expect(try log.items().items.map(\.text) == ["C", "B", "A!"])
+    #expect(try log.verify().isClean)
+  }
+
   /// 404 for a path no route has, 405 with the path's methods in `Allow`.
   @Test func unknownPathsAndMethods() throws {
     var response = try respond("GET", "/api/nothing")

@@ -33,7 +33,7 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
   /// The database: a directory for LMDB, a URL for PostgreSQL.
   public let db: String
   /// The PostgreSQL database's name (dropped with the sandbox).
-  let databaseName: String?
+  public let databaseName: String?
 
   public init(_ store: Store = .lmdb) {
     self.store = store

@@ -2,10 +2,24 @@
 struct ByteReader {
   let bytes: UnsafeRawBufferPointer
   var offset = 0
+  /// Where reading stops: the end, or before a tail set aside (`reserveTail`).
+  private var limit: Int
 
-  init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+  init(_ bytes: UnsafeRawBufferPointer) {
+    self.bytes = bytes
+    self.limit = bytes.count
+  }
 
-  var remaining: Int { bytes.count - offset }
+  var remaining: Int { limit - offset }
+
+  /// Sets the last `n` bytes aside: the fields before them are read first.
+  mutating func reserveTail(_ n: Int) throws(EventRecord.DecodeError) {
+    guard n <= remaining else { throw .truncated }
+    limit -= n
+  }
+
+  /// Makes the tail set aside readable again.
+  mutating func releaseTail() { limit = bytes.count }
 
   mutating func take(_ n: Int) throws(EventRecord.DecodeError) -> UnsafeRawBufferPointer {
     guard n >= 0, n <= remaining else { throw .truncated }

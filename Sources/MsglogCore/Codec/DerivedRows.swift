@@ -112,20 +112,25 @@ package enum DerivedRows {
     return node
   }
 
-  // MARK: - Id index: 3 × u64
+  // MARK: - Id index: 3 × u64, a 4th for a removed item whose text came from an edit
 
   package static func encode(_ entry: IdEntry, for id: ItemID) -> [UInt8] {
     var out: [UInt8] = []
-    out.reserveCapacity(28)
+    out.reserveCapacity(36)
     out.appendBigEndian(entry.insertSeq)
     out.appendBigEndian(entry.removeSeq)
     out.appendBigEndian(entry.leaf)
+    if entry.textSeq != 0 { out.appendBigEndian(entry.textSeq) }
     return seal(.ids, key: id.bytes, out)
   }
 
   package static func decodeIdEntry(_ id: ItemID, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> IdEntry {
     var r = try open(.ids, key: id.bytes, row, what: "the entry of \(id.text)")
-    let entry = IdEntry(insertSeq: try r.u64(), removeSeq: try r.u64(), leaf: try r.u64())
+    var entry = IdEntry(insertSeq: try r.u64(), removeSeq: try r.u64(), leaf: try r.u64())
+    if r.remaining > 0 {
+      entry.textSeq = try r.u64()
+      guard entry.textSeq != 0 else { throw DerivedDamage(.ids, "the entry of \(id.text) has a text seq of 0") }
+    }
     try r.end()
     return entry
   }

@@ -8,6 +8,9 @@
 ///     {"op":"insert","index":2,"text":"…"}
 ///     {"op":"remove","id":"…"}
 ///     {"op":"move","from":3,"to":7}
+///     {"op":"edit","id":"…","text":"…","sender":"bob"}
+///     {"op":"restore","id":"…","index":2}       (index: after its predecessor when absent)
+///     …,"undoes":12}                             (on any of them: the event it undoes)
 ///
 /// Lines written by `export` are accepted as they are: `seq` and `version` are
 /// checked for form and otherwise ignored (the database assigns its own),
@@ -25,7 +28,7 @@ package enum ImportLine {
   /// The keys an import line may have, in alphabetical order (the order in
   /// which unused ones are reported).
   enum Key: Int, CaseIterable {
-    case from, id, index, op, seq, sender, stream, text, time, to, version
+    case from, id, index, op, seq, sender, stream, text, time, to, undoes, version
 
     var name: String {
       switch self {
@@ -39,6 +42,7 @@ package enum ImportLine {
       case .text: "text"
       case .time: "time"
       case .to: "to"
+      case .undoes: "undoes"
       case .version: "version"
       }
     }
@@ -53,7 +57,16 @@ package enum ImportLine {
       case 4:
         if equals("text") { self = .text } else if equals("time") { self = .time } else if equals("from") { self = .from } else { return nil }
       case 5: if equals("index") { self = .index } else { return nil }
-      case 6: if equals("stream") { self = .stream } else if equals("sender") { self = .sender } else { return nil }
+      case 6:
+        if equals("stream") {
+          self = .stream
+        } else if equals("sender") {
+          self = .sender
+        } else if equals("undoes") {
+          self = .undoes
+        } else {
+          return nil
+        }
       case 7: if equals("version") { self = .version } else { return nil }
       default: return nil
       }
@@ -173,25 +186,35 @@ package enum ImportLine {
       let id = try line.id()
       command = .insert(InsertRequest(index: index, text: text, sender: sender, id: id))
     case "remove":
-      if case .uuid(let id)? = line.values[Key.id.rawValue] {
-        line.used[Key.id.rawValue] = true
-        command = .remove(.id(id))
-      } else {
-        guard let idText = try line.string(.id) else { throw .invalidInput(line: "a remove needs \"id\"") }
-        command = .remove(try ItemSelector(parsing: idText))
-      }
+      command = .remove(try line.selector(op))
+    case "edit":
+      let selector = try line.selector(op)
+      guard let text = try line.string(.text) else { throw .invalidInput(line: "an edit needs \"text\"") }
+      try Limits.checkText(text)
+      let sender = try line.string(.sender)
+      if let sender { try Limits.checkSender(sender) }
+      command = .edit(selector, text: text, sender: sender)
+    case "restore":
+      let selector = try line.selector(op)
+      command = .restore(selector, index: try line.number(.index).map { Int($0) })
     case "move":
       guard let from = try line.number(.from), let to = try line.number(.to) else {
         throw .invalidInput(line: "a move needs \"from\" and \"to\"")
       }
       command = .move(from: Int(from), to: Int(to), id: try line.id())
     default:
-      throw .invalidInput(line: "unknown op \(TerminalText.quoted(op)): expected append, insert, remove or move")
+      throw .invalidInput(
+        line: "unknown op \(TerminalText.quoted(op)): expected append, insert, remove, move, edit or restore")
+    }
+    let undoes = try line.number(.undoes)
+    if let undoes {
+      guard undoes > 0 else { throw .invalidInput(line: "\"undoes\" must name a seq, from 1") }
+      if case .insert = command { throw .invalidInput(line: "\(article(op)) \(op) undoes nothing: it takes no \"undoes\"") }
     }
     for key in Key.allCases where line.values[key.rawValue] != nil && !line.used[key.rawValue] {
       throw .invalidInput(line: "key \"\(key.name)\" does not belong to \(article(op)) \(op) line")
     }
-    return WriteRequest(stream: stream, command: command, time: time)
+    return WriteRequest(stream: stream, command: command, time: time, undoes: undoes)
   }
 
   /// "an append", "a move".
@@ -245,6 +268,16 @@ package enum ImportLine {
         throw .invalidInput(line: "\"time\" is not an RFC 3339 timestamp: \(TerminalText.quoted(text))")
       }
       return parsed
+    }
+
+    /// The item a remove, an edit or a restore names: a UUID or a prefix.
+    mutating func selector(_ op: String) throws(MsglogError) -> ItemSelector {
+      if case .uuid(let id)? = values[Key.id.rawValue] {
+        used[Key.id.rawValue] = true
+        return .id(id)
+      }
+      guard let text = try string(.id) else { throw .invalidInput(line: "\(article(op)) \(op) needs \"id\"") }
+      return try ItemSelector(parsing: text)
     }
 
     mutating func id() throws(MsglogError) -> ItemID? {

@@ -12,6 +12,8 @@ public enum InvalidInput: Equatable, Sendable, CustomStringConvertible {
   case prefixTooShort(String)
   /// A malformed import line; the reason names the key or the JSON problem.
   case importLine(String)
+  /// A rebase without the version the command was made at.
+  case rebaseWithoutVersion
 
   public var description: String {
     switch self {
@@ -27,6 +29,7 @@ public enum InvalidInput: Equatable, Sendable, CustomStringConvertible {
     case .prefixTooShort(let text):
       return "id prefix \(TerminalText.quoted(text)) is too short: give at least 8 characters"
     case .importLine(let reason): return reason
+    case .rebaseWithoutVersion: return "a rebase needs the version the command was made at (expect-version)"
     }
   }
 }

@@ -28,9 +28,25 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case itemRemoved(ItemID, removeSeq: UInt64)
   case itemInAnotherStream(ItemID, home: StreamName, stream: StreamName)
   case noPrefixMatch(prefix: String, stream: StreamName)
+  /// No removed item of the stream has an id with this prefix (a restore).
+  case noRemovedPrefixMatch(prefix: String, stream: StreamName)
   /// An id prefix matches several live items: the first few of them.
   case ambiguousPrefix(prefix: String, stream: StreamName, matches: [ItemID], more: Bool)
   case seqBeyondHead(seq: UInt64, head: UInt64)
+  /// A restore (or an undo that needs the item gone) found the item live.
+  case itemIsLive(ItemID, stream: StreamName)
+  /// A rebased command's index is beyond the list at the version it was made at.
+  case outOfRangeAtVersion(stream: StreamName, version: UInt64, index: Int, count: Int)
+  /// `undo` without a seq found no event whose undoing would change something.
+  case nothingToUndo(stream: StreamName)
+  /// The event named is undone already, by the standing event `by`.
+  case alreadyUndone(seq: UInt64, by: UInt64)
+  /// The seq names no event (0, or past the head).
+  case noSuchEvent(seq: UInt64, head: UInt64)
+  /// The seq names another stream's event.
+  case eventInAnotherStream(seq: UInt64, home: StreamName, stream: StreamName)
+  /// An event that says it undoes `seq` (an imported line) is not what undoing it appends.
+  case notAnUndo(seq: UInt64, reason: String)
 
   // MARK: Damage
 
@@ -110,9 +126,11 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     switch self {
     case .invalidInput: return .invalidInput
     case .versionConflict: return .conflict
-    case .noSuchItem, .itemInAnotherStream, .noPrefixMatch, .seqBeyondHead, .noDatabase: return .notFound
+    case .noSuchItem, .itemInAnotherStream, .noPrefixMatch, .seqBeyondHead, .noDatabase, .noSuchEvent,
+      .eventInAnotherStream, .noRemovedPrefixMatch:
+      return .notFound
     case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .itemMismatch, .itemRemoved,
-      .ambiguousPrefix:
+      .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo:
       return .refused
     case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
       return .damaged
@@ -146,10 +164,25 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "item \(id.text) is in stream \(TerminalText.quoted(home)), not \(TerminalText.quoted(stream))"
     case .noPrefixMatch(let prefix, let stream):
       return "no item in stream \(TerminalText.quoted(stream)) has an id starting with \(prefix)"
+    case .noRemovedPrefixMatch(let prefix, let stream):
+      return "no removed item of stream \(TerminalText.quoted(stream)) has an id starting with \(prefix)"
     case .ambiguousPrefix(let prefix, let stream, let matches, let more):
       return "id prefix \(prefix) is ambiguous in stream \(TerminalText.quoted(stream)): it matches "
         + matches.map(\.text).joined(separator: ", ") + (more ? ", …" : "")
     case .seqBeyondHead(let seq, let head): return "seq \(seq) is beyond the head of the log (\(head))"
+    case .itemIsLive(let id, let stream):
+      return "item \(id.text) is live in stream \(TerminalText.quoted(stream)): only a removed item can come back"
+    case .outOfRangeAtVersion(let stream, let version, let index, let count):
+      return "index \(index) is out of range: stream \(TerminalText.quoted(stream)) had \(count) "
+        + "\(count == 1 ? "item" : "items") at version \(version)"
+    case .nothingToUndo(let stream):
+      return "nothing to undo in stream \(TerminalText.quoted(stream)): no event that is not undone would change anything"
+    case .alreadyUndone(let seq, let by): return "event \(seq) is already undone (by event \(by))"
+    case .noSuchEvent(let seq, let head):
+      return head == 0 ? "there is no event \(seq): the log is empty" : "there is no event \(seq): the log holds 1…\(head)"
+    case .eventInAnotherStream(let seq, let home, let stream):
+      return "event \(seq) is in stream \(TerminalText.quoted(home)), not \(TerminalText.quoted(stream))"
+    case .notAnUndo(let seq, let reason): return "this does not undo event \(seq): \(reason)"
     case .corruptedRecord(let seq, let reason): return "corrupted record at seq \(seq): \(reason)"
     case .corruptedLog(let reason): return "corrupted log: \(reason)"
     case .eventDoesNotFit(let seq, let reason): return "corrupted log at seq \(seq): \(reason)"

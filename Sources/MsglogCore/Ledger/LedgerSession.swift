@@ -30,10 +30,10 @@ package final class LedgerSession {
   /// and at least as many as it had items, since its last one: checkpoints
   /// then add up to no more than the log itself.
   package let checkpointInterval: UInt64
-  private var nextSeq: UInt64
+  private(set) var nextSeq: UInt64
   private var streams: [StreamName: StreamState] = [:]
   /// Id index rows changed by this session, not yet stored.
-  private var idEntries: [ItemID: IdEntry] = [:]
+  var idEntries: [ItemID: IdEntry] = [:]
   /// Id index rows read from the store since the last `finish()` (nil: no
   /// row): a batch looks its ids up in one request (`prefetch(ids:)`).
   private var storedEntries: [ItemID: IdEntry?] = [:]
@@ -85,20 +85,40 @@ package final class LedgerSession {
     }
   }
 
-  /// Validates `request` and appends its event; nil for a move onto itself,
-  /// which appends nothing.
-  package func perform(_ request: WriteRequest) throws -> Outcome? {
+  /// Validates `request` and appends its event; nil when it changes nothing
+  /// (a move onto itself, an edit to the same text, an undo already in
+  /// effect), which appends nothing.
+  ///
+  /// - Parameter basis: the version of the stream the request was made at,
+  ///   when the stream has moved on since (a rebase): its indices are
+  ///   transformed to the head by the predecessor rule (`LedgerSession+Rebase`).
+  package func perform(_ request: WriteRequest, rebasingFrom basis: UInt64? = nil) throws -> Outcome? {
     try Limits.checkStreamName(request.stream.text)
     var state = try takeState(of: request.stream)
     defer { streams[request.stream] = state }
+    let undoes = request.undoes.map { Undoes(seq: $0, checked: false) }
+    var outcome: Outcome?
     switch request.command {
-    case .insert(let insert):
-      return try performInsert(insert, time: request.time, on: &state)
+    case .insert(var insert):
+      if let basis, let index = insert.index { insert.index = try rebasedInsertIndex(index, from: basis, in: &state) }
+      outcome = try performInsert(insert, time: request.time, undoes: undoes, on: &state)
     case .remove(let selector):
-      return try performRemove(selector, time: request.time, on: &state)
-    case .move(let from, let to, let id):
-      return try performMove(from: from, to: to, id: id, time: request.time, on: &state)
+      outcome = try performRemove(selector, time: request.time, undoes: undoes, on: &state)
+    case .move(var from, var to, var id):
+      if let basis { (from, to, id) = try rebasedMove(from: from, to: to, from: basis, in: &state) }
+      outcome = try performMove(from: from, to: to, id: id, time: request.time, undoes: undoes, on: &state)
+    case .edit(let selector, let text, let sender):
+      outcome = try performEdit(selector, text: text, sender: sender, time: request.time, undoes: undoes, on: &state)
+    case .restore(let selector, let index):
+      outcome = try performRestore(selector, at: index, time: request.time, undoes: undoes, on: &state)
+    case .undo(let seq):
+      guard request.undoes == nil else {
+        throw MsglogError.invalidInput(.importLine("an undo computes what it undoes; it takes no \"undoes\""))
+      }
+      outcome = try performUndo(seq, time: request.time, on: &state)
     }
+    if basis != nil { outcome?.rebased = true }
+    return outcome
   }
 
   /// The event the log holds at the seq a rebuild is replaying (see `replay`).
@@ -163,8 +183,8 @@ package final class LedgerSession {
       ids: requests.lazy.compactMap { request -> ItemID? in
         switch request.command {
         case .insert(let insert): return insert.id
-        case .remove(.id(let id)): return id
-        case .remove(.prefix), .move: return nil
+        case .remove(.id(let id)), .edit(.id(let id), _, _), .restore(.id(let id), _): return id
+        case .remove(.prefix), .edit(.prefix, _, _), .restore(.prefix, _), .move, .undo: return nil
         }
       })
   }
@@ -207,7 +227,9 @@ package final class LedgerSession {
 
   // MARK: - Commands
 
-  private func performInsert(_ insert: InsertRequest, time: Timestamp?, on state: inout StreamState) throws -> Outcome {
+  func performInsert(_ insert: InsertRequest, time: Timestamp?, undoes: Undoes?, on state: inout StreamState) throws
+    -> Outcome
+  {
     try Limits.checkText(insert.text)
     if let sender = insert.sender { try Limits.checkSender(sender) }
     let count = state.tree.count
@@ -227,7 +249,8 @@ package final class LedgerSession {
       id = try freshID()
     }
     let event = try append(
-      .insert(id: id, index: UInt64(index), text: insert.text, sender: insert.sender), time: time, to: &state)
+      .insert(id: id, index: UInt64(index), text: insert.text, sender: insert.sender), time: time, undoes: undoes,
+      to: &state)
     try state.tree.insert(Slot(id: id, seq: event.seq), at: index)
     state.head.count += 1
     idEntries[id] = IdEntry(insertSeq: event.seq)
@@ -236,25 +259,28 @@ package final class LedgerSession {
     return Outcome(event: event, index: index)
   }
 
-  private func performRemove(_ selector: ItemSelector, time: Timestamp?, on state: inout StreamState) throws
+  func performRemove(_ selector: ItemSelector, time: Timestamp?, undoes: Undoes?, on state: inout StreamState) throws
     -> Outcome
   {
     let index = try resolve(selector, in: &state)
-    let id = try state.tree.element(at: index).id
-    let event = try append(.remove(id: id, index: UInt64(index)), time: time, to: &state)
+    let slot = try state.tree.element(at: index)
+    let id = slot.id
+    let event = try append(.remove(id: id, index: UInt64(index)), time: time, undoes: undoes, to: &state)
     try state.tree.remove(at: index)
     state.head.count -= 1
     var entry = try idEntry(id) ?? IdEntry(insertSeq: 0)
     entry.removeSeq = event.seq
     entry.leaf = 0
+    // A restore brings the item back with the text it has now.
+    entry.textSeq = slot.seq == entry.insertSeq ? 0 : slot.seq
     idEntries[id] = entry
     try checkpointIfDue(&state)
     return Outcome(event: event, index: index)
   }
 
-  private func performMove(from: Int, to: Int, id: ItemID?, time: Timestamp?, on state: inout StreamState)
-    throws -> Outcome?
-  {
+  func performMove(
+    from: Int, to: Int, id: ItemID?, time: Timestamp?, undoes: Undoes?, on state: inout StreamState
+  ) throws -> Outcome? {
     let count = state.tree.count
     for (end, index) in [(MsglogError.MoveEnd.from, from), (.to, to)] where !(0..<count).contains(index) {
       throw count == 0
@@ -266,7 +292,8 @@ package final class LedgerSession {
       throw MsglogError.itemMismatch(index: from, found: moved, expected: id)
     }
     if from == to { return nil }
-    let event = try append(.move(id: moved, from: UInt64(from), to: UInt64(to)), time: time, to: &state)
+    let event = try append(
+      .move(id: moved, from: UInt64(from), to: UInt64(to)), time: time, undoes: undoes, to: &state)
     try state.tree.move(from: from, to: to)
     try checkpointIfDue(&state)
     return Outcome(event: event, index: to)
@@ -278,7 +305,7 @@ package final class LedgerSession {
   /// The first time a session meets a stream, its head is checked against
   /// the log (`Integrity.checkHead`): a missing or stale head must never
   /// lead to a second `v1` event.
-  private func takeState(of stream: StreamName) throws -> StreamState {
+  func takeState(of stream: StreamName) throws -> StreamState {
     if let cached = streams.removeValue(forKey: stream) { return cached }
     let stored = try writer.streamHead(stream)
     if mode == .append { try Integrity.checkHead(stored, of: stream, in: writer) }
@@ -287,7 +314,7 @@ package final class LedgerSession {
     return StreamState(head: head, tree: StoredOrder.tree(nodes, head: head), isNew: stored == nil)
   }
 
-  private func idEntry(_ id: ItemID) throws -> IdEntry? {
+  func idEntry(_ id: ItemID) throws -> IdEntry? {
     if let pending = idEntries[id] { return pending }
     if let stored = storedEntries[id] { return stored }
     let stored = try writer.idEntry(id)
@@ -295,7 +322,7 @@ package final class LedgerSession {
     return stored
   }
 
-  private func freshID() throws -> ItemID {
+  func freshID() throws -> ItemID {
     // A collision among random v4 UUIDs is not going to happen, but an id
     // imported from elsewhere could be anything, so check rather than
     // assume — against the store only if its own constraint does not
@@ -306,9 +333,18 @@ package final class LedgerSession {
     }
   }
 
-  private func append(_ op: Event.Op, time: Timestamp?, to state: inout StreamState) throws -> Event {
+  /// The event an undo appends undoes `seq`; `checked` when the undo
+  /// computed it (an exported line's `undoes` is checked on append).
+  struct Undoes {
+    var seq: UInt64
+    var checked: Bool
+  }
+
+  func append(_ op: Event.Op, time: Timestamp?, undoes: Undoes? = nil, to state: inout StreamState) throws -> Event {
+    if let undoes, !undoes.checked { try checkUndoes(undoes.seq, by: op, in: &state) }
     let event = Event(
-      seq: nextSeq, stream: state.head.stream, version: state.head.version + 1, time: time ?? now, op: op)
+      seq: nextSeq, stream: state.head.stream, version: state.head.version + 1, time: time ?? now, op: op,
+      undoes: undoes?.seq)
     writesSent += 1
     switch mode {
     case .append:
@@ -327,7 +363,7 @@ package final class LedgerSession {
   }
 
   /// Takes a checkpoint of the stream when enough has happened since the last.
-  private func checkpointIfDue(_ state: inout StreamState) throws {
+  func checkpointIfDue(_ state: inout StreamState) throws {
     let since = state.head.version - state.head.checkpointVersion
     guard since >= max(checkpointInterval, state.head.checkpointCount) else { return }
     let slots = try state.tree.elements()
@@ -340,13 +376,13 @@ package final class LedgerSession {
   }
 
   /// The stream an item was inserted into, from its insert record.
-  private func home(of entry: IdEntry) throws -> StreamName? {
+  func home(of entry: IdEntry) throws -> StreamName? {
     try writer.event(at: entry.insertSeq)?.stream
   }
 
   /// Whether the item was inserted into `stream`: the record's checksum and
   /// stream name only, without decoding the rest (a remove does this every time).
-  private func lives(_ entry: IdEntry, in stream: StreamName) throws -> Bool {
+  func lives(_ entry: IdEntry, in stream: StreamName) throws -> Bool {
     let name = stream.bytes
     return try writer.withRecord(at: entry.insertSeq) { bytes in
       try name.withUnsafeBytes { name in
@@ -360,7 +396,7 @@ package final class LedgerSession {
   }
 
   /// Finds the live item a selector names, or says precisely why not.
-  private func resolve(_ selector: ItemSelector, in state: inout StreamState) throws -> Int {
+  func resolve(_ selector: ItemSelector, in state: inout StreamState) throws -> Int {
     let stream = state.head.stream
     switch selector {
     case .id(let id):
@@ -391,7 +427,7 @@ package final class LedgerSession {
   }
 
   /// The item's position, from the leaf that holds it.
-  private func index(of id: ItemID, entry: IdEntry, in state: inout StreamState) throws -> Int {
+  func index(of id: ItemID, entry: IdEntry, in state: inout StreamState) throws -> Int {
     let leaf = state.tree.store.placements[id] ?? entry.leaf
     guard leaf != 0, let index = try state.tree.index(inLeaf: leaf, where: { $0.id == id }) else {
       throw MsglogError.derivedDamage(
@@ -402,18 +438,23 @@ package final class LedgerSession {
 
   /// Live ids whose text form starts with `prefix`, from the id index (a
   /// range of keys) and from this session's own inserts.
-  private func forEachLiveID(withPrefix prefix: String, _ body: (ItemID, IdEntry) throws -> Bool) throws {
+  func forEachLiveID(withPrefix prefix: String, _ body: (ItemID, IdEntry) throws -> Bool) throws {
+    try forEachID(withPrefix: prefix, removed: false, body)
+  }
+
+  /// Live (or, with `removed`, removed) ids whose text form starts with `prefix`.
+  func forEachID(withPrefix prefix: String, removed: Bool, _ body: (ItemID, IdEntry) throws -> Bool) throws {
     // The first key the prefix can match: its digits as bytes.
     let start = Hex.bytes(prefix.utf8.lazy.filter { $0 != UInt8(ascii: "-") }) ?? []
     var seen: Set<ItemID> = []
-    for (id, entry) in idEntries where entry.removeSeq == 0 && id.text.hasPrefix(prefix) {
+    for (id, entry) in idEntries where (entry.removeSeq != 0) == removed && id.text.hasPrefix(prefix) {
       seen.insert(id)
       guard try body(id, entry) else { return }
     }
     try writer.forEachIdEntry(from: start) { id, stored in
       guard id.text.hasPrefix(prefix) else { return false }
       let entry = idEntries[id] ?? stored
-      guard entry.removeSeq == 0, !seen.contains(id) else { return true }
+      guard (entry.removeSeq != 0) == removed, !seen.contains(id) else { return true }
       return try body(id, entry)
     }
   }

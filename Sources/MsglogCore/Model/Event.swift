@@ -8,13 +8,18 @@ public struct Event: Equatable, Sendable {
   /// Wall-clock time of the append.
   public var time: Timestamp
   public var op: Op
+  /// The seq of the event (of the same stream) this one undoes; nil when it
+  /// undoes none. An event is undone while an event undoing it stands that
+  /// is not itself undone.
+  public var undoes: UInt64?
 
-  public init(seq: UInt64, stream: StreamName, version: UInt64, time: Timestamp, op: Op) {
+  public init(seq: UInt64, stream: StreamName, version: UInt64, time: Timestamp, op: Op, undoes: UInt64? = nil) {
     self.seq = seq
     self.stream = stream
     self.version = version
     self.time = time
     self.op = op
+    self.undoes = undoes
   }
 
   /// What the event does to the stream's ordered array (the event table of docs/REFERENCE.md, "Concepts").
@@ -27,21 +32,37 @@ public struct Event: Equatable, Sendable {
     /// `array.insert(array.remove(at: from), at: to)`; `id` is the moved item,
     /// recorded so that replay can prove the log consistent.
     case move(id: ItemID, from: UInt64, to: UInt64)
+    /// Gives the live item `id` new text; its place, author, time and seq
+    /// stay. `sender` is who edited. `index` is where the item was,
+    /// `replaces` the seq of the record that held its text until now (its
+    /// insert or its previous edit), `inserted` the seq of its insert:
+    /// recorded so that replay finds the item without searching and checks
+    /// it, an undo finds the text before in one read, and a list finds the
+    /// author and time.
+    case edit(id: ItemID, text: String, sender: String?, index: UInt64, replaces: UInt64, inserted: UInt64)
+    /// Puts the removed item `id` back at `index` (0…count), with its text
+    /// as it was when it was removed: that of the record at `textSeq` (its
+    /// insert or its latest edit), recorded as `edit` records `replaces`.
+    case restore(id: ItemID, index: UInt64, textSeq: UInt64)
   }
 
   /// The item the event is about.
   public var id: ItemID {
     switch op {
-    case .insert(let id, _, _, _), .remove(let id, _), .move(let id, _, _): return id
+    case .insert(let id, _, _, _), .remove(let id, _), .move(let id, _, _), .edit(let id, _, _, _, _, _),
+      .restore(let id, _, _):
+      return id
     }
   }
 
-  /// `insert`, `remove` or `move`, as the log and JSON name it.
+  /// `insert`, `remove`, `move`, `edit` or `restore`, as the log and JSON name it.
   public var opName: String {
     switch op {
     case .insert: return "insert"
     case .remove: return "remove"
     case .move: return "move"
+    case .edit: return "edit"
+    case .restore: return "restore"
     }
   }
 }

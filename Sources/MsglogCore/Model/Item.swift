@@ -2,17 +2,21 @@
 public struct Item: Equatable, Sendable {
   public var id: ItemID
   public var text: String
+  /// Who wrote it (the insert's sender; an edit does not change it).
   public var sender: String?
   /// Time of the event that inserted it.
   public var time: Timestamp
   /// Seq of the event that inserted it.
   public var seq: UInt64
+  /// Time of the edit that gave it its text; nil while it was never edited.
+  public var edited: Timestamp?
 
-  public init(id: ItemID, text: String, sender: String?, time: Timestamp, seq: UInt64) {
+  public init(id: ItemID, text: String, sender: String?, time: Timestamp, seq: UInt64, edited: Timestamp? = nil) {
     self.id = id
     self.text = text
     self.sender = sender
     self.time = time
     self.seq = seq
+    self.edited = edited
   }
 }

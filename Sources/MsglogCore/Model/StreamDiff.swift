@@ -6,7 +6,8 @@
 /// semantics. The moves are as few as possible: of the items present at both
 /// seqs, those that keep their relative order (a longest increasing
 /// subsequence of their new indices, taken in old order) stay put, and only
-/// the others move.
+/// the others move. Items present at both seqs whose text differs are
+/// reloaded (UIKit's `reloadItems`), by their index in the new list.
 public struct StreamDiff: Equatable, Sendable {
   public struct Removal: Equatable, Sendable {
     /// Index in the old list.
@@ -17,6 +18,14 @@ public struct StreamDiff: Equatable, Sendable {
   public struct Insertion: Equatable, Sendable {
     /// Index in the new list.
     public var index: Int
+    public var item: Item
+  }
+
+  /// An item at both seqs whose text changed (an edit).
+  public struct Reload: Equatable, Sendable {
+    /// Index in the new list.
+    public var index: Int
+    /// The item as it is in the new list.
     public var item: Item
   }
 
@@ -38,8 +47,10 @@ public struct StreamDiff: Equatable, Sendable {
   public var inserted: [Insertion] = []
   /// By ascending target index.
   public var moved: [Move] = []
+  /// By ascending index (in the new list).
+  public var edited: [Reload] = []
 
-  public var isEmpty: Bool { removed.isEmpty && inserted.isEmpty && moved.isEmpty }
+  public var isEmpty: Bool { removed.isEmpty && inserted.isEmpty && moved.isEmpty && edited.isEmpty }
 
   /// The diff from `old` to `new` (two snapshots of one stream). O(n log n).
   public init(from old: StreamContents, to new: StreamContents) {
@@ -49,12 +60,12 @@ public struct StreamDiff: Equatable, Sendable {
     var newIndex: [ItemID: Int] = [:]
     newIndex.reserveCapacity(new.items.count)
     for (index, item) in new.items.enumerated() { newIndex[item.id] = index }
-    var inOld: Set<ItemID> = []
+    var inOld: [ItemID: Int] = [:]
     inOld.reserveCapacity(old.items.count)
     // Items at both seqs, in old order, with their new indices.
     var kept: [(old: Int, new: Int, id: ItemID)] = []
     for (index, item) in old.items.enumerated() {
-      inOld.insert(item.id)
+      inOld[item.id] = index
       if let target = newIndex[item.id] {
         kept.append((index, target, item.id))
       } else {
@@ -62,8 +73,12 @@ public struct StreamDiff: Equatable, Sendable {
       }
     }
     removed.reverse()
-    for (index, item) in new.items.enumerated() where !inOld.contains(item.id) {
-      inserted.append(Insertion(index: index, item: item))
+    for (index, item) in new.items.enumerated() {
+      if let before = inOld[item.id] {
+        if old.items[before].text != item.text { edited.append(Reload(index: index, item: item)) }
+      } else {
+        inserted.append(Insertion(index: index, item: item))
+      }
     }
     let stays = StreamDiff.longestIncreasingSubsequence(kept.map(\.new))
     for (position, entry) in kept.enumerated() where !stays[position] {
@@ -109,7 +124,9 @@ public struct StreamDiff: Equatable, Sendable {
   /// Applies the diff to the old list as `performBatchUpdates` does:
   /// removals and moves' sources by old index, insertions and moves'
   /// targets by new index, and the items that stay fill the remaining
-  /// places in their old order.
+  /// places in their old order; then the reloads, by new index. The result
+  /// is the list at B, item for item and text for text (an item edited
+  /// back to its text at A is no reload, and keeps its old `edited`).
   public func apply(to old: [Item]) -> [Item] {
     let count = old.count - removed.count + inserted.count
     var result = [Item?](repeating: nil, count: count)
@@ -122,6 +139,7 @@ public struct StreamDiff: Equatable, Sendable {
       guard let next = staying.next() else { break }
       result[index] = old[next]
     }
+    for reload in edited where result.indices.contains(reload.index) { result[reload.index] = reload.item }
     return result.compactMap { $0 }
   }
 }

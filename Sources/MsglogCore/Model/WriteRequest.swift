@@ -8,16 +8,32 @@ public struct WriteRequest: Equatable, Sendable {
     /// Move the item at `from` so that it ends at `to`; when `id` is given the
     /// item at `from` must be that one (import of exported lines checks it).
     case move(from: Int, to: Int, id: ItemID?)
+    /// Give a live item new text (`sender`: who edited); the same text again
+    /// changes nothing.
+    case edit(ItemSelector, text: String, sender: String?)
+    /// Bring a removed item back at `index`, or when nil right after its
+    /// predecessor (the first item before it, in the list as it was just
+    /// before its removal, that is still live).
+    case restore(ItemSelector, index: Int?)
+    /// Append the event that undoes event `seq` of the stream; when nil, the
+    /// stream's latest event that is not an undo, is not undone, and whose
+    /// undoing applies and changes something.
+    case undo(seq: UInt64?)
   }
 
   public var stream: StreamName
   public var command: Command
   /// The event time to record; now when nil (import keeps exported times).
   public var time: Timestamp?
+  /// The seq of the event this one undoes, as an exported line says
+  /// (`import`, a rebuild): checked, not computed. The `undo` command
+  /// computes its own.
+  public var undoes: UInt64?
 
-  public init(stream: StreamName, command: Command, time: Timestamp? = nil) {
+  public init(stream: StreamName, command: Command, time: Timestamp? = nil, undoes: UInt64? = nil) {
     self.stream = stream
     self.command = command
     self.time = time
+    self.undoes = undoes
   }
 }

@@ -213,6 +213,19 @@ package struct CountedTree<Store: TreeNodeStore> {
     return element
   }
 
+  /// Replaces the element at `index`, returning the one it held: one leaf
+  /// changes, no count (the replacement stays in its place).
+  @discardableResult
+  package mutating func replace(at index: Int, with element: Element) throws -> Element {
+    guard index >= 0 && index < count else { throw Self.damage("position \(index) is outside its \(count) items") }
+    let (leaf, offset) = try locate(index)
+    return try store.update(leaf) { node in
+      guard offset < node.elements.count else { throw Self.damage("leaf \(leaf) is shorter than its parent counts") }
+      defer { node.elements[offset] = element }
+      return node.elements[offset]
+    }
+  }
+
   /// Moves the element at `from` so that it ends at `to`.
   package mutating func move(from: Int, to: Int) throws {
     guard from != to else { return }

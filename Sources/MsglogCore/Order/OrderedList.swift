@@ -27,6 +27,12 @@ package struct OrderedList<Element: Sendable> {
 
   package mutating func move(from: Int, to: Int) { try! tree.move(from: from, to: to) }
 
+  /// Replaces the element at `index`, returning the one it held.
+  @discardableResult
+  package mutating func replace(at index: Int, with element: Element) -> Element {
+    try! tree.replace(at: index, with: element)
+  }
+
   package mutating func append(_ element: Element) { insert(element, at: count) }
 
   /// Calls `body` with each element in order until it returns false.

@@ -1,11 +1,12 @@
 /// A stream's ordered array, built by folding its events in seq order.
 ///
-/// Each position holds a `Slot`: the item's id and the seq of its insert
-/// event, where its text is. `apply` implements docs/REFERENCE.md's event table in
-/// O(log n) and checks every event against the state — the recorded index
-/// of a remove and the recorded id of a move must match — so a log written
-/// by anything but a correct msglog is caught at the first event that does
-/// not fit.
+/// Each position holds a `Slot`: the item's id and the seq of its text
+/// record (its insert, or its latest edit), where its text is. `apply`
+/// implements docs/REFERENCE.md's event table in O(log n) and checks every
+/// event against the state — the recorded index of a remove or an edit and
+/// the recorded id of a move must match, and an edit must replace the text
+/// record the item has — so a log written by anything but a correct msglog
+/// is caught at the first event that does not fit.
 package struct Projection {
   package private(set) var slots = OrderedList<Slot>()
   /// The stream's version: how many of its events have been folded in.
@@ -63,6 +64,26 @@ package struct Projection {
           seq: event.seq, reason: "move records \(event.id.text) at index \(from), but \(moved.id.text) is there")
       }
       slots.insert(moved, at: Int(to))
+    case .edit(let index, let replaces):
+      guard index < count else {
+        throw ReplayError(seq: event.seq, reason: "edit records \(event.id.text) at index \(index), but nothing is there")
+      }
+      let slot = slots[Int(index)]
+      guard slot.id == event.id else {
+        throw ReplayError(
+          seq: event.seq, reason: "edit records \(event.id.text) at index \(index), but \(slot.id.text) is there")
+      }
+      guard slot.seq == replaces else {
+        throw ReplayError(
+          seq: event.seq,
+          reason: "edit of \(event.id.text) replaces the text of seq \(replaces), but its text is that of seq \(slot.seq)")
+      }
+      slots.replace(at: Int(index), with: Slot(id: event.id, seq: event.seq))
+    case .restore(let index, let textSeq):
+      guard index <= count else {
+        throw ReplayError(seq: event.seq, reason: "restore at index \(index) of a stream with \(count) items")
+      }
+      slots.insert(Slot(id: event.id, seq: textSeq), at: Int(index))
     }
     version = event.version
   }

@@ -33,46 +33,63 @@ package enum Replay {
   }
 
   /// The bodies of a stream's inserts, kept in seq order as a full replay
-  /// passes them, so that the live items need no second read of the log.
+  /// passes them, so that the live items need no second read of the log;
+  /// and its edits, whose text an edited item shows.
   struct InsertedItems {
     var seqs: [UInt64] = []
     /// Decoded items, or (`recordsStayMapped`) the records themselves,
     /// decoded at the end for the items that survive only.
     var items: [Item] = []
     var records: [UnsafeRawBufferPointer] = []
+    /// The stream's edit records, decoded (rare next to inserts).
+    var edits: [UInt64: EventRecord.TextRecord] = [:]
 
-    /// The items of `slots`, found by binary search on their insert seqs.
+    /// The item inserted at `seq`, found by binary search on the insert seqs.
+    func inserted(_ seq: UInt64, id: ItemID) throws(MsglogError) -> Item? {
+      var lo = 0, hi = seqs.count
+      while lo < hi {
+        let mid = (lo + hi) / 2
+        if seqs[mid] < seq { lo = mid + 1 } else { hi = mid }
+      }
+      guard lo < seqs.count, seqs[lo] == seq else { return nil }
+      let item: Item
+      if records.isEmpty {
+        item = items[lo]
+      } else {
+        // Checked by `fold` as the replay passed it, and unchanged since
+        // (`recordsStayMapped`: nothing rewrites the snapshot's pages).
+        do { item = try EventRecord.insertedItem(records[lo], verifyingChecksum: false) } catch {
+          throw corruption(seq: seq, "\(error)")
+        }
+      }
+      guard item.id == id else { throw corruption(seq: seq, "it is not the insert of \(id.text)") }
+      return item
+    }
+
+    /// The items of `slots`: an insert's item, or an edit's text on its insert's item.
     func items(_ slots: OrderedList<Slot>) throws -> [Item] {
       var out: [Item] = []
       out.reserveCapacity(slots.count)
-      var failure: MsglogError? = nil
+      var failure: (any Error)? = nil
       slots.forEach { slot in
-        var lo = 0, hi = seqs.count
-        while lo < hi {
-          let mid = (lo + hi) / 2
-          if seqs[mid] < slot.seq { lo = mid + 1 } else { hi = mid }
-        }
-        guard lo < seqs.count, seqs[lo] == slot.seq else {
-          failure = corruption(seq: slot.seq, "it is not the insert of \(slot.id.text)")
-          return false
-        }
-        let item: Item
-        if records.isEmpty {
-          item = items[lo]
-        } else {
-          // Checked by `fold` as the replay passed it, and unchanged since
-          // (`recordsStayMapped`: nothing rewrites the snapshot's pages).
-          do { item = try EventRecord.insertedItem(records[lo], verifyingChecksum: false) } catch {
-            failure = corruption(seq: slot.seq, "\(error)")
-            return false
+        do {
+          if let item = try inserted(slot.seq, id: slot.id) {
+            out.append(item)
+            return true
           }
-        }
-        guard item.id == slot.id else {
-          failure = corruption(seq: slot.seq, "it is not the insert of \(slot.id.text)")
+          guard case .edit(let id, let text, let time, let insertSeq)? = edits[slot.seq], id == slot.id,
+            var item = try inserted(insertSeq, id: slot.id)
+          else {
+            throw corruption(seq: slot.seq, "it is not the text of \(slot.id.text)")
+          }
+          item.text = text
+          item.edited = time
+          out.append(item)
+          return true
+        } catch {
+          failure = error
           return false
         }
-        out.append(item)
-        return true
       }
       if let failure { throw failure }
       return out
@@ -91,7 +108,8 @@ package enum Replay {
     let keepRecords = reader.recordsStayMapped
     try name.withUnsafeBytes { name in
       try reader.forEachRecord(from: 1) { recordSeq, bytes in
-        if try fold(bytes, seq: recordSeq, stream: name, into: &projection) == .insert {
+        switch try fold(bytes, seq: recordSeq, stream: name, into: &projection) {
+        case .insert:
           if keepRecords {
             inserted.records.append(bytes)
           } else {
@@ -101,6 +119,11 @@ package enum Replay {
             }
           }
           inserted.seqs.append(recordSeq)
+        case .edit:
+          do { inserted.edits[recordSeq] = try EventRecord.textRecord(bytes, verifyingChecksum: false) } catch {
+            throw corruption(seq: recordSeq, "\(error)")
+          }
+        case .skipped, .other: break
         }
         return recordSeq < target
       }
@@ -165,7 +188,7 @@ package enum Replay {
           + (found == nil ? "which is not in the log" : "which is another stream's event")))
   }
 
-  enum Folded { case skipped, insert, other }
+  enum Folded { case skipped, insert, edit, other }
 
   /// Checks one record and, when it belongs to the stream, folds it in.
   @inline(__always)
@@ -182,13 +205,16 @@ package enum Replay {
     guard let event else { return .skipped }
     guard event.seq == seq else { throw corruption(seq: seq, "record holds seq \(event.seq)") }
     do { try projection.apply(event) } catch { throw MsglogError.eventDoesNotFit(seq: error.seq, reason: error.reason) }
-    if case .insert = event.change { return .insert }
-    return .other
+    switch event.change {
+    case .insert: return .insert
+    case .edit: return .edit
+    case .remove, .move, .restore: return .other
+    }
   }
 
-  /// The full items of `slots`, from their insert records, fetched in
-  /// batches in seq order (one request each for a store across a network;
-  /// on LMDB mostly sequential cursor steps).
+  /// The full items of `slots`, from their text records (an insert, or an
+  /// edit and then its insert), fetched in batches in seq order (one request
+  /// each for a store across a network; on LMDB mostly sequential cursor steps).
   package static func items(_ slots: OrderedList<Slot>, in reader: any LogReader) throws -> [Item] {
     try items(slots.elements, in: reader)
   }
@@ -196,38 +222,69 @@ package enum Replay {
   /// The full items of `slots`, in their order.
   static func items(_ slots: [Slot], in reader: any LogReader) throws -> [Item] {
     var items: [Item?] = Array(repeating: nil, count: slots.count)
-    // Positions by seq, to place each record where its slot is.
-    let bySeq = slots.indices.sorted { slots[$0].seq < slots[$1].seq }
-    for start in stride(from: 0, to: bySeq.count, by: batchSize) {
-      let batch = bySeq[start..<min(start + batchSize, bySeq.count)]
-      var next = batch.startIndex
-      try reader.forEachRecord(at: batch.map { slots[$0].seq }) { seq, bytes in
-        let position = batch[next]
-        guard seq == slots[position].seq else { return }
-        next += 1
-        items[position] = try item(bytes, seq: seq, slot: slots[position])
+    /// Edited items: their position, and the edit's text, time and insert.
+    var edited: [(position: Int, text: String, time: Timestamp, insertSeq: UInt64)] = []
+    try read(slots.indices.map { (slots[$0].seq, $0) }, in: reader) { seq, bytes, position in
+      switch try textRecord(bytes, seq: seq, id: slots[position].id) {
+      case .insert(let item):
+        guard item.seq == seq else { throw corruption(seq: seq, "it is not the insert of \(slots[position].id.text)") }
+        items[position] = item
+      case .edit(_, let text, let time, let insertSeq):
+        edited.append((position, text, time, insertSeq))
+      }
+    }
+    if !edited.isEmpty {
+      try read(edited.indices.map { (edited[$0].insertSeq, $0) }, in: reader) { seq, bytes, n in
+        let edit = edited[n]
+        let id = slots[edit.position].id
+        guard case .insert(var item) = try textRecord(bytes, seq: seq, id: id), item.seq == seq else {
+          throw corruption(seq: seq, "it is not the insert of \(id.text)")
+        }
+        item.text = edit.text
+        item.edited = edit.time
+        items[edit.position] = item
       }
     }
     var result: [Item] = []
     result.reserveCapacity(items.count)
     for (position, item) in items.enumerated() {
       guard let item else {
-        throw corruption(seq: slots[position].seq, "the insert of \(slots[position].id.text) is missing")
+        throw corruption(seq: slots[position].seq, "the text of \(slots[position].id.text) is missing")
       }
       result.append(item)
     }
     return result
   }
 
-  /// The item an insert record creates, checked to be the slot's.
-  static func item(_ bytes: UnsafeRawBufferPointer, seq: UInt64, slot: Slot) throws -> Item {
-    let item: Item
-    do { item = try EventRecord.insertedItem(bytes, verifyingChecksum: true) } catch {
+  /// Reads the records at the seqs of `wanted` (seq, tag) in batches in seq
+  /// order, calling `body` with each and its tag.
+  static func read(
+    _ wanted: [(seq: UInt64, tag: Int)], in reader: any LogReader,
+    _ body: (UInt64, UnsafeRawBufferPointer, Int) throws -> Void
+  ) throws {
+    let bySeq = wanted.sorted { $0.seq < $1.seq }
+    for start in stride(from: 0, to: bySeq.count, by: batchSize) {
+      let batch = bySeq[start..<min(start + batchSize, bySeq.count)]
+      var next = batch.startIndex
+      try reader.forEachRecord(at: batch.map(\.seq)) { seq, bytes in
+        // The store skips a seq it lacks (the caller finds it missing); a
+        // seq asked for twice comes once.
+        while next < batch.endIndex, batch[next].seq < seq { next += 1 }
+        while next < batch.endIndex, batch[next].seq == seq {
+          try body(seq, bytes, batch[next].tag)
+          next += 1
+        }
+      }
+    }
+  }
+
+  /// An insert or edit record, checked to be the text of `id`.
+  static func textRecord(_ bytes: UnsafeRawBufferPointer, seq: UInt64, id: ItemID) throws -> EventRecord.TextRecord {
+    let record: EventRecord.TextRecord
+    do { record = try EventRecord.textRecord(bytes, verifyingChecksum: true) } catch {
       throw corruption(seq: seq, "\(error)")
     }
-    guard item.id == slot.id, item.seq == seq else {
-      throw corruption(seq: seq, "it is not the insert of \(slot.id.text)")
-    }
-    return item
+    guard record.id == id else { throw corruption(seq: seq, "it is not the text of \(id.text)") }
+    return record
   }
 }

@@ -29,6 +29,13 @@ package protocol LogReader {
   func checkpointSeqs(of stream: StreamName) throws -> [UInt64]
   /// The last seq in the stream's event index; nil when it has none.
   func lastStreamEvent(of stream: StreamName) throws -> UInt64?
+  /// The stream's records from `seq` down, newest first, until `body`
+  /// returns false: what an undo or a rebase reads, k records for the
+  /// stream's last k events, whatever the size of the log.
+  ///
+  /// - Warning: the buffer is valid only during the call.
+  func forEachStreamRecord(of stream: StreamName, downFrom seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool)
+    throws
   /// The summary of the derived tables; nil in a store that has none yet.
   func summary() throws -> RecordedCounts?
   /// The row count of every table, when the store can count in O(1) (nil otherwise).

@@ -21,10 +21,22 @@ package final class MemoryStore: EventStore {
   private let committed = Mutex(State())
   /// Held for a whole write, so that writers run one at a time.
   private let writer = Mutex(())
+  /// What the last write read, for tests of what a command costs.
+  private let lastWriteReads = Mutex(Reads())
+
+  /// Rows read by one transaction: what a command costs, whatever the store.
+  package struct Reads: Equatable, Sendable {
+    package var records = 0
+    package var nodes = 0
+    package var ids = 0
+  }
 
   package init() {}
 
   var state: State { committed.withLock { $0 } }
+
+  /// The rows the last write transaction read (records, order-tree nodes, id rows).
+  package var readsOfLastWrite: Reads { lastWriteReads.withLock { $0 } }
 
   package func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
     try body(Transaction(state: state))
@@ -33,6 +45,7 @@ package final class MemoryStore: EventStore {
   package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     try writer.withLock { _ in
       let txn = Transaction(state: state)
+      defer { lastWriteReads.withLock { $0 = txn.reads } }
       let result = try body(txn)
       committed.withLock { $0 = txn.state }
       return result
@@ -51,6 +64,7 @@ package final class MemoryStore: EventStore {
 
   final class Transaction: LogWriter {
     var state: State
+    var reads = Reads()
 
     init(state: State) { self.state = state }
 
@@ -59,6 +73,7 @@ package final class MemoryStore: EventStore {
     func forEachRecord(from seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
       var seq = max(seq, 1)
       while seq <= UInt64(state.records.count) {
+        reads.records += 1
         let more = try state.records[Int(seq - 1)].withUnsafeBytes { try body(seq, $0) }
         if !more { return }
         seq += 1
@@ -67,6 +82,7 @@ package final class MemoryStore: EventStore {
 
     func withRecord<R>(at seq: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
       guard seq >= 1, seq <= UInt64(state.records.count) else { return nil }
+      reads.records += 1
       return try state.records[Int(seq - 1)].withUnsafeBytes(body)
     }
 
@@ -76,13 +92,20 @@ package final class MemoryStore: EventStore {
       state.heads.values.sorted { $0.stream < $1.stream }
     }
 
-    func orderNode(_ id: NodeID, of stream: StreamName) throws -> TreeNode<Slot>? { state.nodes[stream]?[id] }
+    func orderNode(_ id: NodeID, of stream: StreamName) throws -> TreeNode<Slot>? {
+      reads.nodes += 1
+      return state.nodes[stream]?[id]
+    }
 
-    func idEntry(_ id: ItemID) throws -> IdEntry? { state.ids[id] }
+    func idEntry(_ id: ItemID) throws -> IdEntry? {
+      reads.ids += 1
+      return state.ids[id]
+    }
 
     func forEachIdEntry(from start: [UInt8], _ body: (ItemID, IdEntry) throws -> Bool) throws {
       for id in state.ids.keys.sorted(by: { $0.bytes.lexicographicallyPrecedes($1.bytes) })
       where !id.bytes.lexicographicallyPrecedes(start) {
+        reads.ids += 1
         guard try body(id, state.ids[id]!) else { return }
       }
     }
@@ -102,6 +125,17 @@ package final class MemoryStore: EventStore {
     }
 
     func lastStreamEvent(of stream: StreamName) throws -> UInt64? { state.streamEvents[stream]?.last }
+
+    func forEachStreamRecord(
+      of stream: StreamName, downFrom seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+      for s in (state.streamEvents[stream] ?? []).reversed() where s <= seq {
+        guard let record = try withRecord(at: s, { try body(s, $0) }) else {
+          throw DerivedDamage(table: "stream-events", "the index names seq \(s), which is not in the log")
+        }
+        guard record else { return }
+      }
+    }
 
     func summary() throws -> RecordedCounts? { state.summary }
 

@@ -8,21 +8,102 @@ package struct DerivedState {
   package var ids: [ItemID: IdEntry] = [:]
   /// Each stream's event seqs, in order.
   package var streamSeqs: [StreamName: [UInt64]] = [:]
+  /// The stream each removed item was removed from (a restore must be of the same stream).
+  var removedFrom: [ItemID: StreamName] = [:]
+  /// Each undo event's target, and how many standing undoers each undone
+  /// event has: an event is undone while it has one.
+  var undoTargets: [UInt64: UInt64] = [:]
+  var standingUndoers: [UInt64: Int] = [:]
 
   package init() {}
 
   /// Folds one decoded event in; throws when it does not fit its stream.
-  package mutating func apply(_ event: Event) throws(ReplayError) {
-    if case .insert(let id, _, _, _) = event.op, let earlier = ids[id] {
-      throw ReplayError(seq: event.seq, reason: "id \(id.text) was already inserted at seq \(earlier.insertSeq)")
+  ///
+  /// - Parameter target: the event `event.undoes` names, read from the log
+  ///   (nil when it names none, or none can be read).
+  package mutating func apply(_ event: Event, target: Event? = nil) throws(ReplayError) {
+    func refuse(_ reason: String) -> ReplayError { ReplayError(seq: event.seq, reason: reason) }
+    switch event.op {
+    case .insert(let id, _, _, _):
+      if let earlier = ids[id] { throw refuse("id \(id.text) was already inserted at seq \(earlier.insertSeq)") }
+    case .edit(let id, _, _, _, _, let inserted):
+      guard let entry = ids[id], entry.removeSeq == 0 else { throw refuse("edit of \(id.text), which is not live") }
+      guard entry.insertSeq == inserted else {
+        throw refuse(
+          "edit of \(id.text) names its insert at seq \(inserted), but it was inserted at seq \(entry.insertSeq)")
+      }
+    case .restore(let id, _, let textSeq):
+      guard let entry = ids[id], entry.removeSeq != 0, removedFrom[id] == event.stream else {
+        throw refuse("restore of \(id.text), which is not a removed item of this stream")
+      }
+      guard entry.removedTextSeq == textSeq else {
+        throw refuse(
+          "restore of \(id.text) brings back the text of seq \(textSeq), but it had that of seq \(entry.removedTextSeq)"
+        )
+      }
+    case .remove, .move: break
     }
+    if let undoes = event.undoes { try checkUndo(event, of: undoes, target: target) }
+    var removedSlot: Slot? = nil
+    if case .remove(_, let index) = event.op, let projection = projections[event.stream],
+      index < UInt64(projection.count)
+    {
+      removedSlot = projection.slots[Int(index)]
+    }
+    // In place: a copy of the projection would copy its whole tree.
     try projections[event.stream, default: Projection()].apply(event)
     lastSeqs[event.stream] = event.seq
     streamSeqs[event.stream, default: []].append(event.seq)
     switch event.op {
     case .insert(let id, _, _, _): ids[id] = IdEntry(insertSeq: event.seq)
-    case .remove(let id, _): ids[id]?.removeSeq = event.seq
-    case .move: break
+    case .remove(let id, _):
+      ids[id]?.removeSeq = event.seq
+      if let removedSlot, let insertSeq = ids[id]?.insertSeq {
+        ids[id]?.textSeq = removedSlot.seq == insertSeq ? 0 : removedSlot.seq
+      }
+      removedFrom[id] = event.stream
+    case .restore(let id, _, _):
+      ids[id]?.removeSeq = 0
+      ids[id]?.textSeq = 0
+      removedFrom[id] = nil
+    case .move, .edit: break
+    }
+    if let undoes = event.undoes { markUndone(undoes, by: event.seq) }
+  }
+
+  /// An event that says it undoes `seq`: an earlier event of its stream,
+  /// not undone, of which it is what undoing appends.
+  func checkUndo(_ event: Event, of seq: UInt64, target: Event?) throws(ReplayError) {
+    func refuse(_ reason: String) -> ReplayError { ReplayError(seq: event.seq, reason: reason) }
+    guard seq < event.seq, let target, target.seq == seq else { throw refuse("it undoes seq \(seq), no earlier event") }
+    guard target.stream == event.stream else {
+      throw refuse("it undoes seq \(seq), an event of stream \(TerminalText.quoted(target.stream))")
+    }
+    if standingUndoers[seq, default: 0] > 0 { throw refuse("it undoes seq \(seq), which is undone already") }
+    switch (target.op, event.op) {
+    case (.insert, .remove), (.restore, .remove), (.remove, .restore), (.edit, .edit), (.move, .move):
+      if target.id == event.id { return }
+    default: break
+    }
+    throw refuse(
+      "it undoes seq \(seq), \(ImportLine.article(target.opName)) \(target.opName) of \(target.id.text), but is "
+        + "\(ImportLine.article(event.opName)) \(event.opName) of \(event.id.text)")
+  }
+
+  /// `undoer` now stands undoing `seq`: `seq` is undone, and if it undid
+  /// another event, that one no longer is (and so on down the chain).
+  mutating func markUndone(_ seq: UInt64, by undoer: UInt64) {
+    undoTargets[undoer] = seq
+    standingUndoers[seq, default: 0] += 1
+    var flipped = seq
+    var undone = true
+    while let target = undoTargets[flipped] {
+      let before = standingUndoers[target, default: 0] > 0
+      standingUndoers[target, default: 0] += undone ? -1 : 1
+      let after = standingUndoers[target, default: 0] > 0
+      guard before != after else { return }
+      flipped = target
+      undone = after
     }
   }
 
@@ -60,10 +141,14 @@ package struct DerivedState {
         command = .remove(.id(id))
       case .move(let id, let from, let to):
         command = .move(from: try position(from), to: try position(to), id: id)
+      case .edit(let id, let text, let sender, _, _, _):
+        command = .edit(.id(id), text: text, sender: sender)
+      case .restore(let id, let index, _):
+        command = .restore(.id(id), index: try position(index))
       }
-      let request = WriteRequest(stream: event.stream, command: command, time: event.time)
+      let request = WriteRequest(stream: event.stream, command: command, time: event.time, undoes: event.undoes)
       guard try session.replay(request, recorded: event) != nil else {
-        throw MsglogError.eventDoesNotFit(seq: seq, reason: "a move onto itself, which no msglog writes")
+        throw MsglogError.eventDoesNotFit(seq: seq, reason: "an event that changes nothing, which no msglog writes")
       }
       // Bound the session's caches on long logs.
       if seq % UInt64(LedgerSession.flushInterval) == 0 { try session.finish() }

@@ -112,7 +112,9 @@ package enum Verifier {
     mutating func fold(_ event: Event) {
       guard !replayStopped, !broken.contains(event.stream) else { return }
       do {
-        try state.apply(event)
+        // An undo is checked against the event it undoes, read again.
+        let target = event.undoes.flatMap { try? reader.event(at: $0) }
+        try state.apply(event, target: target)
       } catch {
         problem(
           "seq \(event.seq): \(error.reason) (stream \(TerminalText.quoted(event.stream)); its later events are not checked)"
@@ -229,9 +231,10 @@ package enum Verifier {
           // an item missing from its tree is that tree's problem, named above.
           want.leaf = want.removeSeq == 0 ? leafOf[id] ?? entry.leaf : 0
           if entry != want {
-            problem(
-              "table ids: \(id.text) has insert seq \(entry.insertSeq), remove seq \(entry.removeSeq), leaf \(entry.leaf); "
-                + "the log says \(want.insertSeq), \(want.removeSeq), leaf \(want.leaf)")
+            func describe(_ e: IdEntry) -> String {
+              "\(e.insertSeq), remove seq \(e.removeSeq), leaf \(e.leaf)" + (e.textSeq == 0 ? "" : ", text seq \(e.textSeq)")
+            }
+            problem("table ids: \(id.text) has insert seq \(describe(entry)); the log says \(describe(want))")
           }
         } catch {
           problem("\(error)")

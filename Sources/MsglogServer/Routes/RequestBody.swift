@@ -35,6 +35,15 @@ struct RequestBody {
     }
   }
 
+  mutating func bool(_ key: String) throws(HTTPError) -> Bool? {
+    used.insert(key)
+    switch members[key] {
+    case nil, .null?: return nil
+    case .bool(let value)?: return value
+    default: throw .badRequest("\"\(key)\" must be true or false")
+    }
+  }
+
   func required<T>(_ value: T?, _ key: String) throws(HTTPError) -> T {
     guard let value else { throw .badRequest("\"\(key)\" is missing") }
     return value

@@ -40,17 +40,30 @@ struct Routes: Sendable {
         answers: "`append --json`"
       ) { try api.write($0, .append) },
       Route(
-        .post, "/api/insert", needsToken: true, takes: #"{"stream","index","text","sender","id","expectVersion"}"#,
+        .post, "/api/insert", needsToken: true,
+        takes: #"{"stream","index","text","sender","id","expectVersion","rebase"}"#,
         answers: "`insert --json`"
       ) { try api.write($0, .insert) },
       Route(
-        .post, "/api/move", needsToken: true, takes: #"{"stream","from","to","expectVersion"}"#,
+        .post, "/api/move", needsToken: true, takes: #"{"stream","from","to","expectVersion","rebase"}"#,
         answers: #"`move --json`, or `{"moved":false}` for a move onto itself"#
       ) { try api.write($0, .move) },
       Route(
-        .post, "/api/remove", needsToken: true, takes: #"{"stream","id","expectVersion"}"#,
+        .post, "/api/remove", needsToken: true, takes: #"{"stream","id","expectVersion","rebase"}"#,
         answers: "`remove --json` (`id`: a UUID or a prefix of 8+)"
       ) { try api.write($0, .remove) },
+      Route(
+        .post, "/api/edit", needsToken: true, takes: #"{"stream","id","text","sender","expectVersion","rebase"}"#,
+        answers: #"`edit --json`, or `{"edited":false}` for the same text"#
+      ) { try api.write($0, .edit) },
+      Route(
+        .post, "/api/restore", needsToken: true, takes: #"{"stream","id","index","expectVersion"}"#,
+        answers: "`restore --json` (without `index`: after its predecessor)"
+      ) { try api.write($0, .restore) },
+      Route(
+        .post, "/api/undo", needsToken: true, takes: #"{"stream","seq","expectVersion"}"#,
+        answers: #"`undo --json` (without `seq`: the latest undoable event), or `{"undone":false}`"#
+      ) { try api.write($0, .undo) },
     ]
   }
 }

@@ -5,6 +5,12 @@ extension JSONWriter {
   /// back, and the `data:` of the server's event stream.
   ///
   ///     {"seq":43,"stream":"main","version":18,"time":"…","op":"insert","id":"…","index":2,"text":"…","sender":"ann"}
+  ///     {"seq":44,"stream":"main","version":19,"time":"…","op":"edit","id":"…","text":"…","sender":"bob"}
+  ///     {"seq":45,"stream":"main","version":20,"time":"…","op":"restore","id":"…","index":1,"undoes":12}
+  ///
+  /// The derived fields of a record (the index of a remove or an edit, the
+  /// text records an edit or a restore names) are not part of it: import
+  /// computes them again.
   package mutating func event(_ event: Event) {
     beginObject()
     member("seq", event.seq)
@@ -23,7 +29,13 @@ extension JSONWriter {
     case .move(_, let from, let to):
       member("from", from)
       member("to", to)
+    case .edit(_, let text, let sender, _, _, _):
+      member("text", text)
+      if let sender { member("sender", sender) }
+    case .restore(_, let index, _):
+      member("index", index)
     }
+    if let undoes = event.undoes { member("undoes", undoes) }
     endObject()
   }
 }

@@ -4,7 +4,11 @@ extension JSONWriter {
   /// What a write prints with `--json` (and the server answers).
   ///
   ///     append / insert / remove: {"seq":43,"stream":"main","version":18,"time":"…","id":"…","index":2}
+  ///     edit / restore:           the same (edit: where the item is; restore: where it went)
   ///     move:                     {"seq":44,"stream":"main","version":19,"time":"…","id":"…","from":3,"to":7}
+  ///
+  /// An undo prints the shape of the event it appended, with `"undoes":S`;
+  /// a rebased write adds `"rebased":true`.
   package mutating func outcome(_ outcome: Outcome) {
     let event = outcome.event
     beginObject()
@@ -14,19 +18,23 @@ extension JSONWriter {
     member("time", event.time)
     member("id", event.id)
     switch event.op {
-    case .insert, .remove: member("index", outcome.index)
+    case .insert, .remove, .edit, .restore: member("index", outcome.index)
     case .move(_, let from, let to):
       member("from", from)
       member("to", to)
     }
+    if let undoes = event.undoes { member("undoes", undoes) }
+    if outcome.rebased { member("rebased", true) }
     endObject()
   }
 
-  /// A move onto its own index appended nothing: `{"moved":false}` (the
-  /// server's answer; the command line prints nothing on stdout).
-  package mutating func unmoved() {
+  /// A write that changed nothing appended nothing: `{"moved":false}` (a
+  /// move onto itself), `{"edited":false}` (the same text), `{"undone":false}`
+  /// (an undoing already in effect). The server's answer; the command line
+  /// prints nothing on stdout.
+  package mutating func unchanged(_ key: StaticString) {
     beginObject()
-    member("moved", false)
+    member(key, false)
     endObject()
   }
 }

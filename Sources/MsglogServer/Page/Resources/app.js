@@ -10,8 +10,12 @@
 //   reads the list again.
 // - What is shown is `shownItems()`: the past (the history slider), a card
 //   being moved, a write on its way, or the model.
-// - Every write goes through `write()` with the version the page showed;
-//   its answer is folded in like the event it is.
+// - Every write goes through `write()` with the version the page showed (a
+//   drag with `rebase`, so that it lands where it was meant even when the
+//   stream moved meanwhile); its answer is folded in like the event it is,
+//   and its seq kept, so that Ctrl+Z undoes this page's own last change.
+// - A write's list is shown at once (`state.pending`) and stays until the
+//   model reaches the write's version: a card never goes back in between.
 // - Lists are drawn by ListView, which keeps only what is on screen in the
 //   DOM, so that 10,000 items cost what 50 do.
 // Text from the log is only ever set with textContent.
@@ -43,8 +47,12 @@ const state = {
   at: null,
   /** [version] → { seq, time } for the stream, read when the slider is first used. */
   versions: null,
-  /** The list shown while a write is on its way. */
+  /** The list shown while a write is on its way (and until the model reaches it). */
   pending: null,
+  /** The version the model must reach before `pending` gives way to it. */
+  pendingUntil: 0,
+  /** Items removed while this page followed the stream, by id: a restore brings one back. */
+  removed: new Map(),
   /** The AbortController of the live event stream; abort() stops following. */
   follow: null,
   /** The name this page sends as: its messages go on the other side. */
@@ -143,18 +151,45 @@ async function api(path, body, { raw = false } = {}) {
   return text ? JSON.parse(text) : null;
 }
 
+/** This page's own changes, by seq: Ctrl+Z (or Undo) undoes the last, Shift+Ctrl+Z redoes. */
+const changes = { undo: [], redo: [], busy: false };
+
 // Every write goes through here: one place for what all writes share (the
-// stream, and later `rebase` and the record of this page's own seqs for
-// undo by seq).
-function write(op, body) {
-  return api("/api/" + op, Object.assign({ stream: state.stream }, body));
+// stream, and the record of this page's own changes, by seq, for undo).
+async function write(op, body) {
+  const answer = await api("/api/" + op, Object.assign({ stream: state.stream }, body));
+  if (answer && answer.seq) {
+    changes.undo.push(answer.seq);
+    changes.redo = [];
+    updateUndo();
+  }
+  return answer;
+}
+
+/**
+ * Shows the model again once it has the write answered by `answer`: at
+ * once when it has folded it in, else when the events between (which the
+ * follow brings) have arrived — until then the write's own list stays.
+ */
+function settle(answer) {
+  if (answer && answer.version && state.version < answer.version) {
+    state.pendingUntil = Math.max(state.pendingUntil, answer.version);
+  } else {
+    state.pending = null;
+  }
 }
 
 // MARK: - What the page says
 
-function note(text) {
+/** What the note's button does, when it has one (the "Undo" of a deleted card). */
+let noteAction = null;
+
+function note(text, action = null) {
   $("note-text").textContent = text || "";
   $("note").hidden = !text;
+  noteAction = action && action.run;
+  $("note-action").hidden = !action;
+  if (action) $("note-action").textContent = action.label;
 }
 
 /** Says `text` to a screen reader (the aria-live region). */
@@ -202,12 +237,26 @@ const apply = {
   remove(items, e) {
     const index = items.findIndex((item) => item.id === e.id);
     if (index < 0) return false;
-    items.splice(index, 1);
+    const [item] = items.splice(index, 1);
+    state.removed.set(item.id, item);
   },
   move(items, e) {
     if (!items[e.from] || items[e.from].id !== e.id || e.to >= items.length) return false;
     const [item] = items.splice(e.from, 1);
     items.splice(e.to, 0, item);
+  },
+  edit(items, e) {
+    const index = items.findIndex((item) => item.id === e.id);
+    if (index < 0) return false;
+    items[index] = Object.assign({}, items[index], { text: e.text, edited: e.time });
+  },
+  restore(items, e) {
+    // The item as it was removed (its text, author, time); one removed
+    // before this page read the list is not known here: read it again.
+    const item = state.removed.get(e.id);
+    if (!item || e.index > items.length) return false;
+    state.removed.delete(e.id);
+    items.splice(e.index, 0, item);
   },
 };
 
@@ -218,14 +267,22 @@ const apply = {
  */
 function fold(event, { fromWrite = false } = {}) {
   if (event.stream !== state.stream) return true;
+  if (event.version <= state.version) {  // already in the list
+    state.head = Math.max(state.head, event.seq);
+    return true;
+  }
+  // The follow brings the ones between (and resumes after the last folded in, not after this one).
+  if (event.version !== state.version + 1) return fromWrite;
   state.head = Math.max(state.head, event.seq);
-  if (event.version <= state.version) return true;  // already in the list
-  if (event.version !== state.version + 1) return fromWrite;  // the follow brings the ones between
   const step = apply[event.op];
   if (!step || step(state.items, event) === false) return false;
   state.version = event.version;
   if (state.versions) state.versions[event.version] = { seq: event.seq, time: event.time };
   if (event.op !== "remove") state.changed.add(event.id);
+  if (state.pendingUntil && state.version >= state.pendingUntil) {
+    state.pending = null;
+    state.pendingUntil = 0;
+  }
   scheduleRender();
   return true;
 }
@@ -250,6 +307,10 @@ async function load() {
   state.head = list.seq;
   state.versions = null;
   state.stale = false;
+  if (state.pendingUntil && state.version >= state.pendingUntil) {
+    state.pending = null;
+    state.pendingUntil = 0;
+  }
 }
 
 async function reload() {
@@ -411,9 +472,14 @@ function open(stream) {
   if (state.follow) state.follow.abort();
   cancelMoves();
   Object.assign(state, {
-    stream, items: [], version: 0, head: 0, stale: true, at: null, versions: null, pending: null,
+    stream, items: [], version: 0, head: 0, stale: true, at: null, versions: null, pending: null, pendingUntil: 0,
   });
   state.changed.clear();
+  state.removed.clear();
+  endEdit();
+  changes.undo = [];
+  changes.redo = [];
+  updateUndo();
   document.body.classList.remove("past");
   setStatus("connecting", "Connecting…");
   updateAddress();
@@ -641,7 +707,12 @@ function createMessage(item) {
   li.dataset.id = item.id;
   const bubble = element("div", "bubble");
   const meta = element("div", "meta");
-  meta.append(element("bdi", "sender"), element("time", "time"));
+  const edited = element("span", "edited");
+  edited.textContent = "edited";
+  const edit = element("button", "edit");
+  edit.type = "button";
+  edit.textContent = "Edit";
+  meta.append(element("bdi", "sender"), element("time", "time"), edited, edit);
   const text = element("p", "text");
   text.dir = "auto";
   bubble.append(meta, text);
@@ -649,14 +720,23 @@ function createMessage(item) {
   return li;
 }
 
-function fillMessage(li, item) {
-  const [sender, time] = li.querySelector(".meta").children;
+/** Whether this page may edit a message: its own (sent under its name, or without one when it has none). */
+function editable(item) {
+  return (item.sender || "") === state.me;
+}
+
+function fillMessage(li, item, context) {
+  const [sender, time, edited, edit] = li.querySelector(".meta").children;
   li.classList.toggle("mine", state.me !== "" && item.sender === state.me);
   sender.textContent = item.sender || "";
   sender.hidden = !item.sender;
   time.dateTime = item.time;
   time.textContent = when(item.time);
   time.title = fullDate.format(new Date(item.time));
+  edited.hidden = !item.edited;
+  if (item.edited) edited.title = "Edited " + fullDate.format(new Date(item.edited));
+  edit.hidden = context === "past" || !editable(item);
+  edit.setAttribute("aria-label", "Edit " + quoted(item.text));
   li.querySelector(".text").textContent = item.text;
 }
 
@@ -876,6 +956,8 @@ async function delivered(id) {
 
 function updateCompose() {
   const past = state.at !== null;
+  updateUndo();
+  if (past) endEdit();
   $("compose-fields").disabled = past;
   $("send").disabled = past || sending;
   document.body.classList.toggle("past", past);
@@ -887,15 +969,26 @@ function growBox() {
   box.style.height = box.scrollHeight + 2 + "px";
 }
 
-/** Sends a move computed on the list shown at `version`; shown at once, put back if refused. */
+/**
+ * Sends a move computed on the list shown at `version`, with `rebase`: if
+ * someone changed the stream meanwhile, the server puts the card right
+ * after the card it was dropped under (or the first one before it still
+ * there), where its person meant it — never back. Shown at once; the list
+ * shown stays until the model has the move. Put back only if refused (the
+ * card was deleted meanwhile).
+ */
 async function moveCard(base, from, to, version) {
   if (from === to) return;
   state.pending = moved(base, from, to);
   render();
   try {
-    const answer = await write("move", { from, to, expectVersion: version });
-    if (answer && answer.version) fold({ op: "move", ...answer }, { fromWrite: true });
-    state.pending = null;
+    const answer = await write("move", { from, to, expectVersion: version, rebase: true });
+    if (answer && answer.version) {
+      fold({ op: "move", ...answer }, { fromWrite: true });
+      settle(answer);
+    } else {
+      state.pending = null;  // already where it was meant: nothing written
+    }
     note("");
   } catch (e) {
     state.pending = null;
@@ -922,12 +1015,168 @@ async function removeCard(id) {
     // By id: the card is the one meant whatever moved meanwhile.
     const answer = await write("remove", { id });
     fold({ op: "remove", ...answer }, { fromWrite: true });
-    state.pending = null;
-    note("");
-    announce("Deleted card " + quoted(item.text) + ".");
+    settle(answer);
+    // A card deleted by mistake comes back where it was (after its predecessor).
+    note("Deleted card " + quoted(item.text) + ".", { label: "Undo", run: () => undoChange(answer.seq) });
+    announce("Deleted card " + quoted(item.text) + ". Undo is in the note at the top, or Control Z.");
   } catch (e) {
     state.pending = null;
     note("The card " + quoted(item.text) + " was not deleted: " + e.message + ".");
+    await reload();
+  }
+  render();
+}
+
+// MARK: - Undo and redo: this page's own changes, by seq
+
+/**
+ * Undoes change `seq` (the server appends the event that undoes it: a
+ * remove for an append, a restore after its predecessor for a delete, the
+ * text before for an edit, a move back for a move); its undo goes on the
+ * redo list. `redoing`: `seq` is an undo, and undoing it redoes.
+ */
+async function undoChange(seq, { redoing = false } = {}) {
+  if (changes.busy || state.at) return;
+  for (const list of [changes.undo, changes.redo]) {
+    const at = list.lastIndexOf(seq);
+    if (at >= 0) list.splice(at, 1);
+  }
+  changes.busy = true;
+  updateUndo();
+  const what = redoing ? "redo" : "undo";
+  try {
+    // The event comes back through the follow, like anyone's.
+    const answer = await api("/api/undo", { stream: state.stream, seq });
+    if (answer && answer.seq) {
+      (redoing ? changes.undo : changes.redo).push(answer.seq);
+      announce(redoing ? "Redone." : "Undone.");
+    } else {
+      announce("Nothing to " + what + ": it is as it was already.");
+    }
+    note("");
+  } catch (e) {
+    note("Could not " + what + " that: " + e.message + ".");
+  } finally {
+    changes.busy = false;
+    updateUndo();
+  }
+}
+
+function undoLast() {
+  const seq = changes.undo[changes.undo.length - 1];
+  if (seq === undefined) announce("Nothing of yours to undo.");
+  else undoChange(seq);
+}
+
+function redoLast() {
+  const seq = changes.redo[changes.redo.length - 1];
+  if (seq === undefined) announce("Nothing to redo.");
+  else undoChange(seq, { redoing: true });
+}
+
+function updateUndo() {
+  const past = state.at !== null;
+  $("undo").disabled = changes.busy || past || changes.undo.length === 0;
+  $("redo").disabled = changes.busy || past || changes.redo.length === 0;
+}
+
+/** Ctrl+Z (Cmd+Z on a Mac) undoes, Shift+Ctrl+Z redoes — except in a text field, which keeps its own. */
+function onUndoKey(event) {
+  if (event.key.toLowerCase() !== "z" || !(event.ctrlKey || event.metaKey) || event.altKey) return;
+  const target = event.target;
+  if (target.closest && target.closest("input, textarea, select, [contenteditable]")) return;
+  if (drag || lift) return;
+  event.preventDefault();
+  if (event.shiftKey) redoLast(); else undoLast();
+}
+
+// MARK: - Editing a message in place
+
+/** The message being edited: { id, form }. */
+let editing = null;
+
+function startEdit(id) {
+  if (state.at || editing) return;
+  const item = shownItems().find((i) => i.id === id);
+  const li = views.chat.elements.get(id);
+  if (!item || !li) return;
+  const form = element("form", "edit-form");
+  const box = element("textarea", "edit-text");
+  box.value = item.text;
+  box.rows = Math.min(6, item.text.split("\n").length);
+  box.dir = "auto";
+  box.setAttribute("aria-label", "New text for " + quoted(item.text));
+  const save = element("button", "save");
+  save.type = "submit";
+  save.textContent = "Save";
+  const cancel = element("button", "cancel");
+  cancel.type = "button";
+  cancel.textContent = "Cancel";
+  form.append(box, save, cancel);
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    saveEdit(id, box.value);
+  });
+  cancel.addEventListener("click", () => endEdit({ focus: true }));
+  box.addEventListener("keydown", (e) => {
+    // Enter saves, Shift+Enter starts a new line, Escape leaves it as it was.
+    if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      form.requestSubmit();
+    } else if (e.key === "Escape") {
+      e.preventDefault();
+      endEdit({ focus: true });
+    }
+  });
+  li.classList.add("editing");
+  li.querySelector(".bubble").append(form);
+  editing = { id, form };
+  box.focus();
+  box.setSelectionRange(box.value.length, box.value.length);
+}
+
+function endEdit({ focus = false } = {}) {
+  if (!editing) return;
+  const { id, form } = editing;
+  editing = null;
+  form.remove();
+  const li = views.chat.elements.get(id);
+  if (li) {
+    li.classList.remove("editing");
+    if (focus) li.querySelector(".edit").focus();
+  }
+}
+
+/** Sends the new text (by id: whatever moved meanwhile); shown at once, the old text back if refused. */
+async function saveEdit(id, text) {
+  const item = shownItems().find((i) => i.id === id);
+  if (!item || text === item.text) {
+    endEdit({ focus: true });
+    return;
+  }
+  if (!text.trim()) {
+    note("A message needs some text; to take one back, undo it or leave it as it was.");
+    return;
+  }
+  endEdit();
+  const sender = $("compose-sender").value.trim();
+  state.pending = (state.pending || state.items).map((i) => (i.id === id ? { ...i, text, edited: new Date().toISOString() } : i));
+  render();
+  try {
+    const body = { id, text };
+    if (sender) body.sender = sender;
+    const answer = await write("edit", body);
+    if (answer && answer.version) {
+      fold({ op: "edit", ...answer, text }, { fromWrite: true });
+      settle(answer);
+    } else {
+      state.pending = null;
+    }
+    note("");
+    announce("Message edited.");
+  } catch (e) {
+    state.pending = null;
+    note("The message was not edited: " + e.message + ".");
     await reload();
   }
   render();
@@ -1236,7 +1485,7 @@ async function scrub() {
     ]);
     if (ticket !== scrubbing) return;
     state.at = { version, seq: point.seq, time: point.time, items: list.items };
-    for (const item of diff.inserted.concat(diff.moved)) state.changed.add(item.id);
+    for (const item of diff.inserted.concat(diff.moved, diff.edited || [])) state.changed.add(item.id);
     render();
   } catch (e) {
     if (ticket === scrubbing) note("The history could not be read: " + e.message + ".");
@@ -1271,6 +1520,18 @@ function start() {
   $("open-stream").addEventListener("submit", openNamed);
   $("new-stream").addEventListener("input", (e) => e.target.removeAttribute("aria-invalid"));
   $("note-close").addEventListener("click", () => note(""));
+  $("note-action").addEventListener("click", () => {
+    const run = noteAction;
+    note("");
+    if (run) run();
+  });
+  $("undo").addEventListener("click", undoLast);
+  $("redo").addEventListener("click", redoLast);
+  window.addEventListener("keydown", onUndoKey);
+  $("chat").addEventListener("click", (e) => {
+    const button = e.target.closest("button.edit");
+    if (button) startEdit(button.closest(".message").dataset.id);
+  });
   $("token-form").addEventListener("submit", useToken);
   $("compose").addEventListener("submit", send);
   $("compose-text").addEventListener("input", growBox);

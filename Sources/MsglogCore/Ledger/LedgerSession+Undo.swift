@@ -1,0 +1,173 @@
+/// `undo`: the event that undoes another, and the check of an exported
+/// line's `undoes`.
+///
+/// An event is undone while an event undoing it stands that is not itself
+/// undone. Walking a stream's events newest first, each event's standing is
+/// known when it is reached (every event that could undo it came later), so
+/// one pass over the k events since the target answers it: O(k). No derived
+/// table keeps it; nothing but an undo asks.
+extension LedgerSession {
+  /// The walk over a stream's events newest first, keeping which are undone.
+  struct UndoWalk {
+    /// The events met, newest first.
+    var visited: [PositionalEvent] = []
+    /// Each undone event's latest standing undoer.
+    var undoneBy: [UInt64: UInt64] = [:]
+
+    mutating func visit(_ event: PositionalEvent) {
+      visited.append(event)
+      if event.undoes != 0, undoneBy[event.seq] == nil, undoneBy[event.undoes] == nil {
+        undoneBy[event.undoes] = event.seq
+      }
+    }
+
+    /// The events from `visited[position]` to the head, oldest first: what
+    /// follows the list as it was just before that event.
+    func later(from position: Int) -> LaterEvents {
+      LaterEvents(visited[...position].reversed())
+    }
+  }
+
+  /// What undoing an event appends.
+  enum Inverse {
+    case remove(ItemID)
+    case restore(ItemID, index: Int)
+    case edit(ItemID, text: String)
+    case move(ItemID, from: Int, to: Int)
+  }
+
+  /// Whether an event can be undone now, and how.
+  enum Undoing {
+    case inverse(Inverse)
+    /// Its undoing changes nothing (the item is where, or says what, it was).
+    case nothing
+    case refused(MsglogError)
+  }
+
+  /// Appends the event that undoes event `seq` of the stream (the latest
+  /// undoable one when nil), with `undoes`; nil when it changes nothing.
+  func performUndo(_ seq: UInt64?, time: Timestamp?, on state: inout StreamState) throws -> Outcome? {
+    var walk = UndoWalk()
+    var found: (target: UInt64, inverse: Inverse?)? = nil
+    if let seq {
+      let head = nextSeq - 1
+      guard seq >= 1, seq <= head else { throw MsglogError.noSuchEvent(seq: seq, head: head) }
+      try forEachRecentEvent(of: state) { event in
+        guard event.seq >= seq else { return false }
+        walk.visit(event)
+        return event.seq > seq
+      }
+      guard let target = walk.visited.last, target.seq == seq else {
+        let home = try writer.event(at: seq)?.stream ?? StreamName("?")
+        throw MsglogError.eventInAnotherStream(seq: seq, home: home, stream: state.head.stream)
+      }
+      if let undoer = walk.undoneBy[seq] { throw MsglogError.alreadyUndone(seq: seq, by: undoer) }
+      switch try undoing(target, later: walk.later(from: walk.visited.count - 1), in: &state) {
+      case .inverse(let inverse): found = (seq, inverse)
+      case .nothing: found = (seq, nil)
+      case .refused(let error): throw error
+      }
+    } else {
+      try forEachRecentEvent(of: state) { event in
+        walk.visit(event)
+        guard event.undoes == 0, walk.undoneBy[event.seq] == nil else { return true }
+        guard case .inverse(let inverse) = try undoing(event, later: walk.later(from: walk.visited.count - 1), in: &state)
+        else { return true }
+        found = (event.seq, inverse)
+        return false
+      }
+      guard found != nil else { throw MsglogError.nothingToUndo(stream: state.head.stream) }
+    }
+    guard let (target, inverse) = found, let inverse else { return nil }
+    let undoes = Undoes(seq: target, checked: true)
+    switch inverse {
+    case .remove(let id):
+      return try performRemove(.id(id), time: time, undoes: undoes, on: &state)
+    case .restore(let id, let index):
+      return try performRestore(.id(id), at: index, time: time, undoes: undoes, on: &state)
+    case .edit(let id, let text):
+      return try performEdit(.id(id), text: text, sender: nil, time: time, undoes: undoes, on: &state)
+    case .move(let id, let from, let to):
+      return try performMove(from: from, to: to, id: id, time: time, undoes: undoes, on: &state)
+    }
+  }
+
+  /// The inverse of `event` now (docs/REFERENCE.md, "Working together"):
+  /// an insert's or a restore's is a remove; a remove's a restore after its
+  /// predecessor; an edit's an edit back to the text before it; a move's a
+  /// move that puts the item after its predecessor just before the move.
+  func undoing(_ event: PositionalEvent, later: LaterEvents, in state: inout StreamState) throws -> Undoing {
+    let id = event.id
+    guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: state.head.stream) }
+    let live = entry.removeSeq == 0
+    switch event.change {
+    case .insert, .restore:
+      guard live else { return .refused(.itemRemoved(id, removeSeq: entry.removeSeq)) }
+      return .inverse(.remove(id))
+    case .remove(let index):
+      guard !live else { return .refused(.itemIsLive(id, stream: state.head.stream)) }
+      let anchor = try anchor(among: (0..<Int(index)).reversed(), through: later, in: &state)
+      return .inverse(.restore(id, index: place(after: anchor)))
+    case .edit(_, let replaces):
+      guard live else { return .refused(.itemRemoved(id, removeSeq: entry.removeSeq)) }
+      let slot = try state.tree.element(at: try index(of: id, entry: entry, in: &state))
+      let before = try text(ofRecord: replaces).text
+      guard try text(ofRecord: slot.seq).text != before else { return .nothing }
+      return .inverse(.edit(id, text: before))
+    case .move(let from, _):
+      guard live else { return .refused(.itemRemoved(id, removeSeq: entry.removeSeq)) }
+      let now = try index(of: id, entry: entry, in: &state)
+      let anchor = try anchor(among: (0..<Int(from)).reversed(), through: later, in: &state)
+      let to = place(after: anchor, moving: now)
+      guard to != now else { return .nothing }
+      return .inverse(.move(id, from: now, to: to))
+    }
+  }
+
+  /// Checks an exported line's `undoes: seq` (an import, a rebuild): an
+  /// earlier event of the same stream, not undone, of which `op` is what
+  /// undoing appends — the remove of what it inserted or restored, the
+  /// restore of what it removed, an edit or a move of the same item.
+  func checkUndoes(_ seq: UInt64, by op: Event.Op, in state: inout StreamState) throws {
+    var walk = UndoWalk()
+    let head = nextSeq - 1
+    guard seq >= 1, seq <= head else { throw MsglogError.noSuchEvent(seq: seq, head: head) }
+    try forEachRecentEvent(of: state) { event in
+      guard event.seq >= seq else { return false }
+      walk.visit(event)
+      return event.seq > seq
+    }
+    guard let target = walk.visited.last, target.seq == seq else {
+      let home = try writer.event(at: seq)?.stream ?? StreamName("?")
+      throw MsglogError.eventInAnotherStream(seq: seq, home: home, stream: state.head.stream)
+    }
+    if let undoer = walk.undoneBy[seq] { throw MsglogError.alreadyUndone(seq: seq, by: undoer) }
+    let event = Event(seq: 0, stream: state.head.stream, version: 0, time: Timestamp(milliseconds: 0), op: op)
+    let fits: Bool
+    switch (target.change, op) {
+    case (.insert, .remove), (.restore, .remove), (.remove, .restore), (.edit, .edit), (.move, .move):
+      fits = event.id == target.id
+    default:
+      fits = false
+    }
+    guard fits else {
+      throw MsglogError.notAnUndo(
+        seq: seq,
+        reason: "undoing \(ImportLine.article(target.opName)) \(target.opName) of \(target.id.text) is not "
+          + "\(ImportLine.article(event.opName)) \(event.opName) of \(event.id.text)")
+    }
+  }
+}
+
+extension PositionalEvent {
+  /// The op, as the log and JSON name it.
+  var opName: String {
+    switch change {
+    case .insert: return "insert"
+    case .remove: return "remove"
+    case .move: return "move"
+    case .edit: return "edit"
+    case .restore: return "restore"
+    }
+  }
+}
