@@ -56,19 +56,32 @@ let package = Package(
     // options with the command line's declaration table.
     .executableTarget(name: "msglog-serve", dependencies: ["MsglogCLI", "MsglogServer"]),
     // Benchmarks: built in release by scripts/bench, never part of `swift test`.
-    .executableTarget(name: "msglog-bench", dependencies: ["Msglog"], path: "Sources/MsglogBench"),
+    .executableTarget(name: "msglog-bench", dependencies: ["Msglog", "MsglogLoopback"], path: "Sources/MsglogBench"),
+    // A TCP client on 127.0.0.1, for the bench's HTTP clients and the tests
+    // that send bytes no HTTP client would.
+    .target(name: "MsglogLoopback"),
     // What the test targets share: temporary directories, the sandbox that
     // runs the binary, the seeded generator, event helpers.
-    .target(name: "MsglogTestSupport", dependencies: ["Msglog", "MsglogWire"], path: "Tests/MsglogTestSupport"),
+    .target(
+      name: "MsglogTestSupport", dependencies: ["Msglog", "MsglogWire", "MsglogLoopback"], path: "Tests/MsglogTestSupport"),
+    // Tests by what they test. The core's logic, on the in-memory store.
     .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore", "Msglog", "MsglogWire", "MsglogTestSupport"]),
-    // The server in process: routes, decoding, streams, without a socket.
-    .testTarget(name: "MsglogServerTests", dependencies: ["MsglogServer", "Msglog", "MsglogTestSupport"]),
-    .testTarget(name: "MsglogWireTests", dependencies: ["MsglogWire", "Msglog", "MsglogTestSupport"]),
+    // The library's door as an app uses it, on `EventLog.inMemory()` and each store.
+    .testTarget(name: "MsglogLibraryTests", dependencies: ["Msglog", "MsglogTestSupport"]),
     .testTarget(name: "MsglogLMDBTests", dependencies: ["MsglogLMDB", "Msglog", "MsglogTestSupport"]),
-    // End-to-end tests run the built `msglog` binary: `swift build --product
-    // msglog` first (scripts/test does). The test target does not depend on
-    // the executable, whose static linking would otherwise be applied to the
-    // test bundle too.
+    // The PostgreSQL store, on the throwaway cluster scripts/test starts.
+    .testTarget(name: "MsglogPostgresTests", dependencies: ["Msglog", "MsglogLoopback", "MsglogTestSupport"]),
+    .testTarget(name: "MsglogWireTests", dependencies: ["MsglogWire", "Msglog", "MsglogTestSupport"]),
+    // The server in process (routes, decoding, streams, without a socket)
+    // and over real HTTP (the built binary's `msglog serve`).
+    .testTarget(
+      name: "MsglogServerTests", dependencies: ["MsglogServer", "Msglog", "MsglogLoopback", "MsglogTestSupport"]),
+    // The page in headless Chromium (Selenium; Tests/Browser/*.py).
+    .testTarget(name: "MsglogBrowserTests", dependencies: ["MsglogTestSupport"]),
+    // End-to-end tests of the command line. They, and every test that runs
+    // the built `msglog` binary, need `swift build --product msglog` first
+    // (scripts/test does): no test target depends on the executable, whose
+    // static linking would otherwise be applied to the test bundle too.
     .testTarget(name: "MsglogCLITests", dependencies: ["MsglogCLI", "Msglog", "MsglogTestSupport"]),
   ],
   swiftLanguageModes: [.v6]

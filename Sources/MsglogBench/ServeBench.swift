@@ -1,5 +1,6 @@
 import Foundation
 import Msglog
+import MsglogLoopback
 
 #if canImport(Glibc)
   import Glibc
@@ -152,33 +153,18 @@ final class ServerProcess: @unchecked Sendable {
 
 /// One keep-alive HTTP/1.1 connection to localhost.
 final class HTTPConnection {
-  let fd: Int32
+  private let socket: LoopbackSocket
   private var buffer: [UInt8] = []
+  var fd: Int32 { socket.fd }
 
   init(port: UInt16) throws {
-    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = port.bigEndian
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    let rc = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-    }
-    guard rc == 0 else { throw BenchError("cannot connect to port \(port)") }
-    var one: Int32 = 1
-    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    guard let socket = LoopbackSocket(port: port) else { throw BenchError("cannot connect to port \(port)") }
+    socket.sendImmediately()
+    self.socket = socket
   }
 
-  deinit { close(fd) }
-
   func send(_ text: String) throws {
-    let bytes = Array(text.utf8)
-    var offset = 0
-    while offset < bytes.count {
-      let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
-      guard n > 0 else { throw BenchError("send failed") }
-      offset += n
-    }
+    guard socket.send(text) else { throw BenchError("send failed") }
   }
 
   /// POSTs `body` and reads the whole response; throws unless 200.
@@ -188,7 +174,6 @@ final class HTTPConnection {
         + body)
     let separator: [UInt8] = Array("\r\n\r\n".utf8)
     var headerEnd: Int? = nil
-    var chunk = [UInt8](repeating: 0, count: 4096)
     while true {
       if headerEnd == nil, let end = find(separator) { headerEnd = end }
       if let end = headerEnd {
@@ -201,9 +186,11 @@ final class HTTPConnection {
           return
         }
       }
-      let n = recv(fd, &chunk, chunk.count, 0)
-      guard n > 0 else { throw BenchError("the server closed the connection") }
-      buffer += chunk[..<n]
+      guard let chunk = socket.read(atMost: 4096, seconds: 60) else {
+        throw BenchError("the server closed the connection")
+      }
+      guard !chunk.isEmpty else { throw BenchError("no answer within 60 s") }
+      buffer += chunk
     }
   }
 

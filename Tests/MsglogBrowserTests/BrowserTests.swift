@@ -15,12 +15,12 @@ import Testing
 @Suite(.serialized) struct BrowserTests {
   @Test func theBoardInTwoBrowserWindows() throws {
     let s = Sandbox()
-    let server = try ServeTests.Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
     let screenshot = s.dir + "/board.png"
     let output = s.dir + "/browser.txt"
     let board = repositoryRoot + "/Tests/Browser/board.py"
-    let status = shell("/usr/bin/python3 '\(board)' '\(server.url)' '\(screenshot)' '\(s.dir)' > '\(output)' 2>&1")
+    let status = shell("/usr/bin/python3 '\(board)' '\(server.url!)/' '\(screenshot)' '\(s.dir)' > '\(output)' 2>&1")
     let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
     #expect(status == 0 && text.hasSuffix("ok\n"), "\(text)")
     print(text.split(separator: "\n").first { $0.hasPrefix("drag shown") } ?? "")
@@ -80,11 +80,11 @@ import Testing
     let s = Sandbox()
     s.append("private note")
     let before = s.export()
-    let server = try ServeTests.Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
     let output = s.dir + "/attacks.txt"
     let status = shell(
-      "/usr/bin/python3 '\(repositoryRoot)/Tests/Browser/attacks.py' '\(server.url)' > '\(output)' 2>&1")
+      "/usr/bin/python3 '\(repositoryRoot)/Tests/Browser/attacks.py' '\(server.url!)/' > '\(output)' 2>&1")
     let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
     #expect(status == 0 && text.hasSuffix("ok\n"), "\(text)")
     #expect(s.export() == before)

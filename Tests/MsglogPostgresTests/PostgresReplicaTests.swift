@@ -1,5 +1,6 @@
 import Foundation
 import Msglog
+import MsglogLoopback
 import MsglogTestSupport
 import Synchronization
 import Testing

@@ -1,8 +1,9 @@
 import Foundation
 
-/// A TCP connection to a server on 127.0.0.1, for tests that must send
+/// A TCP connection to a server on 127.0.0.1: for tests that must send
 /// bytes no HTTP client would (raw request lines, conflicting headers, a
-/// request trickled byte by byte) or hold many connections open.
+/// request trickled byte by byte) or hold many connections open, and for the
+/// bench's keep-alive HTTP clients.
 public final class LoopbackSocket: @unchecked Sendable {  // used by one thread at a time
   public let fd: Int32
 
@@ -22,6 +23,13 @@ public final class LoopbackSocket: @unchecked Sendable {  // used by one thread 
       close(fd)
       return nil
     }
+  }
+
+  /// Sends each write at once instead of waiting to fill a segment (Nagle),
+  /// as a latency-bound client must.
+  public func sendImmediately() {
+    var one: Int32 = 1
+    setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
   }
 
   deinit { close(fd) }

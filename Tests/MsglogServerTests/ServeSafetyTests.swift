@@ -1,4 +1,5 @@
 import Foundation
+import MsglogLoopback
 import MsglogTestSupport
 import Testing
 
@@ -6,11 +7,10 @@ import Testing
 /// a foreign page, a rebound name, a smuggling proxy or a greedy client can
 /// send (SPEC "HTTP: serve", issue 15). Real binary, real sockets.
 @Suite(.serialized) struct ServeSafetyTests {
-  typealias Server = ServeTests.Server
 
   /// A raw request to the server, `Host` its own unless given.
   static func raw(
-    _ server: Server, _ method: String, _ target: String, headers: [String] = [], body: String? = nil,
+    _ server: ServedLog, _ method: String, _ target: String, headers: [String] = [], body: String? = nil,
     host: String? = nil
   ) -> (status: Int, text: String, closed: Bool) {
     var request = "\(method) \(target) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(server.port)")\r\n"
@@ -27,7 +27,7 @@ import Testing
     let s = Sandbox(store)
     s.append("only")
     let before = s.export()
-    let server = try Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
     let own = "http://127.0.0.1:\(server.port)"
     let body = #"{"text":"pwned"}"#
@@ -68,7 +68,7 @@ import Testing
   @Test func foreignHostsAreRefused() throws {
     let s = Sandbox()
     s.append("secret")
-    let server = try Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
     for host in [
       "evil.example:\(server.port)", "evil.example", "localhost.evil.example", "127.0.0.1.evil.example", "[::2]",
@@ -85,7 +85,7 @@ import Testing
       #expect(r.status == 200 && r.text.contains("secret"), "\(host): \(r.text)")
     }
     // A name the user gives is answered.
-    let named = try Server(s, options: ["--allow-host", "msglog.lan", "--allow-host", "box.lan"])
+    let named = try ServedLog.running(s, ["--allow-host", "msglog.lan", "--allow-host", "box.lan"])
     defer { #expect(named.stop().code == 0) }
     for host in ["msglog.lan:\(named.port)", "box.lan"] {
       #expect(Self.raw(named, "GET", "/api/items", host: host).status == 200, "\(host)")
@@ -100,7 +100,7 @@ import Testing
   @Test func anAllowedOriginGetsCORS() throws {
     let s = Sandbox()
     s.append("x")
-    let server = try Server(s, options: ["--allow-origin", "http://localhost:3000"])
+    let server = try ServedLog.running(s, ["--allow-origin", "http://localhost:3000"])
     defer { #expect(server.stop().code == 0) }
     let preflight = Self.raw(
       server, "OPTIONS", "/api/append",
@@ -131,7 +131,7 @@ import Testing
     let s = Sandbox()
     s.append("only")
     let before = s.export()
-    let server = try Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
     let host = "Host: 127.0.0.1:\(server.port)\r\n"
     let json = "Content-Type: application/json\r\n"
@@ -173,7 +173,7 @@ import Testing
   @Test func headersAndMethods() throws {
     let s = Sandbox()
     s.append("x")
-    let server = try Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
     let page = Self.raw(server, "GET", "/")
     #expect(page.text.contains("frame-ancestors 'none'") && page.text.contains("X-Frame-Options: DENY"), "\(page.text)")
@@ -186,7 +186,7 @@ import Testing
       #expect(head.status == 200 && body.isEmpty, "HEAD \(path): \(head.text)")
     }
     let token = "0123456789abcdef0123"
-    let guarded = try Server(s, listen: "0.0.0.0:0", environment: ["MSGLOG_TOKEN": token])
+    let guarded = try ServedLog.running(s, listen: "0.0.0.0:0", environment: ["MSGLOG_TOKEN": token])
     defer { #expect(guarded.stop().code == 0) }
     for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
       #expect(
@@ -204,7 +204,7 @@ import Testing
     let text = String(repeating: "m", count: 1_000_000)
     let lines = (0..<30).map { #"{"op":"append","stream":"heavy","text":"\#($0)\#(text)"}"# }.joined(separator: "\n")
     #expect(s.run(["import"], stdin: Data(lines.utf8)).code == 0)
-    let server = try Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
     let before = try Self.memory(of: server.pid)
     let received = Locked([Int](repeating: 0, count: 6))
@@ -257,7 +257,7 @@ import Testing
   @Test func outOfDescriptorsItWaitsWithoutSpinning() throws {
     let s = Sandbox()
     s.append("x")
-    let server = try Server(s, descriptors: 128)
+    let server = try ServedLog.running(s, descriptors: 128)
     defer { #expect(server.stop().code == 0) }
     var idle: [LoopbackSocket] = []
     for _ in 0..<200 {
@@ -289,7 +289,7 @@ import Testing
   /// bytes is anywhere near the idle timeout.
   @Test func trickledHeadersAreCutOff() throws {
     let s = Sandbox()
-    let server = try Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
     let socket = try #require(LoopbackSocket(port: server.port))
     let request = Array(
@@ -317,7 +317,7 @@ import Testing
   @Test func aNewStreamIsFollowedFromTheHead() throws {
     let s = Sandbox()
     for i in 1...3 { s.append("old \(i)", stream: "other") }
-    let server = try Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
     for (stream, headers) in [("fresh", ["Last-Event-ID: 41"]), ("newer", [])] {
       let socket = try #require(LoopbackSocket(port: server.port))
@@ -342,7 +342,7 @@ import Testing
     let url = try #require(URLComponents(string: s.db))
     var withPassword = url
     withPassword.password = "hunter2-serve"
-    let server = try Server(s, environment: ["MSGLOG_DB": withPassword.string!])
+    let server = try ServedLog.running(s, environment: ["MSGLOG_DB": withPassword.string!])
     let run = server.stop()
     #expect(run.code == 0, "\(run)")
     #expect(run.stdout.hasPrefix("msglog: serving postgres"), "\(run.stdout)")

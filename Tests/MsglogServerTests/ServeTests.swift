@@ -1,79 +1,17 @@
 import Foundation
+import MsglogLoopback
 import MsglogTestSupport
 import Testing
 
 /// `msglog serve` over real HTTP (curl against the running server).
 @Suite(.serialized) struct ServeTests {
-  /// A running server on a free port; stopped (SIGTERM) by `stop()`.
-  struct Server {
-    let child: Sandbox.Child
-    let url: String
-
-    /// `msglog serve` on `listen` (a free port by default) with `options`,
-    /// once it has printed where it listens; with `descriptors`, under
-    /// `ulimit -n` (soft and hard).
-    init(
-      _ s: Sandbox, listen: String = "127.0.0.1:0", environment: [String: String] = [:], options: [String] = [],
-      descriptors: Int? = nil
-    ) throws {
-      let arguments = ["serve", "--listen", listen] + options
-      if let descriptors {
-        child = s.start(
-          ["-c", "ulimit -n \(descriptors) && exec \"$0\" \"$@\"", Sandbox.binary] + arguments, environment: environment,
-          runner: "/bin/sh")
-      } else {
-        child = s.start(arguments, environment: environment)
-      }
-      var found: String? = nil
-      for _ in 0..<200 where found == nil {
-        let text = (try? String(contentsOfFile: child.outPath, encoding: .utf8)) ?? ""
-        if let range = text.range(of: #"http://[^ \n]+"#, options: .regularExpression) { found = String(text[range]) }
-        if found == nil { usleep(25_000) }
-      }
-      url = try #require(found, "the server printed no URL")
-    }
-
-    func stop() -> Run {
-      kill(child.process.processIdentifier, SIGTERM)
-      return child.finish()
-    }
-
-    var port: UInt16 { UInt16(url.split(separator: ":").last!.dropLast())! }
-    var pid: Int32 { child.process.processIdentifier }
-  }
-
-  struct Reply {
-    var status: Int
-    var body: String
-  }
-
-  /// One request with curl; `path` is appended to the server's URL as is.
-  static func request(
-    _ server: Server, _ method: String, _ path: String, body: String? = nil, headers: [String] = [],
-    in s: Sandbox
-  ) -> Reply {
-    let bodyFile = s.dir + "/reply-\(UUID().uuidString)"
-    var command = "curl -s --path-as-is -o '\(bodyFile)' -w '%{http_code}' -X \(method)"
-    for header in headers { command += " -H '\(header)'" }
-    if let body {
-      let input = s.dir + "/request-\(UUID().uuidString)"
-      FileManager.default.createFile(atPath: input, contents: Data(body.utf8))
-      command += " -H 'Content-Type: application/json' --data-binary @'\(input)'"
-    }
-    command += " '\(server.url.dropLast())\(path)' > '\(bodyFile).status'"
-    shell(command)
-    let status = Int((try? String(contentsOfFile: bodyFile + ".status", encoding: .utf8)) ?? "") ?? 0
-    let text = (try? String(contentsOfFile: bodyFile, encoding: .utf8)) ?? ""
-    return Reply(status: status, body: text)
-  }
-
   @Test(arguments: Store.allCases) func theAPIAnswersInTheShapesOfJSONOutput(_ store: Store) throws {
     let s = Sandbox(store)
     s.append("first", sender: "ann")
-    let server = try Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
-    func call(_ method: String, _ path: String, _ body: String? = nil) -> Reply {
-      Self.request(server, method, path, body: body, in: s)
+    func call(_ method: String, _ path: String, _ body: String? = nil) -> ServedLog.Reply {
+      server.request(method, path, body)
     }
     var r = call("POST", "/api/append", #"{"stream":"main","text":"second","sender":"bob"}"#)
     #expect(r.status == 200 && r.body.contains(#""version":2"#) && r.body.contains(#""index":1"#), "\(r)")
@@ -108,10 +46,10 @@ import Testing
   @Test(arguments: Store.allCases) func editRestoreUndoAndRebaseOverHTTP(_ store: Store) throws {
     let s = Sandbox(store)
     let ids = ["A", "B", "C"].map { s.append($0, sender: "ann") }
-    let server = try Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
-    func call(_ method: String, _ path: String, _ body: String? = nil) -> Reply {
-      Self.request(server, method, path, body: body, in: s)
+    func call(_ method: String, _ path: String, _ body: String? = nil) -> ServedLog.Reply {
+      server.request(method, path, body)
     }
     var r = call("POST", "/api/edit", #"{"id":"\#(ids[0].prefix(8))","text":"A!","sender":"bob","expectVersion":3}"#)
     #expect(r.status == 200, "\(r)")
@@ -148,7 +86,7 @@ import Testing
     let s = Sandbox()
     s.append("only")
     let before = s.export()
-    let server = try Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
     let cases: [(String, String, String?, Int, String)] = [
       ("POST", "/api/append", "{not json", 400, "not JSON"),
@@ -190,12 +128,12 @@ import Testing
       ("POST", "/api/undo", #"{"seq":1,"rebase":true}"#, 400, "unknown member"),
     ]
     for (method, path, body, status, words) in cases {
-      let r = Self.request(server, method, path, body: body, in: s)
+      let r = server.request(method, path, body)
       #expect(r.status == status && r.body.hasPrefix(#"{"error":""#) && r.body.contains(words), "\(method) \(path) \(body ?? ""): \(r)")
     }
     // Over the body limit: 413.
     let big = #"{"text":""# + String(repeating: "a", count: 2 << 20) + #""}"#
-    let r = Self.request(server, "POST", "/api/append", body: big, in: s)
+    let r = server.request("POST", "/api/append", big)
     #expect(r.status == 413, "\(r.status)")
     #expect(s.export() == before)
   }
@@ -208,15 +146,15 @@ import Testing
     #expect(s.run(["serve", "--listen", "nowhere:80"]).code == 64)
     #expect(s.run(["serve", "--listen", "127.0.0.1:99999"]).code == 64)
     let token = "0123456789abcdef0123"
-    let server = try Server(s, listen: "0.0.0.0:0", environment: ["MSGLOG_TOKEN": token])
+    let server = try ServedLog.running(s, listen: "0.0.0.0:0", environment: ["MSGLOG_TOKEN": token])
     defer { #expect(server.stop().code == 0) }
-    #expect(Self.request(server, "GET", "/api/streams", in: s).status == 401)
-    #expect(Self.request(server, "GET", "/api/streams", headers: ["Authorization: Bearer wrong"], in: s).status == 401)
-    let ok = Self.request(server, "GET", "/api/streams", headers: ["Authorization: Bearer \(token)"], in: s)
+    #expect(server.request("GET", "/api/streams").status == 401)
+    #expect(server.request("GET", "/api/streams", headers: ["Authorization: Bearer wrong"]).status == 401)
+    let ok = server.request("GET", "/api/streams", headers: ["Authorization: Bearer \(token)"])
     #expect(ok.status == 200 && ok.body.contains("main"), "\(ok)")
-    let write = Self.request(server, "POST", "/api/append", body: #"{"text":"x"}"#, in: s)
+    let write = server.request("POST", "/api/append", #"{"text":"x"}"#)
     #expect(write.status == 401)
-    #expect(Self.request(server, "GET", "/", in: s).status == 200)
+    #expect(server.request("GET", "/").status == 200)
   }
 
   /// Server-Sent Events: `id:` is the seq; Last-Event-ID resumes after it,
@@ -224,10 +162,10 @@ import Testing
   @Test(arguments: Store.allCases) func eventsStreamAndResume(_ store: Store) throws {
     let s = Sandbox(store)
     for i in 1...3 { s.append("m\(i)") }
-    let server = try Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
     let out = s.dir + "/sse.txt"
-    let curl = "curl -sN --max-time 3 -H 'Last-Event-ID: 1' '\(server.url)api/follow' > '\(out)'"
+    let curl = "curl -sN --max-time 3 -H 'Last-Event-ID: 1' '\(server.url!)/api/follow' > '\(out)'"
     let group = DispatchGroup()
     DispatchQueue.global().async(group: group) { shell(curl) }
     usleep(500_000)
@@ -244,7 +182,7 @@ import Testing
   @Test func twoHundredStreamsEachReceiveEveryEventOnce() throws {
     let s = Sandbox()
     s.append("seed")
-    let server = try Server(s)
+    let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
     var connections: [LoopbackSocket] = []
     for _ in 0..<200 {

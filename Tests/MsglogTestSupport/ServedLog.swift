@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `msglog serve` on a free port, run as a user runs it: requests with curl,
+/// raw bytes through `LoopbackSocket(port:)`, and everything it printed when
+/// it is stopped. The one way every test target starts a server.
+public final class ServedLog {
+  public let child: Sandbox.Child
+  /// Where it listens, without a final slash (`http://127.0.0.1:PORT`); nil
+  /// when it ended before printing it (a refused start).
+  public let url: String?
+  /// Every reply body so far, for tests that search all output.
+  public private(set) var replies: [String] = []
+  private let dir: String
+
+  /// Starts `msglog serve --listen LISTEN ARGS` and waits until it prints
+  /// where it listens or ends; with `descriptors`, under `ulimit -n` (soft
+  /// and hard).
+  public init(
+    _ s: Sandbox, _ args: [String] = [], listen: String = "127.0.0.1:0", environment: [String: String] = [:],
+    useDefaultDB: Bool = true, descriptors: Int? = nil
+  ) {
+    dir = s.dir
+    let arguments = ["serve", "--listen", listen] + args
+    if let descriptors {
+      child = s.start(
+        ["-c", "ulimit -n \(descriptors) && exec \"$0\" \"$@\"", Sandbox.binary] + arguments,
+        environment: environment, useDefaultDB: useDefaultDB, runner: "/bin/sh")
+    } else {
+      child = s.start(arguments, environment: environment, useDefaultDB: useDefaultDB)
+    }
+    var found: String? = nil
+    // A watchdog only (a server that never starts must not hang the suite).
+    for _ in 0..<2400 {
+      let ended = !child.process.isRunning
+      let text = (try? String(contentsOfFile: child.outPath, encoding: .utf8)) ?? ""
+      if let range = text.range(of: #"http://[^ \n]+"#, options: .regularExpression) { found = String(text[range]) }
+      if found != nil || ended { break }
+      usleep(25_000)
+    }
+    url = found.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+  }
+
+  /// A server that has started: the test stops here, with what it printed,
+  /// when it did not.
+  public static func running(
+    _ s: Sandbox, _ args: [String] = [], listen: String = "127.0.0.1:0", environment: [String: String] = [:],
+    descriptors: Int? = nil
+  ) throws -> ServedLog {
+    let served = ServedLog(s, args, listen: listen, environment: environment, descriptors: descriptors)
+    if served.url == nil {
+      let run = served.stop()
+      try #require(Bool(false), "the server printed no URL: \(run)")
+    }
+    return served
+  }
+
+  /// The port it listens on (0 before it printed one).
+  public var port: UInt16 { url.flatMap { $0.split(separator: ":").last }.flatMap { UInt16($0) } ?? 0 }
+  public var pid: Int32 { child.process.processIdentifier }
+
+  public struct Reply: CustomStringConvertible {
+    public var status: Int
+    public var body: String
+    public var description: String { "\(status) \(body)" }
+  }
+
+  /// One request with curl; `path` is sent as is (no dot-segment folding),
+  /// and a body as `application/json`, as the page sends it.
+  @discardableResult
+  public func request(_ method: String, _ path: String, _ body: String? = nil, headers: [String] = []) -> Reply {
+    guard let url else { return Reply(status: 0, body: "") }
+    let base = dir + "/reply-" + UUID().uuidString
+    var command = "curl -s --path-as-is -o '\(base).body' -w '%{http_code}' -X \(method)"
+    for header in headers { command += " -H '\(header)'" }
+    if let body {
+      FileManager.default.createFile(atPath: base + ".request", contents: Data(body.utf8))
+      command += " -H 'Content-Type: application/json' --data-binary @'\(base).request'"
+    }
+    shell(command + " '\(url)\(path)' > '\(base).status'")
+    let status = Int((try? String(contentsOfFile: base + ".status", encoding: .utf8)) ?? "") ?? 0
+    let text = (try? String(contentsOfFile: base + ".body", encoding: .utf8)) ?? ""
+    for suffix in [".body", ".status", ".request"] { try? FileManager.default.removeItem(atPath: base + suffix) }
+    replies.append(text)
+    return Reply(status: status, body: text)
+  }
+
+  /// Stops it (SIGTERM, if still running) and returns what it printed.
+  public func stop() -> Run {
+    if child.process.isRunning { kill(child.process.processIdentifier, SIGTERM) }
+    return child.finish()
+  }
+}
