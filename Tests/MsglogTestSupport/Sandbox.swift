@@ -112,10 +112,13 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
     while url.path != "/" {
       let candidate = url.appendingPathComponent("msglog").path
       if FileManager.default.isExecutableFile(atPath: candidate), !candidate.hasSuffix(".xctest") {
-        // Not part of msglog: the server, its program, its library shim, the benchmark.
-        checkNotStale(candidate, elsewhere: ["msglog-serve", "MsglogServer", "CMicroHTTPD", "MsglogBench"])
+        // Not part of msglog: the server, its program, its library shim, the benchmark and its TCP client.
+        checkNotStale(
+          candidate, elsewhere: ["msglog-serve", "MsglogServer", "CMicroHTTPD", "MsglogBench", "MsglogLoopback"])
         let serve = url.appendingPathComponent("msglog-serve").path
-        if manager.isExecutableFile(atPath: serve) { checkNotStale(serve, elsewhere: ["msglog", "MsglogBench"]) }
+        if manager.isExecutableFile(atPath: serve) {
+          checkNotStale(serve, elsewhere: ["msglog", "MsglogBench", "MsglogLoopback"])
+        }
         return candidate
       }
       url.deleteLastPathComponent()
