@@ -207,15 +207,6 @@ final class FollowCursor {
   }
 }
 
-/// What a follower says while it cannot follow: the store went away (a
-/// server restarted, a connection was cut) and it tries again.
-public enum FollowNotice: Sendable {
-  /// Lost: it tries again after `delay`, and goes on from seq `resumeFrom`.
-  case reconnecting(error: MsglogError, delay: Duration, resumeFrom: UInt64)
-  /// Following again.
-  case reconnected
-}
-
 /// What a follower's `body` threw: passed through, never taken for the store's failure.
 struct FollowBodyFailure: Error {
   var error: any Error

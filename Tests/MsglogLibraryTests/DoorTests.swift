@@ -15,7 +15,7 @@ import Testing
       "MsglogError", "Outcome", "StreamContents", "StreamDiff", "StreamName", "Timestamp", "VerifyReport",
       "WriteRequest",
     ],
-    "Msglog": ["EventLog", "FollowStop", "ImportResult", "LogSnapshot", "NewItem", "StreamCounters"],
+    "Msglog": ["EventLog", "FollowNotice", "FollowStop", "ImportResult", "LogSnapshot", "NewItem", "StreamCounters"],
   ]
 
   /// What a compiler outside the package needs to load the built modules:
