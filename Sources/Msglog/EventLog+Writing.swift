@@ -51,7 +51,8 @@ extension EventLog {
         let (at, overflow) = index.addingReportingOverflow(offset)
         return WriteRequest(
           stream: stream,
-          command: .insert(InsertRequest(index: overflow ? .max : at, text: item.text, sender: item.sender, id: item.id)))
+          command: .insert(
+            InsertRequest(index: overflow ? .max : at, text: item.text, sender: item.sender, id: item.id)))
       }, expectVersion: expectVersion, rebase: rebase, progress: progress
     ).map { $0! }
   }
@@ -79,7 +80,8 @@ extension EventLog {
   public func remove(
     _ item: ItemSelector, from stream: StreamName = .main, expectVersion: UInt64? = nil, rebase: Bool = false
   ) throws -> Outcome {
-    try perform([WriteRequest(stream: stream, command: .remove(item))], expectVersion: expectVersion, rebase: rebase)[0]!
+    try perform([WriteRequest(stream: stream, command: .remove(item))], expectVersion: expectVersion, rebase: rebase)[
+      0]!
   }
 
   /// Removes the live item with this id.
@@ -153,13 +155,7 @@ extension EventLog {
   ) throws -> [Outcome?] {
     guard !requests.isEmpty else { return [] }
     if rebase, expectVersion == nil { throw MsglogError.invalidInput(.rebaseWithoutVersion) }
-    // Records plus derived rows: a generous estimate is free (the map is address space).
-    let estimate =
-      requests.count > 1
-      ? requests.reduce(0) { total, request in
-        if case .insert(let insert) = request.command { return total + 2 * insert.text.utf8.count + 512 }
-        return total + 256
-      } : 0
+    let estimate = requests.count > 1 ? Self.estimatedBytes(of: requests) : 0
     // The streams a small batch touches, for a store to fetch up front.
     var streams: [StreamName] = []
     for request in requests where !streams.contains(request.stream) {
@@ -214,6 +210,16 @@ extension EventLog {
     }
   }
 
+  /// What `requests` may add to the database, records plus derived rows,
+  /// for the map to grow once ahead of the write: a generous estimate is
+  /// free (the map is address space).
+  static func estimatedBytes(of requests: [WriteRequest]) -> Int {
+    requests.reduce(0) { total, request in
+      if case .insert(let insert) = request.command { return total + 2 * insert.text.utf8.count + 512 }
+      return total + 256
+    }
+  }
+
   /// The requests of import lines, with the number of the line each came
   /// from (blank lines are skipped, and count).
   static func readImportLines(_ body: UnsafeRawBufferPointer, defaultStream: StreamName) throws(MsglogError) -> (
@@ -221,15 +227,18 @@ extension EventLog {
   ) {
     var requests: [WriteRequest] = []
     var lineNumbers: [Int] = []
+    let lines = ImportLine.lineCount(body)
+    requests.reserveCapacity(lines)
+    lineNumbers.reserveCapacity(lines)
     var reader = ImportLine.Reader(defaultStream: defaultStream)
     var number = 0
     var start = 0
     while start < body.count {
-      let end = body[start...].firstIndex(of: 0x0A) ?? body.count
+      let end = ImportLine.endOfLine(body, from: start)
       number += 1
       let line = UnsafeRawBufferPointer(rebasing: body[start..<end])
       start = end + 1
-      if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+      if ImportLine.isBlank(line) { continue }
       do {
         requests.append(try reader.parse(line))
         lineNumbers.append(number)
@@ -254,6 +263,7 @@ extension EventLog {
       }
     }
     let (requests, lineNumbers) = try parsed.get()
+    if let bulk = try bulkImport(requests, progress: progress) { return bulk }
     let outcomes = try perform(requests, lineNumbers: lineNumbers, progress: progress)
     let appended = outcomes.compactMap { $0 }
     // Nothing appended (no lines, or only moves onto themselves): the head is where it was.
