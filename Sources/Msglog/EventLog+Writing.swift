@@ -225,6 +225,15 @@ extension EventLog {
   static func readImportLines(_ body: UnsafeRawBufferPointer, defaultStream: StreamName) throws(MsglogError) -> (
     [WriteRequest], [Int]
   ) {
+    try ImportLineHalves.read(body) { part throws(MsglogError) in
+      try readImportLines(part: part, defaultStream: defaultStream)
+    }
+  }
+
+  /// `readImportLines` of a part of the input, its lines numbered from 1.
+  static func readImportLines(part body: UnsafeRawBufferPointer, defaultStream: StreamName) throws(MsglogError) -> (
+    [WriteRequest], [Int]
+  ) {
     var requests: [WriteRequest] = []
     var lineNumbers: [Int] = []
     let lines = ImportLine.lineCount(body)
