@@ -172,21 +172,4 @@ import Testing
     }
     #expect(try disk.log.verify().isClean)
   }
-
-  /// Through the binary: an import into an empty database, verify clean,
-  /// and the export the same lines again.
-  @Test func theBinaryImportsAndExportsTheSameLines() throws {
-    let requests = Self.workload(count: 3_000, streams: ["doc", "b"], seed: 5)
-    let dir = TemporaryDirectory()
-    let source = dir.path + "/source.lmdb"
-    do { try DiskLog(source).perform(requests) }
-    let s = Sandbox()
-    let exported = s.run(["--db", source, "export"], useDefaultDB: false)
-    #expect(exported.code == 0)
-    let imported = s.run(
-      ["--db", dir.path + "/copy.lmdb", "import"], stdin: Data(exported.stdout.utf8), useDefaultDB: false)
-    #expect(imported.code == 0, "\(imported.stderr)")
-    #expect(s.run(["--db", dir.path + "/copy.lmdb", "verify"], useDefaultDB: false).code == 0)
-    #expect(s.run(["--db", dir.path + "/copy.lmdb", "export"], useDefaultDB: false).stdout == exported.stdout)
-  }
 }
