@@ -28,7 +28,7 @@ public enum OutputError: Error, Equatable, Sendable {
 /// pipe shows up as EPIPE), and the stream then refuses further writes so
 /// that a long command stops at once. `flush()` is called before an error
 /// is reported, so that what was printed comes before the message.
-public final class OutputStream {
+public final class BufferedOutput {
   let fd: Int32?
   /// Pending bytes. A raw buffer rather than an Array: every item of a list
   /// is several writes, and an Array in a class property pays a dynamic
@@ -171,14 +171,14 @@ public final class OutputStream {
 }
 
 /// How results look on stdout as text; the JSON documents are MsglogWire's
-/// (`JSONWriter`), written out through `OutputStream.write(json:)`.
+/// (`JSONWriter`), written out through `BufferedOutput.write(json:)`.
 enum Format {
   /// Dims a cell on a colour terminal (the short id and the sender).
   static let dim = "\u{1B}[2m"
   static let plain = "\u{1B}[0m"
 
   /// `INDEX  SHORTID  SENDER  TEXT`, index right-aligned to the widest in the list.
-  static func itemLines(_ snapshot: StreamContents, colour: Bool, to out: OutputStream) throws(OutputError) {
+  static func itemLines(_ snapshot: StreamContents, colour: Bool, to out: BufferedOutput) throws(OutputError) {
     let writer = ItemLineWriter(count: snapshot.items.count, colour: colour)
     for (index, item) in snapshot.items.enumerated() {
       try writer.write(item, index: index, to: out)
@@ -213,7 +213,7 @@ enum Format {
 
     deinit { line.deallocate() }
 
-    func write(_ item: Item, index: Int, to out: OutputStream) throws(OutputError) {
+    func write(_ item: Item, index: Int, to out: BufferedOutput) throws(OutputError) {
       if !colour {
         var text = item.text
         var sender = item.sender ?? "-"
@@ -291,7 +291,7 @@ enum Format {
   }
 
   /// `SHORTID  SENDER  `, dimmed on a colour terminal.
-  static func writeIdAndSender(_ item: Item, colour: Bool, to out: OutputStream) throws(OutputError) {
+  static func writeIdAndSender(_ item: Item, colour: Bool, to out: BufferedOutput) throws(OutputError) {
     var bytes: [UInt8] = []
     appendIdAndSender(item, colour: colour, to: &bytes)
     try out.write(bytes: bytes)
@@ -311,7 +311,7 @@ enum Format {
   }
 
   /// `replay --json`: the document, item by item into the output.
-  static func writeSnapshotJSON(_ snapshot: StreamContents, to out: OutputStream) throws(OutputError) {
+  static func writeSnapshotJSON(_ snapshot: StreamContents, to out: BufferedOutput) throws(OutputError) {
     var json = JSONWriter()
     json.snapshotHead(snapshot, count: snapshot.items.count)
     for (index, item) in snapshot.items.enumerated() {
@@ -328,7 +328,7 @@ enum Format {
   struct EventLineWriter {
     private var json = JSONWriter()
 
-    mutating func write(_ event: Event, to out: OutputStream) throws(OutputError) {
+    mutating func write(_ event: Event, to out: BufferedOutput) throws(OutputError) {
       json.event(event)
       json.raw("\n")
       try out.write(json: &json)
@@ -375,7 +375,7 @@ enum Format {
     }
   }
 
-  static func streamsTable(_ streams: [StreamCounters], to out: OutputStream) throws(OutputError) {
+  static func streamsTable(_ streams: [StreamCounters], to out: BufferedOutput) throws(OutputError) {
     let rows =
       [["STREAM", "ITEMS", "VERSION", "SEQ"]]
       + streams.map { [TerminalText.escape($0.stream.text), String($0.count), String($0.version), String($0.lastSeq)] }
@@ -395,7 +395,7 @@ enum Format {
   /// `- INDEX  SHORTID  SENDER  TEXT` per removal, `+ …` per insertion,
   /// `> FROM -> TO  SHORTID` per move, `~ INDEX  SHORTID  SENDER  TEXT` per
   /// edited item (its new text), in that order.
-  static func diffLines(_ diff: StreamDiff, colour: Bool, to out: OutputStream) throws(OutputError) {
+  static func diffLines(_ diff: StreamDiff, colour: Bool, to out: BufferedOutput) throws(OutputError) {
     for removal in diff.removed {
       try out.write("- \(removal.index)  ")
       try writeIdAndSender(removal.item, colour: colour, to: out)
