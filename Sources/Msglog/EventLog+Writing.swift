@@ -174,13 +174,7 @@ extension EventLog {
     -> [Outcome?]
   {
     let requests = work.requests
-    // Records plus derived rows: a generous estimate is free (the map is address space).
-    let estimate =
-      requests.count > 1
-      ? requests.reduce(0) { total, request in
-        if case .insert(let insert) = request.command { return total + 2 * insert.text.utf8.count + 512 }
-        return total + 256
-      } : 0
+    let estimate = requests.count > 1 ? Self.estimatedBytes(of: requests) : 0
     // The streams a small batch touches, for a store to fetch up front.
     var streams: [StreamName] = []
     for request in requests where !streams.contains(request.stream) {
@@ -244,22 +238,44 @@ extension EventLog {
     return outcomes
   }
 
+  /// What `requests` may add to the database, records plus derived rows,
+  /// for the map to grow once ahead of the write: a generous estimate is
+  /// free (the map is address space).
+  static func estimatedBytes(of requests: [WriteRequest]) -> Int {
+    requests.reduce(0) { total, request in
+      if case .insert(let insert) = request.command { return total + 2 * insert.text.utf8.count + 512 }
+      return total + 256
+    }
+  }
+
   /// The requests of import lines, with the number of the line each came
   /// from (blank lines are skipped, and count).
   static func readImportLines(_ body: UnsafeRawBufferPointer, defaultStream: StreamName) throws(MsglogError) -> (
     [WriteRequest], [Int]
   ) {
+    try ImportLineHalves.read(body) { part throws(MsglogError) in
+      try readImportLines(part: part, defaultStream: defaultStream)
+    }
+  }
+
+  /// `readImportLines` of a part of the input, its lines numbered from 1.
+  static func readImportLines(part body: UnsafeRawBufferPointer, defaultStream: StreamName) throws(MsglogError) -> (
+    [WriteRequest], [Int]
+  ) {
     var requests: [WriteRequest] = []
     var lineNumbers: [Int] = []
+    let lines = ImportLine.lineCount(body)
+    requests.reserveCapacity(lines)
+    lineNumbers.reserveCapacity(lines)
     var reader = ImportLine.Reader(defaultStream: defaultStream)
     var number = 0
     var start = 0
     while start < body.count {
-      let end = body[start...].firstIndex(of: 0x0A) ?? body.count
+      let end = ImportLine.endOfLine(body, from: start)
       number += 1
       let line = UnsafeRawBufferPointer(rebasing: body[start..<end])
       start = end + 1
-      if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+      if ImportLine.isBlank(line) { continue }
       do {
         requests.append(try reader.parse(line))
         lineNumbers.append(number)
@@ -284,6 +300,7 @@ extension EventLog {
       }
     }
     let (requests, lineNumbers) = try parsed.get()
+    if let bulk = try bulkImport(requests, progress: progress) { return bulk }
     let outcomes = try perform(requests, lineNumbers: lineNumbers, progress: progress)
     let appended = outcomes.compactMap { $0 }
     // Nothing appended (no lines, or only moves onto themselves): the head is where it was.

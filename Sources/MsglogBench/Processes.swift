@@ -18,8 +18,10 @@ struct ProcessRun {
   var status: Int32
 }
 
+/// `output`: the file its stdout goes to (created or truncated), as a user's
+/// `> file` would; /dev/null when nil.
 func runProcess(
-  _ executable: String, _ arguments: [String], stdin: String? = nil, sampleMemory: Bool = false
+  _ executable: String, _ arguments: [String], stdin: String? = nil, output: String? = nil, sampleMemory: Bool = false
 ) throws -> ProcessRun {
   var inputPath = "/dev/null"
   if let stdin {
@@ -31,7 +33,7 @@ func runProcess(
   posix_spawn_file_actions_init(&actions)
   defer { posix_spawn_file_actions_destroy(&actions) }
   posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+  posix_spawn_file_actions_addopen(&actions, 1, output ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
   let argv = ([executable] + arguments).map { strdup($0) } + [nil]
   defer { for p in argv { free(p) } }

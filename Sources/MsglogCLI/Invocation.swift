@@ -10,8 +10,8 @@ struct Invocation {
   let operands: [String]
   let environment: [String: String]
   let stdin: any InputSource
-  let stdout: OutputStream
-  let stderr: OutputStream
+  let stdout: BufferedOutput
+  let stderr: BufferedOutput
   /// Text tables dim the short id and the sender on a terminal, unless
   /// `NO_COLOR` is set (no-color.org) or the terminal is dumb.
   let colour: Bool
@@ -19,8 +19,8 @@ struct Invocation {
   let lmdbAssertionHandler: (@Sendable (_ lockless: Bool, _ message: String) -> Void)?
 
   init(
-    arguments: [String], environment: [String: String], stdin: any InputSource, stdout: OutputStream,
-    stderr: OutputStream, terminal: Bool,
+    arguments: [String], environment: [String: String], stdin: any InputSource, stdout: BufferedOutput,
+    stderr: BufferedOutput, terminal: Bool,
     lmdbAssertionHandler: (@Sendable (_ lockless: Bool, _ message: String) -> Void)? = nil
   ) throws {
     args = try Arguments(parsing: arguments)

@@ -21,8 +21,8 @@ public enum MsglogCLI {
   /// The process entry point.
   public static func main() -> Never {
     setUpProcess()
-    let stdout = OutputStream(fd: 1)
-    let stderr = OutputStream(fd: 2)
+    let stdout = BufferedOutput(fd: 1)
+    let stderr = BufferedOutput(fd: 2)
     let code: Int32
     switch rawArguments() {
     case .success(let arguments):
@@ -60,8 +60,8 @@ public enum MsglogCLI {
   ///   - lmdbAssertionHandler: for the logs the command opens (see
   ///     `EventLog.Configuration`); the process's `main` reports and exits.
   public static func run(
-    arguments: [String], environment: [String: String], stdin: some InputSource, stdout: OutputStream,
-    stderr: OutputStream, colour: Bool = false,
+    arguments: [String], environment: [String: String], stdin: some InputSource, stdout: BufferedOutput,
+    stderr: BufferedOutput, colour: Bool = false,
     lmdbAssertionHandler: (@Sendable (_ lockless: Bool, _ message: String) -> Void)? = nil
   ) -> Int32 {
     let code: Int32
@@ -83,7 +83,7 @@ public enum MsglogCLI {
   /// Closes stdout and reports a failure to do so: some file systems (NFS,
   /// FUSE) report a failed write only when the file is closed, and a backup
   /// written with `export > file` must not end in exit 0 if it did not land.
-  static func closeStandardOutput(stderr: OutputStream) -> Int32 {
+  static func closeStandardOutput(stderr: BufferedOutput) -> Int32 {
     if close(1) == 0 || errno == EBADF || errno == EPIPE { return ExitCode.success }
     let code = Wording.report(OutputError.failed(errno: errno), to: stderr)
     try? stderr.flush()
@@ -113,7 +113,7 @@ public enum MsglogCLI {
       lockless
       ? .storage("the database changed while it was read (it is read-only to you, so msglog reads it without a lock); try again")
       : .storage("LMDB found the database inconsistent (\(message)): it is damaged; 'msglog verify' says where")
-    let stderr = OutputStream(fd: 2)
+    let stderr = BufferedOutput(fd: 2)
     _ = Wording.report(error, to: stderr)
     try? stderr.flush()
     _exit(1)

@@ -8,12 +8,12 @@
 struct Progress {
   let label: String
   let total: Int
-  let stderr: OutputStream
+  let stderr: BufferedOutput
   let enabled: Bool
   let start = ContinuousClock.now
   var lastDraw = ContinuousClock.now - .seconds(1)
 
-  init(_ label: String, total: Int, stderr: OutputStream, minimum: Int = 20_000) {
+  init(_ label: String, total: Int, stderr: BufferedOutput, minimum: Int = 20_000) {
     self.label = label
     self.total = total
     self.stderr = stderr

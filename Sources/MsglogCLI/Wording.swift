@@ -6,7 +6,7 @@ import Msglog
 /// command line's terms — which command to run next, which option to use.
 package enum Wording {
   /// Prints `msglog: …` (and `hint: …`) on stderr; returns the exit code.
-  static func report(_ error: any Error, to stderr: OutputStream) -> Int32 {
+  static func report(_ error: any Error, to stderr: BufferedOutput) -> Int32 {
     let (message, hint, code): (String, String?, Int32)
     switch error {
     case OutputError.closed:

@@ -130,4 +130,14 @@ package final class Cursor {
   package func seek(_ key: [UInt8]) throws -> Entry? {
     try key.withUnsafeBytes { try move(MDB_SET_RANGE, key: $0) }
   }
+
+  /// Stores `value` under `key`; `flags` as for `mdb_cursor_put`. With
+  /// `MDB_APPEND` (the key must follow every other), a run of puts through
+  /// one cursor adds each row at the end without searching the tree.
+  package func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32 = 0) throws {
+    guard let cursor else { preconditionFailure("a cursor was used after its closure returned") }
+    var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+    var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
+    try check(mdb_cursor_put(cursor, &k, &v, flags), "mdb_cursor_put")
+  }
 }

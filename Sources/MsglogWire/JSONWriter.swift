@@ -141,6 +141,44 @@ package struct JSONWriter {
     bytes.append(UInt8(ascii: "\""))
   }
 
+  // Members of a fixed layout: the caller writes the key with its quotes,
+  // colon and any comma before it as one piece (`",\"seq\":"`), in an
+  // object whose members always come in one order. One append for what a
+  // `member` does in four, which counts in a list of a million items.
+
+  package mutating func laidOut(_ key: StaticString, _ number: UInt64) {
+    piece(key)
+    JSONWriter.appendDecimal(number, to: &bytes)
+  }
+
+  package mutating func laidOut(_ key: StaticString, _ text: String) {
+    piece(key)
+    JSONWriter.appendString(text, to: &bytes)
+  }
+
+  package mutating func laidOut(_ key: StaticString, _ id: ItemID) {
+    piece(key)
+    bytes.append(UInt8(ascii: "\""))
+    let start = bytes.count
+    bytes.append(contentsOf: repeatElement(0, count: 36))
+    bytes.withUnsafeMutableBufferPointer { id.writeText(into: $0.baseAddress! + start) }
+    bytes.append(UInt8(ascii: "\""))
+  }
+
+  package mutating func laidOut(_ key: StaticString, _ time: Timestamp) {
+    piece(key)
+    bytes.append(UInt8(ascii: "\""))
+    time.writeRFC3339(to: &bytes)
+    bytes.append(UInt8(ascii: "\""))
+  }
+
+  /// A key piece, inside an open object, which then has members.
+  private mutating func piece(_ key: StaticString) {
+    precondition(depth > 0 && !afterKey, "a laid-out member outside an object")
+    started |= 1 << UInt64(depth - 1)
+    bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+  }
+
   // Members: a key and its value.
   package mutating func member(_ name: StaticString, _ text: String) { key(name); value(text) }
   package mutating func member(_ name: StaticString, _ number: UInt64) { key(name); value(number) }

@@ -57,7 +57,8 @@ import Testing
     // And an edit or a restore in format 1 is an unknown op.
     var old = EventRecord.encode(Self.samples[8])
     old[0] = 1
-    old.replaceSubrange((old.count - 4)..., with: withUnsafeBytes(of: CRC32C.checksum(Array(old.dropLast(4))).bigEndian, Array.init))
+    old.replaceSubrange(
+      (old.count - 4)..., with: withUnsafeBytes(of: CRC32C.checksum(Array(old.dropLast(4))).bigEndian, Array.init))
     #expect(throws: EventRecord.DecodeError.unknownOp(5)) { try EventRecord.decode(old) }
   }
 
@@ -134,7 +135,8 @@ import Testing
         + "0000000000000003" + "01" + "00000001" + "73" + "00000001" + "74" + "0000000000000004"
         + String(format: "%08x", CRC32C.checksum(Array(EventRecord.encode(edit).dropLast(4)))))
     let restore = Event(
-      seq: 6, stream: "m", version: 7, time: Timestamp(milliseconds: 8), op: .restore(id: Self.id, index: 1, textSeq: 2))
+      seq: 6, stream: "m", version: 7, time: Timestamp(milliseconds: 8), op: .restore(id: Self.id, index: 1, textSeq: 2)
+    )
     let restoreHex = EventRecord.encode(restore).map { String(format: "%02x", $0) }.joined()
     #expect(
       restoreHex == "0205" + "0000000000000006" + "0000000000000007" + "0000000000000008"
@@ -183,6 +185,24 @@ import Testing
   func formatsAndParses(ms: Int64, text: String) {
     #expect(Timestamp(milliseconds: ms).rfc3339 == text)
     #expect(Timestamp(rfc3339: text)?.milliseconds == ms)
+  }
+
+  /// Every field in its place across the four-digit years (formatted on
+  /// the stack, at once): what is printed parses back to the same instant,
+  /// and has the layout `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+  @Test func formatsRandomInstantsThatParseBack() throws {
+    var random = SeededGenerator(seed: 0x3339)
+    // 0000-01-01 to 9999-12-31, in milliseconds since the epoch.
+    let range: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+    for _ in 0..<20_000 {
+      let ms = Int64.random(in: range, using: &random)
+      let text = Timestamp(milliseconds: ms).rfc3339
+      #expect(Timestamp(rfc3339: text)?.milliseconds == ms, "\(ms) \(text)")
+      let layout = text.map { $0.isNumber ? "9" : String($0) }.joined()
+      #expect(layout == "9999-99-99T99:99:99.999Z", "\(text)")
+    }
+    // Outside the four-digit years: the year as it is.
+    #expect(Timestamp(milliseconds: 253_402_300_800_000).rfc3339 == "10000-01-01T00:00:00.000Z")
   }
 
   @Test func parsesOffsetsAndFractions() {

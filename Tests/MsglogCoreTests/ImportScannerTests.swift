@@ -79,8 +79,18 @@ import Testing
     // A stream name equal to the previous line's is reused, and still the same.
     let doc: StreamName = "doc"
     #expect(Self.scanned(lines[0], lastStream: (Array("doc".utf8), doc)) == Self.general(lines[0]))
+    // Simple escapes the scanner reads itself, as the general parser does.
+    for line in [
+      #"{"op":"append","text":"a\nb \"q\" \\ \/ \t\r\b\f","sender":"x\ty"}"#, #"{"op":"append","text":"\\"}"#,
+    ] {
+      let scanned = Self.scanned(line)
+      #expect(scanned != nil && scanned == Self.general(line), "\(line)")
+    }
     // What the scanner leaves to the general parser.
-    for line in [#"{"op":"append","text":"a\nb"}"#, #"{"op":"append","text":"x","op":"move"}"#, #"[1]"#, #"{"op":1.0}"#] {
+    for line in [
+      #"{"op":"append","text":"\u00e9"}"#, #"{"op":"append","text":"a\qb"}"#, #"{"op":"append","text":"a\"#,
+      #"{"op":"append","text":"x","op":"move"}"#, #"[1]"#, #"{"op":1.0}"#,
+    ] {
       #expect(Self.scanned(line) == nil, "\(line)")
     }
   }

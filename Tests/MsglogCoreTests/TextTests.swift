@@ -1,4 +1,5 @@
 import Foundation
+import MsglogTestSupport
 import MsglogWire
 import Testing
 
@@ -115,5 +116,49 @@ import Testing
     #expect(TerminalText.displayWidth("e\u{301}") == 1)  // combining mark
     #expect(TerminalText.displayWidth("👩\u{200D}💻") == 4)  // joiner: no column of its own
     #expect(TerminalText.displayWidth("한국어") == 6)
+  }
+}
+
+/// `isPlain` reads from UTF-8 bytes what `escape` decides by scalars: the
+/// two agree on every scalar of the first three planes' edges, alone and
+/// between others, and `appendEscaped` gives `escape`'s bytes.
+@Suite struct PlainTextTests {
+  static func agree(_ text: String) -> Bool {
+    var copy = text
+    let plain = copy.withUTF8 { TerminalText.isPlain($0) }
+    var bytes: [UInt8] = []
+    TerminalText.appendEscaped(text, to: &bytes)
+    return plain == (TerminalText.escape(text) == text) && bytes == Array(TerminalText.escape(text).utf8)
+  }
+
+  @Test func isPlainAgreesWithEscapeOnEveryScalarOfTheEdges() {
+    let ranges: [ClosedRange<UInt32>] = [
+      0...0x800, 0x1FF0...0x2100, 0xD7F0...0xD7FF, 0xE000...0xE010, 0xFFF0...0xFFFF, 0x1_0000...0x1_0010,
+      0x1_F600...0x1_F610, 0x10_FFF0...0x10_FFFF,
+    ]
+    var checked = 0
+    for range in ranges {
+      for value in range {
+        guard let scalar = Unicode.Scalar(value) else { continue }
+        let alone = String(Character(scalar))
+        #expect(Self.agree(alone), "U+\(String(value, radix: 16))")
+        #expect(Self.agree("a" + alone + "é"), "U+\(String(value, radix: 16)) between")
+        checked += 1
+      }
+    }
+    #expect(checked == 2_421)
+  }
+
+  @Test func isPlainAgreesWithEscapeOnRandomText() {
+    var random = SeededGenerator(seed: 0x7E47)
+    let pieces = [
+      "a", "\\", "\n", "\u{7F}", "\u{85}", "\u{A0}", "é", "\u{2028}", "\u{202E}", "\u{202F}", "\u{2066}",
+      "\u{2069}", "\u{206A}", "日", "😀", "\u{C2}", "\u{2080}", " ",
+    ]
+    for _ in 0..<5_000 {
+      let text = (0..<Int.random(in: 0...6, using: &random)).map { _ in pieces.randomElement(using: &random)! }
+        .joined()
+      #expect(Self.agree(text), "\(Array(text.unicodeScalars))")
+    }
   }
 }

@@ -10,8 +10,8 @@ import Msglog
 /// same), help and version as `msglog serve` prints them, and errors as
 /// `msglog: …` with msglog's exit codes.
 package final class ServeProcess {
-  package let stdout = OutputStream(fd: 1)
-  let stderr = OutputStream(fd: 2)
+  package let stdout = BufferedOutput(fd: 1)
+  let stderr = BufferedOutput(fd: 2)
   let environment: [String: String]
 
   /// `serve`'s settings.

@@ -52,10 +52,27 @@ package enum ImportLine {
         name.count == text.utf8CodeUnitCount && memcmp(name.baseAddress!, text.utf8Start, name.count) == 0
       }
       switch name.count {
-      case 2: if equals("op") { self = .op } else if equals("id") { self = .id } else if equals("to") { self = .to } else { return nil }
+      case 2:
+        if equals("op") {
+          self = .op
+        } else if equals("id") {
+          self = .id
+        } else if equals("to") {
+          self = .to
+        } else {
+          return nil
+        }
       case 3: if equals("seq") { self = .seq } else { return nil }
       case 4:
-        if equals("text") { self = .text } else if equals("time") { self = .time } else if equals("from") { self = .from } else { return nil }
+        if equals("text") {
+          self = .text
+        } else if equals("time") {
+          self = .time
+        } else if equals("from") {
+          self = .from
+        } else {
+          return nil
+        }
       case 5: if equals("index") { self = .index } else { return nil }
       case 6:
         if equals("stream") {
@@ -97,12 +114,14 @@ package enum ImportLine {
   package struct Reader {
     let defaultStream: StreamName
     private var lastStream: (bytes: [UInt8], name: StreamName)? = nil
+    /// The scanner's buffer for escaped strings, kept from line to line.
+    private var scratch: [UInt8] = []
 
     package init(defaultStream: StreamName) { self.defaultStream = defaultStream }
 
     package mutating func parse(_ line: UnsafeRawBufferPointer) throws(MsglogError) -> WriteRequest {
       var fields: Fields
-      if let scanned = Scanner.fields(line, lastStream: lastStream) {
+      if let scanned = Scanner.fields(line, lastStream: lastStream, scratch: &scratch) {
         fields = scanned
       } else {
         fields = try ImportLine.generalFields(line)
@@ -209,7 +228,9 @@ package enum ImportLine {
     let undoes = try line.number(.undoes)
     if let undoes {
       guard undoes > 0 else { throw .invalidInput(line: "\"undoes\" must name a seq, from 1") }
-      if case .insert = command { throw .invalidInput(line: "\(article(op)) \(op) undoes nothing: it takes no \"undoes\"") }
+      if case .insert = command {
+        throw .invalidInput(line: "\(article(op)) \(op) undoes nothing: it takes no \"undoes\"")
+      }
     }
     for key in Key.allCases where line.values[key.rawValue] != nil && !line.used[key.rawValue] {
       throw .invalidInput(line: "key \"\(key.name)\" does not belong to \(article(op)) \(op) line")
@@ -223,9 +244,11 @@ package enum ImportLine {
   }
 
   /// An object's members by key, remembering which were read.
+  ///
+  /// On the stack: two arrays per line were two allocations per line.
   struct Fields {
-    var values = [Value?](repeating: nil, count: Key.allCases.count)
-    var used = [Bool](repeating: false, count: Key.allCases.count)
+    var values = InlineArray<16, Value?>(repeating: nil)
+    var used = KeySet()
     /// The stream, when the scanner found it to be the previous line's.
     var knownStream: StreamName? = nil
 
@@ -293,92 +316,208 @@ package enum ImportLine {
     }
   }
 
+  /// Which keys of a line were read: one bit per key.
+  struct KeySet {
+    private var bits: UInt16 = 0
+
+    init() { precondition(Key.allCases.count <= 16, "a key set holds 16 keys") }
+
+    subscript(_ key: Int) -> Bool {
+      get { bits & (1 << key) != 0 }
+      set { if newValue { bits |= 1 << key } else { bits &= ~(1 << key) } }
+    }
+  }
+
   /// The byte-level reader of plain lines (see `ImportLine`): nil for any
   /// line it does not fully understand.
+  ///
+  /// It walks the line through a pointer, with no bounds check per byte
+  /// (the end is checked instead), and reads a string's simple escapes
+  /// (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`) itself, as the
+  /// general parser does; a `\u` escape is left to the general parser.
   enum Scanner {
     static func fields(_ line: UnsafeRawBufferPointer, lastStream: (bytes: [UInt8], name: StreamName)?) -> Fields? {
-      var i = 0
-      let n = line.count
-      func skipSpace() {
-        while i < n, line[i] == 0x20 || line[i] == 0x09 || line[i] == 0x0D || line[i] == 0x0A { i += 1 }
-      }
-      /// The bytes of a string starting at a quote, without escapes or controls.
-      func plainString() -> UnsafeRawBufferPointer? {
-        i += 1
-        let start = i
-        while i < n {
-          let b = line[i]
-          if b == UInt8(ascii: "\"") {
-            i += 1
-            return UnsafeRawBufferPointer(rebasing: line[start..<(i - 1)])
-          }
-          if b == UInt8(ascii: "\\") || b < 0x20 { return nil }
-          i += 1
-        }
-        return nil
-      }
-      skipSpace()
-      guard i < n, line[i] == UInt8(ascii: "{") else { return nil }
-      i += 1
+      var scratch: [UInt8] = []
+      return fields(line, lastStream: lastStream, scratch: &scratch)
+    }
+
+    /// `scratch` holds an escaped string's bytes while they are read (kept
+    /// by the caller from line to line).
+    static func fields(
+      _ line: UnsafeRawBufferPointer, lastStream: (bytes: [UInt8], name: StreamName)?, scratch: inout [UInt8]
+    ) -> Fields? {
+      guard let base = line.baseAddress else { return nil }
+      var cursor = Cursor(start: base.assumingMemoryBound(to: UInt8.self), count: line.count)
+      cursor.skipSpace()
+      guard cursor.take(UInt8(ascii: "{")) else { return nil }
       var fields = Fields()
-      skipSpace()
-      if i < n, line[i] == UInt8(ascii: "}") {
-        i += 1
-        skipSpace()
-        return i == n ? fields : nil
+      cursor.skipSpace()
+      if cursor.take(UInt8(ascii: "}")) {
+        cursor.skipSpace()
+        return cursor.atEnd ? fields : nil
       }
       while true {
-        skipSpace()
-        guard i < n, line[i] == UInt8(ascii: "\""), let name = plainString(), let key = Key(name),
+        cursor.skipSpace()
+        guard cursor.peek == UInt8(ascii: "\""), let name = cursor.plainString(), let key = Key(name),
           fields.values[key.rawValue] == nil
         else { return nil }
-        skipSpace()
-        guard i < n, line[i] == UInt8(ascii: ":") else { return nil }
-        i += 1
-        skipSpace()
-        guard i < n else { return nil }
-        if line[i] == UInt8(ascii: "\"") {
-          guard let bytes = plainString() else { return nil }
-          if key == .id, let id = ItemID(canonicalUTF8: bytes) {
-            fields.values[key.rawValue] = .uuid(id)
-          } else if key == .time, let time = Timestamp(rfc3339UTF8: bytes) {
-            fields.values[key.rawValue] = .timestamp(time)
-          } else if key == .stream, let last = lastStream, last.bytes.elementsEqual(bytes) {
-            fields.values[key.rawValue] = .string(last.name.text)
-            fields.knownStream = last.name
+        cursor.skipSpace()
+        guard cursor.take(UInt8(ascii: ":")) else { return nil }
+        cursor.skipSpace()
+        guard let first = cursor.peek else { return nil }
+        if first == UInt8(ascii: "\"") {
+          let start = cursor.p
+          if let bytes = cursor.plainString() {
+            if key == .id, let id = ItemID(canonicalUTF8: bytes) {
+              fields.values[key.rawValue] = .uuid(id)
+            } else if key == .time, let time = Timestamp(rfc3339UTF8: bytes) {
+              fields.values[key.rawValue] = .timestamp(time)
+            } else if key == .stream, let last = lastStream, last.bytes.elementsEqual(bytes) {
+              fields.values[key.rawValue] = .string(last.name.text)
+              fields.knownStream = last.name
+            } else {
+              guard let text = makeString(bytes) else { return nil }
+              fields.values[key.rawValue] = .string(text)
+            }
           } else {
-            guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
+            // Escapes (or a control character, or no closing quote).
+            cursor.p = start
+            guard cursor.escapedString(into: &scratch),
+              let text = scratch.withUnsafeBytes({ makeString($0) })
+            else { return nil }
             fields.values[key.rawValue] = .string(text)
           }
-        } else if (0x30...0x39).contains(line[i]) {
-          let start = i
-          while i < n, (0x30...0x39).contains(line[i]) { i += 1 }
-          let digits = i - start
+        } else if Cursor.isDigit(first) {
+          let start = cursor.p
+          while let b = cursor.peek, Cursor.isDigit(b) { cursor.p += 1 }
+          let digits = cursor.p - start
           // A leading zero, a fraction or an exponent: the general parser decides.
-          if digits > 1 && line[start] == 0x30 { return nil }
-          if i < n, line[i] == UInt8(ascii: ".") || line[i] == UInt8(ascii: "e") || line[i] == UInt8(ascii: "E") {
+          if digits > 1 && first == 0x30 { return nil }
+          if let b = cursor.peek, b == UInt8(ascii: ".") || b == UInt8(ascii: "e") || b == UInt8(ascii: "E") {
             return nil
           }
           var value: UInt64? = nil
           if digits <= 19 {
             var v: UInt64 = 0
-            for j in start..<i { v = v * 10 + UInt64(line[j] - 0x30) }
+            for j in 0..<digits { v = v &* 10 &+ UInt64(start[j] &- 0x30) }
             value = v <= Limits.maxNumber ? v : nil
           }
           fields.values[key.rawValue] = .number(value)
         } else {
           return nil
         }
-        skipSpace()
-        guard i < n else { return nil }
-        if line[i] == UInt8(ascii: ",") {
-          i += 1
-          continue
+        cursor.skipSpace()
+        if cursor.take(UInt8(ascii: ",")) { continue }
+        guard cursor.take(UInt8(ascii: "}")) else { return nil }
+        cursor.skipSpace()
+        return cursor.atEnd ? fields : nil
+      }
+    }
+
+    /// Valid UTF-8 as a String; nil otherwise. Text of ASCII bytes (the
+    /// usual key and value) is copied without the general validation.
+    @inline(__always)
+    static func makeString(_ bytes: UnsafeRawBufferPointer) -> String? {
+      var ascii = true
+      for b in bytes where b >= 0x80 {
+        ascii = false
+        break
+      }
+      if ascii { return String(decoding: bytes, as: UTF8.self) }
+      return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// A position in a line, with its end.
+    struct Cursor {
+      var p: UnsafePointer<UInt8>
+      let end: UnsafePointer<UInt8>
+
+      init(start: UnsafePointer<UInt8>, count: Int) {
+        p = start
+        end = start + count
+      }
+
+      var atEnd: Bool { p == end }
+
+      /// The byte at the cursor; nil at the end.
+      var peek: UInt8? { p < end ? p.pointee : nil }
+
+      @inline(__always)
+      static func isDigit(_ b: UInt8) -> Bool { b &- 0x30 < 10 }
+
+      /// Steps over `byte` if it is next.
+      @inline(__always)
+      mutating func take(_ byte: UInt8) -> Bool {
+        guard p < end, p.pointee == byte else { return false }
+        p += 1
+        return true
+      }
+
+      @inline(__always)
+      mutating func skipSpace() {
+        while p < end {
+          let b = p.pointee
+          guard b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A else { return }
+          p += 1
         }
-        guard line[i] == UInt8(ascii: "}") else { return nil }
-        i += 1
-        skipSpace()
-        return i == n ? fields : nil
+      }
+
+      /// The bytes of a string starting at its quote, when it holds no
+      /// escape or control character; the cursor is then past its closing
+      /// quote. Nil otherwise (the cursor is somewhere inside).
+      @inline(__always)
+      mutating func plainString() -> UnsafeRawBufferPointer? {
+        p += 1
+        let start = p
+        while p < end {
+          let b = p.pointee
+          if b == UInt8(ascii: "\"") {
+            p += 1
+            return UnsafeRawBufferPointer(start: start, count: p - 1 - start)
+          }
+          if b == UInt8(ascii: "\\") || b < 0x20 { return nil }
+          p += 1
+        }
+        return nil
+      }
+
+      /// A string starting at its quote with simple escapes, unescaped into
+      /// `out`; false for a `\u` escape, a control character, an invalid
+      /// escape or a missing closing quote (the general parser decides).
+      mutating func escapedString(into out: inout [UInt8]) -> Bool {
+        out.removeAll(keepingCapacity: true)
+        p += 1
+        var run = p
+        while p < end {
+          let b = p.pointee
+          if b == UInt8(ascii: "\"") {
+            out.append(contentsOf: UnsafeBufferPointer(start: run, count: p - run))
+            p += 1
+            return true
+          }
+          if b < 0x20 { return false }
+          if b == UInt8(ascii: "\\") {
+            out.append(contentsOf: UnsafeBufferPointer(start: run, count: p - run))
+            p += 1
+            guard p < end else { return false }
+            switch p.pointee {
+            case UInt8(ascii: "\""): out.append(0x22)
+            case UInt8(ascii: "\\"): out.append(0x5C)
+            case UInt8(ascii: "/"): out.append(0x2F)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            default: return false
+            }
+            p += 1
+            run = p
+            continue
+          }
+          p += 1
+        }
+        return false
       }
     }
   }
@@ -387,4 +526,30 @@ package enum ImportLine {
 extension MsglogError {
   /// A malformed import line.
   static func invalidInput(line reason: String) -> MsglogError { .invalidInput(.importLine(reason)) }
+}
+
+extension ImportLine {
+  /// Where the line starting at `start` ends: its newline, or the end of `body`.
+  package static func endOfLine(_ body: UnsafeRawBufferPointer, from start: Int) -> Int {
+    guard start < body.count, let found = memchr(body.baseAddress! + start, 0x0A, body.count - start) else {
+      return body.count
+    }
+    return UnsafeRawPointer(found) - body.baseAddress!
+  }
+
+  /// How many lines `body` holds (the last may lack its newline).
+  package static func lineCount(_ body: UnsafeRawBufferPointer) -> Int {
+    var count = 0
+    var start = 0
+    while start < body.count {
+      count += 1
+      start = endOfLine(body, from: start) + 1
+    }
+    return count
+  }
+
+  /// A line of spaces, tabs and carriage returns only, which an import skips.
+  package static func isBlank(_ line: UnsafeRawBufferPointer) -> Bool {
+    line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+  }
 }

@@ -49,6 +49,11 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
     _ = writeHex(dashed: true, bytes: 16, into: out)
   }
 
+  /// The first eight characters (`short`), written at `out`.
+  package func writeShort(into out: UnsafeMutablePointer<UInt8>) {
+    _ = writeHex(dashed: false, bytes: 4, into: out)
+  }
+
   /// The first eight characters (`short`), appended as bytes.
   package func appendShort(to out: inout [UInt8]) {
     let start = out.count

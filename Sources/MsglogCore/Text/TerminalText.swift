@@ -26,16 +26,41 @@ package enum TerminalText {
     return String(out)
   }
 
-  /// `escape(text)` appended as bytes; text of printable ASCII (the usual
-  /// message) is copied without looking at its scalars.
+  /// `escape(text)` appended as bytes; text that needs no escaping (the
+  /// usual message, in any script) is copied without looking at its scalars.
   package static func appendEscaped(_ text: String, to out: inout [UInt8]) {
     var text = text
     let plain = text.withUTF8 { utf8 -> Bool in
-      for b in utf8 where b < 0x20 || b >= 0x7F || b == 0x5C { return false }
+      guard isPlain(utf8) else { return false }
       out.append(contentsOf: utf8)
       return true
     }
     if !plain { out.append(contentsOf: escape(text).utf8) }
+  }
+
+  /// Whether valid UTF-8 holds no scalar that `escape` changes
+  /// (`needsEscape`), from its bytes: a control, `\`, DEL; C1 controls
+  /// (C2 80–9F); U+2028–U+202E (E2 80 A8–AE); U+2066–U+2069 (E2 81 A6–A9).
+  package static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard var p = utf8.baseAddress else { return true }
+    let end = p + utf8.count
+    while p < end {
+      let b = p.pointee
+      if b < 0x7F {
+        if b < 0x20 || b == 0x5C { return false }
+      } else if b == 0x7F {
+        return false
+      } else if b == 0xC2 {
+        // Valid UTF-8: a lead byte is followed by its continuation bytes.
+        if p[1] < 0xA0 { return false }
+      } else if b == 0xE2 {
+        let (b1, b2) = (p[1], p[2])
+        if b1 == 0x80, (0xA8...0xAE).contains(b2) { return false }
+        if b1 == 0x81, (0xA6...0xA9).contains(b2) { return false }
+      }
+      p += 1
+    }
+    return true
   }
 
   /// The escaped text in single quotes, for error messages.

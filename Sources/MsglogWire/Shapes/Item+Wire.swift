@@ -7,13 +7,13 @@ extension JSONWriter {
   ///     {"index":1,"id":"…","text":"fixed","time":"…","seq":4,"edited":"…"}
   package mutating func item(_ item: Item, index: Int) {
     beginObject()
-    member("index", index)
-    member("id", item.id)
-    member("text", item.text)
-    if let sender = item.sender { member("sender", sender) }
-    member("time", item.time)
-    member("seq", item.seq)
-    if let edited = item.edited { member("edited", edited) }
+    laidOut("\"index\":", UInt64(index))
+    laidOut(",\"id\":", item.id)
+    laidOut(",\"text\":", item.text)
+    if let sender = item.sender { laidOut(",\"sender\":", sender) }
+    laidOut(",\"time\":", item.time)
+    laidOut(",\"seq\":", item.seq)
+    if let edited = item.edited { laidOut(",\"edited\":", edited) }
     endObject()
   }
 }

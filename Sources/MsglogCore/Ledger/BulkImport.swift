@@ -1,0 +1,324 @@
+/// An import into streams that have no events yet, built in one pass in
+/// memory and written table by table in key order (`BulkLoading`), rather
+/// than command by command through a `LedgerSession`.
+///
+/// It writes exactly what a ledger session would — the same records and,
+/// byte for byte, the same derived rows — because it performs the same
+/// checks and grows each order tree by the same `CountedTree` operations
+/// in the same order, in a store (`BuiltNodes`) that numbers nodes as
+/// `StoredNodes` does. (A tree built bottom-up from the final list would
+/// hold the same items in other nodes; and a remove names its item by id,
+/// so its position must be known as each event comes.) What changes is
+/// where the work happens: nodes, id rows and event index rows live in
+/// arrays until the end instead of being read from and written back to
+/// the store at every command, and every table is then appended in key order.
+///
+/// Anything it does not handle itself — a stream that has events, an id
+/// the log already knows, an id prefix, a command the ledger would refuse,
+/// a derived table that disagrees with the log — makes it give up (`Unfit`)
+/// before the caller commits anything: the caller then runs the ledger,
+/// which writes or refuses exactly as it always has, with its own words.
+package struct BulkImport {
+  /// The import is not one this path builds; nothing of it may be committed.
+  package struct Unfit: Error {
+    package init() {}
+  }
+
+  let writer: any BulkLoading
+  let now: Timestamp
+  let checkpointInterval: UInt64
+  /// The log had no event before: no id can be in it yet.
+  let logWasEmpty: Bool
+  /// The seq of the import's first event.
+  let firstSeq: UInt64
+  package private(set) var nextSeq: UInt64
+  /// Events appended (a move onto itself appends none).
+  package private(set) var appended = 0
+  private var summary: RecordedCounts
+  private var streams: [StreamBuild] = []
+  private var streamIndex: [StreamName: Int] = [:]
+  /// The stream of the previous request: a run of lines for one stream
+  /// finds it without hashing its name.
+  private var current = -1
+  /// Every id this import inserts, with the seq of its insert.
+  private var inserted: [ItemID: UInt64] = [:]
+  /// Per event of the import: its item's leaf, remove and stream, for inserts.
+  private let items: ItemTable
+
+  /// One stream's state as the import builds it: what a ledger session
+  /// keeps for it, with its nodes in memory.
+  struct StreamBuild {
+    var head: StreamHead
+    var tree: CountedTree<BuiltNodes>
+    /// The stream's events, for the per-stream event index.
+    var seqs: [UInt64] = []
+    /// Checkpoint rows (seq, value), in seq order.
+    var checkpoints: [(UInt64, [UInt8])] = []
+  }
+
+  /// Starts a bulk import of at most `capacity` events on `writer`.
+  ///
+  /// Throws `Unfit` when the derived tables disagree with the log (the
+  /// ledger says how); the store's own failures pass through.
+  package init(writer: any BulkLoading, now: Timestamp, checkpointInterval: UInt64, capacity: Int) throws {
+    self.writer = writer
+    self.now = now
+    self.checkpointInterval = max(checkpointInterval, 1)
+    let counts = try writer.tableCounts()
+    if let counts { try Self.fit { try Integrity.checkCounts(writer, counts: counts) } }
+    let head = try writer.headSeq()
+    self.logWasEmpty = head == 0
+    self.firstSeq = head + 1
+    self.nextSeq = head + 1
+    self.summary = try writer.summary() ?? RecordedCounts()
+    self.items = ItemTable(firstSeq: head + 1, capacity: capacity)
+    inserted.reserveCapacity(capacity)
+  }
+
+  /// Runs `body`, turning a refusal (a `MsglogError`, derived damage) into `Unfit`.
+  static func fit<R>(_ body: () throws -> R) throws -> R {
+    do {
+      return try body()
+    } catch is MsglogError {
+      throw Unfit()
+    } catch is DerivedDamage {
+      throw Unfit()
+    }
+  }
+
+  /// Whether the bulk path builds `request` at all: inserts, removes by id
+  /// and moves, with no `undoes`. An import holding anything else (an edit,
+  /// a restore, an undo) goes the ledger's way from the start.
+  package static func builds(_ request: WriteRequest) -> Bool {
+    guard request.undoes == nil else { return false }
+    switch request.command {
+    case .insert, .remove(.id), .move: return true
+    case .remove(.prefix), .edit, .restore, .undo: return false
+    }
+  }
+
+  // MARK: - Commands
+
+  /// Performs `request` as `LedgerSession.perform` would, appending its
+  /// event through `append`; throws `Unfit` wherever the ledger would refuse
+  /// it or would need the store to decide.
+  package mutating func perform(_ request: WriteRequest, append: (UInt64, UnsafeRawBufferPointer) throws -> Void)
+    throws
+  {
+    // An exported undo (`undoes`) is checked against the events it names:
+    // the ledger's work (`LedgerSession+Undo`).
+    guard request.undoes == nil else { throw Unfit() }
+    let s = try stream(request.stream)
+    switch request.command {
+    case .insert(let insert):
+      try performInsert(insert, time: request.time, in: s, append: append)
+    case .remove(let selector):
+      guard case .id(let id) = selector else { throw Unfit() }
+      try performRemove(id, time: request.time, in: s, append: append)
+    case .move(let from, let to, let id):
+      try performMove(from: from, to: to, id: id, time: request.time, in: s, append: append)
+    case .edit, .restore, .undo:
+      // Working together (edits, restores, undos): the ledger's path, which
+      // also writes the record format and database format they need.
+      throw Unfit()
+    }
+  }
+
+  private mutating func performInsert(
+    _ insert: InsertRequest, time: Timestamp?, in s: Int, append: (UInt64, UnsafeRawBufferPointer) throws -> Void
+  ) throws {
+    try Self.fit {
+      try Limits.checkText(insert.text)
+      if let sender = insert.sender { try Limits.checkSender(sender) }
+    }
+    let count = streams[s].tree.count
+    let index = insert.index ?? count
+    guard (0...count).contains(index) else { throw Unfit() }
+    let id: ItemID
+    if let requested = insert.id {
+      guard try isUnused(requested) else { throw Unfit() }
+      id = requested
+    } else {
+      var fresh = ItemID.random()
+      while try !isUnused(fresh) { fresh = ItemID.random() }
+      id = fresh
+    }
+    let seq = try self.append(
+      .insert(id: id, index: UInt64(index), text: insert.text, sender: insert.sender), time: time, in: s,
+      append: append)
+    inserted[id] = seq
+    items.setStream(s, of: seq)
+    try streams[s].tree.insert(Slot(id: id, seq: seq), at: index)
+    streams[s].head.count += 1
+    summary.ids += 1
+    try checkpointIfDue(s)
+  }
+
+  private mutating func performRemove(
+    _ id: ItemID, time: Timestamp?, in s: Int, append: (UInt64, UnsafeRawBufferPointer) throws -> Void
+  ) throws {
+    // An id the import has not inserted is in the log, in another stream
+    // (these have no events), or nowhere: the ledger says which.
+    guard let insertSeq = inserted[id], items.removeSeq(of: insertSeq) == 0, items.stream(of: insertSeq) == s,
+      let index = try streams[s].tree.index(inLeaf: items.leaf(of: insertSeq), where: { $0.id == id })
+    else { throw Unfit() }
+    let seq = try self.append(.remove(id: id, index: UInt64(index)), time: time, in: s, append: append)
+    try streams[s].tree.remove(at: index)
+    streams[s].head.count -= 1
+    items.setRemoved(insertSeq, by: seq)
+    try checkpointIfDue(s)
+  }
+
+  private mutating func performMove(
+    from: Int, to: Int, id: ItemID?, time: Timestamp?, in s: Int,
+    append: (UInt64, UnsafeRawBufferPointer) throws -> Void
+  ) throws {
+    let count = streams[s].tree.count
+    guard (0..<count).contains(from), (0..<count).contains(to) else { throw Unfit() }
+    let moved = try streams[s].tree.element(at: from).id
+    if let id, id != moved { throw Unfit() }
+    if from == to { return }
+    _ = try self.append(.move(id: moved, from: UInt64(from), to: UInt64(to)), time: time, in: s, append: append)
+    try streams[s].tree.move(from: from, to: to)
+    try checkpointIfDue(s)
+  }
+
+  // MARK: - Helpers
+
+  /// The stream's index in `streams`; a stream seen for the first time must
+  /// have no head (and, as the ledger checks, no indexed events).
+  private mutating func stream(_ name: StreamName) throws -> Int {
+    if current >= 0, streams[current].head.stream == name { return current }
+    if let known = streamIndex[name] {
+      current = known
+      return known
+    }
+    try Self.fit {
+      try Limits.checkStreamName(name.text)
+      guard try writer.streamHead(name) == nil else { throw Unfit() }
+      try Integrity.checkHead(nil, of: name, in: writer)
+    }
+    let head = StreamHead(stream: name)
+    let nodes = BuiltNodes(items: items)
+    let tree = CountedTree(
+      store: nodes, leafCapacity: StoredOrder.leafCapacity, fanout: StoredOrder.fanout)
+    streams.append(StreamBuild(head: head, tree: tree))
+    current = streams.count - 1
+    streamIndex[name] = current
+    return current
+  }
+
+  /// Whether no item has ever had `id`, in this import or in the log.
+  private func isUnused(_ id: ItemID) throws -> Bool {
+    if inserted[id] != nil { return false }
+    if logWasEmpty { return true }
+    return try writer.idEntry(id) == nil
+  }
+
+  private mutating func append(
+    _ op: Event.Op, time: Timestamp?, in s: Int, append: (UInt64, UnsafeRawBufferPointer) throws -> Void
+  ) throws -> UInt64 {
+    let seq = nextSeq
+    let event = Event(
+      seq: seq, stream: streams[s].head.stream, version: streams[s].head.version + 1, time: time ?? now, op: op)
+    try EventRecord.encode(event).withUnsafeBytes { try append(seq, $0) }
+    nextSeq += 1
+    appended += 1
+    streams[s].seqs.append(seq)
+    streams[s].head.version = event.version
+    streams[s].head.lastSeq = seq
+    return seq
+  }
+
+  /// Takes a checkpoint when `LedgerSession.checkpointIfDue` would.
+  private mutating func checkpointIfDue(_ s: Int) throws {
+    let head = streams[s].head
+    let since = head.version - head.checkpointVersion
+    guard since >= max(checkpointInterval, head.checkpointCount) else { return }
+    let slots = try streams[s].tree.elements()
+    let row = DerivedRows.encode(
+      Checkpoint(stream: head.stream, seq: head.lastSeq, version: head.version, slots: slots))
+    streams[s].checkpoints.append((head.lastSeq, row))
+    streams[s].head.checkpointVersion = head.version
+    streams[s].head.checkpointCount = UInt64(slots.count)
+    summary.checkpoints += 1
+  }
+
+  // MARK: - Writing
+
+  /// Writes every derived row of the import: heads, order trees, the event
+  /// index, checkpoints, id rows (each table in key order), and the summary.
+  package mutating func finish() throws {
+    // Bytewise name order, which is the order of every per-stream key.
+    let order = streams.indices.sorted { streams[$0].head.stream < streams[$1].head.stream }
+    for s in order {
+      streams[s].head.root = streams[s].tree.root
+      streams[s].head.nextNode = streams[s].tree.store.nextNode
+      try writer.putStreamHead(streams[s].head)
+      summary.streams += 1
+      summary.nodes += UInt64(streams[s].tree.store.liveNodes)
+    }
+    var key: [UInt8] = []
+    try writer.putAscending(.order) { put in
+      for s in order {
+        let stream = streams[s].head.stream
+        for (id, node) in streams[s].tree.store.nodes.enumerated() {
+          guard let node else { continue }
+          let value = DerivedRows.encode(node, id: NodeID(id), of: stream)
+          Self.streamKey(stream, NodeID(id), into: &key)
+          try key.withUnsafeBytes { k in try value.withUnsafeBytes { try put(k, $0) } }
+        }
+      }
+    }
+    try writer.putAscending(.streamEvents) { put in
+      for s in order {
+        let stream = streams[s].head.stream
+        for seq in streams[s].seqs {
+          Self.streamKey(stream, seq, into: &key)
+          try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
+        }
+      }
+    }
+    try writer.putAscending(.checkpoints) { put in
+      for s in order {
+        let stream = streams[s].head.stream
+        for (seq, value) in streams[s].checkpoints {
+          Self.streamKey(stream, seq, into: &key)
+          try key.withUnsafeBytes { k in try value.withUnsafeBytes { try put(k, $0) } }
+        }
+      }
+    }
+    try writeIds()
+    summary.events = nextSeq - 1
+    try writer.putSummary(summary)
+  }
+
+  /// The id rows, sorted by id bytes (big-endian words compare as the bytes do).
+  private func writeIds() throws {
+    var rows: [(first: UInt64, second: UInt64, id: ItemID, seq: UInt64)] = []
+    rows.reserveCapacity(inserted.count)
+    for (id, seq) in inserted {
+      let (first, second) = id.withUnsafeBytes {
+        ($0.loadBigEndian(fromByteOffset: 0, as: UInt64.self), $0.loadBigEndian(fromByteOffset: 8, as: UInt64.self))
+      }
+      rows.append((first, second, id, seq))
+    }
+    rows.sort { ($0.first, $0.second) < ($1.first, $1.second) }
+    try writer.putAscending(.ids) { put in
+      for row in rows {
+        let removed = items.removeSeq(of: row.seq)
+        let entry = IdEntry(insertSeq: row.seq, removeSeq: removed, leaf: removed == 0 ? items.leaf(of: row.seq) : 0)
+        let value = DerivedRows.encode(entry, for: row.id)
+        try row.id.withUnsafeBytes { k in try value.withUnsafeBytes { try put(k, $0) } }
+      }
+    }
+  }
+
+  /// `DerivedRows.streamKey`, into a buffer used again for every row.
+  static func streamKey(_ stream: StreamName, _ n: UInt64, into key: inout [UInt8]) {
+    key.removeAll(keepingCapacity: true)
+    key.append(contentsOf: stream.text.utf8)
+    key.append(0)
+    key.appendBigEndian(n)
+  }
+}
