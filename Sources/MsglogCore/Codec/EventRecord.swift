@@ -288,15 +288,7 @@ extension EventRecord {
   package static func positional(_ bytes: UnsafeRawBufferPointer, ifStream stream: UnsafeRawBufferPointer)
     throws(DecodeError) -> PositionalEvent?
   {
-    let n = bytes.count
-    guard n >= headerSize + 4 else { throw .truncated }
-    let stored = bytes.loadBigEndian(fromByteOffset: n - 4, as: UInt32.self)
-    let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<(n - 4)]))
-    guard stored == computed else { throw .checksumMismatch(stored: stored, computed: computed) }
-    let format = bytes[0]
-    guard format == formatVersion || format == formatVersion2 else { throw .unknownFormatVersion(format) }
-    let nameLength = Int(bytes.loadBigEndian(fromByteOffset: 42, as: UInt16.self))
-    guard headerSize + nameLength + 4 <= n else { throw .truncated }
+    let nameLength = try checkedNameLength(bytes)
     guard nameLength == stream.count else { return nil }
     if nameLength > 0, memcmp(bytes.baseAddress! + headerSize, stream.baseAddress!, nameLength) != 0 { return nil }
     return try positionalFields(bytes, nameLength: nameLength)
@@ -304,6 +296,13 @@ extension EventRecord {
 
   /// The positional effect of a record of any stream, its checksum checked.
   package static func positional(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> PositionalEvent {
+    try positionalFields(bytes, nameLength: checkedNameLength(bytes))
+  }
+
+  /// The length of a record's stream name, once its checksum, format and
+  /// length are checked.
+  @inline(__always)
+  private static func checkedNameLength(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> Int {
     let n = bytes.count
     guard n >= headerSize + 4 else { throw .truncated }
     let stored = bytes.loadBigEndian(fromByteOffset: n - 4, as: UInt32.self)
@@ -313,7 +312,7 @@ extension EventRecord {
     guard format == formatVersion || format == formatVersion2 else { throw .unknownFormatVersion(format) }
     let nameLength = Int(bytes.loadBigEndian(fromByteOffset: 42, as: UInt16.self))
     guard headerSize + nameLength + 4 <= n else { throw .truncated }
-    return try positionalFields(bytes, nameLength: nameLength)
+    return nameLength
   }
 
   /// The op's positions, after the header (checked by the caller).

@@ -500,17 +500,8 @@ package enum ImportLine {
             out.append(contentsOf: UnsafeBufferPointer(start: run, count: p - run))
             p += 1
             guard p < end else { return false }
-            switch p.pointee {
-            case UInt8(ascii: "\""): out.append(0x22)
-            case UInt8(ascii: "\\"): out.append(0x5C)
-            case UInt8(ascii: "/"): out.append(0x2F)
-            case UInt8(ascii: "b"): out.append(0x08)
-            case UInt8(ascii: "f"): out.append(0x0C)
-            case UInt8(ascii: "n"): out.append(0x0A)
-            case UInt8(ascii: "r"): out.append(0x0D)
-            case UInt8(ascii: "t"): out.append(0x09)
-            default: return false
-            }
+            guard let byte = JSONParser.unescaped(p.pointee) else { return false }
+            out.append(byte)
             p += 1
             run = p
             continue

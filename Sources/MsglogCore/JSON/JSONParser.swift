@@ -158,30 +158,24 @@ package struct JSONParser {
         guard i < bytes.count else { throw fail("unterminated escape") }
         let e = bytes[i]
         i += 1
-        switch e {
-        case UInt8(ascii: "\""): out.append(0x22)
-        case UInt8(ascii: "\\"): out.append(0x5C)
-        case UInt8(ascii: "/"): out.append(0x2F)
-        case UInt8(ascii: "b"): out.append(0x08)
-        case UInt8(ascii: "f"): out.append(0x0C)
-        case UInt8(ascii: "n"): out.append(0x0A)
-        case UInt8(ascii: "r"): out.append(0x0D)
-        case UInt8(ascii: "t"): out.append(0x09)
-        case UInt8(ascii: "u"):
-          var scalar = try hex4()
-          if (0xD800..<0xDC00).contains(scalar) {
-            guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u")
-            else { throw fail("lone surrogate in \\u escape") }
-            i += 2
-            let low = try hex4()
-            guard (0xDC00..<0xE000).contains(low) else { throw fail("lone surrogate in \\u escape") }
-            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-          } else if (0xDC00..<0xE000).contains(scalar) {
-            throw fail("lone surrogate in \\u escape")
-          }
-          out.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
-        default: throw fail("invalid escape")
+        if let byte = Self.unescaped(e) {
+          out.append(byte)
+          runStart = i
+          continue
         }
+        guard e == UInt8(ascii: "u") else { throw fail("invalid escape") }
+        var scalar = try hex4()
+        if (0xD800..<0xDC00).contains(scalar) {
+          guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u")
+          else { throw fail("lone surrogate in \\u escape") }
+          i += 2
+          let low = try hex4()
+          guard (0xDC00..<0xE000).contains(low) else { throw fail("lone surrogate in \\u escape") }
+          scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        } else if (0xDC00..<0xE000).contains(scalar) {
+          throw fail("lone surrogate in \\u escape")
+        }
+        out.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
         runStart = i
         continue
       }
@@ -189,6 +183,23 @@ package struct JSONParser {
     }
     guard let s = String(validating: out, as: UTF8.self) else { throw fail("string is not valid UTF-8") }
     return s
+  }
+
+  /// The byte a two-character escape (`\n`, `\"`, …) stands for; nil for
+  /// `\u` and for what is no escape. The import scanner reads these too.
+  @inline(__always)
+  static func unescaped(_ escape: UInt8) -> UInt8? {
+    switch escape {
+    case UInt8(ascii: "\""): 0x22
+    case UInt8(ascii: "\\"): 0x5C
+    case UInt8(ascii: "/"): 0x2F
+    case UInt8(ascii: "b"): 0x08
+    case UInt8(ascii: "f"): 0x0C
+    case UInt8(ascii: "n"): 0x0A
+    case UInt8(ascii: "r"): 0x0D
+    case UInt8(ascii: "t"): 0x09
+    default: nil
+    }
   }
 
   mutating func hex4() throws(Error) -> UInt32 {

@@ -50,18 +50,7 @@ extension LedgerSession {
     var walk = UndoWalk()
     var found: (target: UInt64, inverse: Inverse?)? = nil
     if let seq {
-      let head = nextSeq - 1
-      guard seq >= 1, seq <= head else { throw MsglogError.noSuchEvent(seq: seq, head: head) }
-      try forEachRecentEvent(of: state) { event in
-        guard event.seq >= seq else { return false }
-        walk.visit(event)
-        return event.seq > seq
-      }
-      guard let target = walk.visited.last, target.seq == seq else {
-        let home = try writer.event(at: seq)?.stream ?? StreamName("?")
-        throw MsglogError.eventInAnotherStream(seq: seq, home: home, stream: state.head.stream)
-      }
-      if let undoer = walk.undoneBy[seq] { throw MsglogError.alreadyUndone(seq: seq, by: undoer) }
+      let target = try walkBack(to: seq, of: state, into: &walk)
       switch try undoing(target, later: walk.later(from: walk.visited.count - 1), in: &state) {
       case .inverse(let inverse): found = (seq, inverse)
       case .nothing: found = (seq, nil)
@@ -124,12 +113,10 @@ extension LedgerSession {
     }
   }
 
-  /// Checks an exported line's `undoes: seq` (an import, a rebuild): an
-  /// earlier event of the same stream, not undone, of which `op` is what
-  /// undoing appends — the remove of what it inserted or restored, the
-  /// restore of what it removed, an edit or a move of the same item.
-  func checkUndoes(_ seq: UInt64, by op: Event.Op, in state: inout StreamState) throws {
-    var walk = UndoWalk()
+  /// Walks the stream's events from the head back to event `seq`, into
+  /// `walk`, and returns that event: refused when there is no such event,
+  /// when it is another stream's, or when it is already undone.
+  private func walkBack(to seq: UInt64, of state: StreamState, into walk: inout UndoWalk) throws -> PositionalEvent {
     let head = nextSeq - 1
     guard seq >= 1, seq <= head else { throw MsglogError.noSuchEvent(seq: seq, head: head) }
     try forEachRecentEvent(of: state) { event in
@@ -142,6 +129,16 @@ extension LedgerSession {
       throw MsglogError.eventInAnotherStream(seq: seq, home: home, stream: state.head.stream)
     }
     if let undoer = walk.undoneBy[seq] { throw MsglogError.alreadyUndone(seq: seq, by: undoer) }
+    return target
+  }
+
+  /// Checks an exported line's `undoes: seq` (an import, a rebuild): an
+  /// earlier event of the same stream, not undone, of which `op` is what
+  /// undoing appends — the remove of what it inserted or restored, the
+  /// restore of what it removed, an edit or a move of the same item.
+  func checkUndoes(_ seq: UInt64, by op: Event.Op, in state: inout StreamState) throws {
+    var walk = UndoWalk()
+    let target = try walkBack(to: seq, of: state, into: &walk)
     let event = Event(seq: 0, stream: state.head.stream, version: 0, time: Timestamp(milliseconds: 0), op: op)
     let fits: Bool
     switch (target.change, op) {
