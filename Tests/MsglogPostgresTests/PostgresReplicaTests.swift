@@ -149,7 +149,8 @@ import Testing
     #expect(r.status == 200 && r.body.contains("seed"), "\(r)")
     r = server.request("POST", "/api/append", #"{"text":"refused"}"#)
     #expect(r.status == 403 && r.body.contains("this server is a read-only replica"), "\(r)")
-    let port = try #require(server.port)
+    try #require(server.url != nil, "the server printed no address")
+    let port = server.port
     let connection = try #require(LoopbackSocket(port: port))
     connection.send("GET /api/follow?from=2 HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
     func sessions() -> Int {

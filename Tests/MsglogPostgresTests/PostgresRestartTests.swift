@@ -157,7 +157,8 @@ import Testing
     let s = Sandbox()
     let served = ServedLog(s, ["--db", url], useDefaultDB: false)
     defer { #expect(served.stop().code == 0) }
-    let port = try #require(served.port)
+    try #require(served.url != nil, "the server printed no address")
+    let port = served.port
     let connection = try #require(LoopbackSocket(port: port))
     connection.send("GET /api/follow?from=2 HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
     #expect(s.run(["--db", url, "append", "before"], useDefaultDB: false).code == 0)
@@ -184,7 +185,8 @@ import Testing
     let s = Sandbox()
     let served = ServedLog(s, ["--db", url], useDefaultDB: false)
     defer { #expect(served.stop().code == 0) }
-    let port = try #require(served.port)
+    try #require(served.url != nil, "the server printed no address")
+    let port = served.port
     let connection = try #require(LoopbackSocket(port: port))
     connection.send("GET /api/follow?from=2 HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
     let log = try EventLog(url)
