@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// Writes from many threads of one process, committed together (group
 /// commit): while one transaction is in flight, the writes that arrive
 /// wait here; when it ends, the first of them commits everything that
@@ -15,7 +11,7 @@
 /// are about to come back (at most half the last commit's time, at most
 /// 2 ms): otherwise two half-batches would take turns, each paying a whole
 /// flush (PostgreSQL's `commit_delay` for the same reason).
-final class CommitQueue<Work, Result>: @unchecked Sendable {  // its state is read and written under `mutex`
+final class CommitQueue<Work, Result>: Sendable {
   /// One write waiting for its outcome.
   final class Ticket {
     let work: Work
@@ -27,33 +23,20 @@ final class CommitQueue<Work, Result>: @unchecked Sendable {  // its state is re
 
   /// The most writes one transaction takes (more wait for the next one).
   let batchLimit: Int
-  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-  /// Signalled when a batch is committed, and when a write arrives.
-  private let changed: UnsafeMutablePointer<pthread_cond_t>
-  private var waiting: [Ticket] = []
-  private var committing = false
-  /// The size and duration of the last batch committed.
-  private var lastBatch = 0
-  private var lastCommit: Duration = .zero
+  /// Its waiters are woken when a write arrives and when a batch is
+  /// committed, and by nothing else.
+  private let state = Guarded(State())
+
+  private struct State {
+    var waiting: [Ticket] = []
+    var committing = false
+    /// The size and duration of the last batch committed.
+    var lastBatch = 0
+    var lastCommit: Duration = .zero
+  }
 
   init(batchLimit: Int) {
     self.batchLimit = batchLimit
-    // pthread objects must not move: memory of their own.
-    mutex = .allocate(capacity: 1)
-    pthread_mutex_init(mutex, nil)
-    changed = .allocate(capacity: 1)
-    var attributes = pthread_condattr_t()
-    pthread_condattr_init(&attributes)
-    pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
-    pthread_cond_init(changed, &attributes)
-    pthread_condattr_destroy(&attributes)
-  }
-
-  deinit {
-    pthread_cond_destroy(changed)
-    changed.deallocate()
-    pthread_mutex_destroy(mutex)
-    mutex.deallocate()
   }
 
   /// Queues `work` and returns its outcome once committed. `commit` is
@@ -62,22 +45,30 @@ final class CommitQueue<Work, Result>: @unchecked Sendable {  // its state is re
   /// result; what it throws becomes the result of those it left without.
   func submit(_ work: Work, commit: ([Ticket]) throws -> Void) throws -> Result {
     let ticket = Ticket(work)
-    pthread_mutex_lock(mutex)
-    waiting.append(ticket)
-    pthread_cond_broadcast(changed)
+    state.update { $0.waiting.append(ticket) }
     var waited = false
-    while ticket.result == nil {
-      guard !committing else {
-        waited = true
-        pthread_cond_wait(changed, mutex)
-        continue
-      }
-      // Nothing in flight: this thread commits what waits, itself first among them.
-      committing = true
-      if waited || waiting.count > 1 { gatherReturningWriters() }
-      let batch = Array(waiting.prefix(batchLimit))
-      waiting.removeFirst(batch.count)
-      pthread_mutex_unlock(mutex)
+    while true {
+      // Until this write has its outcome, or nothing is in flight: then
+      // this thread commits what waits, itself first among them.
+      let gathering: (writers: Int, patience: Duration)? = state.wait(
+        until: { state in
+          if ticket.result != nil || !state.committing { return true }
+          waited = true
+          return false
+        }, wakingOthers: false,
+        then: { state, _ in
+          guard ticket.result == nil else { return nil }
+          state.committing = true
+          return waited || state.waiting.count > 1 ? returningWriters(state) : (0, .zero)
+        })
+      guard let gathering else { break }
+      let batch = state.wait(
+        until: { $0.waiting.count >= gathering.writers }, deadline: .after(gathering.patience), wakingOthers: false,
+        then: { state, _ in
+          let batch = Array(state.waiting.prefix(batchLimit))
+          state.waiting.removeFirst(batch.count)
+          return batch
+        })
       let started = ContinuousClock.now
       do {
         try commit(batch)
@@ -85,32 +76,22 @@ final class CommitQueue<Work, Result>: @unchecked Sendable {  // its state is re
         for left in batch where left.result == nil { left.result = .failure(error) }
       }
       let took = ContinuousClock.now - started
-      pthread_mutex_lock(mutex)
-      lastBatch = batch.count
-      lastCommit = took
-      committing = false
-      pthread_cond_broadcast(changed)
+      state.update { state in
+        state.lastBatch = batch.count
+        state.lastCommit = took
+        state.committing = false
+      }
     }
-    pthread_mutex_unlock(mutex)
     return try ticket.result!.get()
   }
 
   /// With others about (this write, or others, waited for the last
-  /// commit), waits a moment for the writers of the last batch to come
-  /// back, so that the next batch takes them too. Called with `mutex` held.
-  private func gatherReturningWriters() {
-    let expected = min(waiting.count + lastBatch, batchLimit)
-    guard waiting.count < expected else { return }
-    let patience = min(lastCommit / 2, .milliseconds(2))
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    let (seconds, attoseconds) = patience.components
-    var nanoseconds = Int(now.tv_nsec) + Int(attoseconds / 1_000_000_000)
-    var deadline = timespec(tv_sec: now.tv_sec + Int(seconds) + nanoseconds / 1_000_000_000, tv_nsec: 0)
-    nanoseconds %= 1_000_000_000
-    deadline.tv_nsec = nanoseconds
-    while waiting.count < expected {
-      if pthread_cond_timedwait(changed, mutex, &deadline) == ETIMEDOUT { break }
-    }
+  /// commit), how many writers the next batch waits a moment for — the
+  /// writers of the last batch, about to come back — and how long: at most
+  /// half the last commit's time, at most 2 ms. None when as many wait.
+  private func returningWriters(_ state: State) -> (writers: Int, patience: Duration) {
+    let expected = min(state.waiting.count + state.lastBatch, batchLimit)
+    guard state.waiting.count < expected else { return (0, .zero) }
+    return (expected, min(state.lastCommit / 2, .milliseconds(2)))
   }
 }

@@ -1,3 +1,5 @@
+import Msglog
+
 /// At most `count` callers at once run a costly piece of work; the others
 /// wait their turn.
 final class Permits: Sendable {

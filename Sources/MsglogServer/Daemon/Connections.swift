@@ -1,3 +1,4 @@
+import Msglog
 import Synchronization
 
 #if canImport(Glibc)

@@ -57,9 +57,12 @@ package final class Guarded<Value>: @unchecked Sendable {
 
   /// Waits until `ready` holds or `deadline` (a `Deadline`, nil: none)
   /// passes, then runs `body` with the value, still under the lock, and
-  /// wakes the other waiters when `body` changed something.
+  /// then wakes the other waiters (they check their own condition again),
+  /// unless `wakingOthers` is false: for a `body` that changes nothing
+  /// another waiter waits for, where waking them all would be wasted.
   package func wait<R>(
-    until ready: (Value) -> Bool, deadline: Deadline? = nil, then body: (inout Value, _ ready: Bool) throws -> R
+    until ready: (Value) -> Bool, deadline: Deadline? = nil, wakingOthers: Bool = true,
+    then body: (inout Value, _ ready: Bool) throws -> R
   ) rethrows -> R {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
@@ -76,7 +79,7 @@ package final class Guarded<Value>: @unchecked Sendable {
       isReady = ready(value)
     }
     let result = try body(&value, isReady)
-    pthread_cond_broadcast(changed)
+    if wakingOthers { pthread_cond_broadcast(changed) }
     return result
   }
 }
@@ -93,6 +96,12 @@ package struct Deadline: Sendable, Comparable {
 
   package static func after(seconds: Double) -> Deadline {
     Deadline(nanoseconds: now().nanoseconds + UInt64(max(seconds, 0) * 1e9))
+  }
+
+  package static func after(_ duration: Duration) -> Deadline {
+    let (seconds, attoseconds) = max(duration, .zero).components
+    let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    return Deadline(nanoseconds: now().nanoseconds + nanoseconds)
   }
 
   package var hasPassed: Bool { self <= .now() }
