@@ -134,7 +134,12 @@ import Testing
   ]
 
   @Test(arguments: cases, Store.allCases) func refusedAndNothingChanges(_ c: Case, _ store: Store) throws {
-    let s = Self.seeded(store)
+    Self.expectRefused(c, on: Self.seeded(store))
+  }
+
+  /// `c` run on `s` exits with its code and message, prints nothing on
+  /// stdout, and leaves the database byte for byte as it was.
+  static func expectRefused(_ c: Case, on s: Sandbox) {
     let exportBefore = s.export()
     let contentsBefore = s.contents()
     let r = s.run(c.args, stdin: Data(c.stdin))

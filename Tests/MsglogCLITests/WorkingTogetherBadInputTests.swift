@@ -9,19 +9,16 @@ import Testing
 @Suite struct WorkingTogetherBadInputTests {
   typealias Case = BadInputTests.Case
 
-  static let live = "0000aaaa-0000-4000-8000-000000000001"
-  static let twin = "0000aaaa-0000-4000-8000-000000000002"
-  static let removed = "0000bbbb-0000-4000-8000-000000000003"
-  static let elsewhere = "0000cccc-0000-4000-8000-000000000004"
+  static let live = BadInputTests.live
+  static let twin = BadInputTests.twin
+  static let removed = BadInputTests.removed
+  static let elsewhere = BadInputTests.elsewhere
 
-  /// Seqs: 1 live, 2 twin, 3 removed (main), 4 elsewhere (other), 5 the
-  /// remove of `removed`, 6 an edit of `live`, 7 its undo. Main is at version 6.
+  /// BadInputTests' database, then an edit of `live` and its undo. Seqs: 1
+  /// live, 2 twin, 3 removed (main), 4 elsewhere (other), 5 the remove of
+  /// `removed`, 6 an edit of `live`, 7 its undo. Main is at version 6.
   static func seeded(_ store: Store) -> Sandbox {
-    let s = Sandbox(store)
-    for (id, stream) in [(live, "main"), (twin, "main"), (removed, "main"), (elsewhere, "other")] {
-      #expect(s.run(["append", "--id", id, "--stream", stream, "text of \(id.prefix(8))"]).code == 0)
-    }
-    #expect(s.run(["remove", removed]).code == 0)
+    let s = BadInputTests.seeded(store)
     #expect(s.run(["edit", live, "edited"]).code == 0)
     #expect(s.run(["undo"]).code == 0)
     return s
@@ -133,15 +130,7 @@ import Testing
   ]
 
   @Test(arguments: cases, Store.allCases) func refusedAndNothingChanges(_ c: Case, _ store: Store) throws {
-    let s = Self.seeded(store)
-    let exportBefore = s.export()
-    let contentsBefore = s.contents()
-    let r = s.run(c.args, stdin: Data(c.stdin))
-    #expect(r.code == c.code, "\(r)")
-    #expect(r.stderr.hasPrefix("msglog: " + c.message), "\(r)")
-    #expect(r.stdout.isEmpty, "\(r)")
-    #expect(s.contents() == contentsBefore, "the database changed")
-    #expect(s.export() == exportBefore)
+    BadInputTests.expectRefused(c, on: Self.seeded(store))
   }
 
   /// The new writes on a database that does not exist: refused, and nothing is created.
