@@ -68,6 +68,9 @@ let package = Package(
     .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore", "Msglog", "MsglogWire", "MsglogTestSupport"]),
     // The library's door as an app uses it, on `EventLog.inMemory()` and each store.
     .testTarget(name: "MsglogLibraryTests", dependencies: ["Msglog", "MsglogTestSupport"]),
+    // Replicas and sync (docs/SYNC.md): the library's replica and remote, in
+    // process and over HTTP, and the fault-injecting simulation.
+    .testTarget(name: "MsglogSyncTests", dependencies: ["Msglog", "MsglogTestSupport"]),
     .testTarget(name: "MsglogLMDBTests", dependencies: ["MsglogLMDB", "Msglog", "MsglogTestSupport"]),
     // The PostgreSQL store, on the throwaway cluster scripts/test starts.
     .testTarget(name: "MsglogPostgresTests", dependencies: ["Msglog", "MsglogLoopback", "MsglogTestSupport"]),

@@ -162,6 +162,9 @@ extension EventLog {
   ) throws -> [Outcome?] {
     guard !requests.isEmpty else { return [] }
     if rebase, expectVersion == nil { throw MsglogError.invalidInput(.rebaseWithoutVersion) }
+    if try replicaState() != nil {
+      return try performPending(requests, expectVersion: expectVersion, rebase: rebase, lineNumbers: lineNumbers)
+    }
     let work = PendingWrite(requests: requests, expectVersion: expectVersion, rebase: rebase)
     guard requests.count <= Self.groupedRequests, lineNumbers == nil, progress == nil else {
       return try performAlone(work, lineNumbers: lineNumbers, progress: progress)
@@ -300,7 +303,7 @@ extension EventLog {
       }
     }
     let (requests, lineNumbers) = try parsed.get()
-    if let bulk = try bulkImport(requests, progress: progress) { return bulk }
+    if try replicaState() == nil, let bulk = try bulkImport(requests, progress: progress) { return bulk }
     let outcomes = try perform(requests, lineNumbers: lineNumbers, progress: progress)
     let appended = outcomes.compactMap { $0 }
     // Nothing appended (no lines, or only moves onto themselves): the head is where it was.

@@ -1,4 +1,5 @@
 import MsglogLMDB
+import Synchronization
 import MsglogPostgres
 
 /// An event log of ordered message lists: the one object an app, the
@@ -77,6 +78,9 @@ public final class EventLog: Sendable {
   package let store: any EventStore
   /// Writes from this process's threads, committed together.
   let commits = CommitQueue<PendingWrite, [Outcome?]>(batchLimit: 256)
+  /// Whether the log is a replica, once a read or write has seen (a log
+  /// never becomes one in place, nor stops being one).
+  let replicaKnown = Mutex<Bool?>(nil)
 
   /// Opens the log at `location`: a directory path for LMDB (created by the
   /// first write if missing), or a PostgreSQL URL —
@@ -132,7 +136,7 @@ public final class EventLog: Sendable {
   ///   after a commit raced it.
   public func read<R>(_ body: (borrowing LogSnapshot) throws -> R) throws -> R {
     do {
-      return try store.read { reader in try body(LogSnapshot(reader: reader)) }
+      return try store.read { reader in try withSnapshot(of: reader, body) }
     } catch {
       throw MsglogError(storeFailure: error) ?? error
     }
@@ -142,7 +146,7 @@ public final class EventLog: Sendable {
   /// throw nothing of their own: every error is a `MsglogError`.
   func reading<R>(_ body: (borrowing LogSnapshot) throws -> R) throws(MsglogError) -> R {
     do {
-      return try store.read { reader in try body(LogSnapshot(reader: reader)) }
+      return try store.read { reader in try withSnapshot(of: reader, body) }
     } catch {
       throw MsglogError(anyStoreFailure: error)
     }

@@ -6,13 +6,53 @@
 ///
 /// Errors are `MsglogError`s; the methods that take a closure also pass on
 /// what the closure throws.
+///
+/// In a replica the snapshot is of the local view (docs/SYNC.md): its
+/// events with its pending changes on top. `headSeq`, `forEachEvent`,
+/// `replay(_:at:)` with a seq and `verify` are of its events only; the
+/// current items, the streams and a full replay are the local view's, an
+/// item whose latest change is pending marked `pending` (seq 0 for a
+/// pending insert); a seq equal to the replica's head stands for the local
+/// view in `diff`.
 public struct LogSnapshot: ~Copyable {
+  /// What the snapshot shows: the log, or a replica's local view.
   let reader: any LogReader
+  /// The log's own events and tables (the same as `reader` but in a replica).
+  let base: any LogReader
+  let view: LocalView?
 
-  init(reader: any LogReader) { self.reader = reader }
+  init(reader: any LogReader) {
+    self.reader = reader
+    self.base = reader
+    self.view = nil
+  }
+
+  init(localView view: LocalView, base: any LogReader) {
+    self.reader = view.overlay
+    self.base = base
+    self.view = view
+  }
 
   /// Seq of the last event (0 for an empty log).
-  public func headSeq() throws -> UInt64 { try translated { try reader.headSeq() } }
+  public func headSeq() throws -> UInt64 { try translated { try base.headSeq() } }
+
+  /// The local view's mark on an item read through it.
+  private static func marked(_ item: Item, in view: LocalView?) -> Item {
+    guard let view, view.pendingItems.contains(item.id) else { return item }
+    var item = item
+    item.pending = true
+    if item.seq > view.baseHead { item.seq = 0 }
+    return item
+  }
+
+  /// The local view's counters: the replica's last event, the view's version.
+  private static func located(_ contents: StreamContents, in view: LocalView?) -> StreamContents {
+    guard let view else { return contents }
+    var contents = contents
+    contents.seq = view.baseHead
+    contents.items = contents.items.map { marked($0, in: view) }
+    return contents
+  }
 
   /// Every stream with its counters, in bytewise order of the names.
   public func streams() throws -> [StreamCounters] {
@@ -30,25 +70,35 @@ public struct LogSnapshot: ~Copyable {
     of stream: StreamName, header: (StreamContents, Int) throws -> Void = { _, _ in },
     _ body: (Int, Item) throws -> Void
   ) throws {
-    try passingOn { try CurrentView.forEachItem(of: stream, in: reader, header: header, body) }
+    let view = self.view
+    try passingOn {
+      try CurrentView.forEachItem(
+        of: stream, in: reader, header: { contents, count in try header(Self.located(contents, in: view), count) },
+        { index, item in try body(index, Self.marked(item, in: view)) })
+    }
   }
 
   /// The stream's current items.
   public func items(of stream: StreamName) throws -> StreamContents {
-    try translated { try CurrentView.stream(stream, in: reader) }
+    try translated { Self.located(try CurrentView.stream(stream, in: reader), in: view) }
   }
 
   /// The stream rebuilt from the log as it was right after `seq`, or, with
   /// no seq, by a full replay up to the head.
   public func replay(_ stream: StreamName, at seq: UInt64? = nil) throws -> StreamContents {
-    try translated { try Replay.stream(stream, at: seq, in: reader) }
+    try translated {
+      guard let view else { return try Replay.stream(stream, at: seq, in: reader) }
+      guard let seq else { return Self.located(try Replay.stream(stream, at: nil, in: reader), in: view) }
+      guard seq <= view.baseHead else { throw MsglogError.seqBeyondHead(seq: seq, head: view.baseHead) }
+      return try Replay.stream(stream, at: seq, in: base)
+    }
   }
 
   /// The events from `seq` on, oldest first (only `stream`'s when given),
   /// until `body` returns false.
   public func forEachEvent(from seq: UInt64 = 1, stream: StreamName? = nil, _ body: (Event) throws -> Bool) throws {
     try passingOn {
-      try reader.forEachEvent(from: max(seq, 1)) { event in
+      try base.forEachEvent(from: max(seq, 1)) { event in
         if let stream, event.stream != stream { return true }
         return try body(event)
       }
@@ -57,16 +107,23 @@ public struct LogSnapshot: ~Copyable {
 
   /// The change set from the stream as of seq `a` to the stream as of seq `b`.
   public func diff(_ stream: StreamName, from a: UInt64, to b: UInt64) throws -> StreamDiff {
-    StreamDiff(from: try replay(stream, at: a), to: try replay(stream, at: b))
+    func side(_ seq: UInt64) throws -> StreamContents {
+      if let view, seq == view.baseHead { return try items(of: stream) }
+      return try replay(stream, at: seq)
+    }
+    return StreamDiff(from: try side(a), to: try side(b))
   }
 
   /// Checks every record, seq contiguity, the replay and every derived
   /// table, naming each problem once.
-  public func verify() throws -> VerifyReport { try translated { try Verifier.verify(reader) } }
+  public func verify() throws -> VerifyReport { try translated { try Verifier.verify(base) } }
 
   /// The store's own access, below the door: the benchmark's phase-by-phase
   /// diagnostics read through it.
-  package var storeReader: any LogReader { reader }
+  package var storeReader: any LogReader { base }
+
+  /// The replica's local view, when the snapshot is of one.
+  package var localView: LocalView? { view }
 
   private func translated<R>(_ body: () throws -> R) throws(MsglogError) -> R {
     do { return try body() } catch { throw MsglogError(anyStoreFailure: error) }

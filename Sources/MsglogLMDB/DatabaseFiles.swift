@@ -11,7 +11,7 @@ import MsglogCore
 /// fault (SIGBUS) on the first read past its end. So msglog looks first: an
 /// unreadable directory, an empty or truncated file, or one that is not LMDB
 /// at all is refused with a clear message, and nothing is created.
-enum DatabaseFiles {
+package enum DatabaseFiles {
   enum Contents: Equatable {
     /// Nothing at the path.
     case missing
@@ -29,6 +29,11 @@ enum DatabaseFiles {
   static func exists(_ path: String) -> Bool {
     var info = stat()
     return stat(path + "/data.mdb", &info) == 0
+  }
+
+  /// Whether `path` is a directory with nothing in it.
+  package static func isEmptyDirectory(_ path: String) -> Bool {
+    (try? probe(path, shown: path)) == .emptyDirectory
   }
 
   static func isDirectory(_ path: String) -> Bool {
@@ -127,7 +132,7 @@ enum DatabaseFiles {
   /// Removes a staging directory and the files LMDB made in it (no
   /// subdirectories): what is left after a refused first write, or nothing
   /// after a rename.
-  static func removeStaging(_ path: String) {
+  package static func removeStaging(_ path: String) {
     guard let directory = opendir(path) else { return }
     while let entry = readdir(directory) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
@@ -137,5 +142,43 @@ enum DatabaseFiles {
     }
     closedir(directory)
     rmdir(path)
+  }
+
+  /// Puts a database built in `staging` at `path`: renamed there when
+  /// nothing is, moved file by file into an empty directory (which keeps
+  /// its owner, mode and mount), refused for anything else. The new names
+  /// are synced before it returns.
+  package static func install(_ staging: String, at path: String) throws {
+    switch try probe(path, shown: path) {
+    case .missing:
+      guard rename(staging, path) == 0 else {
+        throw MsglogError.cannotCreate(location: path, reason: systemMessage(errno))
+      }
+      syncDirectory(parent(of: path))
+    case .emptyDirectory:
+      for name in ["data.mdb", "lock.mdb"] where rename(staging + "/" + name, path + "/" + name) != 0 {
+        if errno == ENOENT && name == "lock.mdb" { continue }
+        throw MsglogError.cannotCreate(location: path, reason: systemMessage(errno))
+      }
+      syncDirectory(path)
+      removeStaging(staging)
+    case .database:
+      throw MsglogError.cannotCreate(location: path, reason: "a database appeared there meanwhile")
+    }
+  }
+
+  /// The directory that holds `path`.
+  package static func parent(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    let parent = String(path[..<slash])
+    return parent.isEmpty ? "/" : parent
+  }
+
+  /// Makes the names in a directory durable.
+  static func syncDirectory(_ directory: String) {
+    let fd = open(directory, O_RDONLY | O_DIRECTORY)
+    guard fd >= 0 else { return }
+    fsync(fd)
+    close(fd)
   }
 }

@@ -30,10 +30,17 @@ package final class LMDBStore {
   /// record, so that an older msglog refuses the log instead of misreading
   /// it, while a log without them stays readable by it.
   static let format3Value = Array("msglog/3".utf8)
+  /// Format 3 with sync: records of record format 3 (events with their
+  /// origin) or sync's tables (a remote's replicas, a replica's own):
+  /// written by the transaction that writes the first of them.
+  static let format4Value = Array("msglog/4".utf8)
   /// Format 1 had the same events but derived rows without checksums and no
   /// summary; `verify --repair` rebuilds them in format 2.
   static let legacyFormatValue = Array("msglog/1".utf8)
   static let summaryKey = Array("summary".utf8)
+  /// The named databases an environment may open: the seven of the log and
+  /// sync's five (`LMDBStore+Sync`), with room to spare.
+  static let maxDatabases: UInt32 = 16
   /// A new database starts with a small map; it doubles whenever a write fills it.
   package static let initialMapSize = 1 << 20
 
@@ -45,6 +52,11 @@ package final class LMDBStore {
   let ids: Database
   let streamEvents: Database
   let checkpoints: Database
+
+  /// Sync's tables, once opened (`LMDBStore+Sync`).
+  let syncTables = Mutex<[String: Database]>([:])
+  /// The log has its id (checked, or given, by a write of this process).
+  let hasLogID = Mutex(false)
 
   /// Whether the derived tables are in this version's format (false: an
   /// older msglog wrote them; `verify --repair` rebuilds them).
@@ -107,12 +119,13 @@ package final class LMDBStore {
       let format = try txn.get(meta, LMDBStore.formatKey) { Array($0) }
       if isNew {
         try txn.put(meta, LMDBStore.formatKey, LMDBStore.formatValue)
+        try txn.put(meta, SyncRows.logKey, SyncRows.encodeLogID(.random()))
       } else if format != LMDBStore.formatValue && format != LMDBStore.format3Value
-        && format != LMDBStore.legacyFormatValue
+        && format != LMDBStore.format4Value && format != LMDBStore.legacyFormatValue
       {
         let found = format.map { String(decoding: $0, as: UTF8.self) } ?? "none"
-        if found.hasPrefix("msglog/"), let n = Int(found.dropFirst(7)), n > 3 {
-          throw MsglogError.newerFormat(location: shown, found: found, known: "msglog/3")
+        if found.hasPrefix("msglog/"), let n = Int(found.dropFirst(7)), n > 4 {
+          throw MsglogError.newerFormat(location: shown, found: found, known: "msglog/4")
         }
         throw MsglogError.notAMsglogDatabase(location: shown, reason: "format: \(TerminalText.quoted(found))")
       }
@@ -137,12 +150,13 @@ package final class LMDBStore {
   ) throws -> Environment {
     do {
       return try Environment(
-        path: path, readOnly: !writer, maxDatabases: 8, mapSize: initialMapSize, assertionHandler: assertionHandler)
+        path: path, readOnly: !writer, maxDatabases: maxDatabases, mapSize: initialMapSize,
+        assertionHandler: assertionHandler)
     } catch let error as LMDBError where [EACCES, EPERM, EROFS].contains(error.code) {
       if writer { throw MsglogError.readOnly(location: shown, reason: systemMessage(error.code)) }
       do {
         return try Environment(
-          path: path, readOnly: true, lockless: true, maxDatabases: 8, mapSize: initialMapSize,
+          path: path, readOnly: true, lockless: true, maxDatabases: maxDatabases, mapSize: initialMapSize,
           assertionHandler: assertionHandler)
       } catch let error as LMDBError {
         throw MsglogError.cannotRead(location: shown, reason: error.userMessage)
@@ -186,13 +200,17 @@ package final class LMDBStore {
 
   package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     var rebuilt = false
+    var opened: [String: Database] = [:]
     let result = try environment.write(reserving: bytes) { txn in
       let access = Access(store: self, txn: txn)
       let result = try body(access)
+      try access.giveLogAnID()
       rebuilt = access.rebuiltInFormat
+      opened = access.openedTables
       return result
     }
     if rebuilt { formatIsCurrent.withLock { $0 = true } }
+    adopt(opened)
     return result
   }
 
@@ -204,6 +222,10 @@ package final class LMDBStore {
     var rebuiltInFormat = false
     /// `meta` says `msglog/3` (checked, or written, in this transaction).
     var saysFormat3 = false
+    /// `meta` says `msglog/4` (checked, or written, in this transaction).
+    var saysFormat4 = false
+    /// Sync's tables this transaction opened (valid for others once it commits).
+    var openedTables: [String: Database] = [:]
 
     init(store: LMDBStore, txn: Transaction) {
       self.store = store
@@ -381,8 +403,13 @@ package final class LMDBStore {
       // MDB_APPEND: the key is past every other, so LMDB skips the search
       // and fills pages completely; it refuses a key out of order.
       try txn.put(store.events, Key.seq(event.seq), record, flags: UInt32(MDB_APPEND))
-      if record.first == EventRecord.formatVersion2, !saysFormat3 {
-        if try txn.get(store.meta, LMDBStore.formatKey, { Array($0) }) != LMDBStore.format3Value {
+      if record.first == EventRecord.formatVersion3 {
+        try marksFormat4()
+      } else if record.first == EventRecord.formatVersion2, !saysFormat3, !saysFormat4 {
+        let format = try txn.get(store.meta, LMDBStore.formatKey, { Array($0) })
+        if format == LMDBStore.format4Value {
+          saysFormat4 = true
+        } else if format != LMDBStore.format3Value {
           try txn.put(store.meta, LMDBStore.formatKey, LMDBStore.format3Value)
         }
         saysFormat3 = true

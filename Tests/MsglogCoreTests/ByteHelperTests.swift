@@ -1,4 +1,5 @@
 import Foundation
+import Msglog
 import MsglogTestSupport
 import MsglogWire
 import Testing

@@ -12,6 +12,16 @@ package enum DerivedRows {
     case ids = 3
     case checkpoints = 4
     case summary = 5
+    // Sync's tables (`SyncRows`): a log's id and, as a remote, its
+    // replicas' progress; a replica's own state, pending changes, the
+    // outcomes it learned and the refusals it keeps.
+    case log = 6
+    case replicas = 7
+    case syncOutcomes = 8
+    case replica = 9
+    case pending = 10
+    case learned = 11
+    case refused = 12
 
     package var description: String {
       switch self {
@@ -20,6 +30,13 @@ package enum DerivedRows {
       case .ids: return "ids"
       case .checkpoints: return "checkpoints"
       case .summary: return "summary"
+      case .log: return "meta (log)"
+      case .replicas: return "replicas"
+      case .syncOutcomes: return "sync-outcomes"
+      case .replica: return "meta (replica)"
+      case .pending: return "pending"
+      case .learned: return "outcomes"
+      case .refused: return "refused"
       }
     }
   }
@@ -233,6 +250,26 @@ package enum DerivedRows {
       guard remaining >= 16 else { throw DerivedDamage(table, "\(what) is truncated") }
       defer { offset += 16 }
       return ItemID(bytes: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 16)]))
+    }
+
+    mutating func take(_ n: Int) throws(DerivedDamage) -> UnsafeRawBufferPointer {
+      guard n >= 0, n <= remaining else { throw DerivedDamage(table, "\(what) is truncated") }
+      defer { offset += n }
+      return UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)])
+    }
+
+    mutating func text() throws(DerivedDamage) -> String {
+      let raw = try take(Int(try u32()))
+      guard let text = String(validating: raw, as: UTF8.self) else {
+        throw DerivedDamage(table, "\(what) holds text that is not UTF-8")
+      }
+      return text
+    }
+
+    /// What is left, as bytes.
+    mutating func rest() -> [UInt8] {
+      defer { offset = bytes.count }
+      return Array(bytes[offset...])
     }
 
     func end() throws(DerivedDamage) {

@@ -24,15 +24,22 @@
 ///                replaces, u64 seq of its insert, then sender and text as
 ///                an insert's (the sender is who edited)
 ///       restore: u64 index, u64 seq of the text record it comes back with
-///     format 2: u64 seq of the event it undoes (0: none)
+///     format 2 and 3: u64 seq of the event it undoes (0: none)
+///     format 3: the origin — 16B replica id, u64 change, i64 made (ms)
 ///     last 4 bytes: u32 CRC-32C of every preceding byte
 ///
 /// A log without edits, restores and undos is all format 1, byte for byte
-/// what msglog wrote before they existed.
+/// what msglog wrote before they existed; format 3 is for the events a
+/// replica's changes became (sync), and only for them.
 package enum EventRecord {
   package static let formatVersion: UInt8 = 1
   /// The format of the records of working together (edit, restore, `undoes`).
   package static let formatVersion2: UInt8 = 2
+  /// The format of the events made from a replica's changes: format 2 and
+  /// their origin.
+  package static let formatVersion3: UInt8 = 3
+  /// The bytes of format 3 after the op's fields: `undoes`, then the origin.
+  static let format3Tail = 8 + 16 + 8 + 8
   static let opInsert: UInt8 = 1
   static let opRemove: UInt8 = 2
   static let opMove: UInt8 = 3
@@ -51,6 +58,8 @@ package enum EventRecord {
     case invalidFlag(UInt8)
     /// A format 2 record of an event that format 1 holds (it undoes nothing).
     case needlessFormat
+    /// A format 3 record whose origin is not one (change 0).
+    case invalidOrigin
 
     package var description: String {
       switch self {
@@ -63,12 +72,14 @@ package enum EventRecord {
       case .trailingBytes(let n): return "\(n) unexpected bytes after the fields"
       case .invalidFlag(let f): return "invalid sender flag \(f)"
       case .needlessFormat: return "record format 2 for an event that undoes nothing"
+      case .invalidOrigin: return "record format 3 with change number 0"
       }
     }
   }
 
   /// The record format `event` is written in.
   package static func format(of event: Event) -> UInt8 {
+    if event.origin != nil { return formatVersion3 }
     switch event.op {
     case .edit, .restore: return formatVersion2
     case .insert, .remove, .move: return event.undoes == nil ? formatVersion : formatVersion2
@@ -125,7 +136,12 @@ package enum EventRecord {
       out.appendBigEndian(index)
       out.appendBigEndian(textSeq)
     }
-    if format == formatVersion2 { out.appendBigEndian(event.undoes ?? 0) }
+    if format >= formatVersion2 { out.appendBigEndian(event.undoes ?? 0) }
+    if let origin = event.origin {
+      out.append(contentsOf: origin.replica.bytes)
+      out.appendBigEndian(origin.change)
+      out.appendBigEndian(UInt64(bitPattern: origin.made.milliseconds))
+    }
     out.appendBigEndian(CRC32C.checksum(out))
     return out
   }
@@ -143,7 +159,7 @@ package enum EventRecord {
   package static func decode(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Event {
     var reader = try fields(of: bytes, verifyingChecksum: verifyingChecksum)
     let format = try reader.u8()
-    guard format == formatVersion || format == formatVersion2 else { throw .unknownFormatVersion(format) }
+    guard isKnown(format) else { throw .unknownFormatVersion(format) }
     let opCode = try reader.u8()
     let seq = try reader.u64()
     let streamVersion = try reader.u64()
@@ -151,8 +167,9 @@ package enum EventRecord {
     let id = try reader.uuid()
     let streamLength = Int(try reader.u16())
     let stream = StreamName(try reader.string(streamLength, field: "stream name"))
-    // Format 2 ends with the seq it undoes: the op's fields end before it.
-    if format == formatVersion2 { try reader.reserveTail(8) }
+    // Format 2 ends with the seq it undoes, format 3 with that and the
+    // origin: the op's fields end before them.
+    if format >= formatVersion2 { try reader.reserveTail(tail(of: format)) }
     let op: Event.Op
     switch opCode {
     case opInsert:
@@ -165,13 +182,13 @@ package enum EventRecord {
       let from = try reader.u64()
       let to = try reader.u64()
       op = .move(id: id, from: from, to: to)
-    case opEdit where format == formatVersion2:
+    case opEdit where format >= formatVersion2:
       let index = try reader.u64()
       let replaces = try reader.u64()
       let inserted = try reader.u64()
       let (sender, text) = try reader.insertBody()
       op = .edit(id: id, text: text, sender: sender, index: index, replaces: replaces, inserted: inserted)
-    case opRestore where format == formatVersion2:
+    case opRestore where format >= formatVersion2:
       let index = try reader.u64()
       op = .restore(id: id, index: index, textSeq: try reader.u64())
     default:
@@ -179,12 +196,20 @@ package enum EventRecord {
     }
     guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
     var undoes: UInt64? = nil
-    if format == formatVersion2 {
+    var origin: Origin? = nil
+    if format >= formatVersion2 {
       reader.releaseTail()
       let seq = try reader.u64()
       undoes = seq == 0 ? nil : seq
     }
-    let event = Event(seq: seq, stream: stream, version: streamVersion, time: time, op: op, undoes: undoes)
+    if format == formatVersion3 {
+      let replica = try reader.uuid()
+      let change = try reader.u64()
+      guard change > 0 else { throw .invalidOrigin }
+      origin = Origin(replica: replica, change: change, made: Timestamp(milliseconds: Int64(bitPattern: try reader.u64())))
+    }
+    let event = Event(
+      seq: seq, stream: stream, version: streamVersion, time: time, op: op, undoes: undoes, origin: origin)
     // One event, one record: format 2 only where format 1 cannot hold it.
     guard self.format(of: event) == format else { throw .needlessFormat }
     return event
@@ -199,6 +224,14 @@ package enum EventRecord {
 }
 
 extension EventRecord {
+  /// Whether this msglog reads records of `format`.
+  @inline(__always)
+  static func isKnown(_ format: UInt8) -> Bool { format >= formatVersion && format <= formatVersion3 }
+
+  /// The bytes after the op's fields in a record of `format` (2 or 3).
+  @inline(__always)
+  static func tail(of format: UInt8) -> Int { format == formatVersion3 ? format3Tail : 8 }
+
   /// A reader over the record's fields, after checking its length and, unless
   /// the caller has just checked these very bytes, its checksum.
   static func fields(of bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> ByteReader {
@@ -255,15 +288,15 @@ extension EventRecord {
   {
     var reader = try fields(of: bytes, verifyingChecksum: verifyingChecksum)
     let format = try reader.u8()
-    guard format == formatVersion || format == formatVersion2 else { throw .unknownFormatVersion(format) }
+    guard isKnown(format) else { throw .unknownFormatVersion(format) }
     let op = try reader.u8()
-    guard op == opInsert || (op == opEdit && format == formatVersion2) else { throw .unknownOp(op) }
+    guard op == opInsert || (op == opEdit && format >= formatVersion2) else { throw .unknownOp(op) }
     let seq = try reader.u64()
     _ = try reader.u64()
     let time = Timestamp(milliseconds: Int64(bitPattern: try reader.u64()))
     let id = try reader.uuid()
     _ = try reader.take(Int(try reader.u16()))
-    if format == formatVersion2 { try reader.reserveTail(8) }
+    if format >= formatVersion2 { try reader.reserveTail(tail(of: format)) }
     if op == opInsert {
       _ = try reader.u64()
       let (sender, text) = try reader.insertBody()
@@ -309,7 +342,7 @@ extension EventRecord {
     let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<(n - 4)]))
     guard stored == computed else { throw .checksumMismatch(stored: stored, computed: computed) }
     let format = bytes[0]
-    guard format == formatVersion || format == formatVersion2 else { throw .unknownFormatVersion(format) }
+    guard isKnown(format) else { throw .unknownFormatVersion(format) }
     let nameLength = Int(bytes.loadBigEndian(fromByteOffset: 42, as: UInt16.self))
     guard headerSize + nameLength + 4 <= n else { throw .truncated }
     return nameLength
@@ -328,10 +361,14 @@ extension EventRecord {
     var payload = n - 4 - p
     var undoes: UInt64 = 0
     let format = bytes[0]
-    if format == formatVersion2 {
-      guard payload >= 8 else { throw .truncated }
-      payload -= 8
-      undoes = bytes.loadBigEndian(fromByteOffset: n - 12, as: UInt64.self)
+    if format >= formatVersion2 {
+      let tail = tail(of: format)
+      guard payload >= tail else { throw .truncated }
+      payload -= tail
+      undoes = bytes.loadBigEndian(fromByteOffset: n - 4 - tail, as: UInt64.self)
+      if format == formatVersion3, bytes.loadBigEndian(fromByteOffset: n - 20, as: UInt64.self) == 0 {
+        throw .invalidOrigin
+      }
     }
     func exactly(_ size: Int) throws(DecodeError) {
       guard payload == size else { throw payload < size ? .truncated : .trailingBytes(payload - size) }
@@ -349,12 +386,12 @@ extension EventRecord {
       change = .move(
         from: bytes.loadBigEndian(fromByteOffset: p, as: UInt64.self),
         to: bytes.loadBigEndian(fromByteOffset: p + 8, as: UInt64.self))
-    case opEdit where format == formatVersion2:
+    case opEdit where format >= formatVersion2:
       guard payload >= 29 else { throw .truncated }
       change = .edit(
         index: bytes.loadBigEndian(fromByteOffset: p, as: UInt64.self),
         replaces: bytes.loadBigEndian(fromByteOffset: p + 8, as: UInt64.self))
-    case opRestore where format == formatVersion2:
+    case opRestore where format >= formatVersion2:
       try exactly(16)
       change = .restore(
         index: bytes.loadBigEndian(fromByteOffset: p, as: UInt64.self),

@@ -90,6 +90,25 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// Any other failure of the store, in words.
   case storage(String)
 
+  // MARK: Replicas and sync
+
+  /// An undo of a replica's earlier change that appended nothing (it was
+  /// refused, or changed nothing): there is no event of it to undo.
+  case changeAppendedNothing(change: UInt64)
+  /// A replica's change arrived before the ones before it were done.
+  case changeOutOfOrder(change: UInt64, done: UInt64)
+  /// Sync and status need a replica; this log is not one.
+  case notAReplica(location: String)
+  /// The replica and the remote are not copies of one log (another log, or
+  /// the remote restored from an older copy): nothing was changed.
+  case anotherLog(remote: String, reason: String)
+  /// The remote and this msglog cannot sync: their versions differ.
+  case incompatibleRemote(remote: String, reason: String)
+  /// Another sync of this replica is running.
+  case syncRunning(location: String)
+  /// A clone cannot be made: the place is taken, or the remote cannot be cloned yet.
+  case cannotClone(location: String, reason: String)
+
   // MARK: Batches
 
   /// The error of one line of an import.
@@ -130,12 +149,14 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       .eventInAnotherStream, .noRemovedPrefixMatch:
       return .notFound
     case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .itemMismatch, .itemRemoved,
-      .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo:
+      .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo,
+      .changeAppendedNothing, .changeOutOfOrder, .notAReplica, .syncRunning, .cannotClone:
       return .refused
     case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
       return .damaged
     case .readOnly, .permissionDenied: return .forbidden
-    case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat: return .incompatible
+    case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .anotherLog, .incompatibleRemote:
+      return .incompatible
     case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .storage, .cannotReadInput, .cannotConnect,
       .connectionLost:
       return .unavailable
@@ -210,6 +231,15 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .newerFormat(let location, let found, let known):
       return "\(location) was written by a newer msglog (format \(found); this one knows \(known))"
     case .storage(let text): return text
+    case .changeAppendedNothing(let change):
+      return "change \(change) of this replica appended nothing (it was refused or changed nothing): there is nothing of it to undo"
+    case .changeOutOfOrder(let change, let done):
+      return "change \(change) came out of order: changes up to \(done) are done, so the next is \(done + 1)"
+    case .notAReplica(let location): return "\(location) is not a replica"
+    case .anotherLog(let remote, let reason): return "\(remote) is not the log this replica was cloned from: \(reason)"
+    case .incompatibleRemote(let remote, let reason): return "cannot sync with \(remote): \(reason)"
+    case .syncRunning(let location): return "another sync of \(location) is running"
+    case .cannotClone(let location, let reason): return "cannot clone into \(location): \(reason)"
     case .line(let number, let inner): return "line \(number): \(inner)"
     case .cannotReadInput(let text): return text
     }

@@ -56,12 +56,18 @@ extension LedgerSession {
   /// item before it, in the list as it was just before the remove at
   /// `removeSeq`, that is still live.
   func predecessorIndex(ofRemove removeSeq: UInt64, in state: inout StreamState) throws -> Int {
+    place(after: try predecessor(ofRemove: removeSeq, in: &state))
+  }
+
+  /// The item a removed item follows by the predecessor rule (see
+  /// `predecessorIndex`): its id and index now; nil when none is live.
+  func predecessor(ofRemove removeSeq: UInt64, in state: inout StreamState) throws -> (id: ItemID, index: Int)? {
     let remove = try positionalEvent(at: removeSeq, of: state)
     guard case .remove(let index) = remove.change else {
       throw MsglogError.derivedDamage(DerivedDamage(.ids, "seq \(removeSeq) is not the remove the id index says"))
     }
     let later = try events(after: remove.version - 1, of: state)
-    return place(after: try anchor(among: (0..<Int(index)).reversed(), through: later, in: &state))
+    return try anchor(among: (0..<Int(index)).reversed(), through: later, in: &state)
   }
 
   /// The positional form of one event of the stream.

@@ -18,7 +18,7 @@ package final class LedgerSession {
     case rebuild
   }
 
-  let writer: any LogWriter
+  package let writer: any LogWriter
   let now: Timestamp
   let mode: Mode
   /// How many commands a long batch (an import, a rebuild) performs between
@@ -30,8 +30,8 @@ package final class LedgerSession {
   /// and at least as many as it had items, since its last one: checkpoints
   /// then add up to no more than the log itself.
   package let checkpointInterval: UInt64
-  private(set) var nextSeq: UInt64
-  private var streams: [StreamName: StreamState] = [:]
+  package private(set) var nextSeq: UInt64
+  var streams: [StreamName: StreamState] = [:]
   /// Id index rows changed by this session, not yet stored.
   var idEntries: [ItemID: IdEntry] = [:]
   /// Id index rows read from the store since the last `finish()` (nil: no
@@ -42,7 +42,10 @@ package final class LedgerSession {
   private var summary: RecordedCounts?
   /// How many writes this session has handed its writer: a mark can be
   /// returned to only while none were handed over since.
-  private var writesSent = 0
+  var writesSent = 0
+  /// The origin of the events the command being performed appends (a
+  /// replica's change), set for the length of one command.
+  var origin: Origin?
 
   struct StreamState {
     var head: StreamHead
@@ -97,6 +100,8 @@ package final class LedgerSession {
     var state = try takeState(of: request.stream)
     defer { streams[request.stream] = state }
     let undoes = request.undoes.map { Undoes(seq: $0, checked: false) }
+    origin = request.origin
+    defer { origin = nil }
     var outcome: Outcome?
     switch request.command {
     case .insert(var insert):
@@ -344,7 +349,7 @@ package final class LedgerSession {
     if let undoes, !undoes.checked { try checkUndoes(undoes.seq, by: op, in: &state) }
     let event = Event(
       seq: nextSeq, stream: state.head.stream, version: state.head.version + 1, time: time ?? now, op: op,
-      undoes: undoes?.seq)
+      undoes: undoes?.seq, origin: origin)
     writesSent += 1
     switch mode {
     case .append:

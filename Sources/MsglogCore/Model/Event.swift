@@ -12,14 +12,21 @@ public struct Event: Equatable, Sendable {
   /// undoes none. An event is undone while an event undoing it stands that
   /// is not itself undone.
   public var undoes: UInt64?
+  /// The replica change this event was made from; nil for an event written
+  /// on the log itself.
+  public var origin: Origin?
 
-  public init(seq: UInt64, stream: StreamName, version: UInt64, time: Timestamp, op: Op, undoes: UInt64? = nil) {
+  public init(
+    seq: UInt64, stream: StreamName, version: UInt64, time: Timestamp, op: Op, undoes: UInt64? = nil,
+    origin: Origin? = nil
+  ) {
     self.seq = seq
     self.stream = stream
     self.version = version
     self.time = time
     self.op = op
     self.undoes = undoes
+    self.origin = origin
   }
 
   /// What the event does to the stream's ordered array (the event table of docs/REFERENCE.md, "Concepts").

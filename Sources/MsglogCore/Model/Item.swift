@@ -10,13 +10,20 @@ public struct Item: Equatable, Sendable {
   public var seq: UInt64
   /// Time of the edit that gave it its text; nil while it was never edited.
   public var edited: Timestamp?
+  /// In a replica's local view: its latest change is a pending change, not
+  /// yet done by the remote (and, for a pending insert, `seq` is 0).
+  public var pending: Bool
 
-  public init(id: ItemID, text: String, sender: String?, time: Timestamp, seq: UInt64, edited: Timestamp? = nil) {
+  public init(
+    id: ItemID, text: String, sender: String?, time: Timestamp, seq: UInt64, edited: Timestamp? = nil,
+    pending: Bool = false
+  ) {
     self.id = id
     self.text = text
     self.sender = sender
     self.time = time
     self.seq = seq
     self.edited = edited
+    self.pending = pending
   }
 }

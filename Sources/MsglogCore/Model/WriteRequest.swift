@@ -29,11 +29,18 @@ public struct WriteRequest: Equatable, Sendable {
   /// (`import`, a rebuild): checked, not computed. The `undo` command
   /// computes its own.
   public var undoes: UInt64?
+  /// The replica change the event is made from, as an exported line says
+  /// (`import`, a rebuild, a replica adopting its remote's events); a
+  /// remote doing a replica's change sets its own (`LedgerSession+Sync`).
+  public var origin: Origin?
 
-  public init(stream: StreamName, command: Command, time: Timestamp? = nil, undoes: UInt64? = nil) {
+  public init(
+    stream: StreamName, command: Command, time: Timestamp? = nil, undoes: UInt64? = nil, origin: Origin? = nil
+  ) {
     self.stream = stream
     self.command = command
     self.time = time
     self.undoes = undoes
+    self.origin = origin
   }
 }

@@ -16,6 +16,8 @@ package final class MemoryStore: EventStore {
     package var streamEvents: [StreamName: [UInt64]] = [:]
     package var checkpoints: [StreamName: [Checkpoint]] = [:]
     package var summary: RecordedCounts? = nil
+    /// Sync's tables (`MemoryStore+Sync`).
+    package var sync = SyncTables()
   }
 
   private let committed = Mutex(State())

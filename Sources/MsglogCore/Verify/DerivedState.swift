@@ -124,29 +124,9 @@ package struct DerivedState {
     var expected: UInt64 = 1
     try writer.forEachEvent(from: 1) { event in
       let seq = event.seq
-      /// A recorded index as a position; past 2^63-1 no msglog wrote it.
-      func position(_ index: UInt64) throws(MsglogError) -> Int {
-        guard let position = Int(exactly: index) else {
-          throw .eventDoesNotFit(seq: seq, reason: "index \(index) is beyond any stream")
-        }
-        return position
-      }
       guard seq == expected else { throw MsglogError.corruptedLog("the log has a gap: seq \(expected) is missing") }
       expected += 1
-      let command: WriteRequest.Command
-      switch event.op {
-      case .insert(let id, let index, let text, let sender):
-        command = .insert(InsertRequest(index: try position(index), text: text, sender: sender, id: id))
-      case .remove(let id, _):
-        command = .remove(.id(id))
-      case .move(let id, let from, let to):
-        command = .move(from: try position(from), to: try position(to), id: id)
-      case .edit(let id, let text, let sender, _, _, _):
-        command = .edit(.id(id), text: text, sender: sender)
-      case .restore(let id, let index, _):
-        command = .restore(.id(id), index: try position(index))
-      }
-      let request = WriteRequest(stream: event.stream, command: command, time: event.time, undoes: event.undoes)
+      let request = try WriteRequest(recreating: event)
       guard try session.replay(request, recorded: event) != nil else {
         throw MsglogError.eventDoesNotFit(seq: seq, reason: "an event that changes nothing, which no msglog writes")
       }

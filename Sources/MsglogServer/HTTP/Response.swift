@@ -1,3 +1,4 @@
+import Msglog
 import MsglogWire
 
 /// What a route answers.

@@ -1,3 +1,5 @@
+import Msglog
+
 extension JSONWriter {
   /// The server's error body: `{"error":"MESSAGE"}`.
   package mutating func error(_ message: String) {

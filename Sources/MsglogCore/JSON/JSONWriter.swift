@@ -1,4 +1,3 @@
-import Msglog
 
 /// Writes JSON — objects, arrays, strings, numbers, booleans, null, nested
 /// to any depth up to 64 — as bytes into one buffer.

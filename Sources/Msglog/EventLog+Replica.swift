@@ -1,0 +1,71 @@
+/// A replica (docs/SYNC.md): reads see its local view, writes pend.
+extension EventLog {
+  /// Whether the log is a replica: its writes pend until `sync()`.
+  public var isReplica: Bool {
+    get throws { try replicaState() != nil }
+  }
+
+  /// The replica's state; nil for a log that is not a replica (or not there yet).
+  public func replicaState() throws -> ReplicaState? {
+    if replicaKnown.withLock({ $0 }) == false { return nil }
+    do {
+      return try store.read { reader in try replicaState(in: reader) }
+    } catch MsglogError.noDatabase {
+      return nil
+    } catch {
+      throw MsglogError(anyStoreFailure: error)
+    }
+  }
+
+  /// The replica state `reader` holds, caching that there is none.
+  func replicaState(in reader: any LogReader) throws -> ReplicaState? {
+    guard replicaKnown.withLock({ $0 }) != false, let replicas = reader as? any ReplicaStateReader else {
+      return nil
+    }
+    let state = try replicas.replicaState()
+    replicaKnown.withLock { $0 = state != nil }
+    return state
+  }
+
+  /// A read of the log's own events and tables, never a local view (what
+  /// sync reads of a replica, and a remote of itself).
+  func readingBase<R>(_ body: (any LogReader) throws -> R) throws(MsglogError) -> R {
+    do {
+      return try store.read { reader in try body(reader) }
+    } catch {
+      throw MsglogError(anyStoreFailure: error)
+    }
+  }
+
+  /// Runs `body` on a snapshot of `reader`: of its local view in a replica.
+  func withSnapshot<R>(of reader: any LogReader, _ body: (borrowing LogSnapshot) throws -> R) throws -> R {
+    guard let state = try replicaState(in: reader),
+      let replicas = reader as? any ReplicaStateReader
+    else { return try body(LogSnapshot(reader: reader)) }
+    let view = try LocalView(over: replicas, state: state, now: configuration.clock())
+    return try body(LogSnapshot(localView: view, base: reader))
+  }
+
+  /// A write on a replica: validated against the local view, kept as
+  /// pending changes, durably, in one transaction (all or none).
+  func performPending(_ requests: [WriteRequest], expectVersion: UInt64?, rebase: Bool, lineNumbers: [Int]?) throws
+    -> [Outcome?]
+  {
+    try writing { writer in
+      guard let replicas = writer as? any ReplicaStateWriter, var state = try replicas.replicaState() else {
+        throw MsglogError.notAReplica(location: location)
+      }
+      let now = configuration.clock()
+      let view = try LocalView(over: replicas, state: state, now: now)
+      let made = try view.make(
+        requests, expectVersion: expectVersion, rebase: rebase, first: state.nextChange, made: now,
+        lineNumbers: lineNumbers)
+      for case let (_, change)? in made {
+        try replicas.putPendingChange(change.number, json: change.json)
+        state.nextChange = change.number + 1
+      }
+      try replicas.putReplicaState(state)
+      return made.map { $0?.outcome }
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import MsglogLMDB
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+extension EventLog {
+  /// What a clone made.
+  public struct CloneReport: Equatable, Sendable {
+    /// The events copied.
+    public var cloned: Int
+    /// The replica's head (the remote's when it was copied).
+    public var seq: UInt64
+    /// The remote, as messages show it (credentials redacted).
+    public var remote: String
+  }
+
+  /// Makes `location` (an LMDB directory that does not exist or is empty) a
+  /// replica of `remote`'s log: every event of every stream with its seq,
+  /// version and time, under a new replica id. Built beside `location` and
+  /// put there only when whole: a clone cut short leaves it as it was.
+  ///
+  /// - Parameter remoteLocation: the remote as given, kept for `sync`.
+  package static func clone(
+    from remote: any SyncRemote, remoteLocation: String, into location: String,
+    configuration: Configuration = Configuration()
+  ) throws -> CloneReport {
+    switch PathKind.of(location) {
+    case .missing: break
+    case .file: throw MsglogError.cannotClone(location: location, reason: "it is a file")
+    case .directory:
+      guard DatabaseFiles.isEmptyDirectory(location) else {
+        throw MsglogError.cannotClone(location: location, reason: "it is not an empty directory")
+      }
+    }
+    let hello = try remote.hello()
+    try check(hello, of: remote)
+    guard let logID = hello.log else {
+      throw MsglogError.cannotClone(
+        location: location,
+        reason: "the log at \(remote.shown) has no id yet (it was made by an older msglog): any write there gives it one")
+    }
+    let staging = location + ".cloning-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    var cloned = 0
+    var seq: UInt64 = 0
+    do {
+      // The replica is closed when this scope ends, before it is moved into place.
+      do {
+        let replica = try EventLog(staging, configuration: configuration)
+        try replica.writing { writer in
+          guard let replicas = writer as? any ReplicaStateWriter, let sync = writer as? any SyncStateWriter else {
+            throw MsglogError.cannotClone(location: location, reason: "a replica needs an LMDB directory")
+          }
+          try sync.putLogID(logID)
+          try replicas.putReplicaState(
+            ReplicaState(replica: .random(), log: logID, remote: remoteLocation, remoteHead: hello.head))
+        }
+        var report = SyncReport()
+        let state = try replica.replicaState()!
+        try replica.pull(from: remote, state: state, into: &report)
+        cloned = report.pulled
+        seq = try replica.headSeq()
+      }
+      try DatabaseFiles.install(staging, at: location)
+    } catch {
+      DatabaseFiles.removeStaging(staging)
+      throw error
+    }
+    return CloneReport(cloned: cloned, seq: seq, remote: remote.shown)
+  }
+}

@@ -1,0 +1,164 @@
+/// Sync (docs/SYNC.md): a replica's change done as its user meant it, and
+/// a replica taking in its remote's events.
+///
+/// One function places a change for the remote doing it and for the
+/// replica showing it before it is done (its local view): the two agree
+/// whenever the lists they start from do, so nothing moves after a sync
+/// when nobody else changed the stream.
+extension LedgerSession {
+  /// Performs `change` on the stream as it is now, by the predecessor rule
+  /// for what it places (`ReplicaChange`); nil when it changes nothing.
+  ///
+  /// - Parameters:
+  ///   - origin: the origin its event gets (a remote doing it); nil in a
+  ///     replica's local view.
+  ///   - resolveChange: the seq an earlier change of the same replica became, for
+  ///     an undo of it; nil when that change appended nothing.
+  package func perform(
+    _ change: ReplicaChange, origin: Origin?, resolvingChange resolveChange: (UInt64) throws -> UInt64?
+  ) throws -> Outcome? {
+    try Limits.checkStreamName(change.stream.text)
+    var state = try takeState(of: change.stream)
+    defer { streams[change.stream] = state }
+    self.origin = origin
+    defer { self.origin = nil }
+    var outcome: Outcome?
+    switch change.intent {
+    case .append(let id, let text, let sender, _):
+      outcome = try performInsert(
+        InsertRequest(text: text, sender: sender, id: id), time: nil, undoes: nil, on: &state)
+    case .insert(let id, let text, let sender, let after, _):
+      let index = place(after: try firstLive(of: after, excluding: nil, in: &state))
+      outcome = try performInsert(
+        InsertRequest(index: index, text: text, sender: sender, id: id), time: nil, undoes: nil, on: &state)
+    case .move(let id, let after, _, _):
+      let from = try resolve(.id(id), in: &state)
+      let to = place(after: try firstLive(of: after, excluding: id, in: &state), moving: from)
+      outcome = try performMove(from: from, to: to, id: id, time: nil, undoes: nil, on: &state)
+    case .remove(let id):
+      outcome = try performRemove(.id(id), time: nil, undoes: nil, on: &state)
+    case .edit(let id, let text, let sender):
+      outcome = try performEdit(.id(id), text: text, sender: sender, time: nil, undoes: nil, on: &state)
+    case .restore(let id, nil, _):
+      outcome = try performRestore(.id(id), at: nil, time: nil, undoes: nil, on: &state)
+    case .restore(let id, let after?, _):
+      _ = try resolveRemoved(.id(id), in: &state)
+      let index = place(after: try firstLive(of: after, excluding: id, in: &state))
+      outcome = try performRestore(.id(id), at: index, time: nil, undoes: nil, on: &state)
+    case .undo(.event(let seq)):
+      outcome = try performUndo(seq, time: nil, on: &state)
+    case .undo(.change(let earlier)):
+      guard let seq = try resolveChange(earlier) else { throw MsglogError.changeAppendedNothing(change: earlier) }
+      outcome = try performUndo(seq, time: nil, on: &state)
+    }
+    if change.places, let seen = change.seenIndex, let index = outcome?.index, index != seen {
+      outcome?.rebased = true
+    }
+    return outcome
+  }
+
+  /// The item a placed change follows: the first of `after` (the items
+  /// before its place in the list its user saw, nearest first) that is
+  /// live in the stream now; when none is and the list was cut at the
+  /// limit, the one its last item follows by restore's rule. Nil: at the
+  /// front.
+  func firstLive(of after: [ItemID], excluding moved: ItemID?, in state: inout StreamState) throws
+    -> (id: ItemID, index: Int)?
+  {
+    for id in after where id != moved {
+      guard let entry = try idEntry(id), entry.removeSeq == 0, try lives(entry, in: state.head.stream) else { continue }
+      return (id, try index(of: id, entry: entry, in: &state))
+    }
+    guard after.count >= ReplicaChange.predecessorLimit, let last = after.last, let entry = try idEntry(last),
+      entry.removeSeq != 0, try lives(entry, in: state.head.stream)
+    else { return nil }
+    let anchor = try predecessor(ofRemove: entry.removeSeq, in: &state)
+    return anchor?.id == moved ? nil : anchor
+  }
+
+  /// The ids before `index` of the stream as this session has it, nearest
+  /// first, at most `ReplicaChange.predecessorLimit`: a placed change's
+  /// `after`, read off the list its user saw.
+  package func predecessors(ofIndex index: Int, in stream: StreamName) throws -> [ItemID] {
+    var state = try takeState(of: stream)
+    defer { streams[stream] = state }
+    var ids: [ItemID] = []
+    var position = index - 1
+    while position >= 0 && ids.count < ReplicaChange.predecessorLimit {
+      ids.append(try state.tree.element(at: position).id)
+      position -= 1
+    }
+    return ids
+  }
+
+  /// A replica takes in `event`, its remote's next one: performed again,
+  /// it must give that very event (its seq, indices, time, origin), or the
+  /// replica is not a copy of that log.
+  package func adopt(_ event: Event) throws {
+    guard event.seq == nextSeq else {
+      throw MsglogError.corruptedLog("the remote sent seq \(event.seq) where this log's next is \(nextSeq)")
+    }
+    let produced = try perform(WriteRequest(recreating: event))?.event
+    guard produced == event else {
+      throw MsglogError.eventDoesNotFit(
+        seq: event.seq, reason: "the remote's event does not fit this log (is it the log it was cloned from?)")
+    }
+  }
+}
+
+extension LedgerSession {
+  /// A remote doing a replica's changes, in order, each at most once: a
+  /// change already done gets the outcome it got then; the next one is
+  /// performed and its outcome recorded with it, in this transaction —
+  /// applied (its event carries its origin), unchanged, or refused, which
+  /// takes back whatever it did and refuses only itself. A change past the
+  /// next one refuses the whole push (`changeOutOfOrder`): a replica sends
+  /// its pending changes from the first, so a gap means it lost track.
+  ///
+  /// - Parameter sync: the transaction's sync tables (the session's writer).
+  package func perform(
+    pushed changes: [ReplicaChange], by replica: ItemID, recordingIn sync: any SyncStateWriter
+  ) throws -> [ChangeOutcome] {
+    var done = try sync.changesDone(by: replica)
+    let before = done
+    var outcomes: [ChangeOutcome] = []
+    outcomes.reserveCapacity(changes.count)
+    for change in changes {
+      if change.number <= done {
+        guard let outcome = try sync.outcome(ofChange: change.number, by: replica) else {
+          throw MsglogError.derivedDamage(
+            DerivedDamage(
+              table: "sync-outcomes", "change \(change.number) of replica \(replica.text) is done but has no outcome"))
+        }
+        outcomes.append(outcome)
+        continue
+      }
+      guard change.number == done + 1 else { throw MsglogError.changeOutOfOrder(change: change.number, done: done) }
+      let origin = Origin(replica: replica, change: change.number, made: change.made)
+      let mark = self.mark()
+      let outcome: ChangeOutcome
+      do {
+        let appended = try perform(change, origin: origin) { earlier in
+          switch try sync.outcome(ofChange: earlier, by: replica) {
+          case .applied(let seq, _)?: return seq
+          case .unchanged?, .refused?: return nil
+          case nil: throw MsglogError.changeOutOfOrder(change: earlier, done: done)
+          }
+        }
+        outcome = appended.map { .applied(seq: $0.event.seq, rebased: $0.rebased) } ?? .unchanged
+      } catch let error as MsglogError where error.category != .damaged && error.category != .unavailable {
+        guard rewind(to: mark) else { throw error }
+        outcome = .refused(error.description)
+      }
+      writesSent += 1
+      try sync.putOutcome(outcome, ofChange: change.number, by: replica)
+      outcomes.append(outcome)
+      done = change.number
+    }
+    if done != before {
+      writesSent += 1
+      try sync.putChangesDone(done, by: replica)
+    }
+    return outcomes
+  }
+}

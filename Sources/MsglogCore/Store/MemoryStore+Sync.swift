@@ -1,0 +1,66 @@
+/// Sync's tables in memory, as LMDB keeps them (`LMDBStore+Sync`).
+extension MemoryStore {
+  package struct SyncTables: Sendable {
+    package var logID: ItemID? = .random()
+    package var done: [ItemID: UInt64] = [:]
+    package var outcomes: [ItemID: [UInt64: ChangeOutcome]] = [:]
+    package var replica: ReplicaState? = nil
+    package var pending: [UInt64: [UInt8]] = [:]
+    package var learned: [UInt64: ChangeOutcome] = [:]
+    package var refused: [UInt64: [UInt8]] = [:]
+  }
+}
+
+extension MemoryStore.Transaction: SyncStateWriter, ReplicaStateWriter {
+  func logID() throws -> ItemID? { state.sync.logID }
+  func putLogID(_ id: ItemID) throws { state.sync.logID = id }
+
+  func changesDone(by replica: ItemID) throws -> UInt64 { state.sync.done[replica] ?? 0 }
+  func putChangesDone(_ done: UInt64, by replica: ItemID) throws { state.sync.done[replica] = done }
+
+  func outcome(ofChange change: UInt64, by replica: ItemID) throws -> ChangeOutcome? {
+    state.sync.outcomes[replica]?[change]
+  }
+
+  func putOutcome(_ outcome: ChangeOutcome, ofChange change: UInt64, by replica: ItemID) throws {
+    state.sync.outcomes[replica, default: [:]][change] = outcome
+  }
+
+  func forEachReplica(_ body: (ItemID, UInt64) throws -> Bool) throws {
+    for (replica, done) in state.sync.done.sorted(by: { ItemID.precedesInStorageOrder($0.key, $1.key) }) {
+      guard try body(replica, done) else { return }
+    }
+  }
+
+  func forEachOutcome(by replica: ItemID, _ body: (UInt64, ChangeOutcome) throws -> Bool) throws {
+    for (change, outcome) in (state.sync.outcomes[replica] ?? [:]).sorted(by: { $0.key < $1.key }) {
+      guard try body(change, outcome) else { return }
+    }
+  }
+
+  func replicaState() throws -> ReplicaState? { state.sync.replica }
+  func putReplicaState(_ replica: ReplicaState) throws { state.sync.replica = replica }
+
+  func forEachPendingChange(_ body: (UInt64, [UInt8]) throws -> Bool) throws {
+    for (change, json) in state.sync.pending.sorted(by: { $0.key < $1.key }) {
+      guard try body(change, json) else { return }
+    }
+  }
+
+  func putPendingChange(_ change: UInt64, json: [UInt8]) throws { state.sync.pending[change] = json }
+  func deletePendingChange(_ change: UInt64) throws { state.sync.pending[change] = nil }
+
+  func learnedOutcome(ofChange change: UInt64) throws -> ChangeOutcome? { state.sync.learned[change] }
+  func putLearnedOutcome(_ outcome: ChangeOutcome, ofChange change: UInt64) throws {
+    state.sync.learned[change] = outcome
+  }
+
+  func forEachRefused(_ body: (UInt64, [UInt8]) throws -> Bool) throws {
+    for (change, json) in state.sync.refused.sorted(by: { $0.key < $1.key }) {
+      guard try body(change, json) else { return }
+    }
+  }
+
+  func putRefused(_ change: UInt64, json: [UInt8]) throws { state.sync.refused[change] = json }
+  func clearRefused() throws { state.sync.refused.removeAll() }
+}

@@ -1,0 +1,20 @@
+/// What a replica keeps beside the events it copied from its remote
+/// (docs/SYNC.md): its state, its pending changes (as JSON, in the order
+/// they were made), what it learned of their outcomes, and the refusals it
+/// shows until they are cleared. LMDB and the in-memory store keep these.
+package protocol ReplicaStateReader: LogReader {
+  /// Nil for a log that is not a replica.
+  func replicaState() throws -> ReplicaState?
+  func forEachPendingChange(_ body: (UInt64, [UInt8]) throws -> Bool) throws
+  func learnedOutcome(ofChange change: UInt64) throws -> ChangeOutcome?
+  func forEachRefused(_ body: (UInt64, [UInt8]) throws -> Bool) throws
+}
+
+package protocol ReplicaStateWriter: LogWriter, ReplicaStateReader {
+  func putReplicaState(_ state: ReplicaState) throws
+  func putPendingChange(_ change: UInt64, json: [UInt8]) throws
+  func deletePendingChange(_ change: UInt64) throws
+  func putLearnedOutcome(_ outcome: ChangeOutcome, ofChange change: UInt64) throws
+  func putRefused(_ change: UInt64, json: [UInt8]) throws
+  func clearRefused() throws
+}

@@ -1,0 +1,219 @@
+/// A replica's local view (docs/SYNC.md): its events, with its pending
+/// changes performed on top in the order they were made — by the ledger
+/// itself, with the placement the remote will use — in an overlay that is
+/// never written. What `list`, `streams` and a write on a replica see.
+///
+/// A pending change that does not apply here now (its item was removed by
+/// an event pulled since, say) is left out and noted: the remote will most
+/// likely refuse it too, and says so when it is pushed.
+///
+/// - Warning: valid only inside the store transaction it reads.
+package final class LocalView {
+  package let state: ReplicaState
+  package let overlay: OverlayWriter
+  let session: LedgerSession
+  let base: any ReplicaStateReader
+  /// The pending changes, in order.
+  package private(set) var changes: [ReplicaChange] = []
+  /// The local seq each applied pending change's event got, and back.
+  package private(set) var seqOfChange: [UInt64: UInt64] = [:]
+  package private(set) var changeOfSeq: [UInt64: UInt64] = [:]
+  /// Items whose latest change is pending.
+  package private(set) var pendingItems: Set<ItemID> = []
+  /// Pending changes that do not apply to the local view now, with why.
+  package private(set) var notApplying: [UInt64: MsglogError] = [:]
+
+  /// The replica's last event (the local view's own events come after it).
+  package var baseHead: UInt64 { overlay.baseHead }
+
+  package init(over base: any ReplicaStateReader, state: ReplicaState, now: Timestamp) throws {
+    self.base = base
+    self.state = state
+    let changes = try Self.pendingChanges(in: base)
+    var skipped: Set<UInt64> = []
+    // A refused change whose taking back failed (it had written to the
+    // overlay) is left out by building the view again without it.
+    while true {
+      let overlay = try OverlayWriter(over: base)
+      let session = try LedgerSession(writer: overlay, now: now, checkpointInterval: .max)
+      var view = Applied()
+      var retry = false
+      for change in changes where !skipped.contains(change.number) {
+        let mark = session.mark()
+        do {
+          let outcome = try session.perform(change, origin: nil) { earlier in
+            try view.seqOfChange[earlier] ?? Self.appliedSeq(of: earlier, in: base)
+          }
+          if let outcome { view.record(change.number, outcome) }
+        } catch let error as MsglogError where error.category != .damaged && error.category != .unavailable {
+          view.notApplying[change.number] = error
+          if !session.rewind(to: mark) {
+            skipped.insert(change.number)
+            retry = true
+            break
+          }
+        }
+      }
+      if retry { continue }
+      try session.finish()
+      (self.overlay, self.session, self.changes) = (overlay, session, changes)
+      (seqOfChange, changeOfSeq, pendingItems, notApplying) = (
+        view.seqOfChange, view.changeOfSeq, view.pendingItems, view.notApplying
+      )
+      for number in skipped { notApplying[number] = notApplying[number] ?? .storage("change \(number) does not apply") }
+      return
+    }
+  }
+
+  /// A replica's pending changes, in order, decoded but not performed.
+  package static func pendingChanges(in base: any ReplicaStateReader) throws -> [ReplicaChange] {
+    var changes: [ReplicaChange] = []
+    try base.forEachPendingChange { number, json in
+      let value: JSONValue
+      do { value = try JSONParser.parse(json) } catch {
+        throw MsglogError.derivedDamage(DerivedDamage(.pending, "change \(number) is not JSON: \(error)"))
+      }
+      let change: ReplicaChange
+      do { change = try ReplicaChange(json: value) } catch {
+        throw MsglogError.derivedDamage(DerivedDamage(.pending, "change \(number) does not decode: \(error)"))
+      }
+      guard change.number == number else {
+        throw MsglogError.derivedDamage(DerivedDamage(.pending, "the row of change \(number) holds change \(change.number)"))
+      }
+      changes.append(change)
+      return true
+    }
+    return changes
+  }
+
+  private struct Applied {
+    var seqOfChange: [UInt64: UInt64] = [:]
+    var changeOfSeq: [UInt64: UInt64] = [:]
+    var pendingItems: Set<ItemID> = []
+    var notApplying: [UInt64: MsglogError] = [:]
+
+    mutating func record(_ number: UInt64, _ outcome: Outcome) {
+      seqOfChange[number] = outcome.event.seq
+      changeOfSeq[outcome.event.seq] = number
+      pendingItems.insert(outcome.event.id)
+    }
+  }
+
+  /// The seq a change of this replica that is no longer pending became.
+  static func appliedSeq(of change: UInt64, in base: any ReplicaStateReader) throws -> UInt64? {
+    if case .applied(let seq, _)? = try base.learnedOutcome(ofChange: change) { return seq }
+    return nil
+  }
+
+  // MARK: - Making changes
+
+  /// Performs a write command on the local view (validated as the log
+  /// would validate it there, `expectVersion` and `rebase` against it) and
+  /// returns what each request became: its outcome in the local view and
+  /// the change to keep pending, numbered from `first`; nil for a request
+  /// that changes nothing. All or none: a refusal throws.
+  package func make(
+    _ requests: [WriteRequest], expectVersion: UInt64?, rebase: Bool, first: UInt64, made: Timestamp,
+    lineNumbers: [Int]? = nil
+  ) throws -> [(outcome: Outcome, change: ReplicaChange)?] {
+    guard let firstRequest = requests.first else { return [] }
+    var basis: UInt64? = nil
+    if let expectVersion {
+      let actual = try session.version(of: firstRequest.stream)
+      if actual != expectVersion {
+        guard rebase, expectVersion < actual else {
+          throw MsglogError.versionConflict(stream: firstRequest.stream, expected: expectVersion, actual: actual)
+        }
+        basis = expectVersion
+      }
+    }
+    var results: [(outcome: Outcome, change: ReplicaChange)?] = []
+    var number = first
+    var shift = 0
+    for (i, original) in requests.enumerated() {
+      do {
+        try make(
+          original, at: i, basis: basis, shift: &shift, number: &number, made: made, into: &results)
+      } catch let error as MsglogError where lineNumbers != nil {
+        throw MsglogError.line(lineNumbers![i], error)
+      }
+    }
+    try session.finish()
+    return results
+  }
+
+  /// One request of `make`'s.
+  private func make(
+    _ original: WriteRequest, at i: Int, basis: UInt64?, shift: inout Int, number: inout UInt64, made: Timestamp,
+    into results: inout [(outcome: Outcome, change: ReplicaChange)?]
+  ) throws {
+    var request = original
+    guard request.undoes == nil, request.origin == nil else {
+      throw MsglogError.invalidInput(
+        .importLine("a replica's change cannot say what it undoes or where it came from; use undo"))
+    }
+    request.time = nil
+    let outcome: Outcome?
+    if let basis, i == 0 {
+      outcome = try session.perform(request, rebasingFrom: basis)
+      if let outcome, case .insert(let insert) = request.command, let index = insert.index {
+        shift = outcome.index - index
+      }
+    } else {
+      if basis != nil, case .insert(var insert) = request.command, let index = insert.index {
+        insert.index = index + shift
+        request.command = .insert(insert)
+      }
+      outcome = try session.perform(request)
+    }
+    guard var outcome else {
+      results.append(nil)
+      return
+    }
+    let change = ReplicaChange(
+      number: number, made: made, basis: baseHead, stream: request.stream,
+      intent: try intent(of: request, outcome: outcome))
+    outcome.pending = number
+    outcome.rebased = outcome.rebased || (basis != nil && i > 0)
+    seqOfChange[number] = outcome.event.seq
+    changeOfSeq[outcome.event.seq] = number
+    pendingItems.insert(outcome.event.id)
+    changes.append(change)
+    results.append((outcome, change))
+    number += 1
+  }
+
+  /// What the user meant by `request`, which gave `outcome` in the local
+  /// view: ids for the items it names, and the items before where it put
+  /// one (nearest first) for the predecessor rule.
+  private func intent(of request: WriteRequest, outcome: Outcome) throws -> ReplicaChange.Intent {
+    let event = outcome.event
+    func after() throws -> [ItemID] { try session.predecessors(ofIndex: outcome.index, in: event.stream) }
+    switch (request.command, event.op) {
+    case (.undo, _):
+      return .undo(target(of: event.undoes!))
+    case (.insert(let insert), .insert(let id, _, let text, let sender)):
+      if insert.index == nil { return .append(id: id, text: text, sender: sender, seen: outcome.index) }
+      return .insert(id: id, text: text, sender: sender, after: try after(), seen: outcome.index)
+    case (_, .move(let id, let from, let to)):
+      return .move(id: id, after: try after(), from: Int(from), to: Int(to))
+    case (_, .remove(let id, _)):
+      return .remove(id: id)
+    case (_, .edit(let id, let text, let sender, _, _, _)):
+      return .edit(id: id, text: text, sender: sender)
+    case (.restore(_, let index), .restore(let id, _, _)):
+      return .restore(id: id, after: index == nil ? nil : try after(), seen: outcome.index)
+    default:
+      preconditionFailure("a \(event.opName) event from a request that does not make one")
+    }
+  }
+
+  /// An undo's target: an event of the replica, or a pending change.
+  private func target(of seq: UInt64) -> ReplicaChange.UndoTarget {
+    if seq > baseHead, let number = changeOfSeq[seq] { return .change(number) }
+    return .event(seq: seq)
+  }
+
+  /// Writes what the view's session holds into the overlay, so reads see it.
+  package func flush() throws { try session.finish() }
+}

@@ -1,0 +1,187 @@
+import CLMDB
+import MsglogCore
+
+/// Sync's tables (docs/FORMAT.md, "Sync"), opened when first needed, so a
+/// log that never syncs has none of them:
+/// - `meta` `log`:    the log's id (16 bytes), made with the database;
+/// - `replicas`:      replica id → the highest change of it done here (a remote);
+/// - `sync-outcomes`: replica id, change → what was done with it (a remote);
+/// - `meta` `replica`: a replica's own state (`ReplicaState`);
+/// - `pending`:       change → a replica's change not yet done, as JSON;
+/// - `learned`:       change → what the remote did with it, as the replica learned it;
+/// - `refused`:       change → a refusal the replica keeps until `status --clear`, as JSON.
+/// Writing any of them, or a record of format 3, makes the database
+/// `msglog/4`, which an older msglog refuses.
+extension LMDBStore {
+  enum SyncTable: String, CaseIterable {
+    case replicas = "replicas"
+    case outcomes = "sync-outcomes"
+    case pending = "pending"
+    case learned = "learned"
+    case refused = "refused"
+  }
+
+  /// Handles opened by committed transactions (or reads), for every later one.
+  func adopt(_ opened: [String: Database]) {
+    guard !opened.isEmpty else { return }
+    syncTables.withLock { $0.merge(opened) { old, _ in old } }
+  }
+}
+
+extension LMDBStore.Access: SyncStateWriter, ReplicaStateWriter {
+  /// A sync table; nil when it does not exist and `create` is false (a
+  /// read: the table is empty). Creating one makes the database `msglog/4`.
+  private func table(_ table: LMDBStore.SyncTable, create: Bool) throws -> Database? {
+    if let db = store.syncTables.withLock({ $0[table.rawValue] }) ?? openedTables[table.rawValue] { return db }
+    guard let db = try store.environment.openDatabase(table.rawValue, create: create, in: txn) else { return nil }
+    if txn.isReadOnly {
+      store.adopt([table.rawValue: db])
+    } else {
+      openedTables[table.rawValue] = db
+    }
+    if create { try marksFormat4() }
+    return db
+  }
+
+  private func writable(_ table: LMDBStore.SyncTable) throws -> Database {
+    try self.table(table, create: true)!
+  }
+
+  /// Makes the database `msglog/4` (once per transaction).
+  func marksFormat4() throws {
+    guard !saysFormat4 else { return }
+    if try txn.get(store.meta, LMDBStore.formatKey, { Array($0) }) != LMDBStore.format4Value {
+      try txn.put(store.meta, LMDBStore.formatKey, LMDBStore.format4Value)
+    }
+    saysFormat4 = true
+  }
+
+  /// Gives a log made before logs had ids its id, in its next write.
+  func giveLogAnID() throws {
+    guard !store.hasLogID.withLock({ $0 }) else { return }
+    if try logID() == nil { try putLogID(.random()) }
+    store.hasLogID.withLock { $0 = true }
+  }
+
+  // MARK: - The log's id
+
+  package func logID() throws -> ItemID? {
+    try txn.get(store.meta, SyncRows.logKey) { try SyncRows.decodeLogID($0) }
+  }
+
+  package func putLogID(_ id: ItemID) throws {
+    try txn.put(store.meta, SyncRows.logKey, SyncRows.encodeLogID(id))
+  }
+
+  // MARK: - A remote's replicas
+
+  package func changesDone(by replica: ItemID) throws -> UInt64 {
+    guard let db = try table(.replicas, create: false) else { return 0 }
+    return try txn.get(db, replica.bytes) { try SyncRows.decodeDone(by: replica, $0) } ?? 0
+  }
+
+  package func putChangesDone(_ done: UInt64, by replica: ItemID) throws {
+    try txn.put(try writable(.replicas), replica.bytes, SyncRows.encodeDone(done, by: replica))
+  }
+
+  package func outcome(ofChange change: UInt64, by replica: ItemID) throws -> ChangeOutcome? {
+    guard let db = try table(.outcomes, create: false) else { return nil }
+    let key = SyncRows.outcomeKey(change, by: replica)
+    return try txn.get(db, key) { try SyncRows.decodeOutcome(.syncOutcomes, key: key, $0) }
+  }
+
+  package func putOutcome(_ outcome: ChangeOutcome, ofChange change: UInt64, by replica: ItemID) throws {
+    let key = SyncRows.outcomeKey(change, by: replica)
+    try txn.put(try writable(.outcomes), key, SyncRows.encode(outcome, .syncOutcomes, key: key))
+  }
+
+  package func forEachReplica(_ body: (ItemID, UInt64) throws -> Bool) throws {
+    guard let db = try table(.replicas, create: false) else { return }
+    try txn.withCursor(db) { cursor in
+      var entry = try cursor.first()
+      while let (key, value) = entry {
+        guard key.count == 16 else { throw DerivedDamage(.replicas, "a key of \(key.count) bytes is not a replica id") }
+        let replica = ItemID(bytes: key)
+        guard try body(replica, try SyncRows.decodeDone(by: replica, value)) else { return }
+        entry = try cursor.next()
+      }
+    }
+  }
+
+  package func forEachOutcome(by replica: ItemID, _ body: (UInt64, ChangeOutcome) throws -> Bool) throws {
+    guard let db = try table(.outcomes, create: false) else { return }
+    let prefix = replica.bytes
+    try txn.withCursor(db) { cursor in
+      var entry = try cursor.seek(prefix)
+      while let (key, value) = entry, key.count == 24, key.prefix(16).elementsEqual(prefix) {
+        let change = key.loadBigEndian(fromByteOffset: 16, as: UInt64.self)
+        guard try body(change, try SyncRows.decodeOutcome(.syncOutcomes, key: Array(key), value)) else { return }
+        entry = try cursor.next()
+      }
+    }
+  }
+
+  // MARK: - A replica's own
+
+  package func replicaState() throws -> ReplicaState? {
+    try txn.get(store.meta, SyncRows.replicaKey) { try SyncRows.decodeReplicaState($0) }
+  }
+
+  package func putReplicaState(_ state: ReplicaState) throws {
+    try marksFormat4()
+    try txn.put(store.meta, SyncRows.replicaKey, SyncRows.encode(state))
+  }
+
+  package func forEachPendingChange(_ body: (UInt64, [UInt8]) throws -> Bool) throws {
+    try forEachJSON(in: .pending, .pending, body)
+  }
+
+  package func putPendingChange(_ change: UInt64, json: [UInt8]) throws {
+    try txn.put(try writable(.pending), SyncRows.changeKey(change), SyncRows.sealJSON(json, .pending, change: change))
+  }
+
+  package func deletePendingChange(_ change: UInt64) throws {
+    guard let db = try table(.pending, create: false) else { return }
+    _ = try txn.delete(db, SyncRows.changeKey(change))
+  }
+
+  package func learnedOutcome(ofChange change: UInt64) throws -> ChangeOutcome? {
+    guard let db = try table(.learned, create: false) else { return nil }
+    let key = SyncRows.changeKey(change)
+    return try txn.get(db, key) { try SyncRows.decodeOutcome(.learned, key: key, $0) }
+  }
+
+  package func putLearnedOutcome(_ outcome: ChangeOutcome, ofChange change: UInt64) throws {
+    let key = SyncRows.changeKey(change)
+    try txn.put(try writable(.learned), key, SyncRows.encode(outcome, .learned, key: key))
+  }
+
+  package func forEachRefused(_ body: (UInt64, [UInt8]) throws -> Bool) throws {
+    try forEachJSON(in: .refused, .refused, body)
+  }
+
+  package func putRefused(_ change: UInt64, json: [UInt8]) throws {
+    try txn.put(try writable(.refused), SyncRows.changeKey(change), SyncRows.sealJSON(json, .refused, change: change))
+  }
+
+  package func clearRefused() throws {
+    guard let db = try table(.refused, create: false) else { return }
+    try txn.empty(db)
+  }
+
+  /// The JSON rows of a replica's table, in change order.
+  private func forEachJSON(
+    in table: LMDBStore.SyncTable, _ kind: DerivedRows.Table, _ body: (UInt64, [UInt8]) throws -> Bool
+  ) throws {
+    guard let db = try self.table(table, create: false) else { return }
+    try txn.withCursor(db) { cursor in
+      var entry = try cursor.first()
+      while let (key, value) = entry {
+        guard key.count == 8 else { throw DerivedDamage(kind, "a key of \(key.count) bytes is not a change number") }
+        let change = key.loadBigEndian(as: UInt64.self)
+        guard try body(change, try SyncRows.openJSON(kind, change: change, value)) else { return }
+        entry = try cursor.next()
+      }
+    }
+  }
+}
