@@ -87,6 +87,17 @@ enum Options {
   static let allowOrigin = OptionDeclaration(
     name: "allow-origin", value: "ORIGIN",
     help: "let pages from this origin (http://host:port) call the API, with CORS headers", repeatable: true)
+  static let remoteToken = OptionDeclaration(
+    name: "token", value: "TOKEN", help: "bearer token the remote's msglog serve wants (default: $MSGLOG_TOKEN)")
+  static let cacert = OptionDeclaration(
+    name: "cacert", value: "FILE",
+    help: "check an https:// remote's certificate against these CAs (PEM) instead of the system's", completion: .files)
+  static let syncFollow = OptionDeclaration(
+    name: "follow", short: "f", help: "keep in sync live: push changes as they are made, pull events as they commit")
+  static let reset = OptionDeclaration(
+    name: "reset", help: "clone the remote afresh under a new replica id, keeping the pending changes, then push them")
+  static let verbose = OptionDeclaration(name: "verbose", short: "v", help: "list each pending change")
+  static let clear = OptionDeclaration(name: "clear", help: "forget the refused changes listed so far")
   static let man = OptionDeclaration(name: "man", help: "print the manual page (roff, for man(1)) instead")
   static let listStreams = OptionDeclaration(
     name: "list-streams", help: "print the database's stream names, one per line (for completion scripts)")
@@ -100,7 +111,7 @@ enum Options {
 /// The commands.
 enum CommandName: String, CaseIterable, Sendable {
   case append, insert, move, remove, edit, restore, undo, list, replay, log, streams, diff, export
-  case `import`, verify, serve, completions, help
+  case `import`, verify, serve, clone, sync, status, completions, help
 }
 
 /// One command: what it accepts and its help page. (Its handler is the
@@ -318,6 +329,41 @@ struct CommandDeclaration: Sendable {
           """,
         options: [Options.listen, Options.token, Options.allowHost, Options.allowOrigin], shared: [Options.db],
         example: "msglog serve\nMSGLOG_TOKEN=$(openssl rand -hex 16) msglog serve --listen 0.0.0.0:8080"),
+      CommandDeclaration(
+        name: .clone, summary: "make a replica of a remote log, to work on offline",
+        overview: """
+          Make the database (--db, which must not exist or be an empty directory) a replica of \
+          the log at URL: the http:// or https:// address of a msglog serve, or a postgres:// \
+          location. Every event of every stream is copied with its seq, version and time. In a \
+          replica every command works offline: writes are validated against the local view and \
+          kept as pending changes until 'msglog sync'. A clone cut short leaves the directory as \
+          it was.
+          """,
+        arguments: [ArgumentDeclaration(name: "URL", help: "the remote log: http(s):// of msglog serve, or postgres://")],
+        options: [Options.remoteToken, Options.cacert], shared: [Options.db, Options.json],
+        example: "msglog --db board.lmdb clone http://team.example:8080\nmsglog --db board.lmdb clone postgres://team@db/msglog"),
+      CommandDeclaration(
+        name: .sync, summary: "push the replica's pending changes, then pull what it lacks",
+        overview: """
+          Sync a replica with the remote it was cloned from: push its pending changes in order \
+          (each is done exactly once, where its user meant it, or refused with its reason), then \
+          pull every event it lacks, until nothing is pending and it is at the remote's head. \
+          Prints what was pushed, rebased, refused and pulled; each refusal is also named on \
+          stderr and kept for 'msglog status'. Safe to cut anywhere: the next sync goes on. \
+          With --follow, stay in sync live until Ctrl-C or SIGTERM.
+          """,
+        options: [Options.syncFollow, Options.reset, Options.remoteToken, Options.cacert],
+        shared: [Options.db, Options.json],
+        example: "msglog sync\nmsglog sync --follow"),
+      CommandDeclaration(
+        name: .status, summary: "show a replica's remote, seq, pending and refused changes",
+        overview: """
+          Show the replica's remote, its seq and the remote's head when last seen, how many \
+          changes are pending (each with --verbose), and the changes the remote refused, which \
+          stay listed until --clear.
+          """,
+        options: [Options.verbose, Options.clear], shared: [Options.db, Options.json],
+        example: "msglog status --verbose"),
       CommandDeclaration(
         name: .completions, summary: "print a shell completion script",
         overview: """

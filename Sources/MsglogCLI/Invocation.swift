@@ -67,6 +67,9 @@ struct Invocation {
     case .import: try importLines()
     case .verify: try verify()
     case .serve: try serve()
+    case .clone: try clone()
+    case .sync: try sync()
+    case .status: try status()
     case .completions: try completions()
     case .help: try help()
     }

@@ -182,3 +182,28 @@ final class InotifyWatcher: CommitWatcher {
     return true
   }
 }
+
+extension LMDBLog {
+  /// Holds the replica's sync lock (an exclusive `flock` on its data file,
+  /// which LMDB's own locks never take) until released; nil when another
+  /// process holds it. One sync at a time per replica.
+  package func lockForSync() throws -> SyncLock? {
+    let fd = open(path + "/data.mdb", O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw MsglogError.cannotRead(location: path, reason: systemMessage(errno)) }
+    guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+      let busy = errno == EWOULDBLOCK
+      let reason = systemMessage(errno)
+      close(fd)
+      if busy { return nil }
+      throw MsglogError.storage("cannot lock \(path) for a sync: \(reason)")
+    }
+    return SyncLock(fd: fd)
+  }
+}
+
+/// A replica's sync lock, released when it goes.
+package final class SyncLock {
+  let fd: Int32
+  init(fd: Int32) { self.fd = fd }
+  deinit { close(fd) }
+}

@@ -169,6 +169,14 @@ extension LMDBStore.Access: SyncStateWriter, ReplicaStateWriter {
     try txn.empty(db)
   }
 
+  package func clearForReset() throws {
+    try clearDerived()
+    try txn.empty(store.events)
+    for table in [LMDBStore.SyncTable.learned, .replicas, .outcomes] {
+      if let db = try self.table(table, create: false) { try txn.empty(db) }
+    }
+  }
+
   /// The JSON rows of a replica's table, in change order.
   private func forEachJSON(
     in table: LMDBStore.SyncTable, _ kind: DerivedRows.Table, _ body: (UInt64, [UInt8]) throws -> Bool

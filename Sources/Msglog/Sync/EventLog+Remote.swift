@@ -82,3 +82,18 @@ extension EventLog {
     }
   }
 }
+
+extension EventLog {
+  /// The outcomes of a replica's changes done here, in change order (tests, `verify`).
+  package func syncOutcomes(of replica: ItemID) throws -> [(UInt64, ChangeOutcome)] {
+    try readingBase { reader in
+      guard let sync = reader as? any SyncStateReader else { return [] }
+      var outcomes: [(UInt64, ChangeOutcome)] = []
+      try sync.forEachOutcome(by: replica) { change, outcome in
+        outcomes.append((change, outcome))
+        return true
+      }
+      return outcomes
+    }
+  }
+}

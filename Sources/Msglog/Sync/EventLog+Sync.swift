@@ -1,3 +1,5 @@
+import MsglogLMDB
+
 /// A replica's side of sync (docs/SYNC.md): push the pending changes in
 /// order, then pull every event the replica lacks, until nothing is pending
 /// and the replica is at the remote's head. Each answer is kept in one
@@ -45,6 +47,13 @@ extension EventLog {
   /// Syncs with `remote` (see the extension's summary).
   package func sync(with remote: any SyncRemote) throws -> SyncReport {
     guard let state = try replicaState() else { throw MsglogError.notAReplica(location: location) }
+    let lock = try lockForSync()
+    defer { withExtendedLifetime(lock) {} }
+    return try syncRound(with: remote, state: state)
+  }
+
+  /// One sync, under the lock the caller holds.
+  func syncRound(with remote: any SyncRemote, state: ReplicaState) throws -> SyncReport {
     let hello = try remote.hello()
     try Self.check(hello, of: remote)
     guard hello.log == state.log else {
@@ -62,6 +71,13 @@ extension EventLog {
     }
     report.seq = try headSeq()
     return report
+  }
+
+  /// The replica's sync lock; throws when another sync holds it.
+  func lockForSync() throws -> SyncLock? {
+    guard let lmdb = store as? LMDBLog else { return nil }
+    guard let lock = try lmdb.lockForSync() else { throw MsglogError.syncRunning(location: location) }
+    return lock
   }
 
   /// Refuses a remote whose protocol or record format this msglog does not know.

@@ -14,6 +14,10 @@ public enum InvalidInput: Equatable, Sendable, CustomStringConvertible {
   case importLine(String)
   /// A rebase without the version the command was made at.
   case rebaseWithoutVersion
+  /// A remote that is no `http://`, `https://` or `postgres://` location.
+  case remoteLocation(String)
+  /// A change (as a replica keeps or pushes it) that is malformed.
+  case change(String)
 
   public var description: String {
     switch self {
@@ -30,6 +34,9 @@ public enum InvalidInput: Equatable, Sendable, CustomStringConvertible {
       return "id prefix \(TerminalText.quoted(text)) is too short: give at least 8 characters"
     case .importLine(let reason): return reason
     case .rebaseWithoutVersion: return "a rebase needs the version the command was made at (expect-version)"
+    case .remoteLocation(let location):
+      return "\(TerminalText.quoted(location)) is no remote: give the http:// or https:// address of msglog serve, or a postgres:// location"
+    case .change(let reason): return reason
     }
   }
 }

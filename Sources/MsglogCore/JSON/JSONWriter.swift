@@ -164,6 +164,11 @@ package struct JSONWriter {
     bytes.append(UInt8(ascii: "\""))
   }
 
+  package mutating func laidOut(_ key: StaticString, _ flag: Bool) {
+    piece(key)
+    bytes.append(contentsOf: flag ? Array("true".utf8) : Array("false".utf8))
+  }
+
   package mutating func laidOut(_ key: StaticString, _ time: Timestamp) {
     piece(key)
     bytes.append(UInt8(ascii: "\""))

@@ -63,4 +63,12 @@ extension MemoryStore.Transaction: SyncStateWriter, ReplicaStateWriter {
 
   func putRefused(_ change: UInt64, json: [UInt8]) throws { state.sync.refused[change] = json }
   func clearRefused() throws { state.sync.refused.removeAll() }
+
+  func clearForReset() throws {
+    try clearDerived()
+    state.records.removeAll()
+    state.sync.learned.removeAll()
+    state.sync.done.removeAll()
+    state.sync.outcomes.removeAll()
+  }
 }

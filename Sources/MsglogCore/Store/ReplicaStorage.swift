@@ -17,4 +17,8 @@ package protocol ReplicaStateWriter: LogWriter, ReplicaStateReader {
   func putLearnedOutcome(_ outcome: ChangeOutcome, ofChange change: UInt64) throws
   func putRefused(_ change: UInt64, json: [UInt8]) throws
   func clearRefused() throws
+  /// Empties the log and everything derived from it, and the outcomes
+  /// learned: what `sync --reset` does before copying its remote afresh
+  /// (the pending changes and refusals stay).
+  func clearForReset() throws
 }

@@ -101,7 +101,7 @@ extension ReplicaChange {
         intent = .undo(.event(seq: try members.number("seq", atLeast: 1)))
       }
     default:
-      throw .invalidInput(.importLine("unknown op \(TerminalText.quoted(op)) in a change"))
+      throw .invalidInput(.change("unknown op \(TerminalText.quoted(op)) in a change"))
     }
     try members.finish()
   }
@@ -115,7 +115,7 @@ struct JSONMembers {
   private let what: String
 
   init(_ value: JSONValue, what: String) throws(MsglogError) {
-    guard case .object(let pairs) = value else { throw .invalidInput(.importLine("\(what) must be a JSON object")) }
+    guard case .object(let pairs) = value else { throw .invalidInput(.change("\(what) must be a JSON object")) }
     for (key, value) in pairs { members[key] = value }
     self.what = what
   }
@@ -123,7 +123,7 @@ struct JSONMembers {
   func has(_ key: String) -> Bool { members[key] != nil }
 
   private func refuse(_ key: String, _ expected: String) -> MsglogError {
-    .invalidInput(.importLine(members[key] == nil ? "\"\(key)\" is missing" : "\"\(key)\" must be \(expected)"))
+    .invalidInput(.change(members[key] == nil ? "\"\(key)\" is missing" : "\"\(key)\" must be \(expected)"))
   }
 
   mutating func string(_ key: String) throws(MsglogError) -> String {
@@ -177,7 +177,7 @@ struct JSONMembers {
 
   func finish() throws(MsglogError) {
     if let unknown = members.keys.sorted().first(where: { !read.contains($0) }) {
-      throw .invalidInput(.importLine("unknown member \"\(unknown)\" in \(what)"))
+      throw .invalidInput(.change("unknown member \"\(unknown)\" in \(what)"))
     }
   }
 }

@@ -7,6 +7,7 @@ extension JSONWriter {
   ///     {"seq":43,"stream":"main","version":18,"time":"…","op":"insert","id":"…","index":2,"text":"…","sender":"ann"}
   ///     {"seq":44,"stream":"main","version":19,"time":"…","op":"edit","id":"…","text":"…","sender":"bob"}
   ///     {"seq":45,"stream":"main","version":20,"time":"…","op":"restore","id":"…","index":1,"undoes":12}
+  ///     {"seq":46,"stream":"main","version":21,"time":"…","op":"insert",…,"origin":{"replica":"…","change":3,"made":"…"}}
   ///
   /// The derived fields of a record (the index of a remove or an edit, the
   /// text records an edit or a restore names) are not part of it: import
@@ -36,7 +37,18 @@ extension JSONWriter {
       member("index", index)
     }
     if let undoes = event.undoes { member("undoes", undoes) }
+    if let origin = event.origin { self.origin(origin) }
     endObject()
+  }
+
+  /// Where a replica's change came from: `"origin":{"replica":"…","change":N,"made":"…"}`.
+  package mutating func origin(_ origin: Origin) {
+    key("origin")
+    object { json in
+      json.member("replica", origin.replica)
+      json.member("change", origin.change)
+      json.member("made", origin.made)
+    }
   }
 }
 

@@ -5,6 +5,7 @@ extension JSONWriter {
   ///
   ///     {"index":0,"id":"…","text":"hi","sender":"ann","time":"…","seq":3}
   ///     {"index":1,"id":"…","text":"fixed","time":"…","seq":4,"edited":"…"}
+  ///     {"index":2,"id":"…","text":"new","time":"…","pending":true}   (a replica's pending insert: no seq yet)
   package mutating func item(_ item: Item, index: Int) {
     beginObject()
     laidOut("\"index\":", UInt64(index))
@@ -12,8 +13,9 @@ extension JSONWriter {
     laidOut(",\"text\":", item.text)
     if let sender = item.sender { laidOut(",\"sender\":", sender) }
     laidOut(",\"time\":", item.time)
-    laidOut(",\"seq\":", item.seq)
+    if item.seq > 0 { laidOut(",\"seq\":", item.seq) }
     if let edited = item.edited { laidOut(",\"edited\":", edited) }
+    if item.pending { laidOut(",\"pending\":", true) }
     endObject()
   }
 }

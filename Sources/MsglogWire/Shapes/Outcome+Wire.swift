@@ -8,13 +8,19 @@ extension JSONWriter {
   ///     move:                     {"seq":44,"stream":"main","version":19,"time":"…","id":"…","from":3,"to":7}
   ///
   /// An undo prints the shape of the event it appended, with `"undoes":S`;
-  /// a rebased write adds `"rebased":true`.
+  /// a rebased write adds `"rebased":true`. In a replica a write is a
+  /// pending change: `"pending":N` in place of `seq` and `version`.
   package mutating func outcome(_ outcome: Outcome) {
     let event = outcome.event
     beginObject()
-    member("seq", event.seq)
-    member("stream", event.stream)
-    member("version", event.version)
+    if let pending = outcome.pending {
+      member("pending", pending)
+      member("stream", event.stream)
+    } else {
+      member("seq", event.seq)
+      member("stream", event.stream)
+      member("version", event.version)
+    }
     member("time", event.time)
     member("id", event.id)
     switch event.op {
@@ -23,7 +29,7 @@ extension JSONWriter {
       member("from", from)
       member("to", to)
     }
-    if let undoes = event.undoes { member("undoes", undoes) }
+    if let undoes = event.undoes, outcome.pending == nil { member("undoes", undoes) }
     if outcome.rebased { member("rebased", true) }
     endObject()
   }

@@ -1,0 +1,58 @@
+extension EventLog {
+  /// `sync --reset`: for a replica whose remote is no longer the log it
+  /// copies (restored from an older copy, rebuilt by `export | import`).
+  /// Keeps the pending changes, copies the remote afresh under a new
+  /// replica id — the pending changes numbered again from 1, the next write
+  /// taking the next number; the refusals kept under the numbers they had —
+  /// then pushes them.
+  package func reset(with remote: any SyncRemote) throws -> SyncReport {
+    guard let old = try replicaState() else { throw MsglogError.notAReplica(location: location) }
+    let lock = try lockForSync()
+    defer { withExtendedLifetime(lock) {} }
+    let hello = try remote.hello()
+    try Self.check(hello, of: remote)
+    guard let log = hello.log else {
+      throw MsglogError.incompatibleRemote(
+        remote: remote.shown, reason: "its log has no id yet (it was made by an older msglog): any write there gives it one")
+    }
+    let state = try writing { writer in
+      guard let replicas = writer as? any ReplicaStateWriter, let sync = writer as? any SyncStateWriter else {
+        throw MsglogError.notAReplica(location: location)
+      }
+      let pending = try LocalView.pendingChanges(in: replicas)
+      // The new numbers, in the order the changes were made.
+      var renumbered: [UInt64: UInt64] = [:]
+      for (index, change) in pending.enumerated() { renumbered[change.number] = UInt64(index + 1) }
+      var kept: [ReplicaChange] = []
+      for var change in pending {
+        change.number = renumbered[change.number]!
+        change.basis = 0
+        if case .undo(.change(let earlier)) = change.intent {
+          if let number = renumbered[earlier] {
+            change.intent = .undo(.change(number))
+          } else if case .applied(let seq, _)? = try replicas.learnedOutcome(ofChange: earlier) {
+            // Done on the old log: the new one has that event only if it has its history.
+            change.intent = .undo(.event(seq: seq))
+          }
+        }
+        kept.append(change)
+      }
+      try replicas.clearForReset()
+      try sync.putLogID(log)
+      for change in kept { try replicas.putPendingChange(change.number, json: change.json) }
+      let state = ReplicaState(
+        replica: .random(), log: log, remote: old.remote, nextChange: UInt64(kept.count + 1), remoteHead: hello.head)
+      try replicas.putReplicaState(state)
+      return state
+    }
+    var report = SyncReport()
+    try pull(from: remote, state: state, into: &report)
+    let round = try syncRound(with: remote, state: state)
+    report.pushed += round.pushed
+    report.rebased += round.rebased
+    report.refused += round.refused
+    report.pulled += round.pulled
+    report.seq = round.seq
+    return report
+  }
+}
