@@ -187,17 +187,25 @@ extension LMDBLog {
   /// Holds the replica's sync lock (an exclusive `flock` on its data file,
   /// which LMDB's own locks never take) until released; nil when another
   /// process holds it. One sync at a time per replica.
+  ///
+  /// A lock just released can look held for a moment: a child this process
+  /// forks (to run another program) shares the open file description until
+  /// it execs. So a held lock is tried again for a quarter of a second
+  /// before it counts as another sync's.
   package func lockForSync() throws -> SyncLock? {
     let fd = open(path + "/data.mdb", O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw MsglogError.cannotRead(location: path, reason: systemMessage(errno)) }
-    guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-      let busy = errno == EWOULDBLOCK
-      let reason = systemMessage(errno)
-      close(fd)
-      if busy { return nil }
-      throw MsglogError.storage("cannot lock \(path) for a sync: \(reason)")
+    for attempt in 0..<26 {
+      if flock(fd, LOCK_EX | LOCK_NB) == 0 { return SyncLock(fd: fd) }
+      guard errno == EWOULDBLOCK || errno == EINTR else {
+        let reason = systemMessage(errno)
+        close(fd)
+        throw MsglogError.storage("cannot lock \(path) for a sync: \(reason)")
+      }
+      if attempt < 25 { usleep(10_000) }
     }
-    return SyncLock(fd: fd)
+    close(fd)
+    return nil
   }
 }
 

@@ -14,6 +14,7 @@ package enum Verifier {
     var check = Check(reader: reader)
     try check.log()
     if check.report.logIsIntact { try check.derivedTables() }
+    check.syncState()
     return check.finish()
   }
 
@@ -31,6 +32,8 @@ package enum Verifier {
     var checkpointAt: [UInt64: StreamName] = [:]
     /// Derived tables with a problem named: their row counts would only repeat it.
     var damagedTables: Set<String> = []
+    /// The seq of each event made from a replica's change, by replica and change.
+    var origins: [ItemID: [UInt64: [UInt64]]] = [:]
 
     init(reader: any LogReader) { self.reader = reader }
 
@@ -74,6 +77,7 @@ package enum Verifier {
           switch Result(catching: { () throws(EventRecord.DecodeError) -> Event in try EventRecord.decode(bytes) }) {
           case .success(let decoded) where decoded.seq == seq:
             event = decoded
+            if let origin = event.origin { origins[origin.replica, default: [:]][origin.change, default: []].append(seq) }
           case .success(let decoded):
             damagedRecord(seq, "it holds seq \(decoded.seq)")
             return true
