@@ -125,6 +125,24 @@ public struct LogSnapshot: ~Copyable {
   /// The replica's local view, when the snapshot is of one.
   package var localView: LocalView? { view }
 
+  /// In a replica, the pending changes that apply to the local view, in
+  /// order, as the events they are there (`log` shows them after the
+  /// events): each with its number and, for an undo of another pending
+  /// change, that change's number.
+  package func forEachPendingEvent(
+    stream: StreamName? = nil, _ body: (_ change: UInt64, _ event: Event, _ undoesChange: UInt64?) throws -> Void
+  ) throws {
+    guard let view else { return }
+    try passingOn {
+      try reader.forEachEvent(from: view.baseHead + 1) { event in
+        guard let number = view.changeOfSeq[event.seq] else { return true }
+        if let stream, event.stream != stream { return true }
+        try body(number, event, event.undoes.flatMap { $0 > view.baseHead ? view.changeOfSeq[$0] : nil })
+        return true
+      }
+    }
+  }
+
   private func translated<R>(_ body: () throws -> R) throws(MsglogError) -> R {
     do { return try body() } catch { throw MsglogError(anyStoreFailure: error) }
   }

@@ -333,14 +333,30 @@ enum Format {
       json.raw("\n")
       try out.write(json: &json)
     }
+
+    /// A replica's pending change, as the event it is in the local view.
+    mutating func write(pending change: UInt64, _ event: Event, undoesChange: UInt64?, to out: BufferedOutput)
+      throws(OutputError)
+    {
+      json.pendingEvent(change, event, undoesChange: undoesChange)
+      json.raw("\n")
+      try out.write(json: &json)
+    }
   }
 
-  /// One event per line: `SEQ  TIME  STREAM  vVERSION  OP  ID  [undoes S]  DETAILS`.
-  static func eventLine(_ event: Event) -> String {
+  /// One event per line: `SEQ  TIME  STREAM  vVERSION  OP  ID  [undoes S]  DETAILS`;
+  /// a replica's pending change `pending N  TIME  STREAM  OP  ID  [undoes S | undoes pending M]  DETAILS`.
+  static func eventLine(_ event: Event, pending: UInt64? = nil, undoesChange: UInt64? = nil) -> String {
+    let where_ = pending.map { "pending \($0)" } ?? "\(event.seq)"
+    let version = pending == nil ? "  v\(event.version)" : ""
     var line =
-      "\(event.seq)  \(event.time.rfc3339)  \(TerminalText.escape(event.stream.text))  v\(event.version)  "
+      "\(where_)  \(event.time.rfc3339)  \(TerminalText.escape(event.stream.text))\(version)  "
       + "\(event.opName)  \(event.id.text)"
-    if let undoes = event.undoes { line += "  undoes \(undoes)" }
+    if let undoesChange {
+      line += "  undoes pending \(undoesChange)"
+    } else if let undoes = event.undoes {
+      line += "  undoes \(undoes)"
+    }
     switch event.op {
     case .insert(_, let index, let text, let sender):
       line += "  at \(index)  \(sender.map(TerminalText.escape) ?? "-")  \(TerminalText.escape(text))"

@@ -27,6 +27,16 @@ extension Invocation {
         printed += 1
         return printed < limit
       }
+      // A replica's pending changes come after its events.
+      try snapshot.forEachPendingEvent(stream: only) { change, event, undoesChange in
+        guard printed < limit else { return }
+        if json {
+          try writer.write(pending: change, event, undoesChange: undoesChange, to: stdout)
+        } else {
+          try stdout.line(Format.eventLine(event, pending: change, undoesChange: undoesChange))
+        }
+        printed += 1
+      }
     }
   }
 

@@ -18,6 +18,31 @@ extension JSONWriter {
     member("stream", event.stream)
     member("version", event.version)
     member("time", event.time)
+    opFields(of: event)
+    if let undoes = event.undoes { member("undoes", undoes) }
+    if let origin = event.origin { self.origin(origin) }
+    endObject()
+  }
+
+  /// A replica's pending change, as the event it is in the local view
+  /// (`log --json` after the events): `"pending":N` in place of `seq` and
+  /// `version`; an undo of another pending change says `"undoesPending":M`.
+  package mutating func pendingEvent(_ change: UInt64, _ event: Event, undoesChange: UInt64?) {
+    beginObject()
+    member("pending", change)
+    member("stream", event.stream)
+    member("time", event.time)
+    opFields(of: event)
+    if let undoesChange {
+      member("undoesPending", undoesChange)
+    } else if let undoes = event.undoes {
+      member("undoes", undoes)
+    }
+    endObject()
+  }
+
+  /// `op`, `id` and the op's own members.
+  private mutating func opFields(of event: Event) {
     member("op", event.opName)
     member("id", event.id)
     switch event.op {
@@ -36,9 +61,6 @@ extension JSONWriter {
     case .restore(_, let index, _):
       member("index", index)
     }
-    if let undoes = event.undoes { member("undoes", undoes) }
-    if let origin = event.origin { self.origin(origin) }
-    endObject()
   }
 
   /// Where a replica's change came from: `"origin":{"replica":"…","change":N,"made":"…"}`.
