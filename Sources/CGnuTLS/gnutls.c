@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -36,6 +37,17 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char failure[512];
 
 static void load(void) {
+  // A static executable has no program interpreter (AT_BASE is 0). It can
+  // dlopen GnuTLS, but GnuTLS's thread-local state (its random generator's,
+  // first used in the handshake) is reached through the loaded copy of the
+  // dynamic loader, which a static program never set up: the first
+  // handshake crashes. Refuse instead.
+  if (getauxval(AT_BASE) == 0) {
+    snprintf(failure, sizeof failure,
+             "https:// needs GnuTLS, which a static executable cannot run (its thread-local storage needs the "
+             "dynamic loader)");
+    return;
+  }
   void *library = dlopen("libgnutls.so.30", RTLD_NOW | RTLD_LOCAL);
   if (!library) {
     snprintf(failure, sizeof failure, "msglog needs libgnutls.so.30 for https:// (Debian: libgnutls30): %s",

@@ -4,12 +4,13 @@
 // GnuTLS's own header (Debian: libgnutls28-dev), for its types and
 // declarations. The functions themselves are msglog's forwarders in
 // gnutls.c, which load libgnutls.so.30 the first time an https:// URL is
-// used: the msglog executable is static, so it cannot link a shared
-// library, and a user who never syncs over TLS never loads one.
+// used: a program that never syncs over TLS never loads it (nor the
+// libraries it needs), and a program can link the client without it.
 #include <gnutls/gnutls.h>
 
 /// Loads libgnutls.so.30 once; 0 on success, else -1 with the reason in
 /// `error` (at most `size` bytes, NUL-terminated). Safe from any thread.
+/// Refused in a static executable (see gnutls.c).
 int msglog_gnutls_load(char *error, unsigned long size);
 
 /// Makes `session` read and write the connected socket `fd` through
