@@ -6,6 +6,7 @@ let package = Package(
   products: [
     .executable(name: "msglog", targets: ["msglog"]),
     .executable(name: "msglog-serve", targets: ["msglog-serve"]),
+    .executable(name: "msglog-tls", targets: ["msglog-tls"]),
     // The front door: `import Msglog`, open an `EventLog`.
     .library(name: "Msglog", targets: ["Msglog"]),
   ],
@@ -64,6 +65,17 @@ let package = Package(
     // neither of which a static one can load. Its main parses `serve`'s
     // options with the command line's declaration table.
     .executableTarget(name: "msglog-serve", dependencies: ["MsglogCLI", "MsglogServer"]),
+    // https:// for the static msglog, which cannot run GnuTLS (its
+    // thread-local storage needs the dynamic loader): a dynamic helper that
+    // the HTTP client runs from beside msglog, one per TLS connection, and
+    // relays through (MsglogHTTPClient's TLSRelay).
+    .executableTarget(name: "msglog-tls", dependencies: ["MsglogHTTPClient"]),
+    // A static executable like msglog that sends https:// requests: the
+    // tests run it to show that a static program speaks TLS through
+    // msglog-tls (it cannot load GnuTLS itself).
+    .executableTarget(
+      name: "msglog-tls-probe", dependencies: ["MsglogHTTPClient"], path: "Tests/TLSProbe",
+      linkerSettings: [.unsafeFlags(["-static-executable"])]),
     // Benchmarks: built in release by scripts/bench, never part of `swift test`.
     .executableTarget(name: "msglog-bench", dependencies: ["Msglog", "MsglogLoopback"], path: "Sources/MsglogBench"),
     // A TCP client on 127.0.0.1, for the bench's HTTP clients and the tests

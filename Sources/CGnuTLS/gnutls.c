@@ -36,13 +36,16 @@ MSGLOG_GNUTLS_FUNCTIONS(MSGLOG_GNUTLS_POINTER)
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char failure[512];
 
+// A static executable has no program interpreter (AT_BASE is 0). It can
+// dlopen GnuTLS, but GnuTLS's thread-local state (its random generator's,
+// first used in the handshake) is reached through the loaded copy of the
+// dynamic loader, which a static program never set up: the first
+// handshake crashes (SIGSEGV in gnutls_rnd). Such a program refuses to
+// load it, and speaks TLS through a dynamic helper process instead.
+int msglog_gnutls_can_load(void) { return getauxval(AT_BASE) != 0; }
+
 static void load(void) {
-  // A static executable has no program interpreter (AT_BASE is 0). It can
-  // dlopen GnuTLS, but GnuTLS's thread-local state (its random generator's,
-  // first used in the handshake) is reached through the loaded copy of the
-  // dynamic loader, which a static program never set up: the first
-  // handshake crashes. Refuse instead.
-  if (getauxval(AT_BASE) == 0) {
+  if (!msglog_gnutls_can_load()) {
     snprintf(failure, sizeof failure,
              "https:// needs GnuTLS, which a static executable cannot run (its thread-local storage needs the "
              "dynamic loader)");

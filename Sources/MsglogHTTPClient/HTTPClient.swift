@@ -1,5 +1,9 @@
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// An HTTP/1.1 client for one server (`http://` or `https://`), as the
 /// sync talks to `msglog serve`: JSON requests and answers, bodies read
 /// whole (bounded) or as they arrive, event streams.
@@ -29,10 +33,18 @@ public final class HTTPClient: Sendable {
     public var userAgent: String
     /// The longest answer head taken, in bytes.
     public var headLimit: Int
+    /// The program that makes https:// connections for a process that
+    /// cannot run GnuTLS itself (a static executable; see `TLSRelay`);
+    /// nil: `msglog-tls` beside the running executable. A process that can
+    /// run GnuTLS uses it only when `relaysTLS` is set.
+    public var tlsHelper: String?
+    /// Makes https:// connections through `tlsHelper` even where GnuTLS
+    /// could run in this process (for tests of the helper).
+    public var relaysTLS: Bool
 
     public init(
       token: String? = nil, caFile: String? = nil, connectTimeout: Double = 10, idleTimeout: Double = 30,
-      userAgent: String = "msglog", headLimit: Int = 65_536
+      userAgent: String = "msglog", headLimit: Int = 65_536, tlsHelper: String? = nil, relaysTLS: Bool = false
     ) {
       self.token = token
       self.caFile = caFile
@@ -40,6 +52,8 @@ public final class HTTPClient: Sendable {
       self.idleTimeout = idleTimeout
       self.userAgent = userAgent
       self.headLimit = headLimit
+      self.tlsHelper = tlsHelper
+      self.relaysTLS = relaysTLS
     }
   }
 
@@ -140,6 +154,7 @@ public final class HTTPClient: Sendable {
     }
     let connection = try Connection(
       to: url, connectTimeout: configuration.connectTimeout, cancellation: cancellation,
+      relaying: configuration.relaysTLS, tlsHelper: tlsHelper, caFile: configuration.caFile,
       credentials: credentials)
     state.withLock { $0.opened += 1 }
     return (connection, false)
@@ -153,6 +168,23 @@ public final class HTTPClient: Sendable {
       return state.idle.count > Self.keptLimit ? state.idle.removeFirst() : nil
     }
     _ = dropped
+  }
+
+  /// The helper program for https:// in a process that cannot run GnuTLS.
+  private func tlsHelper() throws -> String {
+    if let program = configuration.tlsHelper { return program }
+    var buffer = [CChar](repeating: 0, count: 4_096)
+    let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    let me = length > 0 ? String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : ""
+    let program = String(me[..<(me.lastIndex(of: "/") ?? me.startIndex)]) + "/msglog-tls"
+    guard access(program, X_OK) == 0 else {
+      throw HTTPClientError.tls(
+        origin: url.origin,
+        .unavailable(
+          "https:// in a static executable needs its helper msglog-tls beside it (\(program) is missing): "
+            + "build it with 'swift build --product msglog-tls'"))
+    }
+    return program
   }
 
   private func credentials() throws -> TLSCredentials {

@@ -90,7 +90,10 @@ final class ScriptedServer: @unchecked Sendable {  // the port is fixed; the log
 
   /// Waits until `count` requests have arrived (a watchdog, not a measurement).
   func waitForRequests(_ count: Int) {
-    for _ in 0..<2400 where received().filter({ $0.request != nil }).count < count { usleep(5_000) }
+    for _ in 0..<2400 {
+      if received().filter({ $0.request != nil }).count >= count { return }
+      usleep(5_000)
+    }
   }
 
   /// What arrived, in order.

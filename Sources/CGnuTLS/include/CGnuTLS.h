@@ -13,6 +13,9 @@
 /// Refused in a static executable (see gnutls.c).
 int msglog_gnutls_load(char *error, unsigned long size);
 
+/// Whether this process can run GnuTLS: 0 in a static executable.
+int msglog_gnutls_can_load(void);
+
 /// Makes `session` read and write the connected socket `fd` through
 /// msglog's own transport functions: `send` with MSG_NOSIGNAL (a peer that
 /// went away is an error, never a SIGPIPE) and `recv`, with an errno

@@ -17,6 +17,10 @@ public enum TLSLibrary {
     return gnutls_check_version(nil).map { String(cString: $0) } ?? "?"
   }
 
+  /// Whether this process can run GnuTLS itself: not a static executable
+  /// (see CGnuTLS's gnutls.c), which speaks TLS through a helper process.
+  public static var canRunInProcess: Bool { msglog_gnutls_can_load() != 0 }
+
   /// GnuTLS's words for `code`, fit for a message.
   static func message(_ code: Int32) -> String {
     gnutls_strerror(code).map { lowercasedSentence(String(cString: $0)) } ?? "GnuTLS error \(code)"

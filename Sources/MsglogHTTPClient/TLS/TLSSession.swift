@@ -71,25 +71,43 @@ final class TLSSession {
   /// nil when the connection ended without it (which cuts a body that runs
   /// to the end of the connection).
   func receive(into buffer: UnsafeMutableRawBufferPointer, idle: Double) throws -> Int? {
-    var deadline = Deadline(in: idle)
+    let deadline = Deadline(in: idle)
     while true {
       if socket.cancellation.isRaised { throw HTTPClientError.cancelled(origin: socket.origin) }
-      let count = gnutls_record_recv(session, buffer.baseAddress, buffer.count)
-      if count >= 0 { return count }
-      let code = Int32(count)
-      switch code {
-      case GNUTLS_E_AGAIN, GNUTLS_E_INTERRUPTED:
-        try socket.wait(for: direction, until: deadline, phase: .answer, seconds: idle)
-      case GNUTLS_E_PREMATURE_TERMINATION:
-        return nil
-      case GNUTLS_E_PULL_ERROR, GNUTLS_E_PUSH_ERROR:
-        throw HTTPClientError.connectionLost(origin: socket.origin, reason: "reset the connection")
-      default:
-        // A warning alert, a refused renegotiation (TLS 1.2's HelloRequest):
-        // the connection goes on.
-        guard gnutls_error_is_fatal(code) == 0 else { throw recordFailure(code) }
-        deadline = Deadline(in: idle)
+      switch try receiveAvailable(into: buffer) {
+      case .bytes(let count): return count
+      case .ended(let clean): return clean ? 0 : nil
+      case .wouldBlock: try socket.wait(for: direction, until: deadline, phase: .answer, seconds: idle)
+      case .again: continue
       }
+    }
+  }
+
+  enum Received {
+    case bytes(Int)
+    /// Nothing decrypted yet: wait on the socket (in `direction`).
+    case wouldBlock
+    /// A record that carried no data (a warning alert, a refused TLS 1.2
+    /// renegotiation): call again.
+    case again
+    /// The server ended TLS (`clean`: with close_notify).
+    case ended(clean: Bool)
+  }
+
+  /// One gnutls_record_recv, without waiting.
+  func receiveAvailable(into buffer: UnsafeMutableRawBufferPointer) throws -> Received {
+    let count = gnutls_record_recv(session, buffer.baseAddress, buffer.count)
+    if count > 0 { return .bytes(count) }
+    if count == 0 { return .ended(clean: true) }
+    let code = Int32(count)
+    switch code {
+    case GNUTLS_E_AGAIN, GNUTLS_E_INTERRUPTED: return .wouldBlock
+    case GNUTLS_E_PREMATURE_TERMINATION: return .ended(clean: false)
+    case GNUTLS_E_PULL_ERROR, GNUTLS_E_PUSH_ERROR:
+      throw HTTPClientError.connectionLost(origin: socket.origin, reason: "reset the connection")
+    default:
+      guard gnutls_error_is_fatal(code) == 0 else { throw recordFailure(code) }
+      return .again
     }
   }
 
@@ -119,11 +137,13 @@ final class TLSSession {
     }
   }
 
+  var descriptor: Int32 { socket.descriptor }
+
   /// Whether GnuTLS holds decrypted bytes not yet read.
   var hasPendingInput: Bool { gnutls_record_check_pending(session) > 0 }
 
   /// Which way GnuTLS was waiting when it returned `GNUTLS_E_AGAIN`.
-  private var direction: Int16 { Int16(gnutls_record_get_direction(session) == 1 ? POLLOUT : POLLIN) }
+  var direction: Int16 { Int16(gnutls_record_get_direction(session) == 1 ? POLLOUT : POLLIN) }
 
   private func handshakeFailure(_ code: Int32) -> HTTPClientError {
     let origin = socket.origin

@@ -2,35 +2,55 @@
 /// that no one has taken yet (the rest of an answer's head, the start of
 /// its body).
 final class Connection {
-  let socket: Socket
-  private let tls: TLSSession?
+  /// How the bytes travel.
+  private enum Channel {
+    case plain(Socket)
+    case tls(TLSSession, Socket)
+    case relayed(RelayedTLS)
+  }
+
+  let origin: String
+  private let channel: Channel
   private var inbox: [UInt8] = []
   private var taken = 0
   /// Whether any byte has arrived since the last request went out: a kept
   /// connection that fails before that was closed by the server while idle.
   private(set) var heardSinceRequest = false
 
-  var origin: String { socket.origin }
-
-  /// Connects (and, for https://, completes the TLS handshake).
+  /// Connects (and, for https://, completes the TLS handshake: in this
+  /// process when it can run GnuTLS, else, or when `relaying`, through
+  /// the `tlsHelper` program).
   init(
-    to url: HTTPURL, connectTimeout: Double, cancellation: Cancellation, credentials: () throws -> TLSCredentials
+    to url: HTTPURL, connectTimeout: Double, cancellation: Cancellation, relaying: Bool,
+    tlsHelper: () throws -> String, caFile: String?, credentials: () throws -> TLSCredentials
   ) throws {
-    // A CA file that cannot be used fails before any connection is made.
-    let trusted = url.scheme == .https ? try credentials() : nil
-    socket = try Dialer.connect(to: url, timeout: connectTimeout, cancellation: cancellation)
-    if let trusted {
-      let session = try TLSSession(socket: socket, credentials: trusted, host: url.host)
-      try session.handshake(timeout: connectTimeout)
-      tls = session
-    } else {
-      tls = nil
+    origin = url.origin
+    guard url.scheme == .https else {
+      channel = .plain(try Dialer.connect(to: url, timeout: connectTimeout, cancellation: cancellation))
+      return
     }
+    guard TLSLibrary.canRunInProcess, !relaying else {
+      channel = .relayed(
+        try RelayedTLS(
+          program: try tlsHelper(), url: url, caFile: caFile, connectTimeout: connectTimeout,
+          cancellation: cancellation))
+      return
+    }
+    // A CA file that cannot be used fails before any connection is made.
+    let trusted = try credentials()
+    let socket = try Dialer.connect(to: url, timeout: connectTimeout, cancellation: cancellation)
+    let session = try TLSSession(socket: socket, credentials: trusted, host: url.host)
+    try session.handshake(timeout: connectTimeout)
+    channel = .tls(session, socket)
   }
 
   func send(_ bytes: [UInt8], idle: Double) throws {
     heardSinceRequest = false
-    if let tls { try tls.send(bytes[...], idle: idle) } else { try socket.send(bytes[...], idle: idle) }
+    switch channel {
+    case .plain(let socket): try socket.send(bytes[...], idle: idle)
+    case .tls(let session, _): try session.send(bytes[...], idle: idle)
+    case .relayed(let relay): try relay.send(bytes[...], idle: idle)
+    }
   }
 
   /// What has been read and not taken.
@@ -68,8 +88,11 @@ final class Connection {
     do {
       count = try inbox.withUnsafeMutableBytes { buffer in
         let free = UnsafeMutableRawBufferPointer(rebasing: buffer[start...])
-        if let tls { return try tls.receive(into: free, idle: idle) }
-        return try socket.receive(into: free, idle: idle)
+        switch channel {
+        case .plain(let socket): return try socket.receive(into: free, idle: idle)
+        case .tls(let session, _): return try session.receive(into: free, idle: idle)
+        case .relayed(let relay): return try relay.receive(into: free, idle: idle)
+        }
       }
     } catch {
       inbox.removeLast(room)
@@ -85,6 +108,11 @@ final class Connection {
   /// Whether it can carry another request: nothing left unread, and
   /// nothing arrived while it sat idle (the server closing it, most often).
   var isIdleAndOpen: Bool {
-    buffered.isEmpty && !(tls?.hasPendingInput ?? false) && !socket.hasInput
+    guard buffered.isEmpty else { return false }
+    switch channel {
+    case .plain(let socket): return !socket.hasInput
+    case .tls(let session, let socket): return !session.hasPendingInput && !socket.hasInput
+    case .relayed(let relay): return !relay.hasInput
+    }
   }
 }
