@@ -1,3 +1,5 @@
+import Msglog
+
 /// The man page, `msglog.1`, generated from the declaration table
 /// (`msglog help --man`).
 enum Manual {

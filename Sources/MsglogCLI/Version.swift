@@ -1,2 +1,0 @@
-/// This version of msglog: `msglog --version`, the manual's header.
-let msglogVersion = "0.2.0"
