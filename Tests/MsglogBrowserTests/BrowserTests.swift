@@ -75,8 +75,9 @@ import Testing
   }
 
   /// Every file in the page's folder is served at its name (index.html at
-  /// `/`), byte for byte, with the type a browser takes it as: a module it
-  /// cannot fetch, or gets as another type, stops the whole page.
+  /// `/`), byte for byte, with the type a browser takes it as (a module it
+  /// cannot fetch, or gets as another type, stops the whole page), and the
+  /// page names each module in its `Link: rel=modulepreload`.
   @Test func everyFileOfThePageIsServed() throws {
     let s = Sandbox()
     let server = try ServedLog.running(s)
@@ -95,6 +96,13 @@ import Testing
       let type = types[String(name.split(separator: ".").last ?? "")] ?? "?"
       #expect((try? String(contentsOfFile: meta, encoding: .utf8)) == "200 " + type, "\(path)")
       #expect(FileManager.default.contents(atPath: body) == FileManager.default.contents(atPath: folder + "/" + name), "\(path)")
+    }
+    // The page names every module for preloading: the browser asks for them all at once.
+    let headers = s.dir + "/page.headers"
+    shell("curl -s -o /dev/null -D '\(headers)' '\(server.url!)/'")
+    let head = (try? String(contentsOfFile: headers, encoding: .utf8)) ?? ""
+    for name in names where name.hasSuffix(".js") {
+      #expect(head.contains("</\(name)>; rel=modulepreload"), "\(name): \(head)")
     }
   }
 
