@@ -36,9 +36,11 @@ export function moveChange(base, from, to) {
 
 /** Where an item that follows `after` (ids, nearest first) goes in `items`: right after the first still there, else 0. */
 function placeAfter(items, after) {
+  if (after.length === 0) return 0;
+  const index = new Map(items.map((item, i) => [item.id, i]));  // one pass, however many are gone
   for (const id of after) {
-    const index = items.findIndex((item) => item.id === id);
-    if (index >= 0) return index + 1;
+    const at = index.get(id);
+    if (at !== undefined) return at + 1;
   }
   return 0;
 }
