@@ -95,7 +95,9 @@ import Testing
       shell("curl -s -o '\(body)' -w '%{http_code} %{content_type}' '\(server.url!)\(path)' > '\(meta)'")
       let type = types[String(name.split(separator: ".").last ?? "")] ?? "?"
       #expect((try? String(contentsOfFile: meta, encoding: .utf8)) == "200 " + type, "\(path)")
-      #expect(FileManager.default.contents(atPath: body) == FileManager.default.contents(atPath: folder + "/" + name), "\(path)")
+      #expect(
+        FileManager.default.contents(atPath: body) == FileManager.default.contents(atPath: folder + "/" + name),
+        "\(path)")
     }
     // The page names every module for preloading: the browser asks for them all at once.
     let headers = s.dir + "/page.headers"

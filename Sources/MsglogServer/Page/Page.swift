@@ -69,8 +69,13 @@ enum Page {
       // foreign page could overlay it and have the user drag or delete).
       ("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'"),
       ("X-Frame-Options", "DENY"),
-      ("Link", assets.filter { $0.path.hasSuffix(".js") }.map { "<\($0.path)>; rel=modulepreload" }.joined(separator: ", ")),
+      ("Link", preloads),
     ])
+
+  /// `</app.js>; rel=modulepreload, …`: every module.
+  static var preloads: String {
+    assets.filter { $0.path.hasSuffix(".js") }.map { "<\($0.path)>; rel=modulepreload" }.joined(separator: ", ")
+  }
 
   /// What the page loads, each at its path: adding a file to Resources/
   /// (which Package.swift embeds whole) is adding its line here. The
