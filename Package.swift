@@ -102,7 +102,8 @@ let package = Package(
     // servers (plain and TLS) for what serve never sends, and the
     // fault-injecting proxy the sync's simulation runs through.
     .testTarget(
-      name: "MsglogHTTPClientTests", dependencies: ["MsglogHTTPClient", "MsglogLoopback", "MsglogTestSupport"], exclude: ["Servers"]),
+      name: "MsglogHTTPClientTests", dependencies: ["MsglogHTTPClient", "MsglogLoopback", "MsglogTestSupport"],
+      exclude: ["Servers"]),
     // The page in headless Chromium (Selenium; Tests/Browser/*.py).
     .testTarget(name: "MsglogBrowserTests", dependencies: ["MsglogTestSupport"]),
     // End-to-end tests of the command line. They, and every test that runs
