@@ -56,10 +56,9 @@ let package = Package(
     // stands on the library and the wire shapes, not on the command line.
     .target(
       name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "CMicroHTTPD"],
-      resources: [
-        .embedInCode("Page/Resources/index.html"), .embedInCode("Page/Resources/app.css"),
-        .embedInCode("Page/Resources/app.js"), .embedInCode("Page/Resources/favicon.svg"),
-      ]),
+      // The page's files, every one in the folder (Page.files serves each);
+      // Page/package.json only tells node that the page's .js are modules.
+      exclude: ["Page/package.json"], resources: [.embedInCode("Page/Resources")]),
     // `msglog serve`, which `msglog` runs (exec) from beside itself: a
     // dynamic executable, since libmicrohttpd starts threads and needs GnuTLS,
     // neither of which a static one can load. Its main parses `serve`'s
@@ -105,7 +104,8 @@ let package = Package(
     // servers (plain and TLS) for what serve never sends, and the
     // fault-injecting proxy the sync's simulation runs through.
     .testTarget(
-      name: "MsglogHTTPClientTests", dependencies: ["MsglogHTTPClient", "MsglogLoopback", "MsglogTestSupport"], exclude: ["Servers"]),
+      name: "MsglogHTTPClientTests", dependencies: ["MsglogHTTPClient", "MsglogLoopback", "MsglogTestSupport"],
+      exclude: ["Servers"]),
     // The page in headless Chromium (Selenium; Tests/Browser/*.py).
     .testTarget(name: "MsglogBrowserTests", dependencies: ["MsglogTestSupport"]),
     // End-to-end tests of the command line. They, and every test that runs

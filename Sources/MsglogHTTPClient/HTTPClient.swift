@@ -223,7 +223,8 @@ public final class HTTPClient: Sendable {
             throw HTTPClientError.connectionLost(
               origin: url.origin,
               reason: connection.buffered.isEmpty && !connection.heardSinceRequest
-                ? "closed the connection without answering" : "closed the connection in the middle of the answer's head")
+                ? "closed the connection without answering" : "closed the connection in the middle of the answer's head"
+            )
           }
         }
       } catch let error as HTTPSyntaxError {

@@ -123,7 +123,8 @@ import Testing
 
     proxy.next([.dropAnswer])
     let error = failure { _ = try HTTPClient(try HTTPURL(proxy.url)).open(.get("/api/follow?stream=main")) }
-    #expect(error == .connectionLost(origin: "127.0.0.1:\(proxy.port)", reason: "closed the connection without answering"))
+    #expect(
+      error == .connectionLost(origin: "127.0.0.1:\(proxy.port)", reason: "closed the connection without answering"))
     #expect(proxy.counts[.dropAnswer] == 1)
   }
 

@@ -56,7 +56,8 @@ import Testing
       ],
       tls: try certificates.server("localhost", for: ["DNS:localhost", "IP:127.0.0.1"]))
     let client = HTTPClient(
-      try HTTPURL("https://localhost:\(server.port)"), configuration(relayed, token: "t0ken", caFile: certificates.authority))
+      try HTTPURL("https://localhost:\(server.port)"),
+      configuration(relayed, token: "t0ken", caFile: certificates.authority))
     #expect(try client.send(.get("/api/sync"), limit: 100).text == "secret")
     #expect(try client.send(.get("/api/sync"), limit: 100).text == "abc")
     #expect(try client.send(.get("/api/sync"), limit: 100).text == "to the end")
@@ -94,7 +95,8 @@ import Testing
     let server = try ScriptedServer(
       s, [Self.ok, Self.ok], tls: try certificates.server("other", for: ["DNS:other.example", "IP:127.0.0.2"]))
     for host in ["localhost", "127.0.0.1"] {
-      let client = HTTPClient(try HTTPURL("https://\(host):\(server.port)"), configuration(relayed, caFile: certificates.authority))
+      let client = HTTPClient(
+        try HTTPURL("https://\(host):\(server.port)"), configuration(relayed, caFile: certificates.authority))
       let error = failure { _ = try client.send(.get("/"), limit: 100) }
       #expect(error == .tls(origin: "\(host):\(server.port)", .wrongName(host: host)))
       #expect(error?.description == "the certificate of \(host):\(server.port) is not for \(host)")
@@ -106,7 +108,8 @@ import Testing
     let certificates = try TestCertificates(in: s.dir)
     let server = try ScriptedServer(
       s, [Self.ok], tls: try certificates.server("expired", for: ["DNS:localhost"], days: -1))
-    let client = HTTPClient(try HTTPURL("https://localhost:\(server.port)"), configuration(relayed, caFile: certificates.authority))
+    let client = HTTPClient(
+      try HTTPURL("https://localhost:\(server.port)"), configuration(relayed, caFile: certificates.authority))
     let error = failure { _ = try client.send(.get("/"), limit: 100) }
     #expect(error == .tls(origin: "localhost:\(server.port)", .expired))
     #expect(error?.description == "the certificate of localhost:\(server.port) has expired")
@@ -135,7 +138,8 @@ import Testing
     let server = try ScriptedServer(
       s, [.init("HTTP/1.0 200 OK\r\n\r\nmaybe the whole", then: .abort)],
       tls: try certificates.server("localhost", for: ["DNS:localhost"]))
-    let client = HTTPClient(try HTTPURL("https://localhost:\(server.port)"), configuration(relayed, caFile: certificates.authority))
+    let client = HTTPClient(
+      try HTTPURL("https://localhost:\(server.port)"), configuration(relayed, caFile: certificates.authority))
     let error = failure { _ = try client.send(.get("/"), limit: 100) }
     #expect(
       error
@@ -149,7 +153,8 @@ import Testing
     let server = try ScriptedServer(
       s, [.init(pieces: [], then: .hang)], tls: try certificates.server("localhost", for: ["DNS:localhost"]))
     let client = HTTPClient(
-      try HTTPURL("https://localhost:\(server.port)"), configuration(relayed, caFile: certificates.authority, idleTimeout: 600))
+      try HTTPURL("https://localhost:\(server.port)"),
+      configuration(relayed, caFile: certificates.authority, idleTimeout: 600))
     let canceller = Thread {
       server.waitForRequests(1)
       client.cancel()
@@ -188,7 +193,8 @@ import Testing
     let refused = runProgram(probe, [url])
     #expect(refused.code == 1, "\(refused)")
     #expect(
-      refused.stdout.hasSuffix("msglog: the certificate of localhost:\(server.port) is not signed by a trusted authority\n"),
+      refused.stdout.hasSuffix(
+        "msglog: the certificate of localhost:\(server.port) is not signed by a trusted authority\n"),
       "\(refused)")
     // Every helper ends with its connection (a watchdog, not a measurement;
     // an ended helper whose parent has exited may stay a zombie here).

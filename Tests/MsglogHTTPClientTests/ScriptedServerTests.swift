@@ -137,7 +137,11 @@ import Testing
       ])
     let client = try client(server)
     var error = failure { _ = try client.send(.get("/a"), limit: 1000) }
-    #expect(error == .connectionLost(origin: "127.0.0.1:\(server.port)", reason: "closed the connection before the end of the answer (90 bytes short)"))
+    #expect(
+      error
+        == .connectionLost(
+          origin: "127.0.0.1:\(server.port)",
+          reason: "closed the connection before the end of the answer (90 bytes short)"))
     error = failure { _ = try client.send(.get("/b"), limit: 1000) }
     #expect(error?.description.contains("in its chunked body") == true, "\(String(describing: error))")
     error = failure { _ = try client.send(.get("/c"), limit: 1000) }

@@ -24,7 +24,8 @@ import Testing
     #expect(log.count == 2 && log[1].contains(#""text":"second","sender":"bob""#), "\(log)")
     // A refusal is an answer, not an error: the caller reads its status and body.
     let refused = try client.send(.post("/api/move", json: Array(#"{"from":0,"to":5}"#.utf8)), limit: 1 << 20)
-    #expect(refused.status == 400 || refused.status == 409 || refused.status == 422, "\(refused.status) \(refused.text)")
+    #expect(
+      refused.status == 400 || refused.status == 409 || refused.status == 422, "\(refused.status) \(refused.text)")
     #expect(client.connectionsOpened == 1)
   }
 

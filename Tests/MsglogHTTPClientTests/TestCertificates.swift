@@ -24,7 +24,8 @@ struct TestCertificates {
   /// names (`DNS:localhost`, `IP:127.0.0.1`), valid for `days` (negative:
   /// expired since it was made).
   func server(_ name: String, for names: [String], days: Int = 1) throws -> (certificate: String, key: String) {
-    let extensions = "subjectAltName=\(names.joined(separator: ","))\nbasicConstraints=CA:FALSE\n"
+    let extensions =
+      "subjectAltName=\(names.joined(separator: ","))\nbasicConstraints=CA:FALSE\n"
       + "extendedKeyUsage=serverAuth\n"
     try extensions.write(toFile: dir + "/\(name).ext", atomically: true, encoding: .utf8)
     let made = shell(

@@ -1,5 +1,6 @@
-@testable import MsglogHTTPClient
 import Testing
+
+@testable import MsglogHTTPClient
 
 /// The strict parsers, on bytes: what an answer may look like, and each
 /// way it may not.

@@ -308,7 +308,9 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
     func send(_ bytes: [UInt8]) -> Bool {
       var offset = 0
       while offset < bytes.count {
-        let n = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let n = bytes[offset...].withUnsafeBytes {
+          Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+        }
         if n <= 0 { return false }
         offset += n
       }
@@ -367,7 +369,9 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
       }
       let expects = head.value(of: "expect")?.lowercased() == "100-continue"
       var forwarded = line + "\r\n"
-      for field in fields where field.name.lowercased() != "expect" { forwarded += field.name + ": " + field.value + "\r\n" }
+      for field in fields where field.name.lowercased() != "expect" {
+        forwarded += field.name + ": " + field.value + "\r\n"
+      }
       forwarded += "\r\n"
       let closes = head.values(of: "connection").contains { $0.lowercased().contains("close") }
       return (

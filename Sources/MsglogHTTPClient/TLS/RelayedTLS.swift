@@ -119,7 +119,8 @@ final class RelayedTLS {
       var chunk = [UInt8](repeating: 0, count: 65_536)
       let count = try chunk.withUnsafeMutableBytes { try socket.receive(into: $0, idle: idle) }
       guard count > 0 else {
-        throw HTTPClientError.connectionLost(origin: socket.origin, reason: "closed the connection (the TLS helper ended)")
+        throw HTTPClientError.connectionLost(
+          origin: socket.origin, reason: "closed the connection (the TLS helper ended)")
       }
       inbox += chunk[..<count]
     }

@@ -6,8 +6,10 @@ import CGnuTLS
 
 /// The certificates a client trusts: the system's roots, or the CA file
 /// the caller names instead (a team's own authority, a self-signed server).
-/// Loaded once per client, at its first https:// connection.
-final class TLSCredentials: @unchecked Sendable {  // GnuTLS credentials are read-only once set, and thread-safe to share
+/// Loaded once per client, at its first https:// connection, and shared
+/// by its sessions (GnuTLS credentials are read-only once set, and safe to
+/// share between sessions and threads).
+final class TLSCredentials: @unchecked Sendable {
   let credentials: gnutls_certificate_credentials_t
 
   init(caFile: String?, origin: String) throws {

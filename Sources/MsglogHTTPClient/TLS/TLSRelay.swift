@@ -86,15 +86,19 @@ public enum TLSRelay {
 
   private static func frame(_ kind: Character, _ bytes: [UInt8]) -> [UInt8] {
     let length = UInt32(bytes.count)
-    return [kind.asciiValue!, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF),
-      UInt8(length & 0xFF)] + bytes
+    return [
+      kind.asciiValue!, UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF),
+      UInt8(length & 0xFF),
+    ] + bytes
   }
 
   @discardableResult
   private static func send(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
     var offset = 0
     while offset < bytes.count {
-      let count = bytes[offset...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+      let count = bytes[offset...].withUnsafeBytes {
+        Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      }
       if count <= 0 {
         if count < 0 && errno == EINTR { continue }
         return false
@@ -115,7 +119,8 @@ extension HTTPClientError {
     }
     switch self {
     case .unreachable(_, let reason): return "unreachable\t" + clean(reason)
-    case .timedOut(_, let phase, let seconds): return "timedOut\t\(phase == .connect ? "connect" : "answer")\t\(seconds)"
+    case .timedOut(_, let phase, let seconds):
+      return "timedOut\t\(phase == .connect ? "connect" : "answer")\t\(seconds)"
     case .connectionLost(_, let reason): return "connectionLost\t" + clean(reason)
     case .cancelled: return "cancelled"
     case .tls(_, let failure):

@@ -163,7 +163,8 @@ final class TLSSession {
 
   private func recordFailure(_ code: Int32) -> HTTPClientError {
     if code == GNUTLS_E_FATAL_ALERT_RECEIVED, let name = gnutls_alert_get_name(gnutls_alert_get(session)) {
-      return .tls(origin: socket.origin, .failed("the server sent the alert: " + lowercasedSentence(String(cString: name))))
+      return .tls(
+        origin: socket.origin, .failed("the server sent the alert: " + lowercasedSentence(String(cString: name))))
     }
     return .tls(origin: socket.origin, .failed(TLSLibrary.message(code)))
   }

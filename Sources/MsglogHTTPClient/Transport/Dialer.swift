@@ -38,7 +38,8 @@ enum Dialer {
     while let address = next {
       next = address.pointee.ai_next
       let descriptor = socket(
-        address.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+        address.pointee.ai_family,
+        Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
           | Int32(SOCK_CLOEXEC.rawValue), 0)
       guard descriptor >= 0 else {
         lastFailure = .unreachable(origin: origin, reason: systemMessage(errno))

@@ -85,7 +85,9 @@ package struct ChunkedDecoder {
             state = .done
           } else {
             trailerBytes += text.count + 2
-            guard trailerBytes <= lineLimit else { throw HTTPSyntaxError("the trailer is longer than \(lineLimit) bytes") }
+            guard trailerBytes <= lineLimit else {
+              throw HTTPSyntaxError("the trailer is longer than \(lineLimit) bytes")
+            }
             _ = try HTTPHeadParser.fields([text])
           }
         } else {
