@@ -19,9 +19,8 @@ let package = Package(
     // libpq (Debian: libpq-dev for the header, libpq5 at run time), loaded
     // on first use rather than linked, so that LMDB users never load it.
     .target(name: "CLibPQ"),
-    // GNU libmicrohttpd (Debian: libmicrohttpd-dev), for msglog-serve.
-    .systemLibrary(
-      name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+    // epoll and eventfd (glibc's own headers), for the server's event loops.
+    .systemLibrary(name: "CEpoll"),
     // CRC-32C with the CPU's instruction (SSE4.2 / ARM CRC), chosen at run time.
     .target(name: "CCRC32C"),
     // Events, record codec, projection, replay, validation. No I/O.
@@ -42,18 +41,19 @@ let package = Package(
     // process starts faster than sqlite3's. libpq is still loaded on demand.
     .executableTarget(
       name: "msglog", dependencies: ["MsglogCLI"], linkerSettings: [.unsafeFlags(["-static-executable"])]),
-    // The HTTP server: routes, the page, event streams, on libmicrohttpd. It
-    // stands on the library and the wire shapes, not on the command line.
+    // The HTTP server: routes, the page, event streams, on its own HTTP/1.1
+    // engine (epoll). It stands on the library and the wire shapes, not on
+    // the command line.
     .target(
-      name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "CMicroHTTPD"],
+      name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "CEpoll"],
       resources: [
         .embedInCode("Page/Resources/index.html"), .embedInCode("Page/Resources/app.css"),
         .embedInCode("Page/Resources/app.js"), .embedInCode("Page/Resources/favicon.svg"),
       ]),
     // `msglog serve`, which `msglog` runs (exec) from beside itself: a
-    // dynamic executable, since libmicrohttpd starts threads and needs GnuTLS,
-    // neither of which a static one can load. Its main parses `serve`'s
-    // options with the command line's declaration table.
+    // dynamic executable (its threads, and GnuTLS for issue 28's TLS, want
+    // the dynamic loader). Its main parses `serve`'s options with the
+    // command line's declaration table.
     .executableTarget(name: "msglog-serve", dependencies: ["MsglogCLI", "MsglogServer"]),
     // Benchmarks: built in release by scripts/bench, never part of `swift test`.
     .executableTarget(name: "msglog-bench", dependencies: ["Msglog", "MsglogLoopback"], path: "Sources/MsglogBench"),
