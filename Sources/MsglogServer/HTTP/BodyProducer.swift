@@ -12,7 +12,7 @@ package protocol BodyProducer: AnyObject, Sendable {
 }
 
 /// What a producer gives the connection.
-package enum BodyChunk {
+package enum BodyChunk: Equatable {
   /// Bytes of the body; `last` when nothing follows.
   case bytes([UInt8], last: Bool)
   /// The body is complete.
