@@ -371,14 +371,14 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       self.producer = nil
       producer.cancel()
     case .waitForCommit(let seq):
-      if stopping { return endBody() }
-      if core.commits.head >= seq {
-        break
+      if stopping {
+        endBody()
+      } else if core.commits.head < seq {
+        waitingFor = seq
+        loop.park(self)
       }
-      waitingFor = seq
-      loop.park(self)
     case .retry(let seconds):
-      retryAt = .after(seconds: seconds)
+      if stopping { endBody() } else { retryAt = .after(seconds: seconds) }
     }
     flush()
     pull()
