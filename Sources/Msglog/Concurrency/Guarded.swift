@@ -48,6 +48,20 @@ package final class Guarded<Value>: @unchecked Sendable {
     return try body(&value)
   }
 
+  /// Runs `body` with the value, and wakes one waiter afterwards: for a
+  /// change any one of many alike waiters can take (a job queued for a
+  /// pool of workers), where waking them all would only send the rest
+  /// back to sleep.
+  @discardableResult
+  package func updateWakingOne<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    pthread_mutex_lock(mutex)
+    defer {
+      pthread_cond_signal(changed)
+      pthread_mutex_unlock(mutex)
+    }
+    return try body(&value)
+  }
+
   /// Runs `body` with the value, waking no one.
   package func read<R>(_ body: (Value) throws -> R) rethrows -> R {
     pthread_mutex_lock(mutex)

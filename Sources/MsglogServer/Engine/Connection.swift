@@ -98,25 +98,28 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   private static let readableFlags = EventLoop.readable | UInt32(EPOLLRDHUP.rawValue)
 
   private func readInput() {
-    var buffer = [UInt8](repeating: 0, count: 65_536)
+    let buffer = loop.scratch
     while true {
       if case .lingering = phase {
         // Dropped: nothing after a refused request is read as a request.
-        switch buffer.withUnsafeMutableBytes({ transport.read(into: $0) }) {
+        switch transport.read(into: buffer) {
         case .bytes: continue
         case .wouldBlock: return
         case .ended, .failed: return close()
         }
       }
       guard wantsInput else { return }
-      let result = buffer.withUnsafeMutableBytes { transport.read(into: $0) }
-      switch result {
+      switch transport.read(into: buffer) {
       case .bytes(let count):
-        if inputStart > 0 && inputStart == input.count {
+        if inputStart == input.count {
           input.removeAll(keepingCapacity: true)
           inputStart = 0
+        } else if inputStart >= 32 * 1024 {
+          // Pipelined requests, one always part-read: drop what was decoded.
+          input.removeFirst(inputStart)
+          inputStart = 0
         }
-        input += buffer[..<count]
+        input.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         processInput()
         if case .closed = phase { return }
       case .wouldBlock:

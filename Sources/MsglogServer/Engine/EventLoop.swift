@@ -27,6 +27,8 @@ final class EventLoop: @unchecked Sendable {  // everything but `inbox` and the 
   private let open = Atomic(0)
   /// Set once the loop's thread has returned.
   let finished = Guarded(false)
+  /// Where its connections read into (the loop's thread only).
+  let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
   /// How often deadlines, stalls and keep-alives are looked at.
   static let tick: Double = 0.25
 
@@ -43,6 +45,7 @@ final class EventLoop: @unchecked Sendable {  // everything but `inbox` and the 
   }
 
   deinit {
+    scratch.deallocate()
     close(wake)
     close(epoll)
   }

@@ -58,7 +58,8 @@ final class WorkerPool: Sendable {
 
   /// Queues `job`; false when the queue is full or the pool has stopped.
   func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
-    state.update { state in
+    // Only workers wait on `state` while the pool runs (`stop` wakes all).
+    state.updateWakingOne { state in
       guard !state.stopping, state.pending < Self.queueLimit else { return false }
       state.jobs.append(job)
       return true
