@@ -106,7 +106,7 @@ import Testing
     #expect(Self.events(text, step: 7) == events, "in pieces of 7")
   }
 
-  /// The old request-line verdicts (libmicrohttpd's front check), kept.
+  /// The request-line verdicts of the check that stood in front of libmicrohttpd, kept.
   @Test(arguments: [
     ("GARBAGE\r\n\r\n", "the request line must be METHOD TARGET HTTP/1.1, with one space between each"),
     ("GET /\r\n\r\n", "the request line must be METHOD TARGET HTTP/1.1, with one space between each"),
