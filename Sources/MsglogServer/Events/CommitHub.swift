@@ -9,7 +9,7 @@ import Synchronization
 /// whole server (`EventLog.follow`, woken by the store, never by a timer)
 /// publishes the head seq, and calls `onAdvance` with it — the server wakes
 /// its event loops, which resume the streams parked for that seq.
-final class CommitHub: Sendable {
+final class CommitHub: @unchecked Sendable {  // `advanced`: set by `start` before the follower's thread exists, then only read there
   private struct State {
     var stopping = false
     var followerEnded = true
@@ -20,7 +20,7 @@ final class CommitHub: Sendable {
   private let published = Atomic<UInt64>(0)
   private let stopFlag = Atomic(false)
   /// Called on the follower's thread with each new head.
-  private let advanced = Mutex<(@Sendable (UInt64) -> Void)?>(nil)
+  private var advanced: (@Sendable (UInt64) -> Void)? = nil
   /// Written to end the follower's `poll`.
   private let stopPipe: (read: Int32, write: Int32)
 
@@ -44,7 +44,7 @@ final class CommitHub: Sendable {
 
   /// Starts the follower; `onAdvance` is called with every new head.
   func start(onAdvance: @escaping @Sendable (UInt64) -> Void) -> Bool {
-    advanced.withLock { $0 = onAdvance }
+    advanced = onAdvance
     published.store((try? log.headSeq()) ?? 0, ordering: .releasing)
     state.update { $0.followerEnded = false }
     let started = startThread { [self] in
@@ -74,7 +74,7 @@ final class CommitHub: Sendable {
   private func publish(_ seq: UInt64) {
     guard seq > head else { return }
     published.store(seq, ordering: .releasing)
-    advanced.withLock { $0 }?(seq)
+    advanced?(seq)
   }
 
   /// Ends the follower; returns once it has ended.
