@@ -112,7 +112,8 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       switch transport.read(into: buffer) {
       case .bytes(let count):
         if inputStart == input.count {
-          input.removeAll(keepingCapacity: true)
+          // A big body's room is not kept by an idle connection.
+          input.removeAll(keepingCapacity: input.capacity <= Self.readAhead)
           inputStart = 0
         } else if inputStart >= 32 * 1024 {
           // Pipelined requests, one always part-read: drop what was decoded.
@@ -433,7 +434,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
         return close()
       }
     }
-    output.removeAll(keepingCapacity: output.capacity <= 1 << 20)
+    output.removeAll(keepingCapacity: output.capacity <= Self.lowWater)
     outputStart = 0
     if case .answering = phase, bodyDone { answerSent() }
     if case .closed = phase { return }
@@ -457,7 +458,8 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   private func linger() {
     releaseBody()
     transport.shutdownOutput()
-    phase = .lingering(until: .after(seconds: peerEnded ? 0 : 2))
+    // Stopping, the process is about to end: a shorter moment.
+    phase = .lingering(until: .after(seconds: peerEnded ? 0 : stopping ? 0.5 : 2))
     if peerEnded { close() }
   }
 
