@@ -226,6 +226,27 @@ import Testing
     #expect(foreign.status == 403, "\(foreign.text)")
   }
 
+  /// Pipelined requests — here 2,000 in one write, refused ones among
+  /// them — are answered in order, each once.
+  @Test func pipelinedRequestsAreAnsweredInOrder() throws {
+    let s = Sandbox()
+    s.append("x")
+    let server = try ServedLog.running(s)
+    defer { #expect(server.stop().code == 0) }
+    var requests = ""
+    for n in 0..<2000 {
+      requests += n % 2 == 0 ? "GET /api/nothing-\(n) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" : "GET /api/streams HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    }
+    requests += "GET /api/streams HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    let socket = try #require(LoopbackSocket(port: server.port))
+    socket.send(requests)
+    let answers = socket.receive(seconds: 60, until: { $0.components(separatedBy: "HTTP/1.1 ").count > 2001 })
+    let statuses = answers.text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { String($0.prefix(3)) }
+    #expect(statuses.count == 2001, "\(statuses.count) answers")
+    #expect(statuses == (0..<2000).map { $0 % 2 == 0 ? "404" : "200" } + ["200"])
+    #expect(answers.text.contains("no such route: /api/nothing-1998"))
+  }
+
   // MARK: - Item 6: the store goes away
 
   /// The database directory removed, or replaced by another database,

@@ -21,9 +21,9 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   let transport: any Transport
   let address: [UInt8]
   unowned let loop: EventLoop
-  private var core: ServerCore { loop.core }
+  var core: ServerCore { loop.core }
 
-  private enum Phase {
+  enum Phase {
     /// Waiting for a request's head, due by then.
     case head(due: Deadline)
     /// Reading the body of `head`, whose bytes are held in the budget.
@@ -37,28 +37,32 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     case closed
   }
 
-  private var phase: Phase
-  private var decoder = RequestDecoder(bodyLimit: ServerConfiguration.bodyLimit)
-  private var input: [UInt8] = []
-  private var inputStart = 0
-  private var output: [UInt8] = []
-  private var outputStart = 0
+  var phase: Phase
+  var decoder = RequestDecoder(bodyLimit: ServerConfiguration.bodyLimit)
+  var input: [UInt8] = []
+  var inputStart = 0
+  var output: [UInt8] = []
+  var outputStart = 0
   /// The current answer's body, pulled as the client reads.
-  private var producer: (any BodyProducer)? = nil
-  private var producing = false
-  private var chunked = false
-  private var bodyDone = true
-  private var closeAfter = false
-  private var waitingFor: UInt64? = nil
-  private var retryAt: Deadline? = nil
+  var producer: (any BodyProducer)? = nil
+  var producing = false
+  var chunked = false
+  var bodyDone = true
+  var closeAfter = false
+  var waitingFor: UInt64? = nil
+  var retryAt: Deadline? = nil
   /// When the client last took bytes (or an answer started), for the stall limit.
-  private var lastProgress = Deadline.now()
+  var lastProgress = Deadline.now()
   /// When the stream last sent anything, for its keep-alive comments.
-  private var lastSent = Deadline.now()
-  private var peerEnded = false
-  private var interest: UInt32 = 0
-  private var counted = true
-  private var stopping = false
+  var lastSent = Deadline.now()
+  var peerEnded = false
+  var interest: UInt32 = 0
+  var counted = true
+  var stopping = false
+  /// `processInput` is on the stack: an answer finished inside it (a
+  /// refusal of a pipelined request) lets its loop go on rather than call
+  /// it again, so a flood of pipelined requests cannot deepen the stack.
+  var processing = false
 
   /// Output held before the body's producer is asked for more.
   static let lowWater = 64 * 1024
@@ -97,7 +101,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
 
   private static let readableFlags = EventLoop.readable | UInt32(EPOLLRDHUP.rawValue)
 
-  private func readInput() {
+  func readInput() {
     let buffer = loop.scratch
     while true {
       if case .lingering = phase {
@@ -134,7 +138,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
 
   /// Whether to read more now: while a request is coming, and a little
   /// ahead while one is answered.
-  private var wantsInput: Bool {
+  var wantsInput: Bool {
     if peerEnded { return false }
     switch phase {
     case .head, .body: return true
@@ -146,7 +150,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
 
   /// The client ended its side: a follower that hangs up frees its slot at
   /// once; a request already read still gets its answer.
-  private func peerHungUp() {
+  func peerHungUp() {
     switch phase {
     case .head, .body, .lingering, .closed: close()
     case .handling: closeAfter = true
@@ -155,7 +159,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     }
   }
 
-  private func updateInterest() {
+  func updateInterest() {
     var wanted = UInt32(0)
     if wantsInput { wanted |= EventLoop.readable }
     if !peerEnded { wanted |= UInt32(EPOLLRDHUP.rawValue) }
@@ -168,7 +172,10 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
 
   // MARK: - Requests
 
-  private func processInput() {
+  func processInput() {
+    guard !processing else { return }
+    processing = true
+    defer { processing = false }
     while true {
       switch phase {
       case .head, .body: break
@@ -196,7 +203,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
 
   /// Decides from the head alone: a refusal is answered now, without the
   /// body; an accepted body is read (with `100 Continue` when asked for).
-  private func judge(_ head: RequestHead) {
+  func judge(_ head: RequestHead) {
     let hasBody = head.framing != .none && head.framing != .length(0)
     let refusal: HTTPError?
     do {
@@ -206,8 +213,11 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       refusal = error
     }
     if let refusal {
-      decoder.stop()
-      return send(.error(refusal), method: head.method, close: hasBody || !head.keepAlive)
+      // Without a body the next request starts right after this head;
+      // with one, where it ends is not read: the connection closes.
+      let close = hasBody || !head.keepAlive
+      if close { decoder.stop() } else { _ = decoder.readBody(of: head) }
+      return send(.error(refusal), method: head.method, close: close)
     }
     guard hasBody else {
       if case .request(let head, let body)? = decoder.readBody(of: head) { dispatch(head, body: body) }
@@ -242,7 +252,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     flush()
   }
 
-  private func releaseBody() {
+  func releaseBody() {
     if case .body(_, _, let reserved) = phase {
       core.budget.release(reserved)
       phase = .handling
@@ -250,7 +260,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   }
 
   /// A whole request goes to a worker; its answer comes back to the loop.
-  private func dispatch(_ head: RequestHead, body: [UInt8]) {
+  func dispatch(_ head: RequestHead, body: [UInt8]) {
     phase = .handling
     let request: Request
     do {
@@ -273,7 +283,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     }
   }
 
-  private func answer(_ response: Response, to head: RequestHead) {
+  func answer(_ response: Response, to head: RequestHead) {
     guard case .handling = phase else {
       cancel(response)
       return
@@ -281,251 +291,11 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     send(response, method: head.method, close: !head.keepAlive || closeAfter, version: head.version)
   }
 
-  private func cancel(_ response: Response) {
+  func cancel(_ response: Response) {
     switch response.body {
     case .bytes: break
     case .stream(let stream): stream.cancel()
     case .events(let feed): feed.cancel()
-    }
-  }
-
-  // MARK: - Answers
-
-  private func send(_ response: Response, method: String, close: Bool, version: String = "HTTP/1.1") {
-    let isHead = method == "HEAD"
-    var body: any BodyProducer
-    switch response.body {
-    case .bytes(let bytes):
-      let close = close || stopping || response.header("Connection") == "close"
-      let noBody = response.status == 204 || response.status == 304
-      output += ResponseHead.encode(
-        status: response.status, contentType: noBody ? nil : response.contentType, headers: response.headers,
-        delimiting: noBody ? .none : .length(bytes.count), close: close)
-      if !isHead && !noBody { output += bytes }
-      finishAnswer(close: close)
-      return
-    case .stream(let stream): body = stream
-    case .events(let feed): body = feed
-    }
-    chunked = version == "HTTP/1.1"
-    let close = close || stopping || !chunked
-    output += ResponseHead.encode(
-      status: response.status, contentType: response.contentType, headers: response.headers,
-      delimiting: chunked ? .chunked : .close, close: close)
-    if isHead {
-      body.cancel()
-      if chunked {
-        finishAnswer(close: close)
-        return
-      }
-      finishAnswer(close: true)
-      return
-    }
-    phase = .answering
-    producer = body
-    bodyDone = false
-    closeAfter = close
-    lastProgress = .now()
-    lastSent = .now()
-    flush()
-    pull()
-  }
-
-  /// An answer whose bytes are all in `output`.
-  private func finishAnswer(close: Bool) {
-    phase = .answering
-    producer = nil
-    bodyDone = true
-    closeAfter = close
-    lastProgress = .now()
-    flush()
-  }
-
-  /// Asks the producer for its next piece, when the client has taken most of the last.
-  private func pull() {
-    guard let producer, !producing, !bodyDone, waitingFor == nil, retryAt == nil,
-      output.count - outputStart < Self.lowWater
-    else { return }
-    producing = true
-    let loop = self.loop
-    let submitted = core.pool.submit { [self] in
-      let chunk = producer.next()
-      loop.execute { [self] in received(chunk) }
-    }
-    if !submitted {
-      producing = false
-      retryAt = .after(seconds: 0.1)
-    }
-  }
-
-  private func received(_ chunk: BodyChunk) {
-    producing = false
-    guard case .answering = phase, let producer else { return }
-    switch chunk {
-    case .bytes(let bytes, let last):
-      appendBody(bytes)
-      // Stopping, an event stream ends after its last complete event.
-      if last || (stopping && producer is EventFeed) { endBody() }
-    case .end:
-      endBody()
-    case .failed:
-      // A cut answer: what was sent is sent, and no end follows.
-      bodyDone = true
-      closeAfter = true
-      self.producer = nil
-      producer.cancel()
-    case .waitForCommit(let seq):
-      if stopping {
-        endBody()
-      } else if core.commits.head < seq {
-        waitingFor = seq
-        loop.park(self)
-      }
-    case .retry(let seconds):
-      if stopping { endBody() } else { retryAt = .after(seconds: seconds) }
-    }
-    flush()
-    pull()
-  }
-
-  private func appendBody(_ bytes: [UInt8]) {
-    guard !bytes.isEmpty else { return }
-    lastSent = .now()
-    if chunked {
-      output += Array((String(bytes.count, radix: 16) + "\r\n").utf8)
-      output += bytes
-      output += [13, 10]
-    } else {
-      output += bytes
-    }
-  }
-
-  private func endBody() {
-    if chunked { output += Array("0\r\n\r\n".utf8) }
-    bodyDone = true
-    producer = nil
-    waitingFor = nil
-    loop.unpark(self)
-  }
-
-  /// The log's head moved: an event stream waiting for it goes on.
-  func headAdvanced(to head: UInt64) {
-    guard let seq = waitingFor, head >= seq else { return }
-    waitingFor = nil
-    loop.unpark(self)
-    pull()
-  }
-
-  // MARK: - Output
-
-  private func flush() {
-    while outputStart < output.count {
-      let result = output.withUnsafeBytes { raw in
-        transport.write(UnsafeRawBufferPointer(rebasing: raw[outputStart...]))
-      }
-      switch result {
-      case .bytes(let count):
-        outputStart += count
-        lastProgress = .now()
-      case .wouldBlock, .ended:
-        updateInterest()
-        return
-      case .failed:
-        return close()
-      }
-    }
-    output.removeAll(keepingCapacity: output.capacity <= Self.lowWater)
-    outputStart = 0
-    if case .answering = phase, bodyDone { answerSent() }
-    if case .closed = phase { return }
-    updateInterest()
-  }
-
-  /// The whole answer is out: the next request, or the end.
-  private func answerSent() {
-    producer = nil
-    if closeAfter || stopping || peerEnded {
-      linger()
-      return
-    }
-    phase = .head(due: .after(seconds: core.headerDeadline))
-    processInput()
-  }
-
-  /// Shuts the output and drops what the client still sends, for a moment,
-  /// before closing: a close with unread input would reset the connection
-  /// and could destroy the answer before the client read it.
-  private func linger() {
-    releaseBody()
-    transport.shutdownOutput()
-    // Stopping, the process is about to end: a shorter moment.
-    phase = .lingering(until: .after(seconds: peerEnded ? 0 : stopping ? 0.5 : 2))
-    if peerEnded { close() }
-  }
-
-  func close() {
-    if case .closed = phase { return }
-    releaseBody()
-    phase = .closed
-    producer?.cancel()
-    producer = nil
-    loop.forget(self, counted: counted)
-    transport.close()
-  }
-
-  // MARK: - Time
-
-  func tick(_ now: Deadline) {
-    switch phase {
-    case .head(let due) where due <= now:
-      // Nothing begun: an idle connection ends quietly; part of a head gets a 408.
-      guard inputStart < input.count else { return close() }
-      decoder.stop()
-      send(
-        .error(HTTPError(status: 408, message: "the request's head did not arrive within \(Int(core.headerDeadline)) s")),
-        method: "GET", close: true)
-    case .body(_, let due, _) where due <= now:
-      decoder.stop()
-      releaseBody()
-      send(
-        .error(HTTPError(status: 408, message: "the request's body did not arrive within \(Int(core.bodyDeadline)) s")),
-        method: "GET", close: true)
-    case .lingering(let until) where until <= now:
-      close()
-    case .answering:
-      if outputStart < output.count, now.nanoseconds - lastProgress.nanoseconds > UInt64(core.stallLimit * 1e9) {
-        return close()  // a client that takes nothing does not hold its answer for ever
-      }
-      if let at = retryAt, at <= now {
-        retryAt = nil
-        pull()
-      }
-      if waitingFor != nil, now.nanoseconds - lastSent.nanoseconds > UInt64(Self.keepAliveInterval * 1e9) {
-        appendBody(Array(": keep-alive\n\n".utf8))
-        flush()
-      }
-    default: break
-    }
-  }
-
-  /// Stopping: an idle connection closes now; a request read is answered
-  /// (and the connection closed after); an event stream ends after its
-  /// last complete event.
-  func beginStopping() {
-    stopping = true
-    closeAfter = true
-    switch phase {
-    case .head:
-      close()
-    case .answering:
-      if waitingFor != nil || retryAt != nil {
-        endBody()
-        flush()
-      } else if producer is EventFeed, !producing {
-        endBody()
-        flush()
-      }
-    default: break
     }
   }
 }
