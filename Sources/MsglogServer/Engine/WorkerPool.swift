@@ -59,7 +59,7 @@ final class WorkerPool: Sendable {
   /// Queues `job`; false when the queue is full or the pool has stopped.
   func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
     // Only workers wait on `state` while the pool runs (`stop` wakes all).
-    state.updateWakingOne { state in
+    state.update(wakingOne: true) { state in
       guard !state.stopping, state.pending < Self.queueLimit else { return false }
       state.jobs.append(job)
       return true
