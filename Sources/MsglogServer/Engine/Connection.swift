@@ -59,10 +59,6 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   var interest: UInt32 = 0
   var counted = true
   var stopping = false
-  /// `processInput` is on the stack: an answer finished inside it (a
-  /// refusal of a pipelined request) lets its loop go on rather than call
-  /// it again, so a flood of pipelined requests cannot deepen the stack.
-  var processing = false
 
   /// Output held before the body's producer is asked for more.
   static let lowWater = 64 * 1024
@@ -173,9 +169,6 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   // MARK: - Requests
 
   func processInput() {
-    guard !processing else { return }
-    processing = true
-    defer { processing = false }
     while true {
       switch phase {
       case .head, .body: break
@@ -216,7 +209,8 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       // Without a body the next request starts right after this head;
       // with one, where it ends is not read: the connection closes.
       let close = hasBody || !head.keepAlive
-      if close { decoder.stop() } else { _ = decoder.readBody(of: head) }
+      decoder.stop()
+      if !close { _ = decoder.readBody(of: head) }
       return send(.error(refusal), method: head.method, close: close)
     }
     guard hasBody else {
