@@ -25,9 +25,8 @@ let package = Package(
     // msglog executable is static, and a user who never syncs over TLS
     // never loads it.
     .target(name: "CGnuTLS"),
-    // GNU libmicrohttpd (Debian: libmicrohttpd-dev), for msglog-serve.
-    .systemLibrary(
-      name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+    // epoll and eventfd (glibc's own headers), for the server's event loops.
+    .systemLibrary(name: "CEpoll"),
     // CRC-32C with the CPU's instruction (SSE4.2 / ARM CRC), chosen at run time.
     .target(name: "CCRC32C"),
     // Events, record codec, projection, replay, validation. No I/O.
@@ -52,17 +51,18 @@ let package = Package(
     // process starts faster than sqlite3's. libpq is still loaded on demand.
     .executableTarget(
       name: "msglog", dependencies: ["MsglogCLI"], linkerSettings: [.unsafeFlags(["-static-executable"])]),
-    // The HTTP server: routes, the page, event streams, on libmicrohttpd. It
-    // stands on the library and the wire shapes, not on the command line.
+    // The HTTP server: routes, the page, event streams, on its own HTTP/1.1
+    // engine (epoll). It stands on the library and the wire shapes, not on
+    // the command line.
     .target(
-      name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "CMicroHTTPD"],
+      name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "CEpoll"],
       // The page's files, every one in the folder (Page.files serves each);
       // Page/package.json only tells node that the page's .js are modules.
       exclude: ["Page/package.json"], resources: [.embedInCode("Page/Resources")]),
     // `msglog serve`, which `msglog` runs (exec) from beside itself: a
-    // dynamic executable, since libmicrohttpd starts threads and needs GnuTLS,
-    // neither of which a static one can load. Its main parses `serve`'s
-    // options with the command line's declaration table.
+    // dynamic executable (its threads, and GnuTLS for issue 28's TLS, want
+    // the dynamic loader). Its main parses `serve`'s options with the
+    // command line's declaration table.
     .executableTarget(name: "msglog-serve", dependencies: ["MsglogCLI", "MsglogServer"]),
     // https:// for the static msglog, which cannot run GnuTLS (its
     // thread-local storage needs the dynamic loader): a dynamic helper that

@@ -222,6 +222,16 @@ package final class Environment {
     futimens(fd, nil)
   }
 
+  /// The device and inode of the data file this environment has open: a
+  /// server compares it with what is at the path now, to notice the
+  /// directory removed or replaced under it.
+  package var dataFileIdentity: FileIdentity? {
+    var fd: Int32 = -1
+    var status = stat()
+    guard mdb_env_get_fd(env, &fd) == 0, fd >= 0, fstat(fd, &status) == 0 else { return nil }
+    return FileIdentity(status)
+  }
+
   /// Another process grew the map: adopt its size (with no transaction open here).
   private func adoptResizedMap() throws {
     try resizing { try check(mdb_env_set_mapsize(env, 0), "mdb_env_set_mapsize") }

@@ -115,6 +115,15 @@ package final class LMDBLog: FollowableStore {
     return try store.write(reserving: bytes, body)
   }
 
+  /// Whether the database this log opened is no longer the one at its
+  /// path (the directory removed, or replaced by another): a write would
+  /// land in a file nobody will open again. False before the first open.
+  package var isDisplaced: Bool {
+    guard let store = opened.withLock({ $0 }) else { return false }
+    guard let opened = store.environment.dataFileIdentity else { return true }
+    return FileIdentity(path: path + "/data.mdb") != opened
+  }
+
   package func watchCommits() throws -> any CommitWatcher {
     guard try store(creating: false) != nil else {
       throw MsglogError.noDatabase(location: path, emptyDirectory: false)

@@ -7,9 +7,27 @@ import Foundation
 public final class LoopbackSocket: @unchecked Sendable {  // used by one thread at a time
   public let fd: Int32
 
-  /// Connects (blocking); nil when the connection is refused.
-  public init?(port: UInt16) {
+  /// Connects (blocking); nil when the connection is refused. `source`
+  /// binds the client's end to another loopback address (`127.0.0.2`: a
+  /// second client machine, for per-address limits); `receiveBuffer` sets
+  /// its kernel buffer (a client that reads nothing takes little).
+  public init?(port: UInt16, from source: String? = nil, receiveBuffer: Int? = nil) {
     fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    if var size = receiveBuffer.map(Int32.init) {
+      setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+    if let source {
+      var local = sockaddr_in()
+      local.sin_family = sa_family_t(AF_INET)
+      local.sin_addr.s_addr = inet_addr(source)
+      let bound = withUnsafePointer(to: &local) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+      }
+      guard bound == 0 else {
+        close(fd)
+        return nil
+      }
+    }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = port.bigEndian
@@ -65,6 +83,12 @@ public final class LoopbackSocket: @unchecked Sendable {  // used by one thread 
       if done(String(decoding: bytes, as: UTF8.self)) { break }
     }
     return (String(decoding: bytes, as: UTF8.self), false)
+  }
+
+  /// Sends as much of `bytes` as the socket takes without waiting; how many it took.
+  public func sendAvailable(_ bytes: [UInt8]) -> Int {
+    let n = bytes.withUnsafeBytes { Foundation.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+    return max(n, 0)
   }
 
   /// Reads up to `count` bytes, waiting at most `seconds`; nil when the server closed.

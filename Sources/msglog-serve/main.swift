@@ -2,7 +2,7 @@ import Msglog
 import MsglogCLI
 import MsglogServer
 
-/// msglog-serve: `msglog serve`, on libmicrohttpd. `msglog serve` runs this
+/// msglog-serve: `msglog serve`, on msglog's own HTTP engine. `msglog serve` runs this
 /// program from beside itself (see Package.swift); run directly, it takes
 /// the same arguments (`msglog-serve [serve] [--listen ADDR:PORT] …`).
 let process = ServeProcess()

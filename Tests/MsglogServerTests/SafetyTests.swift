@@ -93,76 +93,59 @@ import Testing
   }
 }
 
-@Suite struct FramingTests {
-  @Test func framingIsNeverGuessed() {
-    #expect(throws: Never.self) { try Framing.check([("Content-Length", "5"), ("content-length", " 5")]) }
-    #expect(throws: Never.self) { try Framing.check([("Transfer-Encoding", "chunked")]) }
-    #expect(throws: HTTPError.self) { try Framing.check([("Content-Length", "5"), ("Content-Length", "6")]) }
-    #expect(throws: HTTPError.self) { try Framing.check([("Content-Length", "5"), ("Transfer-Encoding", "chunked")]) }
-    #expect(throws: HTTPError.self) { try Framing.check([("Transfer-Encoding", "gzip, chunked")]) }
-    #expect(throws: HTTPError.self) {
-      try Framing.check([("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "chunked")])
-    }
-  }
-
-  @Test(arguments: [
-    ("GET / HTTP/1.1\r\n", RequestLine.Verdict.valid),
-    ("\r\nPOST /api/append?x=1 HTTP/1.0\n", .valid),
-    ("GET / HTTP/1.1", .incomplete),
-    ("GARBAGE\r\n", .invalid("the request line must be METHOD TARGET HTTP/1.1, with one space between each")),
-    ("GET /\r\n", .invalid("the request line must be METHOD TARGET HTTP/1.1, with one space between each")),
-    ("GET / a HTTP/1.1\r\n", .invalid("the request line must be METHOD TARGET HTTP/1.1, with one space between each")),
-    ("GET  / HTTP/1.1\r\n", .invalid("the request line must be METHOD TARGET HTTP/1.1, with one space between each")),
-    ("G(T / HTTP/1.1\r\n", .invalid("the request method is not a token")),
-    ("GET /\u{7F} HTTP/1.1\r\n", .invalid("the request target has a character that must be %-encoded")),
-    ("GET / HTTP/1.x\r\n", .invalid("the request line does not end with an HTTP version")),
-  ])
-  func requestLines(_ line: String, _ verdict: RequestLine.Verdict) {
-    let bytes = Array(line.utf8)
-    #expect(bytes.withUnsafeBytes { RequestLine.check($0) } == verdict)
-  }
-}
-
-/// A streamed answer holds at most its buffer's worth beyond what the
-/// client took, and its producer stops when the client goes.
+/// A streamed answer is pulled a piece at a time: each piece is about
+/// `capacity` bytes, the producer runs only when asked, stops when the
+/// client goes, and an error before the first byte is the answer's status.
 @Suite struct ResponseStreamTests {
-  @Test func theProducerWaitsForTheReader() throws {
+  @Test func theProducerRunsOnlyWhenAsked() throws {
     let written = Guarded(0)
+    // 1024 JSON strings of 4094 letters and their quotes, after a "[": 4 MiB and a byte.
+    let text = String(repeating: "m", count: 4094)
     let chunk = [UInt8](repeating: 7, count: 4096)
-    let stream = try ResponseStream.start { out in
-      for _ in 0..<1024 {  // 4 MiB
-        try out.write(chunk)
-        written.update { $0 += chunk.count }
+    var left = 1024
+    let stream = try ResponseStream.start { json in
+      if left == 1024 {
+        json.beginArray()
+        written.update { $0 += 1 }
       }
+      json.value(text)
+      written.update { $0 += chunk.count + (left == 1024 ? 0 : 1) }
+      left -= 1
+      if left == 0 {
+        json.endArray()
+        written.update { $0 += 1 }
+      }
+      return left > 0
     }
     var read = 0
-    var buffer = [UInt8](repeating: 0, count: 1000)
     while true {
-      let result = buffer.withUnsafeMutableBytes { stream.read(into: $0.baseAddress!, max: $0.count) }
-      guard case .bytes(let count) = result else {
-        #expect(result == .end)
+      let before = written.read { $0 }
+      let piece = stream.next()
+      guard case .bytes(let bytes, let last) = piece else {
+        Issue.record("unexpected \(piece)")
         break
       }
-      read += count
-      let ahead = written.read { $0 } - read
-      #expect(ahead <= ResponseStream.capacity, "the producer is \(ahead) bytes ahead")
-      if ahead > ResponseStream.capacity { break }
+      read += bytes.count
+      // What it wrote for this piece, beyond what was taken, is one piece.
+      let ahead = written.read { $0 } - before
+      #expect(ahead <= ResponseStream.capacity + chunk.count, "the producer ran \(ahead) bytes ahead")
+      #expect(written.read { $0 } == read, "the producer ran while nobody asked")
+      if last { break }
     }
-    #expect(read == 4 << 20)
+    #expect(read == (4 << 20) + 1023 + 2)
   }
 
   @Test func aCancelledStreamStopsItsProducer() throws {
-    let ended = Guarded<Bool?>(nil)
-    let stream = try ResponseStream.start { out in
-      do {
-        while true { try out.write([UInt8](repeating: 1, count: 4096)) }
-      } catch {
-        ended.update { $0 = true }
-        throw error
-      }
+    let calls = Guarded(0)
+    let stream = try ResponseStream.start { json in
+      json.raw("x\n")
+      calls.update { $0 += 1 }
+      return true
     }
     stream.cancel()
-    #expect(ended.wait(until: { $0 != nil }, deadline: .after(seconds: 30)) { value, _ in value } == true)
+    let before = calls.read { $0 }
+    #expect(stream.next() == .failed)
+    #expect(calls.read { $0 } == before)
   }
 
   /// An error before the first byte is the answer's status, not a cut 200.

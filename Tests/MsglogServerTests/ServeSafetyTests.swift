@@ -135,7 +135,7 @@ import Testing
     defer { #expect(server.stop().code == 0) }
     let host = "Host: 127.0.0.1:\(server.port)\r\n"
     let json = "Content-Type: application/json\r\n"
-    let cases: [(String, String, Bool)] = [
+    var cases: [(String, String, Bool)] = [
       (
         "two Content-Lengths",
         "POST /api/append HTTP/1.1\r\n\(host)\(json)Content-Length: 12\r\nContent-Length: 13\r\n\r\n{\"text\":\"a\"}",
@@ -159,13 +159,52 @@ import Testing
       ("a request line without a version", "GET /api/items\r\n\r\n", true),
       ("spaces in the target", "GET /api/items?stream=a b HTTP/1.1\r\n\(host)\r\n", true),
     ]
+    // Issue 24 item 1: a request smuggled after one whose framing a proxy
+    // and this server could read differently (a folded line, which a proxy
+    // may unfold; an empty or non-numeric length; a coding that is not
+    // exactly chunked). Each is a 400 and a close: the smuggled append
+    // after it is never read as a request.
+    let smuggledBody = #"{"stream":"smug","text":"SMUG1"}"#
+    let smuggled =
+      "POST /api/append HTTP/1.1\r\n\(host)\(json)Content-Length: \(smuggledBody.utf8.count)\r\n\r\n\(smuggledBody)"
+    let front = "POST /api/append HTTP/1.1\r\n\(host)\(json)"
+    cases += [
+      ("Content-Length on a folded line", "\(front)Content-Length:\r\n \(smuggled.utf8.count)\r\n\r\n\(smuggled)", true),
+      ("a Content-Length folded", "\(front)Content-Length: 5\r\n 0\r\n\r\n\(smuggled)", true),
+      ("Transfer-Encoding on a folded line", "\(front)Transfer-Encoding:\r\n chunked\r\n\r\n0\r\n\r\n\(smuggled)", true),
+      ("a transfer coding folded", "\(front)Transfer-Encoding: chunked\r\n , identity\r\n\r\n0\r\n\r\n\(smuggled)", true),
+      ("a folded line with a tab", "\(front)Content-Length: 0\r\nX-A: a\r\n\tb\r\n\r\n\(smuggled)", true),
+      ("an empty Content-Length", "\(front)Content-Length: \r\n\r\n\(smuggled)", true),
+      ("a non-numeric Content-Length", "\(front)Content-Length: 0x10\r\n\r\n\(smuggled)", true),
+      ("a signed Content-Length", "\(front)Content-Length: +0\r\n\r\n\(smuggled)", true),
+      ("a Content-Length list", "\(front)Content-Length: 0, 0\r\n\r\n\(smuggled)", true),
+      ("two equal Content-Lengths", "\(front)Content-Length: 0\r\nContent-Length: 0\r\n\r\n\(smuggled)", true),
+      ("chunked, identity", "\(front)Transfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n\(smuggled)", true),
+      ("two Transfer-Encodings", "\(front)Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n\(smuggled)", true),
+      ("Transfer-Encoding on HTTP/1.0", "POST /api/append HTTP/1.0\r\n\(host)\(json)Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n\(smuggled)", true),
+      ("a second Content-Type", "\(front)Content-Type: text/plain\r\nContent-Length: 0\r\n\r\n\(smuggled)", true),
+      ("a second Origin", "\(front)Origin: http://127.0.0.1\r\nOrigin: http://evil.example\r\nContent-Length: 0\r\n\r\n\(smuggled)", true),
+      ("a second Sec-Fetch-Site", "\(front)Sec-Fetch-Site: same-origin\r\nSec-Fetch-Site: cross-site\r\nContent-Length: 0\r\n\r\n\(smuggled)", true),
+      ("a second Authorization", "\(front)Authorization: Bearer a\r\nAuthorization: Bearer b\r\nContent-Length: 0\r\n\r\n\(smuggled)", true),
+      ("a space before a colon", "\(front)Content-Length : 0\r\n\r\n\(smuggled)", true),
+      ("a bare CR in a header", "\(front)X-A: a\rContent-Length: 0\r\n\r\n\(smuggled)", true),
+    ]
     for (what, request, closes) in cases {
       let r = LoopbackSocket.exchange(port: server.port, request)
       #expect(r.status == 400, "\(what): \(r.text)")
       #expect(r.text.contains(#"{"error":"#), "\(what): \(r.text)")
       if closes { #expect(r.closed, "\(what): the connection stays open") }
+      #expect(!r.text.contains("SMUG1") && !r.text.contains("}HTTP/1.1 "), "\(what): a second answer: \(r.text)")
     }
     #expect(s.export() == before)
+    #expect(!s.run(["log", "--all"]).stdout.contains("SMUG1"))
+    // With a token: the right token and then a wrong one is no authorisation.
+    let token = "0123456789abcdef0123"
+    let guarded = try ServedLog.running(s, listen: "0.0.0.0:0", environment: ["MSGLOG_TOKEN": token])
+    defer { #expect(guarded.stop().code == 0) }
+    let twice = Self.raw(
+      guarded, "GET", "/api/streams", headers: ["Authorization: Bearer \(token)", "Authorization: Bearer wrong"])
+    #expect(twice.status == 400 && twice.closed, "\(twice.text)")
   }
 
   /// The page cannot be framed; 405 names what is allowed; HEAD works

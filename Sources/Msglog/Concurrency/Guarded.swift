@@ -37,12 +37,15 @@ package final class Guarded<Value>: @unchecked Sendable {
   }
 
   /// Runs `body` with the value, and wakes every waiter afterwards (they
-  /// check their own condition again).
+  /// check their own condition again) — or, `wakingOne`, one of them: for
+  /// a change any one of many alike waiters can take (a job queued for a
+  /// pool of workers), where waking them all would only send the rest
+  /// back to sleep.
   @discardableResult
-  package func update<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+  package func update<R>(wakingOne: Bool = false, _ body: (inout Value) throws -> R) rethrows -> R {
     pthread_mutex_lock(mutex)
     defer {
-      pthread_cond_broadcast(changed)
+      if wakingOne { pthread_cond_signal(changed) } else { pthread_cond_broadcast(changed) }
       pthread_mutex_unlock(mutex)
     }
     return try body(&value)

@@ -6,10 +6,10 @@ import Msglog
 
 extension Invocation {
   /// `msglog serve`: runs msglog-serve, found beside this binary, with the
-  /// same arguments and environment. The static `msglog` cannot load
-  /// libmicrohttpd (a static program cannot start a shared library's
-  /// threads); msglog-serve parses the same arguments with the same
-  /// declaration table (`ServeProcess`).
+  /// same arguments and environment. The server is a dynamic executable
+  /// (its worker and event-loop threads, and GnuTLS for TLS, want the
+  /// dynamic loader, which the static `msglog` has not); msglog-serve
+  /// parses the same arguments with the same declaration table (`ServeProcess`).
   func serve() throws -> Never {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
     let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)

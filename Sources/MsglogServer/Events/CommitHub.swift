@@ -1,4 +1,5 @@
 import Msglog
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -6,16 +7,20 @@ import Msglog
 
 /// Tells the event streams that the log has grown: one follower for the
 /// whole server (`EventLog.follow`, woken by the store, never by a timer)
-/// publishes the head seq; each stream waits on it in its own thread.
-final class CommitHub: Sendable {
+/// publishes the head seq, and calls `onAdvance` with it — the server wakes
+/// its event loops, which resume the streams parked for that seq.
+final class CommitHub: @unchecked Sendable {  // `advanced`: set by `start` before the follower's thread exists, then only read there
   private struct State {
-    var head: UInt64 = 0
     var stopping = false
     var followerEnded = true
   }
 
   private let log: EventLog
   private let state = Guarded(State())
+  private let published = Atomic<UInt64>(0)
+  private let stopFlag = Atomic(false)
+  /// Called on the follower's thread with each new head.
+  private var advanced: (@Sendable (UInt64) -> Void)? = nil
   /// Written to end the follower's `poll`.
   private let stopPipe: (read: Int32, write: Int32)
 
@@ -32,16 +37,22 @@ final class CommitHub: Sendable {
     close(stopPipe.write)
   }
 
-  func start() {
-    let head = (try? log.headSeq()) ?? 0
-    state.update {
-      $0.head = head
-      $0.followerEnded = false
-    }
-    startThread { [self] in
+  /// The last head seen.
+  var head: UInt64 { published.load(ordering: .acquiring) }
+
+  var isStopping: Bool { stopFlag.load(ordering: .relaxed) }
+
+  /// Starts the follower; `onAdvance` is called with every new head.
+  func start(onAdvance: @escaping @Sendable (UInt64) -> Void) -> Bool {
+    advanced = onAdvance
+    published.store((try? log.headSeq()) ?? 0, ordering: .releasing)
+    state.update { $0.followerEnded = false }
+    let started = startThread { [self] in
       follow()
       state.update { $0.followerEnded = true }
     }
+    if !started { state.update { $0.followerEnded = true } }
+    return started
   }
 
   private func follow() {
@@ -50,8 +61,7 @@ final class CommitHub: Sendable {
     // the last head published, so no commit waits for a keep-alive.
     while !isStopping {
       do {
-        let from = state.read { $0.head } + 1
-        try log.follow(from: from, stop: [FollowStop(fileDescriptor: stopPipe.read, whenReadable: true)]) { event in
+        try log.follow(from: head + 1, stop: [FollowStop(fileDescriptor: stopPipe.read, whenReadable: true)]) { event in
           publish(event.seq)
           return true
         }
@@ -61,28 +71,15 @@ final class CommitHub: Sendable {
     }
   }
 
-  var isStopping: Bool { state.read { $0.stopping } }
-
   private func publish(_ seq: UInt64) {
-    state.update { $0.head = max($0.head, seq) }
+    guard seq > head else { return }
+    published.store(seq, ordering: .releasing)
+    advanced?(seq)
   }
 
-  /// Waits until the head reaches `seq`, the server stops, or `seconds`
-  /// pass; true when the head reached it.
-  func wait(for seq: UInt64, seconds: Double) -> Bool {
-    state.wait(until: { $0.head >= seq || $0.stopping }, deadline: .after(seconds: seconds)) { state, _ in
-      state.head >= seq
-    }
-  }
-
-  /// Waits `seconds`, or until the server stops.
-  func pause(seconds: Double) {
-    state.wait(until: { $0.stopping }, deadline: .after(seconds: seconds)) { _, _ in }
-  }
-
-  /// Ends the follower and wakes every stream; returns once the follower
-  /// has ended.
+  /// Ends the follower; returns once it has ended.
   func stop() {
+    stopFlag.store(true, ordering: .relaxed)
     state.update { $0.stopping = true }
     var byte: UInt8 = 1
     _ = write(stopPipe.write, &byte, 1)

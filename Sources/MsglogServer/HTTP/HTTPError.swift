@@ -1,4 +1,4 @@
-import Msglog
+import MsglogCore
 
 /// A request refused: the status and the words of `{"error":"…"}`, and any
 /// header the refusal needs (`Allow` on a 405, `WWW-Authenticate` on a 401,

@@ -2,7 +2,7 @@ import Msglog
 
 /// One request as the routes see it: plain values, decoded and checked
 /// before routing, so that the routes run the same in process (tests) as
-/// behind libmicrohttpd.
+/// behind the HTTP engine.
 package struct Request: Sendable {
   package var method: String
   /// The path, percent-decoded: valid UTF-8, with no encoded `/` and no NUL.

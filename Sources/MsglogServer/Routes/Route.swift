@@ -21,6 +21,9 @@ package struct Route: Sendable {
   package var takes: String
   /// What it answers, as the documentation shows it.
   package var answers: String
+  /// The query parameters it reads; any other is refused (400), as an
+  /// unknown member of a body is: a typo must not be ignored.
+  package var parameters: Set<String>
   package var handler: @Sendable (Request) throws -> Response
 
   package init(
@@ -33,6 +36,13 @@ package struct Route: Sendable {
     self.takes = takes
     self.answers = answers
     self.handler = handler
+    parameters = method == .get ? Self.parameters(in: takes) : []
+  }
+
+  /// The names in a `takes` of the form `?a=A&b=B`.
+  static func parameters(in takes: String) -> Set<String> {
+    guard takes.hasPrefix("?") else { return [] }
+    return Set(takes.dropFirst().split(separator: "&").map { String($0.prefix { $0 != "=" }) })
   }
 
   /// The methods it answers: `HEAD` wherever `GET`.

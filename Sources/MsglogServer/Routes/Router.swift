@@ -41,6 +41,11 @@ package struct Router: Sendable {
       }
       if route.method == .post { try policy.checkWrite(request) }
       if route.needsToken { try policy.checkToken(request) }
+      if let unknown = request.query.keys.sorted().first(where: { !route.parameters.contains($0) }) {
+        throw HTTPError.badRequest(
+          "unknown parameter \(TerminalText.quoted(unknown)) for \(request.path)"
+            + (route.parameters.isEmpty ? " (it takes none)" : " (it takes \(route.parameters.sorted().joined(separator: ", ")))"))
+      }
       return .route(route)
     } catch {
       return .refused(error)
@@ -66,7 +71,6 @@ package struct Router: Sendable {
       } catch {
         response = .error(HTTPError(describing: error))
       }
-      if request.method == "HEAD" { response.dropBody() }
     }
     if let origin = policy.allowedCrossOrigin(request) {
       response.headers += [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
@@ -83,19 +87,5 @@ extension HTTPError {
     case let error as MsglogError: self.init(error)
     default: self.init(status: 500, message: "\(error)")
     }
-  }
-}
-
-extension Response {
-  /// `HEAD`: the `GET` answer, whose body the connection does not send
-  /// (libmicrohttpd knows a `HEAD`, and gives the length of a body of bytes);
-  /// a body still to be produced is not produced.
-  mutating func dropBody() {
-    switch body {
-    case .bytes: return
-    case .stream(let stream): stream.cancel()
-    case .events(let feed): feed.cancel()
-    }
-    body = .bytes([])
   }
 }

@@ -8,83 +8,87 @@ extension Routes {
   }
 
   /// The stream's items now (404 for a stream no event has named), or as
-  /// of `at`: streamed from one read of the log as the client takes them,
-  /// so a connection holds at most the stream's buffer, whatever the list.
+  /// of `at`. The list is read in one snapshot as its order (ids and the
+  /// seqs of their texts, a few dozen bytes an item: `StreamOrder`); the
+  /// texts are fetched a few items at a time as the client takes them,
+  /// from records that never change — what one long read would give,
+  /// without holding the whole list's texts, or a read, per connection.
   func items(_ request: Request) throws -> Response {
     let stream = try request.stream()
     let at = try request.number("at")
     let log = self.log
-    let body = try ResponseStream.start(stallLimit: stallLimit) { out in
-      var json = JSONWriter()
-      func send(_ item: Item, _ index: Int) throws {
-        json.item(item, index: index)
-        if json.bytes.count >= ResponseStream.capacity { try out.write(&json) }
+    let order: StreamOrder =
+      try at == nil
+      ? log.read { try $0.order(of: stream) }
+      : replays.run { try log.read { try $0.order(of: stream, at: at) } }
+    if at == nil && order.header.version == 0 {
+      throw HTTPError(status: 404, message: "no stream \(TerminalText.quoted(stream))")
+    }
+    var items = ItemTexts(log: log, slots: order.slots)
+    var begun = false
+    let body = try ResponseStream.start { json in
+      if !begun {
+        json.snapshotHead(order.header, count: order.slots.count)
+        begun = true
       }
-      if let at {
-        // A past list is rebuilt whole by replay; its items go out one by one.
-        let snapshot = try replays.run { try log.replay(stream, at: at) }
-        json.snapshotHead(snapshot, count: snapshot.items.count)
-        for (index, item) in snapshot.items.enumerated() { try send(item, index) }
-      } else {
-        try log.read { snapshot in
-          try snapshot.forEachItem(
-            of: stream,
-            header: { header, count in
-              guard header.version > 0 else {
-                throw HTTPError(status: 404, message: "no stream \(TerminalText.quoted(stream))")
-              }
-              json.snapshotHead(header, count: count)
-            }, { index, item in try send(item, index) })
-        }
-      }
+      try items.write(into: &json) { json, item, index in json.item(item, index: index) }
+      guard items.isDone else { return true }
       json.snapshotTail()
       json.raw("\n")
-      try out.write(&json)
+      return false
     }
     return Response(contentType: "application/json", body: .stream(body))
   }
 
   /// `log --json` lines, streamed. The events up to the head as it was when
-  /// the request came are read in short reads of the log, one after another,
-  /// never holding one open while the client is slow to take its bytes:
-  /// events never change, so this is what one long read would give.
+  /// the request came are read in short reads of the log, a piece each time
+  /// the client has taken the last: events never change, so this is what
+  /// one long read would give.
   func events(_ request: Request) throws -> Response {
     let only = try request.onlyStream()
     let from = max(try request.number("from") ?? 1, 1)
     let limit = try request.number("limit") ?? 1000
     guard limit > 0 && limit <= 100_000 else { throw HTTPError.badRequest("limit must be 1 to 100000") }
     let log = self.log
-    let body = try ResponseStream.start(stallLimit: stallLimit) { out in
-      let head = try log.headSeq()
-      var next = from
-      var sent: UInt64 = 0
-      var json = JSONWriter()
-      while next <= head && sent < limit {
-        try log.read { snapshot in
-          try snapshot.forEachEvent(from: next) { event in
-            guard event.seq <= head else { return false }
-            next = event.seq + 1
-            if only == nil || event.stream == only {
-              json.event(event)
-              json.raw("\n")
-              sent += 1
-            }
-            return sent < limit && json.bytes.count < ResponseStream.capacity
+    let head = try log.headSeq()
+    var next = from
+    var sent: UInt64 = 0
+    let body = try ResponseStream.start { json in
+      guard next <= head && sent < limit else { return false }
+      try log.read { snapshot in
+        try snapshot.forEachEvent(from: next) { event in
+          guard event.seq <= head else { return false }
+          next = event.seq + 1
+          if only == nil || event.stream == only {
+            json.event(event)
+            json.raw("\n")
+            sent += 1
           }
+          return sent < limit && json.bytes.count < ResponseStream.capacity
         }
-        try out.write(&json)
       }
+      if next <= head, json.bytes.isEmpty, sent < limit {
+        // The log ended before the head it had: only a damaged log does that.
+        throw MsglogError.corruptedLog("the log ends before seq \(head)")
+      }
+      return next <= head && sent < limit
     }
     return Response(contentType: "application/x-ndjson", body: .stream(body))
   }
 
+  /// `diff --json A B`, from the two lists' orders (read in one snapshot),
+  /// with the texts of the inserted and edited items fetched a few at a
+  /// time as the client takes them.
   func diff(_ request: Request) throws -> Response {
     let stream = try request.stream()
     guard let a = try request.number("from"), let b = try request.number("to") else {
       throw HTTPError.badRequest("diff needs from and to")
     }
-    let diff = try replays.run { try log.diff(stream, from: a, to: b) }
-    return .json { $0.diff(diff) }
+    let log = self.log
+    let diff = try replays.run { try log.read { try OrderDiff(stream, from: a, to: b, in: $0) } }
+    var writer = DiffWriter(diff, log: log)
+    let body = try ResponseStream.start { json in try writer.write(into: &json) }
+    return Response(contentType: "application/json", body: .stream(body))
   }
 
   /// Server-Sent Events from `Last-Event-ID` + 1 (a reconnecting client),

@@ -6,15 +6,22 @@ import Msglog
 struct Routes: Sendable {
   let log: EventLog
   let commits: CommitHub
-  /// A past list (`at`) and a diff are rebuilt whole in memory by replay:
-  /// only this many at once, so that many clients cannot multiply that.
-  let replays = Permits(2)
+  /// A past list (`at`) and a diff are replayed (their orders, not their
+  /// texts): only this many at once, so that many clients cannot take every
+  /// worker and core with replays while writes wait.
+  let replays = Permits(4)
   /// How long a streamed answer waits for a client that takes nothing.
   let stallLimit: Double
 
   static func table(log: EventLog, commits: CommitHub, stallLimit: Double) -> [Route] {
     let api = Routes(log: log, commits: commits, stallLimit: stallLimit)
-    return Page.routes + [
+    // The page reads `/?stream=S&view=chat|board` itself.
+    let page = Page.routes.map { route in
+      var route = route
+      if route.path == "/" { route.parameters = ["stream", "view"] }
+      return route
+    }
+    return page + [
       Route(.get, "/api/streams", needsToken: true, answers: "`streams --json`") { _ in try api.streams() },
       Route(
         .get, "/api/items", needsToken: true, takes: "?stream=S&at=SEQ",

@@ -1,0 +1,190 @@
+import Msglog
+
+/// A connection's answer: its head and body into the output, a streamed
+/// body pulled from its producer a piece at a time, the output written as
+/// the client takes it, then the next request or a lingering close.
+extension Connection {
+  // MARK: - Answers
+
+  func send(_ response: Response, method: String, close: Bool, version: String = "HTTP/1.1") {
+    let isHead = method == "HEAD"
+    var body: any BodyProducer
+    switch response.body {
+    case .bytes(let bytes):
+      let close = close || stopping || response.header("Connection") == "close"
+      let noBody = response.status == 204 || response.status == 304
+      output += ResponseHead.encode(
+        status: response.status, contentType: noBody ? nil : response.contentType, headers: response.headers,
+        delimiting: noBody ? .none : .length(bytes.count), close: close)
+      if !isHead && !noBody { output += bytes }
+      finishAnswer(close: close)
+      return
+    case .stream(let stream): body = stream
+    case .events(let feed): body = feed
+    }
+    chunked = version == "HTTP/1.1"
+    let close = close || stopping || !chunked
+    output += ResponseHead.encode(
+      status: response.status, contentType: response.contentType, headers: response.headers,
+      delimiting: chunked ? .chunked : .close, close: close)
+    if isHead {
+      body.cancel()
+      if chunked {
+        finishAnswer(close: close)
+        return
+      }
+      finishAnswer(close: true)
+      return
+    }
+    phase = .answering
+    producer = body
+    bodyDone = false
+    closeAfter = close
+    lastProgress = .now()
+    lastSent = .now()
+    flush()
+    pull()
+  }
+
+  /// An answer whose bytes are all in `output`.
+  func finishAnswer(close: Bool) {
+    phase = .answering
+    producer = nil
+    bodyDone = true
+    closeAfter = close
+    lastProgress = .now()
+    flush()
+  }
+
+  /// Asks the producer for its next piece, when the client has taken most of the last.
+  func pull() {
+    guard let producer, !producing, !bodyDone, waitingFor == nil, retryAt == nil,
+      output.count - outputStart < Self.lowWater
+    else { return }
+    producing = true
+    let loop = self.loop
+    let submitted = core.pool.submit { [self] in
+      let chunk = producer.next()
+      loop.execute { [self] in received(chunk) }
+    }
+    if !submitted {
+      producing = false
+      retryAt = .after(seconds: 0.1)
+    }
+  }
+
+  func received(_ chunk: BodyChunk) {
+    producing = false
+    guard case .answering = phase, let producer else { return }
+    switch chunk {
+    case .bytes(let bytes, let last):
+      appendBody(bytes)
+      // Stopping, an event stream ends after its last complete event.
+      if last || (stopping && producer is EventFeed) { endBody() }
+    case .end:
+      endBody()
+    case .failed:
+      // A cut answer: what was sent is sent, and no end follows.
+      bodyDone = true
+      closeAfter = true
+      self.producer = nil
+      producer.cancel()
+    case .waitForCommit(let seq):
+      if stopping {
+        endBody()
+      } else if core.commits.head < seq {
+        waitingFor = seq
+        loop.park(self)
+      }
+    case .retry(let seconds):
+      if stopping { endBody() } else { retryAt = .after(seconds: seconds) }
+    }
+    flush()
+    pull()
+  }
+
+  func appendBody(_ bytes: [UInt8]) {
+    guard !bytes.isEmpty else { return }
+    lastSent = .now()
+    if chunked {
+      output += Array((String(bytes.count, radix: 16) + "\r\n").utf8)
+      output += bytes
+      output += [13, 10]
+    } else {
+      output += bytes
+    }
+  }
+
+  func endBody() {
+    if chunked { output += Array("0\r\n\r\n".utf8) }
+    bodyDone = true
+    producer = nil
+    waitingFor = nil
+    loop.unpark(self)
+  }
+
+  /// The log's head moved: an event stream waiting for it goes on.
+  func headAdvanced(to head: UInt64) {
+    guard let seq = waitingFor, head >= seq else { return }
+    waitingFor = nil
+    loop.unpark(self)
+    pull()
+  }
+
+  // MARK: - Output
+
+  func flush() {
+    while outputStart < output.count {
+      let result = output.withUnsafeBytes { raw in
+        transport.write(UnsafeRawBufferPointer(rebasing: raw[outputStart...]))
+      }
+      switch result {
+      case .bytes(let count):
+        outputStart += count
+        lastProgress = .now()
+      case .wouldBlock, .ended:
+        updateInterest()
+        return
+      case .failed:
+        return close()
+      }
+    }
+    output.removeAll(keepingCapacity: output.capacity <= Self.lowWater)
+    outputStart = 0
+    if case .answering = phase, bodyDone { answerSent() }
+    if case .closed = phase { return }
+    updateInterest()
+  }
+
+  /// The whole answer is out: the next request, or the end.
+  func answerSent() {
+    producer = nil
+    if closeAfter || stopping || peerEnded {
+      linger()
+      return
+    }
+    phase = .head(due: .after(seconds: core.headerDeadline))
+    processInput()
+  }
+
+  /// Shuts the output and drops what the client still sends, for a moment,
+  /// before closing: a close with unread input would reset the connection
+  /// and could destroy the answer before the client read it.
+  func linger() {
+    releaseBody()
+    transport.shutdownOutput()
+    // Stopping, the process is about to end: a shorter moment.
+    phase = .lingering(until: .after(seconds: peerEnded ? 0 : stopping ? 0.5 : 2))
+    if peerEnded { close() }
+  }
+
+  func close() {
+    if case .closed = phase { return }
+    releaseBody()
+    phase = .closed
+    producer?.cancel()
+    producer = nil
+    loop.forget(self, counted: counted)
+    transport.close()
+  }
+}

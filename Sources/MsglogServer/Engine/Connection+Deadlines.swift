@@ -1,0 +1,62 @@
+import Msglog
+
+/// What time and stopping do to a connection: deadlines for a head and a
+/// body, the stall limit, keep-alive comments on a parked stream, the end
+/// of a linger, and what a stopping server asks of it.
+extension Connection {
+  // MARK: - Time
+
+  func tick(_ now: Deadline) {
+    switch phase {
+    case .head(let due) where due <= now:
+      // Nothing begun: an idle connection ends quietly; part of a head gets a 408.
+      guard inputStart < input.count else { return close() }
+      decoder.stop()
+      send(
+        .error(HTTPError(status: 408, message: "the request's head did not arrive within \(Int(core.headerDeadline)) s")),
+        method: "GET", close: true)
+    case .body(_, let due, _) where due <= now:
+      decoder.stop()
+      releaseBody()
+      send(
+        .error(HTTPError(status: 408, message: "the request's body did not arrive within \(Int(core.bodyDeadline)) s")),
+        method: "GET", close: true)
+    case .lingering(let until) where until <= now:
+      close()
+    case .answering:
+      if outputStart < output.count, now.nanoseconds - lastProgress.nanoseconds > UInt64(core.stallLimit * 1e9) {
+        return close()  // a client that takes nothing does not hold its answer for ever
+      }
+      if let at = retryAt, at <= now {
+        retryAt = nil
+        pull()
+      }
+      if waitingFor != nil, now.nanoseconds - lastSent.nanoseconds > UInt64(Self.keepAliveInterval * 1e9) {
+        appendBody(Array(": keep-alive\n\n".utf8))
+        flush()
+      }
+    default: break
+    }
+  }
+
+  /// Stopping: an idle connection closes now; a request read is answered
+  /// (and the connection closed after); an event stream ends after its
+  /// last complete event.
+  func beginStopping() {
+    stopping = true
+    closeAfter = true
+    switch phase {
+    case .head:
+      close()
+    case .answering:
+      if waitingFor != nil || retryAt != nil {
+        endBody()
+        flush()
+      } else if producer is EventFeed, !producing {
+        endBody()
+        flush()
+      }
+    default: break
+    }
+  }
+}

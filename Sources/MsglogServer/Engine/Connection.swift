@@ -1,0 +1,295 @@
+import CEpoll
+import Msglog
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// One client connection, as its event loop drives it:
+///
+///     head ─▶ body (10 s for all of it) ─▶ handler (a worker) ─▶ answer ─▶ head again, or close
+///
+/// What the request line and headers decide (a refusal, a body too large)
+/// is answered before any of the body is read, and the connection closed;
+/// `100 Continue` goes only to a body that will be read. An answer's body
+/// is pulled from its producer a piece at a time, when the client has taken
+/// most of the last; an event stream with nothing to send is parked until a
+/// commit. Closing after an answer goes through a short linger (the output
+/// shut, what the client still sends read and dropped), so that the answer
+/// reaches a client still sending instead of being lost to a reset.
+final class Connection: @unchecked Sendable {  // its loop's thread only
+  let transport: any Transport
+  let address: [UInt8]
+  unowned let loop: EventLoop
+  var core: ServerCore { loop.core }
+
+  enum Phase {
+    /// Waiting for a request's head, due by then.
+    case head(due: Deadline)
+    /// Reading the body of `head`, whose bytes are held in the budget.
+    case body(RequestHead, due: Deadline, reserved: Int)
+    /// A worker is answering.
+    case handling
+    /// Sending an answer.
+    case answering
+    /// The answer sent and the output shut; input dropped until the end or then.
+    case lingering(until: Deadline)
+    case closed
+  }
+
+  var phase: Phase
+  var decoder = RequestDecoder(bodyLimit: ServerConfiguration.bodyLimit)
+  var input: [UInt8] = []
+  var inputStart = 0
+  var output: [UInt8] = []
+  var outputStart = 0
+  /// The current answer's body, pulled as the client reads.
+  var producer: (any BodyProducer)? = nil
+  var producing = false
+  var chunked = false
+  var bodyDone = true
+  var closeAfter = false
+  var waitingFor: UInt64? = nil
+  var retryAt: Deadline? = nil
+  /// When the client last took bytes (or an answer started), for the stall limit.
+  var lastProgress = Deadline.now()
+  /// When the stream last sent anything, for its keep-alive comments.
+  var lastSent = Deadline.now()
+  var peerEnded = false
+  var interest: UInt32 = 0
+  var counted = true
+  var stopping = false
+
+  /// Output held before the body's producer is asked for more.
+  static let lowWater = 64 * 1024
+  /// Input read ahead while an answer is under way (pipelined requests).
+  static let readAhead = 64 * 1024
+  static let keepAliveInterval: Double = 15
+
+  init(transport: any Transport, address: [UInt8], loop: EventLoop) {
+    self.transport = transport
+    self.address = address
+    self.loop = loop
+    phase = .head(due: .after(seconds: loop.core.headerDeadline))
+    interest = EventLoop.readable | UInt32(EPOLLRDHUP.rawValue)
+  }
+
+  /// Begins: a connection past the limits is answered at once, and closed.
+  func start(refusing refusal: HTTPError?) {
+    guard let refusal else { return }
+    counted = false
+    decoder.stop()
+    send(.error(refusal), method: "GET", close: true)
+  }
+
+  // MARK: - Readiness
+
+  func handle(_ flags: UInt32) {
+    if flags & UInt32(EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+      return close()
+    }
+    if flags & Self.readableFlags != 0 { readInput() }
+    if case .closed = phase { return }
+    if flags & EventLoop.writable != 0 { flush() }
+    if case .closed = phase { return }
+    updateInterest()
+  }
+
+  private static let readableFlags = EventLoop.readable | UInt32(EPOLLRDHUP.rawValue)
+
+  func readInput() {
+    let buffer = loop.scratch
+    while true {
+      if case .lingering = phase {
+        // Dropped: nothing after a refused request is read as a request.
+        switch transport.read(into: buffer) {
+        case .bytes: continue
+        case .wouldBlock: return
+        case .ended, .failed: return close()
+        }
+      }
+      guard wantsInput else { return }
+      switch transport.read(into: buffer) {
+      case .bytes(let count):
+        if inputStart == input.count {
+          // A big body's room is not kept by an idle connection.
+          input.removeAll(keepingCapacity: input.capacity <= Self.readAhead)
+          inputStart = 0
+        } else if inputStart >= 32 * 1024 {
+          // Pipelined requests, one always part-read: drop what was decoded.
+          input.removeFirst(inputStart)
+          inputStart = 0
+        }
+        input.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+        processInput()
+        if case .closed = phase { return }
+      case .wouldBlock:
+        return
+      case .ended, .failed:
+        peerEnded = true
+        return peerHungUp()
+      }
+    }
+  }
+
+  /// Whether to read more now: while a request is coming, and a little
+  /// ahead while one is answered.
+  var wantsInput: Bool {
+    if peerEnded { return false }
+    switch phase {
+    case .head, .body: return true
+    case .handling, .answering: return input.count - inputStart < Self.readAhead
+    case .lingering: return true
+    case .closed: return false
+    }
+  }
+
+  /// The client ended its side: a follower that hangs up frees its slot at
+  /// once; a request already read still gets its answer.
+  func peerHungUp() {
+    switch phase {
+    case .head, .body, .lingering, .closed: close()
+    case .handling: closeAfter = true
+    case .answering:
+      if producer != nil { close() } else { closeAfter = true }
+    }
+  }
+
+  func updateInterest() {
+    var wanted = UInt32(0)
+    if wantsInput { wanted |= EventLoop.readable }
+    if !peerEnded { wanted |= UInt32(EPOLLRDHUP.rawValue) }
+    if outputStart < output.count { wanted |= EventLoop.writable }
+    if wanted != interest {
+      interest = wanted
+      loop.modify(transport.fd, wanted)
+    }
+  }
+
+  // MARK: - Requests
+
+  func processInput() {
+    while true {
+      switch phase {
+      case .head, .body: break
+      default: return
+      }
+      let (taken, event) = input.withUnsafeBytes { raw in
+        decoder.decode(UnsafeRawBufferPointer(rebasing: raw[inputStart...]))
+      }
+      inputStart += taken
+      guard let event else {
+        if taken == 0 { return }
+        continue
+      }
+      switch event {
+      case .head(let head): judge(head)
+      case .request(let head, let body):
+        if case .body(_, _, let reserved) = phase { core.budget.release(reserved) }
+        dispatch(head, body: body)
+      case .refused(let error):
+        releaseBody()
+        send(.error(error), method: "GET", close: true)
+      }
+    }
+  }
+
+  /// Decides from the head alone: a refusal is answered now, without the
+  /// body; an accepted body is read (with `100 Continue` when asked for).
+  func judge(_ head: RequestHead) {
+    let hasBody = head.framing != .none && head.framing != .length(0)
+    let refusal: HTTPError?
+    do {
+      let request = try Request(method: head.method, target: head.target, version: head.version, headers: head.headers)
+      if case .refused(let error) = core.router.resolve(request) { refusal = error } else { refusal = nil }
+    } catch {
+      refusal = error
+    }
+    if let refusal {
+      // Without a body the next request starts right after this head;
+      // with one, where it ends is not read: the connection closes.
+      let close = hasBody || !head.keepAlive
+      decoder.stop()
+      if !close { _ = decoder.readBody(of: head) }
+      return send(.error(refusal), method: head.method, close: close)
+    }
+    guard hasBody else {
+      if case .request(let head, let body)? = decoder.readBody(of: head) { dispatch(head, body: body) }
+      return
+    }
+    let reserve: Int
+    switch head.framing {
+    case .length(let count):
+      guard count <= ServerConfiguration.bodyLimit else {
+        decoder.stop()
+        return send(
+          .error(HTTPError(status: 413, message: "the request body is over \(ServerConfiguration.bodyLimit) bytes")),
+          method: head.method, close: true)
+      }
+      reserve = count
+    default:
+      reserve = ServerConfiguration.bodyLimit
+    }
+    guard core.budget.reserve(reserve) else {
+      core.warnings.warn("bodies", "request bodies in memory reached \(core.budget.limit >> 20) MiB: answering 503")
+      decoder.stop()
+      return send(
+        .error(HTTPError(status: 503, message: "the server holds too many request bodies now; retry shortly")),
+        method: head.method, close: true)
+    }
+    phase = .body(head, due: .after(seconds: core.bodyDeadline), reserved: reserve)
+    if head.expectsContinue { output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8) }
+    if case .request(let head, let body)? = decoder.readBody(of: head) {
+      core.budget.release(reserve)
+      dispatch(head, body: body)
+    }
+    flush()
+  }
+
+  func releaseBody() {
+    if case .body(_, _, let reserved) = phase {
+      core.budget.release(reserved)
+      phase = .handling
+    }
+  }
+
+  /// A whole request goes to a worker; its answer comes back to the loop.
+  func dispatch(_ head: RequestHead, body: [UInt8]) {
+    phase = .handling
+    let request: Request
+    do {
+      request = try Request(
+        method: head.method, target: head.target, version: head.version, headers: head.headers, body: body)
+    } catch {
+      return send(.error(error), method: head.method, close: !head.keepAlive)
+    }
+    let core = self.core
+    let loop = self.loop
+    let submitted = core.pool.submit { [self] in
+      let response = core.respond(to: request)
+      loop.execute { [self] in answer(response, to: head) }
+    }
+    if !submitted {
+      core.warnings.warn("workers", "the workers' queue is full: answering 503")
+      send(
+        .error(HTTPError(status: 503, message: "the server is too busy now; retry shortly")), method: head.method,
+        close: true)
+    }
+  }
+
+  func answer(_ response: Response, to head: RequestHead) {
+    guard case .handling = phase else {
+      cancel(response)
+      return
+    }
+    send(response, method: head.method, close: !head.keepAlive || closeAfter, version: head.version)
+  }
+
+  func cancel(_ response: Response) {
+    switch response.body {
+    case .bytes: break
+    case .stream(let stream): stream.cancel()
+    case .events(let feed): feed.cancel()
+    }
+  }
+}

@@ -1,0 +1,62 @@
+import Msglog
+import Synchronization
+
+/// What every event loop and worker of one server shares: the router, the
+/// workers, the commit hub, the limits and counters, and whether it is
+/// stopping.
+final class ServerCore: Sendable {
+  let log: EventLog
+  let router: Router
+  let commits: CommitHub
+  let pool: WorkerPool
+  let count: ConnectionCount
+  let budget: BodyBudget
+  let warnings = ServerLog()
+  /// From a connection's start (or the end of its previous answer) to the
+  /// end of its request's head.
+  let headerDeadline: Double
+  /// From the end of a request's head to the end of its body.
+  let bodyDeadline: Double = 10
+  /// How long an answer waits for a client that takes nothing of it.
+  let stallLimit: Double
+  private let stopFlag = Atomic(false)
+
+  init(
+    log: EventLog, router: Router, commits: CommitHub, pool: WorkerPool, limits: ConnectionLimits,
+    configuration: ServerConfiguration
+  ) {
+    self.log = log
+    self.router = router
+    self.commits = commits
+    self.pool = pool
+    count = ConnectionCount(limits: limits)
+    // Room for 48 bodies of the largest size at once.
+    budget = BodyBudget(limit: 48 * ServerConfiguration.bodyLimit)
+    headerDeadline = configuration.headerDeadline
+    stallLimit = configuration.stallLimit
+  }
+
+  var isStopping: Bool { stopFlag.load(ordering: .relaxed) }
+  func beginStopping() { stopFlag.store(true, ordering: .relaxed) }
+
+  /// The answer to a whole request, on a worker. A write is refused with
+  /// 503 when the LMDB database it would go into is no longer the one at
+  /// the log's path (removed or replaced), looked at before the write and
+  /// again after its commit: nothing is acknowledged into a deleted file.
+  func respond(to request: Request) -> Response {
+    let displaced = HTTPError(
+      status: 503,
+      message: "the database \(log.location) was removed or replaced while serving; restart the server")
+    let isWrite = request.method == "POST"
+    if isWrite && log.isDisplaced {
+      warnings.warn("displaced", "the database \(log.location) was removed or replaced: writes are refused")
+      return .error(displaced)
+    }
+    let response = router.respond(to: request)
+    if isWrite && log.isDisplaced {
+      warnings.warn("displaced", "the database \(log.location) was removed or replaced: writes are refused")
+      return .error(displaced)
+    }
+    return response
+  }
+}

@@ -1,0 +1,61 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The bytes of one connection, in and out: the seam where TLS goes (issue
+/// 28); everything above it — framing, limits, answers — is the same for
+/// either. Non-blocking: a call that cannot proceed says so.
+package protocol Transport: AnyObject {
+  /// The socket, for the event loop's readiness.
+  var fd: Int32 { get }
+  func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult
+  func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult
+  /// No more bytes will be sent (the peer reads the end after the answer).
+  func shutdownOutput()
+  func close()
+}
+
+package enum TransportResult: Equatable {
+  case bytes(Int)
+  case wouldBlock
+  /// The peer ended its side (a read of 0).
+  case ended
+  case failed(Int32)
+}
+
+/// A plain TCP socket.
+final class SocketTransport: Transport {
+  let fd: Int32
+  private var closed = false
+
+  init(fd: Int32) { self.fd = fd }
+
+  deinit { close() }
+
+  func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
+    while true {
+      let n = recv(fd, buffer.baseAddress, buffer.count, 0)
+      if n > 0 { return .bytes(n) }
+      if n == 0 { return .ended }
+      if errno == EINTR { continue }
+      return errno == EAGAIN || errno == EWOULDBLOCK ? .wouldBlock : .failed(errno)
+    }
+  }
+
+  func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult {
+    while true {
+      let n = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+      if n >= 0 { return .bytes(n) }
+      if errno == EINTR { continue }
+      return errno == EAGAIN || errno == EWOULDBLOCK ? .wouldBlock : .failed(errno)
+    }
+  }
+
+  func shutdownOutput() { shutdown(fd, Int32(SHUT_WR)) }
+
+  func close() {
+    guard !closed else { return }
+    closed = true
+    Glibc.close(fd)
+  }
+}
