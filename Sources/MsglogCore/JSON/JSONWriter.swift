@@ -194,6 +194,12 @@ package struct JSONWriter {
 
   /// Bytes that are not JSON values, between documents: the newline after a
   /// JSON line, the `id:`/`data:` framing of a Server-Sent Event.
+  /// Bytes as they are, outside any JSON: what a body that is not JSON
+  /// (a pull's record frames) is written through.
+  package mutating func raw(bytes: UnsafeRawBufferPointer) {
+    bytes.withMemoryRebound(to: UInt8.self) { self.bytes.append(contentsOf: $0) }
+  }
+
   package mutating func raw(_ text: StaticString) {
     precondition(depth == 0, "raw bytes inside a JSON document")
     bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))

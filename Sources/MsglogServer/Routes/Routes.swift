@@ -21,7 +21,7 @@ struct Routes: Sendable {
       if route.path == "/" { route.parameters = ["stream", "view"] }
       return route
     }
-    return page + [
+    return page + syncRoutes(api) + [
       Route(.get, "/api/streams", needsToken: true, answers: "`streams --json`") { _ in try api.streams() },
       Route(
         .get, "/api/items", needsToken: true, takes: "?stream=S&at=SEQ",
