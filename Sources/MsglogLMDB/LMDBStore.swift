@@ -137,7 +137,8 @@ package final class LMDBStore {
   ) throws -> Environment {
     do {
       return try Environment(
-        path: path, readOnly: !writer, maxDatabases: 8, mapSize: initialMapSize, assertionHandler: assertionHandler)
+        path: path, readOnly: !writer, maxDatabases: 8, mapSize: initialMapSize,
+        mode: DatabaseFiles.fileMode(in: path), assertionHandler: assertionHandler)
     } catch let error as LMDBError where [EACCES, EPERM, EROFS].contains(error.code) {
       if writer { throw MsglogError.readOnly(location: shown, reason: systemMessage(error.code)) }
       do {
