@@ -32,7 +32,7 @@ struct Invocation {
     colour = terminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
     if let name = args.positionals.first {
       guard let command = CommandDeclaration.named(name) else {
-        throw CommandLineError.usage("unknown command \(TerminalText.quoted(name))", hint: "see 'msglog --help'")
+        throw CommandLineError.usage("unknown command \(TerminalText.quoted(name))", hint: CommandName.suggestion(for: name))
       }
       self.command = command
     } else {
