@@ -66,6 +66,7 @@ struct Invocation {
     case .export: try export()
     case .import: try importLines()
     case .verify: try verify()
+    case .backup: try backup()
     case .serve: try serve()
     case .completions: try completions()
     case .help: try help()

@@ -40,7 +40,7 @@ package final class LMDBLog: FollowableStore {
   }
 
   /// The open store; nil when there is no database yet.
-  private func store(creating: Bool) throws -> LMDBStore? {
+  func store(creating: Bool) throws -> LMDBStore? {
     try opened.withLock { opened in
       if let opened { return opened }
       // Say precisely what is (or is not) there before LMDB is let near it.
