@@ -145,6 +145,20 @@ import Testing
     #expect(s.run(["--db", dest, "verify"]).stdout.hasPrefix("ok: 120 events"))
   }
 
+  /// A database read-only to the user is read without a reader slot; the
+  /// copy is checked against commits made meanwhile, and is whole.
+  @Test func aDatabaseReadOnlyToTheUserIsBackedUp() throws {
+    try #require(getuid() == 0, "this test switches to user nobody and needs root")
+    let s = Sandbox()
+    #expect(s.run(["append", "--lines"], stdin: Data((0..<500).map { "line \($0)" }.joined(separator: "\n").utf8)).code == 0)
+    try makeReadableByOthers(s)
+    let out = s.dir + "/out"
+    #expect(mkdir(out, 0o755) == 0 && chown(out, 65534, 65534) == 0)
+    let r = s.run(["backup", out + "/copy.lmdb"], asNobody: true)
+    #expect(r.code == 0 && parse(r, dest: out + "/copy.lmdb")?.seq == 500, "\(r)")
+    #expect(s.run(["--db", out + "/copy.lmdb", "export"]).stdout == s.export())
+  }
+
   @Test func postgreSQLIsRefusedWithItsOwnToolsNamed() throws {
     let s = Sandbox(.postgres)
     s.append("x")
