@@ -68,6 +68,8 @@ import MsglogPostgres
 /// - ``verify()``
 /// - ``repair()``
 /// - ``RepairReport``
+/// - ``backup(to:compact:)``
+/// - ``BackupReport``
 public final class EventLog: Sendable {
   /// Where the log lives: the path as given, the URL as libpq parsed it
   /// without its password (safe to show anywhere), or `(memory)`.

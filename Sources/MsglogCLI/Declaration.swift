@@ -87,6 +87,8 @@ enum Options {
   static let allowOrigin = OptionDeclaration(
     name: "allow-origin", value: "ORIGIN",
     help: "let pages from this origin (http://host:port) call the API, with CORS headers", repeatable: true)
+  static let compact = OptionDeclaration(
+    name: "compact", help: "leave out free pages and renumber the rest: a smaller copy")
   static let man = OptionDeclaration(name: "man", help: "print the manual page (roff, for man(1)) instead")
   static let listStreams = OptionDeclaration(
     name: "list-streams", help: "print the database's stream names, one per line (for completion scripts)")
@@ -100,7 +102,7 @@ enum Options {
 /// The commands.
 enum CommandName: String, CaseIterable, Sendable {
   case append, insert, move, remove, edit, restore, undo, list, replay, log, streams, diff, export
-  case `import`, verify, serve, completions, help
+  case `import`, verify, backup, serve, completions, help
 }
 
 /// One command: what it accepts and its help page. (Its handler is the
@@ -303,6 +305,21 @@ struct CommandDeclaration: Sendable {
           """,
         options: [Options.repair], shared: [Options.db, Options.json],
         example: "msglog verify\nmsglog verify --repair"),
+      CommandDeclaration(
+        name: .backup, summary: "copy the live database to a new directory while writers go on",
+        overview: """
+          Copy the LMDB database to DEST, a new directory, while other processes go on \
+          reading and writing: LMDB's own copy of one read transaction, made under a \
+          private name beside DEST, synced, and renamed to DEST only when whole (a backup \
+          cut short leaves nothing at DEST). The copy is a complete database, equal to the \
+          log as of the seq printed. DEST must not exist. With --compact, free pages are \
+          left out. A log on PostgreSQL is copied with PostgreSQL's own tools instead.
+          """,
+        arguments: [
+          ArgumentDeclaration(name: "DEST", help: "the new directory (must not exist)", completion: .directories)
+        ],
+        options: [Options.compact], shared: [Options.db, Options.json],
+        example: "msglog backup /backups/board-$(date +%F).lmdb\nmsglog --db board.lmdb backup --compact board-copy.lmdb"),
       CommandDeclaration(
         name: .serve, summary: "serve the log over HTTP: a JSON API, live events and a web page",
         overview: """

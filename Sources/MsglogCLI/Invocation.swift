@@ -32,7 +32,7 @@ struct Invocation {
     colour = terminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
     if let name = args.positionals.first {
       guard let command = CommandDeclaration.named(name) else {
-        throw CommandLineError.usage("unknown command \(TerminalText.quoted(name))", hint: "see 'msglog --help'")
+        throw CommandLineError.usage("unknown command \(TerminalText.quoted(name))", hint: CommandName.suggestion(for: name))
       }
       self.command = command
     } else {
@@ -66,6 +66,7 @@ struct Invocation {
     case .export: try export()
     case .import: try importLines()
     case .verify: try verify()
+    case .backup: try backup()
     case .serve: try serve()
     case .completions: try completions()
     case .help: try help()

@@ -97,6 +97,9 @@ package enum Wording {
       return
         "a write cut off at its commit may have committed: look with 'msglog log' once the server is back before running it again"
     case .newerFormat: return "use the newer msglog that wrote it"
+    case .cannotBackUp: return "give a path that does not exist yet; the backup is made there whole or not at all"
+    case .backupNotSupported:
+      return "use PostgreSQL's own tools (pg_dump, pg_basebackup), or 'msglog export > FILE' for a copy of the log"
     case .diskFull:
       return "nothing of this command was written, and everything before it is intact; free some space and retry"
     default: return nil

@@ -10,7 +10,8 @@ import Synchronization
 ///
 /// It owns what every caller would otherwise repeat: a database that does
 /// not exist yet is created by the first write that succeeds, atomically
-/// (built beside its path, renamed into place when it commits); a database
+/// (built in a staging directory, put in place when it commits; an empty
+/// directory given as the path is kept); a database
 /// that may only be read is read without a reader slot, and a read that
 /// raced a commit is run again. LMDB's own failures escape as `LMDBError`s
 /// (`EventLog` words them).
@@ -39,7 +40,7 @@ package final class LMDBLog: FollowableStore {
   }
 
   /// The open store; nil when there is no database yet.
-  private func store(creating: Bool) throws -> LMDBStore? {
+  func store(creating: Bool) throws -> LMDBStore? {
     try opened.withLock { opened in
       if let opened { return opened }
       // Say precisely what is (or is not) there before LMDB is let near it.
@@ -131,37 +132,25 @@ package final class LMDBLog: FollowableStore {
     return try InotifyWatcher(file: path + "/data.mdb", shown: path)
   }
 
-  /// Runs `write` on a new database in a private directory beside `path`
-  /// and renames it to `path` when `write` succeeds: a refused first write
-  /// leaves nothing behind, and nobody ever sees a half-made database.
-  /// Returns nil when `path` appeared in the meantime (another process
-  /// created it). On any error the directory is removed.
+  /// Runs `write` on a new database in a staging directory and puts it at
+  /// `path` when `write` succeeds (`DatabaseFiles.install`): a refused
+  /// first write leaves nothing behind, nobody ever sees a half-made
+  /// database, and an empty directory given as `path` is kept. Returns nil
+  /// when a database appeared there meanwhile (another process made it).
+  /// What killed processes left from their own first writes is swept first.
   private func createDatabase<R>(_ write: (LMDBStore) throws -> R) throws -> R? {
-    let parent = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
-    guard DatabaseFiles.isDirectory(parent.isEmpty ? "/" : parent) else {
-      throw MsglogError.cannotCreate(location: path, reason: "its parent directory does not exist")
-    }
-    let staging = path + ".creating-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-    defer { DatabaseFiles.removeStaging(staging) }
+    DatabaseFiles.sweepStaging(for: path)
+    guard let staging = try StagingDirectory.make(for: path, purpose: .creating, shown: path) else { return nil }
     let result: R
     do {
-      // The store is closed when this scope ends, before the rename.
+      // The store is closed when this scope ends, before it is put in place.
       result = try write(
-        try LMDBStore(path: staging, create: true, shown: path, assertionHandler: assertionHandler))
+        try LMDBStore(path: staging.path, create: true, shown: path, assertionHandler: assertionHandler))
     }
-    if rename(staging, path) != 0 {
-      if errno == EEXIST || errno == ENOTEMPTY { return nil }
-      throw MsglogError.cannotCreate(location: path, reason: systemMessage(errno))
-    }
-    // The commit is on disk; make the new name durable too before success is reported.
-    let directory = open(parent.isEmpty ? "/" : parent, O_RDONLY | O_DIRECTORY)
-    if directory >= 0 {
-      fsync(directory)
-      close(directory)
-    }
+    // The commit is on disk; install syncs the new name before success is reported.
+    guard try DatabaseFiles.install(staging.path, at: path) else { return nil }
     return result
   }
-
 }
 
 /// Wakes a follower on any change to LMDB's data file: the writes of a

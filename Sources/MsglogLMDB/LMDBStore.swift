@@ -61,6 +61,7 @@ package final class LMDBStore {
   ///     about to succeed); readers never create anything.
   ///   - shown: the path to name in messages (a new database is built under
   ///     a private name beside the one the user gave).
+  ///   - lockless: read without the lock file (a copy nobody else can see yet).
   ///
   /// A writer opens the environment and, in its first write transaction,
   /// refuses one that is not msglog's: it has other named databases but no
@@ -69,7 +70,8 @@ package final class LMDBStore {
   /// someone else, or the file system is read-only — reads without one and
   /// checks that no commit happened meanwhile (`read`).
   package init(
-    path: String, create: Bool, shown: String? = nil, assertionHandler: Environment.AssertionHandler? = nil
+    path: String, create: Bool, shown: String? = nil, lockless: Bool = false,
+    assertionHandler: Environment.AssertionHandler? = nil
   ) throws {
     let shown = shown ?? path
     switch try DatabaseFiles.probe(path, shown: shown) {
@@ -84,8 +86,10 @@ package final class LMDBStore {
     case .database:
       break
     }
-    let env = try LMDBStore.openEnvironment(
-      path, writer: create, shown: shown, assertionHandler: assertionHandler)
+    let env =
+      lockless
+      ? try Environment(path: path, readOnly: true, lockless: true, maxDatabases: 8, mapSize: LMDBStore.initialMapSize)
+      : try LMDBStore.openEnvironment(path, writer: create, shown: shown, assertionHandler: assertionHandler)
     func open(_ txn: Transaction, _ name: String, create: Bool) throws -> Database {
       guard let db = try env.openDatabase(name, create: create, in: txn) else {
         throw MsglogError.notAMsglogDatabase(location: shown, reason: "it has no '\(name)' table")
@@ -137,7 +141,8 @@ package final class LMDBStore {
   ) throws -> Environment {
     do {
       return try Environment(
-        path: path, readOnly: !writer, maxDatabases: 8, mapSize: initialMapSize, assertionHandler: assertionHandler)
+        path: path, readOnly: !writer, maxDatabases: 8, mapSize: initialMapSize,
+        mode: DatabaseFiles.fileMode(in: path), assertionHandler: assertionHandler)
     } catch let error as LMDBError where [EACCES, EPERM, EROFS].contains(error.code) {
       if writer { throw MsglogError.readOnly(location: shown, reason: systemMessage(error.code)) }
       do {

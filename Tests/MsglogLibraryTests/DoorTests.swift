@@ -12,8 +12,8 @@ import Testing
   static let publicTypes: [String: [String]] = [
     "MsglogCore": [
       "DerivedDamage", "Event", "InsertRequest", "InvalidInput", "Item", "ItemID", "ItemSelector", "LogAccess",
-      "MsglogError", "Outcome", "StreamContents", "StreamDiff", "StreamName", "Timestamp", "VerifyReport",
-      "WriteRequest",
+      "MsglogError", "Outcome", "StreamContents", "StreamDiff", "StreamName", "Timestamp", "VerifyProgress",
+      "VerifyReport", "WriteRequest",
     ],
     "Msglog": ["EventLog", "FollowNotice", "FollowStop", "ImportResult", "LogSnapshot", "NewItem", "StreamCounters"],
   ]

@@ -77,6 +77,11 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case permissionDenied(location: String, writing: Bool, reason: String, needed: String)
   case cannotRead(location: String, reason: String)
   case cannotCreate(location: String, reason: String)
+  /// A backup's destination cannot be used (it exists already).
+  case cannotBackUp(location: String, reason: String)
+  /// A hot backup copies an LMDB database; this log is elsewhere (on
+  /// PostgreSQL, whose own tools copy it).
+  case backupNotSupported(location: String)
   case diskFull(String)
   /// A read without a lock kept racing commits.
   case changedDuringRead(location: String)
@@ -130,12 +135,13 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       .eventInAnotherStream, .noRemovedPrefixMatch:
       return .notFound
     case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .itemMismatch, .itemRemoved,
-      .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo:
+      .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo,
+      .cannotBackUp:
       return .refused
     case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
       return .damaged
     case .readOnly, .permissionDenied: return .forbidden
-    case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat: return .incompatible
+    case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .backupNotSupported: return .incompatible
     case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .storage, .cannotReadInput, .cannotConnect,
       .connectionLost:
       return .unavailable
@@ -203,6 +209,9 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "cannot \(writing ? "write to" : "read") \(location): \(reason) (\(needed))"
     case .cannotRead(let location, let reason): return "cannot read \(location): \(reason)"
     case .cannotCreate(let location, let reason): return "cannot create the database \(location): \(reason)"
+    case .cannotBackUp(let location, let reason): return "cannot back up to \(location): \(reason)"
+    case .backupNotSupported(let location):
+      return "\(location) is not an LMDB directory: a hot backup copies LMDB databases only"
     case .diskFull(let detail): return "the disk is full: \(detail)"
     case .changedDuringRead: return "the database changed while it was read, five times over"
     case .cannotConnect(let location, let reason): return "cannot connect to \(location): \(reason)"
