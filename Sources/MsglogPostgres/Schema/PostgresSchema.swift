@@ -1,6 +1,13 @@
 import MsglogCore
 
-/// The tables, created by the first write; their version lives in `msglog.meta`.
+/// msglog's tables in schema `msglog`, created by the first write, and
+/// their version in `msglog.meta`; every statement msglog sends is in this
+/// type's extensions (`+Reads`, `+Writes`), so that a change of a table is
+/// one change here.
+///
+/// A new version: widen `format.readable`, add its tables to `tables` (a
+/// new database gets them at once) and an upgrade for older schemas (as
+/// `upgrade(to:)`, in the transaction that first needs them).
 enum PostgresSchema {
   static let tables = """
     CREATE TABLE msglog.meta (key text PRIMARY KEY, value bytea NOT NULL);
@@ -20,6 +27,14 @@ enum PostgresSchema {
     INSERT INTO msglog.head VALUES (1, 0);
     """
 
+  /// The schema's versions, `meta`'s `schema` row: 1, and 2 once the log
+  /// holds a record of format 2 (an edit, a restore, an undo). The tables
+  /// of both are the same, so a log without the new events stays readable
+  /// by a msglog that knows only 1.
+  static let format = ContainerFormat(storedPrefix: "", shownPrefix: "schema ", readable: 1...2, holdingNewRecords: 2)
+  /// The version a new log starts at.
+  static let firstVersion = 1
+
   /// The statement that reads what `evaluate` checks: it can ride in a
   /// transaction's opening round trip, so that a process checks the schema
   /// without a round trip of its own.
@@ -32,8 +47,8 @@ enum PostgresSchema {
       || isForeignTable(error)
   }
 
-  /// The schema's version when it is there and known (1 or 2); nil when there is none.
-  static func check(_ connection: Connection, shown: String) throws -> String? {
+  /// The schema's version when it is there and known; nil when there is none.
+  static func check(_ connection: Connection, shown: String) throws -> Int? {
     let found = Result { () throws(PostgresError) -> Rows in
       try connection.execute(metaQuery.sql)
     }
@@ -49,8 +64,7 @@ enum PostgresSchema {
         return nil
       }
       // No msglog.meta. A msglog schema without it belongs to something else.
-      let schema = try connection.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'msglog'")
-      if schema.count > 0 {
+      if try connection.execute(namespaceQuery.sql).count > 0 {
         throw MsglogError.notAMsglogDatabase(
           location: shown, reason: "it has a schema named msglog that msglog did not make")
       }
@@ -59,20 +73,22 @@ enum PostgresSchema {
     return try evaluate(meta, shown: shown)
   }
 
-  /// The schema version `metaQuery` found (1 or 2); refuses it unless it
-  /// names msglog's format at a schema version this msglog reads.
-  static func evaluate(_ meta: Rows, shown: String) throws -> String {
+  /// Whether the database has a schema named msglog.
+  static let namespaceQuery = Statement("SELECT 1 FROM pg_namespace WHERE nspname = 'msglog'")
+
+  /// The schema version `metaQuery` found; refuses it unless it names
+  /// msglog's format at a version this msglog reads (`format`).
+  static func evaluate(_ meta: Rows, shown: String) throws -> Int {
     var values: [String: String] = [:]
     for row in 0..<meta.count { values[meta.text(row, 0) ?? ""] = meta.text(row, 1) }
     guard values["format"] == "msglog" else {
       throw MsglogError.notAMsglogDatabase(location: shown, reason: "its msglog.meta names no msglog format")
     }
-    let version = values["schema"] ?? "none"
-    guard !PostgresStore.readableSchemaVersions.contains(version) else { return version }
-    if let found = Int(version), let known = Int(PostgresStore.schemaVersion), found > known {
-      throw MsglogError.newerFormat(location: shown, found: "schema \(found)", known: "schema \(known)")
+    guard let version = try format.version(of: values["schema"], location: shown) else {
+      throw MsglogError.notAMsglogDatabase(
+        location: shown, reason: "its schema version is \(values["schema"] ?? "none")")
     }
-    throw MsglogError.notAMsglogDatabase(location: shown, reason: "its schema version is \(version)")
+    return version
   }
 
   /// Whether reading msglog.meta failed because the table is not shaped as
@@ -90,18 +106,24 @@ enum PostgresSchema {
       + [
         Statement(
           "INSERT INTO msglog.meta VALUES ('format', $1), ('schema', $2)",
-          [.bytes(Array("msglog".utf8)), .bytes(Array(PostgresStore.firstSchemaVersion.utf8))])
+          [.bytes(Array("msglog".utf8)), .bytes(Array(format.stored(firstVersion).utf8))])
       ]
   }
 
-  /// Version 1 → 2, in place, in the transaction that appends the log's
-  /// first record of format 2: the tables stay as they are (the new events
-  /// need no column of their own: a restore inserts no id, an undo's target
-  /// is in its record); the version tells an older msglog, which knows
-  /// only version 1, that the log holds records it cannot read.
-  static let upgrade = Statement(
-    "UPDATE msglog.meta SET value = $1 WHERE key = 'schema' AND value <> $1",
-    [.bytes(Array(PostgresStore.schemaVersion.utf8))])
+  /// An older schema moved to `version`, in place, in the transaction that
+  /// first needs it. To 2 (for the log's first record of format 2) the
+  /// tables stay as they are — the new events need no column of their own:
+  /// a restore inserts no id, an undo's target is in its record — and only
+  /// the version changes, telling an older msglog that the log holds
+  /// records it cannot read. Never moves a newer schema back.
+  static func upgrade(to version: Int) -> Statement {
+    Statement(
+      "UPDATE msglog.meta SET value = $1 WHERE key = 'schema' AND value = ANY($2)",
+      [
+        .bytes(Array(format.stored(version).utf8)),
+        .byteas(format.readable.filter { $0 < version }.map { Array(format.stored($0).utf8) }),
+      ])
+  }
 
   /// Another first writer created the schema meanwhile.
   static func lostTheRace(_ error: PostgresError) -> Bool {
