@@ -165,7 +165,8 @@ public final class PostgresStore: FollowableStore {
         let opened = try Opening(rows[headAt], shown: shown)
         if opened.inRecovery { throw MsglogError.readOnly(location: shown, reason: Self.replicaRefusal) }
         let access = Access(
-          connection: connection, store: self, state: .opened(head: opened.head, locked: !optimistic),
+          connection: connection, store: self,
+          state: .opened(head: opened.head, locked: !optimistic, creating: creating),
           cache: try StreamCache(prefetched: Array(rows[(headAt + 1)...]), for: streams), commitTime: opened.time)
         do {
           let result = try body(access)

@@ -62,9 +62,13 @@ package struct ContainerFormat: Sendable {
   /// nil when it stays where it is. `version` is the container's, or nil
   /// when the caller has not read it (the store then writes the new
   /// version unless the container already says it, or a newer one).
-  package func upgrade(appending record: [UInt8], at version: Int?) -> Int? {
+  package func upgrade(appending record: UnsafeRawBufferPointer, at version: Int?) -> Int? {
     guard record.first == EventRecord.formatVersion2 else { return nil }
     if let version, holdsNewRecords(version) { return nil }
     return holdingNewRecords
+  }
+
+  package func upgrade(appending record: [UInt8], at version: Int?) -> Int? {
+    record.withUnsafeBytes { upgrade(appending: $0, at: version) }
   }
 }

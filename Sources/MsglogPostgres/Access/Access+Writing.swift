@@ -12,12 +12,12 @@ extension PostgresStore.Access {
     cache.last[event.stream] = (event.seq, record)
     lastAppended = record
     state.head = event.seq
-    upgradeSchema(toHold: record)
+    record.withUnsafeBytes { upgradeSchema(toHold: $0) }
   }
 
   /// Moves the schema on with this transaction when `record` needs it
   /// (`ContainerFormat`'s rule).
-  func upgradeSchema(toHold record: [UInt8]) {
+  func upgradeSchema(toHold record: UnsafeRawBufferPointer) {
     if let target = PostgresSchema.format.upgrade(appending: record, at: store.schemaVersion) {
       buffer.upgradeSchema(to: target)
     }

@@ -21,6 +21,9 @@ extension PostgresStore {
     let commitTime: Timestamp?
     /// The record of the last event appended, for the time the next must not fall behind.
     var lastAppended: [UInt8]? = nil
+    /// A bulk load's copy in progress (`Access+BulkLoading`): ended before
+    /// anything else is sent.
+    var copy: (table: PostgresSchema.CopyTable, rows: CopyRows)? = nil
 
     init(
       connection: Connection, store: PostgresStore, state: TransactionState, cache: StreamCache = StreamCache(),
@@ -38,6 +41,7 @@ extension PostgresStore {
     /// Runs a read of `table`, after sending what is buffered for it (and
     /// with the `BEGIN`, in a write on what was known that sent nothing yet).
     func query(_ table: WriteBuffer.Table, _ statement: Statement) throws -> Rows {
+      try endCopy()
       if buffer.holds(table) { try flush() }
       guard state.phase == .unsent else { return try connection.execute(statement.sql, statement.parameters) }
       return try connection.pipeline(state.sending([statement], locking: false)).last!
@@ -45,6 +49,7 @@ extension PostgresStore {
 
     /// Sends the buffered writes (one pipeline) so that the next read sees them.
     func flush() throws {
+      try endCopy()
       guard writing, !buffer.isEmpty else { return }
       try connection.pipeline(state.sending(buffer.take(), locking: true))
     }
@@ -53,6 +58,7 @@ extension PostgresStore {
     /// do not go through the buffer (a bulk load's `COPY`), with whatever
     /// the buffer holds.
     func lock() throws {
+      try endCopy()
       guard state.phase < .locked || !buffer.isEmpty else { return }
       try connection.pipeline(state.sending(buffer.take(), locking: true))
     }
@@ -61,6 +67,7 @@ extension PostgresStore {
     /// one round trip, which also takes the head's lock if it is not held
     /// yet. A transaction that wrote nothing just ends.
     func commit() throws {
+      try endCopy()
       var batch = buffer.take()
       var movesHead = false
       var notifies = false

@@ -37,6 +37,9 @@ extension PostgresStore {
     }
 
     let basis: Basis
+    /// Whether this transaction creates the schema (the first write): no
+    /// one else sees its tables until it commits.
+    let createsSchema: Bool
     private(set) var phase: Phase
     /// The head seq: read (and perhaps locked) at the opening, then moved
     /// by appends; nil in a read until it asks.
@@ -51,8 +54,9 @@ extension PostgresStore {
     /// known one when it did not move the head; nil otherwise.
     private(set) var committedVersion: String? = nil
 
-    private init(basis: Basis, phase: Phase, head: UInt64?) {
+    private init(basis: Basis, phase: Phase, head: UInt64?, createsSchema: Bool = false) {
       self.basis = basis
+      self.createsSchema = createsSchema
       self.phase = phase
       self.head = head
       self.openingHead = head
@@ -60,9 +64,11 @@ extension PostgresStore {
 
     static let reading = TransactionState(basis: .reading, phase: .begun, head: nil)
 
-    /// A write whose opening round trip read `head`, locking it or not.
-    static func opened(head: UInt64, locked: Bool) -> TransactionState {
-      TransactionState(basis: locked ? .locked : .snapshot, phase: locked ? .locked : .begun, head: head)
+    /// A write whose opening round trip read `head`, locking it or not
+    /// (and perhaps creating the schema first).
+    static func opened(head: UInt64, locked: Bool, creating: Bool = false) -> TransactionState {
+      TransactionState(
+        basis: locked ? .locked : .snapshot, phase: locked ? .locked : .begun, head: head, createsSchema: creating)
     }
 
     /// A write on what was known: the head at `head`, its row at `version`.

@@ -9,23 +9,51 @@ import MsglogCore
 /// new database gets them at once) and an upgrade for older schemas (as
 /// `upgrade(to:)`, in the transaction that first needs them).
 enum PostgresSchema {
+  /// The tables, without the keys a bulk load builds after it (`keys`).
   static let tables = """
     CREATE TABLE msglog.meta (key text PRIMARY KEY, value bytea NOT NULL);
     CREATE TABLE msglog.head (id integer PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL);
     CREATE TABLE msglog.events (
-      seq bigint PRIMARY KEY,
+      seq bigint NOT NULL,
       stream bytea NOT NULL,
       version bigint NOT NULL,
-      inserted uuid UNIQUE,
-      record bytea NOT NULL,
-      UNIQUE (stream, version));
-    CREATE INDEX events_by_stream ON msglog.events (stream, seq);
+      inserted uuid,
+      record bytea NOT NULL);
     CREATE TABLE msglog.streams (stream bytea PRIMARY KEY, root bigint NOT NULL, head bytea NOT NULL);
     CREATE TABLE msglog.nodes (stream bytea NOT NULL, node bigint NOT NULL, body bytea NOT NULL, PRIMARY KEY (stream, node));
-    CREATE TABLE msglog.ids (id uuid PRIMARY KEY, entry bytea NOT NULL);
+    CREATE TABLE msglog.ids (id uuid NOT NULL, entry bytea NOT NULL);
     CREATE TABLE msglog.checkpoints (stream bytea NOT NULL, seq bigint NOT NULL, body bytea NOT NULL, PRIMARY KEY (stream, seq));
     INSERT INTO msglog.head VALUES (1, 0);
     """
+
+  /// The keys and indexes of the two big tables, each added with the
+  /// tables (`creation`), and named as PostgreSQL would name them: seqs,
+  /// inserted ids and stream versions unique, each stream's events in seq
+  /// order; ids unique. A bulk load into the tables its own transaction
+  /// created drops them first and adds them after (an index built at once
+  /// is several times cheaper than a million inserts into it); nobody
+  /// else can see those tables meanwhile, so nothing waits for them.
+  static let keys: [CopyTable: (add: [Statement], drop: [Statement])] = [
+    .events: (
+      add: [
+        Statement(
+          "ALTER TABLE msglog.events ADD CONSTRAINT events_pkey PRIMARY KEY (seq), "
+            + "ADD CONSTRAINT events_inserted_key UNIQUE (inserted), "
+            + "ADD CONSTRAINT events_stream_version_key UNIQUE (stream, version)"),
+        Statement("CREATE INDEX events_by_stream ON msglog.events (stream, seq)"),
+      ],
+      drop: [
+        Statement(
+          "ALTER TABLE msglog.events DROP CONSTRAINT events_pkey, DROP CONSTRAINT events_inserted_key, "
+            + "DROP CONSTRAINT events_stream_version_key"),
+        Statement("DROP INDEX msglog.events_by_stream"),
+      ]
+    ),
+    .ids: (
+      add: [Statement("ALTER TABLE msglog.ids ADD CONSTRAINT ids_pkey PRIMARY KEY (id)")],
+      drop: [Statement("ALTER TABLE msglog.ids DROP CONSTRAINT ids_pkey")]
+    ),
+  ]
 
   /// The schema's versions, `meta`'s `schema` row: 1, and 2 once the log
   /// holds a record of format 2 (an edit, a restore, an undo). The tables
@@ -101,13 +129,16 @@ enum PostgresSchema {
 
   /// The statements that create the schema, run in the first write's own transaction.
   static var creation: [Statement] {
-    [Statement("CREATE SCHEMA msglog")]
-      + tables.split(separator: ";").filter { !$0.allSatisfy(\.isWhitespace) }.map { Statement(String($0)) }
-      + [
-        Statement(
-          "INSERT INTO msglog.meta VALUES ('format', $1), ('schema', $2)",
-          [.bytes(Array("msglog".utf8)), .bytes(Array(format.stored(firstVersion).utf8))])
-      ]
+    var statements = [Statement("CREATE SCHEMA msglog")]
+    for table in tables.split(separator: ";") where !table.allSatisfy(\.isWhitespace) {
+      statements.append(Statement(String(table)))
+    }
+    for table in [CopyTable.events, .ids] { statements += keys[table]!.add }
+    statements.append(
+      Statement(
+        "INSERT INTO msglog.meta VALUES ('format', $1), ('schema', $2)",
+        [.bytes(Array("msglog".utf8)), .bytes(Array(format.stored(firstVersion).utf8))]))
+    return statements
   }
 
   /// An older schema moved to `version`, in place, in the transaction that

@@ -25,6 +25,8 @@ public struct PostgresError: Error, Equatable, Sendable, CustomStringConvertible
   public static let diskFull = "53100"
   public static let adminShutdown = "57P01"
   public static let cannotConnectNow = "57P03"
+  /// What the server answers a copy its client abandoned with.
+  public static let queryCanceled = "57014"
   /// A repeatable-read transaction met a row another committed after its
   /// snapshot: an optimistic write whose head moved.
   public static let serializationFailure = "40001"
