@@ -10,6 +10,9 @@ import MsglogCore
 /// `upgrade(to:)`, in the transaction that first needs them).
 enum PostgresSchema {
   /// The tables, without the keys a bulk load builds after it (`keys`).
+  /// A checkpoint's body (a stream's slots, 24 bytes an item) is stored
+  /// out of line uncompressed: ids hardly compress, and trying costs more
+  /// than writing it (1M items' checkpoints: 7.8 s tried, 0.6 s not).
   static let tables = """
     CREATE TABLE msglog.meta (key text PRIMARY KEY, value bytea NOT NULL);
     CREATE TABLE msglog.head (id integer PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL);
@@ -23,6 +26,7 @@ enum PostgresSchema {
     CREATE TABLE msglog.nodes (stream bytea NOT NULL, node bigint NOT NULL, body bytea NOT NULL, PRIMARY KEY (stream, node));
     CREATE TABLE msglog.ids (id uuid NOT NULL, entry bytea NOT NULL);
     CREATE TABLE msglog.checkpoints (stream bytea NOT NULL, seq bigint NOT NULL, body bytea NOT NULL, PRIMARY KEY (stream, seq));
+    ALTER TABLE msglog.checkpoints ALTER COLUMN body SET STORAGE EXTERNAL;
     INSERT INTO msglog.head VALUES (1, 0);
     """
 
