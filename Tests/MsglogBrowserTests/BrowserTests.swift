@@ -48,7 +48,7 @@ import Testing
   ]
 
   /// `MSGLOG_SCREENSHOTS=docs scripts/test --filter BrowserTests` refreshes
-  /// README's pictures (chat.png, board.png, phone.png).
+  /// the pictures in docs/SERVER.md (chat.png, board.png, phone.png; README shows the chat).
   @Test(arguments: pageCases) func thePage(_ name: String) throws {
     let s = Sandbox()
     let output = s.dir + "/page.txt"
