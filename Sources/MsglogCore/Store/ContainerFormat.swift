@@ -59,16 +59,17 @@ package struct ContainerFormat: Sendable {
   package func holdsNewRecords(_ version: Int) -> Bool { version >= holdingNewRecords }
 
   /// The version a container moves to before `record` is appended to it;
-  /// nil when it stays where it is. `version` is the container's, or nil
-  /// when the caller has not read it (the store then writes the new
-  /// version unless the container already says it, or a newer one).
-  package func upgrade(appending record: UnsafeRawBufferPointer, at version: Int?) -> Int? {
+  /// nil when it stays where it is. `version` is the container's (asked
+  /// only when the record's format matters), or nil when the caller has
+  /// not read it (the store then writes the new version unless the
+  /// container already says it, or a newer one).
+  package func upgrade(appending record: UnsafeRawBufferPointer, at version: @autoclosure () -> Int?) -> Int? {
     guard record.first == EventRecord.formatVersion2 else { return nil }
-    if let version, holdsNewRecords(version) { return nil }
+    if let version = version(), holdsNewRecords(version) { return nil }
     return holdingNewRecords
   }
 
-  package func upgrade(appending record: [UInt8], at version: Int?) -> Int? {
-    record.withUnsafeBytes { upgrade(appending: $0, at: version) }
+  package func upgrade(appending record: [UInt8], at version: @autoclosure () -> Int?) -> Int? {
+    record.withUnsafeBytes { upgrade(appending: $0, at: version()) }
   }
 }
