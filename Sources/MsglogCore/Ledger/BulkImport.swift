@@ -308,6 +308,7 @@ package struct BulkImport {
     try writeIds()
     summary.events = nextSeq - 1
     if keepsSummary { try writer.putSummary(summary) }
+    try writer.finishLoading()
   }
 
   /// The id rows, sorted by id bytes (big-endian words compare as the bytes do).

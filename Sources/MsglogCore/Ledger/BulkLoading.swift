@@ -24,6 +24,11 @@ package protocol BulkLoading: LogWriter {
     _ table: BulkTable,
     _ body: (_ put: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) throws -> Void
   ) throws
+
+  /// Called once every row is loaded, before the transaction commits: a
+  /// store that put off work until then (PostgreSQL's keys, built after
+  /// their rows) does it here. By default, nothing.
+  func finishLoading() throws
 }
 
 /// The derived tables a bulk import fills row by row (the stream heads and
@@ -33,6 +38,8 @@ package enum BulkTable: Sendable {
 }
 
 extension BulkLoading {
+  package func finishLoading() throws {}
+
   package func appendEvents(_ body: (_ append: (Event, UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
     try appendRecords { append in
       try withoutActuallyEscaping(append) { append in try body { event, record in try append(event.seq, record) } }

@@ -74,17 +74,32 @@ extension PostgresStore.Access: BulkLoading {
     }
   }
 
+  /// Builds the keys dropped for the load, now that every row is in: one
+  /// round trip, after the last copy, so that what the import computes
+  /// after its events (the trees, the id rows) is not waiting on them.
+  func finishLoading() throws {
+    let keys = buildingKeys()
+    guard !keys.isEmpty else { return }
+    do {
+      try send(keys)
+    } catch let error as PostgresError {
+      throw Self.unfitIfDuplicate(error)
+    }
+  }
+
   /// Runs `body`, which copies rows into `table` (`copyRow`), and ends its
   /// copy; a failure abandons the copy, and a duplicate the tables refuse
   /// makes the import unfit. In the transaction that creates the schema,
-  /// the table's keys are built after its rows (`PostgresSchema.keys`).
+  /// the table's keys are dropped first and built once all rows are in
+  /// (`PostgresSchema.keys`, `finishLoading`).
   private func copying(into table: PostgresSchema.CopyTable, _ body: () throws -> Void) throws {
-    let keys = state.createsSchema ? PostgresSchema.keys[table] : nil
     do {
-      if let keys { try send(keys.drop) }
+      if state.createsSchema, let keys = PostgresSchema.keys[table], !keysToBuild.contains(table) {
+        try send(keys.drop)
+        keysToBuild.append(table)
+      }
       try body()
       try endCopy()
-      if let keys { try send(keys.add) }
     } catch {
       copy?.rows.abandon()
       copy = nil
@@ -130,5 +145,15 @@ extension PostgresStore.Access: BulkLoading {
   /// A copy's failure: a duplicate the tables refuse makes the import unfit.
   static func unfitIfDuplicate(_ error: PostgresError) -> any Error {
     error.sqlState == PostgresError.uniqueViolation ? BulkImport.Unfit() : error
+  }
+}
+
+extension PostgresStore.Access {
+  /// The statements that build the keys a bulk load dropped (none are
+  /// left to build afterwards).
+  func buildingKeys() -> [Statement] {
+    guard !keysToBuild.isEmpty else { return [] }
+    defer { keysToBuild.removeAll() }
+    return [PostgresSchema.keyBuildMemory] + keysToBuild.flatMap { PostgresSchema.keys[$0]!.add }
   }
 }

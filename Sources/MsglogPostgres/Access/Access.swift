@@ -24,6 +24,9 @@ extension PostgresStore {
     /// A bulk load's copy in progress (`Access+BulkLoading`): ended before
     /// anything else is sent.
     var copy: (table: PostgresSchema.CopyTable, rows: CopyRows)? = nil
+    /// The tables whose keys a bulk load dropped, to build once all rows
+    /// are in (`finishLoading`, or at the latest the commit).
+    var keysToBuild: [PostgresSchema.CopyTable] = []
 
     init(
       connection: Connection, store: PostgresStore, state: TransactionState, cache: StreamCache = StreamCache(),
@@ -68,7 +71,7 @@ extension PostgresStore {
     /// yet. A transaction that wrote nothing just ends.
     func commit() throws {
       try endCopy()
-      var batch = buffer.take()
+      var batch = buildingKeys() + buffer.take()
       var movesHead = false
       var notifies = false
       if let head = state.head, state.phase == .wrote || !batch.isEmpty {

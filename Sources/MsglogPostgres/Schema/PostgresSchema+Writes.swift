@@ -122,6 +122,12 @@ extension PostgresSchema {
     }
   }
 
+  /// What the keys a bulk load builds after its rows may sort in: a
+  /// million rows' keys sorted in memory rather than in files, split
+  /// between the server's parallel workers (the default, 64 MB, made the
+  /// events' keys 12 % slower), for this transaction only.
+  static let keyBuildMemory = Statement("SET LOCAL maintenance_work_mem = '256MB'")
+
   /// The `COPY` that takes `table`'s rows in PostgreSQL's binary format.
   static func copy(into table: CopyTable) -> String {
     let target: String
