@@ -25,11 +25,10 @@ import Synchronization
 package final class LMDBStore {
   static let formatKey = Array("format".utf8)
   static let formatValue = Array("msglog/2".utf8)
-  /// Format 2 with records of record format 2 (the events of working
-  /// together): written by the transaction that appends the first such
-  /// record, so that an older msglog refuses the log instead of misreading
-  /// it, while a log without them stays readable by it.
-  static let format3Value = Array("msglog/3".utf8)
+  /// msglog/1–3, read; msglog/3 once the log holds records of record format
+  /// 2 (the events of working together), by `ContainerFormat`'s rule.
+  static let containerFormat = ContainerFormat(
+    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...3, holdingNewRecords: 3)
   /// Format 1 had the same events but derived rows without checksums and no
   /// summary; `verify --repair` rebuilds them in format 2.
   static let legacyFormatValue = Array("msglog/1".utf8)
@@ -111,13 +110,10 @@ package final class LMDBStore {
       let format = try txn.get(meta, LMDBStore.formatKey) { Array($0) }
       if isNew {
         try txn.put(meta, LMDBStore.formatKey, LMDBStore.formatValue)
-      } else if format != LMDBStore.formatValue && format != LMDBStore.format3Value
-        && format != LMDBStore.legacyFormatValue
+      } else if try LMDBStore.containerFormat.version(
+        of: format.map { String(decoding: $0, as: UTF8.self) }, location: shown) == nil
       {
         let found = format.map { String(decoding: $0, as: UTF8.self) } ?? "none"
-        if found.hasPrefix("msglog/"), let n = Int(found.dropFirst(7)), n > 3 {
-          throw MsglogError.newerFormat(location: shown, found: found, known: "msglog/3")
-        }
         throw MsglogError.notAMsglogDatabase(location: shown, reason: "format: \(TerminalText.quoted(found))")
       }
       let tables = try ["meta", "events", "heads", "order", "ids", "stream-events", "checkpoints"].map {
@@ -386,9 +382,10 @@ package final class LMDBStore {
       // MDB_APPEND: the key is past every other, so LMDB skips the search
       // and fills pages completely; it refuses a key out of order.
       try txn.put(store.events, Key.seq(event.seq), record, flags: UInt32(MDB_APPEND))
-      if record.first == EventRecord.formatVersion2, !saysFormat3 {
-        if try txn.get(store.meta, LMDBStore.formatKey, { Array($0) }) != LMDBStore.format3Value {
-          try txn.put(store.meta, LMDBStore.formatKey, LMDBStore.format3Value)
+      if !saysFormat3, let target = LMDBStore.containerFormat.upgrade(appending: record, at: nil) {
+        let value = Array(LMDBStore.containerFormat.stored(target).utf8)
+        if try txn.get(store.meta, LMDBStore.formatKey, { Array($0) }) != value {
+          try txn.put(store.meta, LMDBStore.formatKey, value)
         }
         saysFormat3 = true
       }
