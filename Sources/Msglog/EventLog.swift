@@ -76,7 +76,7 @@ public final class EventLog: Sendable {
   public let configuration: Configuration
   package let store: any EventStore
   /// Writes from this process's threads, committed together.
-  let commits = CommitQueue<PendingWrite, [Outcome?]>(batchLimit: 256)
+  let commits = CommitQueue<WriteBatch, [Outcome?]>(batchLimit: 256)
 
   /// Opens the log at `location`: a directory path for LMDB (created by the
   /// first write if missing), or a PostgreSQL URL —
@@ -154,28 +154,35 @@ public final class EventLog: Sendable {
   func write<R>(reserving bytes: Int = 0, touching streams: [StreamName] = [], _ body: (LedgerSession) throws -> R)
     throws(MsglogError) -> R
   {
-    try writing(reserving: bytes, touching: streams) { writer in
-      // A store with a clock of its own (a server's) dates the events.
-      let session = try LedgerSession(
-        writer: writer, now: writer.commitTime ?? configuration.clock(),
-        checkpointInterval: UInt64(configuration.checkpointInterval))
-      let result = try body(session)
-      try session.finish()
-      return result
+    try checkWritable()
+    do {
+      return try store.write(reserving: bytes, touching: streams) { writer in
+        // A store with a clock of its own (a server's) dates the events.
+        let session = try LedgerSession(
+          writer: writer, now: writer.commitTime ?? configuration.clock(),
+          checkpointInterval: UInt64(configuration.checkpointInterval))
+        let result = try body(session)
+        try session.finish()
+        return result
+      }
+    } catch {
+      throw MsglogError(anyStoreFailure: error)
     }
   }
 
   /// A write transaction of the store itself, for what is not a command (a repair).
-  func writing<R>(reserving bytes: Int = 0, touching streams: [StreamName] = [], _ body: (any LogWriter) throws -> R)
-    throws(MsglogError) -> R
-  {
-    guard configuration.access == .readWrite else {
-      throw .readOnly(location: location, reason: "opened for reading only")
-    }
+  func writing<R>(_ body: (any LogWriter) throws -> R) throws(MsglogError) -> R {
+    try checkWritable()
     do {
-      return try store.write(reserving: bytes, touching: streams, body)
+      return try store.write(body)
     } catch {
       throw MsglogError(anyStoreFailure: error)
+    }
+  }
+
+  private func checkWritable() throws(MsglogError) {
+    guard configuration.access == .readWrite else {
+      throw .readOnly(location: location, reason: "opened for reading only")
     }
   }
 }

@@ -44,6 +44,12 @@ package enum Wording {
       // A bad import line is a refused import (exit 1), whatever its class.
       let (_, hint, _) = words(for: error.innermost)
       return (error.description, hint, MsglogCLI.ExitCode.failure)
+    case .invalidInput(.rebaseWithoutVersion):
+      // The rule every door words, in the command line's names for the two.
+      return (
+        InvalidInput.rebaseWithoutVersion(rebase: "--rebase", expectVersion: "--expect-version N"),
+        "e.g. 'msglog move 3 0 --expect-version 17 --rebase'", code
+      )
     case .unrepairable:
       return (
         "the log itself is damaged, so --repair cannot help",

@@ -101,7 +101,9 @@ package final class LMDBLog: FollowableStore {
     throw lastError!
   }
 
-  package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+  package func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
+    throws -> R
+  {
     guard access == .readWrite else { throw MsglogError.readOnly(location: path, reason: "opened for reading only") }
     if let store = try store(creating: true) {
       if let refusal = writeRefusal.withLock({ $0 }) { throw refusal }

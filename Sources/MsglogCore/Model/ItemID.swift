@@ -93,6 +93,12 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
     self = id
   }
 
+  /// A UUID in its text form, any case; refused as `malformedID` otherwise.
+  package init(validating text: String) throws(MsglogError) {
+    guard let id = ItemID(canonical: text) else { throw .invalidInput(.malformedID(text)) }
+    self = id
+  }
+
   /// Parses the canonical form from UTF-8 bytes (the import parser's path).
   package init?(canonicalUTF8 utf8: UnsafeRawBufferPointer) {
     guard utf8.count == 36 else { return nil }

@@ -10,11 +10,13 @@ package protocol EventStore: AnyObject, Sendable {
   /// Runs `body` in a write transaction: committed (durably) when it returns,
   /// rolled back when it throws. Writers are serialised, so `headSeq()` does not
   /// move under `body`. `body` may be run again if the backend needs to retry.
-  /// `reserving` estimates the bytes the write adds, so that a backend can
-  /// make room once rather than retry a large batch on every growth.
-  func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R
-  /// The same, told which streams the write touches, so that a store across
-  /// a network can fetch their state with the transaction's first round trip.
+  ///
+  /// - Parameters:
+  ///   - bytes: an estimate of what the write adds, so that a store can
+  ///     make room once rather than retry a large batch on every growth.
+  ///   - streams: the streams the write touches (none: not known), so that
+  ///     a store across a network can fetch their state with the
+  ///     transaction's first round trip; a local store has no use for it.
   func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R) throws -> R
   /// Whether reads go without a lock (an LMDB database read-only to this
   /// user): a read's `body` may then run more than once, and a caller that
@@ -24,13 +26,7 @@ package protocol EventStore: AnyObject, Sendable {
 
 extension EventStore {
   package func write<R>(_ body: (any LogWriter) throws -> R) throws -> R {
-    try write(reserving: 0, body)
-  }
-
-  package func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
-    throws -> R
-  {
-    try write(reserving: bytes, body)
+    try write(reserving: 0, touching: [], body)
   }
 
   package var readsWithoutLock: Bool { false }
