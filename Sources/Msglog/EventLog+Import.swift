@@ -72,7 +72,7 @@ extension EventLog {
   /// the ledger would refuse: nothing was committed, and the caller
   /// performs it command by command (which also words any refusal).
   func bulkImport(_ requests: [WriteRequest], progress: ((Int, Int) -> Void)?) throws -> ImportResult? {
-    guard !requests.isEmpty, configuration.access == .readWrite, store is LMDBLog,
+    guard !requests.isEmpty, configuration.access == .readWrite, store is LMDBStore,
       requests.allSatisfy(BulkImport.builds)
     else { return nil }
     do {

@@ -1,4 +1,4 @@
-import MsglogTestSupport
+import MsglogCoreTestSupport
 import Testing
 
 @testable import MsglogCore

@@ -1,6 +1,5 @@
 import Foundation
-import MsglogTestSupport
-import MsglogWire
+import MsglogCoreTestSupport
 import Testing
 
 @testable import MsglogCore
@@ -65,15 +64,6 @@ import Testing
     #expect(
       try parse(#"{"op":"move","from":3,"to":7}"#)
         == WriteRequest(stream: "main", command: .move(from: 3, to: 7, id: nil)))
-  }
-
-  @Test func acceptsExportedLinesKeepingTheirTime() throws {
-    let event = Event(
-      seq: 9, stream: "main", version: 4, time: Timestamp(milliseconds: 1_796_000_000_123),
-      op: .move(id: ItemID(), from: 1, to: 0))
-    let request = try parse(event.jsonLine)
-    #expect(request.time == event.time)
-    #expect(request.command == .move(from: 1, to: 0, id: event.id))
   }
 
   @Test(arguments: [

@@ -33,6 +33,8 @@ package final class MemoryStore: EventStore {
 
   package init() {}
 
+  package var kind: MsglogError.Store { .memory }
+
   var state: State { committed.withLock { $0 } }
 
   /// The rows the last write transaction read (records, order-tree nodes, id rows).
