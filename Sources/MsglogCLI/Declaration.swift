@@ -144,8 +144,10 @@ struct CommandDeclaration: Sendable {
   /// A write's `--expect-version`, and `--rebase` where its operation
   /// rebases (`WriteOperation`'s declaration, which every door reads).
   static func versionOptions(_ operation: WriteOperation) -> [OptionDeclaration] {
-    operation.rebases ? [Options.expectVersion, Options.rebase] : [Options.expectVersion]
+    operation.rebases ? rebasableOptions : writeOptions
   }
+  private static let writeOptions = [Options.expectVersion]
+  private static let rebasableOptions = [Options.expectVersion, Options.rebase]
   static let textOptions = [Options.sender, Options.id, Options.lines]
 
   /// The table.
