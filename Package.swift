@@ -46,10 +46,9 @@ let package = Package(
     // stands on the library and the wire shapes, not on the command line.
     .target(
       name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "CMicroHTTPD"],
-      resources: [
-        .embedInCode("Page/Resources/index.html"), .embedInCode("Page/Resources/app.css"),
-        .embedInCode("Page/Resources/app.js"), .embedInCode("Page/Resources/favicon.svg"),
-      ]),
+      // The page's files, every one in the folder (Page.files serves each);
+      // Page/package.json only tells node that the page's .js are modules.
+      exclude: ["Page/package.json"], resources: [.embedInCode("Page/Resources")]),
     // `msglog serve`, which `msglog` runs (exec) from beside itself: a
     // dynamic executable, since libmicrohttpd starts threads and needs GnuTLS,
     // neither of which a static one can load. Its main parses `serve`'s

@@ -1,7 +1,7 @@
 import Foundation
 import Msglog
 
-/// msglog-bench: figures for README's Performance section, each as a ratio
+/// msglog-bench: figures for docs/PERFORMANCE.md, each as a ratio
 /// against a baseline measured in the same run (see scripts/bench).
 ///
 ///     msglog-bench --trace ../shared/traces/automerge-paper.json.gz [--trace …] [--runs N]

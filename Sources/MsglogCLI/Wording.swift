@@ -96,7 +96,7 @@ package enum Wording {
       }
       return "every read command still works; to change it, copy it somewhere you may write"
     case .permissionDenied:
-      return "ask the database's owner to grant it (README, PostgreSQL, lists the GRANTs for readers and writers)"
+      return "ask the database's owner to grant it (docs/POSTGRES.md lists the GRANTs for readers and writers)"
     case .changedDuringRead:
       return "it is read-only to you, so msglog reads it without a lock and cannot hold writers off; try again"
     case .connectionLost:

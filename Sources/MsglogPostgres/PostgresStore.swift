@@ -331,7 +331,7 @@ public final class PostgresStore: FollowableStore {
     }
   }
 
-  /// The privileges msglog's reads and writes take (README lists the GRANTs).
+  /// The privileges msglog's reads and writes take (docs/POSTGRES.md lists the GRANTs).
   static let readingNeeds = "reading needs USAGE on schema msglog and SELECT on its tables"
   static let writingNeeds = "writing needs USAGE on schema msglog and SELECT, INSERT, UPDATE and DELETE on its tables"
 

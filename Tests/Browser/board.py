@@ -74,6 +74,13 @@ def wait_for(driver, expected, seconds, what):
     check(False, "%s: expected %s, the page shows %s" % (what, expected, cards(driver)))
 
 
+def follow(driver, what):
+    """Calls the page's follow.js `stop()` or `follow()`: the page's own module (one per page), imported again."""
+    driver.execute_async_script("""
+        const what = arguments[0], done = arguments[arguments.length - 1];
+        import("/follow.js").then((f) => { f[what](); done(); });""", what)
+
+
 def drag(driver, source, target):
     board = driver.find_elements(By.CSS_SELECTOR, "#board .card")
     ActionChains(driver).click_and_hold(board[source]).pause(0.1).move_to_element(board[target]).pause(0.1).release().perform()
@@ -127,7 +134,7 @@ try:
         new MutationObserver(() => window.drawn.push(
             [...document.querySelectorAll('#board .card .text')].map((e) => e.textContent)))
           .observe(document.getElementById('board'), {childList: true, subtree: true, characterData: true});"""
-    b.execute_script("state.follow.abort()")
+    follow(b, "stop")
     drag(a, 4, 0)
     after_a = moved[4:] + moved[:4]
     wait_for(a, after_a, 2, "window A after the first of two conflicting drags")
@@ -143,7 +150,7 @@ try:
         time.sleep(0.02)
     check(server_order() == both, "the server has %s after both drags; expected %s" % (server_order(), both))
     # B follows again: it catches up with A's drag and its own.
-    b.execute_script("state.follow = new AbortController(); connect(state.follow)")
+    follow(b, "follow")
     wait_for(b, both, 3, "window B after following again")
     wait_for(a, both, 3, "window A after B's drag")
     card, under = moved[0], moved[2]

@@ -8,7 +8,8 @@ import Testing
 /// `<script>` as text) and Tests/Browser/page.py, one case per item of the
 /// page's issues (phone and touch, keyboard and axe-core, the past,
 /// following, sending, reconnecting, the token, the look, 10,000 items;
-/// editing a message, undo and redo, a deleted card back from its note).
+/// editing a message, undo and redo, a deleted card back from its note),
+/// and every file of the page served as it is.
 ///
 /// One browser case at a time: each starts Chromium, and several at once on
 /// a small machine would only make each slower.
@@ -48,7 +49,7 @@ import Testing
   ]
 
   /// `MSGLOG_SCREENSHOTS=docs scripts/test --filter BrowserTests` refreshes
-  /// README's pictures (chat.png, board.png, phone.png).
+  /// the pictures in docs/SERVER.md (chat.png, board.png, phone.png; README shows the chat).
   @Test(arguments: pageCases) func thePage(_ name: String) throws {
     let s = Sandbox()
     let output = s.dir + "/page.txt"
@@ -71,6 +72,40 @@ import Testing
     #expect(shell("/usr/bin/python3 '\(repositoryRoot)/Tests/Browser/page.py' --list > '\(output)'") == 0)
     let listed = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     #expect(listed == Self.pageCases)
+  }
+
+  /// Every file in the page's folder is served at its name (index.html at
+  /// `/`), byte for byte, with the type a browser takes it as (a module it
+  /// cannot fetch, or gets as another type, stops the whole page), and the
+  /// page names each module in its `Link: rel=modulepreload`.
+  @Test func everyFileOfThePageIsServed() throws {
+    let s = Sandbox()
+    let server = try ServedLog.running(s)
+    defer { #expect(server.stop().code == 0) }
+    let folder = repositoryRoot + "/Sources/MsglogServer/Page/Resources"
+    let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+    #expect(names.contains("app.js") && names.contains("model.js"), "\(names)")
+    let types = [
+      "html": "text/html; charset=utf-8", "js": "text/javascript; charset=utf-8", "css": "text/css; charset=utf-8",
+      "svg": "image/svg+xml",
+    ]
+    for name in names {
+      let path = name == "index.html" ? "/" : "/" + name
+      let (body, meta) = (s.dir + "/served", s.dir + "/served.meta")
+      shell("curl -s -o '\(body)' -w '%{http_code} %{content_type}' '\(server.url!)\(path)' > '\(meta)'")
+      let type = types[String(name.split(separator: ".").last ?? "")] ?? "?"
+      #expect((try? String(contentsOfFile: meta, encoding: .utf8)) == "200 " + type, "\(path)")
+      #expect(
+        FileManager.default.contents(atPath: body) == FileManager.default.contents(atPath: folder + "/" + name),
+        "\(path)")
+    }
+    // The page names every module for preloading: the browser asks for them all at once.
+    let headers = s.dir + "/page.headers"
+    shell("curl -s -o /dev/null -D '\(headers)' '\(server.url!)/'")
+    let head = (try? String(contentsOfFile: headers, encoding: .utf8)) ?? ""
+    for name in names where name.hasSuffix(".js") {
+      #expect(head.contains("</\(name)>; rel=modulepreload"), "\(name): \(head)")
+    }
   }
 
   /// Tests/Browser/attacks.py: a page on another origin, a file:// page, a

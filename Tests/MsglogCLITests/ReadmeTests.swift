@@ -76,11 +76,11 @@ import Testing
     }
   }
 
-  /// The PostgreSQL section's example of a server that cannot be reached
+  /// docs/POSTGRES.md's example of a server that cannot be reached
   /// (port 1 refuses on any machine): the line it shows is stderr, exactly.
   @Test func theUnreachableServerExampleIsTrue() throws {
-    let readme = try String(contentsOfFile: fixture("../README.md"), encoding: .utf8)
-    let lines = readme.split(separator: "\n", omittingEmptySubsequences: false)
+    let postgres = try String(contentsOfFile: fixture("../docs/POSTGRES.md"), encoding: .utf8)
+    let lines = postgres.split(separator: "\n", omittingEmptySubsequences: false)
     let at = try #require(lines.firstIndex { $0.hasPrefix("    $ msglog --db postgres://") })
     let words = Self.shellWords(String(lines[at].dropFirst("    $ msglog ".count)))
     let r = Sandbox().run(words, useDefaultDB: false)

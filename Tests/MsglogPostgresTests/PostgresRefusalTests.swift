@@ -14,7 +14,7 @@ import Testing
 @Suite(.serialized) struct PostgresRefusalTests {
   static let password = "role-password"
   static let grantHint =
-    "hint: ask the database's owner to grant it (README, PostgreSQL, lists the GRANTs for readers and writers)\n"
+    "hint: ask the database's owner to grant it (docs/POSTGRES.md lists the GRANTs for readers and writers)\n"
   static let readingNeeds = "reading needs USAGE on schema msglog and SELECT on its tables"
   static let writingNeeds =
     "writing needs USAGE on schema msglog and SELECT, INSERT, UPDATE and DELETE on its tables"

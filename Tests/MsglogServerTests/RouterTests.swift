@@ -168,18 +168,23 @@ import Testing
     #expect(reference.contains(server.router.routes.markdownTable), "\(server.router.routes.markdownTable)")
   }
 
-  /// README's route table and the man page (from `serve`'s declaration)
-  /// name every route of the table, and no other.
-  @Test func theREADMEAndTheManualNameEveryRoute() throws {
+  /// docs/SERVER.md's list of routes and the man page (from `serve`'s
+  /// declaration) name every route of the table, and neither they nor the
+  /// README name any other.
+  @Test func theServerGuideAndTheManualNameEveryRoute() throws {
+    let guide = try String(contentsOfFile: repositoryRoot + "/docs/SERVER.md", encoding: .utf8)
     let readme = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
     let manual = try String(contentsOfFile: repositoryRoot + "/docs/msglog.1", encoding: .utf8)
     for route in server.router.routes where route.needsToken {
-      #expect(readme.contains("`\(route.method.rawValue) \(route.path)"), "README lacks \(route.method) \(route.path)")
+      #expect(
+        guide.contains("`\(route.method.rawValue) \(route.path)"), "docs/SERVER.md lacks \(route.method) \(route.path)")
       #expect(manual.contains(route.path), "the man page lacks \(route.path)")
     }
     let paths = Set(server.router.routes.map(\.path))
-    for match in readme.matches(of: /`(?:GET|POST) (\/api\/[a-z]+)/) {
-      #expect(paths.contains(String(match.1)), "README names \(match.1), which no route has")
+    for (name, text) in [("docs/SERVER.md", guide), ("README", readme)] {
+      for match in text.matches(of: /`(?:GET|POST) (\/api\/[a-z]+)/) {
+        #expect(paths.contains(String(match.1)), "\(name) names \(match.1), which no route has")
+      }
     }
   }
 }

@@ -13,12 +13,22 @@ enum Page {
     let etag: String
     var headers: [(String, String)] = []
 
-    init(_ path: String, _ contentType: String, _ bytes: [UInt8], headers: [(String, String)] = []) {
+    init(_ path: String, _ bytes: [UInt8], headers: [(String, String)] = []) {
       self.path = path
-      self.contentType = contentType
+      self.contentType = Self.contentType(of: path)
       self.bytes = bytes
       self.headers = headers
       etag = "\"" + String(Self.fingerprint(bytes), radix: 16) + "\""
+    }
+
+    /// By the name's extension; `/` is the page itself.
+    static func contentType(of path: String) -> String {
+      switch path.split(separator: ".").last {
+      case "js": "text/javascript; charset=utf-8"
+      case "css": "text/css; charset=utf-8"
+      case "svg": "image/svg+xml"
+      default: "text/html; charset=utf-8"
+      }
     }
 
     /// FNV-1a: the ETag changes whenever the file does.
@@ -46,22 +56,61 @@ enum Page {
     }
   }
 
+  /// The page's files, each at its path.
+  static var files: [File] { [html] + assets }
+
+  /// The page itself. It names every module in a `Link: rel=modulepreload`
+  /// header, so that the browser asks for all of them at once instead of
+  /// one level of imports after another (each a round trip, revalidated).
   static let html = File(
-    "/", "text/html; charset=utf-8", PackageResources.index_html,
+    "/", PackageResources.index_html,
     headers: [
-      // Only its own script and style; and no other page may frame it (a
+      // Only its own scripts and style; and no other page may frame it (a
       // foreign page could overlay it and have the user drag or delete).
       ("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'"),
       ("X-Frame-Options", "DENY"),
+      ("Link", preloads),
     ])
-  static let script = File("/app.js", "text/javascript; charset=utf-8", PackageResources.app_js)
-  static let style = File("/app.css", "text/css; charset=utf-8", PackageResources.app_css)
-  static let icon = File("/favicon.svg", "image/svg+xml", PackageResources.favicon_svg)
+
+  /// `</app.js>; rel=modulepreload, …`: every module.
+  static var preloads: String {
+    assets.filter { $0.path.hasSuffix(".js") }.map { "<\($0.path)>; rel=modulepreload" }.joined(separator: ", ")
+  }
+
+  /// What the page loads, each at its path: adding a file to Resources/
+  /// (which Package.swift embeds whole) is adding its line here. The
+  /// scripts are ES modules: index.html loads app.js, which imports the rest.
+  static let assets = [
+    File("/app.css", PackageResources.app_css),
+    File("/favicon.svg", PackageResources.favicon_svg),
+    File("/app.js", PackageResources.app_js),
+    File("/api.js", PackageResources.api_js),
+    File("/board.js", PackageResources.board_js),
+    File("/board-keyboard.js", PackageResources.board_keyboard_js),
+    File("/board-pointer.js", PackageResources.board_pointer_js),
+    File("/chat.js", PackageResources.chat_js),
+    File("/compose.js", PackageResources.compose_js),
+    File("/dom.js", PackageResources.dom_js),
+    File("/follow.js", PackageResources.follow_js),
+    File("/frame.js", PackageResources.frame_js),
+    File("/history.js", PackageResources.history_js),
+    File("/listview.js", PackageResources.listview_js),
+    File("/model.js", PackageResources.model_js),
+    File("/say.js", PackageResources.say_js),
+    File("/screen.js", PackageResources.screen_js),
+    File("/shown.js", PackageResources.shown_js),
+    File("/storage.js", PackageResources.storage_js),
+    File("/stream.js", PackageResources.stream_js),
+    File("/token.js", PackageResources.token_js),
+    File("/undo.js", PackageResources.undo_js),
+    File("/words.js", PackageResources.words_js),
+    File("/writes.js", PackageResources.writes_js),
+  ]
 
   /// The page's routes: no token (a browser cannot send one with a
   /// navigation, and they hold no data).
   static var routes: [Route] {
-    [html, script, style, icon].map { file in
+    files.map { file in
       Route(.get, file.path, needsToken: false, answers: "the page's \(file.path)") { file.response(to: $0) }
     }
   }

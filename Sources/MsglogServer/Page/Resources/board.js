@@ -1,0 +1,145 @@
+// The board: each item a card that takes focus (one card in the tab
+// order, arrows between cards), moved from the keyboard
+// (board-keyboard.js) or by a pointer (board-pointer.js), deleted by its
+// button, with a note that brings it back.
+
+import { $, element } from "./dom.js";
+import { ListView } from "./listview.js";
+import { model, moveChange } from "./model.js";
+import { announce, note } from "./say.js";
+import { addView, render } from "./screen.js";
+import { isMoving, isPast, shownItems } from "./shown.js";
+import { reload } from "./stream.js";
+import { undoChange } from "./undo.js";
+import { quoted } from "./words.js";
+import { write } from "./writes.js";
+
+const notColours = new Set(["inherit", "initial", "unset", "revert", "revert-layer", "currentcolor", "transparent"]);
+/** The CSS colour a card's text names (as on the colour board), or null. */
+function colourOf(text) {
+  const t = text.trim();
+  if (!t || t.length > 64 || notColours.has(t.toLowerCase())) return null;
+  return CSS.supports("color", t) ? t : null;
+}
+
+// A card: picked up from the handle, a long press or the keyboard.
+function createCard(item) {
+  const li = element("li", "card");
+  li.dataset.id = item.id;
+  li.tabIndex = -1;
+  li.setAttribute("aria-describedby", "card-help");
+  const face = element("div", "face");
+  const handle = element("span", "handle");
+  handle.setAttribute("aria-hidden", "true");
+  const swatch = element("span", "swatch");
+  swatch.setAttribute("aria-hidden", "true");
+  const text = element("span", "text");
+  text.dir = "auto";
+  const remove = element("button", "delete");
+  remove.type = "button";
+  remove.tabIndex = -1;
+  remove.textContent = "×";
+  face.append(handle, swatch, text, element("bdi", "sender"), remove);
+  li.append(face);
+  return li;
+}
+
+function fillCard(li, item, context) {
+  const colour = colourOf(item.text);
+  const swatch = li.querySelector(".swatch");
+  swatch.hidden = colour === null;
+  swatch.style.background = colour || "";
+  li.querySelector(".text").textContent = item.text;
+  const sender = li.querySelector(".sender");
+  sender.textContent = item.sender || "";
+  sender.hidden = !item.sender;
+  const remove = li.querySelector(".delete");
+  remove.setAttribute("aria-label", "Delete " + quoted(item.text));
+  remove.title = "Delete";
+  remove.hidden = context === "past";
+}
+
+export const cards = new ListView($("board"), { scroller: $("main"), estimate: 56, create: createCard, fill: fillCard });
+
+/** The card in the tab order: the one last focused, else the first drawn. */
+let activeCard = null;
+
+function rovingFocus() {
+  const drawn = [...$("board").children];
+  const active = drawn.find((c) => c.dataset.id === activeCard) || drawn[0];
+  for (const card of drawn) {
+    const on = card === active;
+    card.tabIndex = on ? 0 : -1;
+    card.querySelector(".delete").tabIndex = on ? 0 : -1;
+  }
+}
+
+/** Focuses card `index` (drawn on the way). */
+export function focusCard(index) {
+  const count = shownItems().length;
+  if (index < 0 || index >= count) return;
+  const el = cards.reveal(index);
+  if (!el) return;
+  activeCard = el.dataset.id;
+  rovingFocus();
+  el.focus();
+}
+
+/**
+ * Sends a move computed on the list shown at `version`, with `rebase`: if
+ * someone changed the stream meanwhile, the server puts the card right
+ * after the card it was dropped under (or the first one before it still
+ * there), where its person meant it — never back. Shown at once, by the
+ * same rule, until the model has the move. Put back only if refused (the
+ * card was deleted meanwhile).
+ */
+export async function moveCard(base, from, to, version) {
+  if (from === to) return;
+  const change = model.propose(moveChange(base, from, to));
+  render();
+  try {
+    await write("move", { from, to, expectVersion: version, rebase: true }, { change, event: { op: "move" } });
+    note("");
+  } catch (e) {
+    render();  // the card goes back, visibly
+    note("Your move was not applied: " + e.message + ". The board was reloaded.");
+    await reload();
+  }
+  render();
+}
+
+async function removeCard(id) {
+  if (isPast() || isMoving()) return;
+  const base = shownItems();
+  const index = base.findIndex((item) => item.id === id);
+  if (index < 0) return;
+  const item = base[index];
+  const next = base[index + 1] || base[index - 1];
+  const hadFocus = $("board").contains(document.activeElement);
+  const change = model.propose({ op: "remove", id });
+  if (next) activeCard = next.id;
+  render();
+  if (hadFocus && next) cards.elements.get(next.id)?.focus();
+  try {
+    // By id: the card is the one meant whatever moved meanwhile.
+    const answer = await write("remove", { id }, { change, event: { op: "remove" } });
+    // A card deleted by mistake comes back where it was (after its predecessor).
+    note("Deleted card " + quoted(item.text) + ".", { label: "Undo", run: () => undoChange(answer.seq) });
+    announce("Deleted card " + quoted(item.text) + ". Undo is in the note at the top, or Control Z.");
+  } catch (e) {
+    note("The card " + quoted(item.text) + " was not deleted: " + e.message + ".");
+    await reload();
+  }
+  render();
+}
+
+addView("board", cards, { rendered: rovingFocus });
+const board = $("board");
+board.addEventListener("focusin", (e) => {
+  const card = e.target.closest(".card");
+  if (card) { activeCard = card.dataset.id; rovingFocus(); }
+});
+board.addEventListener("click", (e) => {
+  const button = e.target.closest("button.delete");
+  if (button) removeCard(button.closest(".card").dataset.id);
+});

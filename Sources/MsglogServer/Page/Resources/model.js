@@ -1,0 +1,252 @@
+// The stream as this page knows it, free of the DOM (node's test runner
+// runs it: Tests/Page/model.test.mjs).
+//
+// Two layers:
+// - what the server has: the list read from /api/items, then each event of
+//   the stream folded in by version (`fold`, the event table of
+//   docs/REFERENCE.md), up to `version`;
+// - this page's changes on their way, replayed on top of it (`view`), each
+//   item one of them touched marked `pending: true`. A change stays until
+//   the server's layer has it (the version its answer named), so that a
+//   card never goes back in between.
+// A change is replayed by what its user meant, the server's own rule for a
+// drag sent with `rebase` (SPEC "Working together"): a moved card goes
+// right after the card it was dropped under, or the first one before that
+// still there (the top when none), whatever else arrived meanwhile.
+
+/** A copy of `items` with the item at `from` moved to `to` (the final index, as `move`). */
+export function moved(items, from, to) {
+  const copy = items.slice();
+  const [item] = copy.splice(from, 1);
+  copy.splice(to, 0, item);
+  return copy;
+}
+
+/** The ids before index `index` of `items`, nearest first: where an item placed at `index` goes, by what it follows. */
+export function predecessors(items, index) {
+  const ids = [];
+  for (let i = Math.min(index, items.length) - 1; i >= 0; i--) ids.push(items[i].id);
+  return ids;
+}
+
+/** A move of the list shown as `base` (item `from` to `to`), as a change to propose: the item and what it follows there. */
+export function moveChange(base, from, to) {
+  return { op: "move", id: base[from].id, after: predecessors(moved(base, from, to), to) };
+}
+
+/** Where an item that follows `after` (ids, nearest first) goes in `items`: right after the first still there, else 0. */
+function placeAfter(items, after) {
+  if (after.length === 0) return 0;
+  const index = new Map(items.map((item, i) => [item.id, i]));  // one pass, however many are gone
+  for (const id of after) {
+    const at = index.get(id);
+    if (at !== undefined) return at + 1;
+  }
+  return 0;
+}
+
+/**
+ * Each kind of event, applied to a list (docs/REFERENCE.md's event table);
+ * false when it does not fit. `removed`: the items removed while this page
+ * followed the stream, by id, for a restore.
+ */
+const apply = {
+  insert(items, e) {
+    if (e.index > items.length) return false;
+    const item = { id: e.id, text: e.text, time: e.time, seq: e.seq };
+    if (e.sender !== undefined) item.sender = e.sender;
+    items.splice(e.index, 0, item);
+  },
+  remove(items, e, removed) {
+    const index = items.findIndex((item) => item.id === e.id);
+    if (index < 0) return false;
+    const [item] = items.splice(index, 1);
+    removed.set(item.id, item);
+  },
+  move(items, e) {
+    if (!items[e.from] || items[e.from].id !== e.id || e.to >= items.length) return false;
+    const [item] = items.splice(e.from, 1);
+    items.splice(e.to, 0, item);
+  },
+  edit(items, e) {
+    const index = items.findIndex((item) => item.id === e.id);
+    if (index < 0) return false;
+    items[index] = Object.assign({}, items[index], { text: e.text, edited: e.time });
+  },
+  restore(items, e, removed) {
+    // The item as it was removed (its text, author, time); one removed
+    // before this page read the list is not known here: read it again.
+    const item = removed.get(e.id);
+    if (!item || e.index > items.length) return false;
+    removed.delete(e.id);
+    items.splice(e.index, 0, item);
+  },
+};
+
+/** Each kind of change of this page, replayed on a list; false when it no longer applies (its item is gone). */
+const replay = {
+  insert(items, c) {
+    const item = { id: c.id, text: c.text, time: c.time, pending: true };
+    if (c.sender !== undefined) item.sender = c.sender;
+    items.splice(c.after ? placeAfter(items, c.after) : items.length, 0, item);
+  },
+  move(items, c) {
+    const index = items.findIndex((item) => item.id === c.id);
+    if (index < 0) return false;
+    const [item] = items.splice(index, 1);
+    items.splice(placeAfter(items, c.after), 0, { ...item, pending: true });
+  },
+  remove(items, c) {
+    const index = items.findIndex((item) => item.id === c.id);
+    if (index < 0) return false;
+    items.splice(index, 1);
+  },
+  edit(items, c) {
+    const index = items.findIndex((item) => item.id === c.id);
+    if (index < 0) return false;
+    items[index] = { ...items[index], text: c.text, edited: c.edited, pending: true };
+  },
+};
+
+export class StreamModel {
+  constructor(stream = "main") {
+    this.listeners = [];
+    this.open(stream);
+  }
+
+  /**
+   * Calls `listener(change)` after every change of the server's layer:
+   * `{ kind: "event", event }` for each event folded in, `{ kind: "list" }`
+   * when the list was read again, `{ kind: "open" }` for another stream.
+   */
+  subscribe(listener) {
+    this.listeners.push(listener);
+  }
+
+  notify(change) {
+    for (const listener of this.listeners) listener(change);
+  }
+
+  /** Starts over on `stream`: nothing known, to be read. */
+  open(stream) {
+    this.stream = stream;
+    /** The stream at `version`, as the server has it. */
+    this.items = [];
+    this.version = 0;
+    /** The log's head seq as last read: following resumes after it. */
+    this.head = 0;
+    /** Whether the list must be read again (the page lost track of the log). */
+    this.stale = true;
+    /** Items removed while this page followed the stream, by id: a restore brings one back. */
+    this.removed = new Map();
+    /** This page's changes on their way, in the order made. */
+    this.pending = [];
+    this.numbered = 0;
+    this.shown = null;
+    this.notify({ kind: "open" });
+  }
+
+  /** The list read from the server (`/api/items`): the server's layer from scratch, at the log's head `seq`. */
+  reset({ items, version, seq }) {
+    this.items = items.map(({ index, ...item }) => item);
+    this.version = version;
+    this.head = seq;
+    this.stale = false;
+    this.expire();
+    this.shown = null;
+    this.notify({ kind: "list" });
+  }
+
+  /** Marks the list as one to read again: the events do not follow it (another log), or its stream cannot be resumed. */
+  lostTrack() {
+    this.stale = true;
+  }
+
+  /**
+   * Folds one event of the stream in. `fromWrite`: the answer to this
+   * page's own write, which may arrive before events it follows. False
+   * when the page has lost track of the log and must read it again.
+   */
+  fold(event, { fromWrite = false } = {}) {
+    if (event.stream !== this.stream) return true;
+    if (event.version <= this.version) {  // already in the list
+      this.head = Math.max(this.head, event.seq);
+      return true;
+    }
+    // Following brings the ones between (and resumes after the last folded in, not after this one).
+    if (event.version !== this.version + 1) return fromWrite;
+    this.head = Math.max(this.head, event.seq);
+    const step = apply[event.op];
+    if (!step || step(this.items, event, this.removed) === false) return false;
+    this.version = event.version;
+    this.expire();
+    this.shown = null;
+    this.notify({ kind: "event", event });
+    return true;
+  }
+
+  // MARK: - This page's changes on their way
+
+  /**
+   * Shows one of this page's changes at once, on top of the server's
+   * layer, until `settle` (or `drop`). A change is one of
+   * `{ op: "move", id, after }`, `{ op: "remove", id }`,
+   * `{ op: "edit", id, text, edited }`, `{ op: "insert", id, text, sender?, time, after? }`
+   * (`after`: the ids the item follows, nearest first, as `predecessors`
+   * gives them; an insert without it goes at the end). Returns the change,
+   * numbered 1, 2, 3 … in the order made.
+   */
+  propose(change) {
+    const pending = { ...change, number: ++this.numbered, until: 0 };
+    this.pending.push(pending);
+    this.shown = null;
+    return pending;
+  }
+
+  /**
+   * The server answered `change` with `answer`: it stays shown until the
+   * server's layer reaches the version the answer names (the events
+   * between are on their way), or goes now when it has (or when the
+   * answer names none: the change changed nothing).
+   */
+  settle(change, answer) {
+    if (answer && answer.version && this.version < answer.version) {
+      change.until = Math.max(change.until, answer.version);
+    } else {
+      this.drop(change);
+    }
+  }
+
+  /** Takes `change` off the list (refused, or done). */
+  drop(change) {
+    const index = this.pending.indexOf(change);
+    if (index < 0) return;
+    this.pending.splice(index, 1);
+    this.shown = null;
+  }
+
+  /** Whether a change of this page is on its way. */
+  hasPending() {
+    return this.pending.length > 0;
+  }
+
+  /** Drops the answered changes the server's layer now has. */
+  expire() {
+    const before = this.pending.length;
+    this.pending = this.pending.filter((change) => !(change.until && this.version >= change.until));
+    if (this.pending.length !== before) this.shown = null;
+  }
+
+  /** The list to show: the server's layer with this page's changes on their way replayed on top. */
+  view() {
+    if (this.pending.length === 0) return this.items;
+    if (this.shown) return this.shown;
+    const items = this.items.slice();
+    for (const change of this.pending) replay[change.op](items, change);
+    this.shown = items;
+    return items;
+  }
+}
+
+/** The page's one model: the stream it shows. */
+export const model = new StreamModel();

@@ -1,0 +1,139 @@
+// Following (Sources/MsglogServer/Page/Resources/follow.js): the server's
+// event stream cut into its events' data, however the bytes arrive; and
+// the loop that reads the list, follows from its head, resumes after the
+// last event and reads the list again when the events do not follow it,
+// against a stand-in for the server's routes (fetch).
+
+import assert from "node:assert/strict";
+import { afterEach, beforeEach, describe, test } from "node:test";
+import { onUnauthorized } from "../../Sources/MsglogServer/Page/Resources/api.js";
+import { eventData, follow, reportTo, stop } from "../../Sources/MsglogServer/Page/Resources/follow.js";
+import { model } from "../../Sources/MsglogServer/Page/Resources/model.js";
+
+describe("the event stream's data", () => {
+  test("each whole event's data, in order; what is still arriving is kept for the next read", () => {
+    const { data, rest } = eventData('retry: 1000\n\nid: 7\ndata: {"seq":7}\n\n: keep-alive\n\nid: 8\ndata: {"se');
+    assert.deepEqual(data, ['{"seq":7}']);
+    assert.equal(rest, 'id: 8\ndata: {"se');
+    const after = eventData(rest + 'q":8}\n\n');
+    assert.deepEqual(after, { data: ['{"seq":8}'], rest: "" });
+  });
+
+  test("an event cut anywhere, even between its two newlines, comes out once", () => {
+    const stream = 'id: 1\ndata: {"seq":1}\n\nid: 2\ndata: {"seq":2}\n\n';
+    for (let cut = 0; cut <= stream.length; cut++) {
+      const first = eventData(stream.slice(0, cut));
+      const second = eventData(first.rest + stream.slice(cut));
+      assert.deepEqual(first.data.concat(second.data), ['{"seq":1}', '{"seq":2}'], "cut at " + cut);
+      assert.equal(second.rest, "");
+    }
+  });
+});
+
+// MARK: - The loop, against a stand-in server
+
+const T = "2026-03-14T09:26:00.000Z";
+const item = (id, index, seq) => ({ index, id, text: id, time: T, seq });
+const insert = (id, index, version, seq) => ({ stream: "s", op: "insert", id, index, text: id, version, seq, time: T });
+
+const json = (body) => ({ ok: true, status: 200, statusText: "OK", text: async () => JSON.stringify(body) });
+const refused = (status) => ({ ok: false, status, statusText: "refused", text: async () => '{"error":"refused"}' });
+
+/** An event stream sending `events` (as `msglog serve` writes them), then ending as a stopped server's does. */
+function eventStream(events) {
+  const bytes = new TextEncoder().encode(events.map((e) => "id: " + e.seq + "\ndata: " + JSON.stringify(e) + "\n\n").join(""));
+  let sent = false;
+  return {
+    ok: true, status: 200, statusText: "OK",
+    body: {
+      getReader: () => ({
+        read: async () => (sent ? { done: true } : ((sent = true), { value: bytes, done: false })),
+        cancel: async () => {},
+      }),
+    },
+  };
+}
+
+let asked, statuses;
+
+/** Answers the page's requests with `answer(path, asked)`; records them in `asked`. */
+function serve(answer) {
+  globalThis.fetch = async (path) => {
+    asked.push(path);
+    return answer(path, asked);
+  };
+}
+
+async function until(what, condition) {
+  for (let i = 0; i < 500 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.ok(condition(), what + "; asked " + JSON.stringify(asked));
+}
+
+describe("following the stream", () => {
+  beforeEach(() => {
+    asked = [];
+    statuses = [];
+    globalThis.location = { hash: "", pathname: "/", search: "" };
+    reportTo({ status: (kind) => statuses.push(kind) });
+    model.open("s");
+  });
+  afterEach(() => stop());
+
+  test("reads the list, follows from its head, folds each event in, and resumes after the last one", async () => {
+    serve((path) => {
+      if (path === "/api/streams") return json({ streams: [{ stream: "s", seq: 5, version: 2 }] });
+      if (path === "/api/items?stream=s") return json({ seq: 5, version: 2, items: [item("a", 0, 1), item("b", 1, 4)] });
+      if (path === "/api/follow?stream=s&from=6") return eventStream([insert("c", 2, 3, 6), insert("d", 0, 4, 9)]);
+      return eventStream([]);
+    });
+    follow();
+    await until("following resumes after seq 9", () => asked.includes("/api/follow?stream=s&from=10"));
+    assert.deepEqual(asked.slice(0, 4), ["/api/streams", "/api/items?stream=s", "/api/follow?stream=s&from=6", "/api/follow?stream=s&from=10"]);
+    assert.deepEqual(model.items.map((i) => i.id), ["d", "a", "b", "c"]);
+    assert.deepEqual([model.version, model.head], [4, 9]);
+    assert.deepEqual(statuses.slice(0, 4), ["live", "offline", "connecting", "live"]);
+  });
+
+  test("events that do not follow the list (another log) make it read again, then follow from the new head", async () => {
+    let lists = 0;
+    serve((path) => {
+      if (path === "/api/streams") return json({ streams: [{ stream: "s", seq: 3, version: 1 }] });
+      if (path === "/api/items?stream=s") {
+        lists += 1;
+        return lists === 1 ? json({ seq: 3, version: 1, items: [item("a", 0, 3)] })
+          : json({ seq: 20, version: 2, items: [item("x", 0, 18), item("y", 1, 20)] });
+      }
+      if (path === "/api/follow?stream=s&from=4") return eventStream([insert("z", 0, 5, 7)]);  // version 5 after 1
+      return eventStream([]);
+    });
+    follow();
+    await until("the list is read again and followed from its head", () => asked.includes("/api/follow?stream=s&from=21"));
+    assert.equal(lists, 2);
+    assert.deepEqual(model.items.map((i) => i.id), ["x", "y"]);
+  });
+
+  test("an event stream refused (a restart on a shorter log) makes it read the list again", async () => {
+    serve((path, asked) => {
+      if (path === "/api/streams") return json({ streams: [{ stream: "s", seq: 2, version: 1 }] });
+      if (path === "/api/items?stream=s") return json({ seq: 2, version: 1, items: [item("a", 0, 2)] });
+      const follows = asked.filter((p) => p.startsWith("/api/follow")).length;
+      return follows === 1 ? refused(400) : eventStream([]);
+    });
+    follow();
+    await until("the list is read twice", () => asked.filter((p) => p === "/api/items?stream=s").length === 2);
+    await until("and followed again", () => asked.filter((p) => p.startsWith("/api/follow")).length === 2);
+  });
+
+  test("a 401 asks for the token and stops following", async () => {
+    let asks = 0;
+    onUnauthorized(() => { asks += 1; });
+    serve((path) => {
+      if (path === "/api/streams") return json({ streams: [] });
+      return refused(401);
+    });
+    follow();
+    await until("the token is asked for", () => asks === 1);
+    await new Promise((resolve) => setTimeout(resolve, 700));  // longer than a retry's wait
+    assert.deepEqual(asked, ["/api/streams", "/api/follow?stream=s&from=1"]);
+  });
+});
