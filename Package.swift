@@ -6,6 +6,7 @@ let package = Package(
   products: [
     .executable(name: "msglog", targets: ["msglog"]),
     .executable(name: "msglog-serve", targets: ["msglog-serve"]),
+    .executable(name: "msglog-tls", targets: ["msglog-tls"]),
     // The front door: `import Msglog`, open an `EventLog`.
     .library(name: "Msglog", targets: ["Msglog"]),
   ],
@@ -19,6 +20,11 @@ let package = Package(
     // libpq (Debian: libpq-dev for the header, libpq5 at run time), loaded
     // on first use rather than linked, so that LMDB users never load it.
     .target(name: "CLibPQ"),
+    // GnuTLS (Debian: libgnutls28-dev for the header, libgnutls30 at run
+    // time), loaded on the first https:// request rather than linked: the
+    // msglog executable is static, and a user who never syncs over TLS
+    // never loads it.
+    .target(name: "CGnuTLS"),
     // GNU libmicrohttpd (Debian: libmicrohttpd-dev), for msglog-serve.
     .systemLibrary(
       name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
@@ -30,8 +36,12 @@ let package = Package(
     .target(name: "MsglogLMDB", dependencies: ["MsglogCore", "CLMDB"]),
     // The only module that imports CLibPQ: the event store on PostgreSQL.
     .target(name: "MsglogPostgres", dependencies: ["MsglogCore", "CLibPQ"]),
+    // An HTTP/1.1 client (http:// and https://, keep-alive, streamed
+    // answers, event streams, timeouts and cancellation), for a replica's
+    // sync with `msglog serve`. Glibc only, no Foundation.
+    .target(name: "MsglogHTTPClient", dependencies: ["CGnuTLS"]),
     // The front door: `EventLog`, over whichever store a location names.
-    .target(name: "Msglog", dependencies: ["MsglogCore", "MsglogLMDB", "MsglogPostgres"]),
+    .target(name: "Msglog", dependencies: ["MsglogCore", "MsglogLMDB", "MsglogPostgres", "MsglogHTTPClient"]),
     // The wire shapes: a JSON writer and every document `--json` prints and
     // the server answers, in one place for the command line and the server.
     .target(name: "MsglogWire", dependencies: ["Msglog"]),
@@ -54,6 +64,17 @@ let package = Package(
     // neither of which a static one can load. Its main parses `serve`'s
     // options with the command line's declaration table.
     .executableTarget(name: "msglog-serve", dependencies: ["MsglogCLI", "MsglogServer"]),
+    // https:// for the static msglog, which cannot run GnuTLS (its
+    // thread-local storage needs the dynamic loader): a dynamic helper that
+    // the HTTP client runs from beside msglog, one per TLS connection, and
+    // relays through (MsglogHTTPClient's TLSRelay).
+    .executableTarget(name: "msglog-tls", dependencies: ["MsglogHTTPClient"]),
+    // A static executable like msglog that sends https:// requests: the
+    // tests run it to show that a static program speaks TLS through
+    // msglog-tls (it cannot load GnuTLS itself).
+    .executableTarget(
+      name: "msglog-tls-probe", dependencies: ["MsglogHTTPClient"], path: "Tests/TLSProbe",
+      linkerSettings: [.unsafeFlags(["-static-executable"])]),
     // Benchmarks: built in release by scripts/bench, never part of `swift test`.
     .executableTarget(name: "msglog-bench", dependencies: ["Msglog", "MsglogLoopback"], path: "Sources/MsglogBench"),
     // A TCP client on 127.0.0.1, for the bench's HTTP clients and the tests
@@ -64,7 +85,8 @@ let package = Package(
     // What the other test targets share: temporary directories, the sandbox
     // that runs the binary, event helpers (and the core's support).
     .target(
-      name: "MsglogTestSupport", dependencies: ["Msglog", "MsglogWire", "MsglogLoopback", "MsglogCoreTestSupport"],
+      name: "MsglogTestSupport",
+      dependencies: ["Msglog", "MsglogWire", "MsglogLoopback", "MsglogHTTPClient", "MsglogCoreTestSupport"],
       path: "Tests/MsglogTestSupport"),
     // Tests by what they test. The core's logic: the codecs, trees, the
     // import scanner, on the core alone (neither LMDB nor libpq is linked).
@@ -80,6 +102,12 @@ let package = Package(
     // and over real HTTP (the built binary's `msglog serve`).
     .testTarget(
       name: "MsglogServerTests", dependencies: ["MsglogServer", "Msglog", "MsglogLoopback", "MsglogTestSupport"]),
+    // The HTTP client against the real `msglog serve`, scripted Python
+    // servers (plain and TLS) for what serve never sends, and the
+    // fault-injecting proxy the sync's simulation runs through.
+    .testTarget(
+      name: "MsglogHTTPClientTests", dependencies: ["MsglogHTTPClient", "MsglogLoopback", "MsglogTestSupport"],
+      exclude: ["Servers"]),
     // The page in headless Chromium (Selenium; Tests/Browser/*.py).
     .testTarget(name: "MsglogBrowserTests", dependencies: ["MsglogTestSupport"]),
     // End-to-end tests of the command line. They, and every test that runs

@@ -1,0 +1,48 @@
+/// One request, relative to the client's URL.
+public struct HTTPRequest: Sendable {
+  public var method: String
+  /// The path from `/` with its query (`/api/sync?protocol=1`), appended
+  /// to the client's URL path; sent as is (encode it yourself).
+  public var target: String
+  /// Beyond those the client sets itself (`Host`, `User-Agent`,
+  /// `Authorization` from the token, `Content-Length`).
+  public var headers: [HTTPHeader]
+  public var body: [UInt8]?
+  /// The longest wait for the answer's next byte, for this request (a
+  /// follow waits longer than a page); nil: the client's.
+  public var idleTimeout: Double?
+  /// Whether the request may be sent again, once, when a kept connection
+  /// turns out to have been closed by the server before any of the answer
+  /// arrived (the ordinary race of keep-alive). True for `GET`; for a
+  /// `POST` only when sending it twice does no harm (the sync's push: a
+  /// change done twice is answered, not done again).
+  public var retriesOnStaleConnection: Bool
+
+  public init(
+    method: String, target: String, headers: [HTTPHeader] = [], body: [UInt8]? = nil, idleTimeout: Double? = nil,
+    retriesOnStaleConnection: Bool? = nil
+  ) {
+    self.method = method
+    self.target = target
+    self.headers = headers
+    self.body = body
+    self.idleTimeout = idleTimeout
+    self.retriesOnStaleConnection = retriesOnStaleConnection ?? (method == "GET" || method == "HEAD")
+  }
+
+  /// A `GET`, with `Accept` when given.
+  public static func get(_ target: String, accept: String? = nil, idleTimeout: Double? = nil) -> HTTPRequest {
+    HTTPRequest(
+      method: "GET", target: target, headers: accept.map { [HTTPHeader("Accept", $0)] } ?? [],
+      idleTimeout: idleTimeout)
+  }
+
+  /// A `POST` of a JSON document (`Content-Type: application/json`, as
+  /// the server requires of every write).
+  public static func post(_ target: String, json: [UInt8], retriesOnStaleConnection: Bool = false) -> HTTPRequest {
+    HTTPRequest(
+      method: "POST", target: target,
+      headers: [HTTPHeader("Content-Type", "application/json"), HTTPHeader("Accept", "application/json")],
+      body: json, retriesOnStaleConnection: retriesOnStaleConnection)
+  }
+}
