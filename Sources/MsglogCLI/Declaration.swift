@@ -222,7 +222,8 @@ struct CommandDeclaration: Sendable {
           none is). ID is a full UUID or a unique prefix among the stream's removed items.
           """,
         arguments: [ArgumentDeclaration(name: "ID", help: "a UUID, or a unique prefix of a removed item's id")],
-        options: [Options.index] + versionOptions(.restore), example: "msglog restore 3f2a1b4c\nmsglog restore 3f2a1b4c --index 0"),
+        options: [Options.index] + versionOptions(.restore),
+        example: "msglog restore 3f2a1b4c\nmsglog restore 3f2a1b4c --index 0"),
       CommandDeclaration(
         name: .undo, summary: "undo an event (the latest by default); undo an undo to redo",
         overview: """

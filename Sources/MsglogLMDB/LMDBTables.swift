@@ -407,7 +407,8 @@ package final class LMDBTables {
 
     func putCheckpoint(_ checkpoint: Checkpoint) throws {
       try txn.put(
-        tables.checkpoints, DerivedRows.checkpointKey(checkpoint.stream, checkpoint.seq), DerivedRows.encode(checkpoint))
+        tables.checkpoints, DerivedRows.checkpointKey(checkpoint.stream, checkpoint.seq), DerivedRows.encode(checkpoint)
+      )
     }
 
     func putIdEntry(_ entry: IdEntry, for id: ItemID) throws {

@@ -164,7 +164,9 @@ public final class PostgresStore: FollowableStore {
         }
         let readAt = ContinuousClock.now
         let opened = try Access.Opening(rows[headAt], shown: shown)
-        if opened.inRecovery { throw MsglogError.readOnly(location: shown, store: .postgres, reason: Self.replicaRefusal) }
+        if opened.inRecovery {
+          throw MsglogError.readOnly(location: shown, store: .postgres, reason: Self.replicaRefusal)
+        }
         let access = Access(
           connection: connection, store: self, writing: true, head: opened.head, locked: !optimistic,
           serverTime: opened.time)
@@ -257,7 +259,9 @@ public final class PostgresStore: FollowableStore {
     try translatingErrors(writing: false) {
       let connection = try borrow().connection
       defer { giveBack(connection) }
-      guard try schemaExists(connection) else { throw MsglogError.noDatabase(location: shown, store: .postgres, emptyDirectory: false) }
+      guard try schemaExists(connection) else {
+        throw MsglogError.noDatabase(location: shown, store: .postgres, emptyDirectory: false)
+      }
       // A hot standby cannot LISTEN: there, a follower polls the head.
       if try connection.execute("SELECT pg_is_in_recovery()").bool(0, 0) == true {
         return try HeadPoller(conninfo: conninfo, shown: shown)

@@ -100,7 +100,8 @@ import Testing
       "id prefix '0000aaa' is too short: give at least 8 characters"),
     Case(
       "remove", [("id", string(nowhere))], cli: ["remove", nowhere], "no item with id \(nowhere) in stream 'main'"),
-    Case("remove", [("id", string(removed))], cli: ["remove", removed], "item \(removed) was already removed (at seq 5)"),
+    Case(
+      "remove", [("id", string(removed))], cli: ["remove", removed], "item \(removed) was already removed (at seq 5)"),
     Case(
       "remove", [("id", string(elsewhere))], cli: ["remove", elsewhere],
       "item \(elsewhere) is in stream 'other', not 'main'"),
@@ -150,7 +151,8 @@ import Testing
       "insert", [("index", "9223372036854775808"), ("text", #""x""#)],
       #""index" must be a whole number from 0 to 2^63-1"#),
     Case(
-      "insert", [("index", #""1""#), ("text", #""x""#)], #""index" must be a whole number from 0 to 2^63-1, not a string"#
+      "insert", [("index", #""1""#), ("text", #""x""#)],
+      #""index" must be a whole number from 0 to 2^63-1, not a string"#
     ),
     Case("insert", [("text", #""x""#)], #"an insert needs "index""#),
     Case("edit", [("id", string(live))], #"an edit needs "text""#),

@@ -17,7 +17,9 @@ extension Invocation {
       guard textArguments.isEmpty else {
         throw CommandLineError.usage("--lines reads messages from stdin; it takes no TEXT arguments")
       }
-      guard !args.has(Options.id) else { throw CommandLineError.usage("--id names one item; it cannot go with --lines") }
+      guard !args.has(Options.id) else {
+        throw CommandLineError.usage("--id names one item; it cannot go with --lines")
+      }
       texts = try InputText.lines(stdin.readAll())
     } else if textArguments.isEmpty {
       if stdin.isTerminal { stderr.note("msglog: reading the message from stdin (end it with Ctrl-D)") }
@@ -44,7 +46,8 @@ extension Invocation {
     // progress report the batch is its own transaction: this process makes
     // no other write to share one with.)
     let outcomes = try log.perform(
-      batch, lineNumbers: args.has(Options.lines) ? texts.map(\.line) : nil, progress: { done, _ in progress.update(done) })
+      batch, lineNumbers: args.has(Options.lines) ? texts.map(\.line) : nil,
+      progress: { done, _ in progress.update(done) })
     progress.finish()
     for outcome in outcomes { try stdout.line(Format.outcome(outcome!, json: json)) }
   }

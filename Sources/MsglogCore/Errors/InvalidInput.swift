@@ -34,7 +34,8 @@ public enum InvalidInput: Equatable, Sendable, CustomStringConvertible {
     case .malformedID(let text): return "malformed id \(TerminalText.quoted(text)): expected a UUID"
     case .write(let reason): return reason
     case .rebaseWithoutVersion:
-      return Self.rebaseWithoutVersion(rebase: WriteMember.rebase.quoted, expectVersion: WriteMember.expectVersion.quoted)
+      return Self.rebaseWithoutVersion(
+        rebase: WriteMember.rebase.quoted, expectVersion: WriteMember.expectVersion.quoted)
     }
   }
 

@@ -53,7 +53,8 @@ package struct WriteDoor: Sendable {
     for operation in operations {
       bits |= 1 << operation.rawValue
       let declaration = operation.declaration
-      precondition(declaration.reads.subtracting(common) == declaration.reads, "a door's own members are no operation's")
+      precondition(
+        declaration.reads.subtracting(common) == declaration.reads, "a door's own members are no operation's")
       vocabulary = vocabulary.union(declaration.reads)
       if operation.rebases, envelope.contains(.versions) { vocabulary.insert(.rebase) }
       if operation.undoes, envelope.contains(.undoes) { vocabulary.insert(.undoes) }

@@ -9,8 +9,9 @@
 /// `WriteOperation`'s declaration; which members a door adds to every
 /// write is `WriteDoor`'s.
 ///
-/// A door that needs a member of its own (sync's `origin`) adds its case
-/// here and reads it itself (`WriteMembers.json`) after the decoder.
+/// A door with a member of its own (sync's `origin`) reads it from its
+/// object itself and leaves it out of the decoded members
+/// (`WriteMembers(object:skipping:)`).
 package enum WriteMember: Int, CaseIterable, Sendable {
   case expectVersion, from, id, index, op, rebase, seq, sender, stream, text, time, to, undoes, version
 
