@@ -20,7 +20,7 @@ extension EventLog {
   /// tools, `pg_dump` and `pg_basebackup`, copy it), `.cannotBackUp` when
   /// `destination` exists.
   public func backup(to destination: String, compact: Bool = false) throws -> BackupReport {
-    guard let log = store as? LMDBLog else { throw MsglogError.backupNotSupported(location: location) }
+    guard let log = store as? LMDBStore else { throw MsglogError.backupNotSupported(location: location) }
     do {
       let copied = try log.backup(to: destination, compact: compact)
       return BackupReport(events: copied.events, seq: copied.seq, bytes: copied.bytes)

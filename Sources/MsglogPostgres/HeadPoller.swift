@@ -48,7 +48,7 @@ final class HeadPoller: CommitWatcher {
       return try connection.execute(PostgresSchema.headSeq.sql).uint64(0, 0) ?? 0
     } catch {
       if error.isConnectionLost { throw MsglogError.connectionLost(location: shown, reason: error.message) }
-      throw MsglogError.storage("database error: \(error.message)")
+      throw MsglogError.storeFailure(store: .postgres, detail: error.message)
     }
   }
 }

@@ -63,12 +63,14 @@ public final class PostgresStore: FollowableStore {
   package func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
     try withConnection(writing: false) { connection in
       guard try open(connection, [PostgresSchema.beginReading], creating: false) != nil
-      else { throw MsglogError.noDatabase(location: shown, emptyDirectory: false) }
+      else { throw MsglogError.noDatabase(location: shown, store: .postgres, emptyDirectory: false) }
       let result = try body(Access(connection: connection, store: self, state: .reading))
       try connection.execute(PostgresSchema.commit.sql)
       return result
     }
   }
+
+  package var kind: MsglogError.Store { .postgres }
 
   package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     try write(reserving: bytes, touching: [], body)
@@ -163,7 +165,7 @@ public final class PostgresStore: FollowableStore {
         }
         let readAt = ContinuousClock.now
         let opened = try Opening(rows[headAt], shown: shown)
-        if opened.inRecovery { throw MsglogError.readOnly(location: shown, reason: Self.replicaRefusal) }
+        if opened.inRecovery { throw MsglogError.readOnly(location: shown, store: .postgres, reason: Self.replicaRefusal) }
         let access = Access(
           connection: connection, store: self,
           state: .opened(head: opened.head, locked: !optimistic, creating: creating),
@@ -209,9 +211,9 @@ public final class PostgresStore: FollowableStore {
   /// or role set to read-only (the server's words).
   private func readOnlyRefusal(_ error: PostgresError, on connection: Connection) throws -> MsglogError {
     if try rollBack(connection), try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
-      return .readOnly(location: shown, reason: Self.replicaRefusal)
+      return .readOnly(location: shown, store: .postgres, reason: Self.replicaRefusal)
     }
-    return .readOnly(location: shown, reason: error.message)
+    return .readOnly(location: shown, store: .postgres, reason: error.message)
   }
 
   /// Sends a transaction's opening statements (the first is its `BEGIN`) in
@@ -255,7 +257,9 @@ public final class PostgresStore: FollowableStore {
     try translatingErrors(writing: false) {
       let connection = try borrow().connection
       defer { giveBack(connection) }
-      guard try schemaExists(connection) else { throw MsglogError.noDatabase(location: shown, emptyDirectory: false) }
+      guard try schemaExists(connection) else {
+        throw MsglogError.noDatabase(location: shown, store: .postgres, emptyDirectory: false)
+      }
       // A hot standby cannot LISTEN: there, a follower polls the head.
       if try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
         return try HeadPoller(conninfo: conninfo, shown: shown)
@@ -335,8 +339,8 @@ public final class PostgresStore: FollowableStore {
 
   func translate(_ error: PostgresError, writing: Bool) -> MsglogError {
     switch error.sqlState {
-    case PostgresError.diskFull?: return .diskFull("the server has no room to write (\(error.message))")
-    case PostgresError.readOnlyTransaction?: return .readOnly(location: shown, reason: error.message)
+    case PostgresError.diskFull?: return .diskFull(store: .postgres, detail: error.message)
+    case PostgresError.readOnlyTransaction?: return .readOnly(location: shown, store: .postgres, reason: error.message)
     case PostgresError.insufficientPrivilege?:
       return .permissionDenied(
         location: shown, writing: writing, reason: error.message,
@@ -348,7 +352,7 @@ public final class PostgresStore: FollowableStore {
       return .derivedDamage(DerivedDamage(table: "events", "the database refused a duplicate: \(error.message)"))
     default:
       if error.isConnectionLost { return .connectionLost(location: shown, reason: error.message) }
-      return .storage("database error: \(error.message)")
+      return .storeFailure(store: .postgres, detail: error.message)
     }
   }
 

@@ -12,7 +12,7 @@ import Testing
 @Suite struct BulkImportTests {
   /// Every row of every table (and the list of tables) of a closed database.
   static func tables(_ path: String) throws -> [String: [[UInt8]]] {
-    let store = try LMDBStore(path: path, create: false)
+    let store = try LMDBTables(path: path, create: false)
     let named: [(String, Database)] = [
       ("meta", store.meta), ("events", store.events), ("heads", store.heads), ("order", store.order),
       ("ids", store.ids), ("stream-events", store.streamEvents), ("checkpoints", store.checkpoints),

@@ -18,7 +18,7 @@ import Testing
   /// A one-event database in `staging` (closed on return).
   func build(_ staging: String) throws {
     if !FileManager.default.fileExists(atPath: staging) { #expect(mkdir(staging, 0o700) == 0) }
-    let store = try LMDBStore(path: staging, create: true)
+    let store = try LMDBTables(path: staging, create: true)
     _ = store
   }
 

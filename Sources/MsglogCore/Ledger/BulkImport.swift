@@ -123,6 +123,7 @@ package struct BulkImport {
     // An exported undo (`undoes`) is checked against the events it names:
     // the ledger's work (`LedgerSession+Undo`).
     guard request.undoes == nil else { throw Unfit() }
+    do { try Limits.check(request) } catch { throw Unfit() }
     let s = try stream(request.stream)
     switch request.command {
     case .insert(let insert):
@@ -142,10 +143,6 @@ package struct BulkImport {
   private mutating func performInsert(
     _ insert: InsertRequest, time: Timestamp?, in s: Int, append: (Event, UnsafeRawBufferPointer) throws -> Void
   ) throws {
-    try Self.fit {
-      try Limits.checkText(insert.text)
-      if let sender = insert.sender { try Limits.checkSender(sender) }
-    }
     let count = streams[s].tree.count
     let index = insert.index ?? count
     guard (0...count).contains(index) else { throw Unfit() }

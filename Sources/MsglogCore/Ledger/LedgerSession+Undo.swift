@@ -151,8 +151,8 @@ extension LedgerSession {
     guard fits else {
       throw MsglogError.notAnUndo(
         seq: seq,
-        reason: "undoing \(ImportLine.article(target.opName)) \(target.opName) of \(target.id.text) is not "
-          + "\(ImportLine.article(event.opName)) \(event.opName) of \(event.id.text)")
+        reason: "undoing \(WriteOperation.withArticle(target.opName)) of \(target.id.text) is not "
+          + "\(WriteOperation.withArticle(event.opName)) of \(event.id.text)")
     }
   }
 }

@@ -97,6 +97,12 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
     self = id
   }
 
+  /// A UUID in either text form, any case; refused as `malformedID` otherwise.
+  package init(validating text: String) throws(MsglogError) {
+    guard let id = ItemID(canonical: text) else { throw .invalidInput(.malformedID(text)) }
+    self = id
+  }
+
   /// Parses either text form from UTF-8 bytes (the import parser's path).
   package init?(canonicalUTF8 utf8: UnsafeRawBufferPointer) {
     // 36 bytes with the dashes at 8, 13, 18 and 23, or 32 digits.

@@ -86,8 +86,8 @@ package struct DerivedState {
     default: break
     }
     throw refuse(
-      "it undoes seq \(seq), \(ImportLine.article(target.opName)) \(target.opName) of \(target.id.text), but is "
-        + "\(ImportLine.article(event.opName)) \(event.opName) of \(event.id.text)")
+      "it undoes seq \(seq), \(WriteOperation.withArticle(target.opName)) of \(target.id.text), but is "
+        + "\(WriteOperation.withArticle(event.opName)) of \(event.id.text)")
   }
 
   /// `undoer` now stands undoing `seq`: `seq` is undone, and if it undid

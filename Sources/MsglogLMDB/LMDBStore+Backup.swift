@@ -12,7 +12,7 @@ package struct LMDBBackup: Equatable, Sendable {
   package var bytes: UInt64
 }
 
-extension LMDBLog {
+extension LMDBStore {
   /// Copies the live database to `destination`, which must not exist,
   /// while writers go on: LMDB's own copy of one read transaction
   /// (`compact` leaves out free pages), written under a staging name beside
@@ -25,7 +25,7 @@ extension LMDBLog {
   /// head is by construction the seq it holds, and its events table the
   /// events it holds.
   package func backup(to destination: String, compact: Bool) throws -> LMDBBackup {
-    guard let store = try store(creating: false) else {
+    guard let store = try tables(creating: false) else {
       throw MsglogError.noDatabase(location: path, emptyDirectory: false)
     }
     let shown = destination
@@ -62,9 +62,9 @@ extension LMDBLog {
     guard stat(file, &copied) == 0 else { throw failure(errno, shown) }
     // Closed when this scope ends, before the rename.
     let counted: (events: UInt64, seq: UInt64) = try {
-      let copy = try LMDBStore(path: staging.path, create: false, shown: shown, lockless: true)
+      let copy = try LMDBTables(path: staging.path, create: false, shown: shown, lockless: true)
       return try copy.environment.read { txn in
-        (try txn.entries(copy.events), try LMDBStore.Access(store: copy, txn: txn).headSeq())
+        (try txn.entries(copy.events), try LMDBTables.LogTransaction(tables: copy, txn: txn).headSeq())
       }
     }()
     DatabaseFiles.syncDirectory(staging.path)
