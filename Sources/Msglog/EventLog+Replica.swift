@@ -48,9 +48,7 @@ extension EventLog {
 
   /// A write on a replica: validated against the local view, kept as
   /// pending changes, durably, in one transaction (all or none).
-  func performPending(_ requests: [WriteRequest], expectVersion: UInt64?, rebase: Bool, lineNumbers: [Int]?) throws
-    -> [Outcome?]
-  {
+  func performPending(_ batch: WriteBatch, lineNumbers: [Int]?) throws -> [Outcome?] {
     try writing { writer in
       guard let replicas = writer as? any ReplicaStateWriter, var state = try replicas.replicaState() else {
         throw MsglogError.notAReplica(location: location)
@@ -58,7 +56,7 @@ extension EventLog {
       let now = configuration.clock()
       let view = try LocalView(over: replicas, state: state, now: now)
       let made = try view.make(
-        requests, expectVersion: expectVersion, rebase: rebase, first: state.nextChange, made: now,
+        batch, first: state.nextChange, made: now,
         lineNumbers: lineNumbers)
       for case let (_, change)? in made {
         try replicas.putPendingChange(change.number, json: change.json)

@@ -1,5 +1,4 @@
 import MsglogCore
-import MsglogTestSupport
 import Testing
 
 /// The forms sync's data takes: a change as JSON, records in frames, the

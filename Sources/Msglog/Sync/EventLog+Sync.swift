@@ -75,7 +75,7 @@ extension EventLog {
 
   /// The replica's sync lock; throws when another sync holds it.
   func lockForSync() throws -> SyncLock? {
-    guard let lmdb = store as? LMDBLog else { return nil }
+    guard let lmdb = store as? LMDBStore else { return nil }
     guard let lock = try lmdb.lockForSync() else { throw MsglogError.syncRunning(location: location) }
     return lock
   }

@@ -113,15 +113,15 @@ package final class LocalView {
   /// the change to keep pending, numbered from `first`; nil for a request
   /// that changes nothing. All or none: a refusal throws.
   package func make(
-    _ requests: [WriteRequest], expectVersion: UInt64?, rebase: Bool, first: UInt64, made: Timestamp,
-    lineNumbers: [Int]? = nil
+    _ batch: WriteBatch, first: UInt64, made: Timestamp, lineNumbers: [Int]? = nil
   ) throws -> [(outcome: Outcome, change: ReplicaChange)?] {
+    let requests = batch.requests
     guard let firstRequest = requests.first else { return [] }
     var basis: UInt64? = nil
-    if let expectVersion {
+    if let expectVersion = batch.expectVersion {
       let actual = try session.version(of: firstRequest.stream)
       if actual != expectVersion {
-        guard rebase, expectVersion < actual else {
+        guard batch.rebase, expectVersion < actual else {
           throw MsglogError.versionConflict(stream: firstRequest.stream, expected: expectVersion, actual: actual)
         }
         basis = expectVersion
@@ -150,7 +150,7 @@ package final class LocalView {
     var request = original
     guard request.undoes == nil, request.origin == nil else {
       throw MsglogError.invalidInput(
-        .importLine("a replica's change cannot say what it undoes or where it came from; use undo"))
+        .write("a replica's change cannot say what it undoes or where it came from; use undo"))
     }
     request.time = nil
     let outcome: Outcome?

@@ -178,15 +178,9 @@ extension Routes {
   static func syncRefusal(_ error: MsglogError) -> Response? {
     switch error {
     case .anotherLog(_, let reason): return syncRefusal(.anotherLog, reason)
-    case .incompatibleRemote(_, let reason), .changeOutOfOrder:
-      if case .changeOutOfOrder = error { return syncRefusal(.incompatible, error.description) }
-      return syncRefusal(.incompatible, reasonOf(error))
+    case .incompatibleRemote(_, let reason): return syncRefusal(.incompatible, reason)
+    case .changeOutOfOrder: return syncRefusal(.incompatible, error.description)
     default: return nil
     }
-  }
-
-  private static func reasonOf(_ error: MsglogError) -> String {
-    if case .incompatibleRemote(_, let reason) = error { return reason }
-    return error.description
   }
 }

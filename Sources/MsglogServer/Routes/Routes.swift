@@ -43,32 +43,32 @@ struct Routes: Sendable {
           + "head, whatever is asked); a `: keep-alive` comment every 15 s"
       ) { try api.follow($0) },
       Route(
-        .post, "/api/append", needsToken: true, takes: #"{"stream","text","sender","id","expectVersion"}"#,
+        .post, "/api/append", needsToken: true, takes: body(.append),
         answers: "`append --json`"
       ) { try api.write($0, .append) },
       Route(
         .post, "/api/insert", needsToken: true,
-        takes: #"{"stream","index","text","sender","id","expectVersion","rebase"}"#,
+        takes: body(.insert),
         answers: "`insert --json`"
       ) { try api.write($0, .insert) },
       Route(
-        .post, "/api/move", needsToken: true, takes: #"{"stream","from","to","expectVersion","rebase"}"#,
+        .post, "/api/move", needsToken: true, takes: body(.move),
         answers: #"`move --json`, or `{"moved":false}` for a move onto itself"#
       ) { try api.write($0, .move) },
       Route(
-        .post, "/api/remove", needsToken: true, takes: #"{"stream","id","expectVersion","rebase"}"#,
+        .post, "/api/remove", needsToken: true, takes: body(.remove),
         answers: "`remove --json` (`id`: a UUID or a prefix of 8+)"
       ) { try api.write($0, .remove) },
       Route(
-        .post, "/api/edit", needsToken: true, takes: #"{"stream","id","text","sender","expectVersion","rebase"}"#,
+        .post, "/api/edit", needsToken: true, takes: body(.edit),
         answers: #"`edit --json`, or `{"edited":false}` for the same text"#
       ) { try api.write($0, .edit) },
       Route(
-        .post, "/api/restore", needsToken: true, takes: #"{"stream","id","index","expectVersion"}"#,
+        .post, "/api/restore", needsToken: true, takes: body(.restore),
         answers: "`restore --json` (without `index`: after its predecessor)"
       ) { try api.write($0, .restore) },
       Route(
-        .post, "/api/undo", needsToken: true, takes: #"{"stream","seq","expectVersion"}"#,
+        .post, "/api/undo", needsToken: true, takes: body(.undo),
         answers: #"`undo --json` (without `seq`: the latest undoable event), or `{"undone":false}`"#
       ) { try api.write($0, .undo) },
     ]

@@ -12,7 +12,7 @@ import MsglogCore
 /// - `refused`:       change → a refusal the replica keeps until `status --clear`, as JSON.
 /// Writing any of them, or a record of format 3, makes the database
 /// `msglog/4`, which an older msglog refuses.
-extension LMDBStore {
+extension LMDBTables {
   enum SyncTable: String, CaseIterable {
     case replicas = "replicas"
     case outcomes = "sync-outcomes"
@@ -28,14 +28,14 @@ extension LMDBStore {
   }
 }
 
-extension LMDBStore.Access: SyncStateWriter, ReplicaStateWriter {
+extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
   /// A sync table; nil when it does not exist and `create` is false (a
   /// read: the table is empty). Creating one makes the database `msglog/4`.
-  private func table(_ table: LMDBStore.SyncTable, create: Bool) throws -> Database? {
-    if let db = store.syncTables.withLock({ $0[table.rawValue] }) ?? openedTables[table.rawValue] { return db }
-    guard let db = try store.environment.openDatabase(table.rawValue, create: create, in: txn) else { return nil }
+  private func table(_ table: LMDBTables.SyncTable, create: Bool) throws -> Database? {
+    if let db = tables.syncTables.withLock({ $0[table.rawValue] }) ?? openedTables[table.rawValue] { return db }
+    guard let db = try tables.environment.openDatabase(table.rawValue, create: create, in: txn) else { return nil }
     if txn.isReadOnly {
-      store.adopt([table.rawValue: db])
+      tables.adopt([table.rawValue: db])
     } else {
       openedTables[table.rawValue] = db
     }
@@ -43,34 +43,30 @@ extension LMDBStore.Access: SyncStateWriter, ReplicaStateWriter {
     return db
   }
 
-  private func writable(_ table: LMDBStore.SyncTable) throws -> Database {
+  private func writable(_ table: LMDBTables.SyncTable) throws -> Database {
     try self.table(table, create: true)!
   }
 
   /// Makes the database `msglog/4` (once per transaction).
   func marksFormat4() throws {
-    guard !saysFormat4 else { return }
-    if try txn.get(store.meta, LMDBStore.formatKey, { Array($0) }) != LMDBStore.format4Value {
-      try txn.put(store.meta, LMDBStore.formatKey, LMDBStore.format4Value)
-    }
-    saysFormat4 = true
+    try moveContainer(atLeastTo: LMDBTables.syncTablesVersion)
   }
 
   /// Gives a log made before logs had ids its id, in its next write.
   func giveLogAnID() throws {
-    guard !store.hasLogID.withLock({ $0 }) else { return }
+    guard !tables.hasLogID.withLock({ $0 }) else { return }
     if try logID() == nil { try putLogID(.random()) }
-    store.hasLogID.withLock { $0 = true }
+    tables.hasLogID.withLock { $0 = true }
   }
 
   // MARK: - The log's id
 
   package func logID() throws -> ItemID? {
-    try txn.get(store.meta, SyncRows.logKey) { try SyncRows.decodeLogID($0) }
+    try txn.get(tables.meta, SyncRows.logKey) { try SyncRows.decodeLogID($0) }
   }
 
   package func putLogID(_ id: ItemID) throws {
-    try txn.put(store.meta, SyncRows.logKey, SyncRows.encodeLogID(id))
+    try txn.put(tables.meta, SyncRows.logKey, SyncRows.encodeLogID(id))
   }
 
   // MARK: - A remote's replicas
@@ -124,12 +120,12 @@ extension LMDBStore.Access: SyncStateWriter, ReplicaStateWriter {
   // MARK: - A replica's own
 
   package func replicaState() throws -> ReplicaState? {
-    try txn.get(store.meta, SyncRows.replicaKey) { try SyncRows.decodeReplicaState($0) }
+    try txn.get(tables.meta, SyncRows.replicaKey) { try SyncRows.decodeReplicaState($0) }
   }
 
   package func putReplicaState(_ state: ReplicaState) throws {
     try marksFormat4()
-    try txn.put(store.meta, SyncRows.replicaKey, SyncRows.encode(state))
+    try txn.put(tables.meta, SyncRows.replicaKey, SyncRows.encode(state))
   }
 
   package func forEachPendingChange(_ body: (UInt64, [UInt8]) throws -> Bool) throws {
@@ -171,15 +167,15 @@ extension LMDBStore.Access: SyncStateWriter, ReplicaStateWriter {
 
   package func clearForReset() throws {
     try clearDerived()
-    try txn.empty(store.events)
-    for table in [LMDBStore.SyncTable.learned, .replicas, .outcomes] {
+    try txn.empty(tables.events)
+    for table in [LMDBTables.SyncTable.learned, .replicas, .outcomes] {
       if let db = try self.table(table, create: false) { try txn.empty(db) }
     }
   }
 
   /// The JSON rows of a replica's table, in change order.
   private func forEachJSON(
-    in table: LMDBStore.SyncTable, _ kind: DerivedRows.Table, _ body: (UInt64, [UInt8]) throws -> Bool
+    in table: LMDBTables.SyncTable, _ kind: DerivedRows.Table, _ body: (UInt64, [UInt8]) throws -> Bool
   ) throws {
     guard let db = try self.table(table, create: false) else { return }
     try txn.withCursor(db) { cursor in
