@@ -13,11 +13,12 @@ import Testing
 @Suite(.serialized) struct SyncCommandTests {
   /// A server's sandbox with two items, served; and a replica beside it.
   final class Pair {
-    let server = Sandbox()
+    let server: Sandbox
     var served: ServedLog
     let replica = Sandbox()
 
-    init(items: [String] = ["hello", "world"]) throws {
+    init(items: [String] = ["hello", "world"], store: Store = .lmdb) throws {
+      server = Sandbox(store)
       for text in items { _ = server.append(text) }
       served = try ServedLog.running(server)
     }
@@ -61,8 +62,9 @@ import Testing
     }
   }
 
-  @Test func aReplicaWorksOfflineAndSyncsEveryChangeOnce() throws {
-    let pair = try Pair()
+  @Test(arguments: [Store.lmdb, .postgres])
+  func aReplicaWorksOfflineAndSyncsEveryChangeOnce(store: Store) throws {
+    let pair = try Pair(store: store)
     let url = try #require(pair.served.url)
     let clone = pair.replica.run(["clone", url])
     #expect(clone.code == 0 && clone.stdout == "cloned 2 events from \(url)\n", "\(clone)")
@@ -267,8 +269,9 @@ import Testing
   /// `kill -9` of the sync, and of the server, at arbitrary points of a
   /// sync of 300 changes: after each, a later sync completes and each
   /// change is at the server exactly once.
-  @Test func killNineOfEitherSideLosesAndDoublesNothing() throws {
-    let pair = try Pair()
+  @Test(arguments: [Store.lmdb, .postgres])
+  func killNineOfEitherSideLosesAndDoublesNothing(store: Store) throws {
+    let pair = try Pair(store: store)
     let url = try #require(pair.served.url)
     #expect(pair.replica.run(["clone", url]).code == 0)
     let lines = (1...300).map { "card \($0)" }.joined(separator: "\n") + "\n"
@@ -294,5 +297,25 @@ import Testing
     pair.expectInSync()
     let done = try pair.changesAtServer()
     #expect(done.count == 300 && done.values.allSatisfy { $0 == 1 })
+  }
+
+  /// A replica of a PostgreSQL log opened directly (no server between):
+  /// the same protocol, the progress in the schema (3, with sync's tables).
+  @Test func aReplicaOfAPostgreSQLLogSyncsWithoutAServer() throws {
+    let server = Sandbox(.postgres)
+    _ = server.append("hello")
+    let replica = Sandbox()
+    let clone = replica.run(["clone", server.db])
+    #expect(clone.code == 0 && clone.stdout == "cloned 1 event from \(server.shown)\n", "\(clone)")
+    _ = replica.run(["append", "offline"])
+    _ = replica.run(["move", "1", "0"])
+    let sync = replica.run(["sync"])
+    #expect(sync.code == 0 && sync.stdout == "pushed 2 (0 rebased, 0 refused), pulled 2, at seq 3\n", "\(sync)")
+    #expect(replica.export() == server.export())
+    #expect(server.run(["verify"]).code == 0 && replica.run(["verify"]).code == 0)
+    // A second sync of the same replica finds nothing to do, and nothing is done twice.
+    let again = replica.run(["sync"])
+    #expect(again.stdout == "pushed 0 (0 rebased, 0 refused), pulled 0, at seq 3\n", "\(again)")
+    #expect(server.run(["log"]).stdout.split(separator: "\n").count == 3)
   }
 }
