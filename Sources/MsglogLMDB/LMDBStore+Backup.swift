@@ -26,7 +26,7 @@ extension LMDBStore {
   /// events it holds.
   package func backup(to destination: String, compact: Bool) throws -> LMDBBackup {
     guard let store = try tables(creating: false) else {
-      throw MsglogError.noDatabase(location: path, emptyDirectory: false)
+      throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
     }
     let shown = destination
     let destination = DatabaseFiles.trimmed(destination)
@@ -80,7 +80,7 @@ extension LMDBStore {
 
   private func failure(_ code: Int32, _ destination: String) -> MsglogError {
     code == ENOSPC || code == EDQUOT
-      ? .diskFull("the backup did not fit at \(destination)")
+      ? .diskFull(store: .lmdb, detail: "the backup did not fit at \(destination)")
       : .cannotCreate(location: destination, reason: systemMessage(code))
   }
 }
