@@ -13,6 +13,8 @@ var bigItems = 0
 var peers = false
 var follow = false
 var serve = false
+var sync = false
+var syncCloneEvents = 1_000_000
 var users: [String] = []
 var postgres: String? = nil
 var postgresStandby: String? = nil
@@ -29,6 +31,8 @@ while i < arguments.count {
   case "--peers": peers = true; i += 1
   case "--follow": follow = true; i += 1
   case "--serve": serve = true; i += 1
+  case "--sync": sync = true; i += 1
+  case "--sync-clone-events": syncCloneEvents = Int(arguments[i + 1])!; i += 2
   case "--users": users.append(arguments[i + 1]); i += 2
   case "--postgres": postgres = arguments[i + 1]; i += 2
   case "--postgres-standby": postgresStandby = arguments[i + 1]; i += 2
@@ -248,5 +252,18 @@ if let postgres {
     table.add(
       "LMDB: serve appends/s over HTTP, 16 clients vs 1", rate(many.1), rate(one.1), ratio(many.1, one.1), "≥ 4×")
   }
+}
+if sync {
+  FileHandle.standardError.write(Data("bench: sync: 1,000 pending changes, a clone of \(syncCloneEvents) events\n".utf8))
+  let r = try SyncBench(directory: scratch + "/sync", msglog: msglog, cloneEvents: syncCloneEvents).run()
+  table.add(
+    "sync: 1,000 pending changes pushed and pulled, vs 1,000 appends POSTed to serve", r.sync.pretty, r.appends.pretty,
+    ratio(r.sync.seconds, r.appends.seconds), "report")
+  table.add(
+    "sync: clone of \(syncCloneEvents) events through serve, vs export | import", r.clone.pretty, r.exportImport.pretty,
+    ratio(r.clone.seconds, r.exportImport.seconds), "report")
+  table.add(
+    "sync: a replica's list with 1,000 pending changes, vs none", r.listPending.pretty, r.listClean.pretty,
+    ratio(r.listPending.seconds, r.listClean.seconds), "≤ 1.5×")
 }
 print(table.render())

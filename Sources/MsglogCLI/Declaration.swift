@@ -98,7 +98,7 @@ enum Options {
     name: "follow", short: "f", help: "keep in sync live: push changes as they are made, pull events as they commit")
   static let reset = OptionDeclaration(
     name: "reset", help: "clone the remote afresh under a new replica id, keeping the pending changes, then push them")
-  static let verbose = OptionDeclaration(name: "verbose", short: "v", help: "list each pending change")
+  static let verbose = OptionDeclaration(name: "verbose", short: "v", help: "list each pending change, and the replica's id")
   static let clear = OptionDeclaration(name: "clear", help: "forget the refused changes listed so far")
   static let compact = OptionDeclaration(
     name: "compact", help: "leave out free pages and renumber the rest: a smaller copy")
@@ -345,7 +345,8 @@ struct CommandDeclaration: Sendable {
           --json (GET /api/streams, /api/items?stream=S&at=SEQ, /api/events?from=SEQ, \
           /api/diff?stream=S&from=A&to=B; POST /api/append, /api/insert, /api/move, /api/remove, \
           /api/edit, /api/restore, /api/undo with a JSON body), Server-Sent Events at /api/follow (id is the seq; Last-Event-ID \
-          resumes), and a web page at / for chats and boards. Listening beyond localhost needs \
+          resumes), the sync protocol replicas use (GET /api/sync, POST /api/sync/push, GET /api/sync/pull), \
+          and a web page at / for chats and boards. Listening beyond localhost needs \
           a token, which every API request sends as 'Authorization: Bearer TOKEN'. Only requests \
           for localhost, a loopback address, ADDR or an --allow-host name are answered, and \
           writes only from the page itself or an --allow-origin origin (DNS rebinding and \

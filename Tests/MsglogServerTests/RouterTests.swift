@@ -110,7 +110,11 @@ import Testing
   @Test func headWhereverGet() throws {
     try log.append("x")
     for route in server.router.routes where route.method == .get && route.path != "/api/follow" {
-      let target = route.path + (route.path == "/api/diff" ? "?from=0&to=1" : "")
+      let queries = [
+        "/api/diff": "?from=0&to=1", "/api/sync": "?protocol=1",
+        "/api/sync/pull": "?log=" + (try log.syncHello().log?.text ?? ""),
+      ]
+      let target = route.path + (queries[route.path] ?? "")
       let get = try respond("GET", target)
       let head = try respond("HEAD", target)
       #expect(head.status == get.status && get.status == 200, "\(route.path): \(head.status) \(get.status)")

@@ -5,6 +5,8 @@ extension EventLog {
   public struct ReplicaStatus: Equatable, Sendable {
     /// The remote, as messages show it (credentials redacted).
     public var remote: String
+    /// The replica's id, which its changes carry as their origin.
+    public var replica: ItemID
     /// The replica's last event.
     public var seq: UInt64
     /// The remote's head when last heard from.
@@ -41,7 +43,7 @@ extension EventLog {
         return true
       }
       return ReplicaStatus(
-        remote: Self.shown(remote: view.state.remote), seq: view.baseHead, remoteSeq: view.state.remoteHead,
+        remote: Self.shown(remote: view.state.remote), replica: view.state.replica, seq: view.baseHead, remoteSeq: view.state.remoteHead,
         pending: view.changes.map { change in
           PendingChange(
             change: change.number, op: change.opName, stream: change.stream, made: change.made,

@@ -98,6 +98,7 @@ extension Invocation {
           json.member("remoteSeq", status.remoteSeq)
           json.member("pending", status.pending.count)
           if args.has(Options.verbose) {
+            json.member("replica", status.replica)
             json.key("changes")
             json.array { json in
               for change in status.pending {
@@ -121,6 +122,7 @@ extension Invocation {
     try stdout.line("seq      \(status.seq) (the remote's head was \(status.remoteSeq) when last seen)")
     try stdout.line("pending  \(status.pending.count)")
     if args.has(Options.verbose) {
+      try stdout.line("replica  \(status.replica.text)")
       for change in status.pending {
         let conflict = change.conflict.map { "  (does not apply now: \(TerminalText.escape($0)))" } ?? ""
         try stdout.line(

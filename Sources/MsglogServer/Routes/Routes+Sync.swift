@@ -18,7 +18,7 @@ extension Routes {
       ) { try api.syncPush($0) },
       Route(
         .get, "/api/sync/pull", needsToken: true, takes: "?log=ID&after=SEQ&check=CRC&limit=N",
-        answers: "`application/vnd.msglog.records`: the records after SEQ, each a u32 length and its bytes (limit 1–4096, default 4096, at most 1 MiB past the first); `Msglog-Head`: the head; 409 when the record at SEQ is not the replica's (its CRC-32C, 8 hex digits) or the log is another"
+        answers: "`application/vnd.msglog.records`: the records after SEQ, each a u32 length and its bytes (limit 0–4096, default 4096, at most 1 MiB past the first; 0 only checks); `Msglog-Head`: the head; 409 when the record at SEQ is not the replica's (its CRC-32C, 8 hex digits) or the log is another"
       ) { try api.syncPull($0) },
     ]
   }

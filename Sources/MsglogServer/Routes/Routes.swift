@@ -21,7 +21,7 @@ struct Routes: Sendable {
       if route.path == "/" { route.parameters = ["stream", "view"] }
       return route
     }
-    return page + syncRoutes(api) + [
+    return page + [
       Route(.get, "/api/streams", needsToken: true, answers: "`streams --json`") { _ in try api.streams() },
       Route(
         .get, "/api/items", needsToken: true, takes: "?stream=S&at=SEQ",
@@ -71,6 +71,6 @@ struct Routes: Sendable {
         .post, "/api/undo", needsToken: true, takes: body(.undo),
         answers: #"`undo --json` (without `seq`: the latest undoable event), or `{"undone":false}`"#
       ) { try api.write($0, .undo) },
-    ]
+    ] + syncRoutes(api)
   }
 }
