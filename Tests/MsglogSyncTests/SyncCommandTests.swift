@@ -111,6 +111,29 @@ import Testing
     pair.expectInSync()
   }
 
+  /// `export | import` keeps the events' origins: a new log, byte for byte
+  /// the same events; a malformed origin is refused naming why.
+  @Test func anExportKeepsItsOriginsThroughImport() throws {
+    let pair = try Pair()
+    let url = try #require(pair.served.url)
+    #expect(pair.replica.run(["clone", url]).code == 0)
+    _ = pair.onReplica("append", "from the replica")
+    _ = pair.onReplica("move", "2", "0")
+    #expect(pair.onReplica("sync").code == 0)
+    let exported = pair.server.export()
+    #expect(exported.contains(#""origin":{"replica":""#))
+    let copy = Sandbox()
+    let imported = copy.run(["import"], stdin: Data(exported.utf8))
+    #expect(imported.code == 0, "\(imported)")
+    #expect(copy.export() == exported)
+    #expect(copy.run(["verify"]).code == 0)
+    let bad = Sandbox()
+    let line = #"{"op":"append","text":"x","origin":{"replica":"nope","change":1,"made":"2026-12-01T12:00:00.000Z"}}"#
+    let refused = bad.run(["import"], stdin: Data((line + "\n").utf8))
+    #expect(refused.code == 1 && refused.stderr == "msglog: line 1: \"origin\" needs \"replica\", a UUID\n", "\(refused)")
+    #expect(bad.isEmpty)
+  }
+
   @Test func aRefusedChangeIsDoneNamedAndKeptUntilCleared() throws {
     let pair = try Pair()
     let url = try #require(pair.served.url)

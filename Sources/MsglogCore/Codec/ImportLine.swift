@@ -39,12 +39,14 @@ package enum ImportLine {
 
     package mutating func parse(_ line: UnsafeRawBufferPointer) throws(MsglogError) -> WriteRequest {
       var members: WriteMembers
+      var origin: Origin? = nil
       if let scanned = Scanner.members(line, lastStream: lastStream, scratch: &scratch) {
         members = scanned
       } else {
-        members = try ImportLine.generalMembers(line)
+        (members, origin) = try ImportLine.generalMembersAndOrigin(line)
       }
-      let request = try Write(decoding: &members, door: .importLine, defaultStream: defaultStream).request
+      var request = try Write(decoding: &members, door: .importLine, defaultStream: defaultStream).request
+      request.origin = origin
       // A stream the scanner did not know to be the last line's is the last line's now.
       if members.knownStream == nil, members.present.contains(.stream) {
         lastStream = (request.stream.bytes, request.stream)
@@ -82,6 +84,15 @@ package enum ImportLine {
   /// The members of a line by the general parser: any valid JSON, refused
   /// with the parser's message when invalid.
   static func generalMembers(_ line: UnsafeRawBufferPointer) throws(MsglogError) -> WriteMembers {
+    try generalMembersAndOrigin(line).0
+  }
+
+  /// `generalMembers`, and the event's origin when the line has one (an
+  /// exported event a replica's change became: import's own member, an
+  /// object the scanner leaves to this parser).
+  static func generalMembersAndOrigin(_ line: UnsafeRawBufferPointer) throws(MsglogError) -> (
+    WriteMembers, Origin?
+  ) {
     let value: JSONValue
     do {
       value = try JSONParser.parse(Array(line))
@@ -91,7 +102,30 @@ package enum ImportLine {
     guard case .object(let members) = value else {
       throw .invalidInput(.write("expected a JSON object, found \(value.kindName)"))
     }
-    return try WriteMembers(object: members)
+    var origin: Origin? = nil
+    if let member = members.last(where: { $0.0 == "origin" }) { origin = try Self.origin(member.1) }
+    return (try WriteMembers(object: members, skipping: ["origin"]), origin)
+  }
+
+  /// `"origin":{"replica":"…","change":N,"made":"…"}`, as `export` writes it.
+  static func origin(_ value: JSONValue) throws(MsglogError) -> Origin {
+    func refused(_ why: String) -> MsglogError { .invalidInput(.write("\"origin\" \(why)")) }
+    guard case .object(let members) = value else { throw refused("must be an object, not \(value.kindName)") }
+    var replica: ItemID? = nil
+    var change: UInt64? = nil
+    var made: Timestamp? = nil
+    for (name, member) in members {
+      switch (name, member) {
+      case ("replica", .string(let text)): replica = ItemID(canonical: text)
+      case ("change", .number(let text)): change = Limits.parseNumber(text)
+      case ("made", .string(let text)): made = Timestamp(rfc3339: text)
+      default: throw refused("has no member \"\(name)\" of \(member.kindName)")
+      }
+    }
+    guard let replica else { throw refused("needs \"replica\", a UUID") }
+    guard let change, change >= 1 else { throw refused("needs \"change\", a whole number from 1") }
+    guard let made else { throw refused("needs \"made\", an RFC 3339 timestamp") }
+    return Origin(replica: replica, change: change, made: made)
   }
 
   /// The byte-level reader of plain lines (see `ImportLine`): nil for any

@@ -94,7 +94,8 @@ package struct BulkImport {
   /// and moves, with no `undoes`. An import holding anything else (an edit,
   /// a restore, an undo) goes the ledger's way from the start.
   package static func builds(_ request: WriteRequest) -> Bool {
-    guard request.undoes == nil else { return false }
+    // An event with an origin (a replica's change, exported) goes the ledger's way.
+    guard request.undoes == nil, request.origin == nil else { return false }
     switch request.command {
     case .insert, .remove(.id), .move: return true
     case .remove(.prefix), .edit, .restore, .undo: return false
