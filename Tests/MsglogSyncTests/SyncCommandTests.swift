@@ -195,6 +195,27 @@ import Testing
     #expect(pair.onReplica("status", "--json").stdout.contains(#""pending":1"#))
   }
 
+  /// A clone into an existing empty directory keeps it (its inode and
+  /// mode, a mount point stays one), and leaves no staging behind.
+  @Test func aCloneIntoAnEmptyDirectoryKeepsIt() throws {
+    let pair = try Pair()
+    let url = try #require(pair.served.url)
+    try FileManager.default.createDirectory(
+      atPath: pair.replica.db, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o2775])
+    var before = stat()
+    stat(pair.replica.db, &before)
+    let clone = pair.replica.run(["clone", url])
+    #expect(clone.code == 0, "\(clone)")
+    var after = stat()
+    stat(pair.replica.db, &after)
+    #expect(after.st_ino == before.st_ino && after.st_mode == before.st_mode)
+    let names = try FileManager.default.contentsOfDirectory(atPath: pair.replica.db)
+    #expect(names.allSatisfy { ["data.mdb", "lock.mdb"].contains($0) }, "\(names)")
+    let siblings = try FileManager.default.contentsOfDirectory(atPath: pair.replica.dir)
+    #expect(!siblings.contains { $0.contains("cloning") }, "\(siblings)")
+    pair.expectInSync()
+  }
+
   /// `sync --reset` clones the remote afresh under a new replica id,
   /// keeping what is pending, then pushes it.
   @Test func aResetKeepsThePendingChanges() throws {

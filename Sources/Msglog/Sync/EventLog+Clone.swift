@@ -25,6 +25,8 @@ extension EventLog {
     from remote: any SyncRemote, remoteLocation: String, into location: String,
     configuration: Configuration = Configuration()
   ) throws -> CloneReport {
+    // What killed clones left here is swept first, so it does not count as content.
+    DatabaseFiles.sweepStaging(for: location)
     switch PathKind.of(location) {
     case .missing: break
     case .file: throw MsglogError.cannotClone(location: location, reason: "it is a file")
@@ -40,32 +42,32 @@ extension EventLog {
         location: location,
         reason: "the log at \(remote.shown) has no id yet (it was made by an older msglog): any write there gives it one")
     }
-    let staging = location + ".cloning-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    let appeared = MsglogError.cannotClone(location: location, reason: "a database appeared there meanwhile")
+    // Beside a missing path, or inside an empty directory (a mount point
+    // stays one); removed when this scope ends, and by a signal meanwhile.
+    guard let staging = try StagingDirectory.make(for: location, purpose: .cloning, shown: location) else {
+      throw appeared
+    }
     var cloned = 0
     var seq: UInt64 = 0
+    // The replica is closed when this scope ends, before it is put in place.
     do {
-      // The replica is closed when this scope ends, before it is moved into place.
-      do {
-        let replica = try EventLog(staging, configuration: configuration)
-        try replica.writing { writer in
-          guard let replicas = writer as? any ReplicaStateWriter, let sync = writer as? any SyncStateWriter else {
-            throw MsglogError.cannotClone(location: location, reason: "a replica needs an LMDB directory")
-          }
-          try sync.putLogID(logID)
-          try replicas.putReplicaState(
-            ReplicaState(replica: .random(), log: logID, remote: remoteLocation, remoteHead: hello.head))
+      let replica = try EventLog(staging.path, configuration: configuration)
+      try replica.writing { writer in
+        guard let replicas = writer as? any ReplicaStateWriter, let sync = writer as? any SyncStateWriter else {
+          throw MsglogError.cannotClone(location: location, reason: "a replica needs an LMDB directory")
         }
-        var report = SyncReport()
-        let state = try replica.replicaState()!
-        try replica.pull(from: remote, state: state, into: &report)
-        cloned = report.pulled
-        seq = try replica.headSeq()
+        try sync.putLogID(logID)
+        try replicas.putReplicaState(
+          ReplicaState(replica: .random(), log: logID, remote: remoteLocation, remoteHead: hello.head))
       }
-      try DatabaseFiles.install(staging, at: location)
-    } catch {
-      DatabaseFiles.removeStaging(staging)
-      throw error
+      var report = SyncReport()
+      let state = try replica.replicaState()!
+      try replica.pull(from: remote, state: state, into: &report)
+      cloned = report.pulled
+      seq = try replica.headSeq()
     }
+    guard try DatabaseFiles.install(staging.path, at: location) else { throw appeared }
     return CloneReport(cloned: cloned, seq: seq, remote: remote.shown)
   }
 }
