@@ -1,3 +1,5 @@
+import MsglogLMDB
+
 /// A replica (docs/SYNC.md): reads see its local view, writes pend.
 extension EventLog {
   /// Whether the log is a replica: its writes pend until `sync()`.
@@ -8,6 +10,9 @@ extension EventLog {
   /// The replica's state; nil for a log that is not a replica (or not there yet).
   public func replicaState() throws -> ReplicaState? {
     if replicaKnown.withLock({ $0 }) == false { return nil }
+    // Only LMDB (and the in-memory twin) hold replicas: a PostgreSQL log is
+    // never one, and a write there must not cost a read to learn so.
+    guard store is LMDBStore || store is MemoryStore else { return nil }
     do {
       return try store.read { reader in try replicaState(in: reader) }
     } catch MsglogError.noDatabase {

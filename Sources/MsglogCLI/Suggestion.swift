@@ -25,7 +25,8 @@ enum Suggestion {
       if d < best {
         best = d
         found = [name]
-      } else if d == best {
+      } else if d == best, d <= limit {
+        // Not a name exactly one edit too far: `best` starts past the limit.
         found.append(name)
       }
     }

@@ -24,6 +24,11 @@ import Testing
         try txn.withCursor(db) { cursor in
           var entry = try cursor.first()
           while let (key, value) = entry {
+            // The log's id is each database's own (made with it).
+            if name == "meta", key.elementsEqual("log".utf8) {
+              entry = try cursor.next()
+              continue
+            }
             // The main database's values are the named databases' own B-tree
             // roots, which differ with the order pages were filled in.
             rows.append(Array(key) + [0xFF] + (name == "(names)" ? [] : Array(value)))

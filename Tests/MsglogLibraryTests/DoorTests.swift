@@ -26,6 +26,8 @@ import Testing
     for (map, include) in [
       (build + "/CLibPQ.build/module.modulemap", repositoryRoot + "/Sources/CLibPQ/include"),
       (build + "/CCRC32C.build/module.modulemap", repositoryRoot + "/Sources/CCRC32C/include"),
+      // Sync's https:// remotes: the library reaches TLS through the HTTP client's C target.
+      (build + "/CGnuTLS.build/module.modulemap", repositoryRoot + "/Sources/CGnuTLS/include"),
       (repositoryRoot + "/Sources/CLMDB/module.modulemap", repositoryRoot + "/Sources/CLMDB"),
     ] {
       flags += ["-Xcc", "-fmodule-map-file=" + map, "-Xcc", "-I", "-Xcc", include]

@@ -38,7 +38,11 @@ package final class LocalView {
       let session = try LedgerSession(writer: overlay, now: now, checkpointInterval: .max)
       var view = Applied()
       var retry = false
+      var performed: UInt64 = 0
       for change in changes where !skipped.contains(change.number) {
+        // Written out now and then, so that a mark's copy stays small.
+        if performed > 0, performed % LedgerSession.changesBetweenFinishes == 0 { try session.finish() }
+        performed += 1
         let mark = session.mark()
         do {
           let outcome = try session.perform(change, origin: nil) { earlier in
