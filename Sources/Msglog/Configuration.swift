@@ -20,6 +20,14 @@ extension EventLog {
       didSet { precondition(checkpointInterval >= 1, "a checkpoint interval is at least 1") }
     }
 
+    /// Whether a database that does not exist yet reads as an empty log
+    /// (true, the default): `items(of:)` gives no items at version 0,
+    /// `headSeq()` 0, a follower waits for the first commit, and nothing is
+    /// created by reading — an app's first launch needs no special case.
+    /// False: such a read throws `MsglogError.noDatabase`, as the command
+    /// line's `list` does (a mistyped `--db` is said, not shown as empty).
+    public var readsMissingDatabaseAsEmpty: Bool = true
+
     /// Called when one of LMDB's own consistency checks fails inside a read
     /// or write, with whether the database was read without its lock file
     /// (read-only to this user, where a concurrent commit can change pages
@@ -41,13 +49,15 @@ extension EventLog {
     }
 
     /// The configuration of this package's programs, which word LMDB's
-    /// failed checks themselves.
+    /// failed checks themselves and say that a database is missing (a read
+    /// of one throws `noDatabase`).
     package init(
       access: LogAccess = .readWrite,
       lmdbAssertionHandler: (@Sendable (_ lockless: Bool, _ message: String) -> Void)?
     ) {
       self.init(access: access)
       self.lmdbAssertionHandler = lmdbAssertionHandler
+      self.readsMissingDatabaseAsEmpty = false
     }
   }
 }

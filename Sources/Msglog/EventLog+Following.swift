@@ -84,6 +84,9 @@ final class FollowCursor {
   private var failures = 0
   /// Whether the store came back since `takeRecovery` was last asked.
   private var recovered = false
+  /// Whether the database did not exist yet when last looked at: `watcher`
+  /// then wakes on its creation, not on commits.
+  private var awaitingDatabase = false
 
   init(log: EventLog, from seq: UInt64?, stream: StreamName?) throws(MsglogError) {
     guard let store = log.store as? any FollowableStore else { throw .storage("this store cannot be followed") }
@@ -91,7 +94,13 @@ final class FollowCursor {
     self.store = store
     self.stream = stream
     // Watch first, then read: a commit in between still wakes the poll.
-    watcher = try Self.watch(store)
+    do {
+      watcher = try Self.watch(store)
+    } catch .noDatabase where log.configuration.readsMissingDatabaseAsEmpty {
+      // Not made yet: wait for the first commit, which makes it.
+      watcher = try Self.watchCreation(store)
+      awaitingDatabase = true
+    }
     if let seq {
       next = max(seq, 1)
     } else {
@@ -104,6 +113,28 @@ final class FollowCursor {
       return try store.watchCommits()
     } catch {
       throw MsglogError(anyStoreFailure: error)
+    }
+  }
+
+  private static func watchCreation(_ store: any FollowableStore) throws(MsglogError) -> any CommitWatcher {
+    do {
+      return try store.watchCreation()
+    } catch {
+      throw MsglogError(anyStoreFailure: error)
+    }
+  }
+
+  /// While the database is missing: watches its creation afresh (what is
+  /// watched may have changed: the path made as an empty directory), then
+  /// tries to watch its commits; either way before the read that follows,
+  /// so a first commit in between still wakes the poll.
+  private func lookForDatabase() throws(MsglogError) {
+    let creation = try Self.watchCreation(store)
+    do {
+      watcher = try Self.watch(store)
+      awaitingDatabase = false
+    } catch .noDatabase {
+      watcher = creation
     }
   }
 
@@ -150,7 +181,11 @@ final class FollowCursor {
   /// again (a log read without a lock) never hands one out twice.
   func nextBatch() throws(MsglogError) -> (events: [Event], read: Int) {
     // Back after the store was away: watch again first, then read.
-    if watcher == nil { watcher = try Self.watch(store) }
+    if awaitingDatabase {
+      try lookForDatabase()
+    } else if watcher == nil {
+      watcher = try Self.watch(store)
+    }
     let from = next
     let batch = try log.reading { snapshot in
       var batch: [Event] = []

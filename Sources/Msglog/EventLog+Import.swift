@@ -9,16 +9,22 @@ extension EventLog {
   /// Applies import lines (JSON, one object per line; see docs/REFERENCE.md)
   /// atomically: a malformed or refused line throws `.line(n, error)` and
   /// nothing is written. A UTF-8 byte-order mark and blank lines are skipped.
+  ///
+  /// `input` is consumed: once its lines are read it is let go, so that a
+  /// caller that passes it with `consume` does not hold the file's bytes
+  /// through the write (a 52 MB import's bytes, as many again as its
+  /// requests' text).
   public func importLines(
-    _ input: [UInt8], defaultStream: StreamName = .main, progress: ((Int, Int) -> Void)? = nil
+    _ input: consuming [UInt8], defaultStream: StreamName = .main, progress: ((Int, Int) -> Void)? = nil
   ) throws -> ImportResult {
     let parsed = input.withUnsafeBytes { all in
       Result { () throws(MsglogError) in
         try Self.readImportLines(
-          input.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: all.dropFirst(3)) : all,
+          all.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: all.dropFirst(3)) : all,
           defaultStream: defaultStream)
       }
     }
+    _ = consume input
     let (requests, lineNumbers) = try parsed.get()
     if try replicaState() == nil, let bulk = try bulkImport(requests, progress: progress) { return bulk }
     let outcomes = try perform(WriteBatch(requests), lineNumbers: lineNumbers, progress: progress)
@@ -33,18 +39,20 @@ extension EventLog {
   static func readImportLines(_ body: UnsafeRawBufferPointer, defaultStream: StreamName) throws(MsglogError) -> (
     [WriteRequest], [Int]
   ) {
-    try ImportLineHalves.read(body) { part throws(MsglogError) in
-      try readImportLines(part: part, defaultStream: defaultStream)
+    try ImportLineHalves.read(body) { part, capacity throws(MsglogError) in
+      try readImportLines(part: part, defaultStream: defaultStream, capacity: capacity)
     }
   }
 
-  /// `readImportLines` of a part of the input, its lines numbered from 1.
-  static func readImportLines(part body: UnsafeRawBufferPointer, defaultStream: StreamName) throws(MsglogError) -> (
-    [WriteRequest], [Int]
-  ) {
+  /// `readImportLines` of a part of the input, its lines numbered from 1,
+  /// into arrays made for at least `capacity` lines (the first half's for
+  /// the whole input, so that the second's are appended in place).
+  static func readImportLines(part body: UnsafeRawBufferPointer, defaultStream: StreamName, capacity: Int = 0)
+    throws(MsglogError) -> ([WriteRequest], [Int])
+  {
     var requests: [WriteRequest] = []
     var lineNumbers: [Int] = []
-    let lines = ImportLine.lineCount(body)
+    let lines = max(ImportLine.lineCount(body), capacity)
     requests.reserveCapacity(lines)
     lineNumbers.reserveCapacity(lines)
     var reader = ImportLine.Reader(defaultStream: defaultStream)

@@ -108,6 +108,23 @@ extension EventLog {
         rebase: rebase))[0]
   }
 
+  /// Gives the live item with this id new text (as `edit(_:text:…)`).
+  @discardableResult
+  public func edit(
+    id: ItemID, text: String, sender: String? = nil, in stream: StreamName = .main, expectVersion: UInt64? = nil,
+    rebase: Bool = false
+  ) throws -> Outcome? {
+    try edit(.id(id), text: text, sender: sender, in: stream, expectVersion: expectVersion, rebase: rebase)
+  }
+
+  /// Brings the removed item with this id back (as `restore(_:at:…)`).
+  @discardableResult
+  public func restore(id: ItemID, at index: Int? = nil, in stream: StreamName = .main, expectVersion: UInt64? = nil)
+    throws -> Outcome
+  {
+    try restore(.id(id), at: index, in: stream, expectVersion: expectVersion)
+  }
+
   /// Brings a removed item back with its id, text, author, time and seq: at
   /// `index` (0…count), or when nil right after its predecessor — the first
   /// item before it, in the list as it was just before its removal, that is

@@ -6,9 +6,14 @@ import MsglogPostgres
 /// command line, the server, the tests and the benchmark open.
 ///
 ///     let log = try EventLog("chat.lmdb")
-///     let hello = try log.append("Morning! Review at 11?", sender: "ann")
-///     try log.move(from: 0, to: 1)
-///     for item in try log.items().items { print(item.text) }
+///     let chat = log.stream("chat")
+///     let hello = try chat.append("Morning! Review at 11?", sender: "ann")
+///     try chat.move(from: 0, to: 1)
+///     for item in try chat.items().items { print(item.text) }
+///
+/// One stream's methods are on its handle, `stream(_:)`, with no stream
+/// label to repeat; the log's own methods take the stream as their last
+/// label (`to:`, `into:`, `from:`, `in:`, `of:`) and default to `main`.
 ///
 /// Every operation is a method; transactions, derived tables, map growth
 /// and the atomic creation of a new database are the log's own business.
@@ -34,6 +39,11 @@ import MsglogPostgres
 /// - ``configuration``
 /// - ``location``
 ///
+/// ### One stream
+///
+/// - ``stream(_:)``
+/// - ``LogStream``
+///
 /// ### Writing
 ///
 /// - ``append(_:sender:id:to:expectVersion:)``
@@ -49,7 +59,9 @@ import MsglogPostgres
 /// ### Working together
 ///
 /// - ``edit(_:text:sender:in:expectVersion:rebase:)``
+/// - ``edit(id:text:sender:in:expectVersion:rebase:)``
 /// - ``restore(_:at:in:expectVersion:)``
+/// - ``restore(id:at:in:expectVersion:)``
 /// - ``undo(_:in:expectVersion:)``
 ///
 /// ### Reading
@@ -154,7 +166,7 @@ public final class EventLog: Sendable {
   ///   after a commit raced it.
   public func read<R>(_ body: (borrowing LogSnapshot) throws -> R) throws -> R {
     do {
-      return try store.read { reader in try withSnapshot(of: reader, body) }
+      return try readingStore(body)
     } catch {
       throw MsglogError(storeFailure: error) ?? error
     }
@@ -164,9 +176,26 @@ public final class EventLog: Sendable {
   /// throw nothing of their own: every error is a `MsglogError`.
   func reading<R>(_ body: (borrowing LogSnapshot) throws -> R) throws(MsglogError) -> R {
     do {
-      return try store.read { reader in try withSnapshot(of: reader, body) }
+      return try readingStore(body)
     } catch {
       throw MsglogError(anyStoreFailure: error)
+    }
+  }
+
+  /// Runs `body` in a snapshot of the store, or of an empty log when the
+  /// database does not exist yet and the configuration reads that as empty
+  /// (`Configuration.readsMissingDatabaseAsEmpty`): nothing is created.
+  /// Only the store's own `noDatabase` counts — one thrown before `body`
+  /// ran; what `body` throws passes through.
+  private func readingStore<R>(_ body: (borrowing LogSnapshot) throws -> R) throws -> R {
+    var entered = false
+    do {
+      return try store.read { reader in
+        entered = true
+        return try withSnapshot(of: reader, body)
+      }
+    } catch MsglogError.noDatabase where !entered && configuration.readsMissingDatabaseAsEmpty {
+      return try MemoryStore().read { reader in try body(LogSnapshot(reader: reader)) }
     }
   }
 

@@ -15,20 +15,24 @@ enum ImportLineHalves {
 
   /// What `read` of the whole of `body` gives: the requests in order, and
   /// the number of the line each came from; the first failing line's error
-  /// (`MsglogError.line`), numbered in the whole input.
+  /// (`MsglogError.line`), numbered in the whole input. `read` is given a
+  /// part and the capacity its arrays should be made with: the first
+  /// half's hold the whole input's lines, so that the second half's are
+  /// appended without the first's being copied into bigger ones (which
+  /// held both halves twice at once: a third of a large import's peak).
   static func read(
-    _ body: UnsafeRawBufferPointer, _ read: @escaping (UnsafeRawBufferPointer) throws(MsglogError) -> Lines
+    _ body: UnsafeRawBufferPointer, _ read: @escaping (UnsafeRawBufferPointer, Int) throws(MsglogError) -> Lines
   )
     throws(MsglogError) -> Lines
   {
     guard body.count >= minimumBytes, let base = body.baseAddress,
       let newline = memchr(base + body.count / 2, 0x0A, body.count - body.count / 2)
-    else { return try read(body) }
+    else { return try read(body, 0) }
     let split = UnsafeRawPointer(newline) - base + 1
     let first = UnsafeRawBufferPointer(rebasing: body[..<split])
     let second = Half(UnsafeRawBufferPointer(rebasing: body[split...]), read)
-    guard second.start() else { return try read(body) }
-    let firstResult = Result { () throws(MsglogError) in try read(first) }
+    guard second.start() else { return try read(body, 0) }
+    let firstResult = Result { () throws(MsglogError) in try read(first, ImportLine.lineCount(body)) }
     let secondResult = second.join()
     var (requests, numbers) = try firstResult.get()
     // The second half's lines are numbered after the first half's.
@@ -49,11 +53,11 @@ enum ImportLineHalves {
   /// and the reading function outlive it: `read` joins before returning.
   private final class Half: @unchecked Sendable {
     let body: UnsafeRawBufferPointer
-    let read: (UnsafeRawBufferPointer) throws(MsglogError) -> Lines
+    let read: (UnsafeRawBufferPointer, Int) throws(MsglogError) -> Lines
     var result: Result<Lines, MsglogError>? = nil
     var thread = pthread_t()
 
-    init(_ body: UnsafeRawBufferPointer, _ read: @escaping (UnsafeRawBufferPointer) throws(MsglogError) -> Lines) {
+    init(_ body: UnsafeRawBufferPointer, _ read: @escaping (UnsafeRawBufferPointer, Int) throws(MsglogError) -> Lines) {
       self.body = body
       self.read = read
     }
@@ -65,7 +69,7 @@ enum ImportLineHalves {
         &thread, nil,
         { raw in
           let half = Unmanaged<Half>.fromOpaque(raw!).takeRetainedValue()
-          half.result = Result { () throws(MsglogError) in try half.read(half.body) }
+          half.result = Result { () throws(MsglogError) in try half.read(half.body, 0) }
           return nil
         }, this)
       if rc != 0 { Unmanaged<Half>.fromOpaque(this).release() }

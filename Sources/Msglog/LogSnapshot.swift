@@ -105,6 +105,14 @@ public struct LogSnapshot: ~Copyable {
     }
   }
 
+  /// What `event` (one this log holds, at or before the snapshot) does to
+  /// its stream's list, with `Int` positions and the whole item of an
+  /// insert, an edit or a restore (`ItemChange`): one read for an edit or a
+  /// restore, none for the others.
+  public func change(for event: Event) throws -> ItemChange {
+    try translated { try ItemChange(event, in: base) }
+  }
+
   /// The change set from the stream as of seq `a` to the stream as of seq `b`.
   public func diff(_ stream: StreamName, from a: UInt64, to b: UInt64) throws -> StreamDiff {
     func side(_ seq: UInt64) throws -> StreamContents {

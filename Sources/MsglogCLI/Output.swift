@@ -375,6 +375,15 @@ enum Format {
   /// What a write prints: the new id, `moved …`, `removed …`, `edited …`,
   /// `restored … at N`, or the JSON object. An undo prints what its event's
   /// own command prints.
+  /// A write that changed nothing, with `--json`: the document `serve`
+  /// answers (`{"moved":false}`, `{"edited":false}`, `{"undone":false}`), so
+  /// a script parses one shape whatever happened. Text mode prints nothing.
+  static func unchanged(_ key: StaticString) -> String {
+    var writer = JSONWriter()
+    writer.unchanged(key)
+    return writer.text
+  }
+
   static func outcome(_ outcome: Outcome, json: Bool) -> String {
     let event = outcome.event
     if json {

@@ -180,10 +180,10 @@ package final class LMDBStore: FollowableStore {
 final class InotifyWatcher: CommitWatcher {
   let fd: Int32
 
-  init(file: String, shown: String) throws {
+  init(file: String, shown: String, events: UInt32 = UInt32(IN_MODIFY | IN_ATTRIB)) throws {
     fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
     guard fd >= 0 else { throw MsglogError.storage("cannot watch \(shown): \(systemMessage(errno))") }
-    guard inotify_add_watch(fd, file, UInt32(IN_MODIFY | IN_ATTRIB)) >= 0 else {
+    guard inotify_add_watch(fd, file, events) >= 0 else {
       let reason = systemMessage(errno)
       close(fd)
       throw MsglogError.storage("cannot watch \(shown): \(reason)")

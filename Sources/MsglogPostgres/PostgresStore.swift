@@ -286,6 +286,20 @@ public final class PostgresStore: FollowableStore {
     }
   }
 
+  /// Wakes when the schema may have been made: the first write's commit
+  /// notifies like every other (LISTEN needs no table), so a primary is
+  /// listened to; a standby, which cannot LISTEN, is looked at every 100 ms.
+  package func watchCreation() throws -> any CommitWatcher {
+    try translatingErrors(writing: false) {
+      let connection = try borrow().connection
+      defer { giveBack(connection) }
+      if try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
+        return IntervalWatcher(milliseconds: 100)
+      }
+      return try NotificationWatcher(conninfo: conninfo, shown: shown)
+    }
+  }
+
   // MARK: - Connections
 
   /// A connection at rest; `reused` when it comes from the pool.

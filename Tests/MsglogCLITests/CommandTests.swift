@@ -217,8 +217,10 @@ import Testing
     s.append("b")
     for json in [false, true] {
       let r = s.run(["move", "1", "1"] + (json ? ["--json"] : []))
+      // Text mode: nothing on stdout; --json: serve's document (issue 26 item 6).
       #expect(
-        r.code == 0 && r.stdout.isEmpty && r.stderr == "msglog: nothing to do: the item is already at index 1\n", "\(r)"
+        r.code == 0 && r.stdout == (json ? "{\"moved\":false}\n" : "")
+          && r.stderr == "msglog: nothing to do: the item is already at index 1\n", "\(r)"
       )
     }
     #expect(s.run("log").lines.count == 2)

@@ -27,7 +27,8 @@ import Testing
       case 0 where op == "read":
         break
       case 0:
-        if r.stdout.isEmpty { break }  // a move onto itself
+        // A move onto itself: with --json, serve's document (issue 26 item 6).
+        if r.stdout.isEmpty || r.stdout == "{\"moved\":false}\n" { break }
         guard let object = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any],
           let seq = object["seq"] as? Int, let id = object["id"] as? String
         else {

@@ -11,11 +11,18 @@ import Testing
   /// A type added here is a promise to every app: add it on purpose.
   static let publicTypes: [String: [String]] = [
     "MsglogCore": [
-      "DerivedDamage", "Event", "InsertRequest", "InvalidInput", "Item", "ItemID", "ItemSelector", "LogAccess",
-      "MsglogError", "Outcome", "StreamContents", "StreamDiff", "StreamName", "Timestamp", "VerifyProgress",
-      "VerifyReport", "WriteRequest",
+      "DerivedDamage", "Event", "InsertRequest", "InvalidInput", "Item", "ItemChange", "ItemID", "ItemSelector",
+      "LogAccess", "MsglogError", "Outcome", "StreamContents", "StreamDiff", "StreamName", "Timestamp",
+      "VerifyProgress", "VerifyReport", "WriteRequest",
+      // Sync's (docs/SYNC.md).
+      "ChangeOutcome", "Origin", "ReplicaChange", "ReplicaState",
     ],
-    "Msglog": ["EventLog", "FollowNotice", "FollowStop", "ImportResult", "LogSnapshot", "NewItem", "StreamCounters"],
+    "Msglog": [
+      "EventLog", "FollowNotice", "FollowStop", "ImportResult", "LogSnapshot", "LogStream", "NewItem",
+      "StreamCounters",
+      // Sync's (docs/SYNC.md).
+      "PushAnswer", "RecordPage", "RemoteHello", "SyncOptions",
+    ],
   ]
 
   /// What a compiler outside the package needs to load the built modules:
@@ -26,7 +33,6 @@ import Testing
     for (map, include) in [
       (build + "/CLibPQ.build/module.modulemap", repositoryRoot + "/Sources/CLibPQ/include"),
       (build + "/CCRC32C.build/module.modulemap", repositoryRoot + "/Sources/CCRC32C/include"),
-      // Sync's https:// remotes: the library reaches TLS through the HTTP client's C target.
       (build + "/CGnuTLS.build/module.modulemap", repositoryRoot + "/Sources/CGnuTLS/include"),
       (repositoryRoot + "/Sources/CLMDB/module.modulemap", repositoryRoot + "/Sources/CLMDB"),
     ] {

@@ -18,7 +18,8 @@ extension Invocation {
     let log = try openLog(forWriting: true)
     var progress = Progress("importing", total: 0, stderr: stderr)
     defer { progress.finish() }
-    let summary = try log.importLines(input, defaultStream: stream) { done, total in
+    // Consumed: the bytes are let go once read, not held through the write.
+    let summary = try log.importLines(consume input, defaultStream: stream) { done, total in
       if progress.total != total { progress = Progress("importing", total: total, stderr: stderr) }
       progress.update(done)
     }

@@ -63,6 +63,7 @@ extension Invocation {
         write.rebase
           ? "msglog: nothing to do: the item is already where the move meant it"
           : "msglog: nothing to do: the item is already at index \(to)")
+      if json { try stdout.line(Format.unchanged("moved")) }
       return
     }
     try stdout.line(Format.outcome(outcome, json: json))
@@ -88,6 +89,7 @@ extension Invocation {
     }
     guard let outcome = try perform(try decode(.edit, &members)) else {
       stderr.note("msglog: nothing to do: the item has this text already")
+      if json { try stdout.line(Format.unchanged("edited")) }
       return
     }
     try stdout.line(Format.outcome(outcome, json: json))
@@ -107,6 +109,7 @@ extension Invocation {
     if let seq { members.set(.seq, .number(seq)) }
     guard let outcome = try perform(try decode(.undo, &members)) else {
       stderr.note("msglog: nothing to do: undoing event \(seq.map(String.init) ?? "") changes nothing now")
+      if json { try stdout.line(Format.unchanged("undone")) }
       return
     }
     try stdout.line(Format.outcome(outcome, json: json))

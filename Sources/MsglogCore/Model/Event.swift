@@ -29,9 +29,18 @@ public struct Event: Equatable, Sendable {
     self.origin = origin
   }
 
-  /// What the event does to the stream's ordered array (the event table of docs/REFERENCE.md, "Concepts").
+  /// What the event does to the stream's ordered array (the event table of
+  /// docs/REFERENCE.md, "Concepts"), as the log records it.
+  ///
+  /// Positions are `UInt64`s, as stored (FORMAT.md): for a live list in
+  /// `Int` positions, with the whole item a restore or an edit brings, read
+  /// the event as an `ItemChange` (`LogSnapshot.change(for:)`,
+  /// `EventLog.changes(from:stream:)`), which also applies itself to an
+  /// `[Item]`. Every index is one of the stream's list just before the
+  /// event (a move's `to`: of the list after it).
   public enum Op: Equatable, Sendable {
-    /// `array.insert(item, at: index)`.
+    /// `array.insert(item, at: index)`: a new item `id` with `text`, written
+    /// by `sender` (nil: nobody named), at the event's `time` and `seq`.
     case insert(id: ItemID, index: UInt64, text: String, sender: String?)
     /// Removes the item whose id is `id`, wherever it is. `index` is where it
     /// was: recorded so that replay finds it without searching, and checks it.

@@ -27,3 +27,8 @@ public struct Item: Equatable, Sendable {
     self.pending = pending
   }
 }
+
+/// An item is identified by its id, for SwiftUI's `ForEach(items)` and
+/// diffable data sources: the id stays with it through moves and edits, and
+/// back after a restore.
+extension Item: Identifiable {}

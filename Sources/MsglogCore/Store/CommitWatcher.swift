@@ -24,4 +24,22 @@ extension CommitWatcher {
 /// A store whose commits can be watched.
 package protocol FollowableStore: EventStore {
   func watchCommits() throws -> any CommitWatcher
+  /// Wakes when the database that does not exist yet may have been made
+  /// (its first commit), for a follower that waits for it: the follower
+  /// then tries `watchCommits()` again.
+  func watchCreation() throws -> any CommitWatcher
+}
+
+/// A watcher with no descriptor that says "look" every `pollInterval`
+/// milliseconds: for what cannot be watched (a database whose directory's
+/// parent does not exist yet, a standby without the schema).
+package final class IntervalWatcher: CommitWatcher {
+  package let pollInterval: Int32
+
+  package init(milliseconds: Int32) { pollInterval = milliseconds }
+
+  /// poll(2) ignores a negative descriptor: only the interval wakes.
+  package var fileDescriptor: Int32 { -1 }
+
+  package func drain() throws -> Bool { true }
 }

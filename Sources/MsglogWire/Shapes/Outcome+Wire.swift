@@ -36,8 +36,8 @@ extension JSONWriter {
 
   /// A write that changed nothing appended nothing: `{"moved":false}` (a
   /// move onto itself), `{"edited":false}` (the same text), `{"undone":false}`
-  /// (an undoing already in effect). The server's answer; the command line
-  /// prints nothing on stdout.
+  /// (an undoing already in effect). The server's answer, and what the
+  /// command line prints with `--json` (in text mode, nothing on stdout).
   package mutating func unchanged(_ key: StaticString) {
     beginObject()
     member(key, false)

@@ -1,0 +1,70 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+/// A write that changes nothing (issue 26 item 6): with `--json` the command
+/// line prints the document `serve` answers — `{"moved":false}`,
+/// `{"edited":false}`, `{"undone":false}` — so a script parses one shape
+/// whatever happened; text mode stays silent on stdout; either way exit 0,
+/// the note on stderr, nothing appended.
+@Suite struct NoOpJSONTests {
+  /// Each no-op, in text mode then with `--json`, on both stores.
+  @Test(arguments: Store.allCases) func eachNoOpPrintsServesDocument(_ store: Store) throws {
+    let s = Sandbox(store)
+    let a = s.append("a")
+    s.append("b")
+    #expect(s.run("move", "0", "1").code == 0)  // seq 3
+    #expect(s.run("move", "1", "0").code == 0)  // seq 4: a is back at 0
+    let noOps: [(args: [String], document: String, note: String)] = [
+      (["move", "1", "1"], #"{"moved":false}"#, "msglog: nothing to do: the item is already at index 1\n"),
+      (["edit", a, "a"], #"{"edited":false}"#, "msglog: nothing to do: the item has this text already\n"),
+      (["undo", "3"], #"{"undone":false}"#, "msglog: nothing to do: undoing event 3 changes nothing now\n"),
+    ]
+    let head = s.run("log").lines.count
+    for (args, document, note) in noOps {
+      var r = s.run(args)
+      #expect(r.code == 0 && r.stdout.isEmpty && r.stderr == note, "\(args): \(r)")
+      r = s.run(args + ["--json"])
+      #expect(r.code == 0 && r.stdout == document + "\n" && r.stderr == note, "\(args) --json: \(r)")
+      let parsed = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Bool]
+      #expect(parsed?.count == 1 && parsed?.values.first == false, "\(args): \(r.stdout)")
+    }
+    #expect(s.run("log").lines.count == head, "a no-op appended an event")
+    #expect(s.run("verify").code == 0)
+  }
+
+  /// A rebased move that finds the item where the move meant it is a no-op
+  /// too, and prints the same document.
+  @Test func aRebasedNoOpMove() throws {
+    let s = Sandbox()
+    s.append("a")
+    s.append("b")
+    #expect(s.run("move", "0", "1").code == 0)  // seq 3, version 3
+    let r = s.run("move", "0", "1", "--expect-version", "2", "--rebase", "--json")
+    #expect(r.code == 0 && r.stdout == #"{"moved":false}"# + "\n", "\(r)")
+    #expect(r.stderr == "msglog: nothing to do: the item is already where the move meant it\n", "\(r)")
+  }
+
+  /// The same no-ops sent to `serve` answer the very bytes the command line prints.
+  @Test func theCommandLineAndServeAgree() throws {
+    let s = Sandbox()
+    let a = s.append("a")
+    s.append("b")
+    #expect(s.run("move", "0", "1").code == 0)
+    #expect(s.run("move", "1", "0").code == 0)
+    let cli = [
+      s.run("move", "1", "1", "--json").stdout, s.run("edit", a, "a", "--json").stdout,
+      s.run("undo", "3", "--json").stdout,
+    ]
+    let server = ServedLog(s)
+    defer { #expect(server.stop().code == 0) }
+    let served = [
+      server.request("POST", "/api/move", #"{"from":1,"to":1}"#),
+      server.request("POST", "/api/edit", #"{"id":"\#(a)","text":"a"}"#),
+      server.request("POST", "/api/undo", #"{"seq":3}"#),
+    ]
+    for (line, reply) in zip(cli, served) {
+      #expect(reply.status == 200 && reply.body.trimmingCharacters(in: .newlines) + "\n" == line, "\(reply) vs \(line)")
+    }
+  }
+}

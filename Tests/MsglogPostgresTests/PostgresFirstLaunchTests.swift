@@ -1,0 +1,52 @@
+import Foundation
+import Msglog
+import MsglogTestSupport
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A first launch on PostgreSQL (issue 26 item 2): a database without
+/// msglog's tables reads as an empty log at version 0, reading creates no
+/// table, and a follower waits (LISTEN) for the first commit, which makes them.
+@Suite struct PostgresFirstLaunchTests {
+  @Test func aDatabaseWithoutTheTablesReadsAsEmptyAndGetsNone() throws {
+    let s = Sandbox(.postgres)
+    let log = try EventLog(s.db)
+    let board = try log.items(of: "board")
+    #expect(board.items.isEmpty && board.version == 0 && board.seq == 0)
+    #expect(try log.headSeq() == 0)
+    #expect(try log.streams().isEmpty)
+    #expect(try log.events().isEmpty)
+    #expect(s.isEmpty, "a read made msglog's tables")
+    // The command line still says so.
+    let r = s.run(["list"])
+    #expect(r.code != 0 && r.stderr.contains("no msglog log in"), "\(r)")
+    #expect(s.isEmpty)
+  }
+
+  @Test func aFollowerWaitsForTheFirstCommit() throws {
+    let s = Sandbox(.postgres)
+    let follower = try EventLog(s.db)
+    let seen = Mutex<[String]>([])
+    let thread = Thread {
+      do {
+        try follower.follow(from: nil) { event in
+          seen.withLock { $0.append("\(event.seq) \(event.opName)") }
+          return false
+        }
+      } catch {
+        seen.withLock { $0.append("error: \(error)") }
+      }
+    }
+    thread.start()
+    usleep(300_000)  // most likely listening by now; either way it must see it
+    #expect(seen.withLock { $0 }.isEmpty)
+    try EventLog(s.db).append("first")
+    let deadline = Date().addingTimeInterval(60)
+    while seen.withLock({ $0.isEmpty }), Date() < deadline { usleep(10_000) }
+    #expect(seen.withLock { $0 } == ["1 insert"])
+  }
+}
