@@ -46,6 +46,9 @@ import Testing
     "a-message-is-edited-in-place",
     "undo-and-redo-this-pages-changes",
     "a-deleted-card-comes-back-from-the-note",
+    "offline-changes-land-once",
+    "two-pages-offline-land-by-the-predecessor-rule",
+    "a-hundred-offline-changes-sync",
   ]
 
   /// `MSGLOG_SCREENSHOTS=docs scripts/test --filter BrowserTests` refreshes

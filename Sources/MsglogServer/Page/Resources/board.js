@@ -54,6 +54,7 @@ function fillCard(li, item, context) {
   sender.textContent = item.sender || "";
   sender.hidden = !item.sender;
   li.classList.toggle("pending", item.pending === true);
+  li.dataset.pending = String(item.pending === true);  // a hook for scripts and tests
   li.querySelector(".pending-mark").hidden = item.pending !== true;
   const remove = li.querySelector(".delete");
   remove.setAttribute("aria-label", "Delete " + quoted(item.text));

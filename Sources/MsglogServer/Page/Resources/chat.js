@@ -60,6 +60,7 @@ function editable(item) {
 function fillMessage(li, item, context) {
   const [sender, time, edited, pending, edit] = li.querySelector(".meta").children;
   li.classList.toggle("pending", item.pending === true);
+  li.dataset.pending = String(item.pending === true);  // a hook for scripts and tests
   pending.hidden = item.pending !== true;
   li.classList.toggle("mine", me !== "" && item.sender === me);
   sender.textContent = item.sender || "";

@@ -106,10 +106,19 @@ export function stop() {
 
 class LostTrack extends Error {}
 
+/** Ends the wait before the next try at once (`wake`). */
+let wakeUp = () => {};
+
 const sleep = (ms, signal) => new Promise((resolve) => {
   const timer = setTimeout(resolve, ms);
+  wakeUp = () => { clearTimeout(timer); resolve(); };
   signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
 });
+
+/** Tries to reach the server now, not after the backoff (the browser says it is online again). */
+export function wake() {
+  wakeUp();
+}
 
 async function connect(signal) {
   let failures = 0;

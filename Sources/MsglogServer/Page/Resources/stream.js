@@ -3,7 +3,7 @@
 // log's head.
 
 import { $ } from "./dom.js";
-import { cacheWith, follow, load, readStreams, reportTo, stop } from "./follow.js";
+import { cacheWith, follow, load, readStreams, reportTo, stop, wake } from "./follow.js";
 import * as idb from "./idb.js";
 import { model } from "./model.js";
 import { note, setStatus } from "./say.js";
@@ -100,6 +100,7 @@ sync.reportTo({
   changed: scheduleRender,
   refused: (entry, error) => note(describe(entry.change) + " was refused by the server: " + error + "."),
 });
+window.addEventListener("online", wake);
 reportTo({
   status(kind, text) {
     setStatus(kind, text);

@@ -115,9 +115,15 @@ export function push() {
 
 /** The server's log id (the hello) and this browser's replica on it: its id and next change number. */
 async function replicaOn() {
-  const hello = await api("/api/sync?protocol=" + PROTOCOL);
+  let hello;
+  try {
+    hello = await api("/api/sync?protocol=" + PROTOCOL);
+  } catch (e) {
+    if (e.status !== 404) throw e;
+    return null;  // no database yet
+  }
   const log = hello.log;
-  if (!log) throw new HTTPError(409, "the server's log has no id yet");
+  if (!log) return null;  // a log made before logs had an id: it gets one with its next write
   const name = "replica:" + log;
   const replica = (await idb.meta(name)) || { name, replica: newID(), next: 1 };
   return { log, replica };
@@ -127,7 +133,12 @@ async function replicaOn() {
 async function drain() {
   entries = await idb.entries();
   if (!entries.some(unanswered)) return show();
-  const { log, replica } = await replicaOn();
+  const on = await replicaOn();
+  if (!on) {
+    await firstWrite();
+    return drain();
+  }
+  const { log, replica } = on;
   const id = replica.replica;
   const { changed, next } = numberEntries(entries, { log, replica: id, next: replica.next });
   if (changed.length > 0) {
@@ -151,6 +162,38 @@ async function drain() {
     }
   }
   await prune();
+}
+
+/**
+ * A server with no log yet (or one without an id) has nothing to sync
+ * with: its first change can only be a message (nothing else has an item
+ * to act on), sent as an append by id — the write that makes the log and
+ * its id; sent again after a lost answer, the id is there already (409),
+ * and it is done.
+ */
+async function firstWrite() {
+  const entry = entries.find(unanswered);
+  const change = entry.change;
+  if (change.op !== "append" && change.op !== "insert") {
+    throw new HTTPError(409, "the server has no log to sync with yet");
+  }
+  let outcome;
+  try {
+    const body = { stream: change.stream, id: change.id, text: change.text };
+    if (change.sender !== undefined) body.sender = change.sender;
+    const answer = await api("/api/append", body);
+    outcome = { change: entry.number, result: "applied", seq: answer.seq };
+    await idb.update({ put: [{ ...entry, seq: answer.seq }] });
+  } catch (e) {
+    if (e.status !== 409) throw e;
+    outcome = { change: entry.number, result: "unchanged" };
+    await idb.update({ drop: [entry.key] });
+  }
+  entries = await idb.entries();
+  show();
+  channel?.postMessage("changed");
+  waiting.get(entry.key)?.(outcome);
+  waiting.delete(entry.key);
 }
 
 /** Drops the answered entries the list shown has now (their events are in it, and in the list kept for a reload). */
