@@ -428,6 +428,7 @@ def a_live_update_keeps_the_drag(ctx):
     # after "d" — with the update; nothing is refused, no note.
     moved = ["b", "c", "d", "a", "e", "f"]
     wait_texts(driver, "board", moved, "after the drop")
+    wait_until("the move is no longer pending", lambda: pending_shown(driver) == [])
     check([i["text"] for i in items(server, "drag")] == moved, "the server's list after the drop")
     last = events(server, "drag")[-1]
     check(last["op"] == "move" and (last["from"], last["to"]) == (0, 3), "the drop wrote %r" % last)
@@ -861,6 +862,16 @@ def pending_shown(driver):
             })""")
 
 
+def outbox_size(driver):
+    """How many changes the browser's outbox (IndexedDB) holds: 0 once the server has them all and the list shown has their events."""
+    return driver.execute_script("return import('/idb.js').then((db) => db.entries()).then((e) => e.length)")
+
+
+def wait_drained(driver, seconds=30):
+    wait_until("the outbox is empty and nothing is marked pending",
+               lambda: status(driver)[0] == "live" and pending_shown(driver) == [] and outbox_size(driver) == 0, seconds)
+
+
 def wait_worker(driver):
     wait_until("the service worker controls the page",
                lambda: driver.execute_script("return !!navigator.serviceWorker.controller"), 30)
@@ -949,7 +960,7 @@ def offline_changes_land_once(ctx):
     # The server back (restarted meanwhile): the outbox drains; each change lands once, the page equals `msglog list`.
     server = m.serve("127.0.0.1:%d" % port)
     wait_until("the page goes live once the server is back", lambda: status(driver)[0] == "live", 30)
-    wait_until("nothing is pending", lambda: pending_shown(driver) == [], 30)
+    wait_drained(driver)
     wait_texts(driver, "board", expected, "after the sync")
     new = events(server, "trip")[len(before):]
     check(sorted(e["op"] for e in new) == ["edit", "insert", "insert", "insert", "move", "move", "remove"],
@@ -995,8 +1006,7 @@ def two_pages_offline_land_by_the_predecessor_rule(ctx):
     # Both land where their people meant them: a right after c, e at the top.
     both = ["e", "b", "c", "a", "d", "f"]
     for driver in pages:
-        wait_until("the page goes live", lambda: status(driver)[0] == "live", 30)
-        wait_until("nothing is pending", lambda: pending_shown(driver) == [], 30)
+        wait_drained(driver)
         wait_texts(driver, "board", both, "after both synced")
     check([i["text"] for i in items(server, "shared")] == both, "the server has %r" % items(server, "shared"))
     new = events(server, "shared")[len(texts):]
@@ -1052,6 +1062,98 @@ def a_hundred_offline_changes_sync(ctx):
     check(driver.execute_script("return import('/model.js').then(({ model }) => model.view().map((i) => i.id))")
           == [i["id"] for i in items(server, "many")], "the page's list is not the server's")
     print("a sync of 100 pending changes after reconnect: %d ms from `online` to nothing pending" % ms)
+
+
+@case
+def offline_undo_restore_and_refusal(ctx):
+    """Undo and a deleted card's restore, offline (of changes still on their way); a change the server refuses is shown with its reason."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    texts = ["red", "orange", "yellow", "green", "blue"]
+    m.import_lines(appends("undo", texts))
+    server = m.serve()
+    port = server.port
+    driver = browser(ctx.dir)
+    open_page(driver, server, "undo", "board")
+    wait_texts(driver, "board", texts, "after loading")
+    wait_worker(driver)
+    server.stop()
+    wait_until("the page says it is offline", lambda: status(driver)[0] == "offline", 30)
+    # A delete, and its note's Undo: the card comes back at once.
+    delete_card(driver, "yellow")
+    wait_texts(driver, "board", ["red", "orange", "green", "blue"], "a delete offline")
+    wait_until("the note offers to undo it", lambda: "Deleted card 'yellow'" in note_text(driver))
+    driver.find_element(By.ID, "note-action").click()
+    wait_texts(driver, "board", texts, "the delete undone offline")
+    # A move, and Ctrl+Z: back where it was.
+    keyboard_move(driver, 0, Keys.ARROW_DOWN, 1)
+    wait_texts(driver, "board", ["orange", "red", "yellow", "green", "blue"], "a move offline")
+    driver.find_element(By.ID, "main").click()
+    ctrl(driver, "z")
+    wait_texts(driver, "board", texts, "the move undone offline")
+    server = m.serve("127.0.0.1:%d" % port)
+    wait_drained(driver)
+    wait_texts(driver, "board", texts, "after the sync")
+    new = events(server, "undo")[len(texts):]
+    check([(e["op"], e.get("undoes") == new[i - 1]["seq"] if i % 2 else None) for i, e in enumerate(new)]
+          == [("remove", None), ("restore", True), ("move", None), ("move", True)], "the server's log has %r" % new)
+    check_once(new, 1)
+    check(shown_pairs(driver, "board") == listed(m, "undo"), "the page is not msglog list")
+
+    # An edit the server refuses (someone deleted the message meanwhile): said with its reason, and no longer pending.
+    open_page(driver, server, "undo", "chat")
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/sync/push*"]})
+    driver.find_elements(By.CSS_SELECTOR, "#chat button.edit")[1].click()
+    edit = wait_until("an edit box", lambda: driver.find_elements(By.CSS_SELECTOR, "#chat .edit-form textarea"))[0]
+    edit.send_keys(Keys.END, "!", Keys.ENTER)
+    wait_until("the edit is pending", lambda: pending_shown(driver) == ["orange!"])
+    orange = items(server, "undo")[1]["id"]
+    server.api("/api/remove", {"stream": "undo", "id": orange})
+    wait_texts(driver, "chat", ["red", "yellow", "green", "blue"], "the message deleted by someone else")
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    wait_until("the refusal is said", lambda: "Your edit 'orange!' was refused by the server" in note_text(driver), 30)
+    check("was already removed" in note_text(driver), "the note gives no reason: %r" % note_text(driver))
+    check(pending_shown(driver) == [], "the refused edit is still pending")
+    check(driver.execute_script("return import('/idb.js').then((db) => db.entries()).then((e) => e.length)") == 0,
+          "the outbox still holds the refused change")
+    check([e["op"] for e in events(server, "undo")[len(texts) + 4:]] == ["remove"], "the refused edit wrote")
+
+
+@case
+def two_tabs_share_one_outbox(ctx):
+    """Two tabs of one browser: one outbox, one replica; each shows the other's changes on their way, and each change lands once."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    texts = ["a", "b", "c", "d"]
+    m.import_lines(appends("tabs", texts))
+    server = m.serve()
+    port = server.port
+    driver = browser(ctx.dir)
+    open_page(driver, server, "tabs", "board")
+    wait_worker(driver)
+    first = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    open_page(driver, server, "tabs", "board")
+    second = driver.current_window_handle
+    wait_texts(driver, "board", texts, "the second tab")
+    server.stop()
+    wait_until("the page says it is offline", lambda: status(driver)[0] == "offline", 30)
+    keyboard_move(driver, 0, Keys.ARROW_DOWN, 1)  # a below b, in the second tab
+    wait_texts(driver, "board", ["b", "a", "c", "d"], "the second tab's move")
+    driver.switch_to.window(first)
+    wait_texts(driver, "board", ["b", "a", "c", "d"], "the other tab's move, shown in the first")
+    check(pending_shown(driver) == ["a"], "the first tab marks pending %r" % pending_shown(driver))
+    keyboard_move(driver, 3, Keys.ARROW_UP, 3)  # d to the top, in the first tab
+    wait_texts(driver, "board", ["d", "b", "a", "c"], "the first tab's move")
+    driver.switch_to.window(second)
+    wait_texts(driver, "board", ["d", "b", "a", "c"], "the first tab's move, shown in the second")
+    server = m.serve("127.0.0.1:%d" % port)
+    for handle in [second, first]:
+        driver.switch_to.window(handle)
+        wait_drained(driver)
+        wait_texts(driver, "board", ["d", "b", "a", "c"], "after the sync")
+    new = events(server, "tabs")[len(texts):]
+    check([e["op"] for e in new] == ["move", "move"], "the server's log has %r" % new)
+    check_once(new, 1)
 
 
 # MARK: - Running

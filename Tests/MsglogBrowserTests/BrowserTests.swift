@@ -49,6 +49,8 @@ import Testing
     "offline-changes-land-once",
     "two-pages-offline-land-by-the-predecessor-rule",
     "a-hundred-offline-changes-sync",
+    "offline-undo-restore-and-refusal",
+    "two-tabs-share-one-outbox",
   ]
 
   /// `MSGLOG_SCREENSHOTS=docs scripts/test --filter BrowserTests` refreshes

@@ -99,6 +99,7 @@ cacheWith({ read: (stream) => idb.list(stream) });
 sync.reportTo({
   changed: scheduleRender,
   refused: (entry, error) => note(describe(entry.change) + " was refused by the server: " + error + "."),
+  problem: note,
 });
 window.addEventListener("online", wake);
 reportTo({

@@ -22,10 +22,10 @@ const channel = typeof BroadcastChannel === "function" ? new BroadcastChannel("m
 let entries = [];
 /** Per entry key: the functions waiting for its outcome (this tab's writes). */
 const waiting = new Map();
-let listeners = { refused() {}, changed() {} };
+let listeners = { refused() {}, changed() {}, problem() {} };
 let pushing = false, again = false, failures = 0, timer = null;
 
-/** Where sync says what happened: `refused(entry, error)` and `changed()` (redraw). */
+/** Where sync says what happened: `refused(entry, error)`, `changed()` (redraw), `problem(text)`. */
 export function reportTo(report) {
   listeners = { ...listeners, ...report };
 }
@@ -106,6 +106,8 @@ export function push() {
     } catch (e) {
       failures += 1;
       if (e.status === 401) return;  // the page asks for the token; it pushes once it has one
+      // Not the network: say so (the changes stay kept, and are tried again).
+      if (e.status >= 400 && e.status !== 404) listeners.problem("Your changes could not be sent: " + e.message + ".");
       timer = setTimeout(push, Math.min(MAX_BACKOFF_MS, 250 * 2 ** failures));
     } finally {
       pushing = false;
