@@ -38,6 +38,20 @@ public final class PostgresStore: FollowableStore {
   /// not read yet; see `PostgresSchema.format`).
   private let knownSchemaVersion = Mutex<Int?>(nil)
   var schemaVersion: Int? { knownSchemaVersion.withLock { $0 } }
+  /// Whether a write of this process has made sure the log has its id.
+  private let logHasID = Mutex(false)
+
+  /// Gives a log made before logs had ids its id, with this process's
+  /// first write that appends (an id the log has is kept).
+  private func giveLogAnID(with access: Access) {
+    guard access.lastAppended != nil, !logHasID.withLock({ $0 }) else { return }
+    access.buffer.giveLogID(.random())
+  }
+
+  /// After a commit that gave the log its id (or found it had one).
+  private func noteLogID(of access: Access) {
+    if access.lastAppended != nil { logHasID.withLock { $0 = true } }
+  }
 
   /// Notes the schema's version, read or moved on by a commit.
   private func noteSchema(_ version: Int) {
@@ -108,11 +122,13 @@ public final class PostgresStore: FollowableStore {
           cache: state.streams, commitTime: state.time)
         do {
           let result = try body(access)
+          giveLogAnID(with: access)
           try access.commit()
           // A write that sent nothing checked nothing: what it decided on
           // what was known (nothing to do, or refusals within a batch) may
           // be stale, and is decided again the ordinary way.
           if access.state.checkedKnown {
+            noteLogID(of: access)
             if let version = access.buffer.schemaUpgrade { noteSchema(version) }
             keep(
               access.knownAfterCommit(serverClock: state.serverClock, readAt: state.readAt, lastTime: state.lastTime))
@@ -172,8 +188,10 @@ public final class PostgresStore: FollowableStore {
           cache: try StreamCache(prefetched: Array(rows[(headAt + 1)...]), for: streams), commitTime: opened.time)
         do {
           let result = try body(access)
+          giveLogAnID(with: access)
           try access.commit()
           if creating { schemaReady.withLock { $0 = true } }
+          noteLogID(of: access)
           if let version = access.buffer.schemaUpgrade { noteSchema(version) }
           keep(access.knownAfterCommit(serverClock: opened.serverClock, readAt: readAt, lastTime: opened.lastTime))
           return result

@@ -47,6 +47,6 @@ import Testing
     let s = Sandbox()
     s.append("x")
     let r = s.run(["append", "--id", text, "y"])
-    #expect(r.code == 64 && r.stderr.hasPrefix("msglog: malformed --id '\(text)'"), "\(r)")
+    #expect(r.code == 64 && r.stderr.hasPrefix("msglog: malformed id '\(text)'"), "\(r)")
   }
 }

@@ -113,6 +113,9 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
   /// The next requests get these faults, in order, before `always` or the draw.
   public func next(_ faults: [Fault]) { lock.withLock { queue += faults } }
 
+  /// Forgets the faults queued by `next` that no request has had yet.
+  public func forgetQueued() { lock.withLock { queue = [] } }
+
   /// How many times each fault was applied (a fault is counted when it
   /// happened: a dropped answer once the server's answer was read).
   public var counts: [Fault: Int] { lock.withLock { done } }

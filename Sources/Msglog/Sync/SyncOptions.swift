@@ -21,6 +21,9 @@ extension EventLog {
   /// the `http://`/`https://` address of a `msglog serve`.
   package static func remote(at location: String, options: SyncOptions) throws -> any SyncRemote {
     if PostgresStore.handles(location) { return LogRemote(try EventLog(location)) }
+    if location.hasPrefix("http://") || location.hasPrefix("https://") {
+      return try HTTPRemote(location, options: options)
+    }
     throw MsglogError.invalidInput(.remoteLocation(location))
   }
 

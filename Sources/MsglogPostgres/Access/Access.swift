@@ -27,6 +27,8 @@ extension PostgresStore {
     /// The tables whose keys a bulk load dropped, to build once all rows
     /// are in (`finishLoading`, or at the latest the commit).
     var keysToBuild: [PostgresSchema.CopyTable] = []
+    /// Whether sync's tables exist, once a read asked.
+    var syncTablesKnown: Bool? = nil
 
     init(
       connection: Connection, store: PostgresStore, state: TransactionState, cache: StreamCache = StreamCache(),

@@ -5,7 +5,7 @@ extension PostgresStore {
   /// statements that send them: one per table and kind, each column an
   /// array. A row written twice is sent once, as it was last written.
   struct WriteBuffer {
-    enum Table { case events, streams, nodes, ids, checkpoints, meta }
+    enum Table { case events, streams, nodes, ids, checkpoints, meta, sync }
 
     private var events: [(seq: UInt64, stream: [UInt8], version: UInt64, inserted: ItemID?, record: [UInt8])] = []
     private var heads: [StreamName: (root: NodeID, row: [UInt8])] = [:]
@@ -14,6 +14,9 @@ extension PostgresStore {
     private var ids: [ItemID: [UInt8]] = [:]
     private var checkpoints: [NodeKey: [UInt8]] = [:]
     private var summary: [UInt8]? = nil
+    private var done: [ItemID: [UInt8]] = [:]
+    private var outcomes: [(replica: ItemID, change: UInt64, row: [UInt8])] = []
+    private var logID: ItemID? = nil
     /// Whether the derived tables are to be emptied first (a rebuild).
     private var clears = false
     /// The schema version this transaction moves the schema to (sent once).
@@ -74,9 +77,30 @@ extension PostgresStore {
     }
 
     /// Moves the schema to `version` with the next statements sent.
+    /// Moves the schema on to `version` with the next statements sent
+    /// (the newest asked for, however many records ask).
     mutating func upgradeSchema(to version: Int) {
-      guard schemaUpgrade == nil else { return }
+      if let schemaUpgrade, schemaUpgrade >= version { return }
       schemaUpgrade = version
+      upgradeSent = false
+      dirty.insert(.meta)
+      // A read of sync's tables sends the upgrade that makes them first.
+      if version >= PostgresSchema.syncTablesVersion { dirty.insert(.sync) }
+    }
+
+    mutating func putChangesDone(_ row: [UInt8], by replica: ItemID) {
+      done[replica] = row
+      dirty.insert(.sync)
+    }
+
+    mutating func putOutcome(_ row: [UInt8], ofChange change: UInt64, by replica: ItemID) {
+      outcomes.append((replica, change, row))
+      dirty.insert(.sync)
+    }
+
+    /// Gives the log this id unless it has one.
+    mutating func giveLogID(_ id: ItemID) {
+      logID = id
       dirty.insert(.meta)
     }
 
@@ -85,6 +109,11 @@ extension PostgresStore {
     mutating func take() -> [Statement] {
       var out: [Statement] = []
       if clears { out += PostgresSchema.clearDerived }
+      // First: the tables a newer schema adds, before any row goes into them.
+      if let schemaUpgrade, !upgradeSent {
+        out += PostgresSchema.upgrade(to: schemaUpgrade)
+        upgradeSent = true
+      }
       if !events.isEmpty {
         out.append(
           PostgresSchema.insertEvents(
@@ -116,9 +145,15 @@ extension PostgresStore {
             bodies: Array(checkpoints.values)))
       }
       if let summary { out.append(PostgresSchema.putSummary(summary)) }
-      if let schemaUpgrade, !upgradeSent {
-        out.append(PostgresSchema.upgrade(to: schemaUpgrade))
-        upgradeSent = true
+      if let logID { out.append(PostgresSchema.giveLogID(logID)) }
+      if !done.isEmpty {
+        out.append(PostgresSchema.putChangesDone(replicas: Array(done.keys), rows: Array(done.values)))
+      }
+      if !outcomes.isEmpty {
+        out.append(
+          PostgresSchema.putOutcomes(
+            replicas: outcomes.map(\.replica), changes: outcomes.map(\.change), outcomes: outcomes.map(\.row)))
+        out.append(PostgresSchema.touchHead)
       }
       events.removeAll(keepingCapacity: true)
       heads.removeAll()
@@ -126,6 +161,9 @@ extension PostgresStore {
       ids.removeAll()
       checkpoints.removeAll()
       summary = nil
+      done.removeAll()
+      outcomes.removeAll()
+      logID = nil
       clears = false
       dirty.removeAll()
       return out

@@ -59,11 +59,15 @@ enum PostgresSchema {
     ),
   ]
 
-  /// The schema's versions, `meta`'s `schema` row: 1, and 2 once the log
-  /// holds a record of format 2 (an edit, a restore, an undo). The tables
-  /// of both are the same, so a log without the new events stays readable
-  /// by a msglog that knows only 1.
-  static let format = ContainerFormat(storedPrefix: "", shownPrefix: "schema ", readable: 1...2, holding: [EventRecord.formatVersion2: 2])
+  /// The schema's versions, `meta`'s `schema` row: 1; 2 once the log holds
+  /// a record of format 2 (an edit, a restore, an undo), with the same
+  /// tables, so a log without the new events stays readable by a msglog
+  /// that knows only 1; 3 once it holds a record of format 3 (an event
+  /// with its origin, from a replica) or sync's state, with sync's two
+  /// tables (`PostgresSchema+Sync`).
+  static let format = ContainerFormat(
+    storedPrefix: "", shownPrefix: "schema ", readable: 1...3,
+    holding: [EventRecord.formatVersion2: 2, EventRecord.formatVersion3: syncTablesVersion])
   /// The version a new log starts at.
   static let firstVersion = 1
 
@@ -140,8 +144,11 @@ enum PostgresSchema {
     for table in [CopyTable.events, .ids] { statements += keys[table]!.add }
     statements.append(
       Statement(
-        "INSERT INTO msglog.meta VALUES ('format', $1), ('schema', $2)",
-        [.bytes(Array("msglog".utf8)), .bytes(Array(format.stored(firstVersion).utf8))]))
+        "INSERT INTO msglog.meta VALUES ('format', $1), ('schema', $2), ('log', $3)",
+        [
+          .bytes(Array("msglog".utf8)), .bytes(Array(format.stored(firstVersion).utf8)),
+          .bytes(SyncRows.encodeLogID(.random())),
+        ]))
     return statements
   }
 
@@ -150,8 +157,13 @@ enum PostgresSchema {
   /// tables stay as they are — the new events need no column of their own:
   /// a restore inserts no id, an undo's target is in its record — and only
   /// the version changes, telling an older msglog that the log holds
-  /// records it cannot read. Never moves a newer schema back.
-  static func upgrade(to version: Int) -> Statement {
+  /// records it cannot read. To 3, sync's tables are made first. Never
+  /// moves a newer schema back.
+  static func upgrade(to version: Int) -> [Statement] {
+    (version >= syncTablesVersion ? syncTables : []) + [upgradeVersion(to: version)]
+  }
+
+  private static func upgradeVersion(to version: Int) -> Statement {
     Statement(
       "UPDATE msglog.meta SET value = $1 WHERE key = 'schema' AND value = ANY($2)",
       [

@@ -1,0 +1,96 @@
+import MsglogCore
+
+/// Sync's state over SQL (`PostgresSchema+Sync`): what a server keeps of
+/// its replicas, written into the write buffer with the change's own
+/// effect, so both commit together or not at all.
+extension PostgresStore.Access: SyncStateWriter {
+  /// Whether sync's tables may be read: in a write, they are made first
+  /// (schema 3, in this transaction); in a read, asked once.
+  private func syncTablesReadable() throws -> Bool {
+    if writing {
+      makeSyncTables()
+      return true
+    }
+    if let known = syncTablesKnown { return known }
+    let exists = try query(.sync, PostgresSchema.syncTablesExist).bool(0, 0) == true
+    syncTablesKnown = exists
+    return exists
+  }
+
+  /// Moves the schema to 3 with this transaction, unless it is known to be
+  /// there (a stale knowledge only sends the idempotent upgrade again).
+  private func makeSyncTables() {
+    if (store.schemaVersion ?? 0) < PostgresSchema.syncTablesVersion {
+      buffer.upgradeSchema(to: PostgresSchema.syncTablesVersion)
+    }
+  }
+
+  // MARK: The log's id
+
+  package func logID() throws -> ItemID? {
+    let rows = try query(.meta, PostgresSchema.logID)
+    guard rows.count > 0 else { return nil }
+    return try SyncRows.decodeLogID(rows.bytes(0, 0))
+  }
+
+  /// Only ever gives a log its id (a store made before logs had ids): an
+  /// id the log has is kept.
+  package func putLogID(_ id: ItemID) throws { buffer.giveLogID(id) }
+
+  // MARK: A remote's replicas
+
+  package func changesDone(by replica: ItemID) throws -> UInt64 {
+    guard try syncTablesReadable() else { return 0 }
+    let rows = try query(.sync, PostgresSchema.changesDone(by: replica))
+    guard rows.count > 0 else { return 0 }
+    return try SyncRows.decodeDone(by: replica, rows.bytes(0, 0))
+  }
+
+  package func putChangesDone(_ done: UInt64, by replica: ItemID) throws {
+    makeSyncTables()
+    buffer.putChangesDone(SyncRows.encodeDone(done, by: replica), by: replica)
+  }
+
+  package func outcome(ofChange change: UInt64, by replica: ItemID) throws -> ChangeOutcome? {
+    guard try syncTablesReadable() else { return nil }
+    let rows = try query(.sync, PostgresSchema.outcome(ofChange: change, by: replica))
+    guard rows.count > 0 else { return nil }
+    let key = SyncRows.outcomeKey(change, by: replica)
+    return try SyncRows.decodeOutcome(.syncOutcomes, key: key, rows.bytes(0, 0))
+  }
+
+  package func putOutcome(_ outcome: ChangeOutcome, ofChange change: UInt64, by replica: ItemID) throws {
+    makeSyncTables()
+    let key = SyncRows.outcomeKey(change, by: replica)
+    buffer.putOutcome(SyncRows.encode(outcome, .syncOutcomes, key: key), ofChange: change, by: replica)
+  }
+
+  package func forEachReplica(_ body: (ItemID, UInt64) throws -> Bool) throws {
+    guard try syncTablesReadable() else { return }
+    var next = ItemID(canonical: "00000000-0000-0000-0000-000000000000")!
+    var including = true
+    try forEachRow(of: .sync, in: .of(1024), { PostgresSchema.replicas(from: next, including: including, limit: $0) }) {
+      rows, row in
+      let replica = ItemID(bytes: rows.bytes(row, 0))
+      guard try body(replica, try SyncRows.decodeDone(by: replica, rows.bytes(row, 1))) else { return false }
+      next = replica
+      including = false
+      return true
+    }
+  }
+
+  package func forEachOutcome(by replica: ItemID, _ body: (UInt64, ChangeOutcome) throws -> Bool) throws {
+    guard try syncTablesReadable() else { return }
+    var after: UInt64 = 0
+    try forEachRow(of: .sync, in: .of(4096), { PostgresSchema.outcomes(by: replica, after: after, limit: $0) }) {
+      rows, row in
+      let change = rows.uint64(row, 0)!
+      let key = SyncRows.outcomeKey(change, by: replica)
+      guard try body(change, try SyncRows.decodeOutcome(.syncOutcomes, key: key, rows.bytes(row, 1))) else {
+        return false
+      }
+      after = change
+      return true
+    }
+  }
+}
