@@ -428,6 +428,7 @@ def a_live_update_keeps_the_drag(ctx):
     # after "d" — with the update; nothing is refused, no note.
     moved = ["b", "c", "d", "a", "e", "f"]
     wait_texts(driver, "board", moved, "after the drop")
+    wait_until("the move is no longer pending", lambda: pending_shown(driver) == [])
     check([i["text"] for i in items(server, "drag")] == moved, "the server's list after the drop")
     last = events(server, "drag")[-1]
     check(last["op"] == "move" and (last["from"], last["to"]) == (0, 3), "the drop wrote %r" % last)
@@ -492,31 +493,23 @@ def sending_appends_once(ctx):
     ActionChains(driver).double_click(send).perform()
     wait_texts(driver, "chat", ["clicked twice"], "after a double click")
     wait_until("Send is enabled again", lambda: send.is_enabled())
+    wait_until("the message is no longer pending", lambda: pending_shown(driver) == [])
     check(len(events(server, "send")) == 1, "a double click appended %d times" % len(events(server, "send")))
 
-    # While a send is on its way the button is disabled.
+    # A send the server does not get (its push blocked) is kept: shown at once, marked pending, the box emptied.
     driver.execute_cdp_cmd("Network.enable", {})
-    driver.execute_cdp_cmd("Network.emulateNetworkConditions",
-                           {"offline": False, "latency": 1500, "downloadThroughput": -1, "uploadThroughput": -1})
-    box.send_keys("slow one")
-    send.click()
-    check(not send.is_enabled(), "Send is enabled while a send is on its way")
-    wait_texts(driver, "chat", ["clicked twice", "slow one"], "after the slow send")
-    wait_until("Send is enabled again", lambda: send.is_enabled())
-    driver.execute_cdp_cmd("Network.emulateNetworkConditions",
-                           {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
-
-    # A failed send keeps the text; sent again, it appends once.
-    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/append*"]})
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/sync/push*"]})
     box.send_keys("kept on failure", Keys.ENTER)
-    wait_until("a note says it was not sent", lambda: "Not sent" in note_text(driver))
-    check(box.get_attribute("value") == "kept on failure", "the text is gone: %r" % box.get_attribute("value"))
-    check(len(events(server, "send")) == 2, "the failed send wrote")
+    wait_texts(driver, "chat", ["clicked twice", "kept on failure"], "a send while pushes fail")
+    check(box.get_attribute("value") == "", "the box is not emptied: %r" % box.get_attribute("value"))
+    check(pending_shown(driver) == ["kept on failure"], "marked pending: %r" % pending_shown(driver))
+    time.sleep(1)  # the page tries again meanwhile
+    check(len(events(server, "send")) == 1, "the blocked send wrote")
+    # Unblocked, it is sent by the page's own retry: appended once, the mark gone.
     driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
-    send.click()
-    wait_texts(driver, "chat", ["clicked twice", "slow one", "kept on failure"], "after sending again")
-    check(box.get_attribute("value") == "", "the box is not emptied after the send")
-    check(len(events(server, "send")) == 3, "sending again appended %d" % (len(events(server, "send")) - 2))
+    wait_until("the mark goes", lambda: pending_shown(driver) == [], 30)
+    wait_texts(driver, "chat", ["clicked twice", "kept on failure"], "after the push went through")
+    check(len(events(server, "send")) == 2, "sending again appended %d" % (len(events(server, "send")) - 1))
 
 
 # MARK: - 9. The connection: down at load, restarts, a shorter log
@@ -854,6 +847,313 @@ def a_deleted_card_comes_back_from_the_note(ctx):
     check(note_text(driver) == "", "the note stays: %r" % note_text(driver))
     check(driver.find_element(By.ID, "undo").get_attribute("disabled") is not None,
           "the delete is still offered to Ctrl+Z after it was undone")
+
+
+# MARK: - 12. Offline: the outbox, a reload with the server down, two pages, the sync's time
+
+
+def pending_shown(driver):
+    """The texts of the items shown marked pending (data-pending, and the word "pending" on screen)."""
+    return driver.execute_script("""
+        return [...document.querySelectorAll('[data-id]')].filter((e) => e.getClientRects().length
+            && e.dataset.pending === 'true').map((e) => {
+              const mark = e.querySelector('.pending-mark');
+              return mark && mark.getClientRects().length && mark.textContent === 'pending' ? e.querySelector('.text').textContent : '(unmarked)';
+            })""")
+
+
+def outbox_size(driver):
+    """How many changes the browser's outbox (IndexedDB) holds: 0 once the server has them all and the list shown has their events."""
+    return driver.execute_script("return import('/idb.js').then((db) => db.entries()).then((e) => e.length)")
+
+
+def wait_drained(driver, seconds=30):
+    wait_until("the outbox is empty and nothing is marked pending",
+               lambda: status(driver)[0] == "live" and pending_shown(driver) == [] and outbox_size(driver) == 0, seconds)
+
+
+def wait_worker(driver):
+    wait_until("the service worker controls the page",
+               lambda: driver.execute_script("return !!navigator.serviceWorker.controller"), 30)
+
+
+def keyboard_move(driver, index, key, times):
+    driver.execute_script("document.querySelectorAll('#board .card')[arguments[0]].focus()", index)
+    ActionChains(driver).send_keys(Keys.SPACE, *([key] * times), Keys.SPACE).perform()
+
+
+def delete_card(driver, text):
+    driver.execute_script("""
+        const card = [...document.querySelectorAll('#board .card')].find((c) => c.querySelector('.text').textContent === arguments[0]);
+        card.querySelector('button.delete').click()""", text)
+
+
+def listed(m, stream):
+    """`msglog list --json` of `stream`: the ids and texts, in order."""
+    return [(i["id"], i["text"]) for i in json.loads(m.run("list", "--stream", stream, "--json"))["items"]]
+
+
+def shown_pairs(driver, view):
+    return [tuple(p) for p in driver.execute_script(
+        "return [...document.querySelectorAll('#%s [data-id]')].map((e) => [e.dataset.id, e.querySelector('.text').textContent])" % view)]
+
+
+def check_once(new, replicas):
+    """Each event new since the changes carries an origin; no (replica, change) twice; each replica's changes 1, 2, 3 …"""
+    seen = {}
+    for e in new:
+        origin = e.get("origin")
+        check(origin is not None, "an event without an origin: %r" % e)
+        seen.setdefault(origin["replica"], []).append(origin["change"])
+    check(len(seen) == replicas, "%d replicas pushed, not %d: %r" % (len(seen), replicas, seen))
+    for replica, numbers in seen.items():
+        check(numbers == list(range(1, len(numbers) + 1)), "replica %s's changes landed as %r" % (replica, numbers))
+
+
+@case
+def offline_changes_land_once(ctx):
+    m = Msglog(ctx.msglog, ctx.dir)
+    texts = ["Plan", "Spec", "Review", "Ship", "Party"]
+    m.import_lines(appends("trip", texts, sender="me"))
+    server = m.serve()
+    port = server.port
+    driver = browser(ctx.dir)
+    driver.get(server.url)
+    driver.execute_script("localStorage.setItem('msglog.sender', 'me')")
+    open_page(driver, server, "trip", "chat")
+    wait_texts(driver, "chat", texts, "after loading")
+    wait_worker(driver)
+    before = events(server, "trip")
+
+    # The server goes away (a train in a tunnel): every change is kept and shown at once, marked pending.
+    server.stop()
+    wait_until("the page says it is offline", lambda: status(driver)[0] == "offline", 30)
+    box = driver.find_element(By.ID, "compose-text")
+    for text in ["m1", "m2", "m3"]:
+        box.send_keys(text, Keys.ENTER)
+        wait_until("the box is emptied after %s" % text, lambda: box.get_attribute("value") == "")
+    wait_texts(driver, "chat", texts + ["m1", "m2", "m3"], "three messages sent offline")
+    check(pending_shown(driver) == ["m1", "m2", "m3"], "the messages marked pending: %r" % pending_shown(driver))
+    driver.find_elements(By.CSS_SELECTOR, "#chat button.edit")[1].click()
+    edit = wait_until("an edit box", lambda: driver.find_elements(By.CSS_SELECTOR, "#chat .edit-form textarea"))[0]
+    edit.send_keys(Keys.END, " v2", Keys.ENTER)
+    wait_texts(driver, "chat", ["Plan", "Spec v2", "Review", "Ship", "Party", "m1", "m2", "m3"], "an edit offline")
+    driver.find_element(By.ID, "view-board").click()
+    wait_texts(driver, "board", ["Plan", "Spec v2", "Review", "Ship", "Party", "m1", "m2", "m3"], "the board offline")
+    keyboard_move(driver, 0, Keys.ARROW_DOWN, 2)  # Plan below Review
+    wait_texts(driver, "board", ["Spec v2", "Review", "Plan", "Ship", "Party", "m1", "m2", "m3"], "a move offline")
+    keyboard_move(driver, 6, Keys.ARROW_UP, 6)  # m2 to the top
+    wait_texts(driver, "board", ["m2", "Spec v2", "Review", "Plan", "Ship", "Party", "m1", "m3"], "a second move offline")
+    delete_card(driver, "Ship")
+    expected = ["m2", "Spec v2", "Review", "Plan", "Party", "m1", "m3"]
+    wait_texts(driver, "board", expected, "a delete offline")
+    marked = sorted(pending_shown(driver))
+    check(marked == sorted(["m2", "Spec v2", "Plan", "m1", "m3"]), "the cards marked pending: %r" % marked)
+
+    # A reload with the server down: the page's files from the service worker, the list it last read and the changes kept.
+    driver.refresh()
+    wait_ready(driver)
+    wait_texts(driver, "board", expected, "after a reload with the server down", 30)
+    check(sorted(pending_shown(driver)) == marked, "after the reload, marked pending: %r" % pending_shown(driver))
+    check(status(driver)[0] in ("offline", "connecting"), "the status after the reload: %r" % (status(driver),))
+
+    # The server back (restarted meanwhile): the outbox drains; each change lands once, the page equals `msglog list`.
+    server = m.serve("127.0.0.1:%d" % port)
+    wait_until("the page goes live once the server is back", lambda: status(driver)[0] == "live", 30)
+    wait_drained(driver)
+    wait_texts(driver, "board", expected, "after the sync")
+    new = events(server, "trip")[len(before):]
+    check(sorted(e["op"] for e in new) == ["edit", "insert", "insert", "insert", "move", "move", "remove"],
+          "the server's log has %r" % [(e["op"], e.get("text")) for e in new])
+    check_once(new, 1)
+    check(shown_pairs(driver, "board") == listed(m, "trip"), "the page %r, msglog list %r" % (
+        shown_pairs(driver, "board"), listed(m, "trip")))
+    # Reloaded online: still the server's list, nothing sent again.
+    driver.refresh()
+    wait_ready(driver)
+    wait_until("live after the reload", lambda: status(driver)[0] == "live", 30)
+    wait_texts(driver, "board", expected, "after a reload online")
+    check(len(events(server, "trip")) == len(before) + 7, "a reload sent something again: %r" % events(server, "trip")[len(before) + 7:])
+    errors = [e for e in console_errors(driver) if "/api/" not in e["message"]]  # a request to a server away fails, as it should
+    check(errors == [], "console errors: %r" % errors)
+
+
+@case
+def two_pages_offline_land_by_the_predecessor_rule(ctx):
+    m = Msglog(ctx.msglog, ctx.dir)
+    texts = ["a", "b", "c", "d", "e", "f"]
+    m.import_lines(appends("shared", texts))
+    server = m.serve()
+    port = server.port
+    pages = [browser(ctx.dir), browser(ctx.dir)]
+    for driver in pages:
+        open_page(driver, server, "shared", "board")
+        wait_texts(driver, "board", texts, "after loading")
+        wait_worker(driver)
+    server.stop()
+    for driver in pages:
+        wait_until("the page says it is offline", lambda: status(driver)[0] == "offline", 30)
+    # One moves a below c; the other, meanwhile, e to the top.
+    keyboard_move(pages[0], 0, Keys.ARROW_DOWN, 2)
+    wait_texts(pages[0], "board", ["b", "c", "a", "d", "e", "f"], "the first page offline")
+    keyboard_move(pages[1], 4, Keys.ARROW_UP, 4)
+    wait_texts(pages[1], "board", ["e", "a", "b", "c", "d", "f"], "the second page offline")
+    # The first page also reloads with the server down.
+    pages[0].refresh()
+    wait_ready(pages[0])
+    wait_texts(pages[0], "board", ["b", "c", "a", "d", "e", "f"], "the first page reloaded offline", 30)
+    server = m.serve("127.0.0.1:%d" % port)
+    # Both land where their people meant them: a right after c, e at the top.
+    both = ["e", "b", "c", "a", "d", "f"]
+    for driver in pages:
+        wait_drained(driver)
+        wait_texts(driver, "board", both, "after both synced")
+    check([i["text"] for i in items(server, "shared")] == both, "the server has %r" % items(server, "shared"))
+    new = events(server, "shared")[len(texts):]
+    check([e["op"] for e in new] == ["move", "move"], "the server's log has %r" % new)
+    check_once(new, 2)
+    for driver in pages:
+        check(shown_pairs(driver, "board") == listed(m, "shared"), "a page is not msglog list")
+
+
+@case
+def a_hundred_offline_changes_sync(ctx):
+    """The figure: 100 changes made offline (DevTools' network emulation), from `online` to the page equal to the server's."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("many", ["card %02d" % i for i in range(20)]))
+    server = m.serve()
+    driver = browser(ctx.dir)
+    open_page(driver, server, "many", "chat")
+    wait_until("live", lambda: status(driver)[0] == "live")
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.emulateNetworkConditions",
+                           {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    # (The event stream open before stays open: the emulation fails new requests.)
+    driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const box = document.getElementById('compose-text');
+        (async () => {
+          for (let i = 0; i < 100; i++) {
+            box.value = 'offline ' + i;
+            document.getElementById('compose').requestSubmit();
+            while (box.value !== '') await new Promise((r) => setTimeout(r, 1));
+          }
+        })().then(done);""")
+    wait_until("100 messages kept, the last shown pending", lambda: driver.execute_script(
+        "return import('/model.js').then(({ model }) => model.pending.length)") == 100 and "offline 99" in pending_shown(driver), 30)
+    check(len(events(server, "many")) == 20, "something was sent while offline")
+    # From `online` to the page showing no pending change and the server's 120 items (checked after).
+    driver.execute_script("""
+        window.syncTime = null;
+        window.addEventListener('online', () => {
+          const start = performance.now();
+          const probe = () => {
+            const pending = document.querySelectorAll('[data-pending="true"]').length;
+            if (pending === 0) window.syncTime = performance.now() - start;
+            else requestAnimationFrame(probe);
+          };
+          probe();
+        }, { once: true })""")
+    driver.execute_cdp_cmd("Network.emulateNetworkConditions",
+                           {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    ms = wait_until("the outbox drained", lambda: driver.execute_script("return window.syncTime"), 60)
+    check(len(events(server, "many")) == 120, "the server has %d events, not 120" % len(events(server, "many")))
+    check_once(events(server, "many")[20:], 1)
+    check(driver.execute_script("return import('/model.js').then(({ model }) => model.view().map((i) => i.id))")
+          == [i["id"] for i in items(server, "many")], "the page's list is not the server's")
+    print("a sync of 100 pending changes after reconnect: %d ms from `online` to nothing pending" % ms)
+
+
+@case
+def offline_undo_restore_and_refusal(ctx):
+    """Undo and a deleted card's restore, offline (of changes still on their way); a change the server refuses is shown with its reason."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    texts = ["red", "orange", "yellow", "green", "blue"]
+    m.import_lines(appends("undo", texts))
+    server = m.serve()
+    port = server.port
+    driver = browser(ctx.dir)
+    open_page(driver, server, "undo", "board")
+    wait_texts(driver, "board", texts, "after loading")
+    wait_worker(driver)
+    server.stop()
+    wait_until("the page says it is offline", lambda: status(driver)[0] == "offline", 30)
+    # A delete, and its note's Undo: the card comes back at once.
+    delete_card(driver, "yellow")
+    wait_texts(driver, "board", ["red", "orange", "green", "blue"], "a delete offline")
+    wait_until("the note offers to undo it", lambda: "Deleted card 'yellow'" in note_text(driver))
+    driver.find_element(By.ID, "note-action").click()
+    wait_texts(driver, "board", texts, "the delete undone offline")
+    # A move, and Ctrl+Z: back where it was.
+    keyboard_move(driver, 0, Keys.ARROW_DOWN, 1)
+    wait_texts(driver, "board", ["orange", "red", "yellow", "green", "blue"], "a move offline")
+    driver.find_element(By.ID, "main").click()
+    ctrl(driver, "z")
+    wait_texts(driver, "board", texts, "the move undone offline")
+    server = m.serve("127.0.0.1:%d" % port)
+    wait_drained(driver)
+    wait_texts(driver, "board", texts, "after the sync")
+    new = events(server, "undo")[len(texts):]
+    check([(e["op"], e.get("undoes") == new[i - 1]["seq"] if i % 2 else None) for i, e in enumerate(new)]
+          == [("remove", None), ("restore", True), ("move", None), ("move", True)], "the server's log has %r" % new)
+    check_once(new, 1)
+    check(shown_pairs(driver, "board") == listed(m, "undo"), "the page is not msglog list")
+
+    # An edit the server refuses (someone deleted the message meanwhile): said with its reason, and no longer pending.
+    open_page(driver, server, "undo", "chat")
+    driver.execute_cdp_cmd("Network.enable", {})
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/sync/push*"]})
+    driver.find_elements(By.CSS_SELECTOR, "#chat button.edit")[1].click()
+    edit = wait_until("an edit box", lambda: driver.find_elements(By.CSS_SELECTOR, "#chat .edit-form textarea"))[0]
+    edit.send_keys(Keys.END, "!", Keys.ENTER)
+    wait_until("the edit is pending", lambda: pending_shown(driver) == ["orange!"])
+    orange = items(server, "undo")[1]["id"]
+    server.api("/api/remove", {"stream": "undo", "id": orange})
+    wait_texts(driver, "chat", ["red", "yellow", "green", "blue"], "the message deleted by someone else")
+    driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    wait_until("the refusal is said", lambda: "Your edit 'orange!' was refused by the server" in note_text(driver), 30)
+    check("was already removed" in note_text(driver), "the note gives no reason: %r" % note_text(driver))
+    check(pending_shown(driver) == [], "the refused edit is still pending")
+    check(driver.execute_script("return import('/idb.js').then((db) => db.entries()).then((e) => e.length)") == 0,
+          "the outbox still holds the refused change")
+    check([e["op"] for e in events(server, "undo")[len(texts) + 4:]] == ["remove"], "the refused edit wrote")
+
+
+@case
+def two_tabs_share_one_outbox(ctx):
+    """Two tabs of one browser: one outbox, one replica; each shows the other's changes on their way, and each change lands once."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    texts = ["a", "b", "c", "d"]
+    m.import_lines(appends("tabs", texts))
+    server = m.serve()
+    port = server.port
+    driver = browser(ctx.dir)
+    open_page(driver, server, "tabs", "board")
+    wait_worker(driver)
+    first = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    open_page(driver, server, "tabs", "board")
+    second = driver.current_window_handle
+    wait_texts(driver, "board", texts, "the second tab")
+    server.stop()
+    wait_until("the page says it is offline", lambda: status(driver)[0] == "offline", 30)
+    keyboard_move(driver, 0, Keys.ARROW_DOWN, 1)  # a below b, in the second tab
+    wait_texts(driver, "board", ["b", "a", "c", "d"], "the second tab's move")
+    driver.switch_to.window(first)
+    wait_texts(driver, "board", ["b", "a", "c", "d"], "the other tab's move, shown in the first")
+    check(pending_shown(driver) == ["a"], "the first tab marks pending %r" % pending_shown(driver))
+    keyboard_move(driver, 3, Keys.ARROW_UP, 3)  # d to the top, in the first tab
+    wait_texts(driver, "board", ["d", "b", "a", "c"], "the first tab's move")
+    driver.switch_to.window(second)
+    wait_texts(driver, "board", ["d", "b", "a", "c"], "the first tab's move, shown in the second")
+    server = m.serve("127.0.0.1:%d" % port)
+    for handle in [second, first]:
+        driver.switch_to.window(handle)
+        wait_drained(driver)
+        wait_texts(driver, "board", ["d", "b", "a", "c"], "after the sync")
+    new = events(server, "tabs")[len(texts):]
+    check([e["op"] for e in new] == ["move", "move"], "the server's log has %r" % new)
+    check_once(new, 1)
 
 
 # MARK: - Running

@@ -46,6 +46,11 @@ import Testing
     "a-message-is-edited-in-place",
     "undo-and-redo-this-pages-changes",
     "a-deleted-card-comes-back-from-the-note",
+    "offline-changes-land-once",
+    "two-pages-offline-land-by-the-predecessor-rule",
+    "a-hundred-offline-changes-sync",
+    "offline-undo-restore-and-refusal",
+    "two-tabs-share-one-outbox",
   ]
 
   /// `MSGLOG_SCREENSHOTS=docs scripts/test --filter BrowserTests` refreshes
@@ -103,9 +108,16 @@ import Testing
     let headers = s.dir + "/page.headers"
     shell("curl -s -o /dev/null -D '\(headers)' '\(server.url!)/'")
     let head = (try? String(contentsOfFile: headers, encoding: .utf8)) ?? ""
-    for name in names where name.hasSuffix(".js") {
+    for name in names where name.hasSuffix(".js") && name != "service-worker.js" {
       #expect(head.contains("</\(name)>; rel=modulepreload"), "\(name): \(head)")
     }
+    // The service worker is no module of the page; its own policy lets it fetch the page's files, and the page's lets it run.
+    #expect(!head.contains("service-worker.js"), "\(head)")
+    #expect(head.contains("worker-src 'self'"), "\(head)")
+    let worker = s.dir + "/worker.headers"
+    shell("curl -s -o /dev/null -D '\(worker)' '\(server.url!)/service-worker.js'")
+    let workerHead = (try? String(contentsOfFile: worker, encoding: .utf8)) ?? ""
+    #expect(workerHead.contains("Content-Security-Policy: default-src 'self'; frame-ancestors 'none'"), "\(workerHead)")
   }
 
   /// Tests/Browser/attacks.py: a page on another origin, a file:// page, a

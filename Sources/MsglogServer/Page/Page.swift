@@ -67,14 +67,16 @@ enum Page {
     headers: [
       // Only its own scripts and style; and no other page may frame it (a
       // foreign page could overlay it and have the user drag or delete).
-      ("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'"),
+      ("Content-Security-Policy",
+       "default-src 'self'; style-src 'self'; script-src 'self'; worker-src 'self'; frame-ancestors 'none'"),
       ("X-Frame-Options", "DENY"),
       ("Link", preloads),
     ])
 
-  /// `</app.js>; rel=modulepreload, …`: every module.
+  /// `</app.js>; rel=modulepreload, …`: every module (the service worker
+  /// is a script of its own, not one of the page's modules).
   static var preloads: String {
-    assets.filter { $0.path.hasSuffix(".js") }.map { "<\($0.path)>; rel=modulepreload" }.joined(separator: ", ")
+    assets.filter { $0.path.hasSuffix(".js") && $0.path != serviceWorker.path }.map { "<\($0.path)>; rel=modulepreload" }.joined(separator: ", ")
   }
 
   /// What the page loads, each at its path: adding a file to Resources/
@@ -105,7 +107,18 @@ enum Page {
     File("/undo.js", PackageResources.undo_js),
     File("/words.js", PackageResources.words_js),
     File("/writes.js", PackageResources.writes_js),
+    File("/outbox.js", PackageResources.outbox_js),
+    File("/sync.js", PackageResources.sync_js),
+    File("/idb.js", PackageResources.idb_js),
+    serviceWorker,
   ]
+
+  /// The service worker, at the root so that its scope is the whole page.
+  /// Its own policy: it fetches the page's files from this origin (the
+  /// default policy, `default-src 'none'`, would stop it).
+  static let serviceWorker = File(
+    "/service-worker.js", PackageResources.service_worker_js,
+    headers: [("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'")])
 
   /// The page's routes: no token (a browser cannot send one with a
   /// navigation, and they hold no data).

@@ -33,3 +33,5 @@ if (problem) {
 }
 show(params.get("view") === "board" ? "board" : "chat");
 open(stream);
+// The page's files kept for a reload while the server is away (a secure context only: https, or localhost).
+if ("serviceWorker" in navigator) navigator.serviceWorker.register("/service-worker.js").catch(() => {});

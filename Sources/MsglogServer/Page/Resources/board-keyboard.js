@@ -54,7 +54,7 @@ function pickUp(card) {
     announce("This is the board as it was. Go back to now to move cards.");
     return;
   }
-  if (isMoving() || model.hasPending()) return;
+  if (isMoving()) return;
   const base = shownItems().slice();
   const from = base.findIndex((item) => item.id === card.dataset.id);
   if (from < 0) return;

@@ -20,7 +20,7 @@ let press = null;
 let drag = null;
 
 function onPointerDown(event) {
-  if (event.button !== 0 || !event.isPrimary || isPast() || isMoving() || model.hasPending()) return;
+  if (event.button !== 0 || !event.isPrimary || isPast() || isMoving()) return;
   const card = event.target.closest(".card");
   if (!card || event.target.closest("button")) return;
   cancelPress();

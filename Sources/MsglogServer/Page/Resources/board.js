@@ -3,13 +3,13 @@
 // (board-keyboard.js) or by a pointer (board-pointer.js), deleted by its
 // button, with a note that brings it back.
 
+import { pendingMark } from "./chat.js";
 import { $, element } from "./dom.js";
 import { ListView } from "./listview.js";
-import { model, moveChange } from "./model.js";
+import { moveChange, PREDECESSORS } from "./model.js";
 import { announce, note } from "./say.js";
 import { addView, render } from "./screen.js";
 import { isMoving, isPast, shownItems } from "./shown.js";
-import { reload } from "./stream.js";
 import { undoChange } from "./undo.js";
 import { quoted } from "./words.js";
 import { write } from "./writes.js";
@@ -39,7 +39,7 @@ function createCard(item) {
   remove.type = "button";
   remove.tabIndex = -1;
   remove.textContent = "×";
-  face.append(handle, swatch, text, element("bdi", "sender"), remove);
+  face.append(handle, swatch, text, element("bdi", "sender"), pendingMark(), remove);
   li.append(face);
   return li;
 }
@@ -53,6 +53,9 @@ function fillCard(li, item, context) {
   const sender = li.querySelector(".sender");
   sender.textContent = item.sender || "";
   sender.hidden = !item.sender;
+  li.classList.toggle("pending", item.pending === true);
+  li.dataset.pending = String(item.pending === true);  // a hook for scripts and tests
+  li.querySelector(".pending-mark").hidden = item.pending !== true;
   const remove = li.querySelector(".delete");
   remove.setAttribute("aria-label", "Delete " + quoted(item.text));
   remove.title = "Delete";
@@ -86,24 +89,20 @@ export function focusCard(index) {
 }
 
 /**
- * Sends a move computed on the list shown at `version`, with `rebase`: if
- * someone changed the stream meanwhile, the server puts the card right
- * after the card it was dropped under (or the first one before it still
- * there), where its person meant it — never back. Shown at once, by the
- * same rule, until the model has the move. Put back only if refused (the
- * card was deleted meanwhile).
+ * Keeps a move of the list shown as `base` in the outbox and sends it: the
+ * card and the cards it was dropped under (the predecessor rule), so that
+ * if someone changed the stream meanwhile the server puts it right after
+ * the first of them still there, where its person meant it — never back.
+ * Shown at once, by the same rule, until the server's list has it.
  */
-export async function moveCard(base, from, to, version) {
+export async function moveCard(base, from, to) {
   if (from === to) return;
-  const change = model.propose(moveChange(base, from, to));
-  render();
+  const { id, after } = moveChange(base, from, to);
   try {
-    await write("move", { from, to, expectVersion: version, rebase: true }, { change, event: { op: "move" } });
+    await write({ op: "move", id, after: after.slice(0, PREDECESSORS), from, to });
     note("");
   } catch (e) {
-    render();  // the card goes back, visibly
-    note("Your move was not applied: " + e.message + ". The board was reloaded.");
-    await reload();
+    note("Your move was not kept: " + e.message + ".");
   }
   render();
 }
@@ -116,19 +115,17 @@ async function removeCard(id) {
   const item = base[index];
   const next = base[index + 1] || base[index - 1];
   const hadFocus = $("board").contains(document.activeElement);
-  const change = model.propose({ op: "remove", id });
   if (next) activeCard = next.id;
-  render();
-  if (hadFocus && next) cards.elements.get(next.id)?.focus();
   try {
     // By id: the card is the one meant whatever moved meanwhile.
-    const answer = await write("remove", { id }, { change, event: { op: "remove" } });
+    const { ref } = await write({ op: "remove", id });
+    render();
+    if (hadFocus && next) cards.elements.get(next.id)?.focus();
     // A card deleted by mistake comes back where it was (after its predecessor).
-    note("Deleted card " + quoted(item.text) + ".", { label: "Undo", run: () => undoChange(answer.seq) });
+    note("Deleted card " + quoted(item.text) + ".", { label: "Undo", run: () => undoChange(ref) });
     announce("Deleted card " + quoted(item.text) + ". Undo is in the note at the top, or Control Z.");
   } catch (e) {
     note("The card " + quoted(item.text) + " was not deleted: " + e.message + ".");
-    await reload();
   }
   render();
 }

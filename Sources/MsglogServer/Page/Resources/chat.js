@@ -8,7 +8,6 @@ import { model } from "./model.js";
 import { announce, note } from "./say.js";
 import { addView, onRender, render } from "./screen.js";
 import { isPast, shownItems } from "./shown.js";
-import { reload } from "./stream.js";
 import { fullDate, quoted, when } from "./words.js";
 import { write } from "./writes.js";
 
@@ -23,6 +22,18 @@ export function setMe(name) {
   return true;
 }
 
+/**
+ * The mark of a change on its way (in the outbox, not yet in the server's
+ * list): words, not a colour alone, read by screen readers with the item.
+ */
+export function pendingMark() {
+  const mark = element("span", "pending-mark");
+  mark.textContent = "pending";
+  mark.title = "Kept in this browser; sent when the server can be reached";
+  mark.hidden = true;
+  return mark;
+}
+
 function createMessage(item) {
   const li = element("li", "message");
   li.dataset.id = item.id;
@@ -33,7 +44,7 @@ function createMessage(item) {
   const edit = element("button", "edit");
   edit.type = "button";
   edit.textContent = "Edit";
-  meta.append(element("bdi", "sender"), element("time", "time"), edited, edit);
+  meta.append(element("bdi", "sender"), element("time", "time"), edited, pendingMark(), edit);
   const text = element("p", "text");
   text.dir = "auto";
   bubble.append(meta, text);
@@ -47,7 +58,10 @@ function editable(item) {
 }
 
 function fillMessage(li, item, context) {
-  const [sender, time, edited, edit] = li.querySelector(".meta").children;
+  const [sender, time, edited, pending, edit] = li.querySelector(".meta").children;
+  li.classList.toggle("pending", item.pending === true);
+  li.dataset.pending = String(item.pending === true);  // a hook for scripts and tests
+  pending.hidden = item.pending !== true;
   li.classList.toggle("mine", me !== "" && item.sender === me);
   sender.textContent = item.sender || "";
   sender.hidden = !item.sender;
@@ -133,17 +147,14 @@ async function saveEdit(id, text) {
   }
   endEdit();
   const sender = $("compose-sender").value.trim();
-  const change = model.propose({ op: "edit", id, text, edited: new Date().toISOString() });
-  render();
+  const change = { op: "edit", id, text };
+  if (sender) change.sender = sender;
   try {
-    const body = { id, text };
-    if (sender) body.sender = sender;
-    await write("edit", body, { change, event: { op: "edit", text } });
+    await write(change);
     note("");
     announce("Message edited.");
   } catch (e) {
     note("The message was not edited: " + e.message + ".");
-    await reload();
   }
   render();
 }

@@ -1,9 +1,7 @@
 // The message box: Enter sends, Shift+Enter starts a new line. A message
-// is sent once: a retry or a second click sends it with the same id, and a
-// failed one keeps its text in the box. The name sent with it is kept for
-// the next visit.
+// goes into the outbox (sync.js), which sends it once, however often. The
+// name sent with it is kept for the next visit.
 
-import { api } from "./api.js";
 import { setMe } from "./chat.js";
 import { $ } from "./dom.js";
 import { model } from "./model.js";
@@ -11,22 +9,18 @@ import { note } from "./say.js";
 import { onRender, render } from "./screen.js";
 import { isPast } from "./shown.js";
 import * as storage from "./storage.js";
+import { newID } from "./sync.js";
 import { write } from "./writes.js";
 
 const SENDER_KEY = "msglog.sender";
 
-/** A message on its way: { id, text, sender, stream }. */
-let outgoing = null;
 let sending = false;
 
-function newID() {
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  b[6] = (b[6] & 0x0f) | 0x40;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const hex = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
-  return hex.slice(0, 8) + "-" + hex.slice(8, 12) + "-" + hex.slice(12, 16) + "-" + hex.slice(16, 20) + "-" + hex.slice(20);
-}
-
+/**
+ * Keeps the message in the outbox (shown at once, marked pending, sent
+ * once however often it is sent again) and empties the box; the text stays
+ * in the box only if the browser would not keep it.
+ */
 async function send(event) {
   event.preventDefault();
   if (sending || isPast()) return;
@@ -34,24 +28,14 @@ async function send(event) {
   const text = box.value;
   if (!text.trim()) return;
   const sender = $("compose-sender").value.trim();
-  if (!outgoing || outgoing.text !== text || outgoing.sender !== sender || outgoing.stream !== model.stream) {
-    outgoing = { id: newID(), text, sender, stream: model.stream };
-  }
-  const message = outgoing;
   sending = true;
   updateCompose();
   try {
-    const body = { text, id: message.id };
-    if (sender) body.sender = sender;
-    try {
-      await write("append", body, { event: { op: "insert", text, sender: sender || undefined } });
-    } catch (e) {
-      // Sent before, its answer lost: the id is in the stream already.
-      if (!(e.status === 409 && (await delivered(message.id)))) throw e;
-    }
+    const change = { op: "append", id: newID(), text, seen: model.view().length };
+    if (sender) change.sender = sender;
+    await write(change);
     if (box.value === text) box.value = "";
     growBox();
-    outgoing = null;
     note("");
     if (setMe(sender)) storage.set("localStorage", SENDER_KEY, sender || null);
     render({ toBottom: true });
@@ -61,15 +45,6 @@ async function send(event) {
     sending = false;
     updateCompose();
     if (document.activeElement === document.body || document.activeElement === $("send")) box.focus();
-  }
-}
-
-async function delivered(id) {
-  try {
-    const list = await api("/api/items?stream=" + encodeURIComponent(model.stream));
-    return list.items.some((item) => item.id === id);
-  } catch {
-    return false;
   }
 }
 

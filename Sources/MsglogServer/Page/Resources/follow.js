@@ -25,6 +25,20 @@ let report = {
   problem(text) {},
 };
 
+/**
+ * Where the last list read of a stream is kept, for a reload while the
+ * server is away (idb.js in the page; nothing by default).
+ */
+let cache = {
+  /** The list kept for `stream` (`{ items, version, seq }`), or undefined. */
+  async read(stream) {},
+};
+
+/** Keeps lists with `store` (`read(stream)`). */
+export function cacheWith(store) {
+  cache = { ...cache, ...store };
+}
+
 /** Where following says what happens (any of `report`'s functions). */
 export function reportTo(listeners) {
   report = { ...report, ...listeners };
@@ -48,7 +62,14 @@ export async function readStreams() {
  */
 export async function load() {
   const stream = model.stream;
-  const streams = await readStreams();
+  let streams;
+  try {
+    streams = await readStreams();
+  } catch (e) {
+    // The server away, and nothing shown yet: the list last read, until it is back.
+    if (e.status === 0 && model.version === 0 && model.items.length === 0) await showKept(stream);
+    throw e;
+  }
   report.streams(streams.map((s) => s.stream));
   let list = { seq: streams.reduce((head, s) => Math.max(head, s.seq), 0), version: 0, items: [] };
   if (streams.some((s) => s.stream === stream)) {
@@ -56,6 +77,15 @@ export async function load() {
   }
   if (stream !== model.stream) return;
   model.reset(list);
+}
+
+async function showKept(stream) {
+  let kept;
+  try { kept = await cache.read(stream); } catch { return; }
+  if (!kept || stream !== model.stream || model.version !== 0) return;
+  model.reset(kept);
+  model.lostTrack();  // read again once the server is back
+  report.loaded();
 }
 
 /** The AbortController of the live event stream. */
@@ -76,10 +106,19 @@ export function stop() {
 
 class LostTrack extends Error {}
 
+/** Ends the wait before the next try at once (`wake`). */
+let wakeUp = () => {};
+
 const sleep = (ms, signal) => new Promise((resolve) => {
   const timer = setTimeout(resolve, ms);
+  wakeUp = () => { clearTimeout(timer); resolve(); };
   signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
 });
+
+/** Tries to reach the server now, not after the backoff (the browser says it is online again). */
+export function wake() {
+  wakeUp();
+}
 
 async function connect(signal) {
   let failures = 0;

@@ -22,6 +22,9 @@ export function moved(items, from, to) {
   return copy;
 }
 
+/** At most this many predecessors go with a change (the sync protocol's bound). */
+export const PREDECESSORS = 16;
+
 /** The ids before index `index` of `items`, nearest first: where an item placed at `index` goes, by what it follows. */
 export function predecessors(items, index) {
   const ids = [];
@@ -85,6 +88,14 @@ const apply = {
 
 /** Each kind of change of this page, replayed on a list; false when it no longer applies (its item is gone). */
 const replay = {
+  /** A message sent: at the end, as the server puts an append (after what others sent meanwhile). */
+  append(items, c) {
+    const item = { id: c.id, text: c.text, time: c.time, pending: true };
+    if (c.sender !== undefined) item.sender = c.sender;
+    items.push(item);
+  },
+  /** An undo shows when its event arrives; one of a change still on its way takes that change off (`cancelled`). */
+  undo() {},
   insert(items, c) {
     const item = { id: c.id, text: c.text, time: c.time, pending: true };
     if (c.sender !== undefined) item.sender = c.sender;
@@ -107,6 +118,20 @@ const replay = {
     items[index] = { ...items[index], text: c.text, edited: c.edited, pending: true };
   },
 };
+
+/**
+ * The keys of the changes in `pending` that a later undo on its way takes
+ * back (`undoesKey`), walking back from the last: an undo itself taken back
+ * by a later one takes nothing back.
+ */
+export function cancelled(pending) {
+  const out = new Set();
+  for (let i = pending.length - 1; i >= 0; i--) {
+    const c = pending[i];
+    if (c.op === "undo" && c.undoesKey !== undefined && !out.has(c.key)) out.add(c.undoesKey);
+  }
+  return out;
+}
 
 export class StreamModel {
   constructor(stream = "main") {
@@ -171,6 +196,7 @@ export class StreamModel {
     if (event.stream !== this.stream) return true;
     if (event.version <= this.version) {  // already in the list
       this.head = Math.max(this.head, event.seq);
+      this.expire();
       return true;
     }
     // Following brings the ones between (and resumes after the last folded in, not after this one).
@@ -191,7 +217,8 @@ export class StreamModel {
    * Shows one of this page's changes at once, on top of the server's
    * layer, until `settle` (or `drop`). A change is one of
    * `{ op: "move", id, after }`, `{ op: "remove", id }`,
-   * `{ op: "edit", id, text, edited }`, `{ op: "insert", id, text, sender?, time, after? }`
+   * `{ op: "edit", id, text, edited }`, `{ op: "insert", id, text, sender?, time, after? }`,
+   * `{ op: "append", id, text, sender?, time }`, `{ op: "undo", undoesKey? | seq }`
    * (`after`: the ids the item follows, nearest first, as `predecessors`
    * gives them; an insert without it goes at the end). Returns the change,
    * numbered 1, 2, 3 … in the order made.
@@ -230,10 +257,33 @@ export class StreamModel {
     return this.pending.length > 0;
   }
 
+  /**
+   * The server did `change` as the event at `seq` (a push's outcome): it
+   * stays shown until the server's layer has that event (its head reaches
+   * `seq`), or goes now when it has.
+   */
+  settleAt(change, seq) {
+    change.untilSeq = seq;
+    this.expire();
+  }
+
+  /**
+   * This page's changes on their way are `changes` (the outbox's, in the
+   * order made, each with its `key`), with the ones proposed and not yet
+   * kept there (no `key`) after them.
+   */
+  adopt(changes) {
+    this.pending = [...changes, ...this.pending.filter((c) => c.key === undefined)];
+    this.numbered = Math.max(this.numbered, this.pending.length);
+    this.shown = null;
+    this.expire();
+  }
+
   /** Drops the answered changes the server's layer now has. */
   expire() {
     const before = this.pending.length;
-    this.pending = this.pending.filter((change) => !(change.until && this.version >= change.until));
+    this.pending = this.pending.filter((change) =>
+      !(change.until && this.version >= change.until) && !(change.untilSeq !== undefined && this.head >= change.untilSeq));
     if (this.pending.length !== before) this.shown = null;
   }
 
@@ -242,7 +292,10 @@ export class StreamModel {
     if (this.pending.length === 0) return this.items;
     if (this.shown) return this.shown;
     const items = this.items.slice();
-    for (const change of this.pending) replay[change.op](items, change);
+    const off = cancelled(this.pending);
+    for (const change of this.pending) {
+      if (change.key === undefined || !off.has(change.key)) replay[change.op](items, change);
+    }
     this.shown = items;
     return items;
   }

@@ -3,18 +3,21 @@
 // log's head.
 
 import { $ } from "./dom.js";
-import { follow, load, readStreams, reportTo, stop } from "./follow.js";
+import { cacheWith, follow, load, readStreams, reportTo, stop, wake } from "./follow.js";
+import * as idb from "./idb.js";
 import { model } from "./model.js";
 import { note, setStatus } from "./say.js";
-import { markReady, render, updateAddress } from "./screen.js";
+import { markReady, render, scheduleRender, updateAddress } from "./screen.js";
+import * as sync from "./sync.js";
 import { cancelMoves } from "./shown.js";
-import { streamNameProblem } from "./words.js";
+import { quoted, streamNameProblem } from "./words.js";
 
 /** Shows `stream`, read afresh and followed from the log's head. */
 export function open(stream) {
   stop();
   cancelMoves();
   model.open(stream);
+  sync.refresh().then(() => sync.push());  // this page's changes on their way, of this stream
   document.body.classList.remove("past");
   setStatus("connecting", "Connecting…");
   updateAddress();
@@ -66,8 +69,44 @@ function openNamed(event) {
   open(name);
 }
 
+/** What a refused change was, in words. */
+function describe(change) {
+  switch (change.op) {
+    case "append": return "Your message " + quoted(change.text);
+    case "move": return "Your move of a card";
+    case "remove": return "Your delete";
+    case "edit": return "Your edit " + quoted(change.text);
+    case "undo": return "Your undo";
+    default: return "Your change";
+  }
+}
+
+/** Keeps the list shown (the server's layer) for a reload while the server is away, a moment after it changes. */
+let keeping = null;
+function keepList() {
+  if (keeping) return;
+  keeping = setTimeout(() => {
+    keeping = null;
+    if (model.stale && model.version === 0) return;
+    const { stream, items, version, head } = model;
+    idb.keepList({ stream, items, version, seq: head }).catch(() => {});
+    sync.prune().catch(() => {});
+  }, 300);
+}
+
+model.subscribe((change) => { if (change.kind !== "open") keepList(); });
+cacheWith({ read: (stream) => idb.list(stream) });
+sync.reportTo({
+  changed: scheduleRender,
+  refused: (entry, error) => note(describe(entry.change) + " was refused by the server: " + error + "."),
+  problem: note,
+});
+window.addEventListener("online", wake);
 reportTo({
-  status: setStatus,
+  status(kind, text) {
+    setStatus(kind, text);
+    if (kind === "live") sync.push();  // the server is back: send what waits
+  },
   ready: markReady,
   loaded: () => render({ toBottom: true }),
   streams: fillPicker,

@@ -1,33 +1,27 @@
-// Every write of this page goes through here: one place for what all
-// writes share. A change that shows before the server answers is a
-// pending change of the model (`model.propose`), given here to be sent;
-// the answer is folded in like the event it is, and its seq recorded, so
-// that Ctrl+Z undoes this page's own last change.
-//
-// This is where the offline outbox goes: a change kept in the browser's
-// storage first, pushed with this page's replica id and change number,
-// and settled when the server's events have it.
+// Every write of this page goes through here: a change kept in the outbox
+// first (sync.js: IndexedDB, shown at once as pending, pushed by the sync
+// protocol with this browser's replica id and change number, so that it is
+// done once however often it is sent), and recorded for undo, so that
+// Ctrl+Z undoes this page's own last change — by its event once the server
+// has it, by its change number while it is on its way.
 
-import { api } from "./api.js";
 import { model } from "./model.js";
-import { record } from "./undo.js";
+import { record as keep } from "./sync.js";
+import { record as recordForUndo } from "./undo.js";
 
 /**
- * POSTs `body` to /api/`op` on the model's stream. `change`: the pending
- * change it shows (settled by the answer, dropped if refused); `event`: the
- * fields of the event the answer is (`op`, and what the answer leaves
- * out), folded into the model. The answer, or the HTTPError.
+ * Keeps `change` (`{ op, … }` as the sync protocol has it, on the model's
+ * stream) and sends it. `undoable`: Ctrl+Z may take it back (an undo's own
+ * change is put on the redo list by undo.js). The entry, with `outcome`:
+ * a promise of the server's outcome. Throws when the browser would not
+ * keep it (nothing shown, nothing sent).
  */
-export async function write(op, body, { change = null, event = null } = {}) {
-  let answer;
-  try {
-    answer = await api("/api/" + op, Object.assign({ stream: model.stream }, body));
-  } catch (e) {
-    if (change) model.drop(change);
-    throw e;
-  }
-  if (answer && answer.seq) record(answer.seq);
-  if (event && answer && answer.version) model.fold({ ...answer, ...event }, { fromWrite: true });
-  if (change) model.settle(change, answer);
-  return answer;
+export async function write(change, { undoable = true } = {}) {
+  const entry = await keep({ stream: model.stream, ...change });
+  const ref = { key: entry.key, seq: undefined };
+  entry.outcome.then((outcome) => {
+    if (outcome.result === "applied") ref.seq = outcome.seq;
+  });
+  if (undoable) recordForUndo(ref);
+  return { entry, ref };
 }

@@ -1,0 +1,102 @@
+// The outbox's rules, free of the DOM and of IndexedDB (node's test runner
+// runs them: Tests/Page/outbox.test.mjs): how this page's changes, kept in
+// the browser's storage (idb.js) until the server has them, are numbered,
+// pushed and settled by the sync protocol (docs/SYNC.md, version 1).
+//
+// An entry is one change as the page made it: `{ key, change, made, basis,
+// number?, log?, replica?, seq? }`. `key` orders the entries (IndexedDB's
+// own counter); `number` is its change number for the replica that pushes
+// it, given once, at its first push, and kept for every resend: the server
+// does change N of a replica at most once, so a resend (a lost answer, a
+// reload mid-push, another tab) is applied once. `seq`: the event it became
+// (it stays until the server's list the page shows has it).
+
+/** At most this many changes in one push (the server's bound). */
+export const PUSH_LIMIT = 256;
+
+/** The sync protocol this page speaks. */
+export const PROTOCOL = 1;
+
+/** Whether `entry` still waits for an answer (it has no outcome yet). */
+export function unanswered(entry) {
+  return entry.seq === undefined;
+}
+
+/**
+ * Gives the unanswered entries that have none (or one for another log) the
+ * next numbers of `replica` on `log`, in key order. `counter`: the replica's
+ * next number. Returns the entries changed and the counter after them; an
+ * entry numbered once keeps its number.
+ */
+export function numberEntries(entries, { log, replica, next }) {
+  const changed = [];
+  for (const entry of [...entries].sort((a, b) => a.key - b.key)) {
+    if (!unanswered(entry)) continue;
+    if (entry.number !== undefined && entry.log === log && entry.replica === replica) continue;
+    changed.push({ ...entry, number: next++, log, replica });
+  }
+  return { changed, next };
+}
+
+/**
+ * The body of a push of the first `limit` unanswered entries numbered for
+ * `replica` on `log`, in order: each change as the protocol has it (an undo
+ * of a change still in the outbox names that change's number). Null when
+ * there is nothing to push.
+ */
+export function pushBody(entries, { log, replica, limit = PUSH_LIMIT }) {
+  const byKey = new Map(entries.map((entry) => [entry.key, entry]));
+  const mine = entries
+    .filter((e) => unanswered(e) && e.log === log && e.replica === replica && e.number !== undefined)
+    .sort((a, b) => a.number - b.number)
+    .slice(0, limit);
+  if (mine.length === 0) return null;
+  return { protocol: PROTOCOL, log, replica, changes: mine.map((entry) => wireChange(entry, byKey)) };
+}
+
+/** One entry as a change of the protocol (ReplicaChange's JSON). */
+export function wireChange(entry, byKey = new Map()) {
+  const { undoesKey, edited, ...fields } = entry.change;
+  const change = { change: entry.number, made: entry.made, basis: entry.basis, ...fields };
+  if (undoesKey !== undefined) {
+    const earlier = byKey.get(undoesKey);
+    if (earlier && earlier.seq !== undefined) change.seq = earlier.seq;
+    else if (earlier && earlier.number !== undefined) change.undoesChange = earlier.number;
+  }
+  return change;
+}
+
+/**
+ * What the server's outcomes do to the entries pushed: `applied` (entries
+ * with the seq they became, kept until the list shown has it), `done`
+ * (keys to drop: unchanged or refused), `refused` ({ entry, error }, to
+ * tell the user). An outcome for a number not pushed is ignored.
+ */
+export function settleOutcomes(entries, { log, replica }, outcomes) {
+  const byNumber = new Map();
+  for (const entry of entries) {
+    if (entry.log === log && entry.replica === replica && unanswered(entry)) byNumber.set(entry.number, entry);
+  }
+  const applied = [], done = [], refused = [], results = [];
+  for (const outcome of outcomes) {
+    const entry = byNumber.get(outcome.change);
+    if (!entry) continue;
+    results.push({ entry, outcome });
+    if (outcome.result === "applied") {
+      applied.push({ ...entry, seq: outcome.seq, rebased: outcome.rebased === true });
+    } else {
+      done.push(entry.key);
+      if (outcome.result === "refused") refused.push({ entry, error: outcome.error || "refused" });
+    }
+  }
+  return { applied, done, refused, results };
+}
+
+/**
+ * The answered entries of `stream` whose events the server's list shown
+ * now holds (it is at `head`): to drop. Another stream's wait for a page
+ * that shows it (another tab may be drawing them).
+ */
+export function landed(entries, { stream, head }) {
+  return entries.filter((e) => !unanswered(e) && e.change.stream === stream && e.seq <= head).map((e) => e.key);
+}
