@@ -166,7 +166,16 @@ extension EventLog {
     guard requests.count <= Self.groupedRequests, lineNumbers == nil, progress == nil else {
       return try performAlone(work, lineNumbers: lineNumbers, progress: progress)
     }
-    return try commits.submit(work) { batch in try commit(batch) }
+    return try commits.submit(work) { batch in
+      guard let observer = commitObservers.observer else { return try commit(batch) }
+      let started = ContinuousClock.now
+      defer {
+        var events = 0
+        for ticket in batch { events += (try? ticket.result?.get())?.reduce(0) { $0 + ($1 == nil ? 0 : 1) } ?? 0 }
+        observer.committed(writes: batch.count, events: events, duration: ContinuousClock.now - started)
+      }
+      try commit(batch)
+    }
   }
 
   /// `perform` in a transaction of its own.

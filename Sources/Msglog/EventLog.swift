@@ -77,6 +77,8 @@ public final class EventLog: Sendable {
   package let store: any EventStore
   /// Writes from this process's threads, committed together.
   let commits = CommitQueue<PendingWrite, [Outcome?]>(batchLimit: 256)
+  /// Told of each transaction of the group commit (the server's metrics).
+  package let commitObservers = CommitObserverSlot()
 
   /// Opens the log at `location`: a directory path for LMDB (created by the
   /// first write if missing), or a PostgreSQL URL —

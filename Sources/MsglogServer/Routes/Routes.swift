@@ -1,8 +1,9 @@
 import Msglog
 
-/// The routes, declared once: the page's files and the API, each answering
-/// in the shapes `--json` prints. The router dispatches from this table,
-/// and docs/REFERENCE.md's route list is written from it.
+/// The routes, declared once: the page's files, the health checks and
+/// metrics, and the API, each answering in the shapes `--json` prints. The
+/// router dispatches from this table; docs/REFERENCE.md's route list and
+/// the OpenAPI document are written from it.
 struct Routes: Sendable {
   let log: EventLog
   let commits: CommitHub
@@ -12,65 +13,174 @@ struct Routes: Sendable {
   let replays = Permits(4)
   /// How long a streamed answer waits for a client that takes nothing.
   let stallLimit: Double
+  /// What `/metrics` shows; nil with `--no-metrics`.
+  let metrics: Metrics?
+  let readiness: Readiness
 
-  static func table(log: EventLog, commits: CommitHub, stallLimit: Double) -> [Route] {
-    let api = Routes(log: log, commits: commits, stallLimit: stallLimit)
+  static func table(log: EventLog, commits: CommitHub, stallLimit: Double, metrics: Metrics?) -> [Route] {
+    let api = Routes(
+      log: log, commits: commits, stallLimit: stallLimit, metrics: metrics, readiness: Readiness(log: log))
+    let document = OpenAPIDocument()
+    var routes = Page.routes + api.operations(document) + api.reads + api.writes
     // The page reads `/?stream=S&view=chat|board` itself.
-    let page = Page.routes.map { route in
-      var route = route
-      if route.path == "/" { route.parameters = ["stream", "view"] }
-      return route
+    if let page = routes.firstIndex(where: { $0.path == "/" }) {
+      routes[page].query = [
+        .init("stream", .string, "S", "the stream the page opens"),
+        .init("view", .string, "VIEW", "chat or board"),
+      ]
+      routes[page].parameters = ["stream", "view"]
     }
-    return page + [
-      Route(.get, "/api/streams", needsToken: true, answers: "`streams --json`") { _ in try api.streams() },
+    document.set(OpenAPI.document(routes))
+    return routes
+  }
+
+  // MARK: - Operating the server
+
+  private func operations(_ document: OpenAPIDocument) -> [Route] {
+    var routes = [
       Route(
-        .get, "/api/items", needsToken: true, takes: "?stream=S&at=SEQ",
-        answers: "`list --json` (404 for a stream with no events); with `at`, `replay --json --at SEQ`"
-      ) { try api.items($0) },
+        .get, "/livez", needsToken: false,
+        success: .init(#"`{"status":"ok"}` while the process serves"#)
+      ) { _ in .json { $0.object { $0.key("status"); $0.value("ok") } } },
       Route(
-        .get, "/api/events", needsToken: true, takes: "?from=SEQ&limit=N&stream=S",
-        answers:
-          "`log --json` lines (`application/x-ndjson`; limit 1–100000, default 1000; every stream without `stream`)"
-      ) { try api.events($0) },
+        .get, "/readyz", needsToken: false,
+        success: .init(
+          #"`{"status":"ok"}` when a read of the store answered within 1 s; else 503 `{"status":"unavailable","error":"…"}`"#
+        )
+      ) { _ in readyz() },
+    ]
+    if let metrics {
+      let log = self.log
+      let commits = self.commits
+      routes.append(
+        Route(
+          .get, "/metrics", needsToken: true,
+          success: .init(200, "text/plain; version=0.0.4; charset=utf-8", .text, "Prometheus text format 0.0.4")
+        ) { _ in
+          let head = (try? log.headSeq()) ?? commits.head
+          let text = metrics.exposition(headSeq: head, process: .now())
+          return Response(contentType: "text/plain; version=0.0.4; charset=utf-8", body: .bytes(Array(text.utf8)))
+        })
+    }
+    routes.append(
       Route(
-        .get, "/api/diff", needsToken: true, takes: "?stream=S&from=A&to=B", answers: "`diff --json A B`"
-      ) { try api.diff($0) },
+        .get, "/api/openapi.json", needsToken: true,
+        success: .init("this table as an OpenAPI 3.1 document")
+      ) { _ in Response(contentType: "application/json", body: .bytes(document.bytes)) })
+    return routes
+  }
+
+  func readyz() -> Response {
+    switch readiness.check() {
+    case .ready:
+      return .json { $0.object { $0.key("status"); $0.value("ok") } }
+    case .unavailable(let reason):
+      return .json(status: 503) { json in
+        json.object {
+          $0.key("status")
+          $0.value("unavailable")
+          $0.key("error")
+          $0.value(reason)
+        }
+      }
+    }
+  }
+
+  // MARK: - Reading
+
+  private var reads: [Route] {
+    let stream = Route.Field("stream", .string, "S", "the stream (default: main)")
+    return [
       Route(
-        .get, "/api/follow", needsToken: true, takes: "?stream=S&from=SEQ",
-        answers:
+        .get, "/api/streams", needsToken: true, success: .init("`streams --json`")
+      ) { _ in try streams() },
+      Route(
+        .get, "/api/items", needsToken: true,
+        query: [stream, .init("at", .integer, "SEQ", "the list as it was after this event (`replay --at`)")],
+        success: .init("`list --json` (404 for a stream with no events); with `at`, `replay --json --at SEQ`"),
+        refusals: [404]
+      ) { try items($0) },
+      Route(
+        .get, "/api/events", needsToken: true,
+        query: [
+          .init("from", .integer, "SEQ", "the first seq (default 1)"),
+          .init("limit", .integer, "N", range: 1...100_000, "at most this many events (default 1000)"),
+          .init("stream", .string, "S", "only this stream's events (default: every stream)"),
+        ],
+        success: .init(
+          200, "application/x-ndjson", .text,
+          "`log --json` lines (`application/x-ndjson`; limit 1–100000, default 1000; every stream without `stream`)"),
+        refusals: [404]
+      ) { try events($0) },
+      Route(
+        .get, "/api/diff", needsToken: true,
+        query: [
+          stream, .init("from", .integer, "A", required: true, "the earlier seq"),
+          .init("to", .integer, "B", required: true, "the later seq"),
+        ],
+        success: .init("`diff --json A B`"), refusals: [404]
+      ) { try diff($0) },
+      Route(
+        .get, "/api/follow", needsToken: true,
+        query: [
+          .init("stream", .string, "S", "only this stream's events (default: every stream)"),
+          .init("from", .integer, "SEQ", "the first seq (default: only new events)"),
+        ],
+        headerFields: [.init("Last-Event-ID", .integer, "SEQ", "resume after this seq (sent by a reconnecting EventSource)")],
+        success: .init(
+          200, "text/event-stream", .text,
           "`text/event-stream`: per event `id: SEQ` and `data: ` the `log --json` object; from `Last-Event-ID` + 1 "
-          + "when the header is sent, else from SEQ, else only new events (a stream with no events yet: from the "
-          + "head, whatever is asked); a `: keep-alive` comment every 15 s"
-      ) { try api.follow($0) },
-      Route(
-        .post, "/api/append", needsToken: true, takes: #"{"stream","text","sender","id","expectVersion"}"#,
-        answers: "`append --json`"
-      ) { try api.write($0, .append) },
-      Route(
-        .post, "/api/insert", needsToken: true,
-        takes: #"{"stream","index","text","sender","id","expectVersion","rebase"}"#,
-        answers: "`insert --json`"
-      ) { try api.write($0, .insert) },
-      Route(
-        .post, "/api/move", needsToken: true, takes: #"{"stream","from","to","expectVersion","rebase"}"#,
-        answers: #"`move --json`, or `{"moved":false}` for a move onto itself"#
-      ) { try api.write($0, .move) },
-      Route(
-        .post, "/api/remove", needsToken: true, takes: #"{"stream","id","expectVersion","rebase"}"#,
-        answers: "`remove --json` (`id`: a UUID or a prefix of 8+)"
-      ) { try api.write($0, .remove) },
-      Route(
-        .post, "/api/edit", needsToken: true, takes: #"{"stream","id","text","sender","expectVersion","rebase"}"#,
-        answers: #"`edit --json`, or `{"edited":false}` for the same text"#
-      ) { try api.write($0, .edit) },
-      Route(
-        .post, "/api/restore", needsToken: true, takes: #"{"stream","id","index","expectVersion"}"#,
-        answers: "`restore --json` (without `index`: after its predecessor)"
-      ) { try api.write($0, .restore) },
-      Route(
-        .post, "/api/undo", needsToken: true, takes: #"{"stream","seq","expectVersion"}"#,
-        answers: #"`undo --json` (without `seq`: the latest undoable event), or `{"undone":false}`"#
-      ) { try api.write($0, .undo) },
+            + "when the header is sent, else from SEQ, else only new events (a stream with no events yet: from the "
+            + "head, whatever is asked); a `: keep-alive` comment every 15 s"),
+        refusals: [404]
+      ) { try follow($0) },
+    ]
+  }
+
+  // MARK: - Writing
+
+  private var writes: [Route] {
+    let stream = Route.Field("stream", .string, "the stream (default: main)")
+    let text = Route.Field("text", .text, required: true, "the message (1 byte to 1 MiB of UTF-8)")
+    let sender = Route.Field("sender", .text, "who wrote it (1 to 256 bytes)")
+    let newID = Route.Field("id", .uuid, "the new item's id (default: a new random one)")
+    let item = Route.Field("id", .selector, required: true, "the item: its UUID or a prefix of 8+ hex digits")
+    let version = Route.Field("expectVersion", .integer, "refuse (412) unless the stream is at this version")
+    let rebase = Route.Field(
+      "rebase", .boolean, "with expectVersion: if the stream moved on, do what was meant at that version")
+    let refusals: [UInt32] = [404, 409, 412]
+    func write(
+      _ path: String, _ body: [Route.Field], _ answers: String, _ operation: Operation
+    ) -> Route {
+      Route(.post, path, needsToken: true, body: body, success: .init(answers), refusals: refusals) {
+        try self.write($0, operation)
+      }
+    }
+    return [
+      write("/api/append", [stream, text, sender, newID, version], "`append --json`", .append),
+      write(
+        "/api/insert",
+        [stream, .init("index", .integer, required: true, "where it goes (0: first)"), text, sender, newID, version, rebase],
+        "`insert --json`", .insert),
+      write(
+        "/api/move",
+        [
+          stream, .init("from", .integer, required: true, "the item's index"),
+          .init("to", .integer, required: true, "its new index"), version, rebase,
+        ],
+        #"`move --json`, or `{"moved":false}` for a move onto itself"#, .move),
+      write(
+        "/api/remove", [stream, item, version, rebase], "`remove --json` (`id`: a UUID or a prefix of 8+)", .remove),
+      write(
+        "/api/edit", [stream, item, text, sender, version, rebase],
+        #"`edit --json`, or `{"edited":false}` for the same text"#, .edit),
+      write(
+        "/api/restore",
+        [stream, item, .init("index", .integer, "where it goes back (default: after its predecessor)"), version],
+        "`restore --json` (without `index`: after its predecessor)", .restore),
+      write(
+        "/api/undo", [stream, .init("seq", .integer, "the event to undo (default: the latest undoable)"), version],
+        #"`undo --json` (without `seq`: the latest undoable event), or `{"undone":false}`"#, .undo),
     ]
   }
 }
