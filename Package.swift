@@ -80,15 +80,20 @@ let package = Package(
     // A TCP client on 127.0.0.1, for the bench's HTTP clients and the tests
     // that send bytes no HTTP client would.
     .target(name: "MsglogLoopback"),
-    // What the test targets share: temporary directories, the sandbox that
-    // runs the binary, the seeded generator, event helpers.
+    // What the core's tests need besides the core: the seeded generator.
+    .target(name: "MsglogCoreTestSupport", path: "Tests/MsglogCoreTestSupport"),
+    // What the other test targets share: temporary directories, the sandbox
+    // that runs the binary, event helpers (and the core's support).
     .target(
-      name: "MsglogTestSupport", dependencies: ["Msglog", "MsglogWire", "MsglogLoopback", "MsglogHTTPClient"],
+      name: "MsglogTestSupport",
+      dependencies: ["Msglog", "MsglogWire", "MsglogLoopback", "MsglogHTTPClient", "MsglogCoreTestSupport"],
       path: "Tests/MsglogTestSupport"),
-    // Tests by what they test. The core's logic, on the in-memory store.
-    .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore", "Msglog", "MsglogWire", "MsglogTestSupport"]),
-    // The library's door as an app uses it, on `EventLog.inMemory()` and each store.
-    .testTarget(name: "MsglogLibraryTests", dependencies: ["Msglog", "MsglogTestSupport"]),
+    // Tests by what they test. The core's logic: the codecs, trees, the
+    // import scanner, on the core alone (neither LMDB nor libpq is linked).
+    .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore", "MsglogCoreTestSupport"]),
+    // The library's door as an app uses it, on `EventLog.inMemory()` and
+    // each store: the ledger's rules, group commit, the model differential.
+    .testTarget(name: "MsglogLibraryTests", dependencies: ["Msglog", "MsglogCore", "MsglogWire", "MsglogTestSupport"]),
     .testTarget(name: "MsglogLMDBTests", dependencies: ["MsglogLMDB", "Msglog", "MsglogTestSupport"]),
     // The PostgreSQL store, on the throwaway cluster scripts/test starts.
     .testTarget(name: "MsglogPostgresTests", dependencies: ["Msglog", "MsglogLoopback", "MsglogTestSupport"]),

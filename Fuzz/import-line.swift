@@ -1,14 +1,16 @@
 import MsglogCore
 
 /// Any bytes as an import line: parsing never crashes, an accepted line
-/// respects docs/REFERENCE.md's limits, and the fast scanner agrees with the general
-/// parser on every line it takes.
+/// respects docs/REFERENCE.md's limits once it passes the ledger's check of
+/// its values (`Limits.check`), and the fast scanner agrees with the
+/// general parser on every line it takes.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzImportLine(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
   let bytes = Array(UnsafeBufferPointer(start: data, count: size))
   precondition(bytes.withUnsafeBytes { ImportLine.scannerAgreesWithGeneralParser($0) }, "scanner and parser disagree")
   guard let request = try? ImportLine.parse(bytes, defaultStream: "main") else { return 0 }
   precondition((1...Limits.maxStreamNameBytes).contains(request.stream.bytes.count))
+  guard (try? Limits.check(request)) != nil else { return 0 }
   if case .insert(let insert) = request.command {
     precondition((1...Limits.maxTextBytes).contains(insert.text.utf8.count))
   }

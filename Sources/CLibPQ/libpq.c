@@ -18,7 +18,8 @@
   X(PQsendQueryPrepared) X(PQgetResult) X(PQenterPipelineMode) X(PQexitPipelineMode) \
   X(PQpipelineStatus) X(PQtransactionStatus) \
   X(PQpipelineSync) X(PQconsumeInput) X(PQnotifies) X(PQfreemem) X(PQresultStatus) \
-  X(PQresultErrorField) X(PQclear) X(PQntuples) X(PQgetvalue) X(PQgetlength) X(PQgetisnull)
+  X(PQresultErrorField) X(PQclear) X(PQntuples) X(PQgetvalue) X(PQgetlength) X(PQgetisnull) \
+  X(PQputCopyData) X(PQputCopyEnd)
 
 #define MSGLOG_PQ_POINTER(name) static __typeof__(name) *p_##name;
 MSGLOG_PQ_FUNCTIONS(MSGLOG_PQ_POINTER)
@@ -103,3 +104,5 @@ int PQntuples(const PGresult *res) { return p_PQntuples(res); }
 char *PQgetvalue(const PGresult *res, int tup_num, int field_num) { return p_PQgetvalue(res, tup_num, field_num); }
 int PQgetlength(const PGresult *res, int tup_num, int field_num) { return p_PQgetlength(res, tup_num, field_num); }
 int PQgetisnull(const PGresult *res, int tup_num, int field_num) { return p_PQgetisnull(res, tup_num, field_num); }
+int PQputCopyData(PGconn *conn, const char *buffer, int nbytes) { return p_PQputCopyData(conn, buffer, nbytes); }
+int PQputCopyEnd(PGconn *conn, const char *errormsg) { return p_PQputCopyEnd(conn, errormsg); }

@@ -24,20 +24,29 @@ extension EventLog {
     /// or write, with whether the database was read without its lock file
     /// (read-only to this user, where a concurrent commit can change pages
     /// under a read) and LMDB's words. LMDB aborts the process when the
-    /// handler returns, so a program that wants a clear message and exit
-    /// code prints and exits here. Nil keeps LMDB's own: print the check and
-    /// abort. Not used on PostgreSQL.
-    public var lmdbAssertionHandler: (@Sendable (_ lockless: Bool, _ message: String) -> Void)?
+    /// handler returns, so the command line prints its own message and
+    /// exits here. Nil keeps LMDB's own: print the check and abort. Not used
+    /// on PostgreSQL. The command line's and the server's business, not an
+    /// app's: an app gets what every LMDB program gets.
+    package var lmdbAssertionHandler: (@Sendable (_ lockless: Bool, _ message: String) -> Void)? = nil
 
     public init(
       access: LogAccess = .readWrite, clock: @escaping @Sendable () -> Timestamp = Timestamp.now,
-      checkpointInterval: Int = 256,
-      lmdbAssertionHandler: (@Sendable (_ lockless: Bool, _ message: String) -> Void)? = nil
+      checkpointInterval: Int = 256
     ) {
       precondition(checkpointInterval >= 1, "a checkpoint interval is at least 1")
       self.access = access
       self.clock = clock
       self.checkpointInterval = checkpointInterval
+    }
+
+    /// The configuration of this package's programs, which word LMDB's
+    /// failed checks themselves.
+    package init(
+      access: LogAccess = .readWrite,
+      lmdbAssertionHandler: (@Sendable (_ lockless: Bool, _ message: String) -> Void)?
+    ) {
+      self.init(access: access)
       self.lmdbAssertionHandler = lmdbAssertionHandler
     }
   }

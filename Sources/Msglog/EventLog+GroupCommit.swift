@@ -3,17 +3,18 @@ extension EventLog {
   static let groupedRequests = 64
 
   /// Commits the calls of a batch in one transaction, each with its own
-  /// outcome. A call refused there is taken back (`LedgerSession.rewind`)
-  /// and the others go on; if one could not be taken back (it had written
-  /// something), the transaction is abandoned and each call runs alone.
-  func commit(_ batch: [CommitQueue<PendingWrite, [Outcome?]>.Ticket]) throws {
-    guard batch.count > 1 else {
-      let work = batch[0].work
-      batch[0].result = Result { try performAlone(work) }
+  /// outcome; a call that came alone goes straight to the store. A call
+  /// refused there is taken back (`LedgerSession.rewind`) and the others go
+  /// on; if one could not be taken back (it had written something), the
+  /// transaction is abandoned and each call runs alone.
+  func commit(_ tickets: [CommitQueue<WriteBatch, [Outcome?]>.Ticket]) throws {
+    guard tickets.count > 1 else {
+      let batch = tickets[0].work
+      tickets[0].result = Result { try transact(batch) }
       return
     }
     var streams: [StreamName] = []
-    for ticket in batch {
+    for ticket in tickets {
       for request in ticket.work.requests where !streams.contains(request.stream) { streams.append(request.stream) }
     }
     // Set when a refused call cannot be taken back: the transaction is
@@ -22,17 +23,17 @@ extension EventLog {
     let results: [Result<[Outcome?], any Error>]
     do {
       results = try write(touching: streams.count > 8 ? [] : streams) { session in
-        try batch.map { ticket in try apply(ticket.work, sharing: session, abandoned: abandoned) }
+        try tickets.map { ticket in try perform(ticket.work, sharing: session, abandoned: abandoned) }
       }
     } catch {
       guard abandoned.isSet else { throw error }
-      for ticket in batch {
-        let work = ticket.work
-        ticket.result = Result { try performAlone(work) }
+      for ticket in tickets {
+        let batch = ticket.work
+        ticket.result = Result { try transact(batch) }
       }
       return
     }
-    for (ticket, result) in zip(batch, results) { ticket.result = result }
+    for (ticket, result) in zip(tickets, results) { ticket.result = result }
   }
 
   /// One call's requests in a session shared with other calls, taken back
@@ -40,12 +41,12 @@ extension EventLog {
   /// is this call's outcome; the store's own failures (a map to grow, a head
   /// that moved, a lost server) are the whole transaction's, and so is a
   /// refusal that cannot be taken back (`abandoned` then set).
-  private func apply(_ work: PendingWrite, sharing session: LedgerSession, abandoned: Flag) throws -> Result<
+  private func perform(_ batch: WriteBatch, sharing session: LedgerSession, abandoned: Flag) throws -> Result<
     [Outcome?], any Error
   > {
     let mark = session.mark()
     do {
-      return .success(try apply(work, in: session))
+      return .success(try session.perform(batch))
     } catch let error where error is MsglogError || error is DerivedDamage {
       guard session.rewind(to: mark) else {
         abandoned.isSet = true

@@ -46,6 +46,9 @@ extension EventLog {
     try reading { try $0.diff(stream, from: a, to: b) }
   }
 
-  /// Checks every record, seq contiguity, the replay and every derived table.
-  public func verify() throws -> VerifyReport { try reading { try $0.verify() } }
+  /// Checks every record, seq contiguity, the replay and every derived
+  /// table; `progress` is called now and then.
+  public func verify(progress: ((VerifyProgress) -> Void)? = nil) throws -> VerifyReport {
+    try reading { try $0.verify(progress: progress) }
+  }
 }

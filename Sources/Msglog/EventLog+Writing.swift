@@ -69,8 +69,9 @@ extension EventLog {
     from: Int, to: Int, in stream: StreamName = .main, expectVersion: UInt64? = nil, rebase: Bool = false
   ) throws -> Outcome? {
     try perform(
-      [WriteRequest(stream: stream, command: .move(from: from, to: to, id: nil))], expectVersion: expectVersion,
-      rebase: rebase)[0]
+      WriteBatch(
+        [WriteRequest(stream: stream, command: .move(from: from, to: to, id: nil))], expectVersion: expectVersion,
+        rebase: rebase))[0]
   }
 
   /// Removes a live item, named by its id or a unique prefix of 8+ characters.
@@ -80,8 +81,9 @@ extension EventLog {
   public func remove(
     _ item: ItemSelector, from stream: StreamName = .main, expectVersion: UInt64? = nil, rebase: Bool = false
   ) throws -> Outcome {
-    try perform([WriteRequest(stream: stream, command: .remove(item))], expectVersion: expectVersion, rebase: rebase)[
-      0]!
+    try perform(
+      WriteBatch([WriteRequest(stream: stream, command: .remove(item))], expectVersion: expectVersion, rebase: rebase))[
+        0]!
   }
 
   /// Removes the live item with this id.
@@ -101,8 +103,9 @@ extension EventLog {
     expectVersion: UInt64? = nil, rebase: Bool = false
   ) throws -> Outcome? {
     try perform(
-      [WriteRequest(stream: stream, command: .edit(item, text: text, sender: sender))], expectVersion: expectVersion,
-      rebase: rebase)[0]
+      WriteBatch(
+        [WriteRequest(stream: stream, command: .edit(item, text: text, sender: sender))], expectVersion: expectVersion,
+        rebase: rebase))[0]
   }
 
   /// Brings a removed item back with its id, text, author, time and seq: at
@@ -115,7 +118,8 @@ extension EventLog {
     _ item: ItemSelector, at index: Int? = nil, in stream: StreamName = .main, expectVersion: UInt64? = nil
   ) throws -> Outcome {
     try perform(
-      [WriteRequest(stream: stream, command: .restore(item, index: index))], expectVersion: expectVersion)[0]!
+      WriteBatch([WriteRequest(stream: stream, command: .restore(item, index: index))], expectVersion: expectVersion))[
+        0]!
   }
 
   /// Appends the event that undoes event `seq` of the stream, with `undoes`
@@ -133,7 +137,7 @@ extension EventLog {
   public func undo(_ seq: UInt64? = nil, in stream: StreamName = .main, expectVersion: UInt64? = nil) throws
     -> Outcome?
   {
-    try perform([WriteRequest(stream: stream, command: .undo(seq: seq))], expectVersion: expectVersion)[0]
+    try perform(WriteBatch([WriteRequest(stream: stream, command: .undo(seq: seq))], expectVersion: expectVersion))[0]
   }
 
   /// Validates and appends `requests` in one write transaction: all or none.
@@ -150,170 +154,49 @@ extension EventLog {
   ///   - expectVersion: refuse unless the first request's stream is at this version.
   ///   - rebase: instead of refusing when the stream has moved past
   ///     `expectVersion`, transform the first request to the head (an insert
-  ///     or a move by the predecessor rule; later inserts of the batch follow
-  ///     it). Needs `expectVersion`.
-  ///   - lineNumbers: when given, a refused request's error names its line.
+  ///     or a move by the predecessor rule, a remove or an edit by its
+  ///     item's id; later inserts of the batch follow it). Needs
+  ///     `expectVersion`, and a first request of one of those four.
   ///   - progress: called now and then with (done, total).
   /// - Returns: one outcome per request; nil for one that changes nothing
   ///   (a move onto itself, an edit to the same text, an undo in effect).
   public func perform(
-    _ requests: [WriteRequest], expectVersion: UInt64? = nil, rebase: Bool = false, lineNumbers: [Int]? = nil,
+    _ requests: [WriteRequest], expectVersion: UInt64? = nil, rebase: Bool = false,
     progress: ((Int, Int) -> Void)? = nil
   ) throws -> [Outcome?] {
-    guard !requests.isEmpty else { return [] }
-    if rebase, expectVersion == nil { throw MsglogError.invalidInput(.rebaseWithoutVersion) }
-    let work = PendingWrite(requests: requests, expectVersion: expectVersion, rebase: rebase)
-    guard requests.count <= Self.groupedRequests, lineNumbers == nil, progress == nil else {
-      return try performAlone(work, lineNumbers: lineNumbers, progress: progress)
+    try perform(WriteBatch(requests, expectVersion: expectVersion, rebase: rebase), progress: progress)
+  }
+
+  /// `perform` of a batch a door made (`WriteBatch`, checked when made).
+  ///
+  /// - Parameter lineNumbers: when given (an import's lines, `append
+  ///   --lines`' lines of stdin), a refused request's error names its line.
+  package func perform(_ batch: WriteBatch, lineNumbers: [Int]? = nil, progress: ((Int, Int) -> Void)? = nil)
+    throws -> [Outcome?]
+  {
+    guard !batch.requests.isEmpty else { return [] }
+    guard batch.requests.count <= Self.groupedRequests, lineNumbers == nil, progress == nil else {
+      return try transact(batch, lineNumbers: lineNumbers, progress: progress)
     }
-    return try commits.submit(work) { batch in
-      guard let observer = commitObservers.observer else { return try commit(batch) }
+    return try commits.submit(batch) { tickets in
+      guard let observer = commitObservers.observer else { return try commit(tickets) }
       let started = ContinuousClock.now
       defer {
+        // The events each call appended (none for one refused, or when the transaction failed).
         var events = 0
-        for ticket in batch { events += (try? ticket.result?.get())?.reduce(0) { $0 + ($1 == nil ? 0 : 1) } ?? 0 }
-        observer.committed(writes: batch.count, events: events, duration: ContinuousClock.now - started)
+        for ticket in tickets { events += (try? ticket.result?.get())?.reduce(0) { $0 + ($1 == nil ? 0 : 1) } ?? 0 }
+        observer.committed(writes: tickets.count, events: events, duration: ContinuousClock.now - started)
       }
-      try commit(batch)
+      try commit(tickets)
     }
   }
 
-  /// `perform` in a transaction of its own.
-  func performAlone(_ work: PendingWrite, lineNumbers: [Int]? = nil, progress: ((Int, Int) -> Void)? = nil) throws
+  /// One batch in a transaction of its own, straight to the store.
+  func transact(_ batch: WriteBatch, lineNumbers: [Int]? = nil, progress: ((Int, Int) -> Void)? = nil) throws
     -> [Outcome?]
   {
-    let requests = work.requests
-    let estimate = requests.count > 1 ? Self.estimatedBytes(of: requests) : 0
-    // The streams a small batch touches, for a store to fetch up front.
-    var streams: [StreamName] = []
-    for request in requests where !streams.contains(request.stream) {
-      streams.append(request.stream)
-      if streams.count > 8 { break }
+    try write(reserving: batch.estimatedBytes, touching: batch.streams) { session in
+      try session.perform(batch, lineNumbers: lineNumbers, progress: progress)
     }
-    return try write(reserving: estimate, touching: streams.count > 8 ? [] : streams) { session in
-      try apply(work, in: session, lineNumbers: lineNumbers, progress: progress)
-    }
-  }
-
-  /// Validates and performs one call's requests in `session` (a transaction
-  /// of their own, or one shared with other calls by group commit).
-  func apply(
-    _ work: PendingWrite, in session: LedgerSession, lineNumbers: [Int]? = nil, progress: ((Int, Int) -> Void)? = nil
-  ) throws -> [Outcome?] {
-    let requests = work.requests
-    // The version the first request was made at, when it is to be rebased.
-    var basis: UInt64? = nil
-    if let expectVersion = work.expectVersion {
-      let actual = try session.version(of: requests[0].stream)
-      if actual != expectVersion {
-        guard work.rebase, expectVersion < actual else {
-          throw MsglogError.versionConflict(stream: requests[0].stream, expected: expectVersion, actual: actual)
-        }
-        basis = expectVersion
-      }
-    }
-    // How far the first (rebased) insert moved: later inserts of the batch follow it.
-    var shift = 0
-    var outcomes: [Outcome?] = []
-    outcomes.reserveCapacity(requests.count)
-    for (i, request) in requests.enumerated() {
-      if i % 1024 == 0 { progress?(i, requests.count) }
-      // Write the derived rows so far into the same transaction now and
-      // then, so that a huge batch holds bounded state in memory.
-      if i % LedgerSession.flushInterval == 0 {
-        if i > 0 { try session.finish() }
-        try session.prefetch(idsOf: requests[i..<min(i + LedgerSession.flushInterval, requests.count)])
-      }
-      do {
-        if let basis, i == 0 {
-          let outcome = try session.perform(request, rebasingFrom: basis)
-          if let outcome, case .insert(let insert) = request.command, let index = insert.index {
-            shift = outcome.index - index
-          }
-          outcomes.append(outcome)
-        } else if basis != nil, case .insert(var insert) = request.command, let index = insert.index {
-          insert.index = index + shift
-          var outcome = try session.perform(WriteRequest(stream: request.stream, command: .insert(insert)))
-          outcome?.rebased = true
-          outcomes.append(outcome)
-        } else {
-          outcomes.append(try session.perform(request))
-        }
-      } catch let error as MsglogError where lineNumbers != nil {
-        throw MsglogError.line(lineNumbers![i], error)
-      }
-    }
-    progress?(requests.count, requests.count)
-    return outcomes
-  }
-
-  /// What `requests` may add to the database, records plus derived rows,
-  /// for the map to grow once ahead of the write: a generous estimate is
-  /// free (the map is address space).
-  static func estimatedBytes(of requests: [WriteRequest]) -> Int {
-    requests.reduce(0) { total, request in
-      if case .insert(let insert) = request.command { return total + 2 * insert.text.utf8.count + 512 }
-      return total + 256
-    }
-  }
-
-  /// The requests of import lines, with the number of the line each came
-  /// from (blank lines are skipped, and count).
-  static func readImportLines(_ body: UnsafeRawBufferPointer, defaultStream: StreamName) throws(MsglogError) -> (
-    [WriteRequest], [Int]
-  ) {
-    try ImportLineHalves.read(body) { part throws(MsglogError) in
-      try readImportLines(part: part, defaultStream: defaultStream)
-    }
-  }
-
-  /// `readImportLines` of a part of the input, its lines numbered from 1.
-  static func readImportLines(part body: UnsafeRawBufferPointer, defaultStream: StreamName) throws(MsglogError) -> (
-    [WriteRequest], [Int]
-  ) {
-    var requests: [WriteRequest] = []
-    var lineNumbers: [Int] = []
-    let lines = ImportLine.lineCount(body)
-    requests.reserveCapacity(lines)
-    lineNumbers.reserveCapacity(lines)
-    var reader = ImportLine.Reader(defaultStream: defaultStream)
-    var number = 0
-    var start = 0
-    while start < body.count {
-      let end = ImportLine.endOfLine(body, from: start)
-      number += 1
-      let line = UnsafeRawBufferPointer(rebasing: body[start..<end])
-      start = end + 1
-      if ImportLine.isBlank(line) { continue }
-      do {
-        requests.append(try reader.parse(line))
-        lineNumbers.append(number)
-      } catch {
-        throw MsglogError.line(number, error)
-      }
-    }
-    return (requests, lineNumbers)
-  }
-
-  /// Applies import lines (JSON, one object per line; see docs/REFERENCE.md)
-  /// atomically: a malformed or refused line throws `.line(n, error)` and
-  /// nothing is written. A UTF-8 byte-order mark and blank lines are skipped.
-  public func importLines(
-    _ input: [UInt8], defaultStream: StreamName = .main, progress: ((Int, Int) -> Void)? = nil
-  ) throws -> ImportResult {
-    let parsed = input.withUnsafeBytes { all in
-      Result { () throws(MsglogError) in
-        try Self.readImportLines(
-          input.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: all.dropFirst(3)) : all,
-          defaultStream: defaultStream)
-      }
-    }
-    let (requests, lineNumbers) = try parsed.get()
-    if let bulk = try bulkImport(requests, progress: progress) { return bulk }
-    let outcomes = try perform(requests, lineNumbers: lineNumbers, progress: progress)
-    let appended = outcomes.compactMap { $0 }
-    // Nothing appended (no lines, or only moves onto themselves): the head is where it was.
-    let head = appended.last?.event.seq ?? (try? headSeq()) ?? 0
-    return ImportResult(imported: appended.count, head: head)
   }
 }

@@ -36,14 +36,20 @@ import MsglogPostgres
 /// ### Writing
 ///
 /// - ``append(_:sender:id:to:expectVersion:)``
-/// - ``insert(_:at:sender:id:into:expectVersion:)``
-/// - ``move(from:to:in:expectVersion:)``
-/// - ``remove(_:from:expectVersion:)``
-/// - ``remove(id:from:expectVersion:)``
+/// - ``insert(_:at:sender:id:into:expectVersion:rebase:)``
+/// - ``move(from:to:in:expectVersion:rebase:)``
+/// - ``remove(_:from:expectVersion:rebase:)``
+/// - ``remove(id:from:expectVersion:rebase:)``
 /// - ``append(contentsOf:to:expectVersion:progress:)``
-/// - ``insert(contentsOf:at:into:expectVersion:progress:)``
-/// - ``perform(_:expectVersion:lineNumbers:progress:)``
+/// - ``insert(contentsOf:at:into:expectVersion:rebase:progress:)``
+/// - ``perform(_:expectVersion:rebase:progress:)``
 /// - ``importLines(_:defaultStream:progress:)``
+///
+/// ### Working together
+///
+/// - ``edit(_:text:sender:in:expectVersion:rebase:)``
+/// - ``restore(_:at:in:expectVersion:)``
+/// - ``undo(_:in:expectVersion:)``
 ///
 /// ### Reading
 ///
@@ -61,13 +67,17 @@ import MsglogPostgres
 /// ### Following
 ///
 /// - ``follow(from:stream:)``
-/// - ``follow(from:stream:stop:_:)``
+/// - ``follow(from:stream:stop:notices:_:)``
+/// - ``FollowStop``
+/// - ``FollowNotice``
 ///
 /// ### Checking and mending
 ///
 /// - ``verify()``
 /// - ``repair()``
 /// - ``RepairReport``
+/// - ``backup(to:compact:)``
+/// - ``BackupReport``
 public final class EventLog: Sendable {
   /// Where the log lives: the path as given, the URL as libpq parsed it
   /// without its password (safe to show anywhere), or `(memory)`.
@@ -76,8 +86,8 @@ public final class EventLog: Sendable {
   public let configuration: Configuration
   package let store: any EventStore
   /// Writes from this process's threads, committed together.
-  let commits = CommitQueue<PendingWrite, [Outcome?]>(batchLimit: 256)
-  /// Told of each transaction of the group commit (the server's metrics).
+  let commits = CommitQueue<WriteBatch, [Outcome?]>(batchLimit: 256)
+  /// Told of each transaction of the group commit (the server\'s metrics).
   package let commitObservers = CommitObserverSlot()
 
   /// Opens the log at `location`: a directory path for LMDB (created by the
@@ -98,7 +108,7 @@ public final class EventLog: Sendable {
       self.store = store
     } else {
       self.location = location
-      self.store = LMDBLog(
+      self.store = LMDBStore(
         path: location, access: configuration.access, assertionHandler: configuration.lmdbAssertionHandler)
     }
     self.configuration = configuration
@@ -120,6 +130,14 @@ public final class EventLog: Sendable {
   /// Whether reads go without a lock because the database may only be read
   /// by this user: a read's `body` may then run more than once, and a caller
   /// that streams output should hold it back until the read returns.
+  ///
+  /// Why it shows: LMDB takes a read's place in its lock file, which such a
+  /// user cannot write, so the read runs without one and runs again when a
+  /// commit raced it (`read(_:)`). What `body` did on the first run — the
+  /// lines it printed — the log cannot take back, and holding every read's
+  /// output back would cost memory for the reads that need none of it
+  /// (`list` of a million items streams its lines). So the log says when,
+  /// and a caller holds back only then.
   public var readsWithoutLock: Bool { store.readsWithoutLock }
 
   // MARK: - Transactions
@@ -156,28 +174,35 @@ public final class EventLog: Sendable {
   func write<R>(reserving bytes: Int = 0, touching streams: [StreamName] = [], _ body: (LedgerSession) throws -> R)
     throws(MsglogError) -> R
   {
-    try writing(reserving: bytes, touching: streams) { writer in
-      // A store with a clock of its own (a server's) dates the events.
-      let session = try LedgerSession(
-        writer: writer, now: writer.commitTime ?? configuration.clock(),
-        checkpointInterval: UInt64(configuration.checkpointInterval))
-      let result = try body(session)
-      try session.finish()
-      return result
+    try checkWritable()
+    do {
+      return try store.write(reserving: bytes, touching: streams) { writer in
+        // A store with a clock of its own (a server's) dates the events.
+        let session = try LedgerSession(
+          writer: writer, now: writer.commitTime ?? configuration.clock(),
+          checkpointInterval: UInt64(configuration.checkpointInterval))
+        let result = try body(session)
+        try session.finish()
+        return result
+      }
+    } catch {
+      throw MsglogError(anyStoreFailure: error)
     }
   }
 
   /// A write transaction of the store itself, for what is not a command (a repair).
-  func writing<R>(reserving bytes: Int = 0, touching streams: [StreamName] = [], _ body: (any LogWriter) throws -> R)
-    throws(MsglogError) -> R
-  {
-    guard configuration.access == .readWrite else {
-      throw .readOnly(location: location, reason: "opened for reading only")
-    }
+  func writing<R>(_ body: (any LogWriter) throws -> R) throws(MsglogError) -> R {
+    try checkWritable()
     do {
-      return try store.write(reserving: bytes, touching: streams, body)
+      return try store.write(body)
     } catch {
       throw MsglogError(anyStoreFailure: error)
+    }
+  }
+
+  private func checkWritable() throws(MsglogError) {
+    guard configuration.access == .readWrite else {
+      throw .readOnly(location: location, store: store.kind, reason: "opened for reading only")
     }
   }
 }

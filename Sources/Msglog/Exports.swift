@@ -1,7 +1,8 @@
 // The door shows the model: every `public` declaration of MsglogCore —
 // `Event`, `Item`, `ItemID`, `StreamName`, `Timestamp`, `Outcome`,
 // `StreamDiff`, `StreamContents`, `WriteRequest` and its parts,
-// `VerifyReport`, `LogAccess`, `MsglogError` — comes with `import Msglog`.
+// `VerifyReport`, `VerifyProgress`, `LogAccess`, `MsglogError` — comes with
+// `import Msglog`.
 // The machinery (codecs, trees, the ledger, the store protocols) is
 // `package`: this package's command line, server, benchmark and tests use
 // it, an app cannot. `DoorTests` compiles an app against the door to keep

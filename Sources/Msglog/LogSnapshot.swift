@@ -61,8 +61,10 @@ public struct LogSnapshot: ~Copyable {
   }
 
   /// Checks every record, seq contiguity, the replay and every derived
-  /// table, naming each problem once.
-  public func verify() throws -> VerifyReport { try translated { try Verifier.verify(reader) } }
+  /// table, naming each problem once; `progress` is called now and then.
+  public func verify(progress: ((VerifyProgress) -> Void)? = nil) throws -> VerifyReport {
+    try translated { try Verifier.verify(reader, progress: progress) }
+  }
 
   /// The store's own access, below the door: the benchmark's phase-by-phase
   /// diagnostics read through it.

@@ -1,21 +1,15 @@
-import MsglogLMDB
-
 extension MsglogError {
-  /// A store's own failure in msglog's words — the one place they are
-  /// worded — or nil for an error that is no store's (what a caller's
-  /// closure threw passes through `EventLog` as it is).
+  /// A store's failure as a `MsglogError`, or nil for an error that is no
+  /// store's (what a caller's closure threw passes through `EventLog` as
+  /// it is).
   ///
-  /// The stores throw `MsglogError`s for what they decide themselves (no
-  /// database, read-only, a changed read) and let their engine's failures
-  /// and damage found in derived rows escape as they are.
+  /// The stores throw `MsglogError`s — their engines' failures worded by
+  /// each store, carrying which store it is (`MsglogError.Store`) — and let
+  /// damage found in derived rows and replay escape in the core's types.
   init?(storeFailure error: any Error) {
     switch error {
     case let error as MsglogError:
       self = error
-    case let error as LMDBError where error.isOutOfSpace:
-      self = .diskFull("the database could not grow (\(error.userMessage))")
-    case let error as LMDBError:
-      self = .storage("database error: \(error.userMessage)")
     case let damage as DerivedDamage:
       self = .derivedDamage(damage)
     case let error as ReplayError:

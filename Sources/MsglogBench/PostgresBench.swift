@@ -13,7 +13,8 @@ import Msglog
 ///   the server's sessions do while 16 clients write;
 /// - a whole `msglog append` process against `psql -c INSERT` and against
 ///   one pgbench transaction on a connection of its own (`-C`);
-/// - `import`, `list`, `replay --at` and `verify` against LMDB on the same data;
+/// - `import` into a new database (a bulk load: `COPY` on PostgreSQL, `MDB_APPEND`
+///   on LMDB), `list`, `replay --at` and `verify` against LMDB on the same data;
 /// - a follower on a hot standby, from the primary's commit to its output.
 struct PostgresBench {
   /// A superuser URL to the server's `postgres` database.
@@ -75,6 +76,9 @@ struct PostgresBench {
     "msglog_bench_list", "msglog_bench_verify", "msglog_bench_follow",
   ]
 
+  /// Runs of each import, alternating (a minute or so each on a loaded machine).
+  static let importRuns = 2
+
   func run() throws -> Results {
     var results = Results()
     try? FileManager.default.removeItem(atPath: directory)
@@ -123,7 +127,8 @@ struct PostgresBench {
       FileHandle.standardError.write(
         Data(
           String(
-            format: "bench: postgres: %d clients: serve %.0f/s, shared EventLog %.0f/s, INSERT %.0f/s, gapless %.0f/s\n",
+            format:
+              "bench: postgres: %d clients: serve %.0f/s, shared EventLog %.0f/s, INSERT %.0f/s, gapless %.0f/s\n",
             clients, serve, shared, insert, gapless
           ).utf8))
       results.writers.append(Writers(clients: clients, serve: serve, shared: shared, insert: insert, gapless: gapless))
@@ -162,12 +167,19 @@ struct PostgresBench {
     }
     let input = lines.joined(separator: "\n")
     let lmdb = directory + "/same.lmdb"
-    let postgres = try freshDatabase("msglog_bench_list")
-    let importLMDB = try runProcess(msglog, ["--db", lmdb, "import"], stdin: input)
-    let importPostgres = try runProcess(msglog, ["--db", postgres, "import"], stdin: input)
-    guard importLMDB.status == 0, importPostgres.status == 0 else { throw BenchError("import failed") }
-    results.importLMDB = importLMDB.time
-    results.importPostgres = importPostgres.time
+    var postgres = ""
+    // Best of two, alternating, each into a new database (the last stays for what follows).
+    results.importLMDB = .seconds(1_000_000)
+    results.importPostgres = .seconds(1_000_000)
+    for _ in 0..<Self.importRuns {
+      try? FileManager.default.removeItem(atPath: lmdb)
+      postgres = try freshDatabase("msglog_bench_list")
+      let importLMDB = try runProcess(msglog, ["--db", lmdb, "import"], stdin: input)
+      let importPostgres = try runProcess(msglog, ["--db", postgres, "import"], stdin: input)
+      guard importLMDB.status == 0, importPostgres.status == 0 else { throw BenchError("import failed") }
+      results.importLMDB = min(results.importLMDB, importLMDB.time)
+      results.importPostgres = min(results.importPostgres, importPostgres.time)
+    }
     results.listLMDB = try bestProcess(runs, msglog, ["--db", lmdb, "--stream", "big", "list"], memory: true)
     results.listPostgres = try bestProcess(runs, msglog, ["--db", postgres, "--stream", "big", "list"], memory: true)
     results.listSmallPostgres = try bestProcess(

@@ -72,7 +72,9 @@ package struct Arguments: Equatable {
         throw CommandLineError.usage("unknown option \(TerminalText.quoted(token))", hint: "see 'msglog --help'")
       }
       guard let option = Arguments.declared[name] else {
-        throw CommandLineError.usage("unknown option \(TerminalText.quoted("--" + name))", hint: "see 'msglog --help'")
+        throw CommandLineError.usage(
+          "unknown option \(TerminalText.quoted("--" + name))",
+          hint: Suggestion.hint(for: name, among: Arguments.declared.keys.sorted(), prefix: "--") ?? "see 'msglog --help'")
       }
       if option.isFlag {
         guard inlineValue == nil else { throw CommandLineError.usage("option --\(name) takes no value") }

@@ -1,3 +1,5 @@
+import MsglogCore
+
 /// The command line, declared once.
 ///
 /// Parsing and its usage errors, `help`, the shell completions and the man
@@ -96,6 +98,8 @@ enum Options {
     completion: .files)
   static let tlsKey = OptionDeclaration(
     name: "tls-key", value: "FILE", help: "the PEM private key of --tls-cert", completion: .files)
+  static let compact = OptionDeclaration(
+    name: "compact", help: "leave out free pages and renumber the rest: a smaller copy")
   static let man = OptionDeclaration(name: "man", help: "print the manual page (roff, for man(1)) instead")
   static let listStreams = OptionDeclaration(
     name: "list-streams", help: "print the database's stream names, one per line (for completion scripts)")
@@ -109,7 +113,7 @@ enum Options {
 /// The commands.
 enum CommandName: String, CaseIterable, Sendable {
   case append, insert, move, remove, edit, restore, undo, list, replay, log, streams, diff, export
-  case `import`, verify, serve, completions, help
+  case `import`, verify, backup, serve, completions, help
 }
 
 /// One command: what it accepts and its help page. (Its handler is the
@@ -148,9 +152,13 @@ struct CommandDeclaration: Sendable {
     CommandName(rawValue: name).map { all[$0]! }
   }
 
-  static let writeOptions = [Options.expectVersion]
-  /// Writes made against a list shown at some version, which can be rebased.
-  static let rebasableOptions = [Options.expectVersion, Options.rebase]
+  /// A write's `--expect-version`, and `--rebase` where its operation
+  /// rebases (`WriteOperation`'s declaration, which every door reads).
+  static func versionOptions(_ operation: WriteOperation) -> [OptionDeclaration] {
+    operation.rebases ? rebasableOptions : writeOptions
+  }
+  private static let writeOptions = [Options.expectVersion]
+  private static let rebasableOptions = [Options.expectVersion, Options.rebase]
   static let textOptions = [Options.sender, Options.id, Options.lines]
 
   /// The table.
@@ -167,7 +175,7 @@ struct CommandDeclaration: Sendable {
         arguments: [
           ArgumentDeclaration(name: "TEXT", help: "the message (default: stdin)", optional: true, repeating: true)
         ],
-        options: textOptions + writeOptions,
+        options: textOptions + versionOptions(.append),
         example: "msglog append --sender ann \"see you at 10\"\nprintf 'one\\ntwo\\n' | msglog append --lines"),
       CommandDeclaration(
         name: .insert, summary: "insert a message at an index",
@@ -180,7 +188,7 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "INDEX", help: "position of the new item, 0…count"),
           ArgumentDeclaration(name: "TEXT", help: "the message (default: stdin)", optional: true, repeating: true),
         ],
-        options: textOptions + rebasableOptions,
+        options: textOptions + versionOptions(.insert),
         example: "msglog insert 0 \"pinned: read the rules\"\nmsglog insert 2 --expect-version 17 --rebase \"next\""),
       CommandDeclaration(
         name: .move, summary: "move an item from one index to another",
@@ -195,7 +203,7 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "FROM", help: "the item's current index"),
           ArgumentDeclaration(name: "TO", help: "its final index"),
         ],
-        options: rebasableOptions, example: "msglog move 3 0\nmsglog move 3 0 --expect-version 17 --rebase"),
+        options: versionOptions(.move), example: "msglog move 3 0\nmsglog move 3 0 --expect-version 17 --rebase"),
       CommandDeclaration(
         name: .remove, summary: "remove an item by id",
         overview: """
@@ -203,7 +211,7 @@ struct CommandDeclaration: Sendable {
           leading characters of it (the short id 'list' prints) that match exactly one item.
           """,
         arguments: [ArgumentDeclaration(name: "ID", help: "a UUID, or a unique prefix of 8 or more characters")],
-        options: rebasableOptions, example: "msglog remove 3f2a1b4c"),
+        options: versionOptions(.remove), example: "msglog remove 3f2a1b4c"),
       CommandDeclaration(
         name: .edit, summary: "give an item new text",
         overview: """
@@ -215,7 +223,7 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "ID", help: "a UUID, or a unique prefix of 8 or more characters"),
           ArgumentDeclaration(name: "TEXT", help: "the new text (default: stdin)", optional: true, repeating: true),
         ],
-        options: [Options.sender] + rebasableOptions, example: "msglog edit 3f2a1b4c \"Room 4C, not 4B\""),
+        options: [Options.sender] + versionOptions(.edit), example: "msglog edit 3f2a1b4c \"Room 4C, not 4B\""),
       CommandDeclaration(
         name: .restore, summary: "bring a removed item back",
         overview: """
@@ -225,7 +233,8 @@ struct CommandDeclaration: Sendable {
           none is). ID is a full UUID or a unique prefix among the stream's removed items.
           """,
         arguments: [ArgumentDeclaration(name: "ID", help: "a UUID, or a unique prefix of a removed item's id")],
-        options: [Options.index] + writeOptions, example: "msglog restore 3f2a1b4c\nmsglog restore 3f2a1b4c --index 0"),
+        options: [Options.index] + versionOptions(.restore),
+        example: "msglog restore 3f2a1b4c\nmsglog restore 3f2a1b4c --index 0"),
       CommandDeclaration(
         name: .undo, summary: "undo an event (the latest by default); undo an undo to redo",
         overview: """
@@ -237,7 +246,7 @@ struct CommandDeclaration: Sendable {
           undoing that changes nothing appends nothing.
           """,
         arguments: [ArgumentDeclaration(name: "SEQ", help: "the seq of the event to undo", optional: true)],
-        options: writeOptions, example: "msglog undo\nmsglog undo 42"),
+        options: versionOptions(.undo), example: "msglog undo\nmsglog undo 42"),
       CommandDeclaration(
         name: .list, summary: "print the stream's items in order",
         overview: """
@@ -312,6 +321,21 @@ struct CommandDeclaration: Sendable {
           """,
         options: [Options.repair], shared: [Options.db, Options.json],
         example: "msglog verify\nmsglog verify --repair"),
+      CommandDeclaration(
+        name: .backup, summary: "copy the live database to a new directory while writers go on",
+        overview: """
+          Copy the LMDB database to DEST, a new directory, while other processes go on \
+          reading and writing: LMDB's own copy of one read transaction, made under a \
+          private name beside DEST, synced, and renamed to DEST only when whole (a backup \
+          cut short leaves nothing at DEST). The copy is a complete database, equal to the \
+          log as of the seq printed. DEST must not exist. With --compact, free pages are \
+          left out. A log on PostgreSQL is copied with PostgreSQL's own tools instead.
+          """,
+        arguments: [
+          ArgumentDeclaration(name: "DEST", help: "the new directory (must not exist)", completion: .directories)
+        ],
+        options: [Options.compact], shared: [Options.db, Options.json],
+        example: "msglog backup /backups/board-$(date +%F).lmdb\nmsglog --db board.lmdb backup --compact board-copy.lmdb"),
       CommandDeclaration(
         name: .serve, summary: "serve the log over HTTP: a JSON API, live events and a web page",
         overview: """

@@ -80,13 +80,13 @@ enum InputText {
     guard let text = String(validating: bytes, as: UTF8.self) else {
       throw CommandLineError.usage("the message on stdin is not valid UTF-8")
     }
-    try Limits.checkText(text)
     return text
   }
 
-  /// One message per non-blank line; a trailing `\r` is dropped from each.
-  static func lines(_ bytes: [UInt8]) throws -> [String] {
-    var texts: [String] = []
+  /// One message per non-blank line, with its line number; a trailing `\r`
+  /// is dropped from each.
+  static func lines(_ bytes: [UInt8]) throws -> [(text: String, line: Int)] {
+    var texts: [(text: String, line: Int)] = []
     var number = 0
     for var line in bytes.split(separator: 0x0A, omittingEmptySubsequences: false) {
       number += 1
@@ -95,8 +95,7 @@ enum InputText {
       guard let text = String(validating: line, as: UTF8.self) else {
         throw CommandLineError.usage("line \(number) of stdin is not valid UTF-8")
       }
-      do { try Limits.checkText(text) } catch { throw MsglogError.line(number, error) }
-      texts.append(text)
+      texts.append((text, number))
     }
     guard !texts.isEmpty else {
       throw CommandLineError.usage("--lines found no message on stdin (every line is blank)")

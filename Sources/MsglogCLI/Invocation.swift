@@ -32,7 +32,7 @@ struct Invocation {
     colour = terminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
     if let name = args.positionals.first {
       guard let command = CommandDeclaration.named(name) else {
-        throw CommandLineError.usage("unknown command \(TerminalText.quoted(name))", hint: "see 'msglog --help'")
+        throw CommandLineError.usage("unknown command \(TerminalText.quoted(name))", hint: CommandName.suggestion(for: name))
       }
       self.command = command
     } else {
@@ -52,7 +52,7 @@ struct Invocation {
     try args.check(against: command, positionals: operands)
     switch command.name {
     case .append: try insert(at: nil)
-    case .insert: try insert(at: try index(at: 0, what: "index"))
+    case .insert: try insert(at: try number(at: 0, what: "index"))
     case .move: try move()
     case .remove: try remove()
     case .edit: try edit()
@@ -66,6 +66,7 @@ struct Invocation {
     case .export: try export()
     case .import: try importLines()
     case .verify: try verify()
+    case .backup: try backup()
     case .serve: try serve()
     case .completions: try completions()
     case .help: try help()
@@ -96,11 +97,6 @@ struct Invocation {
   /// The operand at `index` as a number.
   func number(at index: Int, what: String) throws -> UInt64 {
     try Arguments.number(operands[index], what: what)
-  }
-
-  /// The operand at `index` as a position in a stream (0 to 2^63-1, as every number).
-  func index(at index: Int, what: String) throws -> Int {
-    Int(try number(at: index, what: what))
   }
 
   /// The log, for reading only (never creates, needs no write permission) or for writing.

@@ -50,6 +50,8 @@ public enum MsglogCLI {
     // end the command quietly), not kill the process mid-transaction.
     signal(SIGPIPE, SIG_IGN)
     installTruncationGuard()
+    // Ctrl-C during a first import (or a backup) leaves no staging directory behind.
+    EventLog.removeStagingOnTerminatingSignals()
   }
 
   /// Runs one command line; returns the exit code.

@@ -1,21 +1,26 @@
+import Msglog
+
 #if canImport(Glibc)
   import Glibc
 #endif
 
-/// A one-line progress bar on stderr for long imports: events done, rate and
-/// time left. Shown only when stderr is a terminal and the job is large, and
-/// redrawn at most ten times a second.
+/// A one-line progress bar on stderr for long jobs (imports, verify): steps
+/// done, rate and time left. Shown only when stderr is a terminal and the
+/// job is large, and redrawn at most ten times a second.
 struct Progress {
   let label: String
   let total: Int
+  /// What is counted, plural (`events`, `ids`).
+  let unit: String
   let stderr: BufferedOutput
   let enabled: Bool
   let start = ContinuousClock.now
   var lastDraw = ContinuousClock.now - .seconds(1)
 
-  init(_ label: String, total: Int, stderr: BufferedOutput, minimum: Int = 20_000) {
+  init(_ label: String, total: Int, unit: String = "events", stderr: BufferedOutput, minimum: Int = 20_000) {
     self.label = label
     self.total = total
+    self.unit = unit
     self.stderr = stderr
     enabled = total >= minimum && isatty(2) == 1
   }
@@ -32,7 +37,7 @@ struct Progress {
     let filled = total > 0 ? width * done / total : width
     let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
     try? stderr.write(
-      "\r\(label) [\(bar)] \(done)/\(total) events, \(Int(rate)) events/s, \(Int(left.rounded(.up))) s left \u{1B}[K")
+      "\r\(label) [\(bar)] \(done)/\(total) \(unit), \(Int(rate)) \(unit)/s, \(Int(left.rounded(.up))) s left \u{1B}[K")
     try? stderr.flush()
   }
 
@@ -42,4 +47,34 @@ struct Progress {
     try? stderr.write("\r\u{1B}[K")
     try? stderr.flush()
   }
+}
+
+/// The progress of a `verify` or `repair`: one bar per stage, each
+/// replacing the last on the same line.
+struct VerifyProgressBar {
+  let stderr: BufferedOutput
+  private var bar: Progress? = nil
+  private var stage: VerifyProgress.Stage? = nil
+  /// The stages seen, for labels that tell the second check from the first.
+  private var checks = 0
+
+  init(stderr: BufferedOutput) { self.stderr = stderr }
+
+  mutating func update(_ progress: VerifyProgress) {
+    if progress.stage != stage || progress.total != bar?.total {
+      if progress.stage != stage, progress.stage == .events { checks += 1 }
+      stage = progress.stage
+      bar?.finish()
+      let label: String
+      switch progress.stage {
+      case .events: label = checks > 1 ? "checking the rebuild" : "verifying"
+      case .ids: label = checks > 1 ? "checking the rebuild" : "verifying"
+      case .rebuild: label = "rebuilding"
+      }
+      bar = Progress(label, total: progress.total, unit: progress.stage == .ids ? "ids" : "events", stderr: stderr)
+    }
+    bar?.update(progress.done)
+  }
+
+  func finish() { bar?.finish() }
 }

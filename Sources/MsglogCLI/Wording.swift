@@ -44,6 +44,12 @@ package enum Wording {
       // A bad import line is a refused import (exit 1), whatever its class.
       let (_, hint, _) = words(for: error.innermost)
       return (error.description, hint, MsglogCLI.ExitCode.failure)
+    case .invalidInput(.rebaseWithoutVersion):
+      // The rule every door words, in the command line's names for the two.
+      return (
+        InvalidInput.rebaseWithoutVersion(rebase: "--rebase", expectVersion: "--expect-version N"),
+        "e.g. 'msglog move 3 0 --expect-version 17 --rebase'", code
+      )
     case .unrepairable:
       return (
         "the log itself is damaged, so --repair cannot help",
@@ -77,14 +83,14 @@ package enum Wording {
     case .derivedDamage:
       return "nothing was changed; run 'msglog verify', and 'msglog verify --repair' to rebuild them from the log"
     case .outdatedFormat: return "run 'msglog verify --repair' once to rebuild them; the log itself is unchanged"
-    case .noDatabase(_, let empty):
+    case .noDatabase(_, _, let empty):
       return empty
         ? "a first 'msglog append TEXT' creates one"
         : "a first 'msglog append TEXT' creates it; choose another with --db PATH or MSGLOG_DB"
     case .anotherProgramsDatabase: return "msglog writes only into its own databases; choose another with --db PATH"
-    case .readOnly(let location, _):
+    case .readOnly(_, let store, _):
       // A server's database is read-only on a standby, or by default_transaction_read_only.
-      if location.contains("://") {
+      if store == .postgres {
         return
           "every read command still works; writes need a primary server and a role without default_transaction_read_only"
       }
@@ -97,6 +103,9 @@ package enum Wording {
       return
         "a write cut off at its commit may have committed: look with 'msglog log' once the server is back before running it again"
     case .newerFormat: return "use the newer msglog that wrote it"
+    case .cannotBackUp: return "give a path that does not exist yet; the backup is made there whole or not at all"
+    case .backupNotSupported:
+      return "use PostgreSQL's own tools (pg_dump, pg_basebackup), or 'msglog export > FILE' for a copy of the log"
     case .diskFull:
       return "nothing of this command was written, and everything before it is intact; free some space and retry"
     default: return nil

@@ -1,3 +1,4 @@
+import CLMDB
 import MsglogCore
 
 #if canImport(Glibc)
@@ -11,11 +12,12 @@ import MsglogCore
 /// fault (SIGBUS) on the first read past its end. So msglog looks first: an
 /// unreadable directory, an empty or truncated file, or one that is not LMDB
 /// at all is refused with a clear message, and nothing is created.
-enum DatabaseFiles {
+package enum DatabaseFiles {
   enum Contents: Equatable {
     /// Nothing at the path.
     case missing
-    /// A directory with nothing in it.
+    /// A directory with nothing in it (but what `StagingName` names:
+    /// databases being built there).
     case emptyDirectory
     /// A directory with a sound-looking `data.mdb`.
     case database
@@ -55,7 +57,7 @@ enum DatabaseFiles {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
         String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
       }
-      if name != "." && name != ".." { names.append(name) }
+      if name != "." && name != "..", StagingName(inside: name) == nil { names.append(name) }
     }
     closedir(directory)
     if names.isEmpty { return .emptyDirectory }
@@ -127,7 +129,7 @@ enum DatabaseFiles {
   /// Removes a staging directory and the files LMDB made in it (no
   /// subdirectories): what is left after a refused first write, or nothing
   /// after a rename.
-  static func removeStaging(_ path: String) {
+  package static func removeStaging(_ path: String) {
     guard let directory = opendir(path) else { return }
     while let entry = readdir(directory) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
@@ -137,5 +139,106 @@ enum DatabaseFiles {
     }
     closedir(directory)
     rmdir(path)
+  }
+
+  /// Puts a database built in `staging` at `path`, where every reader sees
+  /// it whole or not at all, and never over what another process put there
+  /// first: when nothing is at `path`, the staging directory is renamed to
+  /// it; into an empty directory (which keeps its inode, owner, mode,
+  /// set-group-id bit and mount) the data file alone is moved — the one
+  /// file that makes it a database, whole since its commit was synced. The
+  /// new names are synced, and what is left of `staging` is removed.
+  ///
+  /// Returns false, changing nothing, when a database got there first (a
+  /// first write then writes into that one).
+  ///
+  /// LMDB's lock file is not moved: the first process to open an
+  /// environment nobody has open sets its lock file up afresh, and one
+  /// moved in after the data file could replace the lock file a reader had
+  /// just made beside it, leaving the two with different locks.
+  package static func install(_ staging: String, at path: String) throws -> Bool {
+    let path = trimmed(path)
+    switch try probe(path, shown: path) {
+    case .database:
+      return false
+    case .missing:
+      if renameWithoutReplacing(staging, path) {
+        syncDirectory(parent(of: path))
+        return true
+      }
+      guard errno == EEXIST || errno == ENOTEMPTY else {
+        throw MsglogError.cannotCreate(location: path, reason: systemMessage(errno))
+      }
+      // Made meanwhile by someone else: a database, or an empty directory to move into.
+      guard try probe(path, shown: path) == .emptyDirectory else { return false }
+    case .emptyDirectory:
+      break
+    }
+    let data = staging + "/data.mdb"
+    takeGroup(of: path, for: data)
+    guard renameWithoutReplacing(data, path + "/data.mdb") else {
+      if errno == EEXIST { return false }
+      throw MsglogError.cannotCreate(location: path, reason: systemMessage(errno))
+    }
+    syncDirectory(path)
+    removeStaging(staging)
+    return true
+  }
+
+  /// rename(2) that fails with EEXIST rather than replace what is at `to`
+  /// (renameat2's RENAME_NOREPLACE). Where the file system cannot do that,
+  /// a file is hard-linked then unlinked (link(2) never replaces either),
+  /// and a directory renamed (which replaces only an empty directory).
+  static func renameWithoutReplacing(_ from: String, _ to: String) -> Bool {
+    if msglog_rename_noreplace(from, to) == 0 { return true }
+    guard errno == EINVAL || errno == ENOSYS else { return false }
+    if isDirectory(from) { return rename(from, to) == 0 }
+    guard link(from, to) == 0 else { return false }
+    unlink(from)
+    return true
+  }
+
+  /// A data file built elsewhere, moved into a set-group-id directory,
+  /// gets the group a file made there would have had (best effort: the
+  /// owner may only give a file a group of their own).
+  static func takeGroup(of directory: String, for file: String) {
+    var info = stat()
+    var fileInfo = stat()
+    guard stat(directory, &info) == 0, info.st_mode & S_ISGID != 0, stat(file, &fileInfo) == 0,
+      fileInfo.st_gid != info.st_gid
+    else { return }
+    _ = chown(file, uid_t.max, info.st_gid)
+  }
+
+  /// The permission bits for the files LMDB makes in `directory`: its own
+  /// read and write bits (a group-shared directory gets a group-shared
+  /// database; a new one, owner-only, gets owner-only files), less the umask.
+  static func fileMode(in directory: String) -> mode_t {
+    var info = stat()
+    guard stat(directory, &info) == 0 else { return 0o600 }
+    return info.st_mode & 0o666
+  }
+
+  /// `path` without trailing slashes (`shared/` is the directory `shared`).
+  package static func trimmed(_ path: String) -> String {
+    var path = Substring(path)
+    while path.count > 1, path.hasSuffix("/") { path = path.dropLast() }
+    return String(path)
+  }
+
+  /// The directory that holds `path`.
+  package static func parent(of path: String) -> String {
+    let path = trimmed(path)
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    let parent = String(path[..<slash])
+    return parent.isEmpty ? "/" : parent
+  }
+
+  /// Makes the names in a directory durable.
+  static func syncDirectory(_ directory: String) {
+    let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    fsync(fd)
+    close(fd)
   }
 }

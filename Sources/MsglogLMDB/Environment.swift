@@ -237,6 +237,22 @@ package final class Environment {
     try resizing { try check(mdb_env_set_mapsize(env, 0), "mdb_env_set_mapsize") }
   }
 
+  /// Writes a consistent copy of the environment to the open file `fd`:
+  /// LMDB's own copy (`mdb_env_copyfd2`), of one read transaction, while
+  /// writers go on; `compact` leaves out free pages and renumbers the rest.
+  /// The copy is not synced (the caller does).
+  package func copy(to fd: Int32, compact: Bool) throws {
+    while true {
+      let rc = sharing { mdb_env_copyfd2(env, fd, compact ? UInt32(MDB_CP_COMPACT) : 0) }
+      // Another process grew the map before the copy's read transaction began.
+      if rc == LMDBError.mapResized {
+        try adoptResizedMap()
+        continue
+      }
+      return try check(rc, "mdb_env_copyfd2")
+    }
+  }
+
   /// The unnamed database, whose keys are the names of the named ones.
   package func mainDatabase(in txn: Transaction) throws -> Database {
     var dbi: MDB_dbi = 0

@@ -55,6 +55,16 @@ package struct LMDBError: Error, Equatable, CustomStringConvertible, Sendable {
   }
 }
 
+extension MsglogError {
+  /// LMDB's failure as msglog's error: out of room, or any other, in
+  /// LMDB's words without its function or constant names (`userMessage`).
+  init(_ error: LMDBError) {
+    self =
+      error.isOutOfSpace
+      ? .diskFull(store: .lmdb, detail: error.userMessage) : .storeFailure(store: .lmdb, detail: error.userMessage)
+  }
+}
+
 /// Thrown by a read without a reader slot when a writer committed during it.
 package struct ConcurrentCommit: Error, Sendable {}
 

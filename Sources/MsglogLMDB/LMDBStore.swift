@@ -1,4 +1,3 @@
-import CLMDB
 import MsglogCore
 import Synchronization
 
@@ -6,462 +5,199 @@ import Synchronization
   import Glibc
 #endif
 
-/// The event log in one LMDB environment.
+/// A log in an LMDB directory: the `EventStore` on LMDB, opened when first
+/// used and safe to share between threads.
 ///
-/// Named databases (see docs/FORMAT.md):
-/// - `events`:        big-endian u64 seq → event record (`EventRecord`), the log itself;
-/// - `heads`:         stream name → its counters and order-tree bookkeeping;
-/// - `order`:         stream name, 0, node id → a node of the stream's order tree;
-/// - `ids`:           item id (16 bytes) → insert seq, remove seq, leaf;
-/// - `stream-events`: stream name, 0, seq → nothing (each stream's events);
-/// - `checkpoints`:   stream name, 0, seq → the stream's slots at that seq;
-/// - `meta`:          `format` → `msglog/2`, or `msglog/3` once the log holds a
-///                    record of format 2 (edit, restore, undo); `summary` → the
-///                    derived tables' row counts.
-/// Everything but `events` is derived data, updated in the same transaction.
-///
-/// `LMDBLog`, the `EventStore` over a path, opens one when there is a
-/// database and creates new ones through it.
-package final class LMDBStore {
-  static let formatKey = Array("format".utf8)
-  static let formatValue = Array("msglog/2".utf8)
-  /// Format 2 with records of record format 2 (the events of working
-  /// together): written by the transaction that appends the first such
-  /// record, so that an older msglog refuses the log instead of misreading
-  /// it, while a log without them stays readable by it.
-  static let format3Value = Array("msglog/3".utf8)
-  /// Format 1 had the same events but derived rows without checksums and no
-  /// summary; `verify --repair` rebuilds them in format 2.
-  static let legacyFormatValue = Array("msglog/1".utf8)
-  static let summaryKey = Array("summary".utf8)
-  /// A new database starts with a small map; it doubles whenever a write fills it.
-  package static let initialMapSize = 1 << 20
+/// It owns what every caller would otherwise repeat: a database that does
+/// not exist yet is created by the first write that succeeds, atomically
+/// (built in a staging directory, put in place when it commits; an empty
+/// directory given as the path is kept); a database
+/// that may only be read is read without a reader slot, and a read that
+/// raced a commit is run again. LMDB's own failures leave it as
+/// `MsglogError`s (`MsglogError(_: LMDBError)`), as a PostgreSQL store's do.
+package final class LMDBStore: FollowableStore {
+  package let path: String
+  package let access: LogAccess
+  /// Called when one of LMDB's own consistency checks fails (see
+  /// `Environment.AssertionHandler`); nil leaves LMDB's default, which
+  /// prints the check and aborts.
+  package let assertionHandler: Environment.AssertionHandler?
+  /// The open tables, once there is a database to open.
+  private let opened = Mutex<LMDBTables?>(nil)
+  /// Why the tables were opened for reading though writes were asked for.
+  private let writeRefusal = Mutex<MsglogError?>(nil)
 
-  let environment: Environment
-  let meta: Database
-  let events: Database
-  let heads: Database
-  let order: Database
-  let ids: Database
-  let streamEvents: Database
-  let checkpoints: Database
-
-  /// Whether the derived tables are in this version's format (false: an
-  /// older msglog wrote them; `verify --repair` rebuilds them).
-  package var derivedFormatIsCurrent: Bool { formatIsCurrent.withLock { $0 } }
-  private let formatIsCurrent: Mutex<Bool>
-
-  package var path: String { environment.path }
-  package var mapSize: Int { environment.mapSize }
-
-  /// Opens the database at `path`.
-  ///
-  /// - Parameters:
-  ///   - create: whether a missing database may be created (a write that is
-  ///     about to succeed); readers never create anything.
-  ///   - shown: the path to name in messages (a new database is built under
-  ///     a private name beside the one the user gave).
-  ///
-  /// A writer opens the environment and, in its first write transaction,
-  /// refuses one that is not msglog's: it has other named databases but no
-  /// msglog `meta`. Nothing is written into another program's LMDB.
-  /// A reader that cannot take a reader slot — the lock file belongs to
-  /// someone else, or the file system is read-only — reads without one and
-  /// checks that no commit happened meanwhile (`read`).
-  package init(
-    path: String, create: Bool, shown: String? = nil, assertionHandler: Environment.AssertionHandler? = nil
-  ) throws {
-    let shown = shown ?? path
-    switch try DatabaseFiles.probe(path, shown: shown) {
-    case .missing:
-      guard create else { throw MsglogError.noDatabase(location: shown, emptyDirectory: false) }
-      // Owner-only: a conversation log is private.
-      if mkdir(path, 0o700) != 0 {
-        throw MsglogError.cannotCreate(location: shown, reason: systemMessage(errno))
-      }
-    case .emptyDirectory:
-      guard create else { throw MsglogError.noDatabase(location: shown, emptyDirectory: true) }
-    case .database:
-      break
-    }
-    let env = try LMDBStore.openEnvironment(
-      path, writer: create, shown: shown, assertionHandler: assertionHandler)
-    func open(_ txn: Transaction, _ name: String, create: Bool) throws -> Database {
-      guard let db = try env.openDatabase(name, create: create, in: txn) else {
-        throw MsglogError.notAMsglogDatabase(location: shown, reason: "it has no '\(name)' table")
-      }
-      return db
-    }
-    // Handles opened in a transaction stay valid after it commits; a reader
-    // opens them in a read transaction, which keeps them too.
-    let setup: (Transaction) throws -> ([Database], Bool) = { txn in
-      var isNew = false
-      if create, try env.openDatabase("meta", create: false, in: txn) == nil {
-        // Only a brand-new environment (no named databases yet) becomes msglog's.
-        guard try txn.entries(try env.mainDatabase(in: txn)) == 0 else {
-          throw MsglogError.anotherProgramsDatabase(location: shown)
-        }
-        isNew = true
-      }
-      let meta = try open(txn, "meta", create: isNew)
-      let format = try txn.get(meta, LMDBStore.formatKey) { Array($0) }
-      if isNew {
-        try txn.put(meta, LMDBStore.formatKey, LMDBStore.formatValue)
-      } else if format != LMDBStore.formatValue && format != LMDBStore.format3Value
-        && format != LMDBStore.legacyFormatValue
-      {
-        let found = format.map { String(decoding: $0, as: UTF8.self) } ?? "none"
-        if found.hasPrefix("msglog/"), let n = Int(found.dropFirst(7)), n > 3 {
-          throw MsglogError.newerFormat(location: shown, found: found, known: "msglog/3")
-        }
-        throw MsglogError.notAMsglogDatabase(location: shown, reason: "format: \(TerminalText.quoted(found))")
-      }
-      let tables = try ["meta", "events", "heads", "order", "ids", "stream-events", "checkpoints"].map {
-        try open(txn, $0, create: isNew)
-      }
-      return (tables, isNew || format != LMDBStore.legacyFormatValue)
-    }
-    let (dbs, current) = create ? try env.write(setup) : try env.read(setup)
-    self.environment = env
-    self.shown = shown
-    self.formatIsCurrent = Mutex(current)
-    (meta, events, heads, order, ids, streamEvents, checkpoints) = (
-      dbs[0], dbs[1], dbs[2], dbs[3], dbs[4], dbs[5], dbs[6]
-    )
+  package init(path: String, access: LogAccess = .readWrite, assertionHandler: Environment.AssertionHandler? = nil) {
+    self.path = path
+    self.access = access
+    self.assertionHandler = assertionHandler
   }
 
-  /// Opens the environment; a reader falls back to reading without the lock
-  /// file when it may not use it, and a writer that may not write says so.
-  static func openEnvironment(
-    _ path: String, writer: Bool, shown: String, assertionHandler: Environment.AssertionHandler?
-  ) throws -> Environment {
-    do {
-      return try Environment(
-        path: path, readOnly: !writer, maxDatabases: 8, mapSize: initialMapSize, assertionHandler: assertionHandler)
-    } catch let error as LMDBError where [EACCES, EPERM, EROFS].contains(error.code) {
-      if writer { throw MsglogError.readOnly(location: shown, reason: systemMessage(error.code)) }
-      do {
-        return try Environment(
-          path: path, readOnly: true, lockless: true, maxDatabases: 8, mapSize: initialMapSize,
-          assertionHandler: assertionHandler)
-      } catch let error as LMDBError {
-        throw MsglogError.cannotRead(location: shown, reason: error.userMessage)
+  package var kind: MsglogError.Store { .lmdb }
+
+  /// Whether reads go without a reader slot (the database is read-only to
+  /// us): a caller that streams output should hold it until `read` returns.
+  package var readsWithoutLock: Bool {
+    (try? tables(creating: false))?.isLockless ?? false
+  }
+
+  /// The open tables; nil when there is no database yet.
+  func tables(creating: Bool) throws -> LMDBTables? {
+    try opened.withLock { opened in
+      if let opened { return opened }
+      // Say precisely what is (or is not) there before LMDB is let near it.
+      switch try DatabaseFiles.probe(path, shown: path) {
+      case .missing, .emptyDirectory:
+        if creating { return nil }
+        throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: DatabaseFiles.isDirectory(path))
+      case .database:
+        break
       }
-    } catch let error as LMDBError {
-      throw MsglogError.cannotRead(location: shown, reason: error.userMessage)
+      let tables: LMDBTables
+      switch access {
+      case .readOnly:
+        tables = try LMDBTables(path: path, create: false, assertionHandler: assertionHandler)
+      case .readWrite:
+        do {
+          tables = try LMDBTables(path: path, create: true, assertionHandler: assertionHandler)
+        } catch let refusal as MsglogError {
+          guard case .readOnly = refusal else { throw refusal }
+          writeRefusal.withLock { $0 = refusal }
+          tables = try LMDBTables(path: path, create: false, assertionHandler: assertionHandler)
+        }
+      }
+      opened = tables
+      return tables
     }
   }
 
-  /// The path as the user gave it, for messages.
-  package let shown: String
-
-  /// Whether reads go without a reader slot (the database is read-only to us).
-  package var isLockless: Bool { environment.isLockless }
-
-  /// Runs `body` in a read transaction.
+  /// Runs `body` in a read-only snapshot.
   ///
-  /// Without a reader slot (`isLockless`) nothing stops a writer elsewhere
-  /// from reusing the pages being read, so a commit during the read makes
-  /// it throw `ConcurrentCommit` rather than return what it saw; the caller
-  /// may run it again.
+  /// - Warning: on a database read without a reader slot, `body` may run
+  ///   more than once (a commit landed during an attempt); it must not act
+  ///   on what it saw until `read` returns.
   package func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
-    let before = isLockless ? environment.lastCommittedTransaction : 0
+    try translatingErrors {
+      guard let tables = try tables(creating: false) else {
+        throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
+      }
+      guard tables.isLockless else { return try tables.read(body) }
+      // A writer can reuse pages under a lockless read before its commit
+      // shows (it publishes the new meta page last), so a torn read can
+      // look like damage with no commit seen yet: an error is only believed
+      // when it reads the same every time and no commit came meanwhile.
+      var sawCommit = false
+      var lastError: (any Error)? = nil
+      for attempt in 0..<5 {
+        let before = tables.lastCommit
+        do {
+          return try tables.read(body)
+        } catch is ConcurrentCommit {
+          sawCommit = true
+        } catch {
+          lastError = error
+        }
+        // Give a busy writer a moment to finish its burst before trying again.
+        usleep(useconds_t(10_000 << attempt))
+        if tables.lastCommit != before { sawCommit = true }
+      }
+      if sawCommit || lastError == nil { throw MsglogError.changedDuringRead(location: path) }
+      throw lastError!
+    }
+  }
+
+  package func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
+    throws -> R
+  {
+    guard access == .readWrite else {
+      throw MsglogError.readOnly(location: path, store: .lmdb, reason: "opened for reading only")
+    }
+    return try translatingErrors {
+      if let tables = try tables(creating: true) {
+        if let refusal = writeRefusal.withLock({ $0 }) { throw refusal }
+        return try tables.write(reserving: bytes, body)
+      }
+      if let result = try createDatabase({ try $0.write(reserving: bytes, body) }) { return result }
+      // Someone else created it meanwhile: write into theirs.
+      guard let tables = try tables(creating: true) else {
+        throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
+      }
+      return try tables.write(reserving: bytes, body)
+    }
+  }
+
+  /// Whether the database this log opened is no longer the one at its
+  /// path (the directory removed, or replaced by another): a write would
+  /// land in a file nobody will open again. False before the first open.
+  package var isDisplaced: Bool {
+    guard let store = opened.withLock({ $0 }) else { return false }
+    guard let opened = store.environment.dataFileIdentity else { return true }
+    return FileIdentity(path: path + "/data.mdb") != opened
+  }
+
+  package func watchCommits() throws -> any CommitWatcher {
+    try translatingErrors {
+      guard try tables(creating: false) != nil else {
+        throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
+      }
+      return try InotifyWatcher(file: path + "/data.mdb", shown: path)
+    }
+  }
+
+  /// Runs `body`; LMDB's failures leave as msglog's errors, here only.
+  private func translatingErrors<R>(_ body: () throws -> R) throws -> R {
+    do {
+      return try body()
+    } catch let error as LMDBError {
+      throw MsglogError(error)
+    }
+  }
+
+  /// Runs `write` on a new database in a staging directory and puts it at
+  /// `path` when `write` succeeds (`DatabaseFiles.install`): a refused
+  /// first write leaves nothing behind, nobody ever sees a half-made
+  /// database, and an empty directory given as `path` is kept. Returns nil
+  /// when a database appeared there meanwhile (another process made it).
+  /// What killed processes left from their own first writes is swept first.
+  private func createDatabase<R>(_ write: (LMDBTables) throws -> R) throws -> R? {
+    DatabaseFiles.sweepStaging(for: path)
+    guard let staging = try StagingDirectory.make(for: path, purpose: .creating, shown: path) else { return nil }
     let result: R
     do {
-      result = try environment.read { txn in
-        let access = Access(store: self, txn: txn)
-        return try body(access)
-      }
-    } catch {
-      // A page reused under a lockless read looks like damage.
-      if isLockless, environment.lastCommittedTransaction != before { throw ConcurrentCommit() }
-      throw error
+      // The store is closed when this scope ends, before it is put in place.
+      result = try write(
+        try LMDBTables(path: staging.path, create: true, shown: path, assertionHandler: assertionHandler))
     }
-    if isLockless, environment.lastCommittedTransaction != before { throw ConcurrentCommit() }
+    // The commit is on disk; install syncs the new name before success is reported.
+    guard try DatabaseFiles.install(staging.path, at: path) else { return nil }
     return result
-  }
-
-  /// The id of the last committed write transaction (see `read`).
-  package var lastCommit: Int { environment.lastCommittedTransaction }
-
-  package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
-    var rebuilt = false
-    let result = try environment.write(reserving: bytes) { txn in
-      let access = Access(store: self, txn: txn)
-      let result = try body(access)
-      rebuilt = access.rebuiltInFormat
-      return result
-    }
-    if rebuilt { formatIsCurrent.withLock { $0 = true } }
-    return result
-  }
-
-  /// `LogReader`/`LogWriter` over one transaction.
-  final class Access: LogWriter {
-    let store: LMDBStore
-    let txn: Transaction
-    /// A rebuild in this transaction wrote the derived tables in the current format.
-    var rebuiltInFormat = false
-    /// `meta` says `msglog/3` (checked, or written, in this transaction).
-    var saysFormat3 = false
-
-    init(store: LMDBStore, txn: Transaction) {
-      self.store = store
-      self.txn = txn
-    }
-
-    func headSeq() throws -> UInt64 {
-      try txn.withCursor(store.events) { cursor in
-        guard let last = try cursor.last() else { return 0 }
-        return try Key.seq(last.key)
-      }
-    }
-
-    /// Records are read in place from the memory map, which stays put for
-    /// the transaction: its reader slot keeps writers from reusing the
-    /// pages. A read without a slot (`isLockless`) has no such promise.
-    var recordsStayMapped: Bool { !store.isLockless }
-
-    func forEachRecord(from seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
-      try txn.withCursor(store.events) { cursor in
-        var entry = try cursor.seek(Key.seq(seq))
-        while let (key, value) = entry {
-          guard try body(try Key.seq(key), value) else { return }
-          entry = try cursor.next()
-        }
-      }
-    }
-
-    func withRecord<R>(at seq: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-      try txn.get(store.events, Key.seq(seq), body)
-    }
-
-    /// One cursor for the whole batch, in seq order: consecutive seqs are a
-    /// step to the next entry, not a search from the root.
-    func forEachRecord(at seqs: [UInt64], _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
-      try txn.withCursor(store.events) { cursor in
-        var last: UInt64? = nil
-        for seq in seqs.sorted() where seq != last {
-          let entry = last.map { $0 + 1 == seq } == true ? try cursor.next() : try cursor.seek(Key.seq(seq))
-          guard let (key, value) = entry, try Key.seq(key) == seq else {
-            last = nil  // a gap: the next one seeks
-            continue
-          }
-          last = seq
-          try body(seq, value)
-        }
-      }
-    }
-
-    func streamHead(_ stream: StreamName) throws -> StreamHead? {
-      try txn.get(store.heads, DerivedRows.headKey(stream)) { try DerivedRows.decodeHead(stream: stream, $0) }
-    }
-
-    func streamHeads() throws -> [StreamHead] {
-      try txn.withCursor(store.heads) { cursor in
-        var heads: [StreamHead] = []
-        var entry = try cursor.first()
-        while let (key, value) = entry {
-          heads.append(try DerivedRows.decodeHead(stream: try Key.streamName(key, table: .heads), value))
-          entry = try cursor.next()
-        }
-        return heads
-      }
-    }
-
-    func orderNode(_ id: NodeID, of stream: StreamName) throws -> TreeNode<Slot>? {
-      try txn.get(store.order, DerivedRows.nodeKey(stream, id)) { try DerivedRows.decodeNode(id, of: stream, $0) }
-    }
-
-    func idEntry(_ id: ItemID) throws -> IdEntry? {
-      try txn.get(store.ids, id.bytes) { try DerivedRows.decodeIdEntry(id, $0) }
-    }
-
-    func forEachIdEntry(from start: [UInt8], _ body: (ItemID, IdEntry) throws -> Bool) throws {
-      try txn.withCursor(store.ids) { cursor in
-        var entry = start.isEmpty ? try cursor.first() : try cursor.seek(start)
-        while let (key, value) = entry {
-          guard key.count == 16 else { throw DerivedDamage(.ids, "a key of \(key.count) bytes is not an id") }
-          let id = ItemID(bytes: key)
-          guard try body(id, try DerivedRows.decodeIdEntry(id, value)) else { return }
-          entry = try cursor.next()
-        }
-      }
-    }
-
-    func forEachStreamEvent(of stream: StreamName, from seq: UInt64, _ body: (UInt64) throws -> Bool) throws {
-      let prefix = Key.streamPrefix(stream)
-      try txn.withCursor(store.streamEvents) { cursor in
-        var entry = try cursor.seek(DerivedRows.streamKey(stream, seq))
-        while let (key, value) = entry, Key.hasPrefix(key, prefix) {
-          guard value.isEmpty else {
-            throw DerivedDamage(
-              table: "stream-events",
-              "the row of stream \(TerminalText.quoted(stream)) at seq \(Key.suffix(key)) is not empty")
-          }
-          guard try body(Key.suffix(key)) else { return }
-          entry = try cursor.next()
-        }
-      }
-    }
-
-    func lastStreamEvent(of stream: StreamName) throws -> UInt64? {
-      let prefix = Key.streamPrefix(stream)
-      return try txn.withCursor(store.streamEvents) { cursor in
-        // The first key after every key of the stream, then one step back.
-        let after = try cursor.seek(DerivedRows.streamKey(stream, UInt64.max))
-        if let (key, _) = after, Key.hasPrefix(key, prefix) { return Key.suffix(key) }
-        guard let (key, _) = after == nil ? try cursor.last() : try cursor.previous(), Key.hasPrefix(key, prefix)
-        else { return nil }
-        return Key.suffix(key)
-      }
-    }
-
-    /// The stream's event index walked backwards from `seq`, each record
-    /// read from `events` by its key.
-    func forEachStreamRecord(
-      of stream: StreamName, downFrom seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool
-    ) throws {
-      let prefix = Key.streamPrefix(stream)
-      try txn.withCursor(store.streamEvents) { cursor in
-        // The first key after (stream, seq), then backwards.
-        let after = seq == UInt64.max ? nil : try cursor.seek(DerivedRows.streamKey(stream, seq + 1))
-        var entry = after == nil ? try cursor.last() : try cursor.previous()
-        while let (key, _) = entry, Key.hasPrefix(key, prefix) {
-          let eventSeq = Key.suffix(key)
-          let found = try txn.get(store.events, Key.seq(eventSeq)) { try body(eventSeq, $0) }
-          guard let found else {
-            throw DerivedDamage(
-              table: "stream-events",
-              "the index of stream \(TerminalText.quoted(stream)) names seq \(eventSeq), which is not in the log")
-          }
-          guard found else { return }
-          entry = try cursor.previous()
-        }
-      }
-    }
-
-    func checkpoint(of stream: StreamName, atOrBefore seq: UInt64) throws -> Checkpoint? {
-      let prefix = Key.streamPrefix(stream)
-      return try txn.withCursor(store.checkpoints) { cursor in
-        // The first key after (stream, seq), then one step back.
-        let after = seq == UInt64.max ? nil : try cursor.seek(DerivedRows.checkpointKey(stream, seq + 1))
-        let entry = after == nil ? try cursor.last() : try cursor.previous()
-        guard let (key, value) = entry, Key.hasPrefix(key, prefix) else { return nil }
-        return try DerivedRows.decodeCheckpoint(stream: stream, seq: Key.suffix(key), value)
-      }
-    }
-
-    func checkpointSeqs(of stream: StreamName) throws -> [UInt64] {
-      let prefix = Key.streamPrefix(stream)
-      return try txn.withCursor(store.checkpoints) { cursor in
-        var seqs: [UInt64] = []
-        var entry = try cursor.seek(prefix)
-        while let (key, _) = entry, Key.hasPrefix(key, prefix) {
-          seqs.append(Key.suffix(key))
-          entry = try cursor.next()
-        }
-        return seqs
-      }
-    }
-
-    func summary() throws -> RecordedCounts? {
-      try txn.get(store.meta, LMDBStore.summaryKey) { try DerivedRows.decodeSummary($0) }
-    }
-
-    func tableCounts() throws -> TableCounts? {
-      guard store.derivedFormatIsCurrent || rebuiltInFormat else { throw MsglogError.outdatedFormat("msglog/1") }
-      return TableCounts(
-        events: try txn.entries(store.events), streamEvents: try txn.entries(store.streamEvents),
-        heads: try txn.entries(store.heads), ids: try txn.entries(store.ids), nodes: try txn.entries(store.order),
-        checkpoints: try txn.entries(store.checkpoints))
-    }
-
-    func appendRecord(_ record: [UInt8], of event: Event) throws {
-      // MDB_APPEND: the key is past every other, so LMDB skips the search
-      // and fills pages completely; it refuses a key out of order.
-      try txn.put(store.events, Key.seq(event.seq), record, flags: UInt32(MDB_APPEND))
-      if record.first == EventRecord.formatVersion2, !saysFormat3 {
-        if try txn.get(store.meta, LMDBStore.formatKey, { Array($0) }) != LMDBStore.format3Value {
-          try txn.put(store.meta, LMDBStore.formatKey, LMDBStore.format3Value)
-        }
-        saysFormat3 = true
-      }
-    }
-
-    func putStreamHead(_ head: StreamHead) throws {
-      try txn.put(store.heads, DerivedRows.headKey(head.stream), DerivedRows.encode(head))
-    }
-
-    func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) throws {
-      try txn.put(store.order, DerivedRows.nodeKey(stream, id), DerivedRows.encode(node, id: id, of: stream))
-    }
-
-    func deleteOrderNode(_ id: NodeID, of stream: StreamName) throws {
-      try txn.delete(store.order, DerivedRows.nodeKey(stream, id))
-    }
-
-    func putStreamEvent(_ seq: UInt64, of stream: StreamName) throws {
-      try txn.put(store.streamEvents, DerivedRows.streamKey(stream, seq), [])
-    }
-
-    func putCheckpoint(_ checkpoint: Checkpoint) throws {
-      try txn.put(
-        store.checkpoints, DerivedRows.checkpointKey(checkpoint.stream, checkpoint.seq), DerivedRows.encode(checkpoint))
-    }
-
-    func putIdEntry(_ entry: IdEntry, for id: ItemID) throws {
-      try txn.put(store.ids, id.bytes, DerivedRows.encode(entry, for: id))
-    }
-
-    func putSummary(_ summary: RecordedCounts) throws {
-      try txn.put(store.meta, LMDBStore.summaryKey, DerivedRows.encode(summary))
-    }
-
-    func clearDerived() throws {
-      for db in [store.heads, store.order, store.ids, store.streamEvents, store.checkpoints] { try txn.empty(db) }
-      try txn.delete(store.meta, LMDBStore.summaryKey)
-      // What is rebuilt now is in this version's format (format 3 is format
-      // 2 with newer records, and stays).
-      if try txn.get(store.meta, LMDBStore.formatKey, { Array($0) }) == LMDBStore.legacyFormatValue {
-        try txn.put(store.meta, LMDBStore.formatKey, LMDBStore.formatValue)
-      }
-      rebuiltInFormat = true
-    }
   }
 }
 
-/// Keys: the `events` table's are the seq as 8 big-endian bytes, so that
-/// LMDB's bytewise order is seq order; per-stream tables use the stream
-/// name, a 0 byte (names hold no control characters) and 8 big-endian bytes
-/// (`DerivedRows.streamKey`).
-enum Key {
-  static func seq(_ seq: UInt64) -> [UInt8] { [UInt8](bigEndian: seq) }
+/// Wakes a follower on any change to LMDB's data file: the writes of a
+/// commit (`IN_MODIFY`) and the timestamp msglog's writers touch once the
+/// commit is visible (`IN_ATTRIB`).
+final class InotifyWatcher: CommitWatcher {
+  let fd: Int32
 
-  /// The seq an `events` key holds; any other key there is a damaged log.
-  static func seq(_ key: UnsafeRawBufferPointer) throws -> UInt64 {
-    guard key.count == 8 else {
-      throw MsglogError.corruptedLog("the events table holds a key of \(key.count) bytes, which is not a seq")
+  init(file: String, shown: String) throws {
+    fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+    guard fd >= 0 else { throw MsglogError.storage("cannot watch \(shown): \(systemMessage(errno))") }
+    guard inotify_add_watch(fd, file, UInt32(IN_MODIFY | IN_ATTRIB)) >= 0 else {
+      let reason = systemMessage(errno)
+      close(fd)
+      throw MsglogError.storage("cannot watch \(shown): \(reason)")
     }
-    return key.loadBigEndian(as: UInt64.self)
   }
 
-  /// A `heads` key: a stream name, which must be UTF-8.
-  static func streamName(_ key: UnsafeRawBufferPointer, table: DerivedRows.Table) throws -> StreamName {
-    guard let text = String(validating: key, as: UTF8.self), !key.isEmpty else {
-      throw DerivedDamage(table, "a key is not a stream name")
-    }
-    return StreamName(text)
-  }
+  deinit { close(fd) }
 
-  static func streamPrefix(_ stream: StreamName) -> [UInt8] { stream.bytes + [0] }
+  var fileDescriptor: Int32 { fd }
 
-  static func hasPrefix(_ key: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool {
-    key.count == prefix.count + 8 && key.prefix(prefix.count).elementsEqual(prefix)
-  }
-
-  /// The number after the prefix.
-  static func suffix(_ key: UnsafeRawBufferPointer) -> UInt64 {
-    key.loadBigEndian(fromByteOffset: key.count - 8, as: UInt64.self)
+  /// Any change to the file may be a commit.
+  func drain() throws -> Bool {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while buffer.withUnsafeMutableBytes({ Glibc.read(fd, $0.baseAddress, $0.count) }) > 0 {}
+    return true
   }
 }

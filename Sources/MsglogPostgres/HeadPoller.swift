@@ -45,10 +45,10 @@ final class HeadPoller: CommitWatcher {
       // Read what the server sent unasked first (a notice, or why it is
       // closing the connection), so the socket does not stay readable.
       _ = try connection.notifications()
-      return try connection.execute("SELECT seq FROM msglog.head WHERE id = 1").uint64(0, 0) ?? 0
+      return try connection.execute(PostgresSchema.headSeq.sql).uint64(0, 0) ?? 0
     } catch {
       if error.isConnectionLost { throw MsglogError.connectionLost(location: shown, reason: error.message) }
-      throw MsglogError.storage("database error: \(error.message)")
+      throw MsglogError.storeFailure(store: .postgres, detail: error.message)
     }
   }
 }

@@ -17,9 +17,8 @@ extension PostgresStore {
     var head: UInt64
     /// The head row's version (its xmin) as that write left it.
     var headVersion: String
-    var heads: [StreamName: StreamHead?]
-    var last: [StreamName: (seq: UInt64, record: [UInt8])?]
-    var nodes: [Access.NodeKey: TreeNode<Slot>]
+    /// The heads, last events and order-tree nodes that write read or wrote.
+    var streams: StreamCache
     /// The time of the log's last event: a new one is never earlier.
     var lastTime: Timestamp
     /// The server's clock when last read, and when that was on this machine's monotonic clock.
@@ -31,10 +30,10 @@ extension PostgresStore {
     /// The most order-tree nodes kept.
     static let nodeLimit = 4096
 
-    /// Whether a write on `streams` finds what it reads first here.
-    func covers(_ streams: [StreamName]) -> Bool {
-      !streams.isEmpty && ContinuousClock.now - readAt < Self.lifetime
-        && streams.allSatisfy { heads[$0] != nil && last[$0] != nil }
+    /// Whether a write on `touched` finds what it reads first here.
+    func covers(_ touched: [StreamName]) -> Bool {
+      !touched.isEmpty && ContinuousClock.now - readAt < Self.lifetime
+        && touched.allSatisfy { streams.heads[$0] != nil && streams.last[$0] != nil }
     }
 
     /// The server's clock now, from its reading and the time passed since
@@ -42,7 +41,8 @@ extension PostgresStore {
     /// clock changes nothing), never earlier than the last event.
     var time: Timestamp {
       let passed = ContinuousClock.now - readAt
-      let now = serverClock.milliseconds + passed.components.seconds * 1000
+      let now =
+        serverClock.milliseconds + passed.components.seconds * 1000
         + passed.components.attoseconds / 1_000_000_000_000_000
       return Timestamp(milliseconds: max(now, lastTime.milliseconds))
     }

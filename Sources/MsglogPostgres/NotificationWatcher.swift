@@ -10,7 +10,7 @@ final class NotificationWatcher: CommitWatcher {
   init(conninfo: String, shown: String) throws {
     connection = try Connection(conninfo)
     self.shown = shown
-    try connection.execute("LISTEN msglog")
+    try connection.execute(PostgresSchema.listen.sql)
   }
 
   var fileDescriptor: Int32 { connection.socket }

@@ -34,16 +34,15 @@ public final class PostgresStore: FollowableStore {
   /// What this process's last write left known (see `KnownState`).
   private let known = Mutex<KnownState?>(nil)
 
-  /// The schema version this msglog writes once the log holds a record of
-  /// format 2 (an edit, a restore, an undo); it reads 1 and 2.
-  public static let schemaVersion = "2"
-  /// The version a new log starts at: the tables of both are the same, so a
-  /// log without the new events stays readable by a msglog that knows only 1.
-  static let firstSchemaVersion = "1"
-  static let readableSchemaVersions: Set<String> = ["1", "2"]
-  /// Whether the schema is known to be at `schemaVersion` (read, or moved there by a commit).
-  private let schemaAtNewest = Mutex(false)
-  var schemaHoldsNewRecords: Bool { schemaAtNewest.withLock { $0 } }
+  /// The schema's version as this process last read or moved it (nil:
+  /// not read yet; see `PostgresSchema.format`).
+  private let knownSchemaVersion = Mutex<Int?>(nil)
+  var schemaVersion: Int? { knownSchemaVersion.withLock { $0 } }
+
+  /// Notes the schema's version, read or moved on by a commit.
+  private func noteSchema(_ version: Int) {
+    knownSchemaVersion.withLock { $0 = max($0 ?? version, version) }
+  }
 
   /// - Throws: `MsglogError.cannotConnect` when libpq cannot be loaded or
   ///   the URL cannot be read safely (see `PostgresLocation`).
@@ -63,13 +62,15 @@ public final class PostgresStore: FollowableStore {
   /// open here and rolled back as the connection goes back (`giveBack`).
   package func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
     try withConnection(writing: false) { connection in
-      guard try open(connection, [Statement("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")], creating: false) != nil
-      else { throw MsglogError.noDatabase(location: shown, emptyDirectory: false) }
-      let result = try body(Access(connection: connection, store: self, writing: false))
-      try connection.execute("COMMIT")
+      guard try open(connection, [PostgresSchema.beginReading], creating: false) != nil
+      else { throw MsglogError.noDatabase(location: shown, store: .postgres, emptyDirectory: false) }
+      let result = try body(Access(connection: connection, store: self, state: .reading))
+      try connection.execute(PostgresSchema.commit.sql)
       return result
     }
   }
+
+  package var kind: MsglogError.Store { .postgres }
 
   package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     try write(reserving: bytes, touching: [], body)
@@ -102,15 +103,17 @@ public final class PostgresStore: FollowableStore {
     try withConnection(writing: true) { connection in
       // What this process's last write left known: no round trip before the commit.
       if let state = takeKnown(covering: streams) {
-        let access = Access(connection: connection, store: self, knowing: state)
+        let access = Access(
+          connection: connection, store: self, state: .knowing(head: state.head, version: state.headVersion),
+          cache: state.streams, commitTime: state.time)
         do {
           let result = try body(access)
           try access.commit()
           // A write that sent nothing checked nothing: what it decided on
           // what was known (nothing to do, or refusals within a batch) may
           // be stale, and is decided again the ordinary way.
-          if access.checkedKnown {
-            if access.upgradesSchema { schemaAtNewest.withLock { $0 = true } }
+          if access.state.checkedKnown {
+            if let version = access.buffer.schemaUpgrade { noteSchema(version) }
             keep(
               access.knownAfterCommit(serverClock: state.serverClock, readAt: state.readAt, lastTime: state.lastTime))
             return result
@@ -133,11 +136,11 @@ public final class PostgresStore: FollowableStore {
         return flag
       }
       while true {
-        var opening = [Statement(optimistic ? "BEGIN ISOLATION LEVEL REPEATABLE READ" : "BEGIN")]
+        var opening = [optimistic ? PostgresSchema.beginSnapshot : PostgresSchema.begin]
         if creating { opening += PostgresSchema.creation }
-        opening.append(Access.headStatement(locking: !optimistic))
+        opening.append(PostgresSchema.opening(locking: !optimistic))
         let headAt = opening.count - 1
-        opening += Access.prefetch(streams)
+        opening += Opening.prefetch(streams)
         let rows: [Rows]
         do {
           guard let opened = try open(connection, opening, creating: creating) else {
@@ -161,17 +164,17 @@ public final class PostgresStore: FollowableStore {
           throw try readOnlyRefusal(error, on: connection)
         }
         let readAt = ContinuousClock.now
-        let opened = try Access.Opening(rows[headAt], shown: shown)
-        if opened.inRecovery { throw MsglogError.readOnly(location: shown, reason: Self.replicaRefusal) }
+        let opened = try Opening(rows[headAt], shown: shown)
+        if opened.inRecovery { throw MsglogError.readOnly(location: shown, store: .postgres, reason: Self.replicaRefusal) }
         let access = Access(
-          connection: connection, store: self, writing: true, head: opened.head, locked: !optimistic,
-          serverTime: opened.time)
-        try access.adopt(prefetched: Array(rows[(headAt + 1)...]), for: streams)
+          connection: connection, store: self,
+          state: .opened(head: opened.head, locked: !optimistic, creating: creating),
+          cache: try StreamCache(prefetched: Array(rows[(headAt + 1)...]), for: streams), commitTime: opened.time)
         do {
           let result = try body(access)
           try access.commit()
           if creating { schemaReady.withLock { $0 = true } }
-          if access.upgradesSchema { schemaAtNewest.withLock { $0 = true } }
+          if let version = access.buffer.schemaUpgrade { noteSchema(version) }
           keep(access.knownAfterCommit(serverClock: opened.serverClock, readAt: readAt, lastTime: opened.lastTime))
           return result
         } catch let error as PostgresError where optimistic && error.sqlState == PostgresError.serializationFailure {
@@ -207,10 +210,10 @@ public final class PostgresStore: FollowableStore {
   /// A write refused as read-only: by a replica (said so), or by a server
   /// or role set to read-only (the server's words).
   private func readOnlyRefusal(_ error: PostgresError, on connection: Connection) throws -> MsglogError {
-    if try rollBack(connection), try connection.execute("SELECT pg_is_in_recovery()").bool(0, 0) == true {
-      return .readOnly(location: shown, reason: Self.replicaRefusal)
+    if try rollBack(connection), try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
+      return .readOnly(location: shown, store: .postgres, reason: Self.replicaRefusal)
     }
-    return .readOnly(location: shown, reason: error.message)
+    return .readOnly(location: shown, store: .postgres, reason: error.message)
   }
 
   /// Sends a transaction's opening statements (the first is its `BEGIN`) in
@@ -229,8 +232,7 @@ public final class PostgresStore: FollowableStore {
     switch sent {
     case .success(let rows):
       guard checking else { return rows }
-      let version = try PostgresSchema.evaluate(rows[1], shown: shown)
-      if version == PostgresStore.schemaVersion { schemaAtNewest.withLock { $0 = true } }
+      noteSchema(try PostgresSchema.evaluate(rows[1], shown: shown))
       schemaReady.withLock { $0 = true }
       return Array(rows[0..<1] + rows[2...])
     case .failure(let error) where checking && PostgresSchema.isMissing(error):
@@ -255,9 +257,11 @@ public final class PostgresStore: FollowableStore {
     try translatingErrors(writing: false) {
       let connection = try borrow().connection
       defer { giveBack(connection) }
-      guard try schemaExists(connection) else { throw MsglogError.noDatabase(location: shown, emptyDirectory: false) }
+      guard try schemaExists(connection) else {
+        throw MsglogError.noDatabase(location: shown, store: .postgres, emptyDirectory: false)
+      }
       // A hot standby cannot LISTEN: there, a follower polls the head.
-      if try connection.execute("SELECT pg_is_in_recovery()").bool(0, 0) == true {
+      if try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
         return try HeadPoller(conninfo: conninfo, shown: shown)
       }
       return try NotificationWatcher(conninfo: conninfo, shown: shown)
@@ -294,7 +298,7 @@ public final class PostgresStore: FollowableStore {
   /// Rolls back the open transaction; whether the connection is at rest after it.
   private func rollBack(_ connection: Connection) throws(PostgresError) -> Bool {
     guard !connection.isBroken else { return false }
-    try connection.execute("ROLLBACK")
+    try connection.execute(PostgresSchema.rollBack.sql)
     return connection.isIdle
   }
 
@@ -335,8 +339,8 @@ public final class PostgresStore: FollowableStore {
 
   func translate(_ error: PostgresError, writing: Bool) -> MsglogError {
     switch error.sqlState {
-    case PostgresError.diskFull?: return .diskFull("the server has no room to write (\(error.message))")
-    case PostgresError.readOnlyTransaction?: return .readOnly(location: shown, reason: error.message)
+    case PostgresError.diskFull?: return .diskFull(store: .postgres, detail: error.message)
+    case PostgresError.readOnlyTransaction?: return .readOnly(location: shown, store: .postgres, reason: error.message)
     case PostgresError.insufficientPrivilege?:
       return .permissionDenied(
         location: shown, writing: writing, reason: error.message,
@@ -348,7 +352,7 @@ public final class PostgresStore: FollowableStore {
       return .derivedDamage(DerivedDamage(table: "events", "the database refused a duplicate: \(error.message)"))
     default:
       if error.isConnectionLost { return .connectionLost(location: shown, reason: error.message) }
-      return .storage("database error: \(error.message)")
+      return .storeFailure(store: .postgres, detail: error.message)
     }
   }
 
@@ -358,9 +362,9 @@ public final class PostgresStore: FollowableStore {
   /// knows (checked once per process); false when it holds none yet.
   private func schemaExists(_ connection: Connection, recheck: Bool = false) throws -> Bool {
     if !recheck, schemaReady.withLock({ $0 }) { return true }
-    let version = try PostgresSchema.check(connection, shown: shown)
-    if version == PostgresStore.schemaVersion { schemaAtNewest.withLock { $0 = true } }
-    if version != nil { schemaReady.withLock { $0 = true } }
-    return version != nil
+    guard let version = try PostgresSchema.check(connection, shown: shown) else { return false }
+    noteSchema(version)
+    schemaReady.withLock { $0 = true }
+    return true
   }
 }

@@ -55,7 +55,7 @@ import Testing
     Case(args: ["append", "--expect-version", "v1", "x"], code: 64, message: "invalid --expect-version 'v1'"),
     Case(args: ["remove", "0000aaa"], code: 64, message: "id prefix '0000aaa' is too short"),
     Case(args: ["remove", "zzzzzzzz"], code: 64, message: "malformed id 'zzzzzzzz'"),
-    Case(args: ["append", "--id", "not-a-uuid", "x"], code: 64, message: "malformed --id 'not-a-uuid'"),
+    Case(args: ["append", "--id", "not-a-uuid", "x"], code: 64, message: "malformed id 'not-a-uuid': expected a UUID"),
     Case(args: ["append", ""], code: 64, message: "message text is empty"),
     Case(args: ["append"], stdin: Array("\n".utf8), code: 64, message: "message text is empty"),
     Case(args: ["append"], stdin: [0x68, 0xFF, 0x69], code: 64, message: "the message on stdin is not valid UTF-8"),
@@ -96,7 +96,7 @@ import Testing
     Case(args: ["replay", "--at", "000000000000000000009223372036854775808"], code: 64, message: "invalid --at"),
     Case(
       args: ["import"], stdin: Array(#"{"op":"append","text":"x","from":1}"#.utf8), code: 1,
-      message: "line 1: key \"from\" does not belong to an append line"),
+      message: "line 1: an append takes no \"from\""),
     Case(
       args: ["import"], stdin: Array(#"{"op":"insert","index":0}"#.utf8), code: 1,
       message: "line 1: an insert needs \"text\""),

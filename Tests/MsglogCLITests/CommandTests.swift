@@ -304,7 +304,7 @@ import Testing
     #expect(s.export() == before)
     r = s.run(
       ["import"], stdin: Data("{\"op\":\"append\",\"text\":\"ok\"}\n{\"op\":\"append\",\"txt\":\"typo\"}\n".utf8))
-    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: line 2: unknown key \"txt\""), "\(r)")
+    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: line 2: unknown member \"txt\""), "\(r)")
     #expect(s.export() == before)
     r = s.run("import", s.dir + "/missing.jsonl")
     #expect(r.code == 1 && r.stderr.hasPrefix("msglog: cannot read"), "\(r)")

@@ -62,13 +62,13 @@ import Testing
     Case(args: ["import"], stdin: importing(#"{"op":"restore"}"#), code: 1, message: "line 1: a restore needs \"id\""),
     Case(
       args: ["import"], stdin: importing(#"{"op":"insert","index":0,"text":"x","undoes":1}"#), code: 1,
-      message: "line 1: an insert undoes nothing: it takes no \"undoes\""),
+      message: "line 1: an insert takes no \"undoes\""),
     Case(
       args: ["import"], stdin: importing(#"{"op":"remove","id":"\#(twin)","undoes":0}"#), code: 1,
       message: "line 1: \"undoes\" must name a seq, from 1"),
     Case(
       args: ["import"], stdin: importing(#"{"op":"restore","id":"\#(removed)","from":1}"#), code: 1,
-      message: "line 1: key \"from\" does not belong to a restore line"),
+      message: "line 1: a restore takes no \"from\""),
     Case(
       args: ["import"], stdin: importing(#"{"op":"remove","id":"\#(twin)","undoes":1}"#), code: 1,
       message: "line 1: this does not undo event 1: undoing an insert of \(live) is not a remove of \(twin)"),

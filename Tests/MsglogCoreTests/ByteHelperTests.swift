@@ -1,6 +1,5 @@
 import Foundation
-import MsglogTestSupport
-import MsglogWire
+import MsglogCoreTestSupport
 import Testing
 
 @testable import MsglogCore
@@ -99,13 +98,6 @@ import Testing
       seen.insert(id)
     }
     #expect(seen.count == 1000)
-  }
-
-  @Test(arguments: [UInt64(0), 7, 9, 10, 99, 100, 1_000_000, 12_345_678_901, UInt64(Int64.max), UInt64.max])
-  func decimalsAreWrittenExactly(_ value: UInt64) {
-    var out: [UInt8] = [0x2C]
-    JSONWriter.appendDecimal(value, to: &out)
-    #expect(out == [0x2C] + Array(String(value).utf8))
   }
 
   /// A record whose checksum holds but whose text is not UTF-8 (written by

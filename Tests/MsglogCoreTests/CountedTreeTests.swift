@@ -1,5 +1,5 @@
 import Foundation
-import MsglogTestSupport
+import MsglogCoreTestSupport
 import Testing
 
 @testable import MsglogCore

@@ -1,4 +1,4 @@
-import MsglogTestSupport
+import MsglogCoreTestSupport
 import Testing
 
 @testable import MsglogCore
@@ -7,10 +7,10 @@ import Testing
 /// the scanner reads, both must give the same request or the same error.
 @Suite struct ImportScannerTests {
   /// What a line became: its request, or the message that refused it.
-  static func outcome(_ fields: ImportLine.Fields) -> String {
-    var fields = fields
+  static func outcome(_ members: WriteMembers) -> String {
+    var members = members
     do {
-      return "\(try ImportLine.request(&fields, defaultStream: "main"))"
+      return "\(try Write(decoding: &members, door: .importLine, defaultStream: "main").request)"
     } catch {
       return "error: \(error)"
     }
@@ -20,7 +20,7 @@ import Testing
     let bytes = Array(line.utf8)
     return bytes.withUnsafeBytes { raw in
       do {
-        return outcome(try ImportLine.generalFields(raw))
+        return outcome(try ImportLine.generalMembers(raw))
       } catch {
         return "error: \(error)"
       }
@@ -29,7 +29,7 @@ import Testing
 
   static func scanned(_ line: String, lastStream: (bytes: [UInt8], name: StreamName)? = nil) -> String? {
     Array(line.utf8).withUnsafeBytes { raw in
-      ImportLine.Scanner.fields(raw, lastStream: lastStream).map(outcome)
+      ImportLine.Scanner.members(raw, lastStream: lastStream).map(outcome)
     }
   }
 

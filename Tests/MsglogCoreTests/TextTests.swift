@@ -1,6 +1,5 @@
 import Foundation
-import MsglogTestSupport
-import MsglogWire
+import MsglogCoreTestSupport
 import Testing
 
 @testable import MsglogCore
@@ -67,17 +66,8 @@ import Testing
         == WriteRequest(stream: "main", command: .move(from: 3, to: 7, id: nil)))
   }
 
-  @Test func acceptsExportedLinesKeepingTheirTime() throws {
-    let event = Event(
-      seq: 9, stream: "main", version: 4, time: Timestamp(milliseconds: 1_796_000_000_123),
-      op: .move(id: ItemID(), from: 1, to: 0))
-    let request = try parse(event.jsonLine)
-    #expect(request.time == event.time)
-    #expect(request.command == .move(from: 1, to: 0, id: event.id))
-  }
-
   @Test(arguments: [
-    #"[]"#, #"{}"#, #"{"op":"append"}"#, #"{"op":"append","text":""}"#, #"{"op":"insert","text":"x"}"#,
+    #"[]"#, #"{}"#, #"{"op":"append"}"#, #"{"op":"insert","text":"x"}"#,
     #"{"op":"insert","index":-1,"text":"x"}"#, #"{"op":"insert","index":1.0,"text":"x"}"#,
     #"{"op":"insert","index":"1","text":"x"}"#, #"{"op":"insert","index":9223372036854775808,"text":"x"}"#,
     #"{"op":"append","text":"x","sendr":"ann"}"#, #"{"op":"append","text":"x","from":1}"#,
@@ -88,6 +78,17 @@ import Testing
   ])
   func refuses(_ line: String) {
     #expect(throws: MsglogError.self) { try parse(line) }
+  }
+
+  /// A line whose text breaks a limit is read, and refused by the ledger,
+  /// where every door's text and sender are checked (`Limits.check`).
+  @Test func theLedgerRefusesALineWithEmptyText() throws {
+    let request = try parse(#"{"op":"append","text":""}"#)
+    #expect(throws: MsglogError.invalidInput(.emptyText)) {
+      try MemoryStore().write { writer in
+        try LedgerSession(writer: writer, now: Timestamp(milliseconds: 0)).perform(request)
+      }
+    }
   }
 }
 

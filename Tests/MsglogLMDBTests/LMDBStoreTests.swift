@@ -125,7 +125,7 @@ struct DiskLog {
     for _ in 0..<6 { try log.append(big) }
     // Six 1 MiB messages went into a map that started at 1 MiB.
     let size = try FileManager.default.attributesOfItem(atPath: dir.db + "/data.mdb")[.size] as? Int ?? 0
-    #expect(size >= 6 * LMDBStore.initialMapSize)
+    #expect(size >= 6 * LMDBTables.initialMapSize)
     #expect(try log.verify().isClean)
     #expect(try log.items().items.count == 6)
   }
@@ -142,10 +142,10 @@ struct DiskLog {
 
   @Test func readersNeverCreateAnything() throws {
     let dir = TemporaryDirectory()
-    #expect(throws: MsglogError.self) { try LMDBStore(path: dir.db, create: false) }
+    #expect(throws: MsglogError.self) { try LMDBTables(path: dir.db, create: false) }
     #expect(!FileManager.default.fileExists(atPath: dir.db))
     try FileManager.default.createDirectory(atPath: dir.db, withIntermediateDirectories: false)
-    #expect(throws: MsglogError.self) { try LMDBStore(path: dir.db, create: false) }
+    #expect(throws: MsglogError.self) { try LMDBTables(path: dir.db, create: false) }
     #expect(try FileManager.default.contentsOfDirectory(atPath: dir.db).isEmpty)
   }
 
@@ -154,16 +154,16 @@ struct DiskLog {
     let file = dir.path + "/file"
     FileManager.default.createFile(atPath: file, contents: Data("hi".utf8))
     for create in [false, true] {
-      #expect(throws: MsglogError.self) { try LMDBStore(path: file, create: create) }
+      #expect(throws: MsglogError.self) { try LMDBTables(path: file, create: create) }
     }
     let other = dir.path + "/other"
     try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: false)
     FileManager.default.createFile(atPath: other + "/notes.txt", contents: Data("x".utf8))
-    #expect(throws: MsglogError.self) { try LMDBStore(path: other, create: true) }
+    #expect(throws: MsglogError.self) { try LMDBTables(path: other, create: true) }
     let garbage = dir.path + "/garbage"
     try FileManager.default.createDirectory(atPath: garbage, withIntermediateDirectories: false)
     FileManager.default.createFile(atPath: garbage + "/data.mdb", contents: Data(repeating: 0x41, count: 16384))
-    #expect(throws: MsglogError.self) { try LMDBStore(path: garbage, create: false) }
+    #expect(throws: MsglogError.self) { try LMDBTables(path: garbage, create: false) }
     // An LMDB environment that msglog did not make.
     let foreign = dir.path + "/foreign"
     try FileManager.default.createDirectory(atPath: foreign, withIntermediateDirectories: false)
@@ -174,7 +174,7 @@ struct DiskLog {
         try txn.put(db, Array("k".utf8), Array("v".utf8))
       }
     }
-    #expect(throws: MsglogError.self) { try LMDBStore(path: foreign, create: false) }
+    #expect(throws: MsglogError.self) { try LMDBTables(path: foreign, create: false) }
   }
 
   /// A byte flipped inside a record on disk: verify names the seq, replay refuses.

@@ -12,8 +12,8 @@ import Testing
   static let publicTypes: [String: [String]] = [
     "MsglogCore": [
       "DerivedDamage", "Event", "InsertRequest", "InvalidInput", "Item", "ItemID", "ItemSelector", "LogAccess",
-      "MsglogError", "Outcome", "StreamContents", "StreamDiff", "StreamName", "Timestamp", "VerifyReport",
-      "WriteRequest",
+      "MsglogError", "Outcome", "StreamContents", "StreamDiff", "StreamName", "Timestamp", "VerifyProgress",
+      "VerifyReport", "WriteRequest",
     ],
     "Msglog": ["EventLog", "FollowNotice", "FollowStop", "ImportResult", "LogSnapshot", "NewItem", "StreamCounters"],
   ]
@@ -101,7 +101,7 @@ import Testing
     let uses = [
       "LedgerSession.self", "EventRecord.self", "DerivedRows.self", "MemoryStore.self", "Replay.self",
       "CurrentView.self", "Verifier.self", "Integrity.self", "JSONObjectWriter.self", "TerminalText.self",
-      "Limits.self", "CountedTree<NodePool<Int>>.self", "LMDBLog.self", "PostgresStore.self", "(any LogReader).self",
+      "Limits.self", "CountedTree<NodePool<Int>>.self", "LMDBStore.self", "PostgresStore.self", "(any LogReader).self",
       "(any EventStore).self", "log.store", "StreamName(String(\"x\"))",
     ]
     let source =

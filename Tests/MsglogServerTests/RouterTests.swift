@@ -83,9 +83,13 @@ import Testing
       response.status == 200 && text(response).contains(#""from":1,"to":2,"rebased":true}"#), "\(text(response))")
     response = try respond("POST", "/api/move", body: #"{"from":0,"to":2,"rebase":true}"#)
     #expect(
-      response.status == 400 && text(response) == #"{"error":"\"rebase\" needs \"expectVersion\""}"#, "\(text(response))")
+      response.status == 400
+        && text(response)
+          == #"{"error":"\"rebase\" needs \"expectVersion\": the version the command was made at"}"#,
+      "\(text(response))")
     response = try respond("POST", "/api/restore", body: #"{"id":"\#(ids[1])","rebase":true}"#)
-    #expect(response.status == 400 && text(response) == #"{"error":"unknown member \"rebase\""}"#, "\(text(response))")
+    #expect(
+      response.status == 400 && text(response) == #"{"error":"a restore takes no \"rebase\""}"#, "\(text(response))")
     response = try respond("POST", "/api/undo", body: #"{"seq":"7"}"#)
     #expect(response.status == 400, "\(text(response))")
     #expect(try log.items().items.map(\.text) == ["C", "B", "A!"])

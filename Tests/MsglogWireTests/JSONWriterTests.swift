@@ -5,6 +5,13 @@ import Testing
 @testable import MsglogCore
 
 @Suite struct JSONWriterTests {
+  @Test(arguments: [UInt64(0), 7, 9, 10, 99, 100, 1_000_000, 12_345_678_901, UInt64(Int64.max), UInt64.max])
+  func decimalsAreWrittenExactly(_ value: UInt64) {
+    var out: [UInt8] = [0x2C]
+    JSONWriter.appendDecimal(value, to: &out)
+    #expect(out == [0x2C] + Array(String(value).utf8))
+  }
+
   @Test func escapesOnlyWhatJSONNeeds() {
     var json = JSONWriter()
     json.object { o in

@@ -11,7 +11,7 @@ extension Invocation {
     guard let name = operands.first else { return try stdout.write(Help.overview) }
     guard let command = CommandDeclaration.named(name) else {
       throw CommandLineError.usage(
-        "no help for unknown command \(TerminalText.quoted(name))", hint: "see 'msglog --help'")
+        "no help for unknown command \(TerminalText.quoted(name))", hint: CommandName.suggestion(for: name))
     }
     try stdout.write(Help.page(command))
   }

@@ -5,7 +5,9 @@ extension Invocation {
   /// `verify [--repair]`.
   func verify() throws {
     if args.has(Options.repair) { return try repair() }
-    let report = try read { try $0.verify() }
+    var progress = VerifyProgressBar(stderr: stderr)
+    let report = try read { try $0.verify { progress.update($0) } }
+    progress.finish()
     try printReport(report)
   }
 
@@ -14,9 +16,13 @@ extension Invocation {
   func repair() throws {
     let log = try openLog(forWriting: true)
     let result: EventLog.RepairReport
+    var progress = VerifyProgressBar(stderr: stderr)
+    defer { progress.finish() }
     do {
-      result = try log.repair()
+      result = try log.repair { progress.update($0) }
+      progress.finish()
     } catch MsglogError.unrepairable(let problems) {
+      progress.finish()
       for problem in problems { try stdout.line(problem) }
       throw MsglogError.unrepairable(problems: problems)
     }
@@ -30,7 +36,7 @@ extension Invocation {
       try stdout.document { $0.verifyReport(report) }
     } else if report.isClean {
       try stdout.line(
-        "ok: \(report.events) events, \(report.streams) \(report.streams == 1 ? "stream" : "streams"), "
+        "ok: \(report.events) \(report.events == 1 ? "event" : "events"), \(report.streams) \(report.streams == 1 ? "stream" : "streams"), "
           + "\(report.liveItems) live \(report.liveItems == 1 ? "item" : "items")")
     } else {
       for problem in report.problems { try stdout.line(problem) }

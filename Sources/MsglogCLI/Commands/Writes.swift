@@ -2,64 +2,65 @@ import Msglog
 
 /// `append`, `insert`, `move`, `remove`, `edit`, `restore`, `undo`: one
 /// write each, printed after it commits.
+///
+/// Each command sets its arguments and options as the members its
+/// operation declares (`WriteOperation`: `FROM` is `from`, `--sender` is
+/// `sender`, `--expect-version` is `expectVersion`) and hands them to the
+/// decoder every door's writes go through, so that the command line, the
+/// HTTP API and import refuse the same write with the same words.
 extension Invocation {
   /// `append` (index nil) and `insert INDEX`.
-  func insert(at index: Int?) throws {
-    let stream = try stream
-    let sender = args[Options.sender]
-    if let sender { try Limits.checkSender(sender) }
-    var id: ItemID? = nil
-    if let text = args[Options.id] {
-      guard let parsed = ItemID(canonical: text) else {
-        throw CommandLineError.usage("malformed --id \(TerminalText.quoted(text)): expected a UUID")
-      }
-      id = parsed
-    }
+  func insert(at index: UInt64?) throws {
     let textArguments = Array(operands.dropFirst(index == nil ? 0 : 1))
-    let texts: [String]
+    var texts: [(text: String, line: Int)]
     if args.has(Options.lines) {
       guard textArguments.isEmpty else {
         throw CommandLineError.usage("--lines reads messages from stdin; it takes no TEXT arguments")
       }
-      guard id == nil else { throw CommandLineError.usage("--id names one item; it cannot go with --lines") }
+      guard !args.has(Options.id) else {
+        throw CommandLineError.usage("--id names one item; it cannot go with --lines")
+      }
       texts = try InputText.lines(stdin.readAll())
     } else if textArguments.isEmpty {
       if stdin.isTerminal { stderr.note("msglog: reading the message from stdin (end it with Ctrl-D)") }
       try? stderr.flush()
-      texts = [try InputText.whole(stdin.readAll())]
+      texts = [(try InputText.whole(stdin.readAll()), 1)]
     } else {
-      texts = [textArguments.joined(separator: " ")]
-      try Limits.checkText(texts[0])
+      texts = [(textArguments.joined(separator: " "), 1)]
     }
-    let items = texts.map { NewItem($0, sender: sender, id: id) }
-    let expected = try args.number(Options.expectVersion)
-    let rebase = try rebasing(expected)
+    var writes: [Write] = []
+    writes.reserveCapacity(texts.count)
+    for (offset, item) in texts.enumerated() {
+      var members = try members()
+      members.set(.text, .string(item.text))
+      // Past 2^63-1 is out of range, and refused as such.
+      if let index { members.set(.index, .number(min(index + UInt64(offset), Limits.maxNumber))) }
+      writes.append(try decode(index == nil ? .append : .insert, &members))
+    }
+    let batch = try WriteBatch(
+      writes.map(\.request), expectVersion: writes.first?.expectVersion, rebase: writes.first?.rebase ?? false)
     let log = try openLog(forWriting: true)
-    var progress = Progress("appending", total: items.count, stderr: stderr)
+    var progress = Progress("appending", total: texts.count, stderr: stderr)
     defer { progress.finish() }
-    let outcomes =
-      try index.map {
-        try log.insert(contentsOf: items, at: $0, into: stream, expectVersion: expected, rebase: rebase) { done, _ in
-          progress.update(done)
-        }
-      }
-      ?? log.append(contentsOf: items, to: stream, expectVersion: expected) { done, _ in progress.update(done) }
+    // A refused line of `--lines` is named by its line of stdin. (With a
+    // progress report the batch is its own transaction: this process makes
+    // no other write to share one with.)
+    let outcomes = try log.perform(
+      batch, lineNumbers: args.has(Options.lines) ? texts.map(\.line) : nil,
+      progress: { done, _ in progress.update(done) })
     progress.finish()
-    for outcome in outcomes { try stdout.line(Format.outcome(outcome, json: json)) }
+    for outcome in outcomes { try stdout.line(Format.outcome(outcome!, json: json)) }
   }
 
   func move() throws {
-    let from = try index(at: 0, what: "FROM index")
-    let to = try index(at: 1, what: "TO index")
-    let stream = try stream
-    let expected = try args.number(Options.expectVersion)
-    let rebase = try rebasing(expected)
-    guard
-      let outcome = try openLog(forWriting: true).move(
-        from: from, to: to, in: stream, expectVersion: expected, rebase: rebase)
-    else {
+    var members = try members()
+    let to = try number(at: 1, what: "TO index")
+    members.set(.from, .number(try number(at: 0, what: "FROM index")))
+    members.set(.to, .number(to))
+    let write = try decode(.move, &members)
+    guard let outcome = try perform(write) else {
       stderr.note(
-        rebase
+        write.rebase
           ? "msglog: nothing to do: the item is already where the move meant it"
           : "msglog: nothing to do: the item is already at index \(to)")
       return
@@ -68,35 +69,24 @@ extension Invocation {
   }
 
   func remove() throws {
-    let selector = try ItemSelector(parsing: operands[0])
-    let stream = try stream
-    let expected = try args.number(Options.expectVersion)
-    let rebase = try rebasing(expected)
-    let outcome = try openLog(forWriting: true).remove(selector, from: stream, expectVersion: expected, rebase: rebase)
+    var members = try members()
+    members.set(.id, .string(operands[0]))
+    let outcome = try perform(try decode(.remove, &members))!
     try stdout.line(Format.outcome(outcome, json: json))
   }
 
   func edit() throws {
-    let selector = try ItemSelector(parsing: operands[0])
-    let stream = try stream
-    let sender = args[Options.sender]
-    if let sender { try Limits.checkSender(sender) }
-    let expected = try args.number(Options.expectVersion)
-    let rebase = try rebasing(expected)
     let words = Array(operands.dropFirst())
-    let text: String
+    var members = try members()
+    members.set(.id, .string(operands[0]))
     if words.isEmpty {
       if stdin.isTerminal { stderr.note("msglog: reading the new text from stdin (end it with Ctrl-D)") }
       try? stderr.flush()
-      text = try InputText.whole(stdin.readAll())
+      members.set(.text, .string(try InputText.whole(stdin.readAll())))
     } else {
-      text = words.joined(separator: " ")
-      try Limits.checkText(text)
+      members.set(.text, .string(words.joined(separator: " ")))
     }
-    guard
-      let outcome = try openLog(forWriting: true).edit(
-        selector, text: text, sender: sender, in: stream, expectVersion: expected, rebase: rebase)
-    else {
+    guard let outcome = try perform(try decode(.edit, &members)) else {
       stderr.note("msglog: nothing to do: the item has this text already")
       return
     }
@@ -104,33 +94,46 @@ extension Invocation {
   }
 
   func restore() throws {
-    let selector = try ItemSelector(parsing: operands[0])
-    let stream = try stream
-    let index = try args.number(Options.index).map { Int($0) }
-    let expected = try args.number(Options.expectVersion)
-    let outcome = try openLog(forWriting: true).restore(selector, at: index, in: stream, expectVersion: expected)
+    var members = try members()
+    members.set(.id, .string(operands[0]))
+    if let index = try args.number(Options.index) { members.set(.index, .number(index)) }
+    let outcome = try perform(try decode(.restore, &members))!
     try stdout.line(Format.outcome(outcome, json: json))
   }
 
   func undo() throws {
+    var members = try members()
     let seq = try operands.first.map { try Arguments.number($0, what: "SEQ") }
-    let stream = try stream
-    let expected = try args.number(Options.expectVersion)
-    guard let outcome = try openLog(forWriting: true).undo(seq, in: stream, expectVersion: expected) else {
+    if let seq { members.set(.seq, .number(seq)) }
+    guard let outcome = try perform(try decode(.undo, &members)) else {
       stderr.note("msglog: nothing to do: undoing event \(seq.map(String.init) ?? "") changes nothing now")
       return
     }
     try stdout.line(Format.outcome(outcome, json: json))
   }
 
-  /// `--rebase`, which needs `--expect-version`.
-  func rebasing(_ expected: UInt64?) throws -> Bool {
-    guard args.has(Options.rebase) else { return false }
-    guard expected != nil else {
-      throw CommandLineError.usage(
-        "--rebase needs --expect-version N: the version the command was made at",
-        hint: "e.g. 'msglog move 3 0 --expect-version 17 --rebase'")
-    }
-    return true
+  // MARK: - The members and the decoder
+
+  /// The members a write command's options give (those it has: the
+  /// declaration table lets no other through): `--sender`, `--id`,
+  /// `--expect-version`, `--rebase`.
+  private func members() throws -> WriteMembers {
+    var members = WriteMembers()
+    if let sender = args[Options.sender] { members.set(.sender, .string(sender)) }
+    if let id = args[Options.id] { members.set(.id, .string(id)) }
+    if let expected = try args.number(Options.expectVersion) { members.set(.expectVersion, .number(expected)) }
+    if args.has(Options.rebase) { members.set(.rebase, .bool(true)) }
+    return members
+  }
+
+  /// The write the members stand for, on `--stream`, by the decoder every door uses.
+  private func decode(_ operation: WriteOperation, _ members: inout WriteMembers) throws -> Write {
+    try Write(decoding: &members, operation: operation, door: .command, defaultStream: try stream)
+  }
+
+  /// One write, committed.
+  private func perform(_ write: Write) throws -> Outcome? {
+    let batch = try WriteBatch(write)
+    return try openLog(forWriting: true).perform(batch)[0]
   }
 }

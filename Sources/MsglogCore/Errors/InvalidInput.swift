@@ -7,11 +7,14 @@ public enum InvalidInput: Equatable, Sendable, CustomStringConvertible {
   case emptyStreamName
   case streamNameTooLong(bytes: Int)
   case streamNameHasControl(String)
-  /// A remove's item named by something that is neither a UUID nor a prefix of one.
+  /// An item named by something that is neither a UUID nor a prefix of one.
   case malformedSelector(String)
   case prefixTooShort(String)
-  /// A malformed import line; the reason names the key or the JSON problem.
-  case importLine(String)
+  /// A new item's id (or the item a move names) that is not a UUID.
+  case malformedID(String)
+  /// A write whose members break its declaration (`WriteOperation`): an
+  /// HTTP body, an import line. The reason names the member, as JSON does.
+  case write(String)
   /// A rebase without the version the command was made at.
   case rebaseWithoutVersion
 
@@ -28,8 +31,17 @@ public enum InvalidInput: Equatable, Sendable, CustomStringConvertible {
       return "malformed id \(TerminalText.quoted(text)): expected a UUID or a prefix of one"
     case .prefixTooShort(let text):
       return "id prefix \(TerminalText.quoted(text)) is too short: give at least 8 characters"
-    case .importLine(let reason): return reason
-    case .rebaseWithoutVersion: return "a rebase needs the version the command was made at (expect-version)"
+    case .malformedID(let text): return "malformed id \(TerminalText.quoted(text)): expected a UUID"
+    case .write(let reason): return reason
+    case .rebaseWithoutVersion:
+      return Self.rebaseWithoutVersion(
+        rebase: WriteMember.rebase.quoted, expectVersion: WriteMember.expectVersion.quoted)
     }
+  }
+
+  /// `rebaseWithoutVersion` in a door's names for the two: the JSON doors'
+  /// members (`description`), the command line's options.
+  package static func rebaseWithoutVersion(rebase: String, expectVersion: String) -> String {
+    "\(rebase) needs \(expectVersion): the version the command was made at"
   }
 }

@@ -66,18 +66,26 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
 
   // MARK: Where the log lives
 
-  case noDatabase(location: String, emptyDirectory: Bool)
+  /// Nothing at an LMDB path (`emptyDirectory`: an empty directory), or no
+  /// log in a server's database.
+  case noDatabase(location: String, store: Store, emptyDirectory: Bool)
   case notAMsglogDatabase(location: String, reason: String)
   /// An LMDB environment (or server database) that belongs to another program.
   case anotherProgramsDatabase(location: String)
-  case readOnly(location: String, reason: String)
+  case readOnly(location: String, store: Store, reason: String)
   /// The server refused a privilege the operation needs: `reason` is its
   /// words, `needed` the privileges the operation takes, in words the store
   /// chose ("reading needs USAGE on schema msglog and SELECT on its tables").
   case permissionDenied(location: String, writing: Bool, reason: String, needed: String)
   case cannotRead(location: String, reason: String)
   case cannotCreate(location: String, reason: String)
-  case diskFull(String)
+  /// A backup's destination cannot be used (it exists already).
+  case cannotBackUp(location: String, reason: String)
+  /// A hot backup copies an LMDB database; this log is elsewhere (on
+  /// PostgreSQL, whose own tools copy it).
+  case backupNotSupported(location: String)
+  /// The store could not grow (LMDB's file system) or write (a server).
+  case diskFull(store: Store, detail: String)
   /// A read without a lock kept racing commits.
   case changedDuringRead(location: String)
   /// The server could not be reached, or refused us (authentication, a missing database).
@@ -87,6 +95,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case connectionLost(location: String, reason: String)
   /// The log was written by a newer msglog, whose format this one does not know.
   case newerFormat(location: String, found: String, known: String)
+  /// The store's engine failed, in its own words (LMDB's code, the server's message).
+  case storeFailure(store: Store, detail: String)
   /// Any other failure of the store, in words.
   case storage(String)
 
@@ -99,6 +109,12 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
 
   /// Which end of a move is out of range.
   public enum MoveEnd: String, Sendable { case from, to }
+
+  /// Which store an error came from, where that changes its words: a
+  /// server's database exists without a log, a path holds nothing.
+  public enum Store: Sendable {
+    case lmdb, postgres, memory
+  }
 
   /// Broad classes, for mapping to exit codes and HTTP statuses.
   public enum Category: Sendable, Equatable {
@@ -130,14 +146,15 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       .eventInAnotherStream, .noRemovedPrefixMatch:
       return .notFound
     case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .itemMismatch, .itemRemoved,
-      .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo:
+      .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo,
+      .cannotBackUp:
       return .refused
     case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
       return .damaged
     case .readOnly, .permissionDenied: return .forbidden
-    case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat: return .incompatible
-    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .storage, .cannotReadInput, .cannotConnect,
-      .connectionLost:
+    case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .backupNotSupported: return .incompatible
+    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .storeFailure, .storage, .cannotReadInput,
+      .cannotConnect, .connectionLost:
       return .unavailable
     case .line(_, let inner): return inner.category
     }
@@ -191,19 +208,28 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "the derived tables were written by an older msglog (format \(found)) and must be rebuilt"
     case .unrepairable:
       return "the log itself is damaged: rebuilding the derived tables from it cannot help"
-    case .noDatabase(let location, let empty):
+    case .noDatabase(let location, let store, let empty):
       // A server's database exists; it just holds no log yet.
-      if location.contains("://") { return "no msglog log in \(location)" }
+      if store == .postgres { return "no msglog log in \(location)" }
       return "no database at \(location)" + (empty ? " (the directory is empty)" : "")
     case .notAMsglogDatabase(let location, let reason): return "\(location) is not a msglog database (\(reason))"
     case .anotherProgramsDatabase(let location):
       return "\(location) is not a msglog database (it is another program's LMDB environment)"
-    case .readOnly(let location, let reason): return "cannot write to \(location): it is read-only (\(reason))"
+    case .readOnly(let location, _, let reason): return "cannot write to \(location): it is read-only (\(reason))"
     case .permissionDenied(let location, let writing, let reason, let needed):
       return "cannot \(writing ? "write to" : "read") \(location): \(reason) (\(needed))"
     case .cannotRead(let location, let reason): return "cannot read \(location): \(reason)"
     case .cannotCreate(let location, let reason): return "cannot create the database \(location): \(reason)"
-    case .diskFull(let detail): return "the disk is full: \(detail)"
+    case .cannotBackUp(let location, let reason): return "cannot back up to \(location): \(reason)"
+    case .backupNotSupported(let location):
+      return "\(location) is not an LMDB directory: a hot backup copies LMDB databases only"
+    case .diskFull(let store, let detail):
+      switch store {
+      case .lmdb: return "the disk is full: the database could not grow (\(detail))"
+      case .postgres: return "the disk is full: the server has no room to write (\(detail))"
+      case .memory: return "the disk is full: \(detail)"
+      }
+    case .storeFailure(_, let detail): return "database error: \(detail)"
     case .changedDuringRead: return "the database changed while it was read, five times over"
     case .cannotConnect(let location, let reason): return "cannot connect to \(location): \(reason)"
     case .connectionLost(let location, let reason): return "lost the connection to \(location): \(reason)"

@@ -35,6 +35,9 @@ package struct BulkImport {
   /// Events appended (a move onto itself appends none).
   package private(set) var appended = 0
   private var summary: RecordedCounts
+  /// Whether the store keeps the summary: as `LedgerSession`, not one that
+  /// cannot count its rows cheaply (`tableCounts` is nil).
+  private let keepsSummary: Bool
   private var streams: [StreamBuild] = []
   private var streamIndex: [StreamName: Int] = [:]
   /// The stream of the previous request: a run of lines for one stream
@@ -66,11 +69,12 @@ package struct BulkImport {
     self.checkpointInterval = max(checkpointInterval, 1)
     let counts = try writer.tableCounts()
     if let counts { try Self.fit { try Integrity.checkCounts(writer, counts: counts) } }
+    self.keepsSummary = counts != nil
     let head = try writer.headSeq()
     self.logWasEmpty = head == 0
     self.firstSeq = head + 1
     self.nextSeq = head + 1
-    self.summary = try writer.summary() ?? RecordedCounts()
+    self.summary = counts == nil ? RecordedCounts() : try writer.summary() ?? RecordedCounts()
     self.items = ItemTable(firstSeq: head + 1, capacity: capacity)
     inserted.reserveCapacity(capacity)
   }
@@ -97,17 +101,29 @@ package struct BulkImport {
     }
   }
 
+  /// Meets every stream `requests` name, as `perform` would when it comes
+  /// to each, before anything is appended: a store that streams its
+  /// appends (PostgreSQL's `COPY`) then has no read to make in between.
+  package mutating func prepare(streamsOf requests: [WriteRequest]) throws {
+    var last: StreamName? = nil
+    for request in requests where request.stream != last {
+      last = request.stream
+      _ = try stream(request.stream)
+    }
+  }
+
   // MARK: - Commands
 
   /// Performs `request` as `LedgerSession.perform` would, appending its
-  /// event through `append`; throws `Unfit` wherever the ledger would refuse
-  /// it or would need the store to decide.
-  package mutating func perform(_ request: WriteRequest, append: (UInt64, UnsafeRawBufferPointer) throws -> Void)
+  /// event and record through `append`; throws `Unfit` wherever the ledger
+  /// would refuse it or would need the store to decide.
+  package mutating func perform(_ request: WriteRequest, append: (Event, UnsafeRawBufferPointer) throws -> Void)
     throws
   {
     // An exported undo (`undoes`) is checked against the events it names:
     // the ledger's work (`LedgerSession+Undo`).
     guard request.undoes == nil else { throw Unfit() }
+    do { try Limits.check(request) } catch { throw Unfit() }
     let s = try stream(request.stream)
     switch request.command {
     case .insert(let insert):
@@ -125,12 +141,8 @@ package struct BulkImport {
   }
 
   private mutating func performInsert(
-    _ insert: InsertRequest, time: Timestamp?, in s: Int, append: (UInt64, UnsafeRawBufferPointer) throws -> Void
+    _ insert: InsertRequest, time: Timestamp?, in s: Int, append: (Event, UnsafeRawBufferPointer) throws -> Void
   ) throws {
-    try Self.fit {
-      try Limits.checkText(insert.text)
-      if let sender = insert.sender { try Limits.checkSender(sender) }
-    }
     let count = streams[s].tree.count
     let index = insert.index ?? count
     guard (0...count).contains(index) else { throw Unfit() }
@@ -155,7 +167,7 @@ package struct BulkImport {
   }
 
   private mutating func performRemove(
-    _ id: ItemID, time: Timestamp?, in s: Int, append: (UInt64, UnsafeRawBufferPointer) throws -> Void
+    _ id: ItemID, time: Timestamp?, in s: Int, append: (Event, UnsafeRawBufferPointer) throws -> Void
   ) throws {
     // An id the import has not inserted is in the log, in another stream
     // (these have no events), or nowhere: the ledger says which.
@@ -171,7 +183,7 @@ package struct BulkImport {
 
   private mutating func performMove(
     from: Int, to: Int, id: ItemID?, time: Timestamp?, in s: Int,
-    append: (UInt64, UnsafeRawBufferPointer) throws -> Void
+    append: (Event, UnsafeRawBufferPointer) throws -> Void
   ) throws {
     let count = streams[s].tree.count
     guard (0..<count).contains(from), (0..<count).contains(to) else { throw Unfit() }
@@ -208,20 +220,21 @@ package struct BulkImport {
     return current
   }
 
-  /// Whether no item has ever had `id`, in this import or in the log.
+  /// Whether no item has ever had `id`, in this import or in the log (or
+  /// the store refuses it if the log has: see `BulkLoading`).
   private func isUnused(_ id: ItemID) throws -> Bool {
     if inserted[id] != nil { return false }
-    if logWasEmpty { return true }
+    if logWasEmpty || writer.enforcesUniqueInsertedIDs { return true }
     return try writer.idEntry(id) == nil
   }
 
   private mutating func append(
-    _ op: Event.Op, time: Timestamp?, in s: Int, append: (UInt64, UnsafeRawBufferPointer) throws -> Void
+    _ op: Event.Op, time: Timestamp?, in s: Int, append: (Event, UnsafeRawBufferPointer) throws -> Void
   ) throws -> UInt64 {
     let seq = nextSeq
     let event = Event(
       seq: seq, stream: streams[s].head.stream, version: streams[s].head.version + 1, time: time ?? now, op: op)
-    try EventRecord.encode(event).withUnsafeBytes { try append(seq, $0) }
+    try EventRecord.encode(event).withUnsafeBytes { try append(event, $0) }
     nextSeq += 1
     appended += 1
     streams[s].seqs.append(seq)
@@ -247,7 +260,8 @@ package struct BulkImport {
   // MARK: - Writing
 
   /// Writes every derived row of the import: heads, order trees, the event
-  /// index, checkpoints, id rows (each table in key order), and the summary.
+  /// index, checkpoints, id rows (each table in key order), and the summary
+  /// where the store keeps one.
   package mutating func finish() throws {
     // Bytewise name order, which is the order of every per-stream key.
     let order = streams.indices.sorted { streams[$0].head.stream < streams[$1].head.stream }
@@ -290,7 +304,8 @@ package struct BulkImport {
     }
     try writeIds()
     summary.events = nextSeq - 1
-    try writer.putSummary(summary)
+    if keepsSummary { try writer.putSummary(summary) }
+    try writer.finishLoading()
   }
 
   /// The id rows, sorted by id bytes (big-endian words compare as the bytes do).

@@ -10,8 +10,6 @@ extension LedgerSession {
     _ selector: ItemSelector, text: String, sender: String?, time: Timestamp?, undoes: Undoes?,
     on state: inout StreamState
   ) throws -> Outcome? {
-    try Limits.checkText(text)
-    if let sender { try Limits.checkSender(sender) }
     let index = try resolve(selector, in: &state)
     let slot = try state.tree.element(at: index)
     let current = try self.text(ofRecord: slot.seq)

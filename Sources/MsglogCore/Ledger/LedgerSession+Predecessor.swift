@@ -19,7 +19,9 @@ extension LedgerSession {
     try name.withUnsafeBytes { name in
       try writer.forEachStreamRecord(of: stream, downFrom: state.head.lastSeq) { seq, bytes in
         let found: PositionalEvent?
-        do { found = try EventRecord.positional(bytes, ifStream: name) } catch { throw corruption(seq: seq, "\(error)") }
+        do { found = try EventRecord.positional(bytes, ifStream: name) } catch {
+          throw corruption(seq: seq, "\(error)")
+        }
         guard let event = found, event.seq == seq else {
           throw MsglogError.derivedDamage(
             DerivedDamage(

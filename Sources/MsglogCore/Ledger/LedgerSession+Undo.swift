@@ -60,7 +60,8 @@ extension LedgerSession {
       try forEachRecentEvent(of: state) { event in
         walk.visit(event)
         guard event.undoes == 0, walk.undoneBy[event.seq] == nil else { return true }
-        guard case .inverse(let inverse) = try undoing(event, later: walk.later(from: walk.visited.count - 1), in: &state)
+        guard
+          case .inverse(let inverse) = try undoing(event, later: walk.later(from: walk.visited.count - 1), in: &state)
         else { return true }
         found = (event.seq, inverse)
         return false
@@ -150,8 +151,8 @@ extension LedgerSession {
     guard fits else {
       throw MsglogError.notAnUndo(
         seq: seq,
-        reason: "undoing \(ImportLine.article(target.opName)) \(target.opName) of \(target.id.text) is not "
-          + "\(ImportLine.article(event.opName)) \(event.opName) of \(event.id.text)")
+        reason: "undoing \(WriteOperation.withArticle(target.opName)) of \(target.id.text) is not "
+          + "\(WriteOperation.withArticle(event.opName)) of \(event.id.text)")
     }
   }
 }

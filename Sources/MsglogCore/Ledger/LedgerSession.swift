@@ -93,7 +93,7 @@ package final class LedgerSession {
   ///   when the stream has moved on since (a rebase): its indices are
   ///   transformed to the head by the predecessor rule (`LedgerSession+Rebase`).
   package func perform(_ request: WriteRequest, rebasingFrom basis: UInt64? = nil) throws -> Outcome? {
-    try Limits.checkStreamName(request.stream.text)
+    try Limits.check(request)
     var state = try takeState(of: request.stream)
     defer { streams[request.stream] = state }
     let undoes = request.undoes.map { Undoes(seq: $0, checked: false) }
@@ -113,7 +113,7 @@ package final class LedgerSession {
       outcome = try performRestore(selector, at: index, time: request.time, undoes: undoes, on: &state)
     case .undo(let seq):
       guard request.undoes == nil else {
-        throw MsglogError.invalidInput(.importLine("an undo computes what it undoes; it takes no \"undoes\""))
+        throw MsglogError.invalidInput(.write("an undo takes no \"undoes\": it computes what it undoes"))
       }
       outcome = try performUndo(seq, time: request.time, on: &state)
     }
@@ -178,15 +178,18 @@ package final class LedgerSession {
   }
 
   /// Reads the id index rows the requests name (see `prefetch(ids:)`).
-  package func prefetch(idsOf requests: some Sequence<WriteRequest>) throws {
-    try prefetch(
-      ids: requests.lazy.compactMap { request -> ItemID? in
-        switch request.command {
-        case .insert(let insert): return insert.id
-        case .remove(.id(let id)), .edit(.id(let id), _, _), .restore(.id(let id), _): return id
-        case .remove(.prefix), .edit(.prefix, _, _), .restore(.prefix, _), .move, .undo: return nil
-        }
-      })
+  package func prefetch(idsOf requests: ArraySlice<WriteRequest>) throws {
+    // Nothing to gather for a store that reads rows one by one as cheaply.
+    guard writer.prefersBatchedReads else { return }
+    var ids: [ItemID] = []
+    for request in requests {
+      switch request.command {
+      case .insert(let insert): if let id = insert.id { ids.append(id) }
+      case .remove(.id(let id)), .edit(.id(let id), _, _), .restore(.id(let id), _): ids.append(id)
+      case .remove(.prefix), .edit(.prefix, _, _), .restore(.prefix, _), .move, .undo: break
+      }
+    }
+    try prefetch(ids: ids)
   }
 
   // MARK: - Marks
@@ -230,8 +233,6 @@ package final class LedgerSession {
   func performInsert(_ insert: InsertRequest, time: Timestamp?, undoes: Undoes?, on state: inout StreamState) throws
     -> Outcome
   {
-    try Limits.checkText(insert.text)
-    if let sender = insert.sender { try Limits.checkSender(sender) }
     let count = state.tree.count
     let index = insert.index ?? count
     guard (0...count).contains(index) else {
@@ -302,11 +303,13 @@ package final class LedgerSession {
   // MARK: - Helpers
 
   /// The stream's state, taken out of the cache so that it is changed in place.
-  /// The first time a session meets a stream, its head is checked against
-  /// the log (`Integrity.checkHead`): a missing or stale head must never
+  /// The first time a session meets a stream its name is checked, and its
+  /// head against the log (`Integrity.checkHead`): a missing or stale head must never
   /// lead to a second `v1` event.
   func takeState(of stream: StreamName) throws -> StreamState {
     if let cached = streams.removeValue(forKey: stream) { return cached }
+    // A name made without `StreamName(validating:)` is checked here, once.
+    try Limits.checkStreamName(stream.text)
     let stored = try writer.streamHead(stream)
     if mode == .append { try Integrity.checkHead(stored, of: stream, in: writer) }
     let head = stored ?? StreamHead(stream: stream)

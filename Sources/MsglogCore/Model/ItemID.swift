@@ -86,24 +86,36 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
     }
   }
 
-  /// Parses the canonical 8-4-4-4-12 form in any case; nil for anything else.
+  /// Parses a UUID's text: the canonical 8-4-4-4-12 form, or its 32 hex
+  /// digits without the dashes (as some systems print a UUID), in any
+  /// case; nil for anything else. Every id msglog reads — an argument,
+  /// `--id`, an import line, a request body — goes through here, and every
+  /// id it prints is canonical.
   public init?(canonical string: String) {
     var string = string
     guard let id = string.withUTF8({ ItemID(canonicalUTF8: UnsafeRawBufferPointer($0)) }) else { return nil }
     self = id
   }
 
-  /// Parses the canonical form from UTF-8 bytes (the import parser's path).
+  /// A UUID in either text form, any case; refused as `malformedID` otherwise.
+  package init(validating text: String) throws(MsglogError) {
+    guard let id = ItemID(canonical: text) else { throw .invalidInput(.malformedID(text)) }
+    self = id
+  }
+
+  /// Parses either text form from UTF-8 bytes (the import parser's path).
   package init?(canonicalUTF8 utf8: UnsafeRawBufferPointer) {
-    guard utf8.count == 36 else { return nil }
+    // 36 bytes with the dashes at 8, 13, 18 and 23, or 32 digits.
+    let dashed = utf8.count == 36
+    guard dashed || utf8.count == 32 else { return nil }
     // The 16 bytes are written in order into two words on the stack, then
     // loaded as `init(bytes:)` does (an import parses an id per line).
     var storage = InlineArray<2, UInt64>(repeating: 0)
     let parsed = Swift.withUnsafeMutableBytes(of: &storage) { out -> Bool in
       var j = 0
       var i = 0
-      while i < 36 {
-        if i == 8 || i == 13 || i == 18 || i == 23 {
+      while i < utf8.count {
+        if dashed && (i == 8 || i == 13 || i == 18 || i == 23) {
           guard utf8[i] == UInt8(ascii: "-") else { return false }
           i += 1
           continue

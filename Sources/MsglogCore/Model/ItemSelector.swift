@@ -5,7 +5,8 @@ public enum ItemSelector: Equatable, Sendable {
   /// one live item of the stream.
   case prefix(String)
 
-  /// Parses a full UUID in any case or a prefix of 8+ characters of its text form.
+  /// Parses a full UUID in any case (with its dashes or as 32 digits without
+  /// them) or a prefix of 8+ characters of its text form.
   public init(parsing text: String) throws(MsglogError) {
     if let id = ItemID(canonical: text) {
       self = .id(id)

@@ -1,5 +1,7 @@
-/// The bounds docs/REFERENCE.md puts on user input, checked in one place for the
-/// command line, import and the ledger alike.
+/// The bounds docs/REFERENCE.md puts on user input, for every door alike: a
+/// request's text and sender are checked by the ledger (`check(_:)`), a
+/// stream name by `StreamName(validating:)` and where the ledger first
+/// meets a stream.
 package enum Limits {
   /// Message text: 1 byte to 1 MiB of UTF-8.
   package static let maxTextBytes = 1 << 20
@@ -9,6 +11,23 @@ package enum Limits {
   package static let maxSenderBytes = 1024
   /// Indices, seqs and versions are decimal integers from 0 to 2^63-1.
   package static let maxNumber = UInt64(Int64.max)
+
+  /// The limits of a request's own values, its text and sender: checked
+  /// once, by the ledger and the bulk import before either does anything
+  /// with it, whichever door it came through.
+  @inline(__always)
+  package static func check(_ request: WriteRequest) throws(MsglogError) {
+    switch request.command {
+    case .insert(let insert):
+      try checkText(insert.text)
+      if let sender = insert.sender { try checkSender(sender) }
+    case .edit(_, let text, let sender):
+      try checkText(text)
+      if let sender { try checkSender(sender) }
+    case .remove, .move, .restore, .undo:
+      break
+    }
+  }
 
   package static func checkText(_ text: String) throws(MsglogError) {
     let n = text.utf8.count

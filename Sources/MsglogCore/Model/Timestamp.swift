@@ -31,8 +31,10 @@ public struct Timestamp: Hashable, Comparable, Sendable {
     if y >= 0 && y <= 9999 {
       // `YYYY-MM-DDTHH:MM:SS.mmmZ`, 24 bytes made on the stack and appended
       // at once: `--json list` writes one per item, and a byte at a time
-      // into the array was most of the cost of an item.
-      var text = InlineArray<24, UInt8>(repeating: 0)
+      // into the array was most of the cost of an item. Three words rather
+      // than an `InlineArray<24, UInt8>`, whose initializer the optimizer
+      // may leave out of line (a call per item).
+      var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
       withUnsafeMutableBytes(of: &text) { b in
         func put(_ value: Int64, at start: Int, _ width: Int) {
           var v = value

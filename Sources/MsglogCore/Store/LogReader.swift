@@ -1,9 +1,10 @@
 /// Read access to a log and its derived tables, valid inside one transaction.
 ///
-/// The backend stores event records as opaque bytes (the core encodes and
-/// decodes them) and the derived tables in whatever form suits it. LMDB is the
-/// backend today; a server database would implement the same two protocols
-/// with one SQL transaction per `read`/`write`.
+/// A store keeps event records as opaque bytes (the core encodes and
+/// decodes them) and the derived tables in whatever form suits it: LMDB's
+/// named databases (`LMDBStore`), PostgreSQL's tables, read and written in
+/// one SQL transaction per `read`/`write` (`PostgresStore`), or values in
+/// memory (`MemoryStore`).
 package protocol LogReader {
   /// Seq of the last event, 0 for an empty log.
   func headSeq() throws -> UInt64

@@ -33,6 +33,8 @@ package final class MemoryStore: EventStore {
 
   package init() {}
 
+  package var kind: MsglogError.Store { .memory }
+
   var state: State { committed.withLock { $0 } }
 
   /// The rows the last write transaction read (records, order-tree nodes, id rows).
@@ -42,7 +44,9 @@ package final class MemoryStore: EventStore {
     try body(Transaction(state: state))
   }
 
-  package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+  package func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
+    throws -> R
+  {
     try writer.withLock { _ in
       let txn = Transaction(state: state)
       defer { lastWriteReads.withLock { $0 = txn.reads } }

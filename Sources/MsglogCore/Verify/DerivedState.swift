@@ -86,8 +86,8 @@ package struct DerivedState {
     default: break
     }
     throw refuse(
-      "it undoes seq \(seq), \(ImportLine.article(target.opName)) \(target.opName) of \(target.id.text), but is "
-        + "\(ImportLine.article(event.opName)) \(event.opName) of \(event.id.text)")
+      "it undoes seq \(seq), \(WriteOperation.withArticle(target.opName)) of \(target.id.text), but is "
+        + "\(WriteOperation.withArticle(event.opName)) of \(event.id.text)")
   }
 
   /// `undoer` now stands undoing `seq`: `seq` is undone, and if it undid
@@ -117,7 +117,10 @@ package struct DerivedState {
   /// through the write path (`LedgerSession` in rebuild mode), which checks
   /// that it reproduces the stored record, so the rebuilt tables are exactly
   /// what the original writes made.
-  package static func rebuild(_ writer: any LogWriter, checkpointInterval: UInt64 = 256) throws {
+  package static func rebuild(
+    _ writer: any LogWriter, checkpointInterval: UInt64 = 256, progress: ((VerifyProgress) -> Void)? = nil
+  ) throws {
+    let total = progress == nil ? 0 : Int(try writer.headSeq())
     try writer.clearDerived()
     let session = try LedgerSession(
       writer: writer, now: Timestamp(milliseconds: 0), mode: .rebuild, checkpointInterval: checkpointInterval)
@@ -152,8 +155,12 @@ package struct DerivedState {
       }
       // Bound the session's caches on long logs.
       if seq % UInt64(LedgerSession.flushInterval) == 0 { try session.finish() }
+      if let progress, seq % UInt64(VerifyProgress.interval) == 0 {
+        progress(VerifyProgress(stage: .rebuild, done: Int(seq), total: max(total, Int(seq))))
+      }
       return true
     }
+    progress?(VerifyProgress(stage: .rebuild, done: Int(expected - 1), total: Int(expected - 1)))
     try session.finish()
   }
 }

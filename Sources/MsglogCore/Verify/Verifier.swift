@@ -10,8 +10,11 @@ package enum Verifier {
   /// How many problems to name before summarising the rest.
   static let problemLimit = 100
 
-  package static func verify(_ reader: any LogReader) throws -> VerifyReport {
+  package static func verify(_ reader: any LogReader, progress: ((VerifyProgress) -> Void)? = nil) throws
+    -> VerifyReport
+  {
     var check = Check(reader: reader)
+    check.progress = progress
     try check.log()
     if check.report.logIsIntact { try check.derivedTables() }
     return check.finish()
@@ -31,6 +34,7 @@ package enum Verifier {
     var checkpointAt: [UInt64: StreamName] = [:]
     /// Derived tables with a problem named: their row counts would only repeat it.
     var damagedTables: Set<String> = []
+    var progress: ((VerifyProgress) -> Void)? = nil
 
     init(reader: any LogReader) { self.reader = reader }
 
@@ -62,9 +66,14 @@ package enum Verifier {
         }
       }
       var expectedSeq: UInt64 = 1
+      // The head is the count of a sound log, and a fair guess at the rest.
+      let total = progress == nil ? 0 : Int((try? reader.headSeq()) ?? 0)
       do {
         try reader.forEachRecord(from: 1) { seq, bytes in
           report.events += 1
+          if let progress, report.events % UInt64(VerifyProgress.interval) == 0 {
+            progress(VerifyProgress(stage: .events, done: Int(report.events), total: max(total, Int(report.events))))
+          }
           if seq != expectedSeq {
             problem("seq \(expectedSeq)…\(seq - 1): missing from the log (gap before seq \(seq))")
             report.logIsIntact = false
@@ -88,6 +97,7 @@ package enum Verifier {
         problem("the log cannot be read past seq \(expectedSeq - 1): \(error)")
         report.logIsIntact = false
       }
+      progress?(VerifyProgress(stage: .events, done: Int(report.events), total: Int(report.events)))
     }
 
     /// Names a damaged record, and stops checking the stream it belongs to.
@@ -215,6 +225,9 @@ package enum Verifier {
       var stored: [ItemID: IdEntry] = [:]
       var chunkEnd = 0
       for (n, (id, var want)) in ids.enumerated() {
+        if let progress, n % VerifyProgress.interval == 0 {
+          progress(VerifyProgress(stage: .ids, done: n, total: ids.count))
+        }
         // The rows of the next ids in one request (a round trip to a
         // server); a chunk with a damaged row is read row by row, so that
         // each damaged row is named.
@@ -240,6 +253,7 @@ package enum Verifier {
           problem("\(error)")
         }
       }
+      progress?(VerifyProgress(stage: .ids, done: ids.count, total: ids.count))
       checkCounts(nodes: reachableNodes, checkpoints: checkpoints)
     }
 

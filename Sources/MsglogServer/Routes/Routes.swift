@@ -139,48 +139,74 @@ struct Routes: Sendable {
 
   // MARK: - Writing
 
+  /// The write routes, one per declared operation (`WriteOperation`): the
+  /// body's members and their types are read from its declaration, so the
+  /// route list and the OpenAPI document say what the one decoder reads.
   private var writes: [Route] {
-    let stream = Route.Field("stream", .string, "the stream (default: main)")
-    let text = Route.Field("text", .text, required: true, "the message (1 byte to 1 MiB of UTF-8)")
-    let sender = Route.Field("sender", .text, "who wrote it (1 to 256 bytes)")
-    let newID = Route.Field("id", .uuid, "the new item's id (default: a new random one)")
-    let item = Route.Field("id", .selector, required: true, "the item: its UUID or a prefix of 8+ hex digits")
-    let version = Route.Field("expectVersion", .integer, "refuse (412) unless the stream is at this version")
-    let rebase = Route.Field(
-      "rebase", .boolean, "with expectVersion: if the stream moved on, do what was meant at that version")
-    let refusals: [UInt32] = [404, 409, 412]
-    func write(
-      _ path: String, _ body: [Route.Field], _ answers: String, _ operation: Operation
-    ) -> Route {
-      Route(.post, path, needsToken: true, body: body, success: .init(answers), refusals: refusals) {
-        try self.write($0, operation)
-      }
-    }
-    return [
-      write("/api/append", [stream, text, sender, newID, version], "`append --json`", .append),
-      write(
-        "/api/insert",
-        [stream, .init("index", .integer, required: true, "where it goes (0: first)"), text, sender, newID, version, rebase],
-        "`insert --json`", .insert),
-      write(
-        "/api/move",
-        [
-          stream, .init("from", .integer, required: true, "the item's index"),
-          .init("to", .integer, required: true, "its new index"), version, rebase,
-        ],
-        #"`move --json`, or `{"moved":false}` for a move onto itself"#, .move),
-      write(
-        "/api/remove", [stream, item, version, rebase], "`remove --json` (`id`: a UUID or a prefix of 8+)", .remove),
-      write(
-        "/api/edit", [stream, item, text, sender, version, rebase],
-        #"`edit --json`, or `{"edited":false}` for the same text"#, .edit),
-      write(
-        "/api/restore",
-        [stream, item, .init("index", .integer, "where it goes back (default: after its predecessor)"), version],
-        "`restore --json` (without `index`: after its predecessor)", .restore),
-      write(
-        "/api/undo", [stream, .init("seq", .integer, "the event to undo (default: the latest undoable)"), version],
-        #"`undo --json` (without `seq`: the latest undoable event), or `{"undone":false}`"#, .undo),
+    let answers: [WriteOperation: String] = [
+      .append: "`append --json`",
+      .insert: "`insert --json`",
+      .move: #"`move --json`, or `{"moved":false}` for a move onto itself"#,
+      .remove: "`remove --json` (`id`: a UUID or a prefix of 8+)",
+      .edit: #"`edit --json`, or `{"edited":false}` for the same text"#,
+      .restore: "`restore --json` (without `index`: after its predecessor)",
+      .undo: #"`undo --json` (without `seq`: the latest undoable event), or `{"undone":false}`"#,
     ]
+    // In the order the route list has always shown them.
+    let operations: [WriteOperation] = [.append, .insert, .move, .remove, .edit, .restore, .undo]
+    return operations.map { operation in
+      Route(
+        .post, "/api/\(operation.name)", needsToken: true, body: Self.bodyFields(operation),
+        success: .init(answers[operation]!), refusals: [404, 409, 412]
+      ) { try write($0, operation) }
+    }
+  }
+
+  /// A write route's body members: the stream, the operation's own members
+  /// (from its declaration), `expectVersion`, and `rebase` where it rebases.
+  static func bodyFields(_ operation: WriteOperation) -> [Route.Field] {
+    var fields = [Route.Field("stream", .string, "the stream (default: main)")]
+    for field in operation.declaration.fields {
+      fields.append(
+        Route.Field(
+          field.member.name, Route.Field.Kind(field.value), required: field.required,
+          Self.describe(field.member, operation)))
+    }
+    fields.append(.init("expectVersion", .integer, "refuse (412) unless the stream is at this version"))
+    if operation.rebases {
+      fields.append(
+        .init("rebase", .boolean, "with expectVersion: if the stream moved on, do what was meant at that version"))
+    }
+    return fields
+  }
+
+  /// What a body member is, in the OpenAPI document's words.
+  private static func describe(_ member: WriteMember, _ operation: WriteOperation) -> String {
+    switch member {
+    case .text: "the message (1 byte to 1 MiB of UTF-8)"
+    case .sender: "who wrote it (1 byte to 1 KiB)"
+    case .id:
+      operation == .append || operation == .insert
+        ? "the new item's id (default: a new random one)"
+        : operation == .move
+          ? "the id of the item at `from`, when given (a check)" : "the item: its UUID or a prefix of 8+ hex digits"
+    case .index: operation == .restore ? "where it goes back (default: after its predecessor)" : "where it goes (0: first)"
+    case .from: "the item's index"
+    case .to: "its new index"
+    case .seq: "the event to undo (default: the latest undoable)"
+    default: member.name
+    }
+  }
+}
+
+extension Route.Field.Kind {
+  /// The type a declared write member's value has.
+  init(_ value: WriteOperation.Value) {
+    switch value {
+    case .text, .sender: self = .text
+    case .uuid: self = .uuid
+    case .selector: self = .selector
+    case .number: self = .integer
+    }
   }
 }

@@ -9,9 +9,9 @@ import MsglogCore
 /// appended (`MDB_APPEND`) through one cursor when its rows all come after
 /// the keys it already holds (always, in an empty database), and put in
 /// order through that cursor otherwise.
-extension LMDBStore.Access: BulkLoading {
+extension LMDBTables.LogTransaction: BulkLoading {
   func appendRecords(_ body: (_ append: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
-    try txn.withCursor(store.events) { cursor in
+    try txn.withCursor(tables.events) { cursor in
       try body { seq, record in
         var key = seq.bigEndian
         try withUnsafeBytes(of: &key) { try cursor.put($0, record, flags: UInt32(MDB_APPEND)) }
@@ -25,10 +25,10 @@ extension LMDBStore.Access: BulkLoading {
   ) throws {
     let db: Database
     switch table {
-    case .order: db = store.order
-    case .ids: db = store.ids
-    case .streamEvents: db = store.streamEvents
-    case .checkpoints: db = store.checkpoints
+    case .order: db = tables.order
+    case .ids: db = tables.ids
+    case .streamEvents: db = tables.streamEvents
+    case .checkpoints: db = tables.checkpoints
     }
     try txn.withCursor(db) { cursor in
       // Decided at the first row: whether every row goes after the table's last key.

@@ -122,7 +122,7 @@ import Testing
   /// A log opened for reading refuses writes, in memory too.
   @Test func aReadOnlyLogRefusesWrites() throws {
     let readOnly = EventLog.inMemory(configuration: .init(access: .readOnly))
-    #expect(throws: MsglogError.readOnly(location: "(memory)", reason: "opened for reading only")) {
+    #expect(throws: MsglogError.readOnly(location: "(memory)", store: .memory, reason: "opened for reading only")) {
       try readOnly.append("x")
     }
     #expect(try readOnly.headSeq() == 0)

@@ -1,0 +1,86 @@
+import MsglogCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What a backup copied: the copy is the log as of `seq`.
+package struct LMDBBackup: Equatable, Sendable {
+  package var events: UInt64
+  package var seq: UInt64
+  /// The copy's data file.
+  package var bytes: UInt64
+}
+
+extension LMDBStore {
+  /// Copies the live database to `destination`, which must not exist,
+  /// while writers go on: LMDB's own copy of one read transaction
+  /// (`compact` leaves out free pages), written under a staging name beside
+  /// `destination`, synced, and renamed to it only when whole — a backup
+  /// killed midway leaves nothing at `destination`.
+  ///
+  /// Which seq the copy holds: LMDB's copy takes its read transaction
+  /// itself, so no read of ours shares its snapshot. The copy is that
+  /// snapshot, though: opened (nobody else can see it yet) and read, its
+  /// head is by construction the seq it holds, and its events table the
+  /// events it holds.
+  package func backup(to destination: String, compact: Bool) throws -> LMDBBackup {
+    guard let store = try tables(creating: false) else {
+      throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
+    }
+    let shown = destination
+    let destination = DatabaseFiles.trimmed(destination)
+    var info = stat()
+    guard lstat(destination, &info) != 0, errno == ENOENT else {
+      throw MsglogError.cannotBackUp(location: shown, reason: "it exists already (a backup goes to a new path)")
+    }
+    DatabaseFiles.sweepStaging(for: destination)
+    guard let staging = try StagingDirectory.make(for: destination, purpose: .backup, shown: shown) else {
+      throw MsglogError.cannotBackUp(location: shown, reason: "it exists already (a backup goes to a new path)")
+    }
+    let file = staging.path + "/data.mdb"
+    let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw failure(errno, shown) }
+    var closed = false
+    defer { if !closed { close(fd) } }
+    // A database read-only to us is read without a reader slot: a commit
+    // during the copy may have reused pages it was copying, so a copy that
+    // saw one is made again.
+    var attempt = 0
+    while true {
+      let before = store.lastCommit
+      try store.environment.copy(to: fd, compact: compact)
+      if !store.isLockless || store.lastCommit == before { break }
+      attempt += 1
+      guard attempt < 5 else { throw MsglogError.changedDuringRead(location: path) }
+      guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else { throw failure(errno, shown) }
+    }
+    guard fsync(fd) == 0 else { throw failure(errno, shown) }
+    closed = true
+    guard close(fd) == 0 else { throw failure(errno, shown) }
+    var copied = stat()
+    guard stat(file, &copied) == 0 else { throw failure(errno, shown) }
+    // Closed when this scope ends, before the rename.
+    let counted: (events: UInt64, seq: UInt64) = try {
+      let copy = try LMDBTables(path: staging.path, create: false, shown: shown, lockless: true)
+      return try copy.environment.read { txn in
+        (try txn.entries(copy.events), try LMDBTables.LogTransaction(tables: copy, txn: txn).headSeq())
+      }
+    }()
+    DatabaseFiles.syncDirectory(staging.path)
+    guard DatabaseFiles.renameWithoutReplacing(staging.path, destination) else {
+      if errno == EEXIST || errno == ENOTEMPTY {
+        throw MsglogError.cannotBackUp(location: shown, reason: "it appeared while the copy was made")
+      }
+      throw failure(errno, shown)
+    }
+    DatabaseFiles.syncDirectory(DatabaseFiles.parent(of: destination))
+    return LMDBBackup(events: counted.events, seq: counted.seq, bytes: UInt64(copied.st_size))
+  }
+
+  private func failure(_ code: Int32, _ destination: String) -> MsglogError {
+    code == ENOSPC || code == EDQUOT
+      ? .diskFull(store: .lmdb, detail: "the backup did not fit at \(destination)")
+      : .cannotCreate(location: destination, reason: systemMessage(code))
+  }
+}

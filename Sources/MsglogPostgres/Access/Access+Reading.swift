@@ -1,0 +1,179 @@
+import MsglogCore
+
+/// `LogReader`: a statement per read (a page per statement for a range),
+/// or none where the transaction's `cache` knows the answer.
+extension PostgresStore.Access {
+  func headSeq() throws -> UInt64 {
+    if let head = state.head { return head }
+    let value = try query(.events, PostgresSchema.headSeq).uint64(0, 0) ?? 0
+    state.head = value
+    return value
+  }
+
+  /// The log in pages of 4,096 records.
+  func forEachRecord(from seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+    var next = max(seq, 1)
+    try forEachRow(of: .events, in: .of(4096), { PostgresSchema.records(from: next, limit: $0) }) { rows, row in
+      let seq = rows.uint64(row, 0)!
+      guard try body(seq, rows.bytes(row, 1)) else { return false }
+      next = seq + 1
+      return true
+    }
+  }
+
+  func withRecord<R>(at seq: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    for case let (last?)? in cache.last.values where last.seq == seq {
+      return try last.record.withUnsafeBytes(body)
+    }
+    let rows = try query(.events, PostgresSchema.record(at: seq))
+    return rows.count == 0 ? nil : try body(rows.bytes(0, 0))
+  }
+
+  func forEachRecord(at seqs: [UInt64], _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
+    guard !seqs.isEmpty else { return }
+    let wanted = seqs.sorted()
+    if let first = wanted.first, let last = wanted.last, last - first < UInt64(wanted.count) * 2 {
+      // Dense (a list of appended items): one index range scan reads
+      // neighbouring rows from neighbouring pages, cheaper than as many
+      // probes; the few rows between are skipped here.
+      let rows = try query(.events, PostgresSchema.records(between: first, and: last))
+      var next = 0
+      for row in 0..<rows.count {
+        let seq = rows.uint64(row, 0)!
+        while next < wanted.count, wanted[next] < seq { next += 1 }
+        guard next < wanted.count else { return }
+        if wanted[next] == seq { try body(seq, rows.bytes(row, 1)) }
+      }
+      return
+    }
+    let rows = try query(.events, PostgresSchema.records(at: seqs))
+    for row in 0..<rows.count { try body(rows.uint64(row, 0)!, rows.bytes(row, 1)) }
+  }
+
+  func streamHead(_ stream: StreamName) throws -> StreamHead? {
+    if let cached = cache.heads[stream] { return cached }
+    let rows = try query(.streams, PostgresSchema.streamHead(stream))
+    return rows.count == 0 ? nil : try DerivedRows.decodeHead(stream: stream, rows.bytes(0, 0))
+  }
+
+  func streamHeads() throws -> [StreamHead] {
+    let rows = try query(.streams, PostgresSchema.streamHeads)
+    return try (0..<rows.count).map { row in
+      try DerivedRows.decodeHead(stream: rows.streamName(row, 0, in: .heads), rows.bytes(row, 1))
+    }
+  }
+
+  func orderNode(_ id: NodeID, of stream: StreamName) throws -> TreeNode<Slot>? {
+    try orderNodes([id], of: stream)[id]
+  }
+
+  func orderNodes(_ ids: [NodeID], of stream: StreamName) throws -> [NodeID: TreeNode<Slot>] {
+    guard !ids.isEmpty else { return [:] }
+    var cached: [NodeID: TreeNode<Slot>] = [:]
+    for id in ids { cached[id] = cache.nodes[PostgresStore.NodeKey(stream: stream, n: id)] }
+    if cached.count == ids.count { return cached }
+    let rows = try query(.nodes, PostgresSchema.nodes(ids, of: stream))
+    var nodes: [NodeID: TreeNode<Slot>] = [:]
+    for row in 0..<rows.count {
+      let id = rows.uint64(row, 0)!
+      let node = try DerivedRows.decodeNode(id, of: stream, rows.bytes(row, 1))
+      nodes[id] = node
+      // A writer's path through the tree, for its next write (`KnownState`).
+      if writing { cache.nodes[PostgresStore.NodeKey(stream: stream, n: id)] = node }
+    }
+    return nodes
+  }
+
+  func idEntry(_ id: ItemID) throws -> IdEntry? { try idEntries([id])[id] }
+
+  func idEntries(_ ids: [ItemID]) throws -> [ItemID: IdEntry] {
+    guard !ids.isEmpty else { return [:] }
+    let rows = try query(.ids, PostgresSchema.idEntries(ids))
+    var entries: [ItemID: IdEntry] = [:]
+    for row in 0..<rows.count {
+      let id = ItemID(bytes: rows.bytes(row, 0))
+      entries[id] = try DerivedRows.decodeIdEntry(id, rows.bytes(row, 1))
+    }
+    return entries
+  }
+
+  /// The id rows in pages of 4,096, from the first id at or after `start`
+  /// (padded to 16 bytes).
+  func forEachIdEntry(from start: [UInt8], _ body: (ItemID, IdEntry) throws -> Bool) throws {
+    var next = ItemID(bytes: (start + [UInt8](repeating: 0, count: 16)).prefix(16).withUnsafeBytes { $0 })
+    var including = true
+    try forEachRow(of: .ids, in: .of(4096), { PostgresSchema.idEntries(from: next, including: including, limit: $0) }) {
+      rows, row in
+      let id = ItemID(bytes: rows.bytes(row, 0))
+      guard try body(id, try DerivedRows.decodeIdEntry(id, rows.bytes(row, 1))) else { return false }
+      next = id
+      including = false
+      return true
+    }
+  }
+
+  /// The events table is its own per-stream index here, read in pages of 65,536 seqs.
+  func forEachStreamEvent(of stream: StreamName, from seq: UInt64, _ body: (UInt64) throws -> Bool) throws {
+    var next = seq
+    try forEachRow(of: .events, in: .of(65536), { PostgresSchema.streamSeqs(of: stream, from: next, limit: $0) }) {
+      rows, row in
+      let seq = rows.uint64(row, 0)!
+      guard try body(seq) else { return false }
+      next = seq + 1
+      return true
+    }
+  }
+
+  /// Newest first, in pages growing from 16 to 4,096: an undo usually
+  /// needs the last few events only, a rebase those since the version it
+  /// was made at.
+  func forEachStreamRecord(
+    of stream: StreamName, downFrom seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
+    var next = seq
+    let pages = Pages(first: 16, growth: 4, largest: 4096)
+    try forEachRow(of: .events, in: pages, { PostgresSchema.streamRecords(of: stream, downFrom: next, limit: $0) }) {
+      rows, row in
+      let seq = rows.uint64(row, 0)!
+      guard try body(seq, rows.bytes(row, 1)), seq > 1 else { return false }
+      next = seq - 1
+      return true
+    }
+  }
+
+  func lastStreamEvent(of stream: StreamName) throws -> UInt64? {
+    if let cached = cache.last[stream] { return cached?.seq }
+    return try query(.events, PostgresSchema.lastStreamSeq(of: stream)).uint64(0, 0)
+  }
+
+  func checkpoint(of stream: StreamName, atOrBefore seq: UInt64) throws -> Checkpoint? {
+    let rows = try query(.checkpoints, PostgresSchema.checkpoint(of: stream, atOrBefore: seq))
+    guard rows.count > 0 else { return nil }
+    return try DerivedRows.decodeCheckpoint(stream: stream, seq: rows.uint64(0, 0)!, rows.bytes(0, 1))
+  }
+
+  func checkpointSeqs(of stream: StreamName) throws -> [UInt64] {
+    let rows = try query(.checkpoints, PostgresSchema.checkpointSeqs(of: stream))
+    return (0..<rows.count).map { rows.uint64($0, 0)! }
+  }
+
+  func summary() throws -> RecordedCounts? {
+    let rows = try query(.meta, PostgresSchema.summary)
+    return rows.count == 0 ? nil : try DerivedRows.decodeSummary(rows.bytes(0, 0))
+  }
+
+  /// Counting a table's rows is a scan in PostgreSQL, too slow for every
+  /// write: the database's own constraints (unique seqs, stream versions
+  /// and inserted ids) guard the log instead.
+  func tableCounts() throws -> TableCounts? { nil }
+
+  /// Every table's rows counted, in one statement, for `verify`. The
+  /// events table is its own per-stream index.
+  func rowCounts() throws -> TableCounts? {
+    let rows = try query(.events, PostgresSchema.rowCounts)
+    let events = rows.uint64(0, 0) ?? 0
+    return TableCounts(
+      events: events, streamEvents: events, heads: rows.uint64(0, 1) ?? 0, ids: rows.uint64(0, 2) ?? 0,
+      nodes: rows.uint64(0, 3) ?? 0, checkpoints: rows.uint64(0, 4) ?? 0)
+  }
+}

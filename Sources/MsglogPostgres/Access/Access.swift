@@ -1,0 +1,113 @@
+import MsglogCore
+
+extension PostgresStore {
+  /// `LogReader`/`LogWriter` over one transaction on one connection.
+  ///
+  /// Reads are single statements (in batches where the caller asks for
+  /// many rows; `Access+Reading`), answered from `cache` where it can.
+  /// Writes are buffered (`WriteBuffer`, filled by `Access+Writing`) and
+  /// sent in one pipeline: before the next read of a table they touch (so
+  /// that the transaction reads its own writes) and at commit, together
+  /// with moving the head, the notification and `COMMIT`. `state` says
+  /// what must go in front of them: the `BEGIN`, the head row's lock.
+  final class Access: LogWriter {
+    let connection: Connection
+    unowned let store: PostgresStore
+    var state: TransactionState
+    var cache: StreamCache
+    var buffer = WriteBuffer()
+    /// The server's clock at the transaction's start, never earlier than
+    /// the log's last event: the time of the events it appends.
+    let commitTime: Timestamp?
+    /// The record of the last event appended, for the time the next must not fall behind.
+    var lastAppended: [UInt8]? = nil
+    /// A bulk load's copy in progress (`Access+BulkLoading`): ended before
+    /// anything else is sent.
+    var copy: (table: PostgresSchema.CopyTable, rows: CopyRows)? = nil
+    /// The tables whose keys a bulk load dropped, to build once all rows
+    /// are in (`finishLoading`, or at the latest the commit).
+    var keysToBuild: [PostgresSchema.CopyTable] = []
+
+    init(
+      connection: Connection, store: PostgresStore, state: TransactionState, cache: StreamCache = StreamCache(),
+      commitTime: Timestamp? = nil
+    ) {
+      self.connection = connection
+      self.store = store
+      self.state = state
+      self.cache = cache
+      self.commitTime = commitTime
+    }
+
+    var writing: Bool { state.writes }
+
+    /// Runs a read of `table`, after sending what is buffered for it (and
+    /// with the `BEGIN`, in a write on what was known that sent nothing yet).
+    func query(_ table: WriteBuffer.Table, _ statement: Statement) throws -> Rows {
+      try endCopy()
+      if buffer.holds(table) { try flush() }
+      guard state.phase == .unsent else { return try connection.execute(statement.sql, statement.parameters) }
+      return try connection.pipeline(state.sending([statement], locking: false)).last!
+    }
+
+    /// Sends the buffered writes (one pipeline) so that the next read sees them.
+    func flush() throws {
+      try endCopy()
+      guard writing, !buffer.isEmpty else { return }
+      try connection.pipeline(state.sending(buffer.take(), locking: true))
+    }
+
+    /// Takes the head row's lock now, if it is not held, for writes that
+    /// do not go through the buffer (a bulk load's `COPY`), with whatever
+    /// the buffer holds.
+    func lock() throws {
+      try endCopy()
+      guard state.phase < .locked || !buffer.isEmpty else { return }
+      try connection.pipeline(state.sending(buffer.take(), locking: true))
+    }
+
+    /// Sends what is left, moves the head, notifies followers and commits:
+    /// one round trip, which also takes the head's lock if it is not held
+    /// yet. A transaction that wrote nothing just ends.
+    func commit() throws {
+      try endCopy()
+      var batch = buildingKeys() + buffer.take()
+      var movesHead = false
+      var notifies = false
+      if let head = state.head, state.phase == .wrote || !batch.isEmpty {
+        movesHead = true
+        batch.append(PostgresSchema.moveHead(to: head))
+        // Once per transaction, however many events it appends.
+        notifies = head != state.openingHead
+        if notifies { batch.append(PostgresSchema.notify(head: head)) }
+      }
+      guard state.phase != .unsent || !batch.isEmpty else {  // nothing sent, nothing to end
+        state.committed(version: nil)
+        return
+      }
+      let rows = try connection.pipeline(state.sending(batch, locking: movesHead) + [PostgresSchema.commit])
+      // The head's move is counted from the end: a BEGIN and the lock may be in front.
+      state.committed(version: movesHead ? rows[rows.count - (notifies ? 3 : 2)].text(0, 0) : nil)
+    }
+
+    /// What this transaction leaves known, once it has committed: the head,
+    /// and the heads, last events and nodes of the streams it read or
+    /// wrote; nil after a rebuild or a bulk load (nothing worth keeping).
+    func knownAfterCommit(serverClock: Timestamp, readAt: ContinuousClock.Instant, lastTime: Timestamp)
+      -> KnownState?
+    {
+      guard let head = state.head, let version = state.committedVersion, !cache.isForgotten,
+        cache.nodes.count <= KnownState.nodeLimit
+      else { return nil }
+      var time = lastTime
+      if let record = lastAppended,
+        let event = try? record.withUnsafeBytes({ try EventRecord.decode($0, verifyingChecksum: false) }),
+        event.time > time
+      {
+        time = event.time
+      }
+      return KnownState(
+        head: head, headVersion: version, streams: cache, lastTime: time, serverClock: serverClock, readAt: readAt)
+    }
+  }
+}

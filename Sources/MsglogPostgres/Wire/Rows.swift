@@ -1,0 +1,40 @@
+import CLibPQ
+import MsglogCore
+
+/// The rows a statement returned, in binary format.
+final class Rows {
+  let handle: OpaquePointer
+
+  init(_ handle: OpaquePointer) { self.handle = handle }
+  deinit { PQclear(handle) }
+
+  var count: Int { Int(PQntuples(handle)) }
+
+  func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(handle, Int32(row), Int32(column)) == 1 }
+
+  /// The value's bytes, valid while this object lives.
+  func bytes(_ row: Int, _ column: Int) -> UnsafeRawBufferPointer {
+    let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
+    return UnsafeRawBufferPointer(start: PQgetvalue(handle, Int32(row), Int32(column)), count: length)
+  }
+
+  func int64(_ row: Int, _ column: Int) -> Int64? {
+    guard !isNull(row, column) else { return nil }
+    let raw = bytes(row, column)
+    guard raw.count == 8 else { return nil }
+    return raw.loadBigEndian(as: Int64.self)
+  }
+
+  /// A boolean (one byte in the binary format).
+  func bool(_ row: Int, _ column: Int) -> Bool? {
+    guard !isNull(row, column), let byte = bytes(row, column).first else { return nil }
+    return byte != 0
+  }
+
+  func uint64(_ row: Int, _ column: Int) -> UInt64? { int64(row, column).map { UInt64(bitPattern: $0) } }
+
+  func text(_ row: Int, _ column: Int) -> String? {
+    guard !isNull(row, column) else { return nil }
+    return String(decoding: bytes(row, column), as: UTF8.self)
+  }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A first write builds its database in a staging directory. Ctrl-C or
+/// SIGTERM during a long one (a first import) removes it; what a killed
+/// process left is swept by the next first write, unless its builder is
+/// alive.
+@Suite struct StagingCleanupTests {
+  func entries(_ path: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
+  }
+
+  /// An import large enough to be interrupted while it writes.
+  func writeLargeImport(_ s: Sandbox) throws -> String {
+    let file = s.dir + "/large.jsonl"
+    let padding = String(repeating: "x", count: 200)
+    try (0..<200_000).map { #"{"op":"append","text":"message \#($0) \#(padding)"}"# }.joined(separator: "\n")
+      .write(toFile: file, atomically: false, encoding: .utf8)
+    return file
+  }
+
+  /// Waits until `directory` (beside the database or inside it) holds a
+  /// staging directory; false when the child ended first.
+  func waitForStaging(in directories: [String], while child: Sandbox.Child) -> Bool {
+    while child.process.isRunning {
+      if directories.contains(where: { entries($0).contains { $0.contains("creating-") } }) { return true }
+      usleep(2000)
+    }
+    return false
+  }
+
+  @Test(arguments: [SIGINT, SIGTERM], [false, true])
+  func aSignalDuringAFirstImportLeavesNoStagingDirectory(_ signal: Int32, intoEmptyDirectory: Bool) throws {
+    let s = Sandbox()
+    let file = try writeLargeImport(s)
+    if intoEmptyDirectory { #expect(mkdir(s.db, 0o755) == 0) }
+    let child = s.start(["import", file])
+    let started = waitForStaging(in: [s.dir, s.db], while: child)
+    let r: Run
+    if started {
+      kill(child.process.processIdentifier, signal)
+      r = child.finish()
+    } else {
+      r = child.finish()
+    }
+    try #require(started, "the import ended before it could be interrupted: \(r)")
+    #expect(child.process.terminationReason == .uncaughtSignal && child.process.terminationStatus == signal, "\(r)")
+    let left = (entries(s.dir) + entries(s.db)).filter { $0.contains("creating-") }
+    #expect(left.isEmpty, "left behind: \(left)")
+    if intoEmptyDirectory {
+      #expect(entries(s.db).isEmpty, "\(entries(s.db))")
+    } else {
+      #expect(!FileManager.default.fileExists(atPath: s.db))
+    }
+  }
+
+  /// A PID that no process has: one that ran and was reaped.
+  func deadPID() -> pid_t { ChildProcess.run("/bin/true") }
+
+  /// Plants a staging directory as a killed builder leaves one: LMDB's two files.
+  func plant(_ path: String) {
+    #expect(mkdir(path, 0o700) == 0, "\(path)")
+    FileManager.default.createFile(atPath: path + "/data.mdb", contents: Data(repeating: 0, count: 24_576))
+    FileManager.default.createFile(atPath: path + "/lock.mdb", contents: Data(repeating: 0, count: 8192))
+  }
+
+  @Test func theNextFirstWriteSweepsWhatDeadProcessesLeft() throws {
+    let s = Sandbox()
+    let dead = deadPID()
+    let live = getpid()
+    let stale = [
+      s.db + ".creating-\(dead)-17", s.db + ".cloning-\(dead)-18",
+    ]
+    let kept = [s.db + ".creating-\(live)-19", s.dir + "/other.lmdb.creating-\(dead)-20"]
+    for path in stale + kept { plant(path) }
+    let r = s.run(["append", "first"])
+    #expect(r.code == 0, "\(r)")
+    for path in stale { #expect(!FileManager.default.fileExists(atPath: path), "\(path) was not swept") }
+    for path in kept { #expect(FileManager.default.fileExists(atPath: path), "\(path) was swept") }
+    #expect(s.run(["list"]).stdout.hasSuffix("first\n"))
+  }
+
+  /// Inside an empty directory too; a directory holding only staging
+  /// directories is still empty.
+  @Test func sweepsInsideAnEmptyDirectory() throws {
+    let s = Sandbox()
+    #expect(mkdir(s.db, 0o755) == 0)
+    let dead = deadPID()
+    plant(s.db + "/.msglog-creating-\(dead)-1")
+    plant(s.db + "/.msglog-creating-\(getpid())-2")
+    let list = s.run(["list"])
+    #expect(list.code == 1 && list.stderr.contains("(the directory is empty)"), "\(list)")
+    #expect(s.run(["append", "first"]).code == 0)
+    #expect(entries(s.db).sorted() == [".msglog-creating-\(getpid())-2", "data.mdb"], "\(entries(s.db))")
+  }
+
+  /// A builder in another PID namespace (a container sharing the volume)
+  /// has a number that is dead here, but holds LMDB's lock on its lock
+  /// file: its staging directory is left alone.
+  @Test func aLockedStagingDirectoryIsNotSwept() throws {
+    let s = Sandbox()
+    let dead = deadPID()
+    let locked = s.db + ".creating-\(dead)-5"
+    plant(locked)
+    let holder = s.start(
+      [
+        "-c",
+        "import fcntl, sys, time\nf = open(sys.argv[1], 'r+b')\nfcntl.lockf(f, fcntl.LOCK_SH, 1, 0)\n"
+          + "print('locked', flush=True)\ntime.sleep(30)",
+        locked + "/lock.mdb",
+      ], runner: "/usr/bin/python3")
+    defer {
+      kill(holder.process.processIdentifier, SIGKILL)
+      _ = holder.finish()
+    }
+    while (try? String(contentsOfFile: holder.outPath, encoding: .utf8))?.contains("locked") != true {
+      try #require(holder.process.isRunning, "the lock holder did not start")
+      usleep(5000)
+    }
+    #expect(s.run(["append", "first"]).code == 0)
+    #expect(FileManager.default.fileExists(atPath: locked + "/lock.mdb"), "a locked staging directory was swept")
+  }
+}
+
+extension ChildProcess {
+  /// Runs `executable` to its end; returns the PID it had.
+  static func run(_ executable: String) -> pid_t {
+    var pid: pid_t = 0
+    let argv: [UnsafeMutablePointer<CChar>?] = [strdup(executable), nil]
+    defer { free(argv[0]) }
+    precondition(posix_spawn(&pid, executable, nil, nil, argv, environ) == 0)
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    return pid
+  }
+}
