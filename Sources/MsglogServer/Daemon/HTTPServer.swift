@@ -23,6 +23,8 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
   package let metrics: Metrics?
   /// The certificate and key, loaded at start, when it serves HTTPS.
   let tls: TLSServerCredentials?
+  /// The request log and the operator's lines, on stderr.
+  let warnings: ServerLog
   private var core: ServerCore? = nil
   private var loops: [EventLoop] = []
 
@@ -39,8 +41,11 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
     commits = try CommitHub(log: log)
     metrics = configuration.metrics ? Metrics() : nil
     tls = try configuration.tls.map { files throws(ServerError) in try TLSServerCredentials(files) }
+    warnings = ServerLog(requests: RequestLog(format: configuration.logFormat))
     router = Router(
-      routes: Routes.table(log: log, commits: commits, stallLimit: configuration.stallLimit, metrics: metrics),
+      routes: Routes.table(
+        log: log, commits: commits, stallLimit: configuration.stallLimit, metrics: metrics,
+        readiness: Readiness(log: log, warnings: warnings)),
       policy: configuration.policy)
   }
 
@@ -52,7 +57,7 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
     }
     let core = ServerCore(
       log: log, router: router, commits: commits, pool: pool, limits: limits, configuration: configuration,
-      metrics: metrics, tls: tls)
+      metrics: metrics, tls: tls, warnings: warnings)
     if let metrics { log.commitObservers.observer = metrics }
     var made: [EventLoop] = []
     do throws(ServerError) {

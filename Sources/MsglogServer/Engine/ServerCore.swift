@@ -30,7 +30,7 @@ final class ServerCore: Sendable {
 
   init(
     log: EventLog, router: Router, commits: CommitHub, pool: WorkerPool, limits: ConnectionLimits,
-    configuration: ServerConfiguration, metrics: Metrics?, tls: TLSServerCredentials?
+    configuration: ServerConfiguration, metrics: Metrics?, tls: TLSServerCredentials?, warnings: ServerLog
   ) {
     self.log = log
     self.router = router
@@ -41,8 +41,8 @@ final class ServerCore: Sendable {
     budget = BodyBudget(limit: 48 * ServerConfiguration.bodyLimit)
     headerDeadline = configuration.headerDeadline
     stallLimit = configuration.stallLimit
-    requestLog = RequestLog(format: configuration.logFormat)
-    warnings = ServerLog(requests: requestLog)
+    requestLog = warnings.requests
+    self.warnings = warnings
     self.metrics = metrics
     self.tls = tls
   }

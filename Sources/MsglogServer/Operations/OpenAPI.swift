@@ -121,6 +121,18 @@ enum OpenAPI {
     case .object: media = [("schema", .object([("type", "object")]))]
     case .error: media = [("schema", .object([("$ref", "#/components/schemas/Error")]))]
     case .text: media = [("schema", .object([("type", "string")]))]
+    case .events:
+      // What a client reads of each event (an API tester checks every one).
+      let field: JSONValue = .object([("type", "string")])
+      media = [
+        (
+          "schema",
+          .object([
+            ("type", "object"), ("required", .array(["data"])),
+            ("properties", .object([("id", field), ("event", field), ("data", field), ("retry", field)])),
+          ])
+        )
+      ]
     }
     var members: [(String, JSONValue)] = [("description", .string(answer.description))]
     if answer.status != 304 && answer.status != 204 {

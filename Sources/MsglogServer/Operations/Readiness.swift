@@ -20,9 +20,16 @@ final class Readiness: Sendable {
 
   private let log: EventLog
   private let probe = Guarded(Probe())
+  /// Where the detail goes: the probe's answer names no database, no
+  /// host and no error text (it is served without a token); the operator's
+  /// log line does.
+  private let warnings: ServerLog
   static let patience: Double = 1
 
-  init(log: EventLog) { self.log = log }
+  init(log: EventLog, warnings: ServerLog) {
+    self.log = log
+    self.warnings = warnings
+  }
 
   func check() -> Verdict {
     let deadline = Deadline.after(seconds: Self.patience)
@@ -32,8 +39,9 @@ final class Readiness: Sendable {
     }
     if start {
       let log = self.log
+      let warnings = self.warnings
       let started = startThread { [probe] in
-        let verdict = Self.read(log)
+        let verdict = Self.read(log, warnings: warnings)
         probe.update { probe in
           probe.verdict = verdict
           probe.finished += 1
@@ -46,20 +54,23 @@ final class Readiness: Sendable {
       }
     }
     return probe.wait(until: { $0.finished > seen }, deadline: deadline, wakingOthers: false) { probe, ended in
-      ended ? probe.verdict : .unavailable("a read of \(log.location) did not answer within 1 s")
+      if ended { return probe.verdict }
+      warnings.warn("readyz", "a read of \(log.location) did not answer within 1 s")
+      return .unavailable("a read of the store did not answer within 1 s")
     }
   }
 
-  private static func read(_ log: EventLog) -> Verdict {
-    if log.isDisplaced { return .unavailable("the database \(log.location) was removed or replaced while serving") }
+  private static func read(_ log: EventLog, warnings: ServerLog) -> Verdict {
+    let displaced = Verdict.unavailable("the database was removed or replaced while serving; restart the server")
+    if log.isDisplaced { return displaced }
     do {
       _ = try log.headSeq()
-      if log.isDisplaced { return .unavailable("the database \(log.location) was removed or replaced while serving") }
-      return .ready
+      return log.isDisplaced ? displaced : .ready
     } catch MsglogError.noDatabase {
       return .ready  // nothing written yet: the store answered that (the first write creates it)
     } catch {
-      return .unavailable("\(error)")
+      warnings.warn("readyz", "the store does not answer: \(error)")
+      return .unavailable("the store does not answer")
     }
   }
 }

@@ -88,8 +88,10 @@ package struct Route: Sendable {
       case object
       /// `{"error":"…"}`.
       case error
-      /// Text of the content type (the page's files, NDJSON, an event stream).
+      /// Text of the content type (the page's files, NDJSON).
       case text
+      /// Server-Sent Events: each event's `id`, `event` and `data` fields.
+      case events
     }
 
     package var status: UInt32

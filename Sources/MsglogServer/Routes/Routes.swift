@@ -17,9 +17,10 @@ struct Routes: Sendable {
   let metrics: Metrics?
   let readiness: Readiness
 
-  static func table(log: EventLog, commits: CommitHub, stallLimit: Double, metrics: Metrics?) -> [Route] {
-    let api = Routes(
-      log: log, commits: commits, stallLimit: stallLimit, metrics: metrics, readiness: Readiness(log: log))
+  static func table(
+    log: EventLog, commits: CommitHub, stallLimit: Double, metrics: Metrics?, readiness: Readiness
+  ) -> [Route] {
+    let api = Routes(log: log, commits: commits, stallLimit: stallLimit, metrics: metrics, readiness: readiness)
     let document = OpenAPIDocument()
     var routes = Page.routes + api.operations(document) + api.reads + api.writes
     // The page reads `/?stream=S&view=chat|board` itself.
@@ -128,7 +129,7 @@ struct Routes: Sendable {
         ],
         headerFields: [.init("Last-Event-ID", .integer, "SEQ", "resume after this seq (sent by a reconnecting EventSource)")],
         success: .init(
-          200, "text/event-stream", .text,
+          200, "text/event-stream", .events,
           "`text/event-stream`: per event `id: SEQ` and `data: ` the `log --json` object; from `Last-Event-ID` + 1 "
             + "when the header is sent, else from SEQ, else only new events (a stream with no events yet: from the "
             + "head, whatever is asked); a `: keep-alive` comment every 15 s"),
