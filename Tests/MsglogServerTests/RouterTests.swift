@@ -182,7 +182,7 @@ import Testing
     }
     let paths = Set(server.router.routes.map(\.path))
     for (name, text) in [("docs/SERVER.md", guide), ("README", readme)] {
-      for match in text.matches(of: /`(?:GET|POST) (\/api\/[a-z]+)/) {
+      for match in text.matches(of: /`(?:GET|POST) (\/api\/[a-z]+(?:\.json)?)/) {
         #expect(paths.contains(String(match.1)), "\(name) names \(match.1), which no route has")
       }
     }
