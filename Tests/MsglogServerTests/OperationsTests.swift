@@ -169,6 +169,33 @@ import Testing
     #expect(!run.stderr.contains(password), "\(run.stderr)")
   }
 
+  /// Served from a PostgreSQL hot standby: /readyz answers 200 with
+  /// `"replica":true`, and goes on doing so once its primary is gone (the
+  /// standby still answers reads); on the primary, no `replica`.
+  @Test func readinessOnAStandbySaysReplica() throws {
+    let primary = PostgresServer.primary()
+    defer { primary.stop() }
+    let s = Sandbox()
+    #expect(s.run(["append", "on the primary"], environment: ["MSGLOG_DB": primary.url]).code == 0)
+    let standby = PostgresServer.standby(of: primary)
+    defer { standby.stop() }
+    let onPrimary = try ServedLog.running(s, environment: ["MSGLOG_DB": primary.url])
+    var r = Operations.curl(onPrimary.url! + "/readyz", [], in: s.dir)
+    #expect(r.status == 200 && r.body == #"{"status":"ok"}"#, "\(r)")
+    #expect(onPrimary.stop().code == 0)
+
+    let server = try ServedLog.running(s, environment: ["MSGLOG_DB": standby.url])
+    let url = server.url!
+    r = Operations.curl(url + "/readyz", [], in: s.dir)
+    #expect(r.status == 200 && r.body == #"{"status":"ok","replica":true}"#, "\(r)")
+    #expect(primary.control("crash") == 0)
+    r = Operations.curl(url + "/readyz", [], in: s.dir)
+    #expect(r.status == 200 && r.body == #"{"status":"ok","replica":true}"#, "a standby without its primary: \(r)")
+    r = Operations.curl(url + "/api/items", [], in: s.dir)
+    #expect(r.status == 200 && r.body.contains("on the primary"), "\(r)")
+    #expect(server.stop().code == 0)
+  }
+
   // MARK: - Metrics
 
   /// 16 clients append 10 messages each at once; then /metrics passes

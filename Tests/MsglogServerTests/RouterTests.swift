@@ -257,4 +257,24 @@ import Testing
       #expect(byPath["/api/" + operation.name]?.body?.map(\.name) == members, "\(operation)")
     }
   }
+
+  /// A route declared in prose (`takes:`, `answers:`) still declares what
+  /// the router checks and the document says: its parameters or members
+  /// by name (of any type, none required), a JSON object with 200, and the
+  /// refusals it names.
+  @Test func aRouteDeclaredInProse() throws {
+    let answer = Response(contentType: "application/json", body: .bytes(Array("{}".utf8)))
+    let get = Route(.get, "/api/sync", needsToken: true, takes: "?from=SEQ&limit=N", answers: "changes", refusals: [409]) {
+      _ in answer
+    }
+    #expect(get.query.map(\.name) == ["from", "limit"] && get.parameters == ["from", "limit"])
+    #expect(get.takes == "?from=SEQ&limit=N" && get.body == nil && get.answers == "changes")
+    #expect(get.statuses == [200, 400, 401, 403, 409, 503])
+    let post = Route(.post, "/api/sync", needsToken: true, takes: #"{"origin","changes"}"#, answers: "applied") { _ in
+      answer
+    }
+    #expect(post.body?.map(\.name) == ["origin", "changes"] && post.query.isEmpty)
+    #expect(post.takes == #"{"origin","changes"}"# && post.statuses == [200, 400, 401, 403, 413, 503])
+    #expect(post.body?.allSatisfy { $0.kind == .any && !$0.required } == true)
+  }
 }

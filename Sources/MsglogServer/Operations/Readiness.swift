@@ -7,7 +7,8 @@ import Msglog
 /// for it rather than start another.
 final class Readiness: Sendable {
   enum Verdict: Equatable {
-    case ready
+    /// A read answered; `replica` on a PostgreSQL standby.
+    case ready(replica: Bool)
     case unavailable(String)
   }
 
@@ -15,7 +16,7 @@ final class Readiness: Sendable {
     var running = false
     /// Bumped by each read that ends.
     var finished = 0
-    var verdict: Verdict = .ready
+    var verdict: Verdict = .ready(replica: false)
   }
 
   private let log: EventLog
@@ -65,9 +66,10 @@ final class Readiness: Sendable {
     if log.isDisplaced { return displaced }
     do {
       _ = try log.headSeq()
-      return log.isDisplaced ? displaced : .ready
+      return log.isDisplaced ? displaced : .ready(replica: try log.isReplica())
     } catch MsglogError.noDatabase {
-      return .ready  // nothing written yet: the store answered that (the first write creates it)
+      // Nothing written yet: the store answered that (the first write creates it).
+      return .ready(replica: (try? log.isReplica()) ?? false)
     } catch {
       warnings.warn("readyz", "the store does not answer: \(error)")
       return .unavailable("the store does not answer")

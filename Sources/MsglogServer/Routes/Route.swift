@@ -130,16 +130,20 @@ package struct Route: Sendable {
   }
 
   /// A route declared in prose: `takes` is `?a=A&b=B` (query parameters,
-  /// for a GET) or `{"a","b"}` (body members, for a POST), each of any type.
+  /// for a GET) or `{"a","b"}` (body members, for a POST), each of any type
+  /// and none required; it answers a JSON object with 200, or one of
+  /// `refusals` besides the statuses every route may answer (`statuses`).
+  /// The initializer with facts (`query:`, `body:`, `success:`) says more.
   package init(
     _ method: Method, _ path: String, needsToken: Bool, takes: String = "", answers: String,
-    handler: @escaping @Sendable (Request) throws -> Response
+    refusals: [UInt32] = [], handler: @escaping @Sendable (Request) throws -> Response
   ) {
     let names = Self.names(in: takes)
     let fields = names.map { Field($0.name, .any, $0.placeholder, "") }
     self.init(
       method, path, needsToken: needsToken, query: method == .get ? fields : [],
-      body: method == .post ? fields : nil, success: Answer(answers), answers: answers, handler: handler)
+      body: method == .post ? fields : nil, success: Answer(answers), refusals: refusals, answers: answers,
+      handler: handler)
   }
 
   /// The names (and placeholders) in a `takes` of the form `?a=A&b=B` or `{"a","b"}`.

@@ -46,7 +46,7 @@ struct Routes: Sendable {
       Route(
         .get, "/readyz", needsToken: false,
         success: .init(
-          #"`{"status":"ok"}` when a read of the store answered within 1 s; else 503 `{"status":"unavailable","error":"…"}`"#
+          #"`{"status":"ok"}` when a read of the store answered within 1 s (with `"replica":true` on a PostgreSQL standby); else 503 `{"status":"unavailable","error":"…"}`"#
         )
       ) { _ in readyz() },
     ]
@@ -73,8 +73,18 @@ struct Routes: Sendable {
 
   func readyz() -> Response {
     switch readiness.check() {
-    case .ready:
-      return .json { $0.object { $0.key("status"); $0.value("ok") } }
+    case .ready(let replica):
+      return .json { json in
+        json.object {
+          $0.key("status")
+          $0.value("ok")
+          if replica {
+            // A standby answers reads, also once its primary is gone; it takes no writes.
+            $0.key("replica")
+            $0.value(true)
+          }
+        }
+      }
     case .unavailable(let reason):
       return .json(status: 503) { json in
         json.object {
