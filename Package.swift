@@ -55,7 +55,7 @@ let package = Package(
     // engine (epoll). It stands on the library and the wire shapes, not on
     // the command line.
     .target(
-      name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "CEpoll"],
+      name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "CEpoll", "CGnuTLS"],
       // The page's files, every one in the folder (Page.files serves each);
       // Page/package.json only tells node that the page's .js are modules.
       exclude: ["Page/package.json"], resources: [.embedInCode("Page/Resources")]),

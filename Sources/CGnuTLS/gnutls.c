@@ -1,6 +1,6 @@
-// Forwarders for the GnuTLS functions msglog calls, resolved with dlopen
-// the first time an https:// URL is used (see CGnuTLS.h for why), and the
-// transport functions a session reads and writes its socket with. The
+// Forwarders for the GnuTLS functions msglog calls (the HTTP client's, and
+// the server's for --tls-cert), resolved with dlopen the first time TLS is
+// used (see CGnuTLS.h for why), and the transport functions a session reads and writes its socket with. The
 // forwarders are hidden, so they never interpose on GnuTLS's own exports
 // (the C library's headers come first, to keep their default visibility).
 #include <dlfcn.h>
@@ -28,7 +28,8 @@
   X(gnutls_transport_set_ptr) X(gnutls_transport_set_push_function) X(gnutls_transport_set_pull_function) \
   X(gnutls_transport_set_pull_timeout_function) X(gnutls_transport_set_errno_function) \
   X(gnutls_handshake) X(gnutls_record_get_direction) X(gnutls_record_recv) X(gnutls_record_send) \
-  X(gnutls_record_check_pending) X(gnutls_bye) X(gnutls_alert_get) X(gnutls_alert_get_name)
+  X(gnutls_record_check_pending) X(gnutls_bye) X(gnutls_alert_get) X(gnutls_alert_get_name) \
+  X(gnutls_certificate_set_x509_key_file)
 
 #define MSGLOG_GNUTLS_POINTER(name) static __typeof__(name) *p_##name;
 MSGLOG_GNUTLS_FUNCTIONS(MSGLOG_GNUTLS_POINTER)
@@ -167,3 +168,7 @@ size_t gnutls_record_check_pending(gnutls_session_t session) { return p_gnutls_r
 int gnutls_bye(gnutls_session_t session, gnutls_close_request_t how) { return p_gnutls_bye(session, how); }
 gnutls_alert_description_t gnutls_alert_get(gnutls_session_t session) { return p_gnutls_alert_get(session); }
 const char *gnutls_alert_get_name(gnutls_alert_description_t alert) { return p_gnutls_alert_get_name(alert); }
+int gnutls_certificate_set_x509_key_file(gnutls_certificate_credentials_t res, const char *certfile,
+                                         const char *keyfile, gnutls_x509_crt_fmt_t type) {
+  return p_gnutls_certificate_set_x509_key_file(res, certfile, keyfile, type);
+}

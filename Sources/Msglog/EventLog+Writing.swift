@@ -197,7 +197,17 @@ extension EventLog {
     guard batch.requests.count <= Self.groupedRequests, lineNumbers == nil, progress == nil else {
       return try transact(batch, lineNumbers: lineNumbers, progress: progress)
     }
-    return try commits.submit(batch) { tickets in try commit(tickets) }
+    return try commits.submit(batch) { tickets in
+      guard let observer = commitObservers.observer else { return try commit(tickets) }
+      let started = ContinuousClock.now
+      defer {
+        // The events each call appended (none for one refused, or when the transaction failed).
+        var events = 0
+        for ticket in tickets { events += (try? ticket.result?.get())?.reduce(0) { $0 + ($1 == nil ? 0 : 1) } ?? 0 }
+        observer.committed(writes: tickets.count, events: events, duration: ContinuousClock.now - started)
+      }
+      try commit(tickets)
+    }
   }
 
   /// One batch in a transaction of its own, straight to the store.

@@ -103,6 +103,8 @@ public final class EventLog: Sendable {
   /// Whether the log is a replica, once a read or write has seen (a log
   /// never becomes one in place, nor stops being one).
   let replicaKnown = Mutex<Bool?>(nil)
+  /// Told of each transaction of the group commit (the server\'s metrics).
+  package let commitObservers = CommitObserverSlot()
 
   /// Opens the log at `location`: a directory path for LMDB (created by the
   /// first write if missing), or a PostgreSQL URL —

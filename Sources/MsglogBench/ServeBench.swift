@@ -51,6 +51,38 @@ struct ServeBench {
     return throughput
   }
 
+  /// What the request log and the metrics cost: appends per second with
+  /// `clients` clients as `serve` runs by default (a text line per request,
+  /// to a file; every request and commit counted; /metrics scraped once a
+  /// second, as Prometheus would) against `--log-format none --no-metrics`.
+  /// The two alternate, `rounds` times each (on, off, then off, on: a
+  /// drift in the machine's load falls on both alike), on fresh databases;
+  /// the medians: (with, without).
+  func operationsCost(clients: Int, rounds: Int) throws -> (Double, Double) {
+    try? FileManager.default.removeItem(atPath: directory)
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    var with: [Double] = []
+    var without: [Double] = []
+    for round in 0..<rounds {
+      for operated in round % 2 == 0 ? [true, false] : [false, true] {
+        let name = directory + "/cost-\(round)-\(operated ? "on" : "off")"
+        let server = try ServerProcess(
+          msglog: msglog, db: name + ".lmdb", arguments: operated ? [] : ["--log-format", "none", "--no-metrics"],
+          stderr: name + ".log")
+        defer { server.stop() }
+        let scraping = Scraper(port: operated ? server.port : nil)
+        let rate = try operationsPerSecond(clients: clients, seconds: seconds) { client in
+          let connection = try HTTPConnection(port: server.port)
+          return { try connection.post("/api/append", #"{"text":"hello from client \#(client)","sender":"bench"}"#) }
+        }
+        try scraping.stop()
+        if operated { with.append(rate) } else { without.append(rate) }
+      }
+    }
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    return (median(with), median(without))
+  }
+
   /// `clients` event streams; a writer appends `events` messages 20 ms
   /// apart; each stream's arrival time minus the commit's return time.
   private func fanout(clients: Int, events: Int) throws -> (Duration, Duration, Int) {
@@ -126,12 +158,16 @@ final class ServerProcess: @unchecked Sendable {
   let process: Process
   let port: UInt16
 
-  init(msglog: String, db: String) throws {
+  /// `arguments` after `serve`; the request log (stderr) goes to `stderr`,
+  /// a file, as a service's goes to its journal.
+  init(msglog: String, db: String, arguments: [String] = [], stderr: String = "/dev/null") throws {
     process = Process()
     process.executableURL = URL(fileURLWithPath: msglog)
-    process.arguments = ["--db", db, "serve", "--listen", "127.0.0.1:0"]
+    process.arguments = ["--db", db, "serve", "--listen", "127.0.0.1:0"] + arguments
     let out = Pipe()
     process.standardOutput = out
+    _ = FileManager.default.createFile(atPath: stderr, contents: nil)
+    process.standardError = FileHandle(forWritingAtPath: stderr)
     try process.run()
     var line = Data()
     while !line.contains(UInt8(ascii: "\n")) {
@@ -172,6 +208,16 @@ final class HTTPConnection {
     try send(
       "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
         + body)
+    try readAnswer()
+  }
+
+  /// GETs `path` (an answer with a Content-Length) and reads it whole; throws unless 200.
+  func get(_ path: String) throws {
+    try send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    try readAnswer()
+  }
+
+  private func readAnswer() throws {
     let separator: [UInt8] = Array("\r\n\r\n".utf8)
     var headerEnd: Int? = nil
     while true {
@@ -200,5 +246,37 @@ final class HTTPConnection {
       return i
     }
     return nil
+  }
+}
+
+/// GET /metrics once a second on a connection of its own, until stopped
+/// (nothing when `port` is nil).
+final class Scraper: @unchecked Sendable {  // `stopped` under `lock`
+  private let lock = NSLock()
+  private var stopped = false
+  private let done = DispatchSemaphore(value: 0)
+  private let failure = LockedError()
+  private let running: Bool
+
+  init(port: UInt16?) {
+    running = port != nil
+    guard let port else { return }
+    Thread { [self] in
+      defer { done.signal() }
+      do {
+        let connection = try HTTPConnection(port: port)
+        while !lock.withLock({ stopped }) {
+          try connection.get("/metrics")
+          usleep(1_000_000)
+        }
+      } catch { failure.set(error) }
+    }.start()
+  }
+
+  func stop() throws {
+    guard running else { return }
+    lock.withLock { stopped = true }
+    done.wait()
+    if let error = failure.error { throw error }
   }
 }

@@ -15,6 +15,8 @@ var follow = false
 var serve = false
 var sync = false
 var syncCloneEvents = 1_000_000
+var serveCost = false
+var serveCostRounds = 5
 var users: [String] = []
 var postgres: String? = nil
 var postgresStandby: String? = nil
@@ -30,7 +32,9 @@ while i < arguments.count {
   case "--big": bigItems = Int(arguments[i + 1])!; i += 2
   case "--peers": peers = true; i += 1
   case "--follow": follow = true; i += 1
-  case "--serve": serve = true; i += 1
+  case "--serve": serve = true; serveCost = true; i += 1
+  case "--serve-cost": serveCost = true; i += 1
+  case "--serve-cost-rounds": serveCostRounds = Int(arguments[i + 1])!; i += 2
   case "--sync": sync = true; i += 1
   case "--sync-clone-events": syncCloneEvents = Int(arguments[i + 1])!; i += 2
   case "--users": users.append(arguments[i + 1]); i += 2
@@ -170,6 +174,16 @@ if serve {
   table.add(
     "serve: commit to SSE arrival, 200 clients, p99", r.fanoutP99.pretty, "50 ms",
     ratio(0.050, r.fanoutP99.seconds) + " under", "report")
+}
+if serveCost {
+  FileHandle.standardError.write(Data("bench: serve: the request log and metrics, 16 clients, on and off\n".utf8))
+  let (operated, bare) = try ServeBench(directory: scratch + "/serve-cost", msglog: msglog).operationsCost(
+    clients: 16, rounds: serveCostRounds)
+  table.add(
+    "serve: appends/s, 16 clients, request log + metrics (scraped 1/s) vs --log-format none --no-metrics "
+      + "(median of \(serveCostRounds) alternating)",
+    String(format: "%.0f/s", operated), String(format: "%.0f/s", bare), ratio(operated, bare) + " throughput",
+    "≥ 0.95×")
 }
 if let postgres {
   FileHandle.standardError.write(Data("bench: postgres: \(postgresItems) items\n".utf8))

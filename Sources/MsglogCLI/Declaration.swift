@@ -100,6 +100,15 @@ enum Options {
     name: "reset", help: "clone the remote afresh under a new replica id, keeping the pending changes, then push them")
   static let verbose = OptionDeclaration(name: "verbose", short: "v", help: "list each pending change, and the replica's id")
   static let clear = OptionDeclaration(name: "clear", help: "forget the refused changes listed so far")
+  static let logFormat = OptionDeclaration(
+    name: "log-format", value: "FORMAT",
+    help: "each request's line on stderr: text (default), json, or none", completion: .words(["text", "json", "none"]))
+  static let noMetrics = OptionDeclaration(name: "no-metrics", help: "count nothing and serve no /metrics")
+  static let tlsCert = OptionDeclaration(
+    name: "tls-cert", value: "FILE", help: "serve HTTPS with this PEM certificate (its chain after it); needs --tls-key",
+    completion: .files)
+  static let tlsKey = OptionDeclaration(
+    name: "tls-key", value: "FILE", help: "the PEM private key of --tls-cert", completion: .files)
   static let compact = OptionDeclaration(
     name: "compact", help: "leave out free pages and renumber the rest: a smaller copy")
   static let man = OptionDeclaration(name: "man", help: "print the manual page (roff, for man(1)) instead")
@@ -350,10 +359,19 @@ struct CommandDeclaration: Sendable {
           a token, which every API request sends as 'Authorization: Bearer TOKEN'. Only requests \
           for localhost, a loopback address, ADDR or an --allow-host name are answered, and \
           writes only from the page itself or an --allow-origin origin (DNS rebinding and \
-          cross-site requests are refused with 403).
+          cross-site requests are refused with 403). Each request gets a line on stderr \
+          (--log-format); GET /livez and /readyz answer health checks without a token, /metrics \
+          shows Prometheus metrics, /api/openapi.json describes the API; --tls-cert and --tls-key \
+          serve HTTPS.
           """,
-        options: [Options.listen, Options.token, Options.allowHost, Options.allowOrigin], shared: [Options.db],
-        example: "msglog serve\nMSGLOG_TOKEN=$(openssl rand -hex 16) msglog serve --listen 0.0.0.0:8080"),
+        options: [
+          Options.listen, Options.token, Options.allowHost, Options.allowOrigin, Options.tlsCert, Options.tlsKey,
+          Options.logFormat, Options.noMetrics,
+        ], shared: [Options.db],
+        example: """
+          msglog serve
+          MSGLOG_TOKEN=$(openssl rand -hex 16) msglog serve --listen 0.0.0.0:8443 --tls-cert cert.pem --tls-key key.pem
+          """),
       CommandDeclaration(
         name: .clone, summary: "make a replica of a remote log, to work on offline",
         overview: """

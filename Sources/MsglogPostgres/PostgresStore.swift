@@ -271,6 +271,16 @@ public final class PostgresStore: FollowableStore {
     var error: PostgresError
   }
 
+  /// Whether the server is a hot standby (in recovery): its reads are a
+  /// replica's, and it takes no writes (`/readyz` says so).
+  package func isStandby() throws -> Bool {
+    try translatingErrors(writing: false) {
+      let connection = try borrow().connection
+      defer { giveBack(connection) }
+      return try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true
+    }
+  }
+
   package func watchCommits() throws -> any CommitWatcher {
     try translatingErrors(writing: false) {
       let connection = try borrow().connection

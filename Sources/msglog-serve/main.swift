@@ -8,11 +8,23 @@ import MsglogServer
 let process = ServeProcess()
 do {
   guard let settings = try process.settings() else { process.exit() }
-  let configuration: ServerConfiguration
-  do {
+  var configuration: ServerConfiguration
+  do throws(ServerError) {
     configuration = try ServerConfiguration(
       listen: ListenAddress(parsing: settings.listen), token: settings.token, allowedHosts: settings.allowedHosts,
       allowedOrigins: settings.allowedOrigins)
+    guard let format = LogFormat(rawValue: settings.logFormat) else {
+      throw ServerError.usage(
+        "invalid --log-format \(TerminalText.quoted(settings.logFormat))", hint: "give text, json or none")
+    }
+    configuration.logFormat = format
+    configuration.metrics = settings.metrics
+    switch (settings.tlsCertificate, settings.tlsKey) {
+    case (let certificate?, let key?): configuration.tls = .init(certificate: certificate, key: key)
+    case (nil, nil): break
+    case (nil, _?): throw ServerError.usage("--tls-key needs --tls-cert", hint: "give both, PEM files")
+    case (_?, nil): throw ServerError.usage("--tls-cert needs --tls-key", hint: "give both, PEM files")
+    }
   } catch {
     throw CommandLineError.usage(error.message, hint: error.hint)
   }
@@ -26,7 +38,8 @@ do {
     throw CommandLineError.failed(error.message, hint: error.hint)
   }
   // The log's location as it may be shown: a PostgreSQL URL without its password.
-  try process.say("msglog: serving \(log.location) on \(configuration.listen.url(port: port))")
+  try process.say("msglog: serving \(log.location) on \(configuration.url(port: port))")
+  for warning in configuration.warnings { process.warn(warning) }
   try process.waitForStopSignal()
   // Requests in flight finish, event streams end.
   server.stop()

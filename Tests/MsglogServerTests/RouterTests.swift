@@ -186,9 +186,99 @@ import Testing
     }
     let paths = Set(server.router.routes.map(\.path))
     for (name, text) in [("docs/SERVER.md", guide), ("README", readme)] {
-      for match in text.matches(of: /`(?:GET|POST) (\/api\/[a-z]+)/) {
+      for match in text.matches(of: /`(?:GET|POST) (\/api\/[a-z]+(?:\.json)?)/) {
         #expect(paths.contains(String(match.1)), "\(name) names \(match.1), which no route has")
       }
     }
+  }
+}
+
+/// /api/openapi.json is the route table: every route's path and method,
+/// its query parameters and header fields (names, whether required), a
+/// write's body members (from the write declaration) with `additionalProperties`
+/// false, every status it may answer, and the token where it needs one.
+@Suite struct OpenAPITests {
+  let directory = TemporaryDirectory()
+  let server: HTTPServer
+
+  init() throws {
+    server = try HTTPServer(
+      log: try EventLog(directory.db), configuration: ServerConfiguration(listen: ListenAddress(parsing: "127.0.0.1:0")))
+  }
+
+  @Test func theDocumentIsTheRouteTable() throws {
+    let request = try Request(method: "GET", target: "/api/openapi.json", headers: [("Host", "127.0.0.1:8080")])
+    let response = server.router.respond(to: request)
+    #expect(response.status == 200)
+    let document = try #require(
+      try JSONSerialization.jsonObject(with: Data(response.bodyBytes ?? [])) as? [String: Any])
+    #expect(document["openapi"] as? String == "3.1.0")
+    let paths = try #require(document["paths"] as? [String: [String: Any]])
+    let routes = server.router.routes
+    #expect(Set(paths.keys) == Set(routes.map(\.path)))
+    for path in ["/livez", "/readyz", "/metrics", "/api/openapi.json", "/api/follow", "/api/undo"] {
+      #expect(paths[path] != nil, "\(path)")
+    }
+    for route in routes {
+      let operation = try #require(paths[route.path]?[route.method.rawValue.lowercased()] as? [String: Any], "\(route.path)")
+      #expect(paths[route.path]?.count == routes.filter { $0.path == route.path }.count)
+      let parameters = operation["parameters"] as? [[String: Any]] ?? []
+      func named(_ place: String) -> [String] {
+        parameters.filter { $0["in"] as? String == place }.map { $0["name"] as! String }
+      }
+      #expect(named("query") == route.query.map(\.name), "\(route.path)")
+      #expect(named("header") == route.headerFields.map(\.name), "\(route.path)")
+      for parameter in parameters {
+        let field = (route.query + route.headerFields).first { $0.name == parameter["name"] as? String }
+        #expect(parameter["required"] as? Bool == field?.required, "\(route.path) \(parameter)")
+      }
+      let schema =
+        ((operation["requestBody"] as? [String: Any])?["content"] as? [String: Any])?["application/json"]
+        as? [String: Any]
+      if let body = route.body {
+        let object = try #require(schema?["schema"] as? [String: Any], "\(route.path)")
+        let properties = try #require(object["properties"] as? [String: Any])
+        #expect(Set(properties.keys) == Set(body.map(\.name)), "\(route.path)")
+        #expect(Set(object["required"] as? [String] ?? []) == Set(body.filter(\.required).map(\.name)), "\(route.path)")
+        #expect(object["additionalProperties"] as? Bool == false)
+      } else {
+        #expect(operation["requestBody"] == nil, "\(route.path)")
+      }
+      let responses = try #require(operation["responses"] as? [String: Any])
+      #expect(Set(responses.keys) == Set(route.statuses.map(String.init)), "\(route.path)")
+      #expect(route.statuses.contains(route.success.status))
+      let security = operation["security"] as? [Any] ?? []
+      #expect(security.isEmpty == !route.needsToken, "\(route.path)")
+    }
+    // Health checks are for probers without a token; the metrics are not.
+    let byPath = Dictionary(routes.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+    #expect(byPath["/livez"]?.needsToken == false && byPath["/readyz"]?.needsToken == false)
+    #expect(byPath["/metrics"]?.needsToken == true && byPath["/api/openapi.json"]?.needsToken == true)
+    // A write route's body is its operation's declared members, the stream and the version.
+    for operation in WriteOperation.allCases {
+      var members = ["stream"] + operation.declaration.fields.map(\.member.name) + ["expectVersion"]
+      if operation.rebases { members.append("rebase") }
+      #expect(byPath["/api/" + operation.name]?.body?.map(\.name) == members, "\(operation)")
+    }
+  }
+
+  /// A route declared in prose (`takes:`, `answers:`) still declares what
+  /// the router checks and the document says: its parameters or members
+  /// by name (of any type, none required), a JSON object with 200, and the
+  /// refusals it names.
+  @Test func aRouteDeclaredInProse() throws {
+    let answer = Response(contentType: "application/json", body: .bytes(Array("{}".utf8)))
+    let get = Route(.get, "/api/sync", needsToken: true, takes: "?from=SEQ&limit=N", answers: "changes", refusals: [409]) {
+      _ in answer
+    }
+    #expect(get.query.map(\.name) == ["from", "limit"] && get.parameters == ["from", "limit"])
+    #expect(get.takes == "?from=SEQ&limit=N" && get.body == nil && get.answers == "changes")
+    #expect(get.statuses == [200, 400, 401, 403, 409, 503])
+    let post = Route(.post, "/api/sync", needsToken: true, takes: #"{"origin","changes"}"#, answers: "applied") { _ in
+      answer
+    }
+    #expect(post.body?.map(\.name) == ["origin", "changes"] && post.query.isEmpty)
+    #expect(post.takes == #"{"origin","changes"}"# && post.statuses == [200, 400, 401, 403, 413, 503])
+    #expect(post.body?.allSatisfy { $0.kind == .any && !$0.required } == true)
   }
 }

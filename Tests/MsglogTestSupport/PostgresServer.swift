@@ -31,6 +31,13 @@ public final class PostgresServer: @unchecked Sendable {
       directoryVariable: "MSGLOG_TEST_PG_STANDBY_DIR")
   }
 
+  /// A hot standby streaming from `primary`, on a port of its own.
+  public static func standby(of primary: PostgresServer) -> PostgresServer {
+    start(
+      "standby '\(primary.directory)'", urlVariable: "MSGLOG_TEST_PG_STANDBY",
+      directoryVariable: "MSGLOG_TEST_PG_STANDBY_DIR")
+  }
+
   private static func start(_ command: String, urlVariable: String, directoryVariable: String) -> PostgresServer {
     let output = NSTemporaryDirectory() + "/msglog-pg-server-\(UUID().uuidString).txt"
     defer { unlink(output) }

@@ -10,7 +10,8 @@ import Testing
 /// it is stopped. The one way every test target starts a server.
 public final class ServedLog {
   public let child: Sandbox.Child
-  /// Where it listens, without a final slash (`http://127.0.0.1:PORT`); nil
+  /// Where it listens, without a final slash (`http://127.0.0.1:PORT`, or
+  /// `https://` with `--tls-cert`); nil
   /// when it ended before printing it (a refused start).
   public let url: String?
   /// Every reply body so far, for tests that search all output.
@@ -38,7 +39,7 @@ public final class ServedLog {
     for _ in 0..<2400 {
       let ended = !child.process.isRunning
       let text = (try? String(contentsOfFile: child.outPath, encoding: .utf8)) ?? ""
-      if let range = text.range(of: #"http://[^ \n]+"#, options: .regularExpression) { found = String(text[range]) }
+      if let range = text.range(of: #"https?://[^ \n]+"#, options: .regularExpression) { found = String(text[range]) }
       if found != nil || ended { break }
       usleep(25_000)
     }

@@ -26,6 +26,13 @@ package final class ServeProcess {
     package var allowedHosts: [String]
     /// `--allow-origin`, each time given.
     package var allowedOrigins: [String]
+    /// `--log-format`, else `text`.
+    package var logFormat: String
+    /// Not `--no-metrics`.
+    package var metrics: Bool
+    /// `--tls-cert` and `--tls-key`, both or neither.
+    package var tlsCertificate: String?
+    package var tlsKey: String?
   }
 
   package init() {
@@ -75,13 +82,21 @@ package final class ServeProcess {
       listen: invocation.args[Options.listen] ?? "127.0.0.1:8080",
       token: invocation.args[Options.token] ?? environment["MSGLOG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
       allowedHosts: invocation.args.values(Options.allowHost),
-      allowedOrigins: invocation.args.values(Options.allowOrigin))
+      allowedOrigins: invocation.args.values(Options.allowOrigin),
+      logFormat: invocation.args[Options.logFormat] ?? "text", metrics: !invocation.args.has(Options.noMetrics),
+      tlsCertificate: invocation.args[Options.tlsCert], tlsKey: invocation.args[Options.tlsKey])
   }
 
   /// Prints a line on stdout at once (the banner that says where it listens).
   package func say(_ line: String) throws {
     try stdout.line(line)
     try stdout.flush()
+  }
+
+  /// `msglog: warn: …` on stderr at once.
+  package func warn(_ message: String) {
+    try? stderr.line("msglog: warn: \(message)")
+    try? stderr.flush()
   }
 
   /// Blocks until SIGINT or SIGTERM.

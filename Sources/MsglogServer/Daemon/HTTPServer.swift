@@ -18,6 +18,13 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
   package let configuration: ServerConfiguration
   package let router: Router
   let commits: CommitHub
+  /// What `/metrics` shows (nil with `--no-metrics`); the sync's routes
+  /// count their changes here (`Metrics.syncChanges(result:)`).
+  package let metrics: Metrics?
+  /// The certificate and key, loaded at start, when it serves HTTPS.
+  let tls: TLSServerCredentials?
+  /// The request log and the operator's lines, on stderr.
+  let warnings: ServerLog
   private var core: ServerCore? = nil
   private var loops: [EventLoop] = []
 
@@ -32,8 +39,13 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
     self.log = log
     self.configuration = configuration
     commits = try CommitHub(log: log)
+    metrics = configuration.metrics ? Metrics() : nil
+    tls = try configuration.tls.map { files throws(ServerError) in try TLSServerCredentials(files) }
+    warnings = ServerLog(requests: RequestLog(format: configuration.logFormat))
     router = Router(
-      routes: Routes.table(log: log, commits: commits, stallLimit: configuration.stallLimit),
+      routes: Routes.table(
+        log: log, commits: commits, stallLimit: configuration.stallLimit, metrics: metrics,
+        readiness: Readiness(log: log, warnings: warnings)),
       policy: configuration.policy)
   }
 
@@ -44,7 +56,9 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
       throw ServerError("cannot start a thread: \(String(cString: strerror(errno)))")
     }
     let core = ServerCore(
-      log: log, router: router, commits: commits, pool: pool, limits: limits, configuration: configuration)
+      log: log, router: router, commits: commits, pool: pool, limits: limits, configuration: configuration,
+      metrics: metrics, tls: tls, warnings: warnings)
+    if let metrics { log.commitObservers.observer = metrics }
     var made: [EventLoop] = []
     do throws(ServerError) {
       for _ in 0..<Self.loopCount { made.append(try EventLoop(core: core)) }
@@ -67,6 +81,7 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
     } catch {
       for loop in made { loop.end() }
       pool.stop()
+      if metrics != nil { log.commitObservers.observer = nil }
       throw error
     }
   }
@@ -85,6 +100,7 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
     for loop in loops { loop.finished.wait(until: { $0 }) { _, _ in } }
     commits.stop()
     core.pool.stop()
+    if metrics != nil { log.commitObservers.observer = nil }
     (self.core, self.loops) = (nil, [])
   }
 }

@@ -18,6 +18,23 @@ package struct ServerConfiguration: Sendable {
   package var stallLimit: Double = 30
   /// Connections at once (nil: from the descriptor limit, raised to the hard one).
   package var connectionLimits: ConnectionLimits? = nil
+  /// Each request's line on stderr (`--log-format`).
+  package var logFormat: LogFormat = .text
+  /// Counts for `/metrics` (off with `--no-metrics`: nothing counted, no route).
+  package var metrics = true
+  /// `--tls-cert` and `--tls-key`: HTTPS instead of HTTP.
+  package var tls: TLSFiles? = nil
+
+  /// A PEM certificate (chain) and its private key.
+  package struct TLSFiles: Sendable, Equatable {
+    package var certificate: String
+    package var key: String
+
+    package init(certificate: String, key: String) {
+      self.certificate = certificate
+      self.key = key
+    }
+  }
 
   /// A request body over this is refused with 413 (a message is at most
   /// 1 MiB of text; escaping and the other members fit in the rest).
@@ -62,7 +79,22 @@ package struct ServerConfiguration: Sendable {
   var policy: RequestPolicy {
     RequestPolicy(
       token: token, allowedHosts: allowedHosts, allowedOrigins: allowedOrigins,
-      listenHost: listen.isWildcard ? nil : listen.hostText)
+      listenHost: listen.isWildcard ? nil : listen.hostText, scheme: tls == nil ? "http" : "https")
+  }
+
+  /// Why to worry, said once at start: a token over plain HTTP to other machines.
+  package var warnings: [String] {
+    guard !listen.isLoopback, tls == nil else { return [] }
+    return [
+      "listening on \(listen.text) without TLS: the token and every message travel in clear; "
+        + "give --tls-cert and --tls-key, or put a TLS proxy in front"
+    ]
+  }
+
+  /// The URL a browser opens, with the port actually bound.
+  package func url(port: UInt16) -> String {
+    let url = listen.url(port: port)
+    return tls == nil ? url : "https" + url.dropFirst("http".count)
   }
 }
 

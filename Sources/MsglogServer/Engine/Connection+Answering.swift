@@ -7,6 +7,8 @@ extension Connection {
   // MARK: - Answers
 
   func send(_ response: Response, method: String, close: Bool, version: String = "HTTP/1.1") {
+    var response = response
+    answering(&response)
     let isHead = method == "HEAD"
     var body: any BodyProducer
     switch response.body {
@@ -141,6 +143,7 @@ extension Connection {
       switch result {
       case .bytes(let count):
         outputStart += count
+        written += count
         lastProgress = .now()
       case .wouldBlock, .ended:
         updateInterest()
@@ -159,12 +162,15 @@ extension Connection {
   /// The whole answer is out: the next request, or the end.
   func answerSent() {
     producer = nil
+    endExchange()
     if closeAfter || stopping || peerEnded {
       linger()
       return
     }
     phase = .head(due: .after(seconds: core.headerDeadline))
     processInput()
+    // What TLS decrypted while this answer was under way is not announced again.
+    if case .head = phase, transport.hasBufferedInput { readInput() }
   }
 
   /// Shuts the output and drops what the client still sends, for a moment,
@@ -182,6 +188,7 @@ extension Connection {
     if case .closed = phase { return }
     releaseBody()
     phase = .closed
+    endExchange()
     producer?.cancel()
     producer = nil
     loop.forget(self, counted: counted)

@@ -59,6 +59,10 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   var interest: UInt32 = 0
   var counted = true
   var stopping = false
+  /// The request being answered, for its log line and metrics.
+  var exchange: Exchange? = nil
+  /// Bytes written to the client so far.
+  var written = 0
 
   /// Output held before the body's producer is asked for more.
   static let lowWater = 64 * 1024
@@ -88,7 +92,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     if flags & UInt32(EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
       return close()
     }
-    if flags & Self.readableFlags != 0 { readInput() }
+    if flags & Self.readableFlags != 0 || (flags & EventLoop.writable != 0 && transport.needsWritable) { readInput() }
     if case .closed = phase { return }
     if flags & EventLoop.writable != 0 { flush() }
     if case .closed = phase { return }
@@ -159,7 +163,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     var wanted = UInt32(0)
     if wantsInput { wanted |= EventLoop.readable }
     if !peerEnded { wanted |= UInt32(EPOLLRDHUP.rawValue) }
-    if outputStart < output.count { wanted |= EventLoop.writable }
+    if outputStart < output.count || transport.needsWritable { wanted |= EventLoop.writable }
     if wanted != interest {
       interest = wanted
       loop.modify(transport.fd, wanted)
@@ -201,8 +205,10 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     let refusal: HTTPError?
     do {
       let request = try Request(method: head.method, target: head.target, version: head.version, headers: head.headers)
+      begin(head, path: request.path)
       if case .refused(let error) = core.router.resolve(request) { refusal = error } else { refusal = nil }
     } catch {
+      begin(head, path: nil)
       refusal = error
     }
     if let refusal {

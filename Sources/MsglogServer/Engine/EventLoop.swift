@@ -77,7 +77,19 @@ final class EventLoop: @unchecked Sendable {  // everything but `inbox` and the 
   /// Takes a connection accepted elsewhere.
   func adopt(_ fd: Int32, address: [UInt8], refusal: HTTPError? = nil) {
     execute { [self] in
-      let connection = Connection(transport: SocketTransport(fd: fd), address: address, loop: self)
+      let transport: any Transport
+      if let tls = core.tls {
+        guard let session = TLSTransport(fd: fd, credentials: tls) else {
+          core.warnings.warn("tls", "cannot make a TLS session: closing the connection")
+          if refusal == nil { core.count.remove(address) }
+          Glibc.close(fd)
+          return
+        }
+        transport = session
+      } else {
+        transport = SocketTransport(fd: fd)
+      }
+      let connection = Connection(transport: transport, address: address, loop: self)
       connections[fd] = connection
       if refusal == nil { _ = open.wrappingAdd(1, ordering: .relaxed) }
       register(fd, Self.readable | UInt32(EPOLLRDHUP.rawValue))

@@ -11,7 +11,14 @@ final class ServerCore: Sendable {
   let pool: WorkerPool
   let count: ConnectionCount
   let budget: BodyBudget
-  let warnings = ServerLog()
+  let warnings: ServerLog
+  /// Each request's line (`--log-format`).
+  let requestLog: RequestLog
+  let requestIDs = RequestIDs()
+  /// nil with `--no-metrics`.
+  let metrics: Metrics?
+  /// TLS's credentials, when it serves HTTPS.
+  let tls: TLSServerCredentials?
   /// From a connection's start (or the end of its previous answer) to the
   /// end of its request's head.
   let headerDeadline: Double
@@ -23,7 +30,7 @@ final class ServerCore: Sendable {
 
   init(
     log: EventLog, router: Router, commits: CommitHub, pool: WorkerPool, limits: ConnectionLimits,
-    configuration: ServerConfiguration
+    configuration: ServerConfiguration, metrics: Metrics?, tls: TLSServerCredentials?, warnings: ServerLog
   ) {
     self.log = log
     self.router = router
@@ -34,6 +41,10 @@ final class ServerCore: Sendable {
     budget = BodyBudget(limit: 48 * ServerConfiguration.bodyLimit)
     headerDeadline = configuration.headerDeadline
     stallLimit = configuration.stallLimit
+    requestLog = warnings.requests
+    self.warnings = warnings
+    self.metrics = metrics
+    self.tls = tls
   }
 
   var isStopping: Bool { stopFlag.load(ordering: .relaxed) }
@@ -52,7 +63,16 @@ final class ServerCore: Sendable {
       warnings.warn("displaced", "the database \(log.location) was removed or replaced: writes are refused")
       return .error(displaced)
     }
-    let response = router.respond(to: request)
+    let response = router.respond(to: request) { [warnings] error, refusal in
+      // What the operator must act on: the store gone, the disk full, a bug.
+      if case .diskFull? = error as? MsglogError {
+        warnings.error("disk", refusal.message)
+      } else if refusal.status == 503 {
+        warnings.warn("store", "\(request.method) \(request.path): \(refusal.message)")
+      } else {
+        warnings.error("internal", "\(request.method) \(request.path) answered \(refusal.status): \(refusal.message)")
+      }
+    }
     if isWrite && log.isDisplaced {
       warnings.warn("displaced", "the database \(log.location) was removed or replaced: writes are refused")
       return .error(displaced)

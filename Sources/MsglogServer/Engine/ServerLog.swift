@@ -1,17 +1,21 @@
 import Msglog
 import Synchronization
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// The lines an operator must act on (a limit reached, a resource run
-/// out), on stderr: `msglog: warn: …`, each kind at most once a second, so
-/// that a flood of refusals cannot flood the log too.
+/// out, the store unreachable, the disk full), on stderr among the request
+/// log's lines: `msglog: warn: …` or `msglog: error: …` (an object with
+/// `level` in JSON), each kind at most once a second, so that a flood of
+/// refusals cannot flood the log too.
 final class ServerLog: Sendable {
   private let last = Mutex<[String: Deadline]>([:])
+  let requests: RequestLog
 
-  func warn(_ kind: String, _ message: String) {
+  init(requests: RequestLog = RequestLog(format: .text)) { self.requests = requests }
+
+  func warn(_ kind: String, _ message: String) { notice("warn", kind, message) }
+  func error(_ kind: String, _ message: String) { notice("error", kind, message) }
+
+  private func notice(_ level: String, _ kind: String, _ message: String) {
     let now = Deadline.now()
     let due = last.withLock { last in
       if let previous = last[kind], now.nanoseconds - previous.nanoseconds < 1_000_000_000 { return false }
@@ -19,7 +23,6 @@ final class ServerLog: Sendable {
       return true
     }
     guard due else { return }
-    let line = Array("msglog: warn: \(message)\n".utf8)
-    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    requests.notice(level, message)
   }
 }

@@ -2,8 +2,8 @@
   import Glibc
 #endif
 
-/// The bytes of one connection, in and out: the seam where TLS goes (issue
-/// 28); everything above it — framing, limits, answers — is the same for
+/// The bytes of one connection, in and out: a plain socket, or TLS
+/// (`TLSTransport`); everything above it — framing, limits, answers — is the same for
 /// either. Non-blocking: a call that cannot proceed says so.
 package protocol Transport: AnyObject {
   /// The socket, for the event loop's readiness.
@@ -13,6 +13,17 @@ package protocol Transport: AnyObject {
   /// No more bytes will be sent (the peer reads the end after the answer).
   func shutdownOutput()
   func close()
+  /// It waits to write something of its own (TLS: a handshake's flight):
+  /// the loop watches for writability and reads again when it comes.
+  var needsWritable: Bool { get }
+  /// Bytes already taken from the socket wait to be read (TLS: decrypted
+  /// records), which the socket's readiness will not announce.
+  var hasBufferedInput: Bool { get }
+}
+
+extension Transport {
+  package var needsWritable: Bool { false }
+  package var hasBufferedInput: Bool { false }
 }
 
 package enum TransportResult: Equatable {

@@ -124,7 +124,10 @@ enum Page {
   /// navigation, and they hold no data).
   static var routes: [Route] {
     files.map { file in
-      Route(.get, file.path, needsToken: false, answers: "the page's \(file.path)") { file.response(to: $0) }
+      Route(
+        .get, file.path, needsToken: false,
+        success: .init(200, file.contentType, .text, "the page's \(file.path)"), refusals: [304]
+      ) { file.response(to: $0) }
     }
   }
 }

@@ -29,10 +29,14 @@ package struct RequestPolicy: Sendable {
   /// The listen address's host as written (`192.168.1.5`, `[::1]`); nil
   /// for a wildcard, which names no host.
   package var listenHost: String?
+  /// `http`, or `https` when the server speaks TLS: the page's own origin's scheme.
+  package var scheme: String
 
   package init(
-    token: String? = nil, allowedHosts: [String] = [], allowedOrigins: [String] = [], listenHost: String? = nil
+    token: String? = nil, allowedHosts: [String] = [], allowedOrigins: [String] = [], listenHost: String? = nil,
+    scheme: String = "http"
   ) {
+    self.scheme = scheme
     self.token = token.map { Array($0.utf8) }
     self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
     self.allowedOrigins = Set(allowedOrigins.map { $0.lowercased() })
@@ -113,7 +117,7 @@ package struct RequestPolicy: Sendable {
   /// The page's own origin: this server as the browser reached it.
   private func isOwn(_ origin: String, of request: Request) -> Bool {
     guard let host = request.header("host") else { return false }
-    return origin.lowercased() == "http://" + host.lowercased()
+    return origin.lowercased() == scheme + "://" + host.lowercased()
   }
 
   /// The request's `Origin` when `--allow-origin` names it (CORS headers

@@ -8,10 +8,13 @@ import Msglog
 package struct Router: Sendable {
   package let routes: [Route]
   package let policy: RequestPolicy
+  /// Every route's path, for the metrics' `route` label.
+  let paths: Set<String>
 
   package init(routes: [Route], policy: RequestPolicy) {
     self.routes = routes
     self.policy = policy
+    paths = Set(routes.map(\.path))
   }
 
   /// What the request gets.
@@ -52,8 +55,10 @@ package struct Router: Sendable {
     }
   }
 
-  /// The answer to a whole request.
-  package func respond(to request: Request) -> Response {
+  /// The answer to a whole request; `failed` is told of what a handler
+  /// threw that is the server's or the store's (a status of 500 or more),
+  /// for the operator's log.
+  package func respond(to request: Request, failed: ((any Error, HTTPError) -> Void)? = nil) -> Response {
     var response: Response
     switch resolve(request) {
     case .refused(let error):
@@ -69,7 +74,9 @@ package struct Router: Sendable {
       do {
         response = try route.handler(request)
       } catch {
-        response = .error(HTTPError(describing: error))
+        let refusal = HTTPError(describing: error)
+        if refusal.status >= 500 { failed?(error, refusal) }
+        response = .error(refusal)
       }
     }
     if let origin = policy.allowedCrossOrigin(request) {

@@ -10,14 +10,19 @@ extension Routes {
     [
       Route(
         .get, "/api/sync", needsToken: true, takes: "?protocol=N",
-        answers: #"`{"protocol","format","log","head"}`: the server's sync protocol, the newest record format its log holds, its log id (null for a log made before logs had one) and head; 409 for a protocol newer than its own"#
+        answers: #"`{"protocol","format","log","head"}`: the server's sync protocol, the newest record format its log holds, its log id (null for a log made before logs had one) and head; 409 for a protocol newer than its own"#,
+        refusals: [404, 409]
       ) { try api.syncHello($0) },
       Route(
         .post, "/api/sync/push", needsToken: true, takes: #"{"protocol","log","replica","changes"}"#,
-        answers: #"`{"head","outcomes"}`: each change done at most once, in order, in one transaction (`{"change","result":"applied","seq","rebased"}`, `"unchanged"`, or `"refused"` with `"error"`); 409 for another log or a change out of order"#
+        answers: #"`{"head","outcomes"}`: each change done at most once, in order, in one transaction (`{"change","result":"applied","seq","rebased"}`, `"unchanged"`, or `"refused"` with `"error"`); 409 for another log or a change out of order"#,
+        refusals: [404, 409, 413]
       ) { try api.syncPush($0) },
       Route(
-        .get, "/api/sync/pull", needsToken: true, takes: "?log=ID&after=SEQ&check=CRC&limit=N",
+        .get, "/api/sync/pull", needsToken: true,
+        query: Route.names(in: "?log=ID&after=SEQ&check=CRC&limit=N").map { Route.Field($0.name, .any, $0.placeholder, "") },
+        success: .init(200, RecordFrames.contentType, .text, "the records after SEQ, each a u32 length and its bytes"),
+        refusals: [404, 409],
         answers: "`application/vnd.msglog.records`: the records after SEQ, each a u32 length and its bytes (limit 0–4096, default 4096, at most 1 MiB past the first; 0 only checks); `Msglog-Head`: the head; 409 when the record at SEQ is not the replica's (its CRC-32C, 8 hex digits) or the log is another"
       ) { try api.syncPull($0) },
     ]
@@ -87,6 +92,15 @@ extension Routes {
     } catch let error as MsglogError {
       if let refusal = Self.syncRefusal(error) { return refusal }
       throw error
+    }
+    if let metrics {
+      for outcome in answer.outcomes {
+        switch outcome {
+        case .applied(_, let rebased): metrics.syncChanges(result: rebased ? .rebased : .applied)
+        case .unchanged: metrics.syncChanges(result: .applied)
+        case .refused: metrics.syncChanges(result: .refused)
+        }
+      }
     }
     return .json { json in
       json.object { json in

@@ -1,0 +1,197 @@
+import Msglog
+import MsglogWire
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `--log-format`: how each request's line is written on stderr, or none.
+package enum LogFormat: String, CaseIterable, Sendable {
+  case text
+  case json
+  case none
+}
+
+/// One answered request, as its line tells it: what an nginx access log
+/// shows, with the request's id. Never a header's value (a token), never a
+/// body, and the query without the value of a parameter named `token`.
+struct RequestRecord {
+  /// When the answer ended.
+  var time: WallTime
+  var id: String
+  var client: String
+  /// `-` for a request refused before its line was read.
+  var method: String
+  var target: String
+  var status: UInt32
+  /// Bytes written to the client for this answer (its head and body).
+  var bytes: Int
+  var milliseconds: Double
+}
+
+/// The request log and the lines an operator must act on, on stderr, one
+/// `write` per line (whole lines, however many threads write): a request's
+/// line as its answer ends, in the format `--log-format` names.
+final class RequestLog: Sendable {
+  let format: LogFormat
+
+  init(format: LogFormat) { self.format = format }
+
+  var isOn: Bool { format != .none }
+
+  func write(_ record: RequestRecord) {
+    switch format {
+    case .none: return
+    case .text:
+      var line = record.time.rfc3339
+      line += " " + record.id + " " + record.client + " " + record.method + " " + Self.redacting(record.target)
+      line += " \(record.status) \(record.bytes) " + Self.milliseconds(record.milliseconds) + "\n"
+      Self.emit(line)
+    case .json:
+      var line: [UInt8] = []
+      line.reserveCapacity(192)
+      Self.member("time", record.time.rfc3339, first: true, &line)
+      Self.member("id", record.id, &line)
+      Self.member("client", record.client, &line)
+      Self.member("method", record.method, &line)
+      Self.member("path", Self.redacting(record.target), &line)
+      line += Array(",\"status\":\(record.status),\"bytes\":\(record.bytes),\"ms\":".utf8)
+      line += Array((Self.milliseconds(record.milliseconds) + "}\n").utf8)
+      Self.emit(line)
+    }
+  }
+
+  private static func member(_ key: String, _ value: String, first: Bool = false, _ line: inout [UInt8]) {
+    line += Array(((first ? "{" : ",") + "\"" + key + "\":").utf8)
+    JSONWriter.appendString(value, to: &line)
+  }
+
+  /// A line of its own for what an operator must act on: `msglog: warn: …`
+  /// (text, and when the request log is off), or an object with `level`.
+  func notice(_ level: String, _ message: String) {
+    guard format == .json else { return Self.emit("msglog: \(level): \(message)\n") }
+    var line: [UInt8] = []
+    Self.member("time", WallTime.now().rfc3339, first: true, &line)
+    Self.member("level", level, &line)
+    Self.member("message", message, &line)
+    line += Array("}\n".utf8)
+    Self.emit(line)
+  }
+
+  static func emit(_ line: String) { emit(Array(line.utf8)) }
+
+  static func emit(_ bytes: [UInt8]) {
+    var sent = 0
+    while sent < bytes.count {
+      let n = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress! + sent, $0.count - sent) }
+      if n > 0 {
+        sent += n
+      } else if n < 0 && errno == EINTR {
+        continue
+      } else {
+        return
+      }
+    }
+  }
+
+  /// Three decimals: a millisecond's thousandths.
+  static func milliseconds(_ value: Double) -> String {
+    let micros = Int((max(value, 0) * 1000).rounded())
+    let fraction = String(micros % 1000)
+    return "\(micros / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+  }
+
+  /// The target with the value of every query parameter named `token` (in
+  /// any case, however %-encoded) left out: `?token=` stays, to show it was sent.
+  static func redacting(_ target: String) -> String {
+    guard let question = target.firstIndex(of: "?") else { return target }
+    let query = target[target.index(after: question)...]
+    var changed = false
+    let pairs = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> Substring in
+      let name = pair.prefix { $0 != "=" }
+      guard isToken(name), name.count < pair.count else { return pair }
+      changed = true
+      return name + "="
+    }
+    guard changed else { return target }
+    return target[...question] + pairs.joined(separator: "&")
+  }
+
+  private static func isToken(_ name: Substring) -> Bool {
+    var bytes: [UInt8] = []
+    var utf8 = Array(name.utf8)[...]
+    while let byte = utf8.popFirst() {
+      if byte == UInt8(ascii: "%"), utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
+        bytes.append(value)
+        utf8 = utf8.dropFirst(2)
+      } else {
+        bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+      }
+    }
+    return String(decoding: bytes, as: UTF8.self).lowercased() == "token"
+  }
+}
+
+/// Request ids: the client's `X-Request-ID` when it is 1–64 of
+/// `[A-Za-z0-9._-]` (a proxy's, to follow one request through both logs),
+/// else one made here: a random prefix for this process and a counter,
+/// unique without a system call per request.
+final class RequestIDs: Sendable {
+  private let prefix: String
+  private let counter = Atomic<UInt64>(0)
+
+  init() {
+    prefix = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
+  }
+
+  func make() -> String {
+    let n = counter.wrappingAdd(1, ordering: .relaxed).newValue
+    return prefix + "-" + String(n, radix: 16)
+  }
+
+  /// The client's id when it may be kept as it is, else a new one.
+  func id(for given: String?) -> String {
+    if let given, Self.isValid(given) { return given }
+    return make()
+  }
+
+  static func isValid(_ id: String) -> Bool {
+    let bytes = id.utf8
+    return (1...64).contains(bytes.count)
+      && bytes.allSatisfy { byte in
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+          UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+          return true
+        default: return false
+        }
+      }
+  }
+}
+
+/// The wall clock, for the log's times (the monotonic clock times durations).
+struct WallTime {
+  var seconds: Int
+  var nanoseconds: Int
+
+  static func now() -> WallTime {
+    var time = timespec()
+    clock_gettime(CLOCK_REALTIME, &time)
+    return WallTime(seconds: time.tv_sec, nanoseconds: time.tv_nsec)
+  }
+
+  var since1970: Double { Double(seconds) + Double(nanoseconds) / 1e9 }
+
+  /// `2026-12-01T11:30:00.123Z`.
+  var rfc3339: String {
+    var t = time_t(seconds)
+    var parts = tm()
+    gmtime_r(&t, &parts)
+    func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+    let millis = nanoseconds / 1_000_000
+    let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):"
+      + "\(two(parts.tm_min)):\(two(parts.tm_sec)).\(ms)Z"
+  }
+}
