@@ -216,6 +216,39 @@ import Testing
     pair.expectInSync()
   }
 
+  /// An https:// remote (serve with a throwaway certificate and a token):
+  /// clone and sync verify its certificate against `--cacert`, and refuse
+  /// one they cannot verify, or a missing token, changing nothing.
+  @Test func aReplicaOfAnHTTPSServer() throws {
+    let server = Sandbox()
+    _ = server.append("hello")
+    let (cert, key) = (server.dir + "/cert.pem", server.dir + "/key.pem")
+    let made = runProgram(
+      "/usr/bin/openssl",
+      [
+        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj",
+        "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+      ])
+    try #require(made.code == 0, "\(made)")
+    let token = "0123456789abcdef0123456789abcdef"
+    let served = try ServedLog.running(server, ["--tls-cert", cert, "--tls-key", key, "--token", token])
+    defer { _ = served.stop() }
+    let url = try #require(served.url)
+    #expect(url.hasPrefix("https://"))
+    let replica = Sandbox()
+    let untrusted = replica.run(["clone", url, "--token", token])
+    #expect(untrusted.code == 1 && untrusted.stderr.contains("not signed by a trusted authority"), "\(untrusted)")
+    let tokenless = replica.run(["clone", url, "--cacert", cert])
+    #expect(tokenless.code == 1 && tokenless.stderr.contains("bearer token"), "\(tokenless)")
+    #expect(replica.isEmpty)
+    let clone = replica.run(["clone", url, "--token", token, "--cacert", cert])
+    #expect(clone.code == 0 && clone.stdout == "cloned 1 event from \(url)\n", "\(clone)")
+    _ = replica.run(["append", "over tls"])
+    let sync = replica.run(["sync", "--cacert", cert], environment: ["MSGLOG_TOKEN": token])
+    #expect(sync.code == 0 && sync.stdout == "pushed 1 (0 rebased, 0 refused), pulled 1, at seq 2\n", "\(sync)")
+    #expect(replica.export() == server.export())
+  }
+
   /// `sync --reset` clones the remote afresh under a new replica id,
   /// keeping what is pending, then pushes it.
   @Test func aResetKeepsThePendingChanges() throws {
