@@ -16,17 +16,7 @@ extension LedgerSession {
   ) throws -> [Outcome?] {
     let requests = batch.requests
     guard !requests.isEmpty else { return [] }
-    // The version the first request was made at, when it is to be rebased.
-    var basis: UInt64? = nil
-    if let expectVersion = batch.expectVersion {
-      let actual = try version(of: requests[0].stream)
-      if actual != expectVersion {
-        guard batch.rebase, expectVersion < actual else {
-          throw MsglogError.versionConflict(stream: requests[0].stream, expected: expectVersion, actual: actual)
-        }
-        basis = expectVersion
-      }
-    }
+    let basis = try rebaseBasis(of: batch)
     // How far the first (rebased) insert moved: later inserts of the batch follow it.
     var shift = 0
     var outcomes: [Outcome?] = []
@@ -58,5 +48,19 @@ extension LedgerSession {
     }
     progress?(requests.count, requests.count)
     return outcomes
+  }
+
+  /// `batch`'s version check: the version its first request was made at
+  /// when that request is to be rebased; nil when the stream is at the
+  /// version expected (or none is). Throws `versionConflict` unless the
+  /// batch rebases from an older version. Also the local view's check.
+  package func rebaseBasis(of batch: WriteBatch) throws -> UInt64? {
+    guard let expectVersion = batch.expectVersion, let first = batch.requests.first else { return nil }
+    let actual = try version(of: first.stream)
+    guard actual != expectVersion else { return nil }
+    guard batch.rebase, expectVersion < actual else {
+      throw MsglogError.versionConflict(stream: first.stream, expected: expectVersion, actual: actual)
+    }
+    return expectVersion
   }
 }

@@ -120,17 +120,8 @@ package final class LocalView {
     _ batch: WriteBatch, first: UInt64, made: Timestamp, lineNumbers: [Int]? = nil
   ) throws -> [(outcome: Outcome, change: ReplicaChange)?] {
     let requests = batch.requests
-    guard let firstRequest = requests.first else { return [] }
-    var basis: UInt64? = nil
-    if let expectVersion = batch.expectVersion {
-      let actual = try session.version(of: firstRequest.stream)
-      if actual != expectVersion {
-        guard batch.rebase, expectVersion < actual else {
-          throw MsglogError.versionConflict(stream: firstRequest.stream, expected: expectVersion, actual: actual)
-        }
-        basis = expectVersion
-      }
-    }
+    guard !requests.isEmpty else { return [] }
+    let basis = try session.rebaseBasis(of: batch)
     var results: [(outcome: Outcome, change: ReplicaChange)?] = []
     var number = first
     var shift = 0
