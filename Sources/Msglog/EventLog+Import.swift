@@ -2,107 +2,154 @@ import MsglogCore
 import MsglogLMDB
 import MsglogPostgres
 
-/// `import`: JSON lines in (`ImportLine`, every line read before anything
-/// is written), then into empty streams the bulk build
-/// (`BulkImport`), else the ledger, command by command, in one transaction.
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `import`: JSON lines, parsed a piece at a time (`ImportLineReader`) and
+/// performed as they come — into empty streams by the bulk build
+/// (`BulkImport`), else by the ledger, command by command — all in one
+/// write that commits only once every line is in.
 extension EventLog {
   /// Applies import lines (JSON, one object per line; see docs/REFERENCE.md)
   /// atomically: a malformed or refused line throws `.line(n, error)` and
-  /// nothing is written. A UTF-8 byte-order mark and blank lines are skipped.
-  ///
-  /// `input` is consumed: once its lines are read it is let go, so that a
-  /// caller that passes it with `consume` does not hold the file's bytes
-  /// through the write (a 52 MB import's bytes, as many again as its
-  /// requests' text).
+  /// nothing is written; the first line that fails is the one named. A
+  /// UTF-8 byte-order mark and blank lines are skipped.
   public func importLines(
-    _ input: consuming [UInt8], defaultStream: StreamName = .main, progress: ((Int, Int) -> Void)? = nil
+    _ input: [UInt8], defaultStream: StreamName = .main, progress: ((Int, Int) -> Void)? = nil
   ) throws -> ImportResult {
-    let parsed = input.withUnsafeBytes { all in
-      Result { () throws(MsglogError) in
-        try Self.readImportLines(
-          all.starts(with: [0xEF, 0xBB, 0xBF]) ? UnsafeRawBufferPointer(rebasing: all.dropFirst(3)) : all,
-          defaultStream: defaultStream)
-      }
+    try input.withUnsafeBytes { bytes in
+      try importLines(from: .memory(bytes), defaultStream: defaultStream, progress: progress)
     }
-    _ = consume input
-    let (requests, lineNumbers) = try parsed.get()
-    if try replicaState() == nil, let bulk = try bulkImport(requests, progress: progress) { return bulk }
-    let outcomes = try perform(WriteBatch(requests), lineNumbers: lineNumbers, progress: progress)
-    let appended = outcomes.compactMap { $0 }
+  }
+
+  /// `importLines` of the file at `path`, read a block at a time: a large
+  /// file is never held in memory whole. A file that cannot be read throws
+  /// `cannotReadInput`.
+  public func importLines(
+    contentsOf path: String, defaultStream: StreamName = .main, progress: ((Int, Int) -> Void)? = nil
+  ) throws -> ImportResult {
+    let fd = try ImportInput.open(path)
+    defer { close(fd) }
+    return try importLines(from: .file(descriptor: fd, shown: path), defaultStream: defaultStream, progress: progress)
+  }
+
+  /// `importLines` of `input`: into streams with no events, the bulk
+  /// build; when it does not fit (or on a replica), the ledger, reading
+  /// the lines again from the start.
+  package func importLines(
+    from input: ImportInput, defaultStream: StreamName, progress: ((Int, Int) -> Void)?
+  ) throws -> ImportResult {
+    let (lines, blank) = try ImportLineReader.measure(input)
+    // Nothing to do (no lines, or blank ones only): nothing is written, not even a new database.
+    guard !blank else { return ImportResult(imported: 0, head: (try? headSeq()) ?? 0) }
+    if try replicaState() == nil,
+      let bulk = try bulkImport(input, lines: lines, defaultStream: defaultStream, progress: progress)
+    {
+      return bulk
+    }
+    return try ledgerImport(input, lines: lines, defaultStream: defaultStream, progress: progress)
+  }
+
+  /// The lines of `input` piece by piece (`ImportLineReader`), with how
+  /// many were read before each piece, the reader stopped however `body` ends.
+  private func forEachPiece(
+    of input: ImportInput, defaultStream: StreamName, _ body: (ImportLineReader.Piece) throws -> Void
+  ) throws {
+    let reader = ImportLineReader(input, defaultStream: defaultStream)
+    defer { reader.stop() }
+    while let piece = try reader.next() { try body(piece) }
+  }
+
+  /// The ledger's import: the pieces performed in order in one write,
+  /// with the derived rows flushed into it every `flushInterval` requests
+  /// (as one long batch would be), so that it holds bounded state.
+  private func ledgerImport(
+    _ input: ImportInput, lines: Int, defaultStream: StreamName, progress: ((Int, Int) -> Void)?
+  ) throws -> ImportResult {
+    if try replicaState() != nil {
+      // A replica's writes pend on its local view, as one batch.
+      var requests: [WriteRequest] = []
+      var numbers: [Int] = []
+      try forEachPiece(of: input, defaultStream: defaultStream) { piece in
+        requests += piece.requests
+        numbers += piece.lineNumbers
+      }
+      let appended = try perform(WriteBatch(requests), lineNumbers: numbers, progress: progress).compactMap { $0 }
+      return ImportResult(imported: appended.count, head: appended.last?.event.seq ?? (try? headSeq()) ?? 0)
+    }
+    var imported = 0
+    var head: UInt64? = nil
+    try write(reserving: Self.estimatedBytes(of: input, lines: lines)) { session in
+      var sinceFlush = 0
+      try forEachPiece(of: input, defaultStream: defaultStream) { piece in
+        progress?(piece.lineNumbers.first ?? 0, lines)
+        for outcome in try session.perform(WriteBatch(piece.requests), lineNumbers: piece.lineNumbers) {
+          guard let outcome else { continue }
+          imported += 1
+          head = outcome.event.seq
+        }
+        sinceFlush += piece.requests.count
+        if sinceFlush >= LedgerSession.flushInterval {
+          try session.finish()
+          sinceFlush = 0
+        }
+      }
+      progress?(lines, lines)
+    }
     // Nothing appended (no lines, or only moves onto themselves): the head is where it was.
-    let head = appended.last?.event.seq ?? (try? headSeq()) ?? 0
-    return ImportResult(imported: appended.count, head: head)
+    return ImportResult(imported: imported, head: head ?? (try? headSeq()) ?? 0)
   }
 
-  /// The requests of import lines, with the number of the line each came
-  /// from (blank lines are skipped, and count).
-  static func readImportLines(_ body: UnsafeRawBufferPointer, defaultStream: StreamName) throws(MsglogError) -> (
-    [WriteRequest], [Int]
-  ) {
-    try ImportLineHalves.read(body) { part, capacity throws(MsglogError) in
-      try readImportLines(part: part, defaultStream: defaultStream, capacity: capacity)
+  /// What an import of `input` may add to the database, for the map to
+  /// grow once ahead of it (a generous guess is free: the map is address
+  /// space): as `WriteBatch.estimatedBytes`, from the bytes and lines.
+  static func estimatedBytes(of input: ImportInput, lines: Int) -> Int {
+    let bytes: Int
+    switch input {
+    case .memory(let memory): bytes = memory.count
+    case .file(let fd, _):
+      var info = stat()
+      bytes = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
     }
-  }
-
-  /// `readImportLines` of a part of the input, its lines numbered from 1,
-  /// into arrays made for at least `capacity` lines (the first half's for
-  /// the whole input, so that the second's are appended in place).
-  static func readImportLines(part body: UnsafeRawBufferPointer, defaultStream: StreamName, capacity: Int = 0)
-    throws(MsglogError) -> ([WriteRequest], [Int])
-  {
-    var requests: [WriteRequest] = []
-    var lineNumbers: [Int] = []
-    let lines = max(ImportLine.lineCount(body), capacity)
-    requests.reserveCapacity(lines)
-    lineNumbers.reserveCapacity(lines)
-    var reader = ImportLine.Reader(defaultStream: defaultStream)
-    var number = 0
-    var start = 0
-    while start < body.count {
-      let end = ImportLine.endOfLine(body, from: start)
-      number += 1
-      let line = UnsafeRawBufferPointer(rebasing: body[start..<end])
-      start = end + 1
-      if ImportLine.isBlank(line) { continue }
-      do {
-        requests.append(try reader.parse(line))
-        lineNumbers.append(number)
-      } catch {
-        throw MsglogError.line(number, error)
-      }
-    }
-    return (requests, lineNumbers)
+    return 2 * bytes + 512 * lines
   }
 
   /// `importLines` into streams that have no events yet, on LMDB or
   /// PostgreSQL: built in one pass and appended (or copied) table by table
   /// (`BulkImport`), the same records and rows the ledger would write. Nil when the import is not one the
   /// bulk path builds — a stream with events, an id the log knows, a line
-  /// the ledger would refuse: nothing was committed, and the caller
-  /// performs it command by command (which also words any refusal).
-  func bulkImport(_ requests: [WriteRequest], progress: ((Int, Int) -> Void)?) throws -> ImportResult? {
-    guard !requests.isEmpty, configuration.access == .readWrite, store is LMDBStore || store is PostgresStore,
-      requests.allSatisfy(BulkImport.builds)
-    else { return nil }
+  /// the ledger would refuse or the bulk path does not build (an edit, an
+  /// undo…): nothing was committed, and the caller performs it command by
+  /// command (which also words any refusal). A line that does not parse
+  /// throws, as it would there.
+  func bulkImport(
+    _ input: ImportInput, lines: Int, defaultStream: StreamName, progress: ((Int, Int) -> Void)?
+  ) throws -> ImportResult? {
+    guard lines > 0, configuration.access == .readWrite, store is LMDBStore || store is PostgresStore else {
+      return nil
+    }
     do {
-      return try store.write(reserving: WriteBatch.estimatedBytes(of: requests), touching: []) { writer in
+      return try store.write(reserving: Self.estimatedBytes(of: input, lines: lines), touching: []) { writer in
         guard let loader = writer as? any BulkLoading else { throw BulkImport.Unfit() }
         var build = try BulkImport(
           writer: loader, now: writer.commitTime ?? configuration.clock(),
-          checkpointInterval: UInt64(configuration.checkpointInterval), capacity: requests.count)
-        try build.prepare(streamsOf: requests)
-        try loader.appendEvents { append in
-          for (i, request) in requests.enumerated() {
-            if i % 1024 == 0 { progress?(i, requests.count) }
-            try build.perform(request, append: append)
+          checkpointInterval: UInt64(configuration.checkpointInterval), capacity: lines)
+        try forEachPiece(of: input, defaultStream: defaultStream) { piece in
+          progress?(piece.lineNumbers.first ?? 0, lines)
+          guard piece.requests.allSatisfy(BulkImport.builds) else { throw BulkImport.Unfit() }
+          try loader.appendEvents { append in
+            for request in piece.requests { try build.perform(request, append: append) }
           }
         }
         try build.finish()
-        progress?(requests.count, requests.count)
+        progress?(lines, lines)
         return ImportResult(imported: build.appended, head: build.nextSeq - 1)
       }
     } catch is BulkImport.Unfit {
       return nil
+    } catch let error as MsglogError {
+      throw error
     } catch {
       throw MsglogError(anyStoreFailure: error)
     }

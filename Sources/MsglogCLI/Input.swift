@@ -10,6 +10,14 @@ public protocol InputSource {
   func readAll() throws -> [UInt8]
   /// Whether a person is typing (to say how to end the input).
   var isTerminal: Bool { get }
+  /// The descriptor, when the input is a regular file (stdin redirected
+  /// from one): an import then reads it a block at a time, as a file named
+  /// on the command line, instead of holding it whole.
+  var regularFile: Int32? { get }
+}
+
+extension InputSource {
+  public var regularFile: Int32? { nil }
 }
 
 /// The process's stdin.
@@ -19,6 +27,11 @@ public struct StandardInput: InputSource {
   public var isTerminal: Bool { isatty(0) == 1 }
 
   public func readAll() throws -> [UInt8] { try readDescriptor(0, what: "stdin") }
+
+  public var regularFile: Int32? {
+    var info = stat()
+    return fstat(0, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? 0 : nil
+  }
 }
 
 /// Fixed bytes as stdin (tests, in-process runs).
@@ -101,20 +114,5 @@ enum InputText {
       throw CommandLineError.usage("--lines found no message on stdin (every line is blank)")
     }
     return texts
-  }
-
-  /// The bytes of an import file, or why it cannot be read.
-  static func readFile(_ path: String) throws -> [UInt8] {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else {
-      let reason = errno == ENOENT ? "no such file" : systemMessage(errno)
-      throw MsglogError.cannotReadInput("cannot read \(path): \(reason)")
-    }
-    defer { close(fd) }
-    var info = stat()
-    if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
-      throw MsglogError.cannotReadInput("cannot read \(path): it is a directory")
-    }
-    return try readDescriptor(fd, what: path)
   }
 }

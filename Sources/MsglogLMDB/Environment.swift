@@ -176,19 +176,20 @@ package final class Environment {
         let result: R
         do {
           result = try body(txn)
-        } catch let error as LMDBError where error.code == LMDBError.mapFull {
-          mdb_txn_abort(txn.handle)
+        } catch let error as LMDBError where error.code == LMDBError.mapFull && !txn.committedPieces {
+          // (A piece's commit that failed has freed its transaction already.)
+          if txn.isOpen { mdb_txn_abort(txn.handle) }
           txn.invalidate()
           return .mapFull
         } catch {
-          mdb_txn_abort(txn.handle)
+          if txn.isOpen { mdb_txn_abort(txn.handle) }
           txn.invalidate()
           throw error
         }
         // mdb_txn_commit frees the transaction even when it fails: never abort after it.
         let rc = mdb_txn_commit(txn.handle)
         txn.invalidate()
-        if rc == LMDBError.mapFull { return .mapFull }
+        if rc == LMDBError.mapFull, !txn.committedPieces { return .mapFull }
         if rc == EIO, isDiskNearlyFull {
           // LMDB reports a short write as EIO; on a full disk, say what it is.
           throw LMDBError(ENOSPC, "mdb_txn_commit")
@@ -204,6 +205,39 @@ package final class Environment {
       case .mapResized: try adoptResizedMap()
       }
     }
+  }
+
+  /// Commits what `txn`, a write nobody else can see yet (a new database
+  /// in its staging directory), has done so far, without syncing it, and
+  /// goes on in a new transaction in its place: a long write then holds
+  /// one piece's dirty pages in memory, not all of them. The last commit
+  /// (`write`'s own) syncs every piece with it, so that a crash before it
+  /// leaves a database nobody installs rather than a half-synced one.
+  ///
+  /// Past the first piece the write cannot be run again on a bigger map,
+  /// so the map grows here, between pieces, to stay at least twice what
+  /// the file uses.
+  package func commitPiece(_ txn: Transaction) throws {
+    mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 1)
+    let rc = mdb_txn_commit(txn.handle)
+    mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 0)
+    txn.invalidate()
+    try check(rc, "mdb_txn_commit")
+    var info = MDB_envinfo()
+    mdb_env_info(env, &info)
+    var stat = MDB_stat()
+    mdb_env_stat(env, &stat)
+    let used = (info.me_last_pgno + 1) * Int(stat.ms_psize)
+    if info.me_mapsize - used < max(used, 256 << 20) {
+      var size = info.me_mapsize
+      while size - used < max(used, 256 << 20) { size *= 2 }
+      // No transaction of this environment is open here: the one before is
+      // committed and the next not begun.
+      try check(mdb_env_set_mapsize(env, size), "mdb_env_set_mapsize")
+    }
+    var next: OpaquePointer?
+    try check(mdb_txn_begin(env, nil, 0, &next), "mdb_txn_begin")
+    txn.continuePiecewise(in: next!)
   }
 
   private enum WriteAttempt<R> {

@@ -117,7 +117,7 @@ package final class LMDBStore: FollowableStore {
         if let refusal = writeRefusal.withLock({ $0 }) { throw refusal }
         return try tables.write(reserving: bytes, body)
       }
-      if let result = try createDatabase({ try $0.write(reserving: bytes, body) }) { return result }
+      if let result = try createDatabase({ try $0.write(reserving: bytes, inPieces: true, body) }) { return result }
       // Someone else created it meanwhile: write into theirs.
       guard let tables = try tables(creating: true) else {
         throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)

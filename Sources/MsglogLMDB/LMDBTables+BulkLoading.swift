@@ -10,11 +10,16 @@ import MsglogCore
 /// the keys it already holds (always, in an empty database), and put in
 /// order through that cursor otherwise.
 extension LMDBTables.LogTransaction: BulkLoading {
+  /// How much a bulk load into a new database puts before it commits a
+  /// piece: what its transaction holds in memory at most, besides LMDB's
+  /// free pages kept for the next piece.
+  static var pieceBytes: Int { 16 << 20 }
+
   func appendRecords(_ body: (_ append: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
-    try txn.withCursor(tables.events) { cursor in
+    try loading(tables.events) { load in
       try body { seq, record in
         var key = seq.bigEndian
-        try withUnsafeBytes(of: &key) { try cursor.put($0, record, flags: UInt32(MDB_APPEND)) }
+        try withUnsafeBytes(of: &key) { try load.put($0, record, flags: UInt32(MDB_APPEND)) }
       }
     }
   }
@@ -30,16 +35,55 @@ extension LMDBTables.LogTransaction: BulkLoading {
     case .streamEvents: db = tables.streamEvents
     case .checkpoints: db = tables.checkpoints
     }
-    try txn.withCursor(db) { cursor in
+    try loading(db) { load in
       // Decided at the first row: whether every row goes after the table's last key.
       var flags: UInt32? = nil
       try body { key, value in
         if flags == nil {
-          let appends = try cursor.last().map { Self.precedes($0.key, key) } ?? true
+          let appends = try txn.withCursor(db) { try $0.last() }.map { Self.precedes($0.key, key) } ?? true
           flags = appends ? UInt32(MDB_APPEND) : 0
         }
-        try cursor.put(key, value, flags: flags!)
+        try load.put(key, value, flags: flags!)
       }
+    }
+  }
+
+  /// Lends `body` a put through one cursor on `db`. In a new database's
+  /// staging directory (`inPieces`), every `pieceBytes` the transaction is
+  /// committed and the load goes on in the next with a new cursor
+  /// (`Environment.commitPiece`) — unless another load's cursor is open
+  /// around this one (a checkpoint put while events are appended): the
+  /// outer one commits at its next row.
+  private func loading(_ db: Database, _ body: (TableLoad) throws -> Void) throws {
+    let load = TableLoad(self, db, cursor: try txn.openCursor(db))
+    loadingCursors += 1
+    defer {
+      load.cursor.close()
+      loadingCursors -= 1
+    }
+    try body(load)
+  }
+
+  /// One table's rows put through a cursor (`loading`).
+  final class TableLoad {
+    let access: LMDBTables.LogTransaction
+    let db: Database
+    var cursor: Cursor
+
+    init(_ access: LMDBTables.LogTransaction, _ db: Database, cursor: Cursor) {
+      self.access = access
+      self.db = db
+      self.cursor = cursor
+    }
+
+    func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32) throws {
+      try cursor.put(key, value, flags: flags)
+      access.bytesInPiece += key.count + value.count
+      guard access.inPieces, access.bytesInPiece >= LMDBTables.LogTransaction.pieceBytes, access.loadingCursors == 1 else { return }
+      cursor.close()
+      try access.tables.environment.commitPiece(access.txn)
+      access.bytesInPiece = 0
+      cursor = try access.txn.openCursor(db)
     }
   }
 

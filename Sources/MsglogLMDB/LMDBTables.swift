@@ -200,11 +200,14 @@ package final class LMDBTables {
   /// The id of the last committed write transaction (see `read`).
   package var lastCommit: Int { environment.lastCommittedTransaction }
 
-  package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+  /// A write transaction; `inPieces` (a new database in its staging
+  /// directory, which nobody else sees) lets a bulk load commit as it goes
+  /// (`LogTransaction.loading`).
+  package func write<R>(reserving bytes: Int, inPieces: Bool = false, _ body: (any LogWriter) throws -> R) throws -> R {
     var rebuilt = false
     var opened: [String: Database] = [:]
     let result = try environment.write(reserving: bytes) { txn in
-      let access = LogTransaction(tables: self, txn: txn)
+      let access = LogTransaction(tables: self, txn: txn, inPieces: inPieces)
       let result = try body(access)
       try access.giveLogAnID()
       rebuilt = access.rebuiltInFormat
@@ -225,9 +228,16 @@ package final class LMDBTables {
     /// Sync's tables this transaction opened (valid for others once it commits).
     var openedTables: [String: Database] = [:]
 
-    init(tables: LMDBTables, txn: Transaction) {
+    /// Whether a bulk load may commit a piece when it has put `pieceBytes` (see `write`).
+    let inPieces: Bool
+    /// What the bulk load put since the last piece, and through how many cursors now open.
+    var bytesInPiece = 0
+    var loadingCursors = 0
+
+    init(tables: LMDBTables, txn: Transaction, inPieces: Bool = false) {
       self.tables = tables
       self.txn = txn
+      self.inPieces = inPieces
     }
 
     func headSeq() throws -> UInt64 {

@@ -21,6 +21,19 @@ package final class Transaction {
   /// Called by the environment when the closure is over.
   func invalidate() { txn = nil }
 
+  /// Not yet committed, aborted or over.
+  var isOpen: Bool { txn != nil }
+
+  /// Whether part of this write was already committed (`Environment.commitPiece`):
+  /// it can no longer be rolled back and run again whole.
+  private(set) var committedPieces = false
+
+  /// Goes on in `txn`, begun after the one this was committed (`Environment.commitPiece`).
+  func continuePiecewise(in txn: OpaquePointer) {
+    self.txn = txn
+    committedPieces = true
+  }
+
   var handle: OpaquePointer {
     guard let txn else { preconditionFailure("a transaction was used after its closure returned") }
     return txn
@@ -81,6 +94,14 @@ package final class Transaction {
     return UInt64(stat.ms_entries)
   }
 
+  /// Opens a cursor on `db`, which the caller closes (`Cursor.close`)
+  /// before the transaction ends.
+  package func openCursor(_ db: Database) throws -> Cursor {
+    var cursor: OpaquePointer?
+    try check(mdb_cursor_open(handle, db.dbi, &cursor), "mdb_cursor_open")
+    return Cursor(cursor!)
+  }
+
   /// Opens a cursor on `db` for the duration of `body`.
   package func withCursor<R>(_ db: Database, _ body: (Cursor) throws -> R) throws -> R {
     var cursor: OpaquePointer?
@@ -105,6 +126,12 @@ package final class Cursor {
   init(_ cursor: OpaquePointer) { self.cursor = cursor }
 
   func invalidate() { cursor = nil }
+
+  /// Closes a cursor from `Transaction.openCursor`.
+  package func close() {
+    mdb_cursor_close(cursor)
+    cursor = nil
+  }
 
   package typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
 

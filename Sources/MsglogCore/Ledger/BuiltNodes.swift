@@ -50,19 +50,49 @@ struct BuiltNodes: TreeNodeStore {
 }
 
 /// What a bulk import knows of each item it inserts, by the seq of its
-/// insert: the leaf holding it, the seq of its remove (0 while live) and its
-/// stream. Arrays indexed by seq rather than hash tables keyed by id: the
-/// order tree's slots carry the insert seq, so a split or a merge notes
-/// where its items went without hashing anything.
+/// insert: its id, the leaf holding it, the seq of its remove (0 while
+/// live) and its stream; and the ids it inserted, to look up. Arrays
+/// indexed by seq rather than hash tables keyed by id: the order tree's
+/// slots carry the insert seq, so a split or a merge notes where its items
+/// went without hashing anything. The ids' own table is open addressing
+/// over positions in those arrays (4 bytes a bucket), not a `Dictionary`
+/// of ids and seqs: a million inserts' index takes 8 MB rather than 50.
 final class ItemTable {
   let firstSeq: UInt64
   private let capacity: Int
-  private let leaves: UnsafeMutablePointer<NodeID>
-  private let removes: UnsafeMutablePointer<UInt64>
+  /// Node ids and the removes' positions + 1 (0: live) in 4 bytes each:
+  /// an import has fewer than 2^31 events, and a stream fewer nodes.
+  private let leaves: UnsafeMutablePointer<UInt32>
+  private let removes: UnsafeMutablePointer<UInt32>
   private let streams: UnsafeMutablePointer<Int32>
+  /// Each insert's id as two big-endian words, which compare as its bytes do.
+  private let idWords: UnsafeMutablePointer<IDWords>
+  /// Buckets of the id index: an insert's position + 1, 0 when empty; at
+  /// most half of them full.
+  private let buckets: UnsafeMutablePointer<UInt32>
+  private let bucketMask: Int
+
+  struct IDWords: Equatable {
+    var high: UInt64
+    var low: UInt64
+
+    init(_ id: ItemID) {
+      (high, low) = id.withUnsafeBytes {
+        ($0.loadBigEndian(fromByteOffset: 0, as: UInt64.self), $0.loadBigEndian(fromByteOffset: 8, as: UInt64.self))
+      }
+    }
+
+    var id: ItemID {
+      let words: InlineArray<2, UInt64> = [high.bigEndian, low.bigEndian]
+      return withUnsafeBytes(of: words) { ItemID(bytes: $0) }
+    }
+
+    static func < (a: IDWords, b: IDWords) -> Bool { (a.high, a.low) < (b.high, b.low) }
+  }
 
   /// Room for the items of `capacity` events from `firstSeq` on.
   init(firstSeq: UInt64, capacity: Int) {
+    precondition(capacity < Int(UInt32.max) / 2, "a bulk import of \(capacity) lines is too long")
     self.firstSeq = firstSeq
     self.capacity = max(capacity, 1)
     leaves = .allocate(capacity: self.capacity)
@@ -71,12 +101,20 @@ final class ItemTable {
     removes.initialize(repeating: 0, count: self.capacity)
     streams = .allocate(capacity: self.capacity)
     streams.initialize(repeating: -1, count: self.capacity)
+    idWords = .allocate(capacity: self.capacity)
+    var bucketCount = 16
+    while bucketCount < 2 * self.capacity { bucketCount *= 2 }
+    buckets = .allocate(capacity: bucketCount)
+    buckets.initialize(repeating: 0, count: bucketCount)
+    bucketMask = bucketCount - 1
   }
 
   deinit {
     leaves.deallocate()
     removes.deallocate()
     streams.deallocate()
+    idWords.deallocate()
+    buckets.deallocate()
   }
 
   /// The position of `seq` in the arrays; every seq asked about is one of
@@ -88,10 +126,46 @@ final class ItemTable {
     return i
   }
 
-  func leaf(of seq: UInt64) -> NodeID { leaves[slot(seq)] }
-  func setLeaf(_ leaf: NodeID, of seq: UInt64) { leaves[slot(seq)] = leaf }
-  func removeSeq(of seq: UInt64) -> UInt64 { removes[slot(seq)] }
-  func setRemoved(_ seq: UInt64, by remove: UInt64) { removes[slot(seq)] = remove }
+  func leaf(of seq: UInt64) -> NodeID { NodeID(leaves[slot(seq)]) }
+  func setLeaf(_ leaf: NodeID, of seq: UInt64) { leaves[slot(seq)] = UInt32(leaf) }
+
+  func removeSeq(of seq: UInt64) -> UInt64 {
+    let stored = removes[slot(seq)]
+    return stored == 0 ? 0 : firstSeq + UInt64(stored - 1)
+  }
+
+  func setRemoved(_ seq: UInt64, by remove: UInt64) { removes[slot(seq)] = UInt32(slot(remove) + 1) }
   func stream(of seq: UInt64) -> Int { Int(streams[slot(seq)]) }
-  func setStream(_ stream: Int, of seq: UInt64) { streams[slot(seq)] = Int32(stream) }
+
+  /// Notes the insert at `seq` of `id` into stream `stream`.
+  func setInserted(_ id: ItemID, into stream: Int, at seq: UInt64) {
+    let i = slot(seq)
+    streams[i] = Int32(stream)
+    idWords[i] = IDWords(id)
+    var bucket = id.hashValue & bucketMask
+    while buckets[bucket] != 0 { bucket = (bucket + 1) & bucketMask }
+    buckets[bucket] = UInt32(i + 1)
+  }
+
+  /// The seq of the import's insert of `id`; nil when it inserted none.
+  func insertSeq(of id: ItemID) -> UInt64? {
+    let words = IDWords(id)
+    var bucket = id.hashValue & bucketMask
+    while case let stored = buckets[bucket], stored != 0 {
+      if idWords[Int(stored) - 1] == words { return firstSeq + UInt64(stored - 1) }
+      bucket = (bucket + 1) & bucketMask
+    }
+    return nil
+  }
+
+  /// The seqs of every insert of the import, in id order (bytewise).
+  func insertsInIDOrder() -> [UInt64] {
+    var positions: [UInt32] = []
+    for i in 0..<capacity where streams[i] >= 0 { positions.append(UInt32(i)) }
+    positions.sort { idWords[Int($0)] < idWords[Int($1)] }
+    return positions.map { firstSeq + UInt64($0) }
+  }
+
+  /// The id the insert at `seq` inserted.
+  func id(insertedAt seq: UInt64) -> ItemID { idWords[slot(seq)].id }
 }

@@ -9,9 +9,13 @@
 /// `StoredNodes` does. (A tree built bottom-up from the final list would
 /// hold the same items in other nodes; and a remove names its item by id,
 /// so its position must be known as each event comes.) What changes is
-/// where the work happens: nodes, id rows and event index rows live in
-/// arrays until the end instead of being read from and written back to
-/// the store at every command, and every table is then appended in key order.
+/// where the work happens: nodes, ids and the event index live in compact
+/// arrays until the end (`ItemTable`, runs of seqs) instead of being read
+/// from and written back to the store at every command, and every table is
+/// then appended in key order; the records and the checkpoints are put as
+/// they come. The requests themselves come a piece at a time
+/// (`perform(_:append:)`), so that a long import holds about 40 bytes an
+/// event here, besides its order trees (see docs/PERFORMANCE.md, "Import").
 ///
 /// Anything it does not handle itself — a stream that has events, an id
 /// the log already knows, an id prefix, a command the ledger would refuse,
@@ -43,9 +47,8 @@ package struct BulkImport {
   /// The stream of the previous request: a run of lines for one stream
   /// finds it without hashing its name.
   private var current = -1
-  /// Every id this import inserts, with the seq of its insert.
-  private var inserted: [ItemID: UInt64] = [:]
-  /// Per event of the import: its item's leaf, remove and stream, for inserts.
+  /// Per event of the import that inserts: its item's id, leaf, remove
+  /// and stream; and the index of the ids inserted.
   private let items: ItemTable
 
   /// One stream's state as the import builds it: what a ledger session
@@ -53,10 +56,9 @@ package struct BulkImport {
   struct StreamBuild {
     var head: StreamHead
     var tree: CountedTree<BuiltNodes>
-    /// The stream's events, for the per-stream event index.
-    var seqs: [UInt64] = []
-    /// Checkpoint rows (seq, value), in seq order.
-    var checkpoints: [(UInt64, [UInt8])] = []
+    /// The stream's events, for the per-stream event index: runs of
+    /// consecutive seqs (one for an import of a single stream).
+    var events: [(first: UInt64, count: UInt64)] = []
   }
 
   /// Starts a bulk import of at most `capacity` events on `writer`.
@@ -76,7 +78,6 @@ package struct BulkImport {
     self.nextSeq = head + 1
     self.summary = counts == nil ? RecordedCounts() : try writer.summary() ?? RecordedCounts()
     self.items = ItemTable(firstSeq: head + 1, capacity: capacity)
-    inserted.reserveCapacity(capacity)
   }
 
   /// Runs `body`, turning a refusal (a `MsglogError`, derived damage) into `Unfit`.
@@ -99,17 +100,6 @@ package struct BulkImport {
     switch request.command {
     case .insert, .remove(.id), .move: return true
     case .remove(.prefix), .edit, .restore, .undo: return false
-    }
-  }
-
-  /// Meets every stream `requests` name, as `perform` would when it comes
-  /// to each, before anything is appended: a store that streams its
-  /// appends (PostgreSQL's `COPY`) then has no read to make in between.
-  package mutating func prepare(streamsOf requests: [WriteRequest]) throws {
-    var last: StreamName? = nil
-    for request in requests where request.stream != last {
-      last = request.stream
-      _ = try stream(request.stream)
     }
   }
 
@@ -159,8 +149,7 @@ package struct BulkImport {
     let seq = try self.append(
       .insert(id: id, index: UInt64(index), text: insert.text, sender: insert.sender), time: time, in: s,
       append: append)
-    inserted[id] = seq
-    items.setStream(s, of: seq)
+    items.setInserted(id, into: s, at: seq)
     try streams[s].tree.insert(Slot(id: id, seq: seq), at: index)
     streams[s].head.count += 1
     summary.ids += 1
@@ -172,7 +161,7 @@ package struct BulkImport {
   ) throws {
     // An id the import has not inserted is in the log, in another stream
     // (these have no events), or nowhere: the ledger says which.
-    guard let insertSeq = inserted[id], items.removeSeq(of: insertSeq) == 0, items.stream(of: insertSeq) == s,
+    guard let insertSeq = items.insertSeq(of: id), items.removeSeq(of: insertSeq) == 0, items.stream(of: insertSeq) == s,
       let index = try streams[s].tree.index(inLeaf: items.leaf(of: insertSeq), where: { $0.id == id })
     else { throw Unfit() }
     let seq = try self.append(.remove(id: id, index: UInt64(index)), time: time, in: s, append: append)
@@ -224,7 +213,7 @@ package struct BulkImport {
   /// Whether no item has ever had `id`, in this import or in the log (or
   /// the store refuses it if the log has: see `BulkLoading`).
   private func isUnused(_ id: ItemID) throws -> Bool {
-    if inserted[id] != nil { return false }
+    if items.insertSeq(of: id) != nil { return false }
     if logWasEmpty || writer.enforcesUniqueInsertedIDs { return true }
     return try writer.idEntry(id) == nil
   }
@@ -238,7 +227,11 @@ package struct BulkImport {
     try EventRecord.encode(event).withUnsafeBytes { try append(event, $0) }
     nextSeq += 1
     appended += 1
-    streams[s].seqs.append(seq)
+    if let last = streams[s].events.last, last.first + last.count == seq {
+      streams[s].events[streams[s].events.count - 1].count += 1
+    } else {
+      streams[s].events.append((seq, 1))
+    }
     streams[s].head.version = event.version
     streams[s].head.lastSeq = seq
     return seq
@@ -249,19 +242,30 @@ package struct BulkImport {
     let head = streams[s].head
     let since = head.version - head.checkpointVersion
     guard since >= max(checkpointInterval, head.checkpointCount) else { return }
-    let slots = try streams[s].tree.elements()
-    let row = DerivedRows.encode(
-      Checkpoint(stream: head.stream, seq: head.lastSeq, version: head.version, slots: slots))
-    streams[s].checkpoints.append((head.lastSeq, row))
+    let tree = streams[s].tree
+    let row = try DerivedRows.encodeCheckpoint(
+      stream: head.stream, seq: head.lastSeq, version: head.version, count: tree.count
+    ) { add in
+      try tree.forEach {
+        add($0)
+        return true
+      }
+    }
+    // Put now, not kept to the end: a million items' checkpoints are 50 MB.
+    var key: [UInt8] = []
+    Self.streamKey(head.stream, head.lastSeq, into: &key)
+    try writer.putAscending(.checkpoints) { put in
+      try key.withUnsafeBytes { k in try row.withUnsafeBytes { try put(k, $0) } }
+    }
     streams[s].head.checkpointVersion = head.version
-    streams[s].head.checkpointCount = UInt64(slots.count)
+    streams[s].head.checkpointCount = UInt64(tree.count)
     summary.checkpoints += 1
   }
 
   // MARK: - Writing
 
   /// Writes every derived row of the import: heads, order trees, the event
-  /// index, checkpoints, id rows (each table in key order), and the summary
+  /// index, id rows (each table in key order; the checkpoints were put as they were taken), and the summary
   /// where the store keeps one.
   package mutating func finish() throws {
     // Bytewise name order, which is the order of every per-stream key.
@@ -288,18 +292,11 @@ package struct BulkImport {
     try writer.putAscending(.streamEvents) { put in
       for s in order {
         let stream = streams[s].head.stream
-        for seq in streams[s].seqs {
-          Self.streamKey(stream, seq, into: &key)
-          try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
-        }
-      }
-    }
-    try writer.putAscending(.checkpoints) { put in
-      for s in order {
-        let stream = streams[s].head.stream
-        for (seq, value) in streams[s].checkpoints {
-          Self.streamKey(stream, seq, into: &key)
-          try key.withUnsafeBytes { k in try value.withUnsafeBytes { try put(k, $0) } }
+        for run in streams[s].events {
+          for seq in run.first..<(run.first + run.count) {
+            Self.streamKey(stream, seq, into: &key)
+            try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
+          }
         }
       }
     }
@@ -309,23 +306,16 @@ package struct BulkImport {
     try writer.finishLoading()
   }
 
-  /// The id rows, sorted by id bytes (big-endian words compare as the bytes do).
+  /// The id rows, in id order (bytewise).
   private func writeIds() throws {
-    var rows: [(first: UInt64, second: UInt64, id: ItemID, seq: UInt64)] = []
-    rows.reserveCapacity(inserted.count)
-    for (id, seq) in inserted {
-      let (first, second) = id.withUnsafeBytes {
-        ($0.loadBigEndian(fromByteOffset: 0, as: UInt64.self), $0.loadBigEndian(fromByteOffset: 8, as: UInt64.self))
-      }
-      rows.append((first, second, id, seq))
-    }
-    rows.sort { ($0.first, $0.second) < ($1.first, $1.second) }
+    let seqs = items.insertsInIDOrder()
     try writer.putAscending(.ids) { put in
-      for row in rows {
-        let removed = items.removeSeq(of: row.seq)
-        let entry = IdEntry(insertSeq: row.seq, removeSeq: removed, leaf: removed == 0 ? items.leaf(of: row.seq) : 0)
-        let value = DerivedRows.encode(entry, for: row.id)
-        try row.id.withUnsafeBytes { k in try value.withUnsafeBytes { try put(k, $0) } }
+      for seq in seqs {
+        let id = items.id(insertedAt: seq)
+        let removed = items.removeSeq(of: seq)
+        let entry = IdEntry(insertSeq: seq, removeSeq: removed, leaf: removed == 0 ? items.leaf(of: seq) : 0)
+        let value = DerivedRows.encode(entry, for: id)
+        try id.withUnsafeBytes { k in try value.withUnsafeBytes { try put(k, $0) } }
       }
     }
   }
