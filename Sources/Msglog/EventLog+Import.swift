@@ -126,16 +126,37 @@ extension EventLog {
   func bulkImport(
     _ input: ImportInput, lines: Int, defaultStream: StreamName, progress: ((Int, Int) -> Void)?
   ) throws -> ImportResult? {
+    try bulkImport(lines: lines, reserving: Self.estimatedBytes(of: input, lines: lines), progress: progress) { body in
+      try forEachPiece(of: input, defaultStream: defaultStream, body)
+    }
+  }
+
+  /// `bulkImport` of requests already made (tests hand the bulk path a
+  /// workload), as one piece.
+  func bulkImport(_ requests: [WriteRequest], progress: ((Int, Int) -> Void)?) throws -> ImportResult? {
+    guard !requests.isEmpty else { return nil }
+    let bytes = WriteBatch.estimatedBytes(of: requests)
+    return try bulkImport(lines: requests.count, reserving: bytes, progress: progress) { body in
+      try body(ImportLineReader.Piece(requests: requests, lineNumbers: Array(1...requests.count)))
+    }
+  }
+
+  /// `bulkImport` of the pieces `forEachPiece` hands out, at most `lines`
+  /// requests, which may add about `bytes` to the database.
+  private func bulkImport(
+    lines: Int, reserving bytes: Int, progress: ((Int, Int) -> Void)?,
+    pieces forEachPiece: (_ body: (ImportLineReader.Piece) throws -> Void) throws -> Void
+  ) throws -> ImportResult? {
     guard lines > 0, configuration.access == .readWrite, store is LMDBStore || store is PostgresStore else {
       return nil
     }
     do {
-      return try store.write(reserving: Self.estimatedBytes(of: input, lines: lines), touching: []) { writer in
+      return try store.write(reserving: bytes, touching: []) { writer in
         guard let loader = writer as? any BulkLoading else { throw BulkImport.Unfit() }
         var build = try BulkImport(
           writer: loader, now: writer.commitTime ?? configuration.clock(),
           checkpointInterval: UInt64(configuration.checkpointInterval), capacity: lines)
-        try forEachPiece(of: input, defaultStream: defaultStream) { piece in
+        try forEachPiece { piece in
           progress?(piece.lineNumbers.first ?? 0, lines)
           guard piece.requests.allSatisfy(BulkImport.builds) else { throw BulkImport.Unfit() }
           try loader.appendEvents { append in

@@ -13,7 +13,8 @@ extension LMDBTables.LogTransaction: BulkLoading {
   /// How much a bulk load into a new database puts before it commits a
   /// piece: what its transaction holds in memory at most, besides LMDB's
   /// free pages kept for the next piece.
-  static var pieceBytes: Int { 16 << 20 }
+  /// (Tests lower it, to commit many pieces in a small import.)
+  nonisolated(unsafe) static var pieceBytes = 16 << 20
 
   func appendRecords(_ body: (_ append: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
     try loading(tables.events) { load in

@@ -59,6 +59,36 @@ import Testing
     }
   }
 
+  /// kill -9 in the middle of a first import, after pieces of it were
+  /// committed inside its staging directory (a first import commits as it
+  /// goes there): no database at the path, so nobody saw part of it; the
+  /// next first write sweeps what was left, and the import lands whole.
+  @Test func aFirstImportKilledAfterItsFirstPiecesLeavesNoDatabase() throws {
+    let s = Sandbox()
+    let file = try writeLargeImport(s)
+    let child = s.start(["import", file])
+    var committed = false
+    while child.process.isRunning, !committed {
+      for name in entries(s.dir) where name.contains("creating-") {
+        let size = (try? FileManager.default.attributesOfItem(atPath: s.dir + "/" + name + "/data.mdb")[.size]) as? Int
+        // Past a piece (16 MiB put): LMDB wrote it into the file.
+        if (size ?? 0) > 24 << 20 { committed = true }
+      }
+      usleep(1000)
+    }
+    if committed { kill(child.process.processIdentifier, SIGKILL) }
+    let r = child.finish()
+    try #require(committed, "the import ended before a piece was committed: \(r)")
+    #expect(child.process.terminationReason == .uncaughtSignal && child.process.terminationStatus == SIGKILL, "\(r)")
+    #expect(!FileManager.default.fileExists(atPath: s.db), "a killed first import left a database")
+    #expect(entries(s.dir).contains { $0.contains("creating-") }, "kill -9 cleans nothing up")
+    let again = s.run(["import", file])
+    #expect(again.code == 0, "\(again)")
+    #expect(entries(s.dir).filter { $0.contains("creating-") }.isEmpty, "\(entries(s.dir))")
+    let verify = s.run("verify")
+    #expect(verify.code == 0 && verify.stdout.contains("200000 events"), "\(verify)")
+  }
+
   /// A PID that no process has: one that ran and was reaped.
   func deadPID() -> pid_t { ChildProcess.run("/bin/true") }
 

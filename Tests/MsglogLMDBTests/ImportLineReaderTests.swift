@@ -1,0 +1,156 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+@testable import Msglog
+@testable import MsglogCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// An import's lines are parsed a piece at a time, ahead of the import, from
+/// bytes in memory or from a file: the same requests and line numbers as
+/// parsing them one by one, and a refused line named by its number in the
+/// whole input, after every piece before it.
+@Suite struct ImportLineReaderTests {
+  /// Lines of every kind, blank ones among them, over several pieces.
+  static func lines(count: Int) -> [String] {
+    (0..<count).map { i in
+      switch i % 7 {
+      case 3: return ""
+      case 4: return "  \r"
+      case 5: return #"{"op":"move","from":0,"to":1,"stream":"s\#(i % 3)"}"#
+      case 6: return #"{"op":"remove","id":"00000000-0000-4000-8000-\#(String(format: "%012x", i - 1))"}"#
+      default:
+        return
+          #"{"op":"insert","index":0,"text":"line \#(i) \"é\"\n","id":"00000000-0000-4000-8000-\#(String(format: "%012x", i))","time":"2021-04-19T06:06:58.000Z","stream":"s\#(i % 3)"}"#
+      }
+    }
+  }
+
+  /// What parsing `text` line by line gives: the requests and their line numbers.
+  static func oneByOne(_ text: String) throws -> ([WriteRequest], [Int]) {
+    var requests: [WriteRequest] = []
+    var numbers: [Int] = []
+    // Split as bytes: a Character would take "\r\n" as one.
+    var lines = Array(text.utf8).split(separator: 0x0A, omittingEmptySubsequences: false)
+    if text.hasSuffix("\n") { lines.removeLast() }
+    for (i, line) in lines.enumerated() where !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+      do {
+        requests.append(try ImportLine.parse(Array(line), defaultStream: "main"))
+      } catch {
+        throw MsglogError.line(i + 1, error)
+      }
+      numbers.append(i + 1)
+    }
+    return (requests, numbers)
+  }
+
+  /// The pieces a reader gives for `bytes`, from memory or from a file
+  /// holding them, each with its size; the error it ends with, if any.
+  static func read(_ bytes: [UInt8], fromFile: Bool) throws -> (pieces: [ImportLineReader.Piece], error: MsglogError?) {
+    var pieces: [ImportLineReader.Piece] = []
+    func drain(_ input: ImportInput) -> MsglogError? {
+      let reader = ImportLineReader(input, defaultStream: "main")
+      defer { reader.stop() }
+      do {
+        while let piece = try reader.next() { pieces.append(piece) }
+        return nil
+      } catch {
+        return error
+      }
+    }
+    guard fromFile else {
+      let error = bytes.withUnsafeBytes { drain(.memory($0)) }
+      return (pieces, error)
+    }
+    let dir = TemporaryDirectory()
+    let path = dir.path + "/input.jsonl"
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    let fd = try ImportInput.open(path)
+    defer { close(fd) }
+    let error = drain(.file(descriptor: fd, shown: path))
+    return (pieces, error)
+  }
+
+  @Test(arguments: [false, true]) func piecesReadAsOneByOne(fromFile: Bool) throws {
+    let text = Self.lines(count: 50_000).joined(separator: "\n") + "\n"
+    #expect(text.utf8.count > 3 * ImportLineReader.pieceBytes)
+    let (pieces, error) = try Self.read(Array(text.utf8), fromFile: fromFile)
+    #expect(error == nil)
+    #expect(pieces.count >= 3, "\(pieces.count) pieces")
+    let (expected, expectedNumbers) = try Self.oneByOne(text)
+    let requests = pieces.flatMap(\.requests)
+    #expect(requests.count == expected.count)
+    #expect(requests == expected, "the requests differ")
+    #expect(pieces.flatMap(\.lineNumbers) == expectedNumbers, "the line numbers differ")
+    #expect(expectedNumbers.last == 50_000)
+    let (lines, blank) = try Array(text.utf8).withUnsafeBytes { try ImportLineReader.measure(.memory($0)) }
+    #expect(lines == 50_000 && !blank)
+  }
+
+  @Test(arguments: [false, true]) func aRefusedLineIsNamedInTheWholeInputAfterThePiecesBefore(fromFile: Bool) throws {
+    for bad in [150, 10_000, 19_990] {
+      var lines = Self.lines(count: 20_000)
+      lines[bad - 1] = #"{"op":"insert","text":1}"#
+      let (pieces, error) = try Self.read(Array(lines.joined(separator: "\n").utf8), fromFile: fromFile)
+      guard case .line(let n, _)? = error else {
+        Issue.record("line \(bad) was not refused: \(String(describing: error))")
+        continue
+      }
+      #expect(n == bad)
+      // Every line before the bad one's piece was handed out, none after it.
+      let handed = pieces.flatMap(\.lineNumbers)
+      #expect(handed.allSatisfy { $0 < bad })
+      // …and the bad line's piece starts no more than a piece's bytes before it.
+      let before = lines[(handed.last ?? 0)..<(bad - 1)].reduce(0) { $0 + $1.utf8.count + 1 }
+      #expect(before <= ImportLineReader.pieceBytes + 1_000, "the pieces before line \(bad) stop at \(handed.last ?? 0)")
+    }
+    // Two bad lines far apart: the first one is named.
+    var lines = Self.lines(count: 20_000)
+    lines[9_000] = "{"
+    lines[18_000] = "}"
+    let (_, error) = try Self.read(Array(lines.joined(separator: "\n").utf8), fromFile: fromFile)
+    guard case .line(let n, _)? = error else {
+      Issue.record("not refused")
+      return
+    }
+    #expect(n == 9_001)
+  }
+
+  /// A byte-order mark, a last line without its newline, a line longer
+  /// than a piece, and an input of blank lines only.
+  @Test(arguments: [false, true]) func edgesOfTheInput(fromFile: Bool) throws {
+    let long = String(repeating: "é", count: ImportLineReader.pieceBytes)  // two bytes each
+    let text = "\u{FEFF}" + #"{"op":"append","text":"first"}"# + "\n\n" + #"{"op":"append","text":"\#(long)"}"#
+      + "\n" + #"{"op":"append","text":"last"}"#
+    let (pieces, error) = try Self.read(Array(text.utf8), fromFile: fromFile)
+    #expect(error == nil)
+    let requests = pieces.flatMap(\.requests)
+    let texts = requests.map { request -> String in
+      guard case .insert(let insert) = request.command else { return "?" }
+      return insert.text
+    }
+    #expect(texts.map(\.count) == [5, long.count, 4])
+    #expect(texts == ["first", long, "last"], "the texts differ")
+    #expect(pieces.flatMap(\.lineNumbers) == [1, 3, 4])
+
+    let blank = try Self.read(Array(" \n\r\n\t\n".utf8), fromFile: fromFile)
+    #expect(blank.error == nil && blank.pieces.flatMap(\.requests).isEmpty)
+    let measured = try Array(" \n\r\n\t\n".utf8).withUnsafeBytes { try ImportLineReader.measure(.memory($0)) }
+    #expect(measured.lines == 3 && measured.blank)
+  }
+
+  /// A reader stopped after its first piece, while its thread is parsing
+  /// ahead, ends at once: nothing waits for a caller that left.
+  @Test func stoppingEarlyEndsTheParser() throws {
+    let bytes = Array((Self.lines(count: 40_000).joined(separator: "\n")).utf8)
+    try bytes.withUnsafeBytes { raw in
+      let reader = ImportLineReader(.memory(raw), defaultStream: "main")
+      let first = try reader.next()
+      #expect(first?.lineNumbers.first == 1)
+      reader.stop()
+    }
+  }
+}
