@@ -55,6 +55,7 @@ import MsglogPostgres
 /// - ``insert(contentsOf:at:into:expectVersion:rebase:progress:)``
 /// - ``perform(_:expectVersion:rebase:progress:)``
 /// - ``importLines(_:defaultStream:progress:)``
+/// - ``importLines(contentsOf:defaultStream:progress:)``
 ///
 /// ### Working together
 ///

@@ -311,9 +311,10 @@ struct CommandDeclaration: Sendable {
         name: .import, summary: "apply JSON lines atomically",
         overview: """
           Apply JSON lines from FILE (or stdin, or '-') atomically: every line is validated as \
-          the command line would validate it, and a bad line is reported with its number and \
-          nothing is written. Ops: append, insert, remove, move, edit, restore (any with \
-          "undoes"); 'export' output is accepted as is.
+          the command line would validate it, and the first bad line is reported with its \
+          number and nothing is written. Lines are read and applied a piece at a time, so a \
+          large import is never held in memory whole. Ops: append, insert, remove, move, edit, \
+          restore (any with "undoes"); 'export' output is accepted as is.
           """,
         arguments: [
           ArgumentDeclaration(

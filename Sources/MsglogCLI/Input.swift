@@ -14,10 +14,18 @@ public protocol InputSource {
   /// from one): an import then reads it a block at a time, as a file named
   /// on the command line, instead of holding it whole.
   var regularFile: Int32? { get }
+  /// The whole input copied into a temporary file in `directory` (made
+  /// with `O_TMPFILE`: it has no name, and goes with its descriptor, even
+  /// when the process is killed), read from its start; nil when none
+  /// can be made there. A pipe is read once, but an import may read its
+  /// lines twice (the bulk build giving way to the ledger), and a pipe's
+  /// bytes held in memory are as large as the import's input.
+  func spool(in directory: String) throws -> Int32?
 }
 
 extension InputSource {
   public var regularFile: Int32? { nil }
+  public func spool(in directory: String) throws -> Int32? { nil }
 }
 
 /// The process's stdin.
@@ -31,6 +39,36 @@ public struct StandardInput: InputSource {
   public var regularFile: Int32? {
     var info = stat()
     return fstat(0, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? 0 : nil
+  }
+
+  public func spool(in directory: String) throws -> Int32? {
+    // O_TMPFILE, which Glibc's module does not export: __O_TMPFILE | O_DIRECTORY.
+    let fd = open(directory, 0o20_000_000 | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { return nil }
+    var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+      let n = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+      if n < 0, errno == EINTR { continue }
+      if n < 0 {
+        let reason = systemMessage(errno)
+        close(fd)
+        throw MsglogError.cannotReadInput("cannot read stdin: \(reason)")
+      }
+      if n == 0 { break }
+      var written = 0
+      while written < n {
+        let w = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, n - written) }
+        if w < 0, errno == EINTR { continue }
+        if w <= 0 {
+          let reason = systemMessage(errno)
+          close(fd)
+          throw MsglogError.cannotReadInput("cannot keep stdin in a temporary file in \(directory): \(reason)")
+        }
+        written += w
+      }
+    }
+    lseek(fd, 0, SEEK_SET)
+    return fd
   }
 }
 
