@@ -24,13 +24,18 @@ extension EventLog {
   }
 
   /// `importLines` of the file at `path`, read a block at a time: a large
-  /// file is never held in memory whole. A file that cannot be read throws
-  /// `cannotReadInput`.
+  /// file is never held in memory whole (a pipe, such as a FIFO, is read
+  /// whole first). A file that cannot be read throws `cannotReadInput`.
   public func importLines(
     contentsOf path: String, defaultStream: StreamName = .main, progress: ((Int, Int) -> Void)? = nil
   ) throws -> ImportResult {
     let fd = try ImportInput.open(path)
     defer { close(fd) }
+    var info = stat()
+    if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+      // A pipe or a device is read once, whole: an import may read its lines twice.
+      return try importLines(try ImportInput.readAll(fd, shown: path), defaultStream: defaultStream, progress: progress)
+    }
     return try importLines(from: .file(descriptor: fd, shown: path), defaultStream: defaultStream, progress: progress)
   }
 

@@ -27,6 +27,19 @@ package enum ImportInput: @unchecked Sendable {
     }
     return fd
   }
+
+  /// What `fd` holds from where it is to its end.
+  package static func readAll(_ fd: Int32, shown: String) throws(MsglogError) -> [UInt8] {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+      let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+      if n < 0, errno == EINTR { continue }
+      guard n >= 0 else { throw .cannotReadInput("cannot read \(shown): \(systemMessage(errno))") }
+      if n == 0 { return bytes }
+      bytes += chunk[..<n]
+    }
+  }
 }
 
 /// An import's lines parsed into requests a piece at a time — about a

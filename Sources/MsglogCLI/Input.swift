@@ -36,40 +36,51 @@ public struct StandardInput: InputSource {
 
   public func readAll() throws -> [UInt8] { try readDescriptor(0, what: "stdin") }
 
-  public var regularFile: Int32? {
-    var info = stat()
-    return fstat(0, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG ? 0 : nil
-  }
+  public var regularFile: Int32? { isRegularFile(0) ? 0 : nil }
 
   public func spool(in directory: String) throws -> Int32? {
-    // O_TMPFILE, which Glibc's module does not export: __O_TMPFILE | O_DIRECTORY.
-    let fd = open(directory, 0o20_000_000 | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { return nil }
-    var buffer = [UInt8](repeating: 0, count: 1 << 20)
-    while true {
-      let n = buffer.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
-      if n < 0, errno == EINTR { continue }
-      if n < 0 {
-        let reason = systemMessage(errno)
-        close(fd)
-        throw MsglogError.cannotReadInput("cannot read stdin: \(reason)")
-      }
-      if n == 0 { break }
-      var written = 0
-      while written < n {
-        let w = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, n - written) }
-        if w < 0, errno == EINTR { continue }
-        if w <= 0 {
-          let reason = systemMessage(errno)
-          close(fd)
-          throw MsglogError.cannotReadInput("cannot keep stdin in a temporary file in \(directory): \(reason)")
-        }
-        written += w
-      }
-    }
-    lseek(fd, 0, SEEK_SET)
-    return fd
+    try spoolIntoTemporaryFile(from: 0, what: "stdin", in: directory)
   }
+}
+
+/// What `fd` (a pipe) holds to its end, copied into a temporary file in
+/// `directory` made with `O_TMPFILE` (no name: it goes with its
+/// descriptor, even when the process is killed), positioned at its start;
+/// nil when no such file can be made there.
+func spoolIntoTemporaryFile(from fd: Int32, what: String, in directory: String) throws -> Int32? {
+  // O_TMPFILE, which Glibc's module does not export: __O_TMPFILE | O_DIRECTORY.
+  let spool = open(directory, 0o20_000_000 | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
+  guard spool >= 0 else { return nil }
+  var buffer = [UInt8](repeating: 0, count: 1 << 20)
+  while true {
+    let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+    if n < 0, errno == EINTR { continue }
+    if n < 0 {
+      let reason = systemMessage(errno)
+      close(spool)
+      throw MsglogError.cannotReadInput("cannot read \(what): \(reason)")
+    }
+    if n == 0 { break }
+    var written = 0
+    while written < n {
+      let w = buffer.withUnsafeBytes { Glibc.write(spool, $0.baseAddress! + written, n - written) }
+      if w < 0, errno == EINTR { continue }
+      if w <= 0 {
+        let reason = systemMessage(errno)
+        close(spool)
+        throw MsglogError.cannotReadInput("cannot keep \(what) in a temporary file in \(directory): \(reason)")
+      }
+      written += w
+    }
+  }
+  lseek(spool, 0, SEEK_SET)
+  return spool
+}
+
+/// Whether `fd` is a regular file (which an import reads with `pread`).
+func isRegularFile(_ fd: Int32) -> Bool {
+  var info = stat()
+  return fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
 }
 
 /// Fixed bytes as stdin (tests, in-process runs).

@@ -9,17 +9,8 @@ extension Invocation {
   /// `import [FILE]`: JSON lines, all or nothing.
   func importLines() throws {
     let stream = try stream
-    // A file is read a block at a time as the import goes (an import may
-    // read it twice: when the bulk build gives way to the ledger). So is
-    // stdin redirected from a file; a pipe is first copied into a
-    // temporary file beside the database (in memory when none can be made).
-    let file = operands.first.flatMap { $0 == "-" ? nil : $0 }
-    let fd = try file.map { path throws(MsglogError) in try ImportInput.open(path) }
-    defer { fd.map { _ = close($0) } }
-    let spooled = file == nil && stdin.regularFile == nil ? try spoolStdin() : nil
-    defer { spooled.map { _ = close($0) } }
-    let redirected = file == nil ? stdin.regularFile ?? spooled : nil
-    let input = file == nil && redirected == nil ? try stdin.readAll() : []
+    let source = try openImportSource()
+    defer { source.close() }
     let log = try openLog(forWriting: true)
     var progress = Progress("importing", total: 0, stderr: stderr)
     defer { progress.finish() }
@@ -28,12 +19,11 @@ extension Invocation {
       progress.update(done)
     }
     let summary =
-      if let file, let fd {
-        try log.importLines(from: .file(descriptor: fd, shown: file), defaultStream: stream, progress: report)
-      } else if let redirected {
-        try log.importLines(from: .file(descriptor: redirected, shown: "stdin"), defaultStream: stream, progress: report)
-      } else {
-        try log.importLines(input, defaultStream: stream, progress: report)
+      switch source {
+      case .file(let fd, let shown, _):
+        try log.importLines(from: .file(descriptor: fd, shown: shown), defaultStream: stream, progress: report)
+      case .memory(let bytes):
+        try log.importLines(bytes, defaultStream: stream, progress: report)
       }
     progress.finish()
     if json {
@@ -44,20 +34,51 @@ extension Invocation {
     }
   }
 
-  /// Standard input in a temporary file: in the directory that holds (or
-  /// will hold) an LMDB database, on its disk, else in `TMPDIR`; nil when
-  /// neither takes one.
-  private func spoolStdin() throws -> Int32? {
-    let location = try location
-    var directories: [String] = []
-    if !location.hasPrefix("postgres://") && !location.hasPrefix("postgresql://") {
-      let parent = location.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-      directories.append(location.contains("/") ? (parent.isEmpty ? "/" : parent) : ".")
+  /// Where an import's lines come from: a regular file (FILE, or stdin
+  /// redirected from one), read as the import goes; a pipe (stdin, or a
+  /// FILE such as `<(…)`) is first copied into a temporary file, since an
+  /// import may read its lines twice (the bulk build giving way to the
+  /// ledger), or held in memory when no temporary file can be made.
+  private enum ImportSource {
+    case file(Int32, shown: String, owned: Bool)
+    case memory([UInt8])
+
+    func close() {
+      if case .file(let fd, _, true) = self { _ = Glibc.close(fd) }
     }
-    directories.append(environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
-    for directory in directories {
-      if let fd = try stdin.spool(in: directory) { return fd }
+  }
+
+  private func openImportSource() throws -> ImportSource {
+    if let path = operands.first, path != "-" {
+      let fd = try ImportInput.open(path)
+      if isRegularFile(fd) { return .file(fd, shown: path, owned: true) }
+      defer { close(fd) }
+      for directory in try spoolDirectories {
+        if let spool = try spoolIntoTemporaryFile(from: fd, what: path, in: directory) {
+          return .file(spool, shown: path, owned: true)
+        }
+      }
+      return .memory(try readDescriptor(fd, what: path))
     }
-    return nil
+    if let fd = stdin.regularFile { return .file(fd, shown: "stdin", owned: false) }
+    for directory in try spoolDirectories {
+      if let spool = try stdin.spool(in: directory) { return .file(spool, shown: "stdin", owned: true) }
+    }
+    return .memory(try stdin.readAll())
+  }
+
+  /// Where a piped import is kept while it is read: in the directory that
+  /// holds (or will hold) an LMDB database, on its disk, else in `TMPDIR`.
+  private var spoolDirectories: [String] {
+    get throws {
+      let location = try location
+      var directories: [String] = []
+      if !location.hasPrefix("postgres://") && !location.hasPrefix("postgresql://") {
+        let parent = location.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        directories.append(location.contains("/") ? (parent.isEmpty ? "/" : parent) : ".")
+      }
+      directories.append(environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
+      return directories
+    }
   }
 }

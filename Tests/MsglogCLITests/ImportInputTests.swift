@@ -1,0 +1,82 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Where `import` reads its lines from, as a shell hands them over: a file,
+/// stdin redirected from a file (from where its offset is), a pipe, a FIFO
+/// or `<(…)` named as FILE. A pipe is read once but copied aside, since the
+/// bulk build may give way to the ledger, which reads the lines again.
+@Suite struct ImportInputTests {
+  /// Runs `script` in bash, in the sandbox, with the binary's directory on PATH.
+  func shell(_ script: String, in s: Sandbox) -> Run {
+    let binDir = URL(fileURLWithPath: Sandbox.binary).deletingLastPathComponent().path
+    return s.run(["-c", "export PATH='\(binDir)':$PATH; cd '\(s.dir)'; " + script], runner: "/bin/bash")
+  }
+
+  /// 30,000 appends with ids (several of the reader's pieces), and, when
+  /// `editing`, an edit of the first at the end: the bulk build takes the
+  /// appends, meets the edit, gives way, and the ledger starts again from line 1.
+  func writeLines(_ s: Sandbox, editing: Bool = false) throws -> String {
+    var lines = (0..<30_000).map {
+      #"{"op":"append","id":"00000000-0000-4000-8000-\#(String(format: "%012x", $0))","text":"line \#($0) of the import, padded to a few dozen bytes"}"#
+    }
+    if editing { lines.append(#"{"op":"edit","id":"00000000-0000-4000-8000-000000000000","text":"edited"}"#) }
+    let path = s.dir + "/lines.jsonl"
+    try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: false, encoding: .utf8)
+    return path
+  }
+
+  func expectImported(_ s: Sandbox, _ r: Run, events: Int, firstText: String = "line 0 of the import, padded to a few dozen bytes") {
+    #expect(r.code == 0 && r.stdout == "imported \(events) events; the head is seq \(events)\n", "\(r)")
+    let verify = s.run("verify")
+    #expect(verify.code == 0 && verify.stdout.hasPrefix("ok: \(events) events"), "\(verify)")
+    let first = s.run(["list", "--json"]).lines.first.map { $0.contains(#""text":"\#(firstText)""#) }
+    #expect(first == true, "the first item is not \(firstText)")
+  }
+
+  @Test(arguments: [false, true]) func aPipe(editing: Bool) throws {
+    let s = Sandbox()
+    let file = try writeLines(s, editing: editing)
+    let before = try FileManager.default.contentsOfDirectory(atPath: s.dir).sorted()
+    let r = shell("cat '\(file)' | msglog --db '\(s.db)' import", in: s)
+    expectImported(s, r, events: editing ? 30_001 : 30_000, firstText: editing ? "edited" : "line 0 of the import, padded to a few dozen bytes")
+    // The copy of the pipe had no name, and is gone.
+    let after = try FileManager.default.contentsOfDirectory(atPath: s.dir).sorted()
+    #expect(Set(after).subtracting(before).filter { !$0.hasPrefix("run-") } == [URL(fileURLWithPath: s.db).lastPathComponent])
+  }
+
+  @Test(arguments: [false, true]) func aFIFOOrAProcessSubstitutionNamedAsFile(editing: Bool) throws {
+    let s = Sandbox()
+    let file = try writeLines(s, editing: editing)
+    let events = editing ? 30_001 : 30_000
+    let substituted = shell("msglog --db '\(s.db)' import <(cat '\(file)')", in: s)
+    expectImported(s, substituted, events: events, firstText: editing ? "edited" : "line 0 of the import, padded to a few dozen bytes")
+    let other = Sandbox()
+    #expect(mkfifo(other.dir + "/fifo", 0o600) == 0)
+    let fifo = shell("cat '\(file)' > fifo & msglog --db '\(other.db)' import fifo; wait", in: other)
+    expectImported(other, fifo, events: events, firstText: editing ? "edited" : "line 0 of the import, padded to a few dozen bytes")
+  }
+
+  /// Stdin redirected from a file is read as the file, from where its
+  /// offset stands: a script that read the first line itself imports the rest.
+  @Test func stdinRedirectedFromAFileAfterALineWasRead() throws {
+    let s = Sandbox()
+    let file = try writeLines(s)
+    let r = shell("{ read -r first; msglog --db '\(s.db)' import; } < '\(file)'", in: s)
+    expectImported(s, r, events: 29_999, firstText: "line 1 of the import, padded to a few dozen bytes")
+  }
+
+  /// A pipe holding a bad line: refused with its number, nothing written,
+  /// whether the bad line comes before or after the bulk build gives way.
+  @Test func aBadLineInAPipeWritesNothing() throws {
+    let s = Sandbox()
+    let file = try writeLines(s, editing: true)
+    let r = shell("{ cat '\(file)'; echo '{\"op\":\"move\",\"from\":0}'; } | msglog --db '\(s.db)' import", in: s)
+    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: line 30002: "), "\(r)")
+    #expect(!FileManager.default.fileExists(atPath: s.db))
+  }
+}
