@@ -31,24 +31,27 @@ extension EventLog {
   ) throws -> ImportResult {
     let fd = try ImportInput.open(path)
     defer { close(fd) }
-    var info = stat()
-    if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+    guard ImportInput.isRegularFile(fd) else {
       // A pipe or a device is read once, whole: an import may read its lines twice.
-      return try importLines(try ImportInput.readAll(fd, shown: path), defaultStream: defaultStream, progress: progress)
+      return try importLines(try readDescriptor(fd, what: path), defaultStream: defaultStream, progress: progress)
     }
     return try importLines(from: .file(descriptor: fd, shown: path), defaultStream: defaultStream, progress: progress)
   }
 
   /// `importLines` of `input`: into streams with no events, the bulk
-  /// build; when it does not fit (or on a replica), the ledger, reading
-  /// the lines again from the start.
+  /// build; when it does not fit (or on a replica, or when a line needs
+  /// the ledger), the ledger, reading the lines again from the start. Every
+  /// pass reads what the first found (a file that grows meanwhile is read
+  /// to where it ended then).
   package func importLines(
     from input: ImportInput, defaultStream: StreamName, progress: ((Int, Int) -> Void)?
   ) throws -> ImportResult {
-    let (lines, blank) = try ImportLineReader.measure(input)
+    let measure = try input.measure()
     // Nothing to do (no lines, or blank ones only): nothing is written, not even a new database.
-    guard !blank else { return ImportResult(imported: 0, head: (try? headSeq()) ?? 0) }
-    if try replicaState() == nil,
+    guard !measure.blank else { return ImportResult(imported: 0, head: (try? headSeq()) ?? 0) }
+    let input = measure.input
+    let lines = measure.lines
+    if !measure.needsLedger, try replicaState() == nil,
       let bulk = try bulkImport(input, lines: lines, defaultStream: defaultStream, progress: progress)
     {
       return bulk
@@ -56,14 +59,23 @@ extension EventLog {
     return try ledgerImport(input, lines: lines, defaultStream: defaultStream, progress: progress)
   }
 
-  /// The lines of `input` piece by piece (`ImportLineReader`), with how
-  /// many were read before each piece, the reader stopped however `body` ends.
+  /// The lines of `input` piece by piece (`ImportLineReader`), the reader
+  /// stopped however `body` ends; `progress`, when given, told of the last
+  /// line of each piece.
   private func forEachPiece(
-    of input: ImportInput, defaultStream: StreamName, _ body: (ImportLineReader.Piece) throws -> Void
+    of input: ImportInput, defaultStream: StreamName, lines: Int, progress: ((Int, Int) -> Void)? = nil,
+    _ body: (ImportLineReader.Piece) throws -> Void
   ) throws {
     let reader = ImportLineReader(input, defaultStream: defaultStream)
     defer { reader.stop() }
-    while let piece = try reader.next() { try body(piece) }
+    progress?(0, lines)
+    var done = 0
+    while let piece = try reader.next() {
+      try body(piece)
+      done = piece.lineNumbers.last ?? done
+      progress?(done, lines)
+    }
+    progress?(lines, lines)
   }
 
   /// The ledger's import: the pieces performed in order in one write,
@@ -76,7 +88,7 @@ extension EventLog {
       // A replica's writes pend on its local view, as one batch.
       var requests: [WriteRequest] = []
       var numbers: [Int] = []
-      try forEachPiece(of: input, defaultStream: defaultStream) { piece in
+      try forEachPiece(of: input, defaultStream: defaultStream, lines: lines) { piece in
         requests += piece.requests
         numbers += piece.lineNumbers
       }
@@ -86,9 +98,11 @@ extension EventLog {
     var imported = 0
     var head: UInt64? = nil
     try write(reserving: Self.estimatedBytes(of: input, lines: lines)) { session in
+      // The store may run this again (a full map, a database made meanwhile by another process).
+      imported = 0
+      head = nil
       var sinceFlush = 0
-      try forEachPiece(of: input, defaultStream: defaultStream) { piece in
-        progress?(piece.lineNumbers.first ?? 0, lines)
+      try forEachPiece(of: input, defaultStream: defaultStream, lines: lines, progress: progress) { piece in
         for outcome in try session.perform(WriteBatch(piece.requests), lineNumbers: piece.lineNumbers) {
           guard let outcome else { continue }
           imported += 1
@@ -100,7 +114,6 @@ extension EventLog {
           sinceFlush = 0
         }
       }
-      progress?(lines, lines)
     }
     // Nothing appended (no lines, or only moves onto themselves): the head is where it was.
     return ImportResult(imported: imported, head: head ?? (try? headSeq()) ?? 0)
@@ -113,7 +126,8 @@ extension EventLog {
     let bytes: Int
     switch input {
     case .memory(let memory): bytes = memory.count
-    case .file(let fd, _):
+    case .file(let fd, _, let end):
+      if let end { return 2 * end + 512 * lines }
       var info = stat()
       bytes = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
     }
@@ -122,8 +136,8 @@ extension EventLog {
 
   /// `importLines` into streams that have no events yet, on LMDB or
   /// PostgreSQL: built in one pass and appended (or copied) table by table
-  /// (`BulkImport`), the same records and rows the ledger would write. Nil when the import is not one the
-  /// bulk path builds — a stream with events, an id the log knows, a line
+  /// (`BulkImport`), the same records and rows the ledger would write. Nil
+  /// when the import is not one the bulk path builds — a stream with events, an id the log knows, a line
   /// the ledger would refuse or the bulk path does not build (an edit, an
   /// undo…): nothing was committed, and the caller performs it command by
   /// command (which also words any refusal). A line that does not parse
@@ -131,17 +145,17 @@ extension EventLog {
   func bulkImport(
     _ input: ImportInput, lines: Int, defaultStream: StreamName, progress: ((Int, Int) -> Void)?
   ) throws -> ImportResult? {
-    try bulkImport(lines: lines, reserving: Self.estimatedBytes(of: input, lines: lines), progress: progress) { body in
-      try forEachPiece(of: input, defaultStream: defaultStream, body)
+    try bulkImport(lines: lines, reserving: Self.estimatedBytes(of: input, lines: lines)) { body in
+      try forEachPiece(of: input, defaultStream: defaultStream, lines: lines, progress: progress, body)
     }
   }
 
   /// `bulkImport` of requests already made (tests hand the bulk path a
   /// workload), as one piece.
-  func bulkImport(_ requests: [WriteRequest], progress: ((Int, Int) -> Void)?) throws -> ImportResult? {
+  func bulkImport(_ requests: [WriteRequest]) throws -> ImportResult? {
     guard !requests.isEmpty else { return nil }
     let bytes = WriteBatch.estimatedBytes(of: requests)
-    return try bulkImport(lines: requests.count, reserving: bytes, progress: progress) { body in
+    return try bulkImport(lines: requests.count, reserving: bytes) { body in
       try body(ImportLineReader.Piece(requests: requests, lineNumbers: Array(1...requests.count)))
     }
   }
@@ -149,10 +163,12 @@ extension EventLog {
   /// `bulkImport` of the pieces `forEachPiece` hands out, at most `lines`
   /// requests, which may add about `bytes` to the database.
   private func bulkImport(
-    lines: Int, reserving bytes: Int, progress: ((Int, Int) -> Void)?,
+    lines: Int, reserving bytes: Int,
     pieces forEachPiece: (_ body: (ImportLineReader.Piece) throws -> Void) throws -> Void
   ) throws -> ImportResult? {
-    guard lines > 0, configuration.access == .readWrite, store is LMDBStore || store is PostgresStore else {
+    guard lines > 0, lines <= BulkImport.maximumEvents, configuration.access == .readWrite,
+      store is LMDBStore || store is PostgresStore
+    else {
       return nil
     }
     do {
@@ -162,14 +178,12 @@ extension EventLog {
           writer: loader, now: writer.commitTime ?? configuration.clock(),
           checkpointInterval: UInt64(configuration.checkpointInterval), capacity: lines)
         try forEachPiece { piece in
-          progress?(piece.lineNumbers.first ?? 0, lines)
           guard piece.requests.allSatisfy(BulkImport.builds) else { throw BulkImport.Unfit() }
           try loader.appendEvents { append in
             for request in piece.requests { try build.perform(request, append: append) }
           }
         }
         try build.finish()
-        progress?(lines, lines)
         return ImportResult(imported: build.appended, head: build.nextSeq - 1)
       }
     } catch is BulkImport.Unfit {

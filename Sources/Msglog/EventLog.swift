@@ -1,6 +1,6 @@
 import MsglogLMDB
-import Synchronization
 import MsglogPostgres
+import Synchronization
 
 /// An event log of ordered message lists: the one object an app, the
 /// command line, the server, the tests and the benchmark open.

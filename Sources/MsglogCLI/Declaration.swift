@@ -98,14 +98,16 @@ enum Options {
     name: "follow", short: "f", help: "keep in sync live: push changes as they are made, pull events as they commit")
   static let reset = OptionDeclaration(
     name: "reset", help: "clone the remote afresh under a new replica id, keeping the pending changes, then push them")
-  static let verbose = OptionDeclaration(name: "verbose", short: "v", help: "list each pending change, and the replica's id")
+  static let verbose = OptionDeclaration(
+    name: "verbose", short: "v", help: "list each pending change, and the replica's id")
   static let clear = OptionDeclaration(name: "clear", help: "forget the refused changes listed so far")
   static let logFormat = OptionDeclaration(
     name: "log-format", value: "FORMAT",
     help: "each request's line on stderr: text (default), json, or none", completion: .words(["text", "json", "none"]))
   static let noMetrics = OptionDeclaration(name: "no-metrics", help: "count nothing and serve no /metrics")
   static let tlsCert = OptionDeclaration(
-    name: "tls-cert", value: "FILE", help: "serve HTTPS with this PEM certificate (its chain after it); needs --tls-key",
+    name: "tls-cert", value: "FILE",
+    help: "serve HTTPS with this PEM certificate (its chain after it); needs --tls-key",
     completion: .files)
   static let tlsKey = OptionDeclaration(
     name: "tls-key", value: "FILE", help: "the PEM private key of --tls-cert", completion: .files)
@@ -347,7 +349,8 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "DEST", help: "the new directory (must not exist)", completion: .directories)
         ],
         options: [Options.compact], shared: [Options.db, Options.json],
-        example: "msglog backup /backups/board-$(date +%F).lmdb\nmsglog --db board.lmdb backup --compact board-copy.lmdb"),
+        example:
+          "msglog backup /backups/board-$(date +%F).lmdb\nmsglog --db board.lmdb backup --compact board-copy.lmdb"),
       CommandDeclaration(
         name: .serve, summary: "serve the log over HTTP: a JSON API, live events and a web page",
         overview: """
@@ -383,9 +386,13 @@ struct CommandDeclaration: Sendable {
           kept as pending changes until 'msglog sync'. A clone cut short leaves the directory as \
           it was.
           """,
-        arguments: [ArgumentDeclaration(name: "URL", help: "the remote log: http(s):// of msglog serve, or postgres://")],
+        arguments: [
+          ArgumentDeclaration(name: "URL", help: "the remote log: http(s):// of msglog serve, or postgres://")
+        ],
         options: [Options.remoteToken, Options.cacert], shared: [Options.db, Options.json],
-        example: "msglog --db board.lmdb clone http://team.example:8080\nmsglog --db board.lmdb clone postgres://team@db/msglog"),
+        example:
+          "msglog --db board.lmdb clone http://team.example:8080\nmsglog --db board.lmdb clone postgres://team@db/msglog"
+      ),
       CommandDeclaration(
         name: .sync, summary: "push the replica's pending changes, then pull what it lacks",
         overview: """

@@ -36,7 +36,7 @@ public struct StandardInput: InputSource {
 
   public func readAll() throws -> [UInt8] { try readDescriptor(0, what: "stdin") }
 
-  public var regularFile: Int32? { isRegularFile(0) ? 0 : nil }
+  public var regularFile: Int32? { ImportInput.isRegularFile(0) ? 0 : nil }
 
   public func spool(in directory: String) throws -> Int32? {
     try spoolIntoTemporaryFile(from: 0, what: "stdin", in: directory)
@@ -46,7 +46,8 @@ public struct StandardInput: InputSource {
 /// What `fd` (a pipe) holds to its end, copied into a temporary file in
 /// `directory` made with `O_TMPFILE` (no name: it goes with its
 /// descriptor, even when the process is killed), positioned at its start;
-/// nil when no such file can be made there.
+/// nil when no such file can be made there (nothing was read then). A
+/// write that fails part way throws: what was read cannot be read again.
 func spoolIntoTemporaryFile(from fd: Int32, what: String, in directory: String) throws -> Int32? {
   // O_TMPFILE, which Glibc's module does not export: __O_TMPFILE | O_DIRECTORY.
   let spool = open(directory, 0o20_000_000 | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
@@ -64,23 +65,20 @@ func spoolIntoTemporaryFile(from fd: Int32, what: String, in directory: String) 
     var written = 0
     while written < n {
       let w = buffer.withUnsafeBytes { Glibc.write(spool, $0.baseAddress! + written, n - written) }
-      if w < 0, errno == EINTR { continue }
-      if w <= 0 {
-        let reason = systemMessage(errno)
+      if w < 0, errno == EINTR || errno == EAGAIN { continue }
+      if w < 0 {
+        // What was read is gone from the pipe: no other directory can take over now.
+        let reason = errno == ENOSPC ? "the disk is full" : systemMessage(errno)
         close(spool)
-        throw MsglogError.cannotReadInput("cannot keep \(what) in a temporary file in \(directory): \(reason)")
+        let shown =
+          directory.hasPrefix("/") ? directory : "\(directory) (\(currentDirectory() ?? "the working directory"))"
+        throw MsglogError.cannotReadInput("cannot keep \(what) in a temporary file in \(shown): \(reason)")
       }
       written += w
     }
   }
   lseek(spool, 0, SEEK_SET)
   return spool
-}
-
-/// Whether `fd` is a regular file (which an import reads with `pread`).
-func isRegularFile(_ fd: Int32) -> Bool {
-  var info = stat()
-  return fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
 }
 
 /// Fixed bytes as stdin (tests, in-process runs).
@@ -90,43 +88,6 @@ public struct BytesInput: InputSource {
   public init(_ text: String) { self.bytes = Array(text.utf8) }
   public var isTerminal: Bool { false }
   public func readAll() throws -> [UInt8] { bytes }
-}
-
-/// Reads a descriptor to its end.
-///
-/// A regular file (or stdin redirected from one) is read straight into an
-/// array of its size: an import of tens of megabytes is then one copy
-/// instead of a chunk at a time into an array that keeps growing.
-func readDescriptor(_ fd: Int32, what: String) throws -> [UInt8] {
-  var out: [UInt8] = []
-  var info = stat()
-  let position = lseek(fd, 0, SEEK_CUR)
-  if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, position >= 0, info.st_size > position {
-    // One more byte than the file holds: reading it finds the end (or a file that grew).
-    let size = Int(info.st_size - position) + 1
-    var failure: Int32 = 0
-    out = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-      while count < size {
-        let n = Glibc.read(fd, buffer.baseAddress! + count, size - count)
-        if n < 0, errno == EINTR { continue }
-        if n < 0 { failure = errno }
-        if n <= 0 { return }
-        count += n
-      }
-    }
-    if failure != 0 { throw MsglogError.cannotReadInput("cannot read \(what): \(systemMessage(failure))") }
-    if out.count < size { return out }
-  }
-  var chunk = [UInt8](repeating: 0, count: 1 << 16)
-  while true {
-    let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-    if n < 0 {
-      if errno == EINTR { continue }
-      throw MsglogError.cannotReadInput("cannot read \(what): \(systemMessage(errno))")
-    }
-    if n == 0 { return out }
-    out.append(contentsOf: chunk[0..<n])
-  }
 }
 
 /// Message text from stdin and files, by the rules in docs/REFERENCE.md.
@@ -164,4 +125,11 @@ enum InputText {
     }
     return texts
   }
+}
+
+/// The working directory's absolute path, for a message.
+func currentDirectory() -> String? {
+  var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
+  guard getcwd(&buffer, buffer.count) != nil else { return nil }
+  return String(cString: buffer)
 }

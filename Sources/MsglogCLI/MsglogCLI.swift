@@ -29,7 +29,7 @@ public enum MsglogCLI {
       // Only the variables msglog reads: building the whole environment
       // dictionary costs more than anything else at start-up.
       var environment: [String: String] = [:]
-      for name in ["MSGLOG_DB", "MSGLOG_STREAM", "MSGLOG_TOKEN", "NO_COLOR", "TERM"] {
+      for name in ["MSGLOG_DB", "MSGLOG_STREAM", "MSGLOG_TOKEN", "NO_COLOR", "TERM", "TMPDIR"] {
         if let value = getenv(name) { environment[name] = String(cString: value) }
       }
       code = run(
@@ -113,7 +113,8 @@ public enum MsglogCLI {
   @Sendable static func reportLMDBAssertion(lockless: Bool, message: String) {
     let error: MsglogError =
       lockless
-      ? .storage("the database changed while it was read (it is read-only to you, so msglog reads it without a lock); try again")
+      ? .storage(
+        "the database changed while it was read (it is read-only to you, so msglog reads it without a lock); try again")
       : .storage("LMDB found the database inconsistent (\(message)): it is damaged; 'msglog verify' says where")
     let stderr = BufferedOutput(fd: 2)
     _ = Wording.report(error, to: stderr)

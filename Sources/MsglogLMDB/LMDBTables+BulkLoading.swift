@@ -13,8 +13,8 @@ extension LMDBTables.LogTransaction: BulkLoading {
   /// How much a bulk load into a new database puts before it commits a
   /// piece: what its transaction holds in memory at most, besides LMDB's
   /// free pages kept for the next piece.
-  /// (Tests lower it, to commit many pieces in a small import.)
-  nonisolated(unsafe) static var pieceBytes = 16 << 20
+  /// (A test lowers it for its own task, to commit many pieces in a small import.)
+  @TaskLocal static var pieceBytes = 16 << 20
 
   func appendRecords(_ body: (_ append: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
     try loading(tables.events) { load in
@@ -56,7 +56,7 @@ extension LMDBTables.LogTransaction: BulkLoading {
   /// around this one (a checkpoint put while events are appended): the
   /// outer one commits at its next row.
   private func loading(_ db: Database, _ body: (TableLoad) throws -> Void) throws {
-    let load = TableLoad(self, db, cursor: try txn.openCursor(db))
+    let load = TableLoad(self, db, cursor: try txn.openCursor(db), pieceBytes: Self.pieceBytes)
     loadingCursors += 1
     defer {
       load.cursor.close()
@@ -70,17 +70,19 @@ extension LMDBTables.LogTransaction: BulkLoading {
     let access: LMDBTables.LogTransaction
     let db: Database
     var cursor: Cursor
+    let pieceBytes: Int
 
-    init(_ access: LMDBTables.LogTransaction, _ db: Database, cursor: Cursor) {
+    init(_ access: LMDBTables.LogTransaction, _ db: Database, cursor: Cursor, pieceBytes: Int) {
       self.access = access
       self.db = db
       self.cursor = cursor
+      self.pieceBytes = pieceBytes
     }
 
     func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, flags: UInt32) throws {
       try cursor.put(key, value, flags: flags)
       access.bytesInPiece += key.count + value.count
-      guard access.inPieces, access.bytesInPiece >= LMDBTables.LogTransaction.pieceBytes, access.loadingCursors == 1 else { return }
+      guard access.inPieces, access.bytesInPiece >= pieceBytes, access.loadingCursors == 1 else { return }
       cursor.close()
       try access.tables.environment.commitPiece(access.txn)
       access.bytesInPiece = 0

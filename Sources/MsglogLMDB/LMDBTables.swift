@@ -101,7 +101,9 @@ package final class LMDBTables {
     }
     let env =
       lockless
-      ? try Environment(path: path, readOnly: true, lockless: true, maxDatabases: LMDBTables.maxDatabases, mapSize: LMDBTables.initialMapSize)
+      ? try Environment(
+        path: path, readOnly: true, lockless: true, maxDatabases: LMDBTables.maxDatabases,
+        mapSize: LMDBTables.initialMapSize)
       : try LMDBTables.openEnvironment(path, writer: create, shown: shown, assertionHandler: assertionHandler)
     func open(_ txn: Transaction, _ name: String, create: Bool) throws -> Database {
       guard let db = try env.openDatabase(name, create: create, in: txn) else {

@@ -30,7 +30,9 @@ import Testing
     return path
   }
 
-  func expectImported(_ s: Sandbox, _ r: Run, events: Int, firstText: String = "line 0 of the import, padded to a few dozen bytes") {
+  func expectImported(
+    _ s: Sandbox, _ r: Run, events: Int, firstText: String = "line 0 of the import, padded to a few dozen bytes"
+  ) {
     #expect(r.code == 0 && r.stdout == "imported \(events) events; the head is seq \(events)\n", "\(r)")
     let verify = s.run("verify")
     #expect(verify.code == 0 && verify.stdout.hasPrefix("ok: \(events) events"), "\(verify)")
@@ -43,10 +45,13 @@ import Testing
     let file = try writeLines(s, editing: editing)
     let before = try FileManager.default.contentsOfDirectory(atPath: s.dir).sorted()
     let r = shell("cat '\(file)' | msglog --db '\(s.db)' import", in: s)
-    expectImported(s, r, events: editing ? 30_001 : 30_000, firstText: editing ? "edited" : "line 0 of the import, padded to a few dozen bytes")
+    expectImported(
+      s, r, events: editing ? 30_001 : 30_000,
+      firstText: editing ? "edited" : "line 0 of the import, padded to a few dozen bytes")
     // The copy of the pipe had no name, and is gone.
     let after = try FileManager.default.contentsOfDirectory(atPath: s.dir).sorted()
-    #expect(Set(after).subtracting(before).filter { !$0.hasPrefix("run-") } == [URL(fileURLWithPath: s.db).lastPathComponent])
+    #expect(
+      Set(after).subtracting(before).filter { !$0.hasPrefix("run-") } == [URL(fileURLWithPath: s.db).lastPathComponent])
   }
 
   @Test(arguments: [false, true]) func aFIFOOrAProcessSubstitutionNamedAsFile(editing: Bool) throws {
@@ -54,11 +59,14 @@ import Testing
     let file = try writeLines(s, editing: editing)
     let events = editing ? 30_001 : 30_000
     let substituted = shell("msglog --db '\(s.db)' import <(cat '\(file)')", in: s)
-    expectImported(s, substituted, events: events, firstText: editing ? "edited" : "line 0 of the import, padded to a few dozen bytes")
+    expectImported(
+      s, substituted, events: events,
+      firstText: editing ? "edited" : "line 0 of the import, padded to a few dozen bytes")
     let other = Sandbox()
     #expect(mkfifo(other.dir + "/fifo", 0o600) == 0)
     let fifo = shell("cat '\(file)' > fifo & msglog --db '\(other.db)' import fifo; wait", in: other)
-    expectImported(other, fifo, events: events, firstText: editing ? "edited" : "line 0 of the import, padded to a few dozen bytes")
+    expectImported(
+      other, fifo, events: events, firstText: editing ? "edited" : "line 0 of the import, padded to a few dozen bytes")
   }
 
   /// Stdin redirected from a file is read as the file, from where its
@@ -68,6 +76,53 @@ import Testing
     let file = try writeLines(s)
     let r = shell("{ read -r first; msglog --db '\(s.db)' import; } < '\(file)'", in: s)
     expectImported(s, r, events: 29_999, firstText: "line 1 of the import, padded to a few dozen bytes")
+  }
+
+  /// Stdin redirected from a file is read to its end, as a filter reads
+  /// it: the next command of the script reads what follows, not the lines again.
+  @Test func stdinRedirectedFromAFileIsConsumed() throws {
+    let s = Sandbox()
+    let file = try writeLines(s)
+    let r = shell("{ msglog --db '\(s.db)' import; echo \"left: $(wc -l)\"; } < '\(file)'", in: s)
+    #expect(r.code == 0 && r.stdout.hasSuffix("left: 0\n"), "\(r)")
+  }
+
+  /// A pipe is kept in TMPDIR when the database has no directory of its
+  /// own to keep it in (a PostgreSQL URL): a full TMPDIR is named as such,
+  /// before any connection is tried.
+  @Test func aPipeIsKeptInTMPDIR() throws {
+    let s = Sandbox()
+    let file = try writeLines(s)
+    let full = s.dir + "/full"
+    #expect(mkdir(full, 0o755) == 0)
+    try #require(mountTmpfs(at: full, size: "64k"), "this test mounts a tmpfs and needs root")
+    defer { unmount(full) }
+    let r = shell(
+      "cat '\(file)' | TMPDIR='\(full)' msglog --db postgres://nobody@127.0.0.1:1/none import", in: s)
+    #expect(
+      r.code == 1 && r.stderr == "msglog: cannot keep stdin in a temporary file in \(full): the disk is full\n", "\(r)")
+  }
+
+  /// A first import that another process's first write beats to the
+  /// database: the import's write runs again, in theirs, and says what it
+  /// appended once (the count was added up over both runs).
+  @Test func aFirstImportBeatenToTheDatabaseCountsItsEventsOnce() throws {
+    var raced = false
+    for _ in 0..<5 where !raced {
+      let s = Sandbox()
+      let file = try writeLines(s, editing: true)  // the ledger's way
+      let child = s.start(["import", file])
+      usleep(150_000)
+      let other = s.run(["append", "other"])
+      let r = child.finish()
+      #expect(other.code == 0 && r.code == 0, "\(other) \(r)")
+      let first = s.run(["log", "--json"]).lines.first ?? ""
+      // The append made the database: the import ran again in it.
+      raced = first.contains(#""seq":1"#) && first.contains("other")
+      guard raced else { continue }
+      #expect(r.stdout == "imported 30001 events; the head is seq 30002\n", "\(r)")
+    }
+    #expect(raced, "the append never reached the database first")
   }
 
   /// A pipe holding a bad line: refused with its number, nothing written,

@@ -60,7 +60,7 @@ import Testing
         try ledger.perform(before)
       }
       bulk.clock.set(5000)
-      let built = try bulk.log.bulkImport(requests, progress: nil)
+      let built = try bulk.log.bulkImport(requests)
       #expect(built != nil, "the bulk path took the import")
       let performed = try ledger.perform(requests, at: 5000).compactMap { $0 }
       #expect(built?.imported == performed.count)
@@ -99,11 +99,10 @@ import Testing
   /// directory (`Environment.commitPiece`, every `pieceBytes` put, here
   /// lowered to 4 KiB): the same tables, and none of it seen before the end.
   @Test func anImportCommittedInPiecesIsTheSameBothWays() throws {
-    let was = LMDBTables.LogTransaction.pieceBytes
-    LMDBTables.LogTransaction.pieceBytes = 4096
-    defer { LMDBTables.LogTransaction.pieceBytes = was }
-    try Self.expectBothWaysEqual(
-      Self.workload(count: 20_000, streams: ["doc", "a", "é"], seed: 5), checkpointInterval: 16, pieces: 100)
+    try LMDBTables.LogTransaction.$pieceBytes.withValue(4096) {
+      try Self.expectBothWaysEqual(
+        Self.workload(count: 20_000, streams: ["doc", "a", "é"], seed: 5), checkpointInterval: 16, pieces: 100)
+    }
   }
 
   /// New streams beside streams that have events: keys before, between and
@@ -126,7 +125,7 @@ import Testing
     let used = try disk.log.items(of: "doc").items[0].id
     let unfit = BulkImportCatalogue.unfit(used: used, fresh: fresh)
     for (what, requests) in unfit {
-      #expect(try disk.log.bulkImport(requests, progress: nil) == nil, "\(what)")
+      #expect(try disk.log.bulkImport(requests) == nil, "\(what)")
       #expect(try disk.log.headSeq() == head, "\(what)")
       #expect(try disk.log.streams().map(\.stream) == ["doc"], "\(what)")
     }

@@ -86,8 +86,8 @@ import Testing
     #expect(requests == expected, "the requests differ")
     #expect(pieces.flatMap(\.lineNumbers) == expectedNumbers, "the line numbers differ")
     #expect(expectedNumbers.last == 50_000)
-    let (lines, blank) = try Array(text.utf8).withUnsafeBytes { try ImportLineReader.measure(.memory($0)) }
-    #expect(lines == 50_000 && !blank)
+    let measure = try Array(text.utf8).withUnsafeBytes { try ImportInput.memory($0).measure() }
+    #expect(measure.lines == 50_000 && !measure.blank && !measure.needsLedger)
   }
 
   @Test(arguments: [false, true]) func aRefusedLineIsNamedInTheWholeInputAfterThePiecesBefore(fromFile: Bool) throws {
@@ -105,7 +105,8 @@ import Testing
       #expect(handed.allSatisfy { $0 < bad })
       // …and the bad line's piece starts no more than a piece's bytes before it.
       let before = lines[(handed.last ?? 0)..<(bad - 1)].reduce(0) { $0 + $1.utf8.count + 1 }
-      #expect(before <= ImportLineReader.pieceBytes + 1_000, "the pieces before line \(bad) stop at \(handed.last ?? 0)")
+      #expect(
+        before <= ImportLineReader.pieceBytes + 1_000, "the pieces before line \(bad) stop at \(handed.last ?? 0)")
     }
     // Two bad lines far apart: the first one is named.
     var lines = Self.lines(count: 20_000)
@@ -123,7 +124,8 @@ import Testing
   /// than a piece, and an input of blank lines only.
   @Test(arguments: [false, true]) func edgesOfTheInput(fromFile: Bool) throws {
     let long = String(repeating: "é", count: ImportLineReader.pieceBytes)  // two bytes each
-    let text = "\u{FEFF}" + #"{"op":"append","text":"first"}"# + "\n\n" + #"{"op":"append","text":"\#(long)"}"#
+    let text =
+      "\u{FEFF}" + #"{"op":"append","text":"first"}"# + "\n\n" + #"{"op":"append","text":"\#(long)"}"#
       + "\n" + #"{"op":"append","text":"last"}"#
     let (pieces, error) = try Self.read(Array(text.utf8), fromFile: fromFile)
     #expect(error == nil)
@@ -138,8 +140,66 @@ import Testing
 
     let blank = try Self.read(Array(" \n\r\n\t\n".utf8), fromFile: fromFile)
     #expect(blank.error == nil && blank.pieces.flatMap(\.requests).isEmpty)
-    let measured = try Array(" \n\r\n\t\n".utf8).withUnsafeBytes { try ImportLineReader.measure(.memory($0)) }
+    let measured = try Array(" \n\r\n\t\n".utf8).withUnsafeBytes { try ImportInput.memory($0).measure() }
     #expect(measured.lines == 3 && measured.blank)
+  }
+
+  /// A line that does not parse, after lines that do in the same piece:
+  /// those lines are handed out first (the ledger may refuse one of them,
+  /// which then is the first line that fails).
+  @Test(arguments: [false, true]) func theLinesBeforeABadOneInItsPieceAreHandedOutFirst(fromFile: Bool) throws {
+    let text = #"{"op":"remove","id":"abcdef12"}"# + "\n" + #"{"op":"append","text":"x"}"# + "\n" + #"{"op":"append","#
+    let (pieces, error) = try Self.read(Array(text.utf8), fromFile: fromFile)
+    #expect(pieces.flatMap(\.lineNumbers) == [1, 2])
+    guard case .line(3, _)? = error else {
+      Issue.record("line 3 was not refused: \(String(describing: error))")
+      return
+    }
+  }
+
+  /// Every pass over a file reads what the first found: lines added to it
+  /// meanwhile are not read (a log still being written to is imported as
+  /// it was when the import began).
+  @Test func aFileIsReadToWhereItEndedWhenMeasured() throws {
+    let dir = TemporaryDirectory()
+    let path = dir.path + "/growing.jsonl"
+    let first = (0..<20_000).map { #"{"op":"append","text":"line \#($0) of a file that grows"}"# + "\n" }.joined()
+    try first.write(toFile: path, atomically: false, encoding: .utf8)
+    let fd = try ImportInput.open(path)
+    defer { close(fd) }
+    let measure = try ImportInput.file(descriptor: fd, shown: path).measure()
+    #expect(measure.lines == 20_000)
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    try handle.seekToEnd()
+    try handle.write(contentsOf: Data(#"{"op":"append","text":"late"}\#n"#.utf8))
+    try handle.close()
+    let reader = ImportLineReader(measure.input, defaultStream: "main")
+    defer { reader.stop() }
+    var numbers: [Int] = []
+    while let piece = try reader.next() { numbers += piece.lineNumbers }
+    #expect(numbers.count == 20_000 && numbers.last == 20_000)
+  }
+
+  /// The lines only the ledger performs are told from their keys' bytes,
+  /// never from a string's content (where quotes are escaped).
+  @Test func linesOnlyTheLedgerPerformsAreFoundBeforeTheImport() throws {
+    func needsLedger(_ line: String) throws -> Bool {
+      try Array(line.utf8).withUnsafeBytes { try ImportInput.memory($0).measure().needsLedger }
+    }
+    for line in [
+      #"{"op":"edit","id":"x","text":"y"}"#, #"{"op" : "restore","id":"x"}"#, #"{ "op":"undo" }"#,
+      #"{"op":"remove","id":"x","undoes":3}"#, #"{"op":"append","text":"x","origin":{"replica":"r"}}"#,
+      #"{"text":"a","op":"edit"}"#,
+    ] {
+      #expect(try needsLedger(line), "\(line)")
+    }
+    for line in [
+      #"{"op":"append","text":"{\"op\":\"edit\"}"}"#, #"{"op":"append","text":"undoes"}"#,
+      #"{"op":"append","sender":"undo","text":"op"}"#, #"{"op":"move","from":0,"to":1}"#,
+      #"{"op":"insert","index":0,"text":"\"undoes\": 1"}"#,
+    ] {
+      #expect(try !needsLedger(line), "\(line)")
+    }
   }
 
   /// A reader stopped after its first piece, while its thread is parsing

@@ -62,7 +62,7 @@ import Testing
         _ = try bulk.perform(before)
         _ = try ledger.perform(before)
       }
-      let built = try bulk.bulkImport(requests, progress: nil)
+      let built = try bulk.bulkImport(requests)
       #expect(built != nil, "the bulk path took the import")
       let performed = try ledger.perform(requests).compactMap { $0 }
       #expect(built?.imported == performed.count)
@@ -127,7 +127,7 @@ import Testing
       ]
     let before = s.contents()
     for (what, requests) in unfit {
-      #expect(try log.bulkImport(requests, progress: nil) == nil, "\(what)")
+      #expect(try log.bulkImport(requests) == nil, "\(what)")
       #expect(s.contents() == before, "\(what)")
     }
     #expect(try log.verify().isClean)
@@ -144,10 +144,10 @@ import Testing
     let requests =
       (0..<3_000).map { WriteRequest(stream: "new", command: .insert(InsertRequest(text: "line \($0)"))) }
       + [WriteRequest(stream: "new", command: .insert(InsertRequest(index: 9_999, text: "out of range")))]
-    #expect(try log.bulkImport(requests, progress: nil) == nil)
+    #expect(try log.bulkImport(requests) == nil)
     #expect(s.isEmpty, "\(s.contents())")
     // The same import without the bad line takes the bulk path into the same database.
-    #expect(try log.bulkImport(Array(requests.dropLast()), progress: nil)?.imported == 3_000)
+    #expect(try log.bulkImport(Array(requests.dropLast()))?.imported == 3_000)
     #expect(try log.verify().isClean)
   }
 
@@ -174,7 +174,7 @@ import Testing
     while appended.load(ordering: .relaxed) < 3 { usleep(10_000) }
     let log = try EventLog(s.db)
     let requests = BulkImportCatalogue.workload(count: 20_000, streams: ["bulk", "bulk2"], seed: 5)
-    let built = try log.bulkImport(requests, progress: nil)
+    let built = try log.bulkImport(requests)
     let during = appended.load(ordering: .relaxed)
     usleep(200_000)
     running.store(false, ordering: .relaxed)

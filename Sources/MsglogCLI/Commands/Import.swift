@@ -11,6 +11,10 @@ extension Invocation {
     let stream = try stream
     let source = try openImportSource()
     defer { source.close() }
+    // Stdin redirected from a file is read with pread, which leaves its
+    // offset: move it to the end, as reading it would (a script's next
+    // command reads after the import's lines, not them again).
+    defer { if case .file(0, _, _) = source { lseek(0, 0, SEEK_END) } }
     let log = try openLog(forWriting: true)
     var progress = Progress("importing", total: 0, stderr: stderr)
     defer { progress.finish() }
@@ -51,7 +55,7 @@ extension Invocation {
   private func openImportSource() throws -> ImportSource {
     if let path = operands.first, path != "-" {
       let fd = try ImportInput.open(path)
-      if isRegularFile(fd) { return .file(fd, shown: path, owned: true) }
+      if ImportInput.isRegularFile(fd) { return .file(fd, shown: path, owned: true) }
       defer { close(fd) }
       for directory in try spoolDirectories {
         if let spool = try spoolIntoTemporaryFile(from: fd, what: path, in: directory) {

@@ -71,7 +71,8 @@ package enum DerivedRows {
     return seal(.heads, key: headKey(head.stream), out)
   }
 
-  package static func decodeHead(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> StreamHead {
+  package static func decodeHead(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> StreamHead
+  {
     var r = try open(.heads, key: headKey(stream), row, what: "the head of stream \(TerminalText.quoted(stream))")
     let head = StreamHead(
       stream: stream, version: try r.u64(), lastSeq: try r.u64(), count: try r.u64(), root: try r.u64(),
@@ -155,11 +156,11 @@ package enum DerivedRows {
   // MARK: - Checkpoints: u64 version, then (16-byte id, u64 seq) per item
 
   package static func encode(_ checkpoint: Checkpoint) -> [UInt8] {
-    var out: [UInt8] = []
-    out.reserveCapacity(12 + checkpoint.slots.count * 24)
-    out.appendBigEndian(checkpoint.version)
-    for slot in checkpoint.slots { append(slot, to: &out) }
-    return seal(.checkpoints, key: checkpointKey(checkpoint.stream, checkpoint.seq), out)
+    encodeCheckpoint(
+      stream: checkpoint.stream, seq: checkpoint.seq, version: checkpoint.version, count: checkpoint.slots.count
+    ) { add in
+      for slot in checkpoint.slots { add(slot) }
+    }
   }
 
   /// `encode(_:)` of the checkpoint of `stream` at `seq` whose `count`

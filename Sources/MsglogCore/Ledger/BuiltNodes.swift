@@ -59,7 +59,8 @@ struct BuiltNodes: TreeNodeStore {
 /// of ids and seqs: a million inserts' index takes 8 MB rather than 50.
 final class ItemTable {
   let firstSeq: UInt64
-  private let capacity: Int
+  /// How many events from `firstSeq` on the table has room for.
+  let capacity: Int
   /// Node ids and the removes' positions + 1 (0: live) in 4 bytes each:
   /// an import has fewer than 2^31 events, and a stream fewer nodes.
   private let leaves: UnsafeMutablePointer<UInt32>
@@ -90,9 +91,13 @@ final class ItemTable {
     static func < (a: IDWords, b: IDWords) -> Bool { (a.high, a.low) < (b.high, b.low) }
   }
 
+  /// The most events a table takes: positions fit in 4 bytes, with room
+  /// for the index's twice as many buckets.
+  static let maximumCapacity = Int(UInt32.max) / 2 - 1
+
   /// Room for the items of `capacity` events from `firstSeq` on.
   init(firstSeq: UInt64, capacity: Int) {
-    precondition(capacity < Int(UInt32.max) / 2, "a bulk import of \(capacity) lines is too long")
+    precondition(capacity <= Self.maximumCapacity, "a bulk import of \(capacity) events")
     self.firstSeq = firstSeq
     self.capacity = max(capacity, 1)
     leaves = .allocate(capacity: self.capacity)

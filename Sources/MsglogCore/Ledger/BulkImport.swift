@@ -61,11 +61,15 @@ package struct BulkImport {
     var events: [(first: UInt64, count: UInt64)] = []
   }
 
+  /// The most events one bulk import appends; a longer import is the ledger's.
+  package static let maximumEvents = ItemTable.maximumCapacity
+
   /// Starts a bulk import of at most `capacity` events on `writer`.
   ///
   /// Throws `Unfit` when the derived tables disagree with the log (the
   /// ledger says how); the store's own failures pass through.
   package init(writer: any BulkLoading, now: Timestamp, checkpointInterval: UInt64, capacity: Int) throws {
+    guard capacity <= Self.maximumEvents else { throw Unfit() }
     self.writer = writer
     self.now = now
     self.checkpointInterval = max(checkpointInterval, 1)
@@ -114,6 +118,8 @@ package struct BulkImport {
     // An exported undo (`undoes`) is checked against the events it names:
     // the ledger's work (`LedgerSession+Undo`).
     guard request.undoes == nil else { throw Unfit() }
+    // More events than the import was made for (its input grew): the ledger has no such bound.
+    guard nextSeq - firstSeq < UInt64(items.capacity) else { throw Unfit() }
     do { try Limits.check(request) } catch { throw Unfit() }
     let s = try stream(request.stream)
     switch request.command {
@@ -161,7 +167,8 @@ package struct BulkImport {
   ) throws {
     // An id the import has not inserted is in the log, in another stream
     // (these have no events), or nowhere: the ledger says which.
-    guard let insertSeq = items.insertSeq(of: id), items.removeSeq(of: insertSeq) == 0, items.stream(of: insertSeq) == s,
+    guard let insertSeq = items.insertSeq(of: id), items.removeSeq(of: insertSeq) == 0,
+      items.stream(of: insertSeq) == s,
       let index = try streams[s].tree.index(inLeaf: items.leaf(of: insertSeq), where: { $0.id == id })
     else { throw Unfit() }
     let seq = try self.append(.remove(id: id, index: UInt64(index)), time: time, in: s, append: append)

@@ -1,0 +1,140 @@
+import MsglogCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Where an import's lines come from: bytes in memory (standard input, an
+/// app's array), or a file, read a block at a time and never held whole.
+package enum ImportInput: @unchecked Sendable {
+  /// Bytes that outlive the import (a UTF-8 byte-order mark at the start is skipped).
+  case memory(UnsafeRawBufferPointer)
+  /// A regular file, read with `pread` from where its offset stood when the
+  /// import began (the offset is moved past what was read once it is
+  /// over), `shown` as its name in errors. `end`, once the input is
+  /// measured: where the file ended then, so that every pass over it reads
+  /// the same bytes however it grows.
+  case file(descriptor: Int32, shown: String, end: Int? = nil)
+
+  /// What a pass over the input found, before anything is performed.
+  package struct Measure {
+    /// The input, a file's end fixed where the pass found it.
+    package var input: ImportInput
+    /// How many lines it holds (the last may lack its newline): what the
+    /// import's progress counts to, and the most events it can append.
+    package var lines = 0
+    /// Every line is blank: there is nothing to do.
+    package var blank = true
+    /// A line names what only the ledger performs (an edit, a restore, an
+    /// undo, an exported undo or replica change), so the bulk build is
+    /// not tried: it would give way there, its work thrown away. Found by
+    /// the bytes of the keys (`"op": "edit"`, `"undoes":`, `"origin":`),
+    /// which no string's content can hold unescaped; a line that spells
+    /// them otherwise still gives way, only later.
+    package var needsLedger = false
+  }
+
+  /// Reads the whole input once (a file in blocks, as an import does).
+  package func measure() throws(MsglogError) -> Measure {
+    let blocks = ImportLineReader.Blocks(self)
+    var measure = Measure(input: self)
+    while let (block, _) = try blocks.next() {
+      measure.lines += ImportLine.lineCount(block)
+      if measure.blank { measure.blank = block.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A } }
+      if !measure.needsLedger { measure.needsLedger = Self.namesLedgerOnly(block) }
+    }
+    if case .file(let fd, let shown, _) = self { measure.input = .file(descriptor: fd, shown: shown, end: blocks.end) }
+    return measure
+  }
+
+  /// Whether `block` holds a key `"undoes"` or `"origin"`, or `"op"` with
+  /// the value `"edit"`, `"restore"` or `"undo"`: one pass over its quotes.
+  static func namesLedgerOnly(_ block: UnsafeRawBufferPointer) -> Bool {
+    guard let base = block.baseAddress else { return false }
+    func starts(_ word: StaticString, at offset: Int) -> Bool {
+      offset + word.utf8CodeUnitCount <= block.count
+        && memcmp(base + offset, word.utf8Start, word.utf8CodeUnitCount) == 0
+    }
+    /// Past `offset`: optional space, a colon, optional space; where the value starts, if it is a key.
+    func value(after offset: Int) -> Int? {
+      var at = offset
+      func skipSpace() { while at < block.count, [0x20, 0x09, 0x0D].contains(block[at]) { at += 1 } }
+      skipSpace()
+      guard at < block.count, block[at] == UInt8(ascii: ":") else { return nil }
+      at += 1
+      skipSpace()
+      return at
+    }
+    var from = 0
+    while from < block.count, let quote = memchr(base + from, 0x22, block.count - from) {
+      let at = UnsafeRawPointer(quote) - base
+      from = at + 1
+      if starts("\"undoes\"", at: at), value(after: at + 8) != nil { return true }
+      if starts("\"origin\"", at: at), value(after: at + 8) != nil { return true }
+      if starts("\"op\"", at: at), let v = value(after: at + 4),
+        starts("\"edit\"", at: v) || starts("\"restore\"", at: v) || starts("\"undo\"", at: v)
+      {
+        return true
+      }
+    }
+    return false
+  }
+
+  /// Opens the import file at `path` for reading, or says why it cannot be read.
+  package static func open(_ path: String) throws(MsglogError) -> Int32 {
+    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else {
+      let reason = errno == ENOENT ? "no such file" : systemMessage(errno)
+      throw .cannotReadInput("cannot read \(path): \(reason)")
+    }
+    var info = stat()
+    if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+      close(fd)
+      throw .cannotReadInput("cannot read \(path): it is a directory")
+    }
+    return fd
+  }
+
+  /// Whether `fd` is a regular file, which an import reads with `pread`.
+  package static func isRegularFile(_ fd: Int32) -> Bool {
+    var info = stat()
+    return fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+  }
+}
+
+/// Reads a descriptor to its end.
+///
+/// A regular file (or stdin redirected from one) is read straight into an
+/// array of its size: an import of tens of megabytes is then one copy
+/// instead of a chunk at a time into an array that keeps growing.
+package func readDescriptor(_ fd: Int32, what: String) throws(MsglogError) -> [UInt8] {
+  var out: [UInt8] = []
+  var info = stat()
+  let position = lseek(fd, 0, SEEK_CUR)
+  if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, position >= 0, info.st_size > position {
+    // One more byte than the file holds: reading it finds the end (or a file that grew).
+    let size = Int(info.st_size - position) + 1
+    var failure: Int32 = 0
+    out = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+      while count < size {
+        let n = Glibc.read(fd, buffer.baseAddress! + count, size - count)
+        if n < 0, errno == EINTR { continue }
+        if n < 0 { failure = errno }
+        if n <= 0 { return }
+        count += n
+      }
+    }
+    if failure != 0 { throw MsglogError.cannotReadInput("cannot read \(what): \(systemMessage(failure))") }
+    if out.count < size { return out }
+  }
+  var chunk = [UInt8](repeating: 0, count: 1 << 16)
+  while true {
+    let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+    if n < 0 {
+      if errno == EINTR { continue }
+      throw MsglogError.cannotReadInput("cannot read \(what): \(systemMessage(errno))")
+    }
+    if n == 0 { return out }
+    out.append(contentsOf: chunk[0..<n])
+  }
+}
