@@ -49,14 +49,10 @@ extension EventLog {
     let measure = try input.measure()
     // Nothing to do (no lines, or blank ones only): nothing is written, not even a new database.
     guard !measure.blank else { return ImportResult(imported: 0, head: (try? headSeq()) ?? 0) }
-    let input = measure.input
-    let lines = measure.lines
-    if !measure.needsLedger, try replicaState() == nil,
-      let bulk = try bulkImport(input, lines: lines, defaultStream: defaultStream, progress: progress)
-    {
+    if !measure.needsLedger, try replicaState() == nil, let bulk = try bulkImport(measure, defaultStream, progress) {
       return bulk
     }
-    return try ledgerImport(input, lines: lines, defaultStream: defaultStream, progress: progress)
+    return try ledgerImport(measure, defaultStream, progress)
   }
 
   /// The lines of `input` piece by piece (`ImportLineReader`), the reader
@@ -80,10 +76,15 @@ extension EventLog {
 
   /// The ledger's import: the pieces performed in order in one write,
   /// with the derived rows flushed into it every `flushInterval` requests
-  /// (as one long batch would be), so that it holds bounded state.
+  /// (as one long batch would be), so that it holds bounded state. (It
+  /// does not commit in pieces in a new database's staging directory as
+  /// the bulk build does: it reads back and rewrites the pages it wrote,
+  /// and pieces made the import hold more, 483 MiB against 322 MiB for a
+  /// million lines, and the file a third larger with the pages they freed.)
   private func ledgerImport(
-    _ input: ImportInput, lines: Int, defaultStream: StreamName, progress: ((Int, Int) -> Void)?
+    _ measure: ImportInput.Measure, _ defaultStream: StreamName, _ progress: ((Int, Int) -> Void)?
   ) throws -> ImportResult {
+    let (input, lines) = (measure.input, measure.lines)
     if try replicaState() != nil {
       // A replica's writes pend on its local view, as one batch.
       var requests: [WriteRequest] = []
@@ -97,7 +98,7 @@ extension EventLog {
     }
     var imported = 0
     var head: UInt64? = nil
-    try write(reserving: Self.estimatedBytes(of: input, lines: lines)) { session in
+    try write(reserving: Self.estimatedBytes(of: measure)) { session in
       // The store may run this again (a full map, a database made meanwhile by another process).
       imported = 0
       head = nil
@@ -119,34 +120,33 @@ extension EventLog {
     return ImportResult(imported: imported, head: head ?? (try? headSeq()) ?? 0)
   }
 
-  /// What an import of `input` may add to the database, for the map to
-  /// grow once ahead of it (a generous guess is free: the map is address
-  /// space): as `WriteBatch.estimatedBytes`, from the bytes and lines.
-  static func estimatedBytes(of input: ImportInput, lines: Int) -> Int {
+  /// What an import may add to the database, for the map to grow once
+  /// ahead of it (a generous guess is free: the map is address space): as
+  /// `WriteBatch.estimatedBytes`, from the bytes and the requests.
+  static func estimatedBytes(of measure: ImportInput.Measure) -> Int {
     let bytes: Int
-    switch input {
+    switch measure.input {
     case .memory(let memory): bytes = memory.count
     case .file(let fd, _, let end):
-      if let end { return 2 * end + 512 * lines }
       var info = stat()
-      bytes = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+      bytes = end ?? (fstat(fd, &info) == 0 ? Int(info.st_size) : 0)
     }
-    return 2 * bytes + 512 * lines
+    return 2 * bytes + 512 * measure.requests
   }
 
   /// `importLines` into streams that have no events yet, on LMDB or
   /// PostgreSQL: built in one pass and appended (or copied) table by table
   /// (`BulkImport`), the same records and rows the ledger would write. Nil
-  /// when the import is not one the bulk path builds — a stream with events, an id the log knows, a line
-  /// the ledger would refuse or the bulk path does not build (an edit, an
-  /// undo…): nothing was committed, and the caller performs it command by
-  /// command (which also words any refusal). A line that does not parse
-  /// throws, as it would there.
+  /// when the import is not one the bulk path builds — a stream with
+  /// events, an id the log knows, a line the ledger would refuse or the
+  /// bulk path does not build: nothing was committed, and the caller
+  /// performs it command by command (which also words any refusal). A line
+  /// that does not parse throws, as it would there.
   func bulkImport(
-    _ input: ImportInput, lines: Int, defaultStream: StreamName, progress: ((Int, Int) -> Void)?
+    _ measure: ImportInput.Measure, _ defaultStream: StreamName, _ progress: ((Int, Int) -> Void)?
   ) throws -> ImportResult? {
-    try bulkImport(lines: lines, reserving: Self.estimatedBytes(of: input, lines: lines)) { body in
-      try forEachPiece(of: input, defaultStream: defaultStream, lines: lines, progress: progress, body)
+    try bulkImport(requests: measure.requests, reserving: Self.estimatedBytes(of: measure)) { body in
+      try forEachPiece(of: measure.input, defaultStream: defaultStream, lines: measure.lines, progress: progress, body)
     }
   }
 
@@ -155,18 +155,18 @@ extension EventLog {
   func bulkImport(_ requests: [WriteRequest]) throws -> ImportResult? {
     guard !requests.isEmpty else { return nil }
     let bytes = WriteBatch.estimatedBytes(of: requests)
-    return try bulkImport(lines: requests.count, reserving: bytes) { body in
+    return try bulkImport(requests: requests.count, reserving: bytes) { body in
       try body(ImportLineReader.Piece(requests: requests, lineNumbers: Array(1...requests.count)))
     }
   }
 
-  /// `bulkImport` of the pieces `forEachPiece` hands out, at most `lines`
-  /// requests, which may add about `bytes` to the database.
+  /// `bulkImport` of the pieces `forEachPiece` hands out, at most
+  /// `requests` of them, which may add about `bytes` to the database.
   private func bulkImport(
-    lines: Int, reserving bytes: Int,
+    requests: Int, reserving bytes: Int,
     pieces forEachPiece: (_ body: (ImportLineReader.Piece) throws -> Void) throws -> Void
   ) throws -> ImportResult? {
-    guard lines > 0, lines <= BulkImport.maximumEvents, configuration.access == .readWrite,
+    guard requests > 0, requests <= BulkImport.maximumEvents, configuration.access == .readWrite,
       store is LMDBStore || store is PostgresStore
     else {
       return nil
@@ -176,7 +176,7 @@ extension EventLog {
         guard let loader = writer as? any BulkLoading else { throw BulkImport.Unfit() }
         var build = try BulkImport(
           writer: loader, now: writer.commitTime ?? configuration.clock(),
-          checkpointInterval: UInt64(configuration.checkpointInterval), capacity: lines)
+          checkpointInterval: UInt64(configuration.checkpointInterval), capacity: requests)
         try forEachPiece { piece in
           guard piece.requests.allSatisfy(BulkImport.builds) else { throw BulkImport.Unfit() }
           try loader.appendEvents { append in

@@ -21,10 +21,13 @@ package enum ImportInput: @unchecked Sendable {
     /// The input, a file's end fixed where the pass found it.
     package var input: ImportInput
     /// How many lines it holds (the last may lack its newline): what the
-    /// import's progress counts to, and the most events it can append.
+    /// import's progress counts to.
     package var lines = 0
+    /// How many of them are not blank: the most events the import can
+    /// append, which the bulk build makes room for (blank lines take none).
+    package var requests = 0
     /// Every line is blank: there is nothing to do.
-    package var blank = true
+    package var blank: Bool { requests == 0 }
     /// A line names what only the ledger performs (an edit, a restore, an
     /// undo, an exported undo or replica change), so the bulk build is
     /// not tried: it would give way there, its work thrown away. Found by
@@ -39,8 +42,13 @@ package enum ImportInput: @unchecked Sendable {
     let blocks = ImportLineReader.Blocks(self)
     var measure = Measure(input: self)
     while let (block, _) = try blocks.next() {
-      measure.lines += ImportLine.lineCount(block)
-      if measure.blank { measure.blank = block.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0A } }
+      var start = 0
+      while start < block.count {
+        let end = ImportLine.endOfLine(block, from: start)
+        measure.lines += 1
+        if !ImportLine.isBlank(UnsafeRawBufferPointer(rebasing: block[start..<end])) { measure.requests += 1 }
+        start = end + 1
+      }
       if !measure.needsLedger { measure.needsLedger = Self.namesLedgerOnly(block) }
     }
     if case .file(let fd, let shown, _) = self { measure.input = .file(descriptor: fd, shown: shown, end: blocks.end) }

@@ -102,6 +102,10 @@ extension ImportLineReader {
           guard got >= 0 else { throw .cannotReadInput("cannot read \(shown): \(systemMessage(errno))") }
         }
         if got == 0 {
+          // Shorter than when it was measured: what was read may be half of what was meant.
+          if let limit, readOffset < limit {
+            throw .cannotReadInput("cannot read \(shown): it was cut short while it was read")
+          }
           atEnd = true
           break
         }

@@ -20,12 +20,12 @@ public protocol InputSource {
   /// can be made there. A pipe is read once, but an import may read its
   /// lines twice (the bulk build giving way to the ledger), and a pipe's
   /// bytes held in memory are as large as the import's input.
-  func spool(in directory: String) throws -> Int32?
+  func spool(in directory: String) throws -> Spool?
 }
 
 extension InputSource {
   public var regularFile: Int32? { nil }
-  public func spool(in directory: String) throws -> Int32? { nil }
+  public func spool(in directory: String) throws -> Spool? { nil }
 }
 
 /// The process's stdin.
@@ -38,21 +38,33 @@ public struct StandardInput: InputSource {
 
   public var regularFile: Int32? { ImportInput.isRegularFile(0) ? 0 : nil }
 
-  public func spool(in directory: String) throws -> Int32? {
-    try spoolIntoTemporaryFile(from: 0, what: "stdin", in: directory)
+  public func spool(in directory: String) throws -> Spool? {
+    // A closed stdin: the temporary file would take its descriptor, 0, and read itself.
+    guard fcntl(0, F_GETFD) >= 0 else { throw MsglogError.cannotReadInput("cannot read stdin: it is closed") }
+    return try spoolIntoTemporaryFile(from: 0, what: "stdin", in: directory)
   }
+}
+
+/// Where a pipe's bytes were kept (`spoolIntoTemporaryFile`).
+public enum Spool {
+  /// A temporary file, positioned at its start, which the caller closes.
+  case file(Int32)
+  /// In memory: the temporary file could not hold them (a full disk).
+  case memory([UInt8])
 }
 
 /// What `fd` (a pipe) holds to its end, copied into a temporary file in
 /// `directory` made with `O_TMPFILE` (no name: it goes with its
-/// descriptor, even when the process is killed), positioned at its start;
-/// nil when no such file can be made there (nothing was read then). A
-/// write that fails part way throws: what was read cannot be read again.
-func spoolIntoTemporaryFile(from fd: Int32, what: String, in directory: String) throws -> Int32? {
+/// descriptor, even when the process is killed); nil when no such file
+/// can be made there (nothing was read then). When writing it fails part
+/// way (the disk full), what was kept is read back and the rest of the
+/// pipe read into memory: what was read cannot be read again.
+func spoolIntoTemporaryFile(from fd: Int32, what: String, in directory: String) throws -> Spool? {
   // O_TMPFILE, which Glibc's module does not export: __O_TMPFILE | O_DIRECTORY.
   let spool = open(directory, 0o20_000_000 | O_DIRECTORY | O_RDWR | O_CLOEXEC, 0o600)
   guard spool >= 0 else { return nil }
   var buffer = [UInt8](repeating: 0, count: 1 << 20)
+  var kept = 0
   while true {
     let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
     if n < 0, errno == EINTR { continue }
@@ -65,29 +77,22 @@ func spoolIntoTemporaryFile(from fd: Int32, what: String, in directory: String) 
     var written = 0
     while written < n {
       let w = buffer.withUnsafeBytes { Glibc.write(spool, $0.baseAddress! + written, n - written) }
-      if w < 0, errno == EINTR || errno == EAGAIN { continue }
-      if w < 0 {
-        // What was read is gone from the pipe: no other directory can take over now.
-        let reason = errno == ENOSPC ? "the disk is full" : systemMessage(errno)
-        close(spool)
-        let shown =
-          directory.hasPrefix("/") ? directory : "\(directory) (\(currentDirectory() ?? "the working directory"))"
-        throw MsglogError.cannotReadInput("cannot keep \(what) in a temporary file in \(shown): \(reason)")
+      if w < 0, errno == EINTR { continue }
+      if w <= 0 {
+        defer { close(spool) }
+        var bytes = [UInt8](repeating: 0, count: kept + written)
+        let back = bytes.withUnsafeMutableBytes { pread(spool, $0.baseAddress, $0.count, 0) }
+        guard back == bytes.count else { throw MsglogError.cannotReadInput("cannot read \(what) back") }
+        bytes += buffer[written..<n]
+        bytes += try readDescriptor(fd, what: what)
+        return .memory(bytes)
       }
       written += w
     }
+    kept += n
   }
   lseek(spool, 0, SEEK_SET)
-  return spool
-}
-
-/// Fixed bytes as stdin (tests, in-process runs).
-public struct BytesInput: InputSource {
-  let bytes: [UInt8]
-  public init(_ bytes: [UInt8]) { self.bytes = bytes }
-  public init(_ text: String) { self.bytes = Array(text.utf8) }
-  public var isTerminal: Bool { false }
-  public func readAll() throws -> [UInt8] { bytes }
+  return .file(spool)
 }
 
 /// Message text from stdin and files, by the rules in docs/REFERENCE.md.
@@ -125,11 +130,4 @@ enum InputText {
     }
     return texts
   }
-}
-
-/// The working directory's absolute path, for a message.
-func currentDirectory() -> String? {
-  var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
-  guard getcwd(&buffer, buffer.count) != nil else { return nil }
-  return String(cString: buffer)
 }

@@ -222,6 +222,8 @@ package final class Environment {
     let rc = mdb_txn_commit(txn.handle)
     mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 0)
     txn.invalidate()
+    // LMDB reports a short write as EIO; on a full disk, say what it is (as `write` does).
+    if rc == EIO, isDiskNearlyFull { throw LMDBError(ENOSPC, "mdb_txn_commit") }
     try check(rc, "mdb_txn_commit")
     var info = MDB_envinfo()
     mdb_env_info(env, &info)

@@ -58,15 +58,21 @@ extension Invocation {
       if ImportInput.isRegularFile(fd) { return .file(fd, shown: path, owned: true) }
       defer { close(fd) }
       for directory in try spoolDirectories {
-        if let spool = try spoolIntoTemporaryFile(from: fd, what: path, in: directory) {
-          return .file(spool, shown: path, owned: true)
+        switch try spoolIntoTemporaryFile(from: fd, what: path, in: directory) {
+        case .file(let spool): return .file(spool, shown: path, owned: true)
+        case .memory(let bytes): return .memory(bytes)
+        case nil: continue
         }
       }
       return .memory(try readDescriptor(fd, what: path))
     }
     if let fd = stdin.regularFile { return .file(fd, shown: "stdin", owned: false) }
     for directory in try spoolDirectories {
-      if let spool = try stdin.spool(in: directory) { return .file(spool, shown: "stdin", owned: true) }
+      switch try stdin.spool(in: directory) {
+      case .file(let spool): return .file(spool, shown: "stdin", owned: true)
+      case .memory(let bytes): return .memory(bytes)
+      case nil: continue
+      }
     }
     return .memory(try stdin.readAll())
   }
