@@ -16,6 +16,16 @@ package enum ImportInput: @unchecked Sendable {
   /// the same bytes however it grows.
   case file(descriptor: Int32, shown: String, end: Int? = nil)
 
+  /// Longer than any import line can be (a text of 1 MiB escaped as
+  /// `\uXXXX` throughout is 6 MiB): refused as soon as it is seen, not
+  /// once it is read whole.
+  package static let maximumLineBytes = 16 << 20
+
+  /// The error for a line past `maximumLineBytes`.
+  package static func lineTooLong(_ number: Int) -> MsglogError {
+    .line(number, .invalidInput(.write("the line is longer than 16 MiB, which no import line can be")))
+  }
+
   /// What a pass over the input found, before anything is performed.
   package struct Measure {
     /// The input, a file's end fixed where the pass found it.

@@ -87,6 +87,7 @@ extension ImportLineReader {
       }
       var newlineIn = false
       while !atEnd, !(filled >= piece && newlineIn) {
+        if !newlineIn, filled > ImportInput.maximumLineBytes { throw ImportInput.lineTooLong(line) }
         if capacity < filled + piece {
           let bigger = max(2 * capacity, filled + piece)
           let grown = UnsafeMutableRawPointer.allocate(byteCount: bigger, alignment: 16)

@@ -45,6 +45,36 @@ public struct StandardInput: InputSource {
   }
 }
 
+/// Follows the lines of a pipe being copied: their number, the bytes of
+/// the one in progress, and the first until it is whole (nil once checked).
+private func checkLines(
+  _ bytes: ArraySlice<UInt8>, firstLine: inout [UInt8]?, line: inout Int, lineBytes: inout Int
+) throws {
+  var rest = bytes[...]
+  while let newline = rest.firstIndex(of: 0x0A) {
+    if firstLine != nil {
+      firstLine! += rest[..<newline]
+      if line == 1, firstLine!.starts(with: [0xEF, 0xBB, 0xBF]) { firstLine!.removeFirst(3) }
+      if !firstLine!.withUnsafeBytes({ ImportLine.isBlank($0) }) {
+        do {
+          _ = try ImportLine.parse(firstLine!, defaultStream: .main)
+        } catch {
+          throw MsglogError.line(line, error)
+        }
+        firstLine = nil
+      } else {
+        firstLine = []
+      }
+    }
+    line += 1
+    lineBytes = 0
+    rest = rest[(newline + 1)...]
+  }
+  if firstLine != nil { firstLine! += rest }
+  lineBytes += rest.count
+  if lineBytes > ImportInput.maximumLineBytes { throw ImportInput.lineTooLong(line) }
+}
+
 /// Where a pipe's bytes were kept (`spoolIntoTemporaryFile`).
 public enum Spool {
   /// A temporary file, positioned at its start, which the caller closes.
@@ -65,6 +95,12 @@ func spoolIntoTemporaryFile(from fd: Int32, what: String, in directory: String) 
   guard spool >= 0 else { return nil }
   var buffer = [UInt8](repeating: 0, count: 1 << 20)
   var kept = 0
+  // What would end the import anyway ends the copy at once, before it
+  // fills a disk: a first line that does not parse (`yes garbage |`), a
+  // line longer than any import line (`/dev/zero`).
+  var firstLine: [UInt8]? = []
+  var line = 1
+  var lineBytes = 0
   while true {
     let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
     if n < 0, errno == EINTR { continue }
@@ -74,6 +110,12 @@ func spoolIntoTemporaryFile(from fd: Int32, what: String, in directory: String) 
       throw MsglogError.cannotReadInput("cannot read \(what): \(reason)")
     }
     if n == 0 { break }
+    do {
+      try checkLines(buffer[..<n], firstLine: &firstLine, line: &line, lineBytes: &lineBytes)
+    } catch {
+      close(spool)
+      throw error
+    }
     var written = 0
     while written < n {
       let w = buffer.withUnsafeBytes { Glibc.write(spool, $0.baseAddress! + written, n - written) }

@@ -136,6 +136,30 @@ import Testing
     #expect(raced, "the append never reached the database first")
   }
 
+  /// What would end an import anyway ends the copy of its pipe at once,
+  /// before it fills a disk: a first line that does not parse, a line
+  /// longer than any import line. A byte-order mark still starts a pipe.
+  @Test func aPipeThatCannotImportIsRefusedAsItComes() throws {
+    let s = Sandbox()
+    let garbage = shell("yes garbage | timeout 30 msglog --db '\(s.db)' import", in: s)
+    #expect(garbage.code == 1 && garbage.stderr.hasPrefix("msglog: line 1: invalid JSON"), "\(garbage)")
+    let endless = shell("timeout 30 msglog --db '\(s.db)' import < /dev/zero", in: s)
+    #expect(
+      endless.code == 1
+        && endless.stderr == "msglog: line 1: the line is longer than 16 MiB, which no import line can be\n",
+      "\(endless)")
+    let long = s.dir + "/long.jsonl"
+    try (#"{"op":"append","text":"a"}"# + "\n" + String(repeating: "x", count: 17 << 20) + "\n")
+      .write(toFile: long, atomically: false, encoding: .utf8)
+    let file = s.run(["import", long])
+    #expect(
+      file.code == 1 && file.stderr == "msglog: line 2: the line is longer than 16 MiB, which no import line can be\n",
+      "\(file)")
+    #expect(!FileManager.default.fileExists(atPath: s.db))
+    let marked = shell(#"printf '\357\273\277{"op":"append","text":"a"}\r\n' | msglog --db '\#(s.db)' import"#, in: s)
+    #expect(marked.code == 0 && marked.stdout == "imported 1 event; the head is seq 1\n", "\(marked)")
+  }
+
   /// A pipe holding a bad line: refused with its number, nothing written,
   /// whether the bad line comes before or after the bulk build gives way.
   @Test func aBadLineInAPipeWritesNothing() throws {
