@@ -61,8 +61,20 @@ public enum PostgresCluster {
     psql(sql, server: server, database: database)
   }
 
-  /// Runs SQL with psql on `server` (`…@host:port`).
+  /// Runs SQL with psql on `server` (`…@host:port`). A run that fails
+  /// other than by its SQL (psql's exit 1 or 2, where an SQL error is 3:
+  /// the shared cluster briefly out of connection slots while other tests
+  /// hold hundreds) is tried again, a few times.
   static func psql(_ sql: String, server: String, database: String) -> Run {
+    var run = psqlOnce(sql, server: server, database: database)
+    for attempt in 0..<5 where run.code == 1 || run.code == 2 {
+      usleep(useconds_t(100_000 << attempt))
+      run = psqlOnce(sql, server: server, database: database)
+    }
+    return run
+  }
+
+  private static func psqlOnce(_ sql: String, server: String, database: String) -> Run {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
     p.arguments = ["-qAt", "-v", "ON_ERROR_STOP=1", server + "/" + database, "-c", sql]
