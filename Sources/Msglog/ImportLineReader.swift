@@ -32,8 +32,9 @@ package final class ImportLineReader: @unchecked Sendable {
   static let piecesAhead = 2
 
   private let parsing: Parsing
-  /// The parsing thread; nil when the input is small (parsed as `next` asks) or once stopped.
-  private var thread: pthread_t? = nil
+  /// A parsing thread runs, or ran and was not yet waited for; false when
+  /// the input is small (parsed as `next` asks) or once stopped.
+  private var threaded = false
   /// Without a thread: the error that ends the pieces, after the one handed out.
   private var pendingError: MsglogError? = nil
 
@@ -42,20 +43,8 @@ package final class ImportLineReader: @unchecked Sendable {
     parsing = Parsing(input, defaultStream: defaultStream)
     if case .memory(let bytes) = input, bytes.count < Self.pieceBytes { return }
     // The thread holds the parsing state only, never the reader, so that
-    // the reader's deinit runs on its owner's thread and joins.
-    var thread = pthread_t()
-    let state = Unmanaged.passRetained(parsing).toOpaque()
-    let rc = pthread_create(
-      &thread, nil,
-      { raw in
-        Unmanaged<Parsing>.fromOpaque(raw!).takeRetainedValue().parseAhead()
-        return nil
-      }, state)
-    if rc == 0 {
-      self.thread = thread
-    } else {
-      Unmanaged<Parsing>.fromOpaque(state).release()
-    }
+    // the reader's deinit runs on its owner's thread and waits for it.
+    threaded = startThread { [parsing] in parsing.parseAhead() }
   }
 
   deinit { stop() }
@@ -63,7 +52,7 @@ package final class ImportLineReader: @unchecked Sendable {
   /// The next piece, nil after the last; a line that does not parse (or
   /// a file that cannot be read) throws, after the pieces before it.
   package func next() throws(MsglogError) -> Piece? {
-    guard thread != nil else {
+    guard threaded else {
       if let pendingError { throw pendingError }
       let (piece, error) = parsing.parsePiece()
       pendingError = error
@@ -77,12 +66,13 @@ package final class ImportLineReader: @unchecked Sendable {
     return try taken?.get()
   }
 
-  /// Stops the parsing thread and waits for it; the input may then go.
+  /// Stops the parsing thread and waits until it is done with the input,
+  /// which may then go.
   package func stop() {
-    guard let thread else { return }
+    guard threaded else { return }
     parsing.shared.update { $0.stopped = true }
-    pthread_join(thread, nil)
-    self.thread = nil
+    parsing.shared.wait(until: \.exited, wakingOthers: false) { _, _ in }
+    threaded = false
   }
 
   /// What the parsing thread works on, and hands over through `shared`.
@@ -93,6 +83,8 @@ package final class ImportLineReader: @unchecked Sendable {
       var finished = false
       /// The reader wants no more.
       var stopped = false
+      /// The parsing thread is past its last use of the input.
+      var exited = false
     }
 
     let shared = Guarded(Shared())
@@ -107,6 +99,7 @@ package final class ImportLineReader: @unchecked Sendable {
 
     /// The parsing thread: pieces, each as soon as fewer than `piecesAhead` wait.
     func parseAhead() {
+      defer { shared.update { $0.exited = true } }
       while true {
         let goOn = shared.wait(until: { $0.ready.count < ImportLineReader.piecesAhead || $0.stopped }) { shared, _ in
           !shared.stopped
