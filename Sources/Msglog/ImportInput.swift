@@ -1,4 +1,6 @@
 import MsglogCore
+import MsglogLMDB
+import MsglogPostgres
 
 #if canImport(Glibc)
   import Glibc
@@ -96,6 +98,14 @@ package enum ImportInput: @unchecked Sendable {
       }
     }
     return false
+  }
+
+  /// Where a piped import may be copied while it is read, in order: the
+  /// directory that holds (or will hold) the LMDB database at `location`,
+  /// on its disk; then `temporary` (`TMPDIR`), else `/tmp`.
+  package static func spoolDirectories(for location: String, temporary: String?) -> [String] {
+    let fallback = temporary.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    return PostgresLocation.isPostgres(location) ? [fallback] : [DatabaseFiles.parent(of: location), fallback]
   }
 
   /// Opens the import file at `path` for reading, or says why it cannot be read.

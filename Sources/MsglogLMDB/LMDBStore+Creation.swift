@@ -12,20 +12,11 @@ extension LMDBStore {
   /// be watched: then the follower looks again every second.
   package func watchCreation() throws -> any CommitWatcher {
     let events = UInt32(IN_CREATE | IN_MOVED_TO)
-    let directory = DatabaseFiles.isDirectory(path) ? path : Self.parent(of: path)
+    let directory = DatabaseFiles.isDirectory(path) ? path : DatabaseFiles.parent(of: path)
     do {
       return try InotifyWatcher(file: directory, shown: path, events: events)
     } catch {
       return IntervalWatcher(milliseconds: 1_000)
     }
-  }
-
-  /// The directory that holds `path` ("." for a bare name).
-  static func parent(of path: String) -> String {
-    var trimmed = Substring(path)
-    while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-    guard let slash = trimmed.lastIndex(of: "/") else { return "." }
-    let parent = trimmed[..<slash]
-    return parent.isEmpty ? "/" : String(parent)
   }
 }

@@ -77,18 +77,8 @@ extension Invocation {
     return .memory(try stdin.readAll())
   }
 
-  /// Where a piped import is kept while it is read: in the directory that
-  /// holds (or will hold) an LMDB database, on its disk, else in `TMPDIR`.
+  /// Where a piped import is kept while it is read (`ImportInput.spoolDirectories`).
   private var spoolDirectories: [String] {
-    get throws {
-      let location = try location
-      var directories: [String] = []
-      if !location.hasPrefix("postgres://") && !location.hasPrefix("postgresql://") {
-        let parent = location.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        directories.append(location.contains("/") ? (parent.isEmpty ? "/" : parent) : ".")
-      }
-      directories.append(environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
-      return directories
-    }
+    get throws { ImportInput.spoolDirectories(for: try location, temporary: environment["TMPDIR"]) }
   }
 }
