@@ -21,6 +21,11 @@ public enum InvalidInput: Equatable, Sendable, CustomStringConvertible {
   case remoteLocation(String)
   /// A change (as a replica keeps or pushes it) that is malformed.
   case change(String)
+  /// A change's `made` (or an event's origin's) before 1970, or more than
+  /// a day past the time it is done at (`Limits.madeLeeway`).
+  case madeOutOfRange(made: Timestamp, time: Timestamp)
+  /// The nil UUID as a replica's id: no replica has it.
+  case nilReplica
 
   public var description: String {
     switch self {
@@ -43,6 +48,11 @@ public enum InvalidInput: Equatable, Sendable, CustomStringConvertible {
     case .remoteLocation(let location):
       return "\(TerminalText.quoted(location)) is no remote: give the http:// or https:// address of msglog serve, or a postgres:// location"
     case .change(let reason): return reason
+    case .madeOutOfRange(let made, let time):
+      return made.milliseconds < 0
+        ? "the change was made at \(made.rfc3339), before 1970"
+        : "the change was made at \(made.rfc3339), more than a day after \(time.rfc3339), when it is done"
+    case .nilReplica: return "the nil UUID is no replica's id"
     }
   }
 

@@ -349,6 +349,8 @@ package final class LedgerSession {
   }
 
   func append(_ op: Event.Op, time: Timestamp?, undoes: Undoes? = nil, to state: inout StreamState) throws -> Event {
+    // Every event passes the limits here, whichever door its write came through.
+    if mode == .append { try Limits.check(op, time: time ?? now, origin: origin) }
     if let undoes, !undoes.checked { try checkUndoes(undoes.seq, by: op, in: &state) }
     let event = Event(
       seq: nextSeq, stream: state.head.stream, version: state.head.version + 1, time: time ?? now, op: op,

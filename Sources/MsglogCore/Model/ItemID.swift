@@ -154,6 +154,9 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
     (a.first.byteSwapped, a.second.byteSwapped) < (b.first.byteSwapped, b.second.byteSwapped)
   }
 
+  /// The nil UUID, all zeros: no replica's id (`Limits.check(_:at:)`).
+  package static let `nil` = ItemID(first: 0, second: 0)
+
   /// A new random (version 4) UUID, from getrandom(2).
   public static func random() -> ItemID {
     var generator = SystemRandomNumberGenerator()

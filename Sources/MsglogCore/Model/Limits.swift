@@ -1,7 +1,9 @@
 /// The bounds docs/REFERENCE.md puts on user input, for every door alike: a
-/// request's text and sender are checked by the ledger (`check(_:)`), a
-/// stream name by `StreamName(validating:)` and where the ledger first
-/// meets a stream.
+/// request's text and sender are checked by the ledger (`check(_:)`), and
+/// again on every event it appends (`check(_:time:origin:)`), whichever
+/// way the write came — a command, a route, an import line, a replica's
+/// pushed change, a record a replica pulls; a stream name by
+/// `StreamName(validating:)` and where the ledger first meets a stream.
 package enum Limits {
   /// Message text: 1 byte to 1 MiB of UTF-8.
   package static let maxTextBytes = 1 << 20
@@ -26,6 +28,47 @@ package enum Limits {
       if let sender { try checkSender(sender) }
     case .remove, .move, .restore, .undo:
       break
+    }
+  }
+
+  /// The limits of a replica's change's own values, its text and sender.
+  package static func check(_ intent: ReplicaChange.Intent) throws(MsglogError) {
+    switch intent {
+    case .append(_, let text, let sender, _), .insert(_, let text, let sender, _, _), .edit(_, let text, let sender):
+      try checkText(text)
+      if let sender { try checkSender(sender) }
+    case .move, .remove, .restore, .undo:
+      break
+    }
+  }
+
+  /// The limits of an event about to be appended (its text and sender,
+  /// its origin): the one check no write gets past, whatever door it came
+  /// through (`LedgerSession.append`). `verify` applies it to every record.
+  @inline(__always)
+  package static func check(_ op: Event.Op, time: Timestamp, origin: Origin?) throws(MsglogError) {
+    switch op {
+    case .insert(_, _, let text, let sender), .edit(_, let text, let sender, _, _, _):
+      try checkText(text)
+      if let sender { try checkSender(sender) }
+    case .remove, .move, .restore:
+      break
+    }
+    if let origin { try check(origin, at: time) }
+  }
+
+  /// How far past the time a change is done at its `made` may be: a
+  /// replica's clock a little fast is normal, one a day ahead is not.
+  package static let madeLeeway: Int64 = 86_400_000
+
+  /// An origin's limits at `time` (when it is done: the server's clock):
+  /// a replica's id is never the nil UUID, and its change was made between
+  /// 1970 and a day after `time`.
+  package static func check(_ origin: Origin, at time: Timestamp) throws(MsglogError) {
+    if origin.replica == ItemID.nil { throw .invalidInput(.nilReplica) }
+    let made = origin.made.milliseconds
+    if made < 0 || made > time.milliseconds &+ madeLeeway {
+      throw .invalidInput(.madeOutOfRange(made: origin.made, time: time))
     }
   }
 
