@@ -59,6 +59,16 @@ public struct LogSnapshot: ~Copyable {
     try translated { try CurrentView.streams(in: reader).map(StreamCounters.init) }
   }
 
+  /// What sync's bookkeeping holds in this log as a remote: the replicas
+  /// that pushed to it, the outcomes kept, their bytes (a log that serves
+  /// no replica: zeros).
+  package func syncBookkeeping() throws -> SyncBookkeeping {
+    try translated {
+      guard let sync = base as? any SyncStateReader else { return SyncBookkeeping() }
+      return try sync.syncBookkeeping()
+    }
+  }
+
   /// The stream's current items in order, one at a time: `list` of a
   /// million items holds one leaf of the order tree in memory, not the list.
   ///

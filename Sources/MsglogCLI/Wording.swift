@@ -103,6 +103,13 @@ package enum Wording {
       return
         "a write cut off at its commit may have committed: look with 'msglog log' once the server is back before running it again"
     case .newerFormat: return "use the newer msglog that wrote it"
+    case .replicaSecretRefused(_, true):
+      return "nothing was pushed; if another replica took this one's id, 'msglog sync --reset' copies the remote "
+        + "afresh under a new id and pushes the pending changes from there"
+    case .replicaSecretRefused(_, false): return "the replica's msglog must send its secret: upgrade it"
+    case .unacceptableRecord:
+      return "nothing of that page was taken in; the remote's log holds a record no msglog write may make "
+        + "('msglog verify' on the remote names it): its operator must mend it"
     case .cannotBackUp: return "give a path that does not exist yet; the backup is made there whole or not at all"
     case .backupNotSupported:
       return "use PostgreSQL's own tools (pg_dump, pg_basebackup), or 'msglog export > FILE' for a copy of the log"

@@ -11,7 +11,8 @@ import MsglogCore
 /// - `learned`:       change → what the remote did with it, as the replica learned it;
 /// - `refused`:       change → a refusal the replica keeps until `status --clear`, as JSON.
 /// Writing any of them, or a record of format 3, makes the database
-/// `msglog/4`, which an older msglog refuses.
+/// `msglog/4`, which an older msglog refuses; a row with a replica's secret
+/// (or its hash) makes it `msglog/5`.
 extension LMDBTables {
   enum SyncTable: String, CaseIterable {
     case replicas = "replicas"
@@ -20,6 +21,11 @@ extension LMDBTables {
     case learned = "learned"
     case refused = "refused"
   }
+
+  /// The first version whose sync rows may hold secrets: a replica's state
+  /// with its secret, a remote's progress row with a secret's hash and the
+  /// outcomes it keeps (`SyncRows`), which an older msglog would misread.
+  static let secretsVersion = 5
 
   /// Handles opened by committed transactions (or reads), for every later one.
   func adopt(_ opened: [String: Database]) {
@@ -71,13 +77,45 @@ extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
 
   // MARK: - A remote's replicas
 
-  package func changesDone(by replica: ItemID) throws -> UInt64 {
-    guard let db = try table(.replicas, create: false) else { return 0 }
-    return try txn.get(db, replica.bytes) { try SyncRows.decodeDone(by: replica, $0) } ?? 0
+  package func progress(of replica: ItemID) throws -> ReplicaProgress? {
+    guard let db = try table(.replicas, create: false) else { return nil }
+    return try txn.get(db, replica.bytes) { try SyncRows.decodeProgress(of: replica, $0) }
   }
 
-  package func putChangesDone(_ done: UInt64, by replica: ItemID) throws {
-    try txn.put(try writable(.replicas), replica.bytes, SyncRows.encodeDone(done, by: replica))
+  package func putProgress(_ progress: ReplicaProgress, of replica: ItemID) throws {
+    let db = try writable(.replicas)
+    if progress.secret != nil { try moveContainer(atLeastTo: LMDBTables.secretsVersion) }
+    try txn.put(db, replica.bytes, SyncRows.encode(progress, of: replica))
+  }
+
+  package func forgetUnappliedOutcomes(by replica: ItemID, in range: Range<UInt64>) throws {
+    guard !range.isEmpty, let db = try table(.outcomes, create: false) else { return }
+    var forgotten: [[UInt8]] = []
+    try txn.withCursor(db) { cursor in
+      var entry = try cursor.seek(SyncRows.outcomeKey(range.lowerBound, by: replica))
+      while let (key, value) = entry, key.count == 24, key.prefix(16).elementsEqual(replica.bytes) {
+        guard key.loadBigEndian(fromByteOffset: 16, as: UInt64.self) < range.upperBound else { break }
+        let outcome = try SyncRows.decodeOutcome(.syncOutcomes, key: Array(key), value)
+        if case .applied = outcome {} else { forgotten.append(Array(key)) }
+        entry = try cursor.next()
+      }
+    }
+    for key in forgotten { try txn.delete(db, key) }
+  }
+
+  package func syncBookkeeping() throws -> SyncBookkeeping {
+    var bookkeeping = SyncBookkeeping()
+    if let db = try table(.replicas, create: false) {
+      let (entries, bytes) = try txn.size(db)
+      bookkeeping.replicas = entries
+      bookkeeping.bytes += bytes
+    }
+    if let db = try table(.outcomes, create: false) {
+      let (entries, bytes) = try txn.size(db)
+      bookkeeping.outcomes = entries
+      bookkeeping.bytes += bytes
+    }
+    return bookkeeping
   }
 
   package func outcome(ofChange change: UInt64, by replica: ItemID) throws -> ChangeOutcome? {
@@ -91,14 +129,14 @@ extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
     try txn.put(try writable(.outcomes), key, SyncRows.encode(outcome, .syncOutcomes, key: key))
   }
 
-  package func forEachReplica(_ body: (ItemID, UInt64) throws -> Bool) throws {
+  package func forEachReplica(_ body: (ItemID, ReplicaProgress) throws -> Bool) throws {
     guard let db = try table(.replicas, create: false) else { return }
     try txn.withCursor(db) { cursor in
       var entry = try cursor.first()
       while let (key, value) = entry {
         guard key.count == 16 else { throw DerivedDamage(.replicas, "a key of \(key.count) bytes is not a replica id") }
         let replica = ItemID(bytes: key)
-        guard try body(replica, try SyncRows.decodeDone(by: replica, value)) else { return }
+        guard try body(replica, try SyncRows.decodeProgress(of: replica, value)) else { return }
         entry = try cursor.next()
       }
     }
@@ -125,6 +163,7 @@ extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
 
   package func putReplicaState(_ state: ReplicaState) throws {
     try marksFormat4()
+    if state.secret != nil { try moveContainer(atLeastTo: LMDBTables.secretsVersion) }
     try txn.put(tables.meta, SyncRows.replicaKey, SyncRows.encode(state))
   }
 

@@ -25,12 +25,12 @@ import Synchronization
 package final class LMDBTables {
   static let formatKey = Array("format".utf8)
   static let formatValue = Array("msglog/2".utf8)
-  /// msglog/1–4, read; msglog/3 once the log holds records of record format
+  /// msglog/1–5, read; msglog/3 once the log holds records of record format
   /// 2 (the events of working together), msglog/4 once it holds records of
   /// format 3 (events with their origin, from replicas) or sync's tables
-  /// (`syncTablesVersion`), by `ContainerFormat`'s rule.
+  /// (`syncTablesVersion`), msglog/5 once one holds a secret, by `ContainerFormat`'s rule.
   static let containerFormat = ContainerFormat(
-    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...4,
+    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...5,
     holding: [EventRecord.formatVersion2: 3, EventRecord.formatVersion3: 4])
   /// The first version whose containers may hold sync's tables (a remote's
   /// replicas and their outcomes, a replica's own pending changes).

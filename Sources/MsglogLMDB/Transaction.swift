@@ -94,6 +94,14 @@ package final class Transaction {
     return UInt64(stat.ms_entries)
   }
 
+  /// How many entries `db` holds and the bytes of its pages: O(1).
+  package func size(_ db: Database) throws -> (entries: UInt64, bytes: UInt64) {
+    var stat = MDB_stat()
+    try check(mdb_stat(handle, db.dbi, &stat), "mdb_stat")
+    let pages = UInt64(stat.ms_branch_pages) + UInt64(stat.ms_leaf_pages) + UInt64(stat.ms_overflow_pages)
+    return (UInt64(stat.ms_entries), pages * UInt64(stat.ms_psize))
+  }
+
   /// Opens a cursor on `db`, which the caller closes (`Cursor.close`)
   /// before the transaction ends.
   package func openCursor(_ db: Database) throws -> Cursor {

@@ -72,8 +72,8 @@ import Testing
     try replica.append("b")
     let state = try replica.replicaState()!
     let changes = try replica.pendingChanges()
-    let first = try pair.remote.push(changes, replica: state.replica, log: state.log)
-    let again = try pair.remote.push(changes, replica: state.replica, log: state.log)
+    let first = try pair.remote.push(changes, replica: state.replica, secret: state.secret!, log: state.log)
+    let again = try pair.remote.push(changes, replica: state.replica, secret: state.secret!, log: state.log)
     #expect(first == again)
     #expect(try pair.server.items().items.map(\.text) == ["a", "b"])
     _ = try replica.sync(with: pair.remote)

@@ -59,7 +59,8 @@ extension EventLog {
         }
         try sync.putLogID(logID)
         try replicas.putReplicaState(
-          ReplicaState(replica: .random(), log: logID, remote: remoteLocation, remoteHead: hello.head))
+          ReplicaState(
+            replica: .random(), log: logID, remote: remoteLocation, remoteHead: hello.head, secret: .random()))
       }
       var report = SyncReport()
       let state = try replica.replicaState()!

@@ -16,16 +16,36 @@ extension EventLog {
   }
 
   /// Does a replica's changes, in order, each at most once, in one
-  /// transaction: the outcome of every change (the stored one for a change
-  /// done before) and the head after.
-  package func doChanges(_ changes: [ReplicaChange], by replica: ItemID, log: ItemID) throws -> PushAnswer {
-    try write(touching: Array(Set(changes.map(\.stream))).sorted()) { session in
+  /// transaction, once the replica has proved it is itself (`secret`): the
+  /// outcome of every change (the stored one for a change done before) and
+  /// the head after. The log's commit observer (a server's metrics) is
+  /// told of the transaction as of one the group commit makes.
+  package func doChanges(_ changes: [ReplicaChange], by replica: ItemID, secret: ReplicaSecret?, log: ItemID)
+    throws -> PushAnswer
+  {
+    let started = ContinuousClock.now
+    var appended = 0
+    defer {
+      commitObservers.observer?.committed(writes: 1, events: appended, duration: ContinuousClock.now - started)
+    }
+    let answer = try write(touching: Array(Set(changes.map(\.stream))).sorted()) { session in
       guard let sync = session.writer as? any SyncStateWriter else {
         throw MsglogError.incompatibleRemote(remote: location, reason: "its store keeps no sync state")
       }
       try checkRemote(sync, log: log)
-      let outcomes = try session.perform(pushed: changes, by: replica, recordingIn: sync)
-      return PushAnswer(head: session.nextSeq - 1, outcomes: outcomes)
+      let done = try session.perform(pushed: changes, by: replica, secret: secret, recordingIn: sync)
+      return PushAnswer(head: session.nextSeq - 1, outcomes: done.outcomes, resent: done.resent)
+    }
+    // What this push appended: its applied outcomes past the ones resent.
+    for case .applied in answer.outcomes.dropFirst(answer.resent) { appended += 1 }
+    return answer
+  }
+
+  /// What sync's bookkeeping holds here (`streams`, `/metrics`).
+  package func syncBookkeeping() throws -> SyncBookkeeping {
+    try readingBase { reader in
+      guard let sync = reader as? any SyncStateReader else { return SyncBookkeeping() }
+      return try sync.syncBookkeeping()
     }
   }
 
@@ -84,6 +104,11 @@ extension EventLog {
 }
 
 extension EventLog {
+  /// What this log keeps of a replica that pushed to it (tests).
+  package func syncProgress(of replica: ItemID) throws -> ReplicaProgress? {
+    try readingBase { reader in try (reader as? any SyncStateReader)?.progress(of: replica) }
+  }
+
   /// The outcomes of a replica's changes done here, in change order (tests, `verify`).
   package func syncOutcomes(of replica: ItemID) throws -> [(UInt64, ChangeOutcome)] {
     try readingBase { reader in

@@ -41,7 +41,8 @@ extension EventLog {
       try sync.putLogID(log)
       for change in kept { try replicas.putPendingChange(change.number, json: change.json) }
       let state = ReplicaState(
-        replica: .random(), log: log, remote: old.remote, nextChange: UInt64(kept.count + 1), remoteHead: hello.head)
+        replica: .random(), log: log, remote: old.remote, nextChange: UInt64(kept.count + 1), remoteHead: hello.head,
+        secret: .random())
       try replicas.putReplicaState(state)
       return state
     }

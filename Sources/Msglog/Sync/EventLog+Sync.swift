@@ -54,6 +54,7 @@ extension EventLog {
 
   /// One sync, under the lock the caller holds.
   func syncRound(with remote: any SyncRemote, state: ReplicaState) throws -> SyncReport {
+    let state = try givingSecret(state)
     let hello = try remote.hello()
     try Self.check(hello, of: remote)
     guard hello.log == state.log else {
@@ -126,7 +127,8 @@ extension EventLog {
         end += 1
       }
       let batch = Array(pending[start..<end])
-      let answer = try remote.push(batch, replica: state.replica, log: state.log)
+      precondition(state.secret != nil, "syncRound gives a replica its secret before it pushes")
+      let answer = try remote.push(batch, replica: state.replica, secret: state.secret!, log: state.log)
       guard answer.outcomes.count == batch.count else {
         throw MsglogError.incompatibleRemote(
           remote: remote.shown, reason: "it answered \(answer.outcomes.count) outcomes for \(batch.count) changes")
@@ -223,7 +225,9 @@ extension EventLog {
           throw MsglogError.incompatibleRemote(
             remote: remote.shown, reason: "its record at seq \(event.seq) is not in the form this msglog writes")
         }
-        try session.adopt(event)
+        do { try session.adopt(event) } catch let error as MsglogError where Self.isTheRecordsFault(error) {
+          throw MsglogError.unacceptableRecord(remote: remote.shown, seq: event.seq, reason: error)
+        }
         guard let origin = event.origin, origin.replica == state.replica else { continue }
         // This replica's own change, done: learned now if its answer was lost.
         if try replicas.learnedOutcome(ofChange: origin.change) == nil {

@@ -33,12 +33,15 @@ package final class HTTPRemote: SyncRemote {
       log: members.string("log").flatMap(ItemID.init(canonical:)), head: UInt64(members.integer("head") ?? 0))
   }
 
-  package func push(_ changes: [ReplicaChange], replica: ItemID, log: ItemID) throws -> PushAnswer {
+  package func push(_ changes: [ReplicaChange], replica: ItemID, secret: ReplicaSecret, log: ItemID) throws
+    -> PushAnswer
+  {
     var json = JSONWriter()
     json.object { json in
       json.member("protocol", syncProtocolVersion)
       json.member("log", log)
       json.member("replica", replica)
+      json.member("secret", secret.hex)
       json.key("changes")
       json.array { json in for change in changes { change.write(to: &json) } }
     }
@@ -156,6 +159,9 @@ package final class HTTPRemote: SyncRemote {
     switch (status, members.string("kind")) {
     case (_, "another-log"?): return .anotherLog(remote: shown, reason: message)
     case (_, "incompatible"?): return .incompatibleRemote(remote: shown, reason: message)
+    case (403, "replica-secret"?):
+      // The remote holds another secret for this replica's id (or none was sent).
+      return .replicaSecretRefused(replica: members.string("replica").flatMap(ItemID.init(canonical:)) ?? .nil, given: true)
     case (401, _), (403, _): return .cannotConnect(location: shown, reason: "it refused this request: \(message)")
     case (404, _), (405, _):
       return .incompatibleRemote(remote: shown, reason: "it offers no sync (an older msglog serve?): \(message)")

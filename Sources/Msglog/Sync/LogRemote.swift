@@ -10,8 +10,10 @@ package final class LogRemote: SyncRemote {
 
   package func hello() throws -> RemoteHello { try log.syncHello() }
 
-  package func push(_ changes: [ReplicaChange], replica: ItemID, log id: ItemID) throws -> PushAnswer {
-    try log.doChanges(changes, by: replica, log: id)
+  package func push(_ changes: [ReplicaChange], replica: ItemID, secret: ReplicaSecret, log id: ItemID) throws
+    -> PushAnswer
+  {
+    try log.doChanges(changes, by: replica, secret: secret, log: id)
   }
 
   package func pull(after seq: UInt64, check: UInt32?, log id: ItemID, limit: Int) throws -> RecordPage {

@@ -6,8 +6,9 @@ package protocol SyncRemote: AnyObject {
   var shown: String { get }
   /// What the remote says first: its protocol, its log's id, its head.
   func hello() throws -> RemoteHello
-  /// Has the remote do `changes` of `replica` (in order, each at most once).
-  func push(_ changes: [ReplicaChange], replica: ItemID, log: ItemID) throws -> PushAnswer
+  /// Has the remote do `changes` of `replica` (in order, each at most
+  /// once), proving it is that replica with its `secret`.
+  func push(_ changes: [ReplicaChange], replica: ItemID, secret: ReplicaSecret, log: ItemID) throws -> PushAnswer
   /// The remote's records after `seq`, a bounded page, once it has checked
   /// that its record at `seq` is the one the replica has (`check`: that
   /// record's CRC-32C, its last 4 bytes).
@@ -44,11 +45,22 @@ public struct PushAnswer: Equatable, Sendable {
   public var head: UInt64
   /// One per change pushed, in order.
   public var outcomes: [ChangeOutcome]
+  /// How many of the first outcomes are of changes done before, sent
+  /// again (a lost answer): the remote's own count, not on the wire.
+  package var resent = 0
 
   public init(head: UInt64, outcomes: [ChangeOutcome]) {
     self.head = head
     self.outcomes = outcomes
   }
+
+  package init(head: UInt64, outcomes: [ChangeOutcome], resent: Int) {
+    self.init(head: head, outcomes: outcomes)
+    self.resent = resent
+  }
+
+  /// The same answer: its head and outcomes (a resend's is the first's).
+  public static func == (a: PushAnswer, b: PushAnswer) -> Bool { a.head == b.head && a.outcomes == b.outcomes }
 }
 
 /// A page of a remote's records, in seq order from the one asked for.

@@ -47,8 +47,18 @@ extension Invocation {
   }
 
   func streams() throws {
-    let streams = try read { try $0.streams() }
-    if json { try stdout.document { $0.streams(streams) } } else { try Format.streamsTable(streams, to: stdout) }
+    let (streams, sync) = try read { (try $0.streams(), try $0.syncBookkeeping()) }
+    if json {
+      try stdout.document { $0.streams(streams, sync: sync) }
+    } else {
+      try Format.streamsTable(streams, to: stdout)
+      // What replicas leave here beside the events: no stream shows it.
+      if sync.replicas > 0 {
+        try stdout.line(
+          "sync: \(sync.replicas) \(sync.replicas == 1 ? "replica" : "replicas"), \(sync.outcomes) "
+            + "\(sync.outcomes == 1 ? "outcome" : "outcomes") kept, \(Self.mebibytes(sync.bytes)) MiB")
+      }
+    }
   }
 
   func diff() throws {

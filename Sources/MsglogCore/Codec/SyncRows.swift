@@ -16,17 +16,37 @@ package enum SyncRows {
     return id
   }
 
-  // MARK: - A replica's progress at its remote: u64 changes done
+  // MARK: - A replica's progress at its remote: u64 changes done; since
+  // replicas have secrets (format 5), then u64 the first change whose
+  // outcome is kept whatever it was, and the 32-byte SHA-256 of its secret
 
-  package static func encodeDone(_ done: UInt64, by replica: ItemID) -> [UInt8] {
-    DerivedRows.seal(.replicas, key: replica.bytes, [UInt8](bigEndian: done))
+  /// The row of `progress`: the first form while it has no secret and
+  /// forgot nothing (what an older msglog reads), else the second.
+  package static func encode(_ progress: ReplicaProgress, of replica: ItemID) -> [UInt8] {
+    // Outcomes are forgotten only on a push, which carries a secret.
+    precondition(progress.secret != nil || progress.keptFrom == 1, "a replica that forgot outcomes has a secret")
+    var out = [UInt8](bigEndian: progress.done)
+    if let secret = progress.secret {
+      out.appendBigEndian(progress.keptFrom)
+      out.append(contentsOf: secret.bytes)
+    }
+    return DerivedRows.seal(.replicas, key: replica.bytes, out)
   }
 
-  package static func decodeDone(by replica: ItemID, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> UInt64 {
+  package static func decodeProgress(of replica: ItemID, _ row: UnsafeRawBufferPointer) throws(DerivedDamage)
+    -> ReplicaProgress
+  {
     var r = try DerivedRows.open(.replicas, key: replica.bytes, row, what: "the progress of replica \(replica.text)")
-    let done = try r.u64()
+    var progress = ReplicaProgress(done: try r.u64())
+    if r.remaining > 0 {
+      progress.keptFrom = try r.u64()
+      progress.secret = SHA256.Digest(Array(try r.take(SHA256.Digest.length)))
+      guard progress.keptFrom >= 1, progress.keptFrom <= progress.done + 1 else {
+        throw DerivedDamage(.replicas, "replica \(replica.text) keeps outcomes from change \(progress.keptFrom), past its \(progress.done) done")
+      }
+    }
     try r.end()
-    return done
+    return progress
   }
 
   // MARK: - Outcomes: u8 kind (1 applied, 2 unchanged, 3 refused), then
@@ -80,7 +100,8 @@ package enum SyncRows {
   }
 
   // MARK: - A replica's state: 16B replica, 16B log, u64 next change,
-  // u64 remote head, u32 length + the remote's location in UTF-8
+  // u64 remote head, u32 length + the remote's location in UTF-8; since
+  // replicas have secrets (format 5), then its 32-byte secret
 
   package static func encode(_ state: ReplicaState) -> [UInt8] {
     var out = state.replica.bytes + state.log.bytes
@@ -88,6 +109,7 @@ package enum SyncRows {
     out.appendBigEndian(state.remoteHead)
     out.appendBigEndian(UInt32(state.remote.utf8.count))
     out.append(contentsOf: state.remote.utf8)
+    if let secret = state.secret { out.append(contentsOf: secret.bytes) }
     return DerivedRows.seal(.replica, key: replicaKey, out)
   }
 
@@ -98,8 +120,10 @@ package enum SyncRows {
     let next = try r.u64()
     let head = try r.u64()
     let remote = try r.text()
+    var state = ReplicaState(replica: replica, log: log, remote: remote, nextChange: next, remoteHead: head)
+    if r.remaining > 0 { state.secret = ReplicaSecret(bytes: Array(try r.take(ReplicaSecret.length))) }
     try r.end()
-    return ReplicaState(replica: replica, log: log, remote: remote, nextChange: next, remoteHead: head)
+    return state
   }
 
   // MARK: - A replica's pending changes and refusals: JSON bytes, keyed by the change as u64

@@ -118,6 +118,15 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case syncRunning(location: String)
   /// A clone cannot be made: the place is taken, or the remote cannot be cloned yet.
   case cannotClone(location: String, reason: String)
+  /// A push for `replica` without the secret its remote holds the hash of
+  /// (`given` false), or with another (`given` true): nothing was done.
+  case replicaSecretRefused(replica: ItemID, given: Bool)
+  /// A push resent a change the replica had settled since, whose outcome
+  /// the remote no longer keeps (it appended nothing): the replica lost track.
+  case changeForgotten(change: UInt64, keptFrom: UInt64)
+  /// A remote sent a record this replica cannot take in (text past the
+  /// limits, say): the remote's fault, nothing was taken in from it.
+  indirect case unacceptableRecord(remote: String, seq: UInt64, reason: MsglogError)
 
   // MARK: Batches
 
@@ -166,13 +175,14 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return .notFound
     case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .itemMismatch, .itemRemoved,
       .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo,
-      .cannotBackUp, .changeAppendedNothing, .changeOutOfOrder, .notAReplica, .syncRunning, .cannotClone:
+      .cannotBackUp, .changeAppendedNothing, .changeOutOfOrder, .notAReplica, .syncRunning, .cannotClone,
+      .changeForgotten:
       return .refused
     case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
       return .damaged
-    case .readOnly, .permissionDenied: return .forbidden
+    case .readOnly, .permissionDenied, .replicaSecretRefused: return .forbidden
     case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .backupNotSupported, .anotherLog,
-      .incompatibleRemote:
+      .incompatibleRemote, .unacceptableRecord:
       return .incompatible
     case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .storeFailure, .storage, .cannotReadInput,
       .cannotConnect, .connectionLost:
@@ -266,6 +276,15 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .incompatibleRemote(let remote, let reason): return "cannot sync with \(remote): \(reason)"
     case .syncRunning(let location): return "another sync of \(location) is running"
     case .cannotClone(let location, let reason): return "cannot clone into \(location): \(reason)"
+    case .replicaSecretRefused(let replica, false):
+      return "a push for replica \(replica.text) must carry its secret, and this one has none"
+    case .replicaSecretRefused(let replica, true):
+      return "the secret sent is not replica \(replica.text)'s: another replica may be using its id"
+    case .changeForgotten(let change, let keptFrom):
+      return "change \(change) was settled by its replica, which has pushed from change \(keptFrom) since: "
+        + "its outcome is no longer kept"
+    case .unacceptableRecord(let remote, let seq, let reason):
+      return "\(remote) sent a record this replica cannot accept, at seq \(seq): \(reason)"
     case .line(let number, let inner): return "line \(number): \(inner)"
     case .cannotReadInput(let text): return text
     }

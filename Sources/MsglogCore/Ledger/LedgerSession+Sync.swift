@@ -18,6 +18,10 @@ extension LedgerSession {
     _ change: ReplicaChange, origin: Origin?, resolvingChange resolveChange: (UInt64) throws -> UInt64?
   ) throws -> Outcome? {
     try Limits.checkStreamName(change.stream.text)
+    // Before anything is looked up, as for a command: a change past the
+    // limits is refused as such even where it would change nothing.
+    try Limits.check(change.intent)
+    if let origin { try Limits.check(origin, at: now) }
     var state = try takeState(of: change.stream)
     defer { streams[change.stream] = state }
     self.origin = origin
@@ -115,29 +119,62 @@ extension LedgerSession {
   /// next one refuses the whole push (`changeOutOfOrder`): a replica sends
   /// its pending changes from the first, so a gap means it lost track.
   ///
+  /// First the replica proves it is itself: its secret must be the one
+  /// whose hash the remote keeps (`replicaSecretRefused` otherwise, before
+  /// anything is read or written); the first push carrying one, for a
+  /// replica the remote holds no hash of, claims the id. Then what the
+  /// replica settled before the push's first change is forgotten, unless
+  /// it was applied (`ReplicaProgress`).
+  ///
   /// - Parameter sync: the transaction's sync tables (the session's writer).
+  /// - Returns: an outcome per change, and how many of them were resent
+  ///   (done before: their stored outcomes).
   package func perform(
-    pushed changes: [ReplicaChange], by replica: ItemID, recordingIn sync: any SyncStateWriter
-  ) throws -> [ChangeOutcome] {
-    var done = try sync.changesDone(by: replica)
-    let before = done
+    pushed changes: [ReplicaChange], by replica: ItemID, secret: ReplicaSecret?,
+    recordingIn sync: any SyncStateWriter
+  ) throws -> (outcomes: [ChangeOutcome], resent: Int) {
+    if replica == ItemID.nil { throw MsglogError.invalidInput(.nilReplica) }
+    let stored = try sync.progress(of: replica)
+    var progress = stored ?? ReplicaProgress()
+    switch (progress.secret, secret) {
+    case (let kept?, let given?):
+      guard kept.matches(given.digest) else { throw MsglogError.replicaSecretRefused(replica: replica, given: true) }
+    case (nil, let given?):
+      // A new replica, or one whose pushes began before replicas had secrets.
+      progress.secret = given.digest
+    case (_, nil):
+      throw MsglogError.replicaSecretRefused(replica: replica, given: false)
+    }
+    guard !changes.isEmpty else { return ([], 0) }
+    let before = progress
+    if let first = changes.first?.number, first > progress.keptFrom, first <= progress.done + 1 {
+      writesSent += 1
+      try sync.forgetUnappliedOutcomes(by: replica, in: progress.keptFrom..<first)
+      progress.keptFrom = first
+    }
+    var done = progress.done
     var outcomes: [ChangeOutcome] = []
+    var resent = 0
     outcomes.reserveCapacity(changes.count)
     for change in changes {
       if change.number <= done {
         guard let outcome = try sync.outcome(ofChange: change.number, by: replica) else {
+          if progress.mayHaveForgotten(change.number) {
+            throw MsglogError.changeForgotten(change: change.number, keptFrom: progress.keptFrom)
+          }
           throw MsglogError.derivedDamage(
             DerivedDamage(
               table: "sync-outcomes", "change \(change.number) of replica \(replica.text) is done but has no outcome"))
         }
         outcomes.append(outcome)
+        resent += 1
         continue
       }
       guard change.number == done + 1 else { throw MsglogError.changeOutOfOrder(change: change.number, done: done) }
       let origin = Origin(replica: replica, change: change.number, made: change.made)
       // A mark keeps the session's state as it is; what is changed after it
       // copies that state whole: written out now and then, it stays small.
-      if done > before, (done - before) % Self.changesBetweenFinishes == 0 { try finish() }
+      if done > before.done, (done - before.done) % Self.changesBetweenFinishes == 0 { try finish() }
       let mark = self.mark()
       let outcome: ChangeOutcome
       do {
@@ -145,6 +182,8 @@ extension LedgerSession {
           switch try sync.outcome(ofChange: earlier, by: replica) {
           case .applied(let seq, _)?: return seq
           case .unchanged?, .refused?: return nil
+          // Only what appended nothing is forgotten.
+          case nil where progress.mayHaveForgotten(earlier): return nil
           case nil: throw MsglogError.changeOutOfOrder(change: earlier, done: done)
           }
         }
@@ -158,11 +197,13 @@ extension LedgerSession {
       outcomes.append(outcome)
       done = change.number
     }
-    if done != before {
+    progress.done = done
+    // A new replica, or a secret just claimed, or progress made.
+    if stored?.secret == nil || done != before.done || progress.keptFrom != before.keptFrom {
       writesSent += 1
-      try sync.putChangesDone(done, by: replica)
+      try sync.putProgress(progress, of: replica)
     }
-    return outcomes
+    return (outcomes, resent)
   }
 
   /// How many changes a session performs, each after a mark, between two

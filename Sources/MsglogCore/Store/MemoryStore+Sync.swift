@@ -2,7 +2,7 @@
 extension MemoryStore {
   package struct SyncTables: Sendable {
     package var logID: ItemID? = .random()
-    package var done: [ItemID: UInt64] = [:]
+    package var progress: [ItemID: ReplicaProgress] = [:]
     package var outcomes: [ItemID: [UInt64: ChangeOutcome]] = [:]
     package var replica: ReplicaState? = nil
     package var pending: [UInt64: [UInt8]] = [:]
@@ -15,8 +15,21 @@ extension MemoryStore.Transaction: SyncStateWriter, ReplicaStateWriter {
   func logID() throws -> ItemID? { state.sync.logID }
   func putLogID(_ id: ItemID) throws { state.sync.logID = id }
 
-  func changesDone(by replica: ItemID) throws -> UInt64 { state.sync.done[replica] ?? 0 }
-  func putChangesDone(_ done: UInt64, by replica: ItemID) throws { state.sync.done[replica] = done }
+  func progress(of replica: ItemID) throws -> ReplicaProgress? { state.sync.progress[replica] }
+  func putProgress(_ progress: ReplicaProgress, of replica: ItemID) throws { state.sync.progress[replica] = progress }
+
+  func forgetUnappliedOutcomes(by replica: ItemID, in range: Range<UInt64>) throws {
+    state.sync.outcomes[replica] = state.sync.outcomes[replica]?.filter { change, outcome in
+      if case .applied = outcome { return true }
+      return !range.contains(change)
+    }
+  }
+
+  func syncBookkeeping() throws -> SyncBookkeeping {
+    SyncBookkeeping(
+      replicas: UInt64(state.sync.progress.count),
+      outcomes: UInt64(state.sync.outcomes.values.reduce(0) { $0 + $1.count }))
+  }
 
   func outcome(ofChange change: UInt64, by replica: ItemID) throws -> ChangeOutcome? {
     state.sync.outcomes[replica]?[change]
@@ -26,9 +39,9 @@ extension MemoryStore.Transaction: SyncStateWriter, ReplicaStateWriter {
     state.sync.outcomes[replica, default: [:]][change] = outcome
   }
 
-  func forEachReplica(_ body: (ItemID, UInt64) throws -> Bool) throws {
-    for (replica, done) in state.sync.done.sorted(by: { ItemID.precedesInStorageOrder($0.key, $1.key) }) {
-      guard try body(replica, done) else { return }
+  func forEachReplica(_ body: (ItemID, ReplicaProgress) throws -> Bool) throws {
+    for (replica, progress) in state.sync.progress.sorted(by: { ItemID.precedesInStorageOrder($0.key, $1.key) }) {
+      guard try body(replica, progress) else { return }
     }
   }
 
@@ -68,7 +81,7 @@ extension MemoryStore.Transaction: SyncStateWriter, ReplicaStateWriter {
     try clearDerived()
     state.records.removeAll()
     state.sync.learned.removeAll()
-    state.sync.done.removeAll()
+    state.sync.progress.removeAll()
     state.sync.outcomes.removeAll()
   }
 }

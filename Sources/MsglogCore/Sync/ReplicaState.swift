@@ -11,8 +11,20 @@ public struct ReplicaState: Equatable, Sendable {
   public var nextChange: UInt64
   /// The remote's head when it was last heard from.
   public var remoteHead: UInt64
+  /// What proves this replica is itself to its remote, sent with every
+  /// push; nil for a replica cloned before replicas had secrets (its next
+  /// sync makes one). Never shown.
+  package var secret: ReplicaSecret?
 
   public init(replica: ItemID, log: ItemID, remote: String, nextChange: UInt64 = 1, remoteHead: UInt64 = 0) {
+    self.init(replica: replica, log: log, remote: remote, nextChange: nextChange, remoteHead: remoteHead, secret: nil)
+  }
+
+  package init(
+    replica: ItemID, log: ItemID, remote: String, nextChange: UInt64 = 1, remoteHead: UInt64 = 0,
+    secret: ReplicaSecret?
+  ) {
+    self.secret = secret
     self.replica = replica
     self.log = log
     self.remote = remote

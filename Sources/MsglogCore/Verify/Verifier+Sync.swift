@@ -17,31 +17,40 @@ extension Verifier.Check {
     }
   }
 
-  /// Each replica's progress D: its changes 1…D have one outcome each, the
-  /// applied ones the very events that carry their origin, and no event of
-  /// its origin lacks one.
+  /// Each replica's progress D: its changes from the first whose outcome
+  /// is kept whatever it was (K) to D have one outcome each, those before K
+  /// only the applied ones (the others the replica settled, and the remote
+  /// forgot); the applied ones are the very events that carry their origin,
+  /// and no event of its origin lacks one.
   private mutating func remoteState(_ sync: any SyncStateReader) throws {
-    var progress: [(ItemID, UInt64)] = []
-    try sync.forEachReplica { replica, done in
-      progress.append((replica, done))
+    var progress: [(ItemID, ReplicaProgress)] = []
+    try sync.forEachReplica { replica, kept in
+      progress.append((replica, kept))
       return true
     }
-    for (replica, done) in progress {
-      var expected: UInt64 = 1
+    for (replica, kept) in progress {
+      var expected = kept.keptFrom
       var applied: [UInt64: UInt64] = [:]
       var problems: [String] = []
       try sync.forEachOutcome(by: replica) { change, outcome in
+        if case .applied(let seq, _) = outcome { applied[change] = seq }
+        guard change >= kept.keptFrom else {
+          if applied[change] == nil {
+            problems.append(
+              "table sync-outcomes: replica \(replica.text) keeps an outcome of change \(change) that appended nothing, before change \(kept.keptFrom)")
+          }
+          return true
+        }
         if change != expected {
           problems.append(
             "table sync-outcomes: replica \(replica.text) has no outcome for change \(expected)…\(change - 1)")
         }
         expected = change + 1
-        if case .applied(let seq, _) = outcome { applied[change] = seq }
         return true
       }
       for text in problems { problem(text) }
-      if expected - 1 != done {
-        problem("table replicas: replica \(replica.text) has done \(done) changes, its outcomes say \(expected - 1)")
+      if expected - 1 != kept.done {
+        problem("table replicas: replica \(replica.text) has done \(kept.done) changes, its outcomes say \(expected - 1)")
       }
       let events = origins[replica] ?? [:]
       for (change, seq) in applied.sorted(by: { $0.key < $1.key }) where events[change]?.first != seq {

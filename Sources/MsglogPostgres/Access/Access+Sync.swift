@@ -39,16 +39,32 @@ extension PostgresStore.Access: SyncStateWriter {
 
   // MARK: A remote's replicas
 
-  package func changesDone(by replica: ItemID) throws -> UInt64 {
-    guard try syncTablesReadable() else { return 0 }
-    let rows = try query(.sync, PostgresSchema.changesDone(by: replica))
-    guard rows.count > 0 else { return 0 }
-    return try SyncRows.decodeDone(by: replica, rows.bytes(0, 0))
+  package func progress(of replica: ItemID) throws -> ReplicaProgress? {
+    guard try syncTablesReadable() else { return nil }
+    let rows = try query(.sync, PostgresSchema.progress(of: replica))
+    guard rows.count > 0 else { return nil }
+    return try SyncRows.decodeProgress(of: replica, rows.bytes(0, 0))
   }
 
-  package func putChangesDone(_ done: UInt64, by replica: ItemID) throws {
+  package func putProgress(_ progress: ReplicaProgress, of replica: ItemID) throws {
     makeSyncTables()
-    buffer.putChangesDone(SyncRows.encodeDone(done, by: replica), by: replica)
+    // A row with a secret's hash is one an older msglog would misread.
+    if progress.secret != nil, (store.schemaVersion ?? 0) < PostgresSchema.secretsVersion {
+      buffer.upgradeSchema(to: PostgresSchema.secretsVersion)
+    }
+    buffer.putProgress(SyncRows.encode(progress, of: replica), of: replica)
+  }
+
+  package func forgetUnappliedOutcomes(by replica: ItemID, in range: Range<UInt64>) throws {
+    guard !range.isEmpty else { return }
+    makeSyncTables()
+    buffer.forgetUnappliedOutcomes(by: replica, in: range)
+  }
+
+  package func syncBookkeeping() throws -> SyncBookkeeping {
+    guard try syncTablesReadable() else { return SyncBookkeeping() }
+    let rows = try query(.sync, PostgresSchema.syncBookkeeping)
+    return SyncBookkeeping(replicas: rows.uint64(0, 0) ?? 0, outcomes: rows.uint64(0, 1) ?? 0, bytes: rows.uint64(0, 2) ?? 0)
   }
 
   package func outcome(ofChange change: UInt64, by replica: ItemID) throws -> ChangeOutcome? {
@@ -65,14 +81,14 @@ extension PostgresStore.Access: SyncStateWriter {
     buffer.putOutcome(SyncRows.encode(outcome, .syncOutcomes, key: key), ofChange: change, by: replica)
   }
 
-  package func forEachReplica(_ body: (ItemID, UInt64) throws -> Bool) throws {
+  package func forEachReplica(_ body: (ItemID, ReplicaProgress) throws -> Bool) throws {
     guard try syncTablesReadable() else { return }
-    var next = ItemID(canonical: "00000000-0000-0000-0000-000000000000")!
+    var next = ItemID.nil
     var including = true
     try forEachRow(of: .sync, in: .of(1024), { PostgresSchema.replicas(from: next, including: including, limit: $0) }) {
       rows, row in
       let replica = ItemID(bytes: rows.bytes(row, 0))
-      guard try body(replica, try SyncRows.decodeDone(by: replica, rows.bytes(row, 1))) else { return false }
+      guard try body(replica, try SyncRows.decodeProgress(of: replica, rows.bytes(row, 1))) else { return false }
       next = replica
       including = false
       return true

@@ -16,6 +16,7 @@ extension PostgresStore {
     private var summary: [UInt8]? = nil
     private var done: [ItemID: [UInt8]] = [:]
     private var outcomes: [(replica: ItemID, change: UInt64, row: [UInt8])] = []
+    private var forgotten: [(replica: ItemID, range: Range<UInt64>)] = []
     private var logID: ItemID? = nil
     /// Whether the derived tables are to be emptied first (a rebuild).
     private var clears = false
@@ -88,8 +89,13 @@ extension PostgresStore {
       if version >= PostgresSchema.syncTablesVersion { dirty.insert(.sync) }
     }
 
-    mutating func putChangesDone(_ row: [UInt8], by replica: ItemID) {
+    mutating func putProgress(_ row: [UInt8], of replica: ItemID) {
       done[replica] = row
+      dirty.insert(.sync)
+    }
+
+    mutating func forgetUnappliedOutcomes(by replica: ItemID, in range: Range<UInt64>) {
+      forgotten.append((replica, range))
       dirty.insert(.sync)
     }
 
@@ -147,14 +153,18 @@ extension PostgresStore {
       if let summary { out.append(PostgresSchema.putSummary(summary)) }
       if let logID { out.append(PostgresSchema.giveLogID(logID)) }
       if !done.isEmpty {
-        out.append(PostgresSchema.putChangesDone(replicas: Array(done.keys), rows: Array(done.values)))
+        out.append(PostgresSchema.putProgress(replicas: Array(done.keys), rows: Array(done.values)))
+      }
+      for (replica, range) in forgotten {
+        out.append(
+          PostgresSchema.forgetUnappliedOutcomes(by: replica, from: range.lowerBound, below: range.upperBound))
       }
       if !outcomes.isEmpty {
         out.append(
           PostgresSchema.putOutcomes(
             replicas: outcomes.map(\.replica), changes: outcomes.map(\.change), outcomes: outcomes.map(\.row)))
-        out.append(PostgresSchema.touchHead)
       }
+      if !outcomes.isEmpty || !forgotten.isEmpty { out.append(PostgresSchema.touchHead) }
       events.removeAll(keepingCapacity: true)
       heads.removeAll()
       nodes.removeAll()
@@ -163,6 +173,7 @@ extension PostgresStore {
       summary = nil
       done.removeAll()
       outcomes.removeAll()
+      forgotten.removeAll()
       logID = nil
       clears = false
       dirty.removeAll()

@@ -11,6 +11,10 @@ import MsglogCore
 extension PostgresSchema {
   /// The first schema version with sync's tables.
   static let syncTablesVersion = 3
+  /// The first schema version whose `replicas` rows may hold a secret's
+  /// hash and the outcomes kept (`SyncRows`), which an older msglog would
+  /// misread: the same tables, the version moved by the write of such a row.
+  static let secretsVersion = 4
 
   static let syncTables = [
     Statement(
@@ -36,15 +40,31 @@ extension PostgresSchema {
 
   // MARK: A remote's replicas
 
-  static func changesDone(by replica: ItemID) -> Statement {
+  static func progress(of replica: ItemID) -> Statement {
     Statement("SELECT done FROM msglog.replicas WHERE replica = $1", [.id(replica)])
   }
 
-  static func putChangesDone(replicas: [ItemID], rows: [[UInt8]]) -> Statement {
+  /// Each replica's progress row (`SyncRows`), in the column that has
+  /// always held it.
+  static func putProgress(replicas: [ItemID], rows: [[UInt8]]) -> Statement {
     Statement(
       "INSERT INTO msglog.replicas (replica, done) SELECT * FROM unnest($1::uuid[], $2::bytea[]) ON CONFLICT (replica) DO UPDATE SET done = EXCLUDED.done",
       [.uuids(replicas), .byteas(rows)])
   }
+
+  /// Forgets a replica's outcomes `from..<below` that appended nothing:
+  /// an outcome's first byte is its kind, 1 for applied (`SyncRows`).
+  static func forgetUnappliedOutcomes(by replica: ItemID, from: UInt64, below: UInt64) -> Statement {
+    Statement(
+      "DELETE FROM msglog.sync_outcomes WHERE replica = $1 AND change >= $2 AND change < $3 AND get_byte(outcome, 0) <> 1",
+      [.id(replica), .uint64(from), .uint64(below)])
+  }
+
+  /// Sync's bookkeeping: replicas, outcomes, and the bytes of both tables
+  /// with their indexes.
+  static let syncBookkeeping = Statement(
+    "SELECT (SELECT count(*) FROM msglog.replicas), (SELECT count(*) FROM msglog.sync_outcomes), "
+      + "pg_total_relation_size('msglog.replicas') + pg_total_relation_size('msglog.sync_outcomes')")
 
   static func outcome(ofChange change: UInt64, by replica: ItemID) -> Statement {
     Statement(

@@ -64,9 +64,10 @@ enum PostgresSchema {
   /// tables, so a log without the new events stays readable by a msglog
   /// that knows only 1; 3 once it holds a record of format 3 (an event
   /// with its origin, from a replica) or sync's state, with sync's two
-  /// tables (`PostgresSchema+Sync`).
+  /// tables (`PostgresSchema+Sync`); 4 once a row of them holds a
+  /// replica's secret's hash (`secretsVersion`), the same tables.
   static let format = ContainerFormat(
-    storedPrefix: "", shownPrefix: "schema ", readable: 1...3,
+    storedPrefix: "", shownPrefix: "schema ", readable: 1...4,
     holding: [EventRecord.formatVersion2: 2, EventRecord.formatVersion3: syncTablesVersion])
   /// The version a new log starts at.
   static let firstVersion = 1

@@ -88,8 +88,9 @@ package final class Metrics: CommitObserver, Sendable {
 
   // MARK: - The text format
 
-  /// The whole exposition, with the log's head seq read now.
-  func exposition(headSeq: UInt64, process: ProcessFigures) -> String {
+  /// The whole exposition, with the log's head seq and sync's bookkeeping
+  /// (nil when it could not be read) read now.
+  func exposition(headSeq: UInt64, syncBookkeeping: SyncBookkeeping? = nil, process: ProcessFigures) -> String {
     var out = PrometheusText()
     out.family("msglog_head_seq", .gauge, "The seq of the log's last event.")
     out.sample("msglog_head_seq", [], Double(headSeq))
@@ -117,6 +118,16 @@ package final class Metrics: CommitObserver, Sendable {
     out.family("msglog_sync_changes_total", .counter, "Changes pushed by replicas, by what became of them.")
     for result in SyncResult.allCases {
       out.sample("msglog_sync_changes_total", [("result", result.rawValue)], Double(sync[result] ?? 0))
+    }
+    if let syncBookkeeping {
+      // What replicas leave beside the events (a refused change appends
+      // nothing, yet its outcome is kept): read from the store at each scrape.
+      out.family("msglog_sync_replicas", .gauge, "Replica ids whose progress the log keeps.")
+      out.sample("msglog_sync_replicas", [], Double(syncBookkeeping.replicas))
+      out.family("msglog_sync_outcomes", .gauge, "Outcomes of replicas' changes the log keeps (applied, unchanged, refused).")
+      out.sample("msglog_sync_outcomes", [], Double(syncBookkeeping.outcomes))
+      out.family("msglog_sync_bookkeeping_bytes", .gauge, "Bytes the replicas' progress and outcomes take in the store.")
+      out.sample("msglog_sync_bookkeeping_bytes", [], Double(syncBookkeeping.bytes))
     }
     process.write(into: &out)
     return out.text

@@ -4,7 +4,8 @@ import MsglogWire
 extension Routes {
   func streams() throws -> Response {
     let streams = try log.streams()
-    return .json { $0.streams(streams) }
+    let sync = try log.syncBookkeeping()
+    return .json { $0.streams(streams, sync: sync) }
   }
 
   /// The stream's items now (404 for a stream no event has named), or as

@@ -14,9 +14,9 @@ extension Routes {
         refusals: [404, 409]
       ) { try api.syncHello($0) },
       Route(
-        .post, "/api/sync/push", needsToken: true, takes: #"{"protocol","log","replica","changes"}"#,
-        answers: #"`{"head","outcomes"}`: each change done at most once, in order, in one transaction (`{"change","result":"applied","seq","rebased"}`, `"unchanged"`, or `"refused"` with `"error"`); 409 for another log or a change out of order"#,
-        refusals: [404, 409, 413]
+        .post, "/api/sync/push", needsToken: true, takes: #"{"protocol","log","replica","secret","changes"}"#,
+        answers: #"`{"head","outcomes"}`: each change done at most once, in order, in one transaction (`{"change","result":"applied","seq","rebased"}`, `"unchanged"`, or `"refused"` with `"error"`); 403 when `secret` (64 hex digits) is not the replica's; 409 for another log or a change out of order"#,
+        refusals: [403, 404, 409, 413]
       ) { try api.syncPush($0) },
       Route(
         .get, "/api/sync/pull", needsToken: true,
@@ -57,7 +57,9 @@ extension Routes {
     guard case .object(let pairs) = value else { throw HTTPError.badRequest("the body must be a JSON object") }
     var members: [String: JSONValue] = [:]
     for (key, value) in pairs { members[key] = value }
-    if let unknown = members.keys.sorted().first(where: { !["protocol", "log", "replica", "changes"].contains($0) }) {
+    if let unknown = members.keys.sorted().first(where: {
+      !["protocol", "log", "replica", "secret", "changes"].contains($0)
+    }) {
       throw HTTPError.badRequest("unknown member \"\(unknown)\"")
     }
     guard case .number(let text)? = members["protocol"], let version = Limits.parseNumber(text) else {
@@ -76,6 +78,13 @@ extension Routes {
     }
     let logID = try id("log")
     let replica = try id("replica")
+    var secret: ReplicaSecret? = nil
+    if let given = members["secret"] {
+      guard case .string(let text) = given, let parsed = ReplicaSecret(hex: text) else {
+        throw HTTPError.badRequest("\"secret\" must be the replica's secret: 64 lowercase hex digits")
+      }
+      secret = parsed
+    }
     guard case .array(let items)? = members["changes"] else { throw HTTPError.badRequest("\"changes\" must be an array") }
     guard items.count <= EventLog.pushBatchChanges else {
       throw HTTPError(status: 413, message: "a push carries at most \(EventLog.pushBatchChanges) changes")
@@ -88,13 +97,14 @@ extension Routes {
     }
     let answer: PushAnswer
     do {
-      answer = try log.doChanges(changes, by: replica, log: logID)
+      answer = try log.doChanges(changes, by: replica, secret: secret, log: logID)
     } catch let error as MsglogError {
       if let refusal = Self.syncRefusal(error) { return refusal }
       throw error
     }
     if let metrics {
-      for outcome in answer.outcomes {
+      metrics.syncChanges(result: .duplicate, count: answer.resent)
+      for outcome in answer.outcomes.dropFirst(answer.resent) {
         switch outcome {
         case .applied(_, let rebased): metrics.syncChanges(result: rebased ? .rebased : .applied)
         case .unchanged: metrics.syncChanges(result: .applied)
@@ -177,13 +187,16 @@ extension Routes {
   enum SyncRefusalKind: String {
     case anotherLog = "another-log"
     case incompatible
+    /// The push's secret is not the replica's (403): nothing was done.
+    case replicaSecret = "replica-secret"
   }
 
-  static func syncRefusal(_ kind: SyncRefusalKind, _ message: String) -> Response {
-    .json(status: 409) { json in
+  static func syncRefusal(_ kind: SyncRefusalKind, _ message: String, replica: ItemID? = nil) -> Response {
+    .json(status: kind == .replicaSecret ? 403 : 409) { json in
       json.object { json in
         json.member("error", message)
         json.member("kind", kind.rawValue)
+        if let replica { json.member("replica", replica) }
       }
     }
   }
@@ -193,7 +206,8 @@ extension Routes {
     switch error {
     case .anotherLog(_, let reason): return syncRefusal(.anotherLog, reason)
     case .incompatibleRemote(_, let reason): return syncRefusal(.incompatible, reason)
-    case .changeOutOfOrder: return syncRefusal(.incompatible, error.description)
+    case .changeOutOfOrder, .changeForgotten: return syncRefusal(.incompatible, error.description)
+    case .replicaSecretRefused(let replica, _): return syncRefusal(.replicaSecret, error.description, replica: replica)
     default: return nil
     }
   }

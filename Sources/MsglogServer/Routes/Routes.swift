@@ -59,7 +59,8 @@ struct Routes: Sendable {
           success: .init(200, "text/plain; version=0.0.4; charset=utf-8", .text, "Prometheus text format 0.0.4")
         ) { _ in
           let head = (try? log.headSeq()) ?? commits.head
-          let text = metrics.exposition(headSeq: head, process: .now())
+          let text = metrics.exposition(
+            headSeq: head, syncBookkeeping: try? log.syncBookkeeping(), process: .now())
           return Response(contentType: "text/plain; version=0.0.4; charset=utf-8", body: .bytes(Array(text.utf8)))
         })
     }

@@ -1,0 +1,99 @@
+import Foundation
+import Msglog
+import MsglogTestSupport
+import Testing
+
+/// A replica proves it is itself (docs/SYNC.md, issue 34 item 2): its id is
+/// public (every event's origin shows it), its secret is not; a push under
+/// its id without that secret is refused (403) and changes nothing, so the
+/// replica's own changes still land.
+@Suite(.serialized) struct SyncSecretTests {
+  /// The events made from `replica`'s changes at the server: change numbers.
+  static func changes(of replica: String, in server: Sandbox) throws -> [Int] {
+    try server.run(["log", "--json"]).stdout.split(separator: "\n").compactMap { line in
+      let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+      guard let origin = event?["origin"] as? [String: Any], origin["replica"] as? String == replica else { return nil }
+      return origin["change"] as? Int
+    }
+  }
+
+  /// Replica A syncs twice (changes 1, 2), then makes two more offline (3,
+  /// 4). Someone pushes changes 3–7 under A's id — without a secret, with
+  /// a made-up one: 403 each time, nothing appended, A's progress as it
+  /// was. A's next sync pushes its own two (before: the forged push was
+  /// applied, and A's sync said "pushed 5 …" and dropped its messages).
+  @Test(arguments: Store.allCases)
+  func aForgedPushIsRefusedAndTheReplicaKeepsItsChanges(store: Store) throws {
+    let server = Sandbox(store)
+    server.append("hello")
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let url = try #require(served.url)
+    let a = Sandbox()
+    #expect(a.run(["clone", url]).code == 0)
+    a.append("one")
+    a.append("two")
+    #expect(a.run(["sync"]).code == 0)
+    a.append("three (offline)")
+    a.append("four (offline)")
+    let replica = try #require(
+      a.run(["status", "--verbose"]).lines.first { $0.hasPrefix("replica") }?.split(separator: " ").last.map(String.init))
+    #expect(try Self.changes(of: replica, in: server) == [1, 2])
+    // The secret is in no output a user or another client sees.
+    let secret = try #require(try EventLog(a.db).replicaState()?.secret).hex
+    for output in [
+      a.run(["status", "--verbose", "--json"]).stdout, a.run(["status", "--verbose"]).stdout, a.export(),
+      a.run(["log", "--json"]).stdout, server.export(), served.request("GET", "/api/events").body,
+    ] {
+      #expect(!output.contains(secret))
+    }
+
+    let before = server.export()
+    let log = try RawSync.logID(of: served)
+    let forged = (3...7).map { RawSync.append($0, text: "forged \($0)") }
+    for secret in [nil, RawSync.newSecret()] {
+      let reply = try RawSync.push(served, log: log, replica: replica, secret: secret, changes: forged)
+      #expect(reply.status == 403, "\(reply)")
+      #expect(reply.body.contains(#""kind":"replica-secret""#), "\(reply)")
+    }
+    #expect(server.export() == before, "nothing was done")
+
+    let sync = a.run(["sync"])
+    #expect(sync.code == 0 && sync.stdout.hasPrefix("pushed 2 (0 rebased, 0 refused)"), "\(sync)")
+    #expect(try Self.changes(of: replica, in: server) == [1, 2, 3, 4])
+    let texts = server.run(["list", "--json"]).stdout
+    #expect(texts.contains("three (offline)") && texts.contains("four (offline)") && !texts.contains("forged"))
+    #expect(a.export() == server.export())
+    #expect(server.run(["verify"]).code == 0)
+  }
+
+  /// A replica whose id someone else claimed first is told so, exit 1,
+  /// nothing pending lost; `sync --reset` gives it a new id and a new
+  /// secret, and its changes land.
+  @Test func aReplicaWhoseIdIsTakenIsToldAndResetsItself() throws {
+    let server = Sandbox()
+    server.append("hello")
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let url = try #require(served.url)
+    let a = Sandbox()
+    #expect(a.run(["clone", url]).code == 0)
+    a.append("mine")
+    let replica = try #require(
+      a.run(["status", "--verbose"]).lines.first { $0.hasPrefix("replica") }?.split(separator: " ").last.map(String.init))
+    // Someone claims A's id with a first push of their own.
+    let taken = try RawSync.push(
+      served, log: try RawSync.logID(of: served), replica: replica, secret: RawSync.newSecret(),
+      changes: [RawSync.append(1, text: "theirs")])
+    #expect(taken.status == 200, "\(taken)")
+
+    let sync = a.run(["sync"])
+    #expect(sync.code == 1, "\(sync)")
+    #expect(sync.stderr.contains("the secret sent is not replica \(replica)'s"), "\(sync)")
+    #expect(a.run(["status", "--json"]).stdout.contains(#""pending":1"#))
+    let reset = a.run(["sync", "--reset"])
+    #expect(reset.code == 0 && reset.stdout.hasPrefix("pushed 1 "), "\(reset)")
+    #expect(server.run(["list"]).stdout.contains("mine"))
+    #expect(a.export() == server.export())
+  }
+}
