@@ -1156,6 +1156,61 @@ def two_tabs_share_one_outbox(ctx):
     check_once(new, 1)
 
 
+def replica_records(driver):
+    """The replica records the page keeps in the browser's database (its id, secret and next number, per log)."""
+    return driver.execute_script("""
+        return new Promise((resolve, reject) => {
+          const open = indexedDB.open('msglog');
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const all = open.result.transaction(['meta'], 'readonly').objectStore('meta').getAll();
+            all.onsuccess = () => { open.result.close(); resolve(all.result.filter((r) => r.replica)); };
+            all.onerror = () => reject(all.error);
+          };
+        })""")
+
+
+@case
+def the_page_proves_its_replica(ctx):
+    """The page is a replica too (docs/SYNC.md): its pushes carry the secret it keeps with its replica id in
+    IndexedDB; a push under that id without it, or with another, is refused (403) and does nothing, and the
+    page's own next change still lands."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("proof", ["hello"]))
+    server = m.serve()
+    driver = browser(ctx.dir)
+    open_page(driver, server, "proof", "chat")
+    box = driver.find_element(By.ID, "compose-text")
+    box.send_keys("first", Keys.ENTER)
+    wait_texts(driver, "chat", ["hello", "first"], "the first message")
+    wait_drained(driver)
+    records = replica_records(driver)
+    check(len(records) == 1, "the page keeps %d replica records" % len(records))
+    replica = records[0]
+    secret = replica.get("secret") or ""
+    check(len(secret) == 64 and all(c in "0123456789abcdef" for c in secret), "the replica's secret: %r" % secret)
+    shown = driver.execute_script("return document.documentElement.outerHTML + JSON.stringify(localStorage)")
+    check(secret not in shown, "the secret is on the page or in localStorage")
+
+    log = server.api("/api/sync?protocol=1")["log"]
+    made = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    forged = {"protocol": 1, "log": log, "replica": replica["replica"], "changes": [
+        {"change": replica["next"], "made": made, "basis": 0, "op": "append", "stream": "proof",
+         "id": "5e1f0000-0000-4000-8000-000000000001", "text": "forged", "seen": 2}]}
+    for other in [None, "00" * 32]:
+        body = dict(forged, **({"secret": other} if other else {}))
+        try:
+            server.api("/api/sync/push", body)
+            check(False, "a push under the page's replica id with secret %r was taken" % other)
+        except HTTPError as error:
+            check(error.status == 403, "a forged push was answered %d: %s" % (error.status, error.body))
+    box.send_keys("second", Keys.ENTER)
+    wait_texts(driver, "chat", ["hello", "first", "second"], "the page's next message")
+    wait_drained(driver)
+    check([i["text"] for i in items(server, "proof")] == ["hello", "first", "second"],
+          "the server holds %r" % [i["text"] for i in items(server, "proof")])
+
+
 # MARK: - Running
 
 

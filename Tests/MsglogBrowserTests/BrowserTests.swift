@@ -51,6 +51,7 @@ import Testing
     "a-hundred-offline-changes-sync",
     "offline-undo-restore-and-refusal",
     "two-tabs-share-one-outbox",
+    "the-page-proves-its-replica",
   ]
 
   /// `MSGLOG_SCREENSHOTS=docs scripts/test --filter BrowserTests` refreshes

@@ -10,13 +10,14 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { StreamModel, cancelled, moveChange } from "../../Sources/MsglogServer/Page/Resources/model.js";
 import {
-  PUSH_LIMIT, landed, numberEntries, pushBody, settleOutcomes, wireChange,
+  PUSH_LIMIT, landed, newSecret, numberEntries, pushBody, settleOutcomes, wireChange,
 } from "../../Sources/MsglogServer/Page/Resources/outbox.js";
 
 const T = "2026-12-01T12:00:00.000Z";
 const LOG = "9b80f034-76d9-42ff-9a9f-2dc87baf6f31";
 const OTHER_LOG = "0b80f034-76d9-42ff-9a9f-2dc87baf6f31";
 const R = "11111111-2222-4333-8444-555555555555";
+const S = "ab".repeat(32);
 
 function entry(key, change, extra = {}) {
   return { key, change: { stream: "s", ...change }, made: T, basis: 7, ...extra };
@@ -58,13 +59,20 @@ describe("the push", () => {
       entry(1, { op: "append", id: "n", text: "hi", sender: "me", seen: 3 }, { number: 1, log: LOG, replica: R }),
       entry(0, { op: "remove", id: "z" }, { number: 7, log: LOG, replica: R, seq: 30 }),  // answered
     ];
-    assert.deepEqual(pushBody(entries, { log: LOG, replica: R }), {
-      protocol: 1, log: LOG, replica: R,
+    assert.deepEqual(pushBody(entries, { log: LOG, replica: R, secret: S }), {
+      protocol: 1, log: LOG, replica: R, secret: S,
       changes: [
         { change: 1, made: T, basis: 7, op: "append", stream: "s", id: "n", text: "hi", sender: "me", seen: 3 },
         { change: 2, made: T, basis: 7, op: "move", stream: "s", id: "b", after: ["a"], from: 0, to: 1 },
       ],
     });
+  });
+
+  test("a replica's secret: 32 random bytes as 64 lowercase hex digits, a new one each time", () => {
+    const secret = newSecret();
+    assert.match(secret, /^[0-9a-f]{64}$/);
+    assert.notEqual(newSecret(), secret);
+    assert.equal(newSecret((bytes) => bytes.fill(0xa5)), "a5".repeat(32));
   });
 
   test("nothing unanswered: no push; more than the bound: the first PUSH_LIMIT", () => {

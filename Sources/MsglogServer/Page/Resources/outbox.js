@@ -39,19 +39,28 @@ export function numberEntries(entries, { log, replica, next }) {
 }
 
 /**
- * The body of a push of the first `limit` unanswered entries numbered for
- * `replica` on `log`, in order: each change as the protocol has it (an undo
- * of a change still in the outbox names that change's number). Null when
- * there is nothing to push.
+ * A new replica secret: 32 random bytes as 64 lowercase hex digits, what
+ * proves to the server that a push comes from this browser's replica
+ * (docs/SYNC.md). Kept with the replica's id, sent with every push, never shown.
  */
-export function pushBody(entries, { log, replica, limit = PUSH_LIMIT }) {
+export function newSecret(random = (bytes) => crypto.getRandomValues(bytes)) {
+  return [...random(new Uint8Array(32))].map((x) => x.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * The body of a push of the first `limit` unanswered entries numbered for
+ * `replica` on `log`, in order, with the replica's `secret`: each change as
+ * the protocol has it (an undo of a change still in the outbox names that
+ * change's number). Null when there is nothing to push.
+ */
+export function pushBody(entries, { log, replica, secret, limit = PUSH_LIMIT }) {
   const byKey = new Map(entries.map((entry) => [entry.key, entry]));
   const mine = entries
     .filter((e) => unanswered(e) && e.log === log && e.replica === replica && e.number !== undefined)
     .sort((a, b) => a.number - b.number)
     .slice(0, limit);
   if (mine.length === 0) return null;
-  return { protocol: PROTOCOL, log, replica, changes: mine.map((entry) => wireChange(entry, byKey)) };
+  return { protocol: PROTOCOL, log, replica, secret, changes: mine.map((entry) => wireChange(entry, byKey)) };
 }
 
 /** One entry as a change of the protocol (ReplicaChange's JSON). */

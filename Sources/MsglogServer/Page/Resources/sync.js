@@ -11,7 +11,7 @@
 import { api, HTTPError } from "./api.js";
 import * as idb from "./idb.js";
 import { model } from "./model.js";
-import { landed, numberEntries, PROTOCOL, pushBody, settleOutcomes, unanswered } from "./outbox.js";
+import { landed, newSecret, numberEntries, PROTOCOL, pushBody, settleOutcomes, unanswered } from "./outbox.js";
 
 /** The longest wait between two tries to push. */
 const MAX_BACKOFF_MS = 5000;
@@ -115,7 +115,7 @@ export function push() {
   })();
 }
 
-/** The server's log id (the hello) and this browser's replica on it: its id and next change number. */
+/** The server's log id (the hello) and this browser's replica on it: its id, secret and next change number. */
 async function replicaOn() {
   let hello;
   try {
@@ -127,7 +127,14 @@ async function replicaOn() {
   const log = hello.log;
   if (!log) return null;  // a log made before logs had an id: it gets one with its next write
   const name = "replica:" + log;
-  const replica = (await idb.meta(name)) || { name, replica: newID(), next: 1 };
+  let replica = (await idb.meta(name)) || { name, replica: newID(), next: 1 };
+  if (!replica.secret) {
+    // Kept before it is ever sent: the server keeps its hash at the first
+    // push and refuses any push for this id without it (a replica id kept
+    // from before secrets claims its id with its first push).
+    replica = { ...replica, secret: newSecret() };
+    await idb.update({ meta: [replica] });
+  }
   return { log, replica };
 }
 
@@ -148,7 +155,7 @@ async function drain() {
     entries = await idb.entries();
   }
   for (;;) {
-    const body = pushBody(entries, { log, replica: id });
+    const body = pushBody(entries, { log, replica: id, secret: replica.secret });
     if (!body) break;
     const answer = await api("/api/sync/push", body);
     const { applied, done, refused, results } = settleOutcomes(entries, { log, replica: id }, answer.outcomes);
