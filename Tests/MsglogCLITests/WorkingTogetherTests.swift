@@ -194,7 +194,7 @@ import Testing
     #expect(python(["-c", inspect, s.db]).stdout == "msglog/3 [1, 2]\n")
     r = python([
       "-c",
-      "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=8); m=e.open_db(b'meta'); t=e.begin(write=True,db=m); t.put(b'format',b'msglog/5'); t.commit()",
+      "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=8); m=e.open_db(b'meta'); t=e.begin(write=True,db=m); t.put(b'format',b'msglog/6'); t.commit()",
       s.db,
     ])
     #expect(r.code == 0, "\(r)")
@@ -202,7 +202,7 @@ import Testing
     #expect(
       r.code == 1
         && r.stderr
-          == "msglog: \(s.db) was written by a newer msglog (format msglog/5; this one knows msglog/4)\nhint: use the newer msglog that wrote it\n",
+          == "msglog: \(s.db) was written by a newer msglog (format msglog/6; this one knows msglog/5)\nhint: use the newer msglog that wrote it\n",
       "\(r)")
   }
 

@@ -58,22 +58,30 @@ enum RawSync {
   static func rewriteRecord(_ s: Sandbox, seq: UInt64, _ change: (inout Event) -> Void) throws {
     var event = try #require(try EventLog(s.db).events(from: seq, limit: 1).first)
     change(&event)
-    let hex = EventRecord.encode(event).map { String(format: "%02x", $0) }.joined()
+    let hex = Self.hex(EventRecord.encode(event))
     switch s.store {
     case .lmdb:
-      let script = """
-        import lmdb, struct, sys
-        env = lmdb.open(sys.argv[1], max_dbs=16, map_size=1 << 36)
-        events = env.open_db(b"events", create=False)
-        with env.begin(write=True) as txn:
-            txn.put(struct.pack(">Q", int(sys.argv[2])), bytes.fromhex(sys.argv[3]), db=events)
-        """
-      let run = python(["-c", script, s.db, String(seq), hex])
-      #expect(run.code == 0, "\(run)")
+      putLMDB(s.db, table: "events", key: [UInt8](bigEndian: seq), value: EventRecord.encode(event))
     case .postgres:
       let run = PostgresCluster.psql(
         "UPDATE msglog.events SET record = '\\x\(hex)' WHERE seq = \(seq)", database: s.databaseName!)
       #expect(run.code == 0, "\(run)")
     }
+  }
+
+  static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+  /// Puts `value` under `key` in the named table of the LMDB database at
+  /// `path`, behind msglog's back (Python's `lmdb`, as another program could).
+  static func putLMDB(_ path: String, table: String, key: [UInt8], value: [UInt8]) {
+    let script = """
+      import lmdb, sys
+      env = lmdb.open(sys.argv[1], max_dbs=16, map_size=1 << 36)
+      table = env.open_db(sys.argv[2].encode(), create=False)
+      with env.begin(write=True) as txn:
+          txn.put(bytes.fromhex(sys.argv[3]), bytes.fromhex(sys.argv[4]), db=table)
+      """
+    let run = python(["-c", script, path, table, hex(key), hex(value)])
+    #expect(run.code == 0, "\(run)")
   }
 }

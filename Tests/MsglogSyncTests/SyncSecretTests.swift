@@ -96,4 +96,60 @@ import Testing
     #expect(server.run(["list"]).stdout.contains("mine"))
     #expect(a.export() == server.export())
   }
+
+  /// The container format an LMDB database says it is in.
+  static func format(of path: String) -> String {
+    let script = """
+      import lmdb, sys
+      env = lmdb.open(sys.argv[1], max_dbs=16, readonly=True, lock=False)
+      with env.begin() as txn:
+          print(txn.get(b"format", db=env.open_db(b"meta", txn=txn, create=False)).decode())
+      """
+    return python(["-c", script, path]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  /// A replica cloned before replicas had secrets — its state without one,
+  /// its database msglog/4 — whose id the server knows from its pushes then
+  /// (a progress row of the first form): both still open and verify; its
+  /// next sync makes it a secret, kept before it is sent, and that push
+  /// claims its id (trust on first use); from then on a push under the id
+  /// without it is refused.
+  @Test func aReplicaFromBeforeSecretsClaimsItsIdAtItsNextSync() throws {
+    let server = Sandbox()
+    server.append("hello")
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let url = try #require(served.url)
+    let a = Sandbox()
+    #expect(a.run(["clone", url]).code == 0)
+    a.append("before the upgrade")
+    #expect(a.run(["sync"]).code == 0)
+    #expect(Self.format(of: a.db) == "msglog/5" && Self.format(of: server.db) == "msglog/5")
+
+    // What an older msglog left behind.
+    var state = try #require(try EventLog(a.db).replicaState())
+    state.secret = nil
+    RawSync.putLMDB(a.db, table: "meta", key: SyncRows.replicaKey, value: SyncRows.encode(state))
+    RawSync.putLMDB(a.db, table: "meta", key: Array("format".utf8), value: Array("msglog/4".utf8))
+    RawSync.putLMDB(
+      server.db, table: "replicas", key: state.replica.bytes,
+      value: SyncRows.encode(ReplicaProgress(done: 1), of: state.replica))
+    for sandbox in [a, server] {
+      let verify = sandbox.run(["verify"])
+      #expect(verify.code == 0, "\(verify)")
+    }
+
+    a.append("after the upgrade")
+    let sync = a.run(["sync"])
+    #expect(sync.code == 0 && sync.stdout.hasPrefix("pushed 1 "), "\(sync)")
+    #expect(Self.format(of: a.db) == "msglog/5")
+    let secret = try #require(try EventLog(a.db).replicaState()?.secret)
+    let kept = try #require(try EventLog(server.db).syncProgress(of: state.replica))
+    #expect(kept.done == 2 && kept.secret?.matches(secret.digest) == true)
+    let forged = try RawSync.push(
+      served, log: try RawSync.logID(of: served), replica: state.replica.text, secret: RawSync.newSecret(),
+      changes: [RawSync.append(3, text: "forged")])
+    #expect(forged.status == 403, "\(forged)")
+    #expect(a.export() == server.export())
+  }
 }
