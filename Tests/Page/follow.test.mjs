@@ -1,8 +1,9 @@
 // Following (Sources/MsglogServer/Page/Resources/follow.js): the server's
 // event stream cut into its events' data, however the bytes arrive; and
-// the loop that reads the list, follows from its head, resumes after the
-// last event and reads the list again when the events do not follow it,
-// against a stand-in for the server's routes (fetch).
+// the loop that reads the list (and the log it is of), follows from its
+// head, resumes after the last event and reads the list again when the
+// events do not follow it, against a stand-in for the server's routes
+// (fetch).
 
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, test } from "node:test";
@@ -56,9 +57,17 @@ function eventStream(events) {
 
 let asked, statuses;
 
-/** Answers the page's requests with `answer(path, asked)`; records them in `asked`. */
-function serve(answer) {
+const LOG = "9b80f034-76d9-42ff-9a9f-2dc87baf6f31";
+const HELLO = "/api/sync?protocol=1";
+
+/**
+ * Answers the page's requests with `answer(path, asked)`, the sync hello
+ * with `hello(asked)` (log LOG by default); records them in `asked`, but
+ * for the hello.
+ */
+function serve(answer, hello = () => json({ protocol: 1, format: 1, log: LOG, head: 0 })) {
   globalThis.fetch = async (path) => {
+    if (path === HELLO) return hello(asked);
     asked.push(path);
     return answer(path, asked);
   };
@@ -92,10 +101,34 @@ describe("following the stream", () => {
     assert.deepEqual(model.items.map((i) => i.id), ["d", "a", "b", "c"]);
     assert.deepEqual([model.version, model.head], [4, 9]);
     assert.deepEqual(statuses.slice(0, 4), ["live", "offline", "connecting", "live"]);
+    assert.equal(model.log, LOG, "the list is of the log the hello names");
+  });
+
+  test("the log is asked for before the list; a server with no database has none (null), as one with a log made before ids", async () => {
+    const order = [];
+    let hello = json({ protocol: 1, format: 1, log: null, head: 4 });
+    serve((path) => {
+      order.push(path);
+      if (path === "/api/streams") return json({ streams: [{ stream: "s", seq: 4, version: 1 }] });
+      if (path === "/api/items?stream=s") return json({ seq: 4, version: 1, items: [item("a", 0, 4)] });
+      return eventStream([]);
+    }, () => { order.push(HELLO); return hello; });
+    follow();
+    await until("following", () => asked.some((p) => p.startsWith("/api/follow")));
+    assert.deepEqual(order.slice(0, 3), [HELLO, "/api/streams", "/api/items?stream=s"]);
+    assert.equal(model.log, null);
+    stop();
+    hello = refused(404);
+    model.open("s");
+    assert.equal(model.log, undefined, "another stream opened: nothing read yet");
+    follow();
+    await until("the list read again", () => order.filter((p) => p === HELLO).length === 2 && model.log !== undefined);
+    assert.equal(model.log, null);
   });
 
   test("events that do not follow the list (another log) make it read again, then follow from the new head", async () => {
     let lists = 0;
+    const OTHER_LOG = "0b80f034-76d9-42ff-9a9f-2dc87baf6f31";
     serve((path) => {
       if (path === "/api/streams") return json({ streams: [{ stream: "s", seq: 3, version: 1 }] });
       if (path === "/api/items?stream=s") {
@@ -105,11 +138,26 @@ describe("following the stream", () => {
       }
       if (path === "/api/follow?stream=s&from=4") return eventStream([insert("z", 0, 5, 7)]);  // version 5 after 1
       return eventStream([]);
-    });
+    }, () => json({ protocol: 1, format: 1, log: lists === 0 ? LOG : OTHER_LOG, head: 0 }));
     follow();
     await until("the list is read again and followed from its head", () => asked.includes("/api/follow?stream=s&from=21"));
     assert.equal(lists, 2);
     assert.deepEqual(model.items.map((i) => i.id), ["x", "y"]);
+    assert.equal(model.log, OTHER_LOG, "the log read again with the list");
+  });
+
+  test("a server back with another log id is read again, even when its events would follow the list", async () => {
+    const OTHER_LOG = "0b80f034-76d9-42ff-9a9f-2dc87baf6f31";
+    let hellos = 0;
+    serve((path) => {
+      if (path === "/api/streams") return json({ streams: [{ stream: "s", seq: 3, version: 1 }] });
+      if (path === "/api/items?stream=s") return json({ seq: 3, version: 1, items: [item("a", 0, 3)] });
+      // The first stream ends (the server stopped); the one after a restart goes on with version 2, as any log's might.
+      return eventStream(asked.filter((p) => p.startsWith("/api/follow")).length === 1 ? [] : [insert("b", 1, 2, 4)]);
+    }, () => json({ protocol: 1, format: 1, log: ++hellos === 1 ? LOG : OTHER_LOG, head: 3 }));
+    follow();
+    await until("the list is read again", () => asked.filter((p) => p === "/api/items?stream=s").length === 2);
+    await until("on the other log", () => model.log === OTHER_LOG);
   });
 
   test("an event stream refused (a restart on a shorter log) makes it read the list again", async () => {

@@ -1,8 +1,9 @@
 // The outbox's rules (Sources/MsglogServer/Page/Resources/outbox.js) and
 // the model's overlay of the outbox's changes, under node's own test
-// runner: numbering once per replica and log, the push body as the server's
-// ReplicaChange reads it, the outcomes settled, and the pending changes
-// folded on top of the server's list (what a reload offline shows).
+// runner: numbering once per replica and log, a change made on one log
+// never numbered, pushed or shown for another, the push body as the
+// server's ReplicaChange reads it, the outcomes settled, and the pending
+// changes folded on top of the server's list (what a reload offline shows).
 //
 //     node --test Tests/Page/*.test.mjs
 
@@ -10,7 +11,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { StreamModel, cancelled, moveChange } from "../../Sources/MsglogServer/Page/Resources/model.js";
 import {
-  PUSH_LIMIT, landed, newSecret, numberEntries, pushBody, settleOutcomes, wireChange,
+  PUSH_LIMIT, byLog, landed, madeFor, newSecret, numberEntries, pushBody, settleOutcomes, shownOn, wireChange,
 } from "../../Sources/MsglogServer/Page/Resources/outbox.js";
 
 const T = "2026-12-01T12:00:00.000Z";
@@ -45,10 +46,56 @@ describe("numbering", () => {
     assert.equal(again.next, 4);
   });
 
-  test("an entry numbered for another log is numbered again for this one (the server restarted on another log)", () => {
-    const entries = [entry(1, { op: "remove", id: "a" }, { number: 9, log: OTHER_LOG, replica: R })];
-    const { changed } = numberEntries(entries, { log: LOG, replica: "22222222-2222-4333-8444-555555555555", next: 1 });
-    assert.deepEqual(changed.map((e) => [e.number, e.log]), [[1, LOG]]);
+  test("an entry made or numbered on another log is never numbered for this one (the server restarted on another log)", () => {
+    const entries = [
+      entry(1, { op: "remove", id: "a" }, { number: 9, log: OTHER_LOG, replica: R }),
+      entry(2, { op: "append", id: "b", text: "b" }, { log: OTHER_LOG }),
+      entry(3, { op: "append", id: "c", text: "c" }, { log: LOG }),
+    ];
+    const { changed, next } = numberEntries(entries, { log: LOG, replica: "22222222-2222-4333-8444-555555555555", next: 1 });
+    assert.deepEqual(changed.map((e) => [e.key, e.number, e.log]), [[3, 1, LOG]]);
+    assert.equal(next, 2);
+    assert.equal(pushBody([...entries.slice(0, 2), ...changed], { log: OTHER_LOG, replica: R }).changes.length, 1,
+      "only the one numbered on the other log goes there, once it is back");
+  });
+
+  test("an entry made on no log known (a page that never read one) is the first log's that numbers it", () => {
+    const entries = [entry(1, { op: "append", id: "a", text: "a" }, { log: null }), entry(2, { op: "remove", id: "b" })];
+    const { changed } = numberEntries(entries, { log: LOG, replica: R, next: 4 });
+    assert.deepEqual(changed.map((e) => [e.key, e.number, e.log]), [[1, 4, LOG], [2, 5, LOG]]);
+    const again = numberEntries(changed, { log: OTHER_LOG, replica: R, next: 1 });
+    assert.deepEqual(again.changed, [], "numbered on one log, it is that log's");
+  });
+});
+
+describe("another log", () => {
+  const made = [
+    entry(1, { op: "append", id: "a", text: "on this log" }, { log: LOG }),
+    entry(2, { op: "append", id: "b", text: "on the other" }, { log: OTHER_LOG }),
+    entry(3, { op: "remove", id: "c" }, { log: OTHER_LOG, number: 4, replica: R, seq: 30 }),  // answered there
+    entry(4, { op: "append", id: "d", text: "on none known" }, { log: null }),
+    entry(5, { op: "remove", id: "e", stream: "t" }, { log: OTHER_LOG }),
+  ];
+
+  test("a change goes to the log it was made on, or to any when made on none known", () => {
+    assert.deepEqual(made.map((e) => madeFor(e, LOG)), [true, false, false, true, false]);
+    assert.deepEqual(made.map((e) => madeFor(e, null)), [false, false, false, true, false],
+      "a server with no log takes only what was made on none");
+    assert.equal(madeFor(entry(9, { op: "remove", id: "x" }), LOG), true, "an entry kept before entries had a log");
+  });
+
+  test("the other log's unanswered changes are held; its answered ones go", () => {
+    const { held, gone } = byLog(made, LOG);
+    assert.deepEqual(held.map((e) => e.key), [2, 5]);
+    assert.deepEqual(gone, [3]);
+    assert.deepEqual(byLog(made, null).held.map((e) => e.key), [1, 2, 5], "a server with no log holds every log's");
+  });
+
+  test("the page shows its stream's changes made on the log it shows (all of them while it has read none)", () => {
+    assert.deepEqual(shownOn(made, { stream: "s", log: LOG }).map((e) => e.key), [1, 4]);
+    assert.deepEqual(shownOn(made, { stream: "s", log: OTHER_LOG }).map((e) => e.key), [2, 3, 4]);
+    assert.deepEqual(shownOn(made, { stream: "s", log: undefined }).map((e) => e.key), [1, 2, 3, 4]);
+    assert.deepEqual(shownOn(made, { stream: "t", log: OTHER_LOG }).map((e) => e.key), [5]);
   });
 });
 
@@ -130,8 +177,13 @@ describe("outcomes", () => {
       entry(3, { op: "remove", id: "c", stream: "t" }, { seq: 5 }),
       entry(4, { op: "remove", id: "d" }),  // unanswered
     ];
-    assert.deepEqual(landed(entries, { stream: "s", head: 22 }), [1]);
-    assert.deepEqual(landed(entries, { stream: "s", head: 99 }), [1, 2]);
+    assert.deepEqual(landed(entries, { stream: "s", log: LOG, head: 22 }), [1]);
+    assert.deepEqual(landed(entries, { stream: "s", log: LOG, head: 99 }), [1, 2]);
+  });
+
+  test("an applied entry of another log does not land in this log's list however far it is", () => {
+    const entries = [entry(1, { op: "remove", id: "a" }, { log: OTHER_LOG, seq: 2 }), entry(2, { op: "remove", id: "b" }, { log: LOG, seq: 3 })];
+    assert.deepEqual(landed(entries, { stream: "s", log: LOG, head: 99 }), [2]);
   });
 });
 

@@ -2,7 +2,9 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { quoted, streamNameProblem, when } from "../../Sources/MsglogServer/Page/Resources/words.js";
+import {
+  changeInWords, heldInWords, quoted, signedOutInWords, streamNameProblem, when,
+} from "../../Sources/MsglogServer/Page/Resources/words.js";
 
 test("a quoted text is on one line and cut to its limit with an ellipsis", () => {
   assert.equal(quoted("  Ship\n\tit  "), "'Ship it'");
@@ -30,4 +32,30 @@ test("a time today is the clock alone; another day has its date, another year it
   assert.ok(earlier.endsWith(", " + today) && !earlier.includes("2026"), earlier);
   assert.ok(lastYear.includes("2025"), lastYear);
   assert.equal(when("not a time", now), "not a time");
+});
+
+test("a change of this page in words: its kind, and a message's or an edit's text quoted", () => {
+  assert.equal(changeInWords({ op: "append", text: "see you\nat 5" }), "Your message 'see you at 5'");
+  assert.equal(changeInWords({ op: "edit", text: "fixed" }), "Your edit 'fixed'");
+  assert.equal(changeInWords({ op: "move" }), "Your move of a card");
+  assert.equal(changeInWords({ op: "remove" }), "Your delete");
+  assert.equal(changeInWords({ op: "undo" }), "Your undo");
+});
+
+test("changes held say why they are not sent, in the number they are, and what discarding them does", () => {
+  const one = heldInWords("otherLog", 1), three = heldInWords("otherLog", 3);
+  assert.match(one.text, /^1 change you made was not sent\. .*different log from the one you made it on.* It stays in this browser and is sent if that log comes back\.$/);
+  assert.match(three.text, /^3 changes you made were not sent\. .*made them on, so they would land .* They stay in this browser and are sent/);
+  assert.equal(one.button, "Discard this change");
+  assert.equal(three.button, "Discard these 3 changes");
+  assert.equal(three.done, "Discarded 3 changes.");
+  const others = heldInWords("otherOwner", 2);
+  assert.match(others.text, /^2 changes were made in this browser with another access token and not sent yet\. They belong to whoever made them/);
+  assert.equal(others.button, "Discard the other token's 2 changes");
+  assert.equal(heldInWords("otherOwner", 1).button, "Discard the other token's change");
+});
+
+test("a refused token says what went with it", () => {
+  assert.match(signedOutInWords(1, true), /^The server no longer accepts this page's access token, so your change not yet sent was removed/);
+  assert.match(signedOutInWords(2, false), /^The server now asks for an access token, so your 2 changes not yet sent were removed/);
 });

@@ -110,6 +110,8 @@ enum Page {
     File("/outbox.js", PackageResources.outbox_js),
     File("/sync.js", PackageResources.sync_js),
     File("/idb.js", PackageResources.idb_js),
+    File("/fingerprint.js", PackageResources.fingerprint_js),
+    File("/held.js", PackageResources.held_js),
     serviceWorker,
   ]
 

@@ -2,6 +2,7 @@
 // the page has one. A 401 tells whoever listens (the token form) instead
 // of being shown as an error of its own.
 
+import { ownerOf } from "./fingerprint.js";
 import * as storage from "./storage.js";
 
 const TOKEN_KEY = "msglog.token";
@@ -43,6 +44,14 @@ export function readToken() {
 export function useToken(value) {
   token = value;
   storage.set("sessionStorage", TOKEN_KEY, value);
+}
+
+/** Whose the page's data is (fingerprint.js): the owner of what this page keeps, by its token. */
+let owned = { token: null, owner: ownerOf(null) };
+export function owner() {
+  const t = readToken() || null;
+  if (t !== owned.token) owned = { token: t, owner: ownerOf(t) };
+  return owned.owner;
 }
 
 /** Calls `listener()` whenever the server refuses the token (or asks for one). */

@@ -2,12 +2,13 @@
 // events from the server's event stream folded into the model, live. A
 // dropped stream is resumed after the last event received, with backoff
 // while the server is away; a stream that cannot resume there (a restart
-// on a shorter log) or events that do not follow (another log) make the
-// page read the list again. Free of the DOM: what it has to say goes to
+// on a shorter log), a server back with another log id, or events that do
+// not follow make the page read the list again. Free of the DOM: what it has to say goes to
 // whoever asked (`reportTo`).
 
 import { api, headers, unauthorized } from "./api.js";
 import { model } from "./model.js";
+import { PROTOCOL } from "./outbox.js";
 
 /** The longest wait between two tries to reach the server. */
 const MAX_BACKOFF_MS = 5000;
@@ -30,7 +31,7 @@ let report = {
  * server is away (idb.js in the page; nothing by default).
  */
 let cache = {
-  /** The list kept for `stream` (`{ items, version, seq }`), or undefined. */
+  /** The list kept for `stream` (`{ log, items, version, seq }`), or undefined. */
   async read(stream) {},
 };
 
@@ -54,16 +55,32 @@ export async function readStreams() {
   }
 }
 
+/** The server's log id (the sync hello): null when it has no log yet, or one made before logs had ids. */
+export async function readLog() {
+  try {
+    return (await api("/api/sync?protocol=" + PROTOCOL)).log || null;
+  } catch (e) {
+    if (e.status === 404) return null;  // no database yet
+    throw e;
+  }
+}
+
 /**
- * Reads the stream's list: the model from scratch, at the log's head. The
+ * Reads the stream's list: the model from scratch, at the log's head, and
+ * the log it is of (this page's changes are made on it). The
  * streams come first: a stream no event names yet has no list (404) and is
  * followed from the log's head, not from seq 1 (which would send every
  * other stream's events to this page).
  */
 export async function load() {
   const stream = model.stream;
-  let streams;
+  let log, streams;
   try {
+    // Asked before the list, so that a restart on another log in between
+    // leaves the new list under the old id (what is made on it is held as
+    // the old log's, never sent) and never the old list under the new id
+    // (what is made on it sent to a log its user never saw).
+    log = await readLog();
     streams = await readStreams();
   } catch (e) {
     // The server away, and nothing shown yet: the list last read, until it is back.
@@ -76,7 +93,7 @@ export async function load() {
     list = await api("/api/items?stream=" + encodeURIComponent(stream));
   }
   if (stream !== model.stream) return;
-  model.reset(list);
+  model.reset({ ...list, log });
 }
 
 async function showKept(stream) {
@@ -124,6 +141,9 @@ async function connect(signal) {
   let failures = 0;
   while (!signal.aborted) {
     try {
+      // Back after a drop: the server may have restarted on another log,
+      // whose events could happen to follow the list shown.
+      if (failures > 0 && !model.stale && (await readLog()) !== model.log) model.lostTrack();
       if (model.stale) {
         await load();
         report.loaded();

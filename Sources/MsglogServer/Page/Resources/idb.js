@@ -1,12 +1,18 @@
 // The browser's own database (IndexedDB), shared by every tab of this
 // server's origin: the outbox (this page's changes until the server has
-// them), the replica's identity and counter per log, and the last list read
-// of each stream (what a reload shows while the server is away). Each
-// call is one transaction: a readwrite one is serialised with every other
-// tab's on the same stores, so the outbox never loses or doubles an entry.
+// them), the replica's identity and counter per log and token, and the
+// last list read of each stream (what a reload shows while the server is
+// away), under the token it was read with and the log it was read from:
+// the lists kept are those of the log last seen at this address, and a
+// page reads only its own token's. Each call is one transaction: a
+// readwrite one is serialised with every other tab's on the same stores,
+// so the outbox never loses or doubles an entry.
 
 const NAME = "msglog";
-const VERSION = 1;
+/** 2: the lists keyed by owner, log and stream; the outbox's entries carry their owner and log. */
+const VERSION = 2;
+/** The meta record of the log last seen at this address (`{ name, log }`). */
+const LAST_LOG = "log";
 
 let opening = null;
 
@@ -23,9 +29,12 @@ function database() {
       const req = indexedDB.open(NAME, VERSION);
       req.onupgradeneeded = () => {
         const db = req.result;
-        db.createObjectStore("outbox", { keyPath: "key", autoIncrement: true });
-        db.createObjectStore("meta", { keyPath: "name" });
-        db.createObjectStore("lists", { keyPath: "stream" });
+        const has = (name) => db.objectStoreNames.contains(name);
+        if (!has("outbox")) db.createObjectStore("outbox", { keyPath: "key", autoIncrement: true });
+        if (!has("meta")) db.createObjectStore("meta", { keyPath: "name" });
+        // Version 1's lists said neither whose nor of which log they were: gone (a cache).
+        if (has("lists")) db.deleteObjectStore("lists");
+        db.createObjectStore("lists", { keyPath: ["owner", "log", "stream"] });
       };
       req.onsuccess = () => {
         // Another tab's newer version asks: close, it reloads us next time.
@@ -80,12 +89,73 @@ export function meta(name) {
   return transaction(["meta"], "readonly", (s) => request(s.meta.get(name)));
 }
 
-/** The last list read of `stream` (`{ stream, log, items, version, seq }`), or undefined. */
-export function list(stream) {
-  return transaction(["lists"], "readonly", (s) => request(s.lists.get(stream)));
+/** The log last seen at this address (a string), null when it had none, undefined when none was ever seen. */
+export async function lastLog() {
+  return (await meta(LAST_LOG))?.log;
 }
 
-/** Keeps the list of `stream` as last read (with the events folded in since). */
+/**
+ * The last list of `stream` read by `owner` from the log last seen at this
+ * address (`{ owner, log, stream, items, version, seq }`), or undefined.
+ */
+export function list(owner, stream) {
+  return transaction(["lists", "meta"], "readonly", async (s) => {
+    const log = (await request(s.meta.get(LAST_LOG)))?.log;
+    if (typeof log !== "string") return undefined;
+    return request(s.lists.get([owner, log, stream]));
+  });
+}
+
+/**
+ * Keeps the list of `record.stream` as `record.owner` last read it from
+ * `record.log` (with the events folded in since), which becomes the log
+ * last seen here; the lists of every other log go. A log without an id
+ * (null: none yet, or one made before logs had ids) keeps no list.
+ */
 export function keepList(record) {
-  return transaction(["lists"], "readwrite", (s) => { s.lists.put(record); });
+  return transaction(["lists", "meta"], "readwrite", async (s) => {
+    s.meta.put({ name: LAST_LOG, log: record.log });
+    for (const key of await request(s.lists.getAllKeys())) {
+      if (key[1] !== record.log) s.lists.delete(key);
+    }
+    if (typeof record.log === "string") s.lists.put(record);
+  });
+}
+
+/**
+ * What `owner` kept, gone (the server refused its token): its lists and
+ * every entry of the outbox it made. The entries removed that were not
+ * sent yet.
+ */
+export function forget(owner) {
+  return transaction(["lists", "outbox"], "readwrite", async (s) => {
+    for (const key of await request(s.lists.getAllKeys())) {
+      if (key[0] === owner) s.lists.delete(key);
+    }
+    const removed = [];
+    for (const entry of await request(s.outbox.getAll())) {
+      if (entry.owner !== owner) continue;
+      s.outbox.delete(entry.key);
+      if (entry.seq === undefined) removed.push(entry);
+    }
+    return removed;
+  });
+}
+
+/**
+ * This browser is used with `owner`'s token now: the lists other tokens
+ * read go (a page shows only its own token's anyway), and the entries
+ * kept before entries had owners become `owner`'s (the first page to use
+ * the storage after the upgrade is the one that made them). Another
+ * token's changes not sent yet stay, for it.
+ */
+export function keepOnly(owner) {
+  return transaction(["lists", "outbox"], "readwrite", async (s) => {
+    for (const key of await request(s.lists.getAllKeys())) {
+      if (key[0] !== owner) s.lists.delete(key);
+    }
+    for (const entry of await request(s.outbox.getAll())) {
+      if (entry.owner === undefined) s.outbox.put({ ...entry, owner });
+    }
+  });
 }

@@ -155,6 +155,12 @@ export class StreamModel {
   /** Starts over on `stream`: nothing known, to be read. */
   open(stream) {
     this.stream = stream;
+    /**
+     * The log the list was read from (the sync hello's id; the one a kept
+     * list was read from): undefined until read, null when the server has
+     * no log yet (or one without an id). This page's changes are made on it.
+     */
+    this.log = undefined;
     /** The stream at `version`, as the server has it. */
     this.items = [];
     this.version = 0;
@@ -171,8 +177,9 @@ export class StreamModel {
     this.notify({ kind: "open" });
   }
 
-  /** The list read from the server (`/api/items`): the server's layer from scratch, at the log's head `seq`. */
-  reset({ items, version, seq }) {
+  /** The list read from the server (`/api/items`) of `log`: the server's layer from scratch, at the log's head `seq`. */
+  reset({ items, version, seq, log }) {
+    this.log = log;
     this.items = items.map(({ index, ...item }) => item);
     this.version = version;
     this.head = seq;

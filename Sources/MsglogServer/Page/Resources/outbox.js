@@ -4,12 +4,17 @@
 // pushed and settled by the sync protocol (docs/SYNC.md, version 1).
 //
 // An entry is one change as the page made it: `{ key, change, made, basis,
-// number?, log?, replica?, seq? }`. `key` orders the entries (IndexedDB's
-// own counter); `number` is its change number for the replica that pushes
-// it, given once, at its first push, and kept for every resend: the server
+// owner, log, number?, replica?, seq? }`. `key` orders the entries
+// (IndexedDB's own counter). `owner`: whose it is (fingerprint.js: the
+// token it was made with); only a page with that token shows or sends it.
+// `log`: the log it was made on, the one whose list the page showed (null
+// when the page knew of none: it goes to the first log it meets); it is
+// never sent to another log, where it would land among items its user
+// never saw. `number` is its change number for the replica that pushes it,
+// given once, at its first push, and kept for every resend: the server
 // does change N of a replica at most once, so a resend (a lost answer, a
-// reload mid-push, another tab) is applied once. `seq`: the event it became
-// (it stays until the server's list the page shows has it).
+// reload mid-push, another tab) is applied once. `seq`: the event it
+// became (it stays until the server's list the page shows has it).
 
 /** At most this many changes in one push (the server's bound). */
 export const PUSH_LIMIT = 256;
@@ -22,16 +27,46 @@ export function unanswered(entry) {
   return entry.seq === undefined;
 }
 
+/** Whether `entry` may go to `log` (null: the server has no log yet): made on it, or on none known. */
+export function madeFor(entry, log) {
+  return entry.log === undefined || entry.log === null || entry.log === log;
+}
+
 /**
- * Gives the unanswered entries that have none (or one for another log) the
- * next numbers of `replica` on `log`, in key order. `counter`: the replica's
+ * The entries of `log` (the server's now) against the others: `held`, the
+ * unanswered ones made on another log, kept and not sent (the user says
+ * whether to discard them); `gone`, the keys of answered ones of another
+ * log (they waited for that log's list, which this page no longer shows).
+ */
+export function byLog(entries, log) {
+  const held = [], gone = [];
+  for (const entry of entries) {
+    if (madeFor(entry, log)) continue;
+    if (unanswered(entry)) held.push(entry); else gone.push(entry.key);
+  }
+  return { held, gone };
+}
+
+/**
+ * The entries the page shows on `stream` of `log` (the model's: undefined
+ * while it has read none, when every one of the stream is shown).
+ */
+export function shownOn(entries, { stream, log }) {
+  return entries.filter((e) => e.change.stream === stream && (log === undefined || madeFor(e, log)));
+}
+
+/**
+ * Gives the unanswered entries made for `log` that have no number for
+ * `replica` the next numbers of `replica` on `log`, in key order (an entry
+ * made on no log known is `log`'s from then on). `next`: the replica's
  * next number. Returns the entries changed and the counter after them; an
- * entry numbered once keeps its number.
+ * entry numbered once keeps its number, and an entry of another log is
+ * never numbered for this one.
  */
 export function numberEntries(entries, { log, replica, next }) {
   const changed = [];
   for (const entry of [...entries].sort((a, b) => a.key - b.key)) {
-    if (!unanswered(entry)) continue;
+    if (!unanswered(entry) || !madeFor(entry, log)) continue;
     if (entry.number !== undefined && entry.log === log && entry.replica === replica) continue;
     changed.push({ ...entry, number: next++, log, replica });
   }
@@ -102,10 +137,11 @@ export function settleOutcomes(entries, { log, replica }, outcomes) {
 }
 
 /**
- * The answered entries of `stream` whose events the server's list shown
- * now holds (it is at `head`): to drop. Another stream's wait for a page
- * that shows it (another tab may be drawing them).
+ * The answered entries of `stream` on `log` whose events the server's list
+ * shown now holds (it is at `head`): to drop. Another stream's wait for a
+ * page that shows it (another tab may be drawing them).
  */
-export function landed(entries, { stream, head }) {
-  return entries.filter((e) => !unanswered(e) && e.change.stream === stream && e.seq <= head).map((e) => e.key);
+export function landed(entries, { stream, log, head }) {
+  return entries.filter((e) => !unanswered(e) && e.change.stream === stream && madeFor(e, log) && e.seq <= head)
+    .map((e) => e.key);
 }

@@ -2,22 +2,24 @@
 // opened by name, and opening one — read afresh and followed from the
 // log's head.
 
+import { owner, readToken } from "./api.js";
 import { $ } from "./dom.js";
 import { cacheWith, follow, load, readStreams, reportTo, stop, wake } from "./follow.js";
+import { showHeld } from "./held.js";
 import * as idb from "./idb.js";
 import { model } from "./model.js";
 import { note, setStatus } from "./say.js";
 import { markReady, render, scheduleRender, updateAddress } from "./screen.js";
 import * as sync from "./sync.js";
 import { cancelMoves } from "./shown.js";
-import { quoted, streamNameProblem } from "./words.js";
+import { changeInWords, signedOutInWords, streamNameProblem } from "./words.js";
 
-/** Shows `stream`, read afresh and followed from the log's head. */
+/** Shows `stream` with the page's token (at load, or another one typed), read afresh and followed from the log's head. */
 export function open(stream) {
   stop();
   cancelMoves();
   model.open(stream);
-  sync.refresh().then(() => sync.push());  // this page's changes on their way, of this stream
+  sync.useOwner().then(() => sync.push());  // this token's changes on their way, of this stream
   document.body.classList.remove("past");
   setStatus("connecting", "Connecting…");
   updateAddress();
@@ -69,16 +71,19 @@ function openNamed(event) {
   open(name);
 }
 
-/** What a refused change was, in words. */
-function describe(change) {
-  switch (change.op) {
-    case "append": return "Your message " + quoted(change.text);
-    case "move": return "Your move of a card";
-    case "remove": return "Your delete";
-    case "edit": return "Your edit " + quoted(change.text);
-    case "undo": return "Your undo";
-    default: return "Your change";
-  }
+/**
+ * The server refused the page's token: what the page showed and kept with
+ * it goes (the token form asks for another); says how many changes not
+ * sent went with it.
+ */
+export async function signedOut() {
+  stop();
+  cancelMoves();
+  model.open(model.stream);
+  render();
+  markReady();  // the page knows it cannot read its stream for now
+  const removed = await sync.forgetOwner();
+  if (removed.length > 0) note(signedOutInWords(removed.length, Boolean(readToken())));
 }
 
 /** Keeps the list shown (the server's layer) for a reload while the server is away, a moment after it changes. */
@@ -88,18 +93,20 @@ function keepList() {
   keeping = setTimeout(() => {
     keeping = null;
     if (model.stale && model.version === 0) return;
-    const { stream, items, version, head } = model;
-    idb.keepList({ stream, items, version, seq: head }).catch(() => {});
+    const { stream, items, version, head, log } = model;
+    if (log === undefined) return;
+    idb.keepList({ owner: owner(), log, stream, items, version, seq: head }).catch(() => {});
     sync.prune().catch(() => {});
   }, 300);
 }
 
 model.subscribe((change) => { if (change.kind !== "open") keepList(); });
-cacheWith({ read: (stream) => idb.list(stream) });
+cacheWith({ read: (stream) => idb.list(owner(), stream) });
 sync.reportTo({
   changed: scheduleRender,
-  refused: (entry, error) => note(describe(entry.change) + " was refused by the server: " + error + "."),
+  refused: (entry, error) => note(changeInWords(entry.change) + " was refused by the server: " + error + "."),
   problem: note,
+  held: (held) => showHeld(held, sync.discard),
 });
 window.addEventListener("online", wake);
 reportTo({

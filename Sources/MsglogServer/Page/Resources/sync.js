@@ -7,25 +7,36 @@
 // time in this browser (a Web Lock shared by its tabs), so the numbers go
 // out in order and a change sent twice is done once. Other tabs hear of
 // every change of the outbox (a BroadcastChannel) and show it too.
+// A change goes only to the log it was made on, and only with the token it
+// was made with: the others are held, and the page says so (`held`).
 
-import { api, HTTPError } from "./api.js";
+import { api, HTTPError, owner } from "./api.js";
 import * as idb from "./idb.js";
 import { model } from "./model.js";
-import { landed, newSecret, numberEntries, PROTOCOL, pushBody, settleOutcomes, unanswered } from "./outbox.js";
+import {
+  byLog, landed, madeFor, newSecret, numberEntries, PROTOCOL, pushBody, settleOutcomes, shownOn, unanswered,
+} from "./outbox.js";
 
 /** The longest wait between two tries to push. */
 const MAX_BACKOFF_MS = 5000;
 
 const channel = typeof BroadcastChannel === "function" ? new BroadcastChannel("msglog-outbox") : null;
 
-/** The outbox as last read, in key order. */
+/** The outbox as last read, in key order: every token's (`mine()`: this page's). */
 let entries = [];
+/** The server's log as its last hello said: undefined before one, null when it has none. */
+let serverLog;
 /** Per entry key: the functions waiting for its outcome (this tab's writes). */
 const waiting = new Map();
-let listeners = { refused() {}, changed() {}, problem() {} };
+let listeners = { refused() {}, changed() {}, problem() {}, held() {} };
 let pushing = false, again = false, failures = 0, timer = null;
 
-/** Where sync says what happened: `refused(entry, error)`, `changed()` (redraw), `problem(text)`. */
+/**
+ * Where sync says what happened: `refused(entry, error)`, `changed()`
+ * (redraw), `problem(text)`, `held({ otherLog, otherOwner })` (what is
+ * kept and not sent: this token's changes made on another log than the
+ * server's, and the unsent changes another token left).
+ */
 export function reportTo(report) {
   listeners = { ...listeners, ...report };
 }
@@ -47,9 +58,21 @@ function pendingOf(entry) {
   return change;
 }
 
-/** Shows the outbox's changes of the model's stream. */
+/** The outbox's entries of this page's token. */
+function mine() {
+  const me = owner();
+  return entries.filter((e) => e.owner === me);
+}
+
+/** Shows the outbox's changes of the model's stream and log, and says what is held. */
 function show() {
-  model.adopt(entries.filter((e) => e.change.stream === model.stream).map(pendingOf));
+  const own = mine();
+  model.adopt(shownOn(own, { stream: model.stream, log: model.log }).map(pendingOf));
+  const log = serverLog !== undefined ? serverLog : model.log;
+  listeners.held({
+    otherLog: log === undefined ? [] : byLog(own, log).held,
+    otherOwner: entries.filter((e) => unanswered(e) && e.owner !== owner()),
+  });
   listeners.changed();
 }
 
@@ -74,7 +97,9 @@ export async function record(change) {
   listeners.changed();
   let entry;
   try {
-    entry = await idb.add({ change, made: proposed.time, basis: model.head });
+    // Made on the log shown; with none read yet, on the log last seen here (or on none known).
+    const log = model.log !== undefined ? model.log : (await idb.lastLog()) ?? null;
+    entry = await idb.add({ change, made: proposed.time, basis: model.head, owner: owner(), log });
   } catch (e) {
     model.drop(proposed);
     listeners.changed();
@@ -115,18 +140,24 @@ export function push() {
   })();
 }
 
-/** The server's log id (the hello) and this browser's replica on it: its id, secret and next change number. */
-async function replicaOn() {
+/**
+ * The server's log id (the hello; null when it has none, or one made
+ * before logs had an id, which gets one with its next write), and this
+ * browser's replica on it for `me`'s token: its id, secret and next change
+ * number. One replica per token, so that two tokens' changes never share
+ * one (a replica belongs to the token that first pushed for it).
+ */
+async function replicaOn(me) {
   let hello;
   try {
     hello = await api("/api/sync?protocol=" + PROTOCOL);
   } catch (e) {
     if (e.status !== 404) throw e;
-    return null;  // no database yet
+    hello = { log: null };  // no database yet
   }
-  const log = hello.log;
-  if (!log) return null;  // a log made before logs had an id: it gets one with its next write
-  const name = "replica:" + log;
+  serverLog = hello.log || null;
+  if (!serverLog) return { log: null };
+  const name = "replica:" + serverLog + (me ? ":" + me : "");
   let replica = (await idb.meta(name)) || { name, replica: newID(), next: 1 };
   if (!replica.secret) {
     // Kept before it is ever sent: the server keeps its hash at the first
@@ -135,30 +166,41 @@ async function replicaOn() {
     replica = { ...replica, secret: newSecret() };
     await idb.update({ meta: [replica] });
   }
-  return { log, replica };
+  return { log: serverLog, replica };
 }
 
-/** Pushes every unanswered entry, in batches, under the lock (so read afresh: another tab may have pushed). */
+/**
+ * Pushes every unanswered entry of this page's token made on the server's
+ * log, in batches, under the lock (so read afresh: another tab may have
+ * pushed). The ones made on another log stay, unsent, and are said.
+ */
 async function drain() {
   entries = await idb.entries();
-  if (!entries.some(unanswered)) return show();
-  const on = await replicaOn();
-  if (!on) {
+  const me = owner();
+  if (!mine().some(unanswered)) return show();
+  const { log, replica } = await replicaOn(me);
+  const { gone } = byLog(mine(), log);
+  if (gone.length > 0) {
+    await idb.update({ drop: gone });
+    entries = await idb.entries();
+    channel?.postMessage("changed");
+  }
+  if (!replica) {
+    if (!mine().some((e) => unanswered(e) && madeFor(e, null))) return show();
     await firstWrite();
     return drain();
   }
-  const { log, replica } = on;
   const id = replica.replica;
-  const { changed, next } = numberEntries(entries, { log, replica: id, next: replica.next });
+  const { changed, next } = numberEntries(mine(), { log, replica: id, next: replica.next });
   if (changed.length > 0) {
     await idb.update({ put: changed, meta: [{ ...replica, next }] });
     entries = await idb.entries();
   }
   for (;;) {
-    const body = pushBody(entries, { log, replica: id, secret: replica.secret });
+    const body = pushBody(mine(), { log, replica: id, secret: replica.secret });
     if (!body) break;
     const answer = await api("/api/sync/push", body);
-    const { applied, done, refused, results } = settleOutcomes(entries, { log, replica: id }, answer.outcomes);
+    const { applied, done, refused, results } = settleOutcomes(mine(), { log, replica: id }, answer.outcomes);
     if (results.length === 0) throw new HTTPError(500, "the push's answer names none of its changes");
     await idb.update({ put: applied, drop: done });
     entries = await idb.entries();
@@ -170,6 +212,7 @@ async function drain() {
       waiting.delete(entry.key);
     }
   }
+  show();
   await prune();
 }
 
@@ -181,7 +224,7 @@ async function drain() {
  * and it is done.
  */
 async function firstWrite() {
-  const entry = entries.find(unanswered);
+  const entry = mine().find((e) => unanswered(e) && madeFor(e, null));
   const change = entry.change;
   if (change.op !== "append" && change.op !== "insert") {
     throw new HTTPError(409, "the server has no log to sync with yet");
@@ -207,10 +250,43 @@ async function firstWrite() {
 
 /** Drops the answered entries the list shown has now (their events are in it, and in the list kept for a reload). */
 export async function prune() {
-  const keys = landed(entries, { stream: model.stream, head: model.head });
+  const keys = landed(mine(), { stream: model.stream, log: model.log, head: model.head });
   if (keys.length === 0) return;
   await idb.update({ drop: keys });
   entries = entries.filter((e) => !keys.includes(e.key));
+  channel?.postMessage("changed");
+}
+
+/**
+ * This page uses its token now (it started, or another token was typed):
+ * the lists other tokens read go, and the outbox is read again, showing
+ * this token's changes only.
+ */
+export async function useOwner() {
+  try { await idb.keepOnly(owner()); } catch { /* the browser's storage is off: nothing kept */ }
+  await refresh();
+}
+
+/**
+ * The server refused this page's token: what the page kept with it goes —
+ * the lists it read and its changes, sent or not (they could never be
+ * sent as that token's, and must not outlive it). The changes removed
+ * that were not sent.
+ */
+export async function forgetOwner() {
+  let removed = [];
+  try { removed = await idb.forget(owner()); } catch { return []; }
+  for (const entry of removed) waiting.delete(entry.key);
+  await refresh();
+  channel?.postMessage("changed");
+  return removed;
+}
+
+/** Discards `held` (entries `held` reported): they are never sent. */
+export async function discard(held) {
+  await idb.update({ drop: held.map((e) => e.key) });
+  for (const entry of held) waiting.delete(entry.key);
+  await refresh();
   channel?.postMessage("changed");
 }
 

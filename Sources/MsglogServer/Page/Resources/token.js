@@ -1,11 +1,14 @@
 // The access token, when the server asks for one: the form that takes it
-// (the one the server was started with, MSGLOG_TOKEN or --token).
+// (the one the server was started with, MSGLOG_TOKEN or --token). A
+// refused token takes with it what the page showed and kept with it
+// (stream.js's `signedOut`); another token typed shows only its own
+// (`open`).
 
 import { onUnauthorized, readToken, useToken } from "./api.js";
 import { $ } from "./dom.js";
 import { model } from "./model.js";
 import { note, setStatus } from "./say.js";
-import { open } from "./stream.js";
+import { open, signedOut } from "./stream.js";
 
 function askForToken() {
   const form = $("token-form");
@@ -28,5 +31,8 @@ function submitToken(event) {
   open(model.stream);
 }
 
-onUnauthorized(askForToken);
+onUnauthorized(() => {
+  askForToken();
+  signedOut();
+});
 $("token-form").addEventListener("submit", submitToken);

@@ -29,3 +29,51 @@ export function streamNameProblem(name) {
   if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) return "A stream name cannot contain control characters.";
   return null;
 }
+
+/** One of this page's changes (`{ op, text? }` as the sync protocol has it), in words. */
+export function changeInWords(change) {
+  switch (change.op) {
+    case "append": case "insert": return "Your message " + quoted(change.text);
+    case "move": return "Your move of a card";
+    case "remove": return "Your delete";
+    case "edit": return "Your edit " + quoted(change.text);
+    case "undo": return "Your undo";
+    default: return "Your change";
+  }
+}
+
+const changes = (n) => (n === 1 ? "1 change" : n + " changes");
+
+/**
+ * Why changes kept in this browser are not sent, and what discarding them
+ * is called: `otherLog`, this page's, made on a log the server no longer
+ * serves; `otherOwner`, left by a page with another access token.
+ */
+export function heldInWords(kind, n) {
+  if (kind === "otherLog") {
+    return {
+      text: (n === 1 ? "1 change you made was" : n + " changes you made were") + " not sent. The server at this"
+        + " address now keeps a different log from the one you made " + (n === 1 ? "it" : "them") + " on, so "
+        + (n === 1 ? "it" : "they") + " would land among messages and cards you never saw. "
+        + (n === 1 ? "It stays" : "They stay") + " in this browser and " + (n === 1 ? "is" : "are")
+        + " sent if that log comes back.",
+      button: n === 1 ? "Discard this change" : "Discard these " + n + " changes",
+      done: "Discarded " + changes(n) + ".",
+    };
+  }
+  return {
+    text: (n === 1 ? "1 change was" : n + " changes were") + " made in this browser with another access token"
+      + " and not sent yet. " + (n === 1 ? "It belongs" : "They belong") + " to whoever made "
+      + (n === 1 ? "it" : "them") + ", and " + (n === 1 ? "is" : "are")
+      + " sent when this page is opened with that token again.",
+    button: n === 1 ? "Discard the other token's change" : "Discard the other token's " + n + " changes",
+    done: "Discarded " + changes(n) + " of another token.",
+  };
+}
+
+/** What the page says when the server refuses its token and `n` changes not sent went with it (`hadToken`: it had one). */
+export function signedOutInWords(n, hadToken) {
+  const why = hadToken ? "The server no longer accepts this page's access token" : "The server now asks for an access token";
+  return why + ", so " + (n === 1 ? "your change" : "your " + n + " changes") + " not yet sent "
+    + (n === 1 ? "was" : "were") + " removed from this browser, with the lists kept for a reload.";
+}

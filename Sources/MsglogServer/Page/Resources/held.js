@@ -1,0 +1,72 @@
+// What this browser keeps and does not send, and why (sync.js's `held`):
+// this page's changes made on another log than the one the server keeps
+// now, and the changes a page with another access token left. Said in a
+// live region (index.html's #held), each kind with a button that discards
+// it; nothing is discarded without that press.
+
+import { $ } from "./dom.js";
+import { announce } from "./say.js";
+import { changeInWords, heldInWords } from "./words.js";
+
+/** At most this many held changes are named one by one. */
+const NAMED = 5;
+
+/** What is drawn: the kinds and their entries' keys (a report of the same draws, and says, nothing again). */
+let drawn = "";
+
+/**
+ * Shows `held` (`{ otherLog, otherOwner }`: the entries of each kind);
+ * `discard(entries)` drops entries for good.
+ */
+export function showHeld(held, discard) {
+  const groups = ["otherLog", "otherOwner"].filter((kind) => held[kind].length > 0).map((kind) => [kind, held[kind]]);
+  const signature = groups.map(([kind, entries]) => kind + ":" + entries.map((e) => e.key).join(",")).join(";");
+  if (signature === drawn) return;
+  drawn = signature;
+  const region = $("held");
+  const hadFocus = region.contains(document.activeElement);
+  region.replaceChildren(...groups.map(([kind, entries]) => group(kind, entries, discard)));
+  // A keyboard user who discarded one kind goes on from the next button, or the stream.
+  if (hadFocus) (region.querySelector("button") || $("main")).focus();
+}
+
+function group(kind, entries, discard) {
+  const words = heldInWords(kind, entries.length);
+  const box = document.createElement("div");
+  box.className = "held-group";
+  const text = document.createElement("p");
+  text.textContent = words.text;
+  box.append(text);
+  // This page's own changes are named (what the user is asked to discard); another token's are not shown.
+  if (kind === "otherLog") {
+    const list = document.createElement("ul");
+    for (const entry of entries.slice(0, NAMED)) {
+      const item = document.createElement("li");
+      item.dir = "auto";
+      item.textContent = changeInWords(entry.change);
+      list.append(item);
+    }
+    if (entries.length > NAMED) {
+      const more = document.createElement("li");
+      more.textContent = "and " + (entries.length - NAMED) + " more";
+      list.append(more);
+    }
+    box.append(list);
+  }
+  const button = document.createElement("button");
+  button.type = "button";
+  button.textContent = words.button;
+  let discarding = false;
+  button.addEventListener("click", async () => {
+    if (discarding) return;
+    discarding = true;
+    try {
+      await discard(entries);
+      announce(words.done);
+    } finally {
+      discarding = false;
+    }
+  });
+  box.append(button);
+  return box;
+}
