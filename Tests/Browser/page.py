@@ -12,6 +12,7 @@ and exits 1. Everything it starts is stopped; its files are under DIRECTORY.
 """
 import argparse
 import datetime
+import hashlib
 import json
 import os
 import sys
@@ -1209,6 +1210,266 @@ def the_page_proves_its_replica(ctx):
     wait_drained(driver)
     check([i["text"] for i in items(server, "proof")] == ["hello", "first", "second"],
           "the server holds %r" % [i["text"] for i in items(server, "proof")])
+
+
+# MARK: - 13. Offline data stays with its log and its token
+
+
+HELLO = "/api/sync?protocol=1"
+
+
+def held_text(driver):
+    """What the page says about changes it keeps and does not send (#held), as one line."""
+    return " ".join(driver.execute_script("const h = document.getElementById('held'); return h ? h.innerText : ''").split())
+
+
+def page_log(driver):
+    return driver.execute_script("return import('/model.js').then(({ model }) => model.log ?? null)")
+
+
+def kept(driver):
+    """What the browser's IndexedDB holds: every list kept and every outbox entry, as stored."""
+    return driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        const req = indexedDB.open('msglog');
+        req.onerror = () => done({ error: String(req.error) });
+        req.onsuccess = () => {
+          const db = req.result;
+          const tx = db.transaction(['lists', 'outbox'], 'readonly');
+          const lists = tx.objectStore('lists').getAll(), outbox = tx.objectStore('outbox').getAll();
+          tx.oncomplete = () => { db.close(); done({ lists: lists.result, outbox: outbox.result }); };
+          tx.onerror = () => done({ error: String(tx.error) });
+        };""")
+
+
+def owner_of(token):
+    """The owner the page gives what it keeps with `token` (fingerprint.js): never the token itself."""
+    return hashlib.sha256(("msglog page owner\n" + token).encode()).hexdigest()
+
+
+def page_text(driver):
+    return driver.execute_script("return document.body.innerText")
+
+
+def write_message(driver, text, tap_send=False):
+    box = driver.find_element(By.ID, "compose-text")
+    box.send_keys(text)
+    if tap_send:
+        tap(driver, driver.find_element(By.ID, "send"))
+    else:
+        box.send_keys(Keys.ENTER)
+    wait_until("%r is kept and shown pending" % text, lambda: text in pending_shown(driver))
+
+
+def tap(driver, element):
+    """A finger's tap on `element` (touch events, as a phone's)."""
+    r = driver.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); return {x: r.x + r.width / 2, y: r.y + r.height / 2}", element)
+    touch(driver, "touchStart", r["x"], r["y"])
+    touch(driver, "touchEnd", r["x"], r["y"])
+
+
+def tab_to(driver, label, limit=40):
+    """Tab from the top of the page until the button `label` has focus; how many presses that took."""
+    driver.execute_script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
+    for presses in range(1, limit + 1):
+        ActionChains(driver).send_keys(Keys.TAB).perform()
+        if driver.execute_script(
+                "const a = document.activeElement; return a.tagName === 'BUTTON' && a.textContent === arguments[0]", label):
+            return presses
+    raise Failure("%d presses of Tab never reach the button %r" % (limit, label))
+
+
+def check_accessible(driver, what):
+    serious, _ = axe_violations(driver)
+    check(serious == [], "axe (%s): %s" % (what, json.dumps(
+        [{"id": v["id"], "impact": v["impact"], "nodes": [n["html"][:160] for n in v["nodes"][:3]]} for v in serious])))
+
+
+@case
+def offline_changes_stay_with_their_log(ctx):
+    """A message written while the server is away goes only to the log it was written on: a different log served at
+    the same address keeps it unsent and says why, with a button to discard it (a finger on a phone, the keyboard on
+    a laptop); the log it was written on takes it, once, when it is back."""
+    one = Msglog(ctx.msglog, ctx.dir, "one")
+    one.import_lines(appends("trip", ["Plan", "Spec"], sender="me"))
+    two = Msglog(ctx.msglog, ctx.dir, "two")
+    two.import_lines(appends("trip", ["Another team's"]))
+    server = one.serve()
+    port = server.port
+    log_one = server.api(HELLO)["log"]
+    laptop = browser(ctx.dir)
+    phone = browser(ctx.dir, PHONE, touch=True, dark=True)
+    for driver in (laptop, phone):
+        driver.get(server.url)
+        driver.execute_script("localStorage.setItem('msglog.sender', 'me')")
+        open_page(driver, server, "trip", "chat")
+        wait_texts(driver, "chat", ["Plan", "Spec"], "log one's list")
+        wait_worker(driver)
+
+    # Server one goes away; a message is written in each browser, and kept.
+    server.stop()
+    for driver in (laptop, phone):
+        wait_until("the page says it is offline", lambda: status(driver)[0] == "offline", 30)
+    write_message(laptop, "from the laptop")
+    write_message(phone, "from the phone", tap_send=True)
+    laptop.refresh()
+    wait_ready(laptop)
+    wait_texts(laptop, "chat", ["Plan", "Spec", "from the laptop"], "a reload with the server away: log one's list", 30)
+
+    # Another log at the same address: its list, without the message, which is kept and not sent, and why.
+    server = two.serve("127.0.0.1:%d" % port)
+    log_two = server.api(HELLO)["log"]
+    check(log_two != log_one, "the two databases have one log id")
+    for driver, text in ((laptop, "from the laptop"), (phone, "from the phone")):
+        # Either the page says why it keeps the message, or log two has it (as it did before issue 34).
+        wait_until("the page says why %r is not sent, or sends it" % text, lambda: (
+            "different log" in held_text(driver) and text in held_text(driver)
+            or text in [i["text"] for i in items(server, "trip")]), 30)
+        check([i["text"] for i in items(server, "trip")] == ["Another team's"], "log two got %r" % items(server, "trip"))
+        wait_texts(driver, "chat", ["Another team's"], "log two's list, without the message written on log one", 30)
+        outbox = kept(driver)["outbox"]
+        check([(e["change"]["text"], e.get("log"), e.get("seq")) for e in outbox] == [(text, log_one, None)],
+              "the outbox holds %r" % outbox)
+        check(page_log(driver) == log_two, "the page's log is %r, not %r" % (page_log(driver), log_two))
+    print("held: %s" % held_text(laptop))
+    check(laptop.execute_script("return document.getElementById('held').getAttribute('aria-live')") == "polite",
+          "the words are not in a live region")
+    check_accessible(laptop, "the laptop, light, a change held")
+    check_accessible(phone, "the phone, dark, a change held")
+    fits = phone.execute_script("""
+        const r = document.querySelector('#held button').getBoundingClientRect();
+        return { scroll: document.documentElement.scrollWidth, right: r.right, height: r.height }""")
+    check(fits["scroll"] <= PHONE[0] and fits["right"] <= PHONE[0] and fits["height"] >= 32,
+          "the phone's note does not fit 390 px or its button is small: %r" % fits)
+
+    # On the phone, a finger discards its message: never sent, gone from the browser.
+    tap(phone, phone.find_element(By.CSS_SELECTOR, "#held button"))
+    wait_until("the phone's message is discarded", lambda: held_text(phone) == "" and kept(phone)["outbox"] == [])
+    check(announced(phone) == "Discarded 1 change.", "the phone says %r" % announced(phone))
+
+    # Log one back: the laptop's message lands there, once; nothing is held any more.
+    server.stop()
+    server = one.serve("127.0.0.1:%d" % port)
+    wait_texts(laptop, "chat", ["Plan", "Spec", "from the laptop"], "log one back, with the message", 30)
+    wait_drained(laptop)
+    wait_until("nothing is held", lambda: held_text(laptop) == "")
+    new = events(server, "trip")[2:]
+    check([e["text"] for e in new] == ["from the laptop"], "log one got %r" % new)
+    check_once(new, 1)
+    wait_texts(phone, "chat", ["Plan", "Spec", "from the laptop"], "the phone on log one")
+
+    # The keyboard alone: another message held on log two, discarded with Tab and Enter.
+    server.stop()
+    wait_until("the page says it is offline", lambda: status(laptop)[0] == "offline", 30)
+    write_message(laptop, "second thought")
+    server = two.serve("127.0.0.1:%d" % port)
+    wait_until("the page says why 'second thought' is not sent", lambda: "second thought" in held_text(laptop), 30)
+    presses = tab_to(laptop, "Discard this change")
+    outline = laptop.execute_script("return getComputedStyle(document.activeElement).outlineStyle")
+    check(outline != "none", "the focused button shows no focus ring")
+    ActionChains(laptop).send_keys(Keys.ENTER).perform()
+    wait_until("the laptop's message is discarded", lambda: held_text(laptop) == "" and kept(laptop)["outbox"] == [])
+    check(announced(laptop) == "Discarded 1 change.", "the laptop says %r" % announced(laptop))
+    check(active(laptop) == "main", "the focus went to %r, not the stream" % active(laptop))
+    check([i["text"] for i in items(server, "trip")] == ["Another team's"], "log two got %r" % items(server, "trip"))
+    print("Tab reached the discard button in %d presses" % presses)
+    server.stop()
+    check([t for _, t in listed(one, "trip")] == ["Plan", "Spec", "from the laptop"], "log one has %r" % listed(one, "trip"))
+    check([t for _, t in listed(two, "trip")] == ["Another team's"], "log two has %r" % listed(two, "trip"))
+
+
+@case
+def what_a_token_read_stays_with_it(ctx):
+    """A session with the token, then one without: the later one shows nothing the first read or wrote (server away or
+    back, another token typed); the change written with the token is sent when the token is used again; a token the
+    server no longer accepts takes what was kept with it."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("secret", ["for your eyes"], sender="ann"))
+    token = "ann-s+token/2026-03-14="
+    server = m.serve(token=token)
+    port = server.port
+    driver = browser(ctx.dir)
+    driver.get(server.url)
+    driver.execute_script("localStorage.setItem('msglog.sender', 'ann')")
+    open_page(driver, server, "secret", "chat", "#token=" + token)
+    wait_texts(driver, "chat", ["for your eyes"], "with the token")
+    wait_worker(driver)
+    wait_until("live", lambda: status(driver)[0] == "live")
+    server.stop()
+    wait_until("the page says it is offline", lambda: status(driver)[0] == "offline", 30)
+    write_message(driver, "draft for ann")
+    before = kept(driver)
+
+    # A later session without the token, in the same browser, with the server away.
+    first = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    later = driver.current_window_handle
+    driver.switch_to.window(first)
+    driver.close()
+    driver.switch_to.window(later)
+    open_page(driver, server, "secret", "chat")
+    check(driver.execute_script("return sessionStorage.getItem('msglog.token')") is None, "the new tab has the token")
+    secrets = ["for your eyes", "draft for ann"]
+    # Either the page says another token's change waits, or it shows what the token read and wrote (before issue 34).
+    wait_until("the page says another token's change waits, or shows it", lambda: (
+        "another access token" in held_text(driver) or any(s in page_text(driver) for s in secrets)), 30)
+
+    def shows_nothing(what):
+        text = page_text(driver)
+        check(shown_ids(driver) == [] and not any(s in text for s in secrets), "%s, the page shows %r" % (what, text))
+    shows_nothing("without the token and the server away")
+    print("without the token: %s" % held_text(driver))
+    check([(l["stream"], l.get("owner")) for l in before["lists"]] == [("secret", owner_of(token))],
+          "the list was not kept under the token's owner: %r" % before["lists"])
+    now = kept(driver)
+    check(now["lists"] == [], "the list read with the token is still kept: %r" % now["lists"])
+    check([(e["change"]["text"], e["owner"]) for e in now["outbox"]] == [("draft for ann", owner_of(token))],
+          "the outbox: %r" % now["outbox"])
+
+    # The server back: it asks for the token; then a wrong one typed: still nothing.
+    server = m.serve("127.0.0.1:%d" % port, token=token)
+    form = driver.find_element(By.ID, "token-form")
+    wait_until("the page asks for the token", lambda: form.is_displayed(), 30)
+    shows_nothing("without the token and the server back")
+    check_accessible(driver, "the token form, another token's change waiting")
+    driver.find_element(By.ID, "token-input").send_keys("not-the-token", Keys.ENTER)
+    wait_until("the page says the token was not accepted",
+               lambda: form.is_displayed() and "did not accept" in driver.find_element(By.ID, "token-why").text, 30)
+    shows_nothing("with a wrong token")
+    check("another access token" in held_text(driver), "the other token's change is no longer said")
+
+    # The token again, in another tab: its change is shown, and sent, once.
+    other = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    open_page(driver, server, "secret", "chat", "#token=" + token)
+    wait_drained(driver)
+    wait_texts(driver, "chat", ["for your eyes", "draft for ann"], "with the token again")
+    sent = [e for e in events(server, "secret") if e.get("text") == "draft for ann"]
+    check(len(sent) == 1 and sent[0]["sender"] == "ann", "the server has %r" % sent)
+    check(held_text(driver) == "", "the token's page holds %r" % held_text(driver))
+    ann = driver.current_window_handle
+    driver.switch_to.window(other)
+    wait_until("the tab without the token no longer says a change waits", lambda: held_text(driver) == "")
+    shows_nothing("in the tab with the wrong token, after the draft was sent")
+
+    # The server restarted with another token: what this page kept with the old one goes, an unsent change too.
+    driver.switch_to.window(ann)
+    server.stop()
+    wait_until("the page says it is offline", lambda: status(driver)[0] == "offline", 30)
+    write_message(driver, "never sent")
+    server = m.serve("127.0.0.1:%d" % port, token="a-new-token-after-the-restart")
+    wait_until("the page asks for a token", lambda: driver.find_element(By.ID, "token-form").is_displayed(), 30)
+    wait_until("the page says what went", lambda: "your change not yet sent was removed" in note_text(driver), 30)
+    print("refused: %s" % " ".join(note_text(driver).split()))
+    wait_until("nothing shown", lambda: shown_ids(driver) == [])
+    left = kept(driver)
+    mine = owner_of(token)
+    check([l for l in left["lists"] if l["owner"] == mine] == [] and [e for e in left["outbox"] if e["owner"] == mine] == [],
+          "the refused token's data is still kept: %r" % left)
+    check(token not in json.dumps(left), "the token itself is in IndexedDB")
+    check(all(e.get("text") != "never sent" for e in events(server, "secret")),
+          "the change went to the server")
 
 
 # MARK: - Running

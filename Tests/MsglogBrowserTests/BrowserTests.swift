@@ -8,7 +8,8 @@ import Testing
 /// `<script>` as text) and Tests/Browser/page.py, one case per item of the
 /// page's issues (phone and touch, keyboard and axe-core, the past,
 /// following, sending, reconnecting, the token, the look, 10,000 items;
-/// editing a message, undo and redo, a deleted card back from its note),
+/// editing a message, undo and redo, a deleted card back from its note;
+/// offline changes kept for the log and the token they were made with),
 /// and every file of the page served as it is.
 ///
 /// One browser case at a time: each starts Chromium, and several at once on
@@ -52,6 +53,8 @@ import Testing
     "offline-undo-restore-and-refusal",
     "two-tabs-share-one-outbox",
     "the-page-proves-its-replica",
+    "offline-changes-stay-with-their-log",
+    "what-a-token-read-stays-with-it",
   ]
 
   /// `MSGLOG_SCREENSHOTS=docs scripts/test --filter BrowserTests` refreshes
