@@ -100,7 +100,10 @@ function keepList() {
   }, 300);
 }
 
-model.subscribe((change) => { if (change.kind !== "open") keepList(); });
+model.subscribe((change) => {
+  if (change.kind !== "open") keepList();
+  if (change.kind === "list") sync.refresh();  // the changes shown are the ones made on the log of this list
+});
 cacheWith({ read: (stream) => idb.list(owner(), stream) });
 sync.reportTo({
   changed: scheduleRender,
