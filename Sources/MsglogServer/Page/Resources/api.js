@@ -46,8 +46,10 @@ export function useToken(value) {
   storage.set("sessionStorage", TOKEN_KEY, value);
 }
 
-/** Whose the page's data is (fingerprint.js): the owner of what this page keeps, by its token. */
+/** The owner of the token last asked about (a fingerprint costs a SHA-256). */
 let owned = { token: null, owner: ownerOf(null) };
+
+/** Whose what this page keeps is (fingerprint.js): its token's fingerprint, or none's. */
 export function owner() {
   const t = readToken() || null;
   if (t !== owned.token) owned = { token: t, owner: ownerOf(t) };

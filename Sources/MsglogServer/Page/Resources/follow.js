@@ -3,8 +3,8 @@
 // dropped stream is resumed after the last event received, with backoff
 // while the server is away; a stream that cannot resume there (a restart
 // on a shorter log), a server back with another log id, or events that do
-// not follow make the page read the list again. Free of the DOM: what it has to say goes to
-// whoever asked (`reportTo`).
+// not follow make the page read the list again. Free of the DOM: what it
+// has to say goes to whoever asked (`reportTo`).
 
 import { api, headers, unauthorized } from "./api.js";
 import { model } from "./model.js";
