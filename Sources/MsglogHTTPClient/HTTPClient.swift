@@ -96,13 +96,14 @@ public final class HTTPClient: Sendable {
   public func open(_ request: HTTPRequest) throws -> HTTPResponseStream {
     let bytes = try request.encoded(for: url, token: configuration.token, userAgent: configuration.userAgent)
     let idle = request.idleTimeout ?? configuration.idleTimeout
+    let exchange = request.exchangeTimeout.map(ExchangeDeadline.init)
     var retried = false
     while true {
       if cancellation.isRaised { throw HTTPClientError.cancelled(origin: url.origin) }
-      let (connection, reused) = try checkOut()
+      let (connection, reused) = try exchange?.bounding(url.origin) { try checkOut(by: exchange) } ?? checkOut(by: nil)
       do {
-        try connection.send(bytes, idle: idle)
-        let head = try readHead(from: connection, idle: idle)
+        try connection.send(bytes, idle: idle, by: exchange)
+        let head = try readHead(from: connection, idle: idle, by: exchange)
         let framing: BodyFraming
         do {
           framing = try BodyFraming.of(head, method: request.method)
@@ -111,7 +112,7 @@ public final class HTTPClient: Sendable {
         }
         return HTTPResponseStream(
           head: head, framing: framing, connection: connection, keepAlive: Self.allowsReuse(head),
-          idle: idle, client: self)
+          idle: idle, exchange: exchange, client: self)
       } catch let error as HTTPClientError {
         // The ordinary race of keep-alive: the server closed the kept
         // connection as the request went out, and never saw it.
@@ -148,12 +149,13 @@ public final class HTTPClient: Sendable {
 
   // MARK: - Connections
 
-  private func checkOut() throws -> (Connection, reused: Bool) {
+  private func checkOut(by exchange: ExchangeDeadline?) throws -> (Connection, reused: Bool) {
     while let kept = state.withLock({ $0.idle.popLast() }) {
       if kept.connection.isIdleAndOpen { return (kept.connection, true) }
     }
+    let connectTimeout = exchange?.shorten(configuration.connectTimeout) ?? configuration.connectTimeout
     let connection = try Connection(
-      to: url, connectTimeout: configuration.connectTimeout, cancellation: cancellation,
+      to: url, connectTimeout: connectTimeout, cancellation: cancellation,
       relaying: configuration.relaysTLS, tlsHelper: tlsHelper, caFile: configuration.caFile,
       credentials: credentials)
     state.withLock { $0.opened += 1 }
@@ -205,8 +207,11 @@ public final class HTTPClient: Sendable {
   // MARK: - The answer's head
 
   /// The final answer's head; interim 1xx answers (100 Continue, 103
-  /// Early Hints) are read and skipped.
-  private func readHead(from connection: Connection, idle: Double) throws -> HTTPResponseHead {
+  /// Early Hints) are read and skipped — for no longer than `exchange`
+  /// allows, however many come.
+  private func readHead(from connection: Connection, idle: Double, by exchange: ExchangeDeadline?) throws
+    -> HTTPResponseHead
+  {
     while true {
       let head: HTTPResponseHead
       do {
@@ -217,7 +222,7 @@ public final class HTTPClient: Sendable {
             connection.take(bytes.count)
             break
           }
-          switch try connection.fill(idle: idle) {
+          switch try connection.fill(idle: idle, by: exchange) {
           case .more: continue
           case .closed, .closedWithoutTLSEnd:
             throw HTTPClientError.connectionLost(

@@ -33,6 +33,9 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
 
   public enum TimeoutPhase: Sendable, Equatable {
     case connect, answer
+    /// The whole exchange (`HTTPRequest.exchangeTimeout`), however steadily
+    /// bytes came.
+    case exchange
   }
 
   public var description: String {
@@ -43,6 +46,8 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
       return "cannot reach \(origin): no connection within \(Self.format(seconds)) s"
     case .timedOut(let origin, .answer, let seconds):
       return "\(origin) sent nothing for \(Self.format(seconds)) s"
+    case .timedOut(let origin, .exchange, let seconds):
+      return "\(origin) did not answer whole within \(Self.format(seconds)) s"
     case .tls(let origin, let failure): return failure.description(origin: origin)
     case .connectionLost(let origin, let reason): return "\(origin) \(reason)"
     case .malformedAnswer(let origin, let reason): return "\(origin) sent a malformed answer: \(reason)"

@@ -11,6 +11,11 @@ public struct HTTPRequest: Sendable {
   /// The longest wait for the answer's next byte, for this request (a
   /// follow waits longer than a page); nil: the client's.
   public var idleTimeout: Double?
+  /// The longest the whole exchange may take — connecting, sending, the
+  /// answer's head (however many interim answers come first) and its body
+  /// — however steadily the server trickles bytes; nil: no bound but the
+  /// idle one. An answer read as a stream is bounded too, until its end.
+  public var exchangeTimeout: Double?
   /// Whether the request may be sent again, once, when a kept connection
   /// turns out to have been closed by the server before any of the answer
   /// arrived (the ordinary race of keep-alive). True for `GET`; for a
@@ -20,8 +25,9 @@ public struct HTTPRequest: Sendable {
 
   public init(
     method: String, target: String, headers: [HTTPHeader] = [], body: [UInt8]? = nil, idleTimeout: Double? = nil,
-    retriesOnStaleConnection: Bool? = nil
+    exchangeTimeout: Double? = nil, retriesOnStaleConnection: Bool? = nil
   ) {
+    self.exchangeTimeout = exchangeTimeout
     self.method = method
     self.target = target
     self.headers = headers
@@ -31,18 +37,22 @@ public struct HTTPRequest: Sendable {
   }
 
   /// A `GET`, with `Accept` when given.
-  public static func get(_ target: String, accept: String? = nil, idleTimeout: Double? = nil) -> HTTPRequest {
+  public static func get(
+    _ target: String, accept: String? = nil, idleTimeout: Double? = nil, exchangeTimeout: Double? = nil
+  ) -> HTTPRequest {
     HTTPRequest(
       method: "GET", target: target, headers: accept.map { [HTTPHeader("Accept", $0)] } ?? [],
-      idleTimeout: idleTimeout)
+      idleTimeout: idleTimeout, exchangeTimeout: exchangeTimeout)
   }
 
   /// A `POST` of a JSON document (`Content-Type: application/json`, as
   /// the server requires of every write).
-  public static func post(_ target: String, json: [UInt8], retriesOnStaleConnection: Bool = false) -> HTTPRequest {
+  public static func post(
+    _ target: String, json: [UInt8], exchangeTimeout: Double? = nil, retriesOnStaleConnection: Bool = false
+  ) -> HTTPRequest {
     HTTPRequest(
       method: "POST", target: target,
       headers: [HTTPHeader("Content-Type", "application/json"), HTTPHeader("Accept", "application/json")],
-      body: json, retriesOnStaleConnection: retriesOnStaleConnection)
+      body: json, exchangeTimeout: exchangeTimeout, retriesOnStaleConnection: retriesOnStaleConnection)
   }
 }

@@ -22,14 +22,17 @@ public final class HTTPResponseStream {
   private var connection: Connection?
   private let keepAlive: Bool
   private let idle: Double
+  /// The bound on the whole exchange, until the body's end.
+  private let exchange: ExchangeDeadline?
   private let client: HTTPClient
   /// What broke the stream, thrown again by any later read.
   private var failure: HTTPClientError?
 
   init(
     head: HTTPResponseHead, framing: BodyFraming, connection: Connection, keepAlive: Bool, idle: Double,
-    client: HTTPClient
+    exchange: ExchangeDeadline?, client: HTTPClient
   ) {
+    self.exchange = exchange
     self.head = head
     self.connection = connection
     self.keepAlive = keepAlive && framing != .untilClose
@@ -53,7 +56,8 @@ public final class HTTPResponseStream {
   }
 
   /// The next piece of the body as it arrived (never empty), waiting for
-  /// it at most the idle timeout; nil once the body has ended.
+  /// it at most the idle timeout (and no later than the exchange's bound);
+  /// nil once the body has ended.
   public func next() throws -> [UInt8]? {
     if let failure { throw failure }
     do {
@@ -103,7 +107,7 @@ public final class HTTPResponseStream {
           if remaining == piece.count { finish() }
           return piece
         }
-        if case .more = try connection.fill(idle: idle) { continue }
+        if case .more = try connection.fill(idle: idle, by: exchange) { continue }
         throw HTTPClientError.connectionLost(
           origin: origin, reason: "closed the connection before the end of the answer (\(remaining) bytes short)")
       case .chunked(var decoder):
@@ -124,7 +128,7 @@ public final class HTTPResponseStream {
           if !piece.isEmpty { return piece }
           continue
         }
-        if case .more = try connection.fill(idle: idle) { continue }
+        if case .more = try connection.fill(idle: idle, by: exchange) { continue }
         throw HTTPClientError.connectionLost(
           origin: origin, reason: "closed the connection before the end of the answer (in its chunked body)")
       case .untilClose:
@@ -133,7 +137,7 @@ public final class HTTPResponseStream {
           connection.take(piece.count)
           return piece
         }
-        switch try connection.fill(idle: idle) {
+        switch try connection.fill(idle: idle, by: exchange) {
         case .more: continue
         case .closed:
           finish()

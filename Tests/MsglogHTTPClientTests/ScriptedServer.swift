@@ -12,14 +12,17 @@ final class ScriptedServer: @unchecked Sendable {  // the port is fixed; the log
   struct Answer {
     enum Then: String { case keep, close, abort, hang }
     /// Bytes (each character one Latin-1 byte) sent once the file `gate`
-    /// exists, when there is one: the test says when.
+    /// exists, when there is one (the test says when), and `delay`
+    /// milliseconds after the piece before (a server that trickles).
     struct Piece {
       var text: String
       var gate: String?
+      var delay: Int
 
-      init(_ text: String, gate: String? = nil) {
+      init(_ text: String, gate: String? = nil, delay: Int = 0) {
         self.text = text
         self.gate = gate
+        self.delay = delay
       }
     }
 
@@ -53,7 +56,8 @@ final class ScriptedServer: @unchecked Sendable {  // the port is fixed; the log
       "log": logPath,
       "answers": answers.map { answer in
         [
-          "pieces": answer.pieces.map { [$0.text, 0, $0.gate ?? NSNull()] as [Any] }, "then": answer.then.rawValue,
+          "pieces": answer.pieces.map { [$0.text, $0.delay, $0.gate ?? NSNull()] as [Any] },
+          "then": answer.then.rawValue,
         ] as [String: Any]
       },
     ]

@@ -182,6 +182,23 @@ import Testing
     #expect(error?.description == "127.0.0.1:\(server.port) sent nothing for 0.3 s")
   }
 
+  /// A server that trickles — a byte of the body, or an interim `100
+  /// Continue`, every 0.1 s, well within the idle timeout — is cut off at
+  /// the exchange's bound.
+  @Test(arguments: [
+    ("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", " "), ("", "HTTP/1.1 100 Continue\r\n\r\n"),
+  ])
+  func aTricklingServerIsCutOffAtTheExchangesBound(head: String, drop: String) throws {
+    let pieces = [ScriptedServer.Answer.Piece(head)] + (0..<60).map { _ in .init(drop, delay: 100) }
+    let server = try ScriptedServer(s, [.init(pieces: pieces, then: .hang)])
+    let client = try client(server, .init(idleTimeout: 5))
+    var request = HTTPRequest.get("/")
+    request.exchangeTimeout = 0.5
+    let error = failure { _ = try client.send(request, limit: 1000) }
+    #expect(error == .timedOut(origin: "127.0.0.1:\(server.port)", phase: .exchange, seconds: 0.5))
+    #expect(error?.description == "127.0.0.1:\(server.port) did not answer whole within 0.5 s")
+  }
+
   /// `cancel()` from another thread ends a wait for an answer that would
   /// never come, and every request after it.
   @Test func cancelEndsABlockedRequestFromAnotherThread() throws {

@@ -44,8 +44,15 @@ final class Connection {
     channel = .tls(session, socket)
   }
 
-  func send(_ bytes: [UInt8], idle: Double) throws {
+  /// Sends `bytes`, waiting at most `idle` seconds each time the server
+  /// takes none, and ending by `exchange` when there is one.
+  func send(_ bytes: [UInt8], idle: Double, by exchange: ExchangeDeadline? = nil) throws {
     heardSinceRequest = false
+    guard let exchange else { return try send(bytes, idle: idle) }
+    try exchange.bounding(origin) { try send(bytes, idle: exchange.shorten(idle)) }
+  }
+
+  private func send(_ bytes: [UInt8], idle: Double) throws {
     switch channel {
     case .plain(let socket): try socket.send(bytes[...], idle: idle)
     case .tls(let session, _): try session.send(bytes[...], idle: idle)
@@ -75,8 +82,13 @@ final class Connection {
   }
 
   /// Reads what arrives next onto the buffered bytes, waiting at most
-  /// `idle` seconds for it.
-  func fill(idle: Double) throws -> Fill {
+  /// `idle` seconds for it, and no later than `exchange` when there is one.
+  func fill(idle: Double, by exchange: ExchangeDeadline?) throws -> Fill {
+    guard let exchange else { return try fill(idle: idle) }
+    return try exchange.bounding(origin) { try fill(idle: exchange.shorten(idle)) }
+  }
+
+  private func fill(idle: Double) throws -> Fill {
     if taken > 0 {
       inbox.removeFirst(taken)
       taken = 0

@@ -27,4 +27,42 @@ struct Deadline {
   }
 
   var hasPassed: Bool { Self.now() >= nanoseconds }
+
+  /// What is left, in seconds; 0 once past.
+  var remainingSeconds: Double {
+    let now = Self.now()
+    return nanoseconds > now ? Double(nanoseconds - now) / 1e9 : 0
+  }
+}
+
+/// The bound on one whole exchange (`HTTPRequest.exchangeTimeout`): every
+/// wait of it — to connect, to send, for each byte of the answer — ends by
+/// then, however steadily the server trickles.
+struct ExchangeDeadline {
+  let deadline: Deadline
+  /// The bound as it was given, for the message.
+  let seconds: Double
+
+  init(_ seconds: Double) {
+    deadline = Deadline(in: seconds)
+    self.seconds = seconds
+  }
+
+  /// The longest a wait of `idle` seconds may now take.
+  func shorten(_ idle: Double) -> Double { min(idle, deadline.remainingSeconds) }
+
+  var hasPassed: Bool { deadline.hasPassed }
+
+  func timedOut(_ origin: String) -> HTTPClientError { .timedOut(origin: origin, phase: .exchange, seconds: seconds) }
+
+  /// Runs a wait cut short by this deadline; its time-out, when the
+  /// deadline is what passed, is the exchange's.
+  func bounding<R>(_ origin: String, _ wait: () throws -> R) throws -> R {
+    if hasPassed { throw timedOut(origin) }
+    do {
+      return try wait()
+    } catch HTTPClientError.timedOut(_, _, _) where hasPassed {
+      throw timedOut(origin)
+    }
+  }
 }
