@@ -372,34 +372,6 @@ enum Format {
     return line
   }
 
-  /// What a write prints: the new id, `moved …`, `removed …`, `edited …`,
-  /// `restored … at N`, or the JSON object. An undo prints what its event's
-  /// own command prints.
-  /// A write that changed nothing, with `--json`: the document `serve`
-  /// answers (`{"moved":false}`, `{"edited":false}`, `{"undone":false}`), so
-  /// a script parses one shape whatever happened. Text mode prints nothing.
-  static func unchanged(_ key: StaticString) -> String {
-    var writer = JSONWriter()
-    writer.unchanged(key)
-    return writer.text
-  }
-
-  static func outcome(_ outcome: Outcome, json: Bool) -> String {
-    let event = outcome.event
-    if json {
-      var writer = JSONWriter()
-      writer.outcome(outcome)
-      return writer.text
-    }
-    switch event.op {
-    case .insert: return event.id.text
-    case .remove: return "removed \(event.id.text)"
-    case .move(_, let from, let to): return "moved \(event.id.text) \(from) -> \(to)"
-    case .edit: return "edited \(event.id.text)"
-    case .restore(_, let index, _): return "restored \(event.id.text) at \(index)"
-    }
-  }
-
   static func streamsTable(_ streams: [StreamCounters], to out: BufferedOutput) throws(OutputError) {
     let rows =
       [["STREAM", "ITEMS", "VERSION", "SEQ"]]

@@ -126,7 +126,7 @@ import Testing
     #expect(r.code == 0 && r.stdout.contains(#""index":5,"rebased":true"#), "\(r)")
     // A stale remove and edit name their card by id.
     r = s.run("remove", ids[2], "--expect-version", "5", "--rebase")
-    #expect(r.code == 0 && r.stdout == "removed \(ids[2])\n", "\(r)")
+    #expect(r.code == 0 && r.stdout == "removed \(ids[2]) (rebased from version 5)\n", "\(r)")
     r = s.run("edit", ids[3], "D!", "--expect-version", "6", "--rebase", "--json")
     #expect(r.code == 0 && r.stdout.contains(#""index":2,"rebased":true"#), "\(r)")
     // At the version it names, a rebase is a plain write.
@@ -134,6 +134,25 @@ import Testing
     #expect(r.code == 0 && !r.stdout.contains("rebased") && r.stdout.contains(#""from":0,"to":1"#), "\(r)")
     #expect(order() == ["A", "E", "D!", "B", "B2"])
     #expect(s.run("verify").code == 0)
+  }
+
+  /// A rebased write says so in text too, after what it did: what it was
+  /// asked at which version (an insert's id stays alone on stdout, for
+  /// scripts; where it went is said on stderr).
+  @Test func aRebasedWriteSaysSoInText() throws {
+    let s = Sandbox()
+    let ids = ["A", "B", "C", "D", "E"].map { s.append($0) }
+    #expect(s.run("move", "4", "0").stdout == "moved \(ids[4]) 4 -> 0\n")
+    var r = s.run("move", "1", "3", "--expect-version", "5", "--rebase")
+    #expect(r.code == 0 && r.stdout == "moved \(ids[1]) 2 -> 4 (rebased from 1 -> 3 at version 5)\n", "\(r)")
+    r = s.run("insert", "2", "B2", "--expect-version", "5", "--rebase")
+    #expect(r.code == 0 && r.stdout.count == 37, "\(r)")
+    #expect(r.stderr == "msglog: rebased: the stream moved on since version 5, so it went in at index 5 (2 at version 5)\n")
+    r = s.run("edit", ids[3], "D!", "--expect-version", "6", "--rebase")
+    #expect(r.code == 0 && r.stdout == "edited \(ids[3]) (rebased from version 6)\n", "\(r)")
+    // At the version it names, a rebase is a plain write, and says nothing more.
+    r = s.run("move", "0", "1", "--expect-version", "9", "--rebase")
+    #expect(r.code == 0 && r.stdout == "moved \(ids[4]) 0 -> 1\n" && r.stderr.isEmpty, "\(r)")
   }
 
   /// `insert --lines --rebase`: the first line goes after the item it was

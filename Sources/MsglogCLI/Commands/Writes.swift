@@ -50,12 +50,24 @@ extension Invocation {
       progress: { done, _ in progress.update(done) })
     progress.finish()
     for outcome in outcomes { try stdout.line(Format.outcome(outcome!, json: json)) }
+    // The ids stay alone on stdout, for scripts: where a rebase put them goes to stderr.
+    if !json, let first = outcomes.first??.index, outcomes.first??.rebased == true, let index,
+      let version = writes.first?.expectVersion
+    {
+      let count = outcomes.count
+      stderr.note(
+        "msglog: rebased: the stream moved on since version \(version), so "
+          + (count == 1
+            ? "it went in at index \(first) (\(index) at version \(version))"
+            : "they went in at indices \(first)…\(first + count - 1) (\(index)… at version \(version))"))
+    }
   }
 
   func move() throws {
     var members = try members()
     let to = try number(at: 1, what: "TO index")
-    members.set(.from, .number(try number(at: 0, what: "FROM index")))
+    let from = try number(at: 0, what: "FROM index")
+    members.set(.from, .number(from))
     members.set(.to, .number(to))
     let write = try decode(.move, &members)
     guard let outcome = try perform(write) else {
@@ -66,14 +78,15 @@ extension Invocation {
       if json { try stdout.line(Format.unchanged("moved")) }
       return
     }
-    try stdout.line(Format.outcome(outcome, json: json))
+    try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion, move: (from, to)))
   }
 
   func remove() throws {
     var members = try members()
     members.set(.id, .string(operands[0]))
-    let outcome = try perform(try decode(.remove, &members))!
-    try stdout.line(Format.outcome(outcome, json: json))
+    let write = try decode(.remove, &members)
+    let outcome = try perform(write)!
+    try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion))
   }
 
   func edit() throws {
@@ -87,12 +100,13 @@ extension Invocation {
     } else {
       members.set(.text, .string(words.joined(separator: " ")))
     }
-    guard let outcome = try perform(try decode(.edit, &members)) else {
+    let write = try decode(.edit, &members)
+    guard let outcome = try perform(write) else {
       stderr.note("msglog: nothing to do: the item has this text already")
       if json { try stdout.line(Format.unchanged("edited")) }
       return
     }
-    try stdout.line(Format.outcome(outcome, json: json))
+    try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion))
   }
 
   func restore() throws {
