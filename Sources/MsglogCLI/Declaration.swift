@@ -89,18 +89,7 @@ enum Options {
   static let allowOrigin = OptionDeclaration(
     name: "allow-origin", value: "ORIGIN",
     help: "let pages from this origin (http://host:port) call the API, with CORS headers", repeatable: true)
-  static let remoteToken = OptionDeclaration(
-    name: "token", value: "TOKEN", help: "bearer token the remote's msglog serve wants (default: $MSGLOG_TOKEN)")
-  static let cacert = OptionDeclaration(
-    name: "cacert", value: "FILE",
-    help: "check an https:// remote's certificate against these CAs (PEM) instead of the system's", completion: .files)
-  static let syncFollow = OptionDeclaration(
-    name: "follow", short: "f", help: "keep in sync live: push changes as they are made, pull events as they commit")
-  static let reset = OptionDeclaration(
-    name: "reset", help: "clone the remote afresh under a new replica id, keeping the pending changes, then push them")
-  static let verbose = OptionDeclaration(
-    name: "verbose", short: "v", help: "list each pending change, and the replica's id")
-  static let clear = OptionDeclaration(name: "clear", help: "forget the refused changes listed so far")
+  // A replica's options (clone, sync, status) are in Declaration+Sync.swift.
   static let logFormat = OptionDeclaration(
     name: "log-format", value: "FORMAT",
     help: "each request's line on stderr: text (default), json, or none", completion: .words(["text", "json", "none"]))
@@ -384,12 +373,12 @@ struct CommandDeclaration: Sendable {
           location. Every event of every stream is copied with its seq, version and time. In a \
           replica every command works offline: writes are validated against the local view and \
           kept as pending changes until 'msglog sync'. A clone cut short leaves the directory as \
-          it was.
+          it was. Give the token in MSGLOG_TOKEN rather than --token, which other users see in ps.
           """,
         arguments: [
           ArgumentDeclaration(name: "URL", help: "the remote log: http(s):// of msglog serve, or postgres://")
         ],
-        options: [Options.remoteToken, Options.cacert], shared: [Options.db, Options.json],
+        options: [Options.remoteToken, Options.cacert, Options.syncTimeout], shared: [Options.db, Options.json],
         example:
           "msglog --db board.lmdb clone http://team.example:8080\nmsglog --db board.lmdb clone postgres://team@db/msglog"
       ),
@@ -401,11 +390,16 @@ struct CommandDeclaration: Sendable {
           pull every event it lacks, until nothing is pending and it is at the remote's head. \
           Prints what was pushed, rebased, refused and pulled; each refusal is also named on \
           stderr and kept for 'msglog status'. Safe to cut anywhere: the next sync goes on. \
-          With --follow, stay in sync live until Ctrl-C or SIGTERM.
+          With --follow, stay in sync live until Ctrl-C or SIGTERM. With --remote URL, sync with \
+          the log at its new address, kept once it is found to hold the replica's log. A sync \
+          gives up on a remote after --timeout seconds in all (default 900; each exchange 120 \
+          at most). Give the token in MSGLOG_TOKEN rather than --token, which other users see in ps.
           """,
-        options: [Options.syncFollow, Options.reset, Options.remoteToken, Options.cacert],
+        options: [
+          Options.syncFollow, Options.reset, Options.remote, Options.remoteToken, Options.cacert, Options.syncTimeout,
+        ],
         shared: [Options.db, Options.json],
-        example: "msglog sync\nmsglog sync --follow"),
+        example: "msglog sync\nmsglog sync --follow\nmsglog sync --remote https://chat.example.org"),
       CommandDeclaration(
         name: .status, summary: "show a replica's remote, seq, pending and refused changes",
         overview: """

@@ -7,7 +7,8 @@ import Msglog
 package enum Wording {
   /// Prints `msglog: …` (and `hint: …`) on stderr; returns the exit code.
   static func report(_ error: any Error, to stderr: BufferedOutput) -> Int32 {
-    let (message, hint, code): (String, String?, Int32)
+    let (message, code): (String, Int32)
+    var hint: String?
     switch error {
     case OutputError.closed:
       // The reader stopped reading (`msglog export | head -1`): that is
@@ -21,6 +22,9 @@ package enum Wording {
       (message, hint, code) = (
         cut.error.description, followerHint(resumeFrom: cut.resumeFrom), MsglogCLI.ExitCode.failure
       )
+    case let stopped as SyncStopped:
+      (message, hint, code) = words(for: stopped.error)
+      hint = syncHint(for: stopped) ?? hint
     case let error as MsglogError:
       (message, hint, code) = words(for: error)
     default:
@@ -115,6 +119,29 @@ package enum Wording {
       return "use PostgreSQL's own tools (pg_dump, pg_basebackup), or 'msglog export > FILE' for a copy of the log"
     case .diskFull:
       return "nothing of this command was written, and everything before it is intact; free some space and retry"
+    case .tokenRefused: return "give the remote's token in MSGLOG_TOKEN (or with --token); its operator has it"
+    case .remoteForbids: return "the remote's operator decides who may do what (a token that may write, --allow-host)"
+    case .untrustedRemote(let remote, _) where remote.hasPrefix("https://"):
+      return "if you trust it, give the authority that signed its certificate with --cacert FILE"
+    case .remoteFault(_, .redirected):
+      return "if the log has moved there, 'msglog sync --remote URL' syncs with it at its new address"
+    case .remoteFault(_, .outcomeNotBorneOut(let change, _, _)):
+      return "change \(change) stays pending, nothing of it dropped; the remote is not doing what it says"
+    case .remoteFault:
+      return "nothing of that answer was taken in, and the replica's own log is sound; tell the remote's operator"
+    default: return nil
+    }
+  }
+
+  /// A stopped clone's or sync's hint: nothing pending is lost.
+  static func syncHint(for stopped: SyncStopped) -> String? {
+    let again =
+      stopped.command == .clone
+      ? "nothing was made: clone again once the remote answers"
+      : "nothing pending is lost: 'msglog sync' goes on where this one stopped"
+    switch stopped.error {
+    case .syncTimedOut: return again + "; --timeout SECONDS gives a slow remote longer"
+    case .connectionLost, .cannotConnect: return again
     default: return nil
     }
   }

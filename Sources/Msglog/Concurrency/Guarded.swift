@@ -109,6 +109,12 @@ package struct Deadline: Sendable, Comparable {
 
   package var hasPassed: Bool { self <= .now() }
 
+  /// Seconds from now until then (0 once passed).
+  package var secondsLeft: Double {
+    let now = Deadline.now().nanoseconds
+    return nanoseconds > now ? Double(nanoseconds - now) / 1e9 : 0
+  }
+
   /// Milliseconds from now until then (0 once passed), for `poll`.
   package var millisecondsLeft: Int32 {
     let now = Deadline.now().nanoseconds

@@ -35,6 +35,7 @@ extension EventLog {
         throw MsglogError.cannotClone(location: location, reason: "it is not an empty directory")
       }
     }
+    remote.startRun()
     let hello = try remote.hello()
     try check(hello, of: remote)
     guard let logID = hello.log else {
@@ -58,9 +59,9 @@ extension EventLog {
           throw MsglogError.cannotClone(location: location, reason: "a replica needs an LMDB directory")
         }
         try sync.putLogID(logID)
+        // The remote's head is kept once the pull reaches it, not as the hello claims it.
         try replicas.putReplicaState(
-          ReplicaState(
-            replica: .random(), log: logID, remote: remoteLocation, remoteHead: hello.head, secret: .random()))
+          ReplicaState(replica: .random(), log: logID, remote: remoteLocation, secret: .random()))
       }
       var report = SyncReport()
       let state = try replica.replicaState()!

@@ -16,9 +16,16 @@ extension EventLog {
   /// Keeps the replica in sync until `stop` says to: pushes pending changes
   /// as they are made (by any process on the replica) and pulls events as
   /// they commit on the remote, reconnecting with backoff (0.1 s, doubling
-  /// up to 5 s) while the remote cannot be reached. Holds the replica's
-  /// sync lock throughout. Returns when stopped; throws what no retry can
-  /// mend (another log, incompatible versions, refused credentials).
+  /// up to 5 s) while the remote cannot be reached or is too slow (each
+  /// round bounded by `SyncOptions.timeout`). Holds the replica's sync
+  /// lock throughout. Returns when stopped; throws what no retry can mend
+  /// — another log, incompatible versions, a remote that breaks the
+  /// protocol (`remoteFault`), a token refused (`tokenRefused`: sign in
+  /// again) or a request forbidden (`remoteForbids`), a certificate that
+  /// cannot be trusted (`untrustedRemote`).
+  ///
+  /// `notices` is called on the thread that called `syncLive` (hop to the
+  /// main actor before touching UI).
   public func syncLive(
     options: SyncOptions = SyncOptions(), stop: @escaping @Sendable () -> Bool,
     notices: (SyncNotice) -> Void = { _ in }
@@ -37,6 +44,7 @@ extension EventLog {
     var failing = false
     while !stop() {
       do {
+        remote.startRun()
         let report = try syncRound(with: remote, state: state)
         if failing { notices(.reconnected) }
         failing = false
@@ -60,7 +68,7 @@ extension EventLog {
   /// Whether a failure may pass by itself: the remote unreachable or cut.
   static func isWorthRetrying(_ error: MsglogError) -> Bool {
     switch error {
-    case .cannotConnect, .connectionLost: return true
+    case .cannotConnect, .connectionLost, .syncTimedOut: return true
     default: return error.category == .unavailable
     }
   }

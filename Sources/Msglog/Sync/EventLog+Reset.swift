@@ -4,11 +4,13 @@ extension EventLog {
   /// Keeps the pending changes, copies the remote afresh under a new
   /// replica id — the pending changes numbered again from 1, the next write
   /// taking the next number; the refusals kept under the numbers they had —
-  /// then pushes them.
-  package func reset(with remote: any SyncRemote) throws -> SyncReport {
+  /// then pushes them. With `movingTo`, that is the replica's remote from
+  /// then on.
+  package func reset(with remote: any SyncRemote, movingTo newLocation: String? = nil) throws -> SyncReport {
     guard let old = try replicaState() else { throw MsglogError.notAReplica(location: location) }
     let lock = try lockForSync()
     defer { withExtendedLifetime(lock) {} }
+    remote.startRun()
     let hello = try remote.hello()
     try Self.check(hello, of: remote)
     guard let log = hello.log else {
@@ -39,9 +41,12 @@ extension EventLog {
       }
       try replicas.clearForReset()
       try sync.putLogID(log)
+      // Every row under its old number goes: a row past the new numbers
+      // left behind would be pushed again under its old number.
+      for change in pending { try replicas.deletePendingChange(change.number) }
       for change in kept { try replicas.putPendingChange(change.number, json: change.json) }
       let state = ReplicaState(
-        replica: .random(), log: log, remote: old.remote, nextChange: UInt64(kept.count + 1), remoteHead: hello.head,
+        replica: .random(), log: log, remote: newLocation ?? old.remote, nextChange: UInt64(kept.count + 1),
         secret: .random())
       try replicas.putReplicaState(state)
       return state

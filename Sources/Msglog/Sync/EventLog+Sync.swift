@@ -44,16 +44,20 @@ extension EventLog {
   package static let pushBatchChanges = 256
   package static let pushBatchBytes = 768 * 1024
 
-  /// Syncs with `remote` (see the extension's summary).
-  package func sync(with remote: any SyncRemote) throws -> SyncReport {
-    guard let state = try replicaState() else { throw MsglogError.notAReplica(location: location) }
+  /// Syncs with `remote` (see the extension's summary); with `movingTo`,
+  /// keeps that as the replica's remote once it is found to hold its log.
+  package func sync(with remote: any SyncRemote, movingTo location: String? = nil) throws -> SyncReport {
+    guard let state = try replicaState() else { throw MsglogError.notAReplica(location: self.location) }
     let lock = try lockForSync()
     defer { withExtendedLifetime(lock) {} }
-    return try syncRound(with: remote, state: state)
+    remote.startRun()
+    return try syncRound(with: remote, state: state, movingTo: location)
   }
 
   /// One sync, under the lock the caller holds.
-  func syncRound(with remote: any SyncRemote, state: ReplicaState) throws -> SyncReport {
+  func syncRound(with remote: any SyncRemote, state: ReplicaState, movingTo location: String? = nil) throws
+    -> SyncReport
+  {
     let state = try givingSecret(state)
     let hello = try remote.hello()
     try Self.check(hello, of: remote)
@@ -65,13 +69,27 @@ extension EventLog {
     // Before anything is pushed: is the remote the log this replica copies,
     // at or past its head? (A pull of nothing checks the record there.)
     _ = try remote.pull(after: try headSeq(), check: try headChecksum(), log: state.log, limit: 0)
+    if let location { try keepRemote(location) }
     while true {
-      try push(to: remote, state: state, into: &report)
+      var claims: [UInt64: UInt64] = [:]
+      try push(to: remote, state: state, into: &report, claims: &claims)
       try pull(from: remote, state: state, into: &report)
+      try check(claims, of: remote, state: state)
       guard try pendingCount() > 0 else { break }
     }
     report.seq = try headSeq()
     return report
+  }
+
+  /// Makes `location` the replica's remote from now on.
+  private func keepRemote(_ location: String) throws {
+    try writing { writer in
+      guard let replicas = writer as? any ReplicaStateWriter, var state = try replicas.replicaState() else {
+        throw MsglogError.notAReplica(location: self.location)
+      }
+      state.remote = location
+      try replicas.putReplicaState(state)
+    }
   }
 
   /// The replica's sync lock; throws when another sync holds it.
@@ -116,7 +134,11 @@ extension EventLog {
 
   // MARK: - Pushing
 
-  private func push(to remote: any SyncRemote, state: ReplicaState, into report: inout SyncReport) throws {
+  /// Pushes the pending changes; `claims` gets the seq the remote says each
+  /// applied one became, which only the pull can bear out.
+  private func push(
+    to remote: any SyncRemote, state: ReplicaState, into report: inout SyncReport, claims: inout [UInt64: UInt64]
+  ) throws {
     let pending = try pendingChanges()
     var start = 0
     while start < pending.count {
@@ -133,49 +155,86 @@ extension EventLog {
         throw MsglogError.incompatibleRemote(
           remote: remote.shown, reason: "it answered \(answer.outcomes.count) outcomes for \(batch.count) changes")
       }
-      try learn(zip(batch, answer.outcomes).map { ($0, $1) }, remoteHead: answer.head, into: &report)
+      try learn(zip(batch, answer.outcomes).map { ($0, $1) }, from: remote, into: &report, claims: &claims)
       start = end
     }
   }
 
   /// Keeps what the remote did with each change, in one transaction: a
-  /// refused change goes to the refusals, a change that is done and whose
-  /// event the replica holds (or that appended nothing) stops pending.
+  /// refused change goes to the refusals and, like one that changed
+  /// nothing, stops pending. An applied one stops pending only when the
+  /// replica holds its event and finds it is the change's (its origin, its
+  /// item): until the pull brings it, the seq named is only a claim.
   private func learn(
-    _ outcomes: [(ReplicaChange, ChangeOutcome)], remoteHead: UInt64, into report: inout SyncReport
+    _ outcomes: [(ReplicaChange, ChangeOutcome)], from remote: any SyncRemote, into report: inout SyncReport,
+    claims: inout [UInt64: UInt64]
   ) throws {
+    var settled = 0
     let learned: [RefusedChange] = try writing { writer in
-      guard let replicas = writer as? any ReplicaStateWriter, var state = try replicas.replicaState() else {
+      guard let replicas = writer as? any ReplicaStateWriter, let state = try replicas.replicaState() else {
         throw MsglogError.notAReplica(location: location)
       }
       let head = try writer.headSeq()
       var refused: [RefusedChange] = []
       for (change, outcome) in outcomes {
-        let known = try replicas.learnedOutcome(ofChange: change.number)
-        if known == nil {
-          try replicas.putLearnedOutcome(outcome, ofChange: change.number)
-          report.pushed += 1
-          if case .applied(_, true) = outcome { report.rebased += 1 }
-        }
         switch outcome {
         case .refused(let error):
           let refusal = RefusedChange(change: change.number, op: change.opName, stream: change.stream, error: error)
-          if known == nil {
+          if try replicas.learnedOutcome(ofChange: change.number) == nil {
             try replicas.putRefused(change.number, json: Self.json(of: refusal))
             refused.append(refusal)
           }
-          try replicas.deletePendingChange(change.number)
         case .unchanged:
-          try replicas.deletePendingChange(change.number)
+          break
         case .applied(let seq, _):
-          if seq <= head { try replicas.deletePendingChange(change.number) }
+          // Pulled already, the event would have settled the change: an
+          // event the replica holds is not the change's.
+          guard seq > head else {
+            throw MsglogError.remoteFault(
+              remote: remote.shown,
+              .outcomeNotBorneOut(
+                change: change.number, seq: seq, found: try Self.whatIs(seq, in: writer, for: change, of: state)))
+          }
+          claims[change.number] = seq
+          continue
         }
+        try replicas.putLearnedOutcome(outcome, ofChange: change.number)
+        try replicas.deletePendingChange(change.number)
+        settled += 1
       }
-      state.remoteHead = max(state.remoteHead, remoteHead)
-      try replicas.putReplicaState(state)
       return refused
     }
+    report.pushed += settled
     report.refused += learned
+  }
+
+  /// Refuses the claims of a push the pull did not bear out: a change the
+  /// remote said it applied whose event, now the replica is at the
+  /// remote's head, is not there (never dropped: it stays pending).
+  private func check(_ claims: [UInt64: UInt64], of remote: any SyncRemote, state: ReplicaState) throws {
+    guard !claims.isEmpty else { return }
+    let pending = try pendingChanges()
+    try readingBase { reader in
+      for change in pending {
+        guard let seq = claims[change.number] else { continue }
+        throw MsglogError.remoteFault(
+          remote: remote.shown,
+          .outcomeNotBorneOut(
+            change: change.number, seq: seq, found: try Self.whatIs(seq, in: reader, for: change, of: state)))
+      }
+    }
+  }
+
+  /// What the event at `seq` is, when it is not `change` (for the fault's words).
+  static func whatIs(_ seq: UInt64, in reader: any LogReader, for change: ReplicaChange, of state: ReplicaState)
+    throws -> String
+  {
+    let head = try reader.headSeq()
+    guard seq <= head, let event = try reader.event(at: seq) else { return "the remote's head is seq \(head)" }
+    guard let origin = event.origin else { return "seq \(seq) was written on the remote itself" }
+    guard origin.replica == state.replica else { return "seq \(seq) is another replica's change" }
+    guard origin.change == change.number else { return "seq \(seq) is this replica's change \(origin.change)" }
+    return "seq \(seq) is not a \(change.opName) of the change's item"
   }
 
   /// A refusal as the replica keeps it: `{"pending","op","stream","error"}`.
@@ -188,85 +247,5 @@ extension EventLog {
       json.member("error", refusal.error)
     }
     return json.take()
-  }
-
-  // MARK: - Pulling
-
-  func pull(from remote: any SyncRemote, state: ReplicaState, into report: inout SyncReport) throws {
-    while true {
-      let head = try headSeq()
-      let page = try remote.pull(
-        after: head, check: try headChecksum(), log: state.log, limit: Self.pullPageRecords)
-      if page.records.isEmpty {
-        try noteRemoteHead(page.head)
-        guard head < page.head else { return }
-        throw MsglogError.incompatibleRemote(remote: remote.shown, reason: "it sent no events though it has more")
-      }
-      report.pulled += try adopt(page, from: remote, into: &report)
-    }
-  }
-
-  /// Takes in a page of the remote's records, in one transaction with what
-  /// it tells of this replica's changes; returns the number taken.
-  private func adopt(_ page: RecordPage, from remote: any SyncRemote, into report: inout SyncReport) throws -> Int {
-    try writing { writer in
-      guard let replicas = writer as? any ReplicaStateWriter, var state = try replicas.replicaState() else {
-        throw MsglogError.notAReplica(location: location)
-      }
-      let session = try LedgerSession(
-        writer: writer, now: configuration.clock(), checkpointInterval: UInt64(configuration.checkpointInterval))
-      var pending: [UInt64: ReplicaChange]? = nil
-      for record in page.records {
-        let event: Event
-        do { event = try EventRecord.decode(record) } catch {
-          throw MsglogError.incompatibleRemote(remote: remote.shown, reason: "it sent a damaged record: \(error)")
-        }
-        guard EventRecord.encode(event) == record else {
-          throw MsglogError.incompatibleRemote(
-            remote: remote.shown, reason: "its record at seq \(event.seq) is not in the form this msglog writes")
-        }
-        do { try session.adopt(event) } catch let error as MsglogError where Self.isTheRecordsFault(error) {
-          throw MsglogError.unacceptableRecord(remote: remote.shown, seq: event.seq, reason: error)
-        }
-        guard let origin = event.origin, origin.replica == state.replica else { continue }
-        // This replica's own change, done: learned now if its answer was lost.
-        if try replicas.learnedOutcome(ofChange: origin.change) == nil {
-          if pending == nil { pending = try pendingByNumber(replicas) }
-          let seen = pending?[origin.change]?.seenIndex
-          let rebased = pending?[origin.change]?.places == true && seen != nil && seen != Self.index(of: event)
-          try replicas.putLearnedOutcome(.applied(seq: event.seq, rebased: rebased), ofChange: origin.change)
-          report.pushed += 1
-          if rebased { report.rebased += 1 }
-        }
-        try replicas.deletePendingChange(origin.change)
-      }
-      try session.finish()
-      state.remoteHead = max(state.remoteHead, page.head)
-      try replicas.putReplicaState(state)
-      return page.records.count
-    }
-  }
-
-  private func pendingByNumber(_ replicas: any ReplicaStateReader) throws -> [UInt64: ReplicaChange] {
-    Dictionary(uniqueKeysWithValues: try LocalView.pendingChanges(in: replicas).map { ($0.number, $0) })
-  }
-
-  /// Where an event put its item (the index an outcome reports).
-  static func index(of event: Event) -> Int {
-    switch event.op {
-    case .insert(_, let index, _, _), .remove(_, let index), .restore(_, let index, _),
-      .edit(_, _, _, let index, _, _):
-      return Int(index)
-    case .move(_, _, let to): return Int(to)
-    }
-  }
-
-  private func noteRemoteHead(_ head: UInt64) throws {
-    try writing { writer in
-      guard let replicas = writer as? any ReplicaStateWriter, var state = try replicas.replicaState() else { return }
-      guard state.remoteHead != head else { return }
-      state.remoteHead = head
-      try replicas.putReplicaState(state)
-    }
   }
 }

@@ -16,12 +16,19 @@ package final class LogRemote: SyncRemote {
     try log.doChanges(changes, by: replica, secret: secret, log: id)
   }
 
+  /// A page checked record by record as it is read (`PulledPage`), as
+  /// one from a server is.
   package func pull(after seq: UInt64, check: UInt32?, log id: ItemID, limit: Int) throws -> RecordPage {
-    var records: [[UInt8]] = []
-    let head = try log.records(after: seq, check: check, log: id, limit: limit) { _, bytes in
-      records.append(Array(bytes))
+    var page = PulledPage(after: seq, limit: limit, pageBytes: EventLog.pullPageBytes)
+    do {
+      let head = try log.records(after: seq, check: check, log: id, limit: limit) { _, bytes in
+        try page.take(Array(bytes))
+      }
+      try page.check(head: head)
+      return RecordPage(head: head, checked: page)
+    } catch let fault as RemoteFault {
+      throw MsglogError.remoteFault(remote: shown, fault)
     }
-    return RecordPage(head: head, records: records)
   }
 
   package func waitForEvents(after seq: UInt64, seconds: Double, stop: @escaping @Sendable () -> Bool) throws -> Bool {

@@ -16,6 +16,14 @@ package protocol SyncRemote: AnyObject {
   /// Waits until the remote's head passes `seq`, at most `seconds`, or
   /// until `stop` says to; true when it did.
   func waitForEvents(after seq: UInt64, seconds: Double, stop: @escaping @Sendable () -> Bool) throws -> Bool
+  /// A run begins (a clone, a sync, a round of a live sync): the calls
+  /// after it share its bound (`SyncOptions.timeout`) where the remote has
+  /// one.
+  func startRun()
+}
+
+extension SyncRemote {
+  package func startRun() {}
 }
 
 /// The sync protocol's version; a side that does not know the other's refuses.
@@ -67,9 +75,18 @@ public struct PushAnswer: Equatable, Sendable {
 public struct RecordPage: Equatable, Sendable {
   public var head: UInt64
   public var records: [[UInt8]]
+  /// The records' events, when the page was checked as it arrived
+  /// (`PulledPage`); nil: checked when it is taken in.
+  package var events: [Event]?
 
   public init(head: UInt64, records: [[UInt8]]) {
     self.head = head
     self.records = records
+  }
+
+  package init(head: UInt64, checked page: PulledPage) {
+    self.head = head
+    records = page.records
+    events = page.events
   }
 }

@@ -7,18 +7,55 @@ import MsglogWire
 
 /// `clone`, `sync` and `status`: a replica (docs/SYNC.md).
 extension Invocation {
-  /// `--token`, else `MSGLOG_TOKEN`; and `--cacert`.
+  /// `--token`, else `MSGLOG_TOKEN`; `--cacert`; `--timeout`.
   var syncOptions: SyncOptions {
-    SyncOptions(
-      token: args[Options.remoteToken] ?? environment["MSGLOG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
-      caFile: args[Options.cacert])
+    get throws {
+      var options = SyncOptions(
+        token: args[Options.remoteToken] ?? environment["MSGLOG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
+        caFile: args[Options.cacert])
+      if let text = args[Options.syncTimeout] {
+        guard let seconds = Self.seconds(text) else {
+          throw CommandLineError.usage(
+            "--timeout takes a number of seconds greater than 0, not \(TerminalText.quoted(text))",
+            hint: "e.g. '--timeout 3600' for an hour")
+        }
+        options.timeout = seconds
+        options.exchangeTimeout = min(options.exchangeTimeout, seconds)
+      }
+      return options
+    }
+  }
+
+  /// `900`, `2.5`: seconds, more than 0 and at most a year.
+  static func seconds(_ text: String) -> Double? {
+    guard text.utf8.allSatisfy({ (0x30...0x39).contains($0) || $0 == UInt8(ascii: ".") }),
+      text.utf8.filter({ $0 == UInt8(ascii: ".") }).count <= 1, let seconds = Double(text), seconds > 0,
+      seconds <= 366 * 86_400
+    else { return nil }
+    return seconds
+  }
+
+  /// Warns when the token would cross the network readable by anyone.
+  private func warnOfAPlainToken(to remote: String, _ options: SyncOptions) {
+    guard EventLog.sendsTokenInTheClear(to: remote, options: options) else { return }
+    stderr.note(
+      "msglog: warning: the token goes to \(EventLog.shown(remote: remote)) over plain http://, "
+        + "readable by anyone on the way; use https://")
+    try? stderr.flush()
   }
 
   func clone() throws {
     let url = operands[0]
-    let report = try EventLog.clone(
-      url, into: try location, options: syncOptions,
-      configuration: .init(lmdbAssertionHandler: lmdbAssertionHandler))
+    let options = try syncOptions
+    warnOfAPlainToken(to: url, options)
+    let report: EventLog.CloneReport
+    do {
+      report = try EventLog.clone(
+        url, into: try location, options: options,
+        configuration: .init(lmdbAssertionHandler: lmdbAssertionHandler))
+    } catch let error as MsglogError {
+      throw SyncStopped(error: error, command: .clone)
+    }
     if json {
       try stdout.document { json in
         json.object { json in
@@ -33,25 +70,37 @@ extension Invocation {
   }
 
   func sync() throws {
-    let log = try openLog(forWriting: true)
-    if args.has(Options.syncFollow) {
-      guard !args.has(Options.reset) else {
-        throw CommandLineError.usage("--reset and --follow exclude each other", hint: "reset first, then follow")
-      }
-      return try syncLive(log)
+    let options = try syncOptions
+    if args.has(Options.syncFollow), args.has(Options.reset) {
+      throw CommandLineError.usage("--reset and --follow exclude each other", hint: "reset first, then follow")
     }
-    let report = args.has(Options.reset) ? try log.resetReplica(options: syncOptions) : try log.sync(options: syncOptions)
+    let log = try openLog(forWriting: true)
+    let moving = args[Options.remote]
+    if let remote = try moving ?? log.replicaState()?.remote { warnOfAPlainToken(to: remote, options) }
+    let report: EventLog.SyncReport
+    do {
+      if args.has(Options.syncFollow) {
+        // A new address is checked and kept by one sync first.
+        if let moving { _ = try log.sync(options: options, movingTo: moving) }
+        return try syncLive(log, options)
+      }
+      report =
+        args.has(Options.reset)
+        ? try log.resetReplica(options: options, movingTo: moving) : try log.sync(options: options, movingTo: moving)
+    } catch let error as MsglogError {
+      throw SyncStopped(error: error, command: .sync)
+    }
     try print(report)
   }
 
   /// `sync --follow`: a line (or a JSON object) per round that did
   /// something, until SIGINT or SIGTERM (exit 0).
-  private func syncLive(_ log: EventLog) throws {
+  private func syncLive(_ log: EventLog, _ options: SyncOptions) throws {
     let signals = try SignalPipe.install([SIGINT, SIGTERM])
     defer { signals.uninstall() }
     let stderr = self.stderr
     let readEnd = signals.readEnd
-    try log.syncLive(options: syncOptions, stop: { SignalPipe.isReadable(readEnd) }) { notice in
+    try log.syncLive(options: options, stop: { SignalPipe.isReadable(readEnd) }) { notice in
       switch notice {
       case .synced(let report):
         try? print(report)
@@ -67,7 +116,10 @@ extension Invocation {
 
   private func print(_ report: EventLog.SyncReport) throws {
     for refusal in report.refused {
-      stderr.note("msglog: change \(refusal.change) (\(refusal.op) in \(TerminalText.quoted(refusal.stream))) was refused: \(refusal.error)")
+      // The reason is the remote's words: escaped, as any text from elsewhere.
+      stderr.note(
+        "msglog: change \(refusal.change) (\(refusal.op) in \(TerminalText.quoted(refusal.stream))) was refused: "
+          + TerminalText.escape(refusal.error))
     }
     if json {
       try stdout.document { json in
@@ -135,6 +187,15 @@ extension Invocation {
         "  change \(refusal.change)  \(refusal.op)  \(TerminalText.escape(refusal.stream.text))  \(TerminalText.escape(refusal.error))")
     }
   }
+}
+
+/// A clone or a sync that stopped on a library error: worded with hints
+/// about the replica (nothing pending is lost; the next sync goes on), not
+/// about a write cut off at its commit.
+struct SyncStopped: Error {
+  enum Command { case clone, sync }
+  var error: MsglogError
+  var command: Command
 }
 
 extension JSONWriter {

@@ -46,6 +46,12 @@ package enum EventRecord {
   static let opEdit: UInt8 = 4
   static let opRestore: UInt8 = 5
   static let headerSize = 44
+  /// The longest record the limits allow: an edit with the longest stream
+  /// name, sender and text, and an origin. A pulled frame claiming more is
+  /// refused before it is read.
+  package static let maxSize =
+    headerSize + Limits.maxStreamNameBytes + 3 * 8 + 1 + 4 + Limits.maxSenderBytes + 4 + Limits.maxTextBytes
+    + format3Tail + 4
 
   /// Why a record could not be decoded.
   package enum DecodeError: Error, Equatable, CustomStringConvertible, Sendable {

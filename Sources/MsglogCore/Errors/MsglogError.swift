@@ -127,6 +127,22 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// A remote sent a record this replica cannot take in (text past the
   /// limits, say): the remote's fault, nothing was taken in from it.
   indirect case unacceptableRecord(remote: String, seq: UInt64, reason: MsglogError)
+  /// The remote sent what the sync protocol does not allow: its fault, not
+  /// the replica's (which took none of it in).
+  case remoteFault(remote: String, RemoteFault)
+  /// The remote wants a token and got none, or refused the one sent (HTTP
+  /// 401): no retry mends it; a new token does.
+  case tokenRefused(remote: String, reason: String)
+  /// The remote refused this request to the token sent, or to this client
+  /// (HTTP 403): its operator decides.
+  case remoteForbids(remote: String, reason: String)
+  /// The remote's TLS certificate cannot be trusted (not signed by a
+  /// trusted authority, expired, for another name …), or the authorities
+  /// given cannot be used.
+  case untrustedRemote(remote: String, reason: String)
+  /// A sync gave up on a remote too slow to answer: an exchange, or the
+  /// whole run, took longer than its bound (`seconds`).
+  case syncTimedOut(remote: String, bound: SyncBound, seconds: Double)
 
   // MARK: Batches
 
@@ -137,6 +153,14 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
 
   /// Which end of a move is out of range.
   public enum MoveEnd: String, Sendable { case from, to }
+
+  /// Which bound a sync that gave up went past.
+  public enum SyncBound: Sendable, Equatable {
+    /// One exchange with the remote (a hello, a push, a page of a pull).
+    case exchange
+    /// The whole sync (a clone, a sync, a round of a live sync).
+    case run
+  }
 
   /// Which store an error came from, where that changes its words: a
   /// server's database exists without a log, a path holds nothing.
@@ -180,12 +204,13 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return .refused
     case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
       return .damaged
-    case .readOnly, .permissionDenied, .replicaSecretRefused: return .forbidden
+    case .readOnly, .permissionDenied, .replicaSecretRefused, .tokenRefused, .remoteForbids, .untrustedRemote:
+      return .forbidden
     case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .backupNotSupported, .anotherLog,
-      .incompatibleRemote, .unacceptableRecord:
+      .incompatibleRemote, .unacceptableRecord, .remoteFault:
       return .incompatible
     case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .storeFailure, .storage, .cannotReadInput,
-      .cannotConnect, .connectionLost:
+      .cannotConnect, .connectionLost, .syncTimedOut:
       return .unavailable
     case .line(_, let inner): return inner.category
     }
@@ -285,9 +310,22 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
         + "its outcome is no longer kept"
     case .unacceptableRecord(let remote, let seq, let reason):
       return "\(remote) sent a record this replica cannot accept, at seq \(seq): \(reason)"
+    case .remoteFault(let remote, let fault): return "\(remote) broke the sync protocol: \(fault)"
+    case .tokenRefused(let remote, let reason): return "\(remote) refused the token: \(reason)"
+    case .remoteForbids(let remote, let reason): return "\(remote) refused this request: \(reason)"
+    case .untrustedRemote(let remote, let reason): return "cannot trust \(remote): \(reason)"
+    case .syncTimedOut(let remote, .exchange, let seconds):
+      return "gave up on \(remote): it did not answer whole within \(Self.seconds(seconds))"
+    case .syncTimedOut(let remote, .run, let seconds):
+      return "gave up on \(remote): the sync took longer than its bound of \(Self.seconds(seconds))"
     case .line(let number, let inner): return "line \(number): \(inner)"
     case .cannotReadInput(let text): return text
     }
+  }
+
+  /// `2 s`, `0.5 s`.
+  static func seconds(_ seconds: Double) -> String {
+    seconds == seconds.rounded() && seconds < 1e15 ? "\(Int(seconds)) s" : "\(seconds) s"
   }
 
   /// The error without its line number, for a front end that words both.

@@ -4,9 +4,6 @@
 /// record's own checksum.
 package enum RecordFrames {
   package static let contentType = "application/vnd.msglog.records"
-  /// The longest record a frame may claim: a 1 MiB text, a sender, a
-  /// stream name and the fixed fields, with room to spare.
-  package static let maxRecord = 2 << 20
 
   /// Appends a record's frame to `out`.
   package static func append(_ record: UnsafeRawBufferPointer, to out: inout [UInt8]) {
@@ -14,29 +11,42 @@ package enum RecordFrames {
     out.append(contentsOf: record)
   }
 
-  /// Reads frames from pieces of an answer as they arrive.
+  /// Reads frames from pieces of an answer as they arrive, handing on each
+  /// record as soon as it is whole. A frame's length is shown to `admit`
+  /// as soon as it arrives, before its bytes are waited for, so a reader
+  /// can refuse a frame it has no room for without holding it.
   package struct Reader {
-    package private(set) var records: [[UInt8]] = []
     private var pending: [UInt8] = []
+    private var start = 0
+    /// The length of the frame being read, once admitted.
+    private var admitted: Int? = nil
 
     package init() {}
 
     /// Whether the pieces so far end on a frame's end.
-    package var isAtEnd: Bool { pending.isEmpty }
+    package var isAtEnd: Bool { pending.count == start }
 
-    package mutating func feed(_ piece: [UInt8]) throws(MsglogError) {
+    package mutating func feed(
+      _ piece: [UInt8], admit: (Int) throws -> Void, take: ([UInt8]) throws -> Void
+    ) throws {
+      if start > 0 {
+        pending.removeFirst(start)
+        start = 0
+      }
       pending += piece
-      var start = 0
       while pending.count - start >= 4 {
-        let length = pending.withUnsafeBytes { Int($0.loadBigEndian(fromByteOffset: start, as: UInt32.self)) }
-        guard length <= RecordFrames.maxRecord else {
-          throw .corruptedLog("a pulled frame claims \(length) bytes, more than any record")
+        let length =
+          admitted ?? pending.withUnsafeBytes { Int($0.loadBigEndian(fromByteOffset: start, as: UInt32.self)) }
+        if admitted == nil {
+          try admit(length)
+          admitted = length
         }
         guard pending.count - start - 4 >= length else { break }
-        records.append(Array(pending[(start + 4)..<(start + 4 + length)]))
+        let record = Array(pending[(start + 4)..<(start + 4 + length)])
         start += 4 + length
+        admitted = nil
+        try take(record)
       }
-      if start > 0 { pending.removeFirst(start) }
     }
   }
 }

@@ -1,0 +1,138 @@
+/// A replica taking in its remote's events (docs/SYNC.md): page after
+/// page, each checked as it arrived (`PulledPage`) and taken in with what
+/// it tells of the replica's own changes in one transaction, so a pull cut
+/// anywhere keeps the pages before and the next goes on after them.
+///
+/// Whatever the remote sends that the replica cannot take in is the
+/// remote's fault, named with its seq (`RemoteFault`): the replica's own
+/// log is sound, and nothing of the page is kept.
+extension EventLog {
+  func pull(from remote: any SyncRemote, state: ReplicaState, into report: inout SyncReport) throws {
+    while true {
+      let head = try headSeq()
+      let page = try remote.pull(
+        after: head, check: try headChecksum(), log: state.log, limit: Self.pullPageRecords)
+      if page.records.isEmpty {
+        // At the remote's head: the one head the pages bear out.
+        guard page.head == head else {
+          throw MsglogError.remoteFault(remote: remote.shown, .headNotBorneOut(claimed: page.head, seq: head))
+        }
+        try noteRemoteHead(head)
+        return
+      }
+      report.pulled += try adopt(page, after: head, from: remote, into: &report)
+    }
+  }
+
+  /// The page's events, checked now if they were not as they arrived.
+  private func events(of page: RecordPage, after head: UInt64) throws(RemoteFault) -> [Event] {
+    if let events = page.events { return events }
+    var checked = PulledPage(after: head, limit: Self.pullPageRecords, pageBytes: Self.pullPageBytes)
+    for record in page.records { try checked.take(record) }
+    try checked.check(head: page.head)
+    return checked.events
+  }
+
+  /// Takes in a page of the remote's records, in one transaction with what
+  /// it tells of this replica's changes: a pending change settles when its
+  /// event arrives — carrying its origin, of its item — and counts then
+  /// (`pushed`, and `rebased` when it landed elsewhere than its user saw).
+  /// Returns the number of events taken.
+  private func adopt(_ page: RecordPage, after head: UInt64, from remote: any SyncRemote, into report: inout SyncReport)
+    throws -> Int
+  {
+    let events: [Event]
+    do { events = try self.events(of: page, after: head) } catch {
+      throw MsglogError.remoteFault(remote: remote.shown, error)
+    }
+    var settled = (pushed: 0, rebased: 0)
+    try writing { writer in
+      guard let replicas = writer as? any ReplicaStateWriter, var state = try replicas.replicaState() else {
+        throw MsglogError.notAReplica(location: location)
+      }
+      guard try writer.headSeq() == head else {
+        throw MsglogError.storage("the replica's head moved while a page of its remote was read")
+      }
+      let session = try LedgerSession(
+        writer: writer, now: configuration.clock(), checkpointInterval: UInt64(configuration.checkpointInterval))
+      var pending: [UInt64: ReplicaChange]? = nil
+      for event in events {
+        do {
+          try session.adopt(event)
+        } catch let error as MsglogError where Self.isTheRecordsFault(error) {
+          throw MsglogError.unacceptableRecord(remote: remote.shown, seq: event.seq, reason: error)
+        } catch MsglogError.eventDoesNotFit(let seq, let reason) where seq == event.seq {
+          // Its index or version does not follow from the events before it there.
+          throw MsglogError.unacceptableRecord(remote: remote.shown, seq: seq, reason: .storage(reason))
+        }
+        guard let origin = event.origin, origin.replica == state.replica else { continue }
+        if pending == nil { pending = try pendingByNumber(replicas) }
+        guard let change = pending?[origin.change] else {
+          // Settled before (a refusal, say, that a resend cannot change).
+          if try replicas.learnedOutcome(ofChange: origin.change) == nil {
+            try replicas.putLearnedOutcome(.applied(seq: event.seq, rebased: false), ofChange: origin.change)
+          }
+          continue
+        }
+        guard Self.event(event, isOf: change) else {
+          throw MsglogError.remoteFault(
+            remote: remote.shown,
+            .outcomeNotBorneOut(
+              change: change.number, seq: event.seq, found: "seq \(event.seq) is not a \(change.opName) of its item"))
+        }
+        let seen = change.seenIndex
+        let rebased = change.places && seen != nil && seen != Self.index(of: event)
+        try replicas.putLearnedOutcome(.applied(seq: event.seq, rebased: rebased), ofChange: origin.change)
+        try replicas.deletePendingChange(origin.change)
+        pending?[origin.change] = nil
+        settled.pushed += 1
+        if rebased { settled.rebased += 1 }
+      }
+      try session.finish()
+      state.remoteHead = max(state.remoteHead, events.last?.seq ?? head)
+      try replicas.putReplicaState(state)
+    }
+    report.pushed += settled.pushed
+    report.rebased += settled.rebased
+    return events.count
+  }
+
+  private func pendingByNumber(_ replicas: any ReplicaStateReader) throws -> [UInt64: ReplicaChange] {
+    Dictionary(uniqueKeysWithValues: try LocalView.pendingChanges(in: replicas).map { ($0.number, $0) })
+  }
+
+  /// Whether `event` is what `change` appends: its op, on its item (an
+  /// undo may append any op, on an item the replica resolved at the remote).
+  static func event(_ event: Event, isOf change: ReplicaChange) -> Bool {
+    switch (change.intent, event.op) {
+    case (.append(let id, _, _, _), .insert(let item, _, _, _)),
+      (.insert(let id, _, _, _, _), .insert(let item, _, _, _)),
+      (.move(let id, _, _, _), .move(let item, _, _)), (.remove(let id), .remove(let item, _)),
+      (.edit(let id, _, _), .edit(let item, _, _, _, _, _)), (.restore(let id, _, _), .restore(let item, _, _)):
+      return id == item
+    case (.undo, _): return true
+    default: return false
+    }
+  }
+
+  /// Where an event put its item (the index an outcome reports).
+  static func index(of event: Event) -> Int {
+    switch event.op {
+    case .insert(_, let index, _, _), .remove(_, let index), .restore(_, let index, _),
+      .edit(_, _, _, let index, _, _):
+      return Int(index)
+    case .move(_, _, let to): return Int(to)
+    }
+  }
+
+  /// Keeps `head` as the remote's head when last seen: only a head the
+  /// pages bore out (the replica reached it), never one merely claimed.
+  private func noteRemoteHead(_ head: UInt64) throws {
+    try writing { writer in
+      guard let replicas = writer as? any ReplicaStateWriter, var state = try replicas.replicaState() else { return }
+      guard state.remoteHead != head else { return }
+      state.remoteHead = head
+      try replicas.putReplicaState(state)
+    }
+  }
+}
