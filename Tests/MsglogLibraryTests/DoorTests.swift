@@ -15,7 +15,7 @@ import Testing
       "LogAccess", "MsglogError", "Outcome", "StreamContents", "StreamDiff", "StreamName", "Timestamp",
       "VerifyProgress", "VerifyReport", "WriteRequest",
       // Sync's (docs/SYNC.md).
-      "ChangeOutcome", "Origin", "ReplicaChange", "ReplicaState",
+      "ChangeOutcome", "Origin", "RemoteFault", "ReplicaChange", "ReplicaState",
     ],
     "Msglog": [
       "EventLog", "FollowNotice", "FollowStop", "ImportResult", "LogSnapshot", "LogStream", "NewItem",

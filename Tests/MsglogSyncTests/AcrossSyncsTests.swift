@@ -1,0 +1,112 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What a replica keeps and reports across syncs: the counts of a sync
+/// that follows one cut short, `--reset`'s numbering, a new address for
+/// the remote.
+@Suite(.serialized) struct AcrossSyncsTests {
+  typealias Pair = SyncCommandTests.Pair
+
+  /// The server's events made from `replica`'s changes: change → how many.
+  static func changes(of replica: Sandbox, at server: Sandbox) throws -> [Int: Int] {
+    let id = try SyncFaultSimulationTests.replicaID(of: replica)
+    var count: [Int: Int] = [:]
+    for line in server.run(["log", "--all", "--json"]).stdout.split(separator: "\n") {
+      guard let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+        let origin = event["origin"] as? [String: Any], origin["replica"] as? String == id,
+        let change = origin["change"] as? Int
+      else { continue }
+      count[change, default: 0] += 1
+    }
+    return count
+  }
+
+  /// The server did the push, the pull's answer was cut: the next sync
+  /// reports every change that stops pending in it (P), and among them
+  /// those that landed elsewhere than their user saw (R) — here all eight,
+  /// since the office wrote first.
+  @Test(arguments: [Store.lmdb, .postgres])
+  func aSyncAfterACutOneCountsWhatItSettles(store: Store) throws {
+    let pair = try Pair(store: store)
+    let proxy = FaultProxy(target: pair.served.port)
+    defer { proxy.stop() }
+    #expect(pair.replica.run(["clone", proxy.url]).code == 0)
+    for i in 1...8 { _ = pair.onReplica("append", "offline \(i)") }
+    _ = pair.server.append("from the office")
+    // hello, the check, the push pass; the pull's answer is cut.
+    proxy.next([.pass, .pass, .pass, .cutAnswer, .cutAnswer])
+    let cut = pair.onReplica("sync")
+    #expect(cut.code == 1 && cut.stdout.isEmpty, "\(cut)")
+    #expect(proxy.counts[.cutAnswer, default: 0] >= 1, "\(proxy.history)")
+    proxy.forgetQueued()
+    #expect(try Self.changes(of: pair.replica, at: pair.server).count == 8, "the push was not done")
+    let sync = pair.onReplica("sync", "--json")
+    #expect(sync.stdout == #"{"pushed":8,"rebased":8,"refused":[],"pulled":9,"seq":11}"# + "\n", "\(sync)")
+    pair.expectInSync()
+  }
+
+  /// `sync --reset` numbers the pending changes again from 1 and pushes
+  /// each once: none is left under its old number to be sent again (a
+  /// move done twice, a remove refused as a second change).
+  @Test(arguments: [Store.lmdb, .postgres])
+  func aResetPushesEachChangeOnce(store: Store) throws {
+    let pair = try Pair(store: store)
+    let url = try #require(pair.served.url)
+    #expect(pair.replica.run(["clone", url]).code == 0)
+    _ = pair.onReplica("append", "a")
+    _ = pair.onReplica("append", "b")
+    #expect(pair.onReplica("sync").code == 0)
+    // Changes 3, 4 and 5, pending.
+    _ = pair.onReplica("append", "c")
+    let hello = try #require(pair.server.run(["list", "--json"]).stdout.firstMatch(of: /"id":"([0-9a-f-]{36})"/)?.1)
+    #expect(pair.onReplica("remove", String(hello)).code == 0)
+    #expect(pair.onReplica("move", "0", "1").code == 0)
+    let reset = pair.onReplica("sync", "--reset", "--json")
+    #expect(reset.code == 0 && reset.stdout.contains(#""pushed":3,"rebased":0,"refused":[]"#), "\(reset)")
+    pair.expectInSync()
+    #expect(try Self.changes(of: pair.replica, at: pair.server) == [1: 1, 2: 1, 3: 1])
+    #expect(pair.server.run(["list"]).lines.map { String($0.split(separator: " ").last!) } == ["a", "world", "b", "c"])
+    // The next write takes the next number.
+    #expect(pair.onReplica("append", "d", "--json").stdout.contains(#""pending":4"#))
+    #expect(pair.onReplica("sync").code == 0)
+    #expect(try Self.changes(of: pair.replica, at: pair.server) == [1: 1, 2: 1, 3: 1, 4: 1])
+    pair.expectInSync()
+  }
+
+  /// The server moves to another address: `sync --remote URL` follows it
+  /// once the log there is found to be the replica's, and keeps it; another
+  /// log at an address is refused and nothing is kept.
+  @Test func aReplicaFollowsItsRemoteToANewAddress() throws {
+    let pair = try Pair()
+    let old = try #require(pair.served.url)
+    #expect(pair.replica.run(["clone", old]).code == 0)
+    _ = pair.onReplica("append", "on the move")
+    _ = pair.served.stop()
+    pair.served = try ServedLog.running(pair.server)
+    let new = try #require(pair.served.url)
+    #expect(pair.onReplica("sync").code == 1)
+
+    // Another log, at another address: refused, the old address kept.
+    let other = Sandbox()
+    _ = other.append("hello")
+    let otherServed = try ServedLog.running(other)
+    defer { _ = otherServed.stop() }
+    let before = pair.replica.contents()
+    let another = pair.onReplica("sync", "--remote", try #require(otherServed.url))
+    #expect(another.code == 1 && another.stderr.contains("is not the log this replica was cloned from"), "\(another)")
+    #expect(pair.replica.contents() == before)
+    #expect(pair.onReplica("status").stdout.hasPrefix("remote   \(old)\n"))
+
+    let moved = pair.onReplica("sync", "--remote", new)
+    #expect(moved.code == 0 && moved.stdout == "pushed 1 (0 rebased, 0 refused), pulled 1, at seq 3\n", "\(moved)")
+    #expect(pair.onReplica("status").stdout.hasPrefix("remote   \(new)\n"))
+    _ = pair.onReplica("append", "arrived")
+    #expect(pair.onReplica("sync").code == 0)
+    pair.expectInSync()
+  }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A replica against a remote that lies (Servers/lying_remote.py before a
+/// real `msglog serve`; docs/SYNC.md, "Nothing a peer sends is trusted"):
+/// each lie is refused as the remote's fault, naming the remote and the
+/// seq, with nothing of it taken in and nothing pending dropped — and once
+/// the remote tells the truth again, the next sync completes.
+@Suite(.serialized) struct MaliciousRemoteTests {
+  final class Setup {
+    let server = Sandbox()
+    let served: ServedLog
+    let liar: LyingRemote
+    let replica = Sandbox()
+
+    init(items: [String] = ["hello", "world"]) throws {
+      for text in items { _ = server.append(text) }
+      served = try ServedLog.running(server)
+      liar = try LyingRemote(server, target: served.port)
+      let clone = replica.run(["clone", liar.url])
+      try #require(clone.code == 0, "\(clone)")
+    }
+
+    deinit {
+      liar.stop()
+      _ = served.stop()
+    }
+
+    /// A sync that the lie makes fail: exit 1, nothing on stdout, the
+    /// remote named as at fault, the replica's files unchanged.
+    func refusedSync(_ args: [String] = ["sync"], sourceLocation: SourceLocation = #_sourceLocation) -> Run {
+      let before = replica.contents()
+      let run = replica.run(args)
+      #expect(run.code == 1 && run.stdout.isEmpty, "\(run)", sourceLocation: sourceLocation)
+      #expect(
+        run.stderr.hasPrefix("msglog: \(liar.url) broke the sync protocol: "), "\(run)", sourceLocation: sourceLocation)
+      for wrong in ["corrupted", "restore", "may have committed"] {
+        #expect(!run.stderr.contains(wrong), "\(run)", sourceLocation: sourceLocation)
+      }
+      #expect(replica.contents() == before, "the replica took something in", sourceLocation: sourceLocation)
+      return run
+    }
+
+    /// The truth again: a sync completes and the replica is the server's copy.
+    func honestSyncEndsInSync(sourceLocation: SourceLocation = #_sourceLocation) {
+      liar.lie("")
+      let sync = replica.run(["sync"])
+      #expect(sync.code == 0, "\(sync)", sourceLocation: sourceLocation)
+      #expect(replica.export() == server.export(), sourceLocation: sourceLocation)
+      #expect(replica.run(["status", "--json"]).stdout.contains(#""pending":0"#), sourceLocation: sourceLocation)
+      #expect(replica.run(["verify"]).code == 0, sourceLocation: sourceLocation)
+    }
+  }
+
+  /// "Applied, seq 1" for a pending remove that the server never saw: the
+  /// event at seq 1 is not the change, so the change stays pending and the
+  /// sync is a conflict (exit 1), never a silent drop.
+  @Test func anOutcomeTheEventsDoNotBearOutIsAConflict() throws {
+    let setup = try Setup()
+    let id = try #require(setup.replica.run(["list", "--json"]).stdout.firstMatch(of: /"id":"([0-9a-f-]{36})"/)?.1)
+    #expect(setup.replica.run(["remove", String(id)]).code == 0)
+    setup.liar.lie("push-applied 1")
+    var run = setup.refusedSync()
+    #expect(
+      run.stderr.contains(
+        "it says change 1 of this replica was applied as seq 1, but seq 1 was written on the remote itself"),
+      "\(run)")
+    #expect(run.stderr.contains("hint: change 1 stays pending"), "\(run)")
+    #expect(setup.replica.run(["status", "--json"]).stdout.contains(#""pending":1"#))
+    // A seq past the remote's head: borne out by nothing the pull brings.
+    setup.liar.lie("push-applied 99")
+    run = setup.refusedSync()
+    #expect(run.stderr.contains("applied as seq 99, but the remote's head is seq 2"), "\(run)")
+    setup.honestSyncEndsInSync()
+    #expect(!setup.server.run(["list"]).stdout.contains("hello"))
+  }
+
+  /// A page that skips or repeats a seq: the remote's fault, named with
+  /// the seq, not a corrupted local log to restore from a backup.
+  @Test(arguments: [
+    ("pull-skip", "it skipped from seq 3 to seq 5"), ("pull-duplicate", "it sent seq 3 again where seq 4 was due"),
+  ])
+  func aPageOutOfSeqIsTheRemotesFault(lie: String, words: String) throws {
+    let setup = try Setup()
+    for text in ["one", "two", "three"] { _ = setup.server.append(text) }
+    setup.liar.lie(lie)
+    let run = setup.refusedSync()
+    #expect(run.stderr.contains(words) && run.stderr.contains("hint: nothing of that answer was taken in"), "\(run)")
+    setup.honestSyncEndsInSync()
+  }
+
+  @Test func aRedirectIsRefusedAsARedirect() throws {
+    let setup = try Setup()
+    setup.liar.lie("redirect")
+    let run = setup.refusedSync()
+    #expect(
+      run.stderr.contains("it answered 302, a redirect to http://elsewhere.example/, which sync does not follow")
+        && run.stderr.contains("hint: if the log has moved there, 'msglog sync --remote URL'"), "\(run)")
+    setup.honestSyncEndsInSync()
+  }
+
+  /// A head the pages do not bear out is refused, and never kept for
+  /// `status` to show.
+  @Test func aHeadNoPageBearsOutIsNeverKept() throws {
+    let setup = try Setup()
+    _ = setup.server.append("three")
+    setup.liar.lie("pull-head 9223372036854775807")
+    let run = setup.replica.run(["sync"])
+    #expect(
+      run.code == 1 && run.stderr.contains("it says its head is seq 9223372036854775807 but sent nothing after seq 3"),
+      "\(run)")
+    let status = setup.replica.run(["status"])
+    #expect(status.stdout.contains("seq      3 (the remote's head was 3 when last seen)"), "\(status)")
+    #expect(!status.stdout.contains("9223372036854775807"))
+    setup.honestSyncEndsInSync()
+  }
+
+  /// The server's next two pages sent as one: more records, or more bytes,
+  /// than a page may hold. Refused as they arrive, nothing taken in.
+  @Test(arguments: ["records", "bytes"])
+  func aPageBeyondTheProtocolsBoundsIsRefused(bound: String) throws {
+    let setup = try Setup()
+    if bound == "records" {
+      let lines = (1...4100).map { "card \($0)" }.joined(separator: "\n") + "\n"
+      #expect(setup.server.run(["append", "--lines"], stdin: Data(lines.utf8)).code == 0)
+    } else {
+      for letter in ["a", "b", "c"] {
+        let text = Data(String(repeating: letter, count: 600_000).utf8)
+        #expect(setup.server.run(["append"], stdin: text).code == 0)
+      }
+    }
+    setup.liar.lie("pull-join")
+    let run = setup.refusedSync()
+    let words =
+      bound == "records"
+      ? "its pull answer ran past 4096 records, more than a page may hold"
+      : "its pull answer ran past 1200130 bytes, more than a page may hold"  // two records of 600,065 bytes
+    #expect(run.stderr.contains(words), "\(run)")
+    setup.honestSyncEndsInSync()
+  }
+
+  /// Frames of 2 MiB as fast as the replica takes them (256 MiB in all):
+  /// refused at the first, whose length no record can have, so the
+  /// replica's memory stays small (it held every frame before checking any).
+  @Test func aFloodOfBigFramesIsRefusedInLittleMemory() throws {
+    let setup = try Setup()
+    _ = setup.server.append("three")
+    setup.liar.lie("flood 256")
+    let (run, kilobytes) = runMeasuringMemory(setup.replica, ["--db", setup.replica.db, "sync"])
+    #expect(
+      run.code == 1 && run.stderr.contains("it sent a record of 2097152 bytes, more than any record can have"), "\(run)"
+    )
+    #expect(kilobytes > 0 && kilobytes < 64 * 1024, "peak RSS \(kilobytes) KiB")
+    setup.honestSyncEndsInSync()
+  }
+}
