@@ -99,7 +99,8 @@ import Testing
     let before = pair.replica.contents()
     let another = pair.onReplica("sync", "--remote", try #require(otherServed.url))
     #expect(another.code == 1 && another.stderr.contains("is not the log this replica was cloned from"), "\(another)")
-    #expect(pair.replica.contents() == before)
+    let unchanged = pair.replica.contents() == before
+    #expect(unchanged, "the replica changed")
     #expect(pair.onReplica("status").stdout.hasPrefix("remote   \(old)\n"))
 
     let moved = pair.onReplica("sync", "--remote", new)

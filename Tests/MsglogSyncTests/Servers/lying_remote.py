@@ -20,10 +20,12 @@ forward everything):
                        SECONDS, for ever
 Pulls that only check (limit=0) are always forwarded, so a sync gets as
 far as the lie. Every request is logged to MODE_FILE.log as a line
-"METHOD PATH". Listens on 127.0.0.1 and prints "port N".
+"METHOD PATH". Listens on 127.0.0.1 and prints "port N"; ends when its
+parent does.
 """
 import http.client
 import json
+import os
 import socket
 import socketserver
 import struct
@@ -167,6 +169,15 @@ class Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
 
 
+def outlive_no_parent(parent):
+    """Ends with the test process, however that ends (a test that failed
+    may never get to stop this server)."""
+    while os.getppid() == parent:
+        time.sleep(1)
+    os._exit(0)
+
+
+threading.Thread(target=outlive_no_parent, args=(os.getppid(),), daemon=True).start()
 server = Server(("127.0.0.1", 0), Handler)
 print("port", server.server_address[1], flush=True)
 server.serve_forever()
