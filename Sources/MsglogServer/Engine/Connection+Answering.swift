@@ -45,7 +45,6 @@ extension Connection {
     lastProgress = .now()
     lastSent = .now()
     flush()
-    pull()
   }
 
   /// An answer whose bytes are all in `output`.
@@ -78,6 +77,12 @@ extension Connection {
   func received(_ chunk: BodyChunk) {
     producing = false
     guard case .answering = phase, let producer else { return }
+    if outputStart > 0 {
+      // What the client took goes before more is added: the output holds
+      // at most what waits plus one piece, however long the answer.
+      output.removeFirst(outputStart)
+      outputStart = 0
+    }
     switch chunk {
     case .bytes(let bytes, let last):
       appendBody(bytes)
@@ -102,7 +107,6 @@ extension Connection {
       if stopping { endBody() } else { retryAt = .after(seconds: seconds) }
     }
     flush()
-    pull()
   }
 
   func appendBody(_ bytes: [UInt8]) {
@@ -135,8 +139,14 @@ extension Connection {
 
   // MARK: - Output
 
+  /// Writes what the client will take now. Whenever that leaves less than
+  /// `lowWater` waiting, the next piece of the body is asked for: the
+  /// client taking bytes is what drives a streamed answer, so a client
+  /// slower than the server still gets the whole of it (asking only when a
+  /// piece came back stalled an answer for good once the socket's buffers
+  /// filled: nothing was left to ask).
   func flush() {
-    while outputStart < output.count {
+    writing: while outputStart < output.count {
       let result = output.withUnsafeBytes { raw in
         transport.write(UnsafeRawBufferPointer(rebasing: raw[outputStart...]))
       }
@@ -145,17 +155,22 @@ extension Connection {
         outputStart += count
         written += count
         lastProgress = .now()
-      case .wouldBlock, .ended:
+      case .wouldBlock:
+        break writing
+      case .ended:
         updateInterest()
         return
       case .failed:
         return close()
       }
     }
-    output.removeAll(keepingCapacity: output.capacity <= Self.lowWater)
-    outputStart = 0
-    if case .answering = phase, bodyDone { answerSent() }
-    if case .closed = phase { return }
+    if outputStart == output.count {
+      output.removeAll(keepingCapacity: output.capacity <= Self.lowWater)
+      outputStart = 0
+      if case .answering = phase, bodyDone { answerSent() }
+      if case .closed = phase { return }
+    }
+    pull()
     updateInterest()
   }
 

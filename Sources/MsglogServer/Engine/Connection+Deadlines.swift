@@ -24,8 +24,14 @@ extension Connection {
     case .lingering(let until) where until <= now:
       close()
     case .answering:
-      if outputStart < output.count, now.nanoseconds - lastProgress.nanoseconds > UInt64(core.stallLimit * 1e9) {
-        return close()  // a client that takes nothing does not hold its answer for ever
+      if outputStart < output.count {
+        // The socket is full: the client still takes what it holds, or takes nothing.
+        let unsent = transport.unsentBytes
+        if let unsent, let before = unsentAtTick, unsent < before { lastProgress = now }
+        unsentAtTick = unsent
+        if now.nanoseconds - lastProgress.nanoseconds > UInt64(core.stallLimit * 1e9) {
+          return close()  // a client that takes nothing does not hold its answer for ever
+        }
       }
       if let at = retryAt, at <= now {
         retryAt = nil

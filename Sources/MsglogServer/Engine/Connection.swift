@@ -53,6 +53,8 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   var retryAt: Deadline? = nil
   /// When the client last took bytes (or an answer started), for the stall limit.
   var lastProgress = Deadline.now()
+  /// The socket's unsent bytes at the last tick with output waiting.
+  var unsentAtTick: Int? = nil
   /// When the stream last sent anything, for its keep-alive comments.
   var lastSent = Deadline.now()
   var peerEnded = false

@@ -1,3 +1,5 @@
+import CEpoll
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -24,6 +26,16 @@ package protocol Transport: AnyObject {
 extension Transport {
   package var needsWritable: Bool { false }
   package var hasBufferedInput: Bool { false }
+
+  /// Bytes written to the socket that the client has not taken yet (the
+  /// kernel's send queue; nil when it cannot say). The socket's buffers
+  /// grow to megabytes, which a slow client may take for longer than the
+  /// stall limit while the server can write nothing: its queue shrinking
+  /// is the client's progress.
+  var unsentBytes: Int? {
+    let count = msglog_unsent_bytes(fd)
+    return count >= 0 ? Int(count) : nil
+  }
 }
 
 package enum TransportResult: Equatable {
