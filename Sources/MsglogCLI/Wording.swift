@@ -114,6 +114,8 @@ package enum Wording {
     case .unacceptableRecord:
       return "nothing of that page was taken in; the remote's log holds a record no msglog write may make "
         + "('msglog verify' on the remote names it): its operator must mend it"
+    case .cannotBackUp(_, .insideDatabase):
+      return "give a path outside the database's directory that does not exist yet"
     case .cannotBackUp: return "give a path that does not exist yet; the backup is made there whole or not at all"
     case .backupNotSupported:
       return "use PostgreSQL's own tools (pg_dump, pg_basebackup), or 'msglog export > FILE' for a copy of the log"

@@ -131,21 +131,6 @@ package enum DatabaseFiles {
     }
   }
 
-  /// Removes a staging directory and the files LMDB made in it (no
-  /// subdirectories): what is left after a refused first write, or nothing
-  /// after a rename.
-  package static func removeStaging(_ path: String) {
-    guard let directory = opendir(path) else { return }
-    while let entry = readdir(directory) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-      }
-      if name != "." && name != ".." { unlink(path + "/" + name) }
-    }
-    closedir(directory)
-    rmdir(path)
-  }
-
   /// Puts a database built in `staging` at `path`, where every reader sees
   /// it whole or not at all, and never over what another process put there
   /// first: when nothing is at `path`, the staging directory is renamed to
@@ -237,6 +222,18 @@ package enum DatabaseFiles {
     guard let slash = path.lastIndex(of: "/") else { return "." }
     let parent = String(path[..<slash])
     return parent.isEmpty ? "/" : parent
+  }
+
+  /// Whether `path` is `directory` or lies inside it, once both are
+  /// resolved (links, `..`); false when either cannot be.
+  static func isWithin(_ path: String, directory: String) -> Bool {
+    func resolved(_ path: String) -> String? {
+      guard let real = realpath(path, nil) else { return nil }
+      defer { free(real) }
+      return String(cString: real)
+    }
+    guard let inner = resolved(path), let outer = resolved(directory) else { return false }
+    return inner == outer || inner.hasPrefix(outer == "/" ? "/" : outer + "/")
   }
 
   /// Makes the names in a directory durable.

@@ -32,11 +32,16 @@ extension LMDBStore {
     let destination = DatabaseFiles.trimmed(destination)
     var info = stat()
     guard lstat(destination, &info) != 0, errno == ENOENT else {
-      throw MsglogError.cannotBackUp(location: shown, reason: "it exists already (a backup goes to a new path)")
+      throw MsglogError.cannotBackUp(location: shown, why: .exists)
+    }
+    // A copy inside the database's directory would be a file of the
+    // database it copies (and its staging directory swept as one).
+    if DatabaseFiles.isWithin(DatabaseFiles.parent(of: destination), directory: path) {
+      throw MsglogError.cannotBackUp(location: shown, why: .insideDatabase)
     }
     DatabaseFiles.sweepStaging(for: destination)
     guard let staging = try StagingDirectory.make(for: destination, purpose: .backup, shown: shown) else {
-      throw MsglogError.cannotBackUp(location: shown, reason: "it exists already (a backup goes to a new path)")
+      throw MsglogError.cannotBackUp(location: shown, why: .exists)
     }
     let file = staging.path + "/data.mdb"
     let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
@@ -70,7 +75,7 @@ extension LMDBStore {
     DatabaseFiles.syncDirectory(staging.path)
     guard DatabaseFiles.renameWithoutReplacing(staging.path, destination) else {
       if errno == EEXIST || errno == ENOTEMPTY {
-        throw MsglogError.cannotBackUp(location: shown, reason: "it appeared while the copy was made")
+        throw MsglogError.cannotBackUp(location: shown, why: .appeared)
       }
       throw failure(errno, shown)
     }

@@ -64,38 +64,3 @@ package struct StagingDirectory: ~Copyable {
     StagingCleanup.forget(slot)
   }
 }
-
-extension DatabaseFiles {
-  /// Removes what killed processes left while building a database for
-  /// `path`: staging directories beside it and inside it whose builder is
-  /// gone. A live builder's are left alone.
-  package static func sweepStaging(for path: String) {
-    let base = trimmed(path)
-    let parent = parent(of: base)
-    let name = String(base[(base.lastIndex(of: "/").map { base.index(after: $0) } ?? base.startIndex)...])
-    for entry in entries(of: parent) {
-      guard let staging = StagingName(beside: entry, of: name) else { continue }
-      let directory = parent == "." ? entry : parent + (parent.hasSuffix("/") ? "" : "/") + entry
-      if staging.isAbandoned(at: directory) { removeStaging(directory) }
-    }
-    guard isDirectory(base) else { return }
-    for entry in entries(of: base) {
-      guard let staging = StagingName(inside: entry) else { continue }
-      if staging.isAbandoned(at: base + "/" + entry) { removeStaging(base + "/" + entry) }
-    }
-  }
-
-  /// The names in a directory (without `.` and `..`); empty when it cannot be read.
-  static func entries(of directory: String) -> [String] {
-    guard let stream = opendir(directory) else { return [] }
-    defer { closedir(stream) }
-    var names: [String] = []
-    while let entry = readdir(stream) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-      }
-      if name != "." && name != ".." { names.append(name) }
-    }
-    return names
-  }
-}

@@ -67,11 +67,16 @@ package struct StagingName: Equatable {
   /// process, and nobody holds LMDB's lock on its lock file (a process in
   /// another PID namespace, a container sharing the volume, may be at work
   /// on it under a number that means nothing here).
-  func isAbandoned(at directory: String) -> Bool {
+  ///
+  /// - Parameter directory: the staging directory, open (`OwnDirectory`):
+  ///   its lock file is looked at there, never through a link.
+  func isAbandoned(lockIn directory: Int32) -> Bool {
     guard kill(pid, 0) != 0, errno == ESRCH else { return false }
-    let fd = open(directory + "/lock.mdb", O_RDONLY | O_CLOEXEC)
+    let fd = openat(directory, "lock.mdb", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
     guard fd >= 0 else { return true }
     defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return true }
     // LMDB holds a shared lock on byte 0 while the environment is open.
     var probe = flock()
     probe.l_type = Int16(F_WRLCK)

@@ -79,8 +79,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case permissionDenied(location: String, writing: Bool, reason: String, needed: String)
   case cannotRead(location: String, reason: String)
   case cannotCreate(location: String, reason: String)
-  /// A backup's destination cannot be used (it exists already).
-  case cannotBackUp(location: String, reason: String)
+  /// A backup's destination cannot be used.
+  case cannotBackUp(location: String, why: BackupRefusal)
   /// A hot backup copies an LMDB database; this log is elsewhere (on
   /// PostgreSQL, whose own tools copy it).
   case backupNotSupported(location: String)
@@ -276,7 +276,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "cannot \(writing ? "write to" : "read") \(location): \(reason) (\(needed))"
     case .cannotRead(let location, let reason): return "cannot read \(location): \(reason)"
     case .cannotCreate(let location, let reason): return "cannot create the database \(location): \(reason)"
-    case .cannotBackUp(let location, let reason): return "cannot back up to \(location): \(reason)"
+    case .cannotBackUp(let location, let why): return "cannot back up to \(location): \(why)"
     case .backupNotSupported(let location):
       return "\(location) is not an LMDB directory: a hot backup copies LMDB databases only"
     case .diskFull(let store, let detail):
