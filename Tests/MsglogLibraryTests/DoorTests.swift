@@ -11,7 +11,7 @@ import Testing
   /// A type added here is a promise to every app: add it on purpose.
   static let publicTypes: [String: [String]] = [
     "MsglogCore": [
-      "DerivedDamage", "Event", "InsertRequest", "InvalidInput", "Item", "ItemChange", "ItemID", "ItemSelector",
+      "BackupRefusal", "DerivedDamage", "Event", "InsertRequest", "InvalidInput", "Item", "ItemChange", "ItemID", "ItemSelector",
       "LogAccess", "MsglogError", "Outcome", "StreamContents", "StreamDiff", "StreamName", "Timestamp",
       "VerifyProgress", "VerifyReport", "WriteRequest",
       // Sync's (docs/SYNC.md).
