@@ -180,12 +180,7 @@ final class FollowCursor {
   /// The events come out after the read returns: a read that must run
   /// again (a log read without a lock) never hands one out twice.
   func nextBatch() throws(MsglogError) -> (events: [Event], read: Int) {
-    // Back after the store was away: watch again first, then read.
-    if awaitingDatabase {
-      try lookForDatabase()
-    } else if watcher == nil {
-      watcher = try Self.watch(store)
-    }
+    try prepareToRead()
     let from = next
     let batch = try log.reading { snapshot in
       var batch: [Event] = []
@@ -195,10 +190,7 @@ final class FollowCursor {
       }
       return batch
     }
-    if failures > 0 {
-      failures = 0
-      recovered = true
-    }
+    readSucceeded()
     var events: [Event] = []
     for event in batch {
       guard event.seq == next else {
@@ -209,6 +201,25 @@ final class FollowCursor {
       events.append(event)
     }
     return (events, batch.count)
+  }
+
+  /// Before a read: back after the store was away (or while the database
+  /// is not made yet), watches again first, so that a commit during the
+  /// read still wakes the wait after it.
+  func prepareToRead() throws(MsglogError) {
+    if awaitingDatabase {
+      try lookForDatabase()
+    } else if watcher == nil {
+      watcher = try Self.watch(store)
+    }
+  }
+
+  /// After a read that worked: the store is back, if it was away.
+  func readSucceeded() {
+    if failures > 0 {
+      failures = 0
+      recovered = true
+    }
   }
 
   /// Waits until the store says a commit may have happened (true) or one

@@ -3,8 +3,12 @@ import MsglogLMDB
 /// A replica (docs/SYNC.md): reads see its local view, writes pend.
 extension EventLog {
   /// Whether the log is a replica: its writes pend until `sync()`.
+  ///
+  /// Read once and then known (a log never becomes a replica in place, nor
+  /// stops being one). False for a database that does not exist yet, and
+  /// for one that cannot be read: every other call says why.
   public var isReplica: Bool {
-    get throws { try replicaState() != nil }
+    (try? replicaState()) != nil
   }
 
   /// The replica's state; nil for a log that is not a replica (or not there yet).
@@ -68,7 +72,17 @@ extension EventLog {
         state.nextChange = change.number + 1
       }
       try replicas.putReplicaState(state)
-      return made.map { $0?.outcome }
+      return made.map { $0.map { Self.pendingOutcome($0.outcome, after: view.baseHead) } }
     }
+  }
+
+  /// A pending change's outcome as the door shows it: its event's seq is
+  /// 0, not the local view's (a seq the log will give another event), and
+  /// an undo of another pending change names no seq.
+  private static func pendingOutcome(_ outcome: Outcome, after baseHead: UInt64) -> Outcome {
+    var outcome = outcome
+    outcome.event.seq = 0
+    if let undoes = outcome.event.undoes, undoes > baseHead { outcome.event.undoes = nil }
+    return outcome
   }
 }

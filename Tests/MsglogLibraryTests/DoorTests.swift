@@ -11,9 +11,9 @@ import Testing
   /// A type added here is a promise to every app: add it on purpose.
   static let publicTypes: [String: [String]] = [
     "MsglogCore": [
-      "BackupRefusal", "DerivedDamage", "Event", "InsertRequest", "InvalidInput", "Item", "ItemChange", "ItemID", "ItemSelector",
-      "LogAccess", "MsglogError", "Outcome", "StreamContents", "StreamDiff", "StreamName", "Timestamp",
-      "VerifyProgress", "VerifyReport", "WriteRequest",
+      "BackupRefusal", "DerivedDamage", "Event", "InsertRequest", "InvalidInput", "Item", "ItemChange", "ItemID",
+      "ItemSelector", "ListChange", "ListUpdate", "LogAccess", "MsglogError", "Outcome", "StreamContents", "StreamDiff",
+      "StreamName", "Timestamp", "VerifyProgress", "VerifyReport", "WriteRequest",
       // Sync's (docs/SYNC.md).
       "ChangeOutcome", "Origin", "RemoteFault", "ReplicaChange", "ReplicaState",
     ],

@@ -10,8 +10,9 @@ extension LedgerSession {
   /// for what it places (`ReplicaChange`); nil when it changes nothing.
   ///
   /// - Parameters:
-  ///   - origin: the origin its event gets (a remote doing it); nil in a
-  ///     replica's local view.
+  ///   - origin: the origin its event gets (a remote doing it, which dates
+  ///     it now); nil in a replica's local view, where it is dated when
+  ///     the change was made.
   ///   - resolveChange: the seq an earlier change of the same replica became, for
   ///     an undo of it; nil when that change appended nothing.
   package func perform(
@@ -26,34 +27,37 @@ extension LedgerSession {
     defer { streams[change.stream] = state }
     self.origin = origin
     defer { self.origin = nil }
+    // In the local view the event is dated when its user made the change:
+    // the list shows the same time at every read, until the remote dates it.
+    let time = origin == nil ? change.made : nil
     var outcome: Outcome?
     switch change.intent {
     case .append(let id, let text, let sender, _):
       outcome = try performInsert(
-        InsertRequest(text: text, sender: sender, id: id), time: nil, undoes: nil, on: &state)
+        InsertRequest(text: text, sender: sender, id: id), time: time, undoes: nil, on: &state)
     case .insert(let id, let text, let sender, let after, _):
       let index = place(after: try firstLive(of: after, excluding: nil, in: &state))
       outcome = try performInsert(
-        InsertRequest(index: index, text: text, sender: sender, id: id), time: nil, undoes: nil, on: &state)
+        InsertRequest(index: index, text: text, sender: sender, id: id), time: time, undoes: nil, on: &state)
     case .move(let id, let after, _, _):
       let from = try resolve(.id(id), in: &state)
       let to = place(after: try firstLive(of: after, excluding: id, in: &state), moving: from)
-      outcome = try performMove(from: from, to: to, id: id, time: nil, undoes: nil, on: &state)
+      outcome = try performMove(from: from, to: to, id: id, time: time, undoes: nil, on: &state)
     case .remove(let id):
-      outcome = try performRemove(.id(id), time: nil, undoes: nil, on: &state)
+      outcome = try performRemove(.id(id), time: time, undoes: nil, on: &state)
     case .edit(let id, let text, let sender):
-      outcome = try performEdit(.id(id), text: text, sender: sender, time: nil, undoes: nil, on: &state)
+      outcome = try performEdit(.id(id), text: text, sender: sender, time: time, undoes: nil, on: &state)
     case .restore(let id, nil, _):
-      outcome = try performRestore(.id(id), at: nil, time: nil, undoes: nil, on: &state)
+      outcome = try performRestore(.id(id), at: nil, time: time, undoes: nil, on: &state)
     case .restore(let id, let after?, _):
       _ = try resolveRemoved(.id(id), in: &state)
       let index = place(after: try firstLive(of: after, excluding: id, in: &state))
-      outcome = try performRestore(.id(id), at: index, time: nil, undoes: nil, on: &state)
+      outcome = try performRestore(.id(id), at: index, time: time, undoes: nil, on: &state)
     case .undo(.event(let seq)):
-      outcome = try performUndo(seq, time: nil, on: &state)
+      outcome = try performUndo(seq, time: time, on: &state)
     case .undo(.change(let earlier)):
       guard let seq = try resolveChange(earlier) else { throw MsglogError.changeAppendedNothing(change: earlier) }
-      outcome = try performUndo(seq, time: nil, on: &state)
+      outcome = try performUndo(seq, time: time, on: &state)
     }
     if change.places, let seen = change.seenIndex, let index = outcome?.index, index != seen {
       outcome?.rebased = true
@@ -84,7 +88,7 @@ extension LedgerSession {
   /// first, at most `ReplicaChange.predecessorLimit`: a placed change's
   /// `after`, read off the list its user saw.
   package func predecessors(ofIndex index: Int, in stream: StreamName) throws -> [ItemID] {
-    var state = try takeState(of: stream)
+    let state = try takeState(of: stream)
     defer { streams[stream] = state }
     var ids: [ItemID] = []
     var position = index - 1

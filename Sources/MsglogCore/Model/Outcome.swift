@@ -1,4 +1,10 @@
 /// What an accepted command appended.
+///
+/// In a replica a write is a pending change until a sync: its `event` is
+/// the one the local view shows, with seq 0 — it has no seq of the log
+/// until the remote does it, as a pending `Item` has none — and the local
+/// view's version (what `expectVersion` is checked against there).
+/// `status` says which.
 public struct Outcome: Equatable, Sendable {
   public var event: Event
   /// insert, restore: where the item went; remove, edit: where it was; move: its final index.
@@ -7,7 +13,8 @@ public struct Outcome: Equatable, Sendable {
   /// to its head (a rebase): the event's indices are the head's.
   public var rebased: Bool
   /// In a replica: the number of the pending change the command became
-  /// (its event is the local view's, not yet the remote's).
+  /// (its event is the local view's, not yet the remote's). `status` says
+  /// the same as a case to switch on.
   public var pending: UInt64?
 
   public init(event: Event, index: Int, rebased: Bool = false, pending: UInt64? = nil) {
@@ -15,5 +22,20 @@ public struct Outcome: Equatable, Sendable {
     self.index = index
     self.rebased = rebased
     self.pending = pending
+  }
+
+  /// Where a write stands.
+  public enum Status: Equatable, Sendable {
+    /// Done: its event is the log's, at `seq`.
+    case committed(seq: UInt64)
+    /// In a replica: kept as pending change `change` (1, 2, 3 … for the
+    /// life of the replica) until a sync; no seq yet.
+    case pending(change: UInt64)
+  }
+
+  /// Whether the write is done at a seq of the log, or pending in a replica.
+  public var status: Status {
+    if let pending { return .pending(change: pending) }
+    return .committed(seq: event.seq)
   }
 }
