@@ -13,6 +13,11 @@ extension EventLog {
   ///
   /// An edit or a restore costs one more read (its text's record); the
   /// others none. Ends when the consuming task is cancelled.
+  ///
+  /// These are the log's events: in a replica, those the remote has done,
+  /// with positions in that list — not the local view the user sees, whose
+  /// pending writes they leave out (and bring as inserts when a sync
+  /// confirms them). A list on screen follows `updates(from:)`.
   public func changes(from seq: UInt64? = nil, stream: StreamName = .main)
     -> AsyncThrowingStream<ItemChange, any Error>
   {

@@ -39,7 +39,7 @@ import Testing
         runner: "/bin/sh")
     }
     defer {
-      FileManager.default.createFile(atPath: stop, contents: nil)
+      _ = FileManager.default.createFile(atPath: stop, contents: nil)
       for writer in writers { _ = writer.finish() }
     }
     func head() -> Int {
@@ -55,7 +55,7 @@ import Testing
     #expect(printed.seq > 20_000 && printed.events == printed.seq, "\(r)")
     // The writers went on after the copy's snapshot.
     while head() <= printed.seq { usleep(10_000) }
-    FileManager.default.createFile(atPath: stop, contents: nil)
+    _ = FileManager.default.createFile(atPath: stop, contents: nil)
     for writer in writers { #expect(writer.finish().code == 0) }
     let verify = s.run(["--db", dest, "verify"])
     #expect(verify.code == 0 && verify.stdout.hasPrefix("ok: \(printed.seq) events"), "\(verify)")
@@ -99,7 +99,7 @@ import Testing
     let empty = s.dir + "/empty"
     #expect(mkdir(empty, 0o755) == 0)
     let file = s.dir + "/file"
-    FileManager.default.createFile(atPath: file, contents: Data("keep".utf8))
+    _ = FileManager.default.createFile(atPath: file, contents: Data("keep".utf8))
     let link = s.dir + "/link"
     #expect(symlink(s.dir + "/nowhere", link) == 0)
     let before = s.contents()

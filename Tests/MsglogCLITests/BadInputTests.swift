@@ -175,7 +175,7 @@ import Testing
   @Test func aPathThatIsNotADatabase() throws {
     let s = Sandbox()
     let file = s.dir + "/notes.txt"
-    FileManager.default.createFile(atPath: file, contents: Data("hello".utf8))
+    _ = FileManager.default.createFile(atPath: file, contents: Data("hello".utf8))
     for args in [["list"], ["append", "x"], ["verify"]] {
       let r = s.run(["--db", file] + args)
       #expect(r.code == 1 && r.stderr.hasPrefix("msglog: \(file) is not a msglog database"), "\(r)")
@@ -183,7 +183,7 @@ import Testing
     #expect(try String(contentsOfFile: file, encoding: .utf8) == "hello")
     let garbage = s.dir + "/garbage.lmdb"
     try FileManager.default.createDirectory(atPath: garbage, withIntermediateDirectories: false)
-    FileManager.default.createFile(atPath: garbage + "/data.mdb", contents: Data(repeating: 7, count: 8192))
+    _ = FileManager.default.createFile(atPath: garbage + "/data.mdb", contents: Data(repeating: 7, count: 8192))
     let r = s.run(["--db", garbage, "list"])
     #expect(r.code == 1 && r.stderr.hasPrefix("msglog: \(garbage) is not a msglog database"), "\(r)")
   }

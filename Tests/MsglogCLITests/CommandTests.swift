@@ -358,7 +358,7 @@ import Testing
     process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
     process.arguments = [script, s.db]
     let out = s.dir + "/decoded.jsonl"
-    FileManager.default.createFile(atPath: out, contents: nil)
+    _ = FileManager.default.createFile(atPath: out, contents: nil)
     process.standardOutput = FileHandle(forWritingAtPath: out)
     try process.run()
     process.waitUntilExit()

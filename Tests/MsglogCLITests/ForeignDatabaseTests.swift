@@ -188,7 +188,7 @@ import Testing
         whole.prefix(whole.count / 2), "its data.mdb is truncated (\(whole.count / 2) bytes; its root page"
       )
     }
-    FileManager.default.createFile(atPath: s.db + "/data.mdb", contents: content)
+    _ = FileManager.default.createFile(atPath: s.db + "/data.mdb", contents: content)
     for args in [["list"], ["verify"], ["append", "x"], ["log"]] {
       let r = s.run(args)
       #expect(r.code == 1, "\(kind) \(args): \(r)")
@@ -203,7 +203,7 @@ import Testing
   @Test func noInternalNamesInMessages() throws {
     let s = Sandbox()
     let blocked = s.dir + "/blocked"
-    FileManager.default.createFile(atPath: blocked, contents: Data("a file".utf8))
+    _ = FileManager.default.createFile(atPath: blocked, contents: Data("a file".utf8))
     for args in [["--db", blocked + "/db", "append", "x"], ["--db", s.dir + "/missing/db", "append", "x"]] {
       let r = s.run(args)
       #expect(r.code == 1, "\(r)")

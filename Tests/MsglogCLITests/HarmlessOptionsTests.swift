@@ -20,7 +20,7 @@ import Testing
 
     // Databases that must not be opened: a file that is none, a server with nothing listening, a missing one.
     let file = s.dir + "/notes.txt"
-    FileManager.default.createFile(atPath: file, contents: Data("hello".utf8))
+    _ = FileManager.default.createFile(atPath: file, contents: Data("hello".utf8))
     for db in [file, "postgres://ann:hunter2@127.0.0.1:1/team", s.db] {
       let cases: [([String], Run)] = [
         (["--db", db, "help"], overview),

@@ -25,7 +25,7 @@ import Testing
     try #require(mountTmpfs(at: mountPoint, size: "16k"), "this test mounts a 16 KiB tmpfs and needs root")
     defer { unmount(mountPoint) }
     let backup = mountPoint + "/backup.jsonl"
-    FileManager.default.createFile(atPath: backup, contents: nil)
+    _ = FileManager.default.createFile(atPath: backup, contents: nil)
     let handle = try #require(FileHandle(forWritingAtPath: backup))
     let r = s.start(["export"], stdout: handle).finish()
     try handle.close()

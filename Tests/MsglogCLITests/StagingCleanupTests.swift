@@ -95,8 +95,8 @@ import Testing
   /// Plants a staging directory as a killed builder leaves one: LMDB's two files.
   func plant(_ path: String) {
     #expect(mkdir(path, 0o700) == 0, "\(path)")
-    FileManager.default.createFile(atPath: path + "/data.mdb", contents: Data(repeating: 0, count: 24_576))
-    FileManager.default.createFile(atPath: path + "/lock.mdb", contents: Data(repeating: 0, count: 8192))
+    _ = FileManager.default.createFile(atPath: path + "/data.mdb", contents: Data(repeating: 0, count: 24_576))
+    _ = FileManager.default.createFile(atPath: path + "/lock.mdb", contents: Data(repeating: 0, count: 8192))
   }
 
   @Test func theNextFirstWriteSweepsWhatDeadProcessesLeft() throws {

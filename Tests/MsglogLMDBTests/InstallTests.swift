@@ -66,7 +66,7 @@ import Testing
   @Test func aDirectoryWithOtherFilesIsRefused() throws {
     let dir = TemporaryDirectory()
     #expect(mkdir(dir.db, 0o700) == 0)
-    FileManager.default.createFile(atPath: dir.db + "/notes.txt", contents: Data("mine".utf8))
+    _ = FileManager.default.createFile(atPath: dir.db + "/notes.txt", contents: Data("mine".utf8))
     let staging = dir.db + ".creating-1-4"
     try build(staging)
     #expect(throws: MsglogError.self) { try DatabaseFiles.install(staging, at: dir.db) }

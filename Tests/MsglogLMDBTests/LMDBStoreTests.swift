@@ -152,17 +152,17 @@ struct DiskLog {
   @Test func refusesWhatIsNotAMsglogDatabase() throws {
     let dir = TemporaryDirectory()
     let file = dir.path + "/file"
-    FileManager.default.createFile(atPath: file, contents: Data("hi".utf8))
+    _ = FileManager.default.createFile(atPath: file, contents: Data("hi".utf8))
     for create in [false, true] {
       #expect(throws: MsglogError.self) { try LMDBTables(path: file, create: create) }
     }
     let other = dir.path + "/other"
     try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: false)
-    FileManager.default.createFile(atPath: other + "/notes.txt", contents: Data("x".utf8))
+    _ = FileManager.default.createFile(atPath: other + "/notes.txt", contents: Data("x".utf8))
     #expect(throws: MsglogError.self) { try LMDBTables(path: other, create: true) }
     let garbage = dir.path + "/garbage"
     try FileManager.default.createDirectory(atPath: garbage, withIntermediateDirectories: false)
-    FileManager.default.createFile(atPath: garbage + "/data.mdb", contents: Data(repeating: 0x41, count: 16384))
+    _ = FileManager.default.createFile(atPath: garbage + "/data.mdb", contents: Data(repeating: 0x41, count: 16384))
     #expect(throws: MsglogError.self) { try LMDBTables(path: garbage, create: false) }
     // An LMDB environment that msglog did not make.
     let foreign = dir.path + "/foreign"

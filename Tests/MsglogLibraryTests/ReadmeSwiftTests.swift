@@ -28,10 +28,10 @@ import Testing
     try board.remove(id: hello.event.id)
     try board.undo()  // ann's message is back, where it was
 
-    // A live list: each change any process commits, applied as it commits.
-    for try await change in board.changes(from: shown.seq + 1) {
-      change.apply(to: &shown.items)  // Int positions; a restore brings its text
-      if change.event.seq == 5 { break }
+    // A live list: the list as shown, brought up to date as any process commits.
+    for try await update in board.updates(from: shown) {
+      update.apply(to: &shown)  // Int positions; in a replica, pending writes too
+      if shown.version == 5 { break }  // the five writes above
     }
     print(shown.items.map(\.text).joined(separator: " / "))
     // README: end
@@ -41,15 +41,14 @@ import Testing
   @Test func theExampleRunsAndPrintsWhatTheReadmeSays() async throws {
     let dir = TemporaryDirectory()
     let previous = FileManager.default.currentDirectoryPath
-    FileManager.default.changeCurrentDirectoryPath(dir.path)
-    defer { FileManager.default.changeCurrentDirectoryPath(previous) }
+    _ = FileManager.default.changeCurrentDirectoryPath(dir.path)
+    defer { _ = FileManager.default.changeCurrentDirectoryPath(previous) }
     let printed = try await Self.example()
     #expect(printed.count == 4, "\(printed)")
     #expect(printed[0] == "bob Yes, room 4B.")
     #expect(printed[1] == "ann Morning! Review at 11?")
     #expect(printed[2] == "someone else changed it: version 3, not 2")
-    // The live list, from a first launch's empty one and the five changes
-    // (the restore's text came with it), is what the log lists.
+    // The live list, from a first launch's empty one, is what the log lists.
     #expect(printed[3] == "Yes, room 4B. / Morning! Review at 11?")
   }
 
@@ -62,7 +61,8 @@ import Testing
     let readme = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
     #expect(
       readme.contains("```swift\nimport Msglog\n\n" + code + "```\n"), "README's Swift example differs from the test's")
-    // And the package line names this package's real product.
+    // And the package lines name this package and its real product.
+    #expect(readme.contains(#".package(name: "msglog", path: "../msglog")"#))
     #expect(readme.contains(#".product(name: "Msglog", package: "msglog")"#))
     let manifest = try String(contentsOfFile: repositoryRoot + "/Package.swift", encoding: .utf8)
     #expect(manifest.contains(#"name: "msglog""#) && manifest.contains(#".library(name: "Msglog""#))

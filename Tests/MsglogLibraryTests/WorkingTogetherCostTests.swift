@@ -17,7 +17,7 @@ import Testing
     let log = EventLog.inMemory()
     let store = log.memoryStore
     let ids = (0..<count).map { n in ItemID(canonical: String(format: "00000001-0000-4000-8000-%012x", n))! }
-    try log.perform(ids.map { WriteRequest(stream: "big", command: .insert(InsertRequest(text: "item", id: $0))) })
+    _ = try log.perform(ids.map { WriteRequest(stream: "big", command: .insert(InsertRequest(text: "item", id: $0))) })
     let middle = ids[count / 2]
     var out: [(String, MemoryStore.Reads)] = []
     func measure(_ name: String, _ body: () throws -> Void) throws {

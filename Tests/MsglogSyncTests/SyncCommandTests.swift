@@ -163,7 +163,7 @@ import Testing
     #expect(status.code == 1 && status.stderr.contains("is not a replica"), "\(status)")
     // A clone into a directory that holds something leaves it as it was.
     try FileManager.default.createDirectory(atPath: pair.replica.db, withIntermediateDirectories: true)
-    FileManager.default.createFile(atPath: pair.replica.db + "/notes.txt", contents: Data("mine".utf8))
+    _ = FileManager.default.createFile(atPath: pair.replica.db + "/notes.txt", contents: Data("mine".utf8))
     let full = pair.replica.run(["clone", url])
     #expect(full.code == 1 && full.stdout.isEmpty && full.stderr.contains("cannot clone into"), "\(full)")
     #expect(try FileManager.default.contentsOfDirectory(atPath: pair.replica.db) == ["notes.txt"])

@@ -168,9 +168,9 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
   ) -> Child {
     let base = dir + "/run-" + UUID().uuidString
     let inPath = base + ".in", outPath = base + ".out", errPath = base + ".err"
-    FileManager.default.createFile(atPath: inPath, contents: stdin)
-    FileManager.default.createFile(atPath: outPath, contents: nil)
-    FileManager.default.createFile(atPath: errPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: inPath, contents: stdin)
+    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
     let executable: String
     var arguments = args
     if let runner {

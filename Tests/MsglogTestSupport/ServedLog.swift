@@ -79,7 +79,7 @@ public final class ServedLog {
     var command = "curl -s --path-as-is -o '\(base).body' -w '%{http_code}' -X \(method)"
     for header in headers { command += " -H '\(header)'" }
     if let body {
-      FileManager.default.createFile(atPath: base + ".request", contents: Data(body.utf8))
+      _ = FileManager.default.createFile(atPath: base + ".request", contents: Data(body.utf8))
       command += " -H 'Content-Type: application/json' --data-binary @'\(base).request'"
     }
     shell(command + " '\(url)\(path)' > '\(base).status'")
