@@ -80,6 +80,8 @@ import Synchronization
 ///
 /// ### Following
 ///
+/// - ``updates(from:)``
+/// - ``changes(from:stream:)``
 /// - ``follow(from:stream:)``
 /// - ``follow(from:stream:stop:notices:_:)``
 /// - ``FollowStop``

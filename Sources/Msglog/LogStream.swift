@@ -39,6 +39,8 @@
 ///
 /// ### Following
 ///
+/// - ``updates(from:)``
+/// - ``changes(from:)``
 /// - ``follow(from:)``
 /// - ``follow(from:stop:notices:_:)``
 public struct LogStream: Sendable {

@@ -24,8 +24,11 @@ extension EventLog {
   /// again) or a request forbidden (`remoteForbids`), a certificate that
   /// cannot be trusted (`untrustedRemote`).
   ///
-  /// `notices` is called on the thread that called `syncLive` (hop to the
-  /// main actor before touching UI).
+  /// Blocks the calling thread all along and calls `notices` on it,
+  /// between rounds; `stop` is asked from threads of its own too. So: run
+  /// it on a thread of its own, give it a `stop` made for threads (an
+  /// `Atomic` flag), and hop to the main actor from `notices` before
+  /// touching UI (docs/SYNC.md, "In an app").
   public func syncLive(
     options: SyncOptions = SyncOptions(), stop: @escaping @Sendable () -> Bool,
     notices: (SyncNotice) -> Void = { _ in }
