@@ -112,12 +112,12 @@ import Testing
   @Test func seededMixesKeepTheListShownRight() async throws {
     var tally = Tally()
     var confirmations = 0
-    for seed in [1, 2, 3] as [UInt64] {
+    for seed in [1, 2] as [UInt64] {
       let setup = try Setup(items: 5)
       let chat = setup.replica.stream("chat")
       let list = ShownList(chat, from: try chat.items())
       var random = Seeded(state: seed)
-      for n in 0..<70 {
+      for n in 0..<50 {
         if Int.random(in: 0..<4, using: &random) == 0 {
           tally.refused += try setup.replica.sync().refused.count
           tally.syncs += 1
@@ -136,7 +136,7 @@ import Testing
         }.count
     }
     print("seeded mixes: \(tally), \(confirmations) confirmations")
-    #expect(tally.syncs > 15 && tally.serverWrites > 15 && tally.otherProcess > 0, "\(tally)")
+    #expect(tally.syncs > 10 && tally.serverWrites > 10 && tally.otherProcess > 0, "\(tally)")
     #expect(tally.refused > 0 && confirmations > 0, "\(tally), \(confirmations) confirmations")
   }
 
