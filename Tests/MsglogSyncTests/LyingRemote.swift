@@ -42,7 +42,7 @@ final class LyingRemote: @unchecked Sendable {  // the port is fixed; the mode i
   var url: String { "http://127.0.0.1:\(port)" }
 
   /// The lie told from the next request on ("" forwards everything).
-  func lie(_ mode: String) { FileManager.default.createFile(atPath: modePath, contents: Data(mode.utf8)) }
+  func lie(_ mode: String) { _ = FileManager.default.createFile(atPath: modePath, contents: Data(mode.utf8)) }
 
   /// The requests it received, as "METHOD PATH".
   var requests: [String] {
