@@ -2,18 +2,19 @@ import Foundation
 import MsglogTestSupport
 import Testing
 
-/// The README's tours (its `console` blocks, each on a database of its own),
-/// run command by command on the real binary: every line must be what the
-/// binary prints, up to ids and times (new on every run).
+/// The tours (the `console` blocks of README and docs/GUIDE.md, each on a
+/// database of its own), run command by command on the real binary: every
+/// line must be what the binary prints, up to ids and times (new on every run).
 @Suite struct ReadmeTests {
   struct Step {
     var arguments: [String]
     var expected: String
   }
 
-  /// The steps of the README's `console` block number `block`.
-  static func steps(block: Int) throws -> [Step] {
-    let readme = try String(contentsOfFile: fixture("../README.md"), encoding: .utf8)
+  /// The steps of the `console` block number `block` of `doc` (a path from
+  /// the repository's root).
+  static func steps(of doc: String, block: Int) throws -> [Step] {
+    let readme = try String(contentsOfFile: fixture("../" + doc), encoding: .utf8)
     var from = readme.startIndex
     for _ in 0..<block { from = try #require(readme.range(of: "```console\n", range: from..<readme.endIndex)).upperBound }
     let start = try #require(readme.range(of: "```console\n", range: from..<readme.endIndex))
@@ -52,8 +53,9 @@ import Testing
     return words
   }
 
-  /// The tour (block 0) and working together (block 1).
-  @Test(arguments: Store.allCases, [0, 1]) func theTourPrintsWhatTheReadmeShows(_ store: Store, _ block: Int) throws {
+  /// README's short tour and GUIDE.md's working together.
+  @Test(arguments: Store.allCases, ["README.md", "docs/GUIDE.md"])
+  func theTourPrintsWhatTheReadmeShows(_ store: Store, _ doc: String) throws {
     let s = Sandbox(store)
     var ids: [(readme: String, actual: String)] = []
     func translate(_ text: String) -> String {
@@ -64,7 +66,7 @@ import Testing
       }
       return out
     }
-    let steps = try Self.steps(block: block)
+    let steps = try Self.steps(of: doc, block: 0)
     #expect(steps.count >= 10)
     for step in steps {
       let r = s.run(step.arguments.map(translate))
@@ -74,6 +76,14 @@ import Testing
       }
       #expect(maskingTimes(r.stdout) == maskingTimes(translate(step.expected)), "\(step.arguments)")
     }
+  }
+
+  /// README is a front page: what msglog is, the two commands, one short
+  /// tour and where to read on; the rest is in docs/.
+  @Test func theReadmeIsAFrontPage() throws {
+    let readme = try String(contentsOfFile: fixture("../README.md"), encoding: .utf8)
+    let lines = readme.split(separator: "\n", omittingEmptySubsequences: false).count
+    #expect(lines <= 200, "README has \(lines) lines")
   }
 
   /// docs/POSTGRES.md's example of a server that cannot be reached

@@ -89,10 +89,10 @@ import Testing
     }
   }
 
-  /// README's "Use it from Swift" builds in an app — the example and the
+  /// GUIDE.md's "Use it from Swift" builds in an app — the example and the
   /// configuration — so everything they name is public.
   @Test func theReadmeExamplesBuildOutsideThePackage() throws {
-    let readme = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
+    let readme = try String(contentsOfFile: repositoryRoot + "/docs/GUIDE.md", encoding: .utf8)
     var bodies: [Substring] = []
     for opening in ["```swift\nimport Msglog\n", "```swift\nvar configuration"] {
       let start = try #require(readme.range(of: opening))

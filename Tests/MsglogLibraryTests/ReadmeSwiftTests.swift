@@ -3,10 +3,10 @@ import Msglog
 import MsglogTestSupport
 import Testing
 
-/// README's "Use it from Swift" runs here verbatim: the block between the
-/// markers below must be the README's, character for character.
+/// GUIDE.md's "Use it from Swift" runs here verbatim: the block between the
+/// markers below must be the GUIDE.md's, character for character.
 @Suite struct ReadmeSwiftTests {
-  /// The README's example, in a temporary directory.
+  /// The GUIDE.md's example, in a temporary directory.
   static func example() async throws -> [String] {
     var printed: [String] = []
     func print(_ items: Any...) { printed.append(items.map { "\($0)" }.joined(separator: " ")) }
@@ -58,9 +58,9 @@ import Testing
     let end = try #require(source.range(of: "    // README: end"))
     let code = source[begin.upperBound..<end.lowerBound].split(separator: "\n", omittingEmptySubsequences: false)
       .map { $0.hasPrefix("    ") ? String($0.dropFirst(4)) : String($0) }.joined(separator: "\n")
-    let readme = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
+    let readme = try String(contentsOfFile: repositoryRoot + "/docs/GUIDE.md", encoding: .utf8)
     #expect(
-      readme.contains("```swift\nimport Msglog\n\n" + code + "```\n"), "README's Swift example differs from the test's")
+      readme.contains("```swift\nimport Msglog\n\n" + code + "```\n"), "GUIDE.md's Swift example differs from the test's")
     // And the package lines name this package and its real product.
     #expect(readme.contains(#".package(name: "msglog", path: "../msglog")"#))
     #expect(readme.contains(#".product(name: "Msglog", package: "msglog")"#))

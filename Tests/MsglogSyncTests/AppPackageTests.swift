@@ -4,12 +4,12 @@ import MsglogTestSupport
 import Testing
 
 /// The docs' Swift as an app developer takes it: a package of its own that
-/// depends on this checkout by path with README's two lines, built by
+/// depends on this checkout by path with GUIDE.md's two lines, built by
 /// `swift build` in Swift 6 language mode with warnings as errors (msglog's
 /// own code included: a warning there shows in every app's build), each
-/// doc's code taken from the doc itself — README's, SWIFT.md's and
+/// doc's code taken from the doc itself — GUIDE.md's, SWIFT.md's and
 /// SYNC.md's "In an app", as the top-level code of an executable each,
-/// which is main-actor code in Swift 6 as an app's is — then run: README's
+/// which is main-actor code in Swift 6 as an app's is — then run: GUIDE.md's
 /// in an empty directory, SWIFT.md's on a log, SYNC.md's live chat screen
 /// on a replica of a real `msglog serve` while another writer writes there.
 ///
@@ -57,10 +57,10 @@ import Testing
     return imports.joined(separator: "\n") + "\n" + code.joined(separator: "\n")
   }
 
-  /// README's dependency lines, the one for `.package` pointing at `path`.
+  /// GUIDE.md's dependency lines, the one for `.package` pointing at `path`.
   static func dependencyLines(at path: String) throws -> (package: String, product: String) {
     let block = try #require(
-      try swiftBlocks(of: "README.md", section: "## Use it from Swift").first { $0.hasPrefix(".package(") })
+      try swiftBlocks(of: "docs/GUIDE.md", section: "## Use it from Swift").first { $0.hasPrefix(".package(") })
     // Each line without its comment and final comma: an expression.
     let lines = block.split(separator: "\n").map { line in
       let code = line.range(of: " //").map { line[..<$0.lowerBound] } ?? line
@@ -90,7 +90,7 @@ import Testing
     """
   }
 
-  /// Writes the package (README's lines, the docs' code, the preludes).
+  /// Writes the package (GUIDE.md's lines, the docs' code, the preludes).
   static func writePackage() throws -> String {
     let manager = FileManager.default
     let app = home + "/ChatApp"
@@ -103,7 +103,7 @@ import Testing
     let sources: [String: [String: String]] = [
       "Readme": [
         "main.swift": mainSwift(
-          try swiftBlocks(of: "README.md", section: "## Use it from Swift").filter { !$0.hasPrefix(".package(") })
+          try swiftBlocks(of: "docs/GUIDE.md", section: "## Use it from Swift").filter { !$0.hasPrefix(".package(") })
       ],
       "SwiftDoc": ["main.swift": mainSwift(try swiftBlocks(of: "docs/SWIFT.md")), "Prelude.swift": Prelude.swiftDoc],
       "SyncDoc": [
@@ -139,7 +139,7 @@ import Testing
     guard built.code == 0 else { return }
     let bin = Self.home + "/.build/debug/"
 
-    // README's example, in a first launch's empty directory.
+    // GUIDE.md's example, in a first launch's empty directory.
     let dir = TemporaryDirectory()
     let readme = runProgram("/usr/bin/env", ["sh", "-c", "cd '\(dir.path)' && exec timeout 300 '\(bin)Readme'"])
     #expect(readme.code == 0, "\(readme)")
@@ -188,7 +188,7 @@ import Testing
     #expect(list.stdout.contains("from bob at the server") && list.stdout.contains("on the train, back at 6"))
   }
 
-  /// README's warning is true: without `name:`, a checkout in a folder not
+  /// GUIDE.md's warning is true: without `name:`, a checkout in a folder not
   /// named msglog is not `package: "msglog"`.
   @Test func withoutANameTheFolderNamesThePackage() throws {
     let dir = TemporaryDirectory()
