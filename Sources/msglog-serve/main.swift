@@ -28,6 +28,7 @@ do {
   } catch {
     throw CommandLineError.usage(error.message, hint: error.hint)
   }
+  try process.catchStopSignals()
   let log = try process.openLog(settings.location)
   let server: HTTPServer
   let port: UInt16

@@ -272,22 +272,18 @@ import Testing
       kill(follower.process.processIdentifier, SIGTERM)
       _ = follower.finish()
     }
-    // The follower holds the replica's sync lock once it has started.
-    var second = Run(code: 0, stdout: "", stderr: "")
-    for _ in 0..<200 {
-      second = pair.onReplica("sync")
-      if second.code == 1 { break }
-      usleep(50_000)
-    }
-    #expect(second.code == 1 && second.stderr.contains("another sync of"), "\(second)")
-    // And it pushes what is written while it runs.
+    // It pushes what is written while it runs: once that has landed, the
+    // follower is running and holds the replica's sync lock (taken before
+    // its first round; a sync started earlier could take it first).
     _ = pair.onReplica("append", "live")
     var landed = false
-    for _ in 0..<200 where !landed {
+    for _ in 0..<400 where !landed {
       landed = pair.server.run(["list"]).stdout.contains("live")
       if !landed { usleep(50_000) }
     }
     #expect(landed)
+    let second = pair.onReplica("sync")
+    #expect(second.code == 1 && second.stderr.contains("another sync of"), "\(second)")
     kill(follower.process.processIdentifier, SIGTERM)
     let ended = follower.finish()
     #expect(ended.code == 0, "\(ended)")

@@ -13,6 +13,7 @@ package final class ServeProcess {
   package let stdout = BufferedOutput(fd: 1)
   let stderr = BufferedOutput(fd: 2)
   let environment: [String: String]
+  private var stopSignals: SignalPipe?
 
   /// `serve`'s settings.
   package struct Settings {
@@ -99,10 +100,21 @@ package final class ServeProcess {
     try? stderr.flush()
   }
 
-  /// Blocks until SIGINT or SIGTERM.
+  /// Catches SIGINT and SIGTERM from now on: called before the banner, so
+  /// that a stop sent as soon as the banner is seen (a supervisor, a test)
+  /// is a clean stop, not the default action's kill.
+  package func catchStopSignals() throws {
+    stopSignals = try SignalPipe.install([SIGINT, SIGTERM])
+  }
+
+  /// Blocks until SIGINT or SIGTERM (caught since `catchStopSignals()`).
   package func waitForStopSignal() throws {
-    let signals = try SignalPipe.install([SIGINT, SIGTERM])
-    defer { signals.uninstall() }
+    if stopSignals == nil { try catchStopSignals() }
+    guard let signals = stopSignals else { return }
+    defer {
+      signals.uninstall()
+      stopSignals = nil
+    }
     var fds = [pollfd(fd: signals.readEnd, events: Int16(POLLIN), revents: 0)]
     while poll(&fds, 1, -1) < 0 && errno == EINTR {}
   }
