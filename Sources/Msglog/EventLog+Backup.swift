@@ -1,4 +1,4 @@
-import MsglogLMDB
+import MsglogCore
 
 extension EventLog {
   /// What `backup` copied.
@@ -20,9 +20,10 @@ extension EventLog {
   /// tools, `pg_dump` and `pg_basebackup`, copy it), `.cannotBackUp` when
   /// `destination` exists.
   public func backup(to destination: String, compact: Bool = false) throws -> BackupReport {
-    guard let log = store as? LMDBStore else { throw MsglogError.backupNotSupported(location: location) }
     do {
-      let copied = try log.backup(to: destination, compact: compact)
+      guard let copied = try store.copy(to: destination, compact: compact) else {
+        throw MsglogError.backupNotSupported(location: location)
+      }
       return BackupReport(events: copied.events, seq: copied.seq, bytes: copied.bytes)
     } catch {
       throw MsglogError(anyStoreFailure: error)

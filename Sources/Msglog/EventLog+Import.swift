@@ -1,6 +1,4 @@
 import MsglogCore
-import MsglogLMDB
-import MsglogPostgres
 
 #if canImport(Glibc)
   import Glibc
@@ -167,7 +165,7 @@ extension EventLog {
     pieces forEachPiece: (_ body: (ImportLineReader.Piece) throws -> Void) throws -> Void
   ) throws -> ImportResult? {
     guard requests > 0, requests <= BulkImport.maximumEvents, configuration.access == .readWrite,
-      store is LMDBStore || store is PostgresStore
+      store.loadsInBulk
     else {
       return nil
     }

@@ -1,4 +1,4 @@
-import MsglogLMDB
+import MsglogCore
 
 /// A replica (docs/SYNC.md): reads see its local view, writes pend.
 extension EventLog {
@@ -16,7 +16,7 @@ extension EventLog {
     if replicaKnown.withLock({ $0 }) == false { return nil }
     // Only LMDB (and the in-memory twin) hold replicas: a PostgreSQL log is
     // never one, and a write there must not cost a read to learn so.
-    guard store is LMDBStore || store is MemoryStore else { return nil }
+    guard store.keepsReplicas else { return nil }
     do {
       return try store.read { reader in try replicaState(in: reader) }
     } catch MsglogError.noDatabase {

@@ -4,14 +4,6 @@ import MsglogCore
   import Glibc
 #endif
 
-/// What a backup copied: the copy is the log as of `seq`.
-package struct LMDBBackup: Equatable, Sendable {
-  package var events: UInt64
-  package var seq: UInt64
-  /// The copy's data file.
-  package var bytes: UInt64
-}
-
 extension LMDBStore {
   /// Copies the live database to `destination`, which must not exist,
   /// while writers go on: LMDB's own copy of one read transaction
@@ -24,7 +16,7 @@ extension LMDBStore {
   /// snapshot, though: opened (nobody else can see it yet) and read, its
   /// head is by construction the seq it holds, and its events table the
   /// events it holds.
-  package func backup(to destination: String, compact: Bool) throws -> LMDBBackup {
+  package func copy(to destination: String, compact: Bool) throws -> StoreCopy? {
     guard let store = try tables(creating: false) else {
       throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
     }
@@ -80,7 +72,7 @@ extension LMDBStore {
       throw failure(errno, shown)
     }
     DatabaseFiles.syncDirectory(DatabaseFiles.parent(of: destination))
-    return LMDBBackup(events: counted.events, seq: counted.seq, bytes: UInt64(copied.st_size))
+    return StoreCopy(events: counted.events, seq: counted.seq, bytes: UInt64(copied.st_size))
   }
 
   private func failure(_ code: Int32, _ destination: String) -> MsglogError {

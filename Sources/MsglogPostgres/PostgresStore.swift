@@ -85,6 +85,9 @@ public final class PostgresStore: FollowableStore {
   }
 
   package var kind: MsglogError.Store { .postgres }
+  /// A new PostgreSQL log is built in bulk (`COPY`); `isStandby()` is with
+  /// its connections.
+  package var loadsInBulk: Bool { true }
 
   package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     try write(reserving: bytes, touching: [], body)

@@ -83,7 +83,9 @@ import Testing
     let s = Sandbox()
     s.append("one")
     let follower = s.start(["log", "--follow", "--from", "1"])
-    usleep(300_000)  // let it print the history and block
+    // Once it has printed the history it is following (the signal may come
+    // before or while it blocks: either way it must end cleanly).
+    #expect(follower.waitForOutput("one\n"))
     kill(follower.process.processIdentifier, signal)
     let r = follower.finish()
     #expect(follower.process.terminationReason == .exit && r.code == 0, "\(r)")

@@ -104,6 +104,19 @@ import Testing
     #expect(r.code == 0, "\(r)")
   }
 
+  /// The door asks a store what it can do (EventStore's abilities), never
+  /// which class it is: a third store is one conformance, not a hunt.
+  @Test func theDoorNeverDowncastsItsStore() throws {
+    let door = repositoryRoot + "/Sources/Msglog"
+    let files = try #require(FileManager.default.enumerator(atPath: door)).compactMap { $0 as? String }
+    #expect(files.count > 20)
+    for file in files where file.hasSuffix(".swift") {
+      let source = try String(contentsOfFile: door + "/" + file, encoding: .utf8)
+      let casts = source.matches(of: /(?:as[?!]|\bis) +(?:LMDB|Postgres|Memory)Store\b/).map { String($0.output) }
+      #expect(casts.isEmpty, "Sources/Msglog/\(file): \(casts)")
+    }
+  }
+
   /// And the machinery is out of an app's reach, each piece by name.
   @Test func theMachineryIsOutOfReach() throws {
     let uses = [

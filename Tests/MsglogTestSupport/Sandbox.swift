@@ -148,6 +148,20 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
     public let outPath: String
     public let errPath: String
 
+    /// Waits until the child has printed `text` on stdout (it is a file:
+    /// read as it grows), or has ended, or `seconds` have passed; whether
+    /// it printed it. A readiness signal, never a fixed sleep.
+    @discardableResult
+    public func waitForOutput(_ text: String, seconds: Double = 60) -> Bool {
+      let deadline = Date().addingTimeInterval(seconds)
+      while true {
+        let printed = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
+        if printed.contains(text) { return true }
+        if !process.isRunning || Date() >= deadline { return false }
+        usleep(5_000)
+      }
+    }
+
     public func finish() -> Run {
       process.waitUntilExit()
       let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""

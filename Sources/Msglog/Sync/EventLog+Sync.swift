@@ -93,10 +93,12 @@ extension EventLog {
   }
 
   /// The replica's sync lock; throws when another sync holds it.
-  func lockForSync() throws -> SyncLock? {
-    guard let lmdb = store as? LMDBStore else { return nil }
-    guard let lock = try lmdb.lockForSync() else { throw MsglogError.syncRunning(location: location) }
-    return lock
+  func lockForSync() throws -> AnyObject? {
+    switch try store.takeSyncLock() {
+    case .taken(let lock): return lock
+    case .busy: throw MsglogError.syncRunning(location: location)
+    case .needless: return nil
+    }
   }
 
   /// Refuses a remote whose protocol or record format this msglog does not know.

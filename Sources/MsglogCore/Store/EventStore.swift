@@ -25,6 +25,26 @@ package protocol EventStore: AnyObject, Sendable {
   /// user): a read's `body` may then run more than once, and a caller that
   /// streams output should hold it back until the read returns.
   var readsWithoutLock: Bool { get }
+
+  // What some stores can do; EventStore+Abilities.swift has the answers of
+  // a store that cannot.
+
+  /// Whether the files this store opened have been removed or replaced
+  /// since (a server then refuses writes rather than acknowledge them into
+  /// a deleted file).
+  var isDisplaced: Bool { get }
+  /// Whether reads come from a hot standby, which refuses writes.
+  func isStandby() throws -> Bool
+  /// Whether the store can be a replica of another log (one that syncs).
+  var keepsReplicas: Bool { get }
+  /// Whether its writers build a new log in bulk (`BulkLoading`).
+  var loadsInBulk: Bool { get }
+  /// Takes the replica's sync lock.
+  func takeSyncLock() throws -> SyncLockAttempt
+  /// A consistent copy of the live store at `destination` while writers go
+  /// on, whole or not at all; nil when the store has no such copy (its own
+  /// tools copy it).
+  func copy(to destination: String, compact: Bool) throws -> StoreCopy?
 }
 
 extension EventStore {

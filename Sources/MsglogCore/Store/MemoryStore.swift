@@ -36,6 +36,8 @@ package final class MemoryStore: EventStore {
   package init() {}
 
   package var kind: MsglogError.Store { .memory }
+  /// The in-memory twin of an LMDB log: it may be a replica too.
+  package var keepsReplicas: Bool { true }
 
   var state: State { committed.withLock { $0 } }
 
