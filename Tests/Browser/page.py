@@ -1041,7 +1041,7 @@ def a_hundred_offline_changes_sync(ctx):
           }
         })().then(done);""")
     wait_until("100 messages kept, the last shown pending", lambda: driver.execute_script(
-        "return import('/model.js').then(({ model }) => model.pending.length)") == 100 and "offline 99" in pending_shown(driver), 30)
+        "return window.msglog.model.pending.length") == 100 and "offline 99" in pending_shown(driver), 30)
     check(len(events(server, "many")) == 20, "something was sent while offline")
     # From `online` to the page showing no pending change and the server's 120 items (checked after).
     driver.execute_script("""
@@ -1060,7 +1060,7 @@ def a_hundred_offline_changes_sync(ctx):
     ms = wait_until("the outbox drained", lambda: driver.execute_script("return window.syncTime"), 60)
     check(len(events(server, "many")) == 120, "the server has %d events, not 120" % len(events(server, "many")))
     check_once(events(server, "many")[20:], 1)
-    check(driver.execute_script("return import('/model.js').then(({ model }) => model.view().map((i) => i.id))")
+    check(driver.execute_script("return window.msglog.model.view().map((i) => i.id)")
           == [i["id"] for i in items(server, "many")], "the page's list is not the server's")
     print("a sync of 100 pending changes after reconnect: %d ms from `online` to nothing pending" % ms)
 
@@ -1224,7 +1224,7 @@ def held_text(driver):
 
 
 def page_log(driver):
-    return driver.execute_script("return import('/model.js').then(({ model }) => model.log ?? null)")
+    return driver.execute_script("return window.msglog.model.log ?? null")
 
 
 def kept(driver):

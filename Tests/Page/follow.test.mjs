@@ -7,9 +7,9 @@
 
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, test } from "node:test";
-import { onUnauthorized } from "../../Sources/MsglogServer/Page/Resources/api.js";
-import { eventData, follow, reportTo, stop } from "../../Sources/MsglogServer/Page/Resources/follow.js";
-import { model } from "../../Sources/MsglogServer/Page/Resources/model.js";
+import { Api } from "../../Sources/MsglogServer/Page/Resources/api.js";
+import { eventData, Follower } from "../../Sources/MsglogServer/Page/Resources/follow.js";
+import { StreamModel } from "../../Sources/MsglogServer/Page/Resources/model.js";
 
 describe("the event stream's data", () => {
   test("each whole event's data, in order; what is still arriving is kept for the next read", () => {
@@ -55,7 +55,7 @@ function eventStream(events) {
   };
 }
 
-let asked, statuses;
+let asked, statuses, api, model, follower;
 
 const LOG = "9b80f034-76d9-42ff-9a9f-2dc87baf6f31";
 const HELLO = "/api/sync?protocol=1";
@@ -83,10 +83,12 @@ describe("following the stream", () => {
     asked = [];
     statuses = [];
     globalThis.location = { hash: "", pathname: "/", search: "" };
-    reportTo({ status: (kind) => statuses.push(kind) });
-    model.open("s");
+    api = new Api();
+    model = new StreamModel("s");
+    follower = new Follower({ model, api, kept: { read: async () => undefined } });
+    follower.on("status", ({ kind }) => statuses.push(kind));
   });
-  afterEach(() => stop());
+  afterEach(() => follower.stop());
 
   test("reads the list, follows from its head, folds each event in, and resumes after the last one", async () => {
     serve((path) => {
@@ -95,7 +97,7 @@ describe("following the stream", () => {
       if (path === "/api/follow?stream=s&from=6") return eventStream([insert("c", 2, 3, 6), insert("d", 0, 4, 9)]);
       return eventStream([]);
     });
-    follow();
+    follower.follow();
     await until("following resumes after seq 9", () => asked.includes("/api/follow?stream=s&from=10"));
     assert.deepEqual(asked.slice(0, 4), ["/api/streams", "/api/items?stream=s", "/api/follow?stream=s&from=6", "/api/follow?stream=s&from=10"]);
     assert.deepEqual(model.items.map((i) => i.id), ["d", "a", "b", "c"]);
@@ -113,15 +115,15 @@ describe("following the stream", () => {
       if (path === "/api/items?stream=s") return json({ seq: 4, version: 1, items: [item("a", 0, 4)] });
       return eventStream([]);
     }, () => { order.push(HELLO); return hello; });
-    follow();
+    follower.follow();
     await until("following", () => asked.some((p) => p.startsWith("/api/follow")));
     assert.deepEqual(order.slice(0, 3), [HELLO, "/api/streams", "/api/items?stream=s"]);
     assert.equal(model.log, null);
-    stop();
+    follower.stop();
     hello = refused(404);
     model.open("s");
     assert.equal(model.log, undefined, "another stream opened: nothing read yet");
-    follow();
+    follower.follow();
     await until("the list read again", () => order.filter((p) => p === HELLO).length === 2 && model.log !== undefined);
     assert.equal(model.log, null);
   });
@@ -139,7 +141,7 @@ describe("following the stream", () => {
       if (path === "/api/follow?stream=s&from=4") return eventStream([insert("z", 0, 5, 7)]);  // version 5 after 1
       return eventStream([]);
     }, () => json({ protocol: 1, format: 1, log: lists === 0 ? LOG : OTHER_LOG, head: 0 }));
-    follow();
+    follower.follow();
     await until("the list is read again and followed from its head", () => asked.includes("/api/follow?stream=s&from=21"));
     assert.equal(lists, 2);
     assert.deepEqual(model.items.map((i) => i.id), ["x", "y"]);
@@ -155,7 +157,7 @@ describe("following the stream", () => {
       // The first stream ends (the server stopped); the one after a restart goes on with version 2, as any log's might.
       return eventStream(asked.filter((p) => p.startsWith("/api/follow")).length === 1 ? [] : [insert("b", 1, 2, 4)]);
     }, () => json({ protocol: 1, format: 1, log: ++hellos === 1 ? LOG : OTHER_LOG, head: 3 }));
-    follow();
+    follower.follow();
     await until("the list is read again", () => asked.filter((p) => p === "/api/items?stream=s").length === 2);
     await until("on the other log", () => model.log === OTHER_LOG);
   });
@@ -167,19 +169,19 @@ describe("following the stream", () => {
       const follows = asked.filter((p) => p.startsWith("/api/follow")).length;
       return follows === 1 ? refused(400) : eventStream([]);
     });
-    follow();
+    follower.follow();
     await until("the list is read twice", () => asked.filter((p) => p === "/api/items?stream=s").length === 2);
     await until("and followed again", () => asked.filter((p) => p.startsWith("/api/follow")).length === 2);
   });
 
   test("a 401 asks for the token and stops following", async () => {
     let asks = 0;
-    onUnauthorized(() => { asks += 1; });
+    api.on("unauthorized", () => { asks += 1; });
     serve((path) => {
       if (path === "/api/streams") return json({ streams: [] });
       return refused(401);
     });
-    follow();
+    follower.follow();
     await until("the token is asked for", () => asks === 1);
     await new Promise((resolve) => setTimeout(resolve, 700));  // longer than a retry's wait
     assert.deepEqual(asked, ["/api/streams", "/api/follow?stream=s&from=1"]);

@@ -86,11 +86,10 @@ describe("folding the server's events", () => {
     assert.equal(model.head, 150);
   });
 
-  test("an event past the next version: following lost track, a write's answer waits for the ones between", () => {
+  test("an event past the next version: following lost track", () => {
     const model = holding("a");
     const ahead = { stream: "s", op: "insert", id: "z", index: 0, text: "z", version: 3, seq: 200, time: T };
     assert.equal(model.fold(ahead), false);
-    assert.equal(model.fold(ahead, { fromWrite: true }), true);
     assert.deepEqual(ids(model.items), ["a"]);
     assert.equal(model.version, 1);
     assert.equal(model.head, 101, "following resumes after the last event folded in, not after one skipped");
@@ -117,7 +116,9 @@ describe("folding the server's events", () => {
   test("listeners hear of each event folded in, of a list read again and of another stream", () => {
     const model = holding("a");
     const heard = [];
-    model.subscribe((change) => heard.push(change.kind === "event" ? "event " + change.event.op : change.kind));
+    model.on("event", (event) => heard.push("event " + event.op));
+    model.on("list", () => heard.push("list"));
+    model.on("open", () => heard.push("open"));
     model.fold(next(model, "insert", { id: "b", index: 1, text: "b" }));
     model.fold(next(model, "remove", { id: "zz" }));  // refused: not heard
     model.reset({ seq: 5, version: 0, items: [] });
@@ -131,8 +132,8 @@ describe("folding the server's events", () => {
     model.propose({ op: "edit", id: "a", text: "x", edited: T });
     model.open("other");
     assert.equal(model.stream, "other");
-    assert.deepEqual([model.items, model.version, model.head, model.stale, model.removed.size, model.hasPending()],
-      [[], 0, 0, true, 0, false]);
+    assert.deepEqual([model.items, model.version, model.head, model.stale, model.removed.size, model.pending],
+      [[], 0, 0, true, 0, []]);
   });
 });
 
@@ -205,43 +206,43 @@ describe("this page's changes on their way", () => {
     model.propose(moveChange(model.view(), 3, 0));
     assert.deepEqual(ids(model.view()), ["m", "a", "n", "b"]);
     assert.deepEqual(model.view()[0], { id: "m", text: "mine", sender: "me", time: T, pending: true });
-    assert.deepEqual(model.propose({ op: "remove", id: "a" }).number, 4);
   });
 
-  test("an answered change stays until the server's layer reaches the answer's version, then goes", () => {
+  // A change's answer is its push's outcome: the outbox gives it back with the seq of its event (`untilSeq`, sync.js).
+  test("an answered change stays until the server's layer reaches its event, then goes", () => {
     const model = holding("a", "b", "c");
-    const change = model.propose(moveChange(model.view(), 0, 2));
-    // Answered at version 5: someone else's event (version 4) comes first.
-    model.settle(change, { seq: 205, version: 5 });
+    const change = { ...moveChange(model.view(), 0, 2), key: 1 };
+    model.adopt([change]);
+    // Done as the event at seq 105: someone else's event (seq 104) comes first.
+    model.adopt([{ ...change, untilSeq: 105 }]);
     model.fold(next(model, "insert", { id: "x", index: 3, text: "x" }));
-    assert.equal(model.hasPending(), true);
+    assert.equal(model.pending.length, 1);
     assert.deepEqual(ids(model.view()), ["b", "c", "a", "x"]);
     model.fold(next(model, "move", { id: "a", from: 0, to: 2 }));
-    assert.equal(model.hasPending(), false);
+    assert.equal(model.pending.length, 0);
     assert.deepEqual(ids(model.view()), ["b", "c", "a", "x"]);
     assert.equal(model.view(), model.items);
   });
 
-  test("an answer the model has already, or one that changed nothing, settles the change at once", () => {
+  test("an answer whose event the model has already goes at once; a change proposed and dropped leaves nothing", () => {
     const model = holding("a", "b");
-    const done = model.propose({ op: "remove", id: "a" });
-    model.fold({ stream: "s", op: "remove", id: "a", version: 3, seq: 103, time: T }, { fromWrite: true });
-    model.settle(done, { seq: 103, version: 3 });
-    const nothing = model.propose(moveChange(model.view(), 0, 0));
-    model.settle(nothing, { moved: false });
-    assert.equal(model.hasPending(), false);
+    model.fold({ stream: "s", op: "remove", id: "a", version: 3, seq: 103, time: T });
+    model.adopt([{ op: "remove", id: "a", key: 1, untilSeq: 103 }]);
+    const proposed = model.propose(moveChange(model.view(), 0, 0));
+    model.drop(proposed);
+    assert.equal(model.pending.length, 0);
     assert.deepEqual(ids(model.view()), ["b"]);
   });
 
   test("a list read again that has an answered change settles it; a refused change is dropped", () => {
     const model = holding("a", "b");
-    const answered = model.propose({ op: "remove", id: "a" });
-    const refused = model.propose({ op: "edit", id: "b", text: "B", edited: T });
-    model.settle(answered, { seq: 110, version: 4 });
+    const answered = { op: "remove", id: "a", key: 1, untilSeq: 110 };
+    const refused = { op: "edit", id: "b", text: "B", edited: T, key: 2 };
+    model.adopt([answered, refused]);
     model.reset({ seq: 111, version: 4, items: [{ index: 0, id: "b", text: "b", time: T, seq: 102 }] });
     assert.deepEqual(model.pending, [refused]);
-    model.drop(refused);
-    assert.equal(model.hasPending(), false);
+    model.adopt([]);
+    assert.equal(model.pending.length, 0);
     assert.deepEqual(texts(model.view()), ["b"]);
   });
 });

@@ -81,7 +81,8 @@ enum Page {
 
   /// What the page loads, each at its path: adding a file to Resources/
   /// (which Package.swift embeds whole) is adding its line here. The
-  /// scripts are ES modules: index.html loads app.js, which imports the rest.
+  /// scripts are ES modules: index.html loads app.js, which imports the rest
+  /// and puts the page together.
   static let assets = [
     File("/app.css", PackageResources.app_css),
     File("/favicon.svg", PackageResources.favicon_svg),
@@ -112,6 +113,8 @@ enum Page {
     File("/idb.js", PackageResources.idb_js),
     File("/fingerprint.js", PackageResources.fingerprint_js),
     File("/held.js", PackageResources.held_js),
+    File("/events.js", PackageResources.events_js),
+    File("/kept.js", PackageResources.kept_js),
     serviceWorker,
   ]
 

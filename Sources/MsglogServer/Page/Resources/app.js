@@ -1,37 +1,145 @@
 // msglog's page: one stream as a chat or as a board, kept live by the
-// server's event stream. ES modules, one concern each, each wiring the
-// listeners of what it owns when it loads:
+// server's event stream. This file is its composition root (TodoMVC's
+// vanilla-es6 app.js): every other module exports what it is and does
+// nothing when imported; here each part is built, given the parts it uses,
+// and connected to the others — a part with something to tell is an
+// `Events` (events.js), and every `on` of the page is below — and then the
+// stream the address names is opened.
 // - model.js: the stream as the page knows it (the server's events folded
 //   in, and this page's changes on their way replayed on top); shown.js:
 //   what is shown instead (the past, a card being moved);
-// - api.js, follow.js, writes.js: the server (requests and the token,
-//   following its events, this page's writes);
+// - api.js, follow.js, sync.js (with idb.js and outbox.js), writes.js,
+//   kept.js: the server (requests and the token, following its events,
+//   this page's changes as a replica, every write, the list kept for a
+//   reload);
 // - screen.js and listview.js draw; chat.js, board.js, board-keyboard.js,
 //   board-pointer.js, compose.js, history.js, undo.js, stream.js, token.js
-//   are the parts of the page; say.js what it says.
+//   and held.js are the parts of the page; say.js what it says.
 // Text from the log is only ever set with textContent.
-// This one reads the address and opens its stream.
 
-import { readToken } from "./api.js";
-import "./board-keyboard.js";
-import "./board-pointer.js";
-import "./compose.js";
-import "./history.js";
-import { note } from "./say.js";
-import { show } from "./screen.js";
-import { open } from "./stream.js";
-import "./token.js";
-import { streamNameProblem } from "./words.js";
+import { Api } from "./api.js";
+import { BoardKeyboard } from "./board-keyboard.js";
+import { BoardPointer } from "./board-pointer.js";
+import { Board } from "./board.js";
+import { Chat } from "./chat.js";
+import { Compose } from "./compose.js";
+import { Follower } from "./follow.js";
+import { Held } from "./held.js";
+import { HistorySlider } from "./history.js";
+import * as idb from "./idb.js";
+import { KeptList } from "./kept.js";
+import { StreamModel } from "./model.js";
+import { Say } from "./say.js";
+import { Screen } from "./screen.js";
+import { Shown } from "./shown.js";
+import { StreamPicker } from "./stream.js";
+import { Sync } from "./sync.js";
+import { TokenForm } from "./token.js";
+import { Undo } from "./undo.js";
+import { changeInWords, streamNameProblem } from "./words.js";
+import { Writes } from "./writes.js";
 
-readToken();  // a token in the address leaves it at once
+// MARK: - The parts
+
+const api = new Api();
+const model = new StreamModel();
+const shown = new Shown(model);
+const say = new Say();
+const screen = new Screen({ model, shown });
+// Every tab of this server's origin hears of every change of the outbox.
+const channel = typeof BroadcastChannel === "function" ? new BroadcastChannel("msglog-outbox") : null;
+const sync = new Sync({ model, api, idb, channel });
+const kept = new KeptList({ model, api, idb });
+const follower = new Follower({ model, api, kept });
+const writes = new Writes({ model, sync });
+const undo = new Undo({ writes, shown, say });
+const chat = new Chat({ shown, screen, writes, say });
+const board = new Board({ shown, screen, writes, undo, say });
+const keyboard = new BoardKeyboard({ board, shown, screen, say });
+const pointer = new BoardPointer({ board, shown, screen });
+const compose = new Compose({ model, shown, screen, writes, say });
+const slider = new HistorySlider({ api, model, shown, screen, say });
+const held = new Held({ sync, say });
+const picker = new StreamPicker({ api, model, follower, sync, shown, screen, say });
+const tokenForm = new TokenForm({ api, say });
+screen.addView("chat", chat.list);
+screen.addView("board", board.list);
+
+// MARK: - Their connections
+
+// The model: another stream, the list read again, an event folded in.
+model.on("open", () => {
+  screen.opened();
+  undo.clear();
+  chat.endEdit();
+  slider.opened();
+});
+model.on("list", () => {
+  kept.keepSoon();
+  sync.refresh();  // the changes shown are the ones made on the log of this list
+  slider.listRead();
+});
+model.on("event", (event) => {
+  screen.folded(event);
+  kept.keepSoon();
+  slider.folded(event);
+});
+// The parts drawn with the list bring themselves up to date at each render.
+screen.on("render", () => {
+  undo.update();
+  chat.update();
+  compose.update();
+  slider.update();
+});
+// A card being moved is put back when another view, stream or moment is shown.
+shown.on("cancel", () => {
+  keyboard.cancel();
+  pointer.cancel();
+});
+// Following the stream.
+follower.on("status", ({ kind, text }) => {
+  say.setStatus(kind, text);
+  if (kind === "live") sync.push();  // the server is back: send what waits
+});
+follower.on("ready", () => screen.markReady());
+follower.on("loaded", () => screen.render({ toBottom: true }));
+follower.on("streams", (names) => picker.fill(names));
+follower.on("problem", (text) => say.note(text));
+// The outbox.
+sync.on("changed", () => screen.scheduleRender());
+sync.on("refused", ({ entry, error }) => say.note(changeInWords(entry.change) + " was refused by the server: " + error + "."));
+sync.on("problem", (text) => say.note(text));
+sync.on("held", (what) => held.show(what));
+kept.on("kept", () => sync.prune().catch(() => {}));
+writes.on("undoable", (ref) => undo.record(ref));
+compose.on("sender", (name) => chat.setMe(name));
+// The token.
+api.on("unauthorized", () => {
+  tokenForm.ask();
+  picker.signedOut();
+});
+tokenForm.on("token", () => picker.open(model.stream));
+// The browser.
+channel?.addEventListener("message", () => sync.refresh());
+window.addEventListener("online", () => {
+  follower.wake();
+  sync.push();
+});
+
+// MARK: - Opening the stream the address names
+
+api.readToken();  // a token in the address leaves it at once
+chat.setMe(compose.sender);
 const params = new URLSearchParams(location.search);
 let stream = params.get("stream") ?? "main";
 const problem = streamNameProblem(stream);
 if (problem) {
-  note(problem + " Showing “main” instead.");
+  say.note(problem + " Showing “main” instead.");
   stream = "main";
 }
-show(params.get("view") === "board" ? "board" : "chat");
-open(stream);
+screen.show(params.get("view") === "board" ? "board" : "chat");
+picker.open(stream);
 // The page's files kept for a reload while the server is away (a secure context only: https, or localhost).
 if ("serviceWorker" in navigator) navigator.serviceWorker.register("/service-worker.js").catch(() => {});
+// For the repository's browser tests (Tests/Browser): the model and following, not a stable interface.
+window.msglog = Object.freeze({ model, follower });

@@ -4,112 +4,124 @@
 // said to a screen reader. Without a card picked up the arrows, Home and
 // End go from card to card.
 
-import { cards, focusCard, moveCard } from "./board.js";
 import { $ } from "./dom.js";
-import { model, moved } from "./model.js";
-import { announce } from "./say.js";
-import { render } from "./screen.js";
-import { isMoving, isPast, onCancelMoves, showMoving, shownItems } from "./shown.js";
+import { moved } from "./model.js";
 import { quoted } from "./words.js";
 
-/** A card picked up: { id, text, from, to, version, base }. */
-let lift = null;
+export class BoardKeyboard {
+  /** A card picked up: { id, text, from, to, base }. */
+  #lift = null;
 
-function onBoardKey(event) {
-  const card = event.target;
-  if (!card.classList || !card.classList.contains("card")) return;  // keys on the delete button are its own
-  if (event.altKey || event.ctrlKey || event.metaKey) return;
-  const index = Number(card.dataset.index);
-  const count = shownItems().length;
-  let handled = true;
-  if (lift) {
-    switch (event.key) {
-      case "ArrowUp": stepLift(-1); break;
-      case "ArrowDown": stepLift(1); break;
-      case " ": case "Enter": dropLift(); break;
-      case "Escape": cancelLift(); break;
-      case "Tab": cancelLift(); handled = false; break;
-      default: handled = false;
+  constructor({ board, shown, screen, say }) {
+    this.board = board;
+    this.shown = shown;
+    this.screen = screen;
+    this.say = say;
+    const list = $("board");
+    list.addEventListener("keydown", (e) => this.#onKey(e));
+    list.addEventListener("focusout", (e) => {
+      const lift = this.#lift;
+      if (lift && e.target.dataset && e.target.dataset.id === lift.id && !list.contains(e.relatedTarget)) this.#cancelLift();
+    });
+  }
+
+  /** Puts a lifted card back, saying nothing (another view, stream or moment is shown). */
+  cancel() {
+    if (this.#lift) this.#letGo();
+  }
+
+  #onKey(event) {
+    const card = event.target;
+    if (!card.classList || !card.classList.contains("card")) return;  // keys on the delete button are its own
+    if (event.altKey || event.ctrlKey || event.metaKey) return;
+    const index = Number(card.dataset.index);
+    const count = this.shown.items().length;
+    let handled = true;
+    if (this.#lift) {
+      switch (event.key) {
+        case "ArrowUp": this.#step(-1); break;
+        case "ArrowDown": this.#step(1); break;
+        case " ": case "Enter": this.#drop(); break;
+        case "Escape": this.#cancelLift(); break;
+        case "Tab": this.#cancelLift(); handled = false; break;
+        default: handled = false;
+      }
+    } else {
+      switch (event.key) {
+        case " ": case "Enter": this.#pickUp(card); break;
+        case "ArrowUp": this.board.focusCard(index - 1); break;
+        case "ArrowDown": this.board.focusCard(index + 1); break;
+        case "Home": this.board.focusCard(0); break;
+        case "End": this.board.focusCard(count - 1); break;
+        default: handled = false;
+      }
     }
-  } else {
-    switch (event.key) {
-      case " ": case "Enter": pickUp(card); break;
-      case "ArrowUp": focusCard(index - 1); break;
-      case "ArrowDown": focusCard(index + 1); break;
-      case "Home": focusCard(0); break;
-      case "End": focusCard(count - 1); break;
-      default: handled = false;
+    if (handled) event.preventDefault();
+  }
+
+  /** Shows the board with the lifted card where it is now. */
+  #showLift() {
+    const lift = this.#lift;
+    this.shown.showMoving({ items: moved(lift.base, lift.from, lift.to), pin: lift.id });
+  }
+
+  #pickUp(card) {
+    const shown = this.shown;
+    if (shown.isPast()) {
+      this.say.announce("This is the board as it was. Go back to now to move cards.");
+      return;
     }
+    if (shown.isMoving()) return;
+    const base = shown.items().slice();
+    const from = base.findIndex((item) => item.id === card.dataset.id);
+    if (from < 0) return;
+    this.#lift = { id: card.dataset.id, text: base[from].text, from, to: from, base };
+    this.#showLift();
+    card.classList.add("lifted");
+    this.say.announce("Picked up card " + quoted(base[from].text) + ". It is at position " + (from + 1) + " of " + base.length
+      + ". Use the up and down arrow keys to move it, Space or Enter to drop it, Escape to cancel.");
   }
-  if (handled) event.preventDefault();
-}
 
-/** Shows the board with the lifted card where it is now. */
-function showLift() {
-  showMoving({ items: moved(lift.base, lift.from, lift.to), pin: lift.id });
-}
-
-function pickUp(card) {
-  if (isPast()) {
-    announce("This is the board as it was. Go back to now to move cards.");
-    return;
+  #step(delta) {
+    const lift = this.#lift;
+    const count = lift.base.length;
+    const to = lift.to + delta;
+    if (to < 0 || to >= count) {
+      this.say.announce("Card " + quoted(lift.text) + " is already at the " + (to < 0 ? "top" : "bottom") + ", position " + (lift.to + 1) + " of " + count + ".");
+      return;
+    }
+    lift.to = to;
+    this.#showLift();
+    this.screen.render();
+    this.board.list.reveal(to);
+    this.say.announce("Card " + quoted(lift.text) + " moved to position " + (to + 1) + " of " + count + ".");
   }
-  if (isMoving()) return;
-  const base = shownItems().slice();
-  const from = base.findIndex((item) => item.id === card.dataset.id);
-  if (from < 0) return;
-  lift = { id: card.dataset.id, text: base[from].text, from, to: from, version: model.version, base };
-  showLift();
-  card.classList.add("lifted");
-  announce("Picked up card " + quoted(lift.text) + ". It is at position " + (from + 1) + " of " + base.length
-    + ". Use the up and down arrow keys to move it, Space or Enter to drop it, Escape to cancel.");
-}
 
-function stepLift(delta) {
-  const count = lift.base.length;
-  const to = lift.to + delta;
-  if (to < 0 || to >= count) {
-    announce("Card " + quoted(lift.text) + " is already at the " + (to < 0 ? "top" : "bottom") + ", position " + (lift.to + 1) + " of " + count + ".");
-    return;
+  /** Lets go of the lifted card (it is no longer shown moving); the lift it was. */
+  #letGo() {
+    const lift = this.#lift;
+    this.#lift = null;
+    this.shown.showMoving(null);
+    this.board.list.elements.get(lift.id)?.classList.remove("lifted");
+    return lift;
   }
-  lift.to = to;
-  showLift();
-  render();
-  cards.reveal(to);
-  announce("Card " + quoted(lift.text) + " moved to position " + (to + 1) + " of " + count + ".");
-}
 
-/** Lets go of the lifted card (it is no longer shown moving); the lift it was. */
-function letGo() {
-  const l = lift;
-  lift = null;
-  showMoving(null);
-  cards.elements.get(l.id)?.classList.remove("lifted");
-  return l;
-}
-
-function dropLift() {
-  const l = letGo();
-  const count = l.base.length;
-  if (l.to === l.from) {
-    announce("Card " + quoted(l.text) + " dropped at its original position, " + (l.from + 1) + " of " + count + ".");
-    render();
-    return;
+  #drop() {
+    const lift = this.#letGo();
+    const count = lift.base.length;
+    if (lift.to === lift.from) {
+      this.say.announce("Card " + quoted(lift.text) + " dropped at its original position, " + (lift.from + 1) + " of " + count + ".");
+      this.screen.render();
+      return;
+    }
+    this.say.announce("Card " + quoted(lift.text) + " dropped at position " + (lift.to + 1) + " of " + count + ".");
+    this.board.moveCard(lift.base, lift.from, lift.to);
   }
-  announce("Card " + quoted(l.text) + " dropped at position " + (l.to + 1) + " of " + count + ".");
-  moveCard(l.base, l.from, l.to, l.version);
-}
 
-function cancelLift() {
-  const l = letGo();
-  render();
-  cards.reveal(l.from);
-  announce("Moving cancelled. Card " + quoted(l.text) + " is back at position " + (l.from + 1) + " of " + l.base.length + ".");
+  #cancelLift() {
+    const lift = this.#letGo();
+    this.screen.render();
+    this.board.list.reveal(lift.from);
+    this.say.announce("Moving cancelled. Card " + quoted(lift.text) + " is back at position " + (lift.from + 1) + " of " + lift.base.length + ".");
+  }
 }
-
-onCancelMoves(() => { if (lift) letGo(); });
-const board = $("board");
-board.addEventListener("keydown", onBoardKey);
-board.addEventListener("focusout", (e) => {
-  if (lift && e.target.dataset && e.target.dataset.id === lift.id && !board.contains(e.relatedTarget)) cancelLift();
-});

@@ -7,12 +7,7 @@ import { pendingMark } from "./chat.js";
 import { $, element } from "./dom.js";
 import { ListView } from "./listview.js";
 import { moveChange, PREDECESSORS } from "./model.js";
-import { announce, note } from "./say.js";
-import { addView, render } from "./screen.js";
-import { isMoving, isPast, shownItems } from "./shown.js";
-import { undoChange } from "./undo.js";
 import { quoted } from "./words.js";
-import { write } from "./writes.js";
 
 const notColours = new Set(["inherit", "initial", "unset", "revert", "revert-layer", "currentcolor", "transparent"]);
 /** The CSS colour a card's text names (as on the colour board), or null. */
@@ -62,81 +57,91 @@ function fillCard(li, item, context) {
   remove.hidden = context === "past";
 }
 
-export const cards = new ListView($("board"), { scroller: $("main"), estimate: 56, create: createCard, fill: fillCard });
+export class Board {
+  /** The card in the tab order: the one last focused, else the first drawn. */
+  #activeCard = null;
 
-/** The card in the tab order: the one last focused, else the first drawn. */
-let activeCard = null;
+  constructor({ shown, screen, writes, undo, say }) {
+    this.shown = shown;
+    this.screen = screen;
+    this.writes = writes;
+    this.undo = undo;
+    this.say = say;
+    this.list = new ListView($("board"), {
+      scroller: $("main"), estimate: 56, create: createCard, fill: fillCard, drawn: () => this.#rovingFocus(),
+    });
+    const board = $("board");
+    board.addEventListener("focusin", (e) => {
+      const card = e.target.closest(".card");
+      if (card) { this.#activeCard = card.dataset.id; this.#rovingFocus(); }
+    });
+    board.addEventListener("click", (e) => {
+      const button = e.target.closest("button.delete");
+      if (button) this.#removeCard(button.closest(".card").dataset.id);
+    });
+  }
 
-function rovingFocus() {
-  const drawn = [...$("board").children];
-  const active = drawn.find((c) => c.dataset.id === activeCard) || drawn[0];
-  for (const card of drawn) {
-    const on = card === active;
-    card.tabIndex = on ? 0 : -1;
-    card.querySelector(".delete").tabIndex = on ? 0 : -1;
+  #rovingFocus() {
+    const drawn = [...this.list.list.children];
+    const active = drawn.find((c) => c.dataset.id === this.#activeCard) || drawn[0];
+    for (const card of drawn) {
+      const on = card === active;
+      card.tabIndex = on ? 0 : -1;
+      card.querySelector(".delete").tabIndex = on ? 0 : -1;
+    }
+  }
+
+  /** Focuses card `index` (drawn on the way). */
+  focusCard(index) {
+    const count = this.shown.items().length;
+    if (index < 0 || index >= count) return;
+    const el = this.list.reveal(index);
+    if (!el) return;
+    this.#activeCard = el.dataset.id;
+    this.#rovingFocus();
+    el.focus();
+  }
+
+  /**
+   * Keeps a move of the list shown as `base` in the outbox and sends it: the
+   * card and the cards it was dropped under (the predecessor rule), so that
+   * if someone changed the stream meanwhile the server puts it right after
+   * the first of them still there, where its person meant it — never back.
+   * Shown at once, by the same rule, until the server's list has it.
+   */
+  async moveCard(base, from, to) {
+    if (from === to) return;
+    const { id, after } = moveChange(base, from, to);
+    try {
+      await this.writes.write({ op: "move", id, after: after.slice(0, PREDECESSORS), from, to });
+      this.say.note("");
+    } catch (e) {
+      this.say.note("Your move was not kept: " + e.message + ".");
+    }
+    this.screen.render();
+  }
+
+  async #removeCard(id) {
+    const shown = this.shown;
+    if (shown.isPast() || shown.isMoving()) return;
+    const base = shown.items();
+    const index = base.findIndex((item) => item.id === id);
+    if (index < 0) return;
+    const item = base[index];
+    const next = base[index + 1] || base[index - 1];
+    const hadFocus = $("board").contains(document.activeElement);
+    if (next) this.#activeCard = next.id;
+    try {
+      // By id: the card is the one meant whatever moved meanwhile.
+      const { ref } = await this.writes.write({ op: "remove", id });
+      this.screen.render();
+      if (hadFocus && next) this.list.elements.get(next.id)?.focus();
+      // A card deleted by mistake comes back where it was (after its predecessor).
+      this.say.note("Deleted card " + quoted(item.text) + ".", { label: "Undo", run: () => this.undo.undoChange(ref) });
+      this.say.announce("Deleted card " + quoted(item.text) + ". Undo is in the note at the top, or Control Z.");
+    } catch (e) {
+      this.say.note("The card " + quoted(item.text) + " was not deleted: " + e.message + ".");
+    }
+    this.screen.render();
   }
 }
-
-/** Focuses card `index` (drawn on the way). */
-export function focusCard(index) {
-  const count = shownItems().length;
-  if (index < 0 || index >= count) return;
-  const el = cards.reveal(index);
-  if (!el) return;
-  activeCard = el.dataset.id;
-  rovingFocus();
-  el.focus();
-}
-
-/**
- * Keeps a move of the list shown as `base` in the outbox and sends it: the
- * card and the cards it was dropped under (the predecessor rule), so that
- * if someone changed the stream meanwhile the server puts it right after
- * the first of them still there, where its person meant it — never back.
- * Shown at once, by the same rule, until the server's list has it.
- */
-export async function moveCard(base, from, to) {
-  if (from === to) return;
-  const { id, after } = moveChange(base, from, to);
-  try {
-    await write({ op: "move", id, after: after.slice(0, PREDECESSORS), from, to });
-    note("");
-  } catch (e) {
-    note("Your move was not kept: " + e.message + ".");
-  }
-  render();
-}
-
-async function removeCard(id) {
-  if (isPast() || isMoving()) return;
-  const base = shownItems();
-  const index = base.findIndex((item) => item.id === id);
-  if (index < 0) return;
-  const item = base[index];
-  const next = base[index + 1] || base[index - 1];
-  const hadFocus = $("board").contains(document.activeElement);
-  if (next) activeCard = next.id;
-  try {
-    // By id: the card is the one meant whatever moved meanwhile.
-    const { ref } = await write({ op: "remove", id });
-    render();
-    if (hadFocus && next) cards.elements.get(next.id)?.focus();
-    // A card deleted by mistake comes back where it was (after its predecessor).
-    note("Deleted card " + quoted(item.text) + ".", { label: "Undo", run: () => undoChange(ref) });
-    announce("Deleted card " + quoted(item.text) + ". Undo is in the note at the top, or Control Z.");
-  } catch (e) {
-    note("The card " + quoted(item.text) + " was not deleted: " + e.message + ".");
-  }
-  render();
-}
-
-addView("board", cards, { rendered: rovingFocus });
-const board = $("board");
-board.addEventListener("focusin", (e) => {
-  const card = e.target.closest(".card");
-  if (card) { activeCard = card.dataset.id; rovingFocus(); }
-});
-board.addEventListener("click", (e) => {
-  const button = e.target.closest("button.delete");
-  if (button) removeCard(button.closest(".card").dataset.id);
-});

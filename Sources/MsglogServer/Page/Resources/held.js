@@ -1,36 +1,41 @@
-// What this browser keeps and does not send, and why (sync.js's `held`):
+// What this browser keeps and does not send, and why (sync.js's "held"):
 // this page's changes made on another log than the one the server keeps
 // now, and the changes a page with another access token left. Said in a
 // live region (index.html's #held), each kind with a button that discards
 // it; nothing is discarded without that press.
 
 import { $ } from "./dom.js";
-import { announce } from "./say.js";
 import { changeInWords, heldInWords } from "./words.js";
 
 /** At most this many held changes are named one by one. */
 const NAMED = 5;
 
-/** What is drawn: the kinds and their entries' keys (a report of the same draws, and says, nothing again). */
-let drawn = "";
+export class Held {
+  /** What is drawn: the kinds and their entries' keys (the same told again draws, and says, nothing). */
+  #drawn = "";
 
-/**
- * Shows `held` (`{ otherLog, otherOwner }`: the entries of each kind);
- * `discard(entries)` drops entries for good.
- */
-export function showHeld(held, discard) {
-  const groups = ["otherLog", "otherOwner"].filter((kind) => held[kind].length > 0).map((kind) => [kind, held[kind]]);
-  const signature = groups.map(([kind, entries]) => kind + ":" + entries.map((e) => e.key).join(",")).join(";");
-  if (signature === drawn) return;
-  drawn = signature;
-  const region = $("held");
-  const hadFocus = region.contains(document.activeElement);
-  region.replaceChildren(...groups.map(([kind, entries]) => group(kind, entries, discard)));
-  // A keyboard user who discarded one kind goes on from the next button, or the stream.
-  if (hadFocus) (region.querySelector("button") || $("main")).focus();
+  /** `sync`: where the changes are kept (its `discard(entries)` drops them for good). */
+  constructor({ sync, say }) {
+    this.sync = sync;
+    this.say = say;
+  }
+
+  /** Shows `held` (`{ otherLog, otherOwner }`: the entries of each kind). */
+  show(held) {
+    const groups = ["otherLog", "otherOwner"].filter((kind) => held[kind].length > 0).map((kind) => [kind, held[kind]]);
+    const signature = groups.map(([kind, entries]) => kind + ":" + entries.map((e) => e.key).join(",")).join(";");
+    if (signature === this.#drawn) return;
+    this.#drawn = signature;
+    const region = $("held");
+    const hadFocus = region.contains(document.activeElement);
+    region.replaceChildren(...groups.map(([kind, entries]) => group(kind, entries, this.sync, this.say)));
+    // A keyboard user who discarded one kind goes on from the next button, or the stream.
+    if (hadFocus) (region.querySelector("button") || $("main")).focus();
+  }
 }
 
-function group(kind, entries, discard) {
+/** One kind of held changes, said, with the button that discards them. */
+function group(kind, entries, sync, say) {
   const words = heldInWords(kind, entries.length);
   const box = document.createElement("div");
   box.className = "held-group";
@@ -61,8 +66,8 @@ function group(kind, entries, discard) {
     if (discarding) return;
     discarding = true;
     try {
-      await discard(entries);
-      announce(words.done);
+      await sync.discard(entries);
+      say.announce(words.done);
     } finally {
       discarding = false;
     }

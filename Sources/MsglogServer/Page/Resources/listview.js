@@ -10,15 +10,18 @@ const OVERSCAN = 800;
  * only those on screen and OVERSCAN around them, with padding standing in
  * for the rest (heights measured once drawn, estimated before). Elements
  * are kept per id, so a redraw moves nodes instead of making them, and the
- * focused or lifted card is never taken out of the document.
+ * focused or lifted card is never taken out of the document. `create(item)`
+ * makes an item's element, `fill(element, item, context)` shows the item
+ * in it, `drawn()` (optional) follows each draw.
  */
 export class ListView {
-  constructor(list, { scroller, estimate, create, fill }) {
+  constructor(list, { scroller, estimate, create, fill, drawn = () => {} }) {
     this.list = list;
     this.scroller = scroller;
     this.estimate = estimate;
     this.create = create;
     this.fill = fill;
+    this.drawn = drawn;
     this.items = [];
     this.elements = new Map();
     this.heights = new Map();
@@ -99,6 +102,7 @@ export class ListView {
       if (!resized && now === previous) break;
       previous = now;
     }
+    this.drawn();
   }
 
   /** Puts items start..<end in the list, in order; true when a height changed. */

@@ -7,12 +7,14 @@
 //   docs/REFERENCE.md), up to `version`;
 // - this page's changes on their way, replayed on top of it (`view`), each
 //   item one of them touched marked `pending: true`. A change stays until
-//   the server's layer has it (the version its answer named), so that a
+//   the server's layer has it (the event its push's outcome named), so that a
 //   card never goes back in between.
 // A change is replayed by what its user meant, the server's own rule for a
 // drag sent with `rebase` (SPEC "Working together"): a moved card goes
 // right after the card it was dropped under, or the first one before that
 // still there (the top when none), whatever else arrived meanwhile.
+
+import { Events } from "./events.js";
 
 /** A copy of `items` with the item at `from` moved to `to` (the final index, as `move`). */
 export function moved(items, from, to) {
@@ -133,23 +135,15 @@ export function cancelled(pending) {
   return out;
 }
 
-export class StreamModel {
+/**
+ * Tells (`on`) every change of the server's layer: "open" for another
+ * stream, "list" when the list was read again, "event" (the event) for
+ * each event folded in.
+ */
+export class StreamModel extends Events {
   constructor(stream = "main") {
-    this.listeners = [];
+    super(["open", "list", "event"]);
     this.open(stream);
-  }
-
-  /**
-   * Calls `listener(change)` after every change of the server's layer:
-   * `{ kind: "event", event }` for each event folded in, `{ kind: "list" }`
-   * when the list was read again, `{ kind: "open" }` for another stream.
-   */
-  subscribe(listener) {
-    this.listeners.push(listener);
-  }
-
-  notify(change) {
-    for (const listener of this.listeners) listener(change);
   }
 
   /** Starts over on `stream`: nothing known, to be read. */
@@ -172,9 +166,8 @@ export class StreamModel {
     this.removed = new Map();
     /** This page's changes on their way, in the order made. */
     this.pending = [];
-    this.numbered = 0;
     this.shown = null;
-    this.notify({ kind: "open" });
+    this.emit("open");
   }
 
   /** The list read from the server (`/api/items`) of `log`: the server's layer from scratch, at the log's head `seq`. */
@@ -186,7 +179,7 @@ export class StreamModel {
     this.stale = false;
     this.expire();
     this.shown = null;
-    this.notify({ kind: "list" });
+    this.emit("list");
   }
 
   /** Marks the list as one to read again: the events do not follow it (another log), or its stream cannot be resumed. */
@@ -194,12 +187,8 @@ export class StreamModel {
     this.stale = true;
   }
 
-  /**
-   * Folds one event of the stream in. `fromWrite`: the answer to this
-   * page's own write, which may arrive before events it follows. False
-   * when the page has lost track of the log and must read it again.
-   */
-  fold(event, { fromWrite = false } = {}) {
+  /** Folds one event of the stream in; false when the page has lost track of the log and must read it again. */
+  fold(event) {
     if (event.stream !== this.stream) return true;
     if (event.version <= this.version) {  // already in the list
       this.head = Math.max(this.head, event.seq);
@@ -207,14 +196,14 @@ export class StreamModel {
       return true;
     }
     // Following brings the ones between (and resumes after the last folded in, not after this one).
-    if (event.version !== this.version + 1) return fromWrite;
+    if (event.version !== this.version + 1) return false;
     this.head = Math.max(this.head, event.seq);
     const step = apply[event.op];
     if (!step || step(this.items, event, this.removed) === false) return false;
     this.version = event.version;
     this.expire();
     this.shown = null;
-    this.notify({ kind: "event", event });
+    this.emit("event", event);
     return true;
   }
 
@@ -222,33 +211,20 @@ export class StreamModel {
 
   /**
    * Shows one of this page's changes at once, on top of the server's
-   * layer, until `settle` (or `drop`). A change is one of
+   * layer, until it is dropped (kept in the outbox, it comes back with
+   * `adopt`). A change is one of
    * `{ op: "move", id, after }`, `{ op: "remove", id }`,
    * `{ op: "edit", id, text, edited }`, `{ op: "insert", id, text, sender?, time, after? }`,
    * `{ op: "append", id, text, sender?, time }`, `{ op: "undo", undoesKey? | seq }`
    * (`after`: the ids the item follows, nearest first, as `predecessors`
-   * gives them; an insert without it goes at the end). Returns the change,
-   * numbered 1, 2, 3 … in the order made.
+   * gives them; an insert without it goes at the end). Returns the change
+   * as shown (to `drop`).
    */
   propose(change) {
-    const pending = { ...change, number: ++this.numbered, until: 0 };
+    const pending = { ...change };
     this.pending.push(pending);
     this.shown = null;
     return pending;
-  }
-
-  /**
-   * The server answered `change` with `answer`: it stays shown until the
-   * server's layer reaches the version the answer names (the events
-   * between are on their way), or goes now when it has (or when the
-   * answer names none: the change changed nothing).
-   */
-  settle(change, answer) {
-    if (answer && answer.version && this.version < answer.version) {
-      change.until = Math.max(change.until, answer.version);
-    } else {
-      this.drop(change);
-    }
   }
 
   /** Takes `change` off the list (refused, or done). */
@@ -259,38 +235,22 @@ export class StreamModel {
     this.shown = null;
   }
 
-  /** Whether a change of this page is on its way. */
-  hasPending() {
-    return this.pending.length > 0;
-  }
-
-  /**
-   * The server did `change` as the event at `seq` (a push's outcome): it
-   * stays shown until the server's layer has that event (its head reaches
-   * `seq`), or goes now when it has.
-   */
-  settleAt(change, seq) {
-    change.untilSeq = seq;
-    this.expire();
-  }
-
   /**
    * This page's changes on their way are `changes` (the outbox's, in the
-   * order made, each with its `key`), with the ones proposed and not yet
-   * kept there (no `key`) after them.
+   * order made, each with its `key`; `untilSeq`: the event the server made
+   * of it, once it has answered), with the ones proposed and not yet kept
+   * there (no `key`) after them.
    */
   adopt(changes) {
     this.pending = [...changes, ...this.pending.filter((c) => c.key === undefined)];
-    this.numbered = Math.max(this.numbered, this.pending.length);
     this.shown = null;
     this.expire();
   }
 
-  /** Drops the answered changes the server's layer now has. */
+  /** Drops the answered changes the server's layer now has (its head reached their event). */
   expire() {
     const before = this.pending.length;
-    this.pending = this.pending.filter((change) =>
-      !(change.until && this.version >= change.until) && !(change.untilSeq !== undefined && this.head >= change.untilSeq));
+    this.pending = this.pending.filter((change) => !(change.untilSeq !== undefined && this.head >= change.untilSeq));
     if (this.pending.length !== before) this.shown = null;
   }
 
@@ -307,6 +267,3 @@ export class StreamModel {
     return items;
   }
 }
-
-/** The page's one model: the stream it shows. */
-export const model = new StreamModel();

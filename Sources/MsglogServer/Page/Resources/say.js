@@ -4,34 +4,38 @@
 
 import { $ } from "./dom.js";
 
-/** What the note's button does, when it has one (the "Undo" of a deleted card). */
-let noteAction = null;
+export class Say {
+  /** What the note's button does, when it has one (the "Undo" of a deleted card). */
+  #noteAction = null;
 
-/** Shows `text` in the note (none: hides it); `action`: { label, run } for its button. */
-export function note(text, action = null) {
-  $("note-text").textContent = text || "";
-  $("note").hidden = !text;
-  noteAction = action && action.run;
-  $("note-action").hidden = !action;
-  if (action) $("note-action").textContent = action.label;
+  constructor() {
+    $("note-close").addEventListener("click", () => this.note(""));
+    $("note-action").addEventListener("click", () => {
+      const run = this.#noteAction;
+      this.note("");
+      if (run) run();
+    });
+  }
+
+  /** Shows `text` in the note (none: hides it); `action`: { label, run } for its button. */
+  note(text, action = null) {
+    $("note-text").textContent = text || "";
+    $("note").hidden = !text;
+    this.#noteAction = action && action.run;
+    $("note-action").hidden = !action;
+    if (action) $("note-action").textContent = action.label;
+  }
+
+  /** Says `text` to a screen reader (the aria-live region). */
+  announce(text) {
+    $("announce").textContent = text;
+  }
+
+  /** The connection's state: `kind` live, connecting or offline, in words. */
+  setStatus(kind, text) {
+    const status = $("status");
+    if (status.dataset.state === kind && status.textContent === text) return;
+    status.dataset.state = kind;
+    status.textContent = text;
+  }
 }
-
-/** Says `text` to a screen reader (the aria-live region). */
-export function announce(text) {
-  $("announce").textContent = text;
-}
-
-/** The connection's state: `kind` live, connecting or offline, in words. */
-export function setStatus(kind, text) {
-  const status = $("status");
-  if (status.dataset.state === kind && status.textContent === text) return;
-  status.dataset.state = kind;
-  status.textContent = text;
-}
-
-$("note-close").addEventListener("click", () => note(""));
-$("note-action").addEventListener("click", () => {
-  const run = noteAction;
-  note("");
-  if (run) run();
-});

@@ -2,59 +2,61 @@
 // history slider), or a card being moved (from the keyboard, or under a
 // pointer). Free of the DOM.
 
-import { model } from "./model.js";
+import { Events } from "./events.js";
 
-/** The history slider's position: null for now, else { version, seq, time, items }. */
-let past = null;
-/** A card being moved: { items, pin, hold }; `pin`: its id, kept drawn; `hold`: draw nothing until it is dropped. */
-let moving = null;
-const cancels = [];
+/** What is shown of `model`; tells "cancel" when a card being moved must be put back. */
+export class Shown extends Events {
+  /** The history slider's position: null for now, else { version, seq, time, items }. */
+  #past = null;
+  /** A card being moved: { items, pin, hold }; `pin`: its id, kept drawn; `hold`: draw nothing until it is dropped. */
+  #moving = null;
 
-/** The list to show: the past, a card being moved, or the model (with this page's changes on their way). */
-export function shownItems() {
-  if (past) return past.items;
-  if (moving) return moving.items;
-  return model.view();
-}
+  constructor(model) {
+    super(["cancel"]);
+    this.model = model;
+  }
 
-export function showPast(at) {
-  past = at;
-}
+  /** The list to show: the past, a card being moved, or the model (with this page's changes on their way). */
+  items() {
+    if (this.#past) return this.#past.items;
+    if (this.#moving) return this.#moving.items;
+    return this.model.view();
+  }
 
-/** The past shown, or null. */
-export function shownPast() {
-  return past;
-}
+  showPast(at) {
+    this.#past = at;
+  }
 
-export function isPast() {
-  return past !== null;
-}
+  /** The past shown, or null. */
+  past() {
+    return this.#past;
+  }
 
-/** Shows `items` while a card is moved (null: it was dropped or put back). */
-export function showMoving(state) {
-  moving = state;
-}
+  isPast() {
+    return this.#past !== null;
+  }
 
-export function isMoving() {
-  return moving !== null;
-}
+  /** Shows `items` while a card is moved (null: it was dropped or put back). */
+  showMoving(state) {
+    this.#moving = state;
+  }
 
-/** The id of the card being moved, kept drawn, or null. */
-export function pinned() {
-  return moving ? moving.pin ?? null : null;
-}
+  isMoving() {
+    return this.#moving !== null;
+  }
 
-/** Whether a card is under a pointer: what arrives meanwhile is drawn once it is dropped. */
-export function isHolding() {
-  return moving !== null && moving.hold === true;
-}
+  /** The id of the card being moved, kept drawn, or null. */
+  pinned() {
+    return this.#moving ? this.#moving.pin ?? null : null;
+  }
 
-/** Calls `cancel()` whenever a move must be put back (another view, stream or moment is shown). */
-export function onCancelMoves(cancel) {
-  cancels.push(cancel);
-}
+  /** Whether a card is under a pointer: what arrives meanwhile is drawn once it is dropped. */
+  isHolding() {
+    return this.#moving !== null && this.#moving.hold === true;
+  }
 
-/** Puts back a card being moved. */
-export function cancelMoves() {
-  for (const cancel of cancels) cancel();
+  /** Puts back a card being moved (another view, stream or moment is shown). */
+  cancelMoves() {
+    this.emit("cancel");
+  }
 }

@@ -1,38 +1,39 @@
 // The access token, when the server asks for one: the form that takes it
 // (the one the server was started with, MSGLOG_TOKEN or --token). A
 // refused token takes with it what the page showed and kept with it
-// (stream.js's `signedOut`); another token typed shows only its own
-// (`open`).
+// (stream.js's `signedOut`); another token typed shows only its own.
 
-import { onUnauthorized, readToken, useToken } from "./api.js";
 import { $ } from "./dom.js";
-import { model } from "./model.js";
-import { note, setStatus } from "./say.js";
-import { open, signedOut } from "./stream.js";
+import { Events } from "./events.js";
 
-function askForToken() {
-  const form = $("token-form");
-  $("token-why").textContent = readToken()
-    ? "The server did not accept this page's token. Enter the access token it was started with (MSGLOG_TOKEN)."
-    : "This server needs its access token: the MSGLOG_TOKEN (or --token) it was started with.";
-  setStatus("offline", "Needs a token");
-  if (form.hidden) {
-    form.hidden = false;
-    $("token-input").focus();
+/** The token form; tells "token" once another token is typed in (the page opens its stream with it). */
+export class TokenForm extends Events {
+  constructor({ api, say }) {
+    super(["token"]);
+    this.api = api;
+    this.say = say;
+    $("token-form").addEventListener("submit", (e) => this.#submit(e));
+  }
+
+  /** Asks for the token: the server refused the page's, or wants one. */
+  ask() {
+    const form = $("token-form");
+    $("token-why").textContent = this.api.readToken()
+      ? "The server did not accept this page's token. Enter the access token it was started with (MSGLOG_TOKEN)."
+      : "This server needs its access token: the MSGLOG_TOKEN (or --token) it was started with.";
+    this.say.setStatus("offline", "Needs a token");
+    if (form.hidden) {
+      form.hidden = false;
+      $("token-input").focus();
+    }
+  }
+
+  #submit(event) {
+    event.preventDefault();
+    this.api.useToken($("token-input").value);
+    $("token-input").value = "";
+    $("token-form").hidden = true;
+    this.say.note("");
+    this.emit("token");
   }
 }
-
-function submitToken(event) {
-  event.preventDefault();
-  useToken($("token-input").value);
-  $("token-input").value = "";
-  $("token-form").hidden = true;
-  note("");
-  open(model.stream);
-}
-
-onUnauthorized(() => {
-  askForToken();
-  signedOut();
-});
-$("token-form").addEventListener("submit", submitToken);

@@ -6,95 +6,96 @@
 // anyone's.
 
 import { $ } from "./dom.js";
-import { model } from "./model.js";
-import { announce, note } from "./say.js";
-import { onRender } from "./screen.js";
-import { isMoving, isPast } from "./shown.js";
-import { write } from "./writes.js";
 
-/** This page's changes, each `{ key, seq }`: its outbox entry, and its event once the server has it. */
-const changes = { undo: [], redo: [] };
+export class Undo {
+  /** This page's changes, each `{ key, seq }`: its outbox entry, and its event once the server has it. */
+  #changes = { undo: [], redo: [] };
 
-/** `ref` was made by this page: the one Ctrl+Z undoes next. */
-export function record(ref) {
-  changes.undo.push(ref);
-  changes.redo = [];
-  updateUndo();
-}
+  constructor({ writes, shown, say }) {
+    this.writes = writes;
+    this.shown = shown;
+    this.say = say;
+    $("undo").addEventListener("click", () => this.#undoLast());
+    $("redo").addEventListener("click", () => this.#redoLast());
+    window.addEventListener("keydown", (e) => this.#onKey(e));
+  }
 
-function forget(ref) {
-  for (const list of [changes.undo, changes.redo]) {
-    const at = list.indexOf(ref);
-    if (at >= 0) list.splice(at, 1);
+  /** `ref` was made by this page: the one Ctrl+Z undoes next. */
+  record(ref) {
+    this.#changes.undo.push(ref);
+    this.#changes.redo = [];
+    this.update();
+  }
+
+  /** Another stream: nothing of this page's to undo there. */
+  clear() {
+    this.#changes = { undo: [], redo: [] };
+    this.update();
+  }
+
+  #forget(ref) {
+    for (const list of [this.#changes.undo, this.#changes.redo]) {
+      const at = list.indexOf(ref);
+      if (at >= 0) list.splice(at, 1);
+    }
+  }
+
+  /**
+   * Undoes change `ref`, by its event when the server has it, else by its
+   * change on its way; its undo goes on the redo list. `redoing`: `ref` is
+   * an undo, and undoing it redoes. Kept in the outbox like every change.
+   */
+  async undoChange(ref, { redoing = false } = {}) {
+    if (this.shown.isPast()) return;
+    this.#forget(ref);
+    this.update();
+    const what = redoing ? "redo" : "undo";
+    const change = ref.seq !== undefined ? { op: "undo", seq: ref.seq } : { op: "undo", undoesKey: ref.key };
+    try {
+      const { entry, ref: undone } = await this.writes.write(change, { undoable: false });
+      (redoing ? this.#changes.undo : this.#changes.redo).push(undone);
+      this.say.note("");
+      entry.outcome.then((outcome) => {
+        if (outcome.result === "applied") {
+          this.say.announce(redoing ? "Redone." : "Undone.");
+          return;
+        }
+        this.#forget(undone);
+        this.update();
+        if (outcome.result === "unchanged") this.say.announce("Nothing to " + what + ": it is as it was already.");
+      });
+    } catch (e) {
+      this.say.note("Could not " + what + " that: " + e.message + ".");
+    }
+    this.update();
+  }
+
+  #undoLast() {
+    const ref = this.#changes.undo.at(-1);
+    if (ref === undefined) this.say.announce("Nothing of yours to undo.");
+    else this.undoChange(ref);
+  }
+
+  #redoLast() {
+    const ref = this.#changes.redo.at(-1);
+    if (ref === undefined) this.say.announce("Nothing to redo.");
+    else this.undoChange(ref, { redoing: true });
+  }
+
+  /** The buttons as the page is now: nothing to undo in the past. */
+  update() {
+    const past = this.shown.isPast();
+    $("undo").disabled = past || this.#changes.undo.length === 0;
+    $("redo").disabled = past || this.#changes.redo.length === 0;
+  }
+
+  /** Ctrl+Z (Cmd+Z on a Mac) undoes, Shift+Ctrl+Z redoes — except in a text field, which keeps its own. */
+  #onKey(event) {
+    if (event.key.toLowerCase() !== "z" || !(event.ctrlKey || event.metaKey) || event.altKey) return;
+    const target = event.target;
+    if (target.closest && target.closest("input, textarea, select, [contenteditable]")) return;
+    if (this.shown.isMoving()) return;
+    event.preventDefault();
+    if (event.shiftKey) this.#redoLast(); else this.#undoLast();
   }
 }
-
-/**
- * Undoes change `ref`, by its event when the server has it, else by its
- * change on its way; its undo goes on the redo list. `redoing`: `ref` is
- * an undo, and undoing it redoes. Kept in the outbox like every change.
- */
-export async function undoChange(ref, { redoing = false } = {}) {
-  if (isPast()) return;
-  forget(ref);
-  updateUndo();
-  const what = redoing ? "redo" : "undo";
-  const change = ref.seq !== undefined ? { op: "undo", seq: ref.seq } : { op: "undo", undoesKey: ref.key };
-  try {
-    const { entry, ref: undone } = await write(change, { undoable: false });
-    (redoing ? changes.undo : changes.redo).push(undone);
-    note("");
-    entry.outcome.then((outcome) => {
-      if (outcome.result === "applied") {
-        announce(redoing ? "Redone." : "Undone.");
-        return;
-      }
-      forget(undone);
-      updateUndo();
-      if (outcome.result === "unchanged") announce("Nothing to " + what + ": it is as it was already.");
-    });
-  } catch (e) {
-    note("Could not " + what + " that: " + e.message + ".");
-  }
-  updateUndo();
-}
-
-function undoLast() {
-  const ref = changes.undo[changes.undo.length - 1];
-  if (ref === undefined) announce("Nothing of yours to undo.");
-  else undoChange(ref);
-}
-
-function redoLast() {
-  const ref = changes.redo[changes.redo.length - 1];
-  if (ref === undefined) announce("Nothing to redo.");
-  else undoChange(ref, { redoing: true });
-}
-
-function updateUndo() {
-  const past = isPast();
-  $("undo").disabled = past || changes.undo.length === 0;
-  $("redo").disabled = past || changes.redo.length === 0;
-}
-
-/** Ctrl+Z (Cmd+Z on a Mac) undoes, Shift+Ctrl+Z redoes — except in a text field, which keeps its own. */
-function onUndoKey(event) {
-  if (event.key.toLowerCase() !== "z" || !(event.ctrlKey || event.metaKey) || event.altKey) return;
-  const target = event.target;
-  if (target.closest && target.closest("input, textarea, select, [contenteditable]")) return;
-  if (isMoving()) return;
-  event.preventDefault();
-  if (event.shiftKey) redoLast(); else undoLast();
-}
-
-// Another stream: nothing of this page's to undo there.
-model.subscribe((change) => {
-  if (change.kind !== "open") return;
-  changes.undo = [];
-  changes.redo = [];
-  updateUndo();
-});
-onRender(updateUndo);
-$("undo").addEventListener("click", undoLast);
-$("redo").addEventListener("click", redoLast);
-window.addEventListener("keydown", onUndoKey);

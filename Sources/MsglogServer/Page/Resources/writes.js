@@ -1,27 +1,35 @@
 // Every write of this page goes through here: a change kept in the outbox
 // first (sync.js: IndexedDB, shown at once as pending, pushed by the sync
 // protocol with this browser's replica id and change number, so that it is
-// done once however often it is sent), and recorded for undo, so that
+// done once however often it is sent), and told ("undoable") so that
 // Ctrl+Z undoes this page's own last change — by its event once the server
 // has it, by its change number while it is on its way.
 
-import { model } from "./model.js";
-import { record as keep } from "./sync.js";
-import { record as recordForUndo } from "./undo.js";
+import { Events } from "./events.js";
 
-/**
- * Keeps `change` (`{ op, … }` as the sync protocol has it, on the model's
- * stream) and sends it. `undoable`: Ctrl+Z may take it back (an undo's own
- * change is put on the redo list by undo.js). The entry, with `outcome`:
- * a promise of the server's outcome. Throws when the browser would not
- * keep it (nothing shown, nothing sent).
- */
-export async function write(change, { undoable = true } = {}) {
-  const entry = await keep({ stream: model.stream, ...change });
-  const ref = { key: entry.key, seq: undefined };
-  entry.outcome.then((outcome) => {
-    if (outcome.result === "applied") ref.seq = outcome.seq;
-  });
-  if (undoable) recordForUndo(ref);
-  return { entry, ref };
+/** Tells "undoable" (`{ key, seq }`) for each change Ctrl+Z may take back. */
+export class Writes extends Events {
+  constructor({ model, sync }) {
+    super(["undoable"]);
+    this.model = model;
+    this.sync = sync;
+  }
+
+  /**
+   * Keeps `change` (`{ op, … }` as the sync protocol has it, on the model's
+   * stream) and sends it. `undoable`: Ctrl+Z may take it back (an undo's own
+   * change is put on the redo list by undo.js). The entry, with `outcome`:
+   * a promise of the server's outcome, and its `ref` for undo (`{ key, seq }`,
+   * the seq once the server has it). Throws when the browser would not
+   * keep it (nothing shown, nothing sent).
+   */
+  async write(change, { undoable = true } = {}) {
+    const entry = await this.sync.record({ stream: this.model.stream, ...change });
+    const ref = { key: entry.key, seq: undefined };
+    entry.outcome.then((outcome) => {
+      if (outcome.result === "applied") ref.seq = outcome.seq;
+    });
+    if (undoable) this.emit("undoable", ref);
+    return { entry, ref };
+  }
 }

@@ -1,0 +1,44 @@
+// The list shown, kept in the browser (idb.js) for a reload while the
+// server is away: under the token it was read with and the log it was
+// read from, a moment after it changes, and read back by following
+// (follow.js) when the server cannot be reached.
+
+import { Events } from "./events.js";
+
+/** How long after a change the list is kept: a burst of events is one write. */
+const KEEP_AFTER_MS = 300;
+
+/** Tells "kept" once a list is kept (the outbox's changes whose events it holds may go). */
+export class KeptList extends Events {
+  #timer = null;
+
+  constructor({ model, api, idb }) {
+    super(["kept"]);
+    this.model = model;
+    this.api = api;
+    this.idb = idb;
+  }
+
+  /** The list of `stream` this page's token last read from the log last seen here (`{ log, items, version, seq }`), or undefined. */
+  read(stream) {
+    return this.idb.list(this.api.owner(), stream);
+  }
+
+  /** Keeps the list shown (the server's layer) a moment from now. */
+  keepSoon() {
+    if (this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#keep();
+    }, KEEP_AFTER_MS);
+  }
+
+  #keep() {
+    const { stream, items, version, head, log, stale } = this.model;
+    if (stale && version === 0) return;
+    if (log === undefined) return;
+    // Told once the write is done or refused (storage off: nothing is kept, and nothing waits for it).
+    this.idb.keepList({ owner: this.api.owner(), log, stream, items, version, seq: head })
+      .catch(() => {}).then(() => this.emit("kept"));
+  }
+}
