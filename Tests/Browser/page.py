@@ -979,6 +979,40 @@ def offline_changes_land_once(ctx):
     check(errors == [], "console errors: %r" % errors)
 
 
+def files_asked(server):
+    """The paths of the page's own files the server answered, from its request log, in order (not /api/, nor
+    the worker's script, which the browser checks for a newer one itself)."""
+    with open(server.out_path) as f:
+        lines = [line.split() for line in f]
+    return [w[4] for w in lines if len(w) > 5 and w[3] == "GET" and not w[4].startswith("/api/") and w[4] != "/service-worker.js"]
+
+
+@case
+def a_cached_page_asks_only_for_itself(ctx):
+    """The files of a page's version, kept whole by the service worker, are not asked for again: a reload asks for `/` alone."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("trip", ["Plan", "Spec"], sender="me"))
+    server = m.serve()
+    driver = browser(ctx.dir)
+    open_page(driver, server, "trip", "chat")
+    wait_worker(driver)
+    # The worker keeps `/` once every file it names is kept.
+    wait_until("the worker keeps the page's files", lambda: driver.execute_script(
+        "return caches.match('/').then((r) => !!r)"), 30)
+    before = len(files_asked(server))
+    driver.refresh()
+    wait_ready(driver)
+    wait_texts(driver, "chat", ["Plan", "Spec"], "after a reload")
+    # A request of this test's own, answered after the page's: its line follows theirs in the log.
+    server.api("/api/streams")
+    wait_until("the server logs the test's request", lambda: any(
+        "/api/streams" in line for line in open(server.out_path).readlines()[-5:]), 30)
+    asked = files_asked(server)[before:]
+    check([path.split("?")[0] for path in asked] == ["/"], "a reload of a page whose files are kept asked the server for %r" % asked)
+    errors = console_errors(driver)
+    check(errors == [], "console errors: %r" % errors)
+
+
 @case
 def two_pages_offline_land_by_the_predecessor_rule(ctx):
     m = Msglog(ctx.msglog, ctx.dir)

@@ -48,6 +48,7 @@ import Testing
     "undo-and-redo-this-pages-changes",
     "a-deleted-card-comes-back-from-the-note",
     "offline-changes-land-once",
+    "a-cached-page-asks-only-for-itself",
     "two-pages-offline-land-by-the-predecessor-rule",
     "a-hundred-offline-changes-sync",
     "offline-undo-restore-and-refusal",

@@ -232,6 +232,15 @@ describe("the outbox's changes over the server's list", () => {
     assert.deepEqual(texts(model), ["a", "b"]);
   });
 
+  test("adopting says whether the list shown may have changed: an empty outbox read again changes nothing, one emptied does", () => {
+    const model = holding("a", "b");
+    assert.equal(model.adopt([]), false);
+    assert.equal(model.adopt([pending(1, { op: "remove", id: "a" })]), true);
+    assert.equal(model.adopt([]), true);
+    assert.deepEqual(texts(model), ["a", "b"]);
+    assert.equal(model.adopt([]), false);
+  });
+
   test("an undo of a change on its way takes it back; an undo of that undo brings it back", () => {
     const change = pending(1, { op: "remove", id: "a" });
     const undo = pending(2, { op: "undo", undoesKey: 1 });

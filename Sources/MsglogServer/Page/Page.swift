@@ -13,12 +13,13 @@ enum Page {
     let etag: String
     var headers: [(String, String)] = []
 
-    init(_ path: String, _ bytes: [UInt8], headers: [(String, String)] = []) {
+    /// `version`: what the ETag stands for (by default the file's own bytes).
+    init(_ path: String, _ bytes: [UInt8], headers: [(String, String)] = [], version: [UInt8]? = nil) {
       self.path = path
       self.contentType = Self.contentType(of: path)
       self.bytes = bytes
       self.headers = headers
-      etag = "\"" + String(Self.fingerprint(bytes), radix: 16) + "\""
+      etag = "\"" + String(Self.fingerprint(version ?? bytes), radix: 16) + "\""
     }
 
     /// By the name's extension; `/` is the page itself.
@@ -62,6 +63,9 @@ enum Page {
   /// The page itself. It names every module in a `Link: rel=modulepreload`
   /// header, so that the browser asks for all of them at once instead of
   /// one level of imports after another (each a round trip, revalidated).
+  /// Its ETag is the version of every file of the page: the service worker
+  /// keeps the files of the version it holds and, when a page opens with
+  /// that version, takes them from there instead of asking for each again.
   static let html = File(
     "/", PackageResources.index_html,
     headers: [
@@ -71,7 +75,13 @@ enum Page {
        "default-src 'self'; style-src 'self'; script-src 'self'; worker-src 'self'; frame-ancestors 'none'"),
       ("X-Frame-Options", "DENY"),
       ("Link", preloads),
-    ])
+    ],
+    version: everyFile)
+
+  /// Every file's path and bytes, one after the other: what the page's ETag stands for.
+  static var everyFile: [UInt8] {
+    assets.reduce(into: PackageResources.index_html) { all, file in all += [0] + Array(file.path.utf8) + [0] + file.bytes }
+  }
 
   /// `</app.js>; rel=modulepreload, …`: every module (the service worker
   /// is a script of its own, not one of the page's modules).

@@ -9,8 +9,12 @@
 // so the outbox never loses or doubles an entry.
 
 const NAME = "msglog";
-/** 2: the lists keyed by owner, log and stream; the outbox's entries carry their owner and log. */
-const VERSION = 2;
+/**
+ * 2: the lists keyed by owner, log and stream; the outbox's entries carry
+ * their owner and log. 3: the lists indexed by what they are of, version
+ * and head too (`at`), so that a list kept already is not written again.
+ */
+const VERSION = 3;
 /** The meta record of the log last seen at this address (`{ name, log }`). */
 const LAST_LOG = "log";
 
@@ -27,14 +31,18 @@ function database() {
   if (!opening) {
     opening = new Promise((resolve, reject) => {
       const req = indexedDB.open(NAME, VERSION);
-      req.onupgradeneeded = () => {
+      req.onupgradeneeded = (event) => {
         const db = req.result;
         const has = (name) => db.objectStoreNames.contains(name);
         if (!has("outbox")) db.createObjectStore("outbox", { keyPath: "key", autoIncrement: true });
         if (!has("meta")) db.createObjectStore("meta", { keyPath: "name" });
-        // Version 1's lists said neither whose nor of which log they were: gone (a cache).
-        if (has("lists")) db.deleteObjectStore("lists");
-        db.createObjectStore("lists", { keyPath: ["owner", "log", "stream"] });
+        let lists = has("lists") ? req.transaction.objectStore("lists") : null;
+        if (event.oldVersion < 2) {
+          // Version 1's lists said neither whose nor of which log they were: gone (a cache).
+          if (lists) db.deleteObjectStore("lists");
+          lists = db.createObjectStore("lists", { keyPath: ["owner", "log", "stream"] });
+        }
+        if (!lists.indexNames.contains("at")) lists.createIndex("at", ["owner", "log", "stream", "version", "seq"]);
       };
       req.onsuccess = () => {
         // Another tab's newer version asks: close, it reloads us next time.
@@ -110,15 +118,24 @@ export function list(owner, stream) {
  * Keeps the list of `record.stream` as `record.owner` last read it from
  * `record.log` (with the events folded in since), which becomes the log
  * last seen here; the lists of every other log go. A log without an id
- * (null: none yet, or one made before logs had ids) keeps no list.
+ * (null: none yet, or one made before logs had ids) keeps no list. The
+ * same list at the same version and head, of the log last seen, is kept
+ * already: not written again (a list of 10,000 items costs a copy on the
+ * page's thread, and a write). Whether it was written.
  */
 export function keepList(record) {
   return transaction(["lists", "meta"], "readwrite", async (s) => {
+    const last = (await request(s.meta.get(LAST_LOG)))?.log;
+    if (typeof record.log === "string" && last === record.log) {
+      const at = [record.owner, record.log, record.stream, record.version, record.seq];
+      if ((await request(s.lists.index("at").count(at))) > 0) return false;
+    }
     s.meta.put({ name: LAST_LOG, log: record.log });
     for (const key of await request(s.lists.getAllKeys())) {
       if (key[1] !== record.log) s.lists.delete(key);
     }
     if (typeof record.log === "string") s.lists.put(record);
+    return true;
   });
 }
 

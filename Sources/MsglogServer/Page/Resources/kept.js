@@ -1,16 +1,19 @@
 // The list shown, kept in the browser (idb.js) for a reload while the
 // server is away: under the token it was read with and the log it was
-// read from, a moment after it changes, and read back by following
-// (follow.js) when the server cannot be reached.
+// read from, a moment after it changes, when the page has nothing else to
+// do (a list of 10,000 items is a copy on the page's thread), and read
+// back by following (follow.js) when the server cannot be reached.
 
 import { Events } from "./events.js";
 
 /** How long after a change the list is kept: a burst of events is one write. */
 const KEEP_AFTER_MS = 300;
+/** At the latest this long after that, idle or not. */
+const KEEP_WITHIN_MS = 2000;
 
 /** Tells "kept" once a list is kept (the outbox's changes whose events it holds may go). */
 export class KeptList extends Events {
-  #timer = null;
+  #waiting = false;
 
   constructor({ model, api, idb }) {
     super(["kept"]);
@@ -24,12 +27,17 @@ export class KeptList extends Events {
     return this.idb.list(this.api.owner(), stream);
   }
 
-  /** Keeps the list shown (the server's layer) a moment from now. */
+  /** Keeps the list shown (the server's layer) a moment from now, once the page is idle. */
   keepSoon() {
-    if (this.#timer) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = null;
-      this.#keep();
+    if (this.#waiting) return;
+    this.#waiting = true;
+    setTimeout(() => {
+      const keep = () => {
+        this.#waiting = false;
+        this.#keep();
+      };
+      if (typeof requestIdleCallback === "function") requestIdleCallback(keep, { timeout: KEEP_WITHIN_MS });
+      else keep();
     }, KEEP_AFTER_MS);
   }
 
@@ -37,7 +45,7 @@ export class KeptList extends Events {
     const { stream, items, version, head, log, stale } = this.model;
     if (stale && version === 0) return;
     if (log === undefined) return;
-    // Told once the write is done or refused (storage off: nothing is kept, and nothing waits for it).
+    // Told once the write is done, found done already, or refused (storage off: nothing is kept, and nothing waits for it).
     this.idb.keepList({ owner: this.api.owner(), log, stream, items, version, seq: head })
       .catch(() => {}).then(() => this.emit("kept"));
   }

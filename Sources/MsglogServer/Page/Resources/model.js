@@ -239,12 +239,15 @@ export class StreamModel extends Events {
    * This page's changes on their way are `changes` (the outbox's, in the
    * order made, each with its `key`; `untilSeq`: the event the server made
    * of it, once it has answered), with the ones proposed and not yet kept
-   * there (no `key`) after them.
+   * there (no `key`) after them. Whether the list shown may have changed
+   * (none was on its way, and none is: it has not).
    */
   adopt(changes) {
+    const before = this.pending.length;
     this.pending = [...changes, ...this.pending.filter((c) => c.key === undefined)];
     this.shown = null;
     this.expire();
+    return before > 0 || this.pending.length > 0;
   }
 
   /** Drops the answered changes the server's layer now has (its head reached their event). */

@@ -79,14 +79,15 @@ export class Sync extends Events {
   #show() {
     const model = this.model;
     const own = this.#mine();
-    model.adopt(shownOn(own, { stream: model.stream, log: model.log }).map(pendingOf));
+    const changed = model.adopt(shownOn(own, { stream: model.stream, log: model.log }).map(pendingOf));
     const log = this.#serverLog !== undefined ? this.#serverLog : model.log;
     const me = this.api.owner();
     this.emit("held", {
       otherLog: log === undefined ? [] : byLog(own, log).held,
       otherOwner: this.#entries.filter((e) => unanswered(e) && e.owner !== me),
     });
-    this.emit("changed");
+    // The list is drawn again only when it may differ: with nothing on its way, reading the outbox draws nothing.
+    if (changed) this.emit("changed");
   }
 
   /** Reads the outbox again (another tab changed it, or this page starts). */
