@@ -39,8 +39,15 @@ let package = Package(
     // answers, event streams, timeouts and cancellation), for a replica's
     // sync with `msglog serve`. Glibc only, no Foundation.
     .target(name: "MsglogHTTPClient", dependencies: ["CGnuTLS"]),
+    // The sync protocol's messages (docs/SYNC.md), typed and encoded once
+    // for both ends: the library's remotes and the server's routes. Below
+    // the door, since the library's HTTP remote speaks it (MsglogWire
+    // stands on the door, so the door cannot use it). No I/O.
+    .target(name: "MsglogSyncProtocol", dependencies: ["MsglogCore"]),
     // The front door: `EventLog`, over whichever store a location names.
-    .target(name: "Msglog", dependencies: ["MsglogCore", "MsglogLMDB", "MsglogPostgres", "MsglogHTTPClient"]),
+    .target(
+      name: "Msglog",
+      dependencies: ["MsglogCore", "MsglogSyncProtocol", "MsglogLMDB", "MsglogPostgres", "MsglogHTTPClient"]),
     // The wire shapes: a JSON writer and every document `--json` prints and
     // the server answers, in one place for the command line and the server.
     .target(name: "MsglogWire", dependencies: ["Msglog"]),
@@ -91,6 +98,9 @@ let package = Package(
     // Tests by what they test. The core's logic: the codecs, trees, the
     // import scanner, on the core alone (neither LMDB nor libpq is linked).
     .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore", "MsglogCoreTestSupport"]),
+    // The sync protocol's messages, each encoded and decoded, on the
+    // protocol module alone.
+    .testTarget(name: "MsglogSyncProtocolTests", dependencies: ["MsglogSyncProtocol", "MsglogCore"]),
     // The library's door as an app uses it, on `EventLog.inMemory()` and
     // each store: the ledger's rules, group commit, the model differential.
     .testTarget(name: "MsglogLibraryTests", dependencies: ["Msglog", "MsglogCore", "MsglogWire", "MsglogTestSupport"]),

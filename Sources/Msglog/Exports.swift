@@ -8,3 +8,6 @@
 // it, an app cannot. `DoorTests` compiles an app against the door to keep
 // it so.
 @_exported import MsglogCore
+// The sync protocol's three public messages (`RemoteHello`, `PushAnswer`,
+// `RecordPage`) come with it too; the rest of that module is `package`.
+@_exported import MsglogSyncProtocol

@@ -72,8 +72,9 @@ import Testing
     try replica.append("b")
     let state = try replica.replicaState()!
     let changes = try replica.pendingChanges()
-    let first = try pair.remote.push(changes, replica: state.replica, secret: state.secret!, log: state.log)
-    let again = try pair.remote.push(changes, replica: state.replica, secret: state.secret!, log: state.log)
+    let push = PushRequest(log: state.log, replica: state.replica, secret: state.secret!, changes: changes)
+    let first = try pair.remote.push(push)
+    let again = try pair.remote.push(push)
     #expect(first == again)
     #expect(try pair.server.items().items.map(\.text) == ["a", "b"])
     _ = try replica.sync(with: pair.remote)

@@ -42,12 +42,8 @@ import Testing
     }
 
     func hello() throws -> RemoteHello { try maybe { try inner.hello() } }
-    func push(_ changes: [ReplicaChange], replica: ItemID, secret: ReplicaSecret, log: ItemID) throws -> PushAnswer {
-      try maybe { try inner.push(changes, replica: replica, secret: secret, log: log) }
-    }
-    func pull(after seq: UInt64, check: UInt32?, log: ItemID, limit: Int) throws -> RecordPage {
-      try maybe { try inner.pull(after: seq, check: check, log: log, limit: limit) }
-    }
+    func push(_ request: PushRequest) throws -> PushAnswer { try maybe { try inner.push(request) } }
+    func pull(_ request: PullRequest) throws -> RecordPage { try maybe { try inner.pull(request) } }
     func waitForEvents(after seq: UInt64, seconds: Double, stop: @escaping @Sendable () -> Bool) throws -> Bool {
       false
     }
@@ -69,7 +65,8 @@ import Testing
       case 6 where count > 0:
         try log.remove(id: items[Int(random.next() % UInt64(count))].id, from: stream)
       case 7 where count > 0:
-        try log.edit(.id(items[Int(random.next() % UInt64(count))].id), text: "\(tag) e\(random.next() % 1000)", in: stream)
+        try log.edit(
+          .id(items[Int(random.next() % UInt64(count))].id), text: "\(tag) e\(random.next() % 1000)", in: stream)
       case 8:
         try log.undo(in: stream)
       default:
@@ -142,7 +139,8 @@ import Testing
       // Every change done exactly once: applied (one event with its origin) or not appended.
       let state = try log.replicaState()!
       let origins = serverEvents.compactMap(\.origin).filter { $0.replica == state.replica }.map(\.change)
-      #expect(origins == origins.sorted() && Set(origins).count == origins.count, "seed \(seed): a change applied twice")
+      #expect(
+        origins == origins.sorted() && Set(origins).count == origins.count, "seed \(seed): a change applied twice")
       #expect(origins.allSatisfy { $0 < state.nextChange }, "seed \(seed): an event of a change never made")
       // Done 1…N; every outcome kept from the first change of the replica's
       // last push, before it only the applied ones (what it settled and

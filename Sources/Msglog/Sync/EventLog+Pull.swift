@@ -10,8 +10,7 @@ extension EventLog {
   func pull(from remote: any SyncRemote, state: ReplicaState, into report: inout SyncReport) throws {
     while true {
       let head = try headSeq()
-      let page = try remote.pull(
-        after: head, check: try headChecksum(), log: state.log, limit: Self.pullPageRecords)
+      let page = try remote.pull(PullRequest(log: state.log, after: head, check: try headChecksum()))
       if page.records.isEmpty {
         // At the remote's head: the one head the pages bear out.
         guard page.head == head else {
@@ -27,7 +26,7 @@ extension EventLog {
   /// The page's events, checked now if they were not as they arrived.
   private func events(of page: RecordPage, after head: UInt64) throws(RemoteFault) -> [Event] {
     if let events = page.events { return events }
-    var checked = PulledPage(after: head, limit: Self.pullPageRecords, pageBytes: Self.pullPageBytes)
+    var checked = PulledPage(after: head, limit: SyncProtocol.pageRecords, pageBytes: SyncProtocol.pageBytes)
     for record in page.records { try checked.take(record) }
     try checked.check(head: page.head)
     return checked.events

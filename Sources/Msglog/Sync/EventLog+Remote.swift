@@ -2,27 +2,22 @@
 /// protocol, which `msglog serve` answers over HTTP and a replica makes in
 /// process on a `postgres://` log.
 extension EventLog {
-  /// The records a pull page holds at most, and its bytes (past one record).
-  package static let pullPageRecords = 4096
-  package static let pullPageBytes = 1 << 20
-
   /// What this log says to a replica first.
   package func syncHello() throws -> RemoteHello {
     try remoteRead { sync in
       RemoteHello(
-        protocolVersion: syncProtocolVersion, recordFormat: Int(EventRecord.formatVersion3), log: try sync.logID(),
+        protocolVersion: SyncProtocol.version, recordFormat: Int(EventRecord.formatVersion3), log: try sync.logID(),
         head: try sync.headSeq())
     }
   }
 
-  /// Does a replica's changes, in order, each at most once, in one
-  /// transaction, once the replica has proved it is itself (`secret`): the
-  /// outcome of every change (the stored one for a change done before) and
-  /// the head after. The log's commit observer (a server's metrics) is
+  /// Does a replica's pushed changes, in order, each at most once, in one
+  /// transaction, once the replica has proved it is itself (its secret):
+  /// the outcome of every change (the stored one for a change done before)
+  /// and the head after. The log's commit observer (a server's metrics) is
   /// told of the transaction as of one the group commit makes.
-  package func doChanges(_ changes: [ReplicaChange], by replica: ItemID, secret: ReplicaSecret?, log: ItemID)
-    throws -> PushAnswer
-  {
+  package func doChanges(_ request: PushRequest) throws -> PushAnswer {
+    let changes = request.changes
     let started = ContinuousClock.now
     var appended = 0
     defer {
@@ -32,8 +27,9 @@ extension EventLog {
       guard let sync = session.writer as? any SyncStateWriter else {
         throw MsglogError.incompatibleRemote(remote: location, reason: "its store keeps no sync state")
       }
-      try checkRemote(sync, log: log)
-      let done = try session.perform(pushed: changes, by: replica, secret: secret, recordingIn: sync)
+      try checkRemote(sync, log: request.log)
+      let done = try session.perform(
+        pushed: changes, by: request.replica, secret: request.secret, recordingIn: sync)
       return PushAnswer(head: session.nextSeq - 1, outcomes: done.outcomes, resent: done.resent)
     }
     // What this push appended: its applied outcomes past the ones resent.
@@ -49,18 +45,21 @@ extension EventLog {
     }
   }
 
-  /// Calls `body` with the records after `seq`, in order — at most `limit`,
-  /// and no more than `pullPageBytes` past the first — once the record at
-  /// `seq` is found to be the replica's (`check`); returns the head.
-  package func records(
-    after seq: UInt64, check: UInt32?, log: ItemID, limit: Int, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void
-  ) throws -> UInt64 {
-    try remoteRead { sync in
-      try checkRemote(sync, log: log)
+  /// Calls `body` with the records a pull asks for, in order — at most its
+  /// `limit`, and no more than `SyncProtocol.pageBytes` past the first —
+  /// once the record at its `after` is found to be the replica's (its
+  /// `check`); returns the head.
+  package func records(_ request: PullRequest, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws
+    -> UInt64
+  {
+    let (seq, check, limit) = (request.after, request.check, request.limit)
+    return try remoteRead { sync in
+      try checkRemote(sync, log: request.log)
       let head = try sync.headSeq()
       guard seq <= head else {
         throw MsglogError.anotherLog(
-          remote: location, reason: "it is at seq \(head), behind the replica (at seq \(seq)): restored from an older copy?")
+          remote: location,
+          reason: "it is at seq \(head), behind the replica (at seq \(seq)): restored from an older copy?")
       }
       if seq > 0, let check {
         let found = try sync.withRecord(at: seq) { $0.loadBigEndian(fromByteOffset: $0.count - 4, as: UInt32.self) }
@@ -75,7 +74,7 @@ extension EventLog {
           try body(recordSeq, record)
           sent += 1
           bytes += record.count
-          return sent < limit && bytes < Self.pullPageBytes && recordSeq < head
+          return sent < limit && bytes < SyncProtocol.pageBytes && recordSeq < head
         }
       }
       return head

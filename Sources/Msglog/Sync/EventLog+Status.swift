@@ -43,7 +43,8 @@ extension EventLog {
         return true
       }
       return ReplicaStatus(
-        remote: Self.shown(remote: view.state.remote), replica: view.state.replica, seq: view.baseHead, remoteSeq: view.state.remoteHead,
+        remote: Self.shown(remote: view.state.remote), replica: view.state.replica, seq: view.baseHead,
+        remoteSeq: view.state.remoteHead,
         pending: view.changes.map { change in
           PendingChange(
             change: change.number, op: change.opName, stream: change.stream, made: change.made,
@@ -70,15 +71,22 @@ extension EventLog {
     guard case .object(let members)? = try? JSONParser.parse(json) else { throw damaged("is not a JSON object") }
     var fields: [String: String] = [:]
     for (key, value) in members { if case .string(let text) = value { fields[key] = text } }
-    guard let op = fields["op"], let stream = fields["stream"], let error = fields["error"] else {
-      throw damaged("lacks its op, stream or error")
+    let reason = members.first(where: { $0.0 == "reason" })?.1
+    guard let op = fields["op"], let stream = fields["stream"], reason != nil || fields["error"] != nil else {
+      throw damaged("lacks its op, stream or reason")
     }
-    return RefusedChange(change: number, op: op, stream: StreamName(stream), error: error)
+    // Kept before reasons had codes: its words alone.
+    let words = fields["error"] ?? "refused"
+    return RefusedChange(
+      change: number, op: op, stream: StreamName(stream),
+      reason: reason.map { ChangeRefusal(json: $0, words: words) } ?? .unknown(code: nil, words: words))
   }
 
   /// A remote's location without its credentials.
   package static func shown(remote location: String) -> String {
-    if PostgresStore.handles(location) { return (try? PostgresStore(location: location).shown) ?? "(a postgres:// location)" }
+    if PostgresStore.handles(location) {
+      return (try? PostgresStore(location: location).shown) ?? "(a postgres:// location)"
+    }
     // http(s)://user:password@host/… → http(s)://host/…
     let text = Array(location.utf8)
     guard let colon = text.firstIndex(of: UInt8(ascii: ":")), text[colon...].starts(with: Array("://".utf8)) else {

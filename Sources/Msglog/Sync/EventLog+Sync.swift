@@ -29,20 +29,24 @@ extension EventLog {
     public var change: UInt64
     public var op: String
     public var stream: StreamName
-    /// The remote's reason, in the library's words.
-    public var error: String
+    /// Why: a code with its data to switch on (`.error(.itemRemoved(…))`).
+    public var reason: ChangeRefusal
 
-    public init(change: UInt64, op: String, stream: StreamName, error: String) {
+    /// The reason in the library's words.
+    public var error: String { reason.description }
+
+    public init(change: UInt64, op: String, stream: StreamName, reason: ChangeRefusal) {
       self.change = change
       self.op = op
       self.stream = stream
-      self.error = error
+      self.reason = reason
+    }
+
+    /// A refusal known by its words only.
+    public init(change: UInt64, op: String, stream: StreamName, error: String) {
+      self.init(change: change, op: op, stream: stream, reason: .unknown(code: nil, words: error))
     }
   }
-
-  /// The changes a push carries at most, and their bytes (past one change).
-  package static let pushBatchChanges = 256
-  package static let pushBatchBytes = 768 * 1024
 
   /// Syncs with `remote` (see the extension's summary); with `movingTo`,
   /// keeps that as the replica's remote once it is found to hold its log.
@@ -68,7 +72,7 @@ extension EventLog {
     var report = SyncReport()
     // Before anything is pushed: is the remote the log this replica copies,
     // at or past its head? (A pull of nothing checks the record there.)
-    _ = try remote.pull(after: try headSeq(), check: try headChecksum(), log: state.log, limit: 0)
+    _ = try remote.pull(PullRequest(log: state.log, after: try headSeq(), check: try headChecksum(), limit: 0))
     if let location { try keepRemote(location) }
     while true {
       var claims: [UInt64: UInt64] = [:]
@@ -103,10 +107,10 @@ extension EventLog {
 
   /// Refuses a remote whose protocol or record format this msglog does not know.
   static func check(_ hello: RemoteHello, of remote: any SyncRemote) throws {
-    if hello.protocolVersion > syncProtocolVersion {
+    if !SyncProtocol.speaks(hello.protocolVersion) {
       throw MsglogError.incompatibleRemote(
         remote: remote.shown,
-        reason: "it speaks sync protocol \(hello.protocolVersion), this msglog \(syncProtocolVersion): upgrade msglog")
+        reason: "it speaks sync protocol \(hello.protocolVersion), this msglog \(SyncProtocol.version): upgrade msglog")
     }
     if hello.recordFormat > Int(EventRecord.formatVersion3) {
       throw MsglogError.incompatibleRemote(
@@ -146,13 +150,16 @@ extension EventLog {
     while start < pending.count {
       var end = start
       var bytes = 0
-      while end < pending.count && end - start < Self.pushBatchChanges && (end == start || bytes < Self.pushBatchBytes) {
+      while end < pending.count && end - start < SyncProtocol.pushChanges
+        && (end == start || bytes < SyncProtocol.pushBytes)
+      {
         bytes += pending[end].json.count
         end += 1
       }
       let batch = Array(pending[start..<end])
       precondition(state.secret != nil, "syncRound gives a replica its secret before it pushes")
-      let answer = try remote.push(batch, replica: state.replica, secret: state.secret!, log: state.log)
+      let answer = try remote.push(
+        PushRequest(log: state.log, replica: state.replica, secret: state.secret!, changes: batch))
       guard answer.outcomes.count == batch.count else {
         throw MsglogError.incompatibleRemote(
           remote: remote.shown, reason: "it answered \(answer.outcomes.count) outcomes for \(batch.count) changes")
@@ -180,8 +187,8 @@ extension EventLog {
       var refused: [RefusedChange] = []
       for (change, outcome) in outcomes {
         switch outcome {
-        case .refused(let error):
-          let refusal = RefusedChange(change: change.number, op: change.opName, stream: change.stream, error: error)
+        case .refused(let reason):
+          let refusal = RefusedChange(change: change.number, op: change.opName, stream: change.stream, reason: reason)
           if try replicas.learnedOutcome(ofChange: change.number) == nil {
             try replicas.putRefused(change.number, json: Self.json(of: refusal))
             refused.append(refusal)
@@ -239,14 +246,22 @@ extension EventLog {
     return "seq \(seq) is not a \(change.opName) of the change's item"
   }
 
-  /// A refusal as the replica keeps it: `{"pending","op","stream","error"}`.
+  /// A refusal as the replica keeps it: `{"pending","op","stream","reason"}`,
+  /// the reason as its code and data (`ChangeRefusal`); one this msglog
+  /// cannot tell keeps the words it came with as `"error"` (as every
+  /// refusal was kept before reasons had codes) and its code, if any.
   static func json(of refusal: RefusedChange) -> [UInt8] {
     var json = JSONWriter()
     json.object { json in
       json.member("pending", refusal.change)
       json.member("op", refusal.op)
       json.member("stream", refusal.stream)
-      json.member("error", refusal.error)
+      if case .unknown(let code, let words) = refusal.reason {
+        json.member("error", words)
+        guard code != nil else { return }
+      }
+      json.key("reason")
+      refusal.reason.write(to: &json)
     }
     return json.take()
   }

@@ -17,10 +17,6 @@ package final class HTTPRemote: SyncRemote {
   /// When the run under way must end.
   private var runDeadline: Deadline
 
-  /// The longest answer to a hello or a push, in bytes (256 outcomes and
-  /// their reasons fit many times over).
-  static let answerLimit = 4 << 20
-
   package init(_ location: String, options: SyncOptions) throws {
     do {
       url = try HTTPURL(location)
@@ -52,65 +48,33 @@ package final class HTTPRemote: SyncRemote {
 
   package func hello() throws -> RemoteHello {
     let answer = try send {
-      .get("/api/sync?protocol=\(syncProtocolVersion)", accept: "application/json", exchangeTimeout: $0)
+      .get(SyncProtocol.helloTarget, accept: "application/json", exchangeTimeout: $0)
     }
-    let members = try object(answer.body)
-    guard let version = members.integer("protocol") else { throw malformed("its hello has no protocol") }
-    return RemoteHello(
-      protocolVersion: version, recordFormat: members.integer("format") ?? 1,
-      log: members.string("log").flatMap(ItemID.init(canonical:)), head: UInt64(members.integer("head") ?? 0))
+    return try decoded { () throws(AnswerProblem) in try RemoteHello(json: answer.body) }
   }
 
-  package func push(_ changes: [ReplicaChange], replica: ItemID, secret: ReplicaSecret, log: ItemID) throws
-    -> PushAnswer
-  {
-    var json = JSONWriter()
-    json.object { json in
-      json.member("protocol", syncProtocolVersion)
-      json.member("log", log)
-      json.member("replica", replica)
-      json.member("secret", secret.hex)
-      json.key("changes")
-      json.array { json in for change in changes { change.write(to: &json) } }
-    }
+  package func push(_ request: PushRequest) throws -> PushAnswer {
     // A push sent again is answered, not done again: safe to resend on a
     // kept connection the server closed meanwhile.
-    let body = json.take()
-    let answer = try send { .post("/api/sync/push", json: body, exchangeTimeout: $0, retriesOnStaleConnection: true) }
-    let members = try object(answer.body)
-    guard let head = members.integer("head"), case .array(let items)? = members["outcomes"] else {
-      throw malformed("its answer to a push has no head or outcomes")
+    let body = request.json
+    let answer = try send {
+      .post(SyncProtocol.pushPath, json: body, exchangeTimeout: $0, retriesOnStaleConnection: true)
     }
-    var outcomes: [ChangeOutcome] = []
-    for item in items {
-      guard case .object = item else { throw malformed("an outcome is not an object") }
-      let outcome = Members(item)
-      switch outcome.string("result") {
-      case "applied"?:
-        guard let seq = outcome.integer("seq") else { throw malformed("an applied outcome has no seq") }
-        outcomes.append(.applied(seq: UInt64(seq), rebased: outcome.bool("rebased") ?? false))
-      case "unchanged"?: outcomes.append(.unchanged)
-      case "refused"?: outcomes.append(.refused(outcome.string("error") ?? "refused"))
-      default: throw malformed("an outcome is neither applied, unchanged nor refused")
-      }
-    }
-    return PushAnswer(head: UInt64(head), outcomes: outcomes)
+    return try decoded { () throws(AnswerProblem) in try PushAnswer(json: answer.body) }
   }
 
   /// A page read as it arrives, each record checked as soon as it is
   /// whole and each frame's length before its bytes are waited for
   /// (`PulledPage`): whatever the remote sends, no more than a page is
   /// held before it is refused.
-  package func pull(after seq: UInt64, check: UInt32?, log: ItemID, limit: Int) throws -> RecordPage {
-    var target = "/api/sync/pull?log=\(log.text)&after=\(seq)&limit=\(limit)"
-    if let check { target += "&check=\(Hex.text(check, width: 8))" }
-    return try exchange {
-      let stream = try open(.get(target, accept: RecordFrames.contentType, exchangeTimeout: $0))
+  package func pull(_ request: PullRequest) throws -> RecordPage {
+    try exchange {
+      let stream = try open(.get(request.target, accept: RecordFrames.contentType, exchangeTimeout: $0))
       defer { stream.close() }
-      guard let head = stream.head.value(of: "Msglog-Head").flatMap({ UInt64($0) }) else {
+      guard let head = stream.head.value(of: SyncProtocol.headHeader).flatMap({ UInt64($0) }) else {
         throw malformed("its pull answer has no Msglog-Head")
       }
-      var page = PulledPage(after: seq, limit: limit, pageBytes: EventLog.pullPageBytes)
+      var page = PulledPage(after: request.after, limit: request.limit, pageBytes: SyncProtocol.pageBytes)
       var frames = RecordFrames.Reader()
       do {
         while let piece = try stream.next() {
@@ -172,7 +136,7 @@ package final class HTTPRemote: SyncRemote {
 
   private func send(_ request: (Double) -> HTTPRequest) throws -> HTTPResponse {
     try exchange {
-      let response = try client.send(request($0), limit: Self.answerLimit)
+      let response = try client.send(request($0), limit: SyncProtocol.answerBytes)
       guard response.status == 200 else { throw refusal(response.status, response.head, response.body) }
       return response
     }
@@ -181,7 +145,7 @@ package final class HTTPRemote: SyncRemote {
   private func open(_ request: HTTPRequest) throws -> HTTPResponseStream {
     let stream = try client.open(request)
     guard stream.status == 200 else {
-      let body = (try? stream.readAll(limit: Self.answerLimit)) ?? []
+      let body = (try? stream.readAll(limit: SyncProtocol.answerBytes)) ?? []
       stream.close()
       throw refusal(stream.status, stream.head, body)
     }
@@ -213,19 +177,29 @@ package final class HTTPRemote: SyncRemote {
       let location = head.value(of: "Location").map { TerminalText.escape(String($0.prefix(200))) }
       return .remoteFault(remote: shown, .redirected(status: status, location: location))
     }
-    let members = (try? object(body)) ?? Members(.object([]))
-    let message = TerminalText.escape(members.string("error") ?? "it answered \(status)")
-    switch (status, members.string("kind")) {
-    case (_, "another-log"?): return .anotherLog(remote: shown, reason: message)
-    case (_, "incompatible"?): return .incompatibleRemote(remote: shown, reason: message)
-    case (403, "replica-secret"?):
-      // The remote holds another secret for this replica's id (or none was sent).
-      return .replicaSecretRefused(replica: members.string("replica").flatMap(ItemID.init(canonical:)) ?? .nil, given: true)
-    case (401, _): return .tokenRefused(remote: shown, reason: message)
-    case (403, _): return .remoteForbids(remote: shown, reason: message)
-    case (404, _), (405, _):
+    if let refusal = SyncRefusal(status: status, json: body) {
+      let message = TerminalText.escape(refusal.message)
+      switch refusal.kind {
+      case .anotherLog: return .anotherLog(remote: shown, reason: message)
+      case .incompatible: return .incompatibleRemote(remote: shown, reason: message)
+      case .replicaSecret:
+        // The remote holds another secret for this replica's id (or none was sent).
+        return .replicaSecretRefused(replica: refusal.replica ?? .nil, given: true)
+      }
+    }
+    var message = "it answered \(status)"
+    if case .object(let members)? = try? JSONParser.parse(body),
+      case .string(let error)? = members.first(where: { $0.0 == "error" })?.1
+    {
+      message = error
+    }
+    message = TerminalText.escape(message)
+    switch status {
+    case 401: return .tokenRefused(remote: shown, reason: message)
+    case 403: return .remoteForbids(remote: shown, reason: message)
+    case 404, 405:
       return .incompatibleRemote(remote: shown, reason: "it offers no sync (an older msglog serve?): \(message)")
-    case (400, _), (409, _), (413, _): return .incompatibleRemote(remote: shown, reason: message)
+    case 400, 409, 413: return .incompatibleRemote(remote: shown, reason: message)
     default: return .connectionLost(location: shown, reason: "it answered \(status): \(message)")
     }
   }
@@ -234,38 +208,20 @@ package final class HTTPRemote: SyncRemote {
     .incompatibleRemote(remote: shown, reason: why)
   }
 
-  private func object(_ body: [UInt8]) throws -> Members {
-    guard let value = try? JSONParser.parse(body), case .object = value else {
-      throw malformed("it answered something that is not a JSON object")
-    }
-    return Members(value)
-  }
-
-  /// A JSON object's members by name, read leniently (the remote's own answer).
-  struct Members {
-    let members: [String: JSONValue]
-
-    init(_ value: JSONValue) {
-      var members: [String: JSONValue] = [:]
-      if case .object(let pairs) = value { for (key, value) in pairs { members[key] = value } }
-      self.members = members
-    }
-
-    subscript(_ key: String) -> JSONValue? { members[key] }
-
-    func string(_ key: String) -> String? {
-      if case .string(let text)? = members[key] { return text }
-      return nil
-    }
-
-    func integer(_ key: String) -> Int? {
-      if case .number(let text)? = members[key], let value = Limits.parseNumber(text) { return Int(value) }
-      return nil
-    }
-
-    func bool(_ key: String) -> Bool? {
-      if case .bool(let flag)? = members[key] { return flag }
-      return nil
+  /// A message read from an answer, or the answer refused as the remote's
+  /// (not the protocol's message: an incompatible remote), in its words.
+  private func decoded<M>(_ read: () throws(AnswerProblem) -> M) throws -> M {
+    do {
+      return try read()
+    } catch {
+      switch error {
+      case .notAnObject: throw malformed("it answered something that is not a JSON object")
+      case .helloWithoutProtocol: throw malformed("its hello has no protocol")
+      case .pushWithoutHeadOrOutcomes: throw malformed("its answer to a push has no head or outcomes")
+      case .outcomeNotAnObject: throw malformed("an outcome is not an object")
+      case .appliedWithoutSeq: throw malformed("an applied outcome has no seq")
+      case .unknownResult: throw malformed("an outcome is neither applied, unchanged nor refused")
+      }
     }
   }
 }

@@ -1,6 +1,7 @@
 /// A remote that is a log this process opens itself (a `postgres://`
 /// location): the sync protocol's calls made in process, in the remote's
-/// own transactions — the same exactly-once as `msglog serve` gives.
+/// own transactions — the same messages, the same exactly-once as `msglog
+/// serve` gives.
 package final class LogRemote: SyncRemote {
   let log: EventLog
 
@@ -10,20 +11,14 @@ package final class LogRemote: SyncRemote {
 
   package func hello() throws -> RemoteHello { try log.syncHello() }
 
-  package func push(_ changes: [ReplicaChange], replica: ItemID, secret: ReplicaSecret, log id: ItemID) throws
-    -> PushAnswer
-  {
-    try log.doChanges(changes, by: replica, secret: secret, log: id)
-  }
+  package func push(_ request: PushRequest) throws -> PushAnswer { try log.doChanges(request) }
 
   /// A page checked record by record as it is read (`PulledPage`), as
   /// one from a server is.
-  package func pull(after seq: UInt64, check: UInt32?, log id: ItemID, limit: Int) throws -> RecordPage {
-    var page = PulledPage(after: seq, limit: limit, pageBytes: EventLog.pullPageBytes)
+  package func pull(_ request: PullRequest) throws -> RecordPage {
+    var page = PulledPage(after: request.after, limit: request.limit, pageBytes: SyncProtocol.pageBytes)
     do {
-      let head = try log.records(after: seq, check: check, log: id, limit: limit) { _, bytes in
-        try page.take(Array(bytes))
-      }
+      let head = try log.records(request) { _, bytes in try page.take(Array(bytes)) }
       try page.check(head: head)
       return RecordPage(head: head, checked: page)
     } catch let fault as RemoteFault {

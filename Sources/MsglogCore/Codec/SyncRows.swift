@@ -42,7 +42,9 @@ package enum SyncRows {
       progress.keptFrom = try r.u64()
       progress.secret = SHA256.Digest(Array(try r.take(SHA256.Digest.length)))
       guard progress.keptFrom >= 1, progress.keptFrom <= progress.done + 1 else {
-        throw DerivedDamage(.replicas, "replica \(replica.text) keeps outcomes from change \(progress.keptFrom), past its \(progress.done) done")
+        throw DerivedDamage(
+          .replicas,
+          "replica \(replica.text) keeps outcomes from change \(progress.keptFrom), past its \(progress.done) done")
       }
     }
     try r.end()
@@ -50,7 +52,9 @@ package enum SyncRows {
   }
 
   // MARK: - Outcomes: u8 kind (1 applied, 2 unchanged, 3 refused), then
-  // applied: u64 seq, u8 rebased; refused: u32 length + the reason in UTF-8
+  // applied: u64 seq, u8 rebased; refused: u32 length + the reason in
+  // UTF-8 — its code and data as a JSON object, or (kept by a msglog
+  // before reasons had codes, or a code this one does not know) its words
 
   /// A remote's key for a replica's change: the replica's 16 bytes, then the change as u64.
   package static func outcomeKey(_ change: UInt64, by replica: ItemID) -> [UInt8] {
@@ -71,9 +75,10 @@ package enum SyncRows {
     case .unchanged:
       out.append(2)
     case .refused(let reason):
+      let stored = reason.stored
       out.append(3)
-      out.appendBigEndian(UInt32(reason.utf8.count))
-      out.append(contentsOf: reason.utf8)
+      out.appendBigEndian(UInt32(stored.count))
+      out.append(contentsOf: stored)
     }
     return DerivedRows.seal(table, key: key, out)
   }
@@ -92,7 +97,7 @@ package enum SyncRows {
       default: throw DerivedDamage(table, "an outcome has a bad rebased flag")
       }
     case 2: outcome = .unchanged
-    case 3: outcome = .refused(try r.text())
+    case 3: outcome = .refused(ChangeRefusal(stored: try r.text()))
     case let kind: throw DerivedDamage(table, "an outcome is of unknown kind \(kind)")
     }
     try r.end()

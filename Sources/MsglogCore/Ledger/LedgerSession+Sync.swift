@@ -192,9 +192,11 @@ extension LedgerSession {
           }
         }
         outcome = appended.map { .applied(seq: $0.event.seq, rebased: $0.rebased) } ?? .unchanged
-      } catch let error as MsglogError where error.category != .damaged && error.category != .unavailable {
-        guard rewind(to: mark) else { throw error }
-        outcome = .refused(error.description)
+      } catch let error as MsglogError {
+        // Refused for good only for a reason with a code (`ChangeRefusal`):
+        // anything else (the store failing, damage) fails the push whole.
+        guard let refusal = ChangeRefusal(error), rewind(to: mark) else { throw error }
+        outcome = .refused(refusal)
       }
       writesSent += 1
       try sync.putOutcome(outcome, ofChange: change.number, by: replica)

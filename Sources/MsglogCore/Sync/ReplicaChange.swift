@@ -97,6 +97,6 @@ public enum ChangeOutcome: Equatable, Sendable {
   /// It changed nothing there (a move onto itself, the same text, an undo
   /// in effect): nothing appended.
   case unchanged
-  /// Refused, with the reason in the library's words.
-  case refused(String)
+  /// Refused, and why: a code with its data (`ChangeRefusal`), never words.
+  case refused(ChangeRefusal)
 }

@@ -1,3 +1,5 @@
+import MsglogCore
+
 /// A page of a pull, taken record by record as it arrives and checked at
 /// once against what the protocol allows (docs/SYNC.md, "The protocol"):
 /// at most `limit` records, a record starting only while the page holds

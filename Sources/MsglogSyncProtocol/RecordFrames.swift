@@ -1,3 +1,5 @@
+import MsglogCore
+
 /// How a pull's answer carries records (`application/vnd.msglog.records`):
 /// each as a u32 big-endian length and the record's bytes, exactly as the
 /// log holds them, so the replica keeps the remote's bytes and checks each

@@ -1,0 +1,42 @@
+import MsglogCore
+
+/// What a remote says first (`GET /api/sync?protocol=N`):
+/// `{"protocol","format","log","head"}`.
+public struct RemoteHello: Equatable, Sendable {
+  /// Its sync protocol (`SyncProtocol.version`).
+  public var protocolVersion: Int
+  /// The newest record format its log may hold.
+  public var recordFormat: Int
+  /// Its log's id; nil for a log made before logs had one (not yet clonable).
+  public var log: ItemID?
+  public var head: UInt64
+
+  public init(protocolVersion: Int, recordFormat: Int, log: ItemID?, head: UInt64) {
+    self.protocolVersion = protocolVersion
+    self.recordFormat = recordFormat
+    self.log = log
+    self.head = head
+  }
+
+  /// The hello as the remote answers it.
+  package func write(to json: inout JSONWriter) {
+    json.object { json in
+      json.member("protocol", protocolVersion)
+      json.member("format", recordFormat)
+      json.key("log")
+      if let log { json.value(log) } else { json.null() }
+      json.member("head", head)
+    }
+  }
+
+  /// Reads a remote's hello, leniently (a member an older remote leaves
+  /// out has its first value: format 1, no log id, head 0); only the
+  /// protocol is required.
+  package init(json body: [UInt8]) throws(AnswerProblem) {
+    let members = try AnswerMembers(body)
+    guard let version = members.integer("protocol") else { throw .helloWithoutProtocol }
+    self.init(
+      protocolVersion: version, recordFormat: members.integer("format") ?? 1,
+      log: members.string("log").flatMap(ItemID.init(canonical:)), head: UInt64(members.integer("head") ?? 0))
+  }
+}
