@@ -110,10 +110,55 @@ export function wireChange(entry, byKey = new Map()) {
   return change;
 }
 
+/** An answer of the server that is not what the protocol's message is. */
+export class MalformedAnswer extends Error {
+  constructor(why) {
+    super("the server's answer to a push " + why);
+    this.status = 500;
+  }
+}
+
 /**
- * What the server's outcomes do to the entries pushed: `applied` (entries
- * with the seq they became, kept until the list shown has it), `done`
- * (keys to drop: unchanged or refused), `refused` ({ entry, error }, to
+ * The server's answer to a push, read as the library reads it (Swift's
+ * `PushAnswer`, docs/SYNC.md "The protocol"): `{ head, outcomes }`, each
+ * outcome `{ change, result: "applied", seq, rebased }`, `{ change, result:
+ * "unchanged" }` or `{ change, result: "refused", reason, error }` —
+ * `reason` the refusal's code and data (`{ code: "item-removed", id, seq
+ * }`, null from a server before reasons had codes), `error` the server's
+ * words for it. Members it does not know are left; a missing one is a
+ * `MalformedAnswer`.
+ */
+export function readAnswer(answer) {
+  const whole = (n) => Number.isInteger(n) && n >= 0;
+  if (answer === null || typeof answer !== "object" || !whole(answer.head) || !Array.isArray(answer.outcomes)) {
+    throw new MalformedAnswer("has no head or outcomes");
+  }
+  const outcomes = answer.outcomes.map((outcome) => {
+    if (outcome === null || typeof outcome !== "object") throw new MalformedAnswer("has an outcome that is not an object");
+    const { change, result } = outcome;
+    switch (result) {
+      case "applied":
+        if (!whole(outcome.seq)) throw new MalformedAnswer("has an applied outcome without its seq");
+        return { change, result, seq: outcome.seq, rebased: outcome.rebased === true };
+      case "unchanged":
+        return { change, result };
+      case "refused": {
+        const reason = outcome.reason !== null && typeof outcome.reason === "object" && typeof outcome.reason.code === "string"
+          ? outcome.reason : null;
+        return { change, result, reason, error: typeof outcome.error === "string" ? outcome.error : "refused" };
+      }
+      default:
+        throw new MalformedAnswer("has an outcome neither applied, unchanged nor refused");
+    }
+  });
+  return { head: answer.head, outcomes };
+}
+
+/**
+ * What the server's outcomes (`readAnswer`'s) do to the entries pushed:
+ * `applied` (entries with the seq they became, kept until the list shown
+ * has it), `done` (keys to drop: unchanged or refused), `refused` ({
+ * entry, reason, error }: the code to switch on and the server's words, to
  * tell the user). An outcome for a number not pushed is ignored.
  */
 export function settleOutcomes(entries, { log, replica }, outcomes) {
@@ -130,7 +175,7 @@ export function settleOutcomes(entries, { log, replica }, outcomes) {
       applied.push({ ...entry, seq: outcome.seq, rebased: outcome.rebased === true });
     } else {
       done.push(entry.key);
-      if (outcome.result === "refused") refused.push({ entry, error: outcome.error || "refused" });
+      if (outcome.result === "refused") refused.push({ entry, reason: outcome.reason ?? null, error: outcome.error || "refused" });
     }
   }
   return { applied, done, refused, results };

@@ -13,7 +13,7 @@
 import { HTTPError } from "./api.js";
 import { Events } from "./events.js";
 import {
-  byLog, landed, madeFor, newSecret, numberEntries, PROTOCOL, pushBody, settleOutcomes, shownOn, unanswered,
+  byLog, landed, madeFor, newSecret, numberEntries, PROTOCOL, pushBody, readAnswer, settleOutcomes, shownOn, unanswered,
 } from "./outbox.js";
 
 /** The longest wait between two tries to push. */
@@ -222,7 +222,7 @@ export class Sync extends Events {
     for (;;) {
       const body = pushBody(this.#mine(), { log, replica: id, secret: replica.secret });
       if (!body) break;
-      const answer = await this.api.request("/api/sync/push", body);
+      const answer = readAnswer(await this.api.request("/api/sync/push", body));
       const { applied, done, refused, results } = settleOutcomes(this.#mine(), { log, replica: id }, answer.outcomes);
       if (results.length === 0) throw new HTTPError(500, "the push's answer names none of its changes");
       await idb.update({ put: applied, drop: done });
