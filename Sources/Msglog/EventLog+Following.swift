@@ -89,7 +89,7 @@ final class FollowCursor {
   private var awaitingDatabase = false
 
   init(log: EventLog, from seq: UInt64?, stream: StreamName?) throws(MsglogError) {
-    guard let store = log.store as? any FollowableStore else { throw .storage("this store cannot be followed") }
+    guard let store = log.store as? any FollowableStore else { throw .cannotFollow(location: log.location) }
     self.log = log
     self.store = store
     self.stream = stream

@@ -21,7 +21,7 @@ extension EventLog {
         writer, checkpointInterval: UInt64(configuration.checkpointInterval), progress: progress)
       let after = try Verifier.verify(writer, progress: progress)
       guard after.isClean else {
-        throw MsglogError.storage("the rebuild did not verify: \(after.problems.first ?? "")")
+        throw MsglogError.rebuildDidNotVerify(problem: after.problems.first ?? "")
       }
       return (before.problems, nil)
     }

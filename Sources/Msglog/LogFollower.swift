@@ -60,7 +60,7 @@ package final class LogFollower: Sendable {
             continuation.resume(with: Result { () throws(MsglogError) in try self.readOrWait() })
           }
           if !started {
-            continuation.resume(throwing: MsglogError.storage("cannot follow: no thread could be started"))
+            continuation.resume(throwing: MsglogError.systemRefused(.followerThread, errno: nil))
           }
         }
       } onCancel: {
@@ -82,7 +82,7 @@ package final class LogFollower: Sendable {
   /// Reads the next batch that holds events of the stream, waiting for
   /// commits until one does; false when cancelled meanwhile.
   private func readOrWait() throws(MsglogError) -> Bool {
-    guard cancelRead >= 0 else { throw .storage("cannot follow: no pipe could be made") }
+    guard cancelRead >= 0 else { throw .systemRefused(.followerPipe, errno: nil) }
     return try state.withLock { state throws(MsglogError) -> Bool in
       let cursor: FollowCursor
       if let existing = state.cursor {

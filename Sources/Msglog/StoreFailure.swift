@@ -22,6 +22,6 @@ extension MsglogError {
   /// The same for an operation that runs no closure of the caller's: any
   /// error is the store's.
   init(anyStoreFailure error: any Error) {
-    self = MsglogError(storeFailure: error) ?? .storage("\(error)")
+    self = MsglogError(storeFailure: error) ?? .foreignFailure(type: "\(type(of: error))", words: "\(error)")
   }
 }

@@ -111,11 +111,12 @@ public enum MsglogCLI {
   /// file, because a commit changed them meanwhile; otherwise, damage. One
   /// clear message and exit 1 instead of LMDB's abort.
   @Sendable static func reportLMDBAssertion(lockless: Bool, message: String) {
-    let error: MsglogError =
+    // The command line's own words: what LMDB found is no library error.
+    let error: CommandLineError =
       lockless
-      ? .storage(
+      ? .failed(
         "the database changed while it was read (it is read-only to you, so msglog reads it without a lock); try again")
-      : .storage("LMDB found the database inconsistent (\(message)): it is damaged; 'msglog verify' says where")
+      : .failed("LMDB found the database inconsistent (\(message)): it is damaged; 'msglog verify' says where")
     let stderr = BufferedOutput(fd: 2)
     _ = Wording.report(error, to: stderr)
     try? stderr.flush()

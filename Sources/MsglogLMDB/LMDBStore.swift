@@ -182,11 +182,11 @@ final class InotifyWatcher: CommitWatcher {
 
   init(file: String, shown: String, events: UInt32 = UInt32(IN_MODIFY | IN_ATTRIB)) throws {
     fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-    guard fd >= 0 else { throw MsglogError.storage("cannot watch \(shown): \(systemMessage(errno))") }
+    guard fd >= 0 else { throw MsglogError.systemRefused(.watch(location: shown), errno: errno) }
     guard inotify_add_watch(fd, file, events) >= 0 else {
-      let reason = systemMessage(errno)
+      let code = errno
       close(fd)
-      throw MsglogError.storage("cannot watch \(shown): \(reason)")
+      throw MsglogError.systemRefused(.watch(location: shown), errno: code)
     }
   }
 
@@ -217,9 +217,9 @@ extension LMDBStore {
     for attempt in 0..<26 {
       if flock(fd, LOCK_EX | LOCK_NB) == 0 { return SyncLock(fd: fd) }
       guard errno == EWOULDBLOCK || errno == EINTR else {
-        let reason = systemMessage(errno)
+        let code = errno
         close(fd)
-        throw MsglogError.storage("cannot lock \(path) for a sync: \(reason)")
+        throw MsglogError.systemRefused(.syncLock(location: path), errno: code)
       }
       if attempt < 25 { usleep(10_000) }
     }

@@ -120,7 +120,7 @@ import Testing
           } catch let error as MsglogError {
             throw error
           } catch {
-            throw MsglogError.storage("\(error)")
+            throw MsglogError.foreignFailure(type: "\(type(of: error))", words: "\(error)")
           }
         }
         results.withLock { $0[n] = result }

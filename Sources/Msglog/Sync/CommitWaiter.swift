@@ -29,7 +29,7 @@ final class CommitWaiter: Sendable {
 
   /// True when an event after `after` committed within `seconds`.
   func wait(seconds: Double) throws -> Bool {
-    guard ends.read >= 0 else { throw MsglogError.storage("cannot make a pipe: \(systemMessage(errno))") }
+    guard ends.read >= 0 else { throw MsglogError.systemRefused(.wakePipe, errno: errno) }
     let deadline = Deadline.after(seconds: seconds)
     // The timer: ends the follow at the deadline, or when told to stop.
     startThread { [self] in

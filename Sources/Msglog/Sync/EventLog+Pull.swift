@@ -50,7 +50,7 @@ extension EventLog {
         throw MsglogError.notAReplica(location: location)
       }
       guard try writer.headSeq() == head else {
-        throw MsglogError.storage("the replica's head moved while a page of its remote was read")
+        throw MsglogError.replicaMovedDuringPull
       }
       let session = try LedgerSession(
         writer: writer, now: configuration.clock(), checkpointInterval: UInt64(configuration.checkpointInterval))
@@ -62,7 +62,7 @@ extension EventLog {
           throw MsglogError.unacceptableRecord(remote: remote.shown, seq: event.seq, reason: error)
         } catch MsglogError.eventDoesNotFit(let seq, let reason) where seq == event.seq {
           // Its index or version does not follow from the events before it there.
-          throw MsglogError.unacceptableRecord(remote: remote.shown, seq: seq, reason: .storage(reason))
+          throw MsglogError.unacceptableRecord(remote: remote.shown, seq: seq, reason: .eventDoesNotFit(seq: seq, reason: reason))
         }
         guard let origin = event.origin, origin.replica == state.replica else { continue }
         if pending == nil { pending = try pendingByNumber(replicas) }

@@ -109,7 +109,7 @@ final class SignalPipe {
   static func install(_ signals: [Int32]) throws -> SignalPipe {
     var ends: [Int32] = [0, 0]
     guard pipe(&ends) == 0 else {
-      throw MsglogError.storage("cannot set up signal handling: \(systemMessage(errno))")
+      throw MsglogError.systemRefused(.signalHandling, errno: errno)
     }
     for fd in ends {
       _ = fcntl(fd, F_SETFD, FD_CLOEXEC)

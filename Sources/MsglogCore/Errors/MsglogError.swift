@@ -97,8 +97,16 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case newerFormat(location: String, found: String, known: String)
   /// The store's engine failed, in its own words (LMDB's code, the server's message).
   case storeFailure(store: Store, detail: String)
-  /// Any other failure of the store, in words.
-  case storage(String)
+  /// The operating system refused what an operation needs (`errno`: its
+  /// reason, nil when it gave none).
+  case systemRefused(SystemNeed, errno: Int32?)
+  /// A log whose store cannot wake a follower (one in memory).
+  case cannotFollow(location: String)
+  /// The derived tables rebuilt from the log did not verify: its first problem.
+  case rebuildDidNotVerify(problem: String)
+  /// An error of a type msglog does not know came out of a store: that
+  /// type's name and its own words.
+  case foreignFailure(type: String, words: String)
 
   // MARK: Replicas and sync
 
@@ -116,6 +124,12 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case incompatibleRemote(remote: String, reason: String)
   /// Another sync of this replica is running.
   case syncRunning(location: String)
+  /// The replica's head moved while a page of its remote was read, which
+  /// only another sync could do: nothing of the page was taken in.
+  case replicaMovedDuringPull
+  /// A pending change that does not apply to the local view now (when the
+  /// ledger gave no other reason).
+  case changeDoesNotApply(change: UInt64)
   /// A clone cannot be made: the place is taken, or the remote cannot be cloned yet.
   case cannotClone(location: String, reason: String)
   /// A push for `replica` without the secret its remote holds the hash of
@@ -153,6 +167,22 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
 
   /// Which end of a move is out of range.
   public enum MoveEnd: String, Sendable { case from, to }
+
+  /// What the operating system refused (`systemRefused`).
+  public enum SystemNeed: Sendable, Equatable {
+    /// Signal handling, for a command that ends on a signal.
+    case signalHandling
+    /// A watch on the database's file, which wakes a follower.
+    case watch(location: String)
+    /// The replica's sync lock.
+    case syncLock(location: String)
+    /// A thread that reads for a follower.
+    case followerThread
+    /// A pipe that wakes a follower.
+    case followerPipe
+    /// A pipe that wakes a wait for a remote's commits.
+    case wakePipe
+  }
 
   /// Which bound a sync that gave up went past.
   public enum SyncBound: Sendable, Equatable {
@@ -209,7 +239,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .backupNotSupported, .anotherLog,
       .incompatibleRemote, .unacceptableRecord, .remoteFault:
       return .incompatible
-    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .storeFailure, .storage, .cannotReadInput,
+    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .storeFailure, .systemRefused, .cannotFollow,
+      .rebuildDidNotVerify, .foreignFailure, .replicaMovedDuringPull, .changeDoesNotApply, .cannotReadInput,
       .cannotConnect, .connectionLost, .syncTimedOut:
       return .unavailable
     case .line(_, let inner): return inner.category
@@ -291,7 +322,21 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .connectionLost(let location, let reason): return "lost the connection to \(location): \(reason)"
     case .newerFormat(let location, let found, let known):
       return "\(location) was written by a newer msglog (format \(found); this one knows \(known))"
-    case .storage(let text): return text
+    case .systemRefused(let need, let errno):
+      let reason = errno.map { ": " + systemMessage($0) } ?? ""
+      switch need {
+      case .signalHandling: return "cannot set up signal handling" + reason
+      case .watch(let location): return "cannot watch \(location)" + reason
+      case .syncLock(let location): return "cannot lock \(location) for a sync" + reason
+      case .followerThread: return "cannot follow: no thread could be started" + reason
+      case .followerPipe: return "cannot follow: no pipe could be made" + reason
+      case .wakePipe: return "cannot make a pipe" + reason
+      }
+    case .cannotFollow: return "this store cannot be followed"
+    case .rebuildDidNotVerify(let problem): return "the rebuild did not verify: \(problem)"
+    case .foreignFailure(_, let words): return words
+    case .replicaMovedDuringPull: return "the replica's head moved while a page of its remote was read"
+    case .changeDoesNotApply(let change): return "change \(change) does not apply"
     case .changeAppendedNothing(let change):
       return "change \(change) of this replica appended nothing (it was refused or changed nothing): there is nothing of it to undo"
     case .changeOutOfOrder(let change, let done):
@@ -308,6 +353,9 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .changeForgotten(let change, let keptFrom):
       return "change \(change) was settled by its replica, which has pushed from change \(keptFrom) since: "
         + "its outcome is no longer kept"
+    case .unacceptableRecord(let remote, let seq, .eventDoesNotFit(_, let reason)):
+      // Its index or version does not follow from the events before it: the reason alone.
+      return "\(remote) sent a record this replica cannot accept, at seq \(seq): \(reason)"
     case .unacceptableRecord(let remote, let seq, let reason):
       return "\(remote) sent a record this replica cannot accept, at seq \(seq): \(reason)"
     case .remoteFault(let remote, let fault): return "\(remote) broke the sync protocol: \(fault)"

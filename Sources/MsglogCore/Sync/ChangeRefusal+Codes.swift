@@ -75,8 +75,9 @@ extension ChangeRefusal {
       .cannotReadInput, .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat,
       .unrepairable, .noDatabase, .notAMsglogDatabase, .anotherProgramsDatabase, .readOnly, .permissionDenied,
       .cannotRead, .cannotCreate, .cannotBackUp, .backupNotSupported, .diskFull, .changedDuringRead, .cannotConnect,
-      .connectionLost, .newerFormat, .storeFailure, .storage, .notAReplica, .anotherLog, .incompatibleRemote,
-      .syncRunning, .cannotClone, .replicaSecretRefused, .changeForgotten, .unacceptableRecord, .remoteFault,
+      .connectionLost, .newerFormat, .storeFailure, .systemRefused, .cannotFollow, .rebuildDidNotVerify,
+      .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .syncRunning, .replicaMovedDuringPull,
+      .changeDoesNotApply, .cannotClone, .replicaSecretRefused, .changeForgotten, .unacceptableRecord, .remoteFault,
       .tokenRefused, .remoteForbids, .untrustedRemote, .syncTimedOut:
       return nil
     }

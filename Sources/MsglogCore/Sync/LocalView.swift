@@ -64,7 +64,7 @@ package final class LocalView {
       (seqOfChange, changeOfSeq, pendingItems, notApplying) = (
         view.seqOfChange, view.changeOfSeq, view.pendingItems, view.notApplying
       )
-      for number in skipped { notApplying[number] = notApplying[number] ?? .storage("change \(number) does not apply") }
+      for number in skipped { notApplying[number] = notApplying[number] ?? .changeDoesNotApply(change: number) }
       return
     }
   }

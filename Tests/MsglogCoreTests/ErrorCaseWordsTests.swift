@@ -1,0 +1,41 @@
+import Glibc
+import MsglogCore
+import Testing
+
+/// The failures that were one case of words (`storage(String)`) are cases
+/// with their data now, a program can switch on them — and the words each
+/// prints are the very ones it printed before.
+@Suite struct ErrorCaseWordsTests {
+  @Test func eachSaysWhatItSaidBefore() {
+    let cases: [(MsglogError, String)] = [
+      (.systemRefused(.signalHandling, errno: EMFILE), "cannot set up signal handling: too many open files"),
+      (
+        .systemRefused(.watch(location: "/tmp/x.lmdb"), errno: ENOSPC),
+        "cannot watch /tmp/x.lmdb: no space left on device"
+      ),
+      (
+        .systemRefused(.syncLock(location: "/tmp/r.lmdb"), errno: EBADF),
+        "cannot lock /tmp/r.lmdb for a sync: bad file descriptor"
+      ),
+      (.systemRefused(.followerThread, errno: nil), "cannot follow: no thread could be started"),
+      (.systemRefused(.followerPipe, errno: nil), "cannot follow: no pipe could be made"),
+      (.systemRefused(.wakePipe, errno: EMFILE), "cannot make a pipe: too many open files"),
+      (.cannotFollow(location: "(in memory)"), "this store cannot be followed"),
+      (
+        .rebuildDidNotVerify(problem: "table ids: 3 rows, 4 expected"),
+        "the rebuild did not verify: table ids: 3 rows, 4 expected"
+      ),
+      (.foreignFailure(type: "SomeError", words: "SomeError()"), "SomeError()"),
+      (.replicaMovedDuringPull, "the replica's head moved while a page of its remote was read"),
+      (.changeDoesNotApply(change: 7), "change 7 does not apply"),
+      (
+        .unacceptableRecord(remote: "http://h", seq: 9, reason: .eventDoesNotFit(seq: 9, reason: "its index is not 3")),
+        "http://h sent a record this replica cannot accept, at seq 9: its index is not 3"
+      ),
+    ]
+    for (error, words) in cases {
+      #expect(error.description == words)
+      #expect(error.category == .unavailable || error.category == .incompatible, "\(error)")
+    }
+  }
+}
