@@ -33,35 +33,29 @@ package struct LMDBError: Error, Equatable, CustomStringConvertible, Sendable {
     "\(function) failed: \(String(cString: mdb_strerror(code)))"
   }
 
-  /// What went wrong in a user's words: no LMDB function or constant names.
-  package var userMessage: String {
+  /// What went wrong, by what it means to a user: no LMDB function or
+  /// constant names.
+  package var failure: LMDBFailure {
     switch code {
-    case LMDBError.corrupted, MDB_PAGE_NOTFOUND, LMDBError.invalid:
-      return "the database file is damaged (LMDB cannot read its pages)"
-    case LMDBError.versionMismatch:
-      return "the database was written by an incompatible version of LMDB"
-    case LMDBError.readersFull:
-      return "too many processes are reading the database at once"
-    case LMDBError.mapFull:
-      return "the database could not grow"
-    case MDB_TLS_FULL, MDB_TXN_FULL, MDB_CURSOR_FULL, MDB_PAGE_FULL, MDB_DBS_FULL:
-      return "the database ran out of an internal resource (\(code))"
+    case LMDBError.corrupted, MDB_PAGE_NOTFOUND, LMDBError.invalid: return .damagedPages
+    case LMDBError.versionMismatch: return .incompatibleVersion
+    case LMDBError.readersFull: return .tooManyReaders
+    case LMDBError.mapFull: return .couldNotGrow
+    case MDB_TLS_FULL, MDB_TXN_FULL, MDB_CURSOR_FULL, MDB_PAGE_FULL, MDB_DBS_FULL: return .resourceExhausted(code: code)
     case MDB_KEYEXIST, MDB_NOTFOUND, MDB_MAP_RESIZED, MDB_INCOMPATIBLE, MDB_BAD_RSLOT, MDB_BAD_TXN, MDB_BAD_VALSIZE,
       MDB_BAD_DBI:
-      return "the database reported an internal error (\(code))"
-    default:
-      return systemMessage(code)
+      return .internalError(code: code)
+    default: return .system(errno: code)
     }
   }
 }
 
 extension MsglogError {
-  /// LMDB's failure as msglog's error: out of room, or any other, in
-  /// LMDB's words without its function or constant names (`userMessage`).
+  /// LMDB's failure as msglog's error: out of room (the file system's
+  /// words), or any other by what it means (`LMDBFailure`).
   init(_ error: LMDBError) {
     self =
-      error.isOutOfSpace
-      ? .diskFull(store: .lmdb, detail: error.userMessage) : .storeFailure(store: .lmdb, detail: error.userMessage)
+      error.isOutOfSpace ? .diskFull(store: .lmdb, detail: systemMessage(error.code)) : .lmdbFailure(error.failure)
   }
 }
 

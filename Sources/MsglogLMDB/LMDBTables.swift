@@ -163,10 +163,10 @@ package final class LMDBTables {
           path: path, readOnly: true, lockless: true, maxDatabases: maxDatabases, mapSize: initialMapSize,
           assertionHandler: assertionHandler)
       } catch let error as LMDBError {
-        throw MsglogError.cannotRead(location: shown, reason: error.userMessage)
+        throw MsglogError.cannotRead(location: shown, reason: "\(error.failure)")
       }
     } catch let error as LMDBError {
-      throw MsglogError.cannotRead(location: shown, reason: error.userMessage)
+      throw MsglogError.cannotRead(location: shown, reason: "\(error.failure)")
     }
   }
 

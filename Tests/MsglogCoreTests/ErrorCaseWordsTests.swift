@@ -32,6 +32,20 @@ import Testing
         .unacceptableRecord(remote: "http://h", seq: 9, reason: .eventDoesNotFit(seq: 9, reason: "its index is not 3")),
         "http://h sent a record this replica cannot accept, at seq 9: its index is not 3"
       ),
+      // LMDB's failures, once `storeFailure(store: .lmdb, detail:)` in words.
+      (.lmdbFailure(.damagedPages), "database error: the database file is damaged (LMDB cannot read its pages)"),
+      (
+        .lmdbFailure(.incompatibleVersion),
+        "database error: the database was written by an incompatible version of LMDB"
+      ),
+      (.lmdbFailure(.tooManyReaders), "database error: too many processes are reading the database at once"),
+      (.lmdbFailure(.couldNotGrow), "database error: the database could not grow"),
+      (
+        .lmdbFailure(.resourceExhausted(code: -30788)),
+        "database error: the database ran out of an internal resource (-30788)"
+      ),
+      (.lmdbFailure(.internalError(code: -30782)), "database error: the database reported an internal error (-30782)"),
+      (.lmdbFailure(.system(errno: EIO)), "database error: input/output error"),
     ]
     for (error, words) in cases {
       #expect(error.description == words)

@@ -12,7 +12,8 @@ import Testing
   static let publicTypes: [String: [String]] = [
     "MsglogCore": [
       "BackupRefusal", "DerivedDamage", "Event", "InsertRequest", "InvalidInput", "Item", "ItemChange", "ItemID",
-      "ItemSelector", "ListChange", "ListUpdate", "LogAccess", "MsglogError", "Outcome", "StreamContents", "StreamDiff",
+      "ItemSelector", "LMDBFailure", "ListChange", "ListUpdate", "LogAccess", "MsglogError", "Outcome",
+      "StreamContents", "StreamDiff",
       "StreamName", "Timestamp", "VerifyProgress", "VerifyReport", "WriteRequest",
       // Sync's (docs/SYNC.md).
       "ChangeOutcome", "ChangeRefusal", "Origin", "RemoteFault", "ReplicaChange", "ReplicaState",

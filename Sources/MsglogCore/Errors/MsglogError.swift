@@ -95,8 +95,10 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case connectionLost(location: String, reason: String)
   /// The log was written by a newer msglog, whose format this one does not know.
   case newerFormat(location: String, found: String, known: String)
-  /// The store's engine failed, in its own words (LMDB's code, the server's message).
+  /// The store's engine failed, in its own words (the server's message).
   case storeFailure(store: Store, detail: String)
+  /// LMDB failed, for the reason it gave.
+  case lmdbFailure(LMDBFailure)
   /// The operating system refused what an operation needs (`errno`: its
   /// reason, nil when it gave none).
   case systemRefused(SystemNeed, errno: Int32?)
@@ -239,7 +241,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .backupNotSupported, .anotherLog,
       .incompatibleRemote, .unacceptableRecord, .remoteFault:
       return .incompatible
-    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .storeFailure, .systemRefused, .cannotFollow,
+    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .storeFailure, .lmdbFailure, .systemRefused,
+      .cannotFollow,
       .rebuildDidNotVerify, .foreignFailure, .replicaMovedDuringPull, .changeDoesNotApply, .cannotReadInput,
       .cannotConnect, .connectionLost, .syncTimedOut:
       return .unavailable
@@ -317,6 +320,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       case .memory: return "the disk is full: \(detail)"
       }
     case .storeFailure(_, let detail): return "database error: \(detail)"
+    case .lmdbFailure(let failure): return "database error: \(failure)"
     case .changedDuringRead: return "the database changed while it was read, five times over"
     case .cannotConnect(let location, let reason): return "cannot connect to \(location): \(reason)"
     case .connectionLost(let location, let reason): return "lost the connection to \(location): \(reason)"

@@ -75,7 +75,7 @@ extension ChangeRefusal {
       .cannotReadInput, .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat,
       .unrepairable, .noDatabase, .notAMsglogDatabase, .anotherProgramsDatabase, .readOnly, .permissionDenied,
       .cannotRead, .cannotCreate, .cannotBackUp, .backupNotSupported, .diskFull, .changedDuringRead, .cannotConnect,
-      .connectionLost, .newerFormat, .storeFailure, .systemRefused, .cannotFollow, .rebuildDidNotVerify,
+      .connectionLost, .newerFormat, .storeFailure, .lmdbFailure, .systemRefused, .cannotFollow, .rebuildDidNotVerify,
       .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .syncRunning, .replicaMovedDuringPull,
       .changeDoesNotApply, .cannotClone, .replicaSecretRefused, .changeForgotten, .unacceptableRecord, .remoteFault,
       .tokenRefused, .remoteForbids, .untrustedRemote, .syncTimedOut:

@@ -1,0 +1,32 @@
+/// What LMDB reported when a call failed, by what it means to a user of
+/// the database (`MsglogError.lmdbFailure`): a case to switch on, with
+/// LMDB's code where only that says more. Its words name no LMDB function
+/// or constant (`description`).
+public enum LMDBFailure: Equatable, Sendable, CustomStringConvertible {
+  /// LMDB cannot read the file's pages (`MDB_CORRUPTED`, `MDB_PAGE_NOTFOUND`, `MDB_INVALID`).
+  case damagedPages
+  /// The file was written by an LMDB whose format this one does not read.
+  case incompatibleVersion
+  /// Every reader slot of the environment is taken.
+  case tooManyReaders
+  /// The map could not grow.
+  case couldNotGrow
+  /// An internal table of LMDB's ran out (`MDB_TXN_FULL`, `MDB_DBS_FULL` …): its code.
+  case resourceExhausted(code: Int32)
+  /// LMDB reported what msglog never lets it reach (`MDB_BAD_TXN` …): its code.
+  case internalError(code: Int32)
+  /// The operating system refused (an errno).
+  case system(errno: Int32)
+
+  public var description: String {
+    switch self {
+    case .damagedPages: return "the database file is damaged (LMDB cannot read its pages)"
+    case .incompatibleVersion: return "the database was written by an incompatible version of LMDB"
+    case .tooManyReaders: return "too many processes are reading the database at once"
+    case .couldNotGrow: return "the database could not grow"
+    case .resourceExhausted(let code): return "the database ran out of an internal resource (\(code))"
+    case .internalError(let code): return "the database reported an internal error (\(code))"
+    case .system(let errno): return systemMessage(errno)
+    }
+  }
+}
