@@ -49,6 +49,29 @@ import Testing
         == #"{"code":"no-such-item","id":"\#(Self.gone)","stream":"main"}"#)
   }
 
+  /// A refusal a remote sends as its code over HTTP is read by the
+  /// replica as that code, not as the words beside it: the sync's report
+  /// and the replica's status hold the very error, its data to switch on,
+  /// whichever store the remote keeps its log in.
+  @Test(arguments: Store.allCases) func aRefusalSentAsItsCodeIsReadAsItByTheReplica(store: Store) throws {
+    let server = Sandbox(store)
+    server.append("hello")
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let replica = Sandbox()
+    #expect(replica.run(["clone", try #require(served.url)]).code == 0)
+    let text = try #require(server.run(["list", "--json"]).stdout.firstMatch(of: /"id":"([0-9a-f-]{36})"/)?.1)
+    let id = try #require(ItemID(canonical: String(text)))
+    #expect(replica.run(["remove", id.text]).code == 0)
+    #expect(server.run(["remove", id.text]).code == 0)
+    let reason = ChangeRefusal.error(.itemRemoved(id, removeSeq: 2))
+    let log = try EventLog(replica.db)
+    let report = try log.sync()
+    #expect(report.refused.map(\.reason) == [reason], "\(report)")
+    #expect(try log.replicaStatus().refused.map(\.reason) == [reason])
+    #expect(report.refused.first?.error == "item \(id.text) was already removed (at seq 2)")
+  }
+
   /// An outcome an older msglog kept in words — the row planted as it
   /// wrote it — is answered again with those words alone (no code to
   /// give), `verify` passes, and the log reads it as words.
