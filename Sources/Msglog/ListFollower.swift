@@ -77,7 +77,7 @@ package final class ListFollower: Sendable {
           continuation.resume(with: Result { () throws(MsglogError) in try self.readOrWait() })
         }
         if !started {
-          continuation.resume(throwing: MsglogError.storage("cannot follow: no thread could be started"))
+          continuation.resume(throwing: MsglogError.systemRefused(.followerThread, errno: nil))
         }
       }
     } onCancel: {
@@ -89,7 +89,7 @@ package final class ListFollower: Sendable {
   /// Reads the list until it changed, waiting for commits between reads;
   /// nil when cancelled meanwhile.
   private func readOrWait() throws(MsglogError) -> ListUpdate? {
-    guard cancelRead >= 0 else { throw .storage("cannot follow: no pipe could be made") }
+    guard cancelRead >= 0 else { throw .systemRefused(.followerPipe, errno: nil) }
     return try state.withLock { state throws(MsglogError) -> ListUpdate? in
       let cursor: FollowCursor
       if let existing = state.cursor {

@@ -13,8 +13,7 @@ import Testing
     "MsglogCore": [
       "BackupRefusal", "DerivedDamage", "Event", "InsertRequest", "InvalidInput", "Item", "ItemChange", "ItemID",
       "ItemSelector", "LMDBFailure", "ListChange", "ListUpdate", "LogAccess", "MsglogError", "Outcome",
-      "StreamContents", "StreamDiff",
-      "StreamName", "Timestamp", "VerifyProgress", "VerifyReport", "WriteRequest",
+      "StreamContents", "StreamDiff", "StreamName", "Timestamp", "VerifyProgress", "VerifyReport", "WriteRequest",
       // Sync's (docs/SYNC.md).
       "ChangeOutcome", "ChangeRefusal", "Origin", "RemoteFault", "ReplicaChange", "ReplicaState",
     ],
