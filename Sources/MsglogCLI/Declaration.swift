@@ -355,11 +355,12 @@ struct CommandDeclaration: Sendable {
           cross-site requests are refused with 403). Each request gets a line on stderr \
           (--log-format); GET /livez and /readyz answer health checks without a token, /metrics \
           shows Prometheus metrics, /api/openapi.json describes the API; --tls-cert and --tls-key \
-          serve HTTPS.
+          serve HTTPS. Behind a reverse proxy that ends TLS, --public-origin names the origin the \
+          page is reached at, and --trusted-proxy the proxy whose forwarded client address is believed.
           """,
         options: [
-          Options.listen, Options.token, Options.allowHost, Options.allowOrigin, Options.tlsCert, Options.tlsKey,
-          Options.logFormat, Options.noMetrics,
+          Options.listen, Options.token, Options.allowHost, Options.allowOrigin, Options.publicOrigin,
+          Options.trustedProxy, Options.tlsCert, Options.tlsKey, Options.logFormat, Options.noMetrics,
         ], shared: [Options.db],
         example: """
           msglog serve

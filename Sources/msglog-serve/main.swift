@@ -12,7 +12,8 @@ do {
   do throws(ServerError) {
     configuration = try ServerConfiguration(
       listen: ListenAddress(parsing: settings.listen), token: settings.token, allowedHosts: settings.allowedHosts,
-      allowedOrigins: settings.allowedOrigins)
+      allowedOrigins: settings.allowedOrigins, publicOrigins: settings.publicOrigins,
+      trustedProxies: settings.trustedProxies)
     guard let format = LogFormat(rawValue: settings.logFormat) else {
       throw ServerError.usage(
         "invalid --log-format \(TerminalText.quoted(settings.logFormat))", hint: "give text, json or none")

@@ -27,6 +27,10 @@ package final class ServeProcess {
     package var allowedHosts: [String]
     /// `--allow-origin`, each time given.
     package var allowedOrigins: [String]
+    /// `--public-origin`, each time given.
+    package var publicOrigins: [String]
+    /// `--trusted-proxy`, each time given.
+    package var trustedProxies: [String]
     /// `--log-format`, else `text`.
     package var logFormat: String
     /// Not `--no-metrics`.
@@ -84,6 +88,8 @@ package final class ServeProcess {
       token: invocation.args[Options.token] ?? environment["MSGLOG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
       allowedHosts: invocation.args.values(Options.allowHost),
       allowedOrigins: invocation.args.values(Options.allowOrigin),
+      publicOrigins: invocation.args.values(Options.publicOrigin),
+      trustedProxies: invocation.args.values(Options.trustedProxy),
       logFormat: invocation.args[Options.logFormat] ?? "text", metrics: !invocation.args.has(Options.noMetrics),
       tlsCertificate: invocation.args[Options.tlsCert], tlsKey: invocation.args[Options.tlsKey])
   }

@@ -45,7 +45,12 @@ package struct ConnectionLimits: Equatable, Sendable {
   }
 }
 
-/// The connections open now, all together and by client address.
+/// The connections open now, all together and by client address. A
+/// connection from a `--trusted-proxy` carries many clients' requests one
+/// after the other: it counts in the total from its start, and under a
+/// client's address only while it carries that client's request
+/// (`attribute`, `release`), so the per-address limit is each client's
+/// behind the proxy, not the proxy's.
 final class ConnectionCount: Sendable {
   enum Admission { case admitted, full, tooManyFromAddress }
 
@@ -61,22 +66,45 @@ final class ConnectionCount: Sendable {
 
   var total: Int { state.withLock { $0.total } }
 
-  /// Counts a new connection in, when the limits let it.
-  func admit(_ address: [UInt8]) -> Admission {
+  /// Counts a new connection in, when the limits let it: under `address`,
+  /// or under no address yet (a proxy's).
+  func admit(_ address: [UInt8]?) -> Admission {
     state.withLock { state in
       guard state.total < limits.total else { return .full }
-      guard state.perAddress[address, default: 0] < limits.perAddress else { return .tooManyFromAddress }
+      if let address {
+        guard state.perAddress[address, default: 0] < limits.perAddress else { return .tooManyFromAddress }
+        state.perAddress[address, default: 0] += 1
+      }
       state.total += 1
-      state.perAddress[address, default: 0] += 1
       return .admitted
     }
   }
 
-  func remove(_ address: [UInt8]) {
+  /// Counts a proxy's connection under the client whose request it now
+  /// carries, when that client has room.
+  func attribute(_ address: [UInt8]) -> Bool {
+    state.withLock { state in
+      guard state.perAddress[address, default: 0] < limits.perAddress else { return false }
+      state.perAddress[address, default: 0] += 1
+      return true
+    }
+  }
+
+  /// The client's request is over: the connection counts under no address.
+  func release(_ address: [UInt8]) {
+    state.withLock { state in Self.decrement(address, in: &state) }
+  }
+
+  /// The connection closed; `address` is the one it counted under, if any.
+  func remove(_ address: [UInt8]?) {
     state.withLock { state in
       state.total -= 1
-      let left = (state.perAddress[address] ?? 1) - 1
-      state.perAddress[address] = left > 0 ? left : nil
+      if let address { Self.decrement(address, in: &state) }
     }
+  }
+
+  private static func decrement(_ address: [UInt8], in state: inout State) {
+    let left = (state.perAddress[address] ?? 1) - 1
+    state.perAddress[address] = left > 0 ? left : nil
   }
 }

@@ -10,6 +10,11 @@ package struct ServerConfiguration: Sendable {
   package var allowedHosts: [String]
   /// Origins whose pages may call the API, with CORS headers (`--allow-origin`).
   package var allowedOrigins: [String]
+  /// Origins the page is reached at through a proxy (`--public-origin`):
+  /// writes from them are the page's own, and their hosts are served.
+  package var publicOrigins: [String] = []
+  /// Peers whose forwarded client address and scheme are believed (`--trusted-proxy`).
+  package var trustedProxies = TrustedProxies.none
   /// How long a client has to send a request's headers, from its connection
   /// (or the end of its previous request) on: slowly trickled headers
   /// cannot hold a connection for ever.
@@ -41,7 +46,8 @@ package struct ServerConfiguration: Sendable {
   package static let bodyLimit = 1 << 20 + 64 * 1024
 
   package init(
-    listen: ListenAddress, token: String? = nil, allowedHosts: [String] = [], allowedOrigins: [String] = []
+    listen: ListenAddress, token: String? = nil, allowedHosts: [String] = [], allowedOrigins: [String] = [],
+    publicOrigins: [String] = [], trustedProxies: [String] = []
   ) throws(ServerError) {
     self.listen = listen
     self.token = token
@@ -64,6 +70,14 @@ package struct ServerConfiguration: Sendable {
         hint: "e.g. --allow-origin http://localhost:3000")
     }
     self.allowedOrigins = allowedOrigins
+    for origin in publicOrigins where !Self.isOrigin(origin) {
+      throw .usage(
+        "--public-origin takes the origin people's browsers reach the page at (scheme://host[:port]), "
+          + "not \(quoted(origin))",
+        hint: "e.g. --public-origin https://chat.example.org")
+    }
+    self.publicOrigins = publicOrigins
+    self.trustedProxies = try TrustedProxies(trustedProxies)
   }
 
   /// `http://host[:port]` or `https://…`, nothing after (an origin has no path).
@@ -79,7 +93,8 @@ package struct ServerConfiguration: Sendable {
   var policy: RequestPolicy {
     RequestPolicy(
       token: token, allowedHosts: allowedHosts, allowedOrigins: allowedOrigins,
-      listenHost: listen.isWildcard ? nil : listen.hostText, scheme: tls == nil ? "http" : "https")
+      listenHost: listen.isWildcard ? nil : listen.hostText, scheme: tls == nil ? "http" : "https",
+      publicOrigins: publicOrigins)
   }
 
   /// Why to worry, said once at start: a token over plain HTTP to other machines.

@@ -25,6 +25,7 @@ struct Exchange {
 extension Connection {
   /// Begins the exchange of a request whose head was read.
   func begin(_ head: RequestHead, path: String?) {
+    if viaProxy { client = core.proxies.client(peer: address, headers: head.headers) }
     let given = head.header("x-request-id")
     exchange = Exchange(
       started: .now(), id: core.requestIDs.id(for: given), method: head.method, target: head.target,
@@ -48,6 +49,11 @@ extension Connection {
 
   /// The answer is out (or the connection gone): its line, and its counts.
   func endExchange() {
+    defer {
+      // A proxy's connection between requests is no client's.
+      if viaProxy, let client = countedUnder { core.count.release(client) }
+      if viaProxy { (countedUnder, client) = (nil, address) }
+    }
     guard let exchange else { return }
     self.exchange = nil
     if exchange.following { core.metrics?.streamsChanged(by: -1) }
@@ -62,10 +68,36 @@ extension Connection {
   }
 
   /// The client's address as text (`127.0.0.1`, `::1`).
-  var clientText: String {
-    var text = [CChar](repeating: 0, count: 64)
-    let family = address.count == 16 ? AF_INET6 : AF_INET
-    address.withUnsafeBytes { _ = inet_ntop(family, $0.baseAddress, &text, 64) }
-    return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  var clientText: String { TrustedProxies.text(client) }
+
+  /// The request of a head (and its body), with what a trusted proxy says
+  /// of the scheme its client used.
+  func request(_ head: RequestHead, body: [UInt8] = []) throws(HTTPError) -> Request {
+    var request = try Request(
+      method: head.method, target: head.target, version: head.version, headers: head.headers, body: body)
+    request.forwardedScheme = core.proxies.scheme(peer: address, headers: head.headers)
+    return request
+  }
+
+  /// What the connection refuses before the request is routed: plain HTTP
+  /// on the HTTPS port (read as a request, so it has its log line and
+  /// counts), and a proxy's request from a client that already has its
+  /// share of connections — a proxy's connection counts under its client
+  /// from here to the answer's end (`endExchange`).
+  func refusalBeforeRouting(_ head: RequestHead) -> HTTPError? {
+    if transport.carriesPlainHTTPOnHTTPSPort {
+      return HTTPError(
+        status: 400, message: "this port speaks HTTPS: use an https:// URL", headers: [("Connection", "close")])
+    }
+    guard viaProxy else { return nil }
+    guard core.count.attribute(client) else {
+      core.warnings.warn(
+        "address", "\(core.count.limits.perAddress) connections from one address are open: answering 503")
+      return HTTPError(
+        status: 503, message: "too many connections from your address; close some and retry",
+        headers: [("Connection", "close")])
+    }
+    countedUnder = client
+    return nil
   }
 }

@@ -19,7 +19,16 @@ import Msglog
 /// reaches a client still sending instead of being lost to a reset.
 final class Connection: @unchecked Sendable {  // its loop's thread only
   let transport: any Transport
+  /// The peer's address.
   let address: [UInt8]
+  /// A `--trusted-proxy`'s connection: each request is from the client the
+  /// proxy names, and counts under that client's address while it lasts.
+  let viaProxy: Bool
+  /// The address this connection counts under now (`ConnectionCount`): the
+  /// peer's, or on a proxy's connection the client's whose request it carries.
+  var countedUnder: [UInt8]?
+  /// The client of the request under way: the peer, or whom a trusted proxy names.
+  var client: [UInt8]
   unowned let loop: EventLoop
   var core: ServerCore { loop.core }
 
@@ -76,6 +85,9 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     self.transport = transport
     self.address = address
     self.loop = loop
+    viaProxy = loop.core.proxies.trusts(address)
+    countedUnder = viaProxy ? nil : address
+    client = address
     phase = .head(due: .after(seconds: loop.core.headerDeadline))
     interest = EventLoop.readable | UInt32(EPOLLRDHUP.rawValue)
   }
@@ -206,17 +218,23 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     let hasBody = head.framing != .none && head.framing != .length(0)
     let refusal: HTTPError?
     do {
-      let request = try Request(method: head.method, target: head.target, version: head.version, headers: head.headers)
+      let request = try self.request(head)
       begin(head, path: request.path)
-      if case .refused(let error) = core.router.resolve(request) { refusal = error } else { refusal = nil }
+      if let refused = refusalBeforeRouting(head) {
+        refusal = refused
+      } else if case .refused(let error) = core.router.resolve(request) {
+        refusal = error
+      } else {
+        refusal = nil
+      }
     } catch {
       begin(head, path: nil)
-      refusal = error
+      refusal = refusalBeforeRouting(head) ?? error
     }
     if let refusal {
       // Without a body the next request starts right after this head;
       // with one, where it ends is not read: the connection closes.
-      let close = hasBody || !head.keepAlive
+      let close = hasBody || !head.keepAlive || refusal.headers.contains { $0 == ("Connection", "close") }
       decoder.stop()
       if !close { _ = decoder.readBody(of: head) }
       return send(.error(refusal), method: head.method, close: close)
@@ -266,8 +284,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     phase = .handling
     let request: Request
     do {
-      request = try Request(
-        method: head.method, target: head.target, version: head.version, headers: head.headers, body: body)
+      request = try self.request(head, body: body)
     } catch {
       return send(.error(error), method: head.method, close: !head.keepAlive)
     }

@@ -81,7 +81,7 @@ final class EventLoop: @unchecked Sendable {  // everything but `inbox` and the 
       if let tls = core.tls {
         guard let session = TLSTransport(fd: fd, credentials: tls) else {
           core.warnings.warn("tls", "cannot make a TLS session: closing the connection")
-          if refusal == nil { core.count.remove(address) }
+          if refusal == nil { core.count.remove(core.proxies.trusts(address) ? nil : address) }
           Glibc.close(fd)
           return
         }
@@ -177,7 +177,7 @@ final class EventLoop: @unchecked Sendable {  // everything but `inbox` and the 
     parked[ObjectIdentifier(connection)] = nil
     if counted {
       _ = open.wrappingSubtract(1, ordering: .relaxed)
-      core.count.remove(connection.address)
+      core.count.remove(connection.countedUnder)
     }
   }
 

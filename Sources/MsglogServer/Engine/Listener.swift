@@ -98,7 +98,8 @@ final class Listener: @unchecked Sendable {  // the accepting loop's thread
       let address = Self.host(of: storage)
       let loop = loops[nextLoop]
       nextLoop = (nextLoop + 1) % loops.count
-      switch core.count.admit(address) {
+      // A proxy's connection counts under each client it carries, as their requests come.
+      switch core.count.admit(core.proxies.trusts(address) ? nil : address) {
       case .admitted:
         loop.adopt(client, address: address)
       case .full:

@@ -19,6 +19,8 @@ final class ServerCore: Sendable {
   let metrics: Metrics?
   /// TLS's credentials, when it serves HTTPS.
   let tls: TLSServerCredentials?
+  /// Whose forwarded client address and scheme are believed (`--trusted-proxy`).
+  let proxies: TrustedProxies
   /// From a connection's start (or the end of its previous answer) to the
   /// end of its request's head.
   let headerDeadline: Double
@@ -45,6 +47,7 @@ final class ServerCore: Sendable {
     self.warnings = warnings
     self.metrics = metrics
     self.tls = tls
+    proxies = configuration.trustedProxies
   }
 
   var isStopping: Bool { stopFlag.load(ordering: .relaxed) }
@@ -55,9 +58,9 @@ final class ServerCore: Sendable {
   /// the log's path (removed or replaced), looked at before the write and
   /// again after its commit: nothing is acknowledged into a deleted file.
   func respond(to request: Request) -> Response {
+    // Where the database is goes to the operator's line, not to the client.
     let displaced = HTTPError(
-      status: 503,
-      message: "the database \(log.location) was removed or replaced while serving; restart the server")
+      status: 503, message: "the log's database was removed or replaced while serving; the server must be restarted")
     let isWrite = request.method == "POST"
     if isWrite && log.isDisplaced {
       warnings.warn("displaced", "the database \(log.location) was removed or replaced: writes are refused")
@@ -65,12 +68,14 @@ final class ServerCore: Sendable {
     }
     let response = router.respond(to: request) { [warnings] error, refusal in
       // What the operator must act on: the store gone, the disk full, a bug.
+      // The error's own words, which name the database (the client's do not).
+      let said = (error as? MsglogError)?.description ?? refusal.message
       if case .diskFull? = error as? MsglogError {
-        warnings.error("disk", refusal.message)
+        warnings.error("disk", said)
       } else if refusal.status == 503 {
-        warnings.warn("store", "\(request.method) \(request.path): \(refusal.message)")
+        warnings.warn("store", "\(request.method) \(request.path): \(said)")
       } else {
-        warnings.error("internal", "\(request.method) \(request.path) answered \(refusal.status): \(refusal.message)")
+        warnings.error("internal", "\(request.method) \(request.path) answered \(refusal.status): \(said)")
       }
     }
     if isWrite && log.isDisplaced {

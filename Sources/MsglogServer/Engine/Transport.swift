@@ -21,11 +21,16 @@ package protocol Transport: AnyObject {
   /// Bytes already taken from the socket wait to be read (TLS: decrypted
   /// records), which the socket's readiness will not announce.
   var hasBufferedInput: Bool { get }
+  /// A client spoke plain HTTP to the HTTPS port: the connection reads
+  /// its request as plain bytes, to refuse it (400) as the server's own
+  /// answer, logged and counted like any.
+  var carriesPlainHTTPOnHTTPSPort: Bool { get }
 }
 
 extension Transport {
   package var needsWritable: Bool { false }
   package var hasBufferedInput: Bool { false }
+  package var carriesPlainHTTPOnHTTPSPort: Bool { false }
 
   /// Bytes written to the socket that the client has not taken yet (the
   /// kernel's send queue; nil when it cannot say). The socket's buffers
@@ -55,7 +60,11 @@ final class SocketTransport: Transport {
 
   deinit { close() }
 
-  func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
+  func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult { Self.receive(fd, into: buffer) }
+
+  func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult { Self.send(fd, bytes) }
+
+  static func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
     while true {
       let n = recv(fd, buffer.baseAddress, buffer.count, 0)
       if n > 0 { return .bytes(n) }
@@ -65,9 +74,9 @@ final class SocketTransport: Transport {
     }
   }
 
-  func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult {
+  static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> TransportResult {
     while true {
-      let n = send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
+      let n = Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
       if n >= 0 { return .bytes(n) }
       if errno == EINTR { continue }
       return errno == EAGAIN || errno == EWOULDBLOCK ? .wouldBlock : .failed(errno)

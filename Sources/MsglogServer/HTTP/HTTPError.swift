@@ -36,7 +36,8 @@ extension HTTPError {
   /// 400, unknown stream or item 404, refused 409, expected-version
   /// mismatch 412; what the store refuses this user 403, a database msglog
   /// cannot use 409; a damaged database 500, an unreachable one 503. The
-  /// message is the library's own, as the command line prints it.
+  /// message is the library's own, as the command line prints it, without
+  /// the database's location (`answered(_:)`).
   package init(_ error: MsglogError) {
     let status: UInt32
     switch error.category {
@@ -49,6 +50,30 @@ extension HTTPError {
     case .damaged: status = 500
     case .unavailable: status = 503
     }
-    self.init(status: status, message: error.description)
+    self.init(status: status, message: Self.answered(error))
+  }
+
+  /// An error's words for an API client: where the log lives — its path,
+  /// its PostgreSQL server, role and database — is the operator's to know
+  /// (their log line names it), not every client's, so it is said as "the
+  /// log"; a failed connection's reason, which names the server, is left out.
+  static func answered(_ error: MsglogError) -> String {
+    if case .cannotConnect = error { return "cannot connect to the log's database now; retry shortly" }
+    guard let location = location(of: error) else { return error.description }
+    // Its first mention: every description names the location before any reason.
+    return error.description.replacing(location, with: "the log", maxReplacements: 1)
+  }
+
+  /// The location a store's error names, if it names one.
+  private static func location(of error: MsglogError) -> String? {
+    switch error {
+    case .noDatabase(let location, _, _), .notAMsglogDatabase(let location, _), .anotherProgramsDatabase(let location),
+      .readOnly(let location, _, _), .permissionDenied(let location, _, _, _), .cannotRead(let location, _),
+      .cannotCreate(let location, _), .cannotBackUp(let location, _), .backupNotSupported(let location),
+      .changedDuringRead(let location), .connectionLost(let location, _), .newerFormat(let location, _, _),
+      .notAReplica(let location), .syncRunning(let location), .cannotClone(let location, _):
+      return location
+    default: return nil
+    }
   }
 }

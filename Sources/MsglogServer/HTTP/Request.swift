@@ -14,6 +14,10 @@ package struct Request: Sendable {
   package var body: [UInt8]
   /// `HTTP/1.1`, `HTTP/1.0`.
   package var version: String
+  /// The scheme the client used at a `--trusted-proxy` (its
+  /// `X-Forwarded-Proto`), set by the connection; nil when the request came
+  /// straight, or the proxy did not say.
+  package var forwardedScheme: String? = nil
 
   /// A request from its parts; `target` is the request line's target as
   /// sent (`/api/items?stream=main`), decoded here.

@@ -17,7 +17,11 @@ import Msglog
 ///   types need none), and must not come from another origin: a present
 ///   `Origin` that is not the server's own (`null` from a `file://` page
 ///   included), or `Sec-Fetch-Site: cross-site` or `same-site` (another
-///   port), is refused — unless `--allow-origin` names that origin.
+///   port), is refused — unless `--allow-origin` names that origin. Behind
+///   a proxy that ends TLS the page's origin is not `http://` + `Host`:
+///   `--public-origin` names it (its host is then served too), and a
+///   `--trusted-proxy`'s `X-Forwarded-Proto` gives the scheme
+///   (`Request.forwardedScheme`).
 /// - The token, when one is set: `Authorization: Bearer TOKEN`, the scheme
 ///   in any case, the token compared in constant time.
 package struct RequestPolicy: Sendable {
@@ -31,12 +35,20 @@ package struct RequestPolicy: Sendable {
   package var listenHost: String?
   /// `http`, or `https` when the server speaks TLS: the page's own origin's scheme.
   package var scheme: String
+  /// Origins the page is reached at through a proxy (`--public-origin`),
+  /// as `origin(_:)` writes them: the page's own too.
+  package var publicOrigins: Set<String>
+  /// The hosts of `publicOrigins`, served as `--allow-host` names are.
+  private var publicHosts: Set<String>
 
   package init(
     token: String? = nil, allowedHosts: [String] = [], allowedOrigins: [String] = [], listenHost: String? = nil,
-    scheme: String = "http"
+    scheme: String = "http", publicOrigins: [String] = []
   ) {
     self.scheme = scheme
+    let origins = publicOrigins.compactMap(Self.origin)
+    self.publicOrigins = Set(origins)
+    publicHosts = Set(origins.compactMap { origin in Self.hostName(String(origin.drop { $0 != "/" }.dropFirst(2))) })
     self.token = token.map { Array($0.utf8) }
     self.allowedHosts = Set(allowedHosts.map { $0.lowercased() })
     self.allowedOrigins = Set(allowedOrigins.map { $0.lowercased() })
@@ -84,7 +96,9 @@ package struct RequestPolicy: Sendable {
   }
 
   private func isServed(_ name: String) -> Bool {
-    if name == "localhost" || allowedHosts.contains(name) || name == listenHost { return true }
+    if name == "localhost" || allowedHosts.contains(name) || publicHosts.contains(name) || name == listenHost {
+      return true
+    }
     if name.hasPrefix("[") {
       var bytes = [UInt8](repeating: 0, count: 16)
       return inet_pton(AF_INET6, String(name.dropFirst().dropLast()), &bytes) == 1
@@ -114,10 +128,26 @@ package struct RequestPolicy: Sendable {
     }
   }
 
-  /// The page's own origin: this server as the browser reached it.
+  /// The page's own origin: this server as the browser reached it — its
+  /// scheme (a trusted proxy's word on it first) and `Host`, or an origin
+  /// `--public-origin` names.
   private func isOwn(_ origin: String, of request: Request) -> Bool {
+    guard let given = Self.origin(origin) else { return false }
+    if publicOrigins.contains(given) { return true }
     guard let host = request.header("host") else { return false }
-    return origin.lowercased() == scheme + "://" + host.lowercased()
+    return given == Self.origin((request.forwardedScheme ?? scheme) + "://" + host)
+  }
+
+  /// An origin as a browser writes it in `Origin`: in lowercase, without
+  /// its scheme's default port (`https://chat.example.org:443` is
+  /// `https://chat.example.org`); nil for what is no `http(s)://host[:port]`.
+  package static func origin(_ text: String) -> String? {
+    let lower = text.lowercased()
+    for (scheme, port) in [("http://", ":80"), ("https://", ":443")] where lower.hasPrefix(scheme) {
+      guard hostName(String(lower.dropFirst(scheme.count))) != nil else { return nil }
+      return lower.hasSuffix(port) ? String(lower.dropLast(port.count)) : lower
+    }
+    return nil
   }
 
   /// The request's `Origin` when `--allow-origin` names it (CORS headers
@@ -132,14 +162,18 @@ package struct RequestPolicy: Sendable {
   /// 401 unless the request carries the token, when one is set.
   package func checkToken(_ request: Request) throws(HTTPError) {
     guard let token else { return }
-    let refusal = HTTPError(
+    let needed = HTTPError(
       status: 401, message: "a bearer token is needed: send 'Authorization: Bearer TOKEN'",
       headers: [("WWW-Authenticate", "Bearer")])
-    guard let header = request.header("authorization") else { throw refusal }
+    guard let header = request.header("authorization") else { throw needed }
     let bytes = Array(header.utf8)
     guard let space = bytes.firstIndex(where: { $0 == 0x20 || $0 == 0x09 }),
       String(decoding: bytes[..<space], as: UTF8.self).lowercased() == "bearer"
-    else { throw refusal }
+    else { throw needed }
+    // One was sent and is not this server's (RFC 6750's invalid_token).
+    let refusal = HTTPError(
+      status: 401, message: "the bearer token is not valid for this server",
+      headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
     var given = bytes[space...].drop { $0 == 0x20 || $0 == 0x09 }
     while given.last == 0x20 || given.last == 0x09 { given.removeLast() }
     // Constant time in the token: every byte of it is compared, whatever the

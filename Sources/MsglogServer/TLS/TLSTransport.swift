@@ -8,14 +8,23 @@ import CGnuTLS
 /// over the non-blocking socket, behind the same `Transport` the plain
 /// socket is — so the framing, limits, deadlines and answers above it are
 /// the same for HTTPS. The handshake is driven by the first reads (the
-/// connection's head deadline covers it); a client that speaks plain HTTP
-/// to this port is answered, in plain HTTP, a 400 saying so, and closed.
+/// connection's head deadline covers it). A client that speaks plain HTTP
+/// to this port has its bytes passed up as they are: the connection reads
+/// its request and answers, in plain HTTP, a 400 saying so
+/// (`carriesPlainHTTPOnHTTPSPort`), with a line in the request log.
 final class TLSTransport: Transport {
   let fd: Int32
   private let session: gnutls_session_t
-  private var handshaken = false
-  /// The first byte was looked at: a TLS handshake record (0x16), or not.
-  private var sniffed = false
+  private enum Stage {
+    /// The first byte not yet looked at: a TLS handshake record (0x16), or not.
+    case unsniffed
+    case handshaking
+    case established
+    /// Not TLS: plain bytes, for the connection to refuse.
+    case plain
+  }
+  private var stage = Stage.unsniffed
+  private var handshaken: Bool { if case .established = stage { true } else { false } }
   private var closed = false
   /// What a `gnutls_record_send` that would block was offered: GnuTLS must
   /// be offered the same bytes again, and returns once they are sent.
@@ -42,8 +51,11 @@ final class TLSTransport: Transport {
 
   var hasBufferedInput: Bool { handshaken && !closed && gnutls_record_check_pending(session) > 0 }
 
+  var carriesPlainHTTPOnHTTPSPort: Bool { if case .plain = stage { true } else { false } }
+
   func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
     if !handshaken, let waiting = handshake() { return waiting }
+    if case .plain = stage { return SocketTransport.receive(fd, into: buffer) }
     while true {
       let count = gnutls_record_recv(session, buffer.baseAddress, buffer.count)
       if count > 0 { return .bytes(count) }
@@ -64,6 +76,7 @@ final class TLSTransport: Transport {
     if !handshaken {
       if let waiting = handshake() { return waiting == .ended ? .failed(EPIPE) : waiting }
     }
+    if case .plain = stage { return SocketTransport.send(fd, bytes) }
     let count = min(offered ?? bytes.count, bytes.count)
     while true {
       let sent = gnutls_record_send(session, bytes.baseAddress, count)
@@ -83,23 +96,24 @@ final class TLSTransport: Transport {
     }
   }
 
-  /// One step of the handshake; nil once it is done, else what to tell the connection.
+  /// One step of the handshake; nil once it is done (or the client speaks
+  /// plain HTTP), else what to tell the connection.
   private func handshake() -> TransportResult? {
-    if !sniffed {
+    switch stage {
+    case .established, .plain: return nil
+    case .handshaking: break
+    case .unsniffed:
       var first: UInt8 = 0
       let peeked = recv(fd, &first, 1, Int32(MSG_PEEK))
       if peeked == 0 { return .ended }
       if peeked < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? .wouldBlock : .failed(errno) }
-      sniffed = true
-      if first != 0x16 {
-        refusePlainHTTP()
-        return .failed(EPROTO)
-      }
+      stage = first == 0x16 ? .handshaking : .plain
+      if case .plain = stage { return nil }
     }
     while true {
       let result = gnutls_handshake(session)
       if result == GNUTLS_E_SUCCESS {
-        handshaken = true
+        stage = .established
         needsWritable = false
         return nil
       }
@@ -110,21 +124,6 @@ final class TLSTransport: Transport {
       }
       return .failed(EPROTO)
     }
-  }
-
-  /// `http://` to an HTTPS port: the server's own answer, in plain HTTP, as
-  /// every refusal is (the request read first, so that closing does not
-  /// reset the connection before the client has read the answer).
-  private func refusePlainHTTP() {
-    var drain = [UInt8](repeating: 0, count: 16 * 1024)
-    while recv(fd, &drain, drain.count, Int32(MSG_DONTWAIT)) > 0 {}
-    let body = Array(#"{"error":"this port speaks HTTPS: use an https:// URL"}"#.utf8)
-    let answer =
-      ResponseHead.encode(
-        status: 400, contentType: "application/json", headers: [], delimiting: .length(body.count), close: true)
-      + body
-    _ = answer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-    shutdown(fd, Int32(SHUT_WR))
   }
 
   func shutdownOutput() {
