@@ -163,13 +163,14 @@ PHONE = (390, 844)
 DESKTOP = (1280, 800)
 
 
-def browser(directory, size=DESKTOP, touch=False, dark=False, network_log=False):
-    """Headless Chromium at `size` CSS pixels; `touch`: a phone (touch events, mobile viewport)."""
+def browser(directory, size=DESKTOP, touch=False, dark=False, network_log=False, arguments=()):
+    """Headless Chromium at `size` CSS pixels; `touch`: a phone (touch events, mobile viewport); `arguments`: more
+    of Chromium's command-line flags."""
     profile = tempfile.mkdtemp(dir=directory, prefix="chromium-")
     options = webdriver.ChromeOptions()
     for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--window-size=%d,%d" % size, "--user-data-dir=" + profile, "--lang=en-US",
-                     "--no-first-run", "--no-default-browser-check"]:
+                     "--no-first-run", "--no-default-browser-check", *arguments]:
         options.add_argument(argument)
     options.binary_location = "/usr/bin/chromium"
     prefs = {"browser": "ALL"}

@@ -29,6 +29,22 @@ import Testing
     #expect(FileManager.default.fileExists(atPath: screenshot))
   }
 
+  /// The page at its public origin behind docs/SERVER.md's nginx, which
+  /// ends TLS (Tests/Browser/proxy.py): its message is written and no
+  /// longer pending (issue 35.1; without `--public-origin` every write
+  /// from it was refused as another origin's).
+  @Test func thePageWritesThroughTheDocumentedProxy() throws {
+    let s = Sandbox()
+    let proxy = try DocumentedProxy(s)
+    defer { #expect(proxy.stop().code == 0) }
+    let output = s.dir + "/proxy.txt"
+    let status = shell(
+      "/usr/bin/python3 '\(repositoryRoot)/Tests/Browser/proxy.py' --origin '\(proxy.origin)' "
+        + "--serve '\(proxy.server.url!)' --certificate '\(proxy.certificate)' --dir '\(s.dir)' > '\(output)' 2>&1")
+    let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+    #expect(status == 0 && text.hasSuffix("ok\n"), "\(text)")
+  }
+
   /// page.py's cases, each its own test.
   static let pageCases = [
     "views-show-their-own-items",
