@@ -373,15 +373,21 @@ import Testing
 
     let untrusted = runProgram("/usr/bin/curl", ["-s", "-o", "/dev/null", url + "/livez"])
     #expect(untrusted.code == 60, "curl refuses a certificate it cannot verify: \(untrusted)")
-    let plain = Operations.curl("http://127.0.0.1:\(server.port)/livez", ["--max-time", "10"], in: s.dir)
+    let plain = Operations.curl(
+      "http://127.0.0.1:\(server.port)/livez", ["--max-time", "10", "-H", "X-Request-ID: plain-1"], in: s.dir)
     #expect(plain.status == 400 && plain.body.contains("https://"), "\(plain)")
+    #expect(plain.headers["x-request-id"] == "plain-1" && plain.headers["connection"] == "close", "\(plain)")
     r = Operations.curl(url + "/readyz", ["--cacert", cert], in: s.dir)
     #expect(r.status == 200, "still TLS after a plain request: \(r)")
+    // The plain request is one of the server's, in the metrics and the request log (issue 35.6).
+    let scrape = Operations.curl(url + "/metrics", ["--cacert", cert, "-H", Self.bearer], in: s.dir)
+    #expect(scrape.body.contains(#"msglog_http_requests_total{method="GET",route="/livez",code="400"} 1"#), "\(scrape)")
 
     let run = server.stop()
     #expect(run.code == 0, "\(run)")
     #expect(!run.stderr.contains("without TLS"), "\(run.stderr)")
     #expect(run.stderr.contains(" GET /api/items 200 "), "\(run.stderr)")
+    #expect(run.stderr.contains(" plain-1 127.0.0.1 GET /livez 400 "), "\(run.stderr)")
     #expect(!run.stderr.contains(Self.token) && !run.stderr.contains("over tls"), "\(run.stderr)")
   }
 

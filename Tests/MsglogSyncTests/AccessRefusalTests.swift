@@ -55,7 +55,7 @@ import Testing
     _ = guarded.replica.run(["append", "offline"])
     let log = try EventLog(guarded.replica.db)
     let refused = MsglogError.tokenRefused(
-      remote: guarded.url, reason: "a bearer token is needed: send 'Authorization: Bearer TOKEN'")
+      remote: guarded.url, reason: "the bearer token is not valid for this server")
     #expect(throws: refused) { try log.sync(options: SyncOptions(token: "wrong")) }
     #expect(Self.liveSync(log, SyncOptions(token: "wrong")) == refused)
     #expect(refused.category == .forbidden)
@@ -70,7 +70,7 @@ import Testing
       #expect(run.code == 1 && run.stdout.isEmpty, "\(args): \(run)")
       #expect(
         run.stderr == """
-          msglog: \(guarded.url) refused the token: a bearer token is needed: send 'Authorization: Bearer TOKEN'
+          msglog: \(guarded.url) refused the token: the bearer token is not valid for this server
           hint: give the remote's token in MSGLOG_TOKEN (or with --token); its operator has it
 
           """, "\(args): \(run)")
