@@ -30,6 +30,8 @@ public final class DocumentedProxy {
     try #require(
       blocks.map { "\($0.language) \($0.label)" } == ["nginx nginx", "sh serve"],
       "\(Self.document)'s proxy blocks are not the ones this test runs: \(blocks)")
+    try #require(Nginx.isInstalled, "nginx is not installed at \(Nginx.binary): scripts/setup --test installs it")
+    (certificate, _) = try Nginx.certificate(for: Self.host, in: s.dir)
     https = Self.freePort()
     let origin = "https://\(Self.host):\(https)"
     // The command, with serve on a port of its own (the document's 8080 may be taken).
@@ -44,14 +46,12 @@ public final class DocumentedProxy {
       let run = server.stop()
       throw DocumentedProxyError.serveDidNotStart(run)
     }
-    (certificate, _) = try Nginx.certificate(for: Self.host, in: s.dir)
     let config = [
       ("listen 443 ssl", "listen 127.0.0.1:\(https) ssl"),
       ("/etc/ssl/certs/\(Self.host).pem", s.dir + "/\(Self.host).pem"),
       ("/etc/ssl/private/\(Self.host).key", s.dir + "/\(Self.host).key"),
       ("127.0.0.1:8080", "127.0.0.1:\(server.port)"),
     ].reduce(blocks[0].text) { $0.replacing($1.0, with: $1.1) }
-    try #require(Nginx.isInstalled, "nginx is not installed: scripts/setup --test")
     nginx = try Nginx(config: config, in: s)
     do {
       try nginx.waitUntilServing(origin + "/livez", curl: curl)
