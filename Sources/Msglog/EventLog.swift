@@ -38,6 +38,8 @@ import Synchronization
 /// - ``Configuration``
 /// - ``configuration``
 /// - ``location``
+/// - ``initialize()``
+/// - ``LogInitialization``
 ///
 /// ### One stream
 ///

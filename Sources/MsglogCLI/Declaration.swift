@@ -6,47 +6,6 @@ import MsglogCore
 /// page are all generated from these values (swift-argument-parser's shape:
 /// one declaration, many generators), so they cannot disagree.
 
-/// An option: a flag, or one that takes a value.
-struct OptionDeclaration: Sendable, Equatable {
-  /// The long name, without dashes.
-  var name: String
-  /// A one-letter alias (`-f`, `-h`).
-  var short: Character? = nil
-  /// The value's placeholder (`NAME`); nil for a flag.
-  var value: String? = nil
-  var help: String
-  /// What a shell may offer as the value.
-  var completion: Completion = .none
-  /// May be given more than once, each value kept (`--allow-host a --allow-host b`).
-  var repeatable = false
-
-  var isFlag: Bool { value == nil }
-  /// `--sender NAME`, `-f, --follow`, `--allow-host NAME...`.
-  var synopsis: String {
-    (short.map { "-\($0), " } ?? "") + "--\(name)" + (value.map { " \($0)" } ?? "") + (repeatable ? "..." : "")
-  }
-}
-
-/// What a shell may complete an argument or option value with.
-enum Completion: Sendable, Equatable {
-  case none
-  /// The database's stream names (`msglog completions --list-streams`).
-  case streams
-  case files
-  case directories
-  case words([String])
-}
-
-/// A positional argument.
-struct ArgumentDeclaration: Sendable, Equatable {
-  var name: String
-  var help: String
-  var optional = false
-  /// Takes every remaining word (`TEXT...`).
-  var repeating = false
-  var completion: Completion = .none
-}
-
 /// The options every command may use, each declared here once.
 enum Options {
   static let db = OptionDeclaration(
@@ -115,7 +74,9 @@ enum Options {
 /// The commands.
 enum CommandName: String, CaseIterable, Sendable {
   case append, insert, move, remove, edit, restore, undo, list, replay, log, streams, diff, export
-  case `import`, verify, backup, serve, clone, sync, status, completions, help
+  case `import`, verify, backup
+  case initialize = "init"
+  case serve, clone, sync, status, completions, help
 }
 
 /// One command: what it accepts and its help page. (Its handler is the
@@ -340,6 +301,18 @@ struct CommandDeclaration: Sendable {
         options: [Options.compact], shared: [Options.db, Options.json],
         example:
           "msglog backup /backups/board-$(date +%F).lmdb\nmsglog --db board.lmdb backup --compact board-copy.lmdb"),
+      CommandDeclaration(
+        name: .initialize, summary: "make an empty log, or the tables an older msglog's log lacks",
+        overview: """
+          Make the log's place ready without writing an event: an empty database where there is \
+          none (on PostgreSQL, schema msglog with every table the log may need, owned by the \
+          role that runs it), or, for a PostgreSQL log made by an older msglog, the tables it \
+          lacks (as the owner of schema msglog). A log that is ready is left as it is, so it is \
+          safe to run again. A first write makes the log too; init is for setting it up as one \
+          role and granting others their privileges on its tables.
+          """,
+        shared: [Options.db, Options.json],
+        example: "msglog --db postgres://owner@db.example.org/team init"),
       CommandDeclaration(
         name: .serve, summary: "serve the log over HTTP: a JSON API, live events and a web page",
         overview: """

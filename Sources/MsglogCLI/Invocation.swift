@@ -32,7 +32,8 @@ struct Invocation {
     colour = terminal && (environment["NO_COLOR"] ?? "").isEmpty && environment["TERM"] != "dumb"
     if let name = args.positionals.first {
       guard let command = CommandDeclaration.named(name) else {
-        throw CommandLineError.usage("unknown command \(TerminalText.quoted(name))", hint: CommandName.suggestion(for: name))
+        throw CommandLineError.usage(
+          "unknown command \(TerminalText.quoted(name))", hint: CommandName.suggestion(for: name))
       }
       self.command = command
     } else {
@@ -67,6 +68,7 @@ struct Invocation {
     case .import: try importLines()
     case .verify: try verify()
     case .backup: try backup()
+    case .initialize: try initialize()
     case .serve: try serve()
     case .clone: try clone()
     case .sync: try sync()

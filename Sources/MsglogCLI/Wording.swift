@@ -99,8 +99,10 @@ package enum Wording {
           "every read command still works; writes need a primary server and a role without default_transaction_read_only"
       }
       return "every read command still works; to change it, copy it somewhere you may write"
-    case .permissionDenied:
-      return "ask the database's owner to grant it (docs/POSTGRES.md lists the GRANTs for readers and writers)"
+    case .permissionDenied(_, _, _, let missing): return privilegeHint(missing)
+    case .missingTables:
+      return "the owner of schema msglog makes them with 'msglog init' (once); "
+        + "then grant this role its privileges on them (docs/POSTGRES.md, \"The team recipe\")"
     case .changedDuringRead:
       return "it is read-only to you, so msglog reads it without a lock and cannot hold writers off; try again"
     case .connectionLost:

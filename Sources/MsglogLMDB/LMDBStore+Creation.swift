@@ -1,7 +1,8 @@
+import MsglogCore
+
 #if canImport(Glibc)
   import Glibc
 #endif
-import MsglogCore
 
 extension LMDBStore {
   /// Wakes when the database may have appeared at `path`: a first write
@@ -17,6 +18,20 @@ extension LMDBStore {
       return try InotifyWatcher(file: directory, shown: path, events: events)
     } catch {
       return IntervalWatcher(milliseconds: 1_000)
+    }
+  }
+
+  /// An empty database where there is none, made as a first write makes
+  /// one (built aside, put in place whole); one that is there is left as
+  /// it is. LMDB has no privileges to share out: whoever may write the
+  /// directory may use every table.
+  package func initialize() throws -> LogInitialization {
+    guard access == .readWrite else {
+      throw MsglogError.readOnly(location: path, store: .lmdb, reason: "opened for reading only")
+    }
+    return try translatingErrors {
+      if try tables(creating: true) != nil { return .ready }
+      return try createDatabase { _ in } == nil ? .ready : .created
     }
   }
 }

@@ -145,7 +145,7 @@ package final class LMDBStore: FollowableStore {
   }
 
   /// Runs `body`; LMDB's failures leave as msglog's errors, here only.
-  private func translatingErrors<R>(_ body: () throws -> R) throws -> R {
+  func translatingErrors<R>(_ body: () throws -> R) throws -> R {
     do {
       return try body()
     } catch let error as LMDBError {
@@ -159,7 +159,7 @@ package final class LMDBStore: FollowableStore {
   /// database, and an empty directory given as `path` is kept. Returns nil
   /// when a database appeared there meanwhile (another process made it).
   /// What killed processes left from their own first writes is swept first.
-  private func createDatabase<R>(_ write: (LMDBTables) throws -> R) throws -> R? {
+  func createDatabase<R>(_ write: (LMDBTables) throws -> R) throws -> R? {
     DatabaseFiles.sweepStaging(for: path)
     guard let staging = try StagingDirectory.make(for: path, purpose: .creating, shown: path) else { return nil }
     let result: R

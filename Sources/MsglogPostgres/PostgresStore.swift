@@ -34,10 +34,15 @@ public final class PostgresStore: FollowableStore {
   /// What this process's last write left known (see `KnownState`).
   private let known = Mutex<KnownState?>(nil)
 
-  /// The schema's version as this process last read or moved it (nil:
-  /// not read yet; see `PostgresSchema.format`).
-  private let knownSchemaVersion = Mutex<Int?>(nil)
-  var schemaVersion: Int? { knownSchemaVersion.withLock { $0 } }
+  /// The schema's and the tables' versions as this process last read or
+  /// moved them (nil: not read yet; see `PostgresSchema.format` and
+  /// `PostgresSchema+Tables`).
+  private let knownVersions = Mutex<PostgresSchema.Versions?>(nil)
+  var schemaVersion: Int? { knownVersions.withLock { $0?.schema } }
+  var tablesVersion: Int? { knownVersions.withLock { $0?.tables } }
+  /// Whether this role owns schema msglog, once a write on tables that
+  /// are behind asked (`Access.ownsSchema`).
+  let ownsSchema = Mutex<Bool?>(nil)
   /// Whether a write of this process has made sure the log has its id.
   private let logHasID = Mutex(false)
 
@@ -53,9 +58,22 @@ public final class PostgresStore: FollowableStore {
     if access.lastAppended != nil { logHasID.withLock { $0 = true } }
   }
 
-  /// Notes the schema's version, read or moved on by a commit.
-  private func noteSchema(_ version: Int) {
-    knownSchemaVersion.withLock { $0 = max($0 ?? version, version) }
+  /// Notes the schema's and the tables' versions, read or moved on by a commit.
+  private func noteVersions(schema: Int? = nil, tables: Int? = nil) {
+    knownVersions.withLock { known in
+      let schema = max(known?.schema ?? schema ?? 0, schema ?? 0)
+      known = PostgresSchema.Versions(schema: schema, tables: max(known?.tables ?? tables ?? 0, tables ?? 0))
+    }
+  }
+
+  func noteVersions(_ versions: PostgresSchema.Versions) {
+    noteVersions(schema: versions.schema, tables: versions.tables)
+  }
+
+  /// Notes what a commit moved: the schema's version, the tables.
+  private func noteUpgrades(of access: Access) {
+    if let version = access.buffer.schemaUpgrade { noteVersions(schema: version) }
+    if access.buffer.tablesUpgrade != nil { noteVersions(tables: PostgresSchema.tablesVersion) }
   }
 
   /// - Throws: `MsglogError.cannotConnect` when libpq cannot be loaded or
@@ -126,13 +144,14 @@ public final class PostgresStore: FollowableStore {
         do {
           let result = try body(access)
           giveLogAnID(with: access)
+          try access.bringTablesUpIfOwner()
           try access.commit()
           // A write that sent nothing checked nothing: what it decided on
           // what was known (nothing to do, or refusals within a batch) may
           // be stale, and is decided again the ordinary way.
           if access.state.checkedKnown {
             noteLogID(of: access)
-            if let version = access.buffer.schemaUpgrade { noteSchema(version) }
+            noteUpgrades(of: access)
             keep(
               access.knownAfterCommit(serverClock: state.serverClock, readAt: state.readAt, lastTime: state.lastTime))
             return result
@@ -140,7 +159,7 @@ public final class PostgresStore: FollowableStore {
         } catch let error as PostgresError where error.sqlState == PostgresError.divisionByZero {
           // Another writer committed since: nothing was written. The ordinary way.
           if connection.isInTransaction { guard try rollBack(connection) else { throw error } }
-        } catch let refusal as MsglogError {
+        } catch let refusal as MsglogError where refusal.category != .forbidden {
           // Refused on what was known, which another writer may have changed
           // since (an undo of an event appended meanwhile): nothing was
           // written, and the ordinary way decides on the log as it is.
@@ -174,17 +193,14 @@ public final class PostgresStore: FollowableStore {
           guard try rollBack(connection) else { throw error }
           creating = false
           continue
-        } catch let error as PostgresError where creating && error.sqlState == PostgresError.insufficientPrivilege {
-          // The first statement that can be refused is CREATE SCHEMA.
-          throw MsglogError.permissionDenied(
-            location: shown, writing: true, reason: error.message,
-            needed: "the first write creates schema msglog, which needs CREATE on the database")
         } catch let error as PostgresError where error.sqlState == PostgresError.readOnlyTransaction {
           throw try readOnlyRefusal(error, on: connection)
         }
         let readAt = ContinuousClock.now
         let opened = try Opening(rows[headAt], shown: shown)
-        if opened.inRecovery { throw MsglogError.readOnly(location: shown, store: .postgres, reason: Self.replicaRefusal) }
+        if opened.inRecovery {
+          throw MsglogError.readOnly(location: shown, store: .postgres, reason: Self.replicaRefusal)
+        }
         let access = Access(
           connection: connection, store: self,
           state: .opened(head: opened.head, locked: !optimistic, creating: creating),
@@ -192,10 +208,16 @@ public final class PostgresStore: FollowableStore {
         do {
           let result = try body(access)
           giveLogAnID(with: access)
+          try access.bringTablesUpIfOwner()
           try access.commit()
-          if creating { schemaReady.withLock { $0 = true } }
+          if creating {
+            schemaReady.withLock { $0 = true }
+            // Its maker owns the schema, with every table this msglog makes.
+            noteVersions(schema: PostgresSchema.firstVersion, tables: PostgresSchema.tablesVersion)
+            ownsSchema.withLock { $0 = true }
+          }
           noteLogID(of: access)
-          if let version = access.buffer.schemaUpgrade { noteSchema(version) }
+          noteUpgrades(of: access)
           keep(access.knownAfterCommit(serverClock: opened.serverClock, readAt: readAt, lastTime: opened.lastTime))
           return result
         } catch let error as PostgresError where optimistic && error.sqlState == PostgresError.serializationFailure {
@@ -253,7 +275,7 @@ public final class PostgresStore: FollowableStore {
     switch sent {
     case .success(let rows):
       guard checking else { return rows }
-      noteSchema(try PostgresSchema.evaluate(rows[1], shown: shown))
+      noteVersions(try PostgresSchema.evaluate(rows[1], shown: shown))
       schemaReady.withLock { $0 = true }
       return Array(rows[0..<1] + rows[2...])
     case .failure(let error) where checking && PostgresSchema.isMissing(error):
@@ -316,7 +338,7 @@ public final class PostgresStore: FollowableStore {
   // MARK: - Connections
 
   /// A connection at rest; `reused` when it comes from the pool.
-  private func borrow() throws -> (connection: Connection, reused: Bool) {
+  func borrow() throws -> (connection: Connection, reused: Bool) {
     while let connection = idle.withLock({ $0.popLast() }) {
       // One the server closed while it sat here (a restart, an idle
       // timeout) is dropped, not handed to a request.
@@ -334,7 +356,7 @@ public final class PostgresStore: FollowableStore {
   /// that cannot be brought back to rest — broken, stuck in a pipeline, a
   /// ROLLBACK that failed — is dropped (closed) instead. Every transaction
   /// ends here, on every path, so no request inherits another's failure.
-  private func giveBack(_ connection: Connection) {
+  func giveBack(_ connection: Connection) {
     if connection.isInTransaction { _ = try? rollBack(connection) }
     guard connection.isIdle else { return }
     idle.withLock { $0.append(connection) }
@@ -378,18 +400,11 @@ public final class PostgresStore: FollowableStore {
     }
   }
 
-  /// The privileges msglog's reads and writes take (docs/POSTGRES.md lists the GRANTs).
-  static let readingNeeds = "reading needs USAGE on schema msglog and SELECT on its tables"
-  static let writingNeeds = "writing needs USAGE on schema msglog and SELECT, INSERT, UPDATE and DELETE on its tables"
-
   func translate(_ error: PostgresError, writing: Bool) -> MsglogError {
     switch error.sqlState {
     case PostgresError.diskFull?: return .diskFull(store: .postgres, detail: error.message)
     case PostgresError.readOnlyTransaction?: return .readOnly(location: shown, store: .postgres, reason: error.message)
-    case PostgresError.insufficientPrivilege?:
-      return .permissionDenied(
-        location: shown, writing: writing, reason: error.message,
-        needed: writing ? Self.writingNeeds : Self.readingNeeds)
+    case PostgresError.insufficientPrivilege?: return privilegeRefusal(error, writing: writing)
     case PostgresError.uniqueViolation?:
       // The database's own constraints: a second event at a stream's
       // version, or an id inserted twice. The write path refuses these
@@ -407,8 +422,8 @@ public final class PostgresStore: FollowableStore {
   /// knows (checked once per process); false when it holds none yet.
   private func schemaExists(_ connection: Connection, recheck: Bool = false) throws -> Bool {
     if !recheck, schemaReady.withLock({ $0 }) { return true }
-    guard let version = try PostgresSchema.check(connection, shown: shown) else { return false }
-    noteSchema(version)
+    guard let versions = try PostgresSchema.check(connection, shown: shown) else { return false }
+    noteVersions(versions)
     schemaReady.withLock { $0 = true }
     return true
   }

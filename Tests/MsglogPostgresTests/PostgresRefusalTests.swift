@@ -13,11 +13,22 @@ import Testing
 /// hint). Each refusal changes nothing.
 @Suite(.serialized) struct PostgresRefusalTests {
   static let password = "role-password"
-  static let grantHint =
-    "hint: ask the database's owner to grant it (docs/POSTGRES.md lists the GRANTs for readers and writers)\n"
-  static let readingNeeds = "reading needs USAGE on schema msglog and SELECT on its tables"
-  static let writingNeeds =
-    "writing needs USAGE on schema msglog and SELECT, INSERT, UPDATE and DELETE on its tables"
+  static let guide = "(docs/POSTGRES.md, \"The team recipe\", lists what readers and writers need)\n"
+  /// What `role` lacks, and the GRANTs that mend it, as the server told
+  /// them: `privileges` on every table (and USAGE on the schema, unless `usage`).
+  static func lacks(_ role: String, _ privileges: String, usage: Bool = false) -> (String, String) {
+    let listed = privileges.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    let words = listed.count > 1 ? listed.dropLast().joined(separator: ", ") + " and " + listed.last! : listed[0]
+    let onTables = "\(words) on every table of schema msglog"
+    let grantTables = "GRANT \(privileges) ON ALL TABLES IN SCHEMA msglog TO \(role)"
+    if usage { return ("\(role) lacks \(onTables)", grantTables) }
+    return (
+      "\(role) lacks USAGE on schema msglog; \(onTables)", "GRANT USAGE ON SCHEMA msglog TO \(role); \(grantTables)"
+    )
+  }
+  static func hint(_ grants: String) -> String {
+    "hint: if this role is to have it, the owner of schema msglog grants it with \(grants) " + guide
+  }
 
   static func name(of s: Sandbox) -> String { String(s.db.split(separator: "/").last!) }
 
@@ -41,31 +52,34 @@ import Testing
       let shown = "postgres://\(role)@\(PostgresCluster.hostPort)/\(database)"
       let before = s.contents()
 
-      // No USAGE on schema msglog: a read is refused for that privilege, not as a read-only database.
+      // No USAGE on schema msglog: a read is refused for that privilege, not
+      // as a read-only database, naming what the role lacks and the GRANTs.
+      let (readingLacks, readingGrants) = Self.lacks(role, "SELECT")
       for args in [["list"], ["log"], ["streams"], ["export"], ["verify"], ["log", "--follow"]] {
         let r = s.run(["--db", url] + args, useDefaultDB: false)
         #expect(r.code == 1 && r.stdout.isEmpty, "\(args): \(r)")
         #expect(
           r.stderr
-            == "msglog: cannot read \(shown): permission denied for schema msglog (\(Self.readingNeeds))\n"
-            + Self.grantHint, "\(args): \(r)")
+            == "msglog: cannot read \(shown): permission denied for schema msglog (\(readingLacks))\n"
+            + Self.hint(readingGrants), "\(args): \(r)")
       }
+      let (writingLacks, writingGrants) = Self.lacks(role, "SELECT, INSERT, UPDATE, DELETE")
       for (args, stdin) in [(["append", "x"], ""), (["import"], #"{"op":"append","text":"x"}"#)] {
         let r = s.run(["--db", url] + args, stdin: Data(stdin.utf8), useDefaultDB: false)
         #expect(
           r.code == 1 && r.stdout.isEmpty
             && r.stderr
-              == "msglog: cannot write to \(shown): permission denied for schema msglog (\(Self.writingNeeds))\n"
-              + Self.grantHint,
+              == "msglog: cannot write to \(shown): permission denied for schema msglog (\(writingLacks))\n"
+              + Self.hint(writingGrants),
           "\(args): \(r)")
       }
       var replies = Self.served(s, url)
       #expect(
         replies.read.status == 403 && replies.read.body.contains("permission denied for schema msglog"), "\(replies)")
-      #expect(replies.write.status == 403 && replies.write.body.contains(Self.writingNeeds), "\(replies)")
+      #expect(replies.write.status == 403 && replies.write.body.contains(writingLacks), "\(replies)")
       #expect(s.contents() == before, "a refusal changed the database")
 
-      // A reader (USAGE, SELECT): its write names the table and what writing needs.
+      // A reader (USAGE, SELECT): its write names the table and what writing lacks.
       #expect(
         PostgresCluster.psql(
           "GRANT USAGE ON SCHEMA msglog TO \(role); GRANT SELECT ON ALL TABLES IN SCHEMA msglog TO \(role)",
@@ -76,8 +90,9 @@ import Testing
       #expect(
         r.code == 1
           && r.stderr
-            == "msglog: cannot write to \(shown): permission denied for table head (\(Self.writingNeeds))\n"
-            + Self.grantHint,
+            == "msglog: cannot write to \(shown): permission denied for table head "
+            + "(\(Self.lacks(role, "INSERT, UPDATE, DELETE", usage: true).0))\n"
+            + Self.hint(Self.lacks(role, "INSERT, UPDATE, DELETE", usage: true).1),
         "\(r)")
       replies = Self.served(s, url)
       #expect(replies.read.status == 200 && replies.write.status == 403, "\(replies)")
@@ -119,12 +134,16 @@ import Testing
           r.code == 1 && r.stdout.isEmpty
             && r.stderr
               == "msglog: cannot write to \(shown): permission denied for database \(database) "
-              + "(the first write creates schema msglog, which needs CREATE on the database)\n" + Self.grantHint,
+              + "(\(role) lacks CREATE on database \(database), where the first write makes schema msglog)\n"
+              + "hint: the database's owner grants it with GRANT CREATE ON DATABASE \(database) TO \(role), "
+              + "or makes the log first with 'msglog init' " + Self.guide,
           "\(args): \(r)")
         #expect(s.isEmpty, "\(args) created msglog's tables")
       }
       let replies = Self.served(s, url)
-      #expect(replies.write.status == 403 && replies.write.body.contains("needs CREATE on the database"), "\(replies)")
+      #expect(
+        replies.write.status == 403 && replies.write.body.contains("lacks CREATE on database \(database)"), "\(replies)"
+      )
       #expect(replies.read.status == 404, "\(replies)")
       #expect(s.isEmpty)
     }
@@ -225,7 +244,9 @@ import Testing
         kill(follower.process.processIdentifier, SIGKILL)
       }
       let r = follower.finish()
-      let seqs = r.lines.map { (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["seq"] as? Int }
+      let seqs = r.lines.map {
+        (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["seq"] as? Int
+      }
       let expected = printed > 0 ? Array(1...(head + 2)) : [head + 1, head + 2]
       #expect(r.code == 0 && seqs == expected, "\(r)")
       let lines = r.stderr.split(separator: "\n")

@@ -74,9 +74,13 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case anotherProgramsDatabase(location: String)
   case readOnly(location: String, store: Store, reason: String)
   /// The server refused a privilege the operation needs: `reason` is its
-  /// words, `needed` the privileges the operation takes, in words the store
-  /// chose ("reading needs USAGE on schema msglog and SELECT on its tables").
-  case permissionDenied(location: String, writing: Bool, reason: String, needed: String)
+  /// words, `missing` what the role lacks (as the server answered when
+  /// asked), or what the operation needs when it could not be asked.
+  case permissionDenied(location: String, writing: Bool, reason: String, missing: MissingPrivileges)
+  /// Tables the log needs are not in the server's database (a log made by
+  /// an older msglog), and this role may not make them: only the owner of
+  /// the log's schema does, so that nobody else comes to own a table of it.
+  case missingTables(location: String, tables: [String])
   case cannotRead(location: String, reason: String)
   case cannotCreate(location: String, reason: String)
   /// A backup's destination cannot be used.
@@ -236,7 +240,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return .refused
     case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
       return .damaged
-    case .readOnly, .permissionDenied, .replicaSecretRefused, .tokenRefused, .remoteForbids, .untrustedRemote:
+    case .readOnly, .permissionDenied, .replicaSecretRefused, .tokenRefused, .remoteForbids, .untrustedRemote,
+      .missingTables:
       return .forbidden
     case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .backupNotSupported, .anotherLog,
       .incompatibleRemote, .unacceptableRecord, .remoteFault:
@@ -283,10 +288,12 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "index \(index) is out of range: stream \(TerminalText.quoted(stream)) had \(count) "
         + "\(count == 1 ? "item" : "items") at version \(version)"
     case .nothingToUndo(let stream):
-      return "nothing to undo in stream \(TerminalText.quoted(stream)): no event that is not undone would change anything"
+      return
+        "nothing to undo in stream \(TerminalText.quoted(stream)): no event that is not undone would change anything"
     case .alreadyUndone(let seq, let by): return "event \(seq) is already undone (by event \(by))"
     case .noSuchEvent(let seq, let head):
-      return head == 0 ? "there is no event \(seq): the log is empty" : "there is no event \(seq): the log holds 1…\(head)"
+      return head == 0
+        ? "there is no event \(seq): the log is empty" : "there is no event \(seq): the log holds 1…\(head)"
     case .eventInAnotherStream(let seq, let home, let stream):
       return "event \(seq) is in stream \(TerminalText.quoted(home)), not \(TerminalText.quoted(stream))"
     case .notAnUndo(let seq, let reason): return "this does not undo event \(seq): \(reason)"
@@ -306,8 +313,14 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .anotherProgramsDatabase(let location):
       return "\(location) is not a msglog database (it is another program's LMDB environment)"
     case .readOnly(let location, _, let reason): return "cannot write to \(location): it is read-only (\(reason))"
-    case .permissionDenied(let location, let writing, let reason, let needed):
-      return "cannot \(writing ? "write to" : "read") \(location): \(reason) (\(needed))"
+    case .permissionDenied(let location, let writing, let reason, let missing):
+      let what =
+        missing.role.map { "\($0) lacks \(missing.words)" }
+        ?? "\(writing ? "writing" : "reading") needs \(missing.words)"
+      return "cannot \(writing ? "write to" : "read") \(location): \(reason) (\(what))"
+    case .missingTables(let location, let tables):
+      return "cannot write to \(location): \(MissingPrivileges.list(tables)) \(tables.count == 1 ? "is" : "are") "
+        + "missing (the log was made by an older msglog), and only the owner of schema msglog makes them"
     case .cannotRead(let location, let reason): return "cannot read \(location): \(reason)"
     case .cannotCreate(let location, let reason): return "cannot create the database \(location): \(reason)"
     case .cannotBackUp(let location, let why): return "cannot back up to \(location): \(why)"
@@ -342,7 +355,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .replicaMovedDuringPull: return "the replica's head moved while a page of its remote was read"
     case .changeDoesNotApply(let change): return "change \(change) does not apply"
     case .changeAppendedNothing(let change):
-      return "change \(change) of this replica appended nothing (it was refused or changed nothing): there is nothing of it to undo"
+      return
+        "change \(change) of this replica appended nothing (it was refused or changed nothing): there is nothing of it to undo"
     case .changeOutOfOrder(let change, let done):
       return "change \(change) came out of order: changes up to \(done) are done, so the next is \(done + 1)"
     case .notAReplica(let location): return "\(location) is not a replica"

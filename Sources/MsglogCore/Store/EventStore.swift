@@ -19,6 +19,10 @@ package protocol EventStore: AnyObject, Sendable {
   ///     a store across a network can fetch their state with the
   ///     transaction's first round trip; a local store has no use for it.
   func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R) throws -> R
+  /// Makes the log's place ready for every role that will use it: an
+  /// empty log where there is none, the tables an older msglog's log lacks;
+  /// nothing when it is ready. Appends no event.
+  func initialize() throws -> LogInitialization
   /// Which store it is, for the errors whose words depend on it.
   var kind: MsglogError.Store { get }
   /// Whether reads go without a lock (an LMDB database read-only to this

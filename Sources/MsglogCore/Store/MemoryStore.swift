@@ -39,6 +39,9 @@ package final class MemoryStore: EventStore {
   /// The in-memory twin of an LMDB log: it may be a replica too.
   package var keepsReplicas: Bool { true }
 
+  /// A log in memory is there, empty, from the start.
+  package func initialize() throws -> LogInitialization { .ready }
+
   var state: State { committed.withLock { $0 } }
 
   /// The rows the last write transaction read (records, order-tree nodes, id rows).

@@ -6,14 +6,15 @@ extension Verifier.Check {
     for (replica, changes) in origins {
       for (change, seqs) in changes where seqs.count > 1 {
         problem(
-          "seqs \(seqs.map(String.init).joined(separator: ", ")): change \(change) of replica \(replica.text) was applied more than once")
+          "seqs \(seqs.map(String.init).joined(separator: ", ")): change \(change) of replica \(replica.text) was applied more than once"
+        )
       }
     }
     if let sync = reader as? any SyncStateReader {
-      do { try remoteState(sync) } catch { problem("table replicas: cannot be read: \(error)") }
+      do { try remoteState(sync) } catch { failed(error, "table replicas: cannot be read: \(error)") }
     }
     if let replicas = reader as? any ReplicaStateReader {
-      do { try replicaState(replicas) } catch { problem("table pending: cannot be read: \(error)") }
+      do { try replicaState(replicas) } catch { failed(error, "table pending: cannot be read: \(error)") }
     }
   }
 
@@ -54,11 +55,13 @@ extension Verifier.Check {
       }
       let events = origins[replica] ?? [:]
       for (change, seq) in applied.sorted(by: { $0.key < $1.key }) where events[change]?.first != seq {
-        problem("table sync-outcomes: change \(change) of replica \(replica.text) says seq \(seq), whose event is not it")
+        problem(
+          "table sync-outcomes: change \(change) of replica \(replica.text) says seq \(seq), whose event is not it")
       }
       for (change, seqs) in events.sorted(by: { $0.key < $1.key }) where applied[change] == nil {
         problem(
-          "seq \(seqs[0]): the event of change \(change) of replica \(replica.text) has no applied outcome in sync-outcomes")
+          "seq \(seqs[0]): the event of change \(change) of replica \(replica.text) has no applied outcome in sync-outcomes"
+        )
       }
     }
   }
@@ -75,11 +78,12 @@ extension Verifier.Check {
       }
       for change in pending {
         if case .applied(let seq, _)? = try replicas.learnedOutcome(ofChange: change.number), seq <= report.events {
-          problem("table pending: change \(change.number) is still pending though the replica holds its event (seq \(seq))")
+          problem(
+            "table pending: change \(change.number) is still pending though the replica holds its event (seq \(seq))")
         }
       }
     } catch let error as MsglogError {
-      problem("\(error)")
+      failed(error, "\(error)")
     }
     for (change, seqs) in origins[state.replica] ?? [:] {
       switch try replicas.learnedOutcome(ofChange: change) {

@@ -18,6 +18,8 @@ package enum Verifier {
     try check.log()
     if check.report.logIsIntact { try check.derivedTables() }
     check.syncState()
+    // A privilege the role lacks is not damage: the whole verify is refused, naming it.
+    if let refused = check.refused { throw refused }
     return check.finish()
   }
 
@@ -42,6 +44,19 @@ package enum Verifier {
     var pastLimits = false
 
     init(reader: any LogReader) { self.reader = reader }
+
+    /// The first read the store refused for a privilege the role lacks.
+    var refused: MsglogError? = nil
+
+    /// A read that failed: a problem named like any other, unless the store
+    /// refused it for a privilege (then no problem is, as none was seen).
+    mutating func failed(_ error: any Error, _ text: String) {
+      if let error = error as? MsglogError, error.category == .forbidden {
+        if refused == nil { refused = error }
+        return
+      }
+      problem(text)
+    }
 
     mutating func problem(_ text: String) {
       if text.hasPrefix("table ") {
@@ -69,7 +84,7 @@ package enum Verifier {
           checkpointSeqs[stream] = seqs
           for seq in seqs { checkpointAt[seq] = stream }
         } catch {
-          problem("table checkpoints: stream \(TerminalText.quoted(stream)) cannot be listed: \(error)")
+          failed(error, "table checkpoints: stream \(TerminalText.quoted(stream)) cannot be listed: \(error)")
         }
       }
       var expectedSeq: UInt64 = 1
@@ -90,7 +105,9 @@ package enum Verifier {
           switch Result(catching: { () throws(EventRecord.DecodeError) -> Event in try EventRecord.decode(bytes) }) {
           case .success(let decoded) where decoded.seq == seq:
             event = decoded
-            if let origin = event.origin { origins[origin.replica, default: [:]][origin.change, default: []].append(seq) }
+            if let origin = event.origin {
+              origins[origin.replica, default: [:]][origin.change, default: []].append(seq)
+            }
             checkLimits(event)
           case .success(let decoded):
             damagedRecord(seq, "it holds seq \(decoded.seq)")
@@ -103,7 +120,7 @@ package enum Verifier {
           return true
         }
       } catch {
-        problem("the log cannot be read past seq \(expectedSeq - 1): \(error)")
+        failed(error, "the log cannot be read past seq \(expectedSeq - 1): \(error)")
         report.logIsIntact = false
       }
       progress?(VerifyProgress(stage: .events, done: Int(report.events), total: Int(report.events)))
@@ -171,7 +188,7 @@ package enum Verifier {
             problem("table checkpoints: stream \(name) at seq \(event.seq) differs from the replay")
           }
         } catch {
-          problem("table checkpoints: stream \(name) at seq \(event.seq): \(error)")
+          failed(error, "table checkpoints: stream \(name) at seq \(event.seq): \(error)")
         }
       }
     }
@@ -204,7 +221,7 @@ package enum Verifier {
           }
           head = found
         } catch {
-          problem("\(error)")
+          failed(error, "\(error)")
           damagedTables.formUnion(["order", "checkpoints"])
           continue
         }
@@ -235,7 +252,7 @@ package enum Verifier {
             return true
           }
         } catch {
-          problem("\(error)")
+          failed(error, "\(error)")
           continue
         }
         if indexed != state.streamSeqs[stream] ?? [] {
@@ -268,12 +285,13 @@ package enum Verifier {
           want.leaf = want.removeSeq == 0 ? leafOf[id] ?? entry.leaf : 0
           if entry != want {
             func describe(_ e: IdEntry) -> String {
-              "\(e.insertSeq), remove seq \(e.removeSeq), leaf \(e.leaf)" + (e.textSeq == 0 ? "" : ", text seq \(e.textSeq)")
+              "\(e.insertSeq), remove seq \(e.removeSeq), leaf \(e.leaf)"
+                + (e.textSeq == 0 ? "" : ", text seq \(e.textSeq)")
             }
             problem("table ids: \(id.text) has insert seq \(describe(entry)); the log says \(describe(want))")
           }
         } catch {
-          problem("\(error)")
+          failed(error, "\(error)")
         }
       }
       progress?(VerifyProgress(stage: .ids, done: ids.count, total: ids.count))
@@ -293,7 +311,7 @@ package enum Verifier {
               + "with \(head.checkpointCount) items; the checkpoints table says \(version) with \(count)")
         }
       } catch {
-        problem("table checkpoints: stream \(name): \(error)")
+        failed(error, "table checkpoints: stream \(name): \(error)")
       }
     }
 
@@ -325,7 +343,7 @@ package enum Verifier {
           problem("table summary: \(summary.map(describe) ?? "missing"); the tables hold \(describe(expected))")
         }
       } catch {
-        problem("\(error)")
+        failed(error, "\(error)")
       }
     }
 

@@ -25,7 +25,7 @@ extension PostgresStore.Access: BulkLoading {
           rows.bytes(record)
         }
         state.head = event.seq
-        upgradeSchema(toHold: record)
+        try upgradeSchema(toHold: record)
       }
     }
   }

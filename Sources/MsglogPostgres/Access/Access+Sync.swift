@@ -4,22 +4,22 @@ import MsglogCore
 /// its replicas, written into the write buffer with the change's own
 /// effect, so both commit together or not at all.
 extension PostgresStore.Access: SyncStateWriter {
-  /// Whether sync's tables may be read: in a write, they are made first
-  /// (schema 3, in this transaction); in a read, asked once.
+  /// Whether sync's tables may be read: known to be there (they come with
+  /// the schema), else asked once (a database made by an older msglog
+  /// that never synced has none).
   private func syncTablesReadable() throws -> Bool {
-    if writing {
-      makeSyncTables()
-      return true
-    }
+    if (store.tablesVersion ?? 0) >= 2 || buffer.tablesUpgrade != nil { return true }
     if let known = syncTablesKnown { return known }
     let exists = try query(.sync, PostgresSchema.syncTablesExist).bool(0, 0) == true
     syncTablesKnown = exists
     return exists
   }
 
-  /// Moves the schema to 3 with this transaction, unless it is known to be
-  /// there (a stale knowledge only sends the idempotent upgrade again).
-  private func makeSyncTables() {
+  /// Moves the schema to 3 with this transaction, its tables made first
+  /// (by the schema's owner only), unless it is known to be there (a stale
+  /// knowledge only sends the idempotent upgrade again).
+  private func makeSyncTables() throws {
+    try makeSureOfSyncTables()
     if (store.schemaVersion ?? 0) < PostgresSchema.syncTablesVersion {
       buffer.upgradeSchema(to: PostgresSchema.syncTablesVersion)
     }
@@ -47,7 +47,7 @@ extension PostgresStore.Access: SyncStateWriter {
   }
 
   package func putProgress(_ progress: ReplicaProgress, of replica: ItemID) throws {
-    makeSyncTables()
+    try makeSyncTables()
     // A row with a secret's hash is one an older msglog would misread.
     if progress.secret != nil, (store.schemaVersion ?? 0) < PostgresSchema.secretsVersion {
       buffer.upgradeSchema(to: PostgresSchema.secretsVersion)
@@ -57,7 +57,7 @@ extension PostgresStore.Access: SyncStateWriter {
 
   package func forgetUnappliedOutcomes(by replica: ItemID, in range: Range<UInt64>) throws {
     guard !range.isEmpty else { return }
-    makeSyncTables()
+    try makeSyncTables()
     buffer.forgetUnappliedOutcomes(by: replica, in: range)
   }
 
@@ -76,7 +76,7 @@ extension PostgresStore.Access: SyncStateWriter {
   }
 
   package func putOutcome(_ outcome: ChangeOutcome, ofChange change: UInt64, by replica: ItemID) throws {
-    makeSyncTables()
+    try makeSyncTables()
     let key = SyncRows.outcomeKey(change, by: replica)
     buffer.putOutcome(SyncRows.encode(outcome, .syncOutcomes, key: key), ofChange: change, by: replica)
   }

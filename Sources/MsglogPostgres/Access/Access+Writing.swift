@@ -12,13 +12,14 @@ extension PostgresStore.Access {
     cache.last[event.stream] = (event.seq, record)
     lastAppended = record
     state.head = event.seq
-    record.withUnsafeBytes { upgradeSchema(toHold: $0) }
+    try record.withUnsafeBytes { try upgradeSchema(toHold: $0) }
   }
 
   /// Moves the schema on with this transaction when `record` needs it
-  /// (`ContainerFormat`'s rule).
-  func upgradeSchema(toHold record: UnsafeRawBufferPointer) {
+  /// (`ContainerFormat`'s rule); to 3, sync's tables are made sure of first.
+  func upgradeSchema(toHold record: UnsafeRawBufferPointer) throws {
     if let target = PostgresSchema.format.upgrade(appending: record, at: store.schemaVersion) {
+      if target >= PostgresSchema.syncTablesVersion { try makeSureOfSyncTables() }
       buffer.upgradeSchema(to: target)
     }
   }

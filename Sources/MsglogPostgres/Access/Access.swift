@@ -45,11 +45,20 @@ extension PostgresStore {
 
     /// Runs a read of `table`, after sending what is buffered for it (and
     /// with the `BEGIN`, in a write on what was known that sent nothing yet).
+    /// A privilege refused is a `MsglogError` here already, naming what the
+    /// role lacks, so that a caller that goes on past a failed read
+    /// (`verify`) tells it from damage.
     func query(_ table: WriteBuffer.Table, _ statement: Statement) throws -> Rows {
       try endCopy()
       if buffer.holds(table) { try flush() }
-      guard state.phase == .unsent else { return try connection.execute(statement.sql, statement.parameters) }
-      return try connection.pipeline(state.sending([statement], locking: false)).last!
+      let sent = Result { () throws(PostgresError) -> Rows in
+        guard state.phase == .unsent else { return try connection.execute(statement.sql, statement.parameters) }
+        return try connection.pipeline(state.sending([statement], locking: false)).last!
+      }
+      if case .failure(let error) = sent, error.sqlState == PostgresError.insufficientPrivilege {
+        throw store.privilegeRefusal(error, writing: writing)
+      }
+      return try sent.get()
     }
 
     /// Sends the buffered writes (one pipeline) so that the next read sees them.

@@ -23,6 +23,9 @@ extension PostgresStore {
     /// The schema version this transaction moves the schema to (sent once).
     private(set) var schemaUpgrade: Int? = nil
     private var upgradeSent = false
+    /// The tables' version this transaction brings up to this msglog's (sent once).
+    private(set) var tablesUpgrade: Int? = nil
+    private var tablesSent = false
     /// The tables with buffered writes: a read of another need not wait for them.
     private var dirty: Set<Table> = []
 
@@ -77,7 +80,6 @@ extension PostgresStore {
       clears = true
     }
 
-    /// Moves the schema to `version` with the next statements sent.
     /// Moves the schema on to `version` with the next statements sent
     /// (the newest asked for, however many records ask).
     mutating func upgradeSchema(to version: Int) {
@@ -85,8 +87,14 @@ extension PostgresStore {
       schemaUpgrade = version
       upgradeSent = false
       dirty.insert(.meta)
-      // A read of sync's tables sends the upgrade that makes them first.
-      if version >= PostgresSchema.syncTablesVersion { dirty.insert(.sync) }
+    }
+
+    /// Brings tables at `version` up to this msglog's with the next
+    /// statements sent, before any row goes into them.
+    mutating func upgradeTables(from version: Int) {
+      guard tablesUpgrade == nil, version < PostgresSchema.tablesVersion else { return }
+      tablesUpgrade = version
+      dirty.formUnion([.meta, .sync])
     }
 
     mutating func putProgress(_ row: [UInt8], of replica: ItemID) {
@@ -115,9 +123,13 @@ extension PostgresStore {
     mutating func take() -> [Statement] {
       var out: [Statement] = []
       if clears { out += PostgresSchema.clearDerived }
-      // First: the tables a newer schema adds, before any row goes into them.
+      // First: the tables this msglog adds, before any row goes into them.
+      if let tablesUpgrade, !tablesSent {
+        out += PostgresSchema.upgradeTables(from: tablesUpgrade)
+        tablesSent = true
+      }
       if let schemaUpgrade, !upgradeSent {
-        out += PostgresSchema.upgrade(to: schemaUpgrade)
+        out.append(PostgresSchema.upgrade(to: schemaUpgrade))
         upgradeSent = true
       }
       if !events.isEmpty {

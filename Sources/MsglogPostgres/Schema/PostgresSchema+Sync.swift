@@ -6,10 +6,12 @@ import MsglogCore
 /// the same sealed values as LMDB's sync tables (`SyncRows`), so damage
 /// reads the same on both stores.
 ///
-/// The two tables come with schema 3, made by the transaction that first
-/// writes sync's state or an event with its origin (`upgrade(to:)`).
+/// The two tables are made with the schema (`+Tables`: a database made
+/// before that gets them from its schema's owner); a schema at version 3,
+/// which an event with its origin or sync's state moves it to, always has
+/// them.
 extension PostgresSchema {
-  /// The first schema version with sync's tables.
+  /// The first schema version that is sure to have sync's tables.
   static let syncTablesVersion = 3
   /// The first schema version whose `replicas` rows may hold a secret's
   /// hash and the outcomes kept (`SyncRows`), which an older msglog would

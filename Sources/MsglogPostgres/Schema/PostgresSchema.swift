@@ -1,13 +1,14 @@
 import MsglogCore
 
-/// msglog's tables in schema `msglog`, created by the first write, and
-/// their version in `msglog.meta`; every statement msglog sends is in this
-/// type's extensions (`+Reads`, `+Writes`), so that a change of a table is
-/// one change here.
+/// msglog's tables in schema `msglog`, created by the first write (or
+/// `msglog init`), and their versions in `msglog.meta`; every statement
+/// msglog sends is in this type's extensions (`+Reads`, `+Writes`), so
+/// that a change of a table is one change here.
 ///
-/// A new version: widen `format.readable`, add its tables to `tables` (a
-/// new database gets them at once) and an upgrade for older schemas (as
-/// `upgrade(to:)`, in the transaction that first needs them).
+/// A new schema version (records an older msglog cannot read): widen
+/// `format.readable`. A new table or column: a step of `tableSteps`
+/// (`+Tables`), which a new database takes at once and an older one from
+/// its schema's owner.
 enum PostgresSchema {
   /// The tables, without the keys a bulk load builds after it (`keys`).
   /// A checkpoint's body (a stream's slots, 24 bytes an item) is stored
@@ -75,7 +76,7 @@ enum PostgresSchema {
   /// The statement that reads what `evaluate` checks: it can ride in a
   /// transaction's opening round trip, so that a process checks the schema
   /// without a round trip of its own.
-  static let metaQuery = Statement("SELECT key, value FROM msglog.meta WHERE key IN ('format', 'schema')")
+  static let metaQuery = Statement("SELECT key, value FROM msglog.meta WHERE key IN ('format', 'schema', 'tables')")
 
   /// Whether `metaQuery` failed because there is no msglog.meta at all (no
   /// schema yet, or not msglog's): `check` then tells which.
@@ -84,8 +85,8 @@ enum PostgresSchema {
       || isForeignTable(error)
   }
 
-  /// The schema's version when it is there and known; nil when there is none.
-  static func check(_ connection: Connection, shown: String) throws -> Int? {
+  /// The schema's versions when it is there and known; nil when there is none.
+  static func check(_ connection: Connection, shown: String) throws -> Versions? {
     let found = Result { () throws(PostgresError) -> Rows in
       try connection.execute(metaQuery.sql)
     }
@@ -113,9 +114,15 @@ enum PostgresSchema {
   /// Whether the database has a schema named msglog.
   static let namespaceQuery = Statement("SELECT 1 FROM pg_namespace WHERE nspname = 'msglog'")
 
-  /// The schema version `metaQuery` found; refuses it unless it names
+  /// A database's versions: its schema's (`format`) and its tables' (`+Tables`).
+  struct Versions: Equatable {
+    var schema: Int
+    var tables: Int
+  }
+
+  /// The versions `metaQuery` found; refuses the schema unless it names
   /// msglog's format at a version this msglog reads (`format`).
-  static func evaluate(_ meta: Rows, shown: String) throws -> Int {
+  static func evaluate(_ meta: Rows, shown: String) throws -> Versions {
     var values: [String: String] = [:]
     for row in 0..<meta.count { values[meta.text(row, 0) ?? ""] = meta.text(row, 1) }
     guard values["format"] == "msglog" else {
@@ -125,7 +132,7 @@ enum PostgresSchema {
       throw MsglogError.notAMsglogDatabase(
         location: shown, reason: "its schema version is \(values["schema"] ?? "none")")
     }
-    return version
+    return Versions(schema: version, tables: tablesVersion(row: values["tables"], schema: version))
   }
 
   /// Whether reading msglog.meta failed because the table is not shaped as
@@ -136,35 +143,35 @@ enum PostgresSchema {
     return state.hasPrefix("42") || state.hasPrefix("22")
   }
 
-  /// The statements that create the schema, run in the first write's own transaction.
+  /// The statements that create the schema with every table the log may
+  /// need (`+Tables`), run in the first write's own transaction (or
+  /// `msglog init`'s).
   static var creation: [Statement] {
     var statements = [Statement("CREATE SCHEMA msglog")]
     for table in tables.split(separator: ";") where !table.allSatisfy(\.isWhitespace) {
       statements.append(Statement(String(table)))
     }
     for table in [CopyTable.events, .ids] { statements += keys[table]!.add }
+    statements += tableSteps.flatMap { $0 }
     statements.append(
       Statement(
-        "INSERT INTO msglog.meta VALUES ('format', $1), ('schema', $2), ('log', $3)",
+        "INSERT INTO msglog.meta VALUES ('format', $1), ('schema', $2), ('log', $3), ('tables', $4)",
         [
           .bytes(Array("msglog".utf8)), .bytes(Array(format.stored(firstVersion).utf8)),
-          .bytes(SyncRows.encodeLogID(.random())),
+          .bytes(SyncRows.encodeLogID(.random())), .bytes(Array(String(tablesVersion).utf8)),
         ]))
     return statements
   }
 
   /// An older schema moved to `version`, in place, in the transaction that
-  /// first needs it. To 2 (for the log's first record of format 2) the
-  /// tables stay as they are — the new events need no column of their own:
-  /// a restore inserts no id, an undo's target is in its record — and only
-  /// the version changes, telling an older msglog that the log holds
-  /// records it cannot read. To 3, sync's tables are made first. Never
-  /// moves a newer schema back.
-  static func upgrade(to version: Int) -> [Statement] {
-    (version >= syncTablesVersion ? syncTables : []) + [upgradeVersion(to: version)]
-  }
-
-  private static func upgradeVersion(to version: Int) -> Statement {
+  /// first needs it. The tables stay as they are — the new events need no
+  /// column of their own: a restore inserts no id, an undo's target is in
+  /// its record, an origin is in its record — and only the version changes,
+  /// telling an older msglog that the log holds records it cannot read. A
+  /// schema at 3 has sync's tables (an older msglog counts on it): the
+  /// transaction makes sure of them first (`Access.makeSureOfSyncTables`).
+  /// Never moves a newer schema back.
+  static func upgrade(to version: Int) -> Statement {
     Statement(
       "UPDATE msglog.meta SET value = $1 WHERE key = 'schema' AND value = ANY($2)",
       [
