@@ -34,6 +34,19 @@ public final class ServedLog {
     } else {
       child = s.start(arguments, environment: environment, useDefaultDB: useDefaultDB)
     }
+    url = Self.waitForURL(child)
+  }
+
+  /// Starts `msglog ARGUMENTS` as they are given (a systemd unit's
+  /// `ExecStart`, say), with only `environment`, and waits as above.
+  public init(_ s: Sandbox, arguments: [String], environment: [String: String]) {
+    dir = s.dir
+    child = s.start(arguments, environment: environment, useDefaultDB: false)
+    url = Self.waitForURL(child)
+  }
+
+  /// Where the server says it listens, once it has said so; nil when it ended first.
+  private static func waitForURL(_ child: Sandbox.Child) -> String? {
     var found: String? = nil
     // A watchdog only (a server that never starts must not hang the suite).
     for _ in 0..<2400 {
@@ -43,7 +56,7 @@ public final class ServedLog {
       if found != nil || ended { break }
       usleep(25_000)
     }
-    url = found.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+    return found.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
   }
 
   /// A server that has started: the test stops here, with what it printed,
