@@ -16,6 +16,8 @@ import Testing
       "StreamContents", "StreamDiff", "StreamName", "Timestamp", "VerifyProgress", "VerifyReport", "WriteRequest",
       // Sync's (docs/SYNC.md).
       "ChangeOutcome", "ChangeRefusal", "Origin", "RemoteFault", "ReplicaChange", "ReplicaState",
+      // A server's refusal of a privilege, and what `EventLog.initialize()` did (docs/POSTGRES.md).
+      "MissingPrivileges", "LogInitialization",
     ],
     "Msglog": [
       "EventLog", "FollowNotice", "FollowStop", "ImportResult", "LogSnapshot", "LogStream", "NewItem",
