@@ -126,6 +126,8 @@ import Testing
     }
 
     // 6. nginx with TLS in front of both.
+    try #require(
+      FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx"), "nginx is not installed: scripts/setup --test")
     #expect(Self.certificate(for: place).code == 0)
     let nginx = try Nginx(config: block(7), in: s)
     defer { nginx.stop() }
