@@ -78,7 +78,10 @@ import Testing
     else { return hello }
     let change =
       #"{"change":1,"made":"2026-12-01T09:14:03.120Z","basis":\#(head),"op":"append","stream":"chat","id":"\#(UUID().uuidString.lowercased())","text":"\#(text)","seen":0}"#
-    let body = #"{"protocol":1,"log":"\#(log)","replica":"\#(UUID().uuidString.lowercased())","changes":[\#(change)]}"#
+    // A new replica id and its secret (64 hex digits), as the page's outbox makes them.
+    let secret = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    let body =
+      #"{"protocol":1,"log":"\#(log)","replica":"\#(UUID().uuidString.lowercased())","secret":"\#(secret)","changes":[\#(change)]}"#
     return server.request("POST", "/api/sync/push", body)
   }
 
