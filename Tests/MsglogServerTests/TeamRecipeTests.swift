@@ -122,7 +122,7 @@ import Testing
     let servers = instances.map { Self.serve(unit: $0, in: s) }
     defer { for server in servers { #expect(server.stop().code == 0) } }
     for (server, port) in zip(servers, place.nodes) {
-      #expect(server.url == "http://127.0.0.1:\(port)", "\(server.url ?? "no URL")")
+      try #require(server.url == "http://127.0.0.1:\(port)", "the unit's serve did not start: \(server.stop())")
     }
 
     // 6. nginx with TLS in front of both.
