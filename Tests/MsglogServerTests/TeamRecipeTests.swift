@@ -34,8 +34,9 @@ import Testing
     let nodes = [Operations.freePort(), Operations.freePort()]
     let https = Operations.freePort()
     var origin: String { "https://chat.example.org:\(https)" }
-    var certificate: String { dir + "/chat.pem" }
-    var key: String { dir + "/chat.key" }
+    /// Made by `Nginx.certificate(for:in:)`.
+    var certificate: String { dir + "/chat.example.org.pem" }
+    var key: String { dir + "/chat.example.org.key" }
 
     var substitutions: [(String, String)] {
       [
@@ -126,9 +127,8 @@ import Testing
     }
 
     // 6. nginx with TLS in front of both.
-    try #require(
-      FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx"), "nginx is not installed: scripts/setup --test")
-    #expect(Self.certificate(for: place).code == 0)
+    try #require(Nginx.isInstalled, "nginx is not installed: scripts/setup --test")
+    _ = try Nginx.certificate(for: "chat.example.org", in: s.dir)
     let nginx = try Nginx(config: block(7), in: s)
     defer { nginx.stop() }
     let curl = ["--cacert", place.certificate, "--resolve", "chat.example.org:\(place.https):127.0.0.1"]
@@ -202,16 +202,6 @@ import Testing
     return ServedLog(s, arguments: Array(words.dropFirst()), environment: environment)
   }
 
-  /// A certificate for chat.example.org, made here.
-  static func certificate(for place: Place) -> Run {
-    runProgram(
-      "/usr/bin/openssl",
-      [
-        "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", place.key, "-out", place.certificate, "-days", "1",
-        "-subj", "/CN=chat.example.org", "-addext", "subjectAltName=DNS:chat.example.org",
-      ])
-  }
-
   /// The page's first change, as its outbox sends it: hello for the log's
   /// id, then one append pushed under a new replica id, from the page's
   /// own origin.
@@ -231,52 +221,5 @@ import Testing
       place.origin + "/api/sync/push",
       curl + ["-H", "Origin: \(place.origin)", "-H", "Content-Type: application/json", "--data-binary", body],
       in: place.dir)
-  }
-}
-
-/// nginx run in the foreground with the recipe's block as its `http`
-/// configuration, everything else (pid, logs, temporary files) in the
-/// test's directory.
-final class Nginx {
-  let child: Sandbox.Child
-  let dir: String
-
-  init(config: String, in s: Sandbox) throws {
-    dir = s.dir + "/nginx"
-    try FileManager.default.createDirectory(atPath: dir + "/logs", withIntermediateDirectories: true)
-    let whole = """
-      daemon off;
-      pid \(dir)/nginx.pid;
-      error_log \(dir)/logs/error.log;
-      events {}
-      http {
-          access_log \(dir)/logs/access.log;
-          client_body_temp_path \(dir)/body;
-          proxy_temp_path \(dir)/proxy;
-          fastcgi_temp_path \(dir)/fastcgi;
-          uwsgi_temp_path \(dir)/uwsgi;
-          scgi_temp_path \(dir)/scgi;
-      \(config)
-      }
-
-      """
-    FileManager.default.createFile(atPath: dir + "/nginx.conf", contents: Data(whole.utf8))
-    child = s.start(["-p", dir, "-c", dir + "/nginx.conf"], useDefaultDB: false, runner: "/usr/sbin/nginx")
-  }
-
-  /// Until nginx answers `url` through to a `serve` (a watchdog bounds
-  /// the wait; nginx says nothing when it is ready).
-  func waitUntilServing(_ url: String, curl: [String]) throws {
-    for _ in 0..<400 where child.process.isRunning {
-      if Operations.curl(url, curl, in: dir).status == 200 { return }
-      usleep(25_000)
-    }
-    let said = (try? String(contentsOfFile: dir + "/logs/error.log", encoding: .utf8)) ?? ""
-    try #require(Bool(false), "nginx did not serve \(url): \(said)")
-  }
-
-  func stop() {
-    if child.process.isRunning { kill(child.process.processIdentifier, SIGTERM) }
-    _ = child.finish()
   }
 }
