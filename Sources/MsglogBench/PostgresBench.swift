@@ -27,6 +27,11 @@ struct PostgresBench {
   var standby: String?
   var seconds: Double = 4
   var clientCounts = [1, 4, 16]
+  /// Only the writers' figures (and the nodes behind nginx): the quick run.
+  var writersOnly = false
+  /// The clients of the nodes figure, and how many nodes it compares with one.
+  static let nodeClients = 48
+  static let nodeCount = 3
 
   var server: String { String(url.dropLast("/postgres".count)) }
 
@@ -58,6 +63,9 @@ struct PostgresBench {
     var verifyPostgres: Duration = .zero
     var repairPostgres: Duration = .zero
     var standbyFollow: FollowBench.Results?
+    /// Appends/s from `nodeClients` HTTP clients through nginx, to one
+    /// `serve` and to `nodeCount` of them on the same database.
+    var nodes: (one: Double, many: Double)?
   }
 
   func psql(_ sql: String, database: String = "postgres") throws {
@@ -85,6 +93,8 @@ struct PostgresBench {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { for name in Self.databases { try? psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") } }
     try writers(&results)
+    results.nodes = try nodes()
+    if writersOnly { return results }
     try processes(&results)
     try sameData(&results)
     try verify(&results)
@@ -135,6 +145,33 @@ struct PostgresBench {
     }
     results.insertAndNotify16 = try pgbench.tps(.insertAndNotify, clients: clientCounts.last!)
     results.connectEach = .seconds(1 / (try pgbench.tps(.insert, clients: 1, connectEach: true)))
+  }
+
+  // MARK: - Nodes behind nginx
+
+  /// `nodeClients` keep-alive clients appending through nginx, to one
+  /// `serve` and then to `nodeCount` of them on one database (a fresh one
+  /// each time): what more nodes give on this machine.
+  private func nodes() throws -> (one: Double, many: Double) {
+    let text = String(repeating: "m", count: 60)
+    var rates: [Double] = []
+    for count in [1, Self.nodeCount] {
+      let db = try freshDatabase("msglog_bench_serve")
+      try EventLog(db).append("seed")
+      var served: [ServerProcess] = []
+      defer { for node in served { node.stop() } }
+      for _ in 0..<count { served.append(try ServerProcess(msglog: msglog, db: db)) }
+      let front = try NginxFront(nodes: served.map(\.port), directory: directory + "/nginx-\(count)")
+      defer { front.stop() }
+      let rate = try operationsPerSecond(clients: Self.nodeClients, seconds: seconds) { _ in
+        let connection = try HTTPConnection(port: front.port)
+        return { try connection.post("/api/append", #"{"text":"\#(text)","sender":"bench"}"#) }
+      }
+      FileHandle.standardError.write(
+        Data(String(format: "bench: postgres: %d node(s) behind nginx, %d clients: %.0f/s\n", count, Self.nodeClients, rate).utf8))
+      rates.append(rate)
+    }
+    return (rates[0], rates[1])
   }
 
   // MARK: - Whole processes

@@ -21,6 +21,7 @@ var users: [String] = []
 var postgres: String? = nil
 var postgresStandby: String? = nil
 var postgresItems = 1_000_000
+var postgresWritersOnly = false
 var msglog = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("msglog")
   .path
 var i = 0
@@ -41,6 +42,7 @@ while i < arguments.count {
   case "--postgres": postgres = arguments[i + 1]; i += 2
   case "--postgres-standby": postgresStandby = arguments[i + 1]; i += 2
   case "--postgres-items": postgresItems = Int(arguments[i + 1])!; i += 2
+  case "--postgres-writers-only": postgresWritersOnly = true; i += 1
   case "--msglog": msglog = arguments[i + 1]; i += 2
   default:
     FileHandle.standardError.write(Data("msglog-bench: unknown argument \(arguments[i])\n".utf8))
@@ -189,7 +191,7 @@ if let postgres {
   FileHandle.standardError.write(Data("bench: postgres: \(postgresItems) items\n".utf8))
   let r = try PostgresBench(
     url: postgres, msglog: msglog, directory: scratch + "/postgres", runs: max(runs, 5), items: postgresItems,
-    standby: postgresStandby
+    standby: postgresStandby, writersOnly: postgresWritersOnly
   ).run()
   func rate(_ value: Double) -> String { String(format: "%.0f/s", value) }
   for w in r.writers {
@@ -219,52 +221,59 @@ if let postgres {
     "postgres: sessions while 16 clients append (pg_stat_activity, every 20 ms)",
     r.activity.prefix(4).map { "\($0.state) \($0.count)" }.joined(separator: ", "), "\(sampled) samples", "—",
     "report")
-  table.add(
-    "postgres: one append process vs one psql INSERT process (medians of 31)", r.append.pretty, r.psql.pretty,
-    ratio(r.append.seconds, r.psql.seconds), "≤ 1")
-  table.add(
-    "postgres: one append process vs a pgbench INSERT on a new connection (-C)", r.append.pretty,
-    r.connectEach.pretty, ratio(r.append.seconds, r.connectEach.seconds), "report")
-  table.add(
-    "postgres: import \(postgresItems / 1000)k events into a new database, vs LMDB (best of \(PostgresBench.importRuns))",
-    r.importPostgres.pretty, r.importLMDB.pretty, ratio(r.importPostgres.seconds, r.importLMDB.seconds), "≤ 2")
-  table.add(
-    "postgres: list of a \(postgresItems / 1000)k-item stream, vs LMDB", r.listPostgres.time.pretty,
-    r.listLMDB.time.pretty, ratio(r.listPostgres.time.seconds, r.listLMDB.time.seconds), "≤ 3")
-  func mib(_ kib: Int) -> String { String(format: "%.1f MiB", Double(kib) / 1024) }
-  table.add(
-    "postgres: peak heap of list, big ÷ small stream", mib(r.listPostgres.peakAnonKiB),
-    mib(r.listSmallPostgres.peakAnonKiB),
-    ratio(Double(r.listPostgres.peakAnonKiB), Double(max(r.listSmallPostgres.peakAnonKiB, 1))), "flat")
-  let fastest = r.replayAt.map(\.postgres).min()!, slowest = r.replayAt.map(\.postgres).max()!
-  for (percent, lmdbTime, postgresTime) in r.replayAt {
+  if let nodes = r.nodes {
     table.add(
-      "postgres: replay --at \(percent)% of head, small stream, vs LMDB", postgresTime.pretty, lmdbTime.pretty,
-      ratio(postgresTime.seconds, lmdbTime.seconds), "")
+      "postgres: \(PostgresBench.nodeCount) serve nodes behind nginx vs 1 node behind nginx, \(PostgresBench.nodeClients) clients",
+      rate(nodes.many), rate(nodes.one), ratio(nodes.many, nodes.one) + " throughput", "report")
   }
-  table.add(
-    "postgres: replay --at, slowest ÷ fastest", slowest.pretty, fastest.pretty, ratio(slowest.seconds, fastest.seconds),
-    "≤ 2")
-  table.add(
-    "postgres: verify of \(r.verifyEvents / 1000)k events, vs LMDB", r.verifyPostgres.pretty, r.verifyLMDB.pretty,
-    ratio(r.verifyPostgres.seconds, r.verifyLMDB.seconds), "≤ 10×")
-  table.add(
-    "postgres: verify --repair of \(r.verifyEvents / 1000)k events, vs verify", r.repairPostgres.pretty,
-    r.verifyPostgres.pretty, ratio(r.repairPostgres.seconds, r.verifyPostgres.seconds), "report")
-  if let f = r.standbyFollow {
+  if !postgresWritersOnly {
     table.add(
-      "postgres: commit on the primary to a standby follower's output, p50 (\(f.samples) samples)", f.p50.pretty,
-      "250 ms", ratio(0.250, f.p50.seconds) + " under", "≤ 250 ms")
+      "postgres: one append process vs one psql INSERT process (medians of 31)", r.append.pretty, r.psql.pretty,
+      ratio(r.append.seconds, r.psql.seconds), "≤ 1")
     table.add(
-      "postgres: commit on the primary to a standby follower's output, p99", f.p99.pretty, "250 ms",
-      ratio(0.250, f.p99.seconds) + " under", "≤ 250 ms")
-  }
-  // LMDB's serve beside it: the same group commit, one fsync per batch.
-  FileHandle.standardError.write(Data("bench: serve on LMDB: 1 and 16 clients\n".utf8))
-  let lmdbServe = try ServeBench(directory: scratch + "/serve-lmdb", msglog: msglog).throughput(clientCounts: [1, 16])
-  if let one = lmdbServe.first, let many = lmdbServe.last {
+      "postgres: one append process vs a pgbench INSERT on a new connection (-C)", r.append.pretty,
+      r.connectEach.pretty, ratio(r.append.seconds, r.connectEach.seconds), "report")
     table.add(
-      "LMDB: serve appends/s over HTTP, 16 clients vs 1", rate(many.1), rate(one.1), ratio(many.1, one.1), "≥ 4×")
+      "postgres: import \(postgresItems / 1000)k events into a new database, vs LMDB (best of \(PostgresBench.importRuns))",
+      r.importPostgres.pretty, r.importLMDB.pretty, ratio(r.importPostgres.seconds, r.importLMDB.seconds), "≤ 2")
+    table.add(
+      "postgres: list of a \(postgresItems / 1000)k-item stream, vs LMDB", r.listPostgres.time.pretty,
+      r.listLMDB.time.pretty, ratio(r.listPostgres.time.seconds, r.listLMDB.time.seconds), "≤ 3")
+    func mib(_ kib: Int) -> String { String(format: "%.1f MiB", Double(kib) / 1024) }
+    table.add(
+      "postgres: peak heap of list, big ÷ small stream", mib(r.listPostgres.peakAnonKiB),
+      mib(r.listSmallPostgres.peakAnonKiB),
+      ratio(Double(r.listPostgres.peakAnonKiB), Double(max(r.listSmallPostgres.peakAnonKiB, 1))), "flat")
+    let fastest = r.replayAt.map(\.postgres).min()!, slowest = r.replayAt.map(\.postgres).max()!
+    for (percent, lmdbTime, postgresTime) in r.replayAt {
+      table.add(
+        "postgres: replay --at \(percent)% of head, small stream, vs LMDB", postgresTime.pretty, lmdbTime.pretty,
+        ratio(postgresTime.seconds, lmdbTime.seconds), "")
+    }
+    table.add(
+      "postgres: replay --at, slowest ÷ fastest", slowest.pretty, fastest.pretty, ratio(slowest.seconds, fastest.seconds),
+      "≤ 2")
+    table.add(
+      "postgres: verify of \(r.verifyEvents / 1000)k events, vs LMDB", r.verifyPostgres.pretty, r.verifyLMDB.pretty,
+      ratio(r.verifyPostgres.seconds, r.verifyLMDB.seconds), "≤ 10×")
+    table.add(
+      "postgres: verify --repair of \(r.verifyEvents / 1000)k events, vs verify", r.repairPostgres.pretty,
+      r.verifyPostgres.pretty, ratio(r.repairPostgres.seconds, r.verifyPostgres.seconds), "report")
+    if let f = r.standbyFollow {
+      table.add(
+        "postgres: commit on the primary to a standby follower's output, p50 (\(f.samples) samples)", f.p50.pretty,
+        "250 ms", ratio(0.250, f.p50.seconds) + " under", "≤ 250 ms")
+      table.add(
+        "postgres: commit on the primary to a standby follower's output, p99", f.p99.pretty, "250 ms",
+        ratio(0.250, f.p99.seconds) + " under", "≤ 250 ms")
+    }
+    // LMDB's serve beside it: the same group commit, one fsync per batch.
+    FileHandle.standardError.write(Data("bench: serve on LMDB: 1 and 16 clients\n".utf8))
+    let lmdbServe = try ServeBench(directory: scratch + "/serve-lmdb", msglog: msglog).throughput(clientCounts: [1, 16])
+    if let one = lmdbServe.first, let many = lmdbServe.last {
+      table.add(
+        "LMDB: serve appends/s over HTTP, 16 clients vs 1", rate(many.1), rate(one.1), ratio(many.1, one.1), "≥ 4×")
+    }
   }
 }
 if sync {
