@@ -163,8 +163,9 @@ struct PostgresBench {
       for _ in 0..<count { served.append(try ServerProcess(msglog: msglog, db: db)) }
       let front = try NginxFront(nodes: served.map(\.port), directory: directory + "/nginx-\(count)")
       defer { front.stop() }
+      let port = front.port
       let rate = try operationsPerSecond(clients: Self.nodeClients, seconds: seconds) { _ in
-        let connection = try HTTPConnection(port: front.port)
+        let connection = try HTTPConnection(port: port)
         return { try connection.post("/api/append", #"{"text":"\#(text)","sender":"bench"}"#) }
       }
       FileHandle.standardError.write(
