@@ -169,7 +169,10 @@ struct PostgresBench {
         return { try connection.post("/api/append", #"{"text":"\#(text)","sender":"bench"}"#) }
       }
       FileHandle.standardError.write(
-        Data(String(format: "bench: postgres: %d node(s) behind nginx, %d clients: %.0f/s\n", count, Self.nodeClients, rate).utf8))
+        Data(
+          String(
+            format: "bench: postgres: %d node(s) behind nginx, %d clients: %.0f/s\n", count, Self.nodeClients, rate
+          ).utf8))
       rates.append(rate)
     }
     return (rates[0], rates[1])

@@ -251,7 +251,8 @@ if let postgres {
         ratio(postgresTime.seconds, lmdbTime.seconds), "")
     }
     table.add(
-      "postgres: replay --at, slowest ÷ fastest", slowest.pretty, fastest.pretty, ratio(slowest.seconds, fastest.seconds),
+      "postgres: replay --at, slowest ÷ fastest", slowest.pretty, fastest.pretty,
+      ratio(slowest.seconds, fastest.seconds),
       "≤ 2")
     table.add(
       "postgres: verify of \(r.verifyEvents / 1000)k events, vs LMDB", r.verifyPostgres.pretty, r.verifyLMDB.pretty,
@@ -277,7 +278,8 @@ if let postgres {
   }
 }
 if sync {
-  FileHandle.standardError.write(Data("bench: sync: 1,000 pending changes, a clone of \(syncCloneEvents) events\n".utf8))
+  FileHandle.standardError.write(
+    Data("bench: sync: 1,000 pending changes, a clone of \(syncCloneEvents) events\n".utf8))
   let r = try SyncBench(directory: scratch + "/sync", msglog: msglog, cloneEvents: syncCloneEvents).run()
   table.add(
     "sync: 1,000 pending changes pushed and pulled, vs 1,000 appends POSTed to serve", r.sync.pretty, r.appends.pretty,
