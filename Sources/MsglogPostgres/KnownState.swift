@@ -8,10 +8,9 @@ extension PostgresStore {
   /// A write that finds everything it reads here needs no round trip before
   /// its commit: it validates against this, and its commit pipeline opens
   /// with a check that the head row is still as that write left it
-  /// (`SELECT 1 / (seq = $1 AND xmin::text = $2)::int … FOR UPDATE`:
-  /// another writer's commit since makes it divide by zero, and nothing is
-  /// written). Then the write runs again the
-  /// ordinary way, and this is forgotten. Kept a few seconds at most, so
+  /// (`PostgresSchema.lockHead(ifAt:version:)`): after another writer's
+  /// commit it fails (`HeadMoved`), and nothing is written. Then the write
+  /// runs again the ordinary way, and this is forgotten. Kept a few seconds at most, so
   /// the clock is read again now and then.
   struct KnownState {
     var head: UInt64

@@ -110,7 +110,7 @@ extension PostgresStore.Access: BulkLoading {
   /// Sends `statements` under the head row's lock, after the writes buffered so far.
   private func send(_ statements: [Statement]) throws {
     try endCopy()
-    try connection.pipeline(state.sending(buffer.take() + statements, locking: true))
+    try send(buffer.take() + statements, locking: true)
   }
 
   /// Adds a row to the copy into `table`, starting one (under the head

@@ -53,7 +53,7 @@ extension PostgresStore {
       if buffer.holds(table) { try flush() }
       let sent = Result { () throws(PostgresError) -> Rows in
         guard state.phase == .unsent else { return try connection.execute(statement.sql, statement.parameters) }
-        return try connection.pipeline(state.sending([statement], locking: false)).last!
+        return try connection.pipeline(state.sending([statement], locking: false).statements).last!
       }
       if case .failure(let error) = sent, error.sqlState == PostgresError.insufficientPrivilege {
         throw store.privilegeRefusal(error, writing: writing)
@@ -65,7 +65,7 @@ extension PostgresStore {
     func flush() throws {
       try endCopy()
       guard writing, !buffer.isEmpty else { return }
-      try connection.pipeline(state.sending(buffer.take(), locking: true))
+      try send(buffer.take(), locking: true)
     }
 
     /// Takes the head row's lock now, if it is not held, for writes that
@@ -74,7 +74,23 @@ extension PostgresStore {
     func lock() throws {
       try endCopy()
       guard state.phase < .locked || !buffer.isEmpty else { return }
-      try connection.pipeline(state.sending(buffer.take(), locking: true))
+      try send(buffer.take(), locking: true)
+    }
+
+    /// Sends `statements` in one pipeline, with what must go in front of
+    /// them (`TransactionState.sending`).
+    ///
+    /// - Throws: `HeadMoved` when the head row's lock, sent in front of
+    ///   them, finds that another writer committed after the state this
+    ///   transaction validated against: nothing was written.
+    @discardableResult
+    func send(_ statements: [Statement], locking: Bool) throws -> [Rows] {
+      let outgoing = state.sending(statements, locking: locking)
+      let sent = Result { () throws(PostgresError) -> [Rows] in try connection.pipeline(outgoing.statements) }
+      if case .failure(let error) = sent, let lock = outgoing.lockAt, error.statement == lock, state.headMoved(error) {
+        throw HeadMoved()
+      }
+      return try sent.get()
     }
 
     /// Sends what is left, moves the head, notifies followers and commits:
@@ -96,7 +112,7 @@ extension PostgresStore {
         state.committed(version: nil)
         return
       }
-      let rows = try connection.pipeline(state.sending(batch, locking: movesHead) + [PostgresSchema.commit])
+      let rows = try send(batch + [PostgresSchema.commit], locking: movesHead)
       // The head's move is counted from the end: a BEGIN and the lock may be in front.
       state.committed(version: movesHead ? rows[rows.count - (notifies ? 3 : 2)].text(0, 0) : nil)
     }
@@ -122,3 +138,8 @@ extension PostgresStore {
     }
   }
 }
+
+/// Another writer committed after the state a write validated against (the
+/// head row's lock, sent in front of its writes, found the row moved):
+/// nothing was written, and the write is decided again on the log as it is.
+struct HeadMoved: Error {}

@@ -81,16 +81,26 @@ extension PostgresStore {
       return true
     }
 
+    /// Statements to send, with what must go in front of them.
+    struct Outgoing {
+      var statements: [Statement]
+      /// Where the head row's lock is among them, when they take it: the
+      /// statement whose failure may mean `HeadMoved`.
+      var lockAt: Int?
+    }
+
     /// `statements` with what must be sent before them: the `BEGIN` if it
     /// has not been, and when they write (`locking`), the head row's lock
     /// if it is not held. They are taken as sent: a failure in sending
     /// them ends the transaction (the store rolls it back).
-    mutating func sending(_ statements: [Statement], locking: Bool) -> [Statement] {
+    mutating func sending(_ statements: [Statement], locking: Bool) -> Outgoing {
       var out: [Statement] = []
+      var lockAt: Int? = nil
       if phase == .unsent { out.append(PostgresSchema.begin) }
       if locking {
         precondition(writes, "a write in a read transaction")
         if phase < .locked {
+          lockAt = out.count
           switch basis {
           case .snapshot: out.append(PostgresSchema.lockHead)
           case .known(let seq, let version):
@@ -103,7 +113,21 @@ extension PostgresStore {
       } else if phase == .unsent {
         phase = .begun
       }
-      return out.isEmpty ? statements : out + statements
+      return Outgoing(statements: out.isEmpty ? statements : out + statements, lockAt: lockAt)
+    }
+
+    /// Whether `error`, raised by this transaction's lock of the head row,
+    /// means that another writer committed after the state the write
+    /// validated against. On a snapshot the server says so itself (could
+    /// not serialize: the row changed after the snapshot); on what was
+    /// known, the check divides by zero (plain SQL cannot raise an error
+    /// of its own; see `PostgresSchema.lockHead(ifAt:version:)`).
+    func headMoved(_ error: PostgresError) -> Bool {
+      switch basis {
+      case .snapshot: return error.sqlState == PostgresError.serializationFailure
+      case .known: return error.sqlState == PostgresError.divisionByZero
+      case .reading, .locked: return false
+      }
     }
 
     /// The transaction committed; `version` is the head row's when the

@@ -20,10 +20,12 @@ extension PostgresSchema {
   /// not serialize) if another writer committed after the snapshot.
   static let lockHead = Statement("SELECT seq FROM msglog.head WHERE id = 1 FOR UPDATE")
 
-  /// Locks the head row, dividing by zero unless it is as a write on what
-  /// was known has it: its seq, and its version (xmin), which any other
-  /// write changes — a rebuild that leaves the seq too. In any isolation:
-  /// `FOR UPDATE` evaluates it on the row as locked.
+  /// Locks the head row, and fails unless it is as a write on what was
+  /// known has it: its seq, and its version (xmin), which any other write
+  /// changes — a rebuild that leaves the seq too. In any isolation: `FOR
+  /// UPDATE` evaluates it on the row as locked. Plain SQL cannot raise an
+  /// error of its own (no PL/pgSQL), so the check divides by zero; the
+  /// transaction reads that failure of this statement as `HeadMoved`.
   static func lockHead(ifAt seq: UInt64, version: String) -> Statement {
     Statement(
       "SELECT 1 / (seq = $1 AND xmin::text = $2)::int FROM msglog.head WHERE id = 1 FOR UPDATE",

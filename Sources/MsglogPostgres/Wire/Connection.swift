@@ -179,7 +179,12 @@ final class Connection: @unchecked Sendable {
   /// the server (and a transaction they were in is aborted).
   @discardableResult
   func pipeline(_ statements: [Statement]) throws(PostgresError) -> [Rows] {
-    if statements.count == 1 { return [try execute(statements[0].sql, statements[0].parameters)] }
+    if statements.count == 1 {
+      let rows = Result { () throws(PostgresError) -> Rows in try execute(statements[0].sql, statements[0].parameters) }
+      guard case .failure(var failure) = rows else { return [try rows.get()] }
+      failure.statement = 0
+      throw failure
+    }
     guard PQenterPipelineMode(handle) == 1 else { throw error(of: nil) }
     defer { PQexitPipelineMode(handle) }
     // New statements are prepared in the same pipeline; a name counts as
@@ -221,6 +226,7 @@ final class Connection: @unchecked Sendable {
           prepared[new.sql] = new.name
         } else if failure == nil, status != PGRES_PIPELINE_ABORTED {
           failure = error(of: result)
+          failure?.statement = n
         }
         if let result { PQclear(result) }
         while let extra = PQgetResult(handle) { PQclear(extra) }
@@ -230,7 +236,10 @@ final class Connection: @unchecked Sendable {
       if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK {
         rows.append(Rows(result!))
       } else {
-        if failure == nil, status != PGRES_PIPELINE_ABORTED { failure = error(of: result) }
+        if failure == nil, status != PGRES_PIPELINE_ABORTED {
+          failure = error(of: result)
+          failure?.statement = n
+        }
         if let result { PQclear(result) }
         if result == nil { break }
       }

@@ -6,10 +6,13 @@ import CLibPQ
 public struct PostgresError: Error, Equatable, Sendable, CustomStringConvertible {
   public var sqlState: String?
   public var message: String
+  /// In a pipeline, which of its statements failed (from 0); nil otherwise.
+  public var statement: Int?
 
-  public init(sqlState: String?, message: String) {
+  public init(sqlState: String?, message: String, statement: Int? = nil) {
     self.sqlState = sqlState
     self.message = message
+    self.statement = statement
   }
 
   public var description: String { sqlState.map { "\(message) (SQLSTATE \($0))" } ?? message }
@@ -30,7 +33,8 @@ public struct PostgresError: Error, Equatable, Sendable, CustomStringConvertible
   /// A repeatable-read transaction met a row another committed after its
   /// snapshot: an optimistic write whose head moved.
   public static let serializationFailure = "40001"
-  /// A write on what its process knew found the head moved (see `KnownState`).
+  /// What the check of a write on what its process knew raises when the
+  /// head row moved (`PostgresSchema.lockHead(ifAt:version:)`).
   public static let divisionByZero = "22012"
 
   /// Whether the connection is gone (its server went away or restarted).

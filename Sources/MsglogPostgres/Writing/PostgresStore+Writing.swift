@@ -1,0 +1,232 @@
+import MsglogCore
+
+extension PostgresStore {
+  package func write<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+    try write(reserving: bytes, touching: [], body)
+  }
+
+  /// One write transaction, whose critical section holds no client round
+  /// trip: the head row is locked in the same pipeline that sends the
+  /// writes, the notification and the `COMMIT`.
+  ///
+  /// A long-running process's write goes first on what its last write left
+  /// known (`WriteAttempt.onKnown`): one round trip. Otherwise optimistic
+  /// (`.opening(.atCommit)`): the opening round trip takes a
+  /// repeatable-read snapshot and fetches the head, the server's clock and
+  /// the touched streams' heads, last events and order-tree roots without a
+  /// lock; `body` validates against that snapshot (reading more if it must)
+  /// and buffers its writes; the commit sends `SELECT … FOR UPDATE` on the
+  /// head row first. If another writer committed after the snapshot, that
+  /// lock fails (`HeadMoved`) before anything is written, and the write
+  /// runs again the locked way: lock, read, validate, commit — seqs stay
+  /// gapless and in commit order either way. A refusal found on the
+  /// snapshot is a refusal at the moment the snapshot was taken, within the
+  /// request's own lifetime.
+  ///
+  /// The first write creates the schema in its own transaction, so that a
+  /// refused first write leaves nothing behind. Two first writers may race:
+  /// the loser's CREATE SCHEMA fails, it rolls back and writes again into
+  /// what the winner made. Any other failure, at any step, leaves the
+  /// transaction to `giveBack`, which rolls it back or drops the connection.
+  package func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
+    throws -> R
+  {
+    try withConnection(writing: true) { connection in
+      var attempt = firstAttempt(touching: streams)
+      while true {
+        let end: AttemptEnd<R>
+        switch attempt {
+        case .onKnown(let known): end = try writeOnKnown(known, on: connection, body)
+        case .opening(let locking): end = try writeOpening(locking, on: connection, touching: streams, body)
+        case .creatingSchema: end = try writeCreatingSchema(on: connection, touching: streams, body)
+        }
+        switch end {
+        case .committed(let result): return result
+        case .again(let next): attempt = next
+        }
+      }
+    }
+  }
+
+  /// On what was known: one round trip, the commit's.
+  private func writeOnKnown<R>(_ known: KnownState, on connection: Connection, _ body: (any LogWriter) throws -> R)
+    throws -> AttemptEnd<R>
+  {
+    let access = Access(
+      connection: connection, store: self, state: .knowing(head: known.head, version: known.headVersion),
+      cache: known.streams, commitTime: known.time)
+    do {
+      let result = try body(access)
+      try commit(access)
+      // A write that sent nothing checked nothing: what it decided on
+      // what was known (nothing to do, or refusals within a batch) may
+      // be stale, and is decided again the ordinary way.
+      guard access.state.checkedKnown else { return .again(.opening(takeHeadLocking())) }
+      keep(access.knownAfterCommit(serverClock: known.serverClock, readAt: known.readAt, lastTime: known.lastTime))
+      return .committed(result)
+    } catch let moved as HeadMoved {
+      // Another writer committed since: nothing was written. The ordinary way.
+      try rollBack(connection, after: moved)
+      return .again(.opening(takeHeadLocking()))
+    } catch let refusal as MsglogError where refusal.category != .forbidden {
+      // Refused on what was known, which another writer may have changed
+      // since (an undo of an event appended meanwhile): nothing was
+      // written, and the ordinary way decides on the log as it is.
+      try rollBack(connection, after: refusal)
+      return .again(.opening(takeHeadLocking()))
+    }
+  }
+
+  /// With an opening round trip, on a snapshot or locked.
+  private func writeOpening<R>(
+    _ locking: HeadLocking, on connection: Connection, touching streams: [StreamName],
+    _ body: (any LogWriter) throws -> R
+  ) throws -> AttemptEnd<R> {
+    let begin = locking == .atCommit ? PostgresSchema.beginSnapshot : PostgresSchema.begin
+    let opening = [begin, PostgresSchema.opening(locking: locking == .atOpening)]
+    let rows: [Rows]
+    do {
+      // No schema yet: create it, in a transaction that locks.
+      guard let opened = try open(connection, opening + Opening.prefetch(streams), creating: false) else {
+        return .again(.creatingSchema)
+      }
+      rows = opened
+    } catch let error as PostgresError where error.sqlState == PostgresError.readOnlyTransaction {
+      throw try readOnlyRefusal(error, on: connection)
+    }
+    do {
+      return .committed(try writeOpened(rows, headAt: 1, locked: locking == .atOpening, on: connection, streams, body))
+    } catch let moved as HeadMoved {
+      // The head moved after the snapshot: nothing was written. Again,
+      // locked — and so does this process's next write.
+      try rollBack(connection, after: moved)
+      nextWrite.withLock { $0.locking = .atOpening }
+      return .again(.opening(.atOpening))
+    }
+  }
+
+  /// The first write: the schema created in its opening round trip, locked.
+  private func writeCreatingSchema<R>(
+    on connection: Connection, touching streams: [StreamName], _ body: (any LogWriter) throws -> R
+  ) throws -> AttemptEnd<R> {
+    let opening = [PostgresSchema.begin] + PostgresSchema.creation + [PostgresSchema.opening(locking: true)]
+    let rows: [Rows]
+    do {
+      rows = try open(connection, opening + Opening.prefetch(streams), creating: true)!
+    } catch let error as PostgresError where PostgresSchema.lostTheRace(error) {
+      // Another first writer made the schema: write into it.
+      try rollBack(connection, after: error)
+      return .again(.opening(.atOpening))
+    } catch let error as PostgresError where error.sqlState == PostgresError.readOnlyTransaction {
+      throw try readOnlyRefusal(error, on: connection)
+    }
+    let result = try writeOpened(
+      rows, headAt: opening.count - 1, locked: true, creating: true, on: connection, streams, body)
+    // Its maker owns the schema, with every table this msglog makes.
+    noteVersions(schema: PostgresSchema.firstVersion, tables: PostgresSchema.tablesVersion)
+    ownsSchema.withLock { $0 = true }
+    return .committed(result)
+  }
+
+  /// Runs `body` in a transaction whose opening round trip answered
+  /// `rows` (the head's at `headAt`, the prefetched streams' after it),
+  /// and commits.
+  private func writeOpened<R>(
+    _ rows: [Rows], headAt: Int, locked: Bool, creating: Bool = false, on connection: Connection,
+    _ streams: [StreamName], _ body: (any LogWriter) throws -> R
+  ) throws -> R {
+    let readAt = ContinuousClock.now
+    let opened = try Opening(rows[headAt], shown: shown)
+    if opened.inRecovery {
+      throw MsglogError.readOnly(location: shown, store: .postgres, reason: Self.replicaRefusal)
+    }
+    let access = Access(
+      connection: connection, store: self, state: .opened(head: opened.head, locked: locked, creating: creating),
+      cache: try StreamCache(prefetched: Array(rows[(headAt + 1)...]), for: streams), commitTime: opened.time)
+    do {
+      let result = try body(access)
+      try commit(access)
+      keep(access.knownAfterCommit(serverClock: opened.serverClock, readAt: readAt, lastTime: opened.lastTime))
+      return result
+    } catch let error as PostgresError where error.sqlState == PostgresError.readOnlyTransaction {
+      throw try readOnlyRefusal(error, on: connection)
+    }
+  }
+
+  /// Commits what `access` wrote, with what this process's writes add to
+  /// a write: the log's id, the tables brought up by their owner.
+  private func commit(_ access: Access) throws {
+    giveLogAnID(with: access)
+    try access.bringTablesUpIfOwner()
+    try access.commit()
+    noteLogID(of: access)
+    noteUpgrades(of: access)
+  }
+
+  /// Rolls back the transaction a setback left open, before the next try
+  /// on the same connection; `setback` is thrown if it cannot be.
+  private func rollBack(_ connection: Connection, after setback: any Error) throws {
+    guard connection.isInTransaction else { return }
+    guard try rollBack(connection) else { throw setback }
+  }
+
+  // MARK: - What the last writes left
+
+  /// How a write begins: on what was known if it covers `streams`, else
+  /// with an opening round trip.
+  private func firstAttempt(touching streams: [StreamName]) -> WriteAttempt {
+    nextWrite.withLock { next in
+      guard let known = next.known, known.covers(streams) else { return .opening(next.takeLocking()) }
+      // One writer uses it at a time.
+      next.known = nil
+      return .onKnown(known)
+    }
+  }
+
+  /// How a write that opens with a round trip locks, as this process's
+  /// last writes left it (a write that lost its optimism makes the next
+  /// one lock at once: writers elsewhere are busy).
+  private func takeHeadLocking() -> HeadLocking {
+    nextWrite.withLock { $0.takeLocking() }
+  }
+
+  /// Keeps what a write that committed leaves known (nil: nothing).
+  private func keep(_ state: KnownState?) {
+    nextWrite.withLock { $0.known = state }
+  }
+
+  /// What this process's writes leave for its next one.
+  struct NextWrite {
+    /// What the last write left known (see `KnownState`); taken by the
+    /// write that uses it.
+    var known: KnownState? = nil
+    /// How the next write that opens with a round trip locks; back to
+    /// optimistic once one has taken it.
+    var locking = HeadLocking.atCommit
+
+    mutating func takeLocking() -> HeadLocking {
+      defer { locking = .atCommit }
+      return locking
+    }
+  }
+
+  // MARK: - The log's id and versions
+
+  /// Gives a log made before logs had ids its id, with this process's
+  /// first write that appends (an id the log has is kept).
+  private func giveLogAnID(with access: Access) {
+    guard access.lastAppended != nil, !logHasID.withLock({ $0 }) else { return }
+    access.buffer.giveLogID(.random())
+  }
+
+  /// After a commit that gave the log its id (or found it had one).
+  private func noteLogID(of access: Access) {
+    if access.lastAppended != nil { logHasID.withLock { $0 = true } }
+  }
+
+  /// Notes what a commit moved: the schema's version, the tables.
+  private func noteUpgrades(of access: Access) {
+    if let version = access.buffer.schemaUpgrade { noteVersions(schema: version) }
+    if access.buffer.tablesUpgrade != nil { noteVersions(tables: PostgresSchema.tablesVersion) }
+  }
+}
