@@ -17,7 +17,7 @@
   X(PQexecParams) X(PQprepare) X(PQexecPrepared) X(PQsendQueryParams) X(PQsendPrepare) \
   X(PQsendQueryPrepared) X(PQgetResult) X(PQenterPipelineMode) X(PQexitPipelineMode) \
   X(PQpipelineStatus) X(PQtransactionStatus) \
-  X(PQpipelineSync) X(PQconsumeInput) X(PQnotifies) X(PQfreemem) X(PQresultStatus) \
+  X(PQpipelineSync) X(PQsendFlushRequest) X(PQconsumeInput) X(PQnotifies) X(PQfreemem) X(PQresultStatus) \
   X(PQresultErrorField) X(PQclear) X(PQntuples) X(PQgetvalue) X(PQgetlength) X(PQgetisnull) \
   X(PQputCopyData) X(PQputCopyEnd)
 
@@ -94,6 +94,7 @@ int PQexitPipelineMode(PGconn *conn) { return p_PQexitPipelineMode(conn); }
 PGpipelineStatus PQpipelineStatus(const PGconn *conn) { return p_PQpipelineStatus(conn); }
 PGTransactionStatusType PQtransactionStatus(const PGconn *conn) { return p_PQtransactionStatus(conn); }
 int PQpipelineSync(PGconn *conn) { return p_PQpipelineSync(conn); }
+int PQsendFlushRequest(PGconn *conn) { return p_PQsendFlushRequest(conn); }
 int PQconsumeInput(PGconn *conn) { return p_PQconsumeInput(conn); }
 PGnotify *PQnotifies(PGconn *conn) { return p_PQnotifies(conn); }
 void PQfreemem(void *ptr) { p_PQfreemem(ptr); }

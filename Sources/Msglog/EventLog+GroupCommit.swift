@@ -6,11 +6,12 @@ extension EventLog {
   /// outcome; a call that came alone goes straight to the store. A call
   /// refused there is taken back (`LedgerSession.rewind`) and the others go
   /// on; if one could not be taken back (it had written something), the
-  /// transaction is abandoned and each call runs alone.
-  func commit(_ tickets: [CommitQueue<WriteBatch, [Outcome?]>.Ticket]) throws {
+  /// transaction is abandoned and each call runs alone. `sent` is the
+  /// store's word that the commit is on its way (`CommitQueue`).
+  func commit(_ tickets: [CommitQueue<WriteBatch, [Outcome?]>.Ticket], whenSent sent: () -> Void) throws {
     guard tickets.count > 1 else {
       let batch = tickets[0].work
-      tickets[0].result = Result { try transact(batch) }
+      tickets[0].result = Result { try transact(batch, whenSent: sent) }
       return
     }
     var streams: [StreamName] = []
@@ -22,7 +23,7 @@ extension EventLog {
     let abandoned = Flag()
     let results: [Result<[Outcome?], any Error>]
     do {
-      results = try write(touching: streams.count > 8 ? [] : streams) { session in
+      results = try write(touching: streams.count > 8 ? [] : streams, whenSent: sent) { session in
         try tickets.map { ticket in try perform(ticket.work, sharing: session, abandoned: abandoned) }
       }
     } catch {

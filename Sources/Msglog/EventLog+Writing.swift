@@ -197,8 +197,8 @@ extension EventLog {
     guard batch.requests.count <= Self.groupedRequests, lineNumbers == nil, progress == nil else {
       return try transact(batch, lineNumbers: lineNumbers, progress: progress)
     }
-    return try commits.submit(batch) { tickets in
-      guard let observer = commitObservers.observer else { return try commit(tickets) }
+    return try commits.submit(batch) { tickets, sent in
+      guard let observer = commitObservers.observer else { return try commit(tickets, whenSent: sent) }
       let started = ContinuousClock.now
       defer {
         // The events each call appended (none for one refused, or when the transaction failed).
@@ -206,15 +206,16 @@ extension EventLog {
         for ticket in tickets { events += (try? ticket.result?.get())?.reduce(0) { $0 + ($1 == nil ? 0 : 1) } ?? 0 }
         observer.committed(writes: tickets.count, events: events, duration: ContinuousClock.now - started)
       }
-      try commit(tickets)
+      try commit(tickets, whenSent: sent)
     }
   }
 
   /// One batch in a transaction of its own, straight to the store.
-  func transact(_ batch: WriteBatch, lineNumbers: [Int]? = nil, progress: ((Int, Int) -> Void)? = nil) throws
-    -> [Outcome?]
-  {
-    try write(reserving: batch.estimatedBytes, touching: batch.streams) { session in
+  func transact(
+    _ batch: WriteBatch, lineNumbers: [Int]? = nil, progress: ((Int, Int) -> Void)? = nil,
+    whenSent sent: () -> Void = {}
+  ) throws -> [Outcome?] {
+    try write(reserving: batch.estimatedBytes, touching: batch.streams, whenSent: sent) { session in
       try session.perform(batch, lineNumbers: lineNumbers, progress: progress)
     }
   }

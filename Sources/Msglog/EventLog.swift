@@ -105,6 +105,9 @@ public final class EventLog: Sendable {
   package let store: any EventStore
   /// Writes from this process's threads, committed together.
   let commits = CommitQueue<WriteBatch, [Outcome?]>(batchLimit: 256)
+  /// How many of the group commit's transactions were sent while another
+  /// was still committing (`CommitQueue`): none on LMDB.
+  package var overlappedCommits: Int { commits.overlapped }
   /// Whether the log is a replica, once a read or write has seen (a log
   /// never becomes one in place, nor stops being one).
   let replicaKnown = Mutex<Bool?>(nil)
@@ -209,12 +212,16 @@ public final class EventLog: Sendable {
   /// Runs validated commands in one write transaction: committed durably when
   /// `body` returns, rolled back when it throws, with the derived tables
   /// brought up to date in the same transaction (that cannot be forgotten).
-  func write<R>(reserving bytes: Int = 0, touching streams: [StreamName] = [], _ body: (LedgerSession) throws -> R)
-    throws(MsglogError) -> R
-  {
+  ///
+  /// - Parameter sent: called once the commit is on its way to a store
+  ///   across a network and the next write may begin (`CommitQueue`).
+  func write<R>(
+    reserving bytes: Int = 0, touching streams: [StreamName] = [], whenSent sent: () -> Void = {},
+    _ body: (LedgerSession) throws -> R
+  ) throws(MsglogError) -> R {
     try checkWritable()
     do {
-      return try store.write(reserving: bytes, touching: streams) { writer in
+      return try store.write(reserving: bytes, touching: streams, whenSent: sent) { writer in
         // A store with a clock of its own (a server's) dates the events.
         let session = try LedgerSession(
           writer: writer, now: writer.commitTime ?? configuration.clock(),

@@ -23,6 +23,18 @@ extension PostgresStore {
     /// The server's clock when last read, and when that was on this machine's monotonic clock.
     var serverClock: Timestamp
     var readAt: ContinuousClock.Instant
+    /// Whether the write that left it has committed, or is committing.
+    var standing = Standing.committed
+
+    /// Whether the write that left what is known is durable yet.
+    enum Standing {
+      case committed
+      /// Everything but its `COMMIT` answered (the server is flushing it):
+      /// the next write may be built on it, sent behind it and wait at the
+      /// head row's lock for that commit; if it fails, the lock's check
+      /// fails too, and the next write is decided again.
+      case committing
+    }
 
     /// How long what is known is used before the ordinary way reads it afresh.
     static let lifetime = Duration.seconds(5)

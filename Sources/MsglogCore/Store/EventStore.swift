@@ -19,6 +19,18 @@ package protocol EventStore: AnyObject, Sendable {
   ///     a store across a network can fetch their state with the
   ///     transaction's first round trip; a local store has no use for it.
   func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R) throws -> R
+  /// `write(reserving:touching:_:)`, telling the caller when the next
+  /// write may begin: `sent` is called (at most once, on this thread,
+  /// before it returns) once this write's commit is on its way to a store
+  /// across a network, so that another write may be validated and sent
+  /// behind it while it flushes, on the state it will leave. It still
+  /// returns only once the commit is durable, or throws. A store that
+  /// commits where it runs calls nothing: the next write begins once this
+  /// one has returned.
+  func write<R>(
+    reserving bytes: Int, touching streams: [StreamName], whenSent sent: () -> Void,
+    _ body: (any LogWriter) throws -> R
+  ) throws -> R
   /// Makes the log's place ready for every role that will use it: an
   /// empty log where there is none, the tables an older msglog's log lacks;
   /// nothing when it is ready. Appends no event.
@@ -57,4 +69,11 @@ extension EventStore {
   }
 
   package var readsWithoutLock: Bool { false }
+
+  package func write<R>(
+    reserving bytes: Int, touching streams: [StreamName], whenSent sent: () -> Void,
+    _ body: (any LogWriter) throws -> R
+  ) throws -> R {
+    try write(reserving: bytes, touching: streams, body)
+  }
 }

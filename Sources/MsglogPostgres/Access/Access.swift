@@ -51,14 +51,12 @@ extension PostgresStore {
     func query(_ table: WriteBuffer.Table, _ statement: Statement) throws -> Rows {
       try endCopy()
       if buffer.holds(table) { try flush() }
-      let sent = Result { () throws(PostgresError) -> Rows in
+      do {
         guard state.phase == .unsent else { return try connection.execute(statement.sql, statement.parameters) }
-        return try connection.pipeline(state.sending([statement], locking: false).statements).last!
-      }
-      if case .failure(let error) = sent, error.sqlState == PostgresError.insufficientPrivilege {
+        return try send([statement], locking: false).last!
+      } catch let error as PostgresError where error.sqlState == PostgresError.insufficientPrivilege {
         throw store.privilegeRefusal(error, writing: writing)
       }
-      return try sent.get()
     }
 
     /// Sends the buffered writes (one pipeline) so that the next read sees them.
@@ -80,13 +78,20 @@ extension PostgresStore {
     /// Sends `statements` in one pipeline, with what must go in front of
     /// them (`TransactionState.sending`).
     ///
+    /// - Parameter answered: given the answers to all but the last
+    ///   statement as soon as the server has them (`Connection.pipeline`).
     /// - Throws: `HeadMoved` when the head row's lock, sent in front of
     ///   them, finds that another writer committed after the state this
     ///   transaction validated against: nothing was written.
     @discardableResult
-    func send(_ statements: [Statement], locking: Bool) throws -> [Rows] {
+    func send(_ statements: [Statement], locking: Bool, beforeLast answered: (([Rows]) -> Void)? = nil) throws
+      -> [Rows]
+    {
       let outgoing = state.sending(statements, locking: locking)
-      let sent = Result { () throws(PostgresError) -> [Rows] in try connection.pipeline(outgoing.statements) }
+      let early = answered.map { (last: outgoing.statements.count - 2, answered: $0) }
+      let sent = Result { () throws(PostgresError) -> [Rows] in
+        try connection.pipeline(outgoing.statements, early: early)
+      }
       if case .failure(let error) = sent, let lock = outgoing.lockAt, error.statement == lock, state.headMoved(error) {
         throw HeadMoved()
       }
@@ -96,7 +101,13 @@ extension PostgresStore {
     /// Sends what is left, moves the head, notifies followers and commits:
     /// one round trip, which also takes the head's lock if it is not held
     /// yet. A transaction that wrote nothing just ends.
-    func commit() throws {
+    ///
+    /// - Parameter written: called (if at all) once everything but the
+    ///   `COMMIT` is answered — the lock held, the rows written, the head
+    ///   moved (`state` is `.committing`, with the head row's version) —
+    ///   while the server flushes the commit; `commit` still returns only
+    ///   once it is durable.
+    func commit(whenWritten written: (() -> Void)? = nil) throws {
       try endCopy()
       var batch = buildingKeys() + buffer.take()
       var movesHead = false
@@ -112,8 +123,14 @@ extension PostgresStore {
         state.committed(version: nil)
         return
       }
-      let rows = try send(batch + [PostgresSchema.commit], locking: movesHead)
       // The head's move is counted from the end: a BEGIN and the lock may be in front.
+      let early = written.map { written in
+        { (rows: [Rows]) in
+          self.state.committing(version: movesHead ? rows[rows.count - (notifies ? 2 : 1)].text(0, 0) : nil)
+          written()
+        }
+      }
+      let rows = try send(batch + [PostgresSchema.commit], locking: movesHead, beforeLast: early)
       state.committed(version: movesHead ? rows[rows.count - (notifies ? 3 : 2)].text(0, 0) : nil)
     }
 

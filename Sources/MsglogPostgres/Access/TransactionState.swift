@@ -19,8 +19,10 @@ extension PostgresStore {
       case snapshot
       /// A write on what this process knew (`KnownState`): nothing is sent
       /// before its first statement, and the lock checks that the head row
-      /// is still at this seq and version (its xmin).
-      case known(seq: UInt64, version: String)
+      /// is still at this seq and version (its xmin). Where the write that
+      /// left it is still committing, the lock goes in front of the first
+      /// read too: it waits for that commit, so the read sees its rows.
+      case known(seq: UInt64, version: String, KnownState.Standing)
     }
 
     enum Phase: Comparable {
@@ -32,6 +34,8 @@ extension PostgresStore {
       case locked
       /// Writes sent, under the lock.
       case wrote
+      /// Everything answered but the `COMMIT`, which the server is flushing.
+      case committing
       /// Committed (or, having sent nothing, ended).
       case committed
     }
@@ -50,8 +54,9 @@ extension PostgresStore {
     /// Whether the lock checked what was known (a write on what was known
     /// that sends nothing checks nothing: what it decided may be stale).
     private(set) var checkedKnown = false
-    /// The head row's version once committed: this transaction's, or the
-    /// known one when it did not move the head; nil otherwise.
+    /// The head row's version once committed (or committing): this
+    /// transaction's, or the known one when it did not move the head; nil
+    /// otherwise.
     private(set) var committedVersion: String? = nil
 
     private init(basis: Basis, phase: Phase, head: UInt64?, createsSchema: Bool = false) {
@@ -72,8 +77,15 @@ extension PostgresStore {
     }
 
     /// A write on what was known: the head at `head`, its row at `version`.
-    static func knowing(head: UInt64, version: String) -> TransactionState {
-      TransactionState(basis: .known(seq: head, version: version), phase: .unsent, head: head)
+    static func knowing(head: UInt64, version: String, _ standing: KnownState.Standing) -> TransactionState {
+      TransactionState(basis: .known(seq: head, version: version, standing), phase: .unsent, head: head)
+    }
+
+    /// Whether a read must wait for the head row's lock: on what a write
+    /// still committing leaves, it would otherwise not see that write.
+    private var readsUnderLock: Bool {
+      if case .known(_, _, .committing) = basis { return true }
+      return false
     }
 
     var writes: Bool {
@@ -91,25 +103,26 @@ extension PostgresStore {
 
     /// `statements` with what must be sent before them: the `BEGIN` if it
     /// has not been, and when they write (`locking`), the head row's lock
-    /// if it is not held. They are taken as sent: a failure in sending
+    /// if it is not held (and in front of a read that must wait for it,
+    /// `readsUnderLock`). They are taken as sent: a failure in sending
     /// them ends the transaction (the store rolls it back).
     mutating func sending(_ statements: [Statement], locking: Bool) -> Outgoing {
       var out: [Statement] = []
       var lockAt: Int? = nil
       if phase == .unsent { out.append(PostgresSchema.begin) }
-      if locking {
+      if locking || readsUnderLock {
         precondition(writes, "a write in a read transaction")
         if phase < .locked {
           lockAt = out.count
           switch basis {
           case .snapshot: out.append(PostgresSchema.lockHead)
-          case .known(let seq, let version):
+          case .known(let seq, let version, _):
             out.append(PostgresSchema.lockHead(ifAt: seq, version: version))
             checkedKnown = true
           case .reading, .locked: preconditionFailure("a transaction opened locked is locked")
           }
         }
-        phase = .wrote
+        phase = locking ? .wrote : max(phase, .locked)
       } else if phase == .unsent {
         phase = .begun
       }
@@ -130,15 +143,22 @@ extension PostgresStore {
       }
     }
 
-    /// The transaction committed; `version` is the head row's when the
-    /// commit moved it.
-    mutating func committed(version: String?) {
-      phase = .committed
+    /// Everything but the `COMMIT` is answered; `version` is the head
+    /// row's when the commit moves it.
+    mutating func committing(version: String?) {
+      phase = .committing
       if let version {
         committedVersion = version
-      } else if case .known(_, let known) = basis {
+      } else if case .known(_, let known, _) = basis {
         committedVersion = known
       }
+    }
+
+    /// The transaction committed; `version` is the head row's when the
+    /// commit moved it (read when it was committing, if it was told).
+    mutating func committed(version: String?) {
+      if phase != .committing { committing(version: version) }
+      phase = .committed
     }
   }
 }

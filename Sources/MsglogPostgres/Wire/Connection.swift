@@ -177,8 +177,17 @@ final class Connection: @unchecked Sendable {
   /// Sends every statement at once and reads every result: one round trip.
   /// The first failure is thrown; the statements after it were skipped by
   /// the server (and a transaction they were in is aborted).
+  ///
+  /// With `early`, the server is asked to send the results up to statement
+  /// `early.last` as soon as it has them (a flush request), and
+  /// `early.answered` is given them, all successful, before the rest are
+  /// read: a write learns that everything but its `COMMIT` is done while
+  /// the server still flushes that commit (`Access.commit`). Not called
+  /// when one of them failed, or when there is one statement.
   @discardableResult
-  func pipeline(_ statements: [Statement]) throws(PostgresError) -> [Rows] {
+  func pipeline(
+    _ statements: [Statement], early: (last: Int, answered: ([Rows]) -> Void)? = nil
+  ) throws(PostgresError) -> [Rows] {
     if statements.count == 1 {
       let rows = Result { () throws(PostgresError) -> Rows in try execute(statements[0].sql, statements[0].parameters) }
       guard case .failure(var failure) = rows else { return [try rows.get()] }
@@ -214,6 +223,7 @@ final class Connection: @unchecked Sendable {
         }
       }
       guard sent == 1 else { throw error(of: nil) }
+      if n == early?.last, PQsendFlushRequest(handle) != 1 { throw error(of: nil) }
     }
     guard PQpipelineSync(handle) == 1 else { throw error(of: nil) }
     var rows: [Rows] = []
@@ -245,6 +255,7 @@ final class Connection: @unchecked Sendable {
       }
       // Each statement's results end with a NULL.
       while let extra = PQgetResult(handle) { PQclear(extra) }
+      if let early, n == early.last, failure == nil, rows.count == n + 1 { early.answered(rows) }
     }
     // The sync point.
     while let result = PQgetResult(handle) {

@@ -31,13 +31,32 @@ extension PostgresStore {
   package func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
     throws -> R
   {
+    try write(reserving: bytes, touching: streams, whenSent: {}, body)
+  }
+
+  /// Overlapped commits (`EventStore.write(reserving:touching:whenSent:_:)`):
+  /// the commit's pipeline asks the server for the answers to all but its
+  /// `COMMIT` at once, and once they are in — the head row locked and
+  /// moved, the rows written — what the write leaves is kept known as
+  /// `committing` and `sent` is called, while the server flushes the
+  /// commit. The next write on it goes out on another connection and
+  /// waits at the head row's lock, whose check (seq and xmin) passes only
+  /// once this commit is durable: if it fails, nothing of the next is
+  /// written, and it is decided again on the log as it is. So seqs stay
+  /// gapless and a write is acknowledged only once it is durable — and
+  /// everything it was built on before it.
+  package func write<R>(
+    reserving bytes: Int, touching streams: [StreamName], whenSent sent: () -> Void,
+    _ body: (any LogWriter) throws -> R
+  ) throws -> R {
     try withConnection(writing: true) { connection in
       var attempt = firstAttempt(touching: streams)
       while true {
         let end: AttemptEnd<R>
         switch attempt {
-        case .onKnown(let known): end = try writeOnKnown(known, on: connection, body)
-        case .opening(let locking): end = try writeOpening(locking, on: connection, touching: streams, body)
+        case .onKnown(let known): end = try writeOnKnown(known, on: connection, whenSent: sent, body)
+        case .opening(let locking):
+          end = try writeOpening(locking, on: connection, touching: streams, whenSent: sent, body)
         case .creatingSchema: end = try writeCreatingSchema(on: connection, touching: streams, body)
         }
         switch end {
@@ -49,20 +68,23 @@ extension PostgresStore {
   }
 
   /// On what was known: one round trip, the commit's.
-  private func writeOnKnown<R>(_ known: KnownState, on connection: Connection, _ body: (any LogWriter) throws -> R)
-    throws -> AttemptEnd<R>
-  {
+  private func writeOnKnown<R>(
+    _ known: KnownState, on connection: Connection, whenSent sent: () -> Void, _ body: (any LogWriter) throws -> R
+  ) throws -> AttemptEnd<R> {
     let access = Access(
-      connection: connection, store: self, state: .knowing(head: known.head, version: known.headVersion),
+      connection: connection, store: self,
+      state: .knowing(head: known.head, version: known.headVersion, known.standing),
       cache: known.streams, commitTime: known.time)
     do {
       let result = try body(access)
-      try commit(access)
       // A write that sent nothing checked nothing: what it decided on
       // what was known (nothing to do, or refusals within a batch) may
       // be stale, and is decided again the ordinary way.
+      try commit(access, whenSent: sent) {
+        guard access.state.checkedKnown else { return nil }
+        return access.knownAfterCommit(serverClock: known.serverClock, readAt: known.readAt, lastTime: known.lastTime)
+      }
       guard access.state.checkedKnown else { return .again(.opening(takeHeadLocking())) }
-      keep(access.knownAfterCommit(serverClock: known.serverClock, readAt: known.readAt, lastTime: known.lastTime))
       return .committed(result)
     } catch let moved as HeadMoved {
       // Another writer committed since: nothing was written. The ordinary way.
@@ -79,7 +101,7 @@ extension PostgresStore {
 
   /// With an opening round trip, on a snapshot or locked.
   private func writeOpening<R>(
-    _ locking: HeadLocking, on connection: Connection, touching streams: [StreamName],
+    _ locking: HeadLocking, on connection: Connection, touching streams: [StreamName], whenSent sent: () -> Void,
     _ body: (any LogWriter) throws -> R
   ) throws -> AttemptEnd<R> {
     let begin = locking == .atCommit ? PostgresSchema.beginSnapshot : PostgresSchema.begin
@@ -95,7 +117,9 @@ extension PostgresStore {
       throw try readOnlyRefusal(error, on: connection)
     }
     do {
-      return .committed(try writeOpened(rows, headAt: 1, locked: locking == .atOpening, on: connection, streams, body))
+      return .committed(
+        try writeOpened(
+          rows, headAt: 1, locked: locking == .atOpening, on: connection, streams, whenSent: sent, body))
     } catch let moved as HeadMoved {
       // The head moved after the snapshot: nothing was written. Again,
       // locked — and so does this process's next write.
@@ -133,7 +157,7 @@ extension PostgresStore {
   /// and commits.
   private func writeOpened<R>(
     _ rows: [Rows], headAt: Int, locked: Bool, creating: Bool = false, on connection: Connection,
-    _ streams: [StreamName], _ body: (any LogWriter) throws -> R
+    _ streams: [StreamName], whenSent sent: () -> Void = {}, _ body: (any LogWriter) throws -> R
   ) throws -> R {
     let readAt = ContinuousClock.now
     let opened = try Opening(rows[headAt], shown: shown)
@@ -145,8 +169,9 @@ extension PostgresStore {
       cache: try StreamCache(prefetched: Array(rows[(headAt + 1)...]), for: streams), commitTime: opened.time)
     do {
       let result = try body(access)
-      try commit(access)
-      keep(access.knownAfterCommit(serverClock: opened.serverClock, readAt: readAt, lastTime: opened.lastTime))
+      try commit(access, whenSent: sent) {
+        access.knownAfterCommit(serverClock: opened.serverClock, readAt: readAt, lastTime: opened.lastTime)
+      }
       return result
     } catch let error as PostgresError where error.sqlState == PostgresError.readOnlyTransaction {
       throw try readOnlyRefusal(error, on: connection)
@@ -154,13 +179,46 @@ extension PostgresStore {
   }
 
   /// Commits what `access` wrote, with what this process's writes add to
-  /// a write: the log's id, the tables brought up by their owner.
-  private func commit(_ access: Access) throws {
-    giveLogAnID(with: access)
+  /// a write: the log's id, the tables brought up by their owner; and
+  /// keeps what it `leaves` known for the next write.
+  ///
+  /// Once everything but the `COMMIT` is answered, that is kept as
+  /// `committing` and `sent` is called: the next write may be built on it
+  /// while the server flushes this commit (see `write(…whenSent:…)`). If
+  /// the commit then fails, it is forgotten. Not for a commit that moves
+  /// the schema or the tables on, or gives the log its id: what this
+  /// process notes of those waits until they are durable, and so does the
+  /// next write (they are rare: a process's first writes).
+  private func commit(_ access: Access, whenSent sent: () -> Void, leaving leaves: () -> KnownState?) throws {
+    let givesID = giveLogAnID(with: access)
     try access.bringTablesUpIfOwner()
-    try access.commit()
+    let overlaps = !givesID && access.buffer.schemaUpgrade == nil && access.buffer.tablesUpgrade == nil
+    var keptEarly: KnownState? = nil
+    func written() {
+      keptEarly = leaves().map { known in
+        var committing = known
+        committing.standing = .committing
+        return committing
+      }
+      keep(keptEarly)
+      sent()
+    }
+    do {
+      try withoutActuallyEscaping(written) { written in
+        try access.commit(whenWritten: overlaps ? written : nil)
+      }
+    } catch {
+      // What the next write was told it may build on is not to be.
+      if keptEarly != nil { keep(nil) }
+      throw error
+    }
     noteLogID(of: access)
     noteUpgrades(of: access)
+    if let keptEarly {
+      settle(keptEarly)
+    } else {
+      keep(leaves())
+    }
   }
 
   /// Rolls back the transaction a setback left open, before the next try
@@ -176,7 +234,11 @@ extension PostgresStore {
   /// with an opening round trip.
   private func firstAttempt(touching streams: [StreamName]) -> WriteAttempt {
     nextWrite.withLock { next in
-      guard let known = next.known, known.covers(streams) else { return .opening(next.takeLocking()) }
+      guard let known = next.known, known.covers(streams) else {
+        // Behind a write still committing, a snapshot would miss it: lock.
+        let locking = next.takeLocking()
+        return .opening(next.known?.standing == .committing ? .atOpening : locking)
+      }
       // One writer uses it at a time.
       next.known = nil
       return .onKnown(known)
@@ -190,9 +252,19 @@ extension PostgresStore {
     nextWrite.withLock { $0.takeLocking() }
   }
 
-  /// Keeps what a write that committed leaves known (nil: nothing).
+  /// Keeps what a write that committed (or is committing) leaves known
+  /// (nil: nothing).
   private func keep(_ state: KnownState?) {
     nextWrite.withLock { $0.known = state }
+  }
+
+  /// What a write kept known while committing is now durable, unless the
+  /// next write has taken it meanwhile (that write's own is then kept).
+  private func settle(_ state: KnownState) {
+    nextWrite.withLock { next in
+      guard next.known?.head == state.head, next.known?.headVersion == state.headVersion else { return }
+      next.known?.standing = .committed
+    }
   }
 
   /// What this process's writes leave for its next one.
@@ -214,9 +286,12 @@ extension PostgresStore {
 
   /// Gives a log made before logs had ids its id, with this process's
   /// first write that appends (an id the log has is kept).
-  private func giveLogAnID(with access: Access) {
-    guard access.lastAppended != nil, !logHasID.withLock({ $0 }) else { return }
+  /// Whether it does.
+  @discardableResult
+  private func giveLogAnID(with access: Access) -> Bool {
+    guard access.lastAppended != nil, !logHasID.withLock({ $0 }) else { return false }
     access.buffer.giveLogID(.random())
+    return true
   }
 
   /// After a commit that gave the log its id (or found it had one).
