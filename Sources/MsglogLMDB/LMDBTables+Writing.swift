@@ -1,0 +1,67 @@
+import CLMDB
+import MsglogCore
+
+/// Appending records and putting derived rows in one write transaction.
+extension LMDBTables.LogTransaction {
+  func appendRecord(_ record: [UInt8], of event: Event) throws {
+    // MDB_APPEND: the key is past every other, so LMDB skips the search
+    // and fills pages completely; it refuses a key out of order.
+    try txn.put(tables.events, Key.seq(event.seq), record, flags: UInt32(MDB_APPEND))
+    if let needed = record.first.flatMap(LMDBTables.containerFormat.firstVersion(holding:)) {
+      try moveContainer(atLeastTo: needed)
+    }
+  }
+
+  /// Moves `meta`'s format on to `version` unless it says that or a newer
+  /// one already: read once per transaction, written once.
+  func moveContainer(atLeastTo version: Int) throws {
+    if containerVersion == nil {
+      let value = try txn.get(tables.meta, LMDBTables.formatKey) { String(decoding: $0, as: UTF8.self) }
+      containerVersion = try LMDBTables.containerFormat.version(of: value, location: tables.shown) ?? 0
+    }
+    guard let known = containerVersion, known < version else { return }
+    try txn.put(tables.meta, LMDBTables.formatKey, Array(LMDBTables.containerFormat.stored(version).utf8))
+    containerVersion = version
+  }
+
+  func putStreamHead(_ head: StreamHead) throws {
+    try txn.put(tables.heads, DerivedRows.headKey(head.stream), DerivedRows.encode(head))
+  }
+
+  func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) throws {
+    try txn.put(tables.order, DerivedRows.nodeKey(stream, id), DerivedRows.encode(node, id: id, of: stream))
+  }
+
+  func deleteOrderNode(_ id: NodeID, of stream: StreamName) throws {
+    try txn.delete(tables.order, DerivedRows.nodeKey(stream, id))
+  }
+
+  func putStreamEvent(_ seq: UInt64, of stream: StreamName) throws {
+    try txn.put(tables.streamEvents, DerivedRows.streamKey(stream, seq), [])
+  }
+
+  func putCheckpoint(_ checkpoint: Checkpoint) throws {
+    try txn.put(
+      tables.checkpoints, DerivedRows.checkpointKey(checkpoint.stream, checkpoint.seq), DerivedRows.encode(checkpoint)
+    )
+  }
+
+  func putIdEntry(_ entry: IdEntry, for id: ItemID) throws {
+    try txn.put(tables.ids, id.bytes, DerivedRows.encode(entry, for: id))
+  }
+
+  func putSummary(_ summary: RecordedCounts) throws {
+    try txn.put(tables.meta, LMDBTables.summaryKey, DerivedRows.encode(summary))
+  }
+
+  func clearDerived() throws {
+    for db in [tables.heads, tables.order, tables.ids, tables.streamEvents, tables.checkpoints] { try txn.empty(db) }
+    try txn.delete(tables.meta, LMDBTables.summaryKey)
+    // What is rebuilt now is in this version's format (format 3 is format
+    // 2 with newer records, and stays).
+    if try txn.get(tables.meta, LMDBTables.formatKey, { Array($0) }) == LMDBTables.legacyFormatValue {
+      try txn.put(tables.meta, LMDBTables.formatKey, LMDBTables.formatValue)
+    }
+    rebuiltInFormat = true
+  }
+}
