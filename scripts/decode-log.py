@@ -5,7 +5,9 @@ docs/FORMAT.md, and prints every event as `msglog export` does.
     /usr/bin/python3 scripts/decode-log.py msglog.lmdb   # Debian python3 + python3-lmdb
 
 It exists to prove the format is documented well enough for a third-party
-client; the test suite compares its output with `msglog export`.
+client; the test suite compares its output with `msglog export`. It reads
+record formats 1 to 3 (one checksum over the whole record) and format 4 (a
+frame and an erasable body, each with its own checksum).
 """
 import datetime, json, struct, sys, uuid
 
@@ -29,54 +31,117 @@ def rfc3339(ms):
 OPS = {1: "insert", 2: "remove", 3: "move", 4: "edit", 5: "restore"}
 
 
-def decode(seq, rec):
+def fail(seq, why):
+    raise SystemExit(f"seq {seq}: {why}")
+
+
+def sender_and_text(rec, p):
+    """An insert's or an edit's sender flag, sender and text from offset p."""
+    flag, = struct.unpack(">B", rec[p:p + 1]); p += 1
+    sender = None
+    if flag == 1:
+        length, = struct.unpack(">I", rec[p:p + 4]); p += 4
+        sender = bytes(rec[p:p + length]).decode("utf-8"); p += length
+    length, = struct.unpack(">I", rec[p:p + 4]); p += 4
+    return sender, bytes(rec[p:p + length]).decode("utf-8"), p + length
+
+
+def op_fields(out, op, rec, p):
+    """The op's positions from offset p (as every format holds them); the offset after."""
+    if op in (1, 2):
+        if op == 1:
+            out["index"], = struct.unpack(">Q", rec[p:p + 8])
+        return p + 8                # a remove's index: derived, not exported
+    if op == 3:
+        out["from"], out["to"] = struct.unpack(">QQ", rec[p:p + 16])
+        return p + 16
+    if op == 4:
+        return p + 24               # index, text record before, insert: derived
+    out["index"], = struct.unpack(">Q", rec[p:p + 8])
+    return p + 16                   # then the text record: derived
+
+
+def origin(rec, p):
+    replica = str(uuid.UUID(bytes=bytes(rec[p:p + 16])))
+    change, made = struct.unpack(">Qq", rec[p + 16:p + 32])
+    return {"replica": replica, "change": change, "made": rfc3339(made)}
+
+
+def decode_whole(seq, rec):
+    """Record formats 1 to 3: a CRC-32C over everything before its last 4 bytes."""
     if struct.unpack(">I", rec[-4:])[0] != crc32c(rec[:-4]):
-        raise SystemExit(f"seq {seq}: checksum mismatch")
+        fail(seq, "checksum mismatch")
     fmt, op, rseq, version, ms = struct.unpack(">BBQQq", rec[:26])
-    if fmt not in (1, 2) or rseq != seq or op not in OPS or (fmt == 1 and op > 3):
-        raise SystemExit(f"seq {seq}: unexpected record")
+    if rseq != seq or op not in OPS or (fmt == 1 and op > 3):
+        fail(seq, "unexpected record")
     item = str(uuid.UUID(bytes=bytes(rec[26:42])))
     n, = struct.unpack(">H", rec[42:44])
     stream = bytes(rec[44:44 + n]).decode("utf-8")
     out = {"seq": seq, "stream": stream, "version": version, "time": rfc3339(ms), "op": OPS[op], "id": item}
-    p = 44 + n
-
-    def sender_and_text(p):
-        flag, = struct.unpack(">B", rec[p:p + 1]); p += 1
-        sender = None
-        if flag == 1:
-            length, = struct.unpack(">I", rec[p:p + 4]); p += 4
-            sender = bytes(rec[p:p + length]).decode("utf-8"); p += length
-        length, = struct.unpack(">I", rec[p:p + 4]); p += 4
-        return sender, bytes(rec[p:p + length]).decode("utf-8"), p + length
-
-    if op == 1:
-        out["index"], = struct.unpack(">Q", rec[p:p + 8])
-        sender, out["text"], p = sender_and_text(p + 8)
+    p = op_fields(out, op, rec, 44 + n)
+    if op in (1, 4):
+        sender, out["text"], p = sender_and_text(rec, p)
         if sender is not None:
             out["sender"] = sender
-    elif op == 2:
-        p += 8                      # the index it had: derived, not exported
-    elif op == 3:
-        out["from"], out["to"] = struct.unpack(">QQ", rec[p:p + 16]); p += 16
-    elif op == 4:
-        p += 24                     # index, text record before, insert: derived
-        sender, out["text"], p = sender_and_text(p)
-        if sender is not None:
-            out["sender"] = sender
-    elif op == 5:
-        out["index"], = struct.unpack(">Q", rec[p:p + 8]); p += 16   # then the text record: derived
-    if fmt == 2:
+    if fmt >= 2:
         undoes, = struct.unpack(">Q", rec[p:p + 8]); p += 8
         if undoes:
             out["undoes"] = undoes
+    if fmt == 3:
+        out["origin"] = origin(rec, p); p += 32
     if p != len(rec) - 4:
-        raise SystemExit(f"seq {seq}: {len(rec) - 4 - p} unexpected bytes")
+        fail(seq, f"{len(rec) - 4 - p} unexpected bytes")
     return out
 
 
+def decode_framed(seq, rec):
+    """Record format 4: the frame (checked by the last 4 bytes), then, for an
+    insert or an edit, the body (checked by the 4 bytes before those, a
+    CRC-32C of the frame's checksum and the body)."""
+    op, parts, rseq, version, ms = struct.unpack(">BBQQq", rec[1:27])
+    if rseq != seq or op not in OPS or parts & ~3:
+        fail(seq, "unexpected record")
+    item = str(uuid.UUID(bytes=bytes(rec[27:43])))
+    n, = struct.unpack(">H", rec[43:45])
+    stream = bytes(rec[45:45 + n]).decode("utf-8")
+    out = {"seq": seq, "stream": stream, "version": version, "time": rfc3339(ms), "op": OPS[op], "id": item}
+    p = op_fields(out, op, rec, 45 + n)
+    undoes = None
+    if parts & 1:
+        undoes, = struct.unpack(">Q", rec[p:p + 8]); p += 8
+    made = None
+    if parts & 2:
+        made = origin(rec, p); p += 32
+    frame_crc = struct.unpack(">I", rec[-4:])[0]
+    if frame_crc != crc32c(rec[:p]):
+        fail(seq, "checksum mismatch")
+    if op in (1, 4):
+        body = rec[p:-8]
+        if struct.unpack(">I", rec[-8:-4])[0] != crc32c(rec[-4:] + body):
+            fail(seq, "text checksum mismatch")
+        sender, out["text"], p = sender_and_text(rec, p)
+        if sender is not None:
+            out["sender"] = sender
+        p += 4
+    if p != len(rec) - 4:
+        fail(seq, f"{len(rec) - 4 - p} unexpected bytes")
+    if undoes is not None:
+        out["undoes"] = undoes
+    if made is not None:
+        out["origin"] = made
+    return out
+
+
+def decode(seq, rec):
+    if rec[0] in (1, 2, 3):
+        return decode_whole(seq, rec)
+    if rec[0] == 4:
+        return decode_framed(seq, rec)
+    fail(seq, f"unknown record format {rec[0]}")
+
+
 def main(path):
-    env = lmdb.open(path, max_dbs=8, readonly=True, lock=False)
+    env = lmdb.open(path, max_dbs=16, readonly=True, lock=False)
     events = env.open_db(b"events", create=False)
     with env.begin(db=events, buffers=True) as txn:
         for key, rec in txn.cursor():

@@ -15,6 +15,8 @@ extension LMDBTables.LogTransaction {
   /// pages. A read without a slot (`isLockless`) has no such promise.
   var recordsStayMapped: Bool { !tables.isLockless }
 
+  var recordLayout: EventRecord.Layout { tables.recordLayout }
+
   func forEachRecord(from seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
     try txn.withCursor(tables.events) { cursor in
       var entry = try cursor.seek(Key.seq(seq))

@@ -60,7 +60,7 @@ extension LMDBTables.LogTransaction {
     // What is rebuilt now is in this version's format (format 3 is format
     // 2 with newer records, and stays).
     if try txn.get(tables.meta, LMDBTables.formatKey, { Array($0) }) == LMDBTables.legacyFormatValue {
-      try txn.put(tables.meta, LMDBTables.formatKey, LMDBTables.formatValue)
+      try txn.put(tables.meta, LMDBTables.formatKey, LMDBTables.repairedFormatValue)
     }
     rebuiltInFormat = true
   }

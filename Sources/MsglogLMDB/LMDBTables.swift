@@ -15,23 +15,33 @@ import Synchronization
 /// - `ids`:           item id (16 bytes) → insert seq, remove seq, leaf;
 /// - `stream-events`: stream name, 0, seq → nothing (each stream's events);
 /// - `checkpoints`:   stream name, 0, seq → the stream's slots at that seq;
-/// - `meta`:          `format` → `msglog/2`, or `msglog/3` once the log holds a
-///                    record of format 2 (edit, restore, undo); `summary` → the
-///                    derived tables' row counts.
+/// - `meta`:          `format` → the container's version (`containerFormat`);
+///                    `summary` → the derived tables' row counts.
 /// Everything but `events` is derived data, updated in the same transaction.
 ///
 /// `LMDBStore`, the `EventStore` over a path, opens one when there is a
 /// database and creates new ones through it.
 package final class LMDBTables {
   static let formatKey = Array("format".utf8)
-  static let formatValue = Array("msglog/2".utf8)
-  /// msglog/1–5, read; msglog/3 once the log holds records of record format
-  /// 2 (the events of working together), msglog/4 once it holds records of
-  /// format 3 (events with their origin, from replicas) or sync's tables
-  /// (`syncTablesVersion`), msglog/5 once one holds a secret, by `ContainerFormat`'s rule.
+  /// A new database: its records are framed (record format 4) from the first.
+  static let newFormatValue = Array("msglog/6".utf8)
+  /// What `verify --repair` makes of a database of format 1 (its derived
+  /// rows rebuilt in format 2; its records stay as they are).
+  static let repairedFormatValue = Array("msglog/2".utf8)
+  /// msglog/1–6, read. A database made before msglog/6 keeps the records
+  /// of formats 1 to 3 it was written with, and is written so on: msglog/3
+  /// once the log holds records of record format 2 (the events of working
+  /// together), msglog/4 once it holds records of format 3 (events with
+  /// their origin, from replicas) or sync's tables (`syncTablesVersion`),
+  /// msglog/5 once one holds a secret; msglog/6 once it holds a record of
+  /// format 4 (pulled from a remote that writes them), by
+  /// `ContainerFormat`'s rule. A new database starts at msglog/6 and writes
+  /// framed records (`recordLayout`).
   static let containerFormat = ContainerFormat(
-    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...5,
-    holding: [EventRecord.formatVersion2: 3, EventRecord.formatVersion3: 4])
+    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...6,
+    holding: [EventRecord.formatVersion2: 3, EventRecord.formatVersion3: 4, EventRecord.formatVersion4: framedVersion])
+  /// The first version whose databases write framed records (record format 4).
+  static let framedVersion = 6
   /// The first version whose containers may hold sync's tables (a remote's
   /// replicas and their outcomes, a replica's own pending changes).
   static let syncTablesVersion = 4
@@ -58,6 +68,12 @@ package final class LMDBTables {
   let syncTables = Mutex<[String: Database]>([:])
   /// The log has its id (checked, or given, by a write of this process).
   let hasLogID = Mutex(false)
+
+  /// How this database's new records are written: framed from msglog/6
+  /// on, whole before (as the msglog that made it wrote them). Read when
+  /// it is opened: a container only ever moves on, and a database that
+  /// has moved to msglog/6 meanwhile may still take records of format 1 to 3.
+  let recordLayout: EventRecord.Layout
 
   /// Whether the derived tables are in this version's format (false: an
   /// older msglog wrote them; `verify --repair` rebuilds them).
@@ -113,7 +129,7 @@ package final class LMDBTables {
     }
     // Handles opened in a transaction stay valid after it commits; a reader
     // opens them in a read transaction, which keeps them too.
-    let setup: (Transaction) throws -> ([Database], Bool) = { txn in
+    let setup: (Transaction) throws -> ([Database], Bool, Int) = { txn in
       var isNew = false
       if create, try env.openDatabase("meta", create: false, in: txn) == nil {
         // Only a brand-new environment (no named databases yet) becomes msglog's.
@@ -124,24 +140,28 @@ package final class LMDBTables {
       }
       let meta = try open(txn, "meta", create: isNew)
       let format = try txn.get(meta, LMDBTables.formatKey) { Array($0) }
+      var version = LMDBTables.framedVersion
       if isNew {
-        try txn.put(meta, LMDBTables.formatKey, LMDBTables.formatValue)
+        try txn.put(meta, LMDBTables.formatKey, LMDBTables.newFormatValue)
         try txn.put(meta, SyncRows.logKey, SyncRows.encodeLogID(.random()))
-      } else if try LMDBTables.containerFormat.version(
-        of: format.map { String(decoding: $0, as: UTF8.self) }, location: shown) == nil
+      } else if let known = try LMDBTables.containerFormat.version(
+        of: format.map { String(decoding: $0, as: UTF8.self) }, location: shown)
       {
+        version = known
+      } else {
         let found = format.map { String(decoding: $0, as: UTF8.self) } ?? "none"
         throw MsglogError.notAMsglogDatabase(location: shown, reason: "format: \(TerminalText.quoted(found))")
       }
       let tables = try ["meta", "events", "heads", "order", "ids", "stream-events", "checkpoints"].map {
         try open(txn, $0, create: isNew)
       }
-      return (tables, isNew || format != LMDBTables.legacyFormatValue)
+      return (tables, isNew || format != LMDBTables.legacyFormatValue, version)
     }
-    let (dbs, current) = create ? try env.write(setup) : try env.read(setup)
+    let (dbs, current, version) = create ? try env.write(setup) : try env.read(setup)
     self.environment = env
     self.shown = shown
     self.formatIsCurrent = Mutex(current)
+    self.recordLayout = version >= LMDBTables.framedVersion ? .framed : .whole
     (meta, events, heads, order, ids, streamEvents, checkpoints) = (
       dbs[0], dbs[1], dbs[2], dbs[3], dbs[4], dbs[5], dbs[6]
     )

@@ -45,7 +45,7 @@ package struct PulledPage {
       throw .damagedRecord(after: lastSeq, reason: error.description)
     }
     guard event.seq == lastSeq + 1 else { throw .seqOutOfOrder(expected: lastSeq + 1, found: event.seq) }
-    guard EventRecord.encode(event) == record else { throw .recordNotCanonical(seq: event.seq) }
+    guard EventRecord.isCanonical(record, of: event) else { throw .recordNotCanonical(seq: event.seq) }
     records.append(record)
     events.append(event)
     bytes += record.count

@@ -55,9 +55,13 @@ extension EventLog {
       let session = try LedgerSession(
         writer: writer, now: configuration.clock(), checkpointInterval: UInt64(configuration.checkpointInterval))
       var pending: [UInt64: ReplicaChange]? = nil
-      for event in events {
+      for (event, record) in zip(events, page.records) {
+        // The replica keeps the remote's bytes: each record in its own layout.
+        guard let layout = EventRecord.layout(of: record) else {
+          throw MsglogError.remoteFault(remote: remote.shown, .recordNotCanonical(seq: event.seq))
+        }
         do {
-          try session.adopt(event)
+          try session.adopt(event, layout: layout)
         } catch let error as MsglogError where Self.isTheRecordsFault(error) {
           throw MsglogError.unacceptableRecord(remote: remote.shown, seq: event.seq, reason: error)
         } catch MsglogError.eventDoesNotFit(let seq, let reason) where seq == event.seq {

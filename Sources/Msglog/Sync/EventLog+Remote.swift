@@ -6,7 +6,8 @@ extension EventLog {
   package func syncHello() throws -> RemoteHello {
     try remoteRead { sync in
       RemoteHello(
-        protocolVersion: SyncProtocol.version, recordFormat: Int(EventRecord.formatVersion3), log: try sync.logID(),
+        protocolVersion: SyncProtocol.version, recordFormat: Int(EventRecord.newestFormat(in: sync.recordLayout)),
+        log: try sync.logID(),
         head: try sync.headSeq())
     }
   }
@@ -62,7 +63,7 @@ extension EventLog {
           reason: "it is at seq \(head), behind the replica (at seq \(seq)): restored from an older copy?")
       }
       if seq > 0, let check {
-        let found = try sync.withRecord(at: seq) { $0.loadBigEndian(fromByteOffset: $0.count - 4, as: UInt32.self) }
+        let found = try sync.withRecord(at: seq) { EventRecord.headCheck($0) }
         guard found == check else {
           throw MsglogError.anotherLog(remote: location, reason: "its event at seq \(seq) is not the replica's")
         }

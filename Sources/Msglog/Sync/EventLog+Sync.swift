@@ -112,7 +112,7 @@ extension EventLog {
         remote: remote.shown,
         reason: "it speaks sync protocol \(hello.protocolVersion), this msglog \(SyncProtocol.version): upgrade msglog")
     }
-    if hello.recordFormat > Int(EventRecord.formatVersion3) {
+    if hello.recordFormat > Int(EventRecord.newestFormat) {
       throw MsglogError.incompatibleRemote(
         remote: remote.shown,
         reason: "its log holds records of format \(hello.recordFormat), newer than this msglog's: upgrade msglog")
@@ -124,7 +124,7 @@ extension EventLog {
     try readingBase { reader in
       let head = try reader.headSeq()
       guard head > 0 else { return nil }
-      return try reader.withRecord(at: head) { $0.loadBigEndian(fromByteOffset: $0.count - 4, as: UInt32.self) }
+      return try reader.withRecord(at: head) { EventRecord.headCheck($0) }
     }
   }
 

@@ -50,6 +50,9 @@ package struct BulkImport {
   /// Per event of the import that inserts: its item's id, leaf, remove
   /// and stream; and the index of the ids inserted.
   private let items: ItemTable
+  /// How the store writes records, and the buffer each is encoded into.
+  private let layout: EventRecord.Layout
+  private var record: [UInt8] = []
 
   /// One stream's state as the import builds it: what a ledger session
   /// keeps for it, with its nodes in memory.
@@ -82,6 +85,7 @@ package struct BulkImport {
     self.nextSeq = head + 1
     self.summary = counts == nil ? RecordedCounts() : try writer.summary() ?? RecordedCounts()
     self.items = ItemTable(firstSeq: head + 1, capacity: capacity)
+    self.layout = writer.recordLayout
   }
 
   /// Runs `body`, turning a refusal (a `MsglogError`, derived damage) into `Unfit`.
@@ -231,7 +235,8 @@ package struct BulkImport {
     let seq = nextSeq
     let event = Event(
       seq: seq, stream: streams[s].head.stream, version: streams[s].head.version + 1, time: time ?? now, op: op)
-    try EventRecord.encode(event).withUnsafeBytes { try append(event, $0) }
+    EventRecord.encode(event, layout: layout, into: &record)
+    try record.withUnsafeBytes { try append(event, $0) }
     nextSeq += 1
     appended += 1
     if let last = streams[s].events.last, last.first + last.count == seq {

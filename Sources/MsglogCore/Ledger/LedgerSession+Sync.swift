@@ -101,11 +101,14 @@ extension LedgerSession {
 
   /// A replica takes in `event`, its remote's next one: performed again,
   /// it must give that very event (its seq, indices, time, origin), or the
-  /// replica is not a copy of that log.
-  package func adopt(_ event: Event) throws {
+  /// replica is not a copy of that log. Its record is written in `layout`,
+  /// the remote record's own, so that the replica holds the remote's bytes.
+  package func adopt(_ event: Event, layout: EventRecord.Layout) throws {
     guard event.seq == nextSeq else {
       throw MsglogError.corruptedLog("the remote sent seq \(event.seq) where this log's next is \(nextSeq)")
     }
+    self.layout = layout
+    defer { self.layout = nil }
     let produced = try perform(WriteRequest(recreating: event))?.event
     guard produced == event else {
       throw MsglogError.eventDoesNotFit(

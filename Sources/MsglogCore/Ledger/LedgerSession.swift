@@ -46,6 +46,9 @@ package final class LedgerSession {
   /// The origin of the events the command being performed appends (a
   /// replica's change), set for the length of one command.
   var origin: Origin?
+  /// How the records the command being performed appends are written: the
+  /// store's layout, or a pulled record's own (`adopt`), for one command.
+  var layout: EventRecord.Layout?
 
   struct StreamState {
     var head: StreamHead
@@ -358,7 +361,7 @@ package final class LedgerSession {
     writesSent += 1
     switch mode {
     case .append:
-      try writer.appendRecord(EventRecord.encode(event), of: event)
+      try writer.appendRecord(EventRecord.encode(event, layout: layout ?? writer.recordLayout), of: event)
     case .rebuild:
       guard try (recorded ?? writer.event(at: event.seq)) == event else {
         throw MsglogError.eventDoesNotFit(

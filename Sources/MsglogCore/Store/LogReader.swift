@@ -50,6 +50,9 @@ package protocol LogReader {
   /// (LMDB) does; a network result freed per batch does not. A full replay
   /// then decodes only the inserts whose items survive.
   var recordsStayMapped: Bool { get }
+  /// How the store writes the records it appends (`EventRecord.Layout`):
+  /// framed in an LMDB database made from `msglog/6` on, whole elsewhere.
+  var recordLayout: EventRecord.Layout { get }
 
   // Batches: one request for many rows. A store over a network answers
   // each in one round trip; the defaults below loop over the single lookups.
@@ -65,6 +68,8 @@ package protocol LogReader {
 
 extension LogReader {
   package var recordsStayMapped: Bool { false }
+
+  package var recordLayout: EventRecord.Layout { .whole }
 
   package func rowCounts() throws -> TableCounts? { try tableCounts() }
 

@@ -1,7 +1,7 @@
 /// Write access: append records and replace derived rows, inside one transaction
 /// that commits all of it or none.
 package protocol LogWriter: LogReader {
-  /// Appends `event`, whose record (`EventRecord.encode(event)`) is
+  /// Appends `event`, whose record (`EventRecord.encode(event, layout: recordLayout)`) is
   /// `record`: a store keeps the bytes, and may index the event's fields
   /// without decoding them again. Its seq is always `headSeq() + 1`.
   func appendRecord(_ record: [UInt8], of event: Event) throws

@@ -32,6 +32,8 @@ package final class OverlayWriter: LogWriter {
 
   package func headSeq() throws -> UInt64 { baseHead + UInt64(records.count) }
 
+  package var recordLayout: EventRecord.Layout { base.recordLayout }
+
   package func forEachRecord(from seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
     var more = true
     if seq <= baseHead {

@@ -1,0 +1,179 @@
+/// Record format 4: a frame and an erasable body, each with its own
+/// checksum (docs/FORMAT.md, "Record format 4").
+///
+///     frame:
+///     0    u8    4
+///     1    u8    op: 1 insert, 2 remove, 3 move, 4 edit, 5 restore
+///     2    u8    parts: bit 0 `undoes` follows the op's fields, bit 1 the
+///                origin follows it; no other bit
+///     3    u64   seq (equals the key)
+///     11   u64   stream version
+///     19   i64   time, milliseconds since the Unix epoch, UTC
+///     27   16B   item id
+///     43   u16   stream name length N, then N bytes of UTF-8
+///     45+N       the op's fields, as in formats 1 to 3 (no sender, no text)
+///                [u64 undoes, not 0] [16B replica, u64 change, i64 made]
+///     body (insert and edit only):
+///          u8    flags: bit 0 a sender follows; no other bit
+///          [u32 length + sender] u32 length + text
+///          u32   CRC-32C of the frame's checksum (4 bytes) and the body's
+///                bytes before this
+///     last u32   CRC-32C of the frame
+///
+/// The frame is everything an erasure keeps (docs/FORMAT.md, "Forgetting");
+/// its checksum is the record's last 4 bytes, so the check a replica makes
+/// of its head (`headCheck`) is the same before and after. The body's
+/// checksum starts from the frame's, so a body cannot pass under another
+/// record's frame.
+extension EventRecord {
+  /// The frame's fixed fields, before the stream name.
+  static let framedHeaderSize = 45
+  static let partUndoes: UInt8 = 1
+  static let partOrigin: UInt8 = 2
+  static let bodyHasSender: UInt8 = 1
+  /// The bytes of the origin in a frame.
+  static let originSize = 16 + 8 + 8
+
+  /// The size of an op's fields (its positions) in either layout.
+  @inline(__always)
+  static func opFieldsSize(_ op: UInt8) -> Int? {
+    switch op {
+    case opInsert, opRemove: return 8
+    case opMove, opRestore: return 16
+    case opEdit: return 24
+    default: return nil
+    }
+  }
+
+  static func encodeFramed(_ event: Event, into out: inout [UInt8]) {
+    let streamBytes = event.stream.bytes
+    precondition(streamBytes.count <= Int(UInt16.max), "stream names are validated before encoding")
+    out.append(formatVersion4)
+    out.append(opCode(event.op))
+    out.append((event.undoes != nil ? partUndoes : 0) | (event.origin != nil ? partOrigin : 0))
+    out.appendBigEndian(event.seq)
+    out.appendBigEndian(event.version)
+    out.appendBigEndian(UInt64(bitPattern: event.time.milliseconds))
+    out.append(contentsOf: event.id.bytes)
+    out.appendBigEndian(UInt16(streamBytes.count))
+    out.append(contentsOf: streamBytes)
+    appendOpFields(event.op, to: &out)
+    if let undoes = event.undoes { out.appendBigEndian(undoes) }
+    if let origin = event.origin { appendOrigin(origin, to: &out) }
+    let frame = CRC32C.checksum(out)
+    switch event.op {
+    case .insert(_, _, let text, let sender), .edit(_, let text, let sender, _, _, _):
+      let start = out.count
+      out.append(sender == nil ? 0 : bodyHasSender)
+      if let sender {
+        out.appendBigEndian(UInt32(sender.utf8.count))
+        out.append(contentsOf: sender.utf8)
+      }
+      out.appendBigEndian(UInt32(text.utf8.count))
+      out.append(contentsOf: text.utf8)
+      let body = out.withUnsafeBytes { bodyChecksum(frame: frame, UnsafeRawBufferPointer(rebasing: $0[start...])) }
+      out.appendBigEndian(body)
+    case .remove, .move, .restore: break
+    }
+    out.appendBigEndian(frame)
+  }
+
+  /// The body's checksum: CRC-32C of the frame's checksum (big-endian) and the body.
+  @inline(__always)
+  static func bodyChecksum(frame: UInt32, _ body: UnsafeRawBufferPointer) -> UInt32 {
+    withUnsafeBytes(of: frame.bigEndian) { CRC32C.update(CRC32C.update(0, $0), body) }
+  }
+
+  /// Where a framed record's parts lie: its frame's length, and its body
+  /// (flags to the end of the text: without its checksum), once the
+  /// lengths agree and — unless the caller has just checked these very
+  /// bytes — the frame's checksum holds. The body is not checked here.
+  struct Frame {
+    let nameLength: Int
+    let op: UInt8
+    let parts: UInt8
+    /// Bytes 0..<length are the frame.
+    let length: Int
+
+    /// The body without its checksum; empty for an op that has none.
+    @inline(__always)
+    func body(of bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+      let end = bytes.count - 8
+      return end > length ? UnsafeRawBufferPointer(rebasing: bytes[length..<end]) : UnsafeRawBufferPointer(start: nil, count: 0)
+    }
+
+    var hasBody: Bool { op == opInsert || op == opEdit }
+  }
+
+  @inline(__always)
+  static func frame(of bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Frame {
+    let n = bytes.count
+    guard n >= framedHeaderSize + 4 else { throw .truncated }
+    let op = bytes[1]
+    let parts = bytes[2]
+    guard let fields = opFieldsSize(op) else { throw .unknownOp(op) }
+    guard parts & ~(partUndoes | partOrigin) == 0 else { throw .invalidFlag(parts) }
+    let nameLength = Int(bytes.loadBigEndian(fromByteOffset: 43, as: UInt16.self))
+    var length = framedHeaderSize + nameLength + fields
+    if parts & partUndoes != 0 { length += 8 }
+    if parts & partOrigin != 0 { length += originSize }
+    let hasBody = op == opInsert || op == opEdit
+    // A body is at least its flags, a text length and its checksum.
+    let least = length + (hasBody ? 9 : 0) + 4
+    guard n >= least else { throw .truncated }
+    guard hasBody || n == least else { throw .trailingBytes(n - least) }
+    if verifyingChecksum {
+      let stored = bytes.loadBigEndian(fromByteOffset: n - 4, as: UInt32.self)
+      let computed = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<length]))
+      guard stored == computed else { throw .checksumMismatch(stored: stored, computed: computed) }
+    }
+    return Frame(nameLength: nameLength, op: op, parts: parts, length: length)
+  }
+
+  /// A framed record's sender and text, its checksum checked.
+  static func framedBody(_ bytes: UnsafeRawBufferPointer, frame: Frame) throws(DecodeError) -> (
+    sender: String?, text: String
+  ) {
+    var reader = try framedBodyReader(bytes, frame: frame)
+    var sender: String? = nil
+    if try reader.u8() == bodyHasSender { sender = try reader.string(Int(try reader.u32()), field: "sender") }
+    let text = try reader.string(Int(try reader.u32()), field: "text")
+    guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
+    return (sender, text)
+  }
+
+  /// A reader over a framed record's body, once its checksum holds and its
+  /// flags are known.
+  @inline(__always)
+  static func framedBodyReader(_ bytes: UnsafeRawBufferPointer, frame: Frame) throws(DecodeError) -> ByteReader {
+    let body = frame.body(of: bytes)
+    let stored = bytes.loadBigEndian(fromByteOffset: bytes.count - 8, as: UInt32.self)
+    let computed = bodyChecksum(frame: bytes.loadBigEndian(fromByteOffset: bytes.count - 4, as: UInt32.self), body)
+    guard stored == computed else { throw .bodyChecksumMismatch(stored: stored, computed: computed) }
+    let flags = body[0]
+    guard flags & ~bodyHasSender == 0 else { throw .invalidFlag(flags) }
+    return ByteReader(body)
+  }
+
+  static func decodeFramed(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Event {
+    let frame = try frame(of: bytes, verifyingChecksum: verifyingChecksum)
+    var reader = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[..<frame.length]))
+    _ = try reader.take(3)
+    let seq = try reader.u64()
+    let streamVersion = try reader.u64()
+    let time = Timestamp(milliseconds: Int64(bitPattern: try reader.u64()))
+    let id = try reader.uuid()
+    let streamLength = Int(try reader.u16())
+    let stream = StreamName(try reader.string(streamLength, field: "stream name"))
+    let body = frame.hasBody ? try framedBody(bytes, frame: frame) : (nil, "")
+    let op = try reader.op(frame.op, id: id, allowsWorkingTogether: true) { _ throws(DecodeError) in body }
+    var undoes: UInt64? = nil
+    if frame.parts & partUndoes != 0 {
+      undoes = try reader.u64()
+      guard undoes != 0 else { throw .needlessFormat }
+    }
+    let origin = frame.parts & partOrigin != 0 ? try reader.origin() : nil
+    guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
+    return Event(seq: seq, stream: stream, version: streamVersion, time: time, op: op, undoes: undoes, origin: origin)
+  }
+}
