@@ -6,6 +6,12 @@
 
 #include <string.h>
 
+int msglog_crc32c_has_hardware = 0;
+
+__attribute__((constructor)) static void msglog_crc32c_decide(void) {
+  msglog_crc32c_has_hardware = msglog_crc32c_hardware_available();
+}
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 
@@ -20,12 +26,22 @@ uint32_t msglog_crc32c_hardware(uint32_t crc, const void *bytes, size_t count) {
     p += 8;
     count -= 8;
   }
+  // The last 0-7 bytes in at most three steps (4, 2, 1): records are
+  // short, and a byte at a time was a third of the work on them.
   uint32_t c32 = (uint32_t)c;
-  while (count > 0) {
-    c32 = __builtin_ia32_crc32qi(c32, *p);
-    p += 1;
-    count -= 1;
+  if (count & 4) {
+    uint32_t word;
+    memcpy(&word, p, 4);
+    c32 = __builtin_ia32_crc32si(c32, word);
+    p += 4;
   }
+  if (count & 2) {
+    uint16_t half;
+    memcpy(&half, p, 2);
+    c32 = __builtin_ia32_crc32hi(c32, half);
+    p += 2;
+  }
+  if (count & 1) c32 = __builtin_ia32_crc32qi(c32, *p);
   return ~c32;
 }
 
@@ -51,11 +67,19 @@ uint32_t msglog_crc32c_hardware(uint32_t crc, const void *bytes, size_t count) {
     p += 8;
     count -= 8;
   }
-  while (count > 0) {
-    c = __crc32cb(c, *p);
-    p += 1;
-    count -= 1;
+  if (count & 4) {
+    uint32_t word;
+    memcpy(&word, p, 4);
+    c = __crc32cw(c, word);
+    p += 4;
   }
+  if (count & 2) {
+    uint16_t half;
+    memcpy(&half, p, 2);
+    c = __crc32ch(c, half);
+    p += 2;
+  }
+  if (count & 1) c = __crc32cb(c, *p);
   return ~c;
 }
 

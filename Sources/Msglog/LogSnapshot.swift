@@ -163,12 +163,12 @@ public struct LogSnapshot: ~Copyable {
     }
   }
 
-  private func translated<R>(_ body: () throws -> R) throws(MsglogError) -> R {
+  func translated<R>(_ body: () throws -> R) throws(MsglogError) -> R {
     do { return try body() } catch { throw MsglogError(anyStoreFailure: error) }
   }
 
   /// For the methods that run a caller's closure: its errors pass through.
-  private func passingOn<R>(_ body: () throws -> R) throws -> R {
+  func passingOn<R>(_ body: () throws -> R) throws -> R {
     do { return try body() } catch { throw MsglogError(storeFailure: error) ?? error }
   }
 }

@@ -108,7 +108,7 @@ extension TraceBench {
       }
     }
     FileHandle.standardError.write(Data("bench: collect, fold, read items in one go \(combined.pretty)\n".utf8))
-    let list = OrderedList(projection.slots.elements)
+    let list = projection.slots
     let texts = try best(of: runs) {
       consume(try read { try Replay.items(list, in: $0) }.count)
     }

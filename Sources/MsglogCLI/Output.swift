@@ -35,9 +35,18 @@ public final class BufferedOutput {
   /// exclusivity check on each.
   private let storage: UnsafeMutablePointer<UInt8>
   private let capacity = 1 << 16
-  private var used = 0
+  /// How much of `storage` is pending, and whether a write has failed
+  /// (`failure` says how): behind a pointer, as a class's stored `var`s
+  /// are checked for exclusive access at every use, several per line.
+  private let state: UnsafeMutablePointer<(used: Int, failed: Bool)>
+  private var used: Int {
+    @inline(__always) get { state.pointee.used }
+    @inline(__always) set { state.pointee.used = newValue }
+  }
   /// The first failure; every later write throws it again.
-  public private(set) var failure: OutputError?
+  public private(set) var failure: OutputError? {
+    didSet { state.pointee.failed = failure != nil }
+  }
   /// What a captured stream received (tests and in-process runs).
   public private(set) var captured: [UInt8] = []
   /// Output held back until `release()`, while `holding`.
@@ -48,15 +57,22 @@ public final class BufferedOutput {
   public init(fd: Int32) {
     self.fd = fd
     storage = .allocate(capacity: capacity)
+    state = .allocate(capacity: 1)
+    state.initialize(to: (0, false))
   }
 
   /// Captures everything in memory.
   public init() {
     self.fd = nil
     storage = .allocate(capacity: capacity)
+    state = .allocate(capacity: 1)
+    state.initialize(to: (0, false))
   }
 
-  deinit { storage.deallocate() }
+  deinit {
+    storage.deallocate()
+    state.deallocate()
+  }
 
   public var capturedText: String { String(decoding: captured, as: UTF8.self) }
 
@@ -74,6 +90,22 @@ public final class BufferedOutput {
   }
 
   func write(bytes: UnsafeRawBufferPointer) throws(OutputError) { try append(bytes) }
+
+  /// Lends `body` room for up to `count` bytes at the end of the buffer,
+  /// to write in place what it would otherwise copy in; it returns how
+  /// many it wrote. (A line longer than the buffer goes through `write`.)
+  @inline(__always)
+  func writing(upTo count: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) throws(OutputError) {
+    if state.pointee.failed, let failure { throw failure }
+    guard count <= capacity else {
+      let line = UnsafeMutablePointer<UInt8>.allocate(capacity: count)
+      defer { line.deallocate() }
+      try append(UnsafeRawBufferPointer(start: line, count: body(line)))
+      return
+    }
+    if used + count > capacity { try flush() }
+    used += body(storage + used)
+  }
 
   /// Writes out what `json` holds and empties it (keeping its capacity
   /// and its place in the document).
@@ -103,7 +135,7 @@ public final class BufferedOutput {
   }
 
   private func append(_ bytes: UnsafeRawBufferPointer) throws(OutputError) {
-    if let failure { throw failure }
+    if state.pointee.failed, let failure { throw failure }
     if used + bytes.count > capacity { try flush() }
     if bytes.count > capacity {
       try send(bytes)
@@ -176,152 +208,6 @@ enum Format {
   /// Dims a cell on a colour terminal (the short id and the sender).
   static let dim = "\u{1B}[2m"
   static let plain = "\u{1B}[0m"
-
-  /// `INDEX  SHORTID  SENDER  TEXT`, index right-aligned to the widest in the list.
-  static func itemLines(_ snapshot: StreamContents, colour: Bool, to out: BufferedOutput) throws(OutputError) {
-    let writer = ItemLineWriter(count: snapshot.items.count, colour: colour)
-    for (index, item) in snapshot.items.enumerated() {
-      try writer.write(item, index: index, to: out)
-    }
-  }
-
-  /// Writes `INDEX  SHORTID  SENDER  TEXT` lines through one reused buffer:
-  /// no String per line or per field, which matters for a list of a
-  /// million items. A line whose text and sender need no escaping (nearly
-  /// every one) is written field by field through a pointer, with no
-  /// bounds check or growth per byte; `list` spends a third of its
-  /// instructions here.
-  final class ItemLineWriter {
-    /// Digits of the widest index, to right-align the others.
-    let width: Int
-    let colour: Bool
-    private var scratch: [UInt8] = []
-    private var line: UnsafeMutablePointer<UInt8>
-    private var capacity = 256
-
-    init(count: Int, colour: Bool) {
-      var digits = 1
-      var rest = max(count - 1, 0)
-      while rest >= 10 {
-        digits += 1
-        rest /= 10
-      }
-      self.width = digits
-      self.colour = colour
-      line = .allocate(capacity: capacity)
-    }
-
-    deinit { line.deallocate() }
-
-    func write(_ item: Item, index: Int, to out: BufferedOutput) throws(OutputError) {
-      if !colour {
-        var text = item.text
-        var sender = item.sender ?? "-"
-        let written = text.withUTF8 { text in
-          sender.withUTF8 { sender in
-            TerminalText.isPlain(text) && TerminalText.isPlain(sender)
-              ? plainLine(item.id, index: index, sender: sender, text: text) : nil
-          }
-        }
-        if let written {
-          try out.write(bytes: UnsafeRawBufferPointer(start: line, count: written))
-          return
-        }
-      }
-      scratch.removeAll(keepingCapacity: true)
-      let start = scratch.count
-      JSONWriter.appendDecimal(UInt64(index), to: &scratch)
-      let digits = scratch.count - start
-      if digits < width {
-        scratch.insert(contentsOf: repeatElement(UInt8(ascii: " "), count: width - digits), at: start)
-      }
-      scratch.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: " ")])
-      Format.appendIdAndSender(item, colour: colour, to: &scratch)
-      TerminalText.appendEscaped(item.text, to: &scratch)
-      scratch.append(UInt8(ascii: "\n"))
-      try out.write(bytes: scratch)
-    }
-
-    /// The line of an item whose text and sender are printed as they are,
-    /// in `line`; its length.
-    private func plainLine(
-      _ id: ItemID, index: Int, sender: UnsafeBufferPointer<UInt8>, text: UnsafeBufferPointer<UInt8>
-    ) -> Int {
-      // Index (at most 19 digits), spaces, id, sender, text, newline.
-      let size = max(width, 20) + 14 + sender.count + text.count + 1
-      if size > capacity {
-        line.deallocate()
-        capacity = max(size, capacity * 2)
-        line = .allocate(capacity: capacity)
-      }
-      var digits = 1
-      var rest = index
-      while rest >= 10 {
-        digits += 1
-        rest /= 10
-      }
-      var p = line
-      if digits < width {
-        p.initialize(repeating: UInt8(ascii: " "), count: width - digits)
-        p += width - digits
-      }
-      var v = index
-      var q = p + digits
-      repeat {
-        q -= 1
-        q.pointee = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
-        v /= 10
-      } while v > 0
-      p += digits
-      p.initialize(repeating: UInt8(ascii: " "), count: 2)
-      id.writeShort(into: p + 2)
-      p += 10
-      p.initialize(repeating: UInt8(ascii: " "), count: 2)
-      p += 2
-      if let base = sender.baseAddress { p.initialize(from: base, count: sender.count) }
-      p += sender.count
-      p.initialize(repeating: UInt8(ascii: " "), count: 2)
-      p += 2
-      if let base = text.baseAddress { p.initialize(from: base, count: text.count) }
-      p += text.count
-      p.pointee = UInt8(ascii: "\n")
-      p += 1
-      return p - line
-    }
-  }
-
-  /// `SHORTID  SENDER  `, dimmed on a colour terminal.
-  static func writeIdAndSender(_ item: Item, colour: Bool, to out: BufferedOutput) throws(OutputError) {
-    var bytes: [UInt8] = []
-    appendIdAndSender(item, colour: colour, to: &bytes)
-    try out.write(bytes: bytes)
-  }
-
-  static func appendIdAndSender(_ item: Item, colour: Bool, to out: inout [UInt8]) {
-    if colour { out.append(contentsOf: dim.utf8) }
-    item.id.appendShort(to: &out)
-    out.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: " ")])
-    if let sender = item.sender {
-      TerminalText.appendEscaped(sender, to: &out)
-    } else {
-      out.append(UInt8(ascii: "-"))
-    }
-    if colour { out.append(contentsOf: plain.utf8) }
-    out.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: " ")])
-  }
-
-  /// `replay --json`: the document, item by item into the output.
-  static func writeSnapshotJSON(_ snapshot: StreamContents, to out: BufferedOutput) throws(OutputError) {
-    var json = JSONWriter()
-    json.snapshotHead(snapshot, count: snapshot.items.count)
-    for (index, item) in snapshot.items.enumerated() {
-      json.item(item, index: index)
-      try out.write(json: &json)
-    }
-    json.snapshotTail()
-    json.raw("\n")
-    try out.write(json: &json)
-  }
 
   /// Writes events as JSON lines (`log --json`, `export`), each into the
   /// output as soon as it is written, through one reused buffer.

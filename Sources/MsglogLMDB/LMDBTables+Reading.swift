@@ -19,7 +19,7 @@ extension LMDBTables.LogTransaction {
 
   func forEachRecord(from seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
     try txn.withCursor(tables.events) { cursor in
-      var entry = try cursor.seek(Key.seq(seq))
+      var entry = try cursor.seek(seq: seq)
       while let (key, value) = entry {
         guard try body(try Key.seq(key), value) else { return }
         entry = try cursor.next()
@@ -37,7 +37,7 @@ extension LMDBTables.LogTransaction {
     try txn.withCursor(tables.events) { cursor in
       var last: UInt64? = nil
       for seq in seqs.sorted() where seq != last {
-        let entry = last.map { $0 + 1 == seq } == true ? try cursor.next() : try cursor.seek(Key.seq(seq))
+        let entry = last.map { $0 + 1 == seq } == true ? try cursor.next() : try cursor.seek(seq: seq)
         guard let (key, value) = entry, try Key.seq(key) == seq else {
           last = nil  // a gap: the next one seeks
           continue

@@ -166,6 +166,13 @@ package final class Cursor {
     try key.withUnsafeBytes { try move(MDB_SET_RANGE, key: $0) }
   }
 
+  /// The first entry whose key is at or after the seq `seq` (an `events`
+  /// key), without making an array of the key.
+  package func seek(seq: UInt64) throws -> Entry? {
+    var key = seq.bigEndian
+    return try withUnsafeBytes(of: &key) { try move(MDB_SET_RANGE, key: $0) }
+  }
+
   /// Stores `value` under `key`; `flags` as for `mdb_cursor_put`. With
   /// `MDB_APPEND` (the key must follow every other), a run of puts through
   /// one cursor adds each row at the end without searching the tree.

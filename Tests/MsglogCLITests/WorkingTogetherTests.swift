@@ -185,10 +185,10 @@ import Testing
     #expect(s.run("diff", "2", "5").stdout == "> 1 -> 0  \(b.prefix(8))\n")
   }
 
-  /// A log without the new events is what today's msglog wrote (format
-  /// msglog/2, every record of format 1); the first edit makes it msglog/3,
-  /// which an older msglog refuses by its format; a newer format is refused
-  /// here with a clear word.
+  /// A new database is msglog/6 and every record it writes is framed
+  /// (record format 4), whatever the events; verify --repair keeps it so;
+  /// a newer format is refused here with a clear word. (A database made
+  /// before msglog/6 keeps its formats: `OlderMsglogTests`.)
   @Test func formatVersions() throws {
     let s = Sandbox()
     s.append("one")
@@ -203,17 +203,18 @@ import Testing
           print(txn.get(b"format", db=meta).decode(), sorted({bytes(v)[0] for _, v in txn.cursor(db=events)}))
       """
     var r = python(["-c", inspect, s.db])
-    #expect(r.stdout == "msglog/2 [1]\n", "\(r)")
+    #expect(r.stdout == "msglog/6 [4]\n", "\(r)")
     let id = s.run("list").lines[0].split(separator: " ")[1].description
     #expect(s.run("edit", id, "uno").code == 0)
+    #expect(s.run("undo").code == 0)
     r = python(["-c", inspect, s.db])
-    #expect(r.stdout == "msglog/3 [1, 2]\n", "\(r)")
+    #expect(r.stdout == "msglog/6 [4]\n", "\(r)")
     // verify --repair keeps the format.
     #expect(s.run("verify", "--repair").code == 0)
-    #expect(python(["-c", inspect, s.db]).stdout == "msglog/3 [1, 2]\n")
+    #expect(python(["-c", inspect, s.db]).stdout == "msglog/6 [4]\n")
     r = python([
       "-c",
-      "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=8); m=e.open_db(b'meta'); t=e.begin(write=True,db=m); t.put(b'format',b'msglog/6'); t.commit()",
+      "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=8); m=e.open_db(b'meta'); t=e.begin(write=True,db=m); t.put(b'format',b'msglog/7'); t.commit()",
       s.db,
     ])
     #expect(r.code == 0, "\(r)")
@@ -221,7 +222,7 @@ import Testing
     #expect(
       r.code == 1
         && r.stderr
-          == "msglog: \(s.db) was written by a newer msglog (format msglog/6; this one knows msglog/5)\nhint: use the newer msglog that wrote it\n",
+          == "msglog: \(s.db) was written by a newer msglog (format msglog/7; this one knows msglog/6)\nhint: use the newer msglog that wrote it\n",
       "\(r)")
   }
 

@@ -15,4 +15,10 @@ uint32_t msglog_crc32c_hardware(uint32_t crc, const void *bytes, size_t count);
 /// binary runs on every machine.
 int msglog_crc32c_hardware_available(void);
 
+/// msglog_crc32c_hardware_available(), decided when the program starts:
+/// read by every checksum, where a Swift lazy global would be a call.
+extern int msglog_crc32c_has_hardware;
+
+static inline int msglog_crc32c_uses_hardware(void) { return msglog_crc32c_has_hardware; }
+
 #endif

@@ -13,7 +13,7 @@ extension Invocation {
       var lines = Format.ItemLineWriter(count: 0, colour: colour)
       // Declared in the read: a read that runs again starts the document afresh.
       var writer = JSONWriter()
-      try snapshot.forEachItem(
+      try snapshot.forEachItemBytes(
         of: stream,
         header: { header, count in
           lines = Format.ItemLineWriter(count: count, colour: colour)
@@ -35,14 +35,35 @@ extension Invocation {
     }
   }
 
+  /// Streams the items out as the replay yields them: a full replay holds
+  /// its fold and the records' places, not the items.
   func replay() throws {
     let stream = try stream
     let at = try args.number(Options.at)
-    let snapshot = try read { try $0.replay(stream, at: at) }
-    if json {
-      try Format.writeSnapshotJSON(snapshot, to: stdout)
-    } else {
-      try Format.itemLines(snapshot, colour: colour, to: stdout)
+    let json = json
+    let colour = colour
+    try read { snapshot in
+      var lines = Format.ItemLineWriter(count: 0, colour: colour)
+      var writer = JSONWriter()
+      try snapshot.forEachReplayedItemBytes(
+        of: stream, at: at,
+        header: { header, count in
+          lines = Format.ItemLineWriter(count: count, colour: colour)
+          if json { writer.snapshotHead(header, count: count) }
+        }
+      ) { index, item in
+        if json {
+          writer.item(item, index: index)
+          try stdout.write(json: &writer)
+        } else {
+          try lines.write(item, index: index, to: stdout)
+        }
+      }
+      if json {
+        writer.snapshotTail()
+        writer.raw("\n")
+        try stdout.write(json: &writer)
+      }
     }
   }
 

@@ -55,6 +55,33 @@ struct ByteReader {
     return (sender, try string(Int(try u32()), field: "text"))
   }
 
+  /// `n` bytes of valid UTF-8, lent where they lie.
+  mutating func utf8(_ n: Int, field: String) throws(EventRecord.DecodeError) -> UnsafeRawBufferPointer {
+    let b = try take(n)
+    guard Self.isValidUTF8(b) else { throw .invalidUTF8(field: field) }
+    return b
+  }
+
+  /// Whether `bytes` are valid UTF-8: ASCII (nearly every text and sender)
+  /// is told eight bytes at a time, anything else by the standard library.
+  @inline(__always)
+  static func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    var i = 0
+    while i + 8 <= bytes.count {
+      if bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 { return slowUTF8(bytes) }
+      i += 8
+    }
+    while i < bytes.count {
+      if bytes[i] >= 0x80 { return slowUTF8(bytes) }
+      i += 1
+    }
+    return true
+  }
+
+  static func slowUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    (try? UTF8Span(validating: bytes.assumingMemoryBound(to: UInt8.self).span)) != nil
+  }
+
   mutating func string(_ n: Int, field: String) throws(EventRecord.DecodeError) -> String {
     let b = try take(n)
     // Validated where the bytes lie and copied once; the generic

@@ -46,7 +46,7 @@ package enum CRC32C {
   @inline(__always)
   package static func update(_ crc: UInt32, _ bytes: UnsafeRawBufferPointer) -> UInt32 {
     guard let base = bytes.baseAddress else { return crc }
-    if usesHardware { return msglog_crc32c_hardware(crc, base, bytes.count) }
+    if msglog_crc32c_uses_hardware() != 0 { return msglog_crc32c_hardware(crc, base, bytes.count) }
     return tableUpdate(crc, bytes)
   }
 

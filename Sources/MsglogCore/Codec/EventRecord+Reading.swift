@@ -215,3 +215,96 @@ extension EventRecord {
     return PositionalEvent(seq: seq, version: version, id: id, change: change, undoes: undoes)
   }
 }
+
+extension EventRecord {
+  /// What a text record holds, lent as bytes (`ItemBytes`): `textRecord`
+  /// without making strings.
+  package enum TextBytes {
+    case insert(ItemBytes)
+    case edit(id: ItemID, text: UnsafeRawBufferPointer, time: Timestamp, inserted: UInt64)
+
+    package var id: ItemID {
+      switch self {
+      case .insert(let item): return item.id
+      case .edit(let id, _, _, _): return id
+      }
+    }
+  }
+
+  /// An insert's or an edit's fields, its sender and text as the record's
+  /// own bytes (checked UTF-8); the checksums as `textRecord` checks them.
+  ///
+  /// - Warning: the bytes are `bytes`'s: valid while they are.
+  package static func textBytes(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError)
+    -> TextBytes
+  {
+    guard let format = bytes.first else { throw .truncated }
+    if format == formatVersion4 {
+      let frame = try frame(of: bytes, verifyingChecksum: verifyingChecksum)
+      guard frame.hasBody else { throw .unknownOp(frame.op) }
+      let id = ItemID(bytes: UnsafeRawBufferPointer(rebasing: bytes[27..<43]))
+      let time = Timestamp(milliseconds: bytes.loadBigEndian(fromByteOffset: 19, as: Int64.self))
+      let (sender, text) = try framedBodyBytes(bytes, frame: frame)
+      if frame.op == opInsert {
+        let seq = bytes.loadBigEndian(fromByteOffset: 3, as: UInt64.self)
+        return .insert(ItemBytes(id: id, text: text, sender: sender, time: time, seq: seq))
+      }
+      let inserted = bytes.loadBigEndian(fromByteOffset: framedHeaderSize + frame.nameLength + 16, as: UInt64.self)
+      return .edit(id: id, text: text, time: time, inserted: inserted)
+    }
+    var reader = try fields(of: bytes, verifyingChecksum: verifyingChecksum)
+    guard isKnown(format) else { throw .unknownFormatVersion(format) }
+    let op = bytes[1]
+    guard op == opInsert || (op == opEdit && format >= formatVersion2) else { throw .unknownOp(op) }
+    let seq = bytes.loadBigEndian(fromByteOffset: 2, as: UInt64.self)
+    let time = Timestamp(milliseconds: bytes.loadBigEndian(fromByteOffset: 18, as: Int64.self))
+    let id = ItemID(bytes: UnsafeRawBufferPointer(rebasing: bytes[26..<42]))
+    let nameLength = Int(bytes.loadBigEndian(fromByteOffset: 42, as: UInt16.self))
+    /// Where an edit keeps the seq of its insert.
+    let insertedAt = headerSize + nameLength + 16
+    _ = try reader.take(headerSize + nameLength + (op == opInsert ? 8 : 24))
+    if format >= formatVersion2 { try reader.reserveTail(tail(of: format)) }
+    var sender: UnsafeRawBufferPointer? = nil
+    switch try reader.u8() {
+    case 0: break
+    case 1: sender = try reader.utf8(Int(try reader.u32()), field: "sender")
+    case let flag: throw .invalidFlag(flag)
+    }
+    let text = try reader.utf8(Int(try reader.u32()), field: "text")
+    guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
+    if op == opInsert { return .insert(ItemBytes(id: id, text: text, sender: sender, time: time, seq: seq)) }
+    return .edit(
+      id: id, text: text, time: time, inserted: bytes.loadBigEndian(fromByteOffset: insertedAt, as: UInt64.self))
+  }
+}
+
+extension EventRecord {
+  /// A framed record's sender and text as its own bytes: the body's
+  /// checksum checked, its lengths exact, both valid UTF-8.
+  @inline(__always)
+  static func framedBodyBytes(_ bytes: UnsafeRawBufferPointer, frame: Frame) throws(DecodeError) -> (
+    sender: UnsafeRawBufferPointer?, text: UnsafeRawBufferPointer
+  ) {
+    let body = frame.body(of: bytes)
+    let stored = bytes.loadBigEndian(fromByteOffset: bytes.count - 8, as: UInt32.self)
+    let computed = bodyChecksum(frame: bytes.loadBigEndian(fromByteOffset: bytes.count - 4, as: UInt32.self), body)
+    guard stored == computed else { throw .bodyChecksumMismatch(stored: stored, computed: computed) }
+    let flags = body[0]
+    guard flags & ~bodyHasSender == 0 else { throw .invalidFlag(flags) }
+    var p = 1
+    /// The u32-length-prefixed UTF-8 run at `p`.
+    func run(_ field: String) throws(DecodeError) -> UnsafeRawBufferPointer {
+      guard p + 4 <= body.count else { throw .truncated }
+      let length = Int(body.loadBigEndian(fromByteOffset: p, as: UInt32.self))
+      guard length <= body.count - p - 4 else { throw .truncated }
+      let run = UnsafeRawBufferPointer(rebasing: body[(p + 4)..<(p + 4 + length)])
+      guard ByteReader.isValidUTF8(run) else { throw .invalidUTF8(field: field) }
+      p += 4 + length
+      return run
+    }
+    let sender = flags == bodyHasSender ? try run("sender") : nil
+    let text = try run("text")
+    guard p == body.count else { throw .trailingBytes(body.count - p) }
+    return (sender, text)
+  }
+}

@@ -79,7 +79,7 @@ package enum EventRecord {
       case .checksumMismatch(let stored, let computed):
         return "checksum mismatch (stored 0x\(Hex.text(stored, width: 8)), computed 0x\(Hex.text(computed, width: 8)))"
       case .bodyChecksumMismatch(let stored, let computed):
-        return "text checksum mismatch (stored 0x\(Hex.text(stored, width: 8)), "
+        return "checksum mismatch of its text (stored 0x\(Hex.text(stored, width: 8)), "
           + "computed 0x\(Hex.text(computed, width: 8)))"
       case .unknownFormatVersion(let v): return "unknown record format version \(v)"
       case .unknownOp(let op): return "unknown op code \(op)"

@@ -155,6 +155,14 @@ package struct JSONWriter {
     JSONWriter.appendString(text, to: &bytes)
   }
 
+  /// A string member whose value is UTF-8 bytes (valid: a record's, checked).
+  package mutating func laidOut(_ key: StaticString, utf8: UnsafeRawBufferPointer) {
+    piece(key)
+    bytes.append(UInt8(ascii: "\""))
+    JSONWriter.appendEscaped(utf8.assumingMemoryBound(to: UInt8.self), to: &bytes)
+    bytes.append(UInt8(ascii: "\""))
+  }
+
   package mutating func laidOut(_ key: StaticString, _ id: ItemID) {
     piece(key)
     bytes.append(UInt8(ascii: "\""))

@@ -7,6 +7,15 @@ package enum CurrentView {
     of stream: StreamName, in reader: any LogReader, header: (StreamContents, Int) throws -> Void,
     _ body: (Int, Item) throws -> Void
   ) throws {
+    try forEachItemBytes(of: stream, in: reader, header: header) { index, item in try body(index, item.item) }
+  }
+
+  /// `forEachItem`, each item lent as its records' bytes (a batch of
+  /// leaves' items at a time).
+  package static func forEachItemBytes(
+    of stream: StreamName, in reader: any LogReader, header: (StreamContents, Int) throws -> Void,
+    _ body: (Int, ItemBytes) throws -> Void
+  ) throws {
     try Integrity.checkCounts(reader)
     let seq = try reader.headSeq()
     let head = try reader.streamHead(stream)
@@ -16,7 +25,7 @@ package enum CurrentView {
     var index = 0
     if let head {
       try StoredOrder.forEachLeafBatch(of: head, in: reader) { slots in
-        for item in try Replay.items(slots, in: reader) {
+        try Replay.forEachItem(slots, in: reader) { item in
           try body(index, item)
           index += 1
         }

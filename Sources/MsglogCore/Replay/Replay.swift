@@ -25,75 +25,11 @@ package enum Replay {
     if seq == nil {
       let (projection, inserted) = try fullReplay(stream, through: target, in: reader)
       return StreamContents(
-        stream: stream, seq: target, version: projection.version, items: try inserted.items(projection.slots))
+        stream: stream, seq: target, version: projection.version, items: try inserted.items(projection))
     }
     let projection = try replayFromCheckpoint(stream, through: target, in: reader)
     return StreamContents(
       stream: stream, seq: target, version: projection.version, items: try items(projection.slots, in: reader))
-  }
-
-  /// The bodies of a stream's inserts, kept in seq order as a full replay
-  /// passes them, so that the live items need no second read of the log;
-  /// and its edits, whose text an edited item shows.
-  struct InsertedItems {
-    var seqs: [UInt64] = []
-    /// Decoded items, or (`recordsStayMapped`) the records themselves,
-    /// decoded at the end for the items that survive only.
-    var items: [Item] = []
-    var records: [UnsafeRawBufferPointer] = []
-    /// The stream's edit records, decoded (rare next to inserts).
-    var edits: [UInt64: EventRecord.TextRecord] = [:]
-
-    /// The item inserted at `seq`, found by binary search on the insert seqs.
-    func inserted(_ seq: UInt64, id: ItemID) throws(MsglogError) -> Item? {
-      var lo = 0, hi = seqs.count
-      while lo < hi {
-        let mid = (lo + hi) / 2
-        if seqs[mid] < seq { lo = mid + 1 } else { hi = mid }
-      }
-      guard lo < seqs.count, seqs[lo] == seq else { return nil }
-      let item: Item
-      if records.isEmpty {
-        item = items[lo]
-      } else {
-        // Checked by `fold` as the replay passed it, and unchanged since
-        // (`recordsStayMapped`: nothing rewrites the snapshot's pages).
-        do { item = try EventRecord.insertedItem(records[lo], verifyingChecksum: false) } catch {
-          throw corruption(seq: seq, "\(error)")
-        }
-      }
-      guard item.id == id else { throw corruption(seq: seq, "it is not the insert of \(id.text)") }
-      return item
-    }
-
-    /// The items of `slots`: an insert's item, or an edit's text on its insert's item.
-    func items(_ slots: OrderedList<Slot>) throws -> [Item] {
-      var out: [Item] = []
-      out.reserveCapacity(slots.count)
-      var failure: (any Error)? = nil
-      slots.forEach { slot in
-        do {
-          if let item = try inserted(slot.seq, id: slot.id) {
-            out.append(item)
-            return true
-          }
-          guard case .edit(let id, let text, let time, let insertSeq)? = edits[slot.seq], id == slot.id,
-            var item = try inserted(insertSeq, id: slot.id)
-          else {
-            throw corruption(seq: slot.seq, "it is not the text of \(slot.id.text)")
-          }
-          item.text = text
-          item.edited = time
-          out.append(item)
-          return true
-        } catch {
-          failure = error
-          return false
-        }
-      }
-      if let failure { throw failure }
-      return out
-    }
   }
 
   /// One cursor pass over the log: every record checked, the stream's events
@@ -109,16 +45,20 @@ package enum Replay {
     try name.withUnsafeBytes { name in
       try reader.forEachRecord(from: 1) { recordSeq, bytes in
         switch try fold(bytes, seq: recordSeq, stream: name, into: &projection) {
-        case .insert:
+        case .insert, .restore:
+          // The record that made the projection's new handle.
           if keepRecords {
             inserted.records.append(bytes)
           } else {
+            inserted.seqs.append(recordSeq)
             // Checked by `fold` just now; decode the body without checking again.
-            do { inserted.items.append(try EventRecord.insertedItem(bytes, verifyingChecksum: false)) } catch {
+            do {
+              inserted.items.append(
+                bytes[1] == EventRecord.opInsert ? try EventRecord.insertedItem(bytes, verifyingChecksum: false) : nil)
+            } catch {
               throw corruption(seq: recordSeq, "\(error)")
             }
           }
-          inserted.seqs.append(recordSeq)
         case .edit:
           do { inserted.edits[recordSeq] = try EventRecord.textRecord(bytes, verifyingChecksum: false) } catch {
             throw corruption(seq: recordSeq, "\(error)")
@@ -188,7 +128,7 @@ package enum Replay {
           + (found == nil ? "which is not in the log" : "which is another stream's event")))
   }
 
-  enum Folded { case skipped, insert, edit, other }
+  enum Folded { case skipped, insert, edit, restore, other }
 
   /// Checks one record and, when it belongs to the stream, folds it in.
   @inline(__always)
@@ -208,19 +148,15 @@ package enum Replay {
     switch event.change {
     case .insert: return .insert
     case .edit: return .edit
-    case .remove, .move, .restore: return .other
+    case .restore: return .restore
+    case .remove, .move: return .other
     }
   }
 
   /// The full items of `slots`, from their text records (an insert, or an
   /// edit and then its insert), fetched in batches in seq order (one request
   /// each for a store across a network; on LMDB mostly sequential cursor steps).
-  package static func items(_ slots: OrderedList<Slot>, in reader: any LogReader) throws -> [Item] {
-    try items(slots.elements, in: reader)
-  }
-
-  /// The full items of `slots`, in their order.
-  static func items(_ slots: [Slot], in reader: any LogReader) throws -> [Item] {
+  package static func items(_ slots: [Slot], in reader: any LogReader) throws -> [Item] {
     var items: [Item?] = Array(repeating: nil, count: slots.count)
     /// Edited items: their position, and the edit's text, time and insert.
     var edited: [(position: Int, text: String, time: Timestamp, insertSeq: UInt64)] = []

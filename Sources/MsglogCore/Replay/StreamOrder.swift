@@ -21,7 +21,7 @@ extension Replay {
       let projection = try replayFromCheckpoint(stream, through: seq, in: reader)
       return StreamOrder(
         header: StreamContents(stream: stream, seq: seq, version: projection.version, items: []),
-        slots: projection.slots.elements)
+        slots: projection.slots)
     }
     try Integrity.checkCounts(reader)
     let streamHead = try reader.streamHead(stream)

@@ -48,7 +48,7 @@ package struct DerivedState {
     if case .remove(_, let index) = event.op, let projection = projections[event.stream],
       index < UInt64(projection.count)
     {
-      removedSlot = projection.slots[Int(index)]
+      removedSlot = projection.slot(at: Int(index))
     }
     // In place: a copy of the projection would copy its whole tree.
     try projections[event.stream, default: Projection()].apply(event)

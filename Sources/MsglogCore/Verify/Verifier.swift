@@ -183,7 +183,7 @@ package enum Verifier {
         do {
           let stored = try reader.checkpoint(of: stream, atOrBefore: event.seq)
           if stored?.seq != event.seq || stored?.version != replayed?.version
-            || stored?.slots != replayed?.slots.elements
+            || stored?.slots != replayed?.slots
           {
             problem("table checkpoints: stream \(name) at seq \(event.seq) differs from the replay")
           }
@@ -238,7 +238,7 @@ package enum Verifier {
         reachableNodes += UInt64(tree.nodes)
         for reason in tree.problems { problem("table order: stream \(name): \(reason)") }
         for (id, leaf) in tree.leafOf { leafOf[id] = leaf }
-        let replayed = projection.slots.elements
+        let replayed = projection.slots
         if tree.problems.isEmpty, tree.slots != replayed {
           let at =
             zip(tree.slots, replayed).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset

@@ -18,4 +18,18 @@ extension JSONWriter {
     if item.pending { laidOut(",\"pending\":", true) }
     endObject()
   }
+
+  /// The same member for an item lent as bytes (`list`, `replay`).
+  package mutating func item(_ item: ItemBytes, index: Int) {
+    beginObject()
+    laidOut("\"index\":", UInt64(index))
+    laidOut(",\"id\":", item.id)
+    laidOut(",\"text\":", utf8: item.text)
+    if let sender = item.sender { laidOut(",\"sender\":", utf8: sender) }
+    laidOut(",\"time\":", item.time)
+    if item.seq > 0 { laidOut(",\"seq\":", item.seq) }
+    if let edited = item.edited { laidOut(",\"edited\":", edited) }
+    if item.pending { laidOut(",\"pending\":", true) }
+    endObject()
+  }
 }
