@@ -96,8 +96,8 @@ def decode_whole(seq, rec):
 
 def decode_framed(seq, rec):
     """Record format 4: the frame (checked by the last 4 bytes), then, for an
-    insert or an edit, the body (checked by the 4 bytes before those, a
-    CRC-32C of the frame's checksum and the body)."""
+    insert or an edit, the body (checked by the 4 bytes before those: a
+    CRC-32C of the frame and the body, every byte before them)."""
     op, parts, rseq, version, ms = struct.unpack(">BBQQq", rec[1:27])
     if rseq != seq or op not in OPS or parts & ~3:
         fail(seq, "unexpected record")
@@ -116,8 +116,7 @@ def decode_framed(seq, rec):
     if frame_crc != crc32c(rec[:p]):
         fail(seq, "checksum mismatch")
     if op in (1, 4):
-        body = rec[p:-8]
-        if struct.unpack(">I", rec[-8:-4])[0] != crc32c(rec[-4:] + body):
+        if struct.unpack(">I", rec[-8:-4])[0] != crc32c(rec[:-8]):
             fail(seq, "text checksum mismatch")
         sender, out["text"], p = sender_and_text(rec, p)
         if sender is not None:

@@ -73,20 +73,12 @@ extension Format {
         let sender = item.sender?.assumingMemoryBound(to: UInt8.self)
         if TerminalText.isPlain(text), sender.map(TerminalText.isPlain) ?? true {
           let size = max(width, 20) + 14 + (sender?.count ?? 1) + text.count + 1
-          try out.writing(upTo: size) { line in
-            if let sender { return plainLine(item.id, index: index, sender: sender, text: text, at: line) }
-            return Self.noSender.withUnsafeBufferPointer {
-              plainLine(item.id, index: index, sender: $0, text: text, at: line)
-            }
-          }
+          try out.writing(upTo: size) { line in plainLine(item.id, index: index, sender: sender, text: text, at: line) }
           return
         }
       }
       try write(item.item, index: index, to: out)
     }
-
-    /// What the sender column shows for an item without one.
-    private static let noSender: [UInt8] = [UInt8(ascii: "-")]
 
     /// The line of an item whose text and sender are printed as they are,
     /// in `line`; its length.
@@ -107,7 +99,7 @@ extension Format {
     /// the sender, the text and a newline); returns its length.
     @inline(__always)
     private func plainLine(
-      _ id: ItemID, index: Int, sender: UnsafeBufferPointer<UInt8>, text: UnsafeBufferPointer<UInt8>,
+      _ id: ItemID, index: Int, sender: UnsafeBufferPointer<UInt8>?, text: UnsafeBufferPointer<UInt8>,
       at line: UnsafeMutablePointer<UInt8>
     ) -> Int {
       let digits = Self.digits(index)
@@ -124,7 +116,12 @@ extension Format {
       p[10] = UInt8(ascii: " ")
       p[11] = UInt8(ascii: " ")
       p += 12
-      Self.copy(sender, to: &p)
+      if let sender {
+        Self.copy(sender, to: &p)
+      } else {
+        p.pointee = UInt8(ascii: "-")
+        p += 1
+      }
       p[0] = UInt8(ascii: " ")
       p[1] = UInt8(ascii: " ")
       p += 2
@@ -149,32 +146,23 @@ extension Format {
     /// `n` in decimal, `digits` long, at `p`: two digits a step from a table.
     @inline(__always)
     static func writeDecimal(_ n: Int, digits: Int, at p: UnsafeMutablePointer<UInt8>) {
-      Self.pairs.withUnsafeBufferPointer { pairs in
-        var v = n
-        var q = p + digits
-        while v >= 10 {
-          let pair = (v % 100) * 2
-          v /= 100
-          q -= 2
-          q[0] = pairs[pair]
-          q[1] = pairs[pair + 1]
-        }
-        if q > p {
-          q -= 1
-          q[0] = UInt8(truncatingIfNeeded: v) &+ 0x30
-        }
+      let pairs = Self.pairs.utf8Start
+      var v = n
+      var q = p + digits
+      while v >= 10 {
+        let pair = (v % 100) &* 2
+        v /= 100
+        q -= 2
+        q[0] = pairs[pair]
+        q[1] = pairs[pair + 1]
       }
+      if q > p { p[0] = UInt8(truncatingIfNeeded: v) &+ 0x30 }
     }
 
-    /// "00" to "99", for two digits at a time.
-    private static let pairs: [UInt8] = {
-      var pairs: [UInt8] = []
-      for n in 0..<100 {
-        pairs.append(UInt8(0x30 + n / 10))
-        pairs.append(UInt8(0x30 + n % 10))
-      }
-      return pairs
-    }()
+    /// "00" to "99", for two digits at a time (in the binary: no lazy global).
+    private static var pairs: StaticString {
+      "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+    }
 
     /// Copies `bytes` to `p` and moves `p` past them: a short run (a
     /// sender, a word) byte by byte, where a call to memcpy costs more.

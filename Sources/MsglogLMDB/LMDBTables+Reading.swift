@@ -48,6 +48,26 @@ extension LMDBTables.LogTransaction {
     }
   }
 
+  /// One cursor, a step to the next entry where the next seq follows the
+  /// last, a search (within the current page when it is there) otherwise.
+  func forEachRecord(
+    ascending seqs: UnsafeBufferPointer<UInt64>, _ body: (Int, UnsafeRawBufferPointer) throws -> Void
+  ) throws {
+    try txn.withCursor(tables.events) { cursor in
+      var last: UInt64 = 0
+      for place in seqs.indices {
+        let seq = seqs[place]
+        let entry = last != 0 && last + 1 == seq ? try cursor.next() : try cursor.seek(seq: seq)
+        guard let (key, value) = entry, try Key.seq(key) == seq else {
+          last = 0  // a gap: the next one searches
+          continue
+        }
+        last = seq
+        try body(place, value)
+      }
+    }
+  }
+
   func streamHead(_ stream: StreamName) throws -> StreamHead? {
     try txn.get(tables.heads, DerivedRows.headKey(stream)) { try DerivedRows.decodeHead(stream: stream, $0) }
   }
@@ -66,6 +86,19 @@ extension LMDBTables.LogTransaction {
 
   func orderNode(_ id: NodeID, of stream: StreamName) throws -> TreeNode<Slot>? {
     try txn.get(tables.order, DerivedRows.nodeKey(stream, id)) { try DerivedRows.decodeNode(id, of: stream, $0) }
+  }
+
+  /// The leaves' rows read in place, each decoded straight into `slots`.
+  func appendLeafSlots(_ ids: [NodeID], of stream: StreamName, to slots: inout [Slot]) throws {
+    var key = DerivedRows.nodeKey(stream, 0)
+    let suffix = key.count - 8
+    for id in ids {
+      key.withUnsafeMutableBytes { $0.storeBytes(of: id.bigEndian, toByteOffset: suffix, as: UInt64.self) }
+      let found: Void? = try txn.get(tables.order, key) { row in
+        try DerivedRows.appendLeafSlots(id, of: stream, row, to: &slots)
+      }
+      guard found != nil else { throw StoredOrder.missingLeaf(id, of: stream) }
+    }
   }
 
   func idEntry(_ id: ItemID) throws -> IdEntry? {

@@ -73,7 +73,7 @@ package enum DerivedRows {
 
   package static func decodeHead(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> StreamHead
   {
-    var r = try open(.heads, key: headKey(stream), row, what: "the head of stream \(TerminalText.quoted(stream))")
+    var r = try open(.heads, stream: stream, row, subject: .head(stream))
     let head = StreamHead(
       stream: stream, version: try r.u64(), lastSeq: try r.u64(), count: try r.u64(), root: try r.u64(),
       nextNode: try r.u64(), checkpointVersion: try r.u64(), checkpointCount: try r.u64())
@@ -104,8 +104,8 @@ package enum DerivedRows {
   package static func decodeNode(_ id: NodeID, of stream: StreamName, _ row: UnsafeRawBufferPointer)
     throws(DerivedDamage) -> TreeNode<Slot>
   {
-    let what = "node \(id) of stream \(TerminalText.quoted(stream))"
-    var r = try open(.order, key: nodeKey(stream, id), row, what: what)
+    let what = Subject.node(id, stream)
+    var r = try open(.order, stream: stream, suffix: id, row, subject: what)
     let kind = try r.u8()
     guard kind <= 1 else { throw DerivedDamage(.order, "\(what) has kind \(kind)") }
     let parent = try r.u64()
@@ -130,6 +130,34 @@ package enum DerivedRows {
     return node
   }
 
+  /// The slots of leaf `id`, appended to `slots` straight from its row
+  /// (no node is made): its checksum checked, a node that is not a leaf
+  /// refused as `decodeNode` would.
+  package static func appendLeafSlots(
+    _ id: NodeID, of stream: StreamName, _ row: UnsafeRawBufferPointer, to slots: inout [Slot]
+  ) throws(DerivedDamage) {
+    let what = Subject.node(id, stream)
+    var r = try open(.order, stream: stream, suffix: id, row, subject: what)
+    let kind = try r.u8()
+    guard kind == 1 else {
+      if kind == 0 { throw StoredOrder.missingLeaf(id, of: stream) }
+      throw DerivedDamage(.order, "\(what) has kind \(kind)")
+    }
+    _ = try r.u64()
+    let n = Int(try r.u32())
+    guard r.remaining == n * 24 else {
+      throw DerivedDamage(.order, "\(what) says it holds \(n) entries in \(r.remaining) bytes")
+    }
+    let base = r.bytes.baseAddress! + r.offset
+    for k in 0..<n {
+      let entry = UnsafeRawBufferPointer(start: base + 24 * k, count: 24)
+      slots.append(
+        Slot(
+          id: ItemID(bytes: UnsafeRawBufferPointer(rebasing: entry[0..<16])),
+          seq: entry.loadBigEndian(fromByteOffset: 16, as: UInt64.self)))
+    }
+  }
+
   // MARK: - Id index: 3 × u64, a 4th for a removed item whose text came from an edit
 
   package static func encode(_ entry: IdEntry, for id: ItemID) -> [UInt8] {
@@ -143,7 +171,7 @@ package enum DerivedRows {
   }
 
   package static func decodeIdEntry(_ id: ItemID, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> IdEntry {
-    var r = try open(.ids, key: id.bytes, row, what: "the entry of \(id.text)")
+    var r = try open(.ids, row, subject: .entry(id)) { crc in id.withUnsafeBytes { CRC32C.update(crc, $0) } }
     var entry = IdEntry(insertSeq: try r.u64(), removeSeq: try r.u64(), leaf: try r.u64())
     if r.remaining > 0 {
       entry.textSeq = try r.u64()
@@ -183,8 +211,8 @@ package enum DerivedRows {
   package static func decodeCheckpoint(stream: StreamName, seq: UInt64, _ row: UnsafeRawBufferPointer)
     throws(DerivedDamage) -> Checkpoint
   {
-    let what = "the checkpoint of stream \(TerminalText.quoted(stream)) at seq \(seq)"
-    var r = try open(.checkpoints, key: checkpointKey(stream, seq), row, what: what)
+    let what = Subject.checkpoint(stream, seq)
+    var r = try open(.checkpoints, stream: stream, suffix: seq, row, subject: what)
     let version = try r.u64()
     guard r.remaining % 24 == 0 else { throw DerivedDamage(.checkpoints, "\(what) has a partial entry") }
     var slots: [Slot] = []
@@ -230,13 +258,59 @@ package enum DerivedRows {
   static func open(_ table: Table, key: [UInt8], _ row: UnsafeRawBufferPointer, what: String)
     throws(DerivedDamage) -> RowReader
   {
-    guard row.count >= 4 else { throw DerivedDamage(table, "\(what) is truncated (\(row.count) bytes)") }
+    try open(table, row, subject: .named(what)) { crc in key.withUnsafeBytes { CRC32C.update(crc, $0) } }
+  }
+
+  /// The same for a row keyed by a stream's name, and a 0 byte and a u64
+  /// after it when `suffix` is given (`streamKey`): no key is made, the
+  /// checksum reads the name where it lies.
+  @inline(__always)
+  static func open(
+    _ table: Table, stream: StreamName, suffix: UInt64? = nil, _ row: UnsafeRawBufferPointer, subject: Subject
+  ) throws(DerivedDamage) -> RowReader {
+    try open(table, row, subject: subject) { crc in
+      var crc = stream.withBytes { CRC32C.update(crc, $0) }
+      if var suffix {
+        suffix = suffix.bigEndian
+        crc = withUnsafeBytes(of: (UInt8(0), suffix)) { CRC32C.update(crc, UnsafeRawBufferPointer(rebasing: $0[0..<1])) }
+        crc = withUnsafeBytes(of: &suffix) { CRC32C.update(crc, $0) }
+      }
+      return crc
+    }
+  }
+
+  @inline(__always)
+  static func open(
+    _ table: Table, _ row: UnsafeRawBufferPointer, subject: Subject, key: (UInt32) -> UInt32
+  ) throws(DerivedDamage) -> RowReader {
+    guard row.count >= 4 else { throw DerivedDamage(table, "\(subject) is truncated (\(row.count) bytes)") }
     let body = UnsafeRawBufferPointer(rebasing: row[..<(row.count - 4)])
     let stored = row.loadBigEndian(fromByteOffset: row.count - 4, as: UInt32.self)
-    guard stored == checksum(table, key: key, body) else {
-      throw DerivedDamage(table, "\(what) fails its checksum")
+    let crc = key(withUnsafeBytes(of: table.rawValue) { CRC32C.update(0, $0) })
+    guard stored == CRC32C.update(crc, body) else {
+      throw DerivedDamage(table, "\(subject) fails its checksum")
     }
-    return RowReader(bytes: body, table: table, what: what)
+    return RowReader(bytes: body, table: table, subject: subject)
+  }
+
+  /// What a row holds, put in words only when it is damaged: a decoder
+  /// that made its message for every row it read cost more than the row.
+  package enum Subject: CustomStringConvertible, Sendable {
+    case head(StreamName)
+    case node(NodeID, StreamName)
+    case entry(ItemID)
+    case checkpoint(StreamName, UInt64)
+    case named(String)
+
+    package var description: String {
+      switch self {
+      case .head(let stream): return "the head of stream \(TerminalText.quoted(stream))"
+      case .node(let id, let stream): return "node \(id) of stream \(TerminalText.quoted(stream))"
+      case .entry(let id): return "the entry of \(id.text)"
+      case .checkpoint(let stream, let seq): return "the checkpoint of stream \(TerminalText.quoted(stream)) at seq \(seq)"
+      case .named(let what): return what
+      }
+    }
   }
 
   static func append(_ slot: Slot, to out: inout [UInt8]) {
@@ -248,8 +322,10 @@ package enum DerivedRows {
   struct RowReader {
     let bytes: UnsafeRawBufferPointer
     let table: Table
-    let what: String
+    let subject: Subject
     var offset = 0
+
+    var what: String { subject.description }
 
     var remaining: Int { bytes.count - offset }
 

@@ -16,15 +16,15 @@
 ///     body (insert and edit only):
 ///          u8    flags: bit 0 a sender follows; no other bit
 ///          [u32 length + sender] u32 length + text
-///          u32   CRC-32C of the frame's checksum (4 bytes) and the body's
-///                bytes before this
+///          u32   CRC-32C of the frame and the body: every byte before it
 ///     last u32   CRC-32C of the frame
 ///
 /// The frame is everything an erasure keeps (docs/FORMAT.md, "Forgetting");
 /// its checksum is the record's last 4 bytes, so the check a replica makes
 /// of its head (`headCheck`) is the same before and after. The body's
-/// checksum starts from the frame's, so a body cannot pass under another
-/// record's frame.
+/// checksum covers the frame too, so a body cannot pass under another
+/// record's frame; it is the frame's checksum continued over the body, so
+/// a reader that has checked the frame checks the body in one more step.
 extension EventRecord {
   /// The frame's fixed fields, before the stream name.
   static let framedHeaderSize = 45
@@ -78,10 +78,11 @@ extension EventRecord {
     out.appendBigEndian(frame)
   }
 
-  /// The body's checksum: CRC-32C of the frame's checksum (big-endian) and the body.
+  /// The body's checksum: the CRC-32C of the frame and the body, that is
+  /// the frame's checksum `frame` continued over the body.
   @inline(__always)
   static func bodyChecksum(frame: UInt32, _ body: UnsafeRawBufferPointer) -> UInt32 {
-    withUnsafeBytes(of: frame.bigEndian) { CRC32C.update(CRC32C.update(0, $0), body) }
+    CRC32C.update(frame, body)
   }
 
   /// Where a framed record's parts lie: its frame's length, and its body

@@ -51,7 +51,18 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
 
   /// The first eight characters (`short`), written at `out`.
   package func writeShort(into out: UnsafeMutablePointer<UInt8>) {
-    _ = writeHex(dashed: false, bytes: 4, into: out)
+    // The first four bytes are the low four of `first` (`list` writes
+    // one per line: no closure, no loop over the bytes).
+    let digits = Hex.digits.utf8Start
+    let w = Int(truncatingIfNeeded: first)
+    out[0] = digits[(w >> 4) & 15]
+    out[1] = digits[w & 15]
+    out[2] = digits[(w >> 12) & 15]
+    out[3] = digits[(w >> 8) & 15]
+    out[4] = digits[(w >> 20) & 15]
+    out[5] = digits[(w >> 16) & 15]
+    out[6] = digits[(w >> 28) & 15]
+    out[7] = digits[(w >> 24) & 15]
   }
 
   /// The first eight characters (`short`), appended as bytes.

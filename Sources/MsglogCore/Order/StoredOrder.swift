@@ -17,6 +17,11 @@ package enum StoredOrder {
     try tree(StoredNodes(reader: reader, stream: head.stream), head: head).forEach(body)
   }
 
+  /// The words for a leaf the tree names but the store lacks.
+  package static func missingLeaf(_ id: NodeID, of stream: StreamName) -> DerivedDamage {
+    DerivedDamage(.order, "the order of stream \(TerminalText.quoted(stream)) lacks leaf \(id)")
+  }
+
   /// How many leaves one batch holds: up to 16,384 slots in memory at a time.
   static let leavesPerBatch = 256
 
@@ -37,16 +42,10 @@ package enum StoredOrder {
         throw DerivedDamage(.order, "the order of stream \(TerminalText.quoted(stream)) lacks node \(level[0])")
       }
       if first.isLeaf {
+        var slots: [Slot] = []
         for start in stride(from: 0, to: level.count, by: leavesPerBatch) {
-          let ids = Array(level[start..<min(start + leavesPerBatch, level.count)])
-          let nodes = try reader.orderNodes(ids, of: stream)
-          var slots: [Slot] = []
-          for id in ids {
-            guard let node = nodes[id], node.isLeaf else {
-              throw DerivedDamage(.order, "the order of stream \(TerminalText.quoted(stream)) lacks leaf \(id)")
-            }
-            slots.append(contentsOf: node.elements)
-          }
+          slots.removeAll(keepingCapacity: true)
+          try reader.appendLeafSlots(Array(level[start..<min(start + leavesPerBatch, level.count)]), of: stream, to: &slots)
           try body(slots)
         }
         return

@@ -60,8 +60,17 @@ package protocol LogReader {
   /// The records at `seqs` (any order), lent to `body` in ascending seq
   /// order; a seq with no record is skipped.
   func forEachRecord(at seqs: [UInt64], _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws
+  /// The records at `seqs`, which ascend, each lent with its place in
+  /// `seqs`; a seq with no record is skipped. No sorting and no copy: what
+  /// `list` reads a batch of items' texts with.
+  func forEachRecord(ascending seqs: UnsafeBufferPointer<UInt64>, _ body: (Int, UnsafeRawBufferPointer) throws -> Void)
+    throws
   /// The nodes `ids` of the stream's order tree that exist.
   func orderNodes(_ ids: [NodeID], of stream: StreamName) throws -> [NodeID: TreeNode<Slot>]
+  /// The slots of the leaves `ids` of the stream's order tree, appended to
+  /// `slots` in the order of `ids`: what `list` reads a batch of leaves
+  /// with. A missing node or one that is not a leaf is damage (`.order`).
+  func appendLeafSlots(_ ids: [NodeID], of stream: StreamName, to slots: inout [Slot]) throws
   /// The id index entries of `ids` that exist.
   func idEntries(_ ids: [ItemID]) throws -> [ItemID: IdEntry]
 }
@@ -77,10 +86,24 @@ extension LogReader {
     for seq in seqs.sorted() { try withRecord(at: seq) { try body(seq, $0) } }
   }
 
+  package func forEachRecord(
+    ascending seqs: UnsafeBufferPointer<UInt64>, _ body: (Int, UnsafeRawBufferPointer) throws -> Void
+  ) throws {
+    for (place, seq) in seqs.enumerated() { try withRecord(at: seq) { try body(place, $0) } }
+  }
+
   package func orderNodes(_ ids: [NodeID], of stream: StreamName) throws -> [NodeID: TreeNode<Slot>] {
     var nodes: [NodeID: TreeNode<Slot>] = [:]
     for id in ids { nodes[id] = try orderNode(id, of: stream) }
     return nodes
+  }
+
+  package func appendLeafSlots(_ ids: [NodeID], of stream: StreamName, to slots: inout [Slot]) throws {
+    let nodes = try orderNodes(ids, of: stream)
+    for id in ids {
+      guard let node = nodes[id], node.isLeaf else { throw StoredOrder.missingLeaf(id, of: stream) }
+      slots.append(contentsOf: node.elements)
+    }
   }
 
   package func idEntries(_ ids: [ItemID]) throws -> [ItemID: IdEntry] {
