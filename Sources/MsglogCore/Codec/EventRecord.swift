@@ -44,8 +44,8 @@ package enum EventRecord {
   package static let maxSize =
     headerSize + Limits.maxStreamNameBytes + 3 * 8 + 1 + 4 + Limits.maxSenderBytes + 4 + Limits.maxTextBytes
     + format3Tail + 4 + framedExtra
-  /// What a framed record (format 4) holds beyond a whole one at most:
-  /// its parts byte and its body's checksum.
+  /// What a framed record (format 4) holds beyond a whole one: its parts
+  /// byte and its body's checksum (the longest record is framed).
   static let framedExtra = 1 + 4
 
   /// How a store writes the records it appends.
