@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The baseline `msglog --json replay` is measured against: a plain Python
 program that reads the log with Python's lmdb module (as decode-log.py
-does, following docs/FORMAT.md), folds one stream's events into a Python
+does, following docs/FORMAT.md: records whole or framed), folds one stream's events into a Python
 list and prints the `replay --json` document.
 
   scripts/replay-list-baseline.py DB [STREAM]     # STREAM: main by default
@@ -18,6 +18,9 @@ import sys
 import uuid
 
 import lmdb
+
+# The size of each op's fields in a framed record's frame (no sender, no text).
+FIELDS = {1: 8, 2: 8, 3: 16, 4: 24, 5: 16}
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
@@ -58,13 +61,21 @@ def main(path, stream):
             if not key.startswith(prefix):
                 break
             rec = txn.get(key[len(prefix):], db=events)
-            _fmt, op, seq, version, ms = struct.unpack_from(">BBQQq", rec, 0)
-            item = bytes(rec[26:42])
-            (n,) = struct.unpack_from(">H", rec, 42)
-            p = 44 + n
+            if rec[0] == 4:  # record format 4: the body after the frame
+                op, parts, seq, version, ms = struct.unpack_from(">BBQQq", rec, 1)
+                item = bytes(rec[27:43])
+                (n,) = struct.unpack_from(">H", rec, 43)
+                p = 45 + n
+                body = p + FIELDS[op] + (8 if parts & 1 else 0) + (32 if parts & 2 else 0)
+            else:
+                _fmt, op, seq, version, ms = struct.unpack_from(">BBQQq", rec, 0)
+                item = bytes(rec[26:42])
+                (n,) = struct.unpack_from(">H", rec, 42)
+                p = 44 + n
+                body = p + (8 if op == 1 else 24)
             if op == 1:    # insert
                 (index,) = struct.unpack_from(">Q", rec, p)
-                sender, text = sender_and_text(rec, p + 8)
+                sender, text = sender_and_text(rec, body)
                 items.insert(index, [item, text, sender, ms, seq, None])
             elif op == 2:  # remove
                 (index,) = struct.unpack_from(">Q", rec, p)
@@ -74,7 +85,7 @@ def main(path, stream):
                 items.insert(target, items.pop(source))
             elif op == 4:  # edit: new text; author, time and seq stay
                 (index,) = struct.unpack_from(">Q", rec, p)
-                _sender, text = sender_and_text(rec, p + 24)
+                _sender, text = sender_and_text(rec, body)
                 items[index][1] = text
                 items[index][5] = ms
             elif op == 5:  # restore
