@@ -22,26 +22,6 @@ import MsglogHTTPClient
 ///
 /// - Warning: it runs until `stop()`: call it (its threads hold it).
 public final class FaultProxy: @unchecked Sendable {  // its state is behind `lock`
-  public enum Fault: String, CaseIterable, Sendable, Hashable, CustomStringConvertible {
-    /// Forward the request and the answer.
-    case pass
-    /// Close the client's connection once the request's head has arrived,
-    /// before forwarding anything: the server never sees the request.
-    case dropRequest
-    /// Forward the request whole and read the server's answer (its head and
-    /// body; an event stream's head only), then close the client's
-    /// connection without sending a byte of it: the server has done the
-    /// request, the client does not know.
-    case dropAnswer
-    /// Forward the request, read the answer, send its head and half of its
-    /// body (half of the head when it has no body), then close.
-    case cutAnswer
-    /// Wait `delay` seconds before forwarding the request, then pass.
-    case delay
-
-    public var description: String { rawValue }
-  }
-
   /// The port it listens on, and its URL (`http://127.0.0.1:PORT`).
   public let port: UInt16
   public var url: String { "http://127.0.0.1:\(port)" }
