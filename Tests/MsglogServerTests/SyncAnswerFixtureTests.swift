@@ -123,7 +123,13 @@ import Testing
   }
 
   @Test(arguments: Store.allCases) func theFixturesAreWhatTheServerAnswers(store: Store) throws {
-    let recorded = try String(contentsOfFile: Self.path, encoding: .utf8)
+    var recorded = try String(contentsOfFile: Self.path, encoding: .utf8)
+    if store == .postgres {
+      // The one difference between the stores: a hello names the newest
+      // record format the log holds — framed (4) in an LMDB log made now,
+      // whole (3) on PostgreSQL, which keeps whole records.
+      recorded = recorded.replacingOccurrences(of: #""format":4,"log""#, with: #""format":3,"log""#)
+    }
     let answered = try Self.answers(store)
     #expect(
       answered == recorded,

@@ -141,7 +141,7 @@ import Testing
     let words =
       bound == "records"
       ? "its pull answer ran past 4096 records, more than a page may hold"
-      : "its pull answer ran past 1200130 bytes, more than a page may hold"  // two records of 600,065 bytes
+      : "its pull answer ran past 1200140 bytes, more than a page may hold"  // two framed records of 600,070 bytes
     #expect(run.stderr.contains(words), "\(run)")
     setup.honestSyncEndsInSync()
   }
