@@ -1433,6 +1433,8 @@ def what_a_token_read_stays_with_it(ctx):
     server.stop()
     wait_until("the page says it is offline", lambda: status(driver)[0] == "offline", 30)
     write_message(driver, "draft for ann")
+    # The kept list is written when the page is idle (kept.js), not at once.
+    wait_until("the list is kept", lambda: kept(driver)["lists"], 30)
     before = kept(driver)
 
     # A later session without the token, in the same browser, with the server away.
