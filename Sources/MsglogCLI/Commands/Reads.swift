@@ -7,32 +7,7 @@ extension Invocation {
   /// million items holds one leaf in memory, not the list.
   func list() throws {
     let stream = try stream
-    let json = json
-    let colour = colour
-    try read { snapshot in
-      var lines = Format.ItemLineWriter(count: 0, colour: colour)
-      // Declared in the read: a read that runs again starts the document afresh.
-      var writer = JSONWriter()
-      try snapshot.forEachItemBytes(
-        of: stream,
-        header: { header, count in
-          lines = Format.ItemLineWriter(count: count, colour: colour)
-          if json { writer.snapshotHead(header, count: count) }
-        }
-      ) { index, item in
-        if json {
-          writer.item(item, index: index)
-          try stdout.write(json: &writer)
-        } else {
-          try lines.write(item, index: index, to: stdout)
-        }
-      }
-      if json {
-        writer.snapshotTail()
-        writer.raw("\n")
-        try stdout.write(json: &writer)
-      }
-    }
+    try printItems { snapshot, header, body in try snapshot.forEachItemBytes(of: stream, header: header, body) }
   }
 
   /// Streams the items out as the replay yields them: a full replay holds
@@ -40,14 +15,25 @@ extension Invocation {
   func replay() throws {
     let stream = try stream
     let at = try args.number(Options.at)
+    try printItems { snapshot, header, body in
+      try snapshot.forEachReplayedItemBytes(of: stream, at: at, header: header, body)
+    }
+  }
+
+  /// Prints the items `items` hands out of one read snapshot, as lines or
+  /// as one JSON document, each written as it comes.
+  private func printItems(
+    _ items: (borrowing LogSnapshot, (StreamContents, Int) throws -> Void, (Int, ItemBytes) throws -> Void) throws -> Void
+  ) throws {
     let json = json
     let colour = colour
     try read { snapshot in
       var lines = Format.ItemLineWriter(count: 0, colour: colour)
+      // Declared in the read: a read that runs again starts the document afresh.
       var writer = JSONWriter()
-      try snapshot.forEachReplayedItemBytes(
-        of: stream, at: at,
-        header: { header, count in
+      try items(
+        snapshot,
+        { header, count in
           lines = Format.ItemLineWriter(count: count, colour: colour)
           if json { writer.snapshotHead(header, count: count) }
         }
