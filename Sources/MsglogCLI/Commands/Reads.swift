@@ -23,7 +23,8 @@ extension Invocation {
   /// Prints the items `items` hands out of one read snapshot, as lines or
   /// as one JSON document, each written as it comes.
   private func printItems(
-    _ items: (borrowing LogSnapshot, (StreamContents, Int) throws -> Void, (Int, ItemBytes) throws -> Void) throws -> Void
+    _ items: (borrowing LogSnapshot, (StreamContents, Int) throws -> Void, (Int, ItemBytes) throws -> Void) throws ->
+      Void
   ) throws {
     let json = json
     let colour = colour
