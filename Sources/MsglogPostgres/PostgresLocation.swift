@@ -10,17 +10,17 @@ import MsglogCore
 /// shown, and nothing is guessed by matching text. A URL libpq would read
 /// differently from what its author meant (an unencoded `@` or `/` in a
 /// password) is refused before anything connects.
-public struct PostgresLocation: Sendable, Equatable {
+package struct PostgresLocation: Sendable, Equatable {
   /// The URL as libpq reads it, its scheme in lower case. It may hold a password: never shown.
   let conninfo: String
   /// The URL without its secrets, for every message.
-  public let shown: String
+  package let shown: String
 
   /// The two schemes libpq knows, in any case (`POSTGRES://` too).
   static let schemes = ["postgresql://", "postgres://"]
 
   /// Whether `location` names a PostgreSQL database (by its scheme, in any case).
-  public static func isPostgres(_ location: String) -> Bool { scheme(of: location) != nil }
+  package static func isPostgres(_ location: String) -> Bool { scheme(of: location) != nil }
 
   /// The scheme `location` starts with, in lower case.
   static func scheme(of location: String) -> String? {
@@ -40,7 +40,7 @@ public struct PostgresLocation: Sendable, Equatable {
   /// - Throws: `MsglogError.cannotConnect` when libpq cannot be loaded or
   ///   cannot parse the URL, or when the URL holds an `@` where libpq reads a
   ///   host or database name; the error shows no part of the URL but its scheme.
-  public init(_ location: String) throws(MsglogError) {
+  package init(_ location: String) throws(MsglogError) {
     guard let scheme = Self.scheme(of: location) else {
       preconditionFailure("not a PostgreSQL URL (check isPostgres first)")
     }

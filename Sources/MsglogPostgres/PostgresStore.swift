@@ -20,11 +20,11 @@ import Synchronization
 ///
 /// Connections are pooled: the store may be shared by threads; each
 /// transaction takes a connection of its own.
-public final class PostgresStore: FollowableStore {
+package final class PostgresStore: FollowableStore {
   /// The URL as libpq reads it (it may hold a password: never shown).
   let conninfo: String
   /// The URL without its secrets, rebuilt from libpq's parse, for every message.
-  public let shown: String
+  package let shown: String
   /// Connections at rest (see `giveBack`): never one in a transaction.
   private let idle = Mutex<[Connection]>([])
   /// What this process's writes leave for its next one: what is known,
@@ -59,7 +59,7 @@ public final class PostgresStore: FollowableStore {
 
   /// - Throws: `MsglogError.cannotConnect` when libpq cannot be loaded or
   ///   the URL cannot be read safely (see `PostgresLocation`).
-  public init(location: String) throws(MsglogError) {
+  package init(location: String) throws(MsglogError) {
     let parsed = try PostgresLocation(location)
     conninfo = parsed.conninfo
     shown = parsed.shown
@@ -67,7 +67,7 @@ public final class PostgresStore: FollowableStore {
 
   /// Whether a location names a PostgreSQL database (`postgres://` or
   /// `postgresql://`, in any case).
-  public static func handles(_ location: String) -> Bool { PostgresLocation.isPostgres(location) }
+  package static func handles(_ location: String) -> Bool { PostgresLocation.isPostgres(location) }
 
   // MARK: - Transactions
 
