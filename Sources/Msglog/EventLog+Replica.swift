@@ -72,6 +72,9 @@ extension EventLog {
         state.nextChange = change.number + 1
       }
       try replicas.putReplicaState(state)
+      // The view as this write leaves it, so that reads need not perform
+      // the pending changes again (docs/SYNC.md, "The local view").
+      try replicas.putSavedLocalView(view.saved(nextChange: state.nextChange)?.encoded())
       return made.map { $0.map { Self.pendingOutcome($0.outcome, after: view.baseHead) } }
     }
   }

@@ -123,7 +123,7 @@ package final class ListFollower: Sendable {
     let fromEvents = state.pendingHere == false
     let found = try log.reading { snapshot -> Read in
       let head = try snapshot.headSeq()
-      let pendingHere = snapshot.localView?.changes.contains { $0.stream == shown.stream } ?? false
+      let pendingHere = try snapshot.localView?.pendingStreams.contains(shown.stream) ?? false
       if fromEvents, !pendingHere, head >= shown.seq, let events = try Self.changes(in: snapshot, after: shown) {
         return .events(events.changes, seq: head, version: events.version, pendingHere: false)
       }

@@ -9,7 +9,10 @@ import MsglogCore
 /// - `meta` `replica`: a replica's own state (`ReplicaState`);
 /// - `pending`:       change → a replica's change not yet done, as JSON;
 /// - `learned`:       change → what the remote did with it, as the replica learned it;
-/// - `refused`:       change → a refusal the replica keeps until `status --clear`, as JSON.
+/// - `refused`:       change → a refusal the replica keeps until `status --clear`, as JSON;
+/// - `meta` `local-view`: the replica's local view as its last local write
+///   left it (`SavedLocalView`), so that a read need not perform the
+///   pending changes again; ignored once stale, rebuilt by the next write.
 /// Writing any of them, or a record of format 3, makes the database
 /// `msglog/4`, which an older msglog refuses; a row with a replica's secret
 /// (or its hash) makes it `msglog/5`.
@@ -178,6 +181,24 @@ extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
   package func deletePendingChange(_ change: UInt64) throws {
     guard let db = try table(.pending, create: false) else { return }
     _ = try txn.delete(db, SyncRows.changeKey(change))
+    try putSavedLocalView(nil)
+  }
+
+  package func pendingChangeCount() throws -> UInt64 {
+    guard let db = try table(.pending, create: false) else { return 0 }
+    return try txn.entries(db)
+  }
+
+  package func savedLocalView() throws -> [UInt8]? {
+    try txn.get(tables.meta, SyncRows.localViewKey) { Array($0) }
+  }
+
+  package func putSavedLocalView(_ view: [UInt8]?) throws {
+    guard let view else {
+      _ = try txn.delete(tables.meta, SyncRows.localViewKey)
+      return
+    }
+    try txn.put(tables.meta, SyncRows.localViewKey, view)
   }
 
   package func learnedOutcome(ofChange change: UInt64) throws -> ChangeOutcome? {
@@ -206,6 +227,7 @@ extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
 
   package func clearForReset() throws {
     try clearDerived()
+    try putSavedLocalView(nil)
     try txn.empty(tables.events)
     for table in [LMDBTables.SyncTable.learned, .replicas, .outcomes] {
       if let db = try self.table(table, create: false) { try txn.empty(db) }

@@ -57,6 +57,8 @@ extension LMDBTables.LogTransaction {
   func clearDerived() throws {
     for db in [tables.heads, tables.order, tables.ids, tables.streamEvents, tables.checkpoints] { try txn.empty(db) }
     try txn.delete(tables.meta, LMDBTables.summaryKey)
+    // A replica's kept local view names the old tree's nodes.
+    try txn.delete(tables.meta, SyncRows.localViewKey)
     // What is rebuilt now is in this version's format (format 3 is format
     // 2 with newer records, and stays).
     if try txn.get(tables.meta, LMDBTables.formatKey, { Array($0) }) == LMDBTables.legacyFormatValue {

@@ -45,7 +45,7 @@ extension EventLog {
       return ReplicaStatus(
         remote: Self.shown(remote: view.state.remote), replica: view.state.replica, seq: view.baseHead,
         remoteSeq: view.state.remoteHead,
-        pending: view.changes.map { change in
+        pending: try view.changes.map { change in
           PendingChange(
             change: change.number, op: change.opName, stream: change.stream, made: change.made,
             conflict: view.notApplying[change.number]?.description)

@@ -22,6 +22,8 @@ package enum DerivedRows {
     case pending = 10
     case learned = 11
     case refused = 12
+    /// A replica's kept local view (`SavedLocalView`).
+    case localView = 13
 
     package var description: String {
       switch self {
@@ -37,6 +39,7 @@ package enum DerivedRows {
       case .pending: return "pending"
       case .learned: return "outcomes"
       case .refused: return "refused"
+      case .localView: return "meta (local view)"
       }
     }
   }

@@ -4,6 +4,8 @@
 package enum SyncRows {
   package static let logKey = Array("log".utf8)
   package static let replicaKey = Array("replica".utf8)
+  /// A replica's kept local view (`SavedLocalView`), in `meta`.
+  package static let localViewKey = Array("local-view".utf8)
 
   // MARK: - The log's id: 16 bytes
 

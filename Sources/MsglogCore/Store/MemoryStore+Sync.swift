@@ -8,6 +8,7 @@ extension MemoryStore {
     package var pending: [UInt64: [UInt8]] = [:]
     package var learned: [UInt64: ChangeOutcome] = [:]
     package var refused: [UInt64: [UInt8]] = [:]
+    package var savedView: [UInt8]? = nil
   }
 }
 
@@ -61,7 +62,13 @@ extension MemoryStore.Transaction: SyncStateWriter, ReplicaStateWriter {
   }
 
   func putPendingChange(_ change: UInt64, json: [UInt8]) throws { state.sync.pending[change] = json }
-  func deletePendingChange(_ change: UInt64) throws { state.sync.pending[change] = nil }
+  func deletePendingChange(_ change: UInt64) throws {
+    state.sync.pending[change] = nil
+    state.sync.savedView = nil
+  }
+  func pendingChangeCount() throws -> UInt64 { UInt64(state.sync.pending.count) }
+  func savedLocalView() throws -> [UInt8]? { state.sync.savedView }
+  func putSavedLocalView(_ view: [UInt8]?) throws { state.sync.savedView = view }
 
   func learnedOutcome(ofChange change: UInt64) throws -> ChangeOutcome? { state.sync.learned[change] }
   func putLearnedOutcome(_ outcome: ChangeOutcome, ofChange change: UInt64) throws {
@@ -79,6 +86,7 @@ extension MemoryStore.Transaction: SyncStateWriter, ReplicaStateWriter {
 
   func clearForReset() throws {
     try clearDerived()
+    state.sync.savedView = nil
     state.records.removeAll()
     state.sync.learned.removeAll()
     state.sync.progress.removeAll()

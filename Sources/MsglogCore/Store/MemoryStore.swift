@@ -196,6 +196,7 @@ package final class MemoryStore: EventStore {
       state.streamEvents.removeAll()
       state.checkpoints.removeAll()
       state.summary = nil
+      state.sync.savedView = nil
     }
   }
 }

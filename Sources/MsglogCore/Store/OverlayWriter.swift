@@ -25,6 +25,35 @@ package final class OverlayWriter: LogWriter {
     baseHead = try base.headSeq()
   }
 
+  /// What an overlay holds: the events appended and the derived rows
+  /// written over its base's. A replica keeps its local view's
+  /// (`SavedLocalView`), so that a read need not perform the pending
+  /// changes again.
+  package struct Contents {
+    package var records: [[UInt8]] = []
+    package var heads: [StreamName: StreamHead] = [:]
+    package var nodes: [StreamName: [NodeID: TreeNode<Slot>?]] = [:]
+    package var ids: [ItemID: IdEntry] = [:]
+    package var streamEvents: [StreamName: [UInt64]] = [:]
+
+    package init() {}
+  }
+
+  package var contents: Contents {
+    var contents = Contents()
+    (contents.records, contents.heads, contents.nodes) = (records, heads, nodes)
+    (contents.ids, contents.streamEvents) = (ids, streamEvents)
+    return contents
+  }
+
+  /// An overlay holding `contents` over `base`, whose head must be `baseHead`.
+  package init(over base: any LogReader, baseHead: UInt64, restoring contents: Contents) {
+    self.base = base
+    self.baseHead = baseHead
+    (records, heads, nodes) = (contents.records, contents.heads, contents.nodes)
+    (ids, streamEvents) = (contents.ids, contents.streamEvents)
+  }
+
   /// The events appended here (seq `baseHead + 1` on), in order.
   package var appendedCount: Int { records.count }
 

@@ -8,6 +8,10 @@ package protocol ReplicaStateReader: LogReader {
   func forEachPendingChange(_ body: (UInt64, [UInt8]) throws -> Bool) throws
   func learnedOutcome(ofChange change: UInt64) throws -> ChangeOutcome?
   func forEachRefused(_ body: (UInt64, [UInt8]) throws -> Bool) throws
+  /// How many changes are pending (the count, not a walk).
+  func pendingChangeCount() throws -> UInt64
+  /// The local view the last local write left (`SavedLocalView`), if any.
+  func savedLocalView() throws -> [UInt8]?
 }
 
 package protocol ReplicaStateWriter: LogWriter, ReplicaStateReader {
@@ -17,6 +21,8 @@ package protocol ReplicaStateWriter: LogWriter, ReplicaStateReader {
   func putLearnedOutcome(_ outcome: ChangeOutcome, ofChange change: UInt64) throws
   func putRefused(_ change: UInt64, json: [UInt8]) throws
   func clearRefused() throws
+  /// Keeps `view` as the local view (`SavedLocalView`); nil drops it.
+  func putSavedLocalView(_ view: [UInt8]?) throws
   /// Empties the log and everything derived from it, and the outcomes
   /// learned: what `sync --reset` does before copying its remote afresh
   /// (the pending changes and refusals stay).

@@ -13,8 +13,11 @@ package final class LocalView {
   package let overlay: OverlayWriter
   let session: LedgerSession
   let base: any ReplicaStateReader
-  /// The pending changes, in order.
-  package private(set) var changes: [ReplicaChange] = []
+  /// The pending changes, in order; nil until first asked for in a view
+  /// read from what the last write kept (`SavedLocalView`).
+  private var decodedChanges: [ReplicaChange]?
+  /// How many changes pend, decoded or not.
+  private var changeCount: Int
   /// The local seq each applied pending change's event got, and back.
   package private(set) var seqOfChange: [UInt64: UInt64] = [:]
   package private(set) var changeOfSeq: [UInt64: UInt64] = [:]
@@ -26,7 +29,78 @@ package final class LocalView {
   /// The replica's last event (the local view's own events come after it).
   package var baseHead: UInt64 { overlay.baseHead }
 
-  package init(over base: any ReplicaStateReader, state: ReplicaState, now: Timestamp) throws {
+  /// The pending changes, in order.
+  package var changes: [ReplicaChange] {
+    get throws {
+      if let decodedChanges { return decodedChanges }
+      let changes = try Self.pendingChanges(in: base)
+      decodedChanges = changes
+      return changes
+    }
+  }
+
+  /// The streams with a pending change.
+  package var pendingStreams: Set<StreamName> {
+    get throws {
+      if decodedChanges == nil { return Set(overlay.contents.streamEvents.keys) }
+      return Set(try changes.map(\.stream))
+    }
+  }
+
+  /// The local view: the one the last local write kept when it is still
+  /// the replica's (`SavedLocalView`), or computed by performing the
+  /// pending changes.
+  package convenience init(over base: any ReplicaStateReader, state: ReplicaState, now: Timestamp) throws {
+    if let saved = try Self.kept(in: base, state: state) {
+      try self.init(over: base, state: state, now: now, restoring: saved)
+    } else {
+      try self.init(over: base, state: state, now: now, computing: ())
+    }
+  }
+
+  /// The view the replica keeps, when its stamp says it is of the
+  /// replica as it is now; nil when there is none or it is stale. One that
+  /// does not decode is computed again too (it is derived: `verify` names
+  /// it, the next write replaces it), so a read never fails for it.
+  private static func kept(in base: any ReplicaStateReader, state: ReplicaState) throws -> SavedLocalView? {
+    guard let row = try base.savedLocalView(),
+      let saved = try? row.withUnsafeBytes({ bytes throws(DerivedDamage) in try SavedLocalView(decoding: bytes) })
+    else { return nil }
+    return saved.stamp == (try SavedLocalView.Stamp(of: base, state: state)) ? saved : nil
+  }
+
+  private init(over base: any ReplicaStateReader, state: ReplicaState, now: Timestamp, restoring saved: SavedLocalView)
+    throws
+  {
+    self.base = base
+    self.state = state
+    overlay = OverlayWriter(over: base, baseHead: saved.stamp.baseHead, restoring: saved.contents)
+    session = try LedgerSession(writer: overlay, now: now, checkpointInterval: .max)
+    changeCount = Int(saved.stamp.pendingCount)
+    seqOfChange = saved.seqOfChange
+    changeOfSeq = Dictionary(uniqueKeysWithValues: saved.seqOfChange.map { ($0.value, $0.key) })
+    pendingItems = saved.pendingItems
+  }
+
+  /// The view as a replica keeps it, or nil when it cannot be kept: a
+  /// change that does not apply, or one that made no event, is computed
+  /// again at every read (its reason is the read's to say).
+  /// `nextChange` is the replica's next change number after the write.
+  package func saved(nextChange: UInt64) -> SavedLocalView? {
+    guard notApplying.isEmpty, seqOfChange.count == changeCount else { return nil }
+    return SavedLocalView(
+      stamp: SavedLocalView.Stamp(baseHead: baseHead, nextChange: nextChange, pendingCount: UInt64(changeCount)),
+      contents: overlay.contents, seqOfChange: seqOfChange, pendingItems: pendingItems)
+  }
+
+  /// The view computed by performing the pending changes, never the kept one.
+  package static func computed(over base: any ReplicaStateReader, state: ReplicaState, now: Timestamp) throws
+    -> LocalView
+  {
+    try LocalView(over: base, state: state, now: now, computing: ())
+  }
+
+  private init(over base: any ReplicaStateReader, state: ReplicaState, now: Timestamp, computing: Void) throws {
     self.base = base
     self.state = state
     let changes = try Self.pendingChanges(in: base)
@@ -60,7 +134,7 @@ package final class LocalView {
       }
       if retry { continue }
       try session.finish()
-      (self.overlay, self.session, self.changes) = (overlay, session, changes)
+      (self.overlay, self.session, self.decodedChanges, changeCount) = (overlay, session, changes, changes.count)
       (seqOfChange, changeOfSeq, pendingItems, notApplying) = (
         view.seqOfChange, view.changeOfSeq, view.pendingItems, view.notApplying
       )
@@ -173,7 +247,8 @@ package final class LocalView {
     seqOfChange[number] = outcome.event.seq
     changeOfSeq[outcome.event.seq] = number
     pendingItems.insert(outcome.event.id)
-    changes.append(change)
+    decodedChanges?.append(change)
+    changeCount += 1
     results.append((outcome, change))
     number += 1
   }

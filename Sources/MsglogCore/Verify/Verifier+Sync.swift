@@ -85,12 +85,33 @@ extension Verifier.Check {
     } catch let error as MsglogError {
       failed(error, "\(error)")
     }
+    keptView(replicas, state: state)
     for (change, seqs) in origins[state.replica] ?? [:] {
       switch try replicas.learnedOutcome(ofChange: change) {
       case nil: continue
       case .applied(let seq, _)? where seq == seqs[0]: continue
       default: problem("table learned: change \(change) of this replica is not the event at seq \(seqs[0]) it became")
       }
+    }
+  }
+
+  /// The local view a write kept decodes and, while it is the replica's
+  /// (its stamp matches), is the view computed afresh, byte for byte.
+  private mutating func keptView(_ replicas: any ReplicaStateReader, state: ReplicaState) {
+    do {
+      guard let row = try replicas.savedLocalView() else { return }
+      let kept = try row.withUnsafeBytes { bytes throws(DerivedDamage) in try SavedLocalView(decoding: bytes) }
+      guard kept.stamp == (try SavedLocalView.Stamp(of: replicas, state: state)) else { return }
+      // A change is dated when it was made: no clock is read computing a view.
+      let fresh = try LocalView.computed(over: replicas, state: state, now: Timestamp(milliseconds: 0))
+      guard fresh.saved(nextChange: state.nextChange)?.encoded() == row else {
+        problem("meta local-view: the kept local view is not the one its replica's pending changes make")
+        return
+      }
+    } catch let damage as DerivedDamage {
+      problem("\(damage)")
+    } catch {
+      failed(error, "the kept local view: \(error)")
     }
   }
 }
