@@ -22,12 +22,17 @@ struct SyncBench {
     var exportImport: Duration
     var listPending: Duration
     var listClean: Duration
+    var listJSONPending: Duration
+    var listJSONClean: Duration
+    /// The same replica once its 1,000 changes synced: the same items, none pending.
+    var listSynced: Duration
   }
 
   func run() throws -> Results {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     var results = Results(
-      sync: .zero, appends: .zero, clone: .zero, exportImport: .zero, listPending: .zero, listClean: .zero)
+      sync: .zero, appends: .zero, clone: .zero, exportImport: .zero, listPending: .zero, listClean: .zero,
+      listJSONPending: .zero, listJSONClean: .zero, listSynced: .zero)
 
     // A sync of 1,000 pending changes, and 1,000 online appends.
     let server = directory + "/server.lmdb"
@@ -57,8 +62,12 @@ struct SyncBench {
     let listed = directory + "/listed.lmdb"
     try must(runProcess(msglog, ["--db", listed, "clone", url]))
     results.listClean = try bestProcess(5, msglog, ["--db", listed, "list"]).time
+    results.listJSONClean = try bestProcess(5, msglog, ["--db", listed, "list", "--json"]).time
     try must(runProcess(msglog, ["--db", listed, "append", "--lines"], stdin: lines))
     results.listPending = try bestProcess(5, msglog, ["--db", listed, "list"]).time
+    results.listJSONPending = try bestProcess(5, msglog, ["--db", listed, "list", "--json"]).time
+    try must(runProcess(msglog, ["--db", listed, "sync"]))
+    results.listSynced = try bestProcess(5, msglog, ["--db", listed, "list"]).time
 
     // A clone of a big log, and export | import of it.
     let big = directory + "/big.lmdb"

@@ -290,5 +290,11 @@ if sync {
   table.add(
     "sync: a replica's list with 1,000 pending changes, vs none", r.listPending.pretty, r.listClean.pretty,
     ratio(r.listPending.seconds, r.listClean.seconds), "≤ 1.5×")
+  table.add(
+    "sync: a replica's list --json with 1,000 pending changes, vs none", r.listJSONPending.pretty,
+    r.listJSONClean.pretty, ratio(r.listJSONPending.seconds, r.listJSONClean.seconds), "≤ 1.5×")
+  table.add(
+    "sync: a replica's list with 1,000 pending changes, vs the same items synced", r.listPending.pretty,
+    r.listSynced.pretty, ratio(r.listPending.seconds, r.listSynced.seconds), "report")
 }
 print(table.render())
