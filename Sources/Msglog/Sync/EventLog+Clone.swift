@@ -13,6 +13,8 @@ extension EventLog {
     public var seq: UInt64
     /// The remote, as messages show it (credentials redacted).
     public var remote: String
+    /// Whether it was built as an import builds a new database (`bulkPull`).
+    package var builtInBulk = false
   }
 
   /// Makes `location` (an LMDB directory that does not exist or is empty) a
@@ -21,9 +23,11 @@ extension EventLog {
   /// put there only when whole: a clone cut short leaves it as it was.
   ///
   /// - Parameter remoteLocation: the remote as given, kept for `sync`.
+  /// - Parameter inBulk: false takes every event through the ledger (the
+  ///   tests compare the two ways).
   package static func clone(
     from remote: any SyncRemote, remoteLocation: String, into location: String,
-    configuration: Configuration = Configuration()
+    configuration: Configuration = Configuration(), inBulk: Bool = true
   ) throws -> CloneReport {
     // What killed clones left here is swept first, so it does not count as content.
     DatabaseFiles.sweepStaging(for: location)
@@ -51,6 +55,7 @@ extension EventLog {
     }
     var cloned = 0
     var seq: UInt64 = 0
+    var builtInBulk = false
     // The replica is closed when this scope ends, before it is put in place.
     do {
       let replica = try EventLog(staging.path, configuration: configuration)
@@ -63,13 +68,19 @@ extension EventLog {
         try replicas.putReplicaState(
           ReplicaState(replica: .random(), log: logID, remote: remoteLocation, secret: .random()))
       }
-      var report = SyncReport()
-      let state = try replica.replicaState()!
-      try replica.pull(from: remote, state: state, into: &report)
-      cloned = report.pulled
+      // In bulk, as import builds a new database, when the log is one the
+      // bulk path builds; else (nothing was committed) through the ledger.
+      if inBulk, let pulled = try replica.bulkPull(from: remote, claimed: hello.head) {
+        (cloned, builtInBulk) = (pulled, true)
+      } else {
+        var report = SyncReport()
+        let state = try replica.replicaState()!
+        try replica.pull(from: remote, state: state, into: &report)
+        cloned = report.pulled
+      }
       seq = try replica.headSeq()
     }
     guard try DatabaseFiles.install(staging.path, at: location) else { throw appeared }
-    return CloneReport(cloned: cloned, seq: seq, remote: remote.shown)
+    return CloneReport(cloned: cloned, seq: seq, remote: remote.shown, builtInBulk: builtInBulk)
   }
 }

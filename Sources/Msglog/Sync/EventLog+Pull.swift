@@ -24,7 +24,7 @@ extension EventLog {
   }
 
   /// The page's events, checked now if they were not as they arrived.
-  private func events(of page: RecordPage, after head: UInt64) throws(RemoteFault) -> [Event] {
+  func events(of page: RecordPage, after head: UInt64) throws(RemoteFault) -> [Event] {
     if let events = page.events { return events }
     var checked = PulledPage(after: head, limit: SyncProtocol.pageRecords, pageBytes: SyncProtocol.pageBytes)
     for record in page.records { try checked.take(record) }
