@@ -35,10 +35,14 @@ let package = Package(
     .target(name: "MsglogLMDB", dependencies: ["MsglogCore", "CLMDB"]),
     // The only module that imports CLibPQ: the event store on PostgreSQL.
     .target(name: "MsglogPostgres", dependencies: ["MsglogCore", "CLibPQ"]),
+    // The HTTP/1.1 grammar, once for both ends: one head parser with a
+    // request and a response kind, one chunked decoder. No I/O, no
+    // dependency, so the fuzzers build it alone.
+    .target(name: "MsglogHTTPWire"),
     // An HTTP/1.1 client (http:// and https://, keep-alive, streamed
     // answers, event streams, timeouts and cancellation), for a replica's
     // sync with `msglog serve`. Glibc only, no Foundation.
-    .target(name: "MsglogHTTPClient", dependencies: ["CGnuTLS"]),
+    .target(name: "MsglogHTTPClient", dependencies: ["MsglogHTTPWire", "CGnuTLS"]),
     // The sync protocol's messages (docs/SYNC.md), typed and encoded once
     // for both ends: the library's remotes and the server's routes. Below
     // the door, since the library's HTTP remote speaks it (MsglogWire
@@ -62,7 +66,7 @@ let package = Package(
     // engine (epoll). It stands on the library and the wire shapes, not on
     // the command line.
     .target(
-      name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "CEpoll", "CGnuTLS"],
+      name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "MsglogHTTPWire", "CEpoll", "CGnuTLS"],
       // The page's files, every one in the folder (Page.files serves each);
       // Page/package.json only tells node that the page's .js are modules.
       exclude: ["Page/package.json"], resources: [.embedInCode("Page/Resources")]),
@@ -93,7 +97,9 @@ let package = Package(
     // that runs the binary, event helpers (and the core's support).
     .target(
       name: "MsglogTestSupport",
-      dependencies: ["Msglog", "MsglogWire", "MsglogLoopback", "MsglogHTTPClient", "MsglogCoreTestSupport"],
+      dependencies: [
+        "Msglog", "MsglogWire", "MsglogLoopback", "MsglogHTTPWire", "MsglogHTTPClient", "MsglogCoreTestSupport",
+      ],
       path: "Tests/MsglogTestSupport"),
     // Tests by what they test. The core's logic: the codecs, trees, the
     // import scanner, on the core alone (neither LMDB nor libpq is linked).
@@ -115,12 +121,14 @@ let package = Package(
     // The server in process (routes, decoding, streams, without a socket)
     // and over real HTTP (the built binary's `msglog serve`).
     .testTarget(
-      name: "MsglogServerTests", dependencies: ["MsglogServer", "Msglog", "MsglogLoopback", "MsglogTestSupport"]),
+      name: "MsglogServerTests",
+      dependencies: ["MsglogServer", "MsglogHTTPWire", "Msglog", "MsglogLoopback", "MsglogTestSupport"]),
     // The HTTP client against the real `msglog serve`, scripted Python
     // servers (plain and TLS) for what serve never sends, and the
     // fault-injecting proxy the sync's simulation runs through.
     .testTarget(
-      name: "MsglogHTTPClientTests", dependencies: ["MsglogHTTPClient", "MsglogLoopback", "MsglogTestSupport"],
+      name: "MsglogHTTPClientTests",
+      dependencies: ["MsglogHTTPWire", "MsglogHTTPClient", "MsglogLoopback", "MsglogTestSupport"],
       exclude: ["Servers"]),
     // The page in headless Chromium (Selenium; Tests/Browser/*.py).
     .testTarget(name: "MsglogBrowserTests", dependencies: ["MsglogTestSupport"]),

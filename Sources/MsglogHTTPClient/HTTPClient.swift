@@ -1,3 +1,4 @@
+import MsglogHTTPWire
 import Synchronization
 
 #if canImport(Glibc)
@@ -216,10 +217,9 @@ public final class HTTPClient: Sendable {
       let head: HTTPResponseHead
       do {
         while true {
-          if let end = try HTTPHeadParser.end(of: connection.buffered, limit: configuration.headLimit) {
-            let bytes = connection.buffered.prefix(end - connection.buffered.startIndex)
-            head = try HTTPHeadParser.response(bytes)
-            connection.take(bytes.count)
+          if let parsed = try Self.responseHead(connection.buffered, limit: configuration.headLimit) {
+            head = parsed.head
+            connection.take(parsed.length)
             break
           }
           switch try connection.fill(idle: idle, by: exchange) {
@@ -240,6 +240,28 @@ public final class HTTPClient: Sendable {
       }
       if head.status >= 200 { return head }
     }
+  }
+
+  /// The answer's head at the start of `bytes` and how many bytes it took;
+  /// nil when not all of it has arrived, and at most `limit` bytes.
+  package static func responseHead(_ bytes: ArraySlice<UInt8>, limit: Int) throws(HTTPSyntaxError) -> (
+    head: HTTPResponseHead, length: Int
+  )? {
+    let parsed: HTTPHeadParser.Head<HTTPHeadParser.StatusLine>?
+    do {
+      parsed = try bytes.withUnsafeBytes { try HTTPHeadParser.response($0, limits: .head(limit)) }
+    } catch let error as HTTPSyntaxError {
+      throw error
+    } catch {
+      preconditionFailure("\(error)")
+    }
+    guard let parsed else { return nil }
+    let line = parsed.start
+    return (
+      HTTPResponseHead(
+        version: line.version, status: line.status, reason: line.reason,
+        headers: parsed.fields.map { HTTPHeader($0.0, $0.1) }), parsed.length
+    )
   }
 
   /// Whether the connection may carry another request after this answer.

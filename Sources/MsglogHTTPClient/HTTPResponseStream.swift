@@ -1,3 +1,5 @@
+import MsglogHTTPWire
+
 /// An answer whose head has arrived and whose body is read as it comes:
 /// a pull's page applied while the rest is on its way, an event stream
 /// for as long as the server keeps it open.
@@ -115,8 +117,10 @@ public final class HTTPResponseStream {
           var piece: [UInt8] = []
           let taken: Int
           do {
-            taken = try decoder.decode(connection.buffered) { piece += $0 }
-          } catch {
+            taken = try connection.buffered.withUnsafeBytes { bytes in
+              try decoder.decode(bytes) { piece.append(contentsOf: $0) }
+            }
+          } catch let error as HTTPSyntaxError {
             throw HTTPClientError.malformedAnswer(origin: origin, reason: error.reason)
           }
           connection.take(taken)

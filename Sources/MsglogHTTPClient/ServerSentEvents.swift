@@ -1,3 +1,5 @@
+import MsglogHTTPWire
+
 /// One event of a `text/event-stream` answer (`/api/follow`).
 public struct ServerSentEvent: Sendable, Equatable {
   /// The stream's last event id when this event was dispatched (msglog

@@ -118,7 +118,7 @@ import Testing
   ])
   func requestLines(_ line: String, _ message: String) {
     let bytes = Array(line.utf8)
-    guard case .refused(let error) = bytes.withUnsafeBytes({ HeadParser.parse($0) }) else {
+    guard case .refused(let error) = bytes.withUnsafeBytes({ RequestHead.parse($0) }) else {
       Issue.record("\(line) was not refused")
       return
     }
@@ -129,7 +129,7 @@ import Testing
   @Test func anIncompleteHeadWaits() {
     for text in ["GET / HTTP/1.1", "GET / HTTP/1.1\r\nHost: a\r\n", "GET / HTTP/1.1\r\nHost: a\r\n\r"] {
       let bytes = Array(text.utf8)
-      guard case .incomplete = bytes.withUnsafeBytes({ HeadParser.parse($0) }) else {
+      guard case .incomplete = bytes.withUnsafeBytes({ RequestHead.parse($0) }) else {
         Issue.record("\(text) was not incomplete")
         continue
       }
@@ -139,7 +139,7 @@ import Testing
   @Test func keepAliveAndContinue() {
     func head(_ text: String) -> RequestHead? {
       let bytes = Array(text.utf8)
-      guard case .head(let head, _) = bytes.withUnsafeBytes({ HeadParser.parse($0) }) else { return nil }
+      guard case .head(let head, _) = bytes.withUnsafeBytes({ RequestHead.parse($0) }) else { return nil }
       return head
     }
     #expect(head("GET / HTTP/1.1\r\n\r\n")?.keepAlive == true)

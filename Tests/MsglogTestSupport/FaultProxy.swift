@@ -1,5 +1,6 @@
 import Foundation
 import MsglogHTTPClient
+import MsglogHTTPWire
 
 #if canImport(Glibc)
   import Glibc
@@ -320,27 +321,32 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
       return inbox
     }
 
-    /// A head (request or answer) as sent, up to its empty line.
-    private func readRawHead() -> [UInt8]? {
+    /// A head (request or answer) as sent, up to its empty line, and what
+    /// `parse` made of it (with its length); nil when it is malformed or
+    /// the connection ends first.
+    private func readRawHead<Head>(_ parse: (ArraySlice<UInt8>) throws -> (Head, Int)?) -> ([UInt8], Head)? {
       while true {
-        if let end = try? HTTPHeadParser.end(of: inbox[...], limit: 65_536) {
-          let head = Array(inbox[..<end])
-          inbox.removeFirst(end)
-          return head
+        guard let parsed = try? parse(inbox[...]) else {
+          guard fillUnlessClosed() else { return nil }
+          continue
         }
-        guard fillUnlessClosed() else { return nil }
+        let raw = Array(inbox[..<parsed.1])
+        inbox.removeFirst(parsed.1)
+        return (raw, parsed.0)
       }
     }
 
     /// The next request's head as it goes to the server (without
     /// `Expect`, which the proxy answers itself), and what it says.
     func readHead() -> ([UInt8], Request)? {
-      guard let raw = readRawHead(), let lines = try? HTTPHeadParser.lines(raw[...]), let first = lines.first,
-        let fields = try? HTTPHeadParser.fields(lines.dropFirst())
-      else { return nil }
-      let line = String(decoding: first, as: UTF8.self)
-      let words = line.split(separator: " ")
-      guard words.count == 3 else { return nil }
+      let read = readRawHead { bytes in
+        try bytes.withUnsafeBytes { try HTTPHeadParser.request($0, limits: .head(65_536)) }.map { ($0, $0.length) }
+      }
+      guard let (_, parsed) = read else { return nil }
+      let fields = parsed.fields.map { HTTPHeader($0.0, $0.1) }
+      let start = parsed.start
+      let words = [start.method, start.target, start.version]
+      let line = words.joined(separator: " ")
       let head = HTTPResponseHead(status: 200, headers: fields)
       let framing: BodyFraming
       if !head.values(of: "transfer-encoding").isEmpty {
@@ -369,7 +375,7 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
     /// the proxy answered `Expect` itself).
     func readAnswerHead(method: String) -> Answer? {
       while true {
-        guard let raw = readRawHead(), let head = try? HTTPHeadParser.response(raw[...]) else { return nil }
+        guard let (raw, head) = readRawHead({ try HTTPClient.responseHead($0, limit: 65_536) }) else { return nil }
         if head.status < 200 { continue }
         guard let framing = try? BodyFraming.of(head, method: method) else { return nil }
         let closes = head.values(of: "connection").contains { $0.lowercased().contains("close") }
@@ -416,7 +422,7 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
         var decoder = ChunkedDecoder()
         while !decoder.isDone {
           if inbox.isEmpty, !fillUnlessClosed() { return false }
-          guard let used = try? decoder.decode(inbox[...], data: { _ in }) else { return false }
+          guard let used = try? inbox.withUnsafeBytes({ try decoder.decode($0, data: { _ in }) }) else { return false }
           let taken = Array(inbox.prefix(used))
           inbox.removeFirst(used)
           guard piece(taken) else { return false }

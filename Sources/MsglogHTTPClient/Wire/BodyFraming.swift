@@ -1,3 +1,5 @@
+import MsglogHTTPWire
+
 /// Where an answer's body ends (RFC 9112 §6.3), decided from its head and
 /// the request's method, and never guessed: two different lengths, a
 /// length beside `Transfer-Encoding`, or a coding other than `chunked`

@@ -1,3 +1,5 @@
+import MsglogHTTPWire
+
 extension HTTPRequest {
   /// The request as it goes on the wire, with the client's own fields;
   /// throws `.invalidRequest` for a method, target or field that HTTP

@@ -1,3 +1,5 @@
+import MsglogHTTPWire
+
 /// Requests decoded incrementally from a connection's bytes, one after
 /// another (pipelined requests in order): the head first — which the
 /// connection judges before taking any of the body (`readBody(of:)`, or an
@@ -26,6 +28,10 @@ package struct RequestDecoder {
   private var body: [UInt8] = []
   let bodyLimit: Int
 
+  /// A chunk's size line (with its extensions) and the trailer, at most.
+  package static let chunkLineLimit = 4096
+  package static let trailerLimit = 8192
+
   package init(bodyLimit: Int) { self.bodyLimit = bodyLimit }
 
   /// Bytes of the body taken so far.
@@ -46,7 +52,7 @@ package struct RequestDecoder {
     case .judging, .stopped:
       return (0, nil)
     case .head:
-      switch HeadParser.parse(input) {
+      switch RequestHead.parse(input) {
       case .incomplete: return (0, nil)
       case .refused(let error):
         state = .stopped
@@ -65,7 +71,7 @@ package struct RequestDecoder {
       return (count, finish(head))
     case .chunked(let head, var decoder):
       do {
-        let taken = try decoder.decode(input, into: &body)
+        let taken = try decoder.decode(input) { body.append(contentsOf: $0) }
         guard decoder.isDone else {
           state = .chunked(head, decoder)
           return (taken, nil)
@@ -73,7 +79,13 @@ package struct RequestDecoder {
         return (taken, finish(head))
       } catch {
         state = .stopped
-        return (input.count, .refused(error))
+        // The same words as a Content-Length over the bound (`Connection`).
+        let refusal =
+          error.fault == .bodyTooLarge
+          ? HTTPError(
+            status: 413, message: "the request body is over \(bodyLimit) bytes", headers: [("Connection", "close")])
+          : HTTPError(error)
+        return (input.count, .refused(refusal))
       }
     }
   }
@@ -84,7 +96,9 @@ package struct RequestDecoder {
     switch head.framing {
     case .none, .length(0): return finish(head)
     case .length(let count): state = .length(head, remaining: count)
-    case .chunked: state = .chunked(head, ChunkedDecoder(bodyLimit: bodyLimit))
+    case .chunked:
+      state = .chunked(
+        head, ChunkedDecoder(lineLimit: Self.chunkLineLimit, trailerLimit: Self.trailerLimit, bodyLimit: bodyLimit))
     }
     return nil
   }

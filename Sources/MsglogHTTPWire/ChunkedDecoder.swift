@@ -1,11 +1,15 @@
 /// Takes a `Transfer-Encoding: chunked` body apart as its bytes arrive
-/// (RFC 9112 §7.1), strictly: a size is hex digits (at most 15), an
-/// extension is `;name` or `;name=value` (a token or a quoted string),
-/// every line ends in CRLF, a chunk's data is followed by CRLF, and the
-/// body ends with a zero-size chunk, trailer fields, and an empty line.
+/// (RFC 9112 §7.1), strictly and the same for both ends: a size is hex
+/// digits (at most 15), every line ends in CR LF, a chunk's data is
+/// followed by CR LF, and the body ends with a zero-size chunk, trailer
+/// fields, and an empty line.
 ///
-/// Extensions and trailers are read and dropped: nothing msglog asks for
-/// comes in them.
+/// Chunk extensions (§7.1.1) and trailer fields have their grammar checked
+/// and their meaning ignored: nothing msglog sends or asks for travels in
+/// them, and a recipient "MUST ignore unrecognized chunk extensions" — but
+/// a line a proxy in front could read otherwise is refused, not guessed.
+/// The decoder is fed byte by byte in effect, so how the bytes were cut
+/// into reads never changes what it decides.
 package struct ChunkedDecoder {
   private enum State {
     /// Reading a size line (`line` so far).
@@ -14,23 +18,30 @@ package struct ChunkedDecoder {
     case data(Int)
     /// After a chunk's data: its CR, then its LF.
     case dataCR, dataLF
-    /// After the last chunk's line: trailer lines until an empty one.
-    case trailer
+    /// After the last chunk's line: trailer lines until an empty one, and
+    /// the trailer's bytes so far.
+    case trailer(bytes: Int)
     case done
-
-    var isTrailer: Bool {
-      if case .trailer = self { return true }
-      return false
-    }
   }
 
   private var state = State.size
+  /// A size or trailer line not yet whole, its CR LF included.
   private var line: [UInt8] = []
-  private var trailerBytes = 0
-  /// The longest size line (with its extensions) and trailer section taken.
+  /// The data's bytes announced so far, held under `bodyLimit`.
+  private var announced = 0
+  /// The longest size line (its extensions included, not its CR LF).
   private let lineLimit: Int
+  /// The longest trailer section.
+  private let trailerLimit: Int
+  /// The most data a body may carry (a `bodyTooLarge` fault, as soon as a
+  /// size line says more).
+  private let bodyLimit: Int
 
-  package init(lineLimit: Int = 16_384) { self.lineLimit = lineLimit }
+  package init(lineLimit: Int = 16_384, trailerLimit: Int = 16_384, bodyLimit: Int = .max) {
+    self.lineLimit = lineLimit
+    self.trailerLimit = trailerLimit
+    self.bodyLimit = bodyLimit
+  }
 
   /// Whether the last chunk and its trailer have been read.
   package var isDone: Bool {
@@ -39,20 +50,20 @@ package struct ChunkedDecoder {
   }
 
   /// Reads from `input`, handing each piece of chunk data to `data` (slices
-  /// of `input`); returns how many bytes of `input` were taken, which is
-  /// all of them unless the body ended before (the rest belongs to what
-  /// follows the body).
-  package mutating func decode(
-    _ input: ArraySlice<UInt8>, data: (ArraySlice<UInt8>) -> Void
-  ) throws(HTTPSyntaxError) -> Int {
-    var index = input.startIndex
-    while index < input.endIndex {
+  /// of `input`, which it must not keep); returns how many bytes of
+  /// `input` were taken, which is all of them unless the body ended before
+  /// (the rest belongs to what follows the body).
+  package mutating func decode(_ input: UnsafeRawBufferPointer, data: (UnsafeRawBufferPointer) -> Void)
+    throws(HTTPSyntaxError) -> Int
+  {
+    var index = 0
+    while index < input.count {
       switch state {
       case .done:
-        return index - input.startIndex
+        return index
       case .data(let remaining):
-        let end = input.index(index, offsetBy: min(remaining, input.endIndex - index))
-        data(input[index..<end])
+        let end = index + min(remaining, input.count - index)
+        data(UnsafeRawBufferPointer(rebasing: input[index..<end]))
         let left = remaining - (end - index)
         state = left == 0 ? .dataCR : .data(left)
         index = end
@@ -69,35 +80,60 @@ package struct ChunkedDecoder {
         index += 1
         line.append(byte)
         guard byte == HTTPHeadParser.lf else {
-          if line.count > lineLimit {
-            throw HTTPSyntaxError(
-              state.isTrailer ? "the trailer is longer than \(lineLimit) bytes" : "a chunk's size line is too long")
-          }
+          try checkLength()
           continue
         }
         guard line.count >= 2, line[line.count - 2] == HTTPHeadParser.cr else {
           throw HTTPSyntaxError("a line of the chunked body ends with a bare LF")
         }
-        let text = line[..<(line.count - 2)]
-        line.removeAll(keepingCapacity: true)
-        if case .trailer = state {
-          if text.isEmpty {
-            state = .done
-          } else {
-            trailerBytes += text.count + 2
-            guard trailerBytes <= lineLimit else {
-              throw HTTPSyntaxError("the trailer is longer than \(lineLimit) bytes")
-            }
-            _ = try HTTPHeadParser.fields([text])
-          }
-        } else {
-          let size = try Self.size(of: text)
-          state = size == 0 ? .trailer : .data(size)
-        }
+        try lineEnded()
       }
     }
-    if case .done = state { return index - input.startIndex }
-    return input.count
+    return index
+  }
+
+  /// A line still open is within its bound (its CR may yet come).
+  private func checkLength() throws(HTTPSyntaxError) {
+    switch state {
+    case .size:
+      if line.count > lineLimit + 1 { throw HTTPSyntaxError("a chunk's size line is over \(lineLimit) bytes") }
+    case .trailer(let bytes):
+      if bytes + line.count > trailerLimit + 1 { throw HTTPSyntaxError("the trailer is over \(trailerLimit) bytes") }
+    default: break
+    }
+  }
+
+  /// A size or trailer line is whole in `line`.
+  private mutating func lineEnded() throws(HTTPSyntaxError) {
+    defer { line.removeAll(keepingCapacity: true) }
+    let content = line.count - 2
+    if case .trailer(let bytes) = state {
+      guard content > 0 else {
+        state = .done
+        return
+      }
+      guard bytes + line.count <= trailerLimit else {
+        throw HTTPSyntaxError("the trailer is over \(trailerLimit) bytes")
+      }
+      let malformed = line.withUnsafeBytes { bytes in
+        Result { () throws(HTTPSyntaxError) in
+          _ = try HTTPHeadParser.field(UnsafeRawBufferPointer(rebasing: bytes[..<content]))
+        }
+      }
+      try malformed.get()
+      state = .trailer(bytes: bytes + line.count)
+      return
+    }
+    let size = try Self.size(of: line[..<content])
+    if size == 0 {
+      state = .trailer(bytes: 0)
+      return
+    }
+    guard size <= bodyLimit - announced else {
+      throw HTTPSyntaxError("the body is over \(bodyLimit) bytes", fault: .bodyTooLarge)
+    }
+    announced += size
+    state = .data(size)
   }
 
   /// The size in a size line, its extensions checked and dropped.
