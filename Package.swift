@@ -39,10 +39,14 @@ let package = Package(
     // request and a response kind, one chunked decoder. No I/O, no
     // dependency, so the fuzzers build it alone.
     .target(name: "MsglogHTTPWire"),
+    // TLS over a non-blocking socket, once for both ends: the session, the
+    // certificates, GnuTLS's result codes. The only module that imports
+    // CGnuTLS.
+    .target(name: "MsglogTLS", dependencies: ["CGnuTLS"]),
     // An HTTP/1.1 client (http:// and https://, keep-alive, streamed
     // answers, event streams, timeouts and cancellation), for a replica's
     // sync with `msglog serve`. Glibc only, no Foundation.
-    .target(name: "MsglogHTTPClient", dependencies: ["MsglogHTTPWire", "CGnuTLS"]),
+    .target(name: "MsglogHTTPClient", dependencies: ["MsglogHTTPWire", "MsglogTLS"]),
     // The sync protocol's messages (docs/SYNC.md), typed and encoded once
     // for both ends: the library's remotes and the server's routes. Below
     // the door, since the library's HTTP remote speaks it (MsglogWire
@@ -66,7 +70,7 @@ let package = Package(
     // engine (epoll). It stands on the library and the wire shapes, not on
     // the command line.
     .target(
-      name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "MsglogHTTPWire", "CEpoll", "CGnuTLS"],
+      name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "MsglogHTTPWire", "MsglogTLS", "CEpoll"],
       // The page's files, every one in the folder (Page.files serves each);
       // Page/package.json only tells node that the page's .js are modules.
       exclude: ["Page/package.json"], resources: [.embedInCode("Page/Resources")]),

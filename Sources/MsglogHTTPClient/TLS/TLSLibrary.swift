@@ -1,4 +1,4 @@
-import CGnuTLS
+import MsglogTLS
 
 /// GnuTLS, loaded with `dlopen` the first time it is needed.
 public enum TLSLibrary {
@@ -9,20 +9,14 @@ public enum TLSLibrary {
   /// the shared library at run time).
   @discardableResult
   public static func load() throws -> String {
-    var error = [CChar](repeating: 0, count: 512)
-    guard msglog_gnutls_load(&error, UInt(error.count)) == 0 else {
-      let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-      throw HTTPClientError.tls(origin: "", .unavailable(reason))
+    do throws(GnuTLS.Unavailable) {
+      return try GnuTLS.load()
+    } catch {
+      throw HTTPClientError.tls(origin: "", .unavailable(error.reason))
     }
-    return gnutls_check_version(nil).map { String(cString: $0) } ?? "?"
   }
 
   /// Whether this process can run GnuTLS itself: not a static executable
   /// (see CGnuTLS's gnutls.c), which speaks TLS through a helper process.
-  public static var canRunInProcess: Bool { msglog_gnutls_can_load() != 0 }
-
-  /// GnuTLS's words for `code`, fit for a message.
-  static func message(_ code: Int32) -> String {
-    gnutls_strerror(code).map { lowercasedSentence(String(cString: $0)) } ?? "GnuTLS error \(code)"
-  }
+  public static var canRunInProcess: Bool { GnuTLS.canRunInProcess }
 }

@@ -27,12 +27,12 @@ public enum TLSRelay {
       return 64
     }
     let client: Int32 = 0
-    let session: TLSSession
+    let session: TLSClientSession
     do {
       try TLSLibrary.load()
       let credentials = try TLSCredentials(caFile: arguments.count == 5 ? arguments[4] : nil, origin: url.origin)
       let socket = try Dialer.connect(to: url, timeout: timeout, cancellation: Cancellation())
-      session = try TLSSession(socket: socket, credentials: credentials, host: url.host)
+      session = try TLSClientSession(socket: socket, credentials: credentials, host: url.host)
       try session.handshake(timeout: timeout)
     } catch let error as HTTPClientError {
       send(Array(("error\t" + error.relayLine + "\n").utf8), to: client)

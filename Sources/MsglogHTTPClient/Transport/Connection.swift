@@ -5,7 +5,7 @@ final class Connection {
   /// How the bytes travel.
   private enum Channel {
     case plain(Socket)
-    case tls(TLSSession, Socket)
+    case tls(TLSClientSession, Socket)
     case relayed(RelayedTLS)
   }
 
@@ -39,7 +39,7 @@ final class Connection {
     // A CA file that cannot be used fails before any connection is made.
     let trusted = try credentials()
     let socket = try Dialer.connect(to: url, timeout: connectTimeout, cancellation: cancellation)
-    let session = try TLSSession(socket: socket, credentials: trusted, host: url.host)
+    let session = try TLSClientSession(socket: socket, credentials: trusted, host: url.host)
     try session.handshake(timeout: connectTimeout)
     channel = .tls(session, socket)
   }

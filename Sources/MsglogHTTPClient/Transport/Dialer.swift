@@ -1,3 +1,5 @@
+import MsglogTLS
+
 #if canImport(Glibc)
   import Glibc
 #endif

@@ -1,3 +1,5 @@
+import MsglogTLS
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -110,14 +112,4 @@ final class Socket {
 /// `strerror` as messages want it: lowercase, no final period.
 func systemMessage(_ code: Int32) -> String {
   lowercasedSentence(String(cString: strerror(code)))
-}
-
-/// A library's message made fit for `msglog: …`.
-func lowercasedSentence(_ text: String) -> String {
-  var text = Substring(text)
-  while text.last == "." || text.last == " " || text.last == "\n" { text.removeLast() }
-  guard let first = text.first else { return "" }
-  // "TLS …", "X.509 …": an acronym keeps its capitals.
-  guard let second = text.dropFirst().first, second.isLowercase || second == " " else { return String(text) }
-  return first.lowercased() + text.dropFirst()
 }

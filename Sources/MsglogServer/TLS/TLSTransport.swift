@@ -1,4 +1,4 @@
-import CGnuTLS
+import MsglogTLS
 
 #if canImport(Glibc)
   import Glibc
@@ -14,7 +14,7 @@ import CGnuTLS
 /// (`carriesPlainHTTPOnHTTPSPort`), with a line in the request log.
 final class TLSTransport: Transport {
   let fd: Int32
-  private let session: gnutls_session_t
+  private let session: TLSSession
   private enum Stage {
     /// The first byte not yet looked at: a TLS handshake record (0x16), or not.
     case unsniffed
@@ -26,30 +26,20 @@ final class TLSTransport: Transport {
   private var stage = Stage.unsniffed
   private var handshaken: Bool { if case .established = stage { true } else { false } }
   private var closed = false
-  /// What a `gnutls_record_send` that would block was offered: GnuTLS must
-  /// be offered the same bytes again, and returns once they are sent.
-  private var offered: Int? = nil
   /// GnuTLS waits to write (a handshake flight or a record the socket did not take).
   private(set) var needsWritable = false
 
   init?(fd: Int32, credentials: TLSServerCredentials) {
-    var made: gnutls_session_t? = nil
-    guard gnutls_init(&made, UInt32(GNUTLS_SERVER) | UInt32(GNUTLS_NONBLOCK)) == GNUTLS_E_SUCCESS, let made else {
+    guard let session = try? TLSSession(.server, descriptor: fd, certificates: credentials.certificates) else {
       return nil
     }
     self.fd = fd
-    session = made
-    _ = gnutls_set_default_priority(session)
-    _ = gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, UnsafeMutableRawPointer(credentials.credentials))
-    msglog_gnutls_use_socket(session, fd)
+    self.session = session
   }
 
-  deinit {
-    close()
-    gnutls_deinit(session)
-  }
+  deinit { close() }
 
-  var hasBufferedInput: Bool { handshaken && !closed && gnutls_record_check_pending(session) > 0 }
+  var hasBufferedInput: Bool { handshaken && !closed && session.hasPendingInput }
 
   var carriesPlainHTTPOnHTTPSPort: Bool { if case .plain = stage { true } else { false } }
 
@@ -57,17 +47,14 @@ final class TLSTransport: Transport {
     if !handshaken, let waiting = handshake() { return waiting }
     if case .plain = stage { return SocketTransport.receive(fd, into: buffer) }
     while true {
-      let count = gnutls_record_recv(session, buffer.baseAddress, buffer.count)
-      if count > 0 { return .bytes(count) }
-      if count == 0 { return .ended }
-      switch Int32(count) {
-      case GNUTLS_E_AGAIN: return .wouldBlock
-      case GNUTLS_E_INTERRUPTED: continue
+      switch session.receive(into: buffer) {
+      case .bytes(let count): return .bytes(count)
+      case .wouldBlock: return .wouldBlock
       // A client that closes without close_notify has ended all the same
       // (a request is framed by HTTP, never by the end of the connection).
-      case GNUTLS_E_PREMATURE_TERMINATION: return .ended
-      case let code where gnutls_error_is_fatal(code) == 0: continue  // a warning alert, a refused renegotiation
-      default: return .failed(EPROTO)
+      case .ended: return .ended
+      case .again: continue  // a warning alert, a refused renegotiation
+      case .failed: return .failed(EPROTO)
       }
     }
   }
@@ -77,22 +64,14 @@ final class TLSTransport: Transport {
       if let waiting = handshake() { return waiting == .ended ? .failed(EPIPE) : waiting }
     }
     if case .plain = stage { return SocketTransport.send(fd, bytes) }
-    let count = min(offered ?? bytes.count, bytes.count)
-    while true {
-      let sent = gnutls_record_send(session, bytes.baseAddress, count)
-      if sent > 0 {
-        offered = nil
-        needsWritable = false
-        return .bytes(sent)
-      }
-      switch Int32(sent) {
-      case GNUTLS_E_AGAIN:
-        offered = count
-        needsWritable = true
-        return .wouldBlock
-      case GNUTLS_E_INTERRUPTED: continue
-      default: return .failed(EPIPE)
-      }
+    switch session.send(bytes) {
+    case .bytes(let sent):
+      needsWritable = false
+      return .bytes(sent)
+    case .wouldBlock:
+      needsWritable = true
+      return .wouldBlock
+    case .failed: return .failed(EPIPE)
     }
   }
 
@@ -110,25 +89,21 @@ final class TLSTransport: Transport {
       stage = first == 0x16 ? .handshaking : .plain
       if case .plain = stage { return nil }
     }
-    while true {
-      let result = gnutls_handshake(session)
-      if result == GNUTLS_E_SUCCESS {
-        stage = .established
-        needsWritable = false
-        return nil
-      }
-      if result == GNUTLS_E_INTERRUPTED { continue }
-      if result == GNUTLS_E_AGAIN || gnutls_error_is_fatal(result) == 0 {
-        needsWritable = gnutls_record_get_direction(session) == 1
-        return .wouldBlock
-      }
-      return .failed(EPROTO)
+    switch session.handshake() {
+    case .done:
+      stage = .established
+      needsWritable = false
+      return nil
+    case .wouldBlock:
+      needsWritable = session.waitsToWrite
+      return .wouldBlock
+    case .failed: return .failed(EPROTO)
     }
   }
 
   func shutdownOutput() {
     // close_notify, if it goes out at once: the client sees a clean end.
-    if handshaken && !closed { _ = gnutls_bye(session, GNUTLS_SHUT_WR) }
+    if handshaken && !closed { session.bye() }
     shutdown(fd, Int32(SHUT_WR))
   }
 
