@@ -43,10 +43,13 @@ let package = Package(
     // certificates, GnuTLS's result codes. The only module that imports
     // CGnuTLS.
     .target(name: "MsglogTLS", dependencies: ["CGnuTLS"]),
+    // What both ends do with the system the same way: the wake-up pipe
+    // (a self-pipe) that cancels a blocked wait or stops a follower.
+    .target(name: "MsglogPosix"),
     // An HTTP/1.1 client (http:// and https://, keep-alive, streamed
     // answers, event streams, timeouts and cancellation), for a replica's
     // sync with `msglog serve`. Glibc only, no Foundation.
-    .target(name: "MsglogHTTPClient", dependencies: ["MsglogHTTPWire", "MsglogTLS"]),
+    .target(name: "MsglogHTTPClient", dependencies: ["MsglogHTTPWire", "MsglogTLS", "MsglogPosix"]),
     // The sync protocol's messages (docs/SYNC.md), typed and encoded once
     // for both ends: the library's remotes and the server's routes. Below
     // the door, since the library's HTTP remote speaks it (MsglogWire
@@ -60,7 +63,7 @@ let package = Package(
     // the server answers, in one place for the command line and the server.
     .target(name: "MsglogWire", dependencies: ["Msglog"]),
     // Argument parsing, output formatting, exit codes.
-    .target(name: "MsglogCLI", dependencies: ["Msglog", "MsglogWire"]),
+    .target(name: "MsglogCLI", dependencies: ["Msglog", "MsglogWire", "MsglogPosix"]),
     // A static executable: no dynamic loader work at start-up (symbol
     // lookups in libstdc++ were a third of `msglog --version`), so a msglog
     // process starts faster than sqlite3's. libpq is still loaded on demand.
@@ -70,7 +73,8 @@ let package = Package(
     // engine (epoll). It stands on the library and the wire shapes, not on
     // the command line.
     .target(
-      name: "MsglogServer", dependencies: ["Msglog", "MsglogWire", "MsglogHTTPWire", "MsglogTLS", "CEpoll"],
+      name: "MsglogServer",
+      dependencies: ["Msglog", "MsglogWire", "MsglogHTTPWire", "MsglogTLS", "MsglogPosix", "CEpoll"],
       // The page's files, every one in the folder (Page.files serves each);
       // Page/package.json only tells node that the page's .js are modules.
       exclude: ["Page/package.json"], resources: [.embedInCode("Page/Resources")]),
@@ -102,7 +106,8 @@ let package = Package(
     .target(
       name: "MsglogTestSupport",
       dependencies: [
-        "Msglog", "MsglogWire", "MsglogLoopback", "MsglogHTTPWire", "MsglogHTTPClient", "MsglogCoreTestSupport",
+        "Msglog", "MsglogWire", "MsglogLoopback", "MsglogHTTPWire", "MsglogHTTPClient", "MsglogPosix",
+        "MsglogCoreTestSupport",
       ],
       path: "Tests/MsglogTestSupport"),
     // Tests by what they test. The core's logic: the codecs, trees, the

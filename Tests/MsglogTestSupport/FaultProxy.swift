@@ -1,6 +1,7 @@
 import Foundation
 import MsglogHTTPClient
 import MsglogHTTPWire
+import MsglogPosix
 
 #if canImport(Glibc)
   import Glibc
@@ -43,7 +44,7 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
   private var stopped = false
   private let listener: Int32
   /// Readable once the proxy stops: every wait polls it.
-  private let stopSignal: (read: Int32, write: Int32)
+  private let stopSignal = try! WakePipe()
   private let running = DispatchGroup()
 
   /// Listens on 127.0.0.1:0, forwarding to 127.0.0.1:`target`. `mix` weighs
@@ -54,9 +55,6 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
     generator = SeededGenerator(seed: seed)
     self.mix = Fault.allCases.compactMap { fault in mix[fault].flatMap { $0 > 0 ? (fault, $0) : nil } }
     precondition(!self.mix.isEmpty, "a mix with no fault")
-    var ends: [Int32] = [0, 0]
-    precondition(pipe(&ends) == 0)
-    stopSignal = (ends[0], ends[1])
     let listening = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     var one: Int32 = 1
     setsockopt(listening, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
@@ -82,8 +80,6 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
 
   deinit {
     stop()
-    close(stopSignal.read)
-    close(stopSignal.write)
   }
 
   // MARK: - What the test sets and reads
@@ -113,8 +109,7 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
       return open
     }
     guard let sockets else { return }
-    var one: UInt8 = 1
-    _ = write(stopSignal.write, &one, 1)
+    stopSignal.signal()
     for socket in sockets { shutdown(socket, Int32(SHUT_RDWR)) }
     running.wait()
     close(listener)
@@ -126,7 +121,7 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
     while true {
       var pollers = [
         pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
-        pollfd(fd: stopSignal.read, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: stopSignal.readEnd, events: Int16(POLLIN), revents: 0),
       ]
       guard poll(&pollers, 2, -1) >= 0 || errno == EINTR else { return }
       if pollers[1].revents != 0 { return }
@@ -198,7 +193,7 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
         return
       }
       if fault == .delay {
-        var poller = pollfd(fd: stopSignal.read, events: Int16(POLLIN), revents: 0)
+        var poller = pollfd(fd: stopSignal.readEnd, events: Int16(POLLIN), revents: 0)
         if poll(&poller, 1, Int32(delay * 1000)) != 0 { return }
       }
       if request.expectsContinue { guard client.send(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return } }
@@ -305,7 +300,7 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
     func fillUnlessClosed() -> Bool {
       var pollers = [
         pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
-        pollfd(fd: proxy.stopSignal.read, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: proxy.stopSignal.readEnd, events: Int16(POLLIN), revents: 0),
       ]
       while poll(&pollers, 2, -1) < 0 { guard errno == EINTR else { return false } }
       if pollers[1].revents != 0 { return false }

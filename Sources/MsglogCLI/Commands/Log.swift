@@ -1,4 +1,5 @@
 import Msglog
+import MsglogPosix
 
 #if canImport(Glibc)
   import Glibc
@@ -97,45 +98,43 @@ struct FollowerCutOff: Error {
 /// blocked in `poll` ends cleanly — closing its environment and reader slot
 /// — instead of being killed in the middle of a read.
 final class SignalPipe {
-  let readEnd: Int32
+  private let pipe: WakePipe
   let signals: [Int32]
+  /// The pipe's write end, for the handler (which can reach no object).
   nonisolated(unsafe) static var writeEnd: Int32 = -1
 
-  private init(readEnd: Int32, signals: [Int32]) {
-    self.readEnd = readEnd
+  private init(pipe: WakePipe, signals: [Int32]) {
+    self.pipe = pipe
     self.signals = signals
   }
 
+  var readEnd: Int32 { pipe.readEnd }
+
   static func install(_ signals: [Int32]) throws -> SignalPipe {
-    var ends: [Int32] = [0, 0]
-    guard pipe(&ends) == 0 else {
-      throw MsglogError.systemRefused(.signalHandling, errno: errno)
+    let pipe: WakePipe
+    do throws(WakePipe.Failure) {
+      pipe = try WakePipe()
+    } catch {
+      throw MsglogError.systemRefused(.signalHandling, errno: error.errno)
     }
-    for fd in ends {
-      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-      _ = fcntl(fd, F_SETFL, O_NONBLOCK)
-    }
-    writeEnd = ends[1]
+    writeEnd = pipe.descriptorToSignal
     var mask = sigset_t()
     sigemptyset(&mask)
     for signal in signals {
       var action = sigaction()
-      action.__sigaction_handler.sa_handler = { _ in
-        var byte: UInt8 = 1
-        _ = Glibc.write(SignalPipe.writeEnd, &byte, 1)
-      }
+      action.__sigaction_handler.sa_handler = { _ in WakePipe.signal(SignalPipe.writeEnd) }
       sigaction(signal, &action, nil)
       sigaddset(&mask, signal)
     }
     // A parent may have started us with these signals blocked (a test
     // runner, some supervisors do): a follower must still end on them.
     pthread_sigmask(SIG_UNBLOCK, &mask, nil)
-    return SignalPipe(readEnd: ends[0], signals: signals)
+    return SignalPipe(pipe: pipe, signals: signals)
   }
 
+  /// The signals' default actions again; the pipe closes with this.
   func uninstall() {
     for signal in signals { Glibc.signal(signal, SIG_DFL) }
-    close(readEnd)
-    close(SignalPipe.writeEnd)
+    SignalPipe.writeEnd = -1
   }
 }

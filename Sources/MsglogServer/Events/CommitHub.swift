@@ -1,4 +1,5 @@
 import Msglog
+import MsglogPosix
 import Synchronization
 
 #if canImport(Glibc)
@@ -22,19 +23,15 @@ final class CommitHub: @unchecked Sendable {  // `advanced`: set by `start` befo
   /// Called on the follower's thread with each new head.
   private var advanced: (@Sendable (UInt64) -> Void)? = nil
   /// Written to end the follower's `poll`.
-  private let stopPipe: (read: Int32, write: Int32)
+  private let stopPipe: WakePipe
 
   init(log: EventLog) throws(ServerError) {
     self.log = log
-    var ends: [Int32] = [-1, -1]
-    guard pipe(&ends) == 0 else { throw ServerError("cannot make a pipe: \(String(cString: strerror(errno)))") }
-    for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-    stopPipe = (ends[0], ends[1])
-  }
-
-  deinit {
-    close(stopPipe.read)
-    close(stopPipe.write)
+    do throws(WakePipe.Failure) {
+      stopPipe = try WakePipe()
+    } catch {
+      throw ServerError("cannot make a pipe: \(String(cString: strerror(error.errno)))")
+    }
   }
 
   /// The last head seen.
@@ -61,7 +58,8 @@ final class CommitHub: @unchecked Sendable {  // `advanced`: set by `start` befo
     // the last head published, so no commit waits for a keep-alive.
     while !isStopping {
       do {
-        try log.follow(from: head + 1, stop: [FollowStop(fileDescriptor: stopPipe.read, whenReadable: true)]) { event in
+        try log.follow(from: head + 1, stop: [FollowStop(fileDescriptor: stopPipe.readEnd, whenReadable: true)]) {
+          event in
           publish(event.seq)
           return true
         }
@@ -81,8 +79,7 @@ final class CommitHub: @unchecked Sendable {  // `advanced`: set by `start` befo
   func stop() {
     stopFlag.store(true, ordering: .relaxed)
     state.update { $0.stopping = true }
-    var byte: UInt8 = 1
-    _ = write(stopPipe.write, &byte, 1)
+    stopPipe.signal()
     state.wait(until: { $0.followerEnded }) { _, _ in }
   }
 }
