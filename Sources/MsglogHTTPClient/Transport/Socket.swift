@@ -1,3 +1,4 @@
+import MsglogPosix
 import MsglogTLS
 
 #if canImport(Glibc)
@@ -60,12 +61,11 @@ final class Socket {
     let deadline = Deadline(in: idle)
     while true {
       if cancellation.isRaised { throw HTTPClientError.cancelled(origin: origin) }
-      let count = recv(descriptor, buffer.baseAddress, buffer.count, 0)
-      if count >= 0 { return count }
-      switch errno {
-      case EAGAIN, EWOULDBLOCK: try wait(for: Int16(POLLIN), until: deadline, phase: .answer, seconds: idle)
-      case EINTR: continue
-      default: throw Self.failure(errno, origin: origin)
+      switch SocketCall.receive(descriptor, into: buffer) {
+      case .bytes(let count): return count
+      case .ended: return 0
+      case .wouldBlock: try wait(for: Int16(POLLIN), until: deadline, phase: .answer, seconds: idle)
+      case .failed(let code): throw Self.failure(code, origin: origin)
       }
     }
   }
@@ -77,16 +77,13 @@ final class Socket {
     var deadline = Deadline(in: idle)
     while !rest.isEmpty {
       if cancellation.isRaised { throw HTTPClientError.cancelled(origin: origin) }
-      let count = rest.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-      if count > 0 {
+      switch rest.withUnsafeBytes({ SocketCall.send(descriptor, $0) }) {
+      case .bytes(let count):
         rest = rest.dropFirst(count)
         deadline = Deadline(in: idle)
-        continue
-      }
-      switch errno {
-      case EAGAIN, EWOULDBLOCK: try wait(for: Int16(POLLOUT), until: deadline, phase: .answer, seconds: idle)
-      case EINTR: continue
-      default: throw Self.failure(errno, origin: origin)
+      case .wouldBlock, .ended:
+        try wait(for: Int16(POLLOUT), until: deadline, phase: .answer, seconds: idle)
+      case .failed(let code): throw Self.failure(code, origin: origin)
       }
     }
   }

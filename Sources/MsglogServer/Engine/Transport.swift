@@ -1,4 +1,5 @@
 import CEpoll
+import MsglogPosix
 
 #if canImport(Glibc)
   import Glibc
@@ -43,13 +44,9 @@ extension Transport {
   }
 }
 
-package enum TransportResult: Equatable {
-  case bytes(Int)
-  case wouldBlock
-  /// The peer ended its side (a read of 0).
-  case ended
-  case failed(Int32)
-}
+/// What a transport's read or write came to: a socket call's outcome
+/// (TLS says the same of its records).
+package typealias TransportResult = SocketResult
 
 /// A plain TCP socket.
 final class SocketTransport: Transport {
@@ -60,28 +57,9 @@ final class SocketTransport: Transport {
 
   deinit { close() }
 
-  func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult { Self.receive(fd, into: buffer) }
+  func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult { SocketCall.receive(fd, into: buffer) }
 
-  func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult { Self.send(fd, bytes) }
-
-  static func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
-    while true {
-      let n = recv(fd, buffer.baseAddress, buffer.count, 0)
-      if n > 0 { return .bytes(n) }
-      if n == 0 { return .ended }
-      if errno == EINTR { continue }
-      return errno == EAGAIN || errno == EWOULDBLOCK ? .wouldBlock : .failed(errno)
-    }
-  }
-
-  static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> TransportResult {
-    while true {
-      let n = Glibc.send(fd, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL))
-      if n >= 0 { return .bytes(n) }
-      if errno == EINTR { continue }
-      return errno == EAGAIN || errno == EWOULDBLOCK ? .wouldBlock : .failed(errno)
-    }
-  }
+  func write(_ bytes: UnsafeRawBufferPointer) -> TransportResult { SocketCall.send(fd, bytes) }
 
   func shutdownOutput() { shutdown(fd, Int32(SHUT_WR)) }
 

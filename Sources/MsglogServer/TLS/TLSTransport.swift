@@ -1,3 +1,4 @@
+import MsglogPosix
 import MsglogTLS
 
 #if canImport(Glibc)
@@ -45,7 +46,7 @@ final class TLSTransport: Transport {
 
   func read(into buffer: UnsafeMutableRawBufferPointer) -> TransportResult {
     if !handshaken, let waiting = handshake() { return waiting }
-    if case .plain = stage { return SocketTransport.receive(fd, into: buffer) }
+    if case .plain = stage { return SocketCall.receive(fd, into: buffer) }
     while true {
       switch session.receive(into: buffer) {
       case .bytes(let count): return .bytes(count)
@@ -63,7 +64,7 @@ final class TLSTransport: Transport {
     if !handshaken {
       if let waiting = handshake() { return waiting == .ended ? .failed(EPIPE) : waiting }
     }
-    if case .plain = stage { return SocketTransport.send(fd, bytes) }
+    if case .plain = stage { return SocketCall.send(fd, bytes) }
     switch session.send(bytes) {
     case .bytes(let sent):
       needsWritable = false
