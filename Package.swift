@@ -58,7 +58,9 @@ let package = Package(
     // The front door: `EventLog`, over whichever store a location names.
     .target(
       name: "Msglog",
-      dependencies: ["MsglogCore", "MsglogSyncProtocol", "MsglogLMDB", "MsglogPostgres", "MsglogHTTPClient"]),
+      dependencies: [
+        "MsglogCore", "MsglogSyncProtocol", "MsglogLMDB", "MsglogPostgres", "MsglogHTTPClient", "MsglogPosix",
+      ]),
     // The wire shapes: a JSON writer and every document `--json` prints and
     // the server answers, in one place for the command line and the server.
     .target(name: "MsglogWire", dependencies: ["Msglog"]),

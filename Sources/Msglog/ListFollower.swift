@@ -1,3 +1,4 @@
+import MsglogPosix
 import Synchronization
 
 #if canImport(Glibc)
@@ -48,23 +49,14 @@ package final class ListFollower: Sendable {
 
   private let log: EventLog
   private let state: Mutex<State>
-  /// Written to when the consuming task is cancelled; read by the waiting thread.
-  private let cancelRead: Int32
-  private let cancelWrite: Int32
+  /// Signalled when the consuming task is cancelled; polled by the waiting
+  /// thread. Nil when the system refused a pipe: the first wait says so.
+  private let cancelled: MsglogPosix.WakePipe?
 
   package init(log: EventLog, from shown: StreamContents) {
     self.log = log
     state = Mutex(State(shown: shown))
-    var ends: [Int32] = [-1, -1]
-    if pipe(&ends) == 0 {
-      for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-    }
-    (cancelRead, cancelWrite) = (ends[0], ends[1])
-  }
-
-  deinit {
-    if cancelRead >= 0 { close(cancelRead) }
-    if cancelWrite >= 0 { close(cancelWrite) }
+    cancelled = try? MsglogPosix.WakePipe()
   }
 
   /// The next update of the list, waiting for one; nil once the consuming
@@ -81,15 +73,14 @@ package final class ListFollower: Sendable {
         }
       }
     } onCancel: {
-      var byte: UInt8 = 1
-      _ = write(cancelWrite, &byte, 1)
+      cancelled?.signal()
     }
   }
 
   /// Reads the list until it changed, waiting for commits between reads;
   /// nil when cancelled meanwhile.
   private func readOrWait() throws(MsglogError) -> ListUpdate? {
-    guard cancelRead >= 0 else { throw .systemRefused(.followerPipe, errno: nil) }
+    guard let cancelled else { throw .systemRefused(.followerPipe, errno: nil) }
     return try state.withLock { state throws(MsglogError) -> ListUpdate? in
       let cursor: FollowCursor
       if let existing = state.cursor {
@@ -98,7 +89,7 @@ package final class ListFollower: Sendable {
         cursor = try FollowCursor(log: log, from: state.shown.seq + 1, stream: state.shown.stream)
         state.cursor = cursor
       }
-      let stop = [FollowStop(fileDescriptor: cancelRead, whenReadable: true)]
+      let stop = [FollowStop(fileDescriptor: cancelled.readEnd, whenReadable: true)]
       while true {
         do throws(MsglogError) {
           try cursor.prepareToRead()

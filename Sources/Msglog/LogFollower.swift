@@ -1,3 +1,4 @@
+import MsglogPosix
 import Synchronization
 
 #if canImport(Glibc)
@@ -25,24 +26,15 @@ package final class LogFollower: Sendable {
   private let from: UInt64?
   private let stream: StreamName?
   private let state = Mutex(State())
-  /// Written to when the consuming task is cancelled; read by the waiting thread.
-  private let cancelRead: Int32
-  private let cancelWrite: Int32
+  /// Signalled when the consuming task is cancelled; polled by the waiting
+  /// thread. Nil when the system refused a pipe: the first wait says so.
+  private let cancelled: MsglogPosix.WakePipe?
 
   package init(log: EventLog, from seq: UInt64?, stream: StreamName?) {
     self.log = log
     self.from = seq
     self.stream = stream
-    var ends: [Int32] = [-1, -1]
-    if pipe(&ends) == 0 {
-      for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-    }
-    (cancelRead, cancelWrite) = (ends[0], ends[1])
-  }
-
-  deinit {
-    if cancelRead >= 0 { close(cancelRead) }
-    if cancelWrite >= 0 { close(cancelWrite) }
+    cancelled = try? MsglogPosix.WakePipe()
   }
 
   /// How many events have been read and not handed out: never more than a batch.
@@ -64,8 +56,7 @@ package final class LogFollower: Sendable {
           }
         }
       } onCancel: {
-        var byte: UInt8 = 1
-        _ = write(cancelWrite, &byte, 1)
+        cancelled?.signal()
       }
       if !found { return nil }
     }
@@ -82,7 +73,7 @@ package final class LogFollower: Sendable {
   /// Reads the next batch that holds events of the stream, waiting for
   /// commits until one does; false when cancelled meanwhile.
   private func readOrWait() throws(MsglogError) -> Bool {
-    guard cancelRead >= 0 else { throw .systemRefused(.followerPipe, errno: nil) }
+    guard let cancelled else { throw .systemRefused(.followerPipe, errno: nil) }
     return try state.withLock { state throws(MsglogError) -> Bool in
       let cursor: FollowCursor
       if let existing = state.cursor {
@@ -93,7 +84,7 @@ package final class LogFollower: Sendable {
       }
       state.pending.removeAll(keepingCapacity: true)
       state.handedOut = 0
-      let stop = [FollowStop(fileDescriptor: cancelRead, whenReadable: true)]
+      let stop = [FollowStop(fileDescriptor: cancelled.readEnd, whenReadable: true)]
       while true {
         do throws(MsglogError) {
           var progressed = false
