@@ -99,6 +99,12 @@ import Testing
     ("POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n0\r\nT: " + String(repeating: "t", count: 9000) + "\r\n\r\n", 400),
     ("POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n", 400),
     ("POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n200000\r\n", 413),
+    // A chunk extension's and a trailer field's grammar is checked, their
+    // meaning ignored (RFC 9112 7.1.1): the client's rule too (one decoder).
+    ("POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n5;\r\nhello\r\n0\r\n\r\n", 400),
+    ("POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n5;a=\"open\r\nhello\r\n0\r\n\r\n", 400),
+    ("POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n5 x\r\nhello\r\n0\r\n\r\n", 400),
+    ("POST / HTTP/1.1\r\n\(host)Transfer-Encoding: chunked\r\n\r\n0\r\nBad Trailer\r\n\r\n", 400),
   ])
   func refused(_ text: String, _ status: Int) {
     let events = Self.events(text)
