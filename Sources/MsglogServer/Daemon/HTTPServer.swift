@@ -8,7 +8,7 @@ import Msglog
 /// msglog's own HTTP/1.1 engine.
 ///
 /// A few event-loop threads (`EventLoop`, epoll) hold every connection and
-/// parse its requests strictly (`HeadParser`, `RequestDecoder`); each whole
+/// parse its requests strictly (`RequestDecoder`, on `HTTPHeadParser`); each whole
 /// request is decoded into a plain `Request` and answered by the `Router`
 /// from the route table on a fixed pool of workers (`WorkerPool`); bodies
 /// are pulled a piece at a time as clients read, and event streams wait,

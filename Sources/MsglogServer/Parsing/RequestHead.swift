@@ -13,7 +13,7 @@ package enum BodyFraming: Equatable, Sendable {
 package struct RequestHead: Sendable {
   package var method: String
   /// The target as sent (origin-form `/path?query`; absolute-form is
-  /// rewritten to origin-form by `HeadParser`, its authority becoming `Host`).
+  /// rewritten to origin-form by `RequestHead.parse`, its authority becoming `Host`).
   package var target: String
   /// `HTTP/1.1` or `HTTP/1.0`.
   package var version: String
