@@ -115,6 +115,8 @@ let package = Package(
     // Tests by what they test. The core's logic: the codecs, trees, the
     // import scanner, on the core alone (neither LMDB nor libpq is linked).
     .testTarget(name: "MsglogCoreTests", dependencies: ["MsglogCore", "MsglogCoreTestSupport"]),
+    // The HTTP/1.1 grammar both ends share, on the wire module alone.
+    .testTarget(name: "MsglogHTTPWireTests", dependencies: ["MsglogHTTPWire"]),
     // The sync protocol's messages, each encoded and decoded, on the
     // protocol module alone.
     .testTarget(name: "MsglogSyncProtocolTests", dependencies: ["MsglogSyncProtocol", "MsglogCore"]),
