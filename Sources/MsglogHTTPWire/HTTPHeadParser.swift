@@ -17,6 +17,31 @@
 package enum HTTPHeadParser {
   package enum Kind: Sendable {
     case request, response
+
+    /// A bare LF ends a line (RFC 9112 §2.2 lets a recipient choose): a
+    /// server takes it, as clients have sent it; the client, which reads
+    /// only `msglog serve` or a proxy, refuses it.
+    var takesBareLF: Bool { self == .request }
+
+    /// A few empty lines before the start line are skipped (§2.2: a
+    /// server should; an answer has none).
+    var skipsEmptyLinesFirst: Bool { self == .request }
+
+    /// Where the header section's bound counts from: a request's after
+    /// its request line (which has a bound and a status of its own, 414),
+    /// an answer's from the head's first byte.
+    var boundsTheWholeHead: Bool { self == .response }
+
+    /// What a start line over its bound is called.
+    func startLineTooLong(_ limit: Int) -> String {
+      self == .request ? "the request line is over \(limit) bytes" : "the head is longer than \(limit) bytes"
+    }
+
+    /// What a header section over its bound is called.
+    func fieldsTooLarge(_ limit: Int) -> String {
+      self == .request
+        ? "the request's header fields are over \(limit) bytes" : "the head is longer than \(limit) bytes"
+    }
   }
 
   /// How long a head may be; over a bound is a `startLineTooLong` or
@@ -87,8 +112,7 @@ package enum HTTPHeadParser {
     _ startLine: (UnsafeRawBufferPointer) throws(HTTPSyntaxError) -> Line
   ) throws(HTTPSyntaxError) -> Head<Line>? {
     var start = 0
-    if kind == .request {
-      // Empty lines before a request are allowed (RFC 9112 §2.2); a few.
+    if kind.skipsEmptyLinesFirst {
       while start < bytes.count, bytes[start] == cr || bytes[start] == lf {
         start += 1
         if start > 64 { throw HTTPSyntaxError("the request starts with too many empty lines") }
@@ -96,27 +120,19 @@ package enum HTTPHeadParser {
     }
     guard let lineEnd = try lineEnd(bytes, from: start, limit: limits.startLine, kind) else {
       if bytes.count - start > limits.startLine {
-        throw HTTPSyntaxError(
-          kind == .request
-            ? "the request line is over \(limits.startLine) bytes"
-            : "the head is longer than \(limits.startLine) bytes",
-          fault: .startLineTooLong)
+        throw HTTPSyntaxError(kind.startLineTooLong(limits.startLine), fault: .startLineTooLong)
       }
       return nil
     }
     let line = try startLine(UnsafeRawBufferPointer(rebasing: bytes[start..<lineEnd.content]))
     var fields: [(String, String)] = []
     var position = lineEnd.next
-    // A response's bound is on the whole head, status line included.
-    let fieldsStart = kind == .request ? position : start
+    let fieldsStart = kind.boundsTheWholeHead ? start : position
     while true {
       guard let end = try self.lineEnd(bytes, from: position, limit: limits.fields - (position - fieldsStart), kind)
       else {
         if bytes.count - fieldsStart > limits.fields {
-          throw HTTPSyntaxError(
-            kind == .request
-              ? "the request's header fields are over \(limits.fields) bytes"
-              : "the head is longer than \(limits.fields) bytes", fault: .fieldsTooLarge)
+          throw HTTPSyntaxError(kind.fieldsTooLarge(limits.fields), fault: .fieldsTooLarge)
         }
         return nil
       }
@@ -147,7 +163,7 @@ package enum HTTPHeadParser {
     while i < end {
       let byte = bytes[i]
       if byte == lf {
-        guard kind == .request else { throw HTTPSyntaxError("a line ends with a bare LF") }
+        guard kind.takesBareLF else { throw HTTPSyntaxError("a line ends with a bare LF") }
         return (i, i + 1)
       }
       if byte == cr {
