@@ -25,11 +25,9 @@ extension EventLog {
     let cursor = try FollowCursor(log: self, from: seq, stream: stream)
     while true {
       do {
-        var progressed = false
         while true {
           let (events, read) = try cursor.nextBatch()
           if cursor.takeRecovery() { notices?(.reconnected) }
-          progressed = progressed || read > 0
           for event in events {
             do {
               guard try body(event) else { return }
@@ -39,7 +37,7 @@ extension EventLog {
           }
           if read < FollowCursor.batchSize { break }
         }
-        guard try cursor.waitForCommit(stop: stop, afterProgress: progressed) else { return }
+        guard try cursor.waitForCommit(stop: stop) else { return }
       } catch let error as MsglogError {
         guard try cursor.recover(from: error, stop: stop, notices: notices) else { return }
       } catch let failure as FollowBodyFailure {
@@ -78,8 +76,9 @@ final class FollowCursor {
   private var watcher: (any CommitWatcher)?
   /// The seq to read next.
   private var next: UInt64
-  /// Whether the last wait ended because the store signalled.
-  private var woken = false
+  /// How many times the store woke it to read (each wake is one read of
+  /// the log): one per commit of a write, none for anything else.
+  private(set) var wakes = 0
   /// Attempts in a row that found the store away (0 while following).
   private var failures = 0
   /// Whether the store came back since `takeRecovery` was last asked.
@@ -148,29 +147,16 @@ final class FollowCursor {
   {
     guard EventLog.isLostStore(error) else { throw error }
     watcher = nil  // whatever it held is gone with its connection
-    woken = false
     failures += 1
     let delay = Duration.milliseconds(min(100 << min(failures - 1, 6), 5_000))
     notices?(.reconnecting(error: error, delay: delay, resumeFrom: next))
-    return Self.wait(delay, unless: stop)
+    return FollowStop.wait(delay, unless: stop)
   }
 
   /// Whether the store came back after being away (asked once per return).
   func takeRecovery() -> Bool {
     defer { recovered = false }
     return recovered
-  }
-
-  /// Sleeps `delay` unless a `stop` descriptor signals first (false).
-  private static func wait(_ delay: Duration, unless stop: [FollowStop]) -> Bool {
-    var fds = stop.map { pollfd(fd: $0.fileDescriptor, events: $0.whenReadable ? Int16(POLLIN) : 0, revents: 0) }
-    let deadline = ContinuousClock.now + delay
-    while ContinuousClock.now < deadline {
-      let left = deadline - ContinuousClock.now
-      let wait = Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000) + 1
-      if poll(&fds, nfds_t(fds.count), wait) > 0, fds.contains(where: { $0.revents != 0 }) { return false }
-    }
-    return true
   }
 
   /// The next events of the log, at most `batchSize` read, in seq order
@@ -223,30 +209,22 @@ final class FollowCursor {
   }
 
   /// Waits until the store says a commit may have happened (true) or one
-  /// of `stop` signals (false).
-  ///
-  /// A wake that brought nothing may have come from the data pages of a
-  /// commit another program has not finished publishing: after one, it
-  /// looks once more shortly after rather than wait for the store. A store
-  /// that is polled says when to look next.
-  func waitForCommit(stop: [FollowStop], afterProgress progressed: Bool) throws(MsglogError) -> Bool {
+  /// of `stop` signals (false). A store that is polled says when to look
+  /// next.
+  func waitForCommit(stop: [FollowStop]) throws(MsglogError) -> Bool {
     guard let watcher else { return true }  // away: the next read watches again
-    let lookAgainSoon = woken && !progressed
-    woken = false
     while true {
       let interval = watcher.pollInterval
-      var timeout: Int32 = lookAgainSoon ? 20 : -1
-      if interval >= 0 { timeout = timeout < 0 ? interval : min(timeout, interval) }
       var fds = [pollfd(fd: watcher.fileDescriptor, events: Int16(POLLIN), revents: 0)]
       fds += stop.map { pollfd(fd: $0.fileDescriptor, events: $0.whenReadable ? Int16(POLLIN) : 0, revents: 0) }
       var ready: Int32
-      repeat { ready = poll(&fds, nfds_t(fds.count), timeout) } while ready < 0 && errno == EINTR
+      repeat { ready = poll(&fds, nfds_t(fds.count), interval) } while ready < 0 && errno == EINTR
       if fds.dropFirst().contains(where: { $0.revents != 0 }) { return false }
-      guard fds[0].revents != 0 || interval >= 0 else { return true }  // the look again after an empty wake
+      guard fds[0].revents != 0 || interval >= 0 else { continue }
       let grew: Bool
       do { grew = try watcher.drain() } catch { throw MsglogError(anyStoreFailure: error) }
       if grew {
-        woken = true
+        wakes += 1
         return true
       }
     }

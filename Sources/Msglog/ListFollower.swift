@@ -93,12 +93,10 @@ package final class ListFollower: Sendable {
       while true {
         do throws(MsglogError) {
           try cursor.prepareToRead()
-          let before = state.shown.seq
           let update = try read(&state)
           cursor.readSucceeded()
           if let update { return update }
-          let progressed = state.shown.seq != before
-          guard try cursor.waitForCommit(stop: stop, afterProgress: progressed) else { return nil }
+          guard try cursor.waitForCommit(stop: stop) else { return nil }
         } catch {
           // The store went away: back off and read again when it is back.
           guard try cursor.recover(from: error, stop: stop, notices: nil) else { return nil }

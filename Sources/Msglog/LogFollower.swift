@@ -37,6 +37,9 @@ package final class LogFollower: Sendable {
     cancelled = try? MsglogPosix.WakePipe()
   }
 
+  /// How many times the store woke it to read: one per commit of a write.
+  package var wakes: Int { state.withLock { $0.cursor?.wakes ?? 0 } }
+
   /// How many events have been read and not handed out: never more than a batch.
   package var held: Int { state.withLock { $0.pending.count - $0.handedOut } }
 
@@ -87,17 +90,15 @@ package final class LogFollower: Sendable {
       let stop = [FollowStop(fileDescriptor: cancelled.readEnd, whenReadable: true)]
       while true {
         do throws(MsglogError) {
-          var progressed = false
           while true {
             let (events, read) = try cursor.nextBatch()
-            progressed = progressed || read > 0
             if !events.isEmpty {
               state.pending = events
               return true
             }
             if read < FollowCursor.batchSize { break }
           }
-          guard try cursor.waitForCommit(stop: stop, afterProgress: progressed) else { return false }
+          guard try cursor.waitForCommit(stop: stop) else { return false }
         } catch {
           // The store went away: back off and go on where it was.
           guard try cursor.recover(from: error, stop: stop, notices: nil) else { return false }

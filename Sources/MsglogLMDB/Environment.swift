@@ -187,6 +187,7 @@ package final class Environment {
           throw error
         }
         // mdb_txn_commit frees the transaction even when it fails: never abort after it.
+        let id = mdb_txn_id(txn.handle)
         let rc = mdb_txn_commit(txn.handle)
         txn.invalidate()
         if rc == LMDBError.mapFull, !txn.committedPieces { return .mapFull }
@@ -195,11 +196,14 @@ package final class Environment {
           throw LMDBError(ENOSPC, "mdb_txn_commit")
         }
         try check(rc, "mdb_txn_commit")
-        return .committed(result)
+        return .committed(result, wrote: txn.committedPieces || lastCommitted >= id)
       }
       switch attempt {
-      case .committed(let result):
-        signalCommit()
+      case .committed(let result, let wrote):
+        // A transaction that changed nothing (LMDB then writes nothing) is
+        // no commit a follower should wake for: opening the log for a write
+        // begins with one.
+        if wrote { signalCommit() }
         return result
       case .mapFull: try resizing { try grow() }
       case .mapResized: try adoptResizedMap()
@@ -243,9 +247,18 @@ package final class Environment {
   }
 
   private enum WriteAttempt<R> {
-    case committed(R)
+    case committed(R, wrote: Bool)
     case mapFull
     case mapResized
+  }
+
+  /// The id of the last transaction committed, by any process, read from
+  /// the meta pages without a transaction. A write that committed nothing
+  /// leaves it below its own id (the next writer reuses that id).
+  private var lastCommitted: Int {
+    var info = MDB_envinfo()
+    mdb_env_info(env, &info)
+    return info.me_last_txnid
   }
 
   /// Touches the data file's timestamps: an inotify `IN_ATTRIB` that

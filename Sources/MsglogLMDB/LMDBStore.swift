@@ -174,13 +174,17 @@ package final class LMDBStore: FollowableStore {
   }
 }
 
-/// Wakes a follower on any change to LMDB's data file: the writes of a
-/// commit (`IN_MODIFY`) and the timestamp msglog's writers touch once the
-/// commit is visible (`IN_ATTRIB`).
+/// Wakes a follower when msglog's writers touch the timestamps of LMDB's
+/// data file (`IN_ATTRIB`), which they do once a commit is visible and
+/// only for a transaction that wrote something: one wake per commit. Not
+/// on LMDB's own writes (`IN_MODIFY`): its meta page is written before the
+/// commit can be read, so a wake there would read too early, and a second
+/// time at the touch. (A writer killed between its commit and its touch
+/// leaves its events to be seen with the next commit.)
 final class InotifyWatcher: CommitWatcher {
   let fd: Int32
 
-  init(file: String, shown: String, events: UInt32 = UInt32(IN_MODIFY | IN_ATTRIB)) throws {
+  init(file: String, shown: String, events: UInt32 = UInt32(IN_ATTRIB)) throws {
     fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
     guard fd >= 0 else { throw MsglogError.systemRefused(.watch(location: shown), errno: errno) }
     guard inotify_add_watch(fd, file, events) >= 0 else {

@@ -184,6 +184,28 @@ import Testing
     #expect(follower.held == 1023)
   }
 
+  /// A write by another process wakes a follower once, for its commit:
+  /// not for the transaction that opens the log for writing (it changes
+  /// nothing), nor for LMDB's own page writes before the commit can be
+  /// read. Every wake is a read of the log; the follower counts them.
+  /// Each write starts once the follower has handed out the one before and
+  /// gone back to waiting, so it sees each signal of the write by itself
+  /// (a signal it took together with another would only make fewer).
+  @Test func aWriteWakesAFollowerOnce() async throws {
+    let s = Sandbox(.lmdb)
+    s.append("seed")
+    let log = try EventLog(s.db)
+    let follower = LogFollower(log: log, from: 2, stream: nil)
+    let writes = 8
+    for n in 1...writes {
+      async let next = follower.next()
+      let writer = s.start(["append", "message \(n)"])
+      #expect(try await next?.seq == UInt64(n + 1))
+      #expect(writer.finish().code == 0)
+    }
+    #expect(follower.wakes <= writes, "\(follower.wakes) wakes for \(writes) writes")
+  }
+
   /// Flips one bit of the first copy of `marker` in a file, in place (the
   /// file stays the one LMDB has mapped).
   func flipFirstByte(of marker: String, in path: String) throws {

@@ -39,10 +39,15 @@ import Testing
   /// A live sync told to stop once it has waited `times` times (it never
   /// should, for a refusal no retry mends): what it threw, or nil.
   static func liveSync(_ log: EventLog, _ options: SyncOptions, untilItWaited times: Int = 3) -> MsglogError? {
-    let waits = Atomic<Int>(0)
+    let stop = Pipe()
+    var waits = 0
     do {
-      try log.syncLive(options: options, stop: { waits.load(ordering: .relaxed) >= times }) { notice in
-        if case .waiting = notice { waits.add(1, ordering: .relaxed) }
+      try log.syncLive(
+        options: options, stop: [FollowStop(fileDescriptor: stop.fileHandleForReading.fileDescriptor, whenReadable: true)]
+      ) { notice in
+        guard case .waiting = notice else { return }
+        waits += 1
+        if waits == times { stop.fileHandleForWriting.write(Data([1])) }
       }
       return nil
     } catch {

@@ -140,36 +140,25 @@ import Testing
     #expect(tally.refused > 0 && confirmations > 0, "\(tally), \(confirmations) confirmations")
   }
 
-  /// While a live sync runs (as SYNC.md's app runs it, on a thread of its
-  /// own), writes here and at the server: every state the list passes
+  /// While a live sync runs (as SYNC.md's app runs it, from a task it
+  /// cancels), writes here and at the server: every state the list passes
   /// through has each id once, and once the writing stops and a last sync
   /// is done, the list is the server's.
   @Test func aLiveSyncKeepsTheListShownRight() async throws {
     let setup = try Setup(items: 5)
     let chat = setup.replica.stream("chat")
     let list = ShownList(chat, from: try chat.items())
-    let stop = StopFlag()
     let replica = setup.replica
-    async let ended: Void = withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-      Thread.detachNewThread {
-        #expect(throws: Never.self) { try replica.syncLive(stop: { stop.stopped.load(ordering: .acquiring) }) }
-        done.resume()
-      }
-    }
+    let syncing = Task.detached { try await replica.syncLive() }
     var random = Seeded(state: 35)
     var tally = Tally()
     for n in 0..<60 { try Self.write(setup, &random, n, tally: &tally) }
-    stop.stopped.store(true, ordering: .releasing)
-    await ended
+    syncing.cancel()
+    await #expect(throws: Never.self) { try await syncing.value }
     _ = try setup.replica.sync()
     let synced = try chat.items()
     await list.reach(synced)
     #expect(synced.items == (try setup.atServer.stream("chat").items().items))
     #expect(list.updates.count > 1)
   }
-}
-
-/// Set when the live sync is to stop; read by its thread.
-final class StopFlag: Sendable {
-  let stopped = Atomic<Bool>(false)
 }

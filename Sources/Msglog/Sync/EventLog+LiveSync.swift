@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 extension EventLog {
   /// What a live sync tells while it runs.
   public enum SyncNotice: Equatable, Sendable {
@@ -13,39 +9,60 @@ extension EventLog {
     case reconnected
   }
 
-  /// Keeps the replica in sync until `stop` says to: pushes pending changes
-  /// as they are made (by any process on the replica) and pulls events as
-  /// they commit on the remote, reconnecting with backoff (0.1 s, doubling
-  /// up to 5 s) while the remote cannot be reached or is too slow (each
-  /// round bounded by `SyncOptions.timeout`). Holds the replica's sync
+  /// Keeps the replica in sync until one of `stop` signals: pushes pending
+  /// changes as they are made (by any process on the replica) and pulls
+  /// events as they commit on the remote, reconnecting with backoff (0.1 s,
+  /// doubling up to 5 s) while the remote cannot be reached or is too slow
+  /// (each round bounded by `SyncOptions.timeout`). Holds the replica's sync
   /// lock throughout. Returns when stopped; throws what no retry can mend
   /// — another log, incompatible versions, a remote that breaks the
   /// protocol (`remoteFault`), a token refused (`tokenRefused`: sign in
   /// again) or a request forbidden (`remoteForbids`), a certificate that
   /// cannot be trusted (`untrustedRemote`).
   ///
+  /// Between rounds it sleeps until something happens — a commit on the
+  /// remote, a commit to the replica, a `stop` descriptor — and is woken
+  /// by nothing else (a quiet remote gets a round every 25 s, as a kept
+  /// event stream is renewed).
+  ///
   /// Blocks the calling thread all along and calls `notices` on it,
-  /// between rounds; `stop` is asked from threads of its own too. So: run
-  /// it on a thread of its own, give it a `stop` made for threads (an
-  /// `Atomic` flag), and hop to the main actor from `notices` before
-  /// touching UI (docs/SYNC.md, "In an app").
+  /// between rounds: run it on a thread of its own and hop to the main
+  /// actor from `notices` before touching UI. From a task, the
+  /// asynchronous `syncLive(options:notices:)` ends when the task is
+  /// cancelled (docs/SYNC.md, "In an app").
   public func syncLive(
-    options: SyncOptions = SyncOptions(), stop: @escaping @Sendable () -> Bool,
-    notices: (SyncNotice) -> Void = { _ in }
+    options: SyncOptions = SyncOptions(), stop: [FollowStop], notices: (SyncNotice) -> Void = { _ in }
   ) throws {
     guard let state = try replicaState() else { throw MsglogError.notAReplica(location: location) }
     try syncLive(with: try EventLog.remote(at: state.remote, options: options), stop: stop, notices: notices)
   }
 
-  package func syncLive(
-    with remote: any SyncRemote, stop: @escaping @Sendable () -> Bool, notices: (SyncNotice) -> Void
-  ) throws {
+  /// `syncLive` from a task: runs on a thread of its own (it blocks) and
+  /// returns once the task is cancelled, or throws what no retry mends.
+  /// `notices` is called on that thread, between rounds.
+  public func syncLive(
+    options: SyncOptions = SyncOptions(), notices: @escaping @Sendable (SyncNotice) -> Void = { _ in }
+  ) async throws {
+    let cancelled = try WakePipe()
+    try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        let started = startThread { [self] in
+          continuation.resume(with: Result { try syncLive(options: options, stop: [cancelled.stop], notices: notices) })
+        }
+        if !started { continuation.resume(throwing: MsglogError.systemRefused(.followerThread, errno: nil)) }
+      }
+    } onCancel: {
+      cancelled.signal()
+    }
+  }
+
+  package func syncLive(with remote: any SyncRemote, stop: [FollowStop], notices: (SyncNotice) -> Void) throws {
     guard let state = try replicaState() else { throw MsglogError.notAReplica(location: location) }
     let lock = try lockForSync()
     defer { withExtendedLifetime(lock) {} }
     var backoff = 0.1
     var failing = false
-    while !stop() {
+    while !FollowStop.anySignalled(stop) {
       do {
         remote.startRun()
         let report = try syncRound(with: remote, state: state)
@@ -54,17 +71,31 @@ extension EventLog {
         backoff = 0.1
         if report.pushed > 0 || report.pulled > 0 { notices(.synced(report)) }
         let head = try headSeq()
-        // Until the remote commits, or a change is made here.
-        _ = try remote.waitForEvents(after: head, seconds: 25) { [self] in
-          stop() || ((try? pendingCount()) ?? 0) > 0
+        // Watch the replica first, then count: a change made in between
+        // still wakes the wait.
+        let changes = try watchChanges()
+        guard try pendingCount() == 0 else { continue }
+        // Until the remote commits, a change is made here, or a stop.
+        _ = try withExtendedLifetime(changes) {
+          try remote.waitForEvents(after: head, seconds: 25, stop: stop + changes.stops)
         }
       } catch let error as MsglogError where Self.isWorthRetrying(error) {
         failing = true
         notices(.waiting(reason: error.description, seconds: backoff))
-        let deadline = Deadline.after(seconds: backoff)
-        while !deadline.hasPassed && !stop() { usleep(20_000) }
+        guard FollowStop.wait(.milliseconds(Int64(backoff * 1000)), unless: stop) else { return }
         backoff = min(backoff * 2, 5)
       }
+    }
+  }
+
+  /// The replica's commits as a stop of a live sync's wait: none when its
+  /// store cannot be watched (its changes then wait for the next round).
+  private func watchChanges() throws -> ChangeWatch {
+    guard let store = store as? any FollowableStore else { return ChangeWatch(watcher: nil) }
+    do {
+      return ChangeWatch(watcher: try store.watchCommits())
+    } catch {
+      throw MsglogError(anyStoreFailure: error)
     }
   }
 
@@ -74,5 +105,16 @@ extension EventLog {
     case .cannotConnect, .connectionLost, .syncTimedOut: return true
     default: return error.category == .unavailable
     }
+  }
+}
+
+/// A watch on the replica's commits while a live sync waits: its
+/// descriptor ends the wait (it is dropped, not drained, after).
+struct ChangeWatch {
+  var watcher: (any CommitWatcher)?
+
+  var stops: [FollowStop] {
+    guard let watcher, watcher.fileDescriptor >= 0 else { return [] }
+    return [FollowStop(fileDescriptor: watcher.fileDescriptor, whenReadable: true)]
   }
 }

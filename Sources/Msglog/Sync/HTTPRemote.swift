@@ -92,19 +92,12 @@ package final class HTTPRemote: SyncRemote {
   }
 
   /// Opens the remote's event stream from the next seq and waits for its
-  /// first event; a second client, cancelled when `stop` says so or time
-  /// is up, so the sync's own connection is left as it is.
-  package func waitForEvents(after seq: UInt64, seconds: Double, stop: @escaping @Sendable () -> Bool) throws -> Bool {
+  /// first event; a second client, cancelled when one of `stop` signals or
+  /// time is up, so the sync's own connection is left as it is.
+  package func waitForEvents(after seq: UInt64, seconds: Double, stop: [FollowStop]) throws -> Bool {
     let follower = HTTPClient(url, configuration)
-    let done = Guarded(false)
-    let deadline = Deadline.after(seconds: seconds)
-    startThread {
-      while !done.read({ $0 }) && !deadline.hasPassed && !stop() {
-        done.wait(until: { $0 }, deadline: .after(seconds: 0.1)) { _, _ in }
-      }
-      follower.cancel()
-    }
-    defer { done.update { $0 = true } }
+    let bound = try WaitBound(seconds: seconds, stops: stop) { follower.cancel() }
+    defer { bound.finish() }
     do {
       let stream = try follower.open(.get("/api/follow?from=\(seq + 1)", accept: "text/event-stream"))
       guard stream.status == 200 else { return false }

@@ -26,8 +26,17 @@ package final class LogRemote: SyncRemote {
     }
   }
 
-  package func waitForEvents(after seq: UInt64, seconds: Double, stop: @escaping @Sendable () -> Bool) throws -> Bool {
-    let waiter = CommitWaiter(log: log, after: seq, stop: stop)
-    return try waiter.wait(seconds: seconds)
+  /// Follows the remote log from the next seq, as `follow` does (woken by
+  /// its store), until its first event, a `stop`, or the time is up.
+  package func waitForEvents(after seq: UInt64, seconds: Double, stop: [FollowStop]) throws -> Bool {
+    let timeUp = try WakePipe()
+    let bound = try WaitBound(seconds: seconds, stops: []) { timeUp.signal() }
+    defer { bound.finish() }
+    var arrived = false
+    try log.follow(from: seq + 1, stop: stop + [timeUp.stop]) { _ in
+      arrived = true
+      return false
+    }
+    return arrived
   }
 }

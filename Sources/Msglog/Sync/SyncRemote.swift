@@ -14,8 +14,9 @@ package protocol SyncRemote: AnyObject {
   /// it has checked that its record at that seq is the one the replica has.
   func pull(_ request: PullRequest) throws -> RecordPage
   /// Waits until the remote's head passes `seq`, at most `seconds`, or
-  /// until `stop` says to; true when it did.
-  func waitForEvents(after seq: UInt64, seconds: Double, stop: @escaping @Sendable () -> Bool) throws -> Bool
+  /// until one of `stop` signals; true when it passed. Woken by the
+  /// remote's commits, the descriptors or the time only.
+  func waitForEvents(after seq: UInt64, seconds: Double, stop: [FollowStop]) throws -> Bool
   /// A run begins (a clone, a sync, a round of a live sync): the calls
   /// after it share its bound (`SyncOptions.timeout`) where the remote has
   /// one.

@@ -99,8 +99,8 @@ extension Invocation {
     let signals = try SignalPipe.install([SIGINT, SIGTERM])
     defer { signals.uninstall() }
     let stderr = self.stderr
-    let readEnd = signals.readEnd
-    try log.syncLive(options: options, stop: { SignalPipe.isReadable(readEnd) }) { notice in
+    try log.syncLive(options: options, stop: [FollowStop(fileDescriptor: signals.readEnd, whenReadable: true)]) {
+      notice in
       switch notice {
       case .synced(let report):
         try? print(report)
@@ -207,13 +207,5 @@ extension JSONWriter {
       json.member("stream", refusal.stream)
       json.member("error", refusal.error)
     }
-  }
-}
-
-extension SignalPipe {
-  /// Whether a signal arrived (the pipe has a byte), without waiting.
-  static func isReadable(_ fd: Int32) -> Bool {
-    var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-    return poll(&entry, 1, 0) > 0
   }
 }
