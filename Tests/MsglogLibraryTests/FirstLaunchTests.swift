@@ -110,9 +110,9 @@ import Testing
     }
     let follower = try EventLog(path)
     let seen = Mutex<[String]>([])
-    let started = Mutex(false)
+    let started = Mutex<pid_t?>(nil)
     let thread = Thread {
-      started.withLock { $0 = true }
+      started.withLock { $0 = currentThreadID() ?? -1 }
       do {
         try follower.follow(from: nil, stream: "board") { event in
           let count = seen.withLock { seen in
@@ -126,8 +126,8 @@ import Testing
       }
     }
     thread.start()
-    while !started.withLock({ $0 }) { usleep(1_000) }
-    usleep(200_000)  // most likely waiting by now; either way it must see both
+    // Waiting for the database to be made: blocked in poll.
+    #expect(waitUntilBlockedInPoll { started.withLock { $0 }.map { isBlockedInPoll(thread: $0) } ?? false })
     #expect(seen.withLock { $0 }.isEmpty)
     if place == "missing parent" {
       try FileManager.default.createDirectory(atPath: dir.path + "/not/yet", withIntermediateDirectories: true)
@@ -147,13 +147,17 @@ import Testing
   @Test func anAsyncFollowerWaitsForTheFirstCommit() async throws {
     let dir = TemporaryDirectory()
     let log = try EventLog(dir.db)
+    // The writer waits for a thread of the follower's to block in poll
+    // (one that was not before: the follower's, or, rarely, a test's
+    // beside it — then the follower may see the commit as it starts).
+    let before = threadsBlockedInPoll()
     let writer = Task.detached {
-      try await Task.sleep(for: .milliseconds(200))
+      waitUntilBlockedInPoll { !threadsBlockedInPoll().subtracting(before).isEmpty }
       // Another process (one environment open twice in a process is not allowed).
       return runProgram(Sandbox.binary, ["--db", dir.db, "append", "--stream", "board", "hello"])
     }
     var texts: [UInt64] = []
-    for try await event in log.follow(stream: "board") {
+    for try await event in log.follow(from: 1, stream: "board") {
       texts.append(event.seq)
       break
     }
