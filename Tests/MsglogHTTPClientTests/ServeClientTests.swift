@@ -1,6 +1,7 @@
 import Foundation
 import MsglogHTTPClient
 import MsglogTestSupport
+import Synchronization
 import Testing
 
 /// The client against the real `msglog serve`, for what any correct
@@ -97,13 +98,15 @@ import Testing
     nonisolated(unsafe) let events = ServerSentEventReader(stream)
     let ended = DispatchSemaphore(value: 0)
     nonisolated(unsafe) var outcome: Result<ServerSentEvent?, any Error>? = nil
+    let reader = Mutex<pid_t?>(nil)
     let follower = Thread {
+      reader.withLock { $0 = currentThreadID() ?? -1 }
       outcome = Result { try events.next() }
       ended.signal()
     }
     follower.start()
-    // Ordering only: the follower is (most likely) blocked in its read by now.
-    usleep(200_000)
+    // Cancelled while it is blocked in its read (in poll, as the kernel says).
+    #expect(waitUntilThreads { reader.withLock { $0 }.map { isBlockedInPoll(thread: $0) } ?? false })
     client.cancel()
     // A watchdog, not a measurement: a cancel that did not work would wait 600 s.
     #expect(ended.wait(timeout: .now() + 60) == .success)

@@ -127,7 +127,7 @@ import Testing
     }
     thread.start()
     // Waiting for the database to be made: blocked in poll.
-    #expect(waitUntilBlockedInPoll { started.withLock { $0 }.map { isBlockedInPoll(thread: $0) } ?? false })
+    #expect(waitUntilThreads { started.withLock { $0 }.map { isBlockedInPoll(thread: $0) } ?? false })
     #expect(seen.withLock { $0 }.isEmpty)
     if place == "missing parent" {
       try FileManager.default.createDirectory(atPath: dir.path + "/not/yet", withIntermediateDirectories: true)
@@ -152,7 +152,7 @@ import Testing
     // beside it — then the follower may see the commit as it starts).
     let before = threadsBlockedInPoll()
     let writer = Task.detached {
-      waitUntilBlockedInPoll { !threadsBlockedInPoll().subtracting(before).isEmpty }
+      waitUntilThreads { !threadsBlockedInPoll().subtracting(before).isEmpty }
       // Another process (one environment open twice in a process is not allowed).
       return runProgram(Sandbox.binary, ["--db", dir.db, "append", "--stream", "board", "hello"])
     }

@@ -104,8 +104,15 @@ import Testing
     }
     let results = Mutex<[Int: Result<Outcome?, MsglogError>]>([:])
     let finished = DispatchSemaphore(value: 0)
+    let threads = Mutex<[Int: pid_t]>([:])
+    /// Whether the threads started so far all sleep (on the lock, or in the queue).
+    func allAsleep(_ count: Int) -> Bool {
+      let known = threads.withLock { $0 }
+      return known.count == count && known.values.allSatisfy { isAsleep(thread: $0) }
+    }
     for (n, expected) in plan.enumerated() {
       Thread {
+        threads.withLock { $0[n] = currentThreadID() ?? -1 }
         defer { finished.signal() }
         let result = Result { () throws(MsglogError) -> Outcome? in
           do {
@@ -126,9 +133,10 @@ import Testing
         results.withLock { $0[n] = result }
       }.start()
       // The first one takes the lead (and waits for the lock); the rest queue behind it.
-      if n == 0 { usleep(200_000) }
+      if n == 0 { #expect(waitUntilThreads { allAsleep(1) }) }
     }
-    usleep(300_000)
+    // Every one asleep: the lead on the lock, the others in the queue.
+    #expect(waitUntilThreads { allAsleep(plan.count) })
     lock.release()
     for _ in plan { finished.wait() }
     let outcomes = results.withLock { $0 }

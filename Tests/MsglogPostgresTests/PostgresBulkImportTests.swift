@@ -176,7 +176,9 @@ import Testing
     let requests = BulkImportCatalogue.workload(count: 20_000, streams: ["bulk", "bulk2"], seed: 5)
     let built = try log.bulkImport(requests)
     let during = appended.load(ordering: .relaxed)
-    usleep(200_000)
+    // Until a writer's append lands after the import (a watchdog bounds it).
+    let deadline = Date().addingTimeInterval(60)
+    while appended.load(ordering: .relaxed) <= during, Date() < deadline { usleep(10_000) }
     running.store(false, ordering: .relaxed)
     group.wait()
     #expect(appended.load(ordering: .relaxed) > during, "the writers went on after the import")

@@ -31,7 +31,9 @@ import Testing
     let s = Sandbox(.postgres)
     let follower = try EventLog(s.db)
     let seen = Mutex<[String]>([])
+    let waiter = Mutex<pid_t?>(nil)
     let thread = Thread {
+      waiter.withLock { $0 = currentThreadID() ?? -1 }
       do {
         try follower.follow(from: nil) { event in
           seen.withLock { $0.append("\(event.seq) \(event.opName)") }
@@ -42,7 +44,9 @@ import Testing
       }
     }
     thread.start()
-    usleep(300_000)  // most likely listening by now; either way it must see it
+    // Blocked in poll: listening by now, most likely (libpq waits in poll
+    // too, for its server's answers); either way it must see the commit.
+    #expect(waitUntilThreads { waiter.withLock { $0 }.map { isBlockedInPoll(thread: $0) } ?? false })
     #expect(seen.withLock { $0 }.isEmpty)
     try EventLog(s.db).append("first")
     let deadline = Date().addingTimeInterval(60)

@@ -73,7 +73,8 @@ import Testing
     defer { #expect(served.stop().code == 0) }
     for round in 0..<3 {
       for r in concurrentRequests(served, 6, in: s) { #expect(r.hasSuffix(" 200"), "round \(round): \(r)") }
-      usleep(600_000)  // longer than the timeout: every pooled connection is closed
+      // Until the timeout has closed every pooled connection (the server says so).
+      #expect(waitForSessions(of: name, on: server) { $0.isEmpty })
     }
     #expect(s.run(["--db", url, "verify"], useDefaultDB: false).code == 0)
   }
@@ -90,6 +91,18 @@ import Testing
       #expect(try log.items().items.count == 3 + n)
     }
     #expect(try log.verify().problems.isEmpty)
+  }
+
+  /// Waits (a watchdog bounds it) until `ready` holds of the sessions open
+  /// on database `name` (their backends' pids and start times), as the
+  /// server's pg_stat_activity has them; whether it did.
+  func waitForSessions(of name: String, on server: PostgresServer, _ ready: (Set<String>) -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(60)
+    while Date() < deadline {
+      let r = server.psql("SELECT pid || ' ' || backend_start FROM pg_stat_activity WHERE datname = '\(name)'")
+      if r.code == 0, ready(Set(r.lines)) { return true }
+    }
+    return false
   }
 
   /// Waits (a watchdog, not a measure) until a child has printed `count` lines.
@@ -139,7 +152,14 @@ import Testing
     let s = Sandbox()
     let follower = s.start(["--db", url, "log", "--follow", "--json", "--from", "1", "--limit", "3"], useDefaultDB: false)
     #expect(printed(follower, 1))
-    usleep(1_500_000)  // several timeouts
+    // Several timeouts: the follower's session closed and opened again
+    // (a new backend each time) three times over, as the server says.
+    var seen = Set<String>()
+    #expect(
+      waitForSessions(of: name, on: server) { now in
+        seen.formUnion(now)
+        return seen.count >= 4
+      })
     for n in 0..<2 { #expect(s.run(["--db", url, "append", "after \(n)"], useDefaultDB: false).code == 0) }
     for _ in 0..<2400 where follower.process.isRunning { usleep(25_000) }
     if follower.process.isRunning { kill(follower.process.processIdentifier, SIGKILL) }

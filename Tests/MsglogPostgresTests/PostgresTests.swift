@@ -73,6 +73,8 @@ import Testing
     var killed = 0
     for i in 0..<30 {
       let child = s.start(["import"], stdin: batch(i))
+      // Deliberate: the kill lands at a random point of the import (the
+      // scenario), and what is checked holds wherever it lands.
       usleep(UInt32.random(in: 0...(span * 3 / 2)))
       kill(child.process.processIdentifier, SIGKILL)
       let r = child.finish()
@@ -127,11 +129,19 @@ import Testing
         }
       }
     }
-    usleep(400_000)
+    /// Waits (a watchdog bounds it) until `ready` holds of the progress.
+    func waitFor(_ ready: (Progress) -> Bool) {
+      let deadline = Date().addingTimeInterval(60)
+      while !progress.withLock({ ready($0) }), Date() < deadline { usleep(10_000) }
+    }
+    // Crashed once writes are being acknowledged, restarted once a client
+    // has failed on the crash, and stopped once writes land again.
+    waitFor { $0.acknowledged.count >= 8 }
     #expect(server.control("crash") == 0)
-    usleep(500_000)
+    waitFor { !$0.failures.isEmpty }
+    let beforeRestart = progress.withLock { $0.acknowledged.count }
     #expect(server.control("restart") == 0)
-    usleep(400_000)
+    waitFor { $0.acknowledged.count >= beforeRestart + 8 }
     progress.withLock { $0.running = false }
     group.wait()
     let (acknowledged, failures) = progress.withLock { ($0.acknowledged, $0.failures) }

@@ -164,14 +164,14 @@ import Testing
     for i in 1...3 { s.append("m\(i)") }
     let server = try ServedLog.running(s)
     defer { #expect(server.stop().code == 0) }
-    let out = s.dir + "/sse.txt"
-    let curl = "curl -sN --max-time 3 -H 'Last-Event-ID: 1' '\(server.url!)/api/follow' > '\(out)'"
-    let group = DispatchGroup()
-    DispatchQueue.global().async(group: group) { shell(curl) }
-    usleep(500_000)
+    let curl = s.start(
+      ["-sN", "-H", "Last-Event-ID: 1", server.url! + "/api/follow"], useDefaultDB: false, runner: "/usr/bin/curl")
+    // Resumed (3 is there), then following: m4 arrives live.
+    #expect(curl.waitForOutput("id: 3\n"))
     s.append("m4")
-    group.wait()
-    let text = try String(contentsOfFile: out, encoding: .utf8)
+    #expect(curl.waitForOutput(#"data: {"seq":4,"#))
+    kill(curl.process.processIdentifier, SIGTERM)
+    let text = curl.finish().stdout
     let ids = text.split(separator: "\n").filter { $0.hasPrefix("id: ") }.map { String($0.dropFirst(4)) }
     #expect(ids == ["2", "3", "4"], "\(text)")
     #expect(text.contains(#"data: {"seq":4,"stream":"main""#), "\(text)")

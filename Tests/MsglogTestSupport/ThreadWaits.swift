@@ -27,14 +27,25 @@ public func isBlockedInPoll(thread tid: pid_t, of pid: pid_t = getpid()) -> Bool
   return channel.contains("poll")
 }
 
-/// Waits until `blocked` holds — a follower has read what there was and
-/// sleeps in poll(2) for the store's signal — up to `seconds`; whether it
-/// did. A readiness signal from the kernel, never a guess at how long a
-/// thread takes to get there.
+/// Whether thread `tid` of this process sleeps now — waits on a lock, a
+/// condition, a descriptor — as the kernel says (its state in `stat`).
+public func isAsleep(thread tid: pid_t) -> Bool {
+  let stat = (try? String(contentsOfFile: "/proc/self/task/\(tid)/stat", encoding: .utf8)) ?? ""
+  // "tid (name) S …": the state follows the name's closing parenthesis.
+  guard let close = stat.lastIndex(of: ")") else { return false }
+  let state = stat[close...].dropFirst(2).first
+  return state == "S" || state == "D"
+}
+
+/// Waits until `ready` — threads in the state a test needs, as the kernel
+/// says (`isBlockedInPoll`, `isAsleep`): a follower that has read what
+/// there was and sleeps in poll(2) for the store's signal, writers queued
+/// on a lock — up to `seconds`; whether it did. A readiness signal, never
+/// a guess at how long a thread takes to get there.
 @discardableResult
-public func waitUntilBlockedInPoll(seconds: Double = 60, _ blocked: () -> Bool) -> Bool {
+public func waitUntilThreads(seconds: Double = 60, _ ready: () -> Bool) -> Bool {
   let deadline = Date().addingTimeInterval(seconds)
-  while !blocked() {
+  while !ready() {
     if Date() >= deadline { return false }
     usleep(1_000)
   }
