@@ -49,13 +49,16 @@ import Testing
       "/api/events?stream=big&limit=100000", "/api/follow?stream=big&from=1",
     ] {
       let before = try ServeSafetyTests.memory(of: server.pid).rss
+      let sockets = Self.sockets(of: server.pid)
       var clients: [LoopbackSocket] = []
       for _ in 0..<20 {
         let socket = try #require(LoopbackSocket(port: server.port, receiveBuffer: 4096))
         socket.send("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         clients.append(socket)
       }
-      // Long enough for a server that makes the whole answer to have made it.
+      // Deliberate: a window of samples, long enough for a server that
+      // makes the whole answer to have made it (what is measured is the
+      // peak over it).
       var peak = before
       for _ in 0..<30 {
         usleep(100_000)
@@ -70,10 +73,19 @@ import Testing
       let first = clients[0].read(atMost: 4096, seconds: 60) ?? []
       #expect(String(decoding: first, as: UTF8.self).hasPrefix("HTTP/1.1 200"), "\(target)")
       clients.removeAll()
-      // The server lets go of them (it notices them gone).
-      usleep(500_000)
+      // The server lets go of them (it notices them gone): its sockets are
+      // back to what they were.
+      #expect(waitUntilThreads { Self.sockets(of: server.pid) <= sockets }, "\(target): the clients' sockets kept")
     }
     #expect(server.request("GET", "/api/streams").status == 200)
+  }
+
+  /// How many sockets process `pid` has open.
+  static func sockets(of pid: Int32) -> Int {
+    let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+    return fds.filter { fd in
+      (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"))?.hasPrefix("socket:") ?? false
+    }.count
   }
 
   // MARK: - Item 5: connections are not threads
@@ -216,7 +228,10 @@ import Testing
           }
         }
       }
-      usleep(useconds_t(300_000 + round * 100_000))
+      // Stopped under load: once the writers have had some answers this
+      // round, more each round (a watchdog bounds the wait).
+      let answeredBefore = answered.value.count
+      #expect(waitUntilThreads { answered.value.count >= answeredBefore + 12 + round * 4 })
       let signalled = Date()
       let run = server.stop()  // SIGTERM, and what it printed once it ended
       let took = Date().timeIntervalSince(signalled)
