@@ -94,9 +94,14 @@ import Testing
     let s = Sandbox()
     let file = try writeLines(s)
     #expect(mkdir(s.dir + "/spool", 0o755) == 0)
+    // The pipe stalls until the files have been looked at (a fifo opened
+    // and closed ends it), once the copy is seen among them.
+    #expect(mkfifo(s.dir + "/gate", 0o600) == 0)
     let r = shell(
-      "{ head -3 '\(file)'; sleep 2; } | TMPDIR='\(s.dir)/spool' msglog --db postgres://nobody@127.0.0.1:1/none import"
-        + " 2>/dev/null & sleep 1; for fd in /proc/$!/fd/*; do readlink \"$fd\"; done; wait", in: s)
+      "{ head -3 '\(file)'; cat '\(s.dir)/gate'; } | TMPDIR='\(s.dir)/spool' msglog --db postgres://nobody@127.0.0.1:1/none"
+        + " import 2>/dev/null & pid=$!; for i in $(seq 6000); do ls -l /proc/$pid/fd 2>/dev/null | grep -q '/spool/#'"
+        + " && break; sleep 0.01; done; for fd in /proc/$pid/fd/*; do readlink \"$fd\"; done; : > '\(s.dir)/gate'; wait",
+      in: s)
     #expect(r.stdout.contains("\(s.dir)/spool/#") && r.stdout.contains("(deleted)"), "\(r)")
   }
 
@@ -123,6 +128,8 @@ import Testing
       let s = Sandbox()
       let file = try writeLines(s, editing: true)  // the ledger's way
       let child = s.start(["import", file])
+      // Deliberate: the other write is aimed at the import's first write
+      // (the race is the scenario, tried until it happens).
       usleep(150_000)
       let other = s.run(["append", "other"])
       let r = child.finish()

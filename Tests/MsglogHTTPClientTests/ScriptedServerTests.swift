@@ -262,8 +262,10 @@ import Testing
     #expect(error == .timedOut(origin: "127.0.0.1:\(port)", phase: .connect, seconds: 0.3))
     #expect(error?.description == "cannot reach 127.0.0.1:\(port): no connection within 0.3 s")
     let patient = HTTPClient(url, .init(connectTimeout: 600))
+    // Cancelled while this thread waits for the connection (in poll).
+    let connecting = currentThreadID() ?? -1
     let canceller = Thread {
-      usleep(100_000)
+      waitUntilThreads { isBlockedInPoll(thread: connecting) }
       patient.cancel()
     }
     canceller.start()
