@@ -49,6 +49,8 @@ import Testing
             .joined(separator: "\n").utf8)
       }
       let child = s.start(args, stdin: input)
+      // Deliberate: the kill lands at a random point (the scenario); what
+      // is checked holds wherever it lands.
       usleep(UInt32.random(in: 0...40_000))
       kill(child.process.processIdentifier, SIGKILL)
       let r = child.finish()

@@ -113,6 +113,8 @@ import Testing
     for i in 0..<commits {
       let outcome = try primary.append("commit \(i)")
       committed.withLock { $0[outcome.event.seq] = .now }
+      // Deliberate: commits spaced as an app's are, so each arrival's delay
+      // is measured on its own (the figure printed), not a burst's.
       usleep(UInt32.random(in: 10_000...60_000))
     }
     for _ in 0..<2400 where !follower.isFinished { usleep(10_000) }

@@ -255,7 +255,8 @@ import Testing
         guard let socket = LoopbackSocket(port: port) else { return }
         socket.send(
           "GET /api/events?stream=heavy&limit=100000 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        // A slow reader: 64 KiB at a time, with a pause.
+        // A slow reader: 64 KiB at a time, with a pause (deliberate: the
+        // trickle is the scenario).
         while let chunk = socket.read(atMost: 65_536, seconds: 30) {
           received.update { $0[client] += chunk.count }
           usleep(2_000)

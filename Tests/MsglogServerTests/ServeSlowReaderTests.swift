@@ -39,7 +39,7 @@ import Testing
       }
       reading.bytes += chunk
       if enough(reading.bytes) { break }
-      if slowly { usleep(pause) }
+      if slowly { usleep(pause) }  // deliberate: the slow reader's trickle is the scenario
     }
     return reading
   }

@@ -352,6 +352,8 @@ import Testing
     var generator = SeededGenerator(seed: 27)
     for round in 0..<6 {
       let sync = pair.replica.start(["sync"])
+      // Deliberate: the kill lands at a seeded random point of the sync
+      // (the scenario); what is checked holds wherever it lands.
       usleep(UInt32.random(in: 5_000...150_000, using: &generator))
       if round % 2 == 0 {
         kill(sync.process.processIdentifier, SIGKILL)

@@ -62,6 +62,7 @@ import Testing
         // A sync killed midway.
         let i = Int.random(in: 0..<replicas.count, using: &random)
         let sync = replicas[i].start(["sync"])
+        // Deliberate: killed at a seeded random point (the scenario).
         usleep(UInt32.random(in: 0...120_000, using: &random))
         kill(sync.process.processIdentifier, SIGKILL)
         _ = sync.finish()
