@@ -1,3 +1,5 @@
+import MsglogPosix
+
 extension EventLog {
   /// What a live sync tells while it runs.
   public enum SyncNotice: Equatable, Sendable {
@@ -43,7 +45,7 @@ extension EventLog {
   public func syncLive(
     options: SyncOptions = SyncOptions(), notices: @escaping @Sendable (SyncNotice) -> Void = { _ in }
   ) async throws {
-    let cancelled = try WakePipe()
+    let cancelled = try MsglogPosix.WakePipe.made()
     try await withTaskCancellationHandler {
       try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
         let started = startThread { [self] in

@@ -1,3 +1,4 @@
+import MsglogPosix
 /// A remote that is a log this process opens itself (a `postgres://`
 /// location): the sync protocol's calls made in process, in the remote's
 /// own transactions — the same messages, the same exactly-once as `msglog
@@ -29,7 +30,7 @@ package final class LogRemote: SyncRemote {
   /// Follows the remote log from the next seq, as `follow` does (woken by
   /// its store), until its first event, a `stop`, or the time is up.
   package func waitForEvents(after seq: UInt64, seconds: Double, stop: [FollowStop]) throws -> Bool {
-    let timeUp = try WakePipe()
+    let timeUp = try MsglogPosix.WakePipe.made()
     let bound = try WaitBound(seconds: seconds, stops: []) { timeUp.signal() }
     defer { bound.finish() }
     var arrived = false

@@ -2,31 +2,17 @@
   import Glibc
 #endif
 
-/// A pipe one thread writes to wake another that waits in `poll(2)`: its
-/// read end is a `FollowStop`. Once signalled it stays readable (nothing
-/// reads it), so a wait that starts after the signal ends at once.
-final class WakePipe: Sendable {
-  private let read: Int32
-  private let write: Int32
+import MsglogPosix
 
-  init() throws(MsglogError) {
-    var ends: [Int32] = [-1, -1]
-    guard pipe(&ends) == 0 else { throw .systemRefused(.wakePipe, errno: errno) }
-    for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-    (read, write) = (ends[0], ends[1])
+/// The shared self-pipe (`MsglogPosix.WakePipe`) as the library uses it:
+/// made with its failure worded as the library's, and its read end a
+/// `FollowStop` for `FollowStop.wait`.
+extension MsglogPosix.WakePipe {
+  static func made() throws(MsglogError) -> MsglogPosix.WakePipe {
+    do { return try MsglogPosix.WakePipe() } catch { throw .systemRefused(.wakePipe, errno: error.errno) }
   }
 
-  deinit {
-    close(read)
-    close(write)
-  }
-
-  var stop: FollowStop { FollowStop(fileDescriptor: read, whenReadable: true) }
-
-  func signal() {
-    var byte: UInt8 = 1
-    _ = Glibc.write(write, &byte, 1)
-  }
+  var stop: FollowStop { FollowStop(fileDescriptor: readEnd, whenReadable: true) }
 }
 
 /// Ends a blocking wait for a remote's commits — one that cannot take
@@ -35,11 +21,11 @@ final class WakePipe: Sendable {
 /// `poll(2)` on those descriptors, which then calls `end`. Woken by them
 /// or by the time, never by a timer that looks.
 final class WaitBound: Sendable {
-  private let finished: WakePipe
+  private let finished: MsglogPosix.WakePipe
   private let exited = Guarded(false)
 
   init(seconds: Double, stops: [FollowStop], end: @escaping @Sendable () -> Void) throws(MsglogError) {
-    let finished = try WakePipe()
+    let finished = try MsglogPosix.WakePipe.made()
     self.finished = finished
     let exited = self.exited
     let started = startThread {
