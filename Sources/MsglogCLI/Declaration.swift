@@ -76,7 +76,7 @@ enum CommandName: String, CaseIterable, Sendable {
   case append, insert, move, remove, edit, restore, undo, list, replay, log, streams, diff, export
   case `import`, verify, backup
   case initialize = "init"
-  case serve, clone, sync, status, completions, help
+  case serve, token, clone, sync, status, completions, help
 }
 
 /// One command: what it accepts and its help page. (Its handler is the
@@ -339,6 +339,7 @@ struct CommandDeclaration: Sendable {
           msglog serve
           MSGLOG_TOKEN=$(openssl rand -hex 16) msglog serve --listen 0.0.0.0:8443 --tls-cert cert.pem --tls-key key.pem
           """),
+      tokenCommand,
       CommandDeclaration(
         name: .clone, summary: "make a replica of a remote log, to work on offline",
         overview: """

@@ -70,6 +70,7 @@ struct Invocation {
     case .backup: try backup()
     case .initialize: try initialize()
     case .serve: try serve()
+    case .token: try token()
     case .clone: try clone()
     case .sync: try sync()
     case .status: try status()

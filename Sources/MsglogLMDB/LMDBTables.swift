@@ -36,9 +36,11 @@ package final class LMDBTables {
   /// msglog/5 once one holds a secret; msglog/6 once it holds a record of
   /// format 4 (pulled from a remote that writes them), by
   /// `ContainerFormat`'s rule. A new database starts at msglog/6 and writes
-  /// framed records (`recordLayout`).
+  /// framed records (`recordLayout`); msglog/7 once it holds a named token
+  /// (`tokensVersion`), so that an older msglog serving it refuses it
+  /// rather than serve it without asking for a token.
   static let containerFormat = ContainerFormat(
-    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...6,
+    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...7,
     holding: [EventRecord.formatVersion2: 3, EventRecord.formatVersion3: 4, EventRecord.formatVersion4: framedVersion])
   /// The first version whose databases write framed records (record format 4).
   static let framedVersion = 6
@@ -49,8 +51,8 @@ package final class LMDBTables {
   /// summary; `verify --repair` rebuilds them in format 2.
   static let legacyFormatValue = Array("msglog/1".utf8)
   static let summaryKey = Array("summary".utf8)
-  /// The named databases an environment may open: the seven of the log and
-  /// sync's five (`LMDBTables+Sync`), with room to spare.
+  /// The named databases an environment may open: the seven of the log,
+  /// sync's five (`LMDBTables+Sync`) and `tokens`, with room to spare.
   static let maxDatabases: UInt32 = 16
   /// A new database starts with a small map; it doubles whenever a write fills it.
   package static let initialMapSize = 1 << 20

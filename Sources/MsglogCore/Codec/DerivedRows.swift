@@ -24,6 +24,8 @@ package enum DerivedRows {
     case refused = 12
     /// A replica's kept local view (`SavedLocalView`).
     case localView = 13
+    /// Named tokens (`TokenRows`): id → the token's row.
+    case tokens = 14
 
     package var description: String {
       switch self {
@@ -40,6 +42,7 @@ package enum DerivedRows {
       case .learned: return "outcomes"
       case .refused: return "refused"
       case .localView: return "meta (local view)"
+      case .tokens: return "tokens"
       }
     }
   }

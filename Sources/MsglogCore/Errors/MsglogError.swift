@@ -138,6 +138,12 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case changeDoesNotApply(change: UInt64)
   /// A clone cannot be made: the place is taken, or the remote cannot be cloned yet.
   case cannotClone(location: String, reason: String)
+
+  // MARK: Named tokens
+
+  /// A token command refused: a malformed name, pattern or duration
+  /// (invalid input), or an unknown token, a replica (refused).
+  case namedToken(TokenRefusal)
   /// A push for `replica` without the secret its remote holds the hash of
   /// (`given` false), or with another (`given` true): nothing was done.
   case replicaSecretRefused(replica: ItemID, given: Bool)
@@ -252,6 +258,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       .cannotConnect, .connectionLost, .syncTimedOut:
       return .unavailable
     case .line(_, let inner): return inner.category
+    case .namedToken(let refusal): return refusal.isInvalidInput ? .invalidInput : .refused
     }
   }
 
@@ -386,6 +393,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "gave up on \(remote): the sync took longer than its bound of \(Self.seconds(seconds))"
     case .line(let number, let inner): return "line \(number): \(inner)"
     case .cannotReadInput(let text): return text
+    case .namedToken(let refusal): return refusal.description
     }
   }
 

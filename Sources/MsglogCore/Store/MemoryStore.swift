@@ -18,6 +18,8 @@ package final class MemoryStore: EventStore {
     package var summary: RecordedCounts? = nil
     /// Sync's tables (`MemoryStore+Sync`).
     package var sync = SyncTables()
+    /// Named tokens by id (`MemoryStore+Tokens`).
+    package var tokens: [String: NamedToken] = [:]
   }
 
   private let committed = Mutex(State())

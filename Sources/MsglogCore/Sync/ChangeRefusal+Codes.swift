@@ -78,7 +78,7 @@ extension ChangeRefusal {
       .connectionLost, .newerFormat, .storeFailure, .lmdbFailure, .systemRefused, .cannotFollow, .rebuildDidNotVerify,
       .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .syncRunning, .replicaMovedDuringPull,
       .changeDoesNotApply, .cannotClone, .replicaSecretRefused, .changeForgotten, .unacceptableRecord, .remoteFault,
-      .tokenRefused, .remoteForbids, .untrustedRemote, .syncTimedOut, .missingTables:
+      .tokenRefused, .remoteForbids, .untrustedRemote, .syncTimedOut, .missingTables, .namedToken:
       return nil
     }
   }

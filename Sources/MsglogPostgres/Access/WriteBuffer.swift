@@ -18,6 +18,8 @@ extension PostgresStore {
     private var outcomes: [(replica: ItemID, change: UInt64, row: [UInt8])] = []
     private var forgotten: [(replica: ItemID, range: Range<UInt64>)] = []
     private var logID: ItemID? = nil
+    /// Named tokens' rows by id (`Access+Tokens`).
+    private var tokens: [String: [UInt8]] = [:]
     /// Whether the derived tables are to be emptied first (a rebuild).
     private var clears = false
     /// The schema version this transaction moves the schema to (sent once).
@@ -112,6 +114,11 @@ extension PostgresStore {
       dirty.insert(.sync)
     }
 
+    mutating func putToken(_ row: [UInt8], id: String) {
+      tokens[id] = row
+      dirty.insert(.meta)
+    }
+
     /// Gives the log this id unless it has one.
     mutating func giveLogID(_ id: ItemID) {
       logID = id
@@ -176,7 +183,10 @@ extension PostgresStore {
           PostgresSchema.putOutcomes(
             replicas: outcomes.map(\.replica), changes: outcomes.map(\.change), outcomes: outcomes.map(\.row)))
       }
-      if !outcomes.isEmpty || !forgotten.isEmpty { out.append(PostgresSchema.touchHead) }
+      if !tokens.isEmpty {
+        out.append(PostgresSchema.putTokens(ids: Array(tokens.keys), rows: Array(tokens.values)))
+      }
+      if !outcomes.isEmpty || !forgotten.isEmpty || !tokens.isEmpty { out.append(PostgresSchema.touchHead) }
       events.removeAll(keepingCapacity: true)
       heads.removeAll()
       nodes.removeAll()
@@ -187,6 +197,7 @@ extension PostgresStore {
       outcomes.removeAll()
       forgotten.removeAll()
       logID = nil
+      tokens.removeAll()
       clears = false
       dirty.removeAll()
       return out

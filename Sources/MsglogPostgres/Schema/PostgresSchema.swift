@@ -66,9 +66,11 @@ enum PostgresSchema {
   /// that knows only 1; 3 once it holds a record of format 3 (an event
   /// with its origin, from a replica) or sync's state, with sync's two
   /// tables (`PostgresSchema+Sync`); 4 once a row of them holds a
-  /// replica's secret's hash (`secretsVersion`), the same tables.
+  /// replica's secret's hash (`secretsVersion`), the same tables; 5 once
+  /// it holds a named token (`tokensVersion`), so that an older msglog
+  /// refuses to serve it rather than serve it without asking for one.
   static let format = ContainerFormat(
-    storedPrefix: "", shownPrefix: "schema ", readable: 1...4,
+    storedPrefix: "", shownPrefix: "schema ", readable: 1...5,
     holding: [EventRecord.formatVersion2: 2, EventRecord.formatVersion3: syncTablesVersion])
   /// The version a new log starts at.
   static let firstVersion = 1

@@ -1,0 +1,124 @@
+import MsglogCore
+
+/// Named tokens (SPEC "Who may do what: named tokens"): made, listed and
+/// revoked by whoever can open the database, and looked up by `serve`
+/// for each request, so that a revocation needs no restart.
+extension EventLog {
+  /// A token just made: its row, and the token itself, which is shown
+  /// this once and kept nowhere.
+  public struct AddedToken: Sendable {
+    public let token: NamedToken
+    public let secret: TokenSecret
+  }
+
+  /// Makes a token named `name` with `scopes`, expiring `lifetime` from
+  /// now (never: nil).
+  ///
+  /// - Throws: `MsglogError.namedToken` for a malformed name, a name a
+  ///   live token has, or a replica (tokens are its remote's).
+  public func addToken(named name: String, scopes: TokenScopes, lifetime: TokenLifetime? = nil) throws -> AddedToken {
+    try NamedToken.validate(name: name)
+    let secret = TokenSecret.random()
+    return try writingTokens { tokens, now in
+      var taken = false
+      try tokens.forEachToken { token in
+        taken = token.name == name && token.standing(at: now) == .live
+        return !taken
+      }
+      guard !taken else { throw MsglogError.namedToken(.nameTaken(name)) }
+      // 64 random bits: a clash is a broken generator, not bad luck.
+      guard try tokens.token(id: secret.id) == nil else { throw MsglogError.namedToken(.nameTaken(name)) }
+      let token = NamedToken(
+        id: secret.id, name: name, scopes: scopes, made: now,
+        expires: lifetime.map { Timestamp(milliseconds: now.milliseconds + $0.milliseconds) }, revoked: nil,
+        lastUsed: nil, digest: secret.digest)
+      try tokens.putToken(token)
+      return AddedToken(token: token, secret: secret)
+    }
+  }
+
+  /// Every token the log keeps, revoked and expired ones too, oldest first.
+  public func tokens() throws -> [NamedToken] {
+    try readingTokens { tokens in
+      var all: [NamedToken] = []
+      try tokens.forEachToken { token in
+        all.append(token)
+        return true
+      }
+      return all.sorted { ($0.made, $0.id) < ($1.made, $1.id) }
+    }
+  }
+
+  /// Revokes, for good, the token with the id `nameOrID`, else the live
+  /// token so named; returns it as it is now.
+  ///
+  /// - Throws: `MsglogError.namedToken(.noSuchToken)` when none is, and
+  ///   `.alreadyRevoked` for one revoked before.
+  public func revokeToken(_ nameOrID: String) throws -> NamedToken {
+    try writingTokens { tokens, now in
+      var found = NamedToken.isID(nameOrID) ? try tokens.token(id: nameOrID) : nil
+      if found == nil {
+        try tokens.forEachToken { token in
+          if token.name == nameOrID, token.standing(at: now) == .live { found = token }
+          return found == nil
+        }
+      }
+      guard var token = found else { throw MsglogError.namedToken(.noSuchToken(nameOrID)) }
+      guard token.revoked == nil else { throw MsglogError.namedToken(.alreadyRevoked(name: token.name, id: token.id)) }
+      token.revoked = now
+      try tokens.putToken(token)
+      return token
+    }
+  }
+
+  /// Whether the log keeps any token, revoked and expired ones included:
+  /// from then on `serve` asks every request for one.
+  public func holdsTokens() throws -> Bool {
+    try readingTokens { tokens in
+      var any = false
+      try tokens.forEachToken { _ in
+        any = true
+        return false
+      }
+      return any
+    }
+  }
+
+  /// The token `presented` is, when it is one of the log's and its secret
+  /// is right (compared in constant time); nil otherwise. Whether it is
+  /// live is the caller's to ask (`NamedToken.standing(at:)`). Read from
+  /// the store each time: a revocation by another process, or another
+  /// server of a PostgreSQL log, counts at once.
+  public func namedToken(presented: some StringProtocol) throws -> NamedToken? {
+    guard let secret = TokenSecret(presented: presented) else { return nil }
+    let stored = try readingTokens { tokens in try tokens.token(id: secret.id) }
+    guard let stored, stored.digest.matches(secret.digest) else { return nil }
+    return stored
+  }
+
+  // MARK: - Transactions
+
+  private func readingTokens<R>(_ body: (any TokenTableReader) throws -> R) throws -> R {
+    do {
+      return try store.read { reader in
+        if try replicaState(in: reader) != nil { throw MsglogError.namedToken(.inReplica(location: location)) }
+        guard let tokens = reader as? any TokenTableReader else {
+          throw MsglogError.namedToken(.notKept(location: location))
+        }
+        return try body(tokens)
+      }
+    } catch {
+      throw MsglogError(storeFailure: error) ?? error
+    }
+  }
+
+  private func writingTokens<R>(_ body: (any TokenTableWriter, Timestamp) throws -> R) throws -> R {
+    try writing { writer in
+      if try replicaState(in: writer) != nil { throw MsglogError.namedToken(.inReplica(location: location)) }
+      guard let tokens = writer as? any TokenTableWriter else {
+        throw MsglogError.namedToken(.notKept(location: location))
+      }
+      return try body(tokens, writer.commitTime ?? configuration.clock())
+    }
+  }
+}
