@@ -72,15 +72,22 @@ extension EventLog {
   }
 
   /// Whether the log keeps any token, revoked and expired ones included:
-  /// from then on `serve` asks every request for one.
+  /// from then on `serve` asks every request for one. False for a log
+  /// whose database is not made yet, and for a replica.
   public func holdsTokens() throws -> Bool {
-    try readingTokens { tokens in
-      var any = false
-      try tokens.forEachToken { _ in
-        any = true
-        return false
+    do {
+      return try readingTokens { tokens in
+        var any = false
+        try tokens.forEachToken { _ in
+          any = true
+          return false
+        }
+        return any
       }
-      return any
+    } catch MsglogError.noDatabase {
+      return false
+    } catch MsglogError.namedToken(.inReplica) {
+      return false
     }
   }
 
@@ -91,9 +98,19 @@ extension EventLog {
   /// server of a PostgreSQL log, counts at once.
   public func namedToken(presented: some StringProtocol) throws -> NamedToken? {
     guard let secret = TokenSecret(presented: presented) else { return nil }
-    let stored = try readingTokens { tokens in try tokens.token(id: secret.id) }
+    let stored: NamedToken?
+    do {
+      stored = try readingTokens { tokens in try tokens.token(id: secret.id) }
+    } catch MsglogError.noDatabase {
+      return nil
+    }
     guard let stored, stored.digest.matches(secret.digest) else { return nil }
     return stored
+  }
+
+  /// The token with this id as the log has it now; nil when there is none.
+  package func namedToken(id: String) throws -> NamedToken? {
+    try readingTokens { tokens in try tokens.token(id: id) }
   }
 
   // MARK: - Transactions

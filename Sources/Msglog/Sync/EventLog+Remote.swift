@@ -17,7 +17,12 @@ extension EventLog {
   /// the outcome of every change (the stored one for a change done before)
   /// and the head after. The log's commit observer (a server's metrics) is
   /// told of the transaction as of one the group commit makes.
-  package func doChanges(_ request: PushRequest) throws -> PushAnswer {
+  ///
+  /// - Parameter pusher: the named token the push came through: a replica
+  ///   belongs to the token that first pushed for it (another's push is
+  ///   refused whole, nothing done), and each change is refused where the
+  ///   token may not write and recorded as sent by its name.
+  package func doChanges(_ request: PushRequest, as pusher: NamedToken? = nil) throws -> PushAnswer {
     let changes = request.changes
     let started = ContinuousClock.now
     var appended = 0
@@ -29,8 +34,18 @@ extension EventLog {
         throw MsglogError.incompatibleRemote(remote: location, reason: "its store keeps no sync state")
       }
       try checkRemote(sync, log: request.log)
+      if let pusher {
+        guard let owners = session.writer as? any TokenTableWriter else {
+          throw MsglogError.namedToken(.notKept(location: location))
+        }
+        switch try owners.replicaOwner(request.replica) {
+        case nil: try owners.putReplicaOwner(pusher.id, of: request.replica)
+        case pusher.id?: break
+        case _?: throw MsglogError.namedToken(.replicaOwned(replica: request.replica, token: pusher.name))
+        }
+      }
       let done = try session.perform(
-        pushed: changes, by: request.replica, secret: request.secret, recordingIn: sync)
+        pushed: changes, by: request.replica, secret: request.secret, recordingIn: sync, as: pusher)
       return PushAnswer(head: session.nextSeq - 1, outcomes: done.outcomes, resent: done.resent)
     }
     // What this push appended: its applied outcomes past the ones resent.

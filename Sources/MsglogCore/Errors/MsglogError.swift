@@ -258,7 +258,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       .cannotConnect, .connectionLost, .syncTimedOut:
       return .unavailable
     case .line(_, let inner): return inner.category
-    case .namedToken(let refusal): return refusal.isInvalidInput ? .invalidInput : .refused
+    case .namedToken(let refusal):
+      return refusal.isInvalidInput ? .invalidInput : refusal.isForbidden ? .forbidden : .refused
     }
   }
 

@@ -138,7 +138,7 @@ extension LedgerSession {
   ///   (done before: their stored outcomes).
   package func perform(
     pushed changes: [ReplicaChange], by replica: ItemID, secret: ReplicaSecret?,
-    recordingIn sync: any SyncStateWriter
+    recordingIn sync: any SyncStateWriter, as pusher: NamedToken? = nil
   ) throws -> (outcomes: [ChangeOutcome], resent: Int) {
     if replica == ItemID.nil { throw MsglogError.invalidInput(.nilReplica) }
     let stored = try sync.progress(of: replica)
@@ -185,6 +185,15 @@ extension LedgerSession {
       let mark = self.mark()
       let outcome: ChangeOutcome
       do {
+        // A named token's change: refused as a change where it may not
+        // write, and sent as the token's name.
+        var change = change
+        if let pusher {
+          guard pusher.scopes.allows(.write, on: change.stream) else {
+            throw MsglogError.namedToken(.mayNot(token: pusher.name, right: .write, stream: change.stream))
+          }
+          change.intent = change.intent.sent(as: pusher.name)
+        }
         let appended = try perform(change, origin: origin) { earlier in
           switch try sync.outcome(ofChange: earlier, by: replica) {
           case .applied(let seq, _)?: return seq

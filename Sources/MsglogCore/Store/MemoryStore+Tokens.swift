@@ -7,4 +7,8 @@ extension MemoryStore.Transaction: TokenTableWriter {
   }
 
   func putToken(_ token: NamedToken) throws { state.tokens[token.id] = token }
+
+  func replicaOwner(_ replica: ItemID) throws -> String? { state.replicaOwners[replica] }
+
+  func putReplicaOwner(_ id: String, of replica: ItemID) throws { state.replicaOwners[replica] = id }
 }

@@ -20,6 +20,7 @@ package final class MemoryStore: EventStore {
     package var sync = SyncTables()
     /// Named tokens by id (`MemoryStore+Tokens`).
     package var tokens: [String: NamedToken] = [:]
+    package var replicaOwners: [ItemID: String] = [:]
   }
 
   private let committed = Mutex(State())

@@ -66,6 +66,8 @@ extension ChangeRefusal {
     case .changeAppendedNothing(let change): return ("change-appended-nothing", [("change", .number(change))])
     case .changeOutOfOrder(let change, let done):
       return ("change-out-of-order", [("change", .number(change)), ("done", .number(done))])
+    case .namedToken(.mayNot(let token, let right, let stream)):
+      return ("token-may-not", [("token", .text(token)), ("right", .text(right.rawValue)), ("stream", .stream(stream))])
     // What only a command or an import line can be refused for (an id
     // prefix, a rebase, an imported undo), and every failure of the store,
     // the log or a sync: no change is refused for these. Listed, not
@@ -122,6 +124,9 @@ extension ChangeRefusal {
       return .eventInAnotherStream(seq: try a.number("seq"), home: try a.stream("home"), stream: try a.stream("stream"))
     case "change-appended-nothing": return .changeAppendedNothing(change: try a.number("change"))
     case "change-out-of-order": return .changeOutOfOrder(change: try a.number("change"), done: try a.number("done"))
+    case "token-may-not":
+      guard let right = TokenScopes.Right(rawValue: try a.text("right")) else { throw Arguments.Mismatch() }
+      return .namedToken(.mayNot(token: try a.text("token"), right: right, stream: try a.stream("stream")))
     default: return nil
     }
   }

@@ -100,3 +100,17 @@ public enum ChangeOutcome: Equatable, Sendable {
   /// Refused, and why: a code with its data (`ChangeRefusal`), never words.
   case refused(ChangeRefusal)
 }
+
+extension ReplicaChange.Intent {
+  /// The same intent with `sender` as its sender, where it has one (a
+  /// change pushed through a named token is sent as the token's name).
+  package func sent(as sender: String) -> Self {
+    switch self {
+    case .append(let id, let text, _, let seen): return .append(id: id, text: text, sender: sender, seen: seen)
+    case .insert(let id, let text, _, let after, let seen):
+      return .insert(id: id, text: text, sender: sender, after: after, seen: seen)
+    case .edit(let id, let text, _): return .edit(id: id, text: text, sender: sender)
+    case .move, .remove, .restore, .undo: return self
+    }
+  }
+}

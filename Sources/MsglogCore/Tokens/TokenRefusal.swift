@@ -17,6 +17,18 @@ public enum TokenRefusal: Equatable, Sendable, CustomStringConvertible {
   case inReplica(location: String)
   /// The store keeps no tokens (a log in memory of an older kind).
   case notKept(location: String)
+  /// The token may not do `right` to `stream` (a pushed change is refused so).
+  case mayNot(token: String, right: TokenScopes.Right, stream: StreamName)
+  /// A push for a replica another token pushed for first.
+  case replicaOwned(replica: ItemID, token: String)
+
+  /// Whether it is the server's "this token may not" (HTTP 403).
+  public var isForbidden: Bool {
+    switch self {
+    case .mayNot, .replicaOwned: return true
+    default: return false
+    }
+  }
 
   public var isInvalidInput: Bool {
     switch self {
@@ -38,6 +50,10 @@ public enum TokenRefusal: Equatable, Sendable, CustomStringConvertible {
     case .alreadyRevoked(let name, let id): return "token \(name) (\(id)) is revoked already"
     case .inReplica(let location): return "\(location) is a replica: tokens are kept by the log it syncs with"
     case .notKept(let location): return "\(location) keeps no tokens"
+    case .mayNot(let token, let right, let stream):
+      return "token \(token) may not \(right.rawValue) stream \(stream.text)"
+    case .replicaOwned(let replica, let token):
+      return "replica \(replica.text) is pushed for by another token than \(token)"
     }
   }
 }

@@ -5,6 +5,25 @@
 package enum TokenRows {
   package static func key(_ id: String) -> [UInt8] { Array(id.utf8) }
 
+  /// A replica's owner's key: `r` and the replica's 16 bytes, after every
+  /// token's (hex digits sort before `r`).
+  package static func ownerKey(_ replica: ItemID) -> [UInt8] { [UInt8(ascii: "r")] + replica.bytes }
+
+  package static func isOwnerKey(_ key: some Collection<UInt8>) -> Bool {
+    key.count == 17 && key.first == UInt8(ascii: "r")
+  }
+
+  package static func encodeOwner(_ id: String, of replica: ItemID) -> [UInt8] {
+    DerivedRows.seal(.tokens, key: ownerKey(replica), Array(id.utf8))
+  }
+
+  package static func decodeOwner(of replica: ItemID, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> String {
+    var reader = try DerivedRows.open(.tokens, key: ownerKey(replica), row, what: "replica \(replica.text)'s owner")
+    let id = String(decoding: reader.rest(), as: UTF8.self)
+    guard NamedToken.isID(id) else { throw DerivedDamage(.tokens, "replica \(replica.text)'s owner is no token id") }
+    return id
+  }
+
   package static func encode(_ token: NamedToken) -> [UInt8] {
     var json = JSONWriter()
     json.object { json in

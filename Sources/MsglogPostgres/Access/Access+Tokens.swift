@@ -31,6 +31,18 @@ extension PostgresStore.Access: TokenTableWriter {
     }
   }
 
+  package func replicaOwner(_ replica: ItemID) throws -> String? {
+    guard try tokenTableReadable() else { return nil }
+    let rows = try query(.meta, PostgresSchema.replicaOwner(replica))
+    guard rows.count > 0 else { return nil }
+    return try TokenRows.decodeOwner(of: replica, rows.bytes(0, 0))
+  }
+
+  package func putReplicaOwner(_ id: String, of replica: ItemID) throws {
+    if (store.tablesVersion ?? PostgresSchema.tablesVersion) < 3 { _ = try bringTablesUp() }
+    buffer.putReplicaOwner(TokenRows.encodeOwner(id, of: replica), of: replica)
+  }
+
   /// Makes the table first when the database's tables are older (its
   /// schema's owner only: another role is told which table is missing),
   /// and moves the schema to 5 with the row.

@@ -20,6 +20,7 @@ extension PostgresStore {
     private var logID: ItemID? = nil
     /// Named tokens' rows by id (`Access+Tokens`).
     private var tokens: [String: [UInt8]] = [:]
+    private var owners: [ItemID: [UInt8]] = [:]
     /// Whether the derived tables are to be emptied first (a rebuild).
     private var clears = false
     /// The schema version this transaction moves the schema to (sent once).
@@ -119,6 +120,11 @@ extension PostgresStore {
       dirty.insert(.meta)
     }
 
+    mutating func putReplicaOwner(_ row: [UInt8], of replica: ItemID) {
+      owners[replica] = row
+      dirty.insert(.meta)
+    }
+
     /// Gives the log this id unless it has one.
     mutating func giveLogID(_ id: ItemID) {
       logID = id
@@ -186,6 +192,9 @@ extension PostgresStore {
       if !tokens.isEmpty {
         out.append(PostgresSchema.putTokens(ids: Array(tokens.keys), rows: Array(tokens.values)))
       }
+      if !owners.isEmpty {
+        out.append(PostgresSchema.putReplicaOwners(replicas: Array(owners.keys), rows: Array(owners.values)))
+      }
       if !outcomes.isEmpty || !forgotten.isEmpty || !tokens.isEmpty { out.append(PostgresSchema.touchHead) }
       events.removeAll(keepingCapacity: true)
       heads.removeAll()
@@ -198,6 +207,7 @@ extension PostgresStore {
       forgotten.removeAll()
       logID = nil
       tokens.removeAll()
+      owners.removeAll()
       clears = false
       dirty.removeAll()
       return out

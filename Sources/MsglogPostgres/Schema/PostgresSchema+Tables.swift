@@ -49,7 +49,7 @@ extension PostgresSchema {
   /// Every table of the log, as `msglog.name`: the ones a role needs
   /// privileges on.
   static let tableNames = [
-    "meta", "head", "events", "streams", "nodes", "ids", "checkpoints", "replicas", "sync_outcomes", "tokens",
+    "meta", "head", "events", "streams", "nodes", "ids", "checkpoints", "replicas", "sync_outcomes", "tokens", "replica_owners",
   ]
 
   /// Sync's tables, as messages name them.

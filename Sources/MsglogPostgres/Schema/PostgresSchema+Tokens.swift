@@ -10,11 +10,25 @@ extension PostgresSchema {
   static let tokensVersion = 5
 
   static let tokenTables = [
-    Statement("CREATE TABLE IF NOT EXISTS msglog.tokens (id text PRIMARY KEY, token bytea NOT NULL)")
+    Statement("CREATE TABLE IF NOT EXISTS msglog.tokens (id text PRIMARY KEY, token bytea NOT NULL)"),
+    Statement("CREATE TABLE IF NOT EXISTS msglog.replica_owners (replica uuid PRIMARY KEY, owner bytea NOT NULL)"),
   ]
 
-  /// The tokens' table, as messages name it.
-  static let tokenTableNames = ["msglog.tokens"]
+  /// The tokens' tables, as messages name them.
+  static let tokenTableNames = ["msglog.tokens", "msglog.replica_owners"]
+
+  static func replicaOwner(_ replica: ItemID) -> Statement {
+    Statement("SELECT owner FROM msglog.replica_owners WHERE replica = $1", [.id(replica)])
+  }
+
+  /// The first owner stays: a race of two first pushes leaves the first
+  /// committed, and the second's transaction reads it again after the
+  /// head row's lock (`Access+Tokens`).
+  static func putReplicaOwners(replicas: [ItemID], rows: [[UInt8]]) -> Statement {
+    Statement(
+      "INSERT INTO msglog.replica_owners (replica, owner) SELECT * FROM unnest($1::uuid[], $2::bytea[]) ON CONFLICT (replica) DO NOTHING",
+      [.uuids(replicas), .byteas(rows)])
+  }
 
   /// Whether the table is there (a database made by an older msglog has none).
   static let tokenTableExists = Statement("SELECT to_regclass('msglog.tokens') IS NOT NULL")

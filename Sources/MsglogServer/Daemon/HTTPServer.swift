@@ -46,7 +46,7 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
       routes: Routes.table(
         log: log, commits: commits, stallLimit: configuration.stallLimit, metrics: metrics,
         readiness: Readiness(log: log, warnings: warnings)),
-      policy: configuration.policy)
+      policy: configuration.policy, gate: TokenGate(log: log))
   }
 
   /// Starts listening; returns the port bound (the one the system chose for port 0).

@@ -101,6 +101,7 @@ extension Connection {
         endBody()
       } else if core.commits.head < seq {
         waitingFor = seq
+        recheckAt = producer.recheckAfter.map { .after(seconds: $0) }
         loop.park(self)
       }
     case .retry(let seconds):
@@ -133,6 +134,7 @@ extension Connection {
   func headAdvanced(to head: UInt64) {
     guard let seq = waitingFor, head >= seq else { return }
     waitingFor = nil
+    recheckAt = nil
     loop.unpark(self)
     pull()
   }

@@ -37,6 +37,14 @@ extension Connection {
         retryAt = nil
         pull()
       }
+      if waitingFor != nil, let at = recheckAt, at <= now {
+        // Parked without a commit for its deadline: asked again (it ends
+        // if its token was revoked), then parked again.
+        recheckAt = nil
+        waitingFor = nil
+        loop.unpark(self)
+        pull()
+      }
       if waitingFor != nil, now.nanoseconds - lastSent.nanoseconds > UInt64(Self.keepAliveInterval * 1e9) {
         appendBody(Array(": keep-alive\n\n".utf8))
         flush()

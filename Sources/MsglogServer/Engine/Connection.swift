@@ -60,6 +60,10 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   var closeAfter = false
   var waitingFor: UInt64? = nil
   var retryAt: Deadline? = nil
+  /// When a parked stream asks its producer again even without a commit
+  /// (`BodyProducer.recheckAfter`: a named token's follow, which a
+  /// revocation must end).
+  var recheckAt: Deadline? = nil
   /// When the client last took bytes (or an answer started), for the stall limit.
   var lastProgress = Deadline.now()
   /// The socket's unsent bytes at the last tick with output waiting.
@@ -222,7 +226,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       begin(head, path: request.path)
       if let refused = refusalBeforeRouting(head) {
         refusal = refused
-      } else if case .refused(let error) = core.router.resolve(request) {
+      } else if case .refused(let error) = core.router.resolve(request, lookingUp: false) {
         refusal = error
       } else {
         refusal = nil

@@ -12,6 +12,8 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
   let log: EventLog
   let commits: CommitHub
   let stream: StreamName?
+  /// Who follows: a named token gets only the streams it may read.
+  let caller: Caller
   private var nextSeq: UInt64
   private var opened = false
   private let cancelled = Atomic(false)
@@ -20,14 +22,35 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
   /// a stream's memory does not grow with the size of the backlog.
   static let batchBytes = 256 * 1024
 
-  init(log: EventLog, commits: CommitHub, stream: StreamName?, next: UInt64) {
+  init(log: EventLog, commits: CommitHub, stream: StreamName?, next: UInt64, caller: Caller = .open) {
     self.log = log
     self.commits = commits
     self.stream = stream
+    self.caller = caller
     self.nextSeq = next
   }
 
   package func cancel() { cancelled.store(true, ordering: .relaxed) }
+
+  /// A named token's follow is asked again every half second while it
+  /// waits for a commit, so that a revocation or an expiry ends it within
+  /// a second (the loop's tick is a quarter): the one wake-up besides the
+  /// store's commit notification, and only for such a follow — a token's
+  /// revocation appends no event, so no commit would wake it.
+  package var recheckAfter: Double? {
+    if case .named = caller { return 0.5 }
+    return nil
+  }
+
+  /// Whether the follower's token is still live, asked after the events
+  /// of a piece were read and before any is sent: what was read was
+  /// committed before this answer, so before any revocation it did not
+  /// see — no event committed after the revocation is sent.
+  private func tokenIsLive() -> Bool {
+    guard case .named(let token) = caller else { return true }
+    guard let now = try? log.namedToken(id: token.id) else { return false }
+    return now.standing(at: Timestamp.now()) == .live
+  }
 
   package func next() -> BodyChunk {
     if cancelled.load(ordering: .relaxed) || commits.isStopping { return .end }
@@ -46,6 +69,7 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
     } catch {
       return .failed
     }
+    guard tokenIsLive() else { return .end }
     if json.bytes.isEmpty { return .waitForCommit(nextSeq) }
     return .bytes(json.take(), last: false)
   }
@@ -69,6 +93,7 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
       }
       nextSeq += 1
       if let stream, event.stream != stream { continue }
+      if stream == nil, !caller.may(.read, event.stream) { continue }
       json.raw("id: ")
       json.raw(event.seq)
       json.raw("\ndata: ")

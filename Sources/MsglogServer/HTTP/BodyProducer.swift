@@ -9,6 +9,13 @@ package protocol BodyProducer: AnyObject, Sendable {
   func next() -> BodyChunk
   /// The connection is gone, or the body will not be sent (`HEAD`).
   func cancel()
+  /// How long a `.waitForCommit` may last before `next()` is asked again
+  /// without a commit; nil: until the commit.
+  var recheckAfter: Double? { get }
+}
+
+extension BodyProducer {
+  package var recheckAfter: Double? { nil }
 }
 
 /// What a producer gives the connection.

@@ -7,6 +7,9 @@ package struct HTTPError: Error, Equatable, Sendable {
   package var status: UInt32
   package var message: String
   package var headers: [(String, String)] = []
+  /// Why a token was refused (`TokenGate.Refusal`), for the request log
+  /// and the metrics; never sent.
+  package var reason: String? = nil
 
   package init(status: UInt32, message: String, headers: [(String, String)] = []) {
     self.status = status

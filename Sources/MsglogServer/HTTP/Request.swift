@@ -18,6 +18,8 @@ package struct Request: Sendable {
   /// `X-Forwarded-Proto`), set by the connection; nil when the request came
   /// straight, or the proxy did not say.
   package var forwardedScheme: String? = nil
+  /// Who is asking: set by the router once the token is checked.
+  package var caller: Caller = .open
 
   /// A request from its parts; `target` is the request line's target as
   /// sent (`/api/items?stream=main`), decoded here.

@@ -161,27 +161,39 @@ package struct RequestPolicy: Sendable {
 
   /// 401 unless the request carries the token, when one is set.
   package func checkToken(_ request: Request) throws(HTTPError) {
-    guard let token else { return }
+    guard token != nil else { return }
     let needed = HTTPError(
       status: 401, message: "a bearer token is needed: send 'Authorization: Bearer TOKEN'",
       headers: [("WWW-Authenticate", "Bearer")])
-    guard let header = request.header("authorization") else { throw needed }
-    let bytes = Array(header.utf8)
-    guard let space = bytes.firstIndex(where: { $0 == 0x20 || $0 == 0x09 }),
-      String(decoding: bytes[..<space], as: UTF8.self).lowercased() == "bearer"
-    else { throw needed }
+    guard let candidate = Self.bearer(request) else { throw needed }
     // One was sent and is not this server's (RFC 6750's invalid_token).
     let refusal = HTTPError(
       status: 401, message: "the bearer token is not valid for this server",
       headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+    guard isOperatorToken(candidate) else { throw refusal }
+  }
+
+  /// The token of `Authorization: Bearer TOKEN` (the scheme in any case);
+  /// nil when there is none.
+  package static func bearer(_ request: Request) -> [UInt8]? {
+    guard let header = request.header("authorization") else { return nil }
+    let bytes = Array(header.utf8)
+    guard let space = bytes.firstIndex(where: { $0 == 0x20 || $0 == 0x09 }),
+      String(decoding: bytes[..<space], as: UTF8.self).lowercased() == "bearer"
+    else { return nil }
     var given = bytes[space...].drop { $0 == 0x20 || $0 == 0x09 }
     while given.last == 0x20 || given.last == 0x09 { given.removeLast() }
+    return Array(given)
+  }
+
+  /// Whether `candidate` is the operator's token (`--token`).
+  package func isOperatorToken(_ candidate: [UInt8]) -> Bool {
+    guard let token else { return false }
     // Constant time in the token: every byte of it is compared, whatever the
     // first difference, and a length mismatch only adds to the difference.
-    let candidate = Array(given)
     var difference = UInt8(candidate.count == token.count ? 0 : 1)
     for i in 0..<token.count { difference |= token[i] ^ (i < candidate.count ? candidate[i] : 0) }
-    guard difference == 0 else { throw refusal }
+    return difference == 0
   }
 
   private func quoted(_ text: String) -> String { TerminalText.quoted(text) }

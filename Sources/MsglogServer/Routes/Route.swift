@@ -20,6 +20,9 @@ package struct Route: Sendable {
   /// page's files and the health checks do not (a browser cannot attach a
   /// token to a navigation, a prober has none, and they hold no data).
   package var needsToken: Bool
+  /// What a named token needs for it (`Permission`); nil: no named token
+  /// may use it (a route that forgot to say is closed, not open).
+  package var permission: Permission?
   /// Its query parameters, in the order the documentation shows them.
   package var query: [Field]
   /// Header fields it reads (`Last-Event-ID`).
@@ -112,13 +115,14 @@ package struct Route: Sendable {
 
   /// A route declared with its facts.
   package init(
-    _ method: Method, _ path: String, needsToken: Bool, query: [Field] = [], headerFields: [Field] = [],
-    body: [Field]? = nil, success: Answer, refusals: [UInt32] = [], answers: String? = nil,
+    _ method: Method, _ path: String, needsToken: Bool, permission: Permission? = nil, query: [Field] = [],
+    headerFields: [Field] = [], body: [Field]? = nil, success: Answer, refusals: [UInt32] = [], answers: String? = nil,
     handler: @escaping @Sendable (Request) throws -> Response
   ) {
     self.method = method
     self.path = path
     self.needsToken = needsToken
+    self.permission = permission
     self.query = query
     self.headerFields = headerFields
     self.body = body
@@ -135,13 +139,13 @@ package struct Route: Sendable {
   /// `refusals` besides the statuses every route may answer (`statuses`).
   /// The initializer with facts (`query:`, `body:`, `success:`) says more.
   package init(
-    _ method: Method, _ path: String, needsToken: Bool, takes: String = "", answers: String,
-    refusals: [UInt32] = [], handler: @escaping @Sendable (Request) throws -> Response
+    _ method: Method, _ path: String, needsToken: Bool, permission: Permission? = nil, takes: String = "",
+    answers: String, refusals: [UInt32] = [], handler: @escaping @Sendable (Request) throws -> Response
   ) {
     let names = Self.names(in: takes)
     let fields = names.map { Field($0.name, .any, $0.placeholder, "") }
     self.init(
-      method, path, needsToken: needsToken, query: method == .get ? fields : [],
+      method, path, needsToken: needsToken, permission: permission, query: method == .get ? fields : [],
       body: method == .post ? fields : nil, success: Answer(answers), refusals: refusals, answers: answers,
       handler: handler)
   }

@@ -3,23 +3,28 @@ import Msglog
 /// Dispatches a request to its route, after the checks every request
 /// passes in this order: its `Host` (403), its route (404, 405 with
 /// `Allow`), a write's `Content-Type`, `Origin` and `Sec-Fetch-Site` (403),
-/// the token (401). A refusal reads nothing from the log. CORS headers go
-/// only to an origin `--allow-origin` names.
+/// the token (401), what a named token may do (403, `TokenGate`). A
+/// refusal reads nothing from the log but the token. CORS headers go only
+/// to an origin `--allow-origin` names.
 package struct Router: Sendable {
   package let routes: [Route]
   package let policy: RequestPolicy
+  /// Named tokens, when the router serves a log (nil: the operator's
+  /// token alone, as a router without a log has).
+  package let gate: TokenGate?
   /// Every route's path, for the metrics' `route` label.
   let paths: Set<String>
 
-  package init(routes: [Route], policy: RequestPolicy) {
+  package init(routes: [Route], policy: RequestPolicy, gate: TokenGate? = nil) {
     self.routes = routes
     self.policy = policy
+    self.gate = gate
     paths = Set(routes.map(\.path))
   }
 
   /// What the request gets.
   package enum Resolution {
-    case route(Route)
+    case route(Route, Caller)
     /// A CORS preflight from an allowed origin, for a path taking these methods.
     case preflight([String])
     case refused(HTTPError)
@@ -27,7 +32,10 @@ package struct Router: Sendable {
 
   /// Decides from the request line and headers alone (the body is not
   /// needed, and is not read when the answer is a refusal).
-  package func resolve(_ request: Request) -> Resolution {
+  ///
+  /// - Parameter lookingUp: whether the log may be read for the token (not
+  ///   on an event loop: `TokenGate.caller`).
+  package func resolve(_ request: Request, lookingUp: Bool = true) -> Resolution {
     do throws(HTTPError) {
       try policy.checkHost(request)
       let candidates = routes.filter { $0.path == request.path }
@@ -43,13 +51,22 @@ package struct Router: Sendable {
           headers: [("Allow", methods.joined(separator: ", "))])
       }
       if route.method == .post { try policy.checkWrite(request) }
-      if route.needsToken { try policy.checkToken(request) }
+      var caller = Caller.open
+      if route.needsToken {
+        if let gate {
+          caller = try gate.caller(of: request, policy: policy, lookingUp: lookingUp)
+        } else {
+          try policy.checkToken(request)
+          caller = policy.token == nil ? .open : .operatorToken
+        }
+      }
+      try TokenGate.authorize(route, request, caller, withBody: false)
       if let unknown = request.query.keys.sorted().first(where: { !route.parameters.contains($0) }) {
         throw HTTPError.badRequest(
           "unknown parameter \(TerminalText.quoted(unknown)) for \(request.path)"
             + (route.parameters.isEmpty ? " (it takes none)" : " (it takes \(route.parameters.sorted().joined(separator: ", ")))"))
       }
-      return .route(route)
+      return .route(route, caller)
     } catch {
       return .refused(error)
     }
@@ -70,8 +87,11 @@ package struct Router: Sendable {
         ("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID"),
         ("Access-Control-Max-Age", "600"),
       ]
-    case .route(let route):
+    case .route(let route, let caller):
       do {
+        var request = request
+        request.caller = caller
+        try TokenGate.authorize(route, request, caller, withBody: true)
         response = try route.handler(request)
       } catch {
         let refusal = HTTPError(describing: error)

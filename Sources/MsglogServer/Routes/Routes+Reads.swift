@@ -2,8 +2,9 @@ import Msglog
 import MsglogWire
 
 extension Routes {
-  func streams() throws -> Response {
-    let streams = try log.streams()
+  /// Every stream, or those a named token may read.
+  func streams(_ request: Request) throws -> Response {
+    let streams = try log.streams().filter { request.caller.may(.read, $0.stream) }
     let sync = try log.syncBookkeeping()
     return .json { $0.streams(streams, sync: sync) }
   }
@@ -47,6 +48,9 @@ extension Routes {
   /// one long read would give.
   func events(_ request: Request) throws -> Response {
     let only = try request.onlyStream()
+    // Without a stream, a named token sees only the events of the streams
+    // it may read: the seqs it sees have gaps (docs/SERVER.md).
+    let caller = request.caller
     let from = max(try request.number("from") ?? 1, 1)
     let limit = try request.number("limit") ?? 1000
     guard limit > 0 && limit <= 100_000 else { throw HTTPError.badRequest("limit must be 1 to 100000") }
@@ -60,7 +64,7 @@ extension Routes {
         try snapshot.forEachEvent(from: next) { event in
           guard event.seq <= head else { return false }
           next = event.seq + 1
-          if only == nil || event.stream == only {
+          if only.map({ event.stream == $0 }) ?? caller.may(.read, event.stream) {
             json.event(event)
             json.raw("\n")
             sent += 1
@@ -115,7 +119,7 @@ extension Routes {
     }
     if !exists { next = head + 1 }
     if next > head + 1 { throw MsglogError.seqBeyondHead(seq: next - 1, head: head) }
-    let feed = EventFeed(log: log, commits: commits, stream: only, next: next)
+    let feed = EventFeed(log: log, commits: commits, stream: only, next: next, caller: request.caller)
     return Response(contentType: "text/event-stream", body: .events(feed))
   }
 }

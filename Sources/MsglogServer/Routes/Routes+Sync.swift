@@ -9,19 +9,19 @@ extension Routes {
   static func syncRoutes(_ api: Routes) -> [Route] {
     [
       Route(
-        .get, SyncProtocol.helloPath, needsToken: true, takes: "?protocol=N",
+        .get, SyncProtocol.helloPath, needsToken: true, permission: .anyToken, takes: "?protocol=N",
         answers:
           #"`{"protocol","format","log","head"}`: the server's sync protocol, the newest record format its log holds, its log id (null for a log made before logs had one) and head; 409 for a protocol newer than its own"#,
         refusals: [404, 409]
       ) { try api.syncHello($0) },
       Route(
-        .post, SyncProtocol.pushPath, needsToken: true, takes: #"{"protocol","log","replica","secret","changes"}"#,
+        .post, SyncProtocol.pushPath, needsToken: true, permission: .anyToken, takes: #"{"protocol","log","replica","secret","changes"}"#,
         answers:
           #"`{"head","outcomes"}`: each change done at most once, in order, in one transaction (`{"change","result":"applied","seq","rebased"}`, `"unchanged"`, or `"refused"` with its `"reason"`, `{"code",…}`, and `"error"`, its words); 403 when `secret` (64 hex digits) is not the replica's; 409 for another log or a change out of order"#,
         refusals: [403, 404, 409, 413]
       ) { try api.syncPush($0) },
       Route(
-        .get, SyncProtocol.pullPath, needsToken: true,
+        .get, SyncProtocol.pullPath, needsToken: true, permission: .everyStream,
         query: Route.names(in: "?log=ID&after=SEQ&check=CRC&limit=N").map {
           Route.Field($0.name, .any, $0.placeholder, "")
         },
@@ -65,7 +65,9 @@ extension Routes {
     }
     let answer: PushAnswer
     do {
-      answer = try log.doChanges(push)
+      var pusher: NamedToken? = nil
+      if case .named(let token) = request.caller { pusher = token }
+      answer = try log.doChanges(push, as: pusher)
     } catch let error as MsglogError {
       if let refusal = Self.syncRefusal(error) { return Self.respond(refusal) }
       throw error

@@ -7,6 +7,7 @@ extension Routes {
   /// an import line's and the command line's arguments are.
   func write(_ request: Request, _ operation: WriteOperation) throws -> Response {
     var members = try RequestBody.members(request.body)
+    try Self.sendAs(request.caller, operation, &members)
     let write = try Write(decoding: &members, operation: operation, door: .command, defaultStream: .main)
     guard let outcome = try log.perform(WriteBatch(write))[0] else {
       // Nothing appended, as the command line's no-ops.
@@ -17,6 +18,23 @@ extension Routes {
       }
     }
     return .json { $0.outcome(outcome) }
+  }
+
+  /// The sender of a named token's write is its name (SPEC "The sender is
+  /// the token's name"): a body without one gets it, a body naming another
+  /// is refused (403) before anything is done. The operator's token and a
+  /// server without tokens keep the body's sender.
+  static func sendAs(_ caller: Caller, _ operation: WriteOperation, _ members: inout WriteMembers) throws(HTTPError) {
+    guard let name = caller.name, operation.declaration.fields.contains(where: { $0.member == .sender }) else {
+      return
+    }
+    switch members[.sender] {
+    case nil: members.set(.sender, .string(name))
+    case .string(let sent)? where sent == name: break
+    case .string(let sent)?:
+      throw TokenGate.forbidden("token \(name) writes as \(name), not as \(TerminalText.quoted(sent))")
+    default: break  // not a string: the decoder's 400
+    }
   }
 
   /// A write route's body as the route list documents it: the members its

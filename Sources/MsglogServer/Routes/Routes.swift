@@ -55,7 +55,7 @@ struct Routes: Sendable {
       let commits = self.commits
       routes.append(
         Route(
-          .get, "/metrics", needsToken: true,
+          .get, "/metrics", needsToken: true, permission: .anyToken,
           success: .init(200, "text/plain; version=0.0.4; charset=utf-8", .text, "Prometheus text format 0.0.4")
         ) { _ in
           let head = (try? log.headSeq()) ?? commits.head
@@ -66,7 +66,7 @@ struct Routes: Sendable {
     }
     routes.append(
       Route(
-        .get, "/api/openapi.json", needsToken: true,
+        .get, "/api/openapi.json", needsToken: true, permission: .anyToken,
         success: .init("this table as an OpenAPI 3.1 document")
       ) { _ in Response(contentType: "application/json", body: .bytes(document.bytes)) })
     return routes
@@ -104,16 +104,16 @@ struct Routes: Sendable {
     let stream = Route.Field("stream", .string, "S", "the stream (default: main)")
     return [
       Route(
-        .get, "/api/streams", needsToken: true, success: .init("`streams --json`")
-      ) { _ in try streams() },
+        .get, "/api/streams", needsToken: true, permission: .anyToken, success: .init("`streams --json`")
+      ) { try streams($0) },
       Route(
-        .get, "/api/items", needsToken: true,
+        .get, "/api/items", needsToken: true, permission: .stream(.read, .query),
         query: [stream, .init("at", .integer, "SEQ", "the list as it was after this event (`replay --at`)")],
         success: .init("`list --json` (404 for a stream with no events); with `at`, `replay --json --at SEQ`"),
         refusals: [404]
       ) { try items($0) },
       Route(
-        .get, "/api/events", needsToken: true,
+        .get, "/api/events", needsToken: true, permission: .stream(.read, .queryOrFiltered),
         query: [
           .init("from", .integer, "SEQ", "the first seq (default 1)"),
           .init("limit", .integer, "N", range: 1...100_000, "at most this many events (default 1000)"),
@@ -125,7 +125,7 @@ struct Routes: Sendable {
         refusals: [404]
       ) { try events($0) },
       Route(
-        .get, "/api/diff", needsToken: true,
+        .get, "/api/diff", needsToken: true, permission: .stream(.read, .query),
         query: [
           stream, .init("from", .integer, "A", required: true, "the earlier seq"),
           .init("to", .integer, "B", required: true, "the later seq"),
@@ -133,7 +133,7 @@ struct Routes: Sendable {
         success: .init("`diff --json A B`"), refusals: [404]
       ) { try diff($0) },
       Route(
-        .get, "/api/follow", needsToken: true,
+        .get, "/api/follow", needsToken: true, permission: .stream(.read, .queryOrFiltered),
         query: [
           .init("stream", .string, "S", "only this stream's events (default: every stream)"),
           .init("from", .integer, "SEQ", "the first seq (default: only new events)"),
@@ -168,7 +168,8 @@ struct Routes: Sendable {
     let operations: [WriteOperation] = [.append, .insert, .move, .remove, .edit, .restore, .undo]
     return operations.map { operation in
       Route(
-        .post, "/api/\(operation.name)", needsToken: true, body: Self.bodyFields(operation),
+        .post, "/api/\(operation.name)", needsToken: true, permission: .stream(.write, .body),
+        body: Self.bodyFields(operation),
         success: .init(answers[operation]!), refusals: [404, 409, 412]
       ) { try write($0, operation) }
     }

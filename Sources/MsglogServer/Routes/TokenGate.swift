@@ -1,0 +1,142 @@
+import Msglog
+import Synchronization
+
+/// Who may do what (SPEC "Who may do what: named tokens"): once the log
+/// holds a named token, every route that `needsToken` wants one — the
+/// operator's (`--token`), or a live named token — and a named token may
+/// do only what its scopes give, as the route's `Permission` declares.
+///
+/// The token is looked up in the log for each request (one read by its
+/// id; on PostgreSQL a query), never cached: a revocation by `msglog
+/// token revoke` — on any machine, for every `serve` of a PostgreSQL log —
+/// counts from the next request on.
+package final class TokenGate: Sendable {
+  let log: EventLog
+  /// Whether the log has been seen to hold a token. Tokens are never
+  /// deleted (revoked ones count), so once true it stays true; until then
+  /// a request without a named token asks the log again, so that the first
+  /// `token add` counts without a restart.
+  private let holdsTokens = Atomic(false)
+
+  package init(log: EventLog) {
+    self.log = log
+    if (try? log.holdsTokens()) == true { holdsTokens.store(true, ordering: .relaxed) }
+  }
+
+  /// The one answer to a missing, unknown, revoked or expired token: which
+  /// it was is the server's log's to say (`reason`), not the client's.
+  static func unauthorized(_ reason: Refusal) -> HTTPError {
+    var error = HTTPError(
+      status: 401, message: "a valid token is needed", headers: [("WWW-Authenticate", "Bearer")])
+    error.reason = reason.rawValue
+    return error
+  }
+
+  /// Why a token was refused, for the request log and the metrics.
+  package enum Refusal: String, Sendable, CaseIterable {
+    case missing, unknown, revoked, expired
+    /// A valid token without the right (403).
+    case scope
+  }
+
+  /// Whether the log holds tokens, asking it until it is seen to.
+  func logHoldsTokens() throws(HTTPError) -> Bool {
+    if holdsTokens.load(ordering: .relaxed) { return true }
+    let holds: Bool
+    do { holds = try log.holdsTokens() } catch { throw HTTPError(describing: error) }
+    if holds { holdsTokens.store(true, ordering: .relaxed) }
+    return holds
+  }
+
+  /// Who the request is from; 401 when it may not come in at all.
+  ///
+  /// - Parameter lookingUp: false on an event loop, which must not wait
+  ///   for the store: only what needs no read is refused there (no token
+  ///   at all where one is known to be needed), and the rest is decided on
+  ///   a worker.
+  func caller(of request: Request, policy: RequestPolicy, lookingUp: Bool = true) throws(HTTPError) -> Caller {
+    let bearer = RequestPolicy.bearer(request)
+    if let bearer, policy.isOperatorToken(bearer) { return .operatorToken }
+    guard lookingUp else {
+      if bearer == nil, policy.token != nil || holdsTokens.load(ordering: .relaxed) {
+        throw holdsTokens.load(ordering: .relaxed) ? Self.unauthorized(.missing) : neededByOperator(policy, request)
+      }
+      return .open
+    }
+    guard try logHoldsTokens() else {
+      // No named token yet: the operator's token, if any, as before.
+      try policy.checkToken(request)
+      return policy.token == nil ? .open : .operatorToken
+    }
+    guard let bearer, !bearer.isEmpty else { throw Self.unauthorized(.missing) }
+    let token: NamedToken?
+    do { token = try log.namedToken(presented: String(decoding: bearer, as: UTF8.self)) } catch {
+      throw HTTPError(describing: error)
+    }
+    guard let token else { throw Self.unauthorized(.unknown) }
+    switch token.standing(at: Timestamp.now()) {
+    case .live: return .named(token)
+    case .revoked: throw Self.unauthorized(.revoked)
+    case .expired: throw Self.unauthorized(.expired)
+    }
+  }
+
+  private func neededByOperator(_ policy: RequestPolicy, _ request: Request) -> HTTPError {
+    do throws(HTTPError) {
+      try policy.checkToken(request)
+      return Self.unauthorized(.missing)
+    } catch {
+      return error
+    }
+  }
+
+  /// 403 unless `caller` may use `route` for `request`: the one check of
+  /// every route's declared permission. `withBody`: whether the body is
+  /// there to be read (a write's stream is in it); without it such a
+  /// check waits.
+  static func authorize(_ route: Route, _ request: Request, _ caller: Caller, withBody: Bool) throws(HTTPError) {
+    guard route.needsToken, case .named(let token) = caller else { return }
+    guard let permission = route.permission else {
+      throw forbidden("token \(token.name) may not use \(route.path)")
+    }
+    switch permission {
+    case .anyToken: return
+    case .everyStream:
+      guard token.scopes.allowsEveryStream(.read) else {
+        throw forbidden("token \(token.name) may not read every stream, which \(route.path) reads")
+      }
+    case .stream(let right, let source):
+      let stream: StreamName
+      switch source {
+      case .query, .queryOrFiltered:
+        guard let name = request.query["stream"] else {
+          if source == .queryOrFiltered { return }
+          return try check(token, right, .main)
+        }
+        // A malformed name is the handler's 400 to give.
+        guard let valid = try? StreamName(validating: name) else { return }
+        stream = valid
+      case .body:
+        guard withBody else { return }
+        guard let members = try? RequestBody.members(request.body) else { return }
+        var copy = members
+        guard let text = try? copy.string(.stream) else { return }
+        guard let named = try? StreamName(validating: text ?? "main") else { return }
+        stream = named
+      }
+      try check(token, right, stream)
+    }
+  }
+
+  private static func check(_ token: NamedToken, _ right: TokenScopes.Right, _ stream: StreamName) throws(HTTPError) {
+    guard token.scopes.allows(right, on: stream) else {
+      throw forbidden("token \(token.name) may not \(right.rawValue) stream \(stream.text)")
+    }
+  }
+
+  static func forbidden(_ message: String) -> HTTPError {
+    var error = HTTPError.forbidden(message)
+    error.reason = Refusal.scope.rawValue
+    return error
+  }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+/// `msglog serve` with named tokens, on both stores, through the real
+/// binaries (SPEC "Who may do what: named tokens"): once the log holds a
+/// token every API route wants one, the one 401 for all, 403 naming what
+/// is missing with nothing done, the sender is the token's name, a sync
+/// push's change to a stream the token may not write is refused as a
+/// change, a replica belongs to the token that first pushed for it, and a
+/// revoked token is refused from its next request on, without a restart.
+@Suite(.serialized) struct NamedTokenServeTests {
+  func token(_ s: Sandbox, _ args: [String]) throws -> String {
+    let r = s.run(["token", "add"] + args)
+    try #require(r.code == 0, "\(r)")
+    return r.stdout.trimmingCharacters(in: .newlines)
+  }
+
+  @Test(arguments: Store.allCases) func scopesSenderAndRevocation(_ store: Store) throws {
+    let s = Sandbox(store)
+    s.append("board", stream: "team/board")
+    s.append("pay rise", stream: "hr/pay")
+    let ann = try token(s, ["ann", "--write", "team/*"])
+    let viewer = try token(s, ["viewer", "--read", "team/*"])
+    let server = try ServedLog.running(s, ["--log-format", "json"])
+    defer { _ = server.stop() }
+    func call(_ method: String, _ path: String, _ body: String? = nil, _ token: String?) -> ServedLog.Reply {
+      server.request(method, path, body, headers: token.map { ["Authorization: Bearer \($0)"] } ?? [])
+    }
+    let needed = #"{"error":"a valid token is needed"}"#
+    for token in [nil, "nonsense", "msglog_0123456789abcdef_" + String(repeating: "0", count: 64)] {
+      #expect(call("GET", "/api/streams", nil, token).description == "401 " + needed)
+      #expect(call("GET", "/metrics", nil, token).status == 401)
+    }
+    // Reads: only what the token may read.
+    var r = call("GET", "/api/streams", nil, viewer)
+    #expect(r.status == 200 && r.body.contains("team/board") && !r.body.contains("hr/pay"), "\(r)")
+    r = call("GET", "/api/events", nil, viewer)
+    #expect(r.status == 200 && r.body.contains("board") && !r.body.contains("pay rise"), "\(r)")
+    r = call("GET", "/api/items?stream=hr/pay", nil, viewer)
+    #expect(r.description == #"403 {"error":"token viewer may not read stream hr/pay"}"#)
+    // Writes: the stream's right, and the sender is the token's name.
+    let before = s.contents()
+    r = call("POST", "/api/append", #"{"stream":"team/board","text":"x"}"#, viewer)
+    #expect(r.description == #"403 {"error":"token viewer may not write stream team/board"}"#)
+    r = call("POST", "/api/append", #"{"stream":"hr/pay","text":"x"}"#, ann)
+    #expect(r.description == #"403 {"error":"token ann may not write stream hr/pay"}"#)
+    r = call("POST", "/api/append", #"{"stream":"team/board","text":"x","sender":"bob"}"#, ann)
+    #expect(r.status == 403 && r.body.contains("token ann writes as ann"), "\(r)")
+    #expect(s.contents() == before)
+    r = call("POST", "/api/append", #"{"stream":"team/board","text":"from ann"}"#, ann)
+    #expect(r.status == 200, "\(r)")
+    r = call("POST", "/api/append", #"{"stream":"team/board","text":"signed","sender":"ann"}"#, ann)
+    #expect(r.status == 200, "\(r)")
+    let list = s.run(["list", "--stream", "team/board"]).lines
+    #expect(list.count == 3 && list[1].contains("ann  from ann") && list[2].contains("ann  signed"), "\(list)")
+    // Revoked: refused from the next request on, the same 401.
+    #expect(s.run(["token", "revoke", "ann"]).code == 0)
+    #expect(call("GET", "/api/streams", nil, ann).description == "401 " + needed)
+    #expect(call("GET", "/api/streams", nil, viewer).status == 200)
+  }
+
+  /// Sync through a named token: `clone` needs read on every stream, a
+  /// change to a stream the token may not write is refused as a change
+  /// (the others apply, sent as the token's name), and the replica is the
+  /// token's: another token's push for it is refused, its progress untouched.
+  @Test(arguments: Store.allCases) func aReplicaBelongsToItsToken(_ store: Store) throws {
+    let remote = Sandbox(store)
+    remote.append("board", stream: "team/board")
+    let narrow = try token(remote, ["narrow", "--read", "team/*"])
+    let ann = try token(remote, ["ann", "--read", "*", "--write", "team/*"])
+    let bob = try token(remote, ["bob", "--write", "*"])
+    let server = try ServedLog.running(remote)
+    defer { _ = server.stop() }
+    let url = try #require(server.url)
+    let refused = Sandbox()
+    let cut = refused.run(["clone", url], environment: ["MSGLOG_TOKEN": narrow])
+    #expect(cut.code != 0 && cut.stderr.contains("token narrow may not read every stream"), "\(cut)")
+    let replica = Sandbox()
+    let clone = replica.run(["clone", url], environment: ["MSGLOG_TOKEN": ann])
+    #expect(clone.code == 0, "\(clone)")
+    #expect(replica.run(["append", "--stream", "team/board", "--sender", "mallory", "mine"]).code == 0)
+    #expect(replica.run(["append", "--stream", "hr/pay", "theirs"]).code == 0)
+    let synced = replica.run(["sync"], environment: ["MSGLOG_TOKEN": ann])
+    #expect(synced.stderr.contains("token ann may not write stream hr/pay"), "\(synced)")
+    let board = remote.run(["list", "--stream", "team/board"]).lines
+    #expect(board.count == 2 && board[1].contains("ann  mine"), "\(board)")
+    #expect(remote.run(["list", "--stream", "hr/pay"]).stdout.isEmpty)
+    // Bob may write everything, but the replica is ann's.
+    #expect(replica.run(["append", "--stream", "team/board", "later"]).code == 0)
+    let before = remote.contents()
+    let stolen = replica.run(["sync"], environment: ["MSGLOG_TOKEN": bob])
+    #expect(stolen.code != 0 && stolen.stderr.contains("is pushed for by another token than bob"), "\(stolen)")
+    #expect(remote.contents() == before)
+    let again = replica.run(["sync"], environment: ["MSGLOG_TOKEN": ann])
+    #expect(again.code == 0, "\(again)")
+    #expect(remote.run(["list", "--stream", "team/board"]).lines.count == 3)
+  }
+}
