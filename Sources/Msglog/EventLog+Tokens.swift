@@ -108,6 +108,19 @@ extension EventLog {
     return stored
   }
 
+  /// Records that the token `id` was let in at `time`, unless it was
+  /// within `granularity` before: `token list`'s "last used", kept coarse
+  /// so that a busy token costs a write only now and then. Read and
+  /// written in one transaction: a revocation meanwhile is kept.
+  package func noteUse(ofToken id: String, at time: Timestamp, granularity: Int64 = 300_000) throws {
+    try writingTokens { tokens, _ in
+      guard var token = try tokens.token(id: id) else { return }
+      if let last = token.lastUsed, time.milliseconds - last.milliseconds < granularity { return }
+      token.lastUsed = time
+      try tokens.putToken(token)
+    }
+  }
+
   /// The token with this id as the log has it now; nil when there is none.
   package func namedToken(id: String) throws -> NamedToken? {
     try readingTokens { tokens in try tokens.token(id: id) }

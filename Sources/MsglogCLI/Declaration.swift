@@ -322,7 +322,9 @@ struct CommandDeclaration: Sendable {
           /api/edit, /api/restore, /api/undo with a JSON body), Server-Sent Events at /api/follow (id is the seq; Last-Event-ID \
           resumes), the sync protocol replicas use (GET /api/sync, POST /api/sync/push, GET /api/sync/pull), \
           and a web page at / for chats and boards. Listening beyond localhost needs \
-          a token, which every API request sends as 'Authorization: Bearer TOKEN'. Only requests \
+          a token, which every API request sends as 'Authorization: Bearer TOKEN'; once the database \
+          holds a named token ('msglog token'), every API request needs one, on every address, and \
+          may do only what its scopes give. Only requests \
           for localhost, a loopback address, ADDR or an --allow-host name are answered, and \
           writes only from the page itself or an --allow-origin origin (DNS rebinding and \
           cross-site requests are refused with 403). Each request gets a line on stderr \

@@ -214,7 +214,7 @@ import Testing
     #expect(python(["-c", inspect, s.db]).stdout == "msglog/6 [4]\n")
     r = python([
       "-c",
-      "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=8); m=e.open_db(b'meta'); t=e.begin(write=True,db=m); t.put(b'format',b'msglog/7'); t.commit()",
+      "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=8); m=e.open_db(b'meta'); t=e.begin(write=True,db=m); t.put(b'format',b'msglog/99'); t.commit()",
       s.db,
     ])
     #expect(r.code == 0, "\(r)")
@@ -222,7 +222,7 @@ import Testing
     #expect(
       r.code == 1
         && r.stderr
-          == "msglog: \(s.db) was written by a newer msglog (format msglog/7; this one knows msglog/6)\nhint: use the newer msglog that wrote it\n",
+          == "msglog: \(s.db) was written by a newer msglog (format msglog/99; this one knows msglog/7)\nhint: use the newer msglog that wrote it\n",
       "\(r)")
   }
 

@@ -189,7 +189,7 @@ import Testing
     let s = Sandbox(.postgres)
     s.append("x")
     #expect(
-      PostgresCluster.psql("UPDATE msglog.meta SET value = '5'::bytea WHERE key = 'schema'", database: Self.name(of: s))
+      PostgresCluster.psql("UPDATE msglog.meta SET value = '99'::bytea WHERE key = 'schema'", database: Self.name(of: s))
         .code == 0)
     let before = s.contents()
     let replies = Self.served(s, s.db)

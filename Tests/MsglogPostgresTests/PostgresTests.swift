@@ -284,10 +284,10 @@ import Testing
     s.append("x")
     let name = String(s.db.split(separator: "/").last!)
     #expect(
-      PostgresCluster.psql("UPDATE msglog.meta SET value = '5'::bytea WHERE key = 'schema'", database: name).code == 0)
+      PostgresCluster.psql("UPDATE msglog.meta SET value = '99'::bytea WHERE key = 'schema'", database: name).code == 0)
     let r = Sandbox(.postgres).run(["--db", s.db, "list"])
     #expect(
-      r.code == 1 && r.stderr.contains("was written by a newer msglog (format schema 5; this one knows schema 4)"),
+      r.code == 1 && r.stderr.contains("was written by a newer msglog (format schema 99; this one knows schema 5)"),
       "\(r)")
   }
 

@@ -1,4 +1,5 @@
 import Foundation
+import MsglogLoopback
 import MsglogTestSupport
 import Testing
 
@@ -88,6 +89,8 @@ import Testing
     #expect(remote.run(["list", "--stream", "hr/pay"]).stdout.isEmpty)
     // Bob may write everything, but the replica is ann's.
     #expect(replica.run(["append", "--stream", "team/board", "later"]).code == 0)
+    // Bob's last use recorded first (a write, now and then), so that what follows changes nothing.
+    #expect(server.request("GET", "/api/streams", headers: ["Authorization: Bearer \(bob)"]).status == 200)
     let before = remote.contents()
     let stolen = replica.run(["sync"], environment: ["MSGLOG_TOKEN": bob])
     #expect(stolen.code != 0 && stolen.stderr.contains("is pushed for by another token than bob"), "\(stolen)")
@@ -95,5 +98,37 @@ import Testing
     let again = replica.run(["sync"], environment: ["MSGLOG_TOKEN": ann])
     #expect(again.code == 0, "\(again)")
     #expect(remote.run(["list", "--stream", "team/board"]).lines.count == 3)
+  }
+
+  /// The request log names the token, never its secret, and the reason of
+  /// each refusal; more than 20 failed tokens from one address within a
+  /// minute get that address 429 with Retry-After — another address is
+  /// served as before — and the metrics count refusals by reason.
+  @Test func failuresAreLoggedSlowedAndCounted() throws {
+    let s = Sandbox()
+    s.append("seed")
+    let ann = try token(s, ["ann", "--read", "*"])
+    let server = try ServedLog.running(s, ["--log-format", "json"])
+    let bearer = ["Authorization: Bearer \(ann)"]
+    #expect(server.request("GET", "/api/streams", headers: bearer).status == 200)
+    let wrong = "msglog_" + ann.dropFirst(7).prefix(16) + "_" + String(repeating: "1", count: 64)
+    for _ in 0..<21 {
+      #expect(server.request("GET", "/api/streams", headers: ["Authorization: Bearer \(wrong)"]).status == 401)
+    }
+    let throttled = server.request("GET", "/api/streams", headers: bearer)
+    #expect(throttled.status == 429 && throttled.body.contains("too many failed tokens"), "\(throttled)")
+    // Another address is not locked out.
+    let other = try #require(LoopbackSocket(port: server.port, from: "127.0.0.2"))
+    #expect(other.send("GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ann)\r\n\r\n"))
+    let metrics = other.receive(seconds: 30).text
+    #expect(metrics.contains(" 200 "), "\(metrics)")
+    #expect(metrics.contains(#"msglog_refusals_total{reason="unknown"} 21"#), "\(metrics)")
+    #expect(metrics.contains(#"msglog_refusals_total{reason="throttled"} 1"#), "\(metrics)")
+    let run = server.stop()
+    let lines = run.stderr.split(separator: "\n").filter { $0.hasPrefix("{\"time\"") && $0.contains("\"path\"") }
+    #expect(!run.stderr.contains(String(ann.suffix(64))) && !run.stderr.contains(String(wrong.suffix(64))))
+    #expect(lines.first?.contains(#""token":"ann""#) == true, "\(lines)")
+    #expect(lines.filter { $0.contains(#""status":401"#) && $0.contains(#""refused":"unknown""#) }.count == 21)
+    #expect(lines.contains { $0.contains(#""status":429"#) && $0.contains(#""refused":"throttled""#) }, "\(lines)")
   }
 }

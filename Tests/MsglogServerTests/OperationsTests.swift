@@ -65,25 +65,33 @@ import Testing
       #expect(!line.contains(Self.token), "the token in a log line: \(line)")
       #expect(!line.contains(secret), "a body in a log line: \(line)")
     }
-    for (line, request) in zip(lines, sent) {
+    // The operator's token is named as such, never shown; none is `-`
+    // (a route that needs no token, one refused before its token, one without).
+    let tokens = ["-", "(operator)", "-", "(operator)", "-"]
+    for ((line, request), token) in zip(zip(lines, sent), tokens) {
       let fields: [String: String]
       if format == "text" {
         let parts = line.split(separator: " ").map(String.init)
-        try #require(parts.count == 8, "\(line)")
+        // A refusal's reason last (`refused=missing`).
+        try #require(parts.count == (request.exchange.status == 401 ? 10 : 9), "\(line)")
         fields = [
-          "time": parts[0], "id": parts[1], "client": parts[2], "method": parts[3], "path": parts[4],
-          "status": parts[5], "bytes": parts[6], "ms": parts[7],
+          "time": parts[0], "id": parts[1], "client": parts[2], "token": parts[3], "method": parts[4],
+          "path": parts[5], "status": parts[6], "bytes": parts[7], "ms": parts[8],
+          "refused": parts.count == 10 ? String(parts[9].dropFirst("refused=".count)) : "<null>",
         ]
       } else {
         let object = try #require(
           try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
-        #expect(Set(object.keys) == ["time", "id", "client", "method", "path", "status", "bytes", "ms"], "\(line)")
+        let keys: Set = ["time", "id", "client", "token", "method", "path", "status", "bytes", "ms"]
+        #expect(Set(object.keys) == keys.union(request.exchange.status == 401 ? ["refused"] : []), "\(line)")
         #expect(object["status"] is NSNumber && object["bytes"] is NSNumber && object["ms"] is NSNumber, "\(line)")
-        fields = object.mapValues { "\($0)" }
+        fields = object.mapValues { $0 is NSNull ? "-" : "\($0)" }.merging(["refused": "<null>"]) { old, _ in old }
       }
       #expect(fields["time"]!.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(line)")
       #expect(fields["id"] == request.exchange.headers["x-request-id"], "\(line)")
       #expect(fields["client"] == "127.0.0.1", "\(line)")
+      #expect(fields["token"] == token, "\(line)")
+      #expect(fields["refused"] == (request.exchange.status == 401 ? "missing" : "<null>"), "\(line)")
       #expect(fields["method"] == request.method, "\(line)")
       let path = request.path.replacing("token=\(Self.token)", with: "token=")
       #expect(fields["path"] == path, "\(line)")
@@ -387,7 +395,7 @@ import Testing
     #expect(run.code == 0, "\(run)")
     #expect(!run.stderr.contains("without TLS"), "\(run.stderr)")
     #expect(run.stderr.contains(" GET /api/items 200 "), "\(run.stderr)")
-    #expect(run.stderr.contains(" plain-1 127.0.0.1 GET /livez 400 "), "\(run.stderr)")
+    #expect(run.stderr.contains(" plain-1 127.0.0.1 - GET /livez 400 "), "\(run.stderr)")
     #expect(!run.stderr.contains(Self.token) && !run.stderr.contains("over tls"), "\(run.stderr)")
   }
 

@@ -12,7 +12,7 @@ public struct NamedToken: Equatable, Sendable {
   public var made: Timestamp
   public var expires: Timestamp?
   public var revoked: Timestamp?
-  /// When a server last let it in (kept coarsely: see `EventLog.noteUse`).
+  /// When a server last let it in (to five minutes: `EventLog.noteUse`).
   public var lastUsed: Timestamp?
   /// The SHA-256 of its secret's bytes.
   package var digest: SHA256.Digest

@@ -48,6 +48,6 @@ extension PostgresStore.Access {
 
   /// The tables that versions after `version` add, as messages name them.
   private func missingTables(at version: Int) -> [String] {
-    (version < 2 ? PostgresSchema.syncTableNames : []) + (version < 3 ? PostgresSchema.tokenTableNames : [])
+    version < 2 ? PostgresSchema.syncTableNames : []
   }
 }

@@ -29,8 +29,6 @@ extension PostgresStore {
     var keysToBuild: [PostgresSchema.CopyTable] = []
     /// Whether sync's tables exist, once a read asked.
     var syncTablesKnown: Bool? = nil
-    /// Whether `msglog.tokens` is there, once asked (`Access+Tokens`).
-    var tokenTableKnown: Bool? = nil
 
     init(
       connection: Connection, store: PostgresStore, state: TransactionState, cache: StreamCache = StreamCache(),

@@ -17,11 +17,11 @@ import MsglogCore
 /// other under the head row's lock).
 extension PostgresSchema {
   /// The tables this msglog makes: 1, the log's (`tables`); 2, with sync's
-  /// (`syncTables`); 3, with named tokens' (`tokenTables`).
+  /// (`syncTables`).
   static let tablesVersion = tableSteps.count + 1
 
   /// The statements that move the tables from version N to N+1, at index N-1.
-  static let tableSteps: [[Statement]] = [syncTables, tokenTables]
+  static let tableSteps: [[Statement]] = [syncTables]
 
   /// The version of a database's tables: its `tables` row, or for a
   /// database made before the row was kept, what its schema's version
@@ -49,7 +49,7 @@ extension PostgresSchema {
   /// Every table of the log, as `msglog.name`: the ones a role needs
   /// privileges on.
   static let tableNames = [
-    "meta", "head", "events", "streams", "nodes", "ids", "checkpoints", "replicas", "sync_outcomes", "tokens", "replica_owners",
+    "meta", "head", "events", "streams", "nodes", "ids", "checkpoints", "replicas", "sync_outcomes",
   ]
 
   /// Sync's tables, as messages name them.

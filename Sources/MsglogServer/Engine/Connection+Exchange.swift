@@ -20,6 +20,9 @@ struct Exchange {
   var writtenBefore = 0
   /// An event stream that is counted among the followers.
   var following = false
+  /// Whose token, and why it was refused (`Response.token`, `.refusal`).
+  var token: String? = nil
+  var refusal: String? = nil
 }
 
 extension Connection {
@@ -40,6 +43,8 @@ extension Connection {
     }
     exchange!.status = response.status
     exchange!.writtenBefore = written
+    exchange!.token = response.token
+    exchange!.refusal = response.refusal ?? ([401, 403].contains(response.status) ? "policy" : nil)
     response.headers.append(("X-Request-ID", exchange!.id))
     if case .events = response.body, exchange!.method != "HEAD" {
       exchange!.following = true
@@ -60,11 +65,13 @@ extension Connection {
     guard exchange.status != 0 else { return }  // nothing was answered
     let seconds = Double(Deadline.now().nanoseconds - exchange.started.nanoseconds) / 1e9
     core.metrics?.requested(method: exchange.method, route: exchange.route, code: exchange.status, seconds: seconds)
+    if let refusal = exchange.refusal { core.metrics?.refused(reason: refusal) }
     guard core.requestLog.isOn else { return }
     core.requestLog.write(
       RequestRecord(
-        time: .now(), id: exchange.id, client: clientText, method: exchange.method, target: exchange.target,
-        status: exchange.status, bytes: written - exchange.writtenBefore, milliseconds: seconds * 1000))
+        time: .now(), id: exchange.id, client: clientText, token: exchange.token, method: exchange.method,
+        target: exchange.target, status: exchange.status, bytes: written - exchange.writtenBefore,
+        milliseconds: seconds * 1000, refusal: exchange.refusal))
   }
 
   /// The client's address as text (`127.0.0.1`, `::1`).
@@ -76,6 +83,7 @@ extension Connection {
     var request = try Request(
       method: head.method, target: head.target, version: head.version, headers: head.headers, body: body)
     request.forwardedScheme = core.proxies.scheme(peer: address, headers: head.headers)
+    request.client = clientText
     return request
   }
 

@@ -10,6 +10,8 @@ package struct HTTPError: Error, Equatable, Sendable {
   /// Why a token was refused (`TokenGate.Refusal`), for the request log
   /// and the metrics; never sent.
   package var reason: String? = nil
+  /// The named token refused (403), for the request log; never sent.
+  package var token: String? = nil
 
   package init(status: UInt32, message: String, headers: [(String, String)] = []) {
     self.status = status

@@ -20,6 +20,9 @@ package struct Request: Sendable {
   package var forwardedScheme: String? = nil
   /// Who is asking: set by the router once the token is checked.
   package var caller: Caller = .open
+  /// The client's address as the request log writes it (a trusted proxy's
+  /// word on it first); nil in process. Failed tokens are counted by it.
+  package var client: String? = nil
 
   /// A request from its parts; `target` is the request line's target as
   /// sent (`/api/items?stream=main`), decoded here.

@@ -15,6 +15,12 @@ package struct Response: Sendable {
   package var contentType: String
   package var body: Body
   package var headers: [(String, String)] = []
+  /// Whose token the request came with, as the request log names it
+  /// (`Caller.logName`); nil: none. Never sent.
+  package var token: String? = nil
+  /// Why a 401, 403 or 429 refused it (`TokenGate.Refusal`, or the
+  /// browser's rules: `host`, `origin`); never sent.
+  package var refusal: String? = nil
 
   package init(status: UInt32 = 200, contentType: String, body: Body, headers: [(String, String)] = []) {
     self.status = status
@@ -34,6 +40,8 @@ package struct Response: Sendable {
   package static func error(_ error: HTTPError) -> Response {
     var response = json(status: error.status) { $0.error(error.message) }
     response.headers = error.headers
+    response.refusal = error.reason
+    response.token = error.token
     return response
   }
 

@@ -43,6 +43,7 @@ package final class Metrics: CommitObserver, Sendable {
   private let commits = Mutex(CommitFigures())
   private let openStreams = Atomic<Int>(0)
   private let syncCounts = Mutex<[SyncResult: UInt64]>([:])
+  private let refusals = Mutex<[String: UInt64]>([:])
 
   static let requestBounds: [Double] = [
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
@@ -86,6 +87,11 @@ package final class Metrics: CommitObserver, Sendable {
     syncCounts.withLock { $0[result, default: 0] += UInt64(count) }
   }
 
+  /// A request refused (401, 403, 429) for `reason` (`msglog_refusals_total{reason}`).
+  func refused(reason: String) {
+    refusals.withLock { $0[reason, default: 0] += 1 }
+  }
+
   // MARK: - The text format
 
   /// The whole exposition, with the log's head seq and sync's bookkeeping
@@ -115,6 +121,12 @@ package final class Metrics: CommitObserver, Sendable {
     out.histogram("msglog_commit_duration_seconds", [], commitFigures.durations)
     out.family("msglog_followers", .gauge, "Event streams (/api/follow) open now.")
     out.sample("msglog_followers", [], Double(max(openStreams.load(ordering: .relaxed), 0)))
+    out.family(
+      "msglog_refusals_total", .counter,
+      "Requests refused 401, 403 or 429, by reason: missing, unknown, revoked, expired, scope, throttled, policy.")
+    for (reason, count) in refusals.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
+      out.sample("msglog_refusals_total", [("reason", reason)], Double(count))
+    }
     out.family("msglog_sync_changes_total", .counter, "Changes pushed by replicas, by what became of them.")
     for result in SyncResult.allCases {
       out.sample("msglog_sync_changes_total", [("result", result.rawValue)], Double(sync[result] ?? 0))

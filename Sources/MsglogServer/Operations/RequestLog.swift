@@ -21,6 +21,9 @@ struct RequestRecord {
   var time: WallTime
   var id: String
   var client: String
+  /// The token's name (`(operator)` for the operator's); nil for none,
+  /// `-` in text. Never the token itself.
+  var token: String?
   /// `-` for a request refused before its line was read.
   var method: String
   var target: String
@@ -28,6 +31,9 @@ struct RequestRecord {
   /// Bytes written to the client for this answer (its head and body).
   var bytes: Int
   var milliseconds: Double
+  /// Why a 401, 403 or 429 was answered (`missing`, `unknown`, `revoked`,
+  /// `expired`, `scope`, `throttled`, `policy`); nil otherwise.
+  var refusal: String? = nil
 }
 
 /// The request log and the lines an operator must act on, on stderr, one
@@ -45,8 +51,11 @@ final class RequestLog: Sendable {
     case .none: return
     case .text:
       var line = record.time.rfc3339
-      line += " " + record.id + " " + record.client + " " + record.method + " " + Self.redacting(record.target)
-      line += " \(record.status) \(record.bytes) " + Self.milliseconds(record.milliseconds) + "\n"
+      line += " " + record.id + " " + record.client + " " + (record.token ?? "-") + " " + record.method + " "
+        + Self.redacting(record.target)
+      line += " \(record.status) \(record.bytes) " + Self.milliseconds(record.milliseconds)
+      if let refusal = record.refusal { line += " refused=" + refusal }
+      line += "\n"
       Self.emit(line)
     case .json:
       var line: [UInt8] = []
@@ -54,10 +63,13 @@ final class RequestLog: Sendable {
       Self.member("time", record.time.rfc3339, first: true, &line)
       Self.member("id", record.id, &line)
       Self.member("client", record.client, &line)
+      if let token = record.token { Self.member("token", token, &line) } else { line += Array(",\"token\":null".utf8) }
       Self.member("method", record.method, &line)
       Self.member("path", Self.redacting(record.target), &line)
       line += Array(",\"status\":\(record.status),\"bytes\":\(record.bytes),\"ms\":".utf8)
-      line += Array((Self.milliseconds(record.milliseconds) + "}\n").utf8)
+      line += Array(Self.milliseconds(record.milliseconds).utf8)
+      if let refusal = record.refusal { Self.member("refused", refusal, &line) }
+      line += Array("}\n".utf8)
       Self.emit(line)
     }
   }

@@ -48,6 +48,16 @@ package enum Caller: Sendable {
     return nil
   }
 
+  /// As the request log names it: the token's name, `(operator)` (no
+  /// token's name has parentheses), nil for none.
+  package var logName: String? {
+    switch self {
+    case .open: return nil
+    case .operatorToken: return "(operator)"
+    case .named(let token): return token.name
+    }
+  }
+
   /// Whether it may do `right` to `stream`.
   package func may(_ right: TokenScopes.Right, _ stream: StreamName) -> Bool {
     guard case .named(let token) = self else { return true }

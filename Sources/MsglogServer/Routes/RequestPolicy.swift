@@ -162,14 +162,16 @@ package struct RequestPolicy: Sendable {
   /// 401 unless the request carries the token, when one is set.
   package func checkToken(_ request: Request) throws(HTTPError) {
     guard token != nil else { return }
-    let needed = HTTPError(
+    var needed = HTTPError(
       status: 401, message: "a bearer token is needed: send 'Authorization: Bearer TOKEN'",
       headers: [("WWW-Authenticate", "Bearer")])
+    needed.reason = "missing"
     guard let candidate = Self.bearer(request) else { throw needed }
     // One was sent and is not this server's (RFC 6750's invalid_token).
-    let refusal = HTTPError(
+    var refusal = HTTPError(
       status: 401, message: "the bearer token is not valid for this server",
       headers: [("WWW-Authenticate", #"Bearer error="invalid_token""#)])
+    refusal.reason = "unknown"
     guard isOperatorToken(candidate) else { throw refusal }
   }
 

@@ -60,7 +60,13 @@ package struct Router: Sendable {
           caller = policy.token == nil ? .open : .operatorToken
         }
       }
-      try TokenGate.authorize(route, request, caller, withBody: false)
+      do throws(HTTPError) {
+        try TokenGate.authorize(route, request, caller, withBody: false)
+      } catch {
+        var error = error
+        error.token = caller.logName
+        throw error
+      }
       if let unknown = request.query.keys.sorted().first(where: { !route.parameters.contains($0) }) {
         throw HTTPError.badRequest(
           "unknown parameter \(TerminalText.quoted(unknown)) for \(request.path)"
@@ -93,11 +99,16 @@ package struct Router: Sendable {
         request.caller = caller
         try TokenGate.authorize(route, request, caller, withBody: true)
         response = try route.handler(request)
+        if response.status < 400 { gate?.noteServed(caller) }
       } catch {
-        let refusal = HTTPError(describing: error)
+        var refusal = HTTPError(describing: error)
         if refusal.status >= 500 { failed?(error, refusal) }
+        if case MsglogError.namedToken(let why)? = error as? MsglogError, why.isForbidden {
+          refusal.reason = TokenGate.Refusal.scope.rawValue
+        }
         response = .error(refusal)
       }
+      response.token = caller.logName
     }
     if let origin = policy.allowedCrossOrigin(request) {
       response.headers += [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]

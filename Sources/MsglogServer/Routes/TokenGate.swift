@@ -17,6 +17,8 @@ package final class TokenGate: Sendable {
   /// a request without a named token asks the log again, so that the first
   /// `token add` counts without a restart.
   private let holdsTokens = Atomic(false)
+  /// Failed tokens by client address, which slow that address alone.
+  let failures = FailedTokens()
 
   package init(log: EventLog) {
     self.log = log
@@ -37,13 +39,24 @@ package final class TokenGate: Sendable {
     case missing, unknown, revoked, expired
     /// A valid token without the right (403).
     case scope
+    /// Too many failed tokens from the client's address (429).
+    case throttled
   }
 
   /// Whether the log holds tokens, asking it until it is seen to.
   func logHoldsTokens() throws(HTTPError) -> Bool {
     if holdsTokens.load(ordering: .relaxed) { return true }
     let holds: Bool
-    do { holds = try log.holdsTokens() } catch { throw HTTPError(describing: error) }
+    do {
+      holds = try log.holdsTokens()
+    } catch MsglogError.permissionDenied {
+      // A role that may not read the log's tables: whatever the request
+      // is, its route is refused naming what the role lacks (and a role
+      // that cannot read msglog.meta can read nothing of the log).
+      return false
+    } catch {
+      throw HTTPError(describing: error)
+    }
     if holds { holdsTokens.store(true, ordering: .relaxed) }
     return holds
   }
@@ -63,6 +76,27 @@ package final class TokenGate: Sendable {
       }
       return .open
     }
+    if let client = request.client, let seconds = failures.retryAfter(client) {
+      var error = HTTPError(
+        status: 429, message: "too many failed tokens from your address; retry in \(seconds) s",
+        headers: [("Retry-After", String(seconds))])
+      error.reason = Refusal.throttled.rawValue
+      throw error
+    }
+    do throws(HTTPError) {
+      return try lookUp(bearer, request, policy)
+    } catch {
+      // A token that was sent and failed counts against its address.
+      if holdsTokens.load(ordering: .relaxed), let client = request.client, let reason = error.reason,
+        reason != Refusal.missing.rawValue
+      {
+        failures.failed(client)
+      }
+      throw error
+    }
+  }
+
+  private func lookUp(_ bearer: [UInt8]?, _ request: Request, _ policy: RequestPolicy) throws(HTTPError) -> Caller {
     guard try logHoldsTokens() else {
       // No named token yet: the operator's token, if any, as before.
       try policy.checkToken(request)
@@ -79,6 +113,17 @@ package final class TokenGate: Sendable {
     case .revoked: throw Self.unauthorized(.revoked)
     case .expired: throw Self.unauthorized(.expired)
     }
+  }
+
+  /// Records, now and then, that a named token was served (`token
+  /// list`'s last use): after an answer that did something for it, so
+  /// that a refused request changes nothing. A server that may not write
+  /// (a reader's role, a standby) just does not record it.
+  func noteServed(_ caller: Caller) {
+    guard case .named(let token) = caller else { return }
+    let now = Timestamp.now()
+    guard token.lastUsed.map({ now.milliseconds - $0.milliseconds >= 300_000 }) ?? true else { return }
+    try? log.noteUse(ofToken: token.id, at: now)
   }
 
   private func neededByOperator(_ policy: RequestPolicy, _ request: Request) -> HTTPError {
