@@ -13,7 +13,10 @@ do {
     configuration = try ServerConfiguration(
       listen: ListenAddress(parsing: settings.listen), token: settings.token, allowedHosts: settings.allowedHosts,
       allowedOrigins: settings.allowedOrigins, publicOrigins: settings.publicOrigins,
-      trustedProxies: settings.trustedProxies)
+      trustedProxies: settings.trustedProxies,
+      logHoldsTokens: {
+        (try? EventLog(settings.location, configuration: .init(access: .readOnly)).holdsTokens()) == true
+      })
     guard let format = LogFormat(rawValue: settings.logFormat) else {
       throw ServerError.usage(
         "invalid --log-format \(TerminalText.quoted(settings.logFormat))", hint: "give text, json or none")

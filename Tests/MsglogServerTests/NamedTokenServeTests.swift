@@ -61,6 +61,20 @@ import Testing
     #expect(call("GET", "/api/streams", nil, viewer).status == 200)
   }
 
+  /// A log with named tokens may be served beyond localhost without the
+  /// operator's token: every request wants one of them anyway.
+  @Test func namedTokensLetItListenBeyondLocalhost() throws {
+    let s = Sandbox()
+    s.append("seed")
+    let refused = s.run(["serve", "--listen", "0.0.0.0:0"])
+    #expect(refused.code == 64 && refused.stderr.contains("so it needs a token"), "\(refused)")
+    let ann = try token(s, ["ann", "--read", "*"])
+    let server = try ServedLog.running(s, listen: "0.0.0.0:0")
+    defer { _ = server.stop() }
+    #expect(server.request("GET", "/api/streams").status == 401)
+    #expect(server.request("GET", "/api/streams", headers: ["Authorization: Bearer \(ann)"]).status == 200)
+  }
+
   /// Sync through a named token: `clone` needs read on every stream, a
   /// change to a stream the token may not write is refused as a change
   /// (the others apply, sent as the token's name), and the replica is the

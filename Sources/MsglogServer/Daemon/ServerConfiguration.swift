@@ -47,14 +47,16 @@ package struct ServerConfiguration: Sendable {
 
   package init(
     listen: ListenAddress, token: String? = nil, allowedHosts: [String] = [], allowedOrigins: [String] = [],
-    publicOrigins: [String] = [], trustedProxies: [String] = []
+    publicOrigins: [String] = [], trustedProxies: [String] = [], logHoldsTokens: () -> Bool = { false }
   ) throws(ServerError) {
     self.listen = listen
     self.token = token
     if let token, token.utf8.count < 16 {
       throw .usage("the token is too short (at least 16 characters)", hint: "e.g. MSGLOG_TOKEN=$(openssl rand -hex 16)")
     }
-    if !listen.isLoopback && token == nil {
+    // A log that holds named tokens asks every request for one on every
+    // address (`TokenGate`): the operator's token is then not needed.
+    if !listen.isLoopback && token == nil && !logHoldsTokens() {
       throw .usage(
         "listening on \(listen.text) lets other machines in, so it needs a token",
         hint: "set MSGLOG_TOKEN (or --token); clients send 'Authorization: Bearer TOKEN'")
