@@ -67,7 +67,9 @@ extension ChangeRefusal {
     case .changeOutOfOrder(let change, let done):
       return ("change-out-of-order", [("change", .number(change)), ("done", .number(done))])
     case .namedToken(.mayNot(let token, let right, let stream)):
-      return ("token-may-not", [("token", .text(token)), ("right", .text(right.rawValue)), ("stream", .stream(stream))])
+      return (
+        "token-may-not", [("token", .text(token)), ("right", .text(right.rawValue)), ("stream", .stream(stream))]
+      )
     // What only a command or an import line can be refused for (an id
     // prefix, a rebase, an imported undo), and every failure of the store,
     // the log or a sync: no change is refused for these. Listed, not

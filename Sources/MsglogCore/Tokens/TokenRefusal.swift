@@ -42,9 +42,11 @@ public enum TokenRefusal: Equatable, Sendable, CustomStringConvertible {
     case .malformedName(let name):
       return "invalid token name \(TerminalText.quoted(name)): expected 1 to 64 letters, digits, '.', '_' or '-'"
     case .malformedPattern(let text):
-      return "invalid stream pattern \(TerminalText.quoted(text)): expected a stream name, a prefix ending in '/*', or '*'"
+      return
+        "invalid stream pattern \(TerminalText.quoted(text)): expected a stream name, a prefix ending in '/*', or '*'"
     case .malformedDuration(let text):
-      return "invalid duration \(TerminalText.quoted(text)): expected a whole number of days, hours or minutes (30d, 12h, 90m)"
+      return
+        "invalid duration \(TerminalText.quoted(text)): expected a whole number of days, hours or minutes (30d, 12h, 90m)"
     case .nameTaken(let name): return "a live token is named \(TerminalText.quoted(name)) already"
     case .noSuchToken(let text): return "no token has the id \(TerminalText.quoted(text)), nor is a live one so named"
     case .alreadyRevoked(let name, let id): return "token \(name) (\(id)) is revoked already"

@@ -12,7 +12,8 @@ public struct TokenSecret: Sendable, CustomStringConvertible {
   /// A new token: its id and secret from the system's generator.
   package static func random() -> TokenSecret {
     var generator = SystemRandomNumberGenerator()
-    let id = Hex.text(UInt32(truncatingIfNeeded: generator.next() as UInt64), width: 8)
+    let id =
+      Hex.text(UInt32(truncatingIfNeeded: generator.next() as UInt64), width: 8)
       + Hex.text(UInt32(truncatingIfNeeded: generator.next() as UInt64), width: 8)
     var secret: [UInt8] = []
     for _ in 0..<4 { secret.appendBigEndian(generator.next() as UInt64) }

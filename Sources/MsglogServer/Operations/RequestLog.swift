@@ -51,7 +51,8 @@ final class RequestLog: Sendable {
     case .none: return
     case .text:
       var line = record.time.rfc3339
-      line += " " + record.id + " " + record.client + " " + (record.token ?? "-") + " " + record.method + " "
+      line +=
+        " " + record.id + " " + record.client + " " + (record.token ?? "-") + " " + record.method + " "
         + Self.redacting(record.target)
       line += " \(record.status) \(record.bytes) " + Self.milliseconds(record.milliseconds)
       if let refusal = record.refusal { line += " refused=" + refusal }
@@ -134,7 +135,9 @@ final class RequestLog: Sendable {
     var bytes: [UInt8] = []
     var utf8 = Array(name.utf8)[...]
     while let byte = utf8.popFirst() {
-      if byte == UInt8(ascii: "%"), utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
+      if byte == UInt8(ascii: "%"), utf8.count >= 2,
+        let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)
+      {
         bytes.append(value)
         utf8 = utf8.dropFirst(2)
       } else {

@@ -29,7 +29,9 @@ package enum Permission: Sendable, Equatable {
   }
 
   /// Whether checking it needs the request's body.
-  var needsBody: Bool { self == .stream(.write, .body) || self == .stream(.erase, .body) || self == .stream(.read, .body) }
+  var needsBody: Bool {
+    self == .stream(.write, .body) || self == .stream(.erase, .body) || self == .stream(.read, .body)
+  }
 }
 
 /// Who is asking, as the router found it before the handler runs

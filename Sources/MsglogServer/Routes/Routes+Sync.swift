@@ -15,7 +15,8 @@ extension Routes {
         refusals: [404, 409]
       ) { try api.syncHello($0) },
       Route(
-        .post, SyncProtocol.pushPath, needsToken: true, permission: .anyToken, takes: #"{"protocol","log","replica","secret","changes"}"#,
+        .post, SyncProtocol.pushPath, needsToken: true, permission: .anyToken,
+        takes: #"{"protocol","log","replica","secret","changes"}"#,
         answers:
           #"`{"head","outcomes"}`: each change done at most once, in order, in one transaction (`{"change","result":"applied","seq","rebased"}`, `"unchanged"`, or `"refused"` with its `"reason"`, `{"code",…}`, and `"error"`, its words); 403 when `secret` (64 hex digits) is not the replica's; 409 for another log or a change out of order"#,
         refusals: [403, 404, 409, 413]
