@@ -18,6 +18,8 @@ import Testing
       "ChangeOutcome", "ChangeRefusal", "Origin", "RemoteFault", "ReplicaChange", "ReplicaState",
       // A server's refusal of a privilege, and what `EventLog.initialize()` did (docs/POSTGRES.md).
       "MissingPrivileges", "LogInitialization",
+      // Named tokens (docs/SERVER.md, "Running it for a team").
+      "NamedToken", "StreamPattern", "TokenLifetime", "TokenRefusal", "TokenScopes", "TokenSecret",
     ],
     "Msglog": [
       "EventLog", "FollowNotice", "FollowStop", "ImportResult", "LogSnapshot", "LogStream", "NewItem",
