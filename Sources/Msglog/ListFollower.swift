@@ -148,7 +148,7 @@ package final class ListFollower: Sendable {
     var version = shown.version
     try snapshot.forEachEvent(from: shown.seq + 1, stream: shown.stream) { event in
       guard changes.count < eventLimit else { return false }
-      changes.append(ListChange(try snapshot.change(for: event)))
+      if let change = ListChange(changing: try snapshot.change(for: event)) { changes.append(change) }
       version = event.version
       return true
     }

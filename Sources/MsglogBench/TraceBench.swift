@@ -132,7 +132,7 @@ enum ArrayBaseline {
         items.remove(at: items.firstIndex(of: id)!)
       case .move(let from, let to, _):
         items.insert(items.remove(at: from), at: to)
-      case .remove(.prefix), .edit, .restore, .undo:
+      case .remove(.prefix), .edit, .restore, .undo, .erase:
         fatalError("traces insert, remove by full id and move")
       }
     }

@@ -73,7 +73,7 @@ enum Options {
 
 /// The commands.
 enum CommandName: String, CaseIterable, Sendable {
-  case append, insert, move, remove, edit, restore, undo, list, replay, log, streams, diff, export
+  case append, insert, move, remove, edit, restore, undo, erase, purge, list, replay, log, streams, diff, export
   case `import`, verify, backup
   case initialize = "init"
   case serve, token, clone, sync, status, completions, help
@@ -266,7 +266,8 @@ struct CommandDeclaration: Sendable {
           the command line would validate it, and the first bad line is reported with its \
           number and nothing is written. Lines are read and applied a piece at a time, so a \
           large import is never held in memory whole. Ops: append, insert, remove, move, edit, \
-          restore (any with "undoes"); 'export' output is accepted as is.
+          restore (any with "undoes"), erase; 'export' output is accepted as is, erased events \
+          ("erased":S) included.
           """,
         arguments: [
           ArgumentDeclaration(
@@ -319,7 +320,7 @@ struct CommandDeclaration: Sendable {
           Serve the database over HTTP until Ctrl-C or SIGTERM: a JSON API with the shapes of \
           --json (GET /api/streams, /api/items?stream=S&at=SEQ, /api/events?from=SEQ, \
           /api/diff?stream=S&from=A&to=B; POST /api/append, /api/insert, /api/move, /api/remove, \
-          /api/edit, /api/restore, /api/undo with a JSON body), Server-Sent Events at /api/follow (id is the seq; Last-Event-ID \
+          /api/edit, /api/restore, /api/undo, /api/erase with a JSON body), Server-Sent Events at /api/follow (id is the seq; Last-Event-ID \
           resumes), the sync protocol replicas use (GET /api/sync, POST /api/sync/push, GET /api/sync/pull), \
           and a web page at / for chats and boards. Listening beyond localhost needs \
           a token, which every API request sends as 'Authorization: Bearer TOKEN'; once the database \
@@ -408,6 +409,7 @@ struct CommandDeclaration: Sendable {
         ],
         options: [Options.man], shared: [], tolerated: Options.shared,
         example: "msglog help move\nmsglog help --man > msglog.1 && man ./msglog.1"),
+      erase, purge,
     ].map { ($0.name, $0) })
 
   /// In the order of `msglog --help`.

@@ -36,8 +36,10 @@ extension Format {
     deinit { line.deallocate() }
 
     func write(_ item: Item, index: Int, to out: BufferedOutput) throws(OutputError) {
+      // An erased item (a past list, `replay --at`): the mark, not an empty text.
+      let shown = item.erased == nil ? item.text : "[erased]"
       if !colour {
-        var text = item.text
+        var text = shown
         var sender = item.sender ?? "-"
         let written = text.withUTF8 { text in
           sender.withUTF8 { sender in
@@ -59,7 +61,7 @@ extension Format {
       }
       scratch.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: " ")])
       Format.appendIdAndSender(item, colour: colour, to: &scratch)
-      TerminalText.appendEscaped(item.text, to: &scratch)
+      TerminalText.appendEscaped(shown, to: &scratch)
       scratch.append(UInt8(ascii: "\n"))
       try out.write(bytes: scratch)
     }
@@ -68,7 +70,7 @@ extension Format {
     /// place in the output's buffer, straight from the record's bytes; one
     /// that needs escaping through `write(_:Item…)`.
     func write(_ item: ItemBytes, index: Int, to out: BufferedOutput) throws(OutputError) {
-      if !colour {
+      if !colour, item.erased == nil {
         let text = item.text.assumingMemoryBound(to: UInt8.self)
         let sender = item.sender?.assumingMemoryBound(to: UInt8.self)
         if TerminalText.isPlain(text), sender.map(TerminalText.isPlain) ?? true {

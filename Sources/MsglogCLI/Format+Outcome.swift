@@ -38,6 +38,7 @@ extension Format {
     case .move(_, let from, let to): return "moved \(event.id.text) \(from) -> \(to)" + rebase
     case .edit: return "edited \(event.id.text)" + rebase
     case .restore(_, let index, _): return "restored \(event.id.text) at \(index)"
+    case .erase: return "erased \(event.id.text)"
     }
   }
 }

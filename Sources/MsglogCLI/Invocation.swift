@@ -59,6 +59,8 @@ struct Invocation {
     case .edit: try edit()
     case .restore: try restore()
     case .undo: try undo()
+    case .erase: try erase()
+    case .purge: try purge()
     case .list: try list()
     case .replay: try replay()
     case .log: try log()

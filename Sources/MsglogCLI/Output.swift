@@ -243,17 +243,21 @@ enum Format {
     } else if let undoes = event.undoes {
       line += "  undoes \(undoes)"
     }
+    // An erased insert or edit: `[erased]` where its sender and text were.
+    let erased = event.erased.map { _ in "-  [erased]" }
     switch event.op {
     case .insert(_, let index, let text, let sender):
-      line += "  at \(index)  \(sender.map(TerminalText.escape) ?? "-")  \(TerminalText.escape(text))"
+      line += "  at \(index)  " + (erased ?? "\(sender.map(TerminalText.escape) ?? "-")  \(TerminalText.escape(text))")
     case .remove:
       break
     case .move(_, let from, let to):
       line += "  \(from) -> \(to)"
     case .edit(_, let text, let sender, _, _, _):
-      line += "  \(sender.map(TerminalText.escape) ?? "-")  \(TerminalText.escape(text))"
+      line += "  " + (erased ?? "\(sender.map(TerminalText.escape) ?? "-")  \(TerminalText.escape(text))")
     case .restore(_, let index, _):
       line += "  at \(index)"
+    case .erase(_, let index):
+      if let index { line += "  at \(index)" }
     }
     return line
   }
@@ -278,16 +282,21 @@ enum Format {
   /// `- INDEX  SHORTID  SENDER  TEXT` per removal, `+ …` per insertion,
   /// `> FROM -> TO  SHORTID` per move, `~ INDEX  SHORTID  SENDER  TEXT` per
   /// edited item (its new text), in that order.
+  /// An item's text as a line shows it: `[erased]` for an item erased since.
+  static func shownText(_ item: Item) -> String {
+    item.erased == nil ? TerminalText.escape(item.text) : "[erased]"
+  }
+
   static func diffLines(_ diff: StreamDiff, colour: Bool, to out: BufferedOutput) throws(OutputError) {
     for removal in diff.removed {
       try out.write("- \(removal.index)  ")
       try writeIdAndSender(removal.item, colour: colour, to: out)
-      try out.line(TerminalText.escape(removal.item.text))
+      try out.line(shownText(removal.item))
     }
     for insertion in diff.inserted {
       try out.write("+ \(insertion.index)  ")
       try writeIdAndSender(insertion.item, colour: colour, to: out)
-      try out.line(TerminalText.escape(insertion.item.text))
+      try out.line(shownText(insertion.item))
     }
     for move in diff.moved {
       try out.write("> \(move.from) -> \(move.to)  ")
@@ -299,7 +308,7 @@ enum Format {
     for reload in diff.edited {
       try out.write("~ \(reload.index)  ")
       try writeIdAndSender(reload.item, colour: colour, to: out)
-      try out.line(TerminalText.escape(reload.item.text))
+      try out.line(shownText(reload.item))
     }
   }
 }

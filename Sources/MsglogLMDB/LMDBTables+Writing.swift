@@ -12,6 +12,13 @@ extension LMDBTables.LogTransaction {
     }
   }
 
+  /// Writes an erased record over the one at its seq (no MDB_APPEND: the
+  /// key is there). LMDB copies the page on write: the old bytes stay in a
+  /// page on the free list until a write reuses it (`msglog purge`).
+  func replaceRecord(_ record: [UInt8], of event: Event) throws {
+    try txn.put(tables.events, Key.seq(event.seq), record)
+  }
+
   /// Moves `meta`'s format on to `version` unless it says that or a newer
   /// one already: read once per transaction, written once.
   func moveContainer(atLeastTo version: Int) throws {

@@ -38,10 +38,17 @@ package final class LMDBTables {
   /// `ContainerFormat`'s rule. A new database starts at msglog/6 and writes
   /// framed records (`recordLayout`); msglog/7 once it holds a named token
   /// (`tokensVersion`), so that an older msglog serving it refuses it
-  /// rather than serve it without asking for a token.
+  /// rather than serve it without asking for a token; msglog/8 once it
+  /// holds an erase (record format 5).
   static let containerFormat = ContainerFormat(
-    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...7,
-    holding: [EventRecord.formatVersion2: 3, EventRecord.formatVersion3: 4, EventRecord.formatVersion4: framedVersion])
+    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...8,
+    holding: [
+      EventRecord.formatVersion2: 3, EventRecord.formatVersion3: 4, EventRecord.formatVersion4: framedVersion,
+      EventRecord.formatVersion5: erasedVersion,
+    ])
+  /// The first version that may hold an erase (record format 5) and the
+  /// erased bodies it leaves: an older msglog refuses such a log.
+  static let erasedVersion = 8
   /// The first version whose databases write framed records (record format 4).
   static let framedVersion = 6
   /// The first version whose containers may hold sync's tables (a remote's

@@ -33,11 +33,15 @@ import Testing
     var r = s.run("edit", red, "--sender", "bob", "crimson", "red")
     #expect(r.code == 0 && r.stdout == "edited \(red)\n" && r.stderr.isEmpty, "\(r)")
     r = s.run("edit", String(red.prefix(8)), "crimson red")
-    #expect(r.code == 0 && r.stdout.isEmpty && r.stderr == "msglog: nothing to do: the item has this text already\n", "\(r)")
+    #expect(
+      r.code == 0 && r.stdout.isEmpty && r.stderr == "msglog: nothing to do: the item has this text already\n", "\(r)")
     r = s.run(["edit", red], stdin: Data("scarlet\n".utf8))
     #expect(r.code == 0 && r.stdout == "edited \(red)\n", "\(r)")
     r = s.run("list")
-    #expect(r.stdout == "0  \(red.prefix(8))  ann  scarlet\n1  \(green.prefix(8))  bob  green\n2  \(blue.prefix(8))  ann  blue\n", "\(r)")
+    #expect(
+      r.stdout
+        == "0  \(red.prefix(8))  ann  scarlet\n1  \(green.prefix(8))  bob  green\n2  \(blue.prefix(8))  ann  blue\n",
+      "\(r)")
     r = s.run("list", "--json")
     #expect(
       maskingTimes(r.stdout).hasPrefix(
@@ -51,7 +55,8 @@ import Testing
     // The latest event not undone is now the remove (the restore is undone).
     r = s.run("undo", "--json")
     #expect(
-      maskingTimes(r.stdout) == #"{"seq":9,"stream":"main","version":9,"time":"TIME","id":"\#(green)","index":1,"undoes":6}"#
+      maskingTimes(r.stdout)
+        == #"{"seq":9,"stream":"main","version":9,"time":"TIME","id":"\#(green)","index":1,"undoes":6}"#
         + "\n", "\(r)")
     r = s.run("restore", green, "--index", "0", "--json")
     #expect(r.code == 1 && r.stderr.hasPrefix("msglog: item \(green) is live"), "\(r)")
@@ -74,7 +79,9 @@ import Testing
     r = s.run("undo", "14")
     #expect(r.code == 0 && r.stdout == "moved \(blue) 2 -> 0\n", "\(r)")
     r = s.run("undo", "14")
-    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: event 14 is already undone (by event 15)\nhint: undo event 15"), "\(r)")
+    #expect(
+      r.code == 1 && r.stderr.hasPrefix("msglog: event 14 is already undone (by event 15)\nhint: undo event 15"), "\(r)"
+    )
     r = s.run("log", "--from", "7")
     #expect(
       maskingTimes(r.stdout) == """
@@ -147,7 +154,8 @@ import Testing
     #expect(r.code == 0 && r.stdout == "moved \(ids[1]) 2 -> 4 (rebased from 1 -> 3 at version 5)\n", "\(r)")
     r = s.run("insert", "2", "B2", "--expect-version", "5", "--rebase")
     #expect(r.code == 0 && r.stdout.count == 37, "\(r)")
-    #expect(r.stderr == "msglog: rebased: the stream moved on since version 5, so it went in at index 5 (2 at version 5)\n")
+    #expect(
+      r.stderr == "msglog: rebased: the stream moved on since version 5, so it went in at index 5 (2 at version 5)\n")
     r = s.run("edit", ids[3], "D!", "--expect-version", "6", "--rebase")
     #expect(r.code == 0 && r.stdout == "edited \(ids[3]) (rebased from version 6)\n", "\(r)")
     // At the version it names, a rebase is a plain write, and says nothing more.
@@ -161,7 +169,8 @@ import Testing
     let s = Sandbox()
     for text in ["a", "b", "c"] { s.append(text) }
     #expect(s.run("move", "0", "2").code == 0)  // b c a
-    let r = s.run(["insert", "1", "--lines", "--expect-version", "3", "--rebase", "--json"], stdin: Data("x\ny\n".utf8))
+    let r = s.run(
+      ["insert", "1", "--lines", "--expect-version", "3", "--rebase", "--json"], stdin: Data("x\ny\n".utf8))
     #expect(r.code == 0, "\(r)")
     #expect(r.lines.count == 2 && r.lines.allSatisfy { $0.contains(#""rebased":true"#) }, "\(r)")
     #expect(s.run("list").lines.map { String($0.split(separator: " ").last!) } == ["b", "c", "a", "x", "y"])
@@ -222,7 +231,7 @@ import Testing
     #expect(
       r.code == 1
         && r.stderr
-          == "msglog: \(s.db) was written by a newer msglog (format msglog/99; this one knows msglog/7)\nhint: use the newer msglog that wrote it\n",
+          == "msglog: \(s.db) was written by a newer msglog (format msglog/99; this one knows msglog/8)\nhint: use the newer msglog that wrote it\n",
       "\(r)")
   }
 

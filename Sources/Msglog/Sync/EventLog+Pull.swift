@@ -66,7 +66,8 @@ extension EventLog {
           throw MsglogError.unacceptableRecord(remote: remote.shown, seq: event.seq, reason: error)
         } catch MsglogError.eventDoesNotFit(let seq, let reason) where seq == event.seq {
           // Its index or version does not follow from the events before it there.
-          throw MsglogError.unacceptableRecord(remote: remote.shown, seq: seq, reason: .eventDoesNotFit(seq: seq, reason: reason))
+          throw MsglogError.unacceptableRecord(
+            remote: remote.shown, seq: seq, reason: .eventDoesNotFit(seq: seq, reason: reason))
         }
         guard let origin = event.origin, origin.replica == state.replica else { continue }
         if pending == nil { pending = try pendingByNumber(replicas) }
@@ -125,6 +126,7 @@ extension EventLog {
       .edit(_, _, _, let index, _, _):
       return Int(index)
     case .move(_, _, let to): return Int(to)
+    case .erase(_, let index): return index.map { Int($0) } ?? -1
     }
   }
 

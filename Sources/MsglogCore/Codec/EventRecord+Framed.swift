@@ -2,7 +2,6 @@
 /// checksum (docs/FORMAT.md, "Record format 4").
 ///
 ///     frame:
-///     0    u8    4
 ///     1    u8    op: 1 insert, 2 remove, 3 move, 4 edit, 5 restore
 ///     2    u8    parts: bit 0 `undoes` follows the op's fields, bit 1 the
 ///                origin follows it; no other bit
@@ -14,8 +13,9 @@
 ///     45+N       the op's fields, as in formats 1 to 3 (no sender, no text)
 ///                [u64 undoes, not 0] [16B replica, u64 change, i64 made]
 ///     body (insert and edit only):
-///          u8    flags: bit 0 a sender follows; no other bit
+///          u8    flags: bit 0 a sender follows; bit 1 erased; no other bit
 ///          [u32 length + sender] u32 length + text
+///          or, erased (flags 2): u64 seq of the erase event, nothing else
 ///          u32   CRC-32C of the frame and the body: every byte before it
 ///     last u32   CRC-32C of the frame
 ///
@@ -31,6 +31,8 @@ extension EventRecord {
   static let partUndoes: UInt8 = 1
   static let partOrigin: UInt8 = 2
   static let bodyHasSender: UInt8 = 1
+  /// An erased body: the erase's seq where the sender and text were.
+  static let bodyErased: UInt8 = 2
   /// The bytes of the origin in a frame.
   static let originSize = 16 + 8 + 8
 
@@ -40,6 +42,7 @@ extension EventRecord {
     switch op {
     case opInsert, opRemove: return 8
     case opMove, opRestore: return 16
+    case opErase: return 8
     case opEdit: return 24
     default: return nil
     }
@@ -48,7 +51,7 @@ extension EventRecord {
   static func encodeFramed(_ event: Event, into out: inout [UInt8]) {
     let streamBytes = event.stream.bytes
     precondition(streamBytes.count <= Int(UInt16.max), "stream names are validated before encoding")
-    out.append(formatVersion4)
+    out.append(format(of: event, in: .framed))
     out.append(opCode(event.op))
     out.append((event.undoes != nil ? partUndoes : 0) | (event.origin != nil ? partOrigin : 0))
     out.appendBigEndian(event.seq)
@@ -64,6 +67,13 @@ extension EventRecord {
     switch event.op {
     case .insert(_, _, let text, let sender), .edit(_, let text, let sender, _, _, _):
       let start = out.count
+      if let erased = event.erased {
+        out.append(bodyErased)
+        out.appendBigEndian(erased)
+        let body = out.withUnsafeBytes { bodyChecksum(frame: frame, UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        out.appendBigEndian(body)
+        break
+      }
       out.append(sender == nil ? 0 : bodyHasSender)
       if let sender {
         out.appendBigEndian(UInt32(sender.utf8.count))
@@ -73,7 +83,7 @@ extension EventRecord {
       out.append(contentsOf: text.utf8)
       let body = out.withUnsafeBytes { bodyChecksum(frame: frame, UnsafeRawBufferPointer(rebasing: $0[start...])) }
       out.appendBigEndian(body)
-    case .remove, .move, .restore: break
+    case .remove, .move, .restore, .erase: break
     }
     out.appendBigEndian(frame)
   }
@@ -100,7 +110,8 @@ extension EventRecord {
     @inline(__always)
     func body(of bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
       let end = bytes.count - 8
-      return end > length ? UnsafeRawBufferPointer(rebasing: bytes[length..<end]) : UnsafeRawBufferPointer(start: nil, count: 0)
+      return end > length
+        ? UnsafeRawBufferPointer(rebasing: bytes[length..<end]) : UnsafeRawBufferPointer(start: nil, count: 0)
     }
 
     var hasBody: Bool { op == opInsert || op == opEdit }
@@ -113,6 +124,8 @@ extension EventRecord {
     let op = bytes[1]
     let parts = bytes[2]
     guard let fields = opFieldsSize(op) else { throw .unknownOp(op) }
+    // Op 6 (erase) is format 5's alone, and format 5 holds nothing else.
+    guard (op == opErase) == (bytes[0] == formatVersion5) else { throw .unknownOp(op) }
     guard parts & ~(partUndoes | partOrigin) == 0 else { throw .invalidFlag(parts) }
     let nameLength = Int(bytes.loadBigEndian(fromByteOffset: 43, as: UInt16.self))
     var length = framedHeaderSize + nameLength + fields
@@ -131,16 +144,23 @@ extension EventRecord {
     return Frame(nameLength: nameLength, op: op, parts: parts, length: length)
   }
 
-  /// A framed record's sender and text, its checksum checked.
+  /// A framed record's sender and text, its checksum checked; an erased
+  /// body's are nil and empty, with the erase's seq.
   static func framedBody(_ bytes: UnsafeRawBufferPointer, frame: Frame) throws(DecodeError) -> (
-    sender: String?, text: String
+    sender: String?, text: String, erased: UInt64?
   ) {
     var reader = try framedBodyReader(bytes, frame: frame)
+    if frame.body(of: bytes)[0] == bodyErased {
+      _ = try reader.u8()
+      let erased = try reader.u64()
+      guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
+      return (nil, "", erased)
+    }
     var sender: String? = nil
     if try reader.u8() == bodyHasSender { sender = try reader.string(Int(try reader.u32()), field: "sender") }
     let text = try reader.string(Int(try reader.u32()), field: "text")
     guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
-    return (sender, text)
+    return (sender, text, nil)
   }
 
   /// A reader over a framed record's body, once its checksum holds and its
@@ -152,7 +172,7 @@ extension EventRecord {
     let computed = bodyChecksum(frame: bytes.loadBigEndian(fromByteOffset: bytes.count - 4, as: UInt32.self), body)
     guard stored == computed else { throw .bodyChecksumMismatch(stored: stored, computed: computed) }
     let flags = body[0]
-    guard flags & ~bodyHasSender == 0 else { throw .invalidFlag(flags) }
+    guard flags & ~bodyHasSender == 0 || flags == bodyErased else { throw .invalidFlag(flags) }
     return ByteReader(body)
   }
 
@@ -166,8 +186,11 @@ extension EventRecord {
     let id = try reader.uuid()
     let streamLength = Int(try reader.u16())
     let stream = StreamName(try reader.string(streamLength, field: "stream name"))
-    let body = frame.hasBody ? try framedBody(bytes, frame: frame) : (nil, "")
-    let op = try reader.op(frame.op, id: id, allowsWorkingTogether: true) { _ throws(DecodeError) in body }
+    let body: (sender: String?, text: String, erased: UInt64?) =
+      frame.hasBody ? try framedBody(bytes, frame: frame) : (nil, "", nil)
+    let op = try reader.op(frame.op, id: id, allowsWorkingTogether: true) { _ throws(DecodeError) in
+      (body.sender, body.text)
+    }
     var undoes: UInt64? = nil
     if frame.parts & partUndoes != 0 {
       undoes = try reader.u64()
@@ -175,6 +198,8 @@ extension EventRecord {
     }
     let origin = frame.parts & partOrigin != 0 ? try reader.origin() : nil
     guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
-    return Event(seq: seq, stream: stream, version: streamVersion, time: time, op: op, undoes: undoes, origin: origin)
+    return Event(
+      seq: seq, stream: stream, version: streamVersion, time: time, op: op, undoes: undoes, origin: origin,
+      erased: body.erased)
   }
 }

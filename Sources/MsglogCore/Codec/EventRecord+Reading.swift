@@ -46,14 +46,18 @@ extension EventRecord {
     -> TextRecord
   {
     guard let format = bytes.first else { throw .truncated }
-    if format == formatVersion4 {
+    if isFramed(format) {
       let frame = try frame(of: bytes, verifyingChecksum: verifyingChecksum)
       guard frame.hasBody else { throw .unknownOp(frame.op) }
       let seq = bytes.loadBigEndian(fromByteOffset: 3, as: UInt64.self)
       let time = Timestamp(milliseconds: bytes.loadBigEndian(fromByteOffset: 19, as: Int64.self))
       let id = ItemID(bytes: UnsafeRawBufferPointer(rebasing: bytes[27..<43]))
-      let (sender, text) = try framedBody(bytes, frame: frame)
-      if frame.op == opInsert { return .insert(Item(id: id, text: text, sender: sender, time: time, seq: seq)) }
+      let (sender, text, erased) = try framedBody(bytes, frame: frame)
+      if frame.op == opInsert {
+        var item = Item(id: id, text: text, sender: sender, time: time, seq: seq)
+        item.erased = erased
+        return .insert(item)
+      }
       let inserted = bytes.loadBigEndian(fromByteOffset: framedHeaderSize + frame.nameLength + 16, as: UInt64.self)
       return .edit(id: id, text: text, time: time, inserted: inserted)
     }
@@ -93,7 +97,7 @@ extension EventRecord {
   package static func positional(_ bytes: UnsafeRawBufferPointer, ifStream stream: UnsafeRawBufferPointer)
     throws(DecodeError) -> PositionalEvent?
   {
-    if bytes.first == formatVersion4 {
+    if let first = bytes.first, isFramed(first) {
       let frame = try frame(of: bytes, verifyingChecksum: true)
       guard frame.nameLength == stream.count else { return nil }
       if frame.nameLength > 0,
@@ -111,7 +115,7 @@ extension EventRecord {
 
   /// The positional effect of a record of any stream, its checksum checked.
   package static func positional(_ bytes: UnsafeRawBufferPointer) throws(DecodeError) -> PositionalEvent {
-    if bytes.first == formatVersion4 {
+    if let first = bytes.first, isFramed(first) {
       return try framedPositional(bytes, frame: try frame(of: bytes, verifyingChecksum: true))
     }
     return try positionalFields(bytes, nameLength: checkedNameLength(bytes))
@@ -132,6 +136,7 @@ extension EventRecord {
     case opRemove: (change, fields) = (.remove(index: field(0)), 1)
     case opMove: (change, fields) = (.move(from: field(0), to: field(1)), 2)
     case opEdit: (change, fields) = (.edit(index: field(0), replaces: field(1)), 3)
+    case opErase: (change, fields) = (.erase(index: field(0) == notLive ? nil : field(0)), 1)
     default: (change, fields) = (.restore(index: field(0), textSeq: field(1)), 2)
     }
     var undoes: UInt64 = 0
@@ -239,7 +244,7 @@ extension EventRecord {
     -> TextBytes
   {
     guard let format = bytes.first else { throw .truncated }
-    if format == formatVersion4 {
+    if isFramed(format) {
       let frame = try frame(of: bytes, verifyingChecksum: verifyingChecksum)
       guard frame.hasBody else { throw .unknownOp(frame.op) }
       let id = ItemID(bytes: UnsafeRawBufferPointer(rebasing: bytes[27..<43]))
@@ -247,7 +252,12 @@ extension EventRecord {
       let (sender, text) = try framedBodyBytes(bytes, frame: frame)
       if frame.op == opInsert {
         let seq = bytes.loadBigEndian(fromByteOffset: 3, as: UInt64.self)
-        return .insert(ItemBytes(id: id, text: text, sender: sender, time: time, seq: seq))
+        var item = ItemBytes(id: id, text: text, sender: sender, time: time, seq: seq)
+        // An erased body: flags 2, then the erase's seq (`framedBodyBytes` checked it).
+        if frame.body(of: bytes)[0] == bodyErased {
+          item.erased = frame.body(of: bytes).loadBigEndian(fromByteOffset: 1, as: UInt64.self)
+        }
+        return .insert(item)
       }
       let inserted = bytes.loadBigEndian(fromByteOffset: framedHeaderSize + frame.nameLength + 16, as: UInt64.self)
       return .edit(id: id, text: text, time: time, inserted: inserted)
@@ -290,6 +300,11 @@ extension EventRecord {
     let computed = bodyChecksum(frame: bytes.loadBigEndian(fromByteOffset: bytes.count - 4, as: UInt32.self), body)
     guard stored == computed else { throw .bodyChecksumMismatch(stored: stored, computed: computed) }
     let flags = body[0]
+    if flags == bodyErased {
+      // Erased: no sender, an empty text (the erase's seq is the frame's business).
+      guard body.count == 9 else { throw body.count < 9 ? .truncated : .trailingBytes(body.count - 9) }
+      return (nil, UnsafeRawBufferPointer(rebasing: body[1..<1]))
+    }
     guard flags & ~bodyHasSender == 0 else { throw .invalidFlag(flags) }
     var p = 1
     /// The u32-length-prefixed UTF-8 run at `p`.

@@ -44,7 +44,7 @@ extension EventRecord {
     switch event.op {
     case .insert(_, _, let text, let sender), .edit(_, let text, let sender, _, _, _):
       appendBody(sender: sender, text: text, to: &out)
-    case .remove, .move, .restore: break
+    case .remove, .move, .restore, .erase: break
     }
     if format >= formatVersion2 { out.appendBigEndian(event.undoes ?? 0) }
     if let origin = event.origin { appendOrigin(origin, to: &out) }
@@ -58,6 +58,7 @@ extension EventRecord {
     case .move: return opMove
     case .edit: return opEdit
     case .restore: return opRestore
+    case .erase: return opErase
     }
   }
 
@@ -78,6 +79,8 @@ extension EventRecord {
     case .restore(_, let index, let textSeq):
       out.appendBigEndian(index)
       out.appendBigEndian(textSeq)
+    case .erase(_, let index):
+      out.appendBigEndian(index ?? EventRecord.notLive)
     }
   }
 
@@ -103,8 +106,10 @@ extension EventRecord {
   static func decodeWhole(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Event {
     var reader = try fields(of: bytes, verifyingChecksum: verifyingChecksum)
     let format = try reader.u8()
-    guard isKnown(format), format != formatVersion4 else { throw .unknownFormatVersion(format) }
+    guard isKnown(format), format < formatVersion4 else { throw .unknownFormatVersion(format) }
     let opCode = try reader.u8()
+    // An erase is only ever framed (record format 5).
+    guard opCode != EventRecord.opErase else { throw .unknownOp(opCode) }
     let seq = try reader.u64()
     let streamVersion = try reader.u64()
     let time = Timestamp(milliseconds: Int64(bitPattern: try reader.u64()))
@@ -114,7 +119,8 @@ extension EventRecord {
     // Format 2 ends with the seq it undoes, format 3 with that and the
     // origin: the op's fields end before them.
     if format >= formatVersion2 { try reader.reserveTail(tail(of: format)) }
-    let op = try reader.op(opCode, id: id, allowsWorkingTogether: format >= formatVersion2) { reader throws(DecodeError) in
+    let op = try reader.op(opCode, id: id, allowsWorkingTogether: format >= formatVersion2) {
+      reader throws(DecodeError) in
       try reader.insertBody()
     }
     guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
@@ -178,6 +184,9 @@ extension ByteReader {
     case EventRecord.opRestore where allowsWorkingTogether:
       let index = try u64()
       return .restore(id: id, index: index, textSeq: try u64())
+    case EventRecord.opErase where allowsWorkingTogether:
+      let index = try u64()
+      return .erase(id: id, index: index == EventRecord.notLive ? nil : index)
     default:
       throw .unknownOp(code)
     }

@@ -24,8 +24,13 @@ package enum EventRecord {
   package static let formatVersion3: UInt8 = 3
   /// The framed record: a frame and an erasable body, checked apart.
   package static let formatVersion4: UInt8 = 4
+  /// The erase event (`Event.Op.erase`): framed as format 4 is, with op
+  /// 6, which no msglog before it reads. A log holding one is refused by
+  /// an older msglog by this format (its container moves on with it);
+  /// the records an erase blanks stay format 4, their bodies marked erased.
+  package static let formatVersion5: UInt8 = 5
   /// The newest record format this msglog reads.
-  package static let newestFormat = formatVersion4
+  package static let newestFormat = formatVersion5
 
   /// The newest record format a store writing in `layout` writes: what a
   /// remote announces to its replicas, so that one too old to read its
@@ -38,6 +43,9 @@ package enum EventRecord {
   static let opMove: UInt8 = 3
   static let opEdit: UInt8 = 4
   static let opRestore: UInt8 = 5
+  static let opErase: UInt8 = 6
+  /// An erase's index when its item was removed already (not live).
+  static let notLive = UInt64.max
   /// The longest record the limits allow: an edit with the longest stream
   /// name, sender and text, and an origin. A pulled frame claiming more is
   /// refused before it is read.
@@ -94,18 +102,20 @@ package enum EventRecord {
 
   /// The record format `event` is written in, in `layout`.
   package static func format(of event: Event, in layout: Layout = .whole) -> UInt8 {
+    if case .erase = event.op { return formatVersion5 }
     if layout == .framed { return formatVersion4 }
     if event.origin != nil { return formatVersion3 }
     switch event.op {
     case .edit, .restore: return formatVersion2
     case .insert, .remove, .move: return event.undoes == nil ? formatVersion : formatVersion2
+    case .erase: return formatVersion5
     }
   }
 
   /// The layout of a record, from its first byte (nil: no format this msglog reads).
   package static func layout(of record: UnsafeRawBufferPointer) -> Layout? {
     guard let format = record.first, isKnown(format) else { return nil }
-    return format == formatVersion4 ? .framed : .whole
+    return isFramed(format) ? .framed : .whole
   }
 
   package static func layout(of record: [UInt8]) -> Layout? {
@@ -123,6 +133,10 @@ package enum EventRecord {
   /// again for every record of a bulk load).
   package static func encode(_ event: Event, layout: Layout, into out: inout [UInt8]) {
     out.removeAll(keepingCapacity: true)
+    // An erase is framed in either store: its format is what an older
+    // msglog refuses, and a whole layout has no room for an erased body.
+    if case .erase = event.op { return encodeFramed(event, into: &out) }
+    if event.erased != nil { return encodeFramed(event, into: &out) }
     switch layout {
     case .whole: encodeWhole(event, into: &out)
     case .framed: encodeFramed(event, into: &out)
@@ -150,7 +164,7 @@ package enum EventRecord {
   /// framed record's body is checked either way.
   package static func decode(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Event {
     guard let format = bytes.first else { throw .truncated }
-    if format == formatVersion4 { return try decodeFramed(bytes, verifyingChecksum: verifyingChecksum) }
+    if isFramed(format) { return try decodeFramed(bytes, verifyingChecksum: verifyingChecksum) }
     return try decodeWhole(bytes, verifyingChecksum: verifyingChecksum)
   }
 
@@ -172,5 +186,9 @@ package enum EventRecord {
 extension EventRecord {
   /// Whether this msglog reads records of `format`.
   @inline(__always)
-  static func isKnown(_ format: UInt8) -> Bool { format >= formatVersion && format <= formatVersion4 }
+  static func isKnown(_ format: UInt8) -> Bool { format >= formatVersion && format <= formatVersion5 }
+
+  /// Whether a record of `format` is framed (formats 4 and 5).
+  @inline(__always)
+  static func isFramed(_ format: UInt8) -> Bool { format == formatVersion4 || format == formatVersion5 }
 }

@@ -26,6 +26,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case itemMismatch(index: Int, found: ItemID, expected: ItemID)
   case noSuchItem(ItemID, stream: StreamName)
   case itemRemoved(ItemID, removeSeq: UInt64)
+  /// The item was erased: it never comes back, nor takes an edit.
+  case itemErased(ItemID, eraseSeq: UInt64)
   case itemInAnotherStream(ItemID, home: StreamName, stream: StreamName)
   case noPrefixMatch(prefix: String, stream: StreamName)
   /// No removed item of the stream has an id with this prefix (a restore).
@@ -92,6 +94,11 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case diskFull(store: Store, detail: String)
   /// A read without a lock kept racing commits.
   case changedDuringRead(location: String)
+  /// `purge` found old pages still held by another process's read, round
+  /// after round: what it could not scrub yet.
+  case purgeHeldByReader(location: String)
+  /// `purge` of a store that has none.
+  case purgeNotSupported(location: String)
   /// The server could not be reached, or refused us (authentication, a missing database).
   case cannotConnect(location: String, reason: String)
   /// The connection broke during an operation (the server stopped or restarted);
@@ -239,7 +246,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .noSuchItem, .itemInAnotherStream, .noPrefixMatch, .seqBeyondHead, .noDatabase, .noSuchEvent,
       .eventInAnotherStream, .noRemovedPrefixMatch:
       return .notFound
-    case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .itemMismatch, .itemRemoved,
+    case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .itemMismatch, .itemRemoved, .itemErased,
       .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo,
       .cannotBackUp, .changeAppendedNothing, .changeOutOfOrder, .notAReplica, .syncRunning, .cannotClone,
       .changeForgotten:
@@ -249,10 +256,12 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .readOnly, .permissionDenied, .replicaSecretRefused, .tokenRefused, .remoteForbids, .untrustedRemote,
       .missingTables:
       return .forbidden
-    case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .backupNotSupported, .anotherLog,
+    case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .backupNotSupported, .purgeNotSupported,
+      .anotherLog,
       .incompatibleRemote, .unacceptableRecord, .remoteFault:
       return .incompatible
-    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .storeFailure, .lmdbFailure, .systemRefused,
+    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .purgeHeldByReader, .storeFailure, .lmdbFailure,
+      .systemRefused,
       .cannotFollow,
       .rebuildDidNotVerify, .foreignFailure, .replicaMovedDuringPull, .changeDoesNotApply, .cannotReadInput,
       .cannotConnect, .connectionLost, .syncTimedOut:
@@ -280,6 +289,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "the item at index \(index) is \(found.text), not \(expected.text)"
     case .noSuchItem(let id, let stream): return "no item with id \(id.text) in stream \(TerminalText.quoted(stream))"
     case .itemRemoved(let id, let seq): return "item \(id.text) was already removed (at seq \(seq))"
+    case .itemErased(let id, let seq): return "item \(id.text) was erased at seq \(seq)"
     case .itemInAnotherStream(let id, let home, let stream):
       return "item \(id.text) is in stream \(TerminalText.quoted(home)), not \(TerminalText.quoted(stream))"
     case .noPrefixMatch(let prefix, let stream):
@@ -343,6 +353,9 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .storeFailure(_, let detail): return "database error: \(detail)"
     case .lmdbFailure(let failure): return "database error: \(failure)"
     case .changedDuringRead: return "the database changed while it was read, five times over"
+    case .purgeHeldByReader(let location):
+      return "cannot purge \(location) whole: another process's read kept holding old pages"
+    case .purgeNotSupported(let location): return "\(location) has no purge: it is not an LMDB directory"
     case .cannotConnect(let location, let reason): return "cannot connect to \(location): \(reason)"
     case .connectionLost(let location, let reason): return "lost the connection to \(location): \(reason)"
     case .newerFormat(let location, let found, let known):

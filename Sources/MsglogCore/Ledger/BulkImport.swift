@@ -104,10 +104,10 @@ package struct BulkImport {
   /// a restore, an undo) goes the ledger's way from the start.
   package static func builds(_ request: WriteRequest) -> Bool {
     // An event with an origin (a replica's change, exported) goes the ledger's way.
-    guard request.undoes == nil, request.origin == nil else { return false }
+    guard request.undoes == nil, request.origin == nil, request.erased == nil else { return false }
     switch request.command {
     case .insert, .remove(.id), .move: return true
-    case .remove(.prefix), .edit, .restore, .undo: return false
+    case .remove(.prefix), .edit, .restore, .undo, .erase: return false
     }
   }
 
@@ -134,7 +134,7 @@ package struct BulkImport {
       try performRemove(id, time: request.time, in: s, append: append)
     case .move(let from, let to, let id):
       try performMove(from: from, to: to, id: id, time: request.time, in: s, append: append)
-    case .edit, .restore, .undo:
+    case .edit, .restore, .undo, .erase:
       // Working together (edits, restores, undos): the ledger's path, which
       // also writes the record format and database format they need.
       throw Unfit()

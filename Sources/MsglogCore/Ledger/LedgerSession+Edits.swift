@@ -16,7 +16,9 @@ extension LedgerSession {
     guard current.id == slot.id else {
       throw corruption(seq: slot.seq, "it is not the text of \(slot.id.text)")
     }
-    if current.text == text { return nil }
+    // A rebuild replays what the log holds: an erased item's edits all
+    // read "" now, and each still is the event it was.
+    if current.text == text, mode == .append, erasedAt == nil { return nil }
     guard let entry = try idEntry(slot.id) else { throw MsglogError.noSuchItem(slot.id, stream: state.head.stream) }
     let event = try append(
       .edit(
@@ -32,6 +34,7 @@ extension LedgerSession {
     _ selector: ItemSelector, at requested: Int?, time: Timestamp?, undoes: Undoes?, on state: inout StreamState
   ) throws -> Outcome {
     let (id, entry) = try resolveRemoved(selector, in: &state)
+    if let erased = try erasure(of: entry, id: id) { throw erased }
     let count = state.tree.count
     let index = try requested ?? predecessorIndex(ofRemove: entry.removeSeq, in: &state)
     guard (0...count).contains(index) else {

@@ -90,7 +90,12 @@ extension LedgerSession {
     let id = event.id
     guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: state.head.stream) }
     let live = entry.removeSeq == 0
+    // An erased item never comes back: no undo of its erase, its remove or
+    // anything else it did.
+    if !live, let erased = try erasure(of: entry, id: id) { return .refused(erased) }
     switch event.change {
+    case .erase:
+      return .refused(.itemErased(id, eraseSeq: event.seq))
     case .insert, .restore:
       guard live else { return .refused(.itemRemoved(id, removeSeq: entry.removeSeq)) }
       return .inverse(.remove(id))
@@ -166,6 +171,7 @@ extension PositionalEvent {
     case .move: return "move"
     case .edit: return "edit"
     case .restore: return "restore"
+    case .erase: return "erase"
     }
   }
 }

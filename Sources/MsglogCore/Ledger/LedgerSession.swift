@@ -46,6 +46,9 @@ package final class LedgerSession {
   /// The origin of the events the command being performed appends (a
   /// replica's change), set for the length of one command.
   var origin: Origin?
+  /// The erase that blanked the insert or edit being performed (an
+  /// exported erased event imported, a rebuild): appended blank, as it was.
+  var erasedAt: UInt64?
   /// How the records the command being performed appends are written: the
   /// store's layout, or a pulled record's own (`adopt`), for one command.
   var layout: EventRecord.Layout?
@@ -104,7 +107,11 @@ package final class LedgerSession {
     defer { streams[request.stream] = state }
     let undoes = request.undoes.map { Undoes(seq: $0, checked: false) }
     origin = request.origin
-    defer { origin = nil }
+    erasedAt = request.erased
+    defer {
+      origin = nil
+      erasedAt = nil
+    }
     var outcome: Outcome?
     switch request.command {
     case .insert(var insert):
@@ -119,6 +126,8 @@ package final class LedgerSession {
       outcome = try performEdit(selector, text: text, sender: sender, time: request.time, undoes: undoes, on: &state)
     case .restore(let selector, let index):
       outcome = try performRestore(selector, at: index, time: request.time, undoes: undoes, on: &state)
+    case .erase(let selector):
+      outcome = try performErase(selector, time: request.time, on: &state)
     case .undo(let seq):
       guard request.undoes == nil else {
         throw MsglogError.invalidInput(.write("an undo takes no \"undoes\": it computes what it undoes"))
@@ -193,8 +202,8 @@ package final class LedgerSession {
     for request in requests {
       switch request.command {
       case .insert(let insert): if let id = insert.id { ids.append(id) }
-      case .remove(.id(let id)), .edit(.id(let id), _, _), .restore(.id(let id), _): ids.append(id)
-      case .remove(.prefix), .edit(.prefix, _, _), .restore(.prefix, _), .move, .undo: break
+      case .remove(.id(let id)), .edit(.id(let id), _, _), .restore(.id(let id), _), .erase(.id(let id)): ids.append(id)
+      case .remove(.prefix), .edit(.prefix, _, _), .restore(.prefix, _), .erase(.prefix), .move, .undo: break
       }
     }
     try prefetch(ids: ids)
@@ -281,11 +290,22 @@ package final class LedgerSession {
 
   func append(_ op: Event.Op, time: Timestamp?, undoes: Undoes? = nil, to state: inout StreamState) throws -> Event {
     // Every event passes the limits here, whichever door its write came through.
-    if mode == .append { try Limits.check(op, time: time ?? now, origin: origin) }
+    var erased: UInt64? = nil
+    switch op {
+    case .insert, .edit: erased = erasedAt
+    case .remove, .move, .restore, .erase: break
+    }
+    if mode == .append {
+      if erased != nil {
+        if let origin { try Limits.check(origin, at: time ?? now) }
+      } else {
+        try Limits.check(op, time: time ?? now, origin: origin)
+      }
+    }
     if let undoes, !undoes.checked { try checkUndoes(undoes.seq, by: op, in: &state) }
     let event = Event(
       seq: nextSeq, stream: state.head.stream, version: state.head.version + 1, time: time ?? now, op: op,
-      undoes: undoes?.seq, origin: origin)
+      undoes: undoes?.seq, origin: origin, erased: erased)
     writesSent += 1
     switch mode {
     case .append:
@@ -342,7 +362,7 @@ package final class LedgerSession {
     switch selector {
     case .id(let id):
       guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: stream) }
-      if entry.removeSeq != 0 { throw MsglogError.itemRemoved(id, removeSeq: entry.removeSeq) }
+      if entry.removeSeq != 0 { throw try erasure(of: entry, id: id) ?? .itemRemoved(id, removeSeq: entry.removeSeq) }
       guard try lives(entry, in: stream) else {
         let home = try home(of: entry) ?? StreamName("?")
         throw MsglogError.itemInAnotherStream(id, home: home, stream: stream)

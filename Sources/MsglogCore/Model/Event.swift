@@ -15,10 +15,14 @@ public struct Event: Equatable, Sendable {
   /// The replica change this event was made from; nil for an event written
   /// on the log itself.
   public var origin: Origin?
+  /// For an insert or an edit whose item was erased: the seq of the erase
+  /// event. Its text is then empty and it names no sender; its slot (seq,
+  /// version, time, positions) is what it always was.
+  public var erased: UInt64?
 
   public init(
     seq: UInt64, stream: StreamName, version: UInt64, time: Timestamp, op: Op, undoes: UInt64? = nil,
-    origin: Origin? = nil
+    origin: Origin? = nil, erased: UInt64? = nil
   ) {
     self.seq = seq
     self.stream = stream
@@ -27,6 +31,7 @@ public struct Event: Equatable, Sendable {
     self.op = op
     self.undoes = undoes
     self.origin = origin
+    self.erased = erased
   }
 
   /// What the event does to the stream's ordered array (the event table of
@@ -60,18 +65,23 @@ public struct Event: Equatable, Sendable {
     /// as it was when it was removed: that of the record at `textSeq` (its
     /// insert or its latest edit), recorded as `edit` records `replaces`.
     case restore(id: ItemID, index: UInt64, textSeq: UInt64)
+    /// Forgets the item `id` for everyone: a live item leaves the list as by
+    /// a remove (`index`: where it was), a removed one stays removed (`index`
+    /// nil); its insert's and every edit's text (and sender) are blanked in
+    /// place, and it never comes back.
+    case erase(id: ItemID, index: UInt64?)
   }
 
   /// The item the event is about.
   public var id: ItemID {
     switch op {
     case .insert(let id, _, _, _), .remove(let id, _), .move(let id, _, _), .edit(let id, _, _, _, _, _),
-      .restore(let id, _, _):
+      .restore(let id, _, _), .erase(let id, _):
       return id
     }
   }
 
-  /// `insert`, `remove`, `move`, `edit` or `restore`, as the log and JSON name it.
+  /// `insert`, `remove`, `move`, `edit`, `restore` or `erase`, as the log and JSON name it.
   public var opName: String {
     switch op {
     case .insert: return "insert"
@@ -79,6 +89,7 @@ public struct Event: Equatable, Sendable {
     case .move: return "move"
     case .edit: return "edit"
     case .restore: return "restore"
+    case .erase: return "erase"
     }
   }
 }

@@ -13,6 +13,9 @@ public struct Item: Equatable, Sendable {
   /// In a replica's local view: its latest change is a pending change, not
   /// yet done by the remote (and, for a pending insert, `seq` is 0).
   public var pending: Bool
+  /// In a past list (`replay(at:)`, a diff): the item was erased since, by
+  /// the erase at this seq; its text is empty and it names no sender.
+  public var erased: UInt64?
 
   public init(
     id: ItemID, text: String, sender: String?, time: Timestamp, seq: UInt64, edited: Timestamp? = nil,
@@ -25,6 +28,7 @@ public struct Item: Equatable, Sendable {
     self.seq = seq
     self.edited = edited
     self.pending = pending
+    self.erased = nil
   }
 }
 

@@ -17,6 +17,8 @@ package struct ItemBytes {
   package var edited: Timestamp?
   /// A replica's item whose latest change is pending (`Item.pending`).
   package var pending = false
+  /// Erased since, by the erase at this seq (`Item.erased`).
+  package var erased: UInt64?
 
   package init(
     id: ItemID, text: UnsafeRawBufferPointer, sender: UnsafeRawBufferPointer?, time: Timestamp, seq: UInt64,
@@ -32,9 +34,11 @@ package struct ItemBytes {
 
   /// The item as a value that outlives the call.
   package var item: Item {
-    Item(
+    var item = Item(
       id: id, text: String(decoding: text, as: UTF8.self), sender: sender.map { String(decoding: $0, as: UTF8.self) },
       time: time, seq: seq, edited: edited, pending: pending)
+    item.erased = erased
+    return item
   }
 
   /// Lends `item`'s strings as bytes (a store whose records do not stay
@@ -48,6 +52,7 @@ package struct ItemBytes {
           id: item.id, text: UnsafeRawBufferPointer(text), sender: sender, time: item.time, seq: item.seq,
           edited: item.edited)
         bytes.pending = item.pending
+        bytes.erased = item.erased
         return try body(bytes)
       }
       guard sender != nil else { return try lend(nil) }

@@ -29,6 +29,10 @@ public struct ItemChange: Equatable, Sendable {
     /// The removed `item` comes back at `at` (0…count), with the text it had
     /// when it was removed.
     case restore(Item, at: Int)
+    /// The item `id` is erased: it leaves the list from `at` when it was
+    /// live (as by a remove); nil when it was removed already (the list
+    /// does not change).
+    case erase(id: ItemID, at: Int?)
   }
 
   public init(event: Event, kind: Kind) {
@@ -47,6 +51,7 @@ public struct ItemChange: Equatable, Sendable {
     case .remove(_, let at): items.remove(at: at)
     case .move(_, let from, let to): items.insert(items.remove(at: from), at: to)
     case .edit(let item, let at): items[at] = item
+    case .erase(_, let at): if let at { items.remove(at: at) }
     }
   }
 }

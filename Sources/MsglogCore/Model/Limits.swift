@@ -19,6 +19,14 @@ package enum Limits {
   /// with it, whichever door it came through.
   @inline(__always)
   package static func check(_ request: WriteRequest) throws(MsglogError) {
+    if request.erased != nil {
+      // What an erase left: nothing to check but that it is nothing.
+      switch request.command {
+      case .insert(let insert) where insert.text.isEmpty && insert.sender == nil: return
+      case .edit(_, let text, nil) where text.isEmpty: return
+      default: throw .invalidInput(.write("an erased insert or edit holds no text and no sender"))
+      }
+    }
     switch request.command {
     case .insert(let insert):
       try checkText(insert.text)
@@ -26,7 +34,7 @@ package enum Limits {
     case .edit(_, let text, let sender):
       try checkText(text)
       if let sender { try checkSender(sender) }
-    case .remove, .move, .restore, .undo:
+    case .remove, .move, .restore, .undo, .erase:
       break
     }
   }
@@ -51,7 +59,7 @@ package enum Limits {
     case .insert(_, _, let text, let sender), .edit(_, let text, let sender, _, _, _):
       try checkText(text)
       if let sender { try checkSender(sender) }
-    case .remove, .move, .restore:
+    case .remove, .move, .restore, .erase:
       break
     }
     if let origin { try check(origin, at: time) }

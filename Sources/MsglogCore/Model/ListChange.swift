@@ -39,13 +39,24 @@ public enum ListChange: Equatable, Sendable {
     }
   }
 
-  /// The change `change` — one event's — makes to a list.
+  /// The change `change` — one event's — makes to a list; nil for one
+  /// that changes none (the erase of an item removed already).
+  public init?(changing change: ItemChange) {
+    if case .erase(_, nil) = change.kind { return nil }
+    self.init(change)
+  }
+
+  /// The change `change` — one event's — makes to a list (an erase of a
+  /// removed item makes none: see `init(changing:)`).
   public init(_ change: ItemChange) {
     switch change.kind {
     case .insert(let item, let at), .restore(let item, let at): self = .insert(item, at: at)
     case .remove(let id, let at): self = .remove(id: id, at: at)
     case .move(let id, let from, let to): self = .move(id: id, from: from, to: to)
     case .edit(let item, let at): self = .update(item, at: at)
+    case .erase(let id, let at):
+      precondition(at != nil, "an erase of a removed item changes no list")
+      self = .remove(id: id, at: at ?? 0)
     }
   }
 }

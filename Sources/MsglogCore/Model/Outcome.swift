@@ -16,6 +16,8 @@ public struct Outcome: Equatable, Sendable {
   /// (its event is the local view's, not yet the remote's). `status` says
   /// the same as a case to switch on.
   public var pending: UInt64?
+  /// An erase: how many events' texts it blanked (its item's insert and edits).
+  package var blanked = 0
 
   public init(event: Event, index: Int, rebased: Bool = false, pending: UInt64? = nil) {
     self.event = event

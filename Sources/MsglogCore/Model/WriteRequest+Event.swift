@@ -25,7 +25,11 @@ extension WriteRequest {
       command = .edit(.id(id), text: text, sender: sender)
     case .restore(let id, let index, _):
       command = .restore(.id(id), index: try position(index))
+    case .erase(let id, _):
+      command = .erase(.id(id))
     }
-    self.init(stream: event.stream, command: command, time: event.time, undoes: event.undoes, origin: event.origin)
+    self.init(
+      stream: event.stream, command: command, time: event.time, undoes: event.undoes, origin: event.origin,
+      erased: event.erased)
   }
 }

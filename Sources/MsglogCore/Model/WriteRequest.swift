@@ -19,6 +19,10 @@ public struct WriteRequest: Equatable, Sendable {
     /// stream's latest event that is not an undo, is not undone, and whose
     /// undoing applies and changes something.
     case undo(seq: UInt64?)
+    /// Forget the item (live or removed) for everyone: its text is blanked
+    /// in every event that held it, and it never comes back. Erasing an
+    /// erased item changes nothing.
+    case erase(ItemSelector)
   }
 
   public var stream: StreamName
@@ -33,14 +37,20 @@ public struct WriteRequest: Equatable, Sendable {
   /// (`import`, a rebuild, a replica adopting its remote's events); a
   /// remote doing a replica's change sets its own (`LedgerSession+Sync`).
   public var origin: Origin?
+  /// An insert or an edit as an erased log holds it (an exported line
+  /// with `"erased":S`, a rebuild): empty text, no sender, blanked by the
+  /// erase at seq S, which must follow.
+  public var erased: UInt64?
 
   public init(
-    stream: StreamName, command: Command, time: Timestamp? = nil, undoes: UInt64? = nil, origin: Origin? = nil
+    stream: StreamName, command: Command, time: Timestamp? = nil, undoes: UInt64? = nil, origin: Origin? = nil,
+    erased: UInt64? = nil
   ) {
     self.stream = stream
     self.command = command
     self.time = time
     self.undoes = undoes
     self.origin = origin
+    self.erased = erased
   }
 }

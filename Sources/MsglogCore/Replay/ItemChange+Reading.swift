@@ -11,7 +11,7 @@ extension ItemChange {
     }
     self.event = event
     switch event.op {
-    case .insert, .remove, .move:
+    case .insert, .remove, .move, .erase:
       preconditionFailure("made without reading")
     case .edit(let id, _, _, let index, _, _):
       kind = .edit(try Self.item(id, textSeq: event.seq, in: reader), at: Int(index))
@@ -31,6 +31,8 @@ extension ItemChange {
       return ItemChange(event: event, kind: .remove(id: id, at: Int(index)))
     case .move(let id, let from, let to):
       return ItemChange(event: event, kind: .move(id: id, from: Int(from), to: Int(to)))
+    case .erase(let id, let index):
+      return ItemChange(event: event, kind: .erase(id: id, at: index.map { Int($0) }))
     case .edit, .restore:
       return nil
     }

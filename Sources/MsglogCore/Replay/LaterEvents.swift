@@ -33,10 +33,11 @@ package struct LaterEvents {
       switch event.change {
       case .insert(let index), .restore(let index, _):
         if Int(index) <= p { p += 1 }
-      case .remove(let index):
+      case .remove(let index), .erase(let index?):
         let i = Int(index)
         if i == p { return .named(event.id) }
         if i < p { p -= 1 }
+      case .erase(nil): break
       case .move(let from, let to):
         let f = Int(from)
         if f == p { return .named(event.id) }
@@ -55,8 +56,8 @@ package struct LaterEvents {
     for event in events {
       switch event.change {
       case .insert, .restore: count -= 1
-      case .remove: count += 1
-      case .move, .edit: break
+      case .remove, .erase(_?): count += 1
+      case .move, .edit, .erase(nil): break
       }
     }
     return count

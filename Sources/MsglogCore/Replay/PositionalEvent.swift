@@ -11,6 +11,9 @@ package struct PositionalEvent: Equatable, Sendable {
     case edit(index: UInt64, replaces: UInt64)
     /// The item comes back at `index` with the text record `textSeq`.
     case restore(index: UInt64, textSeq: UInt64)
+    /// The item is erased: it leaves the list from `index` when it was
+    /// live, and nothing moves when it was removed already (nil).
+    case erase(index: UInt64?)
   }
 
   package var seq: UInt64
@@ -38,6 +41,7 @@ extension Event {
     case .move(_, let from, let to): change = .move(from: from, to: to)
     case .edit(_, _, _, let index, let replaces, _): change = .edit(index: index, replaces: replaces)
     case .restore(_, let index, let textSeq): change = .restore(index: index, textSeq: textSeq)
+    case .erase(_, let index): change = .erase(index: index)
     }
     return PositionalEvent(seq: seq, version: version, id: id, change: change, undoes: undoes ?? 0)
   }

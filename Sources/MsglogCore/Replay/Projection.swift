@@ -60,7 +60,8 @@ package struct Projection {
     init(order: PositionTree = PositionTree(), capacity: Int = 64) {
       self.order = order
       table = .allocate(capacity: 1)
-      table.initialize(to: Table(ids: .allocate(capacity: capacity), seqs: .allocate(capacity: capacity), capacity: capacity))
+      table.initialize(
+        to: Table(ids: .allocate(capacity: capacity), seqs: .allocate(capacity: capacity), capacity: capacity))
     }
 
     deinit {
@@ -146,7 +147,10 @@ package struct Projection {
       }
       lastHandle = table.pointee.add(Slot(id: event.id, seq: event.seq))
       order.insert(lastHandle, at: Int(index))
-    case .remove(let index):
+    case .erase(nil):
+      // A removed item erased: the list stays as it is.
+      break
+    case .remove(let index), .erase(let index?):
       guard index < count else {
         throw ReplayError(
           seq: event.seq, reason: "remove records \(event.id.text) at index \(index), but nothing is there")
@@ -174,7 +178,8 @@ package struct Projection {
       }
     case .edit(let index, let replaces):
       guard index < count else {
-        throw ReplayError(seq: event.seq, reason: "edit records \(event.id.text) at index \(index), but nothing is there")
+        throw ReplayError(
+          seq: event.seq, reason: "edit records \(event.id.text) at index \(index), but nothing is there")
       }
       let handle = order.element(at: Int(index))
       guard table.pointee.id(handle) == event.id else {

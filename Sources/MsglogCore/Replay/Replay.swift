@@ -149,7 +149,7 @@ package enum Replay {
     case .insert: return .insert
     case .edit: return .edit
     case .restore: return .restore
-    case .remove, .move: return .other
+    case .remove, .move, .erase: return .other
     }
   }
 

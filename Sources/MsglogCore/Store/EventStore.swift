@@ -61,6 +61,9 @@ package protocol EventStore: AnyObject, Sendable {
   /// on, whole or not at all; nil when the store has no such copy (its own
   /// tools copy it).
   func copy(to destination: String, compact: Bool) throws -> StoreCopy?
+  /// Scrubs what erasure left in the store's files (old page copies, free
+  /// pages): the bytes scrubbed; nil when the store has no such purge.
+  func purge() throws -> UInt64?
 }
 
 extension EventStore {

@@ -5,6 +5,11 @@ package protocol LogWriter: LogReader {
   /// `record`: a store keeps the bytes, and may index the event's fields
   /// without decoding them again. Its seq is always `headSeq() + 1`.
   func appendRecord(_ record: [UInt8], of event: Event) throws
+  /// Writes `record`, the encoding of `event`, over the record at
+  /// `event.seq` (an erase blanking an insert or an edit): same seq, same
+  /// key; the frame is unchanged, only the body (or, for a whole record
+  /// becoming framed, the layout) differs.
+  func replaceRecord(_ record: [UInt8], of event: Event) throws
   func putStreamHead(_ head: StreamHead) throws
   func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) throws
   func deleteOrderNode(_ id: NodeID, of stream: StreamName) throws

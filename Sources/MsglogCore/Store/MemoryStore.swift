@@ -169,6 +169,10 @@ package final class MemoryStore: EventStore {
       state.records.append(record)
     }
 
+    func replaceRecord(_ record: [UInt8], of event: Event) throws {
+      state.records[Int(event.seq - 1)] = record
+    }
+
     func putStreamHead(_ head: StreamHead) throws { state.heads[head.stream] = head }
 
     func putOrderNode(_ node: TreeNode<Slot>, id: NodeID, of stream: StreamName) throws {

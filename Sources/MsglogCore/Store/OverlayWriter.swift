@@ -13,6 +13,8 @@ package final class OverlayWriter: LogWriter {
   /// The store's head when the overlay began: overlay events come after it.
   package let baseHead: UInt64
   private var records: [[UInt8]] = []
+  /// The base's records an erase in the overlay blanked, by seq.
+  private var replaced: [UInt64: [UInt8]] = [:]
   private var heads: [StreamName: StreamHead] = [:]
   /// Nodes written (or, as nil, deleted) here, by stream.
   private var nodes: [StreamName: [NodeID: TreeNode<Slot>?]] = [:]
@@ -67,6 +69,10 @@ package final class OverlayWriter: LogWriter {
     var more = true
     if seq <= baseHead {
       try base.forEachRecord(from: seq) { seq, bytes in
+        if let record = replaced[seq] {
+          more = try record.withUnsafeBytes { try body(seq, $0) }
+          return more
+        }
         more = try body(seq, bytes)
         return more
       }
@@ -80,6 +86,7 @@ package final class OverlayWriter: LogWriter {
   }
 
   package func withRecord<R>(at seq: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    if let record = replaced[seq] { return try record.withUnsafeBytes(body) }
     guard seq > baseHead else { return try base.withRecord(at: seq, body) }
     guard seq <= baseHead + UInt64(records.count) else { return nil }
     return try records[Int(seq - baseHead - 1)].withUnsafeBytes(body)
@@ -178,6 +185,14 @@ package final class OverlayWriter: LogWriter {
   package func appendRecord(_ record: [UInt8], of event: Event) throws {
     precondition(event.seq == baseHead + UInt64(records.count) + 1, "records are appended in seq order")
     records.append(record)
+  }
+
+  package func replaceRecord(_ record: [UInt8], of event: Event) throws {
+    if event.seq > baseHead {
+      records[Int(event.seq - baseHead - 1)] = record
+    } else {
+      replaced[event.seq] = record
+    }
   }
 
   package func putStreamHead(_ head: StreamHead) throws { heads[head.stream] = head }

@@ -53,6 +53,7 @@ extension ChangeRefusal {
       return ("item-mismatch", [("index", n(index)), ("found", .id(found)), ("expected", .id(expected))])
     case .noSuchItem(let id, let stream): return ("no-such-item", [("id", .id(id)), ("stream", .stream(stream))])
     case .itemRemoved(let id, let seq): return ("item-removed", [("id", .id(id)), ("seq", .number(seq))])
+    case .itemErased(let id, let seq): return ("item-erased", [("id", .id(id)), ("seq", .number(seq))])
     case .itemInAnotherStream(let id, let home, let stream):
       return ("item-in-another-stream", [("id", .id(id)), ("home", .stream(home)), ("stream", .stream(stream))])
     case .seqBeyondHead(let seq, let head):
@@ -78,7 +79,8 @@ extension ChangeRefusal {
     case .noPrefixMatch, .noRemovedPrefixMatch, .ambiguousPrefix, .outOfRangeAtVersion, .notAnUndo, .line,
       .cannotReadInput, .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat,
       .unrepairable, .noDatabase, .notAMsglogDatabase, .anotherProgramsDatabase, .readOnly, .permissionDenied,
-      .cannotRead, .cannotCreate, .cannotBackUp, .backupNotSupported, .diskFull, .changedDuringRead, .cannotConnect,
+      .cannotRead, .cannotCreate, .cannotBackUp, .backupNotSupported, .diskFull, .changedDuringRead, .purgeHeldByReader,
+      .purgeNotSupported, .cannotConnect,
       .connectionLost, .newerFormat, .storeFailure, .lmdbFailure, .systemRefused, .cannotFollow, .rebuildDidNotVerify,
       .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .syncRunning, .replicaMovedDuringPull,
       .changeDoesNotApply, .cannotClone, .replicaSecretRefused, .changeForgotten, .unacceptableRecord, .remoteFault,
@@ -115,6 +117,7 @@ extension ChangeRefusal {
       return .itemMismatch(index: try a.int("index"), found: try a.id("found"), expected: try a.id("expected"))
     case "no-such-item": return .noSuchItem(try a.id("id"), stream: try a.stream("stream"))
     case "item-removed": return .itemRemoved(try a.id("id"), removeSeq: try a.number("seq"))
+    case "item-erased": return .itemErased(try a.id("id"), eraseSeq: try a.number("seq"))
     case "item-in-another-stream":
       return .itemInAnotherStream(try a.id("id"), home: try a.stream("home"), stream: try a.stream("stream"))
     case "seq-beyond-head": return .seqBeyondHead(seq: try a.number("seq"), head: try a.number("head"))

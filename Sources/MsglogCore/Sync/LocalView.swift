@@ -156,7 +156,8 @@ package final class LocalView {
         throw MsglogError.derivedDamage(DerivedDamage(.pending, "change \(number) does not decode: \(error)"))
       }
       guard change.number == number else {
-        throw MsglogError.derivedDamage(DerivedDamage(.pending, "the row of change \(number) holds change \(change.number)"))
+        throw MsglogError.derivedDamage(
+          DerivedDamage(.pending, "the row of change \(number) holds change \(change.number)"))
       }
       changes.append(change)
       return true
@@ -220,6 +221,11 @@ package final class LocalView {
     guard request.undoes == nil, request.origin == nil else {
       throw MsglogError.invalidInput(
         .write("a replica's change cannot say what it undoes or where it came from; use undo"))
+    }
+    // Forgetting is done where the log is: the sync that pulls the erase
+    // blanks the replica's copy. A pending change would hold the item.
+    if case .erase = request.command {
+      throw MsglogError.invalidInput(.write("a replica cannot erase; erase at its remote, and sync"))
     }
     request.time = nil
     let outcome: Outcome?

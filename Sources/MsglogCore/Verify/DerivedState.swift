@@ -41,11 +41,21 @@ package struct DerivedState {
           "restore of \(id.text) brings back the text of seq \(textSeq), but it had that of seq \(entry.removedTextSeq)"
         )
       }
+    case .erase(let id, let index):
+      guard let entry = ids[id] else { throw refuse("erase of \(id.text), which was never inserted") }
+      if index == nil, entry.removeSeq == 0 || removedFrom[id] != event.stream {
+        throw refuse("erase of \(id.text) says it was removed, but it is not a removed item of this stream")
+      }
+      if index != nil, entry.removeSeq != 0 { throw refuse("erase of \(id.text) at an index, but it is not live") }
     case .remove, .move: break
     }
     if let undoes = event.undoes { try checkUndo(event, of: undoes, target: target) }
     var removedSlot: Slot? = nil
     if case .remove(_, let index) = event.op, let projection = projections[event.stream],
+      index < UInt64(projection.count)
+    {
+      removedSlot = projection.slot(at: Int(index))
+    } else if case .erase(_, let index?) = event.op, let projection = projections[event.stream],
       index < UInt64(projection.count)
     {
       removedSlot = projection.slot(at: Int(index))
@@ -59,6 +69,12 @@ package struct DerivedState {
     case .remove(let id, _):
       ids[id]?.removeSeq = event.seq
       if let removedSlot, let insertSeq = ids[id]?.insertSeq {
+        ids[id]?.textSeq = removedSlot.seq == insertSeq ? 0 : removedSlot.seq
+      }
+      removedFrom[id] = event.stream
+    case .erase(let id, let index):
+      ids[id]?.removeSeq = event.seq
+      if index != nil, let removedSlot, let insertSeq = ids[id]?.insertSeq {
         ids[id]?.textSeq = removedSlot.seq == insertSeq ? 0 : removedSlot.seq
       }
       removedFrom[id] = event.stream

@@ -131,6 +131,9 @@ package enum Verifier {
     /// a replica's push through unchecked). It replays, so the derived
     /// tables are still checked against it.
     mutating func checkLimits(_ event: Event) {
+      // An erased insert or edit holds no text by design: what it must
+      // name instead is its erase (`Verifier+Erasure`).
+      if event.erased != nil { return checkErasure(event) }
       do {
         try Limits.checkStreamName(event.stream.text)
         try Limits.check(event.op, time: event.time, origin: event.origin)

@@ -66,7 +66,7 @@ extension Write {
       case .from: values.from = try members.number(.from)
       case .to: values.to = try members.number(.to)
       case .seq: values.seq = try members.number(.seq)
-      case .expectVersion, .op, .rebase, .stream, .time, .undoes, .version:
+      case .erased, .expectVersion, .op, .rebase, .stream, .time, .undoes, .version:
         preconditionFailure("\(field.member.name) is a door's member, not an operation's")
       }
     }
@@ -87,6 +87,11 @@ extension Write {
       undoes = try members.number(.undoes)
       if undoes == 0 { throw .invalidInput(.write("\"undoes\" must name a seq, from 1")) }
     }
+    var erased: UInt64? = nil
+    if envelope.contains(.exported), op.holdsText {
+      erased = try members.number(.erased)
+      if erased == 0 { throw .invalidInput(.write("\"erased\" must name a seq, from 1")) }
+    }
     // A typo (`"sendr"`) must not be lost: whatever is left unread is refused.
     if let unread = members.present.subtracting(members.read).first {
       guard door.vocabulary.contains(unread) else {
@@ -95,7 +100,7 @@ extension Write {
       throw .invalidInput(.write("\(op.withArticle) takes no \(unread.quoted)"))
     }
     self.init(
-      WriteRequest(stream: stream, command: op.command(&values), time: time, undoes: undoes),
+      WriteRequest(stream: stream, command: op.command(&values), time: time, undoes: undoes, erased: erased),
       expectVersion: expectVersion, rebase: rebase)
   }
 }

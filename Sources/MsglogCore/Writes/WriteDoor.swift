@@ -26,7 +26,9 @@ package struct WriteDoor: Sendable {
     /// it undoes, checked against what undoing that event appends.
     package static let undoes = Envelope(rawValue: 8)
     /// `seq` and `version` of an exported event: whole numbers, checked
-    /// for their form and otherwise ignored (the database assigns its own).
+    /// for their form and otherwise ignored (the database assigns its own);
+    /// with an insert or an edit, `erased` (a seq from 1): the event as an
+    /// erase left it, its text empty.
     package static let exported = Envelope(rawValue: 16)
   }
 
@@ -58,6 +60,7 @@ package struct WriteDoor: Sendable {
       vocabulary = vocabulary.union(declaration.reads)
       if operation.rebases, envelope.contains(.versions) { vocabulary.insert(.rebase) }
       if operation.undoes, envelope.contains(.undoes) { vocabulary.insert(.undoes) }
+      if operation.holdsText, envelope.contains(.exported) { vocabulary.insert(.erased) }
     }
     self.operations = bits
     self.envelope = envelope
@@ -74,5 +77,5 @@ package struct WriteDoor: Sendable {
 
   /// A line of `import`: an event as `export` writes it, or one made by hand.
   package static let importLine = WriteDoor(
-    operations: [.append, .insert, .remove, .move, .edit, .restore], envelope: [.op, .time, .undoes, .exported])
+    operations: [.append, .insert, .remove, .move, .edit, .restore, .erase], envelope: [.op, .time, .undoes, .exported])
 }

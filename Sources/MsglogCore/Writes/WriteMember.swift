@@ -13,10 +13,11 @@
 /// object itself and leaves it out of the decoded members
 /// (`WriteMembers(object:skipping:)`).
 package enum WriteMember: Int, CaseIterable, Sendable {
-  case expectVersion, from, id, index, op, rebase, seq, sender, stream, text, time, to, undoes, version
+  case erased, expectVersion, from, id, index, op, rebase, seq, sender, stream, text, time, to, undoes, version
 
   package var name: String {
     switch self {
+    case .erased: "erased"
     case .expectVersion: "expectVersion"
     case .from: "from"
     case .id: "id"
@@ -70,6 +71,8 @@ package enum WriteMember: Int, CaseIterable, Sendable {
         self = .sender
       } else if equals("undoes") {
         self = .undoes
+      } else if equals("erased") {
+        self = .erased
       } else if equals("rebase") {
         self = .rebase
       } else {

@@ -18,7 +18,7 @@
 /// Adding an operation is: its case and its declaration here (with the
 /// command it makes), its `WriteRequest.Command` and ledger case, its docs.
 package enum WriteOperation: Int, CaseIterable, Sendable {
-  case append, insert, remove, move, edit, restore, undo
+  case append, insert, remove, move, edit, restore, undo, erase
 
   /// What a member's value is: its JSON type and the rule it keeps.
   package enum Value: Sendable {
@@ -51,7 +51,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
   package var rebases: Bool {
     switch self {
     case .insert, .move, .remove, .edit: true
-    case .append, .restore, .undo: false
+    case .append, .restore, .undo, .erase: false
     }
   }
 
@@ -61,7 +61,15 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
   package var undoes: Bool {
     switch self {
     case .remove, .move, .edit, .restore: true
-    case .append, .insert, .undo: false
+    case .append, .insert, .undo, .erase: false
+    }
+  }
+
+  /// Whether its event holds a text (and a sender) an erase may blank.
+  package var holdsText: Bool {
+    switch self {
+    case .append, .insert, .edit: true
+    case .remove, .move, .restore, .undo, .erase: false
     }
   }
 
@@ -118,7 +126,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
       // `id`, when given, must be the item at `from` (what an exported move says).
       return Declaration(
         [field(.from, .number, required: true), field(.to, .number, required: true), field(.id, .uuid)])
-    case .remove: return Declaration([item])
+    case .remove, .erase: return Declaration([item])
     case .edit: return Declaration([item, text, sender])
     case .restore:
       // Without `index`: right after its predecessor.
@@ -146,6 +154,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
     case .edit: .edit(values.selector.take()!, text: values.text.take()!, sender: values.sender.take())
     case .restore: .restore(values.selector.take()!, index: values.index.map { Int($0) })
     case .undo: .undo(seq: values.seq)
+    case .erase: .erase(values.selector.take()!)
     }
   }
 
@@ -159,6 +168,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
     case .edit: "edit"
     case .restore: "restore"
     case .undo: "undo"
+    case .erase: "erase"
     }
   }
 
@@ -171,6 +181,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
       }
       switch utf8.count {
       case 4: return equals("move") ? .move : equals("edit") ? .edit : equals("undo") ? .undo : nil
+      case 5: return equals("erase") ? .erase : nil
       case 6: return equals("insert") ? .insert : equals("remove") ? .remove : equals("append") ? .append : nil
       case 7: return equals("restore") ? .restore : nil
       default: return nil
@@ -186,7 +197,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
   /// "an append", "a move": as messages name a write of it.
   package var withArticle: String {
     switch self {
-    case .append, .insert, .edit, .undo: "an \(name)"
+    case .append, .insert, .edit, .undo, .erase: "an \(name)"
     case .move, .remove, .restore: "a \(name)"
     }
   }
@@ -215,6 +226,7 @@ extension WriteRequest.Command {
     case .edit: .edit
     case .restore: .restore
     case .undo: .undo
+    case .erase: .erase
     }
   }
 }

@@ -15,6 +15,14 @@ extension PostgresStore.Access {
     try record.withUnsafeBytes { try upgradeSchema(toHold: $0) }
   }
 
+  func replaceRecord(_ record: [UInt8], of event: Event) throws {
+    precondition(writing, "a write in a read transaction")
+    buffer.replace(seq: event.seq, record: record)
+    if case .some(.some(let last)) = cache.last[event.stream], last.seq == event.seq {
+      cache.last[event.stream] = (event.seq, record)
+    }
+  }
+
   /// Moves the schema on with this transaction when `record` needs it
   /// (`ContainerFormat`'s rule); to 3, sync's tables are made sure of first.
   func upgradeSchema(toHold record: UnsafeRawBufferPointer) throws {

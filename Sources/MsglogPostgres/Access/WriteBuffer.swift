@@ -8,6 +8,9 @@ extension PostgresStore {
     enum Table { case events, streams, nodes, ids, checkpoints, meta, sync }
 
     private var events: [(seq: UInt64, stream: [UInt8], version: UInt64, inserted: ItemID?, record: [UInt8])] = []
+    /// Records an erase wrote again (blanked), by seq: sent after the
+    /// appended ones, which may include them.
+    private var replaced: [UInt64: [UInt8]] = [:]
     private var heads: [StreamName: (root: NodeID, row: [UInt8])] = [:]
     /// nil: deleted.
     private var nodes: [NodeKey: [UInt8]?] = [:]
@@ -40,6 +43,11 @@ extension PostgresStore {
 
     mutating func append(seq: UInt64, stream: [UInt8], version: UInt64, inserted: ItemID?, record: [UInt8]) {
       events.append((seq, stream, version, inserted, record))
+      dirty.insert(.events)
+    }
+
+    mutating func replace(seq: UInt64, record: [UInt8]) {
+      replaced[seq] = record
       dirty.insert(.events)
     }
 
@@ -151,6 +159,9 @@ extension PostgresStore {
             seqs: events.map(\.seq), streams: events.map(\.stream), versions: events.map(\.version),
             inserted: events.map(\.inserted), records: events.map(\.record)))
       }
+      if !replaced.isEmpty {
+        out.append(PostgresSchema.replaceRecords(seqs: Array(replaced.keys), records: Array(replaced.values)))
+      }
       if !heads.isEmpty {
         out.append(
           PostgresSchema.putStreamHeads(
@@ -197,6 +208,7 @@ extension PostgresStore {
       }
       if !outcomes.isEmpty || !forgotten.isEmpty || !tokens.isEmpty { out.append(PostgresSchema.touchHead) }
       events.removeAll(keepingCapacity: true)
+      replaced.removeAll()
       heads.removeAll()
       nodes.removeAll()
       ids.removeAll()

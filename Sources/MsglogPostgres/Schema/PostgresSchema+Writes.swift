@@ -64,6 +64,15 @@ extension PostgresSchema {
       [.int64s(seqs), .byteas(streams), .int64s(versions), .uuids(inserted), .byteas(records)])
   }
 
+  /// An erase's blanked records over the ones at their seqs: the row is
+  /// updated (a new tuple; the old one is dead until a VACUUM, which is
+  /// what `msglog purge` is for).
+  static func replaceRecords(seqs: [UInt64], records: [[UInt8]]) -> Statement {
+    Statement(
+      "UPDATE msglog.events AS e SET record = r.record FROM unnest($1::int8[], $2::bytea[]) AS r(seq, record) WHERE e.seq = r.seq",
+      [.int64s(seqs), .byteas(records)])
+  }
+
   static func putStreamHeads(streams: [[UInt8]], roots: [UInt64], rows: [[UInt8]]) -> Statement {
     Statement(
       "INSERT INTO msglog.streams (stream, root, head) SELECT * FROM unnest($1::bytea[], $2::int8[], $3::bytea[]) ON CONFLICT (stream) DO UPDATE SET root = EXCLUDED.root, head = EXCLUDED.head",

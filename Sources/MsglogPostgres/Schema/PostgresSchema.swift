@@ -68,10 +68,18 @@ enum PostgresSchema {
   /// tables (`PostgresSchema+Sync`); 4 once a row of them holds a
   /// replica's secret's hash (`secretsVersion`), the same tables; 5 once
   /// it holds a named token (`tokensVersion`), so that an older msglog
-  /// refuses to serve it rather than serve it without asking for one.
+  /// refuses to serve it rather than serve it without asking for one; 6
+  /// once it holds an erase (record format 5).
   static let format = ContainerFormat(
-    storedPrefix: "", shownPrefix: "schema ", readable: 1...5,
-    holding: [EventRecord.formatVersion2: 2, EventRecord.formatVersion3: syncTablesVersion])
+    storedPrefix: "", shownPrefix: "schema ", readable: 1...6,
+    holding: [
+      EventRecord.formatVersion2: 2, EventRecord.formatVersion3: syncTablesVersion,
+      EventRecord.formatVersion5: erasedVersion,
+    ])
+  /// The version whose logs may hold an erase (record format 5) and the
+  /// framed, erased records it leaves in place of whole ones, the same
+  /// tables: an older msglog refuses the log.
+  static let erasedVersion = 6
   /// The version a new log starts at.
   static let firstVersion = 1
 

@@ -22,7 +22,8 @@ struct Routes: Sendable {
   ) -> [Route] {
     let api = Routes(log: log, commits: commits, stallLimit: stallLimit, metrics: metrics, readiness: readiness)
     let document = OpenAPIDocument()
-    var routes = Page.routes + api.operations(document) + api.reads + api.writes + syncRoutes(api)
+    var routes =
+      Page.routes + api.operations(document) + api.reads + api.writes + eraseRoutes(api) + syncRoutes(api)
     // The page reads `/?stream=S&view=chat|board` itself.
     if let page = routes.firstIndex(where: { $0.path == "/" }) {
       routes[page].query = [
@@ -42,7 +43,13 @@ struct Routes: Sendable {
       Route(
         .get, "/livez", needsToken: false,
         success: .init(#"`{"status":"ok"}` while the process serves"#)
-      ) { _ in .json { $0.object { $0.key("status"); $0.value("ok") } } },
+      ) { _ in
+        .json {
+          $0.object {
+            $0.key("status"); $0.value("ok")
+          }
+        }
+      },
       Route(
         .get, "/readyz", needsToken: false,
         success: .init(
@@ -138,7 +145,9 @@ struct Routes: Sendable {
           .init("stream", .string, "S", "only this stream's events (default: every stream)"),
           .init("from", .integer, "SEQ", "the first seq (default: only new events)"),
         ],
-        headerFields: [.init("Last-Event-ID", .integer, "SEQ", "resume after this seq (sent by a reconnecting EventSource)")],
+        headerFields: [
+          .init("Last-Event-ID", .integer, "SEQ", "resume after this seq (sent by a reconnecting EventSource)")
+        ],
         success: .init(
           200, "text/event-stream", .events,
           "`text/event-stream`: per event `id: SEQ` and `data: ` the `log --json` object; from `Last-Event-ID` + 1 "
@@ -203,7 +212,8 @@ struct Routes: Sendable {
         ? "the new item's id (default: a new random one)"
         : operation == .move
           ? "the id of the item at `from`, when given (a check)" : "the item: its UUID or a prefix of 8+ hex digits"
-    case .index: operation == .restore ? "where it goes back (default: after its predecessor)" : "where it goes (0: first)"
+    case .index:
+      operation == .restore ? "where it goes back (default: after its predecessor)" : "where it goes (0: first)"
     case .from: "the item's index"
     case .to: "its new index"
     case .seq: "the event to undo (default: the latest undoable)"

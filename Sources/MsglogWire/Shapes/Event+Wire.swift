@@ -8,6 +8,8 @@ extension JSONWriter {
   ///     {"seq":44,"stream":"main","version":19,"time":"…","op":"edit","id":"…","text":"…","sender":"bob"}
   ///     {"seq":45,"stream":"main","version":20,"time":"…","op":"restore","id":"…","index":1,"undoes":12}
   ///     {"seq":46,"stream":"main","version":21,"time":"…","op":"insert",…,"origin":{"replica":"…","change":3,"made":"…"}}
+  ///     {"seq":47,"stream":"main","version":22,"time":"…","op":"erase","id":"…"}
+  ///     {"seq":12,"stream":"main","version":3,"time":"…","op":"insert","id":"…","index":0,"text":"","erased":47}
   ///
   /// The derived fields of a record (the index of a remove or an edit, the
   /// text records an edit or a restore names) are not part of it: import
@@ -60,7 +62,12 @@ extension JSONWriter {
       if let sender { member("sender", sender) }
     case .restore(_, let index, _):
       member("index", index)
+    case .erase:
+      break
     }
+    // An erased insert or edit: its text blanked, no sender, and the seq of
+    // the erase that blanked it.
+    if let erased = event.erased { member("erased", erased) }
   }
 
   /// Where a replica's change came from: `"origin":{"replica":"…","change":N,"made":"…"}`.

@@ -6,6 +6,7 @@ extension JSONWriter {
   ///     {"index":0,"id":"…","text":"hi","sender":"ann","time":"…","seq":3}
   ///     {"index":1,"id":"…","text":"fixed","time":"…","seq":4,"edited":"…"}
   ///     {"index":2,"id":"…","text":"new","time":"…","pending":true}   (a replica's pending insert: no seq yet)
+  ///     {"index":3,"id":"…","text":"","time":"…","seq":5,"erased":9}   (a past list: erased at seq 9 since)
   package mutating func item(_ item: Item, index: Int) {
     beginObject()
     laidOut("\"index\":", UInt64(index))
@@ -15,6 +16,7 @@ extension JSONWriter {
     laidOut(",\"time\":", item.time)
     if item.seq > 0 { laidOut(",\"seq\":", item.seq) }
     if let edited = item.edited { laidOut(",\"edited\":", edited) }
+    if let erased = item.erased { laidOut(",\"erased\":", erased) }
     if item.pending { laidOut(",\"pending\":", true) }
     endObject()
   }
@@ -29,6 +31,7 @@ extension JSONWriter {
     laidOut(",\"time\":", item.time)
     if item.seq > 0 { laidOut(",\"seq\":", item.seq) }
     if let edited = item.edited { laidOut(",\"edited\":", edited) }
+    if let erased = item.erased { laidOut(",\"erased\":", erased) }
     if item.pending { laidOut(",\"pending\":", true) }
     endObject()
   }

@@ -25,6 +25,7 @@ extension JSONWriter {
     member("id", event.id)
     switch event.op {
     case .insert, .remove, .edit, .restore: member("index", outcome.index)
+    case .erase(_, let index): if let index { member("index", index) }
     case .move(_, let from, let to):
       member("from", from)
       member("to", to)

@@ -1,0 +1,62 @@
+import Msglog
+
+/// `erase ID…` and `erase --sender NAME`: items forgotten for everyone.
+extension Invocation {
+  func erase() throws {
+    let sender = args[Options.eraseSender]
+    let log: EventLog
+    let erasure: EventLog.Erasure
+    if let sender {
+      guard operands.isEmpty else {
+        throw CommandLineError.usage("erase takes IDs or --sender NAME, not both")
+      }
+      // Without --stream: the sender's items in every stream.
+      let stream = args.has(Options.stream) ? try self.stream : nil
+      log = try openLog(forWriting: true)
+      erasure = try log.erase(sender: sender, in: stream)
+    } else {
+      guard !operands.isEmpty else {
+        throw CommandLineError.usage("erase needs the IDs of the items to erase, or --sender NAME")
+      }
+      // Each ID read as a remove's is, by the decoder every door uses.
+      var requests: [WriteRequest] = []
+      for id in operands {
+        var members = WriteMembers()
+        members.set(.id, .string(id))
+        requests.append(
+          try Write(decoding: &members, operation: .erase, door: .command, defaultStream: try stream).request)
+      }
+      log = try openLog(forWriting: true)
+      erasure = try log.erasing(requests)
+    }
+    let scrubbed = args.has(Options.alsoPurge) ? try log.purge() : nil
+    if erasure.erased.isEmpty {
+      stderr.note(
+        sender.map {
+          "msglog: nothing to erase: no item that is not erased already names sender \(TerminalText.escape($0))"
+        }
+          ?? "msglog: nothing to erase: \(operands.count == 1 ? "the item was" : "the items were") erased already")
+    }
+    if json {
+      var writer = JSONWriter()
+      writer.erasure(erasure, purged: scrubbed)
+      try stdout.line(writer.text)
+    } else if let seq = erasure.seq {
+      let n = erasure.erased.count
+      try stdout.line(
+        "erased \(n) \(n == 1 ? "item" : "items") (\(erasure.events) \(erasure.events == 1 ? "event" : "events")) at seq \(seq)"
+      )
+    }
+    if !json, let scrubbed { try stdout.line(Self.purged(scrubbed, json: false)) }
+  }
+
+  /// `purge`: what erase left in the database's files, scrubbed.
+  func purge() throws {
+    let scrubbed = try openLog(forWriting: true).purge()
+    try stdout.line(Self.purged(scrubbed, json: json))
+  }
+
+  static func purged(_ bytes: UInt64, json: Bool) -> String {
+    json ? #"{"purged":\#(bytes)}"# : "purged: \(bytes) bytes scrubbed"
+  }
+}

@@ -1,0 +1,123 @@
+/// `erase`: an item forgotten for everyone (docs/REFERENCE.md, "Forgetting
+/// on purpose").
+///
+/// The erase event leaves a live item's list as a remove does and keeps a
+/// removed one removed; in the same transaction every record that held the
+/// item's text — its insert and each edit, found by following the edits'
+/// `replaces` back from the text it has now — is written again with its
+/// body blanked (record format 4's erased body: no sender, no text, the
+/// erase's seq). Frames stay as they were, so seqs, versions, positions and
+/// every order replay folds are exactly as before. The id index keeps the
+/// erase as the item's `removeSeq`: what refuses its coming back is one
+/// read of that record (`erasure(of:id:)`), with no new derived row.
+extension LedgerSession {
+  /// Erases the item `selector` names, live or removed; nil (nothing
+  /// appended) when it is erased already.
+  func performErase(_ selector: ItemSelector, time: Timestamp?, on state: inout StreamState) throws -> Outcome? {
+    let (id, found) = try resolveAny(selector, in: &state)
+    var entry = found
+    if entry.removeSeq != 0, try erasure(of: entry, id: id) != nil { return nil }
+    let index: Int?
+    let textSeq: UInt64
+    if entry.removeSeq == 0 {
+      let at = try self.index(of: id, entry: entry, in: &state)
+      textSeq = try state.tree.element(at: at).seq
+      index = at
+    } else {
+      textSeq = entry.removedTextSeq
+      index = nil
+    }
+    let event = try append(.erase(id: id, index: index.map { UInt64($0) }), time: time, to: &state)
+    if let index {
+      try state.tree.remove(at: index)
+      state.head.count -= 1
+    }
+    entry.removeSeq = event.seq
+    entry.leaf = 0
+    entry.textSeq = textSeq == entry.insertSeq ? 0 : textSeq
+    idEntries[id] = entry
+    // A rebuild finds the records blanked already (the log is what it checks).
+    var outcome = Outcome(event: event, index: index ?? -1)
+    if mode == .append { outcome.blanked = try blankTexts(of: id, from: textSeq, erasedAt: event.seq) }
+    try checkpointIfDue(&state)
+    return outcome
+  }
+
+  /// Writes every text record of the item again with its body erased: the
+  /// record at `textSeq` (its text now) and, through each edit's
+  /// `replaces`, every one before it down to its insert.
+  private func blankTexts(of id: ItemID, from textSeq: UInt64, erasedAt erase: UInt64) throws -> Int {
+    var seq = textSeq
+    var blanked = 0
+    while true {
+      guard var event = try writer.event(at: seq), event.id == id else {
+        throw corruption(seq: seq, "it is not a text record of \(id.text)")
+      }
+      let replaces: UInt64?
+      switch event.op {
+      case .insert(let id, let index, _, _):
+        event.op = .insert(id: id, index: index, text: "", sender: nil)
+        replaces = nil
+      case .edit(let id, _, _, let index, let before, let inserted):
+        event.op = .edit(id: id, text: "", sender: nil, index: index, replaces: before, inserted: inserted)
+        replaces = before
+      case .remove, .move, .restore, .erase:
+        throw corruption(seq: seq, "it is not a text record of \(id.text)")
+      }
+      // Imported blank already (an exported erased log): by this very erase.
+      if let earlier = event.erased, earlier != erase {
+        throw MsglogError.eventDoesNotFit(seq: seq, reason: "it says it was erased at seq \(earlier), not \(erase)")
+      }
+      event.erased = erase
+      try writer.replaceRecord(EventRecord.encode(event, layout: .framed), of: event)
+      blanked += 1
+      guard let replaces else { return blanked }
+      seq = replaces
+    }
+  }
+
+  /// The refusal of an item that was erased: nil when `entry` (removed)
+  /// was removed by a plain remove. One record read.
+  func erasure(of entry: IdEntry, id: ItemID) throws -> MsglogError? {
+    guard entry.removeSeq != 0 else { return nil }
+    let seq = entry.removeSeq
+    let isErase = try writer.withRecord(at: seq) { bytes in
+      do { return try EventRecord.positional(bytes) } catch { throw corruption(seq: seq, "\(error)") }
+    }.map { event -> Bool in
+      if case .erase = event.change { return true }
+      return false
+    }
+    return isErase == true ? .itemErased(id, eraseSeq: seq) : nil
+  }
+
+  /// The item of the stream a selector names, live or removed: a full id,
+  /// or a unique prefix among all the stream's items.
+  func resolveAny(_ selector: ItemSelector, in state: inout StreamState) throws -> (ItemID, IdEntry) {
+    let stream = state.head.stream
+    switch selector {
+    case .id(let id):
+      guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: stream) }
+      guard try lives(entry, in: stream) else {
+        let home = try home(of: entry) ?? StreamName("?")
+        throw MsglogError.itemInAnotherStream(id, home: home, stream: stream)
+      }
+      return (id, entry)
+    case .prefix(let given):
+      let prefix = try ItemSelector.checkedPrefix(given)
+      var matches: [(ItemID, IdEntry)] = []
+      for removed in [false, true] {
+        try forEachID(withPrefix: prefix, removed: removed) { id, entry in
+          if try lives(entry, in: stream) { matches.append((id, entry)) }
+          return matches.count <= 5
+        }
+      }
+      switch matches.count {
+      case 1: return matches[0]
+      case 0: throw MsglogError.noPrefixMatch(prefix: prefix, stream: stream)
+      default:
+        throw MsglogError.ambiguousPrefix(
+          prefix: prefix, stream: stream, matches: Array(matches.prefix(5).map(\.0)), more: matches.count > 5)
+      }
+    }
+  }
+}

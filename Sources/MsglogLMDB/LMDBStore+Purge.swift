@@ -1,0 +1,148 @@
+import CLMDB
+import MsglogCore
+
+/// `msglog purge` on LMDB: what an erase left of a text in the file,
+/// scrubbed in place while other processes go on reading and writing
+/// (docs/REFERENCE.md, "Forgetting on purpose").
+///
+/// An erase rewrites its records through LMDB, which copies a page before
+/// changing it: the page that held the text goes to the free list with the
+/// text in it, and the page written in its place may keep a fragment of
+/// the old value in its unused middle (LMDB writes a page whole, unused
+/// bytes and all, and a changed node leaves its old bytes there). So:
+///
+/// 1. **Rewrite every live page.** Every entry of every table is put again
+///    as it is, in one transaction of this (fresh) process: LMDB copies each
+///    page's used parts into a new page whose unused bytes are zeros (a
+///    fresh process's page buffers are zero-filled; only pages written in
+///    this transaction are ever recycled into others). No old page is
+///    still in use afterwards; they are all on the free list.
+/// 2. **Scrub every free page.** After one more small commit (LMDB keeps
+///    the pages the last commit freed for a crash), a transaction takes
+///    every free page it may reuse by storing one zero-filled value of a
+///    page each in a scratch table, and commits: those pages are now zeros
+///    on disk. The next transaction drops the scratch table, so the zeroed
+///    pages are free again, and checks the free list: a page freed before
+///    step 1 that is still listed was held by a reader's snapshot (another
+///    process reading during the purge) and could not be taken; steps 2
+///    run again once that reader has moved on, a few times at most.
+///
+/// Why not a compacting copy put in place of the file: the processes that
+/// have the database open (`serve`, followers, writers) keep their map of
+/// the old file and would write to it, losing their writes. Every step here
+/// is an ordinary LMDB write transaction, so they see nothing but commits,
+/// and `kill -9` at any point leaves a database LMDB opens as of its last
+/// commit (a rerun of `purge` finishes the work). The cost: step 1 writes
+/// the whole database once, and the file keeps the pages it used (its
+/// size stays; the free pages are reused by later writes).
+extension LMDBStore {
+  /// The scratch table's name: step 2's, dropped by step 2 (and first
+  /// thing, if a killed purge left it).
+  static let purgeScratch = "purge-scratch"
+  /// How many times step 2 runs before a reader that holds old pages is
+  /// reported instead of waited for.
+  static let purgeRounds = 8
+
+  package func purge() throws -> UInt64? {
+    guard let tables = try tables(creating: false) else {
+      throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
+    }
+    let environment = tables.environment
+    // A reader slot left by a killed process pins pages for ever: clear them.
+    var dead: Int32 = 0
+    mdb_reader_check(environment.env, &dead)
+    let rewritten = try environment.write { txn -> UInt64 in
+      try Self.dropScratch(in: txn)
+      try Self.rewriteEveryEntry(in: txn)
+      return UInt64(mdb_txn_id(txn.handle))
+    }
+    var scrubbed: UInt64 = 0
+    for _ in 0..<Self.purgeRounds {
+      // A commit of its own between: the pages the rewrite freed become reusable.
+      try environment.write { txn in
+        let scratch = try Self.scratch(in: txn, create: true)
+        try txn.put(scratch, [0xFF], [])
+      }
+      // (LMDB reads its free list only in a read transaction: counted
+      // just before; what commits meanwhile is checked for after.)
+      let (pages, pageSize) = try environment.read { try Self.freePages(in: $0, freedBy: nil) }
+      scrubbed += try environment.write { txn -> UInt64 in
+        let scratch = try Self.scratch(in: txn, create: true)
+        // One overflow page per value: the page size less its header. The
+        // free list's reusable pages are taken first; past them the file grows.
+        let zeros = [UInt8](repeating: 0, count: pageSize - 16)
+        for n in 0..<pages {
+          var key = n.bigEndian
+          try withUnsafeBytes(of: &key) { key in try zeros.withUnsafeBytes { try txn.put(scratch, key, $0) } }
+        }
+        return pages * UInt64(pageSize)
+      }
+      try environment.write { txn in try Self.dropScratch(in: txn) }
+      let left = try environment.read { try Self.freePages(in: $0, freedBy: rewritten).pages }
+      if left == 0 { return scrubbed }
+    }
+    throw MsglogError.purgeHeldByReader(location: path)
+  }
+
+  /// Puts every entry of every table again, as it is (step 1).
+  private static func rewriteEveryEntry(in txn: Transaction) throws {
+    var main: MDB_dbi = 0
+    try check(mdb_dbi_open(txn.handle, nil, 0, &main), "mdb_dbi_open")
+    var names: [String] = []
+    try txn.withCursor(Database(dbi: main)) { cursor in
+      var entry = try cursor.first()
+      while let (key, _) = entry {
+        names.append(String(decoding: key, as: UTF8.self))
+        entry = try cursor.next()
+      }
+    }
+    for name in names {
+      var dbi: MDB_dbi = 0
+      try check(mdb_dbi_open(txn.handle, name, 0, &dbi), "mdb_dbi_open")
+      try txn.withCursor(Database(dbi: dbi)) { cursor in
+        var entry = try cursor.first()
+        while let (key, value) = entry {
+          // Copied out: the put copies the page the bytes lie in.
+          let k = Array(key)
+          let v = Array(value)
+          try k.withUnsafeBytes { k in
+            try v.withUnsafeBytes { v in try cursor.put(k, v, flags: UInt32(MDB_CURRENT)) }
+          }
+          entry = try cursor.next()
+        }
+      }
+    }
+  }
+
+  /// The free list's pages (LMDB's table 0: a freeing transaction's id →
+  /// its pages), all of them or only those freed by transactions up to
+  /// `freedBy`; and the page size.
+  private static func freePages(in txn: Transaction, freedBy: UInt64?) throws -> (pages: UInt64, pageSize: Int) {
+    var stat = MDB_stat()
+    try check(mdb_env_stat(mdb_txn_env(txn.handle), &stat), "mdb_env_stat")
+    var pages: UInt64 = 0
+    try txn.withCursor(Database(dbi: 0)) { cursor in
+      var entry = try cursor.first()
+      while let (key, value) = entry {
+        let freedIn = key.loadUnaligned(as: UInt64.self)
+        if freedBy.map({ freedIn <= $0 }) ?? true { pages += value.loadUnaligned(as: UInt64.self) }
+        entry = try cursor.next()
+      }
+    }
+    return (pages, Int(stat.ms_psize))
+  }
+
+  private static func scratch(in txn: Transaction, create: Bool) throws -> Database {
+    var dbi: MDB_dbi = 0
+    try check(mdb_dbi_open(txn.handle, purgeScratch, create ? UInt32(MDB_CREATE) : 0, &dbi), "mdb_dbi_open")
+    return Database(dbi: dbi)
+  }
+
+  private static func dropScratch(in txn: Transaction) throws {
+    var dbi: MDB_dbi = 0
+    let rc = mdb_dbi_open(txn.handle, purgeScratch, 0, &dbi)
+    if rc == LMDBError.notFound { return }
+    try check(rc, "mdb_dbi_open")
+    try check(mdb_drop(txn.handle, dbi, 1), "mdb_drop")
+  }
+}

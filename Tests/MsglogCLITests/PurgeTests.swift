@@ -1,0 +1,144 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `purge` on LMDB: after it, no file of the database's directory holds an
+/// erased text — greped for byte for byte — while `serve`, a follower and
+/// a writer go on with the database open, losing nothing; `kill -9` during
+/// an erase or a purge leaves a log that verifies.
+@Suite(.serialized) struct PurgeTests {
+  /// Whether any file of `directory` holds `needle`'s bytes.
+  private func filesHold(_ needle: String, in directory: String) -> [String] {
+    let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+    return files.filter { name in
+      guard let data = FileManager.default.contents(atPath: directory + "/" + name) else { return false }
+      return data.range(of: Data(needle.utf8)) != nil
+    }
+  }
+
+  /// A log with filler around two sentinels: one item's text and its edit,
+  /// and a text past a page (LMDB keeps it in overflow pages).
+  private func logWithSentinels(_ s: Sandbox, _ sentinel: String) -> String {
+    let before = (0..<300).map { "filler \($0) before" }.joined(separator: "\n")
+    #expect(s.run(["append", "--lines"], stdin: Data(before.utf8)).code == 0)
+    let secret = s.append("\(sentinel)-ONE", sender: "eve")
+    #expect(s.run("edit", secret, "\(sentinel)-TWO " + String(repeating: "\(sentinel)-BIG ", count: 400)).code == 0)
+    let after = (0..<300).map { "filler \($0) after" }.joined(separator: "\n")
+    #expect(s.run(["append", "--lines"], stdin: Data(after.utf8)).code == 0)
+    return secret
+  }
+
+  @Test func noFileHoldsTheTextAfterPurgeWhileOthersWork() throws {
+    let s = Sandbox()
+    let sentinel = "SENTINEL-" + UUID().uuidString
+    let secret = logWithSentinels(s, sentinel)
+    let served = try ServedLog.running(s)
+    defer { _ = served.stop() }
+    let follower = s.start(["log", "--follow", "--from", "1"])
+    defer { if follower.process.isRunning { kill(follower.process.processIdentifier, SIGKILL) } }
+    #expect(follower.waitForOutput("filler 299 after"))
+
+    var r = s.run("erase", secret)
+    #expect(r.code == 0 && r.stdout.hasPrefix("erased 1 item (2 events) at seq"), "\(r)")
+    // Erased, but LMDB's copy-on-write left the old pages: the test can fail.
+    #expect(!filesHold(sentinel, in: s.db).isEmpty, "the erase left no old page to purge")
+
+    // A writer appends all the while (each append a process of its own).
+    let writer = s.start(
+      [
+        "-c", "for i in $(seq 1 400); do \"$0\" append \"writer $i\" >/dev/null || exit 1; done; echo done",
+        Sandbox.binary,
+      ],
+      runner: "/bin/sh")
+    #expect(follower.waitForOutput("writer 5"))
+    r = s.run("purge")
+    #expect(r.code == 0 && r.stdout.hasPrefix("purged: ") && r.stdout.hasSuffix(" bytes scrubbed\n"), "\(r)")
+    #expect(filesHold(sentinel, in: s.db).isEmpty, "\(filesHold(sentinel, in: s.db)) still hold it")
+    // The writer was at work before the purge and is still (400 appends).
+    #expect(writer.process.isRunning, "the writer ended before the purge did")
+    #expect(writer.waitForOutput("done"))
+    let written = writer.finish()
+    #expect(written.code == 0, "\(written)")
+    #expect(follower.waitForOutput("writer 400"))
+    // Whatever they wrote during the purge is there, and the log verifies.
+    let reply = served.request("GET", "/api/items")
+    #expect(reply.status == 200 && reply.body.contains(#""count":1000"#), "\(reply)")
+    r = s.run("verify")
+    #expect(r.code == 0 && r.stdout.hasPrefix("ok"), "\(r)")
+    // Again: nothing left to find, and the writer's pages stay clean.
+    r = s.run("purge", "--json")
+    #expect(r.code == 0 && r.stdout.hasPrefix(#"{"purged":"#), "\(r)")
+    #expect(filesHold(sentinel, in: s.db).isEmpty, "\(filesHold(sentinel, in: s.db)) still hold it")
+    #expect(filesHold(String(sentinel.suffix(20)), in: s.db).isEmpty)
+    #expect(s.run("verify").code == 0)
+  }
+
+  /// On PostgreSQL: the erase leaves the old row version in the table's
+  /// file; after `purge` (VACUUM FULL of msglog's tables, CHECKPOINT) no
+  /// file of the database's directory under the cluster holds the text.
+  @Test func postgresFilesHoldNoErasedTextAfterPurge() throws {
+    let s = Sandbox(.postgres)
+    let sentinel = "SENTINEL-" + UUID().uuidString
+    let secret = logWithSentinels(s, sentinel)
+    let name = String(s.db.split(separator: "/").last!)
+    let oid = PostgresCluster.psql("SELECT oid FROM pg_database WHERE datname = current_database()", database: name)
+      .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    let base = PostgresCluster.directory + "/data/base/" + oid
+    #expect(s.run("erase", secret).code == 0)
+    #expect(PostgresCluster.psql("CHECKPOINT", database: name).code == 0)
+    // The old row version is still in the table's file: the test can fail.
+    #expect(!filesHold("\(sentinel)-ONE", in: base).isEmpty, "no file of \(base) held the text after the erase")
+    let r = s.run("purge")
+    #expect(r.code == 0 && r.stdout.hasPrefix("purged: "), "\(r)")
+    #expect(filesHold(sentinel, in: base).isEmpty, "\(filesHold(sentinel, in: base)) still hold it")
+    #expect(s.run("verify").code == 0)
+    #expect(s.run("list").stdout.split(separator: "\n").count == 600)
+  }
+
+  /// `erase --purge` does both; `kill -9` in the middle of a purge (or an
+  /// erase) leaves a log that verifies, and a purge run again finishes.
+  @Test func aKilledEraseOrPurgeLeavesALogThatVerifies() throws {
+    let s = Sandbox()
+    let sentinel = "SENTINEL-" + UUID().uuidString
+    // Enough to take a while to rewrite.
+    let text = String(repeating: "p", count: 200_000)
+    let lines = (0..<200).map { #"{"op":"append","text":"\#($0) \#(text)"}"# }.joined(separator: "\n")
+    #expect(s.run(["import"], stdin: Data(lines.utf8)).code == 0)
+    let secret = logWithSentinels(s, sentinel)
+    let other = s.append("\(sentinel)-OTHER")
+
+    // An erase killed at once: done whole or not at all.
+    let erase = s.start(["erase", other])
+    kill(erase.process.processIdentifier, SIGKILL)
+    _ = erase.finish()
+    var r = s.run("verify")
+    #expect(r.code == 0, "\(r)")
+    let erased = s.run("log", "--json").stdout.contains(#""op":"erase","id":"\#(other)""#)
+    #expect(s.export().contains("\(sentinel)-OTHER") == !erased)
+
+    #expect(s.run("erase", secret).code == 0)
+    let purge = s.start(["purge"])
+    let data = s.db + "/data.mdb"
+    var info = stat()
+    stat(data, &info)
+    let before = info.st_mtim
+    // Killed once its first commit touched the data file.
+    while purge.process.isRunning {
+      stat(data, &info)
+      if info.st_mtim.tv_sec != before.tv_sec || info.st_mtim.tv_nsec != before.tv_nsec { break }
+      usleep(200)
+    }
+    kill(purge.process.processIdentifier, SIGKILL)
+    _ = purge.finish()
+    r = s.run("verify")
+    #expect(r.code == 0, "\(r)")
+    r = s.run("erase", other, "--purge")
+    #expect(r.code == 0 && r.stdout.contains("purged: "), "\(r)")
+    #expect(filesHold(sentinel, in: s.db).isEmpty, "\(filesHold(sentinel, in: s.db)) still hold it")
+    #expect(s.run("verify").code == 0)
+  }
+}

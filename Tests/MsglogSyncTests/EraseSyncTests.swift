@@ -1,0 +1,44 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+/// Erase across a replica (docs/SYNC.md, "Erased items"): a replica holding
+/// an item's text offline blanks its own copy in the transaction that
+/// pulls the erase; a pending change naming the erased item is refused
+/// with its code; a replica cloned after the erase never holds the text.
+@Suite(.serialized) struct EraseSyncTests {
+  @Test func aReplicaBlanksItsCopyWhenItPullsTheErase() throws {
+    let server = Sandbox()
+    let secret = server.append("SENTINEL-SYNC", sender: "eve")
+    let other = server.append("stays", sender: "ann")
+    #expect(server.run("edit", secret, "SENTINEL-SYNC-EDITED").code == 0)
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let replica = Sandbox()
+    var r = replica.run("clone", served.url!)
+    #expect(r.code == 0, "\(r)")
+    #expect(replica.export().contains("SENTINEL-SYNC"))
+    // Offline: the replica edits the item the remote is about to erase.
+    r = replica.run("edit", secret, "SENTINEL-PENDING")
+    #expect(r.code == 0, "\(r)")
+    r = server.run("erase", secret)
+    #expect(r.code == 0 && r.stdout == "erased 1 item (2 events) at seq 4\n", "\(r)")
+    r = replica.run("sync")
+    #expect(r.code == 0 || r.code == 1, "\(r)")
+    r = replica.run("status", "--json")
+    #expect(r.stdout.contains(#""error":"item \#(secret) was erased at seq 4""#), "\(r)")
+    #expect(replica.export() == server.export())
+    #expect(!replica.export().contains("SENTINEL"))
+    #expect(replica.run("list").stdout == "0  \(other.prefix(8))  ann  stays\n")
+    r = replica.run("verify")
+    #expect(r.code == 0, "\(r)")
+    // Cloned after the erase: never the text.
+    let late = Sandbox()
+    r = late.run("clone", served.url!)
+    #expect(r.code == 0 && late.export() == server.export(), "\(r)")
+    #expect(late.run("verify").code == 0)
+    // A replica cannot erase itself: it is the remote's to do.
+    r = replica.run("erase", other)
+    #expect(r.code == 64 && r.stderr.hasPrefix("msglog: a replica cannot erase"), "\(r)")
+  }
+}
