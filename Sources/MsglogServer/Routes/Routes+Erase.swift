@@ -7,9 +7,11 @@ extension Routes {
   static func eraseRoutes(_ api: Routes) -> [Route] {
     [
       Route(
-        .post, "/api/erase", needsToken: true,
+        // A write on the body's stream (else main), as every write route:
+        // by sender too, the route erases in that one stream only.
+        .post, "/api/erase", needsToken: true, permission: .stream(.write, .body),
         body: [
-          .init("stream", .string, "the stream (default: main; with `sender` and no `stream`: every stream)"),
+          .init("stream", .string, "the stream (default: main)"),
           .init("ids", .any, "the items: an array of UUIDs or prefixes of 8+ hex digits"),
           .init("sender", .text, "instead of `ids`: every item whose insert names this sender"),
         ],
@@ -57,7 +59,7 @@ extension Routes {
       }
       erasure = try log.erasing(requests)
     case (nil, let sender?):
-      erasure = try log.erase(sender: sender, in: stream)
+      erasure = try log.erase(sender: sender, in: stream ?? .main)
     default:
       throw HTTPError.badRequest("an erase takes \"ids\" or \"sender\", one of them")
     }
