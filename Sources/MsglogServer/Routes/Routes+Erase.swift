@@ -7,9 +7,10 @@ extension Routes {
   static func eraseRoutes(_ api: Routes) -> [Route] {
     [
       Route(
-        // A write on the body's stream (else main), as every write route:
-        // by sender too, the route erases in that one stream only.
-        .post, "/api/erase", needsToken: true, permission: .stream(.write, .body),
+        // The erase right on the body's stream (else main; SPEC: `--erase`
+        // includes writing, writing does not include erasing): by sender
+        // too, the route erases in that one stream only.
+        .post, "/api/erase", needsToken: true, permission: .stream(.erase, .body),
         body: [
           .init("stream", .string, "the stream (default: main)"),
           .init("ids", .any, "the items: an array of UUIDs or prefixes of 8+ hex digits"),
