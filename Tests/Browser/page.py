@@ -21,9 +21,9 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (DESKTOP, PHONE, Failure, HTTPError, Msglog, browser, check, cleanup, console_errors,  # noqa: E402
-                     events, items, network_events, open_page, page_url, run_cleanup, screenshot, set_scheme,
-                     shown_ids, shown_texts, touch, wait_ready, wait_texts, wait_until)
+from harness import (DESKTOP, PHONE, Failure, HTTPError, Msglog, api, browser, check, cleanup,  # noqa: E402
+                     console_errors, events, items, network_events, open_page, page_url, run_cleanup, screenshot,
+                     set_scheme, shown_ids, shown_texts, touch, wait_ready, wait_texts, wait_until)
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
@@ -582,6 +582,50 @@ def the_token_from_the_fragment_or_the_page(ctx):
     wait_texts(other, "chat", ["for your eyes"], "after typing the token")
     wait_until("live after typing the token", lambda: status(other)[0] == "live")
     check(not form.is_displayed(), "the token form stays")
+
+
+def signed_in_as(driver):
+    """What the page says of whose its token is ("Signed in as ann"); None when it says nothing."""
+    return driver.execute_script(
+        "const e = document.getElementById('signed-in'); return e && !e.hidden ? e.textContent : null")
+
+
+@case
+def a_named_token_signs_in_and_writes_as_its_name(ctx):
+    """Issue 37.6: the page of a named token says whose it is and writes as that name, with no name field to
+    forge; the operator's token has no name, and its page keeps the field."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("team", ["welcome"], sender="lead"))
+    ann = m.run("token", "add", "ann", "--write", "*").strip()
+    server = m.serve(token="operator-secret-0123456789")
+    driver = browser(ctx.dir)
+    open_page(driver, server, "team", "chat")
+    form = driver.find_element(By.ID, "token-form")
+    wait_until("the page asks for the token", lambda: form.is_displayed())
+    check(signed_in_as(driver) is None, "signed in before any token: %r" % signed_in_as(driver))
+    driver.find_element(By.ID, "token-input").send_keys(ann, Keys.ENTER)
+    wait_texts(driver, "chat", ["welcome"], "after typing ann's token")
+    wait_until("the page says whose the token is", lambda: signed_in_as(driver) == "Signed in as ann")
+    role = driver.execute_script("return document.getElementById('signed-in').getAttribute('role')")
+    check(role == "status", "the name is not a status a screen reader hears: %r" % role)
+    check(not driver.find_element(By.ID, "compose-sender").is_displayed(), "the page still offers a name field")
+    write_message(driver, "from the page")
+    wait_until("the message is no longer pending", lambda: pending_shown(driver) == [], 30)
+    written = [e for e in events(server, "team") if e.get("text") == "from the page"]
+    check(len(written) == 1 and written[0].get("sender") == "ann", "the page's message: %r" % written)
+    mine = driver.execute_script(
+        "return [...document.querySelectorAll('#chat .message.mine .text')].map((e) => e.textContent)")
+    check(mine == ["from the page"], "the messages shown as ann's: %r" % mine)
+
+    # The operator's token has no name: nobody is signed in, and the name field stays.
+    other = browser(ctx.dir)
+    open_page(other, server, "team", "chat", "#token=operator-secret-0123456789")
+    wait_texts(other, "chat", ["welcome", "from the page"], "with the operator's token")
+    wait_until("live with the operator's token", lambda: status(other)[0] == "live")
+    answer = api(server.url, "/api/whoami", token="operator-secret-0123456789")
+    check(answer == {"name": None}, "whoami for the operator: %r" % answer)
+    check(signed_in_as(other) is None, "the operator's page says %r" % signed_in_as(other))
+    check(other.find_element(By.ID, "compose-sender").is_displayed(), "the operator's page has no name field")
 
 
 # MARK: - 11. The look: bubbles, cards with colours, empty states, schemes, favicon

@@ -58,6 +58,7 @@ import Testing
     "sending-appends-once",
     "reconnects-and-resynchronises",
     "the-token-from-the-fragment-or-the-page",
+    "a-named-token-signs-in-and-writes-as-its-name",
     "a-page-people-like",
     "ten-thousand-items-open-fast",
     "a-message-is-edited-in-place",

@@ -61,6 +61,32 @@ import Testing
     #expect(call("GET", "/api/streams", nil, viewer).status == 200)
   }
 
+  /// `GET /api/whoami` tells a token whose it is (the page's "signed in as
+  /// ann"): a named token's name whatever its scopes, null for tokenless
+  /// localhost and for the operator's token; the one 401 without a token
+  /// once the log holds one, and for a revoked one, without a restart.
+  @Test(arguments: Store.allCases) func whoamiNamesTheToken(_ store: Store) throws {
+    let s = Sandbox(store)
+    s.append("seed")
+    func whoami(_ server: ServedLog, _ token: String?) -> String {
+      server.request("GET", "/api/whoami", headers: token.map { ["Authorization: Bearer \($0)"] } ?? []).description
+    }
+    let open = try ServedLog.running(s)
+    #expect(whoami(open, nil) == #"200 {"name":null}"#)
+    let ann = try token(s, ["ann", "--write", "*"])
+    let viewer = try token(s, ["viewer", "--read", "team/*"])
+    #expect(whoami(open, ann) == #"200 {"name":"ann"}"#)
+    #expect(whoami(open, viewer) == #"200 {"name":"viewer"}"#)
+    #expect(whoami(open, nil) == #"401 {"error":"a valid token is needed"}"#)
+    _ = open.stop()
+    let server = try ServedLog.running(s, environment: ["MSGLOG_TOKEN": "operator-secret-0123456789"])
+    defer { _ = server.stop() }
+    #expect(whoami(server, "operator-secret-0123456789") == #"200 {"name":null}"#)
+    #expect(whoami(server, ann) == #"200 {"name":"ann"}"#)
+    #expect(s.run(["token", "revoke", "ann"]).code == 0)
+    #expect(whoami(server, ann) == #"401 {"error":"a valid token is needed"}"#)
+  }
+
   /// A log with named tokens may be served beyond localhost without the
   /// operator's token: every request wants one of them anyway.
   @Test func namedTokensLetItListenBeyondLocalhost() throws {

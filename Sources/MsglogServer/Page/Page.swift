@@ -115,6 +115,7 @@ enum Page {
     File("/storage.js", PackageResources.storage_js),
     File("/stream.js", PackageResources.stream_js),
     File("/token.js", PackageResources.token_js),
+    File("/signed-in.js", PackageResources.signed_in_js),
     File("/undo.js", PackageResources.undo_js),
     File("/words.js", PackageResources.words_js),
     File("/writes.js", PackageResources.writes_js),

@@ -76,7 +76,25 @@ struct Routes: Sendable {
         .get, "/api/openapi.json", needsToken: true, permission: .anyToken,
         success: .init("this table as an OpenAPI 3.1 document")
       ) { _ in Response(contentType: "application/json", body: .bytes(document.bytes)) })
+    routes.append(
+      Route(
+        .get, "/api/whoami", needsToken: true, permission: .anyToken,
+        success: .init(
+          #"`{"name":"ann"}`: the named token's name, the sender of what it writes; `{"name":null}` for the operator's token or none"#
+        )
+      ) { request in whoami(request.caller) })
     return routes
+  }
+
+  /// Who the request's token is, for the page to show ("signed in as
+  /// ann") and to write as: only the name, never a scope or a secret.
+  func whoami(_ caller: Caller) -> Response {
+    .json { json in
+      json.object {
+        $0.key("name")
+        if let name = caller.name { $0.value(name) } else { $0.null() }
+      }
+    }
   }
 
   func readyz() -> Response {

@@ -13,8 +13,8 @@
 //   this page's changes as a replica, every write, the list kept for a
 //   reload);
 // - screen.js and listview.js draw; chat.js, board.js, board-keyboard.js,
-//   board-pointer.js, compose.js, history.js, undo.js, stream.js, token.js
-//   and held.js are the parts of the page; say.js what it says.
+//   board-pointer.js, compose.js, history.js, undo.js, stream.js, token.js,
+//   signed-in.js and held.js are the parts of the page; say.js what it says.
 // Text from the log is only ever set with textContent.
 
 import { Api } from "./api.js";
@@ -32,6 +32,7 @@ import { StreamModel } from "./model.js";
 import { Say } from "./say.js";
 import { Screen } from "./screen.js";
 import { Shown } from "./shown.js";
+import { SignedIn } from "./signed-in.js";
 import { StreamPicker } from "./stream.js";
 import { Sync } from "./sync.js";
 import { TokenForm } from "./token.js";
@@ -62,6 +63,7 @@ const slider = new HistorySlider({ api, model, shown, screen, say });
 const held = new Held({ sync, say });
 const picker = new StreamPicker({ api, model, follower, sync, shown, screen, say });
 const tokenForm = new TokenForm({ api, say });
+const signedIn = new SignedIn({ api });
 screen.addView("chat", chat.list);
 screen.addView("board", board.list);
 
@@ -99,7 +101,10 @@ shown.on("cancel", () => {
 // Following the stream.
 follower.on("status", ({ kind, text }) => {
   say.setStatus(kind, text);
-  if (kind === "live") sync.push();  // the server is back: send what waits
+  if (kind === "live") {
+    signedIn.ask();  // whose the token is, once the server answers
+    sync.push();  // the server is back: send what waits
+  }
 });
 follower.on("ready", () => screen.markReady());
 follower.on("loaded", () => screen.render({ toBottom: true }));
@@ -117,6 +122,12 @@ compose.on("sender", (name) => chat.setMe(name));
 api.on("unauthorized", () => {
   tokenForm.ask();
   picker.signedOut();
+  signedIn.signedOut();
+});
+// A named token's page shows whose it is and writes as that name.
+signedIn.on("name", (name) => {
+  compose.signIn(name);
+  chat.setMe(compose.sendsAs);
 });
 tokenForm.on("token", () => picker.open(model.stream));
 // The browser.

@@ -1,6 +1,7 @@
 // The message box: Enter sends, Shift+Enter starts a new line. A message
 // goes into the outbox (sync.js), which sends it once, however often. The
-// name sent with it is kept for the next visit.
+// name sent with it is kept for the next visit; a named token's page
+// sends as the token's name instead, with no name field to type in.
 
 import { $ } from "./dom.js";
 import { Events } from "./events.js";
@@ -12,6 +13,8 @@ const SENDER_KEY = "msglog.sender";
 /** The message box; tells "sender" (the name) when the name this page sends as changes. */
 export class Compose extends Events {
   #sending = false;
+  /** The named token's name (signed-in.js), which the page sends as; null without one. */
+  #signedIn = null;
 
   constructor({ model, shown, screen, writes, say }) {
     super(["sender"]);
@@ -45,7 +48,7 @@ export class Compose extends Events {
     const box = $("compose-text");
     const text = box.value;
     if (!text.trim()) return;
-    const sender = $("compose-sender").value.trim();
+    const sender = this.#signedIn ?? $("compose-sender").value.trim();
     this.#sending = true;
     this.update();
     try {
@@ -55,7 +58,7 @@ export class Compose extends Events {
       if (box.value === text) box.value = "";
       this.#growBox();
       this.say.note("");
-      if (sender !== this.sender) {
+      if (this.#signedIn === null && sender !== this.sender) {
         this.sender = sender;
         storage.set("localStorage", SENDER_KEY, sender || null);
         this.emit("sender", sender);
@@ -68,6 +71,24 @@ export class Compose extends Events {
       this.update();
       if (document.activeElement === document.body || document.activeElement === $("send")) box.focus();
     }
+  }
+
+  /**
+   * Sends as `name`, a named token's (the server records it whatever is
+   * sent): the name field shows it and cannot be changed. null: the name
+   * typed in, kept for the next visit, as without a named token.
+   */
+  signIn(name) {
+    this.#signedIn = name;
+    const field = $("compose-sender");
+    field.value = name ?? this.sender;
+    field.readOnly = name !== null;
+    field.hidden = name !== null;
+  }
+
+  /** The name this page sends as now. */
+  get sendsAs() {
+    return this.#signedIn ?? this.sender;
   }
 
   /** The box as the page is now: disabled in the past, and while a message is being kept. */
