@@ -330,7 +330,8 @@ struct CommandDeclaration: Sendable {
           writes only from the page itself or an --allow-origin origin (DNS rebinding and \
           cross-site requests are refused with 403). Each request gets a line on stderr \
           (--log-format); GET /livez and /readyz answer health checks without a token, /metrics \
-          shows Prometheus metrics, /api/openapi.json describes the API; --tls-cert and --tls-key \
+          shows Prometheus metrics, /api/openapi.json describes the API, /api/whoami tells a token \
+          whose it is (the page's "Signed in as NAME"); --tls-cert and --tls-key \
           serve HTTPS. Behind a reverse proxy that ends TLS, --public-origin names the origin the \
           page is reached at, and --trusted-proxy the proxy whose forwarded client address is believed.
           """,
