@@ -598,7 +598,7 @@ def a_named_token_signs_in_and_writes_as_its_name(ctx):
     m.import_lines(appends("team", ["welcome"], sender="lead"))
     ann = m.run("token", "add", "ann", "--write", "*").strip()
     server = m.serve(token="operator-secret-0123456789")
-    driver = browser(ctx.dir)
+    driver = browser(ctx.dir, network_log=True)
     open_page(driver, server, "team", "chat")
     form = driver.find_element(By.ID, "token-form")
     wait_until("the page asks for the token", lambda: form.is_displayed())
@@ -616,6 +616,13 @@ def a_named_token_signs_in_and_writes_as_its_name(ctx):
     mine = driver.execute_script(
         "return [...document.querySelectorAll('#chat .message.mine .text')].map((e) => e.textContent)")
     check(mine == ["from the page"], "the messages shown as ann's: %r" % mine)
+    # The token stays out of every address the page asks for, its live view's included, and out of the server's log.
+    asked = [e["params"]["request"]["url"] for e in network_events(driver) if e["method"] == "Network.requestWillBeSent"]
+    check(any("/api/follow" in url for url in asked), "the page did not follow: %r" % asked)
+    secret = ann.split("_")[-1]
+    check(not [url for url in asked if secret in url], "the token in an address: %r" % asked)
+    with open(server.out_path) as log:
+        check(secret not in log.read(), "the token is in the server's log")
 
     # The operator's token has no name: nobody is signed in, and the name field stays.
     other = browser(ctx.dir)
