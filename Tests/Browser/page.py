@@ -1035,7 +1035,8 @@ def files_asked(server):
     the worker's script, which the browser checks for a newer one itself)."""
     with open(server.out_path) as f:
         lines = [line.split() for line in f]
-    return [w[4] for w in lines if len(w) > 5 and w[3] == "GET" and not w[4].startswith("/api/") and w[4] != "/service-worker.js"]
+    # time, request id, client, token ("-" for none), method, target, status, …
+    return [w[5] for w in lines if len(w) > 6 and w[4] == "GET" and not w[5].startswith("/api/") and w[5] != "/service-worker.js"]
 
 
 @case

@@ -58,7 +58,7 @@ import Testing
       let words = line.split(separator: " ")
       #expect(words.count > 3 && words[2] == Self.client && words[1].count == 32, "\(line)")
     }
-    #expect(lines.contains { $0.contains(" \(Self.client) GET /api/items 200 ") }, "\(run.stderr)")
+    #expect(lines.contains { $0.contains(" \(Self.client) - GET /api/items 200 ") }, "\(run.stderr)")
     #expect(!run.stderr.contains("203.0.113"), "\(run.stderr)")
   }
 
