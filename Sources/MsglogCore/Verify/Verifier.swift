@@ -209,61 +209,79 @@ package enum Verifier {
         problem(
           "table checkpoints: stream \(TerminalText.quoted(stream)) has one at seq \(seq), which is not its event")
       }
+      var totals = StreamTotals()
+      for stream in state.projections.keys.sorted() where !broken.contains(stream) {
+        checkStreamTables(stream, into: &totals)
+      }
+      checkIds(leafOf: totals.leafOf)
+      checkCounts(nodes: totals.reachableNodes, checkpoints: totals.checkpoints)
+    }
+
+    /// What the streams' tables add up to, for the ids' and the counts' checks.
+    struct StreamTotals {
       var reachableNodes: UInt64 = 0
       var checkpoints: UInt64 = 0
+      /// Each live item's leaf, where its stream's tree could be walked.
       var leafOf: [ItemID: NodeID] = [:]
-      for stream in state.projections.keys.sorted() where !broken.contains(stream) {
-        let name = TerminalText.quoted(stream)
-        let projection = state.projections[stream]!
-        let head: StreamHead
-        do {
-          guard let found = try reader.streamHead(stream) else {
-            problem("table heads: stream \(name) has events but no head")
-            damagedTables.formUnion(["order", "checkpoints"])  // its rows cannot be counted
-            continue
-          }
-          head = found
-        } catch {
-          failed(error, "\(error)")
-          damagedTables.formUnion(["order", "checkpoints"])
-          continue
+    }
+
+    /// One stream's head, checkpoints, order tree and event index against its replay.
+    mutating func checkStreamTables(_ stream: StreamName, into totals: inout StreamTotals) {
+      let name = TerminalText.quoted(stream)
+      let projection = state.projections[stream]!
+      let head: StreamHead
+      do {
+        guard let found = try reader.streamHead(stream) else {
+          problem("table heads: stream \(name) has events but no head")
+          damagedTables.formUnion(["order", "checkpoints"])  // its rows cannot be counted
+          return
         }
-        let expected = state.counters(of: stream)!
-        if head.counters != expected {
-          problem(
-            "table heads: stream \(name) has version \(head.version), last seq \(head.lastSeq), "
-              + "count \(head.count); the log says \(expected[0]), \(expected[1]), \(expected[2])")
-        }
-        let seqs = checkpointSeqs[stream] ?? []
-        checkpoints += UInt64(seqs.count)
-        checkCheckpointBookkeeping(head, seqs: seqs)
-        let tree = StoredOrder.inspect(head, in: reader)
-        reachableNodes += UInt64(tree.nodes)
-        for reason in tree.problems { problem("table order: stream \(name): \(reason)") }
-        for (id, leaf) in tree.leafOf { leafOf[id] = leaf }
-        let replayed = projection.slots
-        if tree.problems.isEmpty, tree.slots != replayed {
-          let at =
-            zip(tree.slots, replayed).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
-            ?? min(tree.slots.count, replayed.count)
-          problem("table order: stream \(name) differs from the replay from index \(at) on")
-        }
-        var indexed: [UInt64] = []
-        do {
-          try reader.forEachStreamEvent(of: stream, from: 1) {
-            indexed.append($0)
-            return true
-          }
-        } catch {
-          failed(error, "\(error)")
-          continue
-        }
-        if indexed != state.streamSeqs[stream] ?? [] {
-          problem(
-            "table stream-events: stream \(name) lists \(indexed.count) events; the log has "
-              + "\(state.streamSeqs[stream]?.count ?? 0)")
-        }
+        head = found
+      } catch {
+        failed(error, "\(error)")
+        damagedTables.formUnion(["order", "checkpoints"])
+        return
       }
+      let expected = state.counters(of: stream)!
+      if head.counters != expected {
+        problem(
+          "table heads: stream \(name) has version \(head.version), last seq \(head.lastSeq), "
+            + "count \(head.count); the log says \(expected[0]), \(expected[1]), \(expected[2])")
+      }
+      let seqs = checkpointSeqs[stream] ?? []
+      totals.checkpoints += UInt64(seqs.count)
+      checkCheckpointBookkeeping(head, seqs: seqs)
+      let tree = StoredOrder.inspect(head, in: reader)
+      totals.reachableNodes += UInt64(tree.nodes)
+      for reason in tree.problems { problem("table order: stream \(name): \(reason)") }
+      for (id, leaf) in tree.leafOf { totals.leafOf[id] = leaf }
+      let replayed = projection.slots
+      if tree.problems.isEmpty, tree.slots != replayed {
+        let at =
+          zip(tree.slots, replayed).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset
+          ?? min(tree.slots.count, replayed.count)
+        problem("table order: stream \(name) differs from the replay from index \(at) on")
+      }
+      var indexed: [UInt64] = []
+      do {
+        try reader.forEachStreamEvent(of: stream, from: 1) {
+          indexed.append($0)
+          return true
+        }
+      } catch {
+        failed(error, "\(error)")
+        return
+      }
+      if indexed != state.streamSeqs[stream] ?? [] {
+        problem(
+          "table stream-events: stream \(name) lists \(indexed.count) events; the log has "
+            + "\(state.streamSeqs[stream]?.count ?? 0)")
+      }
+    }
+
+    /// The id index against the ids the log inserted (a live item's leaf as
+    /// its stream's tree has it).
+    mutating func checkIds(leafOf: [ItemID: NodeID]) {
       let ids = state.ids.sorted(by: { $0.value.insertSeq < $1.value.insertSeq })
       var stored: [ItemID: IdEntry] = [:]
       var chunkEnd = 0
@@ -298,7 +316,6 @@ package enum Verifier {
         }
       }
       progress?(VerifyProgress(stage: .ids, done: ids.count, total: ids.count))
-      checkCounts(nodes: reachableNodes, checkpoints: checkpoints)
     }
 
     /// The head's record of its latest checkpoint must match the checkpoints table.
