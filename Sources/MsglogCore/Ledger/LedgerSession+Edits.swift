@@ -99,18 +99,8 @@ extension LedgerSession {
       guard entry.removeSeq != 0 else { throw MsglogError.itemIsLive(id, stream: stream) }
       return (id, entry)
     case .prefix(let given):
-      let prefix = try ItemSelector.checkedPrefix(given)
-      var matches: [(ItemID, IdEntry)] = []
-      try forEachID(withPrefix: prefix, removed: true) { id, entry in
-        if try lives(entry, in: stream) { matches.append((id, entry)) }
-        return matches.count <= 5
-      }
-      switch matches.count {
-      case 1: return matches[0]
-      case 0: throw MsglogError.noRemovedPrefixMatch(prefix: prefix, stream: stream)
-      default:
-        throw MsglogError.ambiguousPrefix(
-          prefix: prefix, stream: stream, matches: Array(matches.prefix(5).map(\.0)), more: matches.count > 5)
+      return try uniqueMatch(of: given, in: stream, removed: [true]) {
+        .noRemovedPrefixMatch(prefix: $0, stream: stream)
       }
     }
   }

@@ -103,20 +103,8 @@ extension LedgerSession {
       }
       return (id, entry)
     case .prefix(let given):
-      let prefix = try ItemSelector.checkedPrefix(given)
-      var matches: [(ItemID, IdEntry)] = []
-      for removed in [false, true] {
-        try forEachID(withPrefix: prefix, removed: removed) { id, entry in
-          if try lives(entry, in: stream) { matches.append((id, entry)) }
-          return matches.count <= 5
-        }
-      }
-      switch matches.count {
-      case 1: return matches[0]
-      case 0: throw MsglogError.noPrefixMatch(prefix: prefix, stream: stream)
-      default:
-        throw MsglogError.ambiguousPrefix(
-          prefix: prefix, stream: stream, matches: Array(matches.prefix(5).map(\.0)), more: matches.count > 5)
+      return try uniqueMatch(of: given, in: stream, removed: [false, true]) {
+        .noPrefixMatch(prefix: $0, stream: stream)
       }
     }
   }

@@ -369,21 +369,34 @@ package final class LedgerSession {
       }
       return try index(of: id, entry: entry, in: &state)
     case .prefix(let given):
-      let prefix = try ItemSelector.checkedPrefix(given)
-      var matches: [ItemID] = []
-      try forEachLiveID(withPrefix: prefix) { id, entry in
-        if try lives(entry, in: stream) { matches.append(id) }
+      let (id, entry) = try uniqueMatch(of: given, in: stream, removed: [false]) {
+        .noPrefixMatch(prefix: $0, stream: stream)
+      }
+      return try index(of: id, entry: entry, in: &state)
+    }
+  }
+
+  /// The one item of `stream` whose id starts with `given`, among the live
+  /// ones, the removed ones or both (`removed`, walked in that order); the
+  /// error `none` makes when there is none, `ambiguousPrefix` naming five
+  /// when there are several.
+  func uniqueMatch(
+    of given: String, in stream: StreamName, removed: [Bool], none: (String) -> MsglogError
+  ) throws -> (ItemID, IdEntry) {
+    let prefix = try ItemSelector.checkedPrefix(given)
+    var matches: [(ItemID, IdEntry)] = []
+    for removed in removed {
+      try forEachID(withPrefix: prefix, removed: removed) { id, entry in
+        if try lives(entry, in: stream) { matches.append((id, entry)) }
         return matches.count <= 5
       }
-      switch matches.count {
-      case 1:
-        guard let entry = try idEntry(matches[0]) else { throw MsglogError.noSuchItem(matches[0], stream: stream) }
-        return try index(of: matches[0], entry: entry, in: &state)
-      case 0: throw MsglogError.noPrefixMatch(prefix: prefix, stream: stream)
-      default:
-        throw MsglogError.ambiguousPrefix(
-          prefix: prefix, stream: stream, matches: Array(matches.prefix(5)), more: matches.count > 5)
-      }
+    }
+    switch matches.count {
+    case 1: return matches[0]
+    case 0: throw none(prefix)
+    default:
+      throw MsglogError.ambiguousPrefix(
+        prefix: prefix, stream: stream, matches: Array(matches.prefix(5).map(\.0)), more: matches.count > 5)
     }
   }
 
@@ -397,13 +410,9 @@ package final class LedgerSession {
     return index
   }
 
-  /// Live ids whose text form starts with `prefix`, from the id index (a
-  /// range of keys) and from this session's own inserts.
-  func forEachLiveID(withPrefix prefix: String, _ body: (ItemID, IdEntry) throws -> Bool) throws {
-    try forEachID(withPrefix: prefix, removed: false, body)
-  }
-
-  /// Live (or, with `removed`, removed) ids whose text form starts with `prefix`.
+  /// Live (or, with `removed`, removed) ids whose text form starts with
+  /// `prefix`, from the id index (a range of keys) and from this session's
+  /// own inserts.
   func forEachID(withPrefix prefix: String, removed: Bool, _ body: (ItemID, IdEntry) throws -> Bool) throws {
     // The first key the prefix can match: its digits as bytes.
     let start = Hex.bytes(prefix.utf8.lazy.filter { $0 != UInt8(ascii: "-") }) ?? []
