@@ -170,6 +170,9 @@ final class FollowCursor {
     let from = next
     let batch = try log.reading { snapshot in
       var batch: [Event] = []
+      // History trimmed away under a follower (or before it began): it
+      // reloads from the present rather than skip what it cannot have.
+      try snapshot.checkHistory(from: from)
       try snapshot.forEachEvent(from: from) { event in
         batch.append(event)
         return batch.count < Self.batchSize

@@ -44,6 +44,15 @@ extension EventLog {
   package func importLines(
     from input: ImportInput, defaultStream: StreamName, progress: ((Int, Int) -> Void)?
   ) throws -> ImportResult {
+    // A trimmed log's export begins with its bases: the ledger's import,
+    // into an empty database, starting from them.
+    let (bases, rest) = try input.takingBases()
+    if !bases.isEmpty {
+      if try replicaState() != nil {
+        throw MsglogError.line(1, .invalidInput(.write("a base line goes into an empty database, not a replica")))
+      }
+      return try ledgerImport(try rest.measure(), defaultStream, progress, from: bases)
+    }
     let measure = try input.measure()
     // Nothing to do (no lines, or blank ones only): nothing is written, not even a new database.
     guard !measure.blank else { return ImportResult(imported: 0, head: (try? headSeq()) ?? 0) }
@@ -56,20 +65,32 @@ extension EventLog {
   /// The lines of `input` piece by piece (`ImportLineReader`), the reader
   /// stopped however `body` ends; `progress`, when given, told of the last
   /// line of each piece.
+  ///
+  /// - Parameter after: lines before the input's (base lines, read
+  ///   first): the lines are numbered in the whole input.
   private func forEachPiece(
-    of input: ImportInput, defaultStream: StreamName, lines: Int, progress: ((Int, Int) -> Void)? = nil,
-    _ body: (ImportLineReader.Piece) throws -> Void
+    of input: ImportInput, defaultStream: StreamName, lines: Int, after: Int = 0,
+    progress: ((Int, Int) -> Void)? = nil, _ body: (ImportLineReader.Piece) throws -> Void
   ) throws {
     let reader = ImportLineReader(input, defaultStream: defaultStream)
     defer { reader.stop() }
     progress?(0, lines)
     var done = 0
-    while let piece = try reader.next() {
+    while var piece = try next(of: reader, after: after) {
+      if after > 0 { piece.lineNumbers = piece.lineNumbers.map { $0 + after } }
       try body(piece)
       done = piece.lineNumbers.last ?? done
       progress?(done, lines)
     }
     progress?(lines, lines)
+  }
+
+  private func next(of reader: ImportLineReader, after: Int) throws(MsglogError) -> ImportLineReader.Piece? {
+    do {
+      return try reader.next()
+    } catch .line(let number, let error) {
+      throw .line(number + after, error)
+    }
   }
 
   /// The ledger's import: the pieces performed in order in one write,
@@ -80,7 +101,8 @@ extension EventLog {
   /// and pieces made the import hold more, 483 MiB against 322 MiB for a
   /// million lines, and the file a third larger with the pages they freed.)
   private func ledgerImport(
-    _ measure: ImportInput.Measure, _ defaultStream: StreamName, _ progress: ((Int, Int) -> Void)?
+    _ measure: ImportInput.Measure, _ defaultStream: StreamName, _ progress: ((Int, Int) -> Void)?,
+    from bases: [ImportedBase] = []
   ) throws -> ImportResult {
     let (input, lines) = (measure.input, measure.lines)
     if try replicaState() != nil {
@@ -100,8 +122,14 @@ extension EventLog {
       // The store may run this again (a full map, a database made meanwhile by another process).
       imported = 0
       head = nil
+      do {
+        try session.seed(bases)
+      } catch let error as MsglogError {
+        throw MsglogError.line(1, error)
+      }
       var sinceFlush = 0
-      try forEachPiece(of: input, defaultStream: defaultStream, lines: lines, progress: progress) { piece in
+      try forEachPiece(of: input, defaultStream: defaultStream, lines: lines, after: bases.count, progress: progress) {
+        piece in
         for outcome in try session.perform(WriteBatch(piece.requests), lineNumbers: piece.lineNumbers) {
           guard let outcome else { continue }
           imported += 1

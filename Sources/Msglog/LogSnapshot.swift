@@ -104,8 +104,18 @@ public struct LogSnapshot: ~Copyable {
     }
   }
 
+  /// The first seq of the log's history: 1, or where `trim` made it begin.
+  public func historyBegins() throws -> UInt64 { try translated { try base.horizon().seq } }
+
+  /// Refuses to read history from `seq` on when a `trim` dropped it:
+  /// below the seq before the horizon (`MsglogError.historyTrimmed`).
+  public func checkHistory(from seq: UInt64) throws {
+    try translated { try base.horizon().check(listAfter: seq) }
+  }
+
   /// The events from `seq` on, oldest first (only `stream`'s when given),
-  /// until `body` returns false.
+  /// until `body` returns false. In a trimmed log, from its horizon at the
+  /// earliest (`checkHistory(from:)` says whether that skips any).
   public func forEachEvent(from seq: UInt64 = 1, stream: StreamName? = nil, _ body: (Event) throws -> Bool) throws {
     try passingOn {
       try base.forEachEvent(from: max(seq, 1)) { event in

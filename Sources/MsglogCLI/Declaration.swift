@@ -73,7 +73,7 @@ enum Options {
 
 /// The commands.
 enum CommandName: String, CaseIterable, Sendable {
-  case append, insert, move, remove, edit, restore, undo, erase, purge, list, replay, log, streams, diff, export
+  case append, insert, move, remove, edit, restore, undo, erase, purge, trim, list, replay, log, streams, diff, export
   case `import`, verify, backup
   case initialize = "init"
   case serve, token, clone, sync, status, completions, help
@@ -410,7 +410,7 @@ struct CommandDeclaration: Sendable {
         ],
         options: [Options.man], shared: [], tolerated: Options.shared,
         example: "msglog help move\nmsglog help --man > msglog.1 && man ./msglog.1"),
-      erase, purge,
+      erase, purge, trim,
     ].map { ($0.name, $0) })
 
   /// In the order of `msglog --help`.

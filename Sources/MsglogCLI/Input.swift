@@ -50,6 +50,17 @@ public struct StandardInput: InputSource {
 private func checkLines(
   _ bytes: ArraySlice<UInt8>, firstLine: inout [UInt8]?, line: inout Int, lineBytes: inout Int
 ) throws {
+  // A trimmed log's export begins with its bases, lines of any length
+  // that the import reads whole (`ImportedBase`): no check to make early.
+  if line == 0 { return }
+  if let first = firstLine, first.count + bytes.count >= 16 || bytes.contains(0x0A) {
+    let start = Array((first + bytes.prefix(16)).prefix(16))
+    if start.withUnsafeBytes({ ImportedBase.isBaseLine($0) }) {
+      line = 0
+      firstLine = nil
+      return
+    }
+  }
   var rest = bytes[...]
   while let newline = rest.firstIndex(of: 0x0A) {
     if firstLine != nil {

@@ -61,6 +61,7 @@ struct Invocation {
     case .undo: try undo()
     case .erase: try erase()
     case .purge: try purge()
+    case .trim: try trim()
     case .list: try list()
     case .replay: try replay()
     case .log: try log()

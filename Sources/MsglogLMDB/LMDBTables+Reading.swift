@@ -3,11 +3,14 @@ import MsglogCore
 
 /// Reading the log and its derived tables in one transaction.
 extension LMDBTables.LogTransaction {
+  /// The last record's seq; in a log trimmed to its head, the seq before
+  /// the horizon.
   func headSeq() throws -> UInt64 {
-    try txn.withCursor(tables.events) { cursor in
+    let last = try txn.withCursor(tables.events) { cursor -> UInt64 in
       guard let last = try cursor.last() else { return 0 }
       return try Key.seq(last.key)
     }
+    return last == 0 ? 0 : max(last, try horizon().seq - 1)
   }
 
   /// Records are read in place from the memory map, which stays put for
@@ -17,9 +20,12 @@ extension LMDBTables.LogTransaction {
 
   var recordLayout: EventRecord.Layout { tables.recordLayout }
 
+  /// From the horizon at the earliest: the records a trimmed log keeps
+  /// below it are read by seq only.
   func forEachRecord(from seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
+    let from = max(seq, try horizon().seq)
     try txn.withCursor(tables.events) { cursor in
-      var entry = try cursor.seek(seq: seq)
+      var entry = try cursor.seek(seq: from)
       while let (key, value) = entry {
         guard try body(try Key.seq(key), value) else { return }
         entry = try cursor.next()
@@ -199,8 +205,11 @@ extension LMDBTables.LogTransaction {
 
   func tableCounts() throws -> TableCounts? {
     guard tables.derivedFormatIsCurrent || rebuiltInFormat else { throw MsglogError.outdatedFormat("msglog/1") }
+    // A trimmed log counts what it dropped, so the counts still match the head.
+    let horizon = try horizon()
     return TableCounts(
-      events: try txn.entries(tables.events), streamEvents: try txn.entries(tables.streamEvents),
+      events: try txn.entries(tables.events) + horizon.droppedEvents,
+      streamEvents: try txn.entries(tables.streamEvents) + horizon.droppedStreamEvents,
       heads: try txn.entries(tables.heads), ids: try txn.entries(tables.ids), nodes: try txn.entries(tables.order),
       checkpoints: try txn.entries(tables.checkpoints))
   }

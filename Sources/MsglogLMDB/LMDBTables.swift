@@ -39,9 +39,9 @@ package final class LMDBTables {
   /// framed records (`recordLayout`); msglog/7 once it holds a named token
   /// (`tokensVersion`), so that an older msglog serving it refuses it
   /// rather than serve it without asking for a token; msglog/8 once it
-  /// holds an erase (record format 5).
+  /// holds an erase (record format 5); msglog/9 once trimmed.
   static let containerFormat = ContainerFormat(
-    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...8,
+    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...9,
     holding: [
       EventRecord.formatVersion2: 3, EventRecord.formatVersion3: 4, EventRecord.formatVersion4: framedVersion,
       EventRecord.formatVersion5: erasedVersion,
@@ -49,6 +49,9 @@ package final class LMDBTables {
   /// The first version that may hold an erase (record format 5) and the
   /// erased bodies it leaves: an older msglog refuses such a log.
   static let erasedVersion = 8
+  /// The first version that may be trimmed (`msglog trim`): records below
+  /// its horizon are gone, which an older msglog would take for damage.
+  static let trimmedVersion = 9
   /// The first version whose databases write framed records (record format 4).
   static let framedVersion = 6
   /// The first version whose containers may hold sync's tables (a remote's

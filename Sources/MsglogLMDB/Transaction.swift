@@ -161,6 +161,13 @@ package final class Cursor {
   package func next() throws -> Entry? { try move(MDB_NEXT) }
   package func previous() throws -> Entry? { try move(MDB_PREV) }
 
+  /// Deletes the entry the cursor is on. Where it stands then is LMDB's
+  /// business (a page merged away leaves it unset): seek again.
+  package func delete() throws {
+    guard let cursor else { preconditionFailure("a cursor was used after its closure returned") }
+    try check(mdb_cursor_del(cursor, 0), "mdb_cursor_del")
+  }
+
   /// The first entry whose key is at or after `key`.
   package func seek(_ key: [UInt8]) throws -> Entry? {
     try key.withUnsafeBytes { try move(MDB_SET_RANGE, key: $0) }

@@ -27,7 +27,7 @@ extension EventLog {
   static func isTheRecordsFault(_ error: MsglogError) -> Bool {
     switch error.category {
     case .invalidInput, .refused, .notFound, .conflict: return true
-    case .damaged, .forbidden, .incompatible, .unavailable: return false
+    case .damaged, .forbidden, .incompatible, .unavailable, .gone: return false
     }
   }
 }

@@ -21,6 +21,7 @@ extension Invocation {
       return
     }
     try read { snapshot in
+      if let from { try snapshot.checkHistory(from: from) }
       var printed: UInt64 = 0
       var writer = Format.EventLineWriter()
       try snapshot.forEachEvent(from: from ?? 1, stream: only) { event in

@@ -82,6 +82,12 @@ extension Invocation {
   func export() throws {
     let only = try args[Options.stream].map { name throws(MsglogError) in try StreamName(validating: name) }
     try read { snapshot in
+      // A trimmed log begins with its bases, one line per stream.
+      for base in try snapshot.exportedBases(stream: only) {
+        var line = JSONWriter()
+        line.base(base)
+        try stdout.line(line.text)
+      }
       var writer = Format.EventLineWriter()
       try snapshot.forEachEvent(stream: only) { event in
         try writer.write(event, to: stdout)

@@ -26,6 +26,9 @@ package enum DerivedRows {
     case localView = 13
     /// Named tokens (`TokenRows`): id → the token's row.
     case tokens = 14
+    /// A trimmed log's horizon and each stream's base (`TrimmedHistory`).
+    case horizon = 15
+    case base = 16
 
     package var description: String {
       switch self {
@@ -43,6 +46,8 @@ package enum DerivedRows {
       case .refused: return "refused"
       case .localView: return "meta (local view)"
       case .tokens: return "tokens"
+      case .horizon: return "meta (horizon)"
+      case .base: return "meta (base)"
       }
     }
   }

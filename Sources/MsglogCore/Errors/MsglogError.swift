@@ -35,6 +35,9 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// An id prefix matches several live items: the first few of them.
   case ambiguousPrefix(prefix: String, stream: StreamName, matches: [ItemID], more: Bool)
   case seqBeyondHead(seq: UInt64, head: UInt64)
+  /// A point in history before the log's horizon: `trim` dropped the
+  /// events before seq `horizon` (exit 1, HTTP 410).
+  case historyTrimmed(horizon: UInt64)
   /// A restore (or an undo that needs the item gone) found the item live.
   case itemIsLive(ItemID, stream: StreamName)
   /// A rebased command's index is beyond the list at the version it was made at.
@@ -99,6 +102,10 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case purgeHeldByReader(location: String)
   /// `purge` of a store that has none.
   case purgeNotSupported(location: String)
+  /// `trim` of a store that cannot (exit 1, HTTP 409).
+  case trimNotSupported(location: String)
+  /// `trim` or `purge` in a replica: its history is its remote's (exit 1).
+  case forgettingInReplica(location: String, command: String)
   /// The server could not be reached, or refused us (authentication, a missing database).
   case cannotConnect(location: String, reason: String)
   /// The connection broke during an operation (the server stopped or restarted);
@@ -227,6 +234,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case notFound
     /// Refused against the current state (exit 1, HTTP 409).
     case refused
+    /// History that was there and was trimmed away on purpose (exit 1, HTTP 410).
+    case gone
     /// The log or its derived tables are damaged (exit 1, HTTP 500).
     case damaged
     /// The store refuses this user the operation: a privilege it lacks, a
@@ -246,10 +255,11 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .noSuchItem, .itemInAnotherStream, .noPrefixMatch, .seqBeyondHead, .noDatabase, .noSuchEvent,
       .eventInAnotherStream, .noRemovedPrefixMatch:
       return .notFound
+    case .historyTrimmed: return .gone
     case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .itemMismatch, .itemRemoved, .itemErased,
       .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo,
       .cannotBackUp, .changeAppendedNothing, .changeOutOfOrder, .notAReplica, .syncRunning, .cannotClone,
-      .changeForgotten:
+      .changeForgotten, .forgettingInReplica:
       return .refused
     case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
       return .damaged
@@ -257,6 +267,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       .missingTables:
       return .forbidden
     case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .backupNotSupported, .purgeNotSupported,
+      .trimNotSupported,
       .anotherLog,
       .incompatibleRemote, .unacceptableRecord, .remoteFault:
       return .incompatible
@@ -300,6 +311,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "id prefix \(prefix) is ambiguous in stream \(TerminalText.quoted(stream)): it matches "
         + matches.map(\.text).joined(separator: ", ") + (more ? ", …" : "")
     case .seqBeyondHead(let seq, let head): return "seq \(seq) is beyond the head of the log (\(head))"
+    case .historyTrimmed(let horizon): return "history before seq \(horizon) was trimmed"
     case .itemIsLive(let id, let stream):
       return "item \(id.text) is live in stream \(TerminalText.quoted(stream)): only a removed item can come back"
     case .outOfRangeAtVersion(let stream, let version, let index, let count):
@@ -356,6 +368,10 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .purgeHeldByReader(let location):
       return "cannot purge \(location) whole: another process's read kept holding old pages"
     case .purgeNotSupported(let location): return "\(location) has no purge: it is not an LMDB directory"
+    case .trimNotSupported(let location):
+      return "\(location) cannot be trimmed: msglog trims LMDB databases only, for now"
+    case .forgettingInReplica(let location, let command):
+      return "\(location) is a replica: \(command) its remote's log, which the replica follows"
     case .cannotConnect(let location, let reason): return "cannot connect to \(location): \(reason)"
     case .connectionLost(let location, let reason): return "lost the connection to \(location): \(reason)"
     case .newerFormat(let location, let found, let known):

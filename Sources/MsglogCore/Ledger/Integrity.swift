@@ -46,6 +46,16 @@ package enum Integrity {
       }
       return
     }
+    // A stream with no event since a trim's horizon: its base stands for them.
+    if head.version > 0, lastIndexed == nil, head.lastSeq < (try reader.horizon().seq) {
+      guard let base = try reader.bases().first(where: { $0.stream == stream }), base.version == head.version else {
+        throw damaged(
+          DerivedDamage(
+            .heads, "the head of stream \(TerminalText.quoted(stream)) is at version \(head.version), before "
+              + "the horizon, where its base is not"))
+      }
+      return
+    }
     guard head.version > 0, lastIndexed == head.lastSeq else {
       throw damaged(
         DerivedDamage(

@@ -46,11 +46,22 @@ extension LedgerSession {
   /// Writes every text record of the item again with its body erased: the
   /// record at `textSeq` (its text now) and, through each edit's
   /// `replaces`, every one before it down to its insert.
+  ///
+  /// In a trimmed log the chain may reach a record the trim dropped: the
+  /// item's base kept its text record and the insert it names, and the
+  /// walk goes on at that insert.
   private func blankTexts(of id: ItemID, from textSeq: UInt64, erasedAt erase: UInt64) throws -> Int {
     var seq = textSeq
     var blanked = 0
+    var insert: UInt64? = nil
+    let horizon = try writer.horizon().seq
     while true {
-      guard var event = try writer.event(at: seq), event.id == id else {
+      let found = try writer.event(at: seq)
+      if found == nil, seq < horizon, let insert, insert != seq {
+        seq = insert
+        continue
+      }
+      guard var event = found, event.id == id else {
         throw corruption(seq: seq, "it is not a text record of \(id.text)")
       }
       let replaces: UInt64?
@@ -61,6 +72,7 @@ extension LedgerSession {
       case .edit(let id, _, _, let index, let before, let inserted):
         event.op = .edit(id: id, text: "", sender: nil, index: index, replaces: before, inserted: inserted)
         replaces = before
+        insert = inserted
       case .remove, .move, .restore, .erase:
         throw corruption(seq: seq, "it is not a text record of \(id.text)")
       }

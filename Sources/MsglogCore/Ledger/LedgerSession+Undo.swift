@@ -57,7 +57,10 @@ extension LedgerSession {
       case .refused(let error): throw error
       }
     } else {
+      // A trimmed log's history begins at its horizon: nothing before it is undone.
+      let horizon = try writer.horizon().seq
       try forEachRecentEvent(of: state) { event in
+        guard event.seq >= horizon else { return false }
         walk.visit(event)
         guard event.undoes == 0, walk.undoneBy[event.seq] == nil else { return true }
         guard
@@ -125,6 +128,8 @@ extension LedgerSession {
   private func walkBack(to seq: UInt64, of state: StreamState, into walk: inout UndoWalk) throws -> PositionalEvent {
     let head = nextSeq - 1
     guard seq >= 1, seq <= head else { throw MsglogError.noSuchEvent(seq: seq, head: head) }
+    let horizon = try writer.horizon().seq
+    guard seq >= horizon else { throw MsglogError.historyTrimmed(horizon: horizon) }
     try forEachRecentEvent(of: state) { event in
       guard event.seq >= seq else { return false }
       walk.visit(event)

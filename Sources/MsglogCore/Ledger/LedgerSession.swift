@@ -30,7 +30,7 @@ package final class LedgerSession {
   /// and at least as many as it had items, since its last one: checkpoints
   /// then add up to no more than the log itself.
   package let checkpointInterval: UInt64
-  package private(set) var nextSeq: UInt64
+  package internal(set) var nextSeq: UInt64
   var streams: [StreamName: StreamState] = [:]
   /// Id index rows changed by this session, not yet stored.
   var idEntries: [ItemID: IdEntry] = [:]

@@ -12,7 +12,8 @@ extension Replay {
     let target = seq ?? head
     guard target <= head else { throw MsglogError.seqBeyondHead(seq: target, head: head) }
     var index = 0
-    if seq == nil {
+    // A trimmed log replays from its bases, which are checkpoints.
+    if seq == nil, try !reader.horizon().isTrimmed {
       let (projection, inserted) = try fullReplay(stream, through: target, in: reader)
       try header(StreamContents(stream: stream, seq: target, version: projection.version, items: []), projection.count)
       try inserted.forEachItem(projection) { item in

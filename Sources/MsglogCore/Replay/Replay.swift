@@ -22,7 +22,8 @@ package enum Replay {
     let head = try reader.headSeq()
     let target = seq ?? head
     guard target <= head else { throw MsglogError.seqBeyondHead(seq: target, head: head) }
-    if seq == nil {
+    // A trimmed log replays from its bases, which are checkpoints.
+    if seq == nil, try !reader.horizon().isTrimmed {
       let (projection, inserted) = try fullReplay(stream, through: target, in: reader)
       return StreamContents(
         stream: stream, seq: target, version: projection.version, items: try inserted.items(projection))
@@ -74,6 +75,8 @@ package enum Replay {
   static func replayFromCheckpoint(_ stream: StreamName, through target: UInt64, in reader: any LogReader) throws
     -> Projection
   {
+    // Below a trimmed log's bases there is nothing to replay from.
+    try reader.horizon().check(listAfter: target)
     // Checkpoints and the event index are derived: check them before use.
     try Integrity.checkCounts(reader)
     let head = try reader.streamHead(stream)

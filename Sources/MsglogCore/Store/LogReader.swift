@@ -73,10 +73,23 @@ package protocol LogReader {
   func appendLeafSlots(_ ids: [NodeID], of stream: StreamName, to slots: inout [Slot]) throws
   /// The id index entries of `ids` that exist.
   func idEntries(_ ids: [ItemID]) throws -> [ItemID: IdEntry]
+
+  // A trimmed log (`TrimmedHistory.swift`). A store that cannot trim has
+  // the defaults: history from seq 1, no bases.
+
+  /// Where the log's history begins. `forEachRecord(from:)` walks nothing
+  /// below it; the records the bases read are still there by seq.
+  func horizon() throws -> Horizon
+  /// Each trimmed stream's base, in bytewise order of the names.
+  func bases() throws -> [StreamBase]
 }
 
 extension LogReader {
   package var recordsStayMapped: Bool { false }
+
+  package func horizon() throws -> Horizon { .none }
+
+  package func bases() throws -> [StreamBase] { [] }
 
   package var recordLayout: EventRecord.Layout { .whole }
 

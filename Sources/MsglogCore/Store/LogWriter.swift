@@ -20,6 +20,14 @@ package protocol LogWriter: LogReader {
   func putSummary(_ summary: RecordedCounts) throws
   /// Empties every derived table (and the summary), for a rebuild.
   func clearDerived() throws
+  /// Drops the history before `plan.horizon` (`msglog trim`): every record
+  /// below it but `plan.kept`, the event index, checkpoints and id entries
+  /// of what is gone; puts the bases and the horizon. Returns how many
+  /// records it dropped; nil from a store that cannot trim (nothing done).
+  func trim(_ plan: TrimPlan) throws -> UInt64?
+  /// Puts a trimmed log's horizon and bases (an import of a trimmed log's
+  /// export, into an empty database); false from a store that cannot trim.
+  func putTrimmedHistory(_ horizon: Horizon, bases: [StreamBase]) throws -> Bool
   /// Whether the store itself refuses a second insert of an id (a unique
   /// constraint), so that a fresh random id need not be looked up first.
   var enforcesUniqueInsertedIDs: Bool { get }
@@ -35,6 +43,8 @@ package protocol LogWriter: LogReader {
 }
 
 extension LogWriter {
+  package func trim(_ plan: TrimPlan) throws -> UInt64? { nil }
+  package func putTrimmedHistory(_ horizon: Horizon, bases: [StreamBase]) throws -> Bool { false }
   package var enforcesUniqueInsertedIDs: Bool { false }
   package var prefersBatchedReads: Bool { false }
   package var commitTime: Timestamp? { nil }

@@ -58,6 +58,7 @@ extension ChangeRefusal {
       return ("item-in-another-stream", [("id", .id(id)), ("home", .stream(home)), ("stream", .stream(stream))])
     case .seqBeyondHead(let seq, let head):
       return ("seq-beyond-head", [("seq", .number(seq)), ("head", .number(head))])
+    case .historyTrimmed(let horizon): return ("history-trimmed", [("horizon", .number(horizon))])
     case .itemIsLive(let id, let stream): return ("item-is-live", [("id", .id(id)), ("stream", .stream(stream))])
     case .nothingToUndo(let stream): return ("nothing-to-undo", [("stream", .stream(stream))])
     case .alreadyUndone(let seq, let by): return ("already-undone", [("seq", .number(seq)), ("by", .number(by))])
@@ -80,7 +81,7 @@ extension ChangeRefusal {
       .cannotReadInput, .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat,
       .unrepairable, .noDatabase, .notAMsglogDatabase, .anotherProgramsDatabase, .readOnly, .permissionDenied,
       .cannotRead, .cannotCreate, .cannotBackUp, .backupNotSupported, .diskFull, .changedDuringRead, .purgeHeldByReader,
-      .purgeNotSupported, .cannotConnect,
+      .purgeNotSupported, .trimNotSupported, .forgettingInReplica, .cannotConnect,
       .connectionLost, .newerFormat, .storeFailure, .lmdbFailure, .systemRefused, .cannotFollow, .rebuildDidNotVerify,
       .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .syncRunning, .replicaMovedDuringPull,
       .changeDoesNotApply, .cannotClone, .replicaSecretRefused, .changeForgotten, .unacceptableRecord, .remoteFault,
@@ -121,6 +122,7 @@ extension ChangeRefusal {
     case "item-in-another-stream":
       return .itemInAnotherStream(try a.id("id"), home: try a.stream("home"), stream: try a.stream("stream"))
     case "seq-beyond-head": return .seqBeyondHead(seq: try a.number("seq"), head: try a.number("head"))
+    case "history-trimmed": return .historyTrimmed(horizon: try a.number("horizon"))
     case "item-is-live": return .itemIsLive(try a.id("id"), stream: try a.stream("stream"))
     case "nothing-to-undo": return .nothingToUndo(stream: try a.stream("stream"))
     case "already-undone": return .alreadyUndone(seq: try a.number("seq"), by: try a.number("by"))

@@ -15,6 +15,10 @@ package struct DerivedState {
   var undoTargets: [UInt64: UInt64] = [:]
   var standingUndoers: [UInt64: Int] = [:]
 
+  /// Where the log's history begins (`trim`): an undo of an event before
+  /// it is taken as the bases say, its target being gone.
+  package var horizon: UInt64 = 1
+
   package init() {}
 
   /// Folds one decoded event in; throws when it does not fit its stream.
@@ -91,6 +95,7 @@ package struct DerivedState {
   /// not undone, of which it is what undoing appends.
   func checkUndo(_ event: Event, of seq: UInt64, target: Event?) throws(ReplayError) {
     func refuse(_ reason: String) -> ReplayError { ReplayError(seq: event.seq, reason: reason) }
+    if seq < horizon { return }
     guard seq < event.seq, let target, target.seq == seq else { throw refuse("it undoes seq \(seq), no earlier event") }
     guard target.stream == event.stream else {
       throw refuse("it undoes seq \(seq), an event of stream \(TerminalText.quoted(target.stream))")

@@ -87,7 +87,8 @@ package enum Verifier {
           failed(error, "table checkpoints: stream \(TerminalText.quoted(stream)) cannot be listed: \(error)")
         }
       }
-      var expectedSeq: UInt64 = 1
+      // A trimmed log's history begins at its horizon, from its bases.
+      var expectedSeq = bases()
       // The head is the count of a sound log, and a fair guess at the rest.
       let total = progress == nil ? 0 : Int((try? reader.headSeq()) ?? 0)
       do {

@@ -53,6 +53,7 @@ enum ResponseHead {
     case 405: return "Method Not Allowed"
     case 408: return "Request Timeout"
     case 409: return "Conflict"
+    case 410: return "Gone"
     case 411: return "Length Required"
     case 412: return "Precondition Failed"
     case 413: return "Content Too Large"

@@ -81,6 +81,8 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
     try log.read { snapshot in
       batch.removeAll(keepingCapacity: true)
       bytes = 0
+      // History trimmed away under the follower: it reloads (410 at the start).
+      try snapshot.checkHistory(from: nextSeq)
       try snapshot.forEachEvent(from: nextSeq) { event in
         batch.append(event)
         if case .insert(_, _, let text, _) = event.op { bytes += text.utf8.count }

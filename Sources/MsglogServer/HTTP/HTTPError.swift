@@ -50,6 +50,7 @@ extension HTTPError {
     case .conflict: status = 412
     case .notFound: status = 404
     case .refused: status = 409
+    case .gone: status = 410
     case .forbidden: status = 403
     case .incompatible: status = 409
     case .damaged: status = 500

@@ -149,6 +149,7 @@ enum OpenAPI {
     case 403: return "a Host the server does not answer to, or a write a foreign page could have sent"
     case 404: return "no such stream or item"
     case 409: return "refused: the write does not apply to the list as it is"
+    case 410: return "history before the log's horizon was trimmed (msglog trim): reload from the present"
     case 412: return "the stream is not at expectVersion"
     case 413: return "the body is over the limit"
     case 503: return "the server is out of a resource, or the store does not answer; retry"

@@ -51,11 +51,14 @@ extension Routes {
     // Without a stream, a named token sees only the events of the streams
     // it may read: the seqs it sees have gaps (docs/SERVER.md).
     let caller = request.caller
-    let from = max(try request.number("from") ?? 1, 1)
+    let asked = try request.number("from")
+    let from = max(asked ?? 1, 1)
     let limit = try request.number("limit") ?? 1000
     guard limit > 0 && limit <= 100_000 else { throw HTTPError.badRequest("limit must be 1 to 100000") }
     let log = self.log
     let head = try log.headSeq()
+    // Without a from, a trimmed log's events begin at its horizon.
+    if let asked { try log.read { try $0.checkHistory(from: asked) } }
     var next = from
     var sent: UInt64 = 0
     let body = try ResponseStream.start { json in
@@ -119,6 +122,7 @@ extension Routes {
     }
     if !exists { next = head + 1 }
     if next > head + 1 { throw MsglogError.seqBeyondHead(seq: next - 1, head: head) }
+    try log.read { try $0.checkHistory(from: next) }
     let feed = EventFeed(log: log, commits: commits, stream: only, next: next, caller: request.caller)
     return Response(contentType: "text/event-stream", body: .events(feed))
   }

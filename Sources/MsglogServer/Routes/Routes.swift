@@ -135,7 +135,7 @@ struct Routes: Sendable {
         .get, "/api/items", needsToken: true, permission: .stream(.read, .query),
         query: [stream, .init("at", .integer, "SEQ", "the list as it was after this event (`replay --at`)")],
         success: .init("`list --json` (404 for a stream with no events); with `at`, `replay --json --at SEQ`"),
-        refusals: [404]
+        refusals: [404, 410]
       ) { try items($0) },
       Route(
         .get, "/api/events", needsToken: true, permission: .stream(.read, .queryOrFiltered),
@@ -147,7 +147,7 @@ struct Routes: Sendable {
         success: .init(
           200, "application/x-ndjson", .text,
           "`log --json` lines (`application/x-ndjson`; limit 1–100000, default 1000; every stream without `stream`)"),
-        refusals: [404]
+        refusals: [404, 410]
       ) { try events($0) },
       Route(
         .get, "/api/diff", needsToken: true, permission: .stream(.read, .query),
@@ -155,7 +155,7 @@ struct Routes: Sendable {
           stream, .init("from", .integer, "A", required: true, "the earlier seq"),
           .init("to", .integer, "B", required: true, "the later seq"),
         ],
-        success: .init("`diff --json A B`"), refusals: [404]
+        success: .init("`diff --json A B`"), refusals: [404, 410]
       ) { try diff($0) },
       Route(
         .get, "/api/follow", needsToken: true, permission: .stream(.read, .queryOrFiltered),
@@ -171,7 +171,7 @@ struct Routes: Sendable {
           "`text/event-stream`: per event `id: SEQ` and `data: ` the `log --json` object; from `Last-Event-ID` + 1 "
             + "when the header is sent, else from SEQ, else only new events (a stream with no events yet: from the "
             + "head, whatever is asked); a `: keep-alive` comment every 15 s"),
-        refusals: [404]
+        refusals: [404, 410]
       ) { try follow($0) },
     ]
   }

@@ -7,7 +7,7 @@ extension JSONWriter {
   ///     {"index":1,"id":"…","text":"fixed","time":"…","seq":4,"edited":"…"}
   ///     {"index":2,"id":"…","text":"new","time":"…","pending":true}   (a replica's pending insert: no seq yet)
   ///     {"index":3,"id":"…","text":"","time":"…","seq":5,"erased":9}   (a past list: erased at seq 9 since)
-  package mutating func item(_ item: Item, index: Int) {
+  package mutating func item(_ item: Item, index: Int, textSeq: UInt64? = nil) {
     beginObject()
     laidOut("\"index\":", UInt64(index))
     laidOut(",\"id\":", item.id)
@@ -18,6 +18,7 @@ extension JSONWriter {
     if let edited = item.edited { laidOut(",\"edited\":", edited) }
     if let erased = item.erased { laidOut(",\"erased\":", erased) }
     if item.pending { laidOut(",\"pending\":", true) }
+    if let textSeq { laidOut(",\"textSeq\":", textSeq) }
     endObject()
   }
 

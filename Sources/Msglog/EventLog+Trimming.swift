@@ -1,0 +1,82 @@
+import MsglogCore
+
+/// `trim`: history older than a horizon dropped on purpose, each stream's
+/// list at the horizon kept as its base (docs/REFERENCE.md, "Forgetting on
+/// purpose").
+extension EventLog {
+  /// What a trim did, or would do (`dryRun`).
+  public struct Trim: Equatable, Sendable {
+    /// Records dropped (or that would be).
+    public var trimmed: UInt64
+    /// The first seq kept: history begins here; the lists as of
+    /// `horizon - 1` are the bases.
+    public var horizon: UInt64
+    /// The horizon asked for, when a later event needed the horizon lower
+    /// (it brings back or erases an item removed before it); nil otherwise.
+    public var lowered: UInt64?
+  }
+
+  /// Drops the events before seq `horizon`, keeping each stream's list as
+  /// it was after seq `horizon - 1` as its base: every list, replay and
+  /// diff from `horizon - 1` on stays exactly as it was; seqs and versions
+  /// are never reused. One write transaction: done whole or not at all.
+  /// A horizon at or before the log's present one trims nothing.
+  ///
+  /// - Throws: `MsglogError.seqBeyondHead` for a horizon past the head,
+  ///   `.trimNotSupported` on a store that cannot trim, `.forgettingInReplica`
+  ///   in a replica.
+  @discardableResult
+  public func trim(before horizon: UInt64, dryRun: Bool = false) throws -> Trim {
+    if dryRun {
+      return try reading { snapshot in try self.trimPlan(before: horizon, in: snapshot.reader) }.trim
+    }
+    return try writing { writer in
+      let (plan, trim) = try self.trimPlan(before: horizon, in: writer)
+      guard let plan else { return trim }
+      guard let dropped = try writer.trim(plan) else { throw MsglogError.trimNotSupported(location: self.location) }
+      return Trim(trimmed: dropped, horizon: trim.horizon, lowered: trim.lowered)
+    }
+  }
+
+  /// `trim(before:)` at the first event younger than `age` by the log's
+  /// clock (times never go back in a log msglog wrote, so the first one
+  /// found by halving); at the head when every event is older: never past it.
+  @discardableResult
+  public func trim(olderThan age: Duration, dryRun: Bool = false) throws -> Trim {
+    let (seconds, attoseconds) = age.components
+    let cutoff = configuration.clock().milliseconds - (seconds * 1000 + attoseconds / 1_000_000_000_000_000)
+    let horizon = try reading { snapshot -> UInt64 in
+      let reader = snapshot.reader
+      let head = try reader.headSeq()
+      var low = try reader.horizon().seq
+      var high = head
+      while low < high {
+        let middle = low + (high - low) / 2
+        guard let event = try reader.event(at: middle) else { break }
+        if event.time.milliseconds < cutoff { low = middle + 1 } else { high = middle }
+      }
+      return low
+    }
+    return try trim(before: horizon, dryRun: dryRun)
+  }
+
+  /// The plan and what it comes to, refusing what cannot be trimmed.
+  private func trimPlan(before asked: UInt64, in reader: any LogReader) throws -> (plan: TrimPlan?, trim: Trim) {
+    if try replicaState(in: reader) != nil {
+      throw MsglogError.forgettingInReplica(location: location, command: "trim")
+    }
+    guard store.kind == .lmdb else { throw MsglogError.trimNotSupported(location: location) }
+    let head = try reader.headSeq()
+    guard asked <= head else { throw MsglogError.seqBeyondHead(seq: asked, head: head) }
+    let before = try reader.horizon()
+    guard let plan = try TrimPlan.make(before: asked, in: reader) else {
+      return (nil, Trim(trimmed: 0, horizon: before.seq, lowered: nil))
+    }
+    // Every record below the horizon that is still there, but those kept.
+    let present = plan.horizon - 1 - before.droppedEvents
+    let trim = Trim(
+      trimmed: present - UInt64(plan.kept.count), horizon: plan.horizon,
+      lowered: plan.horizon < asked ? asked : nil)
+    return (plan, trim)
+  }
+}

@@ -1,0 +1,84 @@
+/// An import that begins with a trimmed log's bases (`ImportedBase`): the
+/// log starts at their horizon, with each stream's list as its base says.
+extension LedgerSession {
+  /// Writes the bases into an empty log: for each item its insert record
+  /// under its seq (and, for an edited one, an edit under its `textSeq`,
+  /// holding the text), its stream's order, head, id entries and
+  /// checkpoint at the seq before the horizon; then the horizon and the
+  /// bases themselves. The next event appended is the horizon's.
+  ///
+  /// - Throws: `MsglogError.invalidInput` for bases that disagree (seqs,
+  ///   a stream twice, an id twice, a seq not below the horizon, a log
+  ///   that has events already).
+  package func seed(_ bases: [ImportedBase]) throws {
+    func bad(_ reason: String) -> MsglogError { .invalidInput(.write("a base line \(reason)")) }
+    guard let first = bases.first else { return }
+    guard nextSeq == 1, try writer.headSeq() == 0 else { throw bad("goes into an empty database only") }
+    let horizon = first.seq + 1
+    var seqs = Set<UInt64>()
+    var rows: [StreamBase] = []
+    for base in bases {
+      guard base.seq == first.seq else { throw bad("names seq \(base.seq), another names \(first.seq)") }
+      guard !rows.contains(where: { $0.stream == base.stream }) else {
+        throw bad("names stream \(TerminalText.quoted(base.stream)) twice")
+      }
+      guard base.version > 0 || base.items.isEmpty, UInt64(base.items.count) <= base.version else {
+        throw bad("of stream \(TerminalText.quoted(base.stream)) has more items than events")
+      }
+      var state = try takeState(of: base.stream)
+      var slots: [Slot] = []
+      for (index, item) in base.items.enumerated() {
+        guard try idEntry(item.id) == nil else { throw MsglogError.idAlreadyUsed(item.id, insertSeq: item.seq) }
+        let textSeq = base.textSeqs[index]
+        for seq in [item.seq] + (textSeq.map { [$0] } ?? []) {
+          guard seq > 0, seq < horizon, seqs.insert(seq).inserted else {
+            throw bad("names seq \(seq) twice, or not before its horizon \(horizon)")
+          }
+        }
+        // The insert holds the sender and time; an edit after it, the text.
+        var insert = Event(
+          seq: item.seq, stream: base.stream, version: base.version, time: item.time,
+          op: .insert(id: item.id, index: UInt64(index), text: textSeq == nil ? item.text : "", sender: item.sender),
+          erased: item.erased)
+        if item.erased != nil { insert.op = .insert(id: item.id, index: UInt64(index), text: "", sender: nil) }
+        // The text and sender every write is held to (an erased item has neither).
+        if item.erased == nil {
+          try Limits.check(
+            .insert(id: item.id, index: UInt64(index), text: item.text, sender: item.sender), time: item.time,
+            origin: nil)
+        }
+        try writer.replaceRecord(EventRecord.encode(insert, layout: writer.recordLayout), of: insert)
+        var slot = Slot(id: item.id, seq: item.seq)
+        if let textSeq {
+          let edit = Event(
+            seq: textSeq, stream: base.stream, version: base.version, time: item.edited ?? item.time,
+            op: .edit(
+              id: item.id, text: item.erased == nil ? item.text : "", sender: nil, index: UInt64(index),
+              replaces: item.seq, inserted: item.seq),
+            erased: item.erased)
+          try writer.replaceRecord(EventRecord.encode(edit, layout: writer.recordLayout), of: edit)
+          slot.seq = textSeq
+        }
+        try state.tree.insert(slot, at: index)
+        slots.append(slot)
+        idEntries[item.id] = IdEntry(insertSeq: item.seq)
+        summary?.ids += 1
+      }
+      state.head.version = base.version
+      state.head.lastSeq = first.seq
+      state.head.count = UInt64(slots.count)
+      let row = StreamBase(stream: base.stream, seq: first.seq, version: base.version, slots: slots)
+      try writer.putCheckpoint(row.checkpoint)
+      state.head.checkpointVersion = base.version
+      state.head.checkpointCount = UInt64(slots.count)
+      summary?.checkpoints += 1
+      streams[base.stream] = state
+      rows.append(row)
+    }
+    let trimmed = Horizon(
+      seq: horizon, droppedEvents: horizon - 1 - UInt64(seqs.count), droppedStreamEvents: horizon - 1)
+    guard try writer.putTrimmedHistory(trimmed, bases: rows.sorted { $0.stream.bytes.lexicographicallyPrecedes($1.stream.bytes) })
+    else { throw MsglogError.invalidInput(.write("a base line goes into an LMDB database only, for now")) }
+    nextSeq = horizon
+  }
+}

@@ -1,0 +1,106 @@
+/// What `msglog trim` leaves of the history before its horizon
+/// (docs/REFERENCE.md, "Forgetting on purpose"): the seq history now begins
+/// at, and each stream's list just before it, its **base**.
+///
+/// Trimming keeps seqs and versions: nothing is renumbered. The events
+/// below the horizon are gone but for the records a base still reads (the
+/// text of each item live at the horizon, and each stream's last event
+/// before it, which its head names); those stay under their seqs, out of
+/// every walk of the log, read only by seq. The rows here are not derived
+/// data: a rebuild of the derived tables (`verify --repair`) starts from
+/// the bases, as a replay of a trimmed log does.
+package struct Horizon: Equatable, Sendable {
+  /// The first seq whose event is kept: history begins here, and the
+  /// lists as of `seq - 1` are the bases.
+  package var seq: UInt64
+  /// Records of seqs below `seq` that the store no longer holds, and rows
+  /// of the per-stream event index likewise: the row counts a trimmed
+  /// log lacks (`TableCounts` adds them back, so the counts still match
+  /// the head).
+  package var droppedEvents: UInt64
+  package var droppedStreamEvents: UInt64
+
+  package init(seq: UInt64, droppedEvents: UInt64, droppedStreamEvents: UInt64) {
+    self.seq = seq
+    self.droppedEvents = droppedEvents
+    self.droppedStreamEvents = droppedStreamEvents
+  }
+
+  /// An untrimmed log: history begins at seq 1.
+  package static let none = Horizon(seq: 1, droppedEvents: 0, droppedStreamEvents: 0)
+
+  package var isTrimmed: Bool { seq > 1 }
+
+  /// Refuses a point in history (a list after `seq`) the log no longer
+  /// has: below the bases, at `self.seq - 1`.
+  package func check(listAfter seq: UInt64) throws(MsglogError) {
+    if seq + 1 < self.seq { throw .historyTrimmed(horizon: self.seq) }
+  }
+
+  package static let key = Array("horizon".utf8)
+
+  package func encoded() -> [UInt8] {
+    var out: [UInt8] = []
+    for n in [seq, droppedEvents, droppedStreamEvents] { out.appendBigEndian(n) }
+    return DerivedRows.seal(.horizon, key: Self.key, out)
+  }
+
+  package static func decode(_ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> Horizon {
+    var r = try DerivedRows.open(.horizon, key: key, row, what: "the horizon")
+    let horizon = Horizon(seq: try r.u64(), droppedEvents: try r.u64(), droppedStreamEvents: try r.u64())
+    try r.end()
+    return horizon
+  }
+}
+
+/// A stream's list just before the horizon: where its replays begin.
+///
+/// `seq` is the stream's last event before the horizon (a seq of its own,
+/// as a checkpoint's is), `version` its version there, `slots` its items in
+/// order with the seq of each one's text record.
+package struct StreamBase: Equatable, Sendable {
+  package var stream: StreamName
+  package var seq: UInt64
+  package var version: UInt64
+  package var slots: [Slot]
+
+  package init(stream: StreamName, seq: UInt64, version: UInt64, slots: [Slot]) {
+    self.stream = stream
+    self.seq = seq
+    self.version = version
+    self.slots = slots
+  }
+
+  /// The checkpoint it also is: a replay from the base starts there.
+  package var checkpoint: Checkpoint { Checkpoint(stream: stream, seq: seq, version: version, slots: slots) }
+
+  /// `base/` and the stream's name: every base sorts under the prefix.
+  package static let keyPrefix = Array("base/".utf8)
+
+  package static func key(_ stream: StreamName) -> [UInt8] { keyPrefix + stream.bytes }
+
+  /// u64 seq, u64 version, then (16-byte id, u64 seq) per item; sealed.
+  package func encoded() -> [UInt8] {
+    var out: [UInt8] = []
+    out.reserveCapacity(20 + slots.count * 24)
+    out.appendBigEndian(seq)
+    out.appendBigEndian(version)
+    for slot in slots {
+      slot.id.withUnsafeBytes { out.append(contentsOf: $0) }
+      out.appendBigEndian(slot.seq)
+    }
+    return DerivedRows.seal(.base, key: Self.key(stream), out)
+  }
+
+  package static func decode(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> StreamBase {
+    let what = "the base of stream \(TerminalText.quoted(stream))"
+    var r = try DerivedRows.open(.base, key: key(stream), row, what: what)
+    let seq = try r.u64()
+    let version = try r.u64()
+    guard r.remaining % 24 == 0 else { throw DerivedDamage(.base, "\(what) has a partial entry") }
+    var slots: [Slot] = []
+    slots.reserveCapacity(r.remaining / 24)
+    while r.remaining > 0 { slots.append(Slot(id: try r.uuid(), seq: try r.u64())) }
+    return StreamBase(stream: stream, seq: seq, version: version, slots: slots)
+  }
+}

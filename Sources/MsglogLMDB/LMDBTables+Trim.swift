@@ -1,0 +1,139 @@
+import CLMDB
+import MsglogCore
+
+/// A trimmed log in LMDB (`TrimmedHistory.swift`, docs/FORMAT.md): the
+/// horizon and the bases are rows of `meta` (`horizon`, `base/NAME`), not
+/// derived data; the records the bases read stay in `events` under their
+/// seqs, below the horizon every walk starts at. Nothing else is kept
+/// below it: the event index begins at the horizon, and a stream's head
+/// may name a last seq below it (its base vouches for it).
+extension LMDBTables.LogTransaction {
+  func horizon() throws -> Horizon {
+    try txn.get(tables.meta, Horizon.key) { try Horizon.decode($0) } ?? .none
+  }
+
+  func bases() throws -> [StreamBase] {
+    let prefix = StreamBase.keyPrefix
+    return try txn.withCursor(tables.meta) { cursor in
+      var bases: [StreamBase] = []
+      var entry = try cursor.seek(prefix)
+      while let (key, value) = entry, key.starts(with: prefix) {
+        let stream = try Key.streamName(UnsafeRawBufferPointer(rebasing: key[prefix.count...]), table: .base)
+        bases.append(try StreamBase.decode(stream: stream, value))
+        entry = try cursor.next()
+      }
+      return bases
+    }
+  }
+
+  /// One write transaction: all of it commits, or none (a `kill -9`
+  /// leaves the log as it was).
+  func trim(_ plan: TrimPlan) throws -> UInt64? {
+    let before = try horizon()
+    let horizon = plan.horizon
+    var summary = try summary() ?? RecordedCounts()
+    // The records: every one below the horizon but those kept.
+    var dropped: UInt64 = 0
+    var kept = plan.kept.makeIterator()
+    var nextKept = kept.next()
+    try txn.withCursor(tables.events) { cursor in
+      var entry = try cursor.first()
+      while let (key, _) = entry {
+        let seq = try Key.seq(key)
+        guard seq < horizon else { break }
+        while let k = nextKept, k < seq { nextKept = kept.next() }
+        if nextKept == seq {
+          entry = try cursor.next()
+        } else {
+          try cursor.delete()
+          dropped += 1
+          entry = try cursor.seek(seq: seq + 1)
+        }
+      }
+    }
+    // The event index and the checkpoints, stream by stream: the base is
+    // the one checkpoint left below the horizon.
+    var droppedIndex: UInt64 = 0
+    for head in try streamHeads() {
+      let base = plan.bases.first { $0.stream == head.stream }
+      let prefix = Key.streamPrefix(head.stream)
+      droppedIndex += try deleteBelow(horizon, in: tables.streamEvents, prefix: prefix, keeping: nil)
+      if let base {
+        summary.checkpoints -= try deleteBelow(base.seq, in: tables.checkpoints, prefix: prefix, keeping: nil)
+        if try txn.get(tables.checkpoints, DerivedRows.checkpointKey(base.stream, base.seq), { _ in true }) == nil {
+          summary.checkpoints += 1
+        }
+        try putCheckpoint(base.checkpoint)
+        // The head names its latest checkpoint: the base, when none came after.
+        var head = head
+        if head.checkpointVersion <= base.version {
+          head.checkpointVersion = base.version
+          head.checkpointCount = UInt64(base.slots.count)
+          try putStreamHead(head)
+        }
+      }
+    }
+    // The id entries of items gone before the horizon (no event kept names them).
+    try txn.withCursor(tables.ids) { cursor in
+      var entry = try cursor.first()
+      while let (key, value) = entry {
+        let id = ItemID(bytes: key)
+        let idEntry = try DerivedRows.decodeIdEntry(id, value)
+        if idEntry.removeSeq != 0, idEntry.removeSeq < horizon {
+          let next = id.bytes
+          try cursor.delete()
+          summary.ids -= 1
+          entry = try cursor.seek(next)
+        } else {
+          entry = try cursor.next()
+        }
+      }
+    }
+    // The bases, replacing those of an earlier trim.
+    try txn.withCursor(tables.meta) { cursor in
+      var entry = try cursor.seek(StreamBase.keyPrefix)
+      while let (key, _) = entry, key.starts(with: StreamBase.keyPrefix) {
+        let next = Array(key)
+        try cursor.delete()
+        entry = try cursor.seek(next)
+      }
+    }
+    for base in plan.bases { try txn.put(tables.meta, StreamBase.key(base.stream), base.encoded()) }
+    let now = Horizon(
+      seq: horizon, droppedEvents: before.droppedEvents + dropped,
+      droppedStreamEvents: before.droppedStreamEvents + droppedIndex)
+    try txn.put(tables.meta, Horizon.key, now.encoded())
+    try putSummary(summary)
+    try moveContainer(atLeastTo: LMDBTables.trimmedVersion)
+    return dropped
+  }
+
+  func putTrimmedHistory(_ horizon: Horizon, bases: [StreamBase]) throws -> Bool {
+    for base in bases { try txn.put(tables.meta, StreamBase.key(base.stream), base.encoded()) }
+    try txn.put(tables.meta, Horizon.key, horizon.encoded())
+    try moveContainer(atLeastTo: LMDBTables.trimmedVersion)
+    return true
+  }
+
+  /// Deletes the rows of one stream (`prefix`) below `seq` but `keeping`;
+  /// how many it deleted.
+  private func deleteBelow(_ seq: UInt64, in db: Database, prefix: [UInt8], keeping: UInt64?) throws -> UInt64 {
+    try txn.withCursor(db) { cursor in
+      var deleted: UInt64 = 0
+      var entry = try cursor.seek(prefix)
+      while let (key, _) = entry, Key.hasPrefix(key, prefix) {
+        let at = Key.suffix(key)
+        guard at < seq else { break }
+        if at == keeping {
+          entry = try cursor.next()
+        } else {
+          let next = Array(key)
+          try cursor.delete()
+          deleted += 1
+          entry = try cursor.seek(next)
+        }
+      }
+      return deleted
+    }
+  }
+}

@@ -1,0 +1,250 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `trim` through the real binary on LMDB: every list and replay from the
+/// seq before the horizon on exactly as before, history below it refused,
+/// base lines in the export, writes after it, `verify`, a dry run that
+/// changes nothing, bad input, a horizon a later restore pulls down, the
+/// trimmed texts gone from every file after `purge`, `kill -9` mid-trim.
+@Suite(.serialized) struct TrimTests {
+  /// A log of two streams whose history has every kind of event: edits
+  /// (an item edited twice before the horizon), removes, moves, an undo.
+  /// Returns the ids of `main` in insert order.
+  private func history(_ s: Sandbox) -> [String] {
+    let ids = (1...6).map { s.append("m\($0)", sender: $0 == 2 ? "ann" : nil) }
+    s.append("o1", stream: "other")
+    #expect(s.run("edit", ids[1], "m2 edited").code == 0)  // 8
+    #expect(s.run("edit", ids[1], "m2 edited twice").code == 0)  // 9
+    #expect(s.run("remove", ids[0]).code == 0)  // 10
+    #expect(s.run("move", "0", "3").code == 0)  // 11
+    s.append("m7")  // 12
+    #expect(s.run("remove", ids[3]).code == 0)  // 13
+    #expect(s.run("undo", "13").code == 0)  // 14: restores m4
+    s.append("o2", stream: "other")  // 15
+    return ids
+  }
+
+  private func replays(_ s: Sandbox, _ stream: String, _ seqs: ClosedRange<Int>) -> [String] {
+    seqs.map { s.run("replay", "--json", "--stream", stream, "--at", String($0)).stdout }
+  }
+
+  @Test func everyListFromTheHorizonOnStaysAndHistoryBelowIsRefused() throws {
+    let s = Sandbox()
+    let ids = history(s)
+    let main = replays(s, "main", 9...15)
+    let other = replays(s, "other", 9...15)
+    let lists = [s.run("list", "--json").stdout, s.run("list", "--json", "--stream", "other").stdout]
+    let diff = s.run("diff", "9", "15").stdout
+    let later = s.run("log", "--from", "10").stdout
+
+    var r = s.run("trim", "--before", "10")
+    // Below 10: 1…9 but the texts the bases read (m1…m6's inserts, the
+    // second edit of m2, o1's insert): the first edit of m2 goes.
+    #expect(r.code == 0 && r.stdout == "trimmed 1 event before seq 10\n" && r.stderr.isEmpty, "\(r)")
+    #expect(replays(s, "main", 9...15) == main)
+    #expect(replays(s, "other", 9...15) == other)
+    #expect([s.run("list", "--json").stdout, s.run("list", "--json", "--stream", "other").stdout] == lists)
+    #expect(s.run("diff", "9", "15").stdout == diff)
+    #expect(s.run("log").stdout == later)
+    #expect(s.run("log", "--from", "9").stdout == later)
+
+    let words = "msglog: history before seq 10 was trimmed\n"
+    for args in [["replay", "--at", "8"], ["diff", "3", "12"], ["log", "--from", "8"], ["undo", "8"]] {
+      r = s.run(args)
+      #expect(r.code == 1 && r.stderr.hasPrefix(words) && r.stdout.isEmpty, "\(args): \(r)")
+    }
+    r = s.run("verify")
+    #expect(r.code == 0 && r.stdout.hasPrefix("ok: 15 events, 2 streams"), "\(r)")
+
+    // The export begins with the bases, in the streams' name order.
+    let export = s.export().split(separator: "\n").map(String.init)
+    #expect(export.count == 2 + 6, "\(export)")
+    #expect(export[0].hasPrefix(#"{"op":"base","stream":"main","seq":9,"version":8,"items":[{"index":0,"id":"\#(ids[0])","text":"m1""#))
+    #expect(export[0].contains(#""text":"m2 edited twice","sender":"ann""#) && export[0].contains(#","textSeq":9}"#))
+    #expect(export[1].hasPrefix(#"{"op":"base","stream":"other","seq":9,"version":1,"items":[{"index":0,"#))
+    #expect(export[2].hasPrefix(#"{"seq":10,"#))
+    // export | import | export, byte for byte, from standard input and from a file.
+    let exported = s.export()
+    let copy = Sandbox()
+    r = copy.run(["import"], stdin: Data(exported.utf8))
+    #expect(r.code == 0 && r.stdout == "imported 6 events; the head is seq 15\n", "\(r)")
+    #expect(copy.export() == exported)
+    #expect(copy.run("replay", "--at", "9").stdout == s.run("replay", "--at", "9").stdout)
+    #expect(copy.run("verify").code == 0)
+    let file = copy.dir + "/trimmed.jsonl"
+    #expect(FileManager.default.createFile(atPath: file, contents: Data(exported.utf8)))
+    let fromFile = Sandbox()
+    r = fromFile.run("import", file)
+    #expect(r.code == 0 && fromFile.export() == exported, "\(r)")
+    // Into a log with events: refused, nothing written.
+    r = copy.run(["import"], stdin: Data(exported.utf8))
+    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: line 1: a base line goes into an empty database only"), "\(r)")
+    #expect(copy.export() == exported)
+
+    // Writes go on: an edit of an item from the base, an erase of the one
+    // whose first edit was trimmed, an undo of an event after the horizon.
+    #expect(s.run("edit", ids[2], "m3 after").code == 0)
+    r = s.run("erase", ids[1])
+    #expect(r.code == 0 && r.stdout.hasPrefix("erased 1 item (2 events)"), "\(r)")
+    #expect(!s.run("replay", "--at", "9").stdout.contains("m2 edited"))
+    #expect(s.run("undo", "16").code == 0)
+    r = s.run("verify")
+    #expect(r.code == 0 && r.stdout.hasPrefix("ok"), "\(r)")
+
+    // A second trim moves the horizon on; one at or before it trims nothing.
+    r = s.run("trim", "--before", "12", "--json")
+    #expect(r.code == 0 && r.stdout == #"{"trimmed":3,"horizon":12}"# + "\n", "\(r)")
+    r = s.run("trim", "--before", "5")
+    #expect(r.code == 0 && r.stdout == "trimmed 0 events before seq 12\n", "\(r)")
+    #expect(s.run("verify").code == 0)
+  }
+
+  /// `serve` on a trimmed log: below the horizon is 410, the rest as before.
+  @Test func serveSaysGoneBelowTheHorizon() throws {
+    let s = Sandbox()
+    _ = history(s)
+    let served = try ServedLog.running(s)
+    defer { _ = served.stop() }
+    let items = served.request("GET", "/api/items?at=9")
+    #expect(s.run("trim", "--before", "10").code == 0)
+    for path in ["/api/events?from=3", "/api/items?at=8", "/api/diff?from=2&to=12", "/api/follow?from=3"] {
+      let reply = served.request("GET", path)
+      #expect(reply.status == 410 && reply.body.contains("history before seq 10 was trimmed"), "\(path): \(reply)")
+    }
+    #expect(served.request("GET", "/api/items?at=9").body == items.body)
+    let events = served.request("GET", "/api/events")
+    #expect(events.status == 200 && events.body.hasPrefix(#"{"seq":10,"#), "\(events)")
+  }
+
+  @Test func aDryRunChangesNothing() throws {
+    let s = Sandbox()
+    _ = history(s)
+    let before = s.contents()
+    var r = s.run("trim", "--before", "12", "--dry-run")
+    #expect(r.code == 0 && r.stdout == "would trim 4 events before seq 12\n", "\(r)")
+    r = s.run("trim", "--before", "12", "--dry-run", "--json")
+    #expect(r.stdout == #"{"trimmed":4,"horizon":12,"dryRun":true}"# + "\n", "\(r)")
+    #expect(s.contents() == before)
+    r = s.run("trim", "--before", "12")
+    #expect(r.stdout == "trimmed 4 events before seq 12\n", "\(r)")
+  }
+
+  @Test func badInputChangesNothing() throws {
+    let s = Sandbox()
+    _ = history(s)
+    let before = s.contents()
+    for (args, code, words) in [
+      (["trim"], Int32(64), "msglog: trim takes --before SEQ or --older-than DURATION (one of them)"),
+      (["trim", "--before", "3", "--older-than", "1d"], 64, "msglog: trim takes --before SEQ or --older-than"),
+      (["trim", "--before", "0"], 64, "msglog: invalid --before 0: history begins at seq 1"),
+      (["trim", "--before", "x"], 64, "msglog: invalid --before 'x'"),
+      (["trim", "--older-than", "soon"], 64, "msglog: invalid --older-than 'soon'"),
+      (["trim", "--before", "16"], 1, "msglog: seq 16 is beyond the head of the log (15)"),
+    ] {
+      let r = s.run(args)
+      #expect(r.code == code && r.stderr.hasPrefix(words) && r.stdout.isEmpty, "\(args): \(r)")
+    }
+    #expect(s.contents() == before)
+    let pg = Sandbox(.postgres)
+    pg.append("one")
+    let r = pg.run("trim", "--before", "1")
+    #expect(r.code == 1 && r.stderr.contains("cannot be trimmed: msglog trims LMDB databases only"), "\(r)")
+  }
+
+  /// A restore after the horizon of an item removed before it: the item's
+  /// row and text must stay, so the horizon comes down to its remove.
+  @Test func aLaterRestoreBringsTheHorizonDown() throws {
+    let s = Sandbox()
+    let ids = (1...4).map { s.append("n\($0)") }
+    #expect(s.run("remove", ids[0]).code == 0)  // 5
+    s.append("n5")  // 6
+    #expect(s.run("restore", ids[0]).code == 0)  // 7
+    let list = s.run("list").stdout
+    var r = s.run("trim", "--before", "7")
+    #expect(r.code == 0 && r.stdout == "trimmed 0 events before seq 5\n", "\(r)")
+    #expect(r.stderr.contains("trimmed before seq 5, not 7"), "\(r)")
+    #expect(s.run("list").stdout == list)
+    r = s.run("verify")
+    #expect(r.code == 0, "\(r)")
+  }
+
+  /// --older-than: the first event younger than that, by the events' times.
+  @Test func olderThanFindsTheFirstYoungerEvent() throws {
+    let s = Sandbox()
+    let ids = (1...5).map { _ in UUID().uuidString.lowercased() }
+    var old = (1...5).map {
+      #"{"seq":\#($0),"stream":"main","version":\#($0),"time":"2020-01-0\#($0)T00:00:00.000Z","op":"insert","id":"\#(ids[$0 - 1])","index":\#($0 - 1),"text":"old \#($0)"}"#
+    }
+    old.append(#"{"seq":6,"stream":"main","version":6,"time":"2020-01-06T00:00:00.000Z","op":"remove","id":"\#(ids[0])"}"#)
+    var r = s.run(["import"], stdin: Data(old.joined(separator: "\n").utf8))
+    #expect(r.code == 0, "\(r)")
+    s.append("new")  // 7, now
+    r = s.run("trim", "--older-than", "30d")
+    // Seqs 1…6 are older: the horizon is 7; the removed item's insert and its remove go.
+    #expect(r.code == 0 && r.stdout == "trimmed 2 events before seq 7\n", "\(r)")
+    #expect(!s.export().contains("old 1"))
+    #expect(s.run("list").lines.count == 5)
+    #expect(s.run("verify").code == 0)
+  }
+
+  /// What a trim drops is gone from every file of the database after `purge`.
+  @Test func purgeScrubsWhatTrimDropped() throws {
+    let s = Sandbox()
+    let sentinel = "SENTINEL-" + UUID().uuidString
+    let filler = (0..<200).map { "filler \($0)" }.joined(separator: "\n")
+    #expect(s.run(["append", "--lines"], stdin: Data(filler.utf8)).code == 0)
+    let secret = s.append("\(sentinel) " + String(repeating: "x", count: 3000))
+    let kept = s.append("KEPT-" + sentinel)
+    #expect(s.run("remove", secret).code == 0)
+    #expect(s.run(["append", "--lines"], stdin: Data(filler.utf8)).code == 0)
+    let head = 200 + 2 + 1 + 200
+    var r = s.run("trim", "--before", String(head - 10))
+    #expect(r.code == 0 && r.stdout == "trimmed 2 events before seq \(head - 10)\n", "\(r)")
+    #expect(!s.export().contains(sentinel + " "), "the trim left the text in the log")
+    r = s.run("purge")
+    #expect(r.code == 0, "\(r)")
+    let files = (try? FileManager.default.contentsOfDirectory(atPath: s.db)) ?? []
+    for name in files {
+      let data = FileManager.default.contents(atPath: s.db + "/" + name) ?? Data()
+      #expect(data.range(of: Data((sentinel + " ").utf8)) == nil, "\(name) still holds the trimmed text")
+    }
+    // The kept item is still there, and the log verifies.
+    #expect(s.run("list").stdout.contains(String(kept.prefix(8)) + "  -  KEPT-" + sentinel))
+    #expect(s.run("verify").code == 0)
+  }
+
+  /// `kill -9` during a trim: one transaction, so done whole or not at all.
+  @Test func aKilledTrimLeavesALogThatVerifies() throws {
+    let s = Sandbox()
+    let n = 20_000
+    let ids = (0..<n).map { _ in UUID().uuidString.lowercased() }
+    var lines = (0..<n).map {
+      #"{"seq":\#($0 + 1),"stream":"main","version":\#($0 + 1),"time":"2026-01-01T00:00:00.000Z","op":"insert","id":"\#(ids[$0])","index":\#($0),"text":"line \#($0)"}"#
+    }
+    lines += (0..<5_000).map {
+      #"{"seq":\#(n + $0 + 1),"stream":"main","version":\#(n + $0 + 1),"time":"2026-01-01T00:00:00.000Z","op":"remove","id":"\#(ids[$0])"}"#
+    }
+    var r = s.run(["import"], stdin: Data(lines.joined(separator: "\n").utf8))
+    #expect(r.code == 0, "\(r)")
+    let list = s.run("list").stdout
+    for delay in [UInt32(0), 20_000, 80_000] {
+      let trim = s.start(["trim", "--before", "24000"])
+      usleep(delay)
+      kill(trim.process.processIdentifier, SIGKILL)
+      _ = trim.finish()
+      r = s.run("verify")
+      #expect(r.code == 0, "\(r)")
+      #expect(s.run("list").stdout == list)
+    }
+    r = s.run("trim", "--before", "24000")
+    #expect(r.code == 0, "\(r)")
+    r = s.run("verify")
+    #expect(r.code == 0, "\(r)")
+    #expect(s.run("list").stdout == list)
+  }
+}
