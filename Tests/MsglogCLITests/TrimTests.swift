@@ -96,6 +96,17 @@ import Testing
     r = s.run("verify")
     #expect(r.code == 0 && r.stdout.hasPrefix("ok"), "\(r)")
 
+    // verify --repair rebuilds the derived tables from the bases.
+    let repaired = s.run("list").stdout
+    r = python([
+      "-c", "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=16); d=e.open_db(b'heads'); t=e.begin(write=True,db=d); t.delete(b'main'); t.commit()",
+      s.db,
+    ])
+    #expect(r.code == 0, "\(r)")
+    #expect(s.run("verify").code == 1)
+    r = s.run("verify", "--repair")
+    #expect(r.code == 0 && s.run("verify").code == 0 && s.run("list").stdout == repaired, "\(r)")
+
     // A second trim moves the horizon on; one at or before it trims nothing.
     r = s.run("trim", "--before", "12", "--json")
     #expect(r.code == 0 && r.stdout == #"{"trimmed":3,"horizon":12}"# + "\n", "\(r)")

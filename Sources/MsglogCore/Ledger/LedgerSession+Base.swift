@@ -81,4 +81,35 @@ extension LedgerSession {
     else { throw MsglogError.invalidInput(.write("a base line goes into an LMDB database only, for now")) }
     nextSeq = horizon
   }
+
+  /// A rebuild of a trimmed log's derived tables (`verify --repair`)
+  /// starts from its stored bases, as a replay does: each stream's order,
+  /// head, id entries and checkpoint as of its base, from the records the
+  /// base reads. The next event replayed is the horizon's.
+  package func seedFromStoredBases() throws {
+    let horizon = try writer.horizon()
+    guard horizon.isTrimmed else { return }
+    for base in try writer.bases() {
+      var state = try takeState(of: base.stream)
+      for (index, slot) in base.slots.enumerated() {
+        guard let text = try writer.event(at: slot.seq), text.id == slot.id else {
+          throw corruption(seq: slot.seq, "the base of \(TerminalText.quoted(base.stream)) reads it as the text of \(slot.id.text)")
+        }
+        var insertSeq = slot.seq
+        if case .edit(_, _, _, _, _, let inserted) = text.op { insertSeq = inserted }
+        try state.tree.insert(slot, at: index)
+        idEntries[slot.id] = IdEntry(insertSeq: insertSeq)
+        summary?.ids += 1
+      }
+      state.head.version = base.version
+      state.head.lastSeq = base.seq
+      state.head.count = UInt64(base.slots.count)
+      try writer.putCheckpoint(base.checkpoint)
+      state.head.checkpointVersion = base.version
+      state.head.checkpointCount = UInt64(base.slots.count)
+      summary?.checkpoints += 1
+      streams[base.stream] = state
+    }
+    nextSeq = horizon.seq
+  }
 }

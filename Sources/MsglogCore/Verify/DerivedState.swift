@@ -145,7 +145,9 @@ package struct DerivedState {
     try writer.clearDerived()
     let session = try LedgerSession(
       writer: writer, now: Timestamp(milliseconds: 0), mode: .rebuild, checkpointInterval: checkpointInterval)
-    var expected: UInt64 = 1
+    // A trimmed log's history begins at its horizon, from its bases.
+    try session.seedFromStoredBases()
+    var expected = session.nextSeq
     try writer.forEachEvent(from: 1) { event in
       let seq = event.seq
       guard seq == expected else { throw MsglogError.corruptedLog("the log has a gap: seq \(expected) is missing") }
