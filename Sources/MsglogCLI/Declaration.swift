@@ -321,7 +321,7 @@ struct CommandDeclaration: Sendable {
           --json (GET /api/streams, /api/items?stream=S&at=SEQ, /api/events?from=SEQ, \
           /api/diff?stream=S&from=A&to=B; POST /api/append, /api/insert, /api/move, /api/remove, \
           /api/edit, /api/restore, /api/undo, /api/erase with a JSON body), Server-Sent Events at /api/follow (id is the seq; Last-Event-ID \
-          resumes), the sync protocol replicas use (GET /api/sync, POST /api/sync/push, GET /api/sync/pull), \
+          resumes), the sync protocol replicas use (GET /api/sync, POST /api/sync/push, GET /api/sync/pull, GET /api/sync/bases), \
           and a web page at / for chats and boards. Listening beyond localhost needs \
           a token, which every API request sends as 'Authorization: Bearer TOKEN'; once the database \
           holds a named token ('msglog token'), every API request needs one, on every address, and \

@@ -229,6 +229,7 @@ extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
     try clearDerived()
     try putSavedLocalView(nil)
     try txn.empty(tables.events)
+    try clearTrimmedHistory()
     for table in [LMDBTables.SyncTable.learned, .replicas, .outcomes] {
       if let db = try self.table(table, create: false) { try txn.empty(db) }
     }

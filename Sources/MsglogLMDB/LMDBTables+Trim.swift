@@ -90,14 +90,7 @@ extension LMDBTables.LogTransaction {
       }
     }
     // The bases, replacing those of an earlier trim.
-    try txn.withCursor(tables.meta) { cursor in
-      var entry = try cursor.seek(StreamBase.keyPrefix)
-      while let (key, _) = entry, key.starts(with: StreamBase.keyPrefix) {
-        let next = Array(key)
-        try cursor.delete()
-        entry = try cursor.seek(next)
-      }
-    }
+    try clearTrimmedHistory()
     for base in plan.bases { try txn.put(tables.meta, StreamBase.key(base.stream), base.encoded()) }
     let now = Horizon(
       seq: horizon, droppedEvents: before.droppedEvents + dropped,
@@ -113,6 +106,20 @@ extension LMDBTables.LogTransaction {
     try txn.put(tables.meta, Horizon.key, horizon.encoded())
     try moveContainer(atLeastTo: LMDBTables.trimmedVersion)
     return true
+  }
+
+  /// Forgets the horizon and the bases (a replica reset, which copies its
+  /// remote afresh).
+  func clearTrimmedHistory() throws {
+    _ = try txn.delete(tables.meta, Horizon.key)
+    try txn.withCursor(tables.meta) { cursor in
+      var entry = try cursor.seek(StreamBase.keyPrefix)
+      while let (key, _) = entry, key.starts(with: StreamBase.keyPrefix) {
+        let next = Array(key)
+        try cursor.delete()
+        entry = try cursor.seek(next)
+      }
+    }
   }
 
   /// Deletes the rows of one stream (`prefix`) below `seq` but `keeping`;

@@ -1,7 +1,7 @@
 import MsglogCore
 
 /// What a remote says first (`GET /api/sync?protocol=N`):
-/// `{"protocol","format","log","head"}`.
+/// `{"protocol","format","log","head"}`, and `"horizon"` for a trimmed log.
 public struct RemoteHello: Equatable, Sendable {
   /// Its sync protocol (`SyncProtocol.version`).
   public var protocolVersion: Int
@@ -10,12 +10,16 @@ public struct RemoteHello: Equatable, Sendable {
   /// Its log's id; nil for a log made before logs had one (not yet clonable).
   public var log: ItemID?
   public var head: UInt64
+  /// Where its log's history begins (`msglog trim`): 1 for a log never
+  /// trimmed. A replica behind it starts again from the remote's bases.
+  public var horizon: UInt64
 
-  public init(protocolVersion: Int, recordFormat: Int, log: ItemID?, head: UInt64) {
+  public init(protocolVersion: Int, recordFormat: Int, log: ItemID?, head: UInt64, horizon: UInt64 = 1) {
     self.protocolVersion = protocolVersion
     self.recordFormat = recordFormat
     self.log = log
     self.head = head
+    self.horizon = horizon
   }
 
   /// The hello as the remote answers it.
@@ -26,6 +30,7 @@ public struct RemoteHello: Equatable, Sendable {
       json.key("log")
       if let log { json.value(log) } else { json.null() }
       json.member("head", head)
+      if horizon > 1 { json.member("horizon", horizon) }
     }
   }
 
@@ -37,6 +42,7 @@ public struct RemoteHello: Equatable, Sendable {
     guard let version = members.integer("protocol") else { throw .helloWithoutProtocol }
     self.init(
       protocolVersion: version, recordFormat: members.integer("format") ?? 1,
-      log: members.string("log").flatMap(ItemID.init(canonical:)), head: UInt64(members.integer("head") ?? 0))
+      log: members.string("log").flatMap(ItemID.init(canonical:)), head: UInt64(members.integer("head") ?? 0),
+      horizon: UInt64(max(members.integer("horizon") ?? 1, 1)))
   }
 }

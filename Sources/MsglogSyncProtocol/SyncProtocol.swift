@@ -25,6 +25,11 @@ package enum SyncProtocol {
   package static let pushPath = "/api/sync/push"
   /// The pull: `GET /api/sync/pull?…`, a `PullRequest`.
   package static let pullPath = "/api/sync/pull"
+  /// A trimmed log's bases, as `export`'s base lines (`?log=ID`).
+  package static let basesPath = "/api/sync/bases"
+  /// The most a replica reads of a remote's bases: each holds a stream's
+  /// whole list (about 150 bytes an item).
+  package static let basesBytes = 1 << 30
 
   /// The hello a replica sends: its protocol.
   package static var helloTarget: String { helloPath + "?protocol=\(version)" }

@@ -113,6 +113,7 @@ import Testing
       let queries = [
         "/api/diff": "?from=0&to=1", "/api/sync": "?protocol=1",
         "/api/sync/pull": "?log=" + (try log.syncHello().log?.text ?? ""),
+        "/api/sync/bases": "?log=" + (try log.syncHello().log?.text ?? ""),
       ]
       let target = route.path + (queries[route.path] ?? "")
       let get = try respond("GET", target)

@@ -44,6 +44,7 @@ import Testing
     func hello() throws -> RemoteHello { try maybe { try inner.hello() } }
     func push(_ request: PushRequest) throws -> PushAnswer { try maybe { try inner.push(request) } }
     func pull(_ request: PullRequest) throws -> RecordPage { try maybe { try inner.pull(request) } }
+    func bases(of log: ItemID) throws -> [ImportedBase] { try maybe { try inner.bases(of: log) } }
     func waitForEvents(after seq: UInt64, seconds: Double, stop: [FollowStop]) throws -> Bool {
       false
     }

@@ -70,12 +70,13 @@ extension EventLog {
       }
       // In bulk, as import builds a new database, when the log is one the
       // bulk path builds; else (nothing was committed) through the ledger.
-      if inBulk, let pulled = try replica.bulkPull(from: remote, claimed: hello.head) {
+      // A trimmed remote's clone starts from its bases, through the ledger.
+      if inBulk, hello.horizon == 1, let pulled = try replica.bulkPull(from: remote, claimed: hello.head) {
         (cloned, builtInBulk) = (pulled, true)
       } else {
         var report = SyncReport()
         let state = try replica.replicaState()!
-        try replica.pull(from: remote, state: state, into: &report)
+        try replica.pull(from: remote, state: state, horizon: hello.horizon, into: &report)
         cloned = report.pulled
       }
       seq = try replica.headSeq()

@@ -7,7 +7,13 @@
 /// remote's fault, named with its seq (`RemoteFault`): the replica's own
 /// log is sound, and nothing of the page is kept.
 extension EventLog {
-  func pull(from remote: any SyncRemote, state: ReplicaState, into report: inout SyncReport) throws {
+  ///
+  /// - Parameter horizon: where the remote's history begins (its hello's):
+  ///   an empty replica of a trimmed remote starts from its bases.
+  func pull(from remote: any SyncRemote, state: ReplicaState, horizon: UInt64 = 1, into report: inout SyncReport)
+    throws
+  {
+    if horizon > 1, try headSeq() == 0 { try takeBases(from: remote, state: state) }
     while true {
       let head = try headSeq()
       let page = try remote.pull(PullRequest(log: state.log, after: head, check: try headChecksum()))
@@ -20,6 +26,23 @@ extension EventLog {
         return
       }
       report.pulled += try adopt(page, after: head, from: remote, into: &report)
+    }
+  }
+
+  /// Starts this empty replica from a trimmed remote's bases, as an
+  /// import of its export would (`LedgerSession.seed`), in one transaction.
+  private func takeBases(from remote: any SyncRemote, state: ReplicaState) throws {
+    let bases = try remote.bases(of: state.log)
+    try writing { writer in
+      guard try writer.headSeq() == 0 else { throw MsglogError.replicaMovedDuringPull }
+      let session = try LedgerSession(
+        writer: writer, now: configuration.clock(), checkpointInterval: UInt64(configuration.checkpointInterval))
+      do {
+        try session.seed(bases)
+      } catch let error as MsglogError {
+        throw MsglogError.remoteFault(remote: remote.shown, .basesDoNotFit(reason: error.description))
+      }
+      try session.finish()
     }
   }
 

@@ -8,7 +8,7 @@ extension EventLog {
       RemoteHello(
         protocolVersion: SyncProtocol.version, recordFormat: Int(EventRecord.newestFormat(in: sync.recordLayout)),
         log: try sync.logID(),
-        head: try sync.headSeq())
+        head: try sync.headSeq(), horizon: try sync.horizon().seq)
     }
   }
 
@@ -77,6 +77,8 @@ extension EventLog {
           remote: location,
           reason: "it is at seq \(head), behind the replica (at seq \(seq)): restored from an older copy?")
       }
+      // A replica behind the horizon starts again from the bases (`bases`).
+      try sync.horizon().check(listAfter: seq)
       if seq > 0, let check {
         let found = try sync.withRecord(at: seq) { EventRecord.headCheck($0) }
         guard found == check else {
@@ -95,6 +97,13 @@ extension EventLog {
       }
       return head
     }
+  }
+
+  /// The log's bases, for a replica that starts from them (a clone, or a
+  /// replica behind the horizon): none for a log never trimmed.
+  package func syncBases(log: ItemID) throws -> [ImportedBase] {
+    try remoteRead { sync in try checkRemote(sync, log: log) }
+    return try read { try $0.exportedBases() }
   }
 
   /// A read of the log's own tables (never a local view: a replica is no remote).

@@ -13,6 +13,13 @@ extension EventLog {
     remote.startRun()
     let hello = try remote.hello()
     try Self.check(hello, of: remote)
+    return try resetRound(with: remote, hello: hello, old: old, movingTo: newLocation)
+  }
+
+  /// The reset, under the lock the caller holds, after `hello`.
+  func resetRound(with remote: any SyncRemote, hello: RemoteHello, old: ReplicaState, movingTo newLocation: String?)
+    throws -> SyncReport
+  {
     guard let log = hello.log else {
       throw MsglogError.incompatibleRemote(
         remote: remote.shown, reason: "its log has no id yet (it was made by an older msglog): any write there gives it one")
@@ -52,7 +59,7 @@ extension EventLog {
       return state
     }
     var report = SyncReport()
-    try pull(from: remote, state: state, into: &report)
+    try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
     let round = try syncRound(with: remote, state: state)
     report.pushed += round.pushed
     report.rebased += round.rebased

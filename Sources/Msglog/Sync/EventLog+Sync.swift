@@ -19,6 +19,10 @@ extension EventLog {
     public var pulled = 0
     /// The replica's head after it.
     public var seq: UInt64 = 0
+    /// The remote's horizon, when the replica was behind it and so started
+    /// again from the remote's bases (as `sync --reset` does, its pending
+    /// changes kept); nil otherwise.
+    public var resetAtHorizon: UInt64? = nil
 
     public init() {}
   }
@@ -69,6 +73,13 @@ extension EventLog {
       throw MsglogError.anotherLog(
         remote: remote.shown, reason: "its log's id is not the one this replica was cloned from")
     }
+    // Behind a trimmed remote's horizon, what the replica lacks is gone
+    // there: it starts again from the bases, its pending changes kept.
+    if try headSeq() + 1 < hello.horizon {
+      var report = try resetRound(with: remote, hello: hello, old: state, movingTo: location)
+      report.resetAtHorizon = hello.horizon
+      return report
+    }
     var report = SyncReport()
     // Before anything is pushed: is the remote the log this replica copies,
     // at or past its head? (A pull of nothing checks the record there.)
@@ -77,7 +88,7 @@ extension EventLog {
     while true {
       var claims: [UInt64: UInt64] = [:]
       try push(to: remote, state: state, into: &report, claims: &claims)
-      try pull(from: remote, state: state, into: &report)
+      try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
       try check(claims, of: remote, state: state)
       guard try pendingCount() > 0 else { break }
     }

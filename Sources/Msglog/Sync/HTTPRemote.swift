@@ -91,6 +91,25 @@ package final class HTTPRemote: SyncRemote {
     }
   }
 
+  /// The bases as `export`'s base lines, one per stream; each read whole
+  /// (a base holds its stream's list, which may be long).
+  package func bases(of log: ItemID) throws -> [ImportedBase] {
+    try exchange {
+      let stream = try open(.get(SyncProtocol.basesPath + "?log=\(log.text)", accept: "application/x-ndjson", exchangeTimeout: $0))
+      defer { stream.close() }
+      let body = try stream.readAll(limit: SyncProtocol.basesBytes)
+      var bases: [ImportedBase] = []
+      for line in body.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
+        do {
+          bases.append(try ImportedBase(parsing: Array(line)))
+        } catch {
+          throw malformed("its bases are not base lines: \(error)")
+        }
+      }
+      return bases
+    }
+  }
+
   /// Opens the remote's event stream from the next seq and waits for its
   /// first event; a second client, cancelled when one of `stop` signals or
   /// time is up, so the sync's own connection is left as it is.

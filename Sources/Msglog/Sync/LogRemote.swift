@@ -27,6 +27,8 @@ package final class LogRemote: SyncRemote {
     }
   }
 
+  package func bases(of log: ItemID) throws -> [ImportedBase] { try self.log.syncBases(log: log) }
+
   /// Follows the remote log from the next seq, as `follow` does (woken by
   /// its store), until its first event, a `stop`, or the time is up.
   package func waitForEvents(after seq: UInt64, seconds: Double, stop: [FollowStop]) throws -> Bool {

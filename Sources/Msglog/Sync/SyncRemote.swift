@@ -13,6 +13,9 @@ package protocol SyncRemote: AnyObject {
   /// The remote's records after the request's seq, a bounded page, once
   /// it has checked that its record at that seq is the one the replica has.
   func pull(_ request: PullRequest) throws -> RecordPage
+  /// A trimmed remote's bases (its hello names its horizon), for a replica
+  /// that starts from them; checked to be of the log `log`.
+  func bases(of log: ItemID) throws -> [ImportedBase]
   /// Waits until the remote's head passes `seq`, at most `seconds`, or
   /// until one of `stop` signals; true when it passed. Woken by the
   /// remote's commits, the descriptors or the time only.

@@ -115,6 +115,9 @@ extension Invocation {
   }
 
   private func print(_ report: EventLog.SyncReport) throws {
+    if let horizon = report.resetAtHorizon {
+      stderr.note("msglog: reset: history before seq \(horizon) was trimmed at the remote")
+    }
     for refusal in report.refused {
       // The reason is the remote's words: escaped, as any text from elsewhere.
       stderr.note(
@@ -130,6 +133,7 @@ extension Invocation {
           json.array { json in for refusal in report.refused { json.refusal(refusal) } }
           json.member("pulled", report.pulled)
           json.member("seq", report.seq)
+          if let horizon = report.resetAtHorizon { json.member("reset", horizon) }
         }
       }
     } else {

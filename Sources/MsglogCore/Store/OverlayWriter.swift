@@ -65,6 +65,11 @@ package final class OverlayWriter: LogWriter {
 
   package var recordLayout: EventRecord.Layout { base.recordLayout }
 
+  /// A trimmed base's: the overlay appends after it, never below.
+  package func horizon() throws -> Horizon { try base.horizon() }
+
+  package func bases() throws -> [StreamBase] { try base.bases() }
+
   package func forEachRecord(from seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
     var more = true
     if seq <= baseHead {

@@ -27,6 +27,8 @@ public enum RemoteFault: Error, Equatable, Sendable, CustomStringConvertible {
   /// It said this replica's change was applied as the event at `seq`, but
   /// that event is not the change (`found` says what it is instead).
   case outcomeNotBorneOut(change: UInt64, seq: UInt64, found: String)
+  /// A trimmed remote's bases that no log could start from.
+  case basesDoNotFit(reason: String)
 
   public var description: String {
     switch self {
@@ -50,6 +52,7 @@ public enum RemoteFault: Error, Equatable, Sendable, CustomStringConvertible {
       return "it answered \(status), a redirect\(location.map { " to \($0)" } ?? ""), which sync does not follow"
     case .outcomeNotBorneOut(let change, let seq, let found):
       return "it says change \(change) of this replica was applied as seq \(seq), but \(found)"
+    case .basesDoNotFit(let reason): return "its bases do not fit together: \(reason)"
     }
   }
 }

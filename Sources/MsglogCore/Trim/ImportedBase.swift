@@ -15,6 +15,14 @@ package struct ImportedBase: Equatable, Sendable {
   /// Per item: the seq of the edit that holds its text; nil when its insert does.
   package var textSeqs: [UInt64?]
 
+  package init(stream: StreamName, seq: UInt64, version: UInt64, items: [Item], textSeqs: [UInt64?]) {
+    self.stream = stream
+    self.seq = seq
+    self.version = version
+    self.items = items
+    self.textSeqs = textSeqs
+  }
+
   /// Whether `line` (a UTF-8 BOM and leading blanks skipped) is a base
   /// line: it begins `{"op":"base"`, as `export` writes it.
   package static func isBaseLine(_ line: UnsafeRawBufferPointer) -> Bool {

@@ -11,7 +11,7 @@ extension Routes {
       Route(
         .get, SyncProtocol.helloPath, needsToken: true, permission: .anyToken, takes: "?protocol=N",
         answers:
-          #"`{"protocol","format","log","head"}`: the server's sync protocol, the newest record format its log holds, its log id (null for a log made before logs had one) and head; 409 for a protocol newer than its own"#,
+          #"`{"protocol","format","log","head"}`: the server's sync protocol, the newest record format its log holds, its log id (null for a log made before logs had one) and head, and `"horizon"` for a trimmed log; 409 for a protocol newer than its own"#,
         refusals: [404, 409]
       ) { try api.syncHello($0) },
       Route(
@@ -31,7 +31,36 @@ extension Routes {
         answers:
           "`application/vnd.msglog.records`: the records after SEQ, each a u32 length and its bytes (limit 0–4096, default 4096, at most 1 MiB past the first; 0 only checks); `Msglog-Head`: the head; 409 when the record at SEQ is not the replica's (its CRC-32C, 8 hex digits) or the log is another"
       ) { try api.syncPull($0) },
+      Route(
+        .get, SyncProtocol.basesPath, needsToken: true, permission: .everyStream,
+        query: [Route.Field("log", .any, "ID", "")],
+        success: .init(200, "application/x-ndjson", .text, "the bases, as `export`'s base lines"),
+        refusals: [404, 409],
+        answers:
+          "`application/x-ndjson`: a trimmed log's bases (`msglog trim`), one line per stream as `export` begins with them, for a replica that starts from them (nothing for a log never trimmed); 409 for another log"
+      ) { try api.syncBases($0) },
     ]
+  }
+
+  func syncBases(_ request: Request) throws -> Response {
+    guard let text = request.query["log"], let id = ItemID(canonical: text) else {
+      throw HTTPError.badRequest("the bases need the replica's log id: ?log=UUID")
+    }
+    let bases: [ImportedBase]
+    do {
+      bases = try log.syncBases(log: id)
+    } catch let error as MsglogError {
+      if let refusal = Self.syncRefusal(error) { return Self.respond(refusal) }
+      throw error
+    }
+    var lines: [UInt8] = []
+    for base in bases {
+      var line = JSONWriter()
+      line.base(base)
+      lines += line.take()
+      lines.append(UInt8(ascii: "\n"))
+    }
+    return Response(status: 200, contentType: "application/x-ndjson", body: .bytes(lines))
   }
 
   func syncHello(_ request: Request) throws -> Response {

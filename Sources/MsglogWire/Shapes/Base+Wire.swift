@@ -8,7 +8,7 @@ extension JSONWriter {
   /// Its items are as `list --json` shows them, an edited one with
   /// `"textSeq"`: the seq of the edit that holds its text (what a later
   /// edit names as the text it replaces).
-  package mutating func base(_ base: LogSnapshot.ExportedBase) {
+  package mutating func base(_ base: ImportedBase) {
     beginObject()
     member("op", "base")
     member("stream", base.stream)

@@ -1,0 +1,52 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+/// Trim across a replica (docs/SYNC.md, "A trimmed remote"): a clone of a
+/// trimmed remote starts from its bases; a replica behind the remote's
+/// horizon starts again from them as `sync --reset` does, its pending
+/// changes kept and pushed; a replica at or past it syncs as ever.
+@Suite(.serialized) struct TrimSyncTests {
+  @Test func aReplicaBehindTheHorizonResetsKeepingItsChanges() throws {
+    let server = Sandbox()
+    let ids = (1...5).map { server.append("s\($0)") }
+    #expect(server.run("edit", ids[1], "s2 edited").code == 0)  // 6
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let behind = Sandbox()
+    var r = behind.run("clone", served.url!)
+    #expect(r.code == 0, "\(r)")
+    // Offline: a change the remote has not seen.
+    #expect(behind.run("append", "from the replica").code == 0)
+    #expect(server.run("remove", ids[0]).code == 0)  // 7
+    server.append("s6")  // 8
+    #expect(server.run("move", "0", "3").code == 0)  // 9
+    r = server.run("trim", "--before", "9")
+    #expect(r.code == 0 && r.stdout == "trimmed 2 events before seq 9\n", "\(r)")
+
+    // A clone now starts from the bases.
+    let late = Sandbox()
+    r = late.run("clone", served.url!)
+    #expect(r.code == 0, "\(r)")
+    #expect(late.export() == server.export())
+    #expect(late.run("list").stdout == server.run("list").stdout)
+    #expect(late.run("replay", "--at", "8").stdout == server.run("replay", "--at", "8").stdout)
+    #expect(late.run("verify").code == 0)
+
+    // The replica at seq 6 is behind the horizon: it resets, then pushes.
+    r = behind.run("sync")
+    #expect(r.code == 0, "\(r)")
+    #expect(r.stderr.contains("msglog: reset: history before seq 9 was trimmed at the remote"), "\(r)")
+    #expect(r.stdout.hasPrefix("pushed 1 (0 rebased, 0 refused)"), "\(r)")
+    #expect(behind.export() == server.export())
+    #expect(server.run("list").stdout.contains("from the replica"))
+    #expect(behind.run("verify").code == 0)
+    // The late clone, at the horizon, syncs as ever.
+    r = late.run("sync")
+    #expect(r.code == 0 && !r.stderr.contains("reset"), "\(r)")
+    #expect(late.export() == server.export())
+    // A replica cannot trim: its history is its remote's.
+    r = late.run("trim", "--before", "10")
+    #expect(r.code == 1 && r.stderr.contains("is a replica: trim its remote's log"), "\(r)")
+  }
+}
