@@ -24,59 +24,44 @@ extension Connection {
     case .stream(let stream): body = stream
     case .events(let feed): body = feed
     }
-    chunked = version == "HTTP/1.1"
+    let chunked = version == "HTTP/1.1"
     let close = close || stopping || !chunked
     output += ResponseHead.encode(
       status: response.status, contentType: response.contentType, headers: response.headers,
       delimiting: chunked ? .chunked : .close, close: close)
     if isHead {
       body.cancel()
-      if chunked {
-        finishAnswer(close: close)
-        return
-      }
-      finishAnswer(close: true)
+      finishAnswer(close: chunked ? close : true)
       return
     }
-    phase = .answering
-    producer = body
-    bodyDone = false
-    closeAfter = close
-    lastProgress = .now()
-    lastSent = .now()
+    state = .answering(.init(closeAfter: close, body: .streaming(.init(producer: body, chunked: chunked))))
     flush()
   }
 
   /// An answer whose bytes are all in `output`.
   func finishAnswer(close: Bool) {
-    phase = .answering
-    producer = nil
-    bodyDone = true
-    closeAfter = close
-    lastProgress = .now()
+    state = .answering(.init(closeAfter: close, body: .complete))
     flush()
   }
 
   /// Asks the producer for its next piece, when the client has taken most of the last.
   func pull() {
-    guard let producer, !producing, !bodyDone, waitingFor == nil, retryAt == nil,
-      output.count - outputStart < Self.lowWater
+    guard let stream = state.stream, case .idle = stream.pull, output.count - outputStart < Self.lowWater
     else { return }
-    producing = true
+    state.stream?.pull = .asked
+    let producer = stream.producer
     let loop = self.loop
     let submitted = core.pool.submit { [self] in
       let chunk = producer.next()
       loop.execute { [self] in received(chunk) }
     }
-    if !submitted {
-      producing = false
-      retryAt = .after(seconds: 0.1)
-    }
+    if !submitted { state.stream?.pull = .retrying(at: .after(seconds: 0.1)) }
   }
 
   func received(_ chunk: BodyChunk) {
-    producing = false
-    guard case .answering = phase, let producer else { return }
+    guard let stream = state.stream, case .asked = stream.pull else { return }
+    state.stream?.pull = .idle
+    let producer = stream.producer
     if outputStart > 0 {
       // What the client took goes before more is added: the output holds
       // at most what waits plus one piece, however long the answer.
@@ -92,28 +77,25 @@ extension Connection {
       endBody()
     case .failed:
       // A cut answer: what was sent is sent, and no end follows.
-      bodyDone = true
-      closeAfter = true
-      self.producer = nil
+      state.cutStream()
       producer.cancel()
     case .waitForCommit(let seq):
       if stopping {
         endBody()
       } else if core.commits.head < seq {
-        waitingFor = seq
-        recheckAt = producer.recheckAfter.map { .after(seconds: $0) }
+        state.stream?.pull = .parked(seq: seq, recheckAt: producer.recheckAfter.map { .after(seconds: $0) })
         loop.park(self)
       }
     case .retry(let seconds):
-      if stopping { endBody() } else { retryAt = .after(seconds: seconds) }
+      if stopping { endBody() } else { state.stream?.pull = .retrying(at: .after(seconds: seconds)) }
     }
     flush()
   }
 
   func appendBody(_ bytes: [UInt8]) {
-    guard !bytes.isEmpty else { return }
-    lastSent = .now()
-    if chunked {
+    guard !bytes.isEmpty, let stream = state.stream else { return }
+    state.stream?.lastSent = .now()
+    if stream.chunked {
       output += Array((String(bytes.count, radix: 16) + "\r\n").utf8)
       output += bytes
       output += [13, 10]
@@ -123,18 +105,16 @@ extension Connection {
   }
 
   func endBody() {
-    if chunked { output += Array("0\r\n\r\n".utf8) }
-    bodyDone = true
-    producer = nil
-    waitingFor = nil
+    guard let stream = state.stream else { return }
+    if stream.chunked { output += Array("0\r\n\r\n".utf8) }
+    state.endStream()
     loop.unpark(self)
   }
 
   /// The log's head moved: an event stream waiting for it goes on.
   func headAdvanced(to head: UInt64) {
-    guard let seq = waitingFor, head >= seq else { return }
-    waitingFor = nil
-    recheckAt = nil
+    guard case .parked(let seq, _)? = state.stream?.pull, head >= seq else { return }
+    state.stream?.pull = .idle
     loop.unpark(self)
     pull()
   }
@@ -156,7 +136,7 @@ extension Connection {
       case .bytes(let count):
         outputStart += count
         written += count
-        lastProgress = .now()
+        state.answer?.lastProgress = .now()
       case .wouldBlock:
         break writing
       case .ended:
@@ -169,25 +149,24 @@ extension Connection {
     if outputStart == output.count {
       output.removeAll(keepingCapacity: output.capacity <= Self.lowWater)
       outputStart = 0
-      if case .answering = phase, bodyDone { answerSent() }
-      if case .closed = phase { return }
+      if let answer = state.answer, case .complete = answer.body { answerSent(closing: answer.closeAfter) }
+      if case .closed = state { return }
     }
     pull()
     updateInterest()
   }
 
   /// The whole answer is out: the next request, or the end.
-  func answerSent() {
-    producer = nil
+  func answerSent(closing: Bool) {
     endExchange()
-    if closeAfter || stopping || peerEnded {
+    if closing || stopping || peerEnded {
       linger()
       return
     }
-    phase = .head(due: .after(seconds: core.headerDeadline))
+    state = .readingHead(due: .after(seconds: core.headerDeadline))
     processInput()
     // What TLS decrypted while this answer was under way is not announced again.
-    if case .head = phase, transport.hasBufferedInput { readInput() }
+    if case .readingHead = state, transport.hasBufferedInput { readInput() }
   }
 
   /// Shuts the output and drops what the client still sends, for a moment,
@@ -197,17 +176,17 @@ extension Connection {
     releaseBody()
     transport.shutdownOutput()
     // Stopping, the process is about to end: a shorter moment.
-    phase = .lingering(until: .after(seconds: peerEnded ? 0 : stopping ? 0.5 : 2))
+    state = .lingering(until: .after(seconds: peerEnded ? 0 : stopping ? 0.5 : 2))
     if peerEnded { close() }
   }
 
   func close() {
-    if case .closed = phase { return }
+    if case .closed = state { return }
     releaseBody()
-    phase = .closed
+    let unfinished = state.stream?.producer
+    state = .closed
     endExchange()
-    producer?.cancel()
-    producer = nil
+    unfinished?.cancel()
     loop.forget(self, counted: counted)
     transport.close()
   }

@@ -7,15 +7,15 @@ extension Connection {
   // MARK: - Time
 
   func tick(_ now: Deadline) {
-    switch phase {
-    case .head(let due) where due <= now:
+    switch state {
+    case .readingHead(let due) where due <= now:
       // Nothing begun: an idle connection ends quietly; part of a head gets a 408.
       guard inputStart < input.count else { return close() }
       decoder.stop()
       send(
         .error(HTTPError(status: 408, message: "the request's head did not arrive within \(Int(core.headerDeadline)) s")),
         method: "GET", close: true)
-    case .body(_, let due, _) where due <= now:
+    case .readingBody(_, let due, _) where due <= now:
       decoder.stop()
       releaseBody()
       send(
@@ -23,29 +23,32 @@ extension Connection {
         method: "GET", close: true)
     case .lingering(let until) where until <= now:
       close()
-    case .answering:
+    case .answering(var answer):
       if outputStart < output.count {
         // The socket is full: the client still takes what it holds, or takes nothing.
         let unsent = transport.unsentBytes
-        if let unsent, let before = unsentAtTick, unsent < before { lastProgress = now }
-        unsentAtTick = unsent
-        if now.nanoseconds - lastProgress.nanoseconds > UInt64(core.stallLimit * 1e9) {
+        if let unsent, let before = answer.unsentAtTick, unsent < before { answer.lastProgress = now }
+        answer.unsentAtTick = unsent
+        state = .answering(answer)
+        if now.nanoseconds - answer.lastProgress.nanoseconds > UInt64(core.stallLimit * 1e9) {
           return close()  // a client that takes nothing does not hold its answer for ever
         }
       }
-      if let at = retryAt, at <= now {
-        retryAt = nil
+      switch state.stream?.pull {
+      case .retrying(let at)? where at <= now:
+        state.stream?.pull = .idle
         pull()
-      }
-      if waitingFor != nil, let at = recheckAt, at <= now {
+      case .parked(_, let at?)? where at <= now:
         // Parked without a commit for its deadline: asked again (it ends
         // if its token was revoked), then parked again.
-        recheckAt = nil
-        waitingFor = nil
+        state.stream?.pull = .idle
         loop.unpark(self)
         pull()
+      default: break
       }
-      if waitingFor != nil, now.nanoseconds - lastSent.nanoseconds > UInt64(Self.keepAliveInterval * 1e9) {
+      if let stream = state.stream, case .parked = stream.pull,
+        now.nanoseconds - stream.lastSent.nanoseconds > UInt64(Self.keepAliveInterval * 1e9)
+      {
         appendBody(Array(": keep-alive\n\n".utf8))
         flush()
       }
@@ -58,17 +61,19 @@ extension Connection {
   /// last complete event.
   func beginStopping() {
     stopping = true
-    closeAfter = true
-    switch phase {
-    case .head:
+    switch state {
+    case .readingHead:
       close()
     case .answering:
-      if waitingFor != nil || retryAt != nil {
+      guard let stream = state.stream else { break }
+      switch stream.pull {
+      case .parked, .retrying:
         endBody()
         flush()
-      } else if producer is EventFeed, !producing {
+      case .idle where stream.producer is EventFeed:
         endBody()
         flush()
+      case .idle, .asked: break
       }
     default: break
     }

@@ -16,7 +16,8 @@ import Msglog
 /// most of the last; an event stream with nothing to send is parked until a
 /// commit. Closing after an answer goes through a short linger (the output
 /// shut, what the client still sends read and dropped), so that the answer
-/// reaches a client still sending instead of being lost to a reset.
+/// reaches a client still sending instead of being lost to a reset. Where
+/// it is, and what only that part of its life needs, is its `state`.
 final class Connection: @unchecked Sendable {  // its loop's thread only
   let transport: any Transport
   /// The peer's address.
@@ -32,49 +33,22 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   unowned let loop: EventLoop
   var core: ServerCore { loop.core }
 
-  enum Phase {
-    /// Waiting for a request's head, due by then.
-    case head(due: Deadline)
-    /// Reading the body of `head`, whose bytes are held in the budget.
-    case body(RequestHead, due: Deadline, reserved: Int)
-    /// A worker is answering.
-    case handling
-    /// Sending an answer.
-    case answering
-    /// The answer sent and the output shut; input dropped until the end or then.
-    case lingering(until: Deadline)
-    case closed
-  }
-
-  var phase: Phase
+  var state: ConnectionState
   var decoder = RequestDecoder(bodyLimit: ServerConfiguration.bodyLimit)
   var input: [UInt8] = []
   var inputStart = 0
   var output: [UInt8] = []
   var outputStart = 0
-  /// The current answer's body, pulled as the client reads.
-  var producer: (any BodyProducer)? = nil
-  var producing = false
-  var chunked = false
-  var bodyDone = true
-  var closeAfter = false
-  var waitingFor: UInt64? = nil
-  var retryAt: Deadline? = nil
-  /// When a parked stream asks its producer again even without a commit
-  /// (`BodyProducer.recheckAfter`: a named token's follow, which a
-  /// revocation must end).
-  var recheckAt: Deadline? = nil
-  /// When the client last took bytes (or an answer started), for the stall limit.
-  var lastProgress = Deadline.now()
-  /// The socket's unsent bytes at the last tick with output waiting.
-  var unsentAtTick: Int? = nil
-  /// When the stream last sent anything, for its keep-alive comments.
-  var lastSent = Deadline.now()
+  /// The client ended its side (nothing more will be read).
   var peerEnded = false
   var interest: UInt32 = 0
   var counted = true
+  /// The server is stopping: each answer closes the connection after it.
   var stopping = false
-  /// The request being answered, for its log line and metrics.
+  /// The request being answered, for its log line and metrics: begun when
+  /// its head is judged, before the state knows whether a body follows,
+  /// and ended when its answer's last byte is written or the connection
+  /// closes under it.
   var exchange: Exchange? = nil
   /// Bytes written to the client so far.
   var written = 0
@@ -92,7 +66,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     viaProxy = loop.core.proxies.trusts(address)
     countedUnder = viaProxy ? nil : address
     client = address
-    phase = .head(due: .after(seconds: loop.core.headerDeadline))
+    state = .readingHead(due: .after(seconds: loop.core.headerDeadline))
     interest = EventLoop.readable | UInt32(EPOLLRDHUP.rawValue)
   }
 
@@ -111,9 +85,9 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       return close()
     }
     if flags & Self.readableFlags != 0 || (flags & EventLoop.writable != 0 && transport.needsWritable) { readInput() }
-    if case .closed = phase { return }
+    if case .closed = state { return }
     if flags & EventLoop.writable != 0 { flush() }
-    if case .closed = phase { return }
+    if case .closed = state { return }
     updateInterest()
   }
 
@@ -122,7 +96,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   func readInput() {
     let buffer = loop.scratch
     while true {
-      if case .lingering = phase {
+      if case .lingering = state {
         // Dropped: nothing after a refused request is read as a request.
         switch transport.read(into: buffer) {
         case .bytes: continue
@@ -144,7 +118,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
         }
         input.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[..<count]))
         processInput()
-        if case .closed = phase { return }
+        if case .closed = state { return }
       case .wouldBlock:
         return
       case .ended, .failed:
@@ -158,8 +132,8 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   /// ahead while one is answered.
   var wantsInput: Bool {
     if peerEnded { return false }
-    switch phase {
-    case .head, .body: return true
+    switch state {
+    case .readingHead, .readingBody: return true
     case .handling, .answering: return input.count - inputStart < Self.readAhead
     case .lingering: return true
     case .closed: return false
@@ -169,11 +143,11 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   /// The client ended its side: a follower that hangs up frees its slot at
   /// once; a request already read still gets its answer.
   func peerHungUp() {
-    switch phase {
-    case .head, .body, .lingering, .closed: close()
-    case .handling: closeAfter = true
-    case .answering:
-      if producer != nil { close() } else { closeAfter = true }
+    switch state {
+    case .readingHead, .readingBody, .lingering, .closed: close()
+    case .handling: break  // answered with `Connection: close` (`answer`)
+    case .answering(let answer):
+      if case .streaming = answer.body { close() } else { state.answer?.closeAfter = true }
     }
   }
 
@@ -192,8 +166,8 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
 
   func processInput() {
     while true {
-      switch phase {
-      case .head, .body: break
+      switch state {
+      case .readingHead, .readingBody: break
       default: return
       }
       let (taken, event) = input.withUnsafeBytes { raw in
@@ -207,7 +181,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       switch event {
       case .head(let head): judge(head)
       case .request(let head, let body):
-        if case .body(_, _, let reserved) = phase { core.budget.release(reserved) }
+        releaseBody()
         dispatch(head, body: body)
       case .refused(let error):
         releaseBody()
@@ -267,7 +241,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
         .error(HTTPError(status: 503, message: "the server holds too many request bodies now; retry shortly")),
         method: head.method, close: true)
     }
-    phase = .body(head, due: .after(seconds: core.bodyDeadline), reserved: reserve)
+    state = .readingBody(head, due: .after(seconds: core.bodyDeadline), reserved: reserve)
     if head.expectsContinue { output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8) }
     if case .request(let head, let body)? = decoder.readBody(of: head) {
       core.budget.release(reserve)
@@ -277,15 +251,15 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   }
 
   func releaseBody() {
-    if case .body(_, _, let reserved) = phase {
+    if case .readingBody(_, _, let reserved) = state {
       core.budget.release(reserved)
-      phase = .handling
+      state = .handling
     }
   }
 
   /// A whole request goes to a worker; its answer comes back to the loop.
   func dispatch(_ head: RequestHead, body: [UInt8]) {
-    phase = .handling
+    state = .handling
     let request: Request
     do {
       request = try self.request(head, body: body)
@@ -307,11 +281,13 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   }
 
   func answer(_ response: Response, to head: RequestHead) {
-    guard case .handling = phase else {
+    guard case .handling = state else {
       cancel(response)
       return
     }
-    send(response, method: head.method, close: !head.keepAlive || closeAfter, version: head.version)
+    // A client that ended its side while its request was handled gets its
+    // answer, and the close said (`send` says it when stopping).
+    send(response, method: head.method, close: !head.keepAlive || peerEnded, version: head.version)
   }
 
   func cancel(_ response: Response) {
