@@ -35,12 +35,14 @@ extension Connection {
       return
     }
     state = .answering(.init(closeAfter: close, body: .streaming(.init(producer: body, chunked: chunked))))
+    lastProgress = .now()
     flush()
   }
 
   /// An answer whose bytes are all in `output`.
   func finishAnswer(close: Bool) {
     state = .answering(.init(closeAfter: close, body: .complete))
+    lastProgress = .now()
     flush()
   }
 
@@ -136,7 +138,7 @@ extension Connection {
       case .bytes(let count):
         outputStart += count
         written += count
-        state.answer?.lastProgress = .now()
+        lastProgress = .now()
       case .wouldBlock:
         break writing
       case .ended:

@@ -15,7 +15,7 @@ extension Connection {
       send(
         .error(HTTPError(status: 408, message: "the request's head did not arrive within \(Int(core.headerDeadline)) s")),
         method: "GET", close: true)
-    case .readingBody(_, let due, _) where due <= now:
+    case .readingBody(let due, _) where due <= now:
       decoder.stop()
       releaseBody()
       send(
@@ -23,14 +23,13 @@ extension Connection {
         method: "GET", close: true)
     case .lingering(let until) where until <= now:
       close()
-    case .answering(var answer):
+    case .answering:
       if outputStart < output.count {
         // The socket is full: the client still takes what it holds, or takes nothing.
         let unsent = transport.unsentBytes
-        if let unsent, let before = answer.unsentAtTick, unsent < before { answer.lastProgress = now }
-        answer.unsentAtTick = unsent
-        state = .answering(answer)
-        if now.nanoseconds - answer.lastProgress.nanoseconds > UInt64(core.stallLimit * 1e9) {
+        if let unsent, let before = unsentAtTick, unsent < before { lastProgress = now }
+        unsentAtTick = unsent
+        if now.nanoseconds - lastProgress.nanoseconds > UInt64(core.stallLimit * 1e9) {
           return close()  // a client that takes nothing does not hold its answer for ever
         }
       }

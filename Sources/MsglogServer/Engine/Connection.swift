@@ -33,12 +33,21 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   unowned let loop: EventLoop
   var core: ServerCore { loop.core }
 
-  var state: ConnectionState
+  /// Read and replaced several times a request, never held across a call:
+  /// not checked for exclusive access at each use (a class's stored `var`
+  /// is, at some 80 instructions a time).
+  @exclusivity(unchecked) var state: ConnectionState
   var decoder = RequestDecoder(bodyLimit: ServerConfiguration.bodyLimit)
   var input: [UInt8] = []
   var inputStart = 0
   var output: [UInt8] = []
   var outputStart = 0
+  /// When the client last took bytes (or an answer began), for the stall
+  /// limit: kept by every write, looked at while an answer waits in the
+  /// output.
+  var lastProgress = Deadline.now()
+  /// The socket's unsent bytes at the last tick with output waiting.
+  var unsentAtTick: Int? = nil
   /// The client ended its side (nothing more will be read).
   var peerEnded = false
   var interest: UInt32 = 0
@@ -241,7 +250,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
         .error(HTTPError(status: 503, message: "the server holds too many request bodies now; retry shortly")),
         method: head.method, close: true)
     }
-    state = .readingBody(head, due: .after(seconds: core.bodyDeadline), reserved: reserve)
+    state = .readingBody(due: .after(seconds: core.bodyDeadline), reserved: reserve)
     if head.expectsContinue { output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8) }
     if case .request(let head, let body)? = decoder.readBody(of: head) {
       core.budget.release(reserve)
@@ -251,7 +260,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   }
 
   func releaseBody() {
-    if case .readingBody(_, _, let reserved) = state {
+    if case .readingBody(_, let reserved) = state {
       core.budget.release(reserved)
       state = .handling
     }

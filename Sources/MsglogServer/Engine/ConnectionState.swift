@@ -10,8 +10,9 @@ import Msglog
 enum ConnectionState {
   /// Waiting for a request's head, due by then.
   case readingHead(due: Deadline)
-  /// Reading the body of `head`, whose bytes are held in the server's budget.
-  case readingBody(RequestHead, due: Deadline, reserved: Int)
+  /// Reading a request's body (its head is the decoder's), whose bytes
+  /// are held in the server's budget.
+  case readingBody(due: Deadline, reserved: Int)
   /// A worker is answering.
   case handling
   /// Writing an answer.
@@ -26,10 +27,6 @@ enum ConnectionState {
     /// Whether the connection closes once the answer is out.
     var closeAfter: Bool
     var body: Body
-    /// When the client last took bytes (or the answer began), for the stall limit.
-    var lastProgress = Deadline.now()
-    /// The socket's unsent bytes at the last tick with output waiting.
-    var unsentAtTick: Int? = nil
 
     enum Body {
       /// All of it is in the output.
