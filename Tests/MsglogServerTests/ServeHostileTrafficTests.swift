@@ -160,7 +160,8 @@ import Testing
         }
       }
     }
-    usleep(500_000)
+    // The peak counts once the server has read all the clients sent.
+    #expect(SocketQueues.waitUntilServerReadAll(port: server.port), "the server left bytes unread")
     let peak = try ServeSafetyTests.memory(of: server.pid)
     for socket in sockets {
       let answer = socket.receive(seconds: 0.05, until: LoopbackSocket.isWholeAnswer)
