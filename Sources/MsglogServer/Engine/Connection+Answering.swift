@@ -50,19 +50,19 @@ extension Connection {
   func pull() {
     guard let stream = state.stream, case .idle = stream.pull, output.count - outputStart < Self.lowWater
     else { return }
-    state.stream?.pull = .asked
+    stream.pull = .asked
     let producer = stream.producer
     let loop = self.loop
     let submitted = core.pool.submit { [self] in
       let chunk = producer.next()
       loop.execute { [self] in received(chunk) }
     }
-    if !submitted { state.stream?.pull = .retrying(at: .after(seconds: 0.1)) }
+    if !submitted { stream.pull = .retrying(at: .after(seconds: 0.1)) }
   }
 
   func received(_ chunk: BodyChunk) {
     guard let stream = state.stream, case .asked = stream.pull else { return }
-    state.stream?.pull = .idle
+    stream.pull = .idle
     let producer = stream.producer
     if outputStart > 0 {
       // What the client took goes before more is added: the output holds
@@ -85,18 +85,18 @@ extension Connection {
       if stopping {
         endBody()
       } else if core.commits.head < seq {
-        state.stream?.pull = .parked(seq: seq, recheckAt: producer.recheckAfter.map { .after(seconds: $0) })
+        stream.pull = .parked(seq: seq, recheckAt: producer.recheckAfter.map { .after(seconds: $0) })
         loop.park(self)
       }
     case .retry(let seconds):
-      if stopping { endBody() } else { state.stream?.pull = .retrying(at: .after(seconds: seconds)) }
+      if stopping { endBody() } else { stream.pull = .retrying(at: .after(seconds: seconds)) }
     }
     flush()
   }
 
   func appendBody(_ bytes: [UInt8]) {
     guard !bytes.isEmpty, let stream = state.stream else { return }
-    state.stream?.lastSent = .now()
+    stream.lastSent = .now()
     if stream.chunked {
       output += Array((String(bytes.count, radix: 16) + "\r\n").utf8)
       output += bytes
@@ -115,8 +115,8 @@ extension Connection {
 
   /// The log's head moved: an event stream waiting for it goes on.
   func headAdvanced(to head: UInt64) {
-    guard case .parked(let seq, _)? = state.stream?.pull, head >= seq else { return }
-    state.stream?.pull = .idle
+    guard let stream = state.stream, case .parked(let seq, _) = stream.pull, head >= seq else { return }
+    stream.pull = .idle
     loop.unpark(self)
     pull()
   }

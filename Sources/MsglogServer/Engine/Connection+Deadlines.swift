@@ -33,14 +33,15 @@ extension Connection {
           return close()  // a client that takes nothing does not hold its answer for ever
         }
       }
-      switch state.stream?.pull {
-      case .retrying(let at)? where at <= now:
-        state.stream?.pull = .idle
+      guard let stream = state.stream else { return }
+      switch stream.pull {
+      case .retrying(let at) where at <= now:
+        stream.pull = .idle
         pull()
-      case .parked(_, let at?)? where at <= now:
+      case .parked(_, let at?) where at <= now:
         // Parked without a commit for its deadline: asked again (it ends
         // if its token was revoked), then parked again.
-        state.stream?.pull = .idle
+        stream.pull = .idle
         loop.unpark(self)
         pull()
       default: break

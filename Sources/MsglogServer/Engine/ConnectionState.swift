@@ -36,14 +36,21 @@ enum ConnectionState {
     }
   }
 
-  /// A streamed answer's body.
-  struct StreamedBody {
+  /// A streamed answer's body: a reference, so that what changes with
+  /// each piece (what its producer is doing, when it last sent) changes in
+  /// place rather than by rewriting the state around it.
+  final class StreamedBody {
     let producer: any BodyProducer
     /// Chunked (HTTP/1.1), or ended by the close (HTTP/1.0).
     let chunked: Bool
     var pull = Pull.idle
     /// When it last sent anything, for its keep-alive comments.
     var lastSent = Deadline.now()
+
+    init(producer: any BodyProducer, chunked: Bool) {
+      self.producer = producer
+      self.chunked = chunked
+    }
 
     /// What its producer is doing.
     enum Pull {
@@ -75,18 +82,10 @@ extension ConnectionState {
     }
   }
 
-  /// The stream of the answer being written, changed in place; nothing
-  /// when there is none.
+  /// The stream of the answer being written; nothing when there is none.
   var stream: StreamedBody? {
-    get {
-      guard case .answering(let answer) = self, case .streaming(let stream) = answer.body else { return nil }
-      return stream
-    }
-    set {
-      guard case .answering(var answer) = self, case .streaming = answer.body, let newValue else { return }
-      answer.body = .streaming(newValue)
-      self = .answering(answer)
-    }
+    guard case .answering(let answer) = self, case .streaming(let stream) = answer.body else { return nil }
+    return stream
   }
 
   /// The stream's body has all been made: what is left is in the output.
