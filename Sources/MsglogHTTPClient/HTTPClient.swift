@@ -18,32 +18,32 @@ import Synchronization
 /// Answers of any status are answers (a 409 is the caller's to read);
 /// errors are `HTTPClientError`s: the request could not be sent, or the
 /// answer did not come whole.
-public final class HTTPClient: Sendable {
-  public struct Configuration: Sendable {
+package final class HTTPClient: Sendable {
+  package struct Configuration: Sendable {
     /// Sent as `Authorization: Bearer TOKEN` with every request.
-    public var token: String?
+    package var token: String?
     /// PEM certificates to trust instead of the system's roots (for a
     /// server whose certificate a team's own authority signed).
-    public var caFile: String?
+    package var caFile: String?
     /// The longest wait for a connection (and its TLS handshake).
-    public var connectTimeout: Double
+    package var connectTimeout: Double
     /// The longest wait for the next byte of an answer (or for the server
     /// to take the next byte of a request).
-    public var idleTimeout: Double
+    package var idleTimeout: Double
     /// The `User-Agent` (`msglog/VERSION`).
-    public var userAgent: String
+    package var userAgent: String
     /// The longest answer head taken, in bytes.
-    public var headLimit: Int
+    package var headLimit: Int
     /// The program that makes https:// connections for a process that
     /// cannot run GnuTLS itself (a static executable; see `TLSRelay`);
     /// nil: `msglog-tls` beside the running executable. A process that can
     /// run GnuTLS uses it only when `relaysTLS` is set.
-    public var tlsHelper: String?
+    package var tlsHelper: String?
     /// Makes https:// connections through `tlsHelper` even where GnuTLS
     /// could run in this process (for tests of the helper).
-    public var relaysTLS: Bool
+    package var relaysTLS: Bool
 
-    public init(
+    package init(
       token: String? = nil, caFile: String? = nil, connectTimeout: Double = 10, idleTimeout: Double = 30,
       userAgent: String = "msglog", headLimit: Int = 65_536, tlsHelper: String? = nil, relaysTLS: Bool = false
     ) {
@@ -58,8 +58,8 @@ public final class HTTPClient: Sendable {
     }
   }
 
-  public let url: HTTPURL
-  public let configuration: Configuration
+  package let url: HTTPURL
+  package let configuration: Configuration
   let cancellation = Cancellation()
   /// Kept connections, newest last; and the credentials, once loaded.
   private let state = Mutex(State())
@@ -77,14 +77,14 @@ public final class HTTPClient: Sendable {
     let connection: Connection
   }
 
-  public init(_ url: HTTPURL, _ configuration: Configuration = Configuration()) {
+  package init(_ url: HTTPURL, _ configuration: Configuration = Configuration()) {
     self.url = url
     self.configuration = configuration
   }
 
   /// Sends `request` and reads the whole answer, at most `limit` body
   /// bytes (more: `.answerTooLarge`).
-  public func send(_ request: HTTPRequest, limit: Int) throws -> HTTPResponse {
+  package func send(_ request: HTTPRequest, limit: Int) throws -> HTTPResponse {
     let stream = try open(request)
     let body = try stream.readAll(limit: limit)
     return HTTPResponse(head: stream.head, body: body)
@@ -94,7 +94,7 @@ public final class HTTPClient: Sendable {
   /// body is read from the stream as it comes. Finish the stream (read to
   /// its end, or `close()` it) before its connection can carry another
   /// request; a stream dropped unfinished closes its connection.
-  public func open(_ request: HTTPRequest) throws -> HTTPResponseStream {
+  package func open(_ request: HTTPRequest) throws -> HTTPResponseStream {
     let bytes = try request.encoded(for: url, token: configuration.token, userAgent: configuration.userAgent)
     let idle = request.idleTimeout ?? configuration.idleTimeout
     let exchange = request.exchangeTimeout.map(ExchangeDeadline.init)
@@ -131,12 +131,12 @@ public final class HTTPClient: Sendable {
   /// Ends every blocked wait of this client now, and every request after,
   /// with `.cancelled`. Safe from any thread, and from a signal handler's
   /// thread (one write to an eventfd).
-  public func cancel() { cancellation.raise() }
+  package func cancel() { cancellation.raise() }
 
-  public var isCancelled: Bool { cancellation.isRaised }
+  package var isCancelled: Bool { cancellation.isRaised }
 
   /// Closes the kept connections (they close with the client too).
-  public func closeIdleConnections() {
+  package func closeIdleConnections() {
     let idle = state.withLock { state in
       defer { state.idle.removeAll() }
       return state.idle
@@ -146,7 +146,7 @@ public final class HTTPClient: Sendable {
 
   /// How many connections this client has opened so far (a test sees
   /// keep-alive at work by it).
-  public var connectionsOpened: Int { state.withLock { $0.opened } }
+  package var connectionsOpened: Int { state.withLock { $0.opened } }
 
   // MARK: - Connections
 

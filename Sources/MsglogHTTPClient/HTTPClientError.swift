@@ -6,7 +6,7 @@
 /// Its `description` is a lowercase sentence fit for `msglog: …`. It names
 /// the server as `host:port` (an `HTTPURL` never holds credentials, and a
 /// token is never part of a message).
-public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
   /// The URL is not one the client can use (with the reason, the URL
   /// redacted).
   case invalidURL(String)
@@ -31,14 +31,14 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
   /// `HTTPClient.cancel()` was called.
   case cancelled(origin: String)
 
-  public enum TimeoutPhase: Sendable, Equatable {
+  package enum TimeoutPhase: Sendable, Equatable {
     case connect, answer
     /// The whole exchange (`HTTPRequest.exchangeTimeout`), however steadily
     /// bytes came.
     case exchange
   }
 
-  public var description: String {
+  package var description: String {
     switch self {
     case .invalidURL(let reason), .invalidRequest(let reason): return reason
     case .unreachable(let origin, let reason): return "cannot reach \(origin): \(reason)"
@@ -64,7 +64,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
 /// Why TLS failed: the certificate checks by name, since each asks the
 /// user for something different (a CA file, a renewed certificate, the
 /// name the certificate is for).
-public enum TLSFailure: Error, Sendable, Equatable {
+package enum TLSFailure: Error, Sendable, Equatable {
   /// libgnutls.so.30 could not be loaded (the loader's reason).
   case unavailable(String)
   /// The CA file could not be read, or holds no certificate.

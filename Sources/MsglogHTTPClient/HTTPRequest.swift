@@ -1,29 +1,29 @@
 /// One request, relative to the client's URL.
-public struct HTTPRequest: Sendable {
-  public var method: String
+package struct HTTPRequest: Sendable {
+  package var method: String
   /// The path from `/` with its query (`/api/sync?protocol=1`), appended
   /// to the client's URL path; sent as is (encode it yourself).
-  public var target: String
+  package var target: String
   /// Beyond those the client sets itself (`Host`, `User-Agent`,
   /// `Authorization` from the token, `Content-Length`).
-  public var headers: [HTTPHeader]
-  public var body: [UInt8]?
+  package var headers: [HTTPHeader]
+  package var body: [UInt8]?
   /// The longest wait for the answer's next byte, for this request (a
   /// follow waits longer than a page); nil: the client's.
-  public var idleTimeout: Double?
+  package var idleTimeout: Double?
   /// The longest the whole exchange may take — connecting, sending, the
   /// answer's head (however many interim answers come first) and its body
   /// — however steadily the server trickles bytes; nil: no bound but the
   /// idle one. An answer read as a stream is bounded too, until its end.
-  public var exchangeTimeout: Double?
+  package var exchangeTimeout: Double?
   /// Whether the request may be sent again, once, when a kept connection
   /// turns out to have been closed by the server before any of the answer
   /// arrived (the ordinary race of keep-alive). True for `GET`; for a
   /// `POST` only when sending it twice does no harm (the sync's push: a
   /// change done twice is answered, not done again).
-  public var retriesOnStaleConnection: Bool
+  package var retriesOnStaleConnection: Bool
 
-  public init(
+  package init(
     method: String, target: String, headers: [HTTPHeader] = [], body: [UInt8]? = nil, idleTimeout: Double? = nil,
     exchangeTimeout: Double? = nil, retriesOnStaleConnection: Bool? = nil
   ) {
@@ -37,7 +37,7 @@ public struct HTTPRequest: Sendable {
   }
 
   /// A `GET`, with `Accept` when given.
-  public static func get(
+  package static func get(
     _ target: String, accept: String? = nil, idleTimeout: Double? = nil, exchangeTimeout: Double? = nil
   ) -> HTTPRequest {
     HTTPRequest(
@@ -47,7 +47,7 @@ public struct HTTPRequest: Sendable {
 
   /// A `POST` of a JSON document (`Content-Type: application/json`, as
   /// the server requires of every write).
-  public static func post(
+  package static func post(
     _ target: String, json: [UInt8], exchangeTimeout: Double? = nil, retriesOnStaleConnection: Bool = false
   ) -> HTTPRequest {
     HTTPRequest(

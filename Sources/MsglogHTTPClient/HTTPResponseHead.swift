@@ -1,13 +1,13 @@
 /// An answer's status line and header fields, as the server sent them.
-public struct HTTPResponseHead: Sendable, Equatable {
+package struct HTTPResponseHead: Sendable, Equatable {
   /// `HTTP/1.1` or `HTTP/1.0`.
-  public var version: String
-  public var status: Int
-  public var reason: String
+  package var version: String
+  package var status: Int
+  package var reason: String
   /// In the order sent; names as sent (compare them without case).
-  public var headers: [HTTPHeader]
+  package var headers: [HTTPHeader]
 
-  public init(version: String = "HTTP/1.1", status: Int, reason: String = "", headers: [HTTPHeader] = []) {
+  package init(version: String = "HTTP/1.1", status: Int, reason: String = "", headers: [HTTPHeader] = []) {
     self.version = version
     self.status = status
     self.reason = reason
@@ -15,13 +15,13 @@ public struct HTTPResponseHead: Sendable, Equatable {
   }
 
   /// Every value of the field `name` (any case), in order.
-  public func values(of name: String) -> [String] {
+  package func values(of name: String) -> [String] {
     let name = name.lowercased()
     return headers.filter { $0.name.lowercased() == name }.map(\.value)
   }
 
   /// The first value of the field `name` (any case).
-  public func value(of name: String) -> String? { values(of: name).first }
+  package func value(of name: String) -> String? { values(of: name).first }
 
   /// The comma-separated elements of every `name` field, trimmed, in
   /// lowercase (`Connection: keep-alive, Upgrade`).
@@ -36,11 +36,11 @@ public struct HTTPResponseHead: Sendable, Equatable {
 }
 
 /// One header field.
-public struct HTTPHeader: Sendable, Equatable, Hashable {
-  public var name: String
-  public var value: String
+package struct HTTPHeader: Sendable, Equatable, Hashable {
+  package var name: String
+  package var value: String
 
-  public init(_ name: String, _ value: String) {
+  package init(_ name: String, _ value: String) {
     self.name = name
     self.value = value
   }

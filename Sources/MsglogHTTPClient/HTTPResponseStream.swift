@@ -7,11 +7,11 @@ import MsglogHTTPWire
 /// Read it on one thread. When the body has been read to its end, its
 /// connection goes back to the client for the next request; `close()` (or
 /// dropping the stream) before that closes the connection instead.
-public final class HTTPResponseStream {
-  public let head: HTTPResponseHead
-  public var status: Int { head.status }
+package final class HTTPResponseStream {
+  package let head: HTTPResponseHead
+  package var status: Int { head.status }
   /// The server, as messages name it.
-  public var origin: String { client.url.origin }
+  package var origin: String { client.url.origin }
 
   private enum Body {
     case length(remaining: Int)
@@ -52,7 +52,7 @@ public final class HTTPResponseStream {
   deinit { connection = nil }
 
   /// Whether the body has been read to its end.
-  public var isFinished: Bool {
+  package var isFinished: Bool {
     if case .finished = body { return true }
     return false
   }
@@ -60,7 +60,7 @@ public final class HTTPResponseStream {
   /// The next piece of the body as it arrived (never empty), waiting for
   /// it at most the idle timeout (and no later than the exchange's bound);
   /// nil once the body has ended.
-  public func next() throws -> [UInt8]? {
+  package func next() throws -> [UInt8]? {
     if let failure { throw failure }
     do {
       return try read()
@@ -74,7 +74,7 @@ public final class HTTPResponseStream {
 
   /// The rest of the body, at most `limit` bytes (more: `.answerTooLarge`,
   /// and the connection is closed).
-  public func readAll(limit: Int) throws -> [UInt8] {
+  package func readAll(limit: Int) throws -> [UInt8] {
     var all: [UInt8] = []
     while let piece = try next() {
       guard all.count + piece.count <= limit else {
@@ -89,7 +89,7 @@ public final class HTTPResponseStream {
 
   /// Stops reading: the connection is closed (the rest of the body is
   /// never read), and a later `next()` returns nil.
-  public func close() {
+  package func close() {
     connection = nil
     body = .finished
   }

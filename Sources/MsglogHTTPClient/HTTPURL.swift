@@ -9,14 +9,14 @@
 /// refused, since a token travels in `Authorization`, never in a URL that
 /// ends up in shell histories and messages; and the refusal does not repeat
 /// them. The fragment (`#…`) is dropped, as a client never sends it.
-public struct HTTPURL: Sendable, Equatable, Hashable, CustomStringConvertible {
-  public enum Scheme: String, Sendable {
+package struct HTTPURL: Sendable, Equatable, Hashable, CustomStringConvertible {
+  package enum Scheme: String, Sendable {
     case http, https
 
     var defaultPort: UInt16 { self == .http ? 80 : 443 }
   }
 
-  public enum Host: Sendable, Equatable, Hashable {
+  package enum Host: Sendable, Equatable, Hashable {
     /// A name for `getaddrinfo`, in lowercase.
     case name(String)
     case ipv4(String)
@@ -24,17 +24,17 @@ public struct HTTPURL: Sendable, Equatable, Hashable, CustomStringConvertible {
     case ipv6(String)
   }
 
-  public let scheme: Scheme
-  public let host: Host
-  public let port: UInt16
+  package let scheme: Scheme
+  package let host: Host
+  package let port: UInt16
   /// Begins with `/`; `/` when the URL has none. Every request's path is
   /// appended to it (a server behind a reverse proxy at `/msglog`).
-  public let path: String
+  package let path: String
   /// Without its `?`; nil when there is none.
-  public let query: String?
+  package let query: String?
 
   /// Parses `text`; throws `HTTPClientError.invalidURL` with the reason.
-  public init(_ text: String) throws {
+  package init(_ text: String) throws {
     func refuse(_ reason: String) -> HTTPClientError {
       .invalidURL("the URL \(HTTPURL.redacting(text)) \(reason)")
     }
@@ -120,7 +120,7 @@ public struct HTTPURL: Sendable, Equatable, Hashable, CustomStringConvertible {
   }
 
   /// The server as messages name it: `host:port`, `[v6]:port`.
-  public var origin: String { hostForHeader + ":" + String(port) }
+  package var origin: String { hostForHeader + ":" + String(port) }
 
   /// The host as `Host` carries it, and a URL shows it: an IPv6 address in brackets.
   var hostForHeader: String {
@@ -144,7 +144,7 @@ public struct HTTPURL: Sendable, Equatable, Hashable, CustomStringConvertible {
 
   /// The URL again, normalized: scheme and host in lowercase, the port
   /// only when it is not the default.
-  public var description: String {
+  package var description: String {
     scheme.rawValue + "://" + hostHeader + (path == "/" && query == nil ? "" : path) + (query.map { "?" + $0 } ?? "")
   }
 
@@ -156,7 +156,7 @@ public struct HTTPURL: Sendable, Equatable, Hashable, CustomStringConvertible {
 
   /// `text` with any userinfo removed (`https://u:p@h/x` → `https://h/x`),
   /// for a message about a URL that may not even parse.
-  public static func redacting(_ text: String) -> String {
+  package static func redacting(_ text: String) -> String {
     guard let separator = text.firstRange(of: "://") else { return text }
     let rest = text[separator.upperBound...]
     let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex

@@ -1,16 +1,16 @@
 import MsglogHTTPWire
 
 /// One event of a `text/event-stream` answer (`/api/follow`).
-public struct ServerSentEvent: Sendable, Equatable {
+package struct ServerSentEvent: Sendable, Equatable {
   /// The stream's last event id when this event was dispatched (msglog
   /// sends the event's seq).
-  public var id: String?
+  package var id: String?
   /// The `event:` field; nil for the default type, `message`.
-  public var event: String?
+  package var event: String?
   /// The `data:` lines, joined with line feeds.
-  public var data: String
+  package var data: String
 
-  public init(id: String? = nil, event: String? = nil, data: String) {
+  package init(id: String? = nil, event: String? = nil, data: String) {
     self.id = id
     self.event = event
     self.data = data
@@ -22,8 +22,8 @@ public struct ServerSentEvent: Sendable, Equatable {
 /// a quiet stream alive; an empty line dispatches the event; an event
 /// without data is none), with a bound on a line's length so a server
 /// cannot make it buffer without end.
-public struct ServerSentEventParser: Sendable {
-  public private(set) var lastEventID: String?
+package struct ServerSentEventParser: Sendable {
+  package private(set) var lastEventID: String?
   private var line: [UInt8] = []
   private var data: [UInt8] = []
   private var hasData = false
@@ -32,11 +32,11 @@ public struct ServerSentEventParser: Sendable {
   private var atStart = true
   private let lineLimit: Int
 
-  public init(lineLimit: Int = 1 << 20) { self.lineLimit = lineLimit }
+  package init(lineLimit: Int = 1 << 20) { self.lineLimit = lineLimit }
 
   /// Reads `bytes`, returning the events they complete, in order. Throws
   /// `HTTPSyntaxError` for an event longer than the limit.
-  public mutating func feed(_ bytes: some Sequence<UInt8>) throws -> [ServerSentEvent] {
+  package mutating func feed(_ bytes: some Sequence<UInt8>) throws -> [ServerSentEvent] {
     var events: [ServerSentEvent] = []
     for byte in bytes {
       if afterCR {
@@ -103,22 +103,22 @@ public struct ServerSentEventParser: Sendable {
 }
 
 /// The events of a streamed answer, one at a time as they arrive.
-public final class ServerSentEventReader {
-  public let stream: HTTPResponseStream
+package final class ServerSentEventReader {
+  package let stream: HTTPResponseStream
   private var parser: ServerSentEventParser
   private var ready: [ServerSentEvent] = []
 
-  public init(_ stream: HTTPResponseStream, lineLimit: Int = 1 << 20) {
+  package init(_ stream: HTTPResponseStream, lineLimit: Int = 1 << 20) {
     self.stream = stream
     parser = ServerSentEventParser(lineLimit: lineLimit)
   }
 
-  public var lastEventID: String? { parser.lastEventID }
+  package var lastEventID: String? { parser.lastEventID }
 
   /// The next event, waiting for it (each wait at most the idle timeout:
   /// a server's keep-alive comments reset it); nil when the server ends
   /// the stream. `HTTPClient.cancel()` ends a wait with `.cancelled`.
-  public func next() throws -> ServerSentEvent? {
+  package func next() throws -> ServerSentEvent? {
     while ready.isEmpty {
       guard let piece = try stream.next() else { return nil }
       do {

@@ -2,9 +2,9 @@
 /// wrong, in words, and which fault it is, for the layer that knows whom to
 /// blame (the server answers a request with a status by its fault; the
 /// client names a malformed answer).
-public struct HTTPSyntaxError: Error, Equatable, Sendable {
+package struct HTTPSyntaxError: Error, Equatable, Sendable {
   /// What kind of wrong, which decides a server's status.
-  public enum Fault: Sendable, Equatable {
+  package enum Fault: Sendable, Equatable {
     /// Bytes the grammar does not allow (a server's 400).
     case malformed
     /// The request or status line is over its bound (414).
@@ -17,8 +17,8 @@ public struct HTTPSyntaxError: Error, Equatable, Sendable {
     case bodyTooLarge
   }
 
-  public let reason: String
-  public let fault: Fault
+  package let reason: String
+  package let fault: Fault
 
   package init(_ reason: String, fault: Fault = .malformed) {
     self.reason = reason

@@ -30,6 +30,10 @@ import Testing
     // The sync protocol's messages that were the door's before they had a
     // module of their own (the rest of it is the machinery's).
     "MsglogSyncProtocol": ["PushAnswer", "RecordPage", "RemoteHello"],
+    // Machinery the door uses and never shows: the HTTP client and its
+    // wire (the HTTP remote's, the command line's, msglog-tls's) and the
+    // PostgreSQL store are `package`, nothing of theirs public.
+    "MsglogHTTPClient": [], "MsglogHTTPWire": [], "MsglogPostgres": [],
   ]
 
   /// What a compiler outside the package needs to load the built modules:

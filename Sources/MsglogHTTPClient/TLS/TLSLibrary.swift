@@ -1,14 +1,14 @@
 import MsglogTLS
 
 /// GnuTLS, loaded with `dlopen` the first time it is needed.
-public enum TLSLibrary {
+package enum TLSLibrary {
   /// Loads libgnutls.so.30 (once per process) and returns its version
   /// (`3.7.9`); throws `HTTPClientError.tls(_, .unavailable)` with the
   /// loader's reason. Safe from any thread. A program can call it to
   /// check that it can speak https:// at all (the static `msglog` loads
   /// the shared library at run time).
   @discardableResult
-  public static func load() throws -> String {
+  package static func load() throws -> String {
     do throws(GnuTLS.Unavailable) {
       return try GnuTLS.load()
     } catch {
@@ -18,5 +18,5 @@ public enum TLSLibrary {
 
   /// Whether this process can run GnuTLS itself: not a static executable
   /// (see CGnuTLS's gnutls.c), which speaks TLS through a helper process.
-  public static var canRunInProcess: Bool { GnuTLS.canRunInProcess }
+  package static var canRunInProcess: Bool { GnuTLS.canRunInProcess }
 }

@@ -15,10 +15,10 @@
 /// length, then that many bytes: `D` data; `E` the server ended TLS with
 /// close_notify; `U` the connection ended without it; `X` an error line.
 /// The helper ends when either side does.
-public enum TLSRelay {
+package enum TLSRelay {
   /// The helper's whole program: `main` of an executable linked with this
   /// module (msglog-tls). Returns the exit code.
-  public static func run(_ arguments: [String]) -> Int32 {
+  package static func run(_ arguments: [String]) -> Int32 {
     guard arguments.count == 4 || arguments.count == 5, arguments[1] == "relay",
       let url = try? HTTPURL(arguments[2]), url.scheme == .https, let timeout = Double(arguments[3])
     else {
