@@ -128,9 +128,15 @@ import Testing
       let s = Sandbox()
       let file = try writeLines(s, editing: true)  // the ledger's way
       let child = s.start(["import", file])
-      // Deliberate: the other write is aimed at the import's first write
-      // (the race is the scenario, tried until it happens).
-      usleep(150_000)
+      // The other write is aimed at the import's first write: once the
+      // import is making the new database (its staging directory, beside
+      // the path or inside it, is there), the append makes it first.
+      func staging() -> Bool {
+        [s.dir, s.db].contains { path in
+          ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).contains { $0.contains("creating-") }
+        }
+      }
+      while child.process.isRunning, !staging() { usleep(1000) }  // how often to look, not a wait for time
       let other = s.run(["append", "other"])
       let r = child.finish()
       #expect(other.code == 0 && r.code == 0, "\(other) \(r)")
