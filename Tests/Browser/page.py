@@ -487,7 +487,7 @@ def text_is_isolated_wrapped_and_dated(ctx):
 def sending_appends_once(ctx):
     m = Msglog(ctx.msglog, ctx.dir)
     server = m.serve()
-    driver = browser(ctx.dir)
+    driver = browser(ctx.dir, network_log=True)
     open_page(driver, server, "send", "chat")
     box, send = driver.find_element(By.ID, "compose-text"), driver.find_element(By.ID, "send")
     box.send_keys("clicked twice")
@@ -500,11 +500,19 @@ def sending_appends_once(ctx):
     # A send the server does not get (its push blocked) is kept: shown at once, marked pending, the box emptied.
     driver.execute_cdp_cmd("Network.enable", {})
     driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/api/sync/push*"]})
+    network_events(driver)  # what came before the block
     box.send_keys("kept on failure", Keys.ENTER)
     wait_texts(driver, "chat", ["clicked twice", "kept on failure"], "a send while pushes fail")
     check(box.get_attribute("value") == "", "the box is not emptied: %r" % box.get_attribute("value"))
     check(pending_shown(driver) == ["kept on failure"], "marked pending: %r" % pending_shown(driver))
-    time.sleep(1)  # the page tries again meanwhile
+    # The page tries again while blocked: its first push and a retry, both stopped.
+    pushes = []
+
+    def tried_twice():
+        pushes.extend(e for e in network_events(driver) if e["method"] == "Network.requestWillBeSent"
+                      and "/api/sync/push" in e["params"]["request"]["url"])
+        return len(pushes) >= 2
+    wait_until("the page tries the blocked push again", tried_twice)
     check(len(events(server, "send")) == 1, "the blocked send wrote")
     # Unblocked, it is sent by the page's own retry: appended once, the mark gone.
     driver.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
