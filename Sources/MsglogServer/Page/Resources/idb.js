@@ -245,3 +245,41 @@ export function forgetTexts(ids) {
     if (renewed) await sealer().dropAllBut(renewed);
   });
 }
+
+/**
+ * What `owner` kept, gone (the server refused its token): its lists and
+ * every entry of the outbox it made. The entries removed that were not
+ * sent yet.
+ */
+export function forget(owner) {
+  return underKey("shared", () => transaction(["lists", "outbox"], "readwrite", async (s) => {
+    for (const key of await request(s.lists.getAllKeys())) {
+      if (key[0] === owner) s.lists.delete(key);
+    }
+    const removed = [];
+    for (const entry of await request(s.outbox.getAll())) {
+      if (entry.owner !== owner) continue;
+      s.outbox.delete(entry.key);
+      if (entry.seq === undefined) removed.push(entry);
+    }
+    return removed;
+  }));
+}
+
+/**
+ * This browser is used with `owner`'s token now: the lists other tokens
+ * read go (a page shows only its own token's anyway), and the entries
+ * kept before entries had owners become `owner`'s (the first page to use
+ * the storage after the upgrade is the one that made them). Another
+ * token's changes not sent yet stay, for it.
+ */
+export function keepOnly(owner) {
+  return underKey("shared", () => transaction(["lists", "outbox"], "readwrite", async (s) => {
+    for (const key of await request(s.lists.getAllKeys())) {
+      if (key[0] !== owner) s.lists.delete(key);
+    }
+    for (const entry of await request(s.outbox.getAll())) {
+      if (entry.owner === undefined) s.outbox.put({ ...entry, owner });
+    }
+  }));
+}
