@@ -9,6 +9,7 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { Forgetting } from "../../Sources/MsglogServer/Page/Resources/forget.js";
 import { StreamModel } from "../../Sources/MsglogServer/Page/Resources/model.js";
 import { naming } from "../../Sources/MsglogServer/Page/Resources/outbox.js";
 import { erasedChangeInWords, eraseFailedInWords } from "../../Sources/MsglogServer/Page/Resources/words.js";
@@ -112,6 +113,41 @@ describe("the outbox forgets an erased item", () => {
     assert.deepEqual(naming(entries, ["S", "N"]), [1, 3, 4, 5, 7]);
     assert.deepEqual(naming(entries, ["X"]), []);
     assert.deepEqual(naming([], ["S"]), []);
+  });
+});
+
+describe("forgetting", () => {
+  test("ids learned erased leave the model at once, then the outbox and the kept lists, together when they come in a burst", async () => {
+    const model = holding("apple", "secret", "cherry");
+    const calls = [];
+    let release;
+    const first = new Promise((resolve) => { release = resolve; });
+    const sync = { forget: async (ids) => { calls.push(["outbox", ids]); if (calls.length === 1) await first; } };
+    const idb = { forgetTexts: async (ids) => { calls.push(["kept", ids]); } };
+    const forgetting = new Forgetting({ model, sync, idb });
+    const told = [];
+    forgetting.on("forgot", (ids) => told.push(ids));
+    const one = forgetting.learn(["S"]);
+    assert.deepEqual(shown(model), ["apple", "cherry"], "off the screen before the storage is done");
+    // An erase by sender: more ids while the first are being forgotten; they go together next.
+    forgetting.learn(["A"]);
+    forgetting.learn(["X"]);
+    release();
+    await one;
+    assert.deepEqual(told, [["S"], ["A"], ["X"]]);
+    assert.deepEqual(calls, [["outbox", ["S"]], ["kept", ["S"]], ["outbox", ["A", "X"]], ["kept", ["A", "X"]]]);
+    assert.deepEqual(shown(model), ["cherry"]);
+  });
+
+  test("storage that refuses (the browser's is off) does not stop the next erase from being forgotten", async () => {
+    const model = holding("apple", "secret");
+    const calls = [];
+    const sync = { forget: async (ids) => { calls.push(ids); } };
+    const idb = { forgetTexts: async () => { throw new Error("storage off"); } };
+    const forgetting = new Forgetting({ model, sync, idb });
+    await forgetting.learn(["S"]);
+    await forgetting.learn(["A"]);
+    assert.deepEqual(calls, [["S"], ["A"]]);
   });
 });
 
