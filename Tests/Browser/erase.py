@@ -233,6 +233,14 @@ def delete_for_everyone_by_keyboard_and_finger(ctx):
     wait_texts(phone, "board", ["teal", "crimson", "plum"], "after a finger's Delete for everyone")
     check([i["text"] for i in items(server, "team/board")] == ["teal", "crimson", "plum"], "the server still lists 'gold'")
 
+    # A card deleted here (its note quotes it, with Undo), then erased by another client: the note goes with it.
+    plum = [i["id"] for i in items(server, "team/board") if i["text"] == "plum"][0]
+    page.delete_card(phone, "plum")
+    wait_until("the note quotes the deleted card", lambda: "Deleted card 'plum'" in note_text(phone), 30)
+    m.run("erase", plum, "--stream", "team/board")
+    wait_until("the note quoting the erased card goes", lambda: note_text(phone) == "", 30)
+    check("plum" not in page.page_text(phone), "the phone still shows 'plum' somewhere")
+
     # The server away: not kept to send later, and said.
     server.stop()
     wait_until("the phone says it is offline", lambda: status(phone)[0] == "offline", 30)
@@ -243,10 +251,10 @@ def delete_for_everyone_by_keyboard_and_finger(ctx):
     print("offline: %s" % " ".join(note_text(phone).split()))
     check(kept(phone)["outbox"] == [], "the erase was kept in the outbox: %r" % kept(phone)["outbox"])
     check(pending_shown(phone) == [], "the page shows a change pending: %r" % pending_shown(phone))
-    wait_texts(phone, "board", ["teal", "crimson", "plum"], "offline, the card stays")
+    wait_texts(phone, "board", ["teal", "crimson"], "offline, the card stays")
     server = m.serve("127.0.0.1:%d" % port, token=operator)
     wait_until("the phone is live again", lambda: status(phone)[0] == "live", 30)
-    check([i["text"] for i in items(server, "team/board")] == ["teal", "crimson", "plum"],
+    check([i["text"] for i in items(server, "team/board")] == ["teal", "crimson"],
           "something was erased when the server came back: %r" % items(server, "team/board"))
     check(shown_ids(phone) == [i["id"] for i in items(server, "team/board")], "the phone shows other cards than the server")
 

@@ -95,10 +95,13 @@ model.on("event", (event) => {
   slider.folded(event);
   if (event.op === "erase") forgetting.learn([event.id]);
 });
-// Items erased for everyone: off the screen, out of an edit under way and the past shown.
+// Items erased for everyone: off the screen, out of an edit under way, the past shown, a card being moved
+// and a note or an announcement quoting one.
 forgetting.on("forgot", (ids) => {
   chat.forgot(ids);
   slider.forgot(ids);
+  say.forgot(ids);
+  if (shown.isMoving() && shown.items().some((item) => ids.includes(item.id))) shown.cancelMoves();
   screen.scheduleRender();
 });
 // The parts drawn with the list bring themselves up to date at each render.

@@ -152,8 +152,8 @@ export class Board {
       this.screen.render();
       if (hadFocus && next) this.list.elements.get(next.id)?.focus();
       // A card deleted by mistake comes back where it was (after its predecessor).
-      this.say.note("Deleted card " + quoted(item.text) + ".", { label: "Undo", run: () => this.undo.undoChange(ref) });
-      this.say.announce("Deleted card " + quoted(item.text) + ". Undo is in the note at the top, or Control Z.");
+      this.say.note("Deleted card " + quoted(item.text) + ".", { label: "Undo", run: () => this.undo.undoChange(ref) }, id);
+      this.say.announce("Deleted card " + quoted(item.text) + ". Undo is in the note at the top, or Control Z.", id);
     } catch (e) {
       this.say.note("The card " + quoted(item.text) + " was not deleted: " + e.message + ".");
     }
