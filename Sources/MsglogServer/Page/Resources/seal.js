@@ -22,8 +22,10 @@ const ALGORITHM = "AES-GCM";
 
 /** Keys in the origin's private file system: a directory of files, one raw 256-bit key each. */
 export class FileKeys {
+  /** Whether the browser has the private file system and can write a file of it from the page (not every one can). */
   static available() {
-    return typeof navigator !== "undefined" && typeof navigator.storage?.getDirectory === "function";
+    return typeof navigator !== "undefined" && typeof navigator.storage?.getDirectory === "function"
+      && typeof FileSystemFileHandle === "function" && typeof FileSystemFileHandle.prototype.createWritable === "function";
   }
 
   async #directory() {
