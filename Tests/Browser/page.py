@@ -1322,18 +1322,12 @@ def page_log(driver):
 
 
 def kept(driver):
-    """What the browser's IndexedDB holds: every list kept and every outbox entry, as stored."""
+    """What the browser's IndexedDB holds: every list kept and every outbox entry, opened by the page's own idb.js
+    (their texts are sealed: seal.js)."""
     return driver.execute_async_script("""
         const done = arguments[arguments.length - 1];
-        const req = indexedDB.open('msglog');
-        req.onerror = () => done({ error: String(req.error) });
-        req.onsuccess = () => {
-          const db = req.result;
-          const tx = db.transaction(['lists', 'outbox'], 'readonly');
-          const lists = tx.objectStore('lists').getAll(), outbox = tx.objectStore('outbox').getAll();
-          tx.oncomplete = () => { db.close(); done({ lists: lists.result, outbox: outbox.result }); };
-          tx.onerror = () => done({ error: String(tx.error) });
-        };""")
+        import('/idb.js').then(async (db) => ({ lists: await db.lists(), outbox: await db.entries() }))
+          .then(done, (e) => done({ error: String(e) }));""")
 
 
 def owner_of(token):

@@ -93,12 +93,36 @@ import Testing
     for line in text.split(separator: "\n") where !line.hasPrefix("ok") { print("\(name): \(line)") }
   }
 
+  /// Tests/Browser/erase.py's cases (issue 38): Delete for everyone, and
+  /// an erase learned by the page gone from the screen, a reload, what the
+  /// page keeps and the bytes of Chromium's profile.
+  static let eraseCases = [
+    "an-erased-message-leaves-the-page-and-the-browser",
+    "delete-for-everyone-by-keyboard-and-finger",
+  ]
+
+  @Test(arguments: eraseCases) func erasing(_ name: String) throws {
+    let s = Sandbox()
+    let output = s.dir + "/erase.txt"
+    let command =
+      "PYTHONPATH='\(repositoryRoot)/.build/browser-python' /usr/bin/python3 '\(repositoryRoot)/Tests/Browser/erase.py' "
+      + "'\(name)' --msglog '\(Sandbox.binary)' --dir '\(s.dir)'"
+    let status = shell(command + " > '\(output)' 2>&1")
+    let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+    #expect(status == 0 && text.hasSuffix("ok\n"), "\(name):\n\(text)")
+    for line in text.split(separator: "\n") where !line.hasPrefix("ok") { print("\(name): \(line)") }
+  }
+
   @Test func everyPageCaseRuns() {
     let s = Sandbox()
     let output = s.dir + "/cases.txt"
     #expect(shell("/usr/bin/python3 '\(repositoryRoot)/Tests/Browser/page.py' --list > '\(output)'") == 0)
     let listed = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
     #expect(listed == Self.pageCases)
+    let erasing = s.dir + "/erase-cases.txt"
+    #expect(shell("/usr/bin/python3 '\(repositoryRoot)/Tests/Browser/erase.py' --list > '\(erasing)'") == 0)
+    let erase = ((try? String(contentsOfFile: erasing, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    #expect(erase == Self.eraseCases)
   }
 
   /// Every file in the page's folder is served at its name (index.html at

@@ -68,20 +68,33 @@ import Testing
   @Test(arguments: Store.allCases) func whoamiNamesTheToken(_ store: Store) throws {
     let s = Sandbox(store)
     s.append("seed")
-    func whoami(_ server: ServedLog, _ token: String?) -> String {
-      server.request("GET", "/api/whoami", headers: token.map { ["Authorization: Bearer \($0)"] } ?? []).description
+    func whoami(_ server: ServedLog, _ token: String?, _ query: String = "") -> String {
+      server.request("GET", "/api/whoami" + query, headers: token.map { ["Authorization: Bearer \($0)"] } ?? [])
+        .description
     }
     let open = try ServedLog.running(s)
     #expect(whoami(open, nil) == #"200 {"name":null}"#)
+    // With a stream, what the token may do there: the page offers "Delete for everyone" only with "erase".
+    let every = #""may":["read","write","erase"]}"#
+    #expect(whoami(open, nil, "?stream=team%2Fa") == #"200 {"name":null,"stream":"team/a","# + every)
     let ann = try token(s, ["ann", "--write", "*"])
     let viewer = try token(s, ["viewer", "--read", "team/*"])
+    let mod = try token(s, ["mod", "--erase", "team/*", "--read", "*"])
     #expect(whoami(open, ann) == #"200 {"name":"ann"}"#)
     #expect(whoami(open, viewer) == #"200 {"name":"viewer"}"#)
     #expect(whoami(open, nil) == #"401 {"error":"a valid token is needed"}"#)
+    #expect(whoami(open, ann, "?stream=team%2Fa") == #"200 {"name":"ann","stream":"team/a","may":["read","write"]}"#)
+    #expect(whoami(open, viewer, "?stream=team%2Fa") == #"200 {"name":"viewer","stream":"team/a","may":["read"]}"#)
+    #expect(whoami(open, viewer, "?stream=hr") == #"200 {"name":"viewer","stream":"hr","may":[]}"#)
+    #expect(whoami(open, mod, "?stream=team%2Fa") == #"200 {"name":"mod","stream":"team/a","# + every)
+    #expect(whoami(open, mod, "?stream=main") == #"200 {"name":"mod","stream":"main","may":["read"]}"#)
+    #expect(whoami(open, mod, "?stream=%0A").hasPrefix("400 "))
     _ = open.stop()
     let server = try ServedLog.running(s, environment: ["MSGLOG_TOKEN": "operator-secret-0123456789"])
     defer { _ = server.stop() }
     #expect(whoami(server, "operator-secret-0123456789") == #"200 {"name":null}"#)
+    #expect(
+      whoami(server, "operator-secret-0123456789", "?stream=hr") == #"200 {"name":null,"stream":"hr","# + every)
     #expect(whoami(server, ann) == #"200 {"name":"ann"}"#)
     #expect(s.run(["token", "revoke", "ann"]).code == 0)
     #expect(whoami(server, ann) == #"401 {"error":"a valid token is needed"}"#)

@@ -126,6 +126,9 @@ enum Page {
     File("/held.js", PackageResources.held_js),
     File("/events.js", PackageResources.events_js),
     File("/kept.js", PackageResources.kept_js),
+    File("/erase.js", PackageResources.erase_js),
+    File("/forget.js", PackageResources.forget_js),
+    File("/seal.js", PackageResources.seal_js),
     serviceWorker,
   ]
 

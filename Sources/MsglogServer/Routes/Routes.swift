@@ -79,20 +79,30 @@ struct Routes: Sendable {
     routes.append(
       Route(
         .get, "/api/whoami", needsToken: true, permission: .anyToken,
+        query: [.init("stream", .string, "S", "also the token's rights on this stream")],
         success: .init(
-          #"`{"name":"ann"}`: the named token's name, the sender of what it writes; `{"name":null}` for the operator's token or none"#
+          #"`{"name":"ann"}`: the named token's name, the sender of what it writes; `{"name":null}` for the operator's token or none; "#
+            + #"with `stream`, also `"stream":S,"may":["read","write","erase"]`, the rights it has there (every one for the operator's token or none)"#
         )
-      ) { request in whoami(request.caller) })
+      ) { request in try whoami(request.caller, on: request.onlyStream()) })
     return routes
   }
 
   /// Who the request's token is, for the page to show ("signed in as
-  /// ann") and to write as: only the name, never a scope or a secret.
-  func whoami(_ caller: Caller) -> Response {
+  /// ann") and to write as: only the name, never a pattern or a secret;
+  /// with a stream, what the token may do there (the page offers "Delete
+  /// for everyone" only where it may erase).
+  func whoami(_ caller: Caller, on stream: StreamName?) -> Response {
     .json { json in
       json.object {
         $0.key("name")
         if let name = caller.name { $0.value(name) } else { $0.null() }
+        guard let stream else { return }
+        $0.member("stream", stream)
+        $0.key("may")
+        $0.array { json in
+          for right in TokenScopes.Right.allCases where caller.may(right, stream) { json.value(right.rawValue) }
+        }
       }
     }
   }

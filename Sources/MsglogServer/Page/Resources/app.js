@@ -12,9 +12,12 @@
 //   kept.js: the server (requests and the token, following its events,
 //   this page's changes as a replica, every write, the list kept for a
 //   reload);
+// - forget.js: what the page does when it learns an item was erased for
+//   everyone (its text gone from everything the page keeps);
 // - screen.js and listview.js draw; chat.js, board.js, board-keyboard.js,
-//   board-pointer.js, compose.js, history.js, undo.js, stream.js, token.js,
-//   signed-in.js and held.js are the parts of the page; say.js what it says.
+//   board-pointer.js, compose.js, history.js, undo.js, erase.js, stream.js,
+//   token.js, signed-in.js and held.js are the parts of the page; say.js
+//   what it says.
 // Text from the log is only ever set with textContent.
 
 import { Api } from "./api.js";
@@ -23,7 +26,9 @@ import { BoardPointer } from "./board-pointer.js";
 import { Board } from "./board.js";
 import { Chat } from "./chat.js";
 import { Compose } from "./compose.js";
+import { Erase } from "./erase.js";
 import { Follower } from "./follow.js";
+import { Forgetting } from "./forget.js";
 import { Held } from "./held.js";
 import { HistorySlider } from "./history.js";
 import * as idb from "./idb.js";
@@ -37,7 +42,7 @@ import { StreamPicker } from "./stream.js";
 import { Sync } from "./sync.js";
 import { TokenForm } from "./token.js";
 import { Undo } from "./undo.js";
-import { changeInWords, streamNameProblem } from "./words.js";
+import { changeInWords, erasedChangeInWords, streamNameProblem } from "./words.js";
 import { Writes } from "./writes.js";
 
 // MARK: - The parts
@@ -53,9 +58,11 @@ const sync = new Sync({ model, api, idb, channel });
 const kept = new KeptList({ model, api, idb });
 const follower = new Follower({ model, api, kept });
 const writes = new Writes({ model, sync });
+const forgetting = new Forgetting({ model, sync, idb });
+const erase = new Erase({ api, model, shown, screen, forgetting, say });
 const undo = new Undo({ writes, shown, say });
-const chat = new Chat({ shown, screen, writes, say });
-const board = new Board({ shown, screen, writes, undo, say });
+const chat = new Chat({ shown, screen, writes, erase, say });
+const board = new Board({ shown, screen, writes, undo, erase, say });
 const keyboard = new BoardKeyboard({ board, shown, screen, say });
 const pointer = new BoardPointer({ board, shown, screen });
 const compose = new Compose({ model, shown, screen, writes, say });
@@ -63,7 +70,7 @@ const slider = new HistorySlider({ api, model, shown, screen, say });
 const held = new Held({ sync, say });
 const picker = new StreamPicker({ api, model, follower, sync, shown, screen, say });
 const tokenForm = new TokenForm({ api, say });
-const signedIn = new SignedIn({ api });
+const signedIn = new SignedIn({ api, model });
 screen.addView("chat", chat.list);
 screen.addView("board", board.list);
 
@@ -75,9 +82,10 @@ model.on("open", () => {
   undo.clear();
   chat.endEdit();
   slider.opened();
+  erase.opened();
 });
 model.on("list", () => {
-  kept.keepSoon();
+  kept.readAfresh();
   sync.refresh();  // the changes shown are the ones made on the log of this list
   slider.listRead();
 });
@@ -85,6 +93,16 @@ model.on("event", (event) => {
   screen.folded(event);
   kept.keepSoon();
   slider.folded(event);
+  if (event.op === "erase") forgetting.learn([event.id]);
+});
+// Items erased for everyone: off the screen, out of an edit under way, the past shown, a card being moved
+// and a note or an announcement quoting one.
+forgetting.on("forgot", (ids) => {
+  chat.forgot(ids);
+  slider.forgot(ids);
+  say.forgot(ids);
+  if (shown.isMoving() && shown.items().some((item) => ids.includes(item.id))) shown.cancelMoves();
+  screen.scheduleRender();
 });
 // The parts drawn with the list bring themselves up to date at each render.
 screen.on("render", () => {
@@ -112,7 +130,15 @@ follower.on("streams", (names) => picker.fill(names));
 follower.on("problem", (text) => say.note(text));
 // The outbox.
 sync.on("changed", () => screen.scheduleRender());
-sync.on("refused", ({ entry, error }) => say.note(changeInWords(entry.change) + " was refused by the server: " + error + "."));
+sync.on("refused", ({ entry, reason, error }) => {
+  if (reason?.code === "item-erased") {
+    // Erased meanwhile: what this browser keeps of the item goes too.
+    forgetting.learn([reason.id]);
+    say.note(erasedChangeInWords(entry.change));
+    return;
+  }
+  say.note(changeInWords(entry.change) + " was refused by the server: " + error + ".");
+});
 sync.on("problem", (text) => say.note(text));
 sync.on("held", (what) => held.show(what));
 kept.on("kept", () => sync.prune().catch(() => {}));
@@ -128,6 +154,13 @@ api.on("unauthorized", () => {
 signedIn.on("name", (name) => {
   compose.signIn(name);
   chat.setMe(compose.sendsAs);
+});
+// "Delete for everyone" is offered where the token may erase.
+signedIn.on("may", ({ stream, erase: may }) => {
+  if (!erase.setAllowed(stream, may)) return;
+  chat.redraw();
+  board.redraw();
+  screen.scheduleRender();
 });
 tokenForm.on("token", () => picker.open(model.stream));
 // The browser.

@@ -79,7 +79,7 @@ export class BoardKeyboard {
     this.#showLift();
     card.classList.add("lifted");
     this.say.announce("Picked up card " + quoted(base[from].text) + ". It is at position " + (from + 1) + " of " + base.length
-      + ". Use the up and down arrow keys to move it, Space or Enter to drop it, Escape to cancel.");
+      + ". Use the up and down arrow keys to move it, Space or Enter to drop it, Escape to cancel.", base[from].id);
   }
 
   #step(delta) {
@@ -87,14 +87,14 @@ export class BoardKeyboard {
     const count = lift.base.length;
     const to = lift.to + delta;
     if (to < 0 || to >= count) {
-      this.say.announce("Card " + quoted(lift.text) + " is already at the " + (to < 0 ? "top" : "bottom") + ", position " + (lift.to + 1) + " of " + count + ".");
+      this.say.announce("Card " + quoted(lift.text) + " is already at the " + (to < 0 ? "top" : "bottom") + ", position " + (lift.to + 1) + " of " + count + ".", lift.id);
       return;
     }
     lift.to = to;
     this.#showLift();
     this.screen.render();
     this.board.list.reveal(to);
-    this.say.announce("Card " + quoted(lift.text) + " moved to position " + (to + 1) + " of " + count + ".");
+    this.say.announce("Card " + quoted(lift.text) + " moved to position " + (to + 1) + " of " + count + ".", lift.id);
   }
 
   /** Lets go of the lifted card (it is no longer shown moving); the lift it was. */
@@ -110,11 +110,11 @@ export class BoardKeyboard {
     const lift = this.#letGo();
     const count = lift.base.length;
     if (lift.to === lift.from) {
-      this.say.announce("Card " + quoted(lift.text) + " dropped at its original position, " + (lift.from + 1) + " of " + count + ".");
+      this.say.announce("Card " + quoted(lift.text) + " dropped at its original position, " + (lift.from + 1) + " of " + count + ".", lift.id);
       this.screen.render();
       return;
     }
-    this.say.announce("Card " + quoted(lift.text) + " dropped at position " + (lift.to + 1) + " of " + count + ".");
+    this.say.announce("Card " + quoted(lift.text) + " dropped at position " + (lift.to + 1) + " of " + count + ".", lift.id);
     this.board.moveCard(lift.base, lift.from, lift.to);
   }
 
@@ -122,6 +122,6 @@ export class BoardKeyboard {
     const lift = this.#letGo();
     this.screen.render();
     this.board.list.reveal(lift.from);
-    this.say.announce("Moving cancelled. Card " + quoted(lift.text) + " is back at position " + (lift.from + 1) + " of " + lift.base.length + ".");
+    this.say.announce("Moving cancelled. Card " + quoted(lift.text) + " is back at position " + (lift.from + 1) + " of " + lift.base.length + ".", lift.id);
   }
 }

@@ -1,9 +1,10 @@
 // The board: each item a card that takes focus (one card in the tab
 // order, arrows between cards), moved from the keyboard
 // (board-keyboard.js) or by a pointer (board-pointer.js), deleted by its
-// button, with a note that brings it back.
+// button, with a note that brings it back, or deleted for everyone where
+// the page's token may erase (erase.js).
 
-import { pendingMark } from "./chat.js";
+import { eraseButton, pendingMark } from "./chat.js";
 import { $, element } from "./dom.js";
 import { ListView } from "./listview.js";
 import { moveChange, PREDECESSORS } from "./model.js";
@@ -34,12 +35,14 @@ function createCard(item) {
   remove.type = "button";
   remove.tabIndex = -1;
   remove.textContent = "×";
-  face.append(handle, swatch, text, element("bdi", "sender"), pendingMark(), remove);
+  const erase = eraseButton();
+  erase.tabIndex = -1;
+  face.append(handle, swatch, text, element("bdi", "sender"), pendingMark(), erase, remove);
   li.append(face);
   return li;
 }
 
-function fillCard(li, item, context) {
+function fillCard(li, item, context, erase) {
   const colour = colourOf(item.text);
   const swatch = li.querySelector(".swatch");
   swatch.hidden = colour === null;
@@ -55,20 +58,25 @@ function fillCard(li, item, context) {
   remove.setAttribute("aria-label", "Delete " + quoted(item.text));
   remove.title = "Delete";
   remove.hidden = context === "past";
+  const eraser = li.querySelector(".erase");
+  eraser.hidden = !erase.offers(item, context);
+  eraser.setAttribute("aria-label", "Delete for everyone: " + quoted(item.text));
 }
 
 export class Board {
   /** The card in the tab order: the one last focused, else the first drawn. */
   #activeCard = null;
 
-  constructor({ shown, screen, writes, undo, say }) {
+  constructor({ shown, screen, writes, undo, erase, say }) {
     this.shown = shown;
     this.screen = screen;
     this.writes = writes;
     this.undo = undo;
+    this.erase = erase;
     this.say = say;
     this.list = new ListView($("board"), {
-      scroller: $("main"), estimate: 56, create: createCard, fill: fillCard, drawn: () => this.#rovingFocus(),
+      scroller: $("main"), estimate: 56, create: createCard, fill: (li, item, context) => fillCard(li, item, context, erase),
+      drawn: () => this.#rovingFocus(),
     });
     const board = $("board");
     board.addEventListener("focusin", (e) => {
@@ -76,9 +84,16 @@ export class Board {
       if (card) { this.#activeCard = card.dataset.id; this.#rovingFocus(); }
     });
     board.addEventListener("click", (e) => {
-      const button = e.target.closest("button.delete");
-      if (button) this.#removeCard(button.closest(".card").dataset.id);
+      const button = e.target.closest("button.delete, button.erase");
+      if (!button) return;
+      const id = button.closest(".card").dataset.id;
+      if (button.classList.contains("delete")) this.#removeCard(id); else erase.ask(id, button);
     });
+  }
+
+  /** Whether the page may erase here changed: every card is drawn again. */
+  redraw() {
+    this.list.context = "";
   }
 
   #rovingFocus() {
@@ -87,7 +102,7 @@ export class Board {
     for (const card of drawn) {
       const on = card === active;
       card.tabIndex = on ? 0 : -1;
-      card.querySelector(".delete").tabIndex = on ? 0 : -1;
+      for (const button of card.querySelectorAll("button")) button.tabIndex = on ? 0 : -1;
     }
   }
 
@@ -137,8 +152,8 @@ export class Board {
       this.screen.render();
       if (hadFocus && next) this.list.elements.get(next.id)?.focus();
       // A card deleted by mistake comes back where it was (after its predecessor).
-      this.say.note("Deleted card " + quoted(item.text) + ".", { label: "Undo", run: () => this.undo.undoChange(ref) });
-      this.say.announce("Deleted card " + quoted(item.text) + ". Undo is in the note at the top, or Control Z.");
+      this.say.note("Deleted card " + quoted(item.text) + ".", { label: "Undo", run: () => this.undo.undoChange(ref) }, id);
+      this.say.announce("Deleted card " + quoted(item.text) + ". Undo is in the note at the top, or Control Z.", id);
     } catch (e) {
       this.say.note("The card " + quoted(item.text) + " was not deleted: " + e.message + ".");
     }

@@ -1,6 +1,7 @@
 // The chat: each message a bubble with its sender and time, the text
 // isolated in its own direction, this page's own on the other side; a
-// message of its own edited in place.
+// message of its own edited in place; any message deleted for everyone
+// where the page's token may erase (erase.js).
 
 import { $, element } from "./dom.js";
 import { ListView } from "./listview.js";
@@ -18,6 +19,15 @@ export function pendingMark() {
   return mark;
 }
 
+/** "Delete for everyone" (erase.js): hidden unless the page's token may erase here. */
+export function eraseButton() {
+  const button = element("button", "erase");
+  button.type = "button";
+  button.textContent = "Delete for everyone";
+  button.hidden = true;
+  return button;
+}
+
 function createMessage(item) {
   const li = element("li", "message");
   li.dataset.id = item.id;
@@ -28,7 +38,7 @@ function createMessage(item) {
   const edit = element("button", "edit");
   edit.type = "button";
   edit.textContent = "Edit";
-  meta.append(element("bdi", "sender"), element("time", "time"), edited, pendingMark(), edit);
+  meta.append(element("bdi", "sender"), element("time", "time"), edited, pendingMark(), edit, eraseButton());
   const text = element("p", "text");
   text.dir = "auto";
   bubble.append(meta, text);
@@ -42,17 +52,20 @@ export class Chat {
   /** The message being edited: { id, form }. */
   #editing = null;
 
-  constructor({ shown, screen, writes, say }) {
+  constructor({ shown, screen, writes, erase, say }) {
     this.shown = shown;
     this.screen = screen;
     this.writes = writes;
+    this.erase = erase;
     this.say = say;
     this.list = new ListView($("chat"), {
       scroller: $("main"), estimate: 64, create: createMessage, fill: (li, item, context) => this.#fill(li, item, context),
     });
     $("chat").addEventListener("click", (e) => {
-      const button = e.target.closest("button.edit");
-      if (button) this.startEdit(button.closest(".message").dataset.id);
+      const button = e.target.closest("button.edit, button.erase");
+      if (!button) return;
+      const id = button.closest(".message").dataset.id;
+      if (button.classList.contains("edit")) this.startEdit(id); else this.erase.ask(id, button);
     });
   }
 
@@ -61,6 +74,16 @@ export class Chat {
     if (name === this.#me) return;
     this.#me = name;
     this.list.context = "";  // whose messages are whose changed: redraw them
+  }
+
+  /** Whether the page may erase here changed: every message is drawn again. */
+  redraw() {
+    this.list.context = "";
+  }
+
+  /** The items `ids` were erased: an edit of one under way ends (its box holds the text). */
+  forgot(ids) {
+    if (this.#editing && ids.includes(this.#editing.id)) this.endEdit();
   }
 
   /** The past is read-only: an edit under way ends when it is shown. */
@@ -75,7 +98,7 @@ export class Chat {
 
   #fill(li, item, context) {
     const me = this.#me;
-    const [sender, time, edited, pending, edit] = li.querySelector(".meta").children;
+    const [sender, time, edited, pending, edit, erase] = li.querySelector(".meta").children;
     li.classList.toggle("pending", item.pending === true);
     li.dataset.pending = String(item.pending === true);  // a hook for scripts and tests
     pending.hidden = item.pending !== true;
@@ -89,6 +112,8 @@ export class Chat {
     if (item.edited) edited.title = "Edited " + fullDate.format(new Date(item.edited));
     edit.hidden = context === "past" || !this.#editable(item);
     edit.setAttribute("aria-label", "Edit " + quoted(item.text));
+    erase.hidden = !this.erase.offers(item, context);
+    erase.setAttribute("aria-label", "Delete for everyone: " + quoted(item.text));
     li.querySelector(".text").textContent = item.text;
   }
 

@@ -29,6 +29,12 @@ export class HistorySlider {
     if (this.#versions) this.#versions[event.version] = { seq: event.seq, time: event.time };
   }
 
+  /** The items `ids` were erased: a past that shows one is left for now (it was read with their text). */
+  forgot(ids) {
+    const at = this.shown.past();
+    if (at && at.items.some((item) => ids.includes(item.id))) this.#backToNow();
+  }
+
   /** The list was read again: its versions are read when the slider is next used. */
   listRead() {
     this.#versions = null;

@@ -6,7 +6,11 @@
 // the lists kept are those of the log last seen at this address, and a
 // page reads only its own token's. Each call is one transaction: a
 // readwrite one is serialised with every other tab's on the same stores,
-// so the outbox never loses or doubles an entry.
+// so the outbox never loses or doubles an entry. The texts in them are
+// sealed (seal.js) where the browser can, so that forgetting an erased
+// one (`forgetTexts`) takes it from the profile's files too.
+
+import { FileKeys, Sealer } from "./seal.js";
 
 const NAME = "msglog";
 /**
@@ -19,6 +23,37 @@ const VERSION = 3;
 const LAST_LOG = "log";
 
 let opening = null;
+
+/** What seals the texts kept, where the browser can (https or localhost); null where it cannot: kept as they are. */
+let sealing;
+function sealer() {
+  if (sealing === undefined) sealing = Sealer.available() ? new Sealer(new FileKeys()) : null;
+  return sealing;
+}
+/** Held shared by every use of sealed records, every tab's, and alone by `forgetTexts` while it renews the key. */
+const SEAL_LOCK = "msglog-seal";
+
+function underKey(mode, body) {
+  return sealer() ? navigator.locks.request(SEAL_LOCK, { mode }, body) : body();
+}
+
+const sealEntry = (entry) => (sealer() ? sealer().sealEntry(entry) : entry);
+
+/** The entries kept, opened; one whose key is gone (it can never be sent) is left out. */
+async function openEntries(entries) {
+  if (!sealer()) return entries;
+  const opened = [];
+  for (const entry of entries) {
+    try { opened.push(await sealer().openEntry(entry)); } catch { /* unreadable for good: `forgetTexts` deletes it */ }
+  }
+  return opened;
+}
+
+/** A list kept, opened; undefined when its key is gone. */
+async function openList(record) {
+  if (!record || !sealer()) return record;
+  try { return await sealer().openList(record); } catch { return undefined; }
+}
 
 function request(req) {
   return new Promise((resolve, reject) => {
@@ -72,23 +107,27 @@ async function transaction(names, mode, body) {
 
 /** Every entry of the outbox, in the order made. */
 export function entries() {
-  return transaction(["outbox"], "readonly", (s) => request(s.outbox.getAll()));
+  return underKey("shared", async () => openEntries(await transaction(["outbox"], "readonly", (s) => request(s.outbox.getAll()))));
 }
 
 /** Keeps a new entry (without `key`): it gets the next key; the entry with it. */
 export function add(entry) {
-  return transaction(["outbox"], "readwrite", async (s) => {
-    const key = await request(s.outbox.add(entry));
+  return underKey("shared", async () => {
+    const sealed = await sealEntry(entry);
+    const key = await transaction(["outbox"], "readwrite", (s) => request(s.outbox.add(sealed)));
     return { ...entry, key };
   });
 }
 
 /** In one transaction: the entries `put` kept (replacing theirs), the keys `drop` removed, the meta records `meta` kept. */
 export function update({ put = [], drop = [], meta = [] }) {
-  return transaction(["outbox", "meta"], "readwrite", (s) => {
-    for (const entry of put) s.outbox.put(entry);
-    for (const key of drop) s.outbox.delete(key);
-    for (const record of meta) s.meta.put(record);
+  return underKey("shared", async () => {
+    const sealed = await Promise.all(put.map(sealEntry));
+    return transaction(["outbox", "meta"], "readwrite", (s) => {
+      for (const entry of sealed) s.outbox.put(entry);
+      for (const key of drop) s.outbox.delete(key);
+      for (const record of meta) s.meta.put(record);
+    });
   });
 }
 
@@ -107,10 +146,18 @@ export async function lastLog() {
  * address (`{ owner, log, stream, items, version, seq }`), or undefined.
  */
 export function list(owner, stream) {
-  return transaction(["lists", "meta"], "readonly", async (s) => {
+  return underKey("shared", async () => openList(await transaction(["lists", "meta"], "readonly", async (s) => {
     const log = (await request(s.meta.get(LAST_LOG)))?.log;
     if (typeof log !== "string") return undefined;
     return request(s.lists.get([owner, log, stream]));
+  })));
+}
+
+/** Every list kept, opened (the browser tests read what the page keeps through it). */
+export function lists() {
+  return underKey("shared", async () => {
+    const records = await transaction(["lists"], "readonly", (s) => request(s.lists.getAll()));
+    return (await Promise.all(records.map(openList))).filter((record) => record !== undefined);
   });
 }
 
@@ -121,21 +168,81 @@ export function list(owner, stream) {
  * (null: none yet, or one made before logs had ids) keeps no list. The
  * same list at the same version and head, of the log last seen, is kept
  * already: not written again (a list of 10,000 items costs a copy on the
- * page's thread, and a write). Whether it was written.
+ * page's thread, and a write).
+ * `{ written, gone }`: whether it was written, and with `counting`, how
+ * many items of the copy it replaced are not in it (removed, or erased
+ * while the page was away: a list read afresh cannot tell which).
  */
-export function keepList(record) {
+export function keepList(record, { counting = false } = {}) {
+  return underKey("shared", async () => keepSealed(record, sealer() ? await sealer().sealList(record) : record, counting));
+}
+
+function keepSealed(record, sealed, counting) {
   return transaction(["lists", "meta"], "readwrite", async (s) => {
     const last = (await request(s.meta.get(LAST_LOG)))?.log;
+    const key = [record.owner, record.log, record.stream];
     if (typeof record.log === "string" && last === record.log) {
-      const at = [record.owner, record.log, record.stream, record.version, record.seq];
-      if ((await request(s.lists.index("at").count(at))) > 0) return false;
+      if ((await request(s.lists.index("at").count([...key, record.version, record.seq]))) > 0) return { written: false, gone: 0 };
+    }
+    let gone = 0;
+    if (counting && typeof record.log === "string") {
+      const before = await request(s.lists.get(key));
+      const now = new Set(record.items.map((item) => item.id));
+      for (const item of before?.items ?? []) if (!now.has(item.id) && !item.erased) gone += 1;
     }
     s.meta.put({ name: LAST_LOG, log: record.log });
     for (const key of await request(s.lists.getAllKeys())) {
-      if (key[1] !== record.log) s.lists.delete(key);
+      if (key[1] !== record.log) {
+        s.lists.delete(key);
+        gone += 1;  // another log's list, its texts with it
+      }
     }
-    if (typeof record.log === "string") s.lists.put(record);
-    return true;
+    if (typeof record.log === "string") s.lists.put(sealed);
+    return { written: true, gone };
+  });
+}
+
+/** An item erased for everyone, as the lists kept hold it: in place (the list stays the one of its version), never shown. */
+function blanked(item) {
+  return { id: item.id, text: "", time: item.time, seq: item.seq, erased: true };
+}
+
+/**
+ * The items `ids` (none: only what a list read afresh dropped) were erased
+ * for everyone: every list kept (any token's, any stream's) blanks them,
+ * any outbox entry naming one goes, and — where texts are sealed —
+ * everything kept is sealed again under a new key and the old key's file
+ * deleted, so that the copies IndexedDB's files still hold of what went
+ * can never be read (seal.js says why). Alone: every other use of the
+ * records, in every tab, waits for it.
+ */
+export function forgetTexts(ids) {
+  const gone = new Set(ids);
+  const blank = (items) => items.map((item) => (gone.has(item.id) && !item.erased ? blanked(item) : item));
+  return underKey("exclusive", async () => {
+    const kept = await transaction(["lists", "outbox"], "readonly", async (s) => (
+      { lists: await request(s.lists.getAll()), entries: await request(s.outbox.getAll()) }));
+    const renewed = sealer() ? await sealer().renew() : null;
+    const put = [], unreadable = [], entries = [], drop = [];
+    for (const record of kept.lists) {
+      const opened = await openList(record);
+      if (opened === undefined) { unreadable.push([record.owner, record.log, record.stream]); continue; }
+      const again = { ...opened, items: blank(opened.items) };
+      put.push(sealer() ? await sealer().sealList(again) : again);
+    }
+    for (const entry of kept.entries) {
+      let opened;
+      try { opened = sealer() ? await sealer().openEntry(entry) : entry; } catch { drop.push(entry.key); continue; }
+      if (gone.has(opened.change.id)) drop.push(entry.key);
+      else if (sealer()) entries.push(await sealer().sealEntry(opened));
+    }
+    await transaction(["lists", "outbox"], "readwrite", (s) => {
+      for (const record of put) s.lists.put(record);
+      for (const key of unreadable) s.lists.delete(key);
+      for (const entry of entries) s.outbox.put(entry);
+      for (const key of drop) s.outbox.delete(key);
+    });
+    if (renewed) await sealer().dropAllBut(renewed);
   });
 }
 
@@ -145,7 +252,7 @@ export function keepList(record) {
  * sent yet.
  */
 export function forget(owner) {
-  return transaction(["lists", "outbox"], "readwrite", async (s) => {
+  return underKey("shared", () => transaction(["lists", "outbox"], "readwrite", async (s) => {
     for (const key of await request(s.lists.getAllKeys())) {
       if (key[0] === owner) s.lists.delete(key);
     }
@@ -156,7 +263,7 @@ export function forget(owner) {
       if (entry.seq === undefined) removed.push(entry);
     }
     return removed;
-  });
+  }));
 }
 
 /**
@@ -167,12 +274,12 @@ export function forget(owner) {
  * token's changes not sent yet stay, for it.
  */
 export function keepOnly(owner) {
-  return transaction(["lists", "outbox"], "readwrite", async (s) => {
+  return underKey("shared", () => transaction(["lists", "outbox"], "readwrite", async (s) => {
     for (const key of await request(s.lists.getAllKeys())) {
       if (key[0] !== owner) s.lists.delete(key);
     }
     for (const entry of await request(s.outbox.getAll())) {
       if (entry.owner === undefined) s.outbox.put({ ...entry, owner });
     }
-  });
+  }));
 }

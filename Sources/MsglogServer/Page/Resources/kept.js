@@ -14,6 +14,12 @@ const KEEP_WITHIN_MS = 2000;
 /** Tells "kept" once a list is kept (the outbox's changes whose events it holds may go). */
 export class KeptList extends Events {
   #waiting = false;
+  /**
+   * The list was read afresh since it was last kept: the copy it replaces
+   * may hold items since erased (the page cannot tell them from removed
+   * ones), whose text the browser's files must then forget (`idb.forgetTexts`).
+   */
+  #fresh = false;
 
   constructor({ model, api, idb }) {
     super(["kept"]);
@@ -25,6 +31,12 @@ export class KeptList extends Events {
   /** The list of `stream` this page's token last read from the log last seen here (`{ log, items, version, seq }`), or undefined. */
   read(stream) {
     return this.idb.list(this.api.owner(), stream);
+  }
+
+  /** The list was read afresh (`/api/items`): it is kept soon, and what the copy it replaces held and it lacks is forgotten. */
+  readAfresh() {
+    this.#fresh = true;
+    this.keepSoon();
   }
 
   /** Keeps the list shown (the server's layer) a moment from now, once the page is idle. */
@@ -41,12 +53,24 @@ export class KeptList extends Events {
     }, KEEP_AFTER_MS);
   }
 
-  #keep() {
+  /** The record of the list to keep, or null when there is none to keep. */
+  #record() {
     const { stream, items, version, head, log, stale } = this.model;
-    if (stale && version === 0) return;
-    if (log === undefined) return;
+    if (stale && version === 0) return null;
+    if (log === undefined) return null;
+    return { owner: this.api.owner(), log, stream, items, version, seq: head };
+  }
+
+  async #keep() {
+    const record = this.#record();
+    if (!record) return;
+    const counting = this.#fresh;
+    this.#fresh = false;
     // Told once the write is done, found done already, or refused (storage off: nothing is kept, and nothing waits for it).
-    this.idb.keepList({ owner: this.api.owner(), log, stream, items, version, seq: head })
-      .catch(() => {}).then(() => this.emit("kept"));
+    try {
+      const { gone } = await this.idb.keepList(record, { counting });
+      if (gone > 0) await this.idb.forgetTexts([]);
+    } catch { /* the browser's storage is off */ }
+    this.emit("kept");
   }
 }

@@ -89,7 +89,8 @@ export class ListView {
       }
     }
     let previous = null;
-    for (let pass = 0; pass < 4; pass++) {
+    // Until what is drawn stops changing: each pass measures the items it drew, which moves the estimates of the rest.
+    for (let pass = 0; pass < 8; pass++) {
       if (toBottom) scroller.scrollTop = scroller.scrollHeight;
       const [start, end] = this.range();
       const resized = this.place(start, end, changed, redraw && pass === 0);
@@ -188,7 +189,8 @@ export class ListView {
   reveal(index) {
     const item = this.items[index];
     if (!item) return null;
-    if (!this.elements.has(item.id)) {
+    // Where it is comes from heights estimated until drawn: each draw measures more, so a few tries find it.
+    for (let tries = 0; tries < 4 && !this.elements.has(item.id); tries++) {
       let y = 0;
       for (let i = 0; i < index; i++) y += this.height(this.items[i]);
       this.scroller.scrollTop = this.list.offsetTop + y - this.scroller.clientHeight / 2;

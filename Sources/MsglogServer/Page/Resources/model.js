@@ -78,6 +78,16 @@ const apply = {
     if (index < 0) return false;
     items[index] = Object.assign({}, items[index], { text: e.text, edited: e.time });
   },
+  /**
+   * Erased for everyone: gone as by a remove (a removed item stays gone),
+   * and never restored, so the text kept for a restore goes too. Applies
+   * whether or not the item is in the list (SPEC "Forgetting on purpose").
+   */
+  erase(items, e, removed) {
+    const index = items.findIndex((item) => item.id === e.id);
+    if (index >= 0) items.splice(index, 1);
+    removed.delete(e.id);
+  },
   restore(items, e, removed) {
     // The item as it was removed (its text, author, time); one removed
     // before this page read the list is not known here: read it again.
@@ -164,6 +174,8 @@ export class StreamModel extends Events {
     this.stale = true;
     /** Items removed while this page followed the stream, by id: a restore brings one back. */
     this.removed = new Map();
+    /** Items known erased (`forget`) whose erase event is not folded in yet: blanked in `items`, never shown. */
+    this.blanked = new Set();
     /** This page's changes on their way, in the order made. */
     this.pending = [];
     this.shown = null;
@@ -177,6 +189,8 @@ export class StreamModel extends Events {
     this.version = version;
     this.head = seq;
     this.stale = false;
+    // A list kept for a reload holds the items this page knew erased, blanked.
+    this.blanked = new Set(this.items.filter((item) => item.erased).map((item) => item.id));
     this.expire();
     this.shown = null;
     this.emit("list");
@@ -200,11 +214,39 @@ export class StreamModel extends Events {
     this.head = Math.max(this.head, event.seq);
     const step = apply[event.op];
     if (!step || step(this.items, event, this.removed) === false) return false;
+    if (event.op === "erase") this.blanked.delete(event.id);
+    // An insert or edit whose text was erased since (following from before the erase): its erase follows.
+    else if (event.erased !== undefined) this.forget([event.id]);
     this.version = event.version;
     this.expire();
     this.shown = null;
     this.emit("event", event);
     return true;
+  }
+
+  /**
+   * The items `ids` were erased (this page's own erase was answered, or a
+   * push was refused for it), ahead of their erase events: their text and
+   * sender go from the list at once — blanked in place, so that the events
+   * before the erase still fold in by index — and they are no longer
+   * shown; their text kept for a restore goes, and so do this page's
+   * changes of them on their way. Whether anything was forgotten.
+   */
+  forget(ids) {
+    const gone = new Set(ids);
+    let forgot = false;
+    this.items = this.items.map((item) => {
+      if (!gone.has(item.id) || item.erased) return item;
+      forgot = true;
+      this.blanked.add(item.id);
+      return { id: item.id, text: "", time: item.time, seq: item.seq, erased: true };
+    });
+    for (const id of gone) forgot = this.removed.delete(id) || forgot;
+    const before = this.pending.length;
+    this.pending = this.pending.filter((change) => !gone.has(change.id));
+    forgot = forgot || this.pending.length !== before;
+    if (forgot) this.shown = null;
+    return forgot;
   }
 
   // MARK: - This page's changes on their way
@@ -259,9 +301,9 @@ export class StreamModel extends Events {
 
   /** The list to show: the server's layer with this page's changes on their way replayed on top. */
   view() {
-    if (this.pending.length === 0) return this.items;
+    if (this.pending.length === 0 && this.blanked.size === 0) return this.items;
     if (this.shown) return this.shown;
-    const items = this.items.slice();
+    const items = this.blanked.size === 0 ? this.items.slice() : this.items.filter((item) => !item.erased);
     const off = cancelled(this.pending);
     for (const change of this.pending) {
       if (change.key === undefined || !off.has(change.key)) replay[change.op](items, change);

@@ -190,3 +190,25 @@ export function landed(entries, { stream, log, head }) {
   return entries.filter((e) => !unanswered(e) && e.change.stream === stream && madeFor(e, log) && e.seq <= head)
     .map((e) => e.key);
 }
+
+/**
+ * The keys of the entries that name an item of `ids` (erased for
+ * everyone): each holds what the item was, or was to become — an insert's
+ * or an edit's text — and none can be done any more (the server refuses a
+ * change of an erased item). An undo of one of them goes with it (it
+ * would take back a change never made). Every token's and every log's:
+ * an erased text is kept for nobody.
+ */
+export function naming(entries, ids) {
+  const gone = new Set(ids);
+  const keys = new Set(entries.filter((e) => gone.has(e.change.id)).map((e) => e.key));
+  for (let grew = keys.size > 0; grew;) {
+    grew = false;
+    for (const e of entries) {
+      if (keys.has(e.key) || e.change.undoesKey === undefined || !keys.has(e.change.undoesKey)) continue;
+      keys.add(e.key);
+      grew = true;
+    }
+  }
+  return entries.map((e) => e.key).filter((key) => keys.has(key));
+}

@@ -7,6 +7,10 @@ import { $ } from "./dom.js";
 export class Say {
   /** What the note's button does, when it has one (the "Undo" of a deleted card). */
   #noteAction = null;
+  /** The item the note quotes, if any: it goes when that item is erased. */
+  #noteAbout = null;
+  /** The item the screen reader was last told of, if any: likewise. */
+  #announcedAbout = null;
 
   constructor() {
     $("note-close").addEventListener("click", () => this.note(""));
@@ -17,8 +21,9 @@ export class Say {
     });
   }
 
-  /** Shows `text` in the note (none: hides it); `action`: { label, run } for its button. */
-  note(text, action = null) {
+  /** Shows `text` in the note (none: hides it); `action`: { label, run } for its button; `about`: the item it quotes. */
+  note(text, action = null, about = null) {
+    this.#noteAbout = text ? about : null;
     $("note-text").textContent = text || "";
     $("note").hidden = !text;
     this.#noteAction = action && action.run;
@@ -26,8 +31,15 @@ export class Say {
     if (action) $("note-action").textContent = action.label;
   }
 
-  /** Says `text` to a screen reader (the aria-live region). */
-  announce(text) {
+  /** The items `ids` were erased: a note or an announcement quoting one goes (it holds the text). */
+  forgot(ids) {
+    if (this.#noteAbout !== null && ids.includes(this.#noteAbout)) this.note("");
+    if (this.#announcedAbout !== null && ids.includes(this.#announcedAbout)) this.announce("");
+  }
+
+  /** Says `text` to a screen reader (the aria-live region); `about`: the item it quotes. */
+  announce(text, about = null) {
+    this.#announcedAbout = text ? about : null;
     $("announce").textContent = text;
   }
 

@@ -13,7 +13,8 @@
 import { HTTPError } from "./api.js";
 import { Events } from "./events.js";
 import {
-  byLog, landed, madeFor, newSecret, numberEntries, PROTOCOL, pushBody, readAnswer, settleOutcomes, shownOn, unanswered,
+  byLog, landed, madeFor, naming, newSecret, numberEntries, PROTOCOL, pushBody, readAnswer, settleOutcomes, shownOn,
+  unanswered,
 } from "./outbox.js";
 
 /** The longest wait between two tries to push. */
@@ -40,7 +41,7 @@ function pendingOf(entry) {
  * The outbox of `model`'s page, kept with `idb` (idb.js), pushed to `api`'s
  * server; `channel` (a BroadcastChannel, or null) tells the other tabs of
  * every change of it (each calls `refresh`). Tells "changed" (draw again),
- * "refused" (`{ entry, error }`), "problem" (words), "held" (`{ otherLog,
+ * "refused" (`{ entry, reason, error }`: the code of the refusal and the server's words), "problem" (words), "held" (`{ otherLog,
  * otherOwner }`: what is kept and not sent — this token's changes made on
  * another log than the server's, and the unsent changes another token left).
  */
@@ -229,7 +230,7 @@ export class Sync extends Events {
       this.#entries = await idb.entries();
       this.#show();
       this.#tellTabs();
-      for (const { entry, error } of refused) this.emit("refused", { entry, error });
+      for (const { entry, reason, error } of refused) this.emit("refused", { entry, reason, error });
       for (const { entry, outcome } of results) this.#answer(entry.key, outcome);
     }
     this.#show();
@@ -301,6 +302,31 @@ export class Sync extends Events {
     await this.refresh();
     this.#tellTabs();
     return removed;
+  }
+
+  /**
+   * The items `ids` were erased for everyone: every entry of the outbox
+   * that names one goes (sent or not; any token's: an erased text is kept
+   * for nobody), with the undos of them — under the push's lock, so that a
+   * push under way cannot put back an entry it read before. How many went.
+   */
+  async forget(ids) {
+    const drop = async () => {
+      const keys = naming(await this.idb.entries(), ids);
+      if (keys.length > 0) await this.idb.update({ drop: keys });
+      return keys;
+    };
+    let keys;
+    try {
+      keys = navigator.locks ? await navigator.locks.request("msglog-push", drop) : await drop();
+    } catch {
+      return 0;  // the browser's storage is off: nothing was kept
+    }
+    for (const key of keys) this.#waiting.delete(key);
+    if (keys.length === 0) return 0;
+    await this.refresh();
+    this.#tellTabs();
+    return keys.length;
   }
 
   /** Discards `held` (entries `held` told of): they are never sent. */

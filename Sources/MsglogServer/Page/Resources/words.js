@@ -42,6 +42,28 @@ export function changeInWords(change) {
   }
 }
 
+/**
+ * One of this page's changes refused because its item was erased for
+ * everyone meanwhile, in words that do not repeat its text (the page
+ * forgets that text).
+ */
+export function erasedChangeInWords(change) {
+  const what = {
+    append: "Your message", insert: "Your message", move: "Your move of a card", remove: "Your delete", edit: "Your edit",
+    undo: "Your undo",
+  }[change.op] || "Your change";
+  return what + " was not sent: that message was deleted for everyone.";
+}
+
+/** What the page says when "Delete for everyone" could not be done (`status`: the HTTP status, 0 for none). */
+export function eraseFailedInWords(status, error) {
+  if (status === 0) {
+    return "Delete for everyone needs the server, which cannot be reached now. It is not kept to send later:"
+      + " try again once the page is live.";
+  }
+  return "The message was not deleted for everyone: " + error + ".";
+}
+
 const changes = (n) => (n === 1 ? "1 change" : n + " changes");
 
 /**

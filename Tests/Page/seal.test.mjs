@@ -1,0 +1,86 @@
+// Sealing what the page keeps (Sources/MsglogServer/Page/Resources/seal.js)
+// under node's own test runner, with keys kept in memory instead of the
+// origin's private file system: an outbox entry's and a kept list's texts
+// are not in what is stored, open back as they were, and once the key is
+// renewed and the old one dropped, what was sealed under it can never be
+// opened again (the ciphertext IndexedDB's files may still hold).
+//
+//     node --test Tests/Page/*.test.mjs
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { MemoryKeys, Sealer, Unreadable } from "../../Sources/MsglogServer/Page/Resources/seal.js";
+
+const T = "2026-12-02T09:00:00.000Z";
+const SECRET = "the secret plan: 4B at noon";
+
+/** Whether `text` is anywhere in `value` as stored (its strings and its bytes). */
+function holds(value, text) {
+  const bytes = new TextEncoder().encode(text);
+  const seen = [];
+  const walk = (v) => {
+    if (typeof v === "string") seen.push(v.includes(text));
+    else if (v instanceof Uint8Array) seen.push(Buffer.from(v).includes(Buffer.from(bytes)));
+    else if (v && typeof v === "object") Object.values(v).forEach(walk);
+  };
+  walk(value);
+  return seen.some(Boolean);
+}
+
+describe("sealing", () => {
+  test("an outbox entry keeps what the change is in the clear, its text and sender sealed", async () => {
+    const sealer = new Sealer(new MemoryKeys());
+    const entry = { key: 3, owner: "me", made: T, change: { op: "edit", stream: "s", id: "S", text: SECRET, sender: "ann" } };
+    const kept = await sealer.sealEntry(entry);
+    assert.equal(holds(kept, SECRET) || holds(kept, "ann"), false);
+    assert.deepEqual({ ...kept.change, sealed: undefined }, { op: "edit", stream: "s", id: "S", sealed: undefined });
+    assert.deepEqual(await sealer.openEntry(kept), entry);
+    const move = { key: 4, change: { op: "move", stream: "s", id: "S", after: ["A"] } };
+    assert.deepEqual(await sealer.sealEntry(move), move, "a change without text is kept as it is");
+    const plain = { key: 5, change: { op: "append", stream: "s", id: "N", text: "kept before sealing" } };
+    assert.deepEqual(await sealer.openEntry(plain), plain, "an entry kept before sealing opens as it is");
+  });
+
+  test("a kept list keeps its ids, times and seqs in the clear, its texts and senders sealed together", async () => {
+    const sealer = new Sealer(new MemoryKeys());
+    const items = [
+      { id: "A", text: "apple", time: T, seq: 1, sender: "ann" },
+      { id: "S", text: SECRET, time: T, seq: 2 },
+      { id: "E", text: "", time: T, seq: 3, erased: true },
+    ];
+    const record = { owner: "me", log: "L", stream: "s", version: 3, seq: 9, items };
+    const kept = await sealer.sealList(record);
+    assert.equal(holds(kept, SECRET) || holds(kept, "apple"), false);
+    assert.deepEqual(kept.items.map((item) => item.id), ["A", "S", "E"]);
+    assert.deepEqual(await sealer.openList(kept), record);
+  });
+
+  test("a renewed key seals from then on; with the old one dropped, what it sealed can never be opened", async () => {
+    const keys = new MemoryKeys();
+    const sealer = new Sealer(keys);
+    const old = await sealer.seal(SECRET);
+    const first = await sealer.current();
+    assert.equal(old.key, first);
+    const renewed = await sealer.renew();
+    assert.ok(renewed > first, "key names sort by when they were made");
+    assert.equal(await sealer.current(), renewed);
+    const again = await sealer.seal("still here");
+    assert.equal(again.key, renewed);
+    await sealer.dropAllBut(renewed);
+    assert.deepEqual(await keys.names(), [renewed]);
+    await assert.rejects(sealer.open(old), Unreadable);
+    // Another page of this browser, which never held the old key in memory, cannot open it either.
+    const other = new Sealer(keys);
+    await assert.rejects(other.open(old), Unreadable);
+    assert.equal(await other.open(again), "still here");
+  });
+
+  test("a record no key of this page sealed is unreadable, not a crash", async () => {
+    const sealer = new Sealer(new MemoryKeys());
+    await sealer.current();
+    await assert.rejects(sealer.open({ key: "key-000000000000001-00", iv: new Uint8Array(12), data: new Uint8Array(20) }), Unreadable);
+    await assert.rejects(sealer.open(null), Unreadable);
+    const forged = { ...(await sealer.seal("x")), data: new Uint8Array(20) };
+    await assert.rejects(sealer.open(forged), Unreadable);
+  });
+});
