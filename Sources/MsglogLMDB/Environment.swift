@@ -1,4 +1,5 @@
 import CLMDB
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -89,6 +90,14 @@ package final class Environment {
     self.isReadOnly = readOnly
     self.isLockless = lockless
   }
+
+  /// Whether a write of this environment may have changed pages (it
+  /// committed something, or was rolled back). LMDB keeps the page buffers
+  /// of its writes and reuses them without clearing them, so a later write
+  /// of this environment may put bytes of an earlier one in the unused
+  /// middle of a page; `msglog purge` wants an environment without any.
+  package var hasWritten: Bool { wrote.load(ordering: .relaxed) }
+  private let wrote = Atomic(false)
 
   /// The id of the last committed write transaction, from the meta page.
   package var lastCommittedTransaction: Int {
@@ -184,12 +193,14 @@ package final class Environment {
         } catch {
           if txn.isOpen { mdb_txn_abort(txn.handle) }
           txn.invalidate()
+          wrote.store(true, ordering: .relaxed)
           throw error
         }
         // mdb_txn_commit frees the transaction even when it fails: never abort after it.
         let id = mdb_txn_id(txn.handle)
         let rc = mdb_txn_commit(txn.handle)
         txn.invalidate()
+        if rc != 0 || lastCommitted >= id { wrote.store(true, ordering: .relaxed) }
         if rc == LMDBError.mapFull, !txn.committedPieces { return .mapFull }
         if rc == EIO, isDiskNearlyFull {
           // LMDB reports a short write as EIO; on a full disk, say what it is.
@@ -223,6 +234,7 @@ package final class Environment {
   /// the file uses.
   package func commitPiece(_ txn: Transaction) throws {
     mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 1)
+    wrote.store(true, ordering: .relaxed)
     let rc = mdb_txn_commit(txn.handle)
     mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 0)
     txn.invalidate()

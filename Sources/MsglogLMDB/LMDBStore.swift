@@ -71,6 +71,19 @@ package final class LMDBStore: FollowableStore {
     }
   }
 
+  /// The open tables, in an environment that has never written (reopened
+  /// if this one has, and nothing else holds it): LMDB reuses the page
+  /// buffers of a process's writes without clearing them, and `purge`
+  /// must copy pages into clean ones.
+  func tablesThatHaveNotWritten() throws -> LMDBTables? {
+    opened.withLock { opened in
+      // Held elsewhere too (a follow of this log): opening the environment
+      // twice in one process would break LMDB's locks, so it stays.
+      if opened?.environment.hasWritten == true, isKnownUniquelyReferenced(&opened) { opened = nil }
+    }
+    return try tables(creating: false)
+  }
+
   /// Runs `body` in a read-only snapshot.
   ///
   /// - Warning: on a database read without a reader slot, `body` may run
