@@ -1,22 +1,31 @@
 import CLMDB
 import MsglogCore
 
-/// `msglog purge` on LMDB: what an erase left of a text in the file,
-/// scrubbed in place while other processes go on reading and writing
+/// `msglog purge` on LMDB: what an erase (or a trim) left of a text in the
+/// file, scrubbed in place while other processes go on reading and writing
 /// (docs/REFERENCE.md, "Forgetting on purpose").
 ///
 /// An erase rewrites its records through LMDB, which copies a page before
 /// changing it: the page that held the text goes to the free list with the
 /// text in it, and the page written in its place may keep a fragment of
 /// the old value in its unused middle (LMDB writes a page whole, unused
-/// bytes and all, and a changed node leaves its old bytes there). So:
+/// bytes and all, and a changed or deleted node leaves its old bytes
+/// there). So:
 ///
-/// 1. **Rewrite every live page.** Every entry of every table is put again
-///    as it is, in one transaction of this (fresh) process: LMDB copies each
-///    page's used parts into a new page whose unused bytes are zeros (a
-///    fresh process's page buffers are zero-filled; only pages written in
-///    this transaction are ever recycled into others). No old page is
-///    still in use afterwards; they are all on the free list.
+/// 1. **Rewrite the marked pages.** The write that changed or deleted an
+///    entry marked its key (`LMDBTables.markForPurge`). The entry at each
+///    mark (or the first after where it was) and the entries before and
+///    after it are put again as they are, in one transaction of an
+///    environment that has not written before: LMDB copies each of their
+///    pages' used parts into a new page whose unused bytes are zeros (fresh
+///    page buffers are zero-filled; only pages written in this transaction
+///    are ever recycled into others). The neighbours cover a page that
+///    split or merged since: the old bytes stay with the page, whichever
+///    keys it holds now. The old pages go to the free list, and the marks
+///    are cleared in the same transaction (a write that marks meanwhile
+///    waits for it, and its marks stay for the next purge). A database
+///    whose erases an older msglog wrote (erase records, marks not
+///    complete) has every entry of every table put again instead, once.
 /// 2. **Scrub every free page.** After one more small commit (LMDB keeps
 ///    the pages the last commit freed for a crash), a transaction takes
 ///    every free page it may reuse by storing one zero-filled value of a
@@ -32,9 +41,15 @@ import MsglogCore
 /// the old file and would write to it, losing their writes. Every step here
 /// is an ordinary LMDB write transaction, so they see nothing but commits,
 /// and `kill -9` at any point leaves a database LMDB opens as of its last
-/// commit (a rerun of `purge` finishes the work). The cost: step 1 writes
-/// the whole database once, and the file keeps the pages it used (its
-/// size stays; the free pages are reused by later writes).
+/// commit (a rerun of `purge` finishes the work: marks not cleared are
+/// still there, and the free list is scrubbed whole every time). The cost:
+/// the pages at the marks and the free list, not the database; the file
+/// keeps its size (the free pages are reused by later writes).
+///
+/// What it cannot reach (docs/REFERENCE.md): LMDB reuses a process's page
+/// buffers without clearing them, so a long-running writer (`serve`) that
+/// had a text's page in memory may later write stale bytes of it into the
+/// unused middle of a page it writes for something else.
 extension LMDBStore {
   /// The scratch table's name: step 2's, dropped by step 2 (and first
   /// thing, if a killed purge left it).
@@ -44,7 +59,7 @@ extension LMDBStore {
   static let purgeRounds = 8
 
   package func purge() throws -> UInt64? {
-    guard let tables = try tables(creating: false) else {
+    guard let tables = try tablesThatHaveNotWritten() else {
       throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
     }
     let environment = tables.environment
@@ -53,7 +68,7 @@ extension LMDBStore {
     mdb_reader_check(environment.env, &dead)
     let rewritten = try environment.write { txn -> UInt64 in
       try Self.dropScratch(in: txn)
-      try Self.rewriteEveryEntry(in: txn)
+      try Self.rewritePagesHoldingOldBytes(of: tables, in: txn)
       return UInt64(mdb_txn_id(txn.handle))
     }
     var scrubbed: UInt64 = 0
@@ -84,8 +99,9 @@ extension LMDBStore {
     throw MsglogError.purgeHeldByReader(location: path)
   }
 
-  /// Puts every entry of every table again, as it is (step 1).
-  private static func rewriteEveryEntry(in txn: Transaction) throws {
+  /// Puts every entry of every table again, as it is (step 1, for a
+  /// database whose marks are not complete).
+  static func rewriteEveryEntry(in txn: Transaction) throws {
     var main: MDB_dbi = 0
     try check(mdb_dbi_open(txn.handle, nil, 0, &main), "mdb_dbi_open")
     var names: [String] = []

@@ -14,9 +14,13 @@ extension LMDBTables.LogTransaction {
 
   /// Writes an erased record over the one at its seq (no MDB_APPEND: the
   /// key is there). LMDB copies the page on write: the old bytes stay in a
-  /// page on the free list until a write reuses it (`msglog purge`).
+  /// page on the free list until a write reuses it, and may stay in the
+  /// unused middle of the page written in its place, which is marked for
+  /// `msglog purge` (`markForPurge`).
   func replaceRecord(_ record: [UInt8], of event: Event) throws {
-    try txn.put(tables.events, Key.seq(event.seq), record)
+    let key = Key.seq(event.seq)
+    try txn.put(tables.events, key, record)
+    try markForPurge(tables.events, key: key)
   }
 
   /// Moves `meta`'s format on to `version` unless it says that or a newer

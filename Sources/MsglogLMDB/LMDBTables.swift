@@ -16,7 +16,8 @@ import Synchronization
 /// - `stream-events`: stream name, 0, seq → nothing (each stream's events);
 /// - `checkpoints`:   stream name, 0, seq → the stream's slots at that seq;
 /// - `meta`:          `format` → the container's version (`containerFormat`);
-///                    `summary` → the derived tables' row counts.
+///                    `summary` → the derived tables' row counts;
+/// - `purge-marks`:   where `msglog purge` must clear old bytes (`markForPurge`).
 /// Everything but `events` is derived data, updated in the same transaction.
 ///
 /// `LMDBStore`, the `EventStore` over a path, opens one when there is a
@@ -62,7 +63,8 @@ package final class LMDBTables {
   static let legacyFormatValue = Array("msglog/1".utf8)
   static let summaryKey = Array("summary".utf8)
   /// The named databases an environment may open: the seven of the log,
-  /// sync's five (`LMDBTables+Sync`) and `tokens`, with room to spare.
+  /// sync's five (`LMDBTables+Sync`), `tokens`, `purge-marks` and purge's
+  /// scratch table while it runs: 15, with one to spare.
   static let maxDatabases: UInt32 = 16
   /// A new database starts with a small map; it doubles whenever a write fills it.
   package static let initialMapSize = 1 << 20
@@ -156,6 +158,7 @@ package final class LMDBTables {
       if isNew {
         try txn.put(meta, LMDBTables.formatKey, LMDBTables.newFormatValue)
         try txn.put(meta, SyncRows.logKey, SyncRows.encodeLogID(.random()))
+        try LMDBTables.startPurgeMarks(in: txn)
       } else if let known = try LMDBTables.containerFormat.version(
         of: format.map { String(decoding: $0, as: UTF8.self) }, location: shown)
       {

@@ -77,6 +77,40 @@ import Testing
     #expect(s.run("verify").code == 0)
   }
 
+  /// A log of 20 000 events with a few of mallory's among them — two long
+  /// ones side by side (LMDB keeps two to a page, and shrinking both leaves
+  /// their old bytes in the page's unused middle) and short ones far apart:
+  /// after `erase --sender` and `purge`, no file holds a byte of them, free
+  /// pages included, and purge scrubbed about what the erase touched, not
+  /// a database's worth (it rewrites the pages at the erase's marks).
+  @Test func purgeOfALargeLogScrubsWhatTheEraseTouchedOnly() throws {
+    let s = Sandbox()
+    let sentinel = "SENTINEL-" + UUID().uuidString
+    let long = String(repeating: "\(sentinel) ", count: 1800 / (sentinel.count + 1))
+    let lines = (0..<20_000).map { i -> String in
+      switch i {
+      case 9_000, 9_001: return #"{"op":"append","text":"\#(i) \#(long)","sender":"mallory"}"#
+      case _ where i % 4_000 == 17: return #"{"op":"append","text":"\#(sentinel)-\#(i)","sender":"mallory"}"#
+      default: return #"{"op":"append","text":"line \#(i), of an ordinary length","sender":"stays"}"#
+      }
+    }.joined(separator: "\n")
+    #expect(s.run(["import"], stdin: Data(lines.utf8)).code == 0)
+    var r = s.run("erase", "--sender", "mallory")
+    #expect(r.code == 0 && r.stdout.hasPrefix("erased 7 items (7 events) at seq"), "\(r)")
+    #expect(!filesHold(sentinel, in: s.db).isEmpty, "the erase left no old bytes to purge")
+
+    r = s.run("purge", "--json")
+    #expect(r.code == 0, "\(r)")
+    #expect(filesHold(sentinel, in: s.db).isEmpty, "\(filesHold(sentinel, in: s.db)) still hold it")
+    #expect(filesHold(String(sentinel.suffix(16)), in: s.db).isEmpty)
+    // A rewrite of every page would free (and scrub) about the whole file.
+    let scrubbed = UInt64(r.stdout.split(separator: ":").last?.dropLast(2) ?? "") ?? .max
+    let size = (try? FileManager.default.attributesOfItem(atPath: s.db + "/data.mdb")[.size] as? UInt64) ?? 0
+    #expect(scrubbed < size / 4, "purge scrubbed \(scrubbed) bytes of a file of \(size)")
+    #expect(s.run("verify").code == 0)
+    #expect(s.run("list").stdout.split(separator: "\n").count == 19_993)
+  }
+
   /// On PostgreSQL: the erase leaves the old row version in the table's
   /// file; after `purge` (VACUUM FULL of msglog's tables, CHECKPOINT) no
   /// file of msglog's tables, their TOAST tables and their indexes holds

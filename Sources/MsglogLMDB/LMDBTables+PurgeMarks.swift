@@ -1,0 +1,85 @@
+import CLMDB
+import MsglogCore
+
+/// Where `msglog purge` must look: the places of the file a deletion or a
+/// rewrite may have left old bytes in, recorded by the write that made
+/// them (docs/FORMAT.md, "Purge marks").
+///
+/// LMDB copies a page before changing it, so the old version goes to the
+/// free list (which purge scrubs whole); but the new version is written
+/// with whatever its unused middle holds, and a node deleted or shrunk
+/// there leaves its old bytes in that middle (LMDB moves the other nodes
+/// over it and clears nothing). Only pages that held a changed or deleted
+/// entry can carry such bytes: the write that changes the entry marks its
+/// key, and purge copies the page at each mark (and its neighbours') into a
+/// clean one instead of rewriting the whole database.
+///
+/// The table `purge-marks`: key = the table's name, a 0 byte, the entry's
+/// key; value empty. One entry, key `[0]` (before every name), says the
+/// marks are complete: every write that left old bytes since the last
+/// purge marked them. A database made by this msglog has it from the first;
+/// one whose erases an older msglog wrote (they marked nothing) gets it
+/// from its next purge, which rewrites the whole database once. The table
+/// is one of LMDB's named databases: an older msglog of the same container
+/// version never opens it (its purge rewrites it with everything else), so
+/// the container's version stays.
+extension LMDBTables {
+  static let purgeMarksTable = "purge-marks"
+  /// The entry saying the marks are complete.
+  static let marksCompleteKey: [UInt8] = [0]
+
+  /// Records that the entry `key` of `table` was just changed or deleted
+  /// in `txn`, leaving old bytes in its page for `msglog purge` to clear.
+  ///
+  /// Call it from the write transaction that deletes or rewrites an entry
+  /// whose old bytes must not outlive a purge (an erase blanking a record,
+  /// a trim deleting rows). For a deleted range, mark its first and last
+  /// keys: the pages wholly emptied go to the free list, which purge
+  /// scrubs anyway; the pages at the range's ends keep neighbours, and
+  /// purge rewrites each mark's entry (or where it was) and the entries
+  /// before and after it. Marking a key twice is one mark.
+  ///
+  /// - Parameter table: one of this log's tables (`events`, `heads`,
+  ///   `order`, `ids`, `stream-events`, `checkpoints`, `meta`, sync's, `tokens`).
+  package func markForPurge(_ table: Database, key: [UInt8], in txn: Transaction) throws {
+    guard let name = name(of: table, in: txn) else { preconditionFailure("a purge mark for a table this log does not name") }
+    let marks = try Self.purgeMarks(in: txn, create: true)!
+    let mark = Array(name.utf8) + [0] + key
+    try txn.put(marks, mark, [])
+  }
+
+  /// The name of one of this log's tables, found by its handle (LMDB
+  /// gives one handle per name: opening a name again in `txn` gives it).
+  private func name(of table: Database, in txn: Transaction) -> String? {
+    let log: [(Database, String)] = [
+      (events, "events"), (heads, "heads"), (order, "order"), (ids, "ids"), (streamEvents, "stream-events"),
+      (checkpoints, "checkpoints"), (meta, "meta"),
+    ]
+    if let (_, name) = log.first(where: { $0.0.dbi == table.dbi }) { return name }
+    return ([Self.tokensTable] + SyncTable.allCases.map(\.rawValue)).first { name in
+      var dbi: MDB_dbi = 0
+      return mdb_dbi_open(txn.handle, name, 0, &dbi) == 0 && dbi == table.dbi
+    }
+  }
+
+  /// The marks table; nil when it does not exist and `create` is false.
+  static func purgeMarks(in txn: Transaction, create: Bool) throws -> Database? {
+    var dbi: MDB_dbi = 0
+    let rc = mdb_dbi_open(txn.handle, purgeMarksTable, create ? UInt32(MDB_CREATE) : 0, &dbi)
+    if rc == LMDBError.notFound { return nil }
+    try check(rc, "mdb_dbi_open")
+    return Database(dbi: dbi)
+  }
+
+  /// Makes the marks table of a new database, complete from the first.
+  static func startPurgeMarks(in txn: Transaction) throws {
+    try txn.put(try purgeMarks(in: txn, create: true)!, marksCompleteKey, [])
+  }
+}
+
+extension LMDBTables.LogTransaction {
+  /// `LMDBTables.markForPurge` in this transaction.
+  func markForPurge(_ table: Database, key: [UInt8]) throws {
+    try tables.markForPurge(table, key: key, in: txn)
+  }
+}
