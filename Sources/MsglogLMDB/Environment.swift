@@ -99,6 +99,10 @@ package final class Environment {
   package var hasWritten: Bool { wrote.load(ordering: .relaxed) }
   private let wrote = Atomic(false)
 
+  /// Says that the writes so far left nothing in the page buffers a later
+  /// write must not carry (a new database's first rows, none of them text).
+  package func forgetWrites() { wrote.store(false, ordering: .relaxed) }
+
   /// The id of the last committed write transaction, from the meta page.
   package var lastCommittedTransaction: Int {
     var info = MDB_envinfo()

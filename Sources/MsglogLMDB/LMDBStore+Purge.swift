@@ -57,6 +57,8 @@ extension LMDBStore {
   /// How many times step 2 runs before a reader that holds old pages is
   /// reported instead of waited for.
   static let purgeRounds = 8
+  /// How many free pages one commit of step 2 takes.
+  static let scrubPiece: UInt64 = 16384
 
   package func purge() throws -> UInt64? {
     guard let tables = try tablesThatHaveNotWritten() else {
@@ -76,22 +78,32 @@ extension LMDBStore {
       // A commit of its own between: the pages the rewrite freed become reusable.
       try environment.write { txn in
         let scratch = try Self.scratch(in: txn, create: true)
-        try txn.put(scratch, [0xFF], [])
+        try txn.put(scratch, [0], [])  // (before every piece's key: they append)
       }
       // (LMDB reads its free list only in a read transaction: counted
       // just before; what commits meanwhile is checked for after.)
       let (pages, pageSize) = try environment.read { try Self.freePages(in: $0, freedBy: nil) }
-      scrubbed += try environment.write { txn -> UInt64 in
-        let scratch = try Self.scratch(in: txn, create: true)
-        // One overflow page per value: the page size less its header. The
-        // free list's reusable pages are taken first; past them the file grows.
-        let zeros = [UInt8](repeating: 0, count: pageSize - 16)
-        for n in 0..<pages {
-          var key = n.bigEndian
-          try withUnsafeBytes(of: &key) { key in try zeros.withUnsafeBytes { try txn.put(scratch, key, $0) } }
+      // One overflow page per value: the page size less its header. The
+      // free list's reusable pages are taken first; past them the file
+      // grows. In commits of `scrubPiece` pages: each reuses the page
+      // buffers the one before used, where one commit would allocate a
+      // buffer for every page.
+      let zeros = [UInt8](repeating: 0, count: pageSize - 16)
+      var taken: UInt64 = 0
+      while taken < pages {
+        let piece = taken..<min(pages, taken + Self.scrubPiece)
+        try environment.write { txn in
+          let scratch = try Self.scratch(in: txn, create: true)
+          for n in piece {
+            var key = n.bigEndian
+            try withUnsafeBytes(of: &key) { key in
+              try zeros.withUnsafeBytes { try txn.put(scratch, key, $0, flags: UInt32(MDB_APPEND)) }
+            }
+          }
         }
-        return pages * UInt64(pageSize)
+        taken = piece.upperBound
       }
+      scrubbed += pages * UInt64(pageSize)
       try environment.write { txn in try Self.dropScratch(in: txn) }
       let left = try environment.read { try Self.freePages(in: $0, freedBy: rewritten).pages }
       if left == 0 { return scrubbed }

@@ -4,13 +4,15 @@ import MsglogCore
 /// Step 1 of `purge` (`LMDBStore+Purge`): the pages that may hold old
 /// bytes in their unused middle, copied into clean ones.
 extension LMDBStore {
-  /// Rewrites the pages at the purge marks (or, when the marks are not
-  /// complete and the log may hold an older msglog's erases, every page),
-  /// then clears the marks and says they are complete.
+  /// Rewrites the pages at the purge marks (or every page: when a process
+  /// wrote in more than one transaction since the last purge, or the marks
+  /// are not complete and the log may hold an older msglog's erases), then
+  /// clears the marks and says they are complete.
   static func rewritePagesHoldingOldBytes(of tables: LMDBTables, in txn: Transaction) throws {
     let marks = try LMDBTables.purgeMarks(in: txn, create: true)!
     let complete = try txn.get(marks, LMDBTables.marksCompleteKey) { _ in true } ?? false
-    if !complete, try mayHoldUnmarkedErases(tables, in: txn) {
+    let reused = try txn.get(marks, LMDBTables.reusedBuffersKey) { _ in true } ?? false
+    if reused || !complete, try reused || mayHoldUnmarkedErases(tables, in: txn) {
       try rewriteEveryEntry(in: txn)
     } else {
       try rewriteAroundMarks(marks, in: txn)
@@ -28,19 +30,24 @@ extension LMDBStore {
   }
 
   /// Copies, for each mark, the page that holds its key (or the first key
-  /// after where it was) and the page before it: a page that split in the
-  /// write that marked keeps its old bytes with its left half, while the
-  /// marked key may have moved to the new right half. (A later write that
+  /// after where it was) and, unless the mark says its page alone, the
+  /// page before it: a page that split in the write that marked keeps its
+  /// old bytes with its left half, while the marked key may have moved to
+  /// the new right half. (A later write that
   /// copies a page copies its used parts only, leaving the old bytes
   /// behind on the free list.)
   private static func rewriteAroundMarks(_ marks: Database, in txn: Transaction) throws {
     // Read first: the puts below must not move a cursor on the marks.
-    var found: [(table: String, key: [UInt8])] = []
+    var found: [(table: String, key: [UInt8], pageAlone: Bool)] = []
     try txn.withCursor(marks) { cursor in
       var entry = try cursor.first()
-      while let (mark, _) = entry {
+      while let (mark, value) = entry {
         if let split = mark.firstIndex(of: 0), split > 0 {
-          found.append((String(decoding: mark[..<split], as: UTF8.self), Array(mark[(split + 1)...])))
+          found.append(
+            (
+              String(decoding: mark[..<split], as: UTF8.self), Array(mark[(split + 1)...]),
+              value.elementsEqual(LMDBTables.markPageAlone)
+            ))
         }
         entry = try cursor.next()
       }
@@ -51,11 +58,13 @@ extension LMDBStore {
     // entry's key lies in its page, and the map's pages are page-aligned.
     var opened: [String: Database?] = [:]
     var planned: [(Database, [UInt8])] = []
-    for (name, key) in found {
+    for (name, key, pageAlone) in found {
       if opened[name] == nil { opened[name] = try openExisting(name, in: txn) }
       // A table gone since (a sync table dropped) left its pages to the free list.
       guard let table = opened[name]!, !key.isEmpty else { continue }
-      let keys = try txn.withCursor(table) { try entriesOfPages(around: key, with: $0, pageSize: UInt(stat.ms_psize)) }
+      let keys = try txn.withCursor(table) { cursor in
+        try entriesOfPages(around: key, with: cursor, pageSize: UInt(stat.ms_psize), pageBefore: !pageAlone)
+      }
       planned += keys.map { (table, $0) }
     }
     for (table, key) in planned {
@@ -66,12 +75,16 @@ extension LMDBStore {
   }
 
   /// One key of the page holding `key` (or the first key after it; the
-  /// last one when there is none) and one of the page before.
-  private static func entriesOfPages(around key: [UInt8], with cursor: Cursor, pageSize: UInt) throws -> [[UInt8]] {
+  /// last one when there is none) and, with `pageBefore`, one of the page
+  /// before.
+  private static func entriesOfPages(
+    around key: [UInt8], with cursor: Cursor, pageSize: UInt, pageBefore: Bool
+  ) throws -> [[UInt8]] {
     func page(_ entry: Cursor.Entry) -> UInt { UInt(bitPattern: entry.key.baseAddress) / pageSize }
     guard let at = try cursor.seek(key) ?? cursor.last() else { return [] }
     let home = page(at)
     var keys = [Array(at.key)]
+    guard pageBefore else { return keys }
     var entry = try cursor.previous()
     while let before = entry, page(before) == home { entry = try cursor.previous() }
     if let before = entry { keys.append(Array(before.key)) }

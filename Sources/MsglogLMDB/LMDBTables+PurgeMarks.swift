@@ -9,20 +9,25 @@ import MsglogCore
 /// free list (which purge scrubs whole); but the new version is written
 /// with whatever its unused middle holds, and a node deleted or shrunk
 /// there leaves its old bytes in that middle (LMDB moves the other nodes
-/// over it and clears nothing). Only pages that held a changed or deleted
-/// entry can carry such bytes: the write that changes the entry marks its
-/// key, and purge copies the page at each mark (and its neighbours') into a
-/// clean one instead of rewriting the whole database.
+/// over it and clears nothing). The write that changes or deletes the
+/// entry marks its key, and purge copies the page at each mark (and the
+/// page before it) into a clean one instead of rewriting the whole
+/// database. A page can also carry old bytes from the page buffer it was
+/// built in: LMDB reuses a process's buffers, uncleared, from one write
+/// transaction to the next. A process's first write has clean buffers; a
+/// later one says so once (`noteReusedBuffers`), and the next purge
+/// copies every page.
 ///
 /// The table `purge-marks`: key = the table's name, a 0 byte, the entry's
-/// key; value empty. One entry, key `[0]` (before every name), says the
-/// marks are complete: every write that left old bytes since the last
-/// purge marked them. A database made by this msglog has it from the first;
-/// one whose erases an older msglog wrote (they marked nothing) gets it
-/// from its next purge, which rewrites the whole database once. The table
-/// is one of LMDB's named databases: an older msglog of the same container
-/// version never opens it (its purge rewrites it with everything else), so
-/// the container's version stays.
+/// key; value empty, or `[1]` when the page alone needs copying. Key `[0]`
+/// (before every name) says the marks are complete: every write that left
+/// old bytes since the last purge marked them. Key `[2]` says a process
+/// wrote in more than one transaction since. A database made by this
+/// msglog has `[0]` from the first; one whose erases an older msglog wrote
+/// (they marked nothing) gets it from its next purge, which rewrites the
+/// whole database once. The table is one of LMDB's named databases: an
+/// older msglog of the same container version never opens it (its purge
+/// rewrites it with everything else), so the container's version stays.
 extension LMDBTables {
   static let purgeMarksTable = "purge-marks"
   /// The entry saying the marks are complete.
@@ -35,18 +40,43 @@ extension LMDBTables {
   /// whose old bytes must not outlive a purge (an erase blanking a record,
   /// a trim deleting rows). For a deleted range, mark its first and last
   /// keys: the pages wholly emptied go to the free list, which purge
-  /// scrubs anyway; the pages at the range's ends keep neighbours, and
-  /// purge rewrites each mark's entry (or where it was) and the entries
-  /// before and after it. Marking a key twice is one mark.
+  /// scrubs anyway; the pages at the range's ends keep neighbours. Purge
+  /// copies the page holding the key (or the first key after it) and the
+  /// page before it, where a page that split keeps the old bytes when the
+  /// key moved on to its new right half. Marking a key twice is one mark.
   ///
-  /// - Parameter table: one of this log's tables (`events`, `heads`,
-  ///   `order`, `ids`, `stream-events`, `checkpoints`, `meta`, sync's, `tokens`).
-  package func markForPurge(_ table: Database, key: [UInt8], in txn: Transaction) throws {
+  /// - Parameters:
+  ///   - table: one of this log's tables (`events`, `heads`, `order`,
+  ///     `ids`, `stream-events`, `checkpoints`, `meta`, sync's, `tokens`).
+  ///   - pageAlone: the write cannot have split the key's page (a value
+  ///     rewritten no longer than it was: LMDB changes it within its page),
+  ///     so purge need not copy the page before.
+  package func markForPurge(_ table: Database, key: [UInt8], in txn: Transaction, pageAlone: Bool = false) throws {
     guard let name = name(of: table, in: txn) else { preconditionFailure("a purge mark for a table this log does not name") }
     let marks = try Self.purgeMarks(in: txn, create: true)!
     let mark = Array(name.utf8) + [0] + key
-    try txn.put(marks, mark, [])
+    // A mark asking for the page before keeps asking.
+    if pageAlone, try txn.get(marks, mark, { $0.isEmpty }) == true { return }
+    try txn.put(marks, mark, pageAlone ? Self.markPageAlone : [])
   }
+
+  /// The entry saying a process wrote in more than one transaction since
+  /// the last purge (`noteReusedBuffers`).
+  static let reusedBuffersKey: [UInt8] = [2]
+
+  /// Says, once per process, that this process writes again: LMDB reuses
+  /// the page buffers of its earlier writes without clearing them, so a
+  /// page it writes may carry, in its unused middle, bytes of any page it
+  /// wrote or changed before (a text erased since, say) — places no mark
+  /// names. The next purge then copies every page, as for unmarked erases.
+  /// (A bulk load's pieces, which only a new database's staging sees, are
+  /// one write here.)
+  func noteReusedBuffers(in txn: Transaction) throws {
+    try txn.put(try Self.purgeMarks(in: txn, create: true)!, Self.reusedBuffersKey, [])
+  }
+
+  /// A mark's value: empty, the page and the page before; this, the page alone.
+  static let markPageAlone: [UInt8] = [1]
 
   /// The name of one of this log's tables, found by its handle (LMDB
   /// gives one handle per name: opening a name again in `txn` gives it).
@@ -79,7 +109,7 @@ extension LMDBTables {
 
 extension LMDBTables.LogTransaction {
   /// `LMDBTables.markForPurge` in this transaction.
-  func markForPurge(_ table: Database, key: [UInt8]) throws {
-    try tables.markForPurge(table, key: key, in: txn)
+  func markForPurge(_ table: Database, key: [UInt8], pageAlone: Bool = false) throws {
+    try tables.markForPurge(table, key: key, in: txn, pageAlone: pageAlone)
   }
 }

@@ -19,8 +19,12 @@ extension LMDBTables.LogTransaction {
   /// `msglog purge` (`markForPurge`).
   func replaceRecord(_ record: [UInt8], of event: Event) throws {
     let key = Key.seq(event.seq)
+    // A record no longer than it was stays within its page (no split)
+    // when it was kept in the page: one of LMDB's overflow pages (past
+    // about half a page) leaves a node of a few bytes, which grows.
+    let before = try txn.get(tables.events, key) { $0.count } ?? 0
     try txn.put(tables.events, key, record)
-    try markForPurge(tables.events, key: key)
+    try markForPurge(tables.events, key: key, pageAlone: record.count <= before && before <= 1000)
   }
 
   /// Moves `meta`'s format on to `version` unless it says that or a newer

@@ -82,6 +82,9 @@ package final class LMDBTables {
   let syncTables = Mutex<[String: Database]>([:])
   /// The log has its id (checked, or given, by a write of this process).
   let hasLogID = Mutex(false)
+  /// A write of this process said in the purge marks that it reused page
+  /// buffers (`noteReusedBuffers`).
+  let buffersNoted = Atomic(false)
 
   /// How this database's new records are written: framed from msglog/6
   /// on, whole before (as the msglog that made it wrote them). Read when
@@ -143,7 +146,7 @@ package final class LMDBTables {
     }
     // Handles opened in a transaction stay valid after it commits; a reader
     // opens them in a read transaction, which keeps them too.
-    let setup: (Transaction) throws -> ([Database], Bool, Int) = { txn in
+    let setup: (Transaction) throws -> ([Database], Bool, Int, Bool) = { txn in
       var isNew = false
       if create, try env.openDatabase("meta", create: false, in: txn) == nil {
         // Only a brand-new environment (no named databases yet) becomes msglog's.
@@ -170,9 +173,12 @@ package final class LMDBTables {
       let tables = try ["meta", "events", "heads", "order", "ids", "stream-events", "checkpoints"].map {
         try open(txn, $0, create: isNew)
       }
-      return (tables, isNew || format != LMDBTables.legacyFormatValue, version)
+      return (tables, isNew || format != LMDBTables.legacyFormatValue, version, isNew)
     }
-    let (dbs, current, version) = create ? try env.write(setup) : try env.read(setup)
+    let (dbs, current, version, isNew) = create ? try env.write(setup) : try env.read(setup)
+    // A new database's first rows (its format, id and purge marks) are no
+    // text its page buffers could carry into a later write.
+    if isNew { env.forgetWrites() }
     self.environment = env
     self.shown = shown
     self.formatIsCurrent = Mutex(current)
@@ -243,7 +249,10 @@ package final class LMDBTables {
   package func write<R>(reserving bytes: Int, inPieces: Bool = false, _ body: (any LogWriter) throws -> R) throws -> R {
     var rebuilt = false
     var opened: [String: Database] = [:]
+    var noted = false
     let result = try environment.write(reserving: bytes) { txn in
+      noted = environment.hasWritten && !buffersNoted.load(ordering: .relaxed)
+      if noted { try noteReusedBuffers(in: txn) }
       let access = LogTransaction(tables: self, txn: txn, inPieces: inPieces)
       let result = try body(access)
       try access.giveLogAnID()
@@ -252,6 +261,7 @@ package final class LMDBTables {
       return result
     }
     if rebuilt { formatIsCurrent.withLock { $0 = true } }
+    if noted { buffersNoted.store(true, ordering: .relaxed) }
     adopt(opened)
     return result
   }

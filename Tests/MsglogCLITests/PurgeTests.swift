@@ -111,6 +111,34 @@ import Testing
     #expect(s.run("list").stdout.split(separator: "\n").count == 19_993)
   }
 
+  /// Written, erased and written after through `serve`, one long process
+  /// (LMDB reuses its page buffers uncleared: they held the text's page):
+  /// purge after serve stopped leaves no file holding the text.
+  @Test func purgeAfterAnEraseThroughServe() throws {
+    let s = Sandbox()
+    let sentinel = "SENTINEL-" + UUID().uuidString
+    let filler = (0..<2_000).map { #"{"op":"append","text":"line \#($0), of an ordinary length"}"# }
+    #expect(s.run(["import"], stdin: Data(filler.joined(separator: "\n").utf8)).code == 0)
+    let served = try ServedLog.running(s)
+    func append(_ text: String, sender: String = "ann") {
+      let reply = served.request("POST", "/api/append", #"{"text":"\#(text)","sender":"\#(sender)"}"#)
+      #expect(reply.status == 200, "\(reply)")
+    }
+    for i in 0..<30 { append("served \(i)") }
+    append("\(sentinel) said by eve", sender: "eve")
+    for i in 0..<30 { append("served again \(i)") }
+    append("\(sentinel) said by eve again", sender: "eve")
+    let reply = served.request("POST", "/api/erase", #"{"sender":"eve"}"#)
+    #expect(reply.status == 200 && reply.body.hasPrefix(#"{"erased":["#), "\(reply)")
+    for i in 0..<200 { append("after \(i)") }
+    #expect(served.stop().code == 0)
+    let r = s.run("purge")
+    #expect(r.code == 0, "\(r)")
+    #expect(filesHold(sentinel, in: s.db).isEmpty, "\(filesHold(sentinel, in: s.db)) still hold it")
+    #expect(filesHold(String(sentinel.suffix(12)), in: s.db).isEmpty)
+    #expect(s.run("verify").code == 0)
+  }
+
   /// On PostgreSQL: the erase leaves the old row version in the table's
   /// file; after `purge` (VACUUM FULL of msglog's tables, CHECKPOINT) no
   /// file of msglog's tables, their TOAST tables and their indexes holds

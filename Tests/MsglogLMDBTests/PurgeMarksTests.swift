@@ -18,36 +18,46 @@ import Testing
   }
 
   /// What the marks table holds: whether it says the marks are complete,
-  /// and the marks.
-  private func marks(in path: String) throws -> (complete: Bool, marks: Int)? {
+  /// whether a process wrote again, and the marks.
+  private func marks(in path: String) throws -> (complete: Bool, reused: Bool, marks: Int)? {
     let tables = try LMDBTables(path: path, create: false)
     return try tables.environment.read { txn in
       guard let marks = try LMDBTables.purgeMarks(in: txn, create: false) else { return nil }
       let complete = try txn.get(marks, LMDBTables.marksCompleteKey) { _ in true } ?? false
-      return (complete, Int(try txn.entries(marks)) - (complete ? 1 : 0))
+      let reused = try txn.get(marks, LMDBTables.reusedBuffersKey) { _ in true } ?? false
+      return (complete, reused, Int(try txn.entries(marks)) - (complete ? 1 : 0) - (reused ? 1 : 0))
     }
   }
 
   /// A log with two long texts of mallory's side by side (two to a page:
-  /// erasing both leaves their old bytes in the page's unused middle).
-  private func eraseTwoLongTexts(_ sentinel: String, in path: String) throws {
-    let log = try EventLog(path)
+  /// erasing both leaves their old bytes in the page's unused middle),
+  /// written in one transaction, then erased by another `EventLog` (each
+  /// the first write of its environment: no buffer reused).
+  @discardableResult
+  private func eraseTwoLongTexts(_ sentinel: String, in path: String) throws -> EventLog {
     let long = String(repeating: "\(sentinel) ", count: 1800 / (sentinel.count + 1))
-    try log.append(contentsOf: (0..<200).map { NewItem("filler \($0)") })
-    try log.append(contentsOf: [NewItem("1 " + long, sender: "mallory"), NewItem("2 " + long, sender: "mallory")])
-    try log.append(contentsOf: (0..<200).map { NewItem("filler after \($0)") })
+    try EventLog(path).append(
+      contentsOf: (0..<200).map { NewItem("filler \($0)") } + [
+        NewItem("1 " + long, sender: "mallory"), NewItem("2 " + long, sender: "mallory"),
+      ] + (0..<200).map { NewItem("filler after \($0)") })
+    let log = try EventLog(path)
     #expect(try log.erase(sender: "mallory").erased.count == 2)
+    return log
   }
 
+  /// Erase and purge by one `EventLog` (as `erase --purge` does): the
+  /// purge copies pages in an environment of its own, since the erase's
+  /// page buffers, which LMDB reuses uncleared, hold the old bytes.
   @Test func anEraseMarksTheRecordsItBlankedAndPurgeClearsThem() throws {
     let dir = TemporaryDirectory()
     let sentinel = "SENTINEL-" + UUID().uuidString
-    try eraseTwoLongTexts(sentinel, in: dir.db)
-    #expect(try marks(in: dir.db).map { $0.complete && $0.marks == 2 } == true)
-    #expect(!filesHold(sentinel, in: dir.path + "/db.lmdb").isEmpty)
-    _ = try EventLog(dir.db).purge()
+    do {
+      let log = try eraseTwoLongTexts(sentinel, in: dir.db)
+      #expect(!filesHold(sentinel, in: dir.db).isEmpty)
+      _ = try log.purge()
+    }
     #expect(filesHold(sentinel, in: dir.db).isEmpty, "\(filesHold(sentinel, in: dir.db)) still hold it")
-    #expect(try marks(in: dir.db).map { $0.complete && $0.marks == 0 } == true)
+    #expect(try marks(in: dir.db).map { $0.complete && !$0.reused && $0.marks == 0 } == true)
   }
 
   /// A log an older msglog erased (its erases left no marks table): the
@@ -56,6 +66,7 @@ import Testing
     let dir = TemporaryDirectory()
     let sentinel = "SENTINEL-" + UUID().uuidString
     try eraseTwoLongTexts(sentinel, in: dir.db)
+    #expect(try marks(in: dir.db).map { $0.complete && !$0.reused && $0.marks == 2 } == true)
     // As an older msglog leaves it: no marks table.
     do {
       let env = try Environment(path: dir.db, readOnly: false, maxDatabases: 16, mapSize: 1 << 20)
@@ -68,9 +79,28 @@ import Testing
     #expect(try marks(in: dir.db) == nil)
     _ = try EventLog(dir.db).purge()
     #expect(filesHold(sentinel, in: dir.db).isEmpty, "\(filesHold(sentinel, in: dir.db)) still hold it")
-    #expect(try marks(in: dir.db).map { $0.complete && $0.marks == 0 } == true)
+    #expect(try marks(in: dir.db).map { $0.complete && !$0.reused && $0.marks == 0 } == true)
     let report = try EventLog(dir.db).verify()
     #expect(report.isClean && report.liveItems == 400, "\(report)")
+  }
+
+  /// A process's second write says it reused page buffers; the next purge
+  /// copies every page and clears it.
+  @Test func aProcessThatWritesAgainHasEveryPageCopiedByTheNextPurge() throws {
+    let dir = TemporaryDirectory()
+    let sentinel = "SENTINEL-" + UUID().uuidString
+    try EventLog(dir.db).append("\(sentinel) by eve", sender: "eve")
+    #expect(try marks(in: dir.db).map { $0.complete && !$0.reused } == true)
+    do {
+      let log = try EventLog(dir.db)
+      try log.append("first write of this one")
+      try log.append("second write of this one")
+      #expect(try log.erase(sender: "eve").erased.count == 1)
+    }
+    #expect(try marks(in: dir.db).map { $0.reused && $0.marks == 1 } == true)
+    _ = try EventLog(dir.db).purge()
+    #expect(filesHold(sentinel, in: dir.db).isEmpty, "\(filesHold(sentinel, in: dir.db)) still hold it")
+    #expect(try marks(in: dir.db).map { $0.complete && !$0.reused && $0.marks == 0 } == true)
   }
 
   /// What a trim does with `markForPurge`: rows deleted with ordinary
@@ -93,7 +123,7 @@ import Testing
       }
     }
     #expect(!filesHold(sentinel, in: dir.db).isEmpty)
-    #expect(try marks(in: dir.db).map { $0.marks == 2 } == true)
+    #expect(try marks(in: dir.db).map { !$0.reused && $0.marks == 2 } == true)
     _ = try EventLog(dir.db).purge()
     #expect(filesHold(sentinel, in: dir.db).isEmpty, "\(filesHold(sentinel, in: dir.db)) still hold it")
   }
