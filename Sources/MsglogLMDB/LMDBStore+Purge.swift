@@ -23,9 +23,11 @@ import MsglogCore
 ///    split or merged since: the old bytes stay with the page, whichever
 ///    keys it holds now. The old pages go to the free list, and the marks
 ///    are cleared in the same transaction (a write that marks meanwhile
-///    waits for it, and its marks stay for the next purge). A database
-///    whose erases an older msglog wrote (erase records, marks not
-///    complete) has every entry of every table put again instead, once.
+///    waits for it, and its marks stay for the next purge). Every entry of
+///    every table is put again instead when a process wrote in more than
+///    one transaction since the last purge (`noteReusedBuffers`: its pages
+///    may carry old bytes anywhere), or the log's erases were written by
+///    an older msglog (erase records, marks not complete).
 /// 2. **Scrub every free page.** After one more small commit (LMDB keeps
 ///    the pages the last commit freed for a crash), a transaction takes
 ///    every free page it may reuse by storing one zero-filled value of a
@@ -48,8 +50,8 @@ import MsglogCore
 ///
 /// What it cannot reach (docs/REFERENCE.md): LMDB reuses a process's page
 /// buffers without clearing them, so a long-running writer (`serve`) that
-/// had a text's page in memory may later write stale bytes of it into the
-/// unused middle of a page it writes for something else.
+/// had a text's page in memory may, after the purge, write stale bytes of
+/// it into the unused middle of a page it writes for something else.
 extension LMDBStore {
   /// The scratch table's name: step 2's, dropped by step 2 (and first
   /// thing, if a killed purge left it).
