@@ -117,6 +117,13 @@ package final class Environment {
     resizeLock.deallocate()
   }
 
+  /// LMDB's page size (the system's, when the environment was made).
+  package var pageSize: Int {
+    var stat = MDB_stat()
+    mdb_env_stat(env, &stat)
+    return Int(stat.ms_psize)
+  }
+
   /// The current map size in bytes.
   package var mapSize: Int {
     var info = MDB_envinfo()

@@ -72,6 +72,17 @@ extension LMDBTables {
   /// (A bulk load's pieces, which only a new database's staging sees, are
   /// one write here.)
   func noteReusedBuffers(in txn: Transaction) throws {
+    try markWholeForPurge(in: txn)
+  }
+
+  /// Records that `txn` may have left old bytes anywhere, so that the next
+  /// `msglog purge` copies every page (key `[2]`).
+  ///
+  /// For a write that deletes much (a trim): LMDB reuses a page its
+  /// deletes emptied, with the deleted entries still in it, for the next
+  /// page the same transaction writes, of any table — a place no mark on
+  /// the deleted keys names.
+  package func markWholeForPurge(in txn: Transaction) throws {
     try txn.put(try Self.purgeMarks(in: txn, create: true)!, Self.reusedBuffersKey, [])
   }
 

@@ -18,6 +18,10 @@ extension LMDBTables {
     var loadingCursors = 0
     /// The container's version as this transaction last read or wrote it.
     var containerVersion: Int?
+    /// How many records this transaction wrote again (`replaceRecord`), and
+    /// whether one of them may have split its page.
+    var replacedRecords = 0
+    var replacementMaySplit = false
 
     init(tables: LMDBTables, txn: Transaction, inPieces: Bool = false) {
       self.tables = tables

@@ -98,6 +98,9 @@ extension LMDBTables.LogTransaction {
     try txn.put(tables.meta, Horizon.key, now.encoded())
     try putSummary(summary)
     try moveContainer(atLeastTo: LMDBTables.trimmedVersion)
+    // Pages this transaction emptied were reused for others with the
+    // dropped records in them: the next purge copies every page.
+    try tables.markWholeForPurge(in: txn)
     return dropped
   }
 

@@ -20,11 +20,22 @@ extension LMDBTables.LogTransaction {
   func replaceRecord(_ record: [UInt8], of event: Event) throws {
     let key = Key.seq(event.seq)
     // A record no longer than it was stays within its page (no split)
-    // when it was kept in the page: one of LMDB's overflow pages (past
+    // when it was kept in the page: one in LMDB's overflow pages (past
     // about half a page) leaves a node of a few bytes, which grows.
     let before = try txn.get(tables.events, key) { $0.count } ?? 0
     try txn.put(tables.events, key, record)
-    try markForPurge(tables.events, key: key, pageAlone: record.count <= before && before <= 1000)
+    let pageAlone = record.count <= before && before <= tables.environment.pageSize / 2 - 64
+    try markForPurge(tables.events, key: key, pageAlone: pageAlone)
+    replacedRecords += 1
+    replacementMaySplit = replacementMaySplit || !pageAlone
+  }
+
+  /// What the marks cannot name, said before the commit: a page that split
+  /// went through a copy LMDB then reuses, uncleared, for the next page
+  /// the transaction writes; when another record was rewritten too, that
+  /// copy may hold its text. The next purge copies every page then.
+  func finishPurgeMarks() throws {
+    if replacedRecords > 1, replacementMaySplit { try tables.markWholeForPurge(in: txn) }
   }
 
   /// Moves `meta`'s format on to `version` unless it says that or a newer

@@ -256,6 +256,7 @@ package final class LMDBTables {
       let access = LogTransaction(tables: self, txn: txn, inPieces: inPieces)
       let result = try body(access)
       try access.giveLogAnID()
+      try access.finishPurgeMarks()
       rebuilt = access.rebuiltInFormat
       opened = access.openedTables
       return result

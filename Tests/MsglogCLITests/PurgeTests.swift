@@ -78,8 +78,8 @@ import Testing
   }
 
   /// A log of 20 000 events with a few of mallory's among them — two long
-  /// ones side by side (LMDB keeps two to a page, and shrinking both leaves
-  /// their old bytes in the page's unused middle) and short ones far apart:
+  /// ones side by side (shrinking both leaves their old bytes in their
+  /// page's unused middle) and short ones far apart:
   /// after `erase --sender` and `purge`, no file holds a byte of them, free
   /// pages included, and purge scrubbed about what the erase touched, not
   /// a database's worth (it rewrites the pages at the erase's marks).

@@ -30,7 +30,9 @@ import Testing
   }
 
   /// A log with two long texts of mallory's side by side (two to a page:
-  /// erasing both leaves their old bytes in the page's unused middle),
+  /// erasing both leaves their old bytes in the page's unused middle; kept
+  /// in the page, under half of it, their shorter erased records stay in
+  /// it and only it is marked),
   /// written in one transaction, then erased by another `EventLog` (each
   /// the first write of its environment: no buffer reused).
   @discardableResult
