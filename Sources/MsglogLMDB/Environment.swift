@@ -189,7 +189,12 @@ package final class Environment {
   /// followers watching it (inotify) wake up after, never before, it can be read.
   package func write<R>(reserving bytes: Int = 0, _ body: (Transaction) throws -> R) throws -> R {
     precondition(!isReadOnly, "write on a read-only environment")
-    if bytes > 0 { try resizing { try makeRoom(for: bytes) } }
+    // At least a little room, so that a small write rarely fills the map
+    // (a writer's map starts at the file's size): a filled map rolls the
+    // write back and runs it again, in page buffers LMDB kept from the
+    // first run uncleared (`hasWritten`).
+    let room = max(bytes, Self.leastRoom)
+    if needsRoom(for: room) { try resizing { try makeRoom(for: room) } }
     while true {
       let attempt: WriteAttempt<R> = try sharing {
         guard let txn = try begin(readOnly: false) else { return .mapResized }
@@ -360,6 +365,16 @@ package final class Environment {
 
   /// Grows the map ahead of a large write, so that the write does not run
   /// once per doubling. Only called while `resizing`.
+  /// The room every write makes sure of (`write`).
+  static let leastRoom = 1 << 20
+
+  /// Whether the map has less room than `makeRoom(for: bytes)` makes.
+  private func needsRoom(for bytes: Int) -> Bool {
+    var info = MDB_envinfo()
+    mdb_env_info(env, &info)
+    return (info.me_last_pgno + 1) * pageSize + 2 * bytes > info.me_mapsize
+  }
+
   private func makeRoom(for bytes: Int) throws {
     var info = MDB_envinfo()
     mdb_env_info(env, &info)
