@@ -56,19 +56,38 @@ def browser(*extra):
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
+# Each attack says when the server has answered it: the fetches when both
+# have settled (a no-cors fetch settles once the answer arrives), the form
+# when its answer has loaded into the sink frame. Only then is "nothing was
+# written" a finding rather than a guess about timing.
 ATTACK = """<!doctype html><title>attack</title>
-<iframe name="sink"></iframe>
+<iframe name="sink" id="sink"></iframe>
 <form id="form" method="POST" action="%(target)sapi/append" enctype="text/plain" target="sink">
 <input name='{"text":"pwned by a form %(via)s","sender":"' value='"}'></form>
 <script>
-fetch("%(target)sapi/append", {method: "POST", mode: "no-cors", body: '{"text":"pwned by fetch %(via)s"}'})
-  .finally(() => { document.body.dataset.fetched = "true"; });
-fetch("%(target)sapi/insert", {method: "POST", mode: "no-cors", headers: {"Content-Type": "text/plain"},
-  body: '{"index":0,"text":"pwned by insert %(via)s"}'});
+Promise.allSettled([
+  fetch("%(target)sapi/append", {method: "POST", mode: "no-cors", body: '{"text":"pwned by fetch %(via)s"}'}),
+  fetch("%(target)sapi/insert", {method: "POST", mode: "no-cors", headers: {"Content-Type": "text/plain"},
+    body: '{"index":0,"text":"pwned by insert %(via)s"}'}),
+]).then(() => { document.body.dataset.fetched = "true"; });
+document.getElementById("sink").addEventListener("load", () => { document.body.dataset.sunk = "true"; });
 document.getElementById("form").submit();
 </script>"""
 
-FRAME = """<!doctype html><title>frame</title><iframe id="victim" src="%s" width="600" height="400"></iframe>"""
+FRAME = """<!doctype html><title>frame</title>
+<iframe id="victim" src="%s" width="600" height="400"></iframe>
+<script>document.getElementById("victim").addEventListener("load", () => { document.body.dataset.framed = "true"; });</script>"""
+
+
+def wait_for(driver, script, what, seconds=20):
+    """Polls `script` (JavaScript returning true once it holds) until it holds."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if driver.execute_script(script):
+            return True
+        time.sleep(0.05)
+    check(False, "the browser never said " + what)
+    return False
 
 before = items()
 pages = tempfile.mkdtemp(prefix="msglog-attacks-")
@@ -91,21 +110,22 @@ try:
         # Writes from another origin and from a file:// page.
         for page in [origin + "attack.html", "file://" + os.path.join(pages, "file.html")]:
             driver.get(page)
-            deadline = time.monotonic() + 10
-            while time.monotonic() < deadline and driver.execute_script("return document.body.dataset.fetched") != "true":
-                time.sleep(0.05)
-            time.sleep(1)  # the form's navigation
+            wait_for(driver, "return document.body.dataset.fetched === 'true' && document.body.dataset.sunk === 'true'",
+                     "the attack's requests were answered (%s)" % page)
             now = items()
             check(now == before, "a write from %s went through: %s" % (page, now))
             before = now
 
         # Framing: the page refuses to load inside a foreign page.
         driver.get(origin + "frame.html")
-        time.sleep(3)
+        wait_for(driver, "return document.body.dataset.framed === 'true'", "the frame finished loading")
         driver.switch_to.frame("victim")
-        ready = driver.execute_script("return document.body ? document.body.dataset.ready || '' : ''")
+        # A frame the browser refused holds its error page, never the page's document.
+        framed = driver.execute_script(
+            "return [location.href, !!document.querySelector('script[src*=\"app.js\"]')]")
         driver.switch_to.default_content()
-        check(ready != "true", "the page loaded and ran inside a foreign page's frame")
+        check(not framed[1] and not framed[0].startswith(url),
+              "the page loaded inside a foreign page's frame: %s" % framed[0])
     finally:
         driver.quit()
 
@@ -117,10 +137,9 @@ try:
         # they leave; an attacker's page would carry no such policy, so the
         # browser is told to ignore it and the server's answers are tested.
         rebound.execute_cdp_cmd("Page.setBypassCSP", {"enabled": True})
-        rebound.get("http://evil.example:%d/" % port)
-        time.sleep(1)
-        ready = rebound.execute_script("return document.body ? document.body.dataset.ready || '' : ''")
-        check(ready != "true", "the page loaded as http://evil.example:%d/" % port)
+        rebound.get("http://evil.example:%d/" % port)  # returns once the document has loaded
+        served = rebound.execute_script("return !!document.querySelector('script[src*=\"app.js\"]')")
+        check(not served, "the page loaded as http://evil.example:%d/" % port)
         answer = rebound.execute_async_script("""
             const done = arguments[arguments.length - 1];
             fetch("/api/items?stream=main").then(async (r) => done([r.status, await r.text()]))
