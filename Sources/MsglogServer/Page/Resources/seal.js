@@ -114,7 +114,11 @@ export class Sealer {
 
   /** Makes a new key, newer than every other, and seals with it from now on; its name. */
   async renew() {
-    const name = "key-" + String(Date.now()).padStart(15, "0") + "-" + hex(crypto.getRandomValues(new Uint8Array(8)));
+    // Later than the newest name even within its millisecond: a renewal
+    // whose name sorted first would leave the old key the current one.
+    const newest = (await this.keys.names()).sort().pop();
+    const stamp = Math.max(Date.now(), newest ? Number(newest.slice(4, 19)) + 1 : 0);
+    const name = "key-" + String(stamp).padStart(15, "0") + "-" + hex(crypto.getRandomValues(new Uint8Array(8)));
     const bytes = crypto.getRandomValues(new Uint8Array(32));
     await this.keys.write(name, bytes);
     await this.#import(name, bytes);
