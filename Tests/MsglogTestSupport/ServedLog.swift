@@ -103,6 +103,13 @@ public final class ServedLog {
     return Reply(status: status, body: text)
   }
 
+  /// A server its test did not stop (a `#require` that threw before its
+  /// `defer`, a test run killed) goes with the test's last reference to it:
+  /// no test leaves a server running.
+  deinit {
+    if child.process.isRunning { kill(child.process.processIdentifier, SIGKILL) }
+  }
+
   /// Stops it (SIGTERM, if still running) and returns what it printed.
   public func stop() -> Run {
     if child.process.isRunning { kill(child.process.processIdentifier, SIGTERM) }
