@@ -92,10 +92,7 @@ extension LedgerSession {
     switch selector {
     case .id(let id):
       guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: stream) }
-      guard try lives(entry, in: stream) else {
-        let home = try home(of: entry) ?? StreamName("?")
-        throw MsglogError.itemInAnotherStream(id, home: home, stream: stream)
-      }
+      try checkHome(of: entry, id: id, is: stream)
       guard entry.removeSeq != 0 else { throw MsglogError.itemIsLive(id, stream: stream) }
       return (id, entry)
     case .prefix(let given):

@@ -356,6 +356,14 @@ package final class LedgerSession {
     } ?? false
   }
 
+  /// Refuses an item inserted into another stream than `stream`, naming
+  /// the stream it is in.
+  func checkHome(of entry: IdEntry, id: ItemID, is stream: StreamName) throws {
+    guard try lives(entry, in: stream) else {
+      throw MsglogError.itemInAnotherStream(id, home: try home(of: entry) ?? StreamName("?"), stream: stream)
+    }
+  }
+
   /// Finds the live item a selector names, or says precisely why not.
   func resolve(_ selector: ItemSelector, in state: inout StreamState) throws -> Int {
     let stream = state.head.stream
@@ -363,10 +371,7 @@ package final class LedgerSession {
     case .id(let id):
       guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: stream) }
       if entry.removeSeq != 0 { throw try erasure(of: entry, id: id) ?? .itemRemoved(id, removeSeq: entry.removeSeq) }
-      guard try lives(entry, in: stream) else {
-        let home = try home(of: entry) ?? StreamName("?")
-        throw MsglogError.itemInAnotherStream(id, home: home, stream: stream)
-      }
+      try checkHome(of: entry, id: id, is: stream)
       return try index(of: id, entry: entry, in: &state)
     case .prefix(let given):
       let (id, entry) = try uniqueMatch(of: given, in: stream, removed: [false]) {
