@@ -10,7 +10,7 @@ extension LMDBTables.LogTransaction {
       guard let last = try cursor.last() else { return 0 }
       return try Key.seq(last.key)
     }
-    return last == 0 ? 0 : max(last, try horizon().seq - 1)
+    return max(last, try horizon().seq - 1)
   }
 
   /// Records are read in place from the memory map, which stays put for

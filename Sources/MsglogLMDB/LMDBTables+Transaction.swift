@@ -18,6 +18,9 @@ extension LMDBTables {
     var loadingCursors = 0
     /// The container's version as this transaction last read or wrote it.
     var containerVersion: Int?
+    /// The log's horizon as this transaction last read or wrote it: every
+    /// walk of the log and every count asks (`LMDBTables+Trim`).
+    var knownHorizon: Horizon?
     /// How many records this transaction wrote again (`replaceRecord`), and
     /// whether one of them may have split its page.
     var replacedRecords = 0

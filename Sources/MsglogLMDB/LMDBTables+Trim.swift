@@ -8,18 +8,22 @@ import MsglogCore
 /// below it: the event index begins at the horizon, and a stream's head
 /// may name a last seq below it (its base vouches for it).
 extension LMDBTables.LogTransaction {
+  /// Read once per transaction, then as this transaction leaves it.
   func horizon() throws -> Horizon {
-    try txn.get(tables.meta, Horizon.key) { try Horizon.decode($0) } ?? .none
+    if let knownHorizon { return knownHorizon }
+    let horizon = try txn.get(tables.meta, Horizon.key) { try Horizon.decode($0) } ?? .none
+    knownHorizon = horizon
+    return horizon
   }
 
   func bases() throws -> [StreamBase] {
-    let prefix = StreamBase.keyPrefix
+    let prefix = StreamBase.baseKeyPrefix
     return try txn.withCursor(tables.meta) { cursor in
       var bases: [StreamBase] = []
       var entry = try cursor.seek(prefix)
       while let (key, value) = entry, key.starts(with: prefix) {
         let stream = try Key.streamName(UnsafeRawBufferPointer(rebasing: key[prefix.count...]), table: .base)
-        bases.append(try StreamBase.decode(stream: stream, value))
+        bases.append(try StreamBase.decodeBase(stream: stream, value))
         entry = try cursor.next()
       }
       return bases
@@ -57,13 +61,13 @@ extension LMDBTables.LogTransaction {
     for head in try streamHeads() {
       let base = plan.bases.first { $0.stream == head.stream }
       let prefix = Key.streamPrefix(head.stream)
-      droppedIndex += try deleteBelow(horizon, in: tables.streamEvents, prefix: prefix, keeping: nil)
+      droppedIndex += try deleteBelow(horizon, in: tables.streamEvents, prefix: prefix)
       if let base {
-        summary.checkpoints -= try deleteBelow(base.seq, in: tables.checkpoints, prefix: prefix, keeping: nil)
+        summary.checkpoints -= try deleteBelow(base.seq, in: tables.checkpoints, prefix: prefix)
         if try txn.get(tables.checkpoints, DerivedRows.checkpointKey(base.stream, base.seq), { _ in true }) == nil {
           summary.checkpoints += 1
         }
-        try putCheckpoint(base.checkpoint)
+        try putCheckpoint(base)
         // The head names its latest checkpoint: the base, when none came after.
         var head = head
         if head.checkpointVersion <= base.version {
@@ -91,13 +95,11 @@ extension LMDBTables.LogTransaction {
     }
     // The bases, replacing those of an earlier trim.
     try clearTrimmedHistory()
-    for base in plan.bases { try txn.put(tables.meta, StreamBase.key(base.stream), base.encoded()) }
     let now = Horizon(
       seq: horizon, droppedEvents: before.droppedEvents + dropped,
       droppedStreamEvents: before.droppedStreamEvents + droppedIndex)
-    try txn.put(tables.meta, Horizon.key, now.encoded())
+    _ = try putTrimmedHistory(now, bases: plan.bases)
     try putSummary(summary)
-    try moveContainer(atLeastTo: LMDBTables.trimmedVersion)
     // Pages this transaction emptied were reused for others with the
     // dropped records in them: the next purge copies every page.
     try tables.markWholeForPurge(in: txn)
@@ -105,8 +107,9 @@ extension LMDBTables.LogTransaction {
   }
 
   func putTrimmedHistory(_ horizon: Horizon, bases: [StreamBase]) throws -> Bool {
-    for base in bases { try txn.put(tables.meta, StreamBase.key(base.stream), base.encoded()) }
+    for base in bases { try txn.put(tables.meta, StreamBase.baseKey(base.stream), base.encodedAsBase()) }
     try txn.put(tables.meta, Horizon.key, horizon.encoded())
+    knownHorizon = horizon
     try moveContainer(atLeastTo: LMDBTables.trimmedVersion)
     return true
   }
@@ -115,9 +118,10 @@ extension LMDBTables.LogTransaction {
   /// remote afresh).
   func clearTrimmedHistory() throws {
     _ = try txn.delete(tables.meta, Horizon.key)
+    knownHorizon = Horizon.none
     try txn.withCursor(tables.meta) { cursor in
-      var entry = try cursor.seek(StreamBase.keyPrefix)
-      while let (key, _) = entry, key.starts(with: StreamBase.keyPrefix) {
+      var entry = try cursor.seek(StreamBase.baseKeyPrefix)
+      while let (key, _) = entry, key.starts(with: StreamBase.baseKeyPrefix) {
         let next = Array(key)
         try cursor.delete()
         entry = try cursor.seek(next)
@@ -125,23 +129,16 @@ extension LMDBTables.LogTransaction {
     }
   }
 
-  /// Deletes the rows of one stream (`prefix`) below `seq` but `keeping`;
-  /// how many it deleted.
-  private func deleteBelow(_ seq: UInt64, in db: Database, prefix: [UInt8], keeping: UInt64?) throws -> UInt64 {
+  /// Deletes the rows of one stream (`prefix`) below `seq`; how many.
+  private func deleteBelow(_ seq: UInt64, in db: Database, prefix: [UInt8]) throws -> UInt64 {
     try txn.withCursor(db) { cursor in
       var deleted: UInt64 = 0
       var entry = try cursor.seek(prefix)
-      while let (key, _) = entry, Key.hasPrefix(key, prefix) {
-        let at = Key.suffix(key)
-        guard at < seq else { break }
-        if at == keeping {
-          entry = try cursor.next()
-        } else {
-          let next = Array(key)
-          try cursor.delete()
-          deleted += 1
-          entry = try cursor.seek(next)
-        }
+      while let (key, _) = entry, Key.hasPrefix(key, prefix), Key.suffix(key) < seq {
+        let next = Array(key)
+        try cursor.delete()
+        deleted += 1
+        entry = try cursor.seek(next)
       }
       return deleted
     }

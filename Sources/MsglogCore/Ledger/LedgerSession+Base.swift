@@ -1,11 +1,13 @@
-/// An import that begins with a trimmed log's bases (`ImportedBase`): the
-/// log starts at their horizon, with each stream's list as its base says.
+/// A log that starts from bases (`StreamBase`): an import of a trimmed
+/// log's export, or a rebuild of a trimmed log's derived tables. Each
+/// stream's list, as its base says, is planted in the session; the next
+/// event is the horizon's.
 extension LedgerSession {
   /// Writes the bases into an empty log: for each item its insert record
   /// under its seq (and, for an edited one, an edit under its `textSeq`,
   /// holding the text), its stream's order, head, id entries and
   /// checkpoint at the seq before the horizon; then the horizon and the
-  /// bases themselves. The next event appended is the horizon's.
+  /// bases themselves.
   ///
   /// - Throws: `MsglogError.invalidInput` for bases that disagree (seqs,
   ///   a stream twice, an id twice, a seq not below the horizon, a log
@@ -16,63 +18,54 @@ extension LedgerSession {
     guard nextSeq == 1, try writer.headSeq() == 0 else { throw bad("goes into an empty database only") }
     let horizon = first.seq + 1
     var seqs = Set<UInt64>()
+    var ids = Set<ItemID>()
     var rows: [StreamBase] = []
     for base in bases {
       guard base.seq == first.seq else { throw bad("names seq \(base.seq), another names \(first.seq)") }
       guard !rows.contains(where: { $0.stream == base.stream }) else {
         throw bad("names stream \(TerminalText.quoted(base.stream)) twice")
       }
-      guard base.version > 0 || base.items.isEmpty, UInt64(base.items.count) <= base.version else {
+      guard UInt64(base.items.count) <= base.version else {
         throw bad("of stream \(TerminalText.quoted(base.stream)) has more items than events")
       }
-      var state = try takeState(of: base.stream)
       var slots: [Slot] = []
       for (index, item) in base.items.enumerated() {
-        guard try idEntry(item.id) == nil else { throw MsglogError.idAlreadyUsed(item.id, insertSeq: item.seq) }
+        guard try idEntry(item.id) == nil, ids.insert(item.id).inserted else {
+          throw MsglogError.idAlreadyUsed(item.id, insertSeq: item.seq)
+        }
         let textSeq = base.textSeqs[index]
         for seq in [item.seq] + (textSeq.map { [$0] } ?? []) {
           guard seq > 0, seq < horizon, seqs.insert(seq).inserted else {
             throw bad("names seq \(seq) twice, or not before its horizon \(horizon)")
           }
         }
-        // The insert holds the sender and time; an edit after it, the text.
-        var insert = Event(
-          seq: item.seq, stream: base.stream, version: base.version, time: item.time,
-          op: .insert(id: item.id, index: UInt64(index), text: textSeq == nil ? item.text : "", sender: item.sender),
-          erased: item.erased)
-        if item.erased != nil { insert.op = .insert(id: item.id, index: UInt64(index), text: "", sender: nil) }
         // The text and sender every write is held to (an erased item has neither).
         if item.erased == nil {
           try Limits.check(
             .insert(id: item.id, index: UInt64(index), text: item.text, sender: item.sender), time: item.time,
             origin: nil)
         }
+        // The insert holds the sender and time; an edit after it, the text.
+        let text = item.erased == nil ? item.text : ""
+        let insert = Event(
+          seq: item.seq, stream: base.stream, version: base.version, time: item.time,
+          op: .insert(
+            id: item.id, index: UInt64(index), text: textSeq == nil ? text : "",
+            sender: item.erased == nil ? item.sender : nil),
+          erased: item.erased)
         try writer.replaceRecord(EventRecord.encode(insert, layout: writer.recordLayout), of: insert)
-        var slot = Slot(id: item.id, seq: item.seq)
         if let textSeq {
           let edit = Event(
             seq: textSeq, stream: base.stream, version: base.version, time: item.edited ?? item.time,
             op: .edit(
-              id: item.id, text: item.erased == nil ? item.text : "", sender: nil, index: UInt64(index),
-              replaces: item.seq, inserted: item.seq),
+              id: item.id, text: text, sender: nil, index: UInt64(index), replaces: item.seq, inserted: item.seq),
             erased: item.erased)
           try writer.replaceRecord(EventRecord.encode(edit, layout: writer.recordLayout), of: edit)
-          slot.seq = textSeq
         }
-        try state.tree.insert(slot, at: index)
-        slots.append(slot)
-        idEntries[item.id] = IdEntry(insertSeq: item.seq)
-        summary?.ids += 1
+        slots.append(Slot(id: item.id, seq: textSeq ?? item.seq))
       }
-      state.head.version = base.version
-      state.head.lastSeq = first.seq
-      state.head.count = UInt64(slots.count)
       let row = StreamBase(stream: base.stream, seq: first.seq, version: base.version, slots: slots)
-      try writer.putCheckpoint(row.checkpoint)
-      state.head.checkpointVersion = base.version
-      state.head.checkpointCount = UInt64(slots.count)
-      summary?.checkpoints += 1
-      streams[base.stream] = state
+      try plant(row, insertSeqs: base.items.map(\.seq))
       rows.append(row)
     }
     let trimmed = Horizon(
@@ -83,33 +76,40 @@ extension LedgerSession {
   }
 
   /// A rebuild of a trimmed log's derived tables (`verify --repair`)
-  /// starts from its stored bases, as a replay does: each stream's order,
-  /// head, id entries and checkpoint as of its base, from the records the
-  /// base reads. The next event replayed is the horizon's.
+  /// starts from its stored bases, as a replay does, each item's insert
+  /// read from the record its base names (an edit names its insert).
   package func seedFromStoredBases() throws {
     let horizon = try writer.horizon()
     guard horizon.isTrimmed else { return }
     for base in try writer.bases() {
-      var state = try takeState(of: base.stream)
-      for (index, slot) in base.slots.enumerated() {
+      var insertSeqs: [UInt64] = []
+      for slot in base.slots {
         guard let text = try writer.event(at: slot.seq), text.id == slot.id else {
           throw corruption(seq: slot.seq, "the base of \(TerminalText.quoted(base.stream)) reads it as the text of \(slot.id.text)")
         }
-        var insertSeq = slot.seq
-        if case .edit(_, _, _, _, _, let inserted) = text.op { insertSeq = inserted }
-        try state.tree.insert(slot, at: index)
-        idEntries[slot.id] = IdEntry(insertSeq: insertSeq)
-        summary?.ids += 1
+        if case .edit(_, _, _, _, _, let inserted) = text.op { insertSeqs.append(inserted) } else { insertSeqs.append(slot.seq) }
       }
-      state.head.version = base.version
-      state.head.lastSeq = base.seq
-      state.head.count = UInt64(base.slots.count)
-      try writer.putCheckpoint(base.checkpoint)
-      state.head.checkpointVersion = base.version
-      state.head.checkpointCount = UInt64(base.slots.count)
-      summary?.checkpoints += 1
-      streams[base.stream] = state
+      try plant(base, insertSeqs: insertSeqs)
     }
     nextSeq = horizon.seq
+  }
+
+  /// The stream's order, head, id entries (`insertSeqs`, one per slot)
+  /// and checkpoint as of its base.
+  private func plant(_ base: StreamBase, insertSeqs: [UInt64]) throws {
+    var state = try takeState(of: base.stream)
+    for (index, slot) in base.slots.enumerated() {
+      try state.tree.insert(slot, at: index)
+      idEntries[slot.id] = IdEntry(insertSeq: insertSeqs[index])
+      summary?.ids += 1
+    }
+    state.head.version = base.version
+    state.head.lastSeq = base.seq
+    state.head.count = UInt64(base.slots.count)
+    try writer.putCheckpoint(base)
+    state.head.checkpointVersion = base.version
+    state.head.checkpointCount = UInt64(base.slots.count)
+    summary?.checkpoints += 1
+    streams[base.stream] = state
   }
 }

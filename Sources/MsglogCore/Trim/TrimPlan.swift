@@ -64,8 +64,7 @@ package struct TrimPlan: Equatable, Sendable {
     for base in bases { for slot in base.slots { live.insert(slot.id) } }
     var named = Set<ItemID>()
     try reader.forEachRecord(from: horizon) { seq, bytes in
-      let event: PositionalEvent
-      do { event = try EventRecord.positional(bytes) } catch { throw corruption(seq: seq, "\(error)") }
+      let event = try positional(bytes, seq: seq)
       switch event.change {
       case .restore, .erase(nil): if !live.contains(event.id) { named.insert(event.id) }
       default: break
@@ -79,8 +78,7 @@ package struct TrimPlan: Equatable, Sendable {
       guard let stream = try reader.event(at: entry.insertSeq)?.stream else { continue }
       var removed: UInt64? = nil
       try reader.forEachStreamRecord(of: stream, downFrom: horizon - 1) { seq, bytes in
-        let event: PositionalEvent
-        do { event = try EventRecord.positional(bytes) } catch { throw corruption(seq: seq, "\(error)") }
+        let event = try positional(bytes, seq: seq)
         guard event.id == id else { return true }
         switch event.change {
         case .remove, .erase: removed = seq
@@ -105,9 +103,7 @@ package struct TrimPlan: Equatable, Sendable {
     }
     // An edit's record holds the text; its insert, the sender and time.
     try Replay.read(textSeqs, in: reader) { seq, bytes, _ in
-      let event: PositionalEvent
-      do { event = try EventRecord.positional(bytes) } catch { throw corruption(seq: seq, "\(error)") }
-      guard case .edit = event.change else { return }
+      guard case .edit = try positional(bytes, seq: seq).change else { return }
       do {
         if case .edit(_, _, _, let inserted) = try EventRecord.textRecord(bytes, verifyingChecksum: false) {
           kept.insert(inserted)
@@ -115,5 +111,10 @@ package struct TrimPlan: Equatable, Sendable {
       } catch { throw corruption(seq: seq, "\(error)") }
     }
     return kept.sorted()
+  }
+
+  /// A record's positional form, damage named with its seq.
+  private static func positional(_ bytes: UnsafeRawBufferPointer, seq: UInt64) throws -> PositionalEvent {
+    do { return try EventRecord.positional(bytes) } catch { throw corruption(seq: seq, "\(error)") }
   }
 }

@@ -53,34 +53,23 @@ package struct Horizon: Equatable, Sendable {
   }
 }
 
-/// A stream's list just before the horizon: where its replays begin.
-///
-/// `seq` is the stream's last event before the horizon (a seq of its own,
-/// as a checkpoint's is), `version` its version there, `slots` its items in
-/// order with the seq of each one's text record.
-package struct StreamBase: Equatable, Sendable {
-  package var stream: StreamName
-  package var seq: UInt64
-  package var version: UInt64
-  package var slots: [Slot]
+/// A stream's list just before the horizon: where its replays begin. It
+/// is a checkpoint kept on purpose — `seq` is the stream's last event
+/// before the horizon (a seq of its own, as a checkpoint's is), `version`
+/// its version there, `slots` its items in order with the seq of each
+/// one's text record — and is kept twice: in `checkpoints`, where replays
+/// find it, and as a row of its own, which a rebuild of the derived
+/// tables does not clear.
+package typealias StreamBase = Checkpoint
 
-  package init(stream: StreamName, seq: UInt64, version: UInt64, slots: [Slot]) {
-    self.stream = stream
-    self.seq = seq
-    self.version = version
-    self.slots = slots
-  }
-
-  /// The checkpoint it also is: a replay from the base starts there.
-  package var checkpoint: Checkpoint { Checkpoint(stream: stream, seq: seq, version: version, slots: slots) }
-
+extension StreamBase {
   /// `base/` and the stream's name: every base sorts under the prefix.
-  package static let keyPrefix = Array("base/".utf8)
+  package static let baseKeyPrefix = Array("base/".utf8)
 
-  package static func key(_ stream: StreamName) -> [UInt8] { keyPrefix + stream.bytes }
+  package static func baseKey(_ stream: StreamName) -> [UInt8] { baseKeyPrefix + stream.bytes }
 
   /// u64 seq, u64 version, then (16-byte id, u64 seq) per item; sealed.
-  package func encoded() -> [UInt8] {
+  package func encodedAsBase() -> [UInt8] {
     var out: [UInt8] = []
     out.reserveCapacity(20 + slots.count * 24)
     out.appendBigEndian(seq)
@@ -89,12 +78,12 @@ package struct StreamBase: Equatable, Sendable {
       slot.id.withUnsafeBytes { out.append(contentsOf: $0) }
       out.appendBigEndian(slot.seq)
     }
-    return DerivedRows.seal(.base, key: Self.key(stream), out)
+    return DerivedRows.seal(.base, key: Self.baseKey(stream), out)
   }
 
-  package static func decode(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> StreamBase {
+  package static func decodeBase(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> StreamBase {
     let what = "the base of stream \(TerminalText.quoted(stream))"
-    var r = try DerivedRows.open(.base, key: key(stream), row, what: what)
+    var r = try DerivedRows.open(.base, key: baseKey(stream), row, what: what)
     let seq = try r.u64()
     let version = try r.u64()
     guard r.remaining % 24 == 0 else { throw DerivedDamage(.base, "\(what) has a partial entry") }

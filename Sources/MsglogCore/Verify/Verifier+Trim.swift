@@ -56,7 +56,7 @@ extension Verifier.Check {
       }
       // Its checkpoint is derived from it: compared, as the replay compares others.
       if checkpointAt.removeValue(forKey: base.seq) != nil,
-        try reader.checkpoint(of: base.stream, atOrBefore: base.seq) != base.checkpoint
+        try reader.checkpoint(of: base.stream, atOrBefore: base.seq) != base
       {
         problem("table checkpoints: stream \(name) at seq \(base.seq) differs from its base")
       }
