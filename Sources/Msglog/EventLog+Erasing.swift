@@ -6,7 +6,8 @@ extension EventLog {
   /// last erase event (nil when it erased nothing).
   public struct Erasure: Equatable, Sendable {
     public var erased: [ItemID]
-    /// The inserts and edits whose text (and sender) it blanked.
+    /// The inserts and edits whose text (and sender) it blanked, and the
+    /// edits it unsigned (their sender taken off, their text kept).
     public var events: Int
     public var seq: UInt64?
   }
@@ -23,21 +24,33 @@ extension EventLog {
   }
 
   /// Erases every item whose insert names `sender`, in `stream` or, when
-  /// nil, in every stream; their events then name no sender.
+  /// nil, in every stream; their events then name no sender. The edits
+  /// `sender` made of others' items keep their text and name no sender
+  /// either: each gets an unsign event (`Event.Op.unsign`), which tells
+  /// every copy of the log to do the same.
   @discardableResult
   public func erase(sender: String, in stream: StreamName? = nil) throws -> Erasure {
-    // The items are found in one read and erased in one write: an item
-    // the sender adds in between is theirs to erase next time. (An erased
-    // insert names no sender, so erasing again finds nothing.)
+    // The items and edits are found in one read and forgotten in one
+    // write: what the sender writes in between is theirs to erase next
+    // time. (An erased insert and an unsigned edit name no sender, so
+    // erasing again finds nothing.)
     let requests = try read { snapshot -> [WriteRequest] in
-      var found: [WriteRequest] = []
+      var erases: [WriteRequest] = []
+      var unsigns: [WriteRequest] = []
+      var theirs: Set<ItemID> = []
       try snapshot.forEachEvent(stream: stream) { event in
-        if case .insert(let id, _, _, let named?) = event.op, named == sender {
-          found.append(WriteRequest(stream: event.stream, command: .erase(.id(id))))
+        switch event.op {
+        case .insert(let id, _, _, let named?) where named == sender:
+          theirs.insert(id)
+          erases.append(WriteRequest(stream: event.stream, command: .erase(.id(id))))
+        case .edit(let id, _, let named?, _, _, _) where named == sender && !theirs.contains(id):
+          // (An edit of their own item is blanked with it.)
+          unsigns.append(WriteRequest(stream: event.stream, command: .unsign(.id(id), edit: event.seq)))
+        default: break
         }
         return true
       }
-      return found
+      return erases + unsigns
     }
     return try erasing(requests)
   }
@@ -48,7 +61,7 @@ extension EventLog {
     var erasure = Erasure(erased: [], events: 0, seq: nil)
     for outcome in outcomes {
       guard let outcome else { continue }
-      erasure.erased.append(outcome.event.id)
+      if case .erase = outcome.event.op { erasure.erased.append(outcome.event.id) }
       erasure.events += outcome.blanked
       erasure.seq = outcome.event.seq
     }

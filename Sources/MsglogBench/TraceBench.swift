@@ -132,7 +132,7 @@ enum ArrayBaseline {
         items.remove(at: items.firstIndex(of: id)!)
       case .move(let from, let to, _):
         items.insert(items.remove(at: from), at: to)
-      case .remove(.prefix), .edit, .restore, .undo, .erase:
+      case .remove(.prefix), .edit, .restore, .undo, .erase, .unsign:
         fatalError("traces insert, remove by full id and move")
       }
     }

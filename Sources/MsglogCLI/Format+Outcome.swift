@@ -39,6 +39,7 @@ extension Format {
     case .edit: return "edited \(event.id.text)" + rebase
     case .restore(_, let index, _): return "restored \(event.id.text) at \(index)"
     case .erase: return "erased \(event.id.text)"
+    case .unsign(_, let edit): return "unsigned edit \(edit) of \(event.id.text)"
     }
   }
 }

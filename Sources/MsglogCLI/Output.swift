@@ -243,8 +243,12 @@ enum Format {
     } else if let undoes = event.undoes {
       line += "  undoes \(undoes)"
     }
-    // An erased insert or edit: `[erased]` where its sender and text were.
-    let erased = event.erased.map { _ in "-  [erased]" }
+    // An erased insert or edit: `[erased]` where its sender and text were;
+    // an unsigned edit: `[erased]` where its sender was.
+    var erased = event.erased.map { _ in "-  [erased]" }
+    if event.erased != nil, case .edit(_, let text, _, _, _, _) = event.op, !text.isEmpty {
+      erased = "[erased]  \(TerminalText.escape(text))"
+    }
     switch event.op {
     case .insert(_, let index, let text, let sender):
       line += "  at \(index)  " + (erased ?? "\(sender.map(TerminalText.escape) ?? "-")  \(TerminalText.escape(text))")
@@ -258,6 +262,8 @@ enum Format {
       line += "  at \(index)"
     case .erase(_, let index):
       if let index { line += "  at \(index)" }
+    case .unsign(_, let edit):
+      line += "  edit \(edit)"
     }
     return line
   }

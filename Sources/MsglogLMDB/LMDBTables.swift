@@ -40,13 +40,18 @@ package final class LMDBTables {
   /// framed records (`recordLayout`); msglog/7 once it holds a named token
   /// (`tokensVersion`), so that an older msglog serving it refuses it
   /// rather than serve it without asking for a token; msglog/8 once it
-  /// holds an erase (record format 5); msglog/9 once trimmed.
+  /// holds an erase (record format 5); msglog/9 once trimmed; msglog/10
+  /// once it holds an unsign (record format 6) and the unsigned edits it
+  /// leaves.
   static let containerFormat = ContainerFormat(
-    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...9,
+    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...10,
     holding: [
       EventRecord.formatVersion2: 3, EventRecord.formatVersion3: 4, EventRecord.formatVersion4: framedVersion,
-      EventRecord.formatVersion5: erasedVersion,
+      EventRecord.formatVersion5: erasedVersion, EventRecord.formatVersion6: unsignedVersion,
     ])
+  /// The first version that may hold an unsign (record format 6) and the
+  /// edits it unsigned (body flags 4): an older msglog refuses such a log.
+  static let unsignedVersion = 10
   /// The first version that may hold an erase (record format 5) and the
   /// erased bodies it leaves: an older msglog refuses such a log.
   static let erasedVersion = 8

@@ -85,6 +85,16 @@ describe("the model learns an erase", () => {
     assert.deepEqual(model.items.map((item) => item.id), ["A"]);
   });
 
+  test("an unsign (erase --sender of someone who edited another's item) changes nothing, and its edit keeps the item", () => {
+    const model = holding("apple");
+    // The edit arrives unsigned (following from before the unsign): its text stays, no sender, `erased` names the unsign.
+    assert.equal(model.fold(next(model, "edit", { id: "A", text: "apple pie", erased: 104 })), true);
+    assert.equal(model.fold(next(model, "unsign", { id: "A", edit: 103 })), true);
+    assert.deepEqual(shown(model), ["apple pie"]);
+    assert.equal(model.version, 3);
+    assert.equal(model.stale, false);
+  });
+
   test("this page's changes of an erased item on their way go with it", () => {
     const model = holding("apple", "secret");
     model.propose({ op: "edit", id: "S", text: "secret, edited", edited: T });

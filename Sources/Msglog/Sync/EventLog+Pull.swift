@@ -150,6 +150,7 @@ extension EventLog {
       return Int(index)
     case .move(_, _, let to): return Int(to)
     case .erase(_, let index): return index.map { Int($0) } ?? -1
+    case .unsign: return -1
     }
   }
 

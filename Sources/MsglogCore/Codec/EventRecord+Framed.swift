@@ -3,6 +3,7 @@
 ///
 ///     frame:
 ///     1    u8    op: 1 insert, 2 remove, 3 move, 4 edit, 5 restore
+///                (6 erase: format 5 only; 7 unsign: format 6 only)
 ///     2    u8    parts: bit 0 `undoes` follows the op's fields, bit 1 the
 ///                origin follows it; no other bit
 ///     3    u64   seq (equals the key)
@@ -16,6 +17,8 @@
 ///          u8    flags: bit 0 a sender follows; bit 1 erased; no other bit
 ///          [u32 length + sender] u32 length + text
 ///          or, erased (flags 2): u64 seq of the erase event, nothing else
+///          or, an edit unsigned (flags 4): u64 seq of the unsign event,
+///          u32 length + text (a text kept, its sender gone)
 ///          u32   CRC-32C of the frame and the body: every byte before it
 ///     last u32   CRC-32C of the frame
 ///
@@ -33,6 +36,9 @@ extension EventRecord {
   static let bodyHasSender: UInt8 = 1
   /// An erased body: the erase's seq where the sender and text were.
   static let bodyErased: UInt8 = 2
+  /// An edit's sender taken off (`Event.Op.unsign`): the unsign's seq,
+  /// then the text as before.
+  static let bodyUnsigned: UInt8 = 4
   /// The bytes of the origin in a frame.
   static let originSize = 16 + 8 + 8
 
@@ -42,7 +48,7 @@ extension EventRecord {
     switch op {
     case opInsert, opRemove: return 8
     case opMove, opRestore: return 16
-    case opErase: return 8
+    case opErase, opUnsign: return 8
     case opEdit: return 24
     default: return nil
     }
@@ -67,6 +73,17 @@ extension EventRecord {
     switch event.op {
     case .insert(_, _, let text, let sender), .edit(_, let text, let sender, _, _, _):
       let start = out.count
+      if let unsigned = event.erased, case .edit = event.op, !text.isEmpty {
+        // An edit unsigned keeps its text. (Unsigned with an empty text, it
+        // is written as erased: the same event, one encoding.)
+        out.append(bodyUnsigned)
+        out.appendBigEndian(unsigned)
+        out.appendBigEndian(UInt32(text.utf8.count))
+        out.append(contentsOf: text.utf8)
+        let body = out.withUnsafeBytes { bodyChecksum(frame: frame, UnsafeRawBufferPointer(rebasing: $0[start...])) }
+        out.appendBigEndian(body)
+        break
+      }
       if let erased = event.erased {
         out.append(bodyErased)
         out.appendBigEndian(erased)
@@ -83,7 +100,7 @@ extension EventRecord {
       out.append(contentsOf: text.utf8)
       let body = out.withUnsafeBytes { bodyChecksum(frame: frame, UnsafeRawBufferPointer(rebasing: $0[start...])) }
       out.appendBigEndian(body)
-    case .remove, .move, .restore, .erase: break
+    case .remove, .move, .restore, .erase, .unsign: break
     }
     out.appendBigEndian(frame)
   }
@@ -124,8 +141,11 @@ extension EventRecord {
     let op = bytes[1]
     let parts = bytes[2]
     guard let fields = opFieldsSize(op) else { throw .unknownOp(op) }
-    // Op 6 (erase) is format 5's alone, and format 5 holds nothing else.
-    guard (op == opErase) == (bytes[0] == formatVersion5) else { throw .unknownOp(op) }
+    // Op 6 (erase) is format 5's alone, op 7 (unsign) format 6's, and
+    // those formats hold nothing else.
+    guard (op == opErase) == (bytes[0] == formatVersion5), (op == opUnsign) == (bytes[0] == formatVersion6) else {
+      throw .unknownOp(op)
+    }
     guard parts & ~(partUndoes | partOrigin) == 0 else { throw .invalidFlag(parts) }
     let nameLength = Int(bytes.loadBigEndian(fromByteOffset: 43, as: UInt16.self))
     var length = framedHeaderSize + nameLength + fields
@@ -150,6 +170,15 @@ extension EventRecord {
     sender: String?, text: String, erased: UInt64?
   ) {
     var reader = try framedBodyReader(bytes, frame: frame)
+    if frame.body(of: bytes)[0] == bodyUnsigned {
+      _ = try reader.u8()
+      let unsigned = try reader.u64()
+      let text = try reader.string(Int(try reader.u32()), field: "text")
+      guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
+      // One encoding per event: an unsigned empty text is written erased.
+      guard !text.isEmpty else { throw .invalidFlag(bodyUnsigned) }
+      return (nil, text, unsigned)
+    }
     if frame.body(of: bytes)[0] == bodyErased {
       _ = try reader.u8()
       let erased = try reader.u64()
@@ -172,7 +201,9 @@ extension EventRecord {
     let computed = bodyChecksum(frame: bytes.loadBigEndian(fromByteOffset: bytes.count - 4, as: UInt32.self), body)
     guard stored == computed else { throw .bodyChecksumMismatch(stored: stored, computed: computed) }
     let flags = body[0]
-    guard flags & ~bodyHasSender == 0 || flags == bodyErased else { throw .invalidFlag(flags) }
+    guard flags & ~bodyHasSender == 0 || flags == bodyErased || (flags == bodyUnsigned && frame.op == opEdit) else {
+      throw .invalidFlag(flags)
+    }
     return ByteReader(body)
   }
 

@@ -137,6 +137,7 @@ extension EventRecord {
     case opMove: (change, fields) = (.move(from: field(0), to: field(1)), 2)
     case opEdit: (change, fields) = (.edit(index: field(0), replaces: field(1)), 3)
     case opErase: (change, fields) = (.erase(index: field(0) == notLive ? nil : field(0)), 1)
+    case opUnsign: (change, fields) = (.unsign, 1)
     default: (change, fields) = (.restore(index: field(0), textSeq: field(1)), 2)
     }
     var undoes: UInt64 = 0
@@ -305,8 +306,15 @@ extension EventRecord {
       guard body.count == 9 else { throw body.count < 9 ? .truncated : .trailingBytes(body.count - 9) }
       return (nil, UnsafeRawBufferPointer(rebasing: body[1..<1]))
     }
-    guard flags & ~bodyHasSender == 0 else { throw .invalidFlag(flags) }
     var p = 1
+    if flags == bodyUnsigned {
+      // An edit's sender taken off: the unsign's seq, then the text.
+      guard frame.op == opEdit else { throw .invalidFlag(flags) }
+      guard body.count >= 9 else { throw .truncated }
+      p = 9
+    } else {
+      guard flags & ~bodyHasSender == 0 else { throw .invalidFlag(flags) }
+    }
     /// The u32-length-prefixed UTF-8 run at `p`.
     func run(_ field: String) throws(DecodeError) -> UnsafeRawBufferPointer {
       guard p + 4 <= body.count else { throw .truncated }

@@ -44,7 +44,7 @@ extension EventRecord {
     switch event.op {
     case .insert(_, _, let text, let sender), .edit(_, let text, let sender, _, _, _):
       appendBody(sender: sender, text: text, to: &out)
-    case .remove, .move, .restore, .erase: break
+    case .remove, .move, .restore, .erase, .unsign: break
     }
     if format >= formatVersion2 { out.appendBigEndian(event.undoes ?? 0) }
     if let origin = event.origin { appendOrigin(origin, to: &out) }
@@ -59,6 +59,7 @@ extension EventRecord {
     case .edit: return opEdit
     case .restore: return opRestore
     case .erase: return opErase
+    case .unsign: return opUnsign
     }
   }
 
@@ -81,6 +82,8 @@ extension EventRecord {
       out.appendBigEndian(textSeq)
     case .erase(_, let index):
       out.appendBigEndian(index ?? EventRecord.notLive)
+    case .unsign(_, let edit):
+      out.appendBigEndian(edit)
     }
   }
 
@@ -108,8 +111,8 @@ extension EventRecord {
     let format = try reader.u8()
     guard isKnown(format), format < formatVersion4 else { throw .unknownFormatVersion(format) }
     let opCode = try reader.u8()
-    // An erase is only ever framed (record format 5).
-    guard opCode != EventRecord.opErase else { throw .unknownOp(opCode) }
+    // An erase and an unsign are only ever framed (record formats 5 and 6).
+    guard opCode != EventRecord.opErase, opCode != EventRecord.opUnsign else { throw .unknownOp(opCode) }
     let seq = try reader.u64()
     let streamVersion = try reader.u64()
     let time = Timestamp(milliseconds: Int64(bitPattern: try reader.u64()))
@@ -187,6 +190,8 @@ extension ByteReader {
     case EventRecord.opErase where allowsWorkingTogether:
       let index = try u64()
       return .erase(id: id, index: index == EventRecord.notLive ? nil : index)
+    case EventRecord.opUnsign where allowsWorkingTogether:
+      return .unsign(id: id, edit: try u64())
     default:
       throw .unknownOp(code)
     }

@@ -29,8 +29,13 @@ package enum EventRecord {
   /// an older msglog by this format (its container moves on with it);
   /// the records an erase blanks stay format 4, their bodies marked erased.
   package static let formatVersion5: UInt8 = 5
+  /// The unsign event (`Event.Op.unsign`, op 7): framed, no body. A log
+  /// holding one may hold edits whose body is unsigned (flags 4), which no
+  /// msglog before it reads: this format is what refuses them (the
+  /// container moves on with it).
+  package static let formatVersion6: UInt8 = 6
   /// The newest record format this msglog reads.
-  package static let newestFormat = formatVersion5
+  package static let newestFormat = formatVersion6
 
   /// The newest record format a store writing in `layout` writes: what a
   /// remote announces to its replicas, so that one too old to read its
@@ -44,6 +49,7 @@ package enum EventRecord {
   static let opEdit: UInt8 = 4
   static let opRestore: UInt8 = 5
   static let opErase: UInt8 = 6
+  static let opUnsign: UInt8 = 7
   /// An erase's index when its item was removed already (not live).
   static let notLive = UInt64.max
   /// The longest record the limits allow: an edit with the longest stream
@@ -103,12 +109,14 @@ package enum EventRecord {
   /// The record format `event` is written in, in `layout`.
   package static func format(of event: Event, in layout: Layout = .whole) -> UInt8 {
     if case .erase = event.op { return formatVersion5 }
+    if case .unsign = event.op { return formatVersion6 }
     if layout == .framed { return formatVersion4 }
     if event.origin != nil { return formatVersion3 }
     switch event.op {
     case .edit, .restore: return formatVersion2
     case .insert, .remove, .move: return event.undoes == nil ? formatVersion : formatVersion2
     case .erase: return formatVersion5
+    case .unsign: return formatVersion6
     }
   }
 
@@ -135,7 +143,10 @@ package enum EventRecord {
     out.removeAll(keepingCapacity: true)
     // An erase is framed in either store: its format is what an older
     // msglog refuses, and a whole layout has no room for an erased body.
-    if case .erase = event.op { return encodeFramed(event, into: &out) }
+    switch event.op {
+    case .erase, .unsign: return encodeFramed(event, into: &out)
+    default: break
+    }
     if event.erased != nil { return encodeFramed(event, into: &out) }
     switch layout {
     case .whole: encodeWhole(event, into: &out)
@@ -186,9 +197,9 @@ package enum EventRecord {
 extension EventRecord {
   /// Whether this msglog reads records of `format`.
   @inline(__always)
-  static func isKnown(_ format: UInt8) -> Bool { format >= formatVersion && format <= formatVersion5 }
+  static func isKnown(_ format: UInt8) -> Bool { format >= formatVersion && format <= formatVersion6 }
 
-  /// Whether a record of `format` is framed (formats 4 and 5).
+  /// Whether a record of `format` is framed (formats 4 to 6).
   @inline(__always)
-  static func isFramed(_ format: UInt8) -> Bool { format == formatVersion4 || format == formatVersion5 }
+  static func isFramed(_ format: UInt8) -> Bool { format >= formatVersion4 && format <= formatVersion6 }
 }

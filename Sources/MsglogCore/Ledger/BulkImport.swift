@@ -107,7 +107,7 @@ package struct BulkImport {
     guard request.undoes == nil, request.origin == nil, request.erased == nil else { return false }
     switch request.command {
     case .insert, .remove(.id), .move: return true
-    case .remove(.prefix), .edit, .restore, .undo, .erase: return false
+    case .remove(.prefix), .edit, .restore, .undo, .erase, .unsign: return false
     }
   }
 
@@ -134,7 +134,7 @@ package struct BulkImport {
       try performRemove(id, time: request.time, in: s, append: append)
     case .move(let from, let to, let id):
       try performMove(from: from, to: to, id: id, time: request.time, in: s, append: append)
-    case .edit, .restore, .undo, .erase:
+    case .edit, .restore, .undo, .erase, .unsign:
       // Working together (edits, restores, undos): the ledger's path, which
       // also writes the record format and database format they need.
       throw Unfit()

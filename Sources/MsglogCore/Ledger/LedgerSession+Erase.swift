@@ -73,11 +73,12 @@ extension LedgerSession {
         event.op = .edit(id: id, text: "", sender: nil, index: index, replaces: before, inserted: inserted)
         replaces = before
         insert = inserted
-      case .remove, .move, .restore, .erase:
+      case .remove, .move, .restore, .erase, .unsign:
         throw corruption(seq: seq, "it is not a text record of \(id.text)")
       }
-      // Imported blank already (an exported erased log): by this very erase.
-      if let earlier = event.erased, earlier != erase {
+      // Imported blank already (an exported erased log): by this very
+      // erase. An edit unsigned before is blanked now all the same.
+      if let earlier = event.erased, earlier != erase, try !isUnsign(at: earlier) {
         throw MsglogError.eventDoesNotFit(seq: seq, reason: "it says it was erased at seq \(earlier), not \(erase)")
       }
       event.erased = erase
@@ -86,6 +87,46 @@ extension LedgerSession {
       guard let replaces else { return blanked }
       seq = replaces
     }
+  }
+
+  /// Takes the sender off the edit at seq `edit` of the item `selector`
+  /// names, which stays as it is (`erase --sender`, for a sender's edits
+  /// of others' items): an unsign event, and the edit written again with
+  /// its text and no sender, saying the unsign's seq. Nil (nothing
+  /// appended) when the edit names no sender or says it was erased or
+  /// unsigned already. No list changes; the stream's version grows.
+  func performUnsign(_ selector: ItemSelector, edit: UInt64, time: Timestamp?, on state: inout StreamState) throws
+    -> Outcome?
+  {
+    let (id, _) = try resolveAny(selector, in: &state)
+    guard var event = try writer.event(at: edit), event.id == id, event.stream == state.head.stream,
+      case .edit(_, let text, let sender, let index, let replaces, let inserted) = event.op
+    else {
+      throw MsglogError.eventDoesNotFit(
+        seq: nextSeq, reason: "seq \(edit) is not an edit of \(id.text) in stream \(state.head.stream)")
+    }
+    // An import of an unsigned log finds the edit unsigned by this very
+    // event already; anything else unsigned or erased is left as it is.
+    if let earlier = event.erased, earlier != nextSeq || mode != .append { return nil }
+    if event.erased == nil, sender == nil { return nil }
+    let unsign = try append(.unsign(id: id, edit: edit), time: time, to: &state)
+    var outcome = Outcome(event: unsign, index: -1)
+    if mode == .append {
+      event.op = .edit(id: id, text: text, sender: nil, index: index, replaces: replaces, inserted: inserted)
+      event.erased = unsign.seq
+      try writer.replaceRecord(EventRecord.encode(event, layout: .framed), of: event)
+      outcome.blanked = 1
+    }
+    try checkpointIfDue(&state)
+    return outcome
+  }
+
+  /// Whether the event at `seq` is an unsign (what an edit's `erased`
+  /// names when only its sender was taken off).
+  private func isUnsign(at seq: UInt64) throws -> Bool {
+    try writer.withRecord(at: seq) { bytes in
+      do { return try EventRecord.positional(bytes) } catch { throw corruption(seq: seq, "\(error)") }
+    }.map { (event: PositionalEvent) in event.change == .unsign } ?? false
   }
 
   /// The refusal of an item that was erased: nil when `entry` (removed)

@@ -99,6 +99,9 @@ extension LedgerSession {
     switch event.change {
     case .erase:
       return .refused(.itemErased(id, eraseSeq: event.seq))
+    case .unsign:
+      // A sender forgotten is not brought back: its undoing changes nothing.
+      return .nothing
     case .insert, .restore:
       guard live else { return .refused(.itemRemoved(id, removeSeq: entry.removeSeq)) }
       return .inverse(.remove(id))
@@ -177,6 +180,7 @@ extension PositionalEvent {
     case .edit: return "edit"
     case .restore: return "restore"
     case .erase: return "erase"
+    case .unsign: return "unsign"
     }
   }
 }

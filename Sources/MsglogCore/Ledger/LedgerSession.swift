@@ -128,6 +128,8 @@ package final class LedgerSession {
       outcome = try performRestore(selector, at: index, time: request.time, undoes: undoes, on: &state)
     case .erase(let selector):
       outcome = try performErase(selector, time: request.time, on: &state)
+    case .unsign(let selector, let edit):
+      outcome = try performUnsign(selector, edit: edit, time: request.time, on: &state)
     case .undo(let seq):
       guard request.undoes == nil else {
         throw MsglogError.invalidInput(.write("an undo takes no \"undoes\": it computes what it undoes"))
@@ -202,8 +204,12 @@ package final class LedgerSession {
     for request in requests {
       switch request.command {
       case .insert(let insert): if let id = insert.id { ids.append(id) }
-      case .remove(.id(let id)), .edit(.id(let id), _, _), .restore(.id(let id), _), .erase(.id(let id)): ids.append(id)
-      case .remove(.prefix), .edit(.prefix, _, _), .restore(.prefix, _), .erase(.prefix), .move, .undo: break
+      case .remove(.id(let id)), .edit(.id(let id), _, _), .restore(.id(let id), _), .erase(.id(let id)),
+        .unsign(.id(let id), _):
+        ids.append(id)
+      case .remove(.prefix), .edit(.prefix, _, _), .restore(.prefix, _), .erase(.prefix), .unsign(.prefix, _), .move,
+        .undo:
+        break
       }
     }
     try prefetch(ids: ids)
@@ -293,7 +299,7 @@ package final class LedgerSession {
     var erased: UInt64? = nil
     switch op {
     case .insert, .edit: erased = erasedAt
-    case .remove, .move, .restore, .erase: break
+    case .remove, .move, .restore, .erase, .unsign: break
     }
     if mode == .append {
       if erased != nil {

@@ -17,7 +17,9 @@ public struct Event: Equatable, Sendable {
   public var origin: Origin?
   /// For an insert or an edit whose item was erased: the seq of the erase
   /// event. Its text is then empty and it names no sender; its slot (seq,
-  /// version, time, positions) is what it always was.
+  /// version, time, positions) is what it always was. For an edit whose
+  /// sender alone was taken off (`Op.unsign`): that event's seq; the edit
+  /// keeps its text.
   public var erased: UInt64?
 
   public init(
@@ -70,18 +72,23 @@ public struct Event: Equatable, Sendable {
     /// nil); its insert's and every edit's text (and sender) are blanked in
     /// place, and it never comes back.
     case erase(id: ItemID, index: UInt64?)
+    /// Takes the sender off the edit at seq `edit` of the item `id`, which
+    /// stays as it is (`erase --sender` of a sender who edited others'
+    /// items): the edit keeps its text and slot, names no sender, and says
+    /// this event's seq as `erased`. No list changes.
+    case unsign(id: ItemID, edit: UInt64)
   }
 
   /// The item the event is about.
   public var id: ItemID {
     switch op {
     case .insert(let id, _, _, _), .remove(let id, _), .move(let id, _, _), .edit(let id, _, _, _, _, _),
-      .restore(let id, _, _), .erase(let id, _):
+      .restore(let id, _, _), .erase(let id, _), .unsign(let id, _):
       return id
     }
   }
 
-  /// `insert`, `remove`, `move`, `edit`, `restore` or `erase`, as the log and JSON name it.
+  /// `insert`, `remove`, `move`, `edit`, `restore`, `erase` or `unsign`, as the log and JSON name it.
   public var opName: String {
     switch op {
     case .insert: return "insert"
@@ -90,6 +97,7 @@ public struct Event: Equatable, Sendable {
     case .edit: return "edit"
     case .restore: return "restore"
     case .erase: return "erase"
+    case .unsign: return "unsign"
     }
   }
 }

@@ -33,6 +33,9 @@ public struct ItemChange: Equatable, Sendable {
     /// live (as by a remove); nil when it was removed already (the list
     /// does not change).
     case erase(id: ItemID, at: Int?)
+    /// An edit of the item `id` names its sender no more; the list does
+    /// not change.
+    case unsign(id: ItemID)
   }
 
   public init(event: Event, kind: Kind) {
@@ -52,6 +55,7 @@ public struct ItemChange: Equatable, Sendable {
     case .move(_, let from, let to): items.insert(items.remove(at: from), at: to)
     case .edit(let item, let at): items[at] = item
     case .erase(_, let at): if let at { items.remove(at: at) }
+    case .unsign: break
     }
   }
 }

@@ -20,10 +20,14 @@ package enum Limits {
   @inline(__always)
   package static func check(_ request: WriteRequest) throws(MsglogError) {
     if request.erased != nil {
-      // What an erase left: nothing to check but that it is nothing.
+      // What an erase left: nothing to check but that it is nothing; an
+      // edit unsigned (`erase --sender`) keeps its text and names nobody.
       switch request.command {
       case .insert(let insert) where insert.text.isEmpty && insert.sender == nil: return
       case .edit(_, let text, nil) where text.isEmpty: return
+      case .edit(_, let text, nil):
+        try checkText(text)
+        return
       default: throw .invalidInput(.write("an erased insert or edit holds no text and no sender"))
       }
     }
@@ -34,7 +38,7 @@ package enum Limits {
     case .edit(_, let text, let sender):
       try checkText(text)
       if let sender { try checkSender(sender) }
-    case .remove, .move, .restore, .undo, .erase:
+    case .remove, .move, .restore, .undo, .erase, .unsign:
       break
     }
   }
@@ -59,7 +63,7 @@ package enum Limits {
     case .insert(_, _, let text, let sender), .edit(_, let text, let sender, _, _, _):
       try checkText(text)
       if let sender { try checkSender(sender) }
-    case .remove, .move, .restore, .erase:
+    case .remove, .move, .restore, .erase, .unsign:
       break
     }
     if let origin { try check(origin, at: time) }

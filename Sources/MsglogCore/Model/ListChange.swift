@@ -40,9 +40,12 @@ public enum ListChange: Equatable, Sendable {
   }
 
   /// The change `change` — one event's — makes to a list; nil for one
-  /// that changes none (the erase of an item removed already).
+  /// that changes none (the erase of an item removed already, an unsign).
   public init?(changing change: ItemChange) {
-    if case .erase(_, nil) = change.kind { return nil }
+    switch change.kind {
+    case .erase(_, nil), .unsign: return nil
+    default: break
+    }
     self.init(change)
   }
 
@@ -57,6 +60,8 @@ public enum ListChange: Equatable, Sendable {
     case .erase(let id, let at):
       precondition(at != nil, "an erase of a removed item changes no list")
       self = .remove(id: id, at: at ?? 0)
+    case .unsign(let id):
+      preconditionFailure("taking an edit's sender off (\(id.text)) changes no list")
     }
   }
 }

@@ -27,6 +27,8 @@ extension WriteRequest {
       command = .restore(.id(id), index: try position(index))
     case .erase(let id, _):
       command = .erase(.id(id))
+    case .unsign(let id, let edit):
+      command = .unsign(.id(id), edit: edit)
     }
     self.init(
       stream: event.stream, command: command, time: event.time, undoes: event.undoes, origin: event.origin,

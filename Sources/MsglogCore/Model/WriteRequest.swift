@@ -23,6 +23,10 @@ public struct WriteRequest: Equatable, Sendable {
     /// in every event that held it, and it never comes back. Erasing an
     /// erased item changes nothing.
     case erase(ItemSelector)
+    /// Take the sender off the edit at seq `edit` of the item (`erase
+    /// --sender`, for a sender's edits of others' items): the edit keeps
+    /// its text. An edit unsigned or erased already changes nothing.
+    case unsign(ItemSelector, edit: UInt64)
   }
 
   public var stream: StreamName

@@ -11,7 +11,7 @@ extension ItemChange {
     }
     self.event = event
     switch event.op {
-    case .insert, .remove, .move, .erase:
+    case .insert, .remove, .move, .erase, .unsign:
       preconditionFailure("made without reading")
     case .edit(let id, _, _, let index, _, _):
       kind = .edit(try Self.item(id, textSeq: event.seq, in: reader), at: Int(index))
@@ -33,6 +33,8 @@ extension ItemChange {
       return ItemChange(event: event, kind: .move(id: id, from: Int(from), to: Int(to)))
     case .erase(let id, let index):
       return ItemChange(event: event, kind: .erase(id: id, at: index.map { Int($0) }))
+    case .unsign(let id, _):
+      return ItemChange(event: event, kind: .unsign(id: id))
     case .edit, .restore:
       return nil
     }

@@ -37,7 +37,7 @@ package struct LaterEvents {
         let i = Int(index)
         if i == p { return .named(event.id) }
         if i < p { p -= 1 }
-      case .erase(nil): break
+      case .erase(nil), .unsign: break
       case .move(let from, let to):
         let f = Int(from)
         if f == p { return .named(event.id) }
@@ -57,7 +57,7 @@ package struct LaterEvents {
       switch event.change {
       case .insert, .restore: count -= 1
       case .remove, .erase(_?): count += 1
-      case .move, .edit, .erase(nil): break
+      case .move, .edit, .erase(nil), .unsign: break
       }
     }
     return count

@@ -14,6 +14,8 @@ package struct PositionalEvent: Equatable, Sendable {
     /// The item is erased: it leaves the list from `index` when it was
     /// live, and nothing moves when it was removed already (nil).
     case erase(index: UInt64?)
+    /// An edit's sender taken off: no position changes.
+    case unsign
   }
 
   package var seq: UInt64
@@ -42,6 +44,7 @@ extension Event {
     case .edit(_, _, _, let index, let replaces, _): change = .edit(index: index, replaces: replaces)
     case .restore(_, let index, let textSeq): change = .restore(index: index, textSeq: textSeq)
     case .erase(_, let index): change = .erase(index: index)
+    case .unsign: change = .unsign
     }
     return PositionalEvent(seq: seq, version: version, id: id, change: change, undoes: undoes ?? 0)
   }

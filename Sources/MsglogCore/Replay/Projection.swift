@@ -147,8 +147,8 @@ package struct Projection {
       }
       lastHandle = table.pointee.add(Slot(id: event.id, seq: event.seq))
       order.insert(lastHandle, at: Int(index))
-    case .erase(nil):
-      // A removed item erased: the list stays as it is.
+    case .erase(nil), .unsign:
+      // A removed item erased, an edit unsigned: the list stays as it is.
       break
     case .remove(let index), .erase(let index?):
       guard index < count else {

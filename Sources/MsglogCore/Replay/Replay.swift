@@ -152,7 +152,7 @@ package enum Replay {
     case .insert: return .insert
     case .edit: return .edit
     case .restore: return .restore
-    case .remove, .move, .erase: return .other
+    case .remove, .move, .erase, .unsign: return .other
     }
   }
 

@@ -51,6 +51,10 @@ package struct DerivedState {
         throw refuse("erase of \(id.text) says it was removed, but it is not a removed item of this stream")
       }
       if index != nil, entry.removeSeq != 0 { throw refuse("erase of \(id.text) at an index, but it is not live") }
+    case .unsign(let id, let edit):
+      guard ids[id] != nil, edit < event.seq else {
+        throw refuse("unsign of seq \(edit), which is not an earlier edit of \(id.text)")
+      }
     case .remove, .move: break
     }
     if let undoes = event.undoes { try checkUndo(event, of: undoes, target: target) }
@@ -86,7 +90,7 @@ package struct DerivedState {
       ids[id]?.removeSeq = 0
       ids[id]?.textSeq = 0
       removedFrom[id] = nil
-    case .move, .edit: break
+    case .move, .edit, .unsign: break
     }
     if let undoes = event.undoes { markUndone(undoes, by: event.seq) }
   }

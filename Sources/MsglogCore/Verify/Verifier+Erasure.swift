@@ -1,25 +1,61 @@
 /// `verify`'s check of erased events (docs/REFERENCE.md, "Forgetting on
 /// purpose"): every erased insert or edit names an erase event, later in
-/// the log, of the same item; and the record holds no text or sender.
+/// the log, of the same item, and the record holds no text or sender; an
+/// edit whose sender alone was taken off names the unsign event of it and
+/// names no sender; every unsign names an edit it left so.
 extension Verifier.Check {
   mutating func checkErasure(_ event: Event) {
+    if case .unsign(let id, let edit) = event.op { return checkUnsign(event, of: id, edit: edit) }
     guard let erase = event.erased else { return }
+    let text: String
+    let sender: String?
     switch event.op {
-    case .insert(_, _, let text, let sender), .edit(_, let text, let sender, _, _, _):
-      if !text.isEmpty || sender != nil { problem("seq \(event.seq): erased, but it still holds a text or a sender") }
-    case .remove, .move, .restore, .erase:
+    case .insert(_, _, let inserted, let named):
+      (text, sender) = (inserted, named)
+    case .edit(_, let edited, let named, _, _, _):
+      (text, sender) = (edited, named)
+    case .remove, .move, .restore, .erase, .unsign:
       problem("seq \(event.seq): \(event.opName) marked erased")
+      return
     }
     let named: Event?
     do { named = try reader.event(at: erase) } catch {
       problem("seq \(event.seq): erased at seq \(erase), which cannot be read: \(error)")
       return
     }
-    guard let named, erase > event.seq, case .erase(let id, _) = named.op, id == event.id,
-      named.stream == event.stream
-    else {
+    guard let named, erase > event.seq, named.stream == event.stream else {
       problem("seq \(event.seq): erased at seq \(erase), which is not an erase of \(event.id.text)")
       report.logIsIntact = false
+      return
+    }
+    switch named.op {
+    case .erase(let id, _) where id == event.id:
+      if !text.isEmpty || sender != nil { problem("seq \(event.seq): erased, but it still holds a text or a sender") }
+    case .unsign(let id, let edit) where id == event.id && edit == event.seq:
+      if sender != nil { problem("seq \(event.seq): unsigned, but it still names a sender") }
+    default:
+      problem("seq \(event.seq): erased at seq \(erase), which is not an erase of \(event.id.text)")
+      report.logIsIntact = false
+    }
+  }
+
+  /// An unsign names an earlier edit of its item in its stream, which says
+  /// it was unsigned by it (or erased since, with its item).
+  private mutating func checkUnsign(_ event: Event, of id: ItemID, edit: UInt64) {
+    let target: Event?
+    do { target = try reader.event(at: edit) } catch {
+      problem("seq \(event.seq): unsigns seq \(edit), which cannot be read: \(error)")
+      return
+    }
+    // Below a trim's horizon the edit may be gone with its history.
+    guard let target else { return }
+    guard case .edit = target.op, target.id == id, target.stream == event.stream, edit < event.seq else {
+      problem("seq \(event.seq): unsigns seq \(edit), which is not an earlier edit of \(id.text)")
+      report.logIsIntact = false
+      return
+    }
+    guard let erased = target.erased, erased >= event.seq else {
+      problem("seq \(event.seq): unsigns seq \(edit), which does not say so")
       return
     }
   }

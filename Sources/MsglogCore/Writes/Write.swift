@@ -66,6 +66,7 @@ extension Write {
       case .from: values.from = try members.number(.from)
       case .to: values.to = try members.number(.to)
       case .seq: values.seq = try members.number(.seq)
+      case .edit: values.edit = try members.number(.edit)
       case .erased, .expectVersion, .op, .rebase, .stream, .time, .undoes, .version:
         preconditionFailure("\(field.member.name) is a door's member, not an operation's")
       }

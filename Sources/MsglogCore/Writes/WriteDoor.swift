@@ -33,13 +33,13 @@ package struct WriteDoor: Sendable {
   }
 
   /// The operations it takes, one bit each.
-  private let operations: UInt8
+  private let operations: UInt16
   package let envelope: Envelope
   /// Every member some write of this door may have: any other is unknown here.
   let vocabulary: WriteMemberSet
 
   package init(operations: [WriteOperation], envelope: Envelope) {
-    var bits: UInt8 = 0
+    var bits: UInt16 = 0
     var common = WriteMemberSet()
     common.insert(.stream)
     if envelope.contains(.op) { common.insert(.op) }
@@ -73,9 +73,12 @@ package struct WriteDoor: Sendable {
   /// A command a user made on a list they saw: an HTTP route's body, and
   /// the command line's arguments mapped onto the same members. The
   /// operation is the route's (the command's).
-  package static let command = WriteDoor(operations: WriteOperation.allCases, envelope: .versions)
+  /// (An unsign is `erase --sender`'s, never a command of its own.)
+  package static let command = WriteDoor(
+    operations: WriteOperation.allCases.filter { $0 != .unsign }, envelope: .versions)
 
   /// A line of `import`: an event as `export` writes it, or one made by hand.
   package static let importLine = WriteDoor(
-    operations: [.append, .insert, .remove, .move, .edit, .restore, .erase], envelope: [.op, .time, .undoes, .exported])
+    operations: [.append, .insert, .remove, .move, .edit, .restore, .erase, .unsign],
+    envelope: [.op, .time, .undoes, .exported])
 }

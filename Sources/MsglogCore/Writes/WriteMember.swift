@@ -13,10 +13,11 @@
 /// object itself and leaves it out of the decoded members
 /// (`WriteMembers(object:skipping:)`).
 package enum WriteMember: Int, CaseIterable, Sendable {
-  case erased, expectVersion, from, id, index, op, rebase, seq, sender, stream, text, time, to, undoes, version
+  case edit, erased, expectVersion, from, id, index, op, rebase, seq, sender, stream, text, time, to, undoes, version
 
   package var name: String {
     switch self {
+    case .edit: "edit"
     case .erased: "erased"
     case .expectVersion: "expectVersion"
     case .from: "from"
@@ -54,7 +55,9 @@ package enum WriteMember: Int, CaseIterable, Sendable {
       }
     case 3: if equals("seq") { self = .seq } else { return nil }
     case 4:
-      if equals("text") {
+      if equals("edit") {
+        self = .edit
+      } else if equals("text") {
         self = .text
       } else if equals("time") {
         self = .time

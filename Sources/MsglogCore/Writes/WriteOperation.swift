@@ -18,7 +18,7 @@
 /// Adding an operation is: its case and its declaration here (with the
 /// command it makes), its `WriteRequest.Command` and ledger case, its docs.
 package enum WriteOperation: Int, CaseIterable, Sendable {
-  case append, insert, remove, move, edit, restore, undo, erase
+  case append, insert, remove, move, edit, restore, undo, erase, unsign
 
   /// What a member's value is: its JSON type and the rule it keeps.
   package enum Value: Sendable {
@@ -51,7 +51,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
   package var rebases: Bool {
     switch self {
     case .insert, .move, .remove, .edit: true
-    case .append, .restore, .undo, .erase: false
+    case .append, .restore, .undo, .erase, .unsign: false
     }
   }
 
@@ -61,7 +61,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
   package var undoes: Bool {
     switch self {
     case .remove, .move, .edit, .restore: true
-    case .append, .insert, .undo, .erase: false
+    case .append, .insert, .undo, .erase, .unsign: false
     }
   }
 
@@ -69,7 +69,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
   package var holdsText: Bool {
     switch self {
     case .append, .insert, .edit: true
-    case .remove, .move, .restore, .undo, .erase: false
+    case .remove, .move, .restore, .undo, .erase, .unsign: false
     }
   }
 
@@ -134,6 +134,9 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
     case .undo:
       // Without `seq`: the stream's latest event whose undoing changes something.
       return Declaration([field(.seq, .number)])
+    case .unsign:
+      // Only an exported event makes one (`erase --sender` appends it).
+      return Declaration([item, field(.edit, .number, required: true)])
     }
   }
 
@@ -155,6 +158,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
     case .restore: .restore(values.selector.take()!, index: values.index.map { Int($0) })
     case .undo: .undo(seq: values.seq)
     case .erase: .erase(values.selector.take()!)
+    case .unsign: .unsign(values.selector.take()!, edit: values.edit!)
     }
   }
 
@@ -169,6 +173,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
     case .restore: "restore"
     case .undo: "undo"
     case .erase: "erase"
+    case .unsign: "unsign"
     }
   }
 
@@ -182,7 +187,9 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
       switch utf8.count {
       case 4: return equals("move") ? .move : equals("edit") ? .edit : equals("undo") ? .undo : nil
       case 5: return equals("erase") ? .erase : nil
-      case 6: return equals("insert") ? .insert : equals("remove") ? .remove : equals("append") ? .append : nil
+      case 6:
+        return equals("insert")
+          ? .insert : equals("remove") ? .remove : equals("append") ? .append : equals("unsign") ? .unsign : nil
       case 7: return equals("restore") ? .restore : nil
       default: return nil
       }
@@ -197,7 +204,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
   /// "an append", "a move": as messages name a write of it.
   package var withArticle: String {
     switch self {
-    case .append, .insert, .edit, .undo, .erase: "an \(name)"
+    case .append, .insert, .edit, .undo, .erase, .unsign: "an \(name)"
     case .move, .remove, .restore: "a \(name)"
     }
   }
@@ -214,6 +221,7 @@ struct WriteValues {
   var from: UInt64?
   var to: UInt64?
   var seq: UInt64?
+  var edit: UInt64?
 }
 
 extension WriteRequest.Command {
@@ -227,6 +235,7 @@ extension WriteRequest.Command {
     case .restore: .restore
     case .undo: .undo
     case .erase: .erase
+    case .unsign: .unsign
     }
   }
 }

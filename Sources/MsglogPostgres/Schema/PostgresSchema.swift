@@ -69,13 +69,17 @@ enum PostgresSchema {
   /// replica's secret's hash (`secretsVersion`), the same tables; 5 once
   /// it holds a named token (`tokensVersion`), so that an older msglog
   /// refuses to serve it rather than serve it without asking for one; 6
-  /// once it holds an erase (record format 5).
+  /// once it holds an erase (record format 5); 8 once it holds an unsign
+  /// (record format 6) and the edits it unsigned. (7 is a trimmed log's.)
   static let format = ContainerFormat(
-    storedPrefix: "", shownPrefix: "schema ", readable: 1...6,
+    storedPrefix: "", shownPrefix: "schema ", readable: 1...8,
     holding: [
       EventRecord.formatVersion2: 2, EventRecord.formatVersion3: syncTablesVersion,
-      EventRecord.formatVersion5: erasedVersion,
+      EventRecord.formatVersion5: erasedVersion, EventRecord.formatVersion6: unsignedVersion,
     ])
+  /// The version whose logs may hold an unsign (record format 6) and the
+  /// unsigned edits it leaves, the same tables: an older msglog refuses it.
+  static let unsignedVersion = 8
   /// The version whose logs may hold an erase (record format 5) and the
   /// framed, erased records it leaves in place of whole ones, the same
   /// tables: an older msglog refuses the log.

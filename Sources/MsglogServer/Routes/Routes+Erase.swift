@@ -14,7 +14,7 @@ extension Routes {
         body: [
           .init("stream", .string, "the stream (default: main)"),
           .init("ids", .any, "the items: an array of UUIDs or prefixes of 8+ hex digits"),
-          .init("sender", .text, "instead of `ids`: every item whose insert names this sender"),
+          .init("sender", .text, "instead of `ids`: every item whose insert names this sender (and the sender taken off their edits of others' items)"),
         ],
         success: .init(#"`erase --json`: `{"erased":["…"],"events":M,"seq":S}`, or `{"erased":[],"events":0}`"#),
         refusals: [404, 409]

@@ -10,6 +10,8 @@ extension JSONWriter {
   ///     {"seq":46,"stream":"main","version":21,"time":"…","op":"insert",…,"origin":{"replica":"…","change":3,"made":"…"}}
   ///     {"seq":47,"stream":"main","version":22,"time":"…","op":"erase","id":"…"}
   ///     {"seq":12,"stream":"main","version":3,"time":"…","op":"insert","id":"…","index":0,"text":"","erased":47}
+  ///     {"seq":48,"stream":"main","version":23,"time":"…","op":"unsign","id":"…","edit":30}
+  ///     {"seq":30,"stream":"main","version":15,"time":"…","op":"edit","id":"…","text":"…","erased":48}
   ///
   /// The derived fields of a record (the index of a remove or an edit, the
   /// text records an edit or a restore names) are not part of it: import
@@ -64,9 +66,12 @@ extension JSONWriter {
       member("index", index)
     case .erase:
       break
+    case .unsign(_, let edit):
+      member("edit", edit)
     }
     // An erased insert or edit: its text blanked, no sender, and the seq of
-    // the erase that blanked it.
+    // the erase that blanked it; an unsigned edit: its text, no sender, and
+    // the seq of the unsign.
     if let erased = event.erased { member("erased", erased) }
   }
 

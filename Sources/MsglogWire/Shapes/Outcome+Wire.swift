@@ -26,6 +26,7 @@ extension JSONWriter {
     switch event.op {
     case .insert, .remove, .edit, .restore: member("index", outcome.index)
     case .erase(_, let index): if let index { member("index", index) }
+    case .unsign(_, let edit): member("edit", edit)
     case .move(_, let from, let to):
       member("from", from)
       member("to", to)

@@ -88,6 +88,8 @@ const apply = {
     if (index >= 0) items.splice(index, 1);
     removed.delete(e.id);
   },
+  // An edit's sender taken off (erase --sender): the list does not show it; nothing changes.
+  unsign() {},
   restore(items, e, removed) {
     // The item as it was removed (its text, author, time); one removed
     // before this page read the list is not known here: read it again.
@@ -216,7 +218,8 @@ export class StreamModel extends Events {
     if (!step || step(this.items, event, this.removed) === false) return false;
     if (event.op === "erase") this.blanked.delete(event.id);
     // An insert or edit whose text was erased since (following from before the erase): its erase follows.
-    else if (event.erased !== undefined) this.forget([event.id]);
+    // (An edit unsigned since keeps its text: texts are never empty otherwise.)
+    else if (event.erased !== undefined && event.text === "") this.forget([event.id]);
     this.version = event.version;
     this.expire();
     this.shown = null;
