@@ -13,8 +13,9 @@ extension CommandDeclaration {
     name: .erase, summary: "erase items for everyone: their text gone from every event",
     overview: """
       Erase each item ID names, live or removed (ID as for remove, or a unique prefix among \
-      all the stream's items), or with --sender NAME every item whose insert names NAME. A \
-      live item leaves the list as by remove; from then on the item's text and sender are gone \
+      all the stream's items), or with --sender NAME every item whose insert names NAME, and \
+      NAME taken off the edits NAME made of others' items (an unsign event each; the edit keeps \
+      its text). A live item leaves the list as by remove; from then on the item's text and sender are gone \
       from its insert and every edit, everywhere they are read (log, export, replay --at, \
       diff, follow): the events keep their slots and every order is as before. An erased item \
       never comes back: restore, edit and undo refuse it. Prints 'erased N items (M events) at \
