@@ -6,8 +6,10 @@ docs/FORMAT.md, and prints every event as `msglog export` does.
 
 It exists to prove the format is documented well enough for a third-party
 client; the test suite compares its output with `msglog export`. It reads
-record formats 1 to 3 (one checksum over the whole record) and format 4 (a
-frame and an erasable body, each with its own checksum).
+record formats 1 to 3 (one checksum over the whole record), format 4 (a
+frame and an erasable body, each with its own checksum; a body erased or,
+for an edit, unsigned), and formats 5 and 6 (an erase and an unsign: a frame
+alone).
 """
 import datetime, json, struct, sys, uuid
 
@@ -28,21 +30,32 @@ def rfc3339(ms):
     return t.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (t.microsecond // 1000)
 
 
-OPS = {1: "insert", 2: "remove", 3: "move", 4: "edit", 5: "restore"}
+OPS = {1: "insert", 2: "remove", 3: "move", 4: "edit", 5: "restore", 6: "erase", 7: "unsign"}
+# The framed formats, and the op each of formats 5 and 6 holds alone.
+FRAMED = {4: None, 5: 6, 6: 7}
 
 
 def fail(seq, why):
     raise SystemExit(f"seq {seq}: {why}")
 
 
-def sender_and_text(rec, p):
-    """An insert's or an edit's sender flag, sender and text from offset p."""
+def sender_and_text(rec, p, out=None):
+    """An insert's or an edit's sender flag, sender and text from offset p;
+    a framed body erased (flags 2) or unsigned (4) puts `erased` in `out`."""
     flag, = struct.unpack(">B", rec[p:p + 1]); p += 1
+    if flag in (2, 4) and out is not None:
+        erased, = struct.unpack(">Q", rec[p:p + 8]); p += 8
+        if flag == 2:
+            return None, "", p, erased
+        length, = struct.unpack(">I", rec[p:p + 4]); p += 4
+        return None, bytes(rec[p:p + length]).decode("utf-8"), p + length, erased
     sender = None
     if flag == 1:
         length, = struct.unpack(">I", rec[p:p + 4]); p += 4
         sender = bytes(rec[p:p + length]).decode("utf-8"); p += length
     length, = struct.unpack(">I", rec[p:p + 4]); p += 4
+    if out is not None:
+        return sender, bytes(rec[p:p + length]).decode("utf-8"), p + length, None
     return sender, bytes(rec[p:p + length]).decode("utf-8"), p + length
 
 
@@ -57,6 +70,11 @@ def op_fields(out, op, rec, p):
         return p + 16
     if op == 4:
         return p + 24               # index, text record before, insert: derived
+    if op == 6:
+        return p + 8                # an erase's index: derived, not exported
+    if op == 7:
+        out["edit"], = struct.unpack(">Q", rec[p:p + 8])
+        return p + 8
     out["index"], = struct.unpack(">Q", rec[p:p + 8])
     return p + 16                   # then the text record: derived
 
@@ -99,7 +117,7 @@ def decode_framed(seq, rec):
     insert or an edit, the body (checked by the 4 bytes before those: a
     CRC-32C of the frame and the body, every byte before them)."""
     op, parts, rseq, version, ms = struct.unpack(">BBQQq", rec[1:27])
-    if rseq != seq or op not in OPS or parts & ~3:
+    if rseq != seq or op not in OPS or parts & ~3 or (FRAMED[rec[0]] or op) != op or op in (6, 7) and rec[0] == 4:
         fail(seq, "unexpected record")
     item = str(uuid.UUID(bytes=bytes(rec[27:43])))
     n, = struct.unpack(">H", rec[43:45])
@@ -115,15 +133,18 @@ def decode_framed(seq, rec):
     frame_crc = struct.unpack(">I", rec[-4:])[0]
     if frame_crc != crc32c(rec[:p]):
         fail(seq, "checksum mismatch")
+    erased = None
     if op in (1, 4):
         if struct.unpack(">I", rec[-8:-4])[0] != crc32c(rec[:-8]):
             fail(seq, "text checksum mismatch")
-        sender, out["text"], p = sender_and_text(rec, p)
+        sender, out["text"], p, erased = sender_and_text(rec, p, out)
         if sender is not None:
             out["sender"] = sender
         p += 4
     if p != len(rec) - 4:
         fail(seq, f"{len(rec) - 4 - p} unexpected bytes")
+    if op in (1, 4) and erased is not None:
+        out["erased"] = erased
     if undoes is not None:
         out["undoes"] = undoes
     if made is not None:
@@ -134,7 +155,7 @@ def decode_framed(seq, rec):
 def decode(seq, rec):
     if rec[0] in (1, 2, 3):
         return decode_whole(seq, rec)
-    if rec[0] == 4:
+    if rec[0] in FRAMED:
         return decode_framed(seq, rec)
     fail(seq, f"unknown record format {rec[0]}")
 

@@ -38,7 +38,8 @@ extension EventLog {
       var erases: [WriteRequest] = []
       var unsigns: [WriteRequest] = []
       var theirs: Set<ItemID> = []
-      try snapshot.forEachEvent(stream: stream) { event in
+      func take(_ event: Event) {
+        guard stream == nil || event.stream == stream else { return }
         switch event.op {
         case .insert(let id, _, _, let named?) where named == sender:
           theirs.insert(id)
@@ -48,6 +49,11 @@ extension EventLog {
           unsigns.append(WriteRequest(stream: event.stream, command: .unsign(.id(id), edit: event.seq)))
         default: break
         }
+      }
+      // A trimmed log: the records its bases kept come first (all below the horizon).
+      for event in try snapshot.keptTextRecords() { take(event) }
+      try snapshot.forEachEvent(stream: stream) { event in
+        take(event)
         return true
       }
       return erases + unsigns

@@ -19,4 +19,28 @@ extension LogSnapshot {
       }
     }
   }
+
+  /// The records below the horizon a trimmed log kept for its bases, in
+  /// seq order: each live item's insert and, for an edited one, the edit
+  /// holding its text. What `erase --sender` reads besides the events from
+  /// the horizon on (a base's item may be the sender's, or its text theirs).
+  package func keptTextRecords() throws -> [Event] {
+    try translated {
+      guard try base.horizon().isTrimmed else { return [] }
+      var seqs: Set<UInt64> = []
+      var kept: [Event] = []
+      for found in try base.bases() {
+        for slot in found.slots {
+          guard seqs.insert(slot.seq).inserted, let event = try base.event(at: slot.seq) else { continue }
+          kept.append(event)
+          if case .edit(_, _, _, _, _, let inserted) = event.op, seqs.insert(inserted).inserted,
+            let insert = try base.event(at: inserted)
+          {
+            kept.append(insert)
+          }
+        }
+      }
+      return kept.sorted { $0.seq < $1.seq }
+    }
+  }
 }

@@ -351,6 +351,12 @@ import Testing
     s.append("other stream", stream: "日本")
     #expect(s.run("move", "1", "0").code == 0)
     #expect(s.run("remove", s.run("list").lines[0].split(separator: " ")[1].description).code == 0)
+    // Formats 5 and 6, and framed bodies erased and unsigned.
+    let kept = s.append("kept", sender: "ann")
+    #expect(s.run("edit", kept, "--sender", "eve", "kept, fixed by eve").code == 0)
+    let gone = s.append("gone", sender: "eve")
+    #expect(s.run("erase", "--sender", "eve").code == 0)
+    #expect(s.run("erase", gone).code == 0)
     let script = URL(fileURLWithPath: fixture("")).deletingLastPathComponent().appendingPathComponent(
       "scripts/decode-log.py"
     ).path

@@ -143,4 +143,35 @@ import Testing
       #expect(bytes.range(of: Data(eve.utf8)) == nil, "\(name) still holds the name")
     }
   }
+
+  /// In a trimmed log the sender's item and edit may live on only in the
+  /// records a base kept: `erase --sender` reaches them too, the export
+  /// round trip holds, and a purge leaves no byte of the name or the text.
+  @Test func eraseBySenderReachesWhatATrimKept() throws {
+    let s = Sandbox()
+    let eve = "eve-SENTINEL-" + UUID().uuidString
+    let secret = "SECRET-" + UUID().uuidString
+    let ann = s.append("ann's words", sender: "ann")
+    #expect(s.run("edit", ann, "--sender", eve, "ann's words, fixed").code == 0)
+    _ = s.append(secret, sender: eve)
+    for i in 1...3 { _ = s.append("bob \(i)", sender: "bob") }
+    var r = s.run("trim", "--before", "5")
+    #expect(r.code == 0, "\(r)")
+    r = s.run("erase", "--sender", eve)
+    #expect(r.code == 0 && r.stdout == "erased 1 item (2 events) at seq 8\n", "\(r)")
+    let export = s.export()
+    #expect(!export.contains(eve) && !export.contains(secret) && export.contains(#""op":"unsign""#), "\(export)")
+    #expect(s.run("verify").code == 0)
+    let copy = Sandbox()
+    r = copy.run(["import"], stdin: Data(export.utf8))
+    #expect(r.code == 0 && copy.export() == export, "\(r)")
+    #expect(copy.run("verify").code == 0)
+    #expect(s.run("purge").code == 0)
+    let files = (try? FileManager.default.contentsOfDirectory(atPath: s.db)) ?? []
+    for name in files {
+      let bytes = FileManager.default.contents(atPath: s.db + "/" + name) ?? Data()
+      #expect(bytes.range(of: Data(eve.utf8)) == nil && bytes.range(of: Data(secret.utf8)) == nil, "\(name)")
+    }
+    #expect(s.run("list").stdout.hasPrefix("0  \(ann.prefix(8))  ann  ann's words, fixed\n"))
+  }
 }

@@ -93,22 +93,22 @@ extension LedgerSession {
   /// names, which stays as it is (`erase --sender`, for a sender's edits
   /// of others' items): an unsign event, and the edit written again with
   /// its text and no sender, saying the unsign's seq. Nil (nothing
-  /// appended) when the edit names no sender or says it was erased or
-  /// unsigned already. No list changes; the stream's version grows.
+  /// appended) when the edit says it was erased or unsigned already. No list changes; the stream's version grows.
   func performUnsign(_ selector: ItemSelector, edit: UInt64, time: Timestamp?, on state: inout StreamState) throws
     -> Outcome?
   {
     let (id, _) = try resolveAny(selector, in: &state)
     guard var event = try writer.event(at: edit), event.id == id, event.stream == state.head.stream,
-      case .edit(_, let text, let sender, let index, let replaces, let inserted) = event.op
+      case .edit(_, let text, _, let index, let replaces, let inserted) = event.op
     else {
       throw MsglogError.eventDoesNotFit(
         seq: nextSeq, reason: "seq \(edit) is not an edit of \(id.text) in stream \(state.head.stream)")
     }
     // An import of an unsigned log finds the edit unsigned by this very
     // event already; anything else unsigned or erased is left as it is.
+    // (An edit that names no sender is unsigned all the same: a trimmed
+    // log's import plants its bases' edits without one.)
     if let earlier = event.erased, earlier != nextSeq || mode != .append { return nil }
-    if event.erased == nil, sender == nil { return nil }
     let unsign = try append(.unsign(id: id, edit: edit), time: time, to: &state)
     var outcome = Outcome(event: unsign, index: -1)
     if mode == .append {
