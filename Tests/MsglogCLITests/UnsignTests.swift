@@ -58,9 +58,26 @@ import Testing
     // Erasing ann's item later blanks the unsigned edit too.
     r = s.run("erase", ann)
     #expect(r.code == 0 && r.stdout == "erased 1 item (2 events) at seq 7\n", "\(r)")
-    #expect(!s.export().contains("fixed"))
+    let erased = s.export()
+    #expect(!erased.contains("fixed"))
     r = s.run("verify")
     #expect(r.code == 0 && r.stdout.hasPrefix("ok"), "\(r)")
+    // An edit unsigned, then erased with its item: its import still takes the unsign in.
+    let again = Sandbox(store)
+    r = again.run(["import"], stdin: Data(erased.utf8))
+    #expect(r.code == 0 && again.export() == erased, "\(r)")
+    #expect(again.run("verify").code == 0)
+    // `verify --repair` rebuilds what it derives from the events, unsigns among them.
+    if store == .lmdb {
+      r = python([
+        "-c",
+        "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=16); d=e.open_db(b'heads'); t=e.begin(write=True,db=d); t.delete(b'main'); t.commit()",
+        again.db,
+      ])
+      #expect(r.code == 0 && again.run("verify").code == 1, "\(r)")
+      r = again.run("verify", "--repair")
+      #expect(r.code == 0 && again.run("verify").code == 0 && again.export() == erased, "\(r)")
+    }
   }
 
   /// The first unsign moves a database on (msglog/10, PostgreSQL schema 8):

@@ -93,7 +93,8 @@ extension LedgerSession {
   /// names, which stays as it is (`erase --sender`, for a sender's edits
   /// of others' items): an unsign event, and the edit written again with
   /// its text and no sender, saying the unsign's seq. Nil (nothing
-  /// appended) when the edit says it was erased or unsigned already. No list changes; the stream's version grows.
+  /// appended) when the edit was erased or unsigned before. No list
+  /// changes; the stream's version grows.
   func performUnsign(_ selector: ItemSelector, edit: UInt64, time: Timestamp?, on state: inout StreamState) throws
     -> Outcome?
   {
@@ -104,14 +105,15 @@ extension LedgerSession {
       throw MsglogError.eventDoesNotFit(
         seq: nextSeq, reason: "seq \(edit) is not an edit of \(id.text) in stream \(state.head.stream)")
     }
-    // An import of an unsigned log finds the edit unsigned by this very
-    // event already; anything else unsigned or erased is left as it is.
-    // (An edit that names no sender is unsigned all the same: a trimmed
-    // log's import plants its bases' edits without one.)
-    if let earlier = event.erased, earlier != nextSeq || mode != .append { return nil }
+    // Unsigned or erased before (by another `erase --sender` meanwhile):
+    // nothing to do. An edit that names no sender is unsigned all the
+    // same: a trimmed log's import plants its bases' edits without one.
+    if let earlier = event.erased, earlier < nextSeq { return nil }
     let unsign = try append(.unsign(id: id, edit: edit), time: time, to: &state)
     var outcome = Outcome(event: unsign, index: -1)
-    if mode == .append {
+    // An import or a rebuild finds the edit as this unsign left it, or
+    // blank from a later erase of its item: it stays as it is.
+    if mode == .append, event.erased == nil {
       event.op = .edit(id: id, text: text, sender: nil, index: index, replaces: replaces, inserted: inserted)
       event.erased = unsign.seq
       try writer.replaceRecord(EventRecord.encode(event, layout: .framed), of: event)
