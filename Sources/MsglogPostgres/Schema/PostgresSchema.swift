@@ -69,9 +69,10 @@ enum PostgresSchema {
   /// replica's secret's hash (`secretsVersion`), the same tables; 5 once
   /// it holds a named token (`tokensVersion`), so that an older msglog
   /// refuses to serve it rather than serve it without asking for one; 6
-  /// once it holds an erase (record format 5).
+  /// once it holds an erase (record format 5); 7 once it is trimmed
+  /// (`trimmedVersion`, `+Trim`), the same tables.
   static let format = ContainerFormat(
-    storedPrefix: "", shownPrefix: "schema ", readable: 1...6,
+    storedPrefix: "", shownPrefix: "schema ", readable: 1...7,
     holding: [
       EventRecord.formatVersion2: 2, EventRecord.formatVersion3: syncTablesVersion,
       EventRecord.formatVersion5: erasedVersion,
