@@ -56,7 +56,8 @@ import Testing
     var r = s.run(["import"], stdin: Data(lines.joined(separator: "\n").utf8))
     #expect(r.code == 0, "\(r)")
     let list = s.run("list").stdout
-    for delay in [UInt32(0), 100_000, 300_000, 600_000] {
+    // A trim takes about 0.3 s here (a debug build): kills before, during and after it.
+    for delay in [UInt32(0), 60_000, 120_000, 180_000, 240_000, 400_000] {
       let trim = s.start(["trim", "--before", "24000"])
       usleep(delay)
       kill(trim.process.processIdentifier, SIGKILL)

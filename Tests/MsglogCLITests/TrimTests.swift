@@ -186,6 +186,31 @@ import Testing
     #expect(s.contents() == before)
   }
 
+  /// A stream whose last event before the horizon is one the trim drops
+  /// (a remove), with none since: its base vouches for its head, and it
+  /// takes writes and undos as ever.
+  @Test(arguments: Store.allCases)
+  func aStreamQuietSinceTheHorizonTakesWrites(_ store: Store) throws {
+    let s = Sandbox(store)
+    s.append("q1", stream: "quiet")  // 1
+    let q2 = s.append("q2", stream: "quiet")  // 2
+    #expect(s.run("remove", q2, "--stream", "quiet").code == 0)  // 3
+    s.append("m1")  // 4
+    s.append("m2")  // 5
+    var r = s.run("trim", "--before", "5")
+    #expect(r.code == 0 && r.stdout == "trimmed 2 events before seq 5\n", "\(r)")
+    #expect(s.run("verify").code == 0)
+    s.append("q3", stream: "quiet")  // 6
+    let quiet = s.run("list", "--stream", "quiet").lines
+    #expect(quiet.count == 2 && quiet[0].hasSuffix("  -  q1") && quiet[1].hasSuffix("  -  q3"), "\(quiet)")
+    r = s.run("undo", "--stream", "quiet")
+    #expect(r.code == 0, "\(r)")
+    r = s.run("undo", "--stream", "quiet")
+    #expect(r.code == 1 && r.stderr.contains("nothing to undo"), "\(r)")
+    #expect(s.run("replay", "--stream", "quiet", "--at", "4").stdout == s.run("list", "--stream", "quiet").stdout)
+    #expect(s.run("verify").code == 0)
+  }
+
   /// A restore after the horizon of an item removed before it: the item's
   /// row and text must stay, so the horizon comes down to its remove.
   @Test(arguments: Store.allCases)
