@@ -23,7 +23,9 @@ extension PostgresStore.Access {
     return horizon
   }
 
+  /// None without a horizon (no round trip for a log never trimmed).
   func bases() throws -> [StreamBase] {
+    guard try horizon().isTrimmed else { return [] }
     let rows = try query(.meta, PostgresSchema.bases)
     return try (0..<rows.count).map { row in
       try StreamBase.decodeBase(stream: rows.streamName(row, 0, in: .base), rows.bytes(row, 1))
@@ -42,19 +44,21 @@ extension PostgresStore.Access {
       return true
     }
     // The per-stream index rows that go (the events table is its own),
-    // the records (every one below the horizon but those kept), the
-    // checkpoints below each base (the base is the one left below the
-    // horizon), the id entries: one pipeline, answered from its end. No
-    // summary to keep: PostgreSQL counts its tables by a scan (`verify`).
-    let statements = [
+    // the records (every one below the horizon but those kept), each
+    // stream's checkpoints below its base (the base is the one left below
+    // the horizon), the id entries: one pipeline, its counts read from its
+    // end. No summary to keep: PostgreSQL counts its tables by a scan
+    // (`verify`), never in a write.
+    let counts = [
       PostgresSchema.recordCount(from: before.seq, below: horizon),
       PostgresSchema.deleteRecords(below: horizon, keeping: plan.kept),
-      PostgresSchema.deleteCheckpoints(streams: plan.bases.map(\.stream), below: plan.bases.map(\.seq)),
     ]
+    let deletes =
+      [PostgresSchema.deleteCheckpoints(streams: plan.bases.map(\.stream), below: plan.bases.map(\.seq))]
+      + (gone.isEmpty ? [] : [PostgresSchema.deleteIdEntries(gone)])
     try flush()
-    let deletesIds = gone.isEmpty ? [] : [PostgresSchema.deleteIdEntries(gone)]
-    let answers = try send(statements + deletesIds, locking: true).suffix(statements.count + deletesIds.count)
-      .prefix(statements.count).map { $0.uint64(0, 0) ?? 0 }
+    let answers = try send(counts + deletes, locking: true).suffix(counts.count + deletes.count).prefix(counts.count)
+      .map { $0.uint64(0, 0) ?? 0 }
     let droppedIndex = answers[0]
     let dropped = answers[1]
     // What this transaction knew of streams is stale now; nothing of it is kept.

@@ -52,11 +52,11 @@ extension PostgresSchema {
   }
 
   /// Deletes each stream's checkpoints below its base (the base is the
-  /// one left below the horizon); answers how many went.
+  /// one left below the horizon).
   static func deleteCheckpoints(streams: [StreamName], below seqs: [UInt64]) -> Statement {
     Statement(
-      "WITH gone AS (DELETE FROM msglog.checkpoints AS c USING unnest($1::bytea[], $2::int8[]) AS b(stream, seq) "
-        + "WHERE c.stream = b.stream AND c.seq < b.seq RETURNING 1) SELECT count(*) FROM gone",
+      "DELETE FROM msglog.checkpoints AS c USING unnest($1::bytea[], $2::int8[]) AS b(stream, seq) "
+        + "WHERE c.stream = b.stream AND c.seq < b.seq",
       [.byteas(streams.map(\.bytes)), .int64s(seqs)])
   }
 
