@@ -76,7 +76,8 @@ package final class PostgresStore: FollowableStore {
   package func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
     try withConnection(writing: false) { connection in
       // The horizon's row rides along: every walk of the log starts at it.
-      guard let opened = try open(connection, [PostgresSchema.beginReading, PostgresSchema.horizonRow], creating: false)
+      guard
+        let opened = try open(connection, [PostgresSchema.beginReading, PostgresSchema.horizonRow], creating: false)
       else { throw MsglogError.noDatabase(location: shown, store: .postgres, emptyDirectory: false) }
       let access = Access(connection: connection, store: self, state: .reading)
       access.openedHorizon = .some(opened[1].count == 0 ? nil : Array(opened[1].bytes(0, 0)))

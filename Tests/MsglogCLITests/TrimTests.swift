@@ -70,7 +70,9 @@ import Testing
     // The export begins with the bases, in the streams' name order.
     let export = s.export().split(separator: "\n").map(String.init)
     #expect(export.count == 2 + 6, "\(export)")
-    #expect(export[0].hasPrefix(#"{"op":"base","stream":"main","seq":9,"version":8,"items":[{"index":0,"id":"\#(ids[0])","text":"m1""#))
+    #expect(
+      export[0].hasPrefix(
+        #"{"op":"base","stream":"main","seq":9,"version":8,"items":[{"index":0,"id":"\#(ids[0])","text":"m1""#))
     #expect(export[0].contains(#""text":"m2 edited twice","sender":"ann""#) && export[0].contains(#","textSeq":9}"#))
     #expect(export[1].hasPrefix(#"{"op":"base","stream":"other","seq":9,"version":1,"items":[{"index":0,"#))
     #expect(export[2].hasPrefix(#"{"seq":10,"#))
@@ -107,7 +109,8 @@ import Testing
     switch store {
     case .lmdb:
       r = python([
-        "-c", "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=16); d=e.open_db(b'heads'); t=e.begin(write=True,db=d); t.delete(b'main'); t.commit()",
+        "-c",
+        "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=16); d=e.open_db(b'heads'); t=e.begin(write=True,db=d); t.delete(b'main'); t.commit()",
         s.db,
       ])
     case .postgres:
@@ -237,7 +240,8 @@ import Testing
     var old = (1...5).map {
       #"{"seq":\#($0),"stream":"main","version":\#($0),"time":"2020-01-0\#($0)T00:00:00.000Z","op":"insert","id":"\#(ids[$0 - 1])","index":\#($0 - 1),"text":"old \#($0)"}"#
     }
-    old.append(#"{"seq":6,"stream":"main","version":6,"time":"2020-01-06T00:00:00.000Z","op":"remove","id":"\#(ids[0])"}"#)
+    old.append(
+      #"{"seq":6,"stream":"main","version":6,"time":"2020-01-06T00:00:00.000Z","op":"remove","id":"\#(ids[0])"}"#)
     var r = s.run(["import"], stdin: Data(old.joined(separator: "\n").utf8))
     #expect(r.code == 0, "\(r)")
     s.append("new")  // 7, now
