@@ -65,7 +65,7 @@ extension EventLog {
     if try replicaState(in: reader) != nil {
       throw MsglogError.forgettingInReplica(location: location, command: "trim")
     }
-    guard store.kind == .lmdb else { throw MsglogError.trimNotSupported(location: location) }
+    guard store.kind != .memory else { throw MsglogError.trimNotSupported(location: location) }
     let head = try reader.headSeq()
     guard asked <= head else { throw MsglogError.seqBeyondHead(seq: asked, head: head) }
     let before = try reader.horizon()

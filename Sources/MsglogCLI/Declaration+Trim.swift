@@ -20,7 +20,8 @@ extension CommandDeclaration {
       1). export starts with one base line per stream. When a later event brings back or \
       erases an item removed before H, the horizon moves down to that item's remove (a note \
       says so). Prints 'trimmed N events before seq H'. The dropped bytes may stay in the \
-      database's free pages until 'msglog purge'. Refused in a replica; LMDB only for now.
+      database's free pages (or PostgreSQL's table files) until 'msglog purge'. Refused in a \
+      replica.
       """,
     options: [Options.trimBefore, Options.olderThan, Options.dryRun], shared: [Options.db, Options.json],
     example: "msglog trim --before 1000 --dry-run\nmsglog trim --older-than 90d && msglog purge")

@@ -18,6 +18,9 @@ extension PostgresStore {
     var headVersion: String
     /// The heads, last events and order-tree nodes that write read or wrote.
     var streams: StreamCache
+    /// The log's horizon (`Access+Trim`): a trim moves the head row too,
+    /// so a write on this that a trim came after fails its lock's check.
+    var horizon: Horizon
     /// The time of the log's last event: a new one is never earlier.
     var lastTime: Timestamp
     /// The server's clock when last read, and when that was on this machine's monotonic clock.

@@ -75,9 +75,13 @@ package final class PostgresStore: FollowableStore {
   /// open here and rolled back as the connection goes back (`giveBack`).
   package func read<R>(_ body: (any LogReader) throws -> R) throws -> R {
     try withConnection(writing: false) { connection in
-      guard try open(connection, [PostgresSchema.beginReading], creating: false) != nil
+      // The horizon's row rides along: every walk of the log starts at it.
+      guard
+        let opened = try open(connection, [PostgresSchema.beginReading, PostgresSchema.horizonRow], creating: false)
       else { throw MsglogError.noDatabase(location: shown, store: .postgres, emptyDirectory: false) }
-      let result = try body(Access(connection: connection, store: self, state: .reading))
+      let access = Access(connection: connection, store: self, state: .reading)
+      access.openedHorizon = .some(opened[1].count == 0 ? nil : Array(opened[1].bytes(0, 0)))
+      let result = try body(access)
       try connection.execute(PostgresSchema.commit.sql)
       return result
     }

@@ -7,8 +7,10 @@ import Testing
 /// horizon starts again from them as `sync --reset` does, its pending
 /// changes kept and pushed; a replica at or past it syncs as ever.
 @Suite(.serialized) struct TrimSyncTests {
-  @Test func aReplicaBehindTheHorizonResetsKeepingItsChanges() throws {
-    let server = Sandbox()
+  /// The remote on either store: PostgreSQL's serves its bases as LMDB's does.
+  @Test(arguments: Store.allCases)
+  func aReplicaBehindTheHorizonResetsKeepingItsChanges(_ store: Store) throws {
+    let server = Sandbox(store)
     let ids = (1...5).map { server.append("s\($0)") }
     #expect(server.run("edit", ids[1], "s2 edited").code == 0)  // 6
     let served = try ServedLog.running(server)

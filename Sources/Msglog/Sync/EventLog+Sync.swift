@@ -130,11 +130,15 @@ extension EventLog {
     }
   }
 
-  /// The CRC-32C of the replica's last record (its last 4 bytes); nil for an empty log.
+  /// The CRC-32C of the replica's last record (its last 4 bytes); nil for
+  /// an empty log, and for one at the seq before its horizon: a record
+  /// there is one the replica wrote from a base (`takeBases`), in its own
+  /// layout, not the remote's bytes (a PostgreSQL remote's are whole, an
+  /// LMDB replica's framed).
   func headChecksum() throws -> UInt32? {
     try readingBase { reader in
       let head = try reader.headSeq()
-      guard head > 0 else { return nil }
+      guard head > 0, head >= (try reader.horizon().seq) else { return nil }
       return try reader.withRecord(at: head) { EventRecord.headCheck($0) }
     }
   }

@@ -369,7 +369,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "cannot purge \(location) whole: another process's read kept holding old pages"
     case .purgeNotSupported(let location): return "\(location) has no purge: it is not an LMDB directory"
     case .trimNotSupported(let location):
-      return "\(location) cannot be trimmed: msglog trims LMDB databases only, for now"
+      return "\(location) cannot be trimmed: msglog trims LMDB and PostgreSQL databases only"
     case .forgettingInReplica(let location, let command):
       return "\(location) is a replica: \(command) its remote's log, which the replica follows"
     case .cannotConnect(let location, let reason): return "cannot connect to \(location): \(reason)"

@@ -71,7 +71,7 @@ extension LedgerSession {
     let trimmed = Horizon(
       seq: horizon, droppedEvents: horizon - 1 - UInt64(seqs.count), droppedStreamEvents: horizon - 1)
     guard try writer.putTrimmedHistory(trimmed, bases: rows.sorted { $0.stream.bytes.lexicographicallyPrecedes($1.stream.bytes) })
-    else { throw MsglogError.invalidInput(.write("a base line goes into an LMDB database only, for now")) }
+    else { throw MsglogError.invalidInput(.write("a base line goes into an LMDB or a PostgreSQL database only")) }
     nextSeq = horizon
   }
 

@@ -10,9 +10,10 @@ extension PostgresStore.Access {
     return value
   }
 
-  /// The log in pages of 4,096 records.
+  /// The log in pages of 4,096 records, from the horizon at the earliest:
+  /// the records a trimmed log keeps below it are read by seq only.
   func forEachRecord(from seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
-    var next = max(seq, 1)
+    var next = max(seq, try horizon().seq)
     try forEachRow(of: .events, in: .of(4096), { PostgresSchema.records(from: next, limit: $0) }) { rows, row in
       let seq = rows.uint64(row, 0)!
       guard try body(seq, rows.bytes(row, 1)) else { return false }
@@ -112,9 +113,10 @@ extension PostgresStore.Access {
     }
   }
 
-  /// The events table is its own per-stream index here, read in pages of 65,536 seqs.
+  /// The events table is its own per-stream index here, read in pages of
+  /// 65,536 seqs; from the horizon on, as a trimmed LMDB log's index.
   func forEachStreamEvent(of stream: StreamName, from seq: UInt64, _ body: (UInt64) throws -> Bool) throws {
-    var next = seq
+    var next = max(seq, try horizon().seq)
     try forEachRow(of: .events, in: .of(65536), { PostgresSchema.streamSeqs(of: stream, from: next, limit: $0) }) {
       rows, row in
       let seq = rows.uint64(row, 0)!
@@ -127,15 +129,19 @@ extension PostgresStore.Access {
   /// Newest first, in pages growing from 16 to 4,096: an undo usually
   /// needs the last few events only, a rebase those since the version it
   /// was made at.
+  /// Down to the horizon.
   func forEachStreamRecord(
     of stream: StreamName, downFrom seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool
   ) throws {
     var next = seq
+    let floor = try horizon().seq
+    guard next >= floor else { return }
     let pages = Pages(first: 16, growth: 4, largest: 4096)
-    try forEachRow(of: .events, in: pages, { PostgresSchema.streamRecords(of: stream, downFrom: next, limit: $0) }) {
-      rows, row in
+    try forEachRow(
+      of: .events, in: pages, { PostgresSchema.streamRecords(of: stream, downFrom: next, to: floor, limit: $0) }
+    ) { rows, row in
       let seq = rows.uint64(row, 0)!
-      guard try body(seq, rows.bytes(row, 1)), seq > 1 else { return false }
+      guard try body(seq, rows.bytes(row, 1)), seq > floor else { return false }
       next = seq - 1
       return true
     }
@@ -143,7 +149,7 @@ extension PostgresStore.Access {
 
   func lastStreamEvent(of stream: StreamName) throws -> UInt64? {
     if let cached = cache.last[stream] { return cached?.seq }
-    return try query(.events, PostgresSchema.lastStreamSeq(of: stream)).uint64(0, 0)
+    return try query(.events, PostgresSchema.lastStreamSeq(of: stream, from: try horizon().seq)).uint64(0, 0)
   }
 
   func checkpoint(of stream: StreamName, atOrBefore seq: UInt64) throws -> Checkpoint? {
@@ -168,12 +174,14 @@ extension PostgresStore.Access {
   func tableCounts() throws -> TableCounts? { nil }
 
   /// Every table's rows counted, in one statement, for `verify`. The
-  /// events table is its own per-stream index.
+  /// events table is its own per-stream index, from the horizon on; a
+  /// trimmed log counts what it dropped, so the counts still match the head.
   func rowCounts() throws -> TableCounts? {
-    let rows = try query(.events, PostgresSchema.rowCounts)
-    let events = rows.uint64(0, 0) ?? 0
+    let horizon = try horizon()
+    let rows = try query(.events, PostgresSchema.rowCounts(horizon: horizon.seq))
     return TableCounts(
-      events: events, streamEvents: events, heads: rows.uint64(0, 1) ?? 0, ids: rows.uint64(0, 2) ?? 0,
-      nodes: rows.uint64(0, 3) ?? 0, checkpoints: rows.uint64(0, 4) ?? 0)
+      events: (rows.uint64(0, 0) ?? 0) + horizon.droppedEvents,
+      streamEvents: (rows.uint64(0, 5) ?? 0) + horizon.droppedStreamEvents, heads: rows.uint64(0, 1) ?? 0,
+      ids: rows.uint64(0, 2) ?? 0, nodes: rows.uint64(0, 3) ?? 0, checkpoints: rows.uint64(0, 4) ?? 0)
   }
 }

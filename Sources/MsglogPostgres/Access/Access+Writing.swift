@@ -17,6 +17,20 @@ extension PostgresStore.Access {
 
   func replaceRecord(_ record: [UInt8], of event: Event) throws {
     precondition(writing, "a write in a read transaction")
+    if event.seq > (try headSeq()) {
+      // Past the head there is no row to replace: a base's text, seeded
+      // below the horizon by an import of a trimmed log's export.
+      var inserted: ItemID? = nil
+      if case .insert(let id, _, _, _) = event.op { inserted = id }
+      buffer.append(
+        seq: event.seq, stream: event.stream.bytes, version: PostgresSchema.seededVersion(event.seq),
+        inserted: inserted, record: record)
+      // Not an event of the stream's walk, which starts at the horizon
+      // (put with the bases, after these): the stream has none yet.
+      if cache.last[event.stream] == nil { cache.last[event.stream] = .some(nil) }
+      try record.withUnsafeBytes { try upgradeSchema(toHold: $0) }
+      return
+    }
     buffer.replace(seq: event.seq, record: record)
     if case .some(.some(let last)) = cache.last[event.stream], last.seq == event.seq {
       cache.last[event.stream] = (event.seq, record)

@@ -29,6 +29,11 @@ extension PostgresStore {
     var keysToBuild: [PostgresSchema.CopyTable] = []
     /// Whether sync's tables exist, once a read asked.
     var syncTablesKnown: Bool? = nil
+    /// The horizon's row as the transaction's opening read it, not decoded
+    /// yet (`.some(nil)`: there is none); nil when it was not read.
+    var openedHorizon: [UInt8]?? = nil
+    /// The horizon, decoded (`Access+Trim`).
+    var knownHorizon: Horizon? = nil
 
     init(
       connection: Connection, store: PostgresStore, state: TransactionState, cache: StreamCache = StreamCache(),
@@ -141,7 +146,7 @@ extension PostgresStore {
       -> KnownState?
     {
       guard let head = state.head, let version = state.committedVersion, !cache.isForgotten,
-        cache.nodes.count <= KnownState.nodeLimit
+        cache.nodes.count <= KnownState.nodeLimit, let horizon = horizonWithoutAsking
       else { return nil }
       var time = lastTime
       if let record = lastAppended,
@@ -151,7 +156,8 @@ extension PostgresStore {
         time = event.time
       }
       return KnownState(
-        head: head, headVersion: version, streams: cache, lastTime: time, serverClock: serverClock, readAt: readAt)
+        head: head, headVersion: version, streams: cache, horizon: horizon, lastTime: time, serverClock: serverClock,
+        readAt: readAt)
     }
   }
 }

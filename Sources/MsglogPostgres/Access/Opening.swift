@@ -13,6 +13,8 @@ extension PostgresStore {
     /// The time of the log's last event (0 for an empty log).
     var lastTime = Timestamp(milliseconds: 0)
     var inRecovery: Bool
+    /// The horizon's row (nil: the log was never trimmed), decoded when asked (`Access.horizon`).
+    var horizonRow: [UInt8]?
 
     init(_ rows: Rows, shown: String) throws {
       guard let head = rows.uint64(0, 0), let now = rows.int64(0, 1) else {
@@ -20,6 +22,7 @@ extension PostgresStore {
       }
       self.head = head
       inRecovery = rows.bool(0, 3) == true
+      horizonRow = rows.isNull(0, 4) ? nil : Array(rows.bytes(0, 4))
       // Never earlier than the event before: times go forward with seqs,
       // whichever machine's commit came first.
       serverClock = Timestamp(milliseconds: now)
@@ -41,8 +44,10 @@ extension PostgresStore {
 }
 
 extension PostgresStore.StreamCache {
-  /// What `Opening.prefetch(streams)` fetched.
-  init(prefetched rows: [Rows], for streams: [StreamName]) throws {
+  /// What `Opening.prefetch(streams)` fetched; a stream's last event only
+  /// from `horizon` on (below it, a record a base reads is no event of
+  /// the stream's walk: the base stands for them).
+  init(prefetched rows: [Rows], for streams: [StreamName], from horizon: UInt64) throws {
     guard rows.count == streams.count + 2 else { return }
     for stream in streams { heads[stream] = .some(nil) }
     for row in 0..<rows[0].count {
@@ -56,7 +61,8 @@ extension PostgresStore.StreamCache {
         node, of: stream, rows[1].bytes(row, 2))
     }
     for (stream, found) in zip(streams, rows[2...]) {
-      last[stream] = found.count == 0 ? .some(nil) : (found.uint64(0, 0)!, Array(found.bytes(0, 1)))
+      let seq = found.count == 0 ? nil : found.uint64(0, 0)
+      last[stream] = seq.map { $0 >= horizon } == true ? (seq!, Array(found.bytes(0, 1))) : .some(nil)
     }
   }
 }

@@ -13,10 +13,11 @@ extension PostgresSchema {
   /// What a write opens with: the head seq (locked, or from the snapshot),
   /// the server's clock in milliseconds, the log's last record (whose time
   /// the clock must not fall behind) and whether the server is a standby
-  /// (which refuses writes).
+  /// (which refuses writes), and the horizon's row (`+Trim`).
   static func opening(locking: Bool) -> Statement {
     Statement(
-      "SELECT h.seq, floor(extract(epoch FROM clock_timestamp()) * 1000)::int8, e.record, pg_is_in_recovery() "
+      "SELECT h.seq, floor(extract(epoch FROM clock_timestamp()) * 1000)::int8, e.record, pg_is_in_recovery(), "
+        + horizonColumn + " "
         + "FROM msglog.head h LEFT JOIN msglog.events e ON e.seq = h.seq WHERE h.id = 1"
         + (locking ? " FOR UPDATE OF h" : ""))
   }
@@ -56,16 +57,19 @@ extension PostgresSchema {
       [.bytes(stream.bytes), .uint64(seq)])
   }
 
-  /// Seq and record of up to `limit` of the stream's events from `seq` down.
-  static func streamRecords(of stream: StreamName, downFrom seq: UInt64, limit: Int) -> Statement {
+  /// Seq and record of up to `limit` of the stream's events from `seq`
+  /// down to `floor` (the horizon).
+  static func streamRecords(of stream: StreamName, downFrom seq: UInt64, to floor: UInt64, limit: Int) -> Statement {
     Statement(
-      "SELECT seq, record FROM msglog.events WHERE stream = $1 AND seq <= $2 ORDER BY seq DESC LIMIT \(limit)",
-      [.bytes(stream.bytes), .uint64(seq)])
+      "SELECT seq, record FROM msglog.events WHERE stream = $1 AND seq <= $2 AND seq >= $3 "
+        + "ORDER BY seq DESC LIMIT \(limit)",
+      [.bytes(stream.bytes), .uint64(seq), .uint64(floor)])
   }
 
-  /// The seq of the stream's last event (NULL: none).
-  static func lastStreamSeq(of stream: StreamName) -> Statement {
-    Statement("SELECT max(seq) FROM msglog.events WHERE stream = $1", [.bytes(stream.bytes)])
+  /// The seq of the stream's last event from `seq` (the horizon) on (NULL: none).
+  static func lastStreamSeq(of stream: StreamName, from seq: UInt64) -> Statement {
+    Statement(
+      "SELECT max(seq) FROM msglog.events WHERE stream = $1 AND seq >= $2", [.bytes(stream.bytes), .uint64(seq)])
   }
 
   /// Seq and record of the stream's last event.
@@ -129,11 +133,4 @@ extension PostgresSchema {
 
   /// The summary row.
   static let summary = Statement("SELECT value FROM msglog.meta WHERE key = 'summary'")
-
-  /// Every table's rows counted, in one statement: events, streams, ids,
-  /// nodes, checkpoints.
-  static let rowCounts = Statement(
-    "SELECT (SELECT count(*) FROM msglog.events), (SELECT count(*) FROM msglog.streams), "
-      + "(SELECT count(*) FROM msglog.ids), (SELECT count(*) FROM msglog.nodes), "
-      + "(SELECT count(*) FROM msglog.checkpoints)")
 }

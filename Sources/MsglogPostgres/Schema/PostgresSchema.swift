@@ -69,8 +69,9 @@ enum PostgresSchema {
   /// replica's secret's hash (`secretsVersion`), the same tables; 5 once
   /// it holds a named token (`tokensVersion`), so that an older msglog
   /// refuses to serve it rather than serve it without asking for one; 6
-  /// once it holds an erase (record format 5); 8 once it holds an unsign
-  /// (record format 6) and the edits it unsigned. (7 is a trimmed log's.)
+  /// once it holds an erase (record format 5); 7 once it is trimmed
+  /// (`trimmedVersion`, `+Trim`), the same tables; 8 once it holds an
+  /// unsign (record format 6) and the edits it unsigned.
   static let format = ContainerFormat(
     storedPrefix: "", shownPrefix: "schema ", readable: 1...8,
     holding: [

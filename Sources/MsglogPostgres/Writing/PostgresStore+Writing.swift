@@ -75,6 +75,7 @@ extension PostgresStore {
       connection: connection, store: self,
       state: .knowing(head: known.head, version: known.headVersion, known.standing),
       cache: known.streams, commitTime: known.time)
+    access.knownHorizon = known.horizon
     do {
       let result = try body(access)
       // A write that sent nothing checked nothing: what it decided on
@@ -166,7 +167,10 @@ extension PostgresStore {
     }
     let access = Access(
       connection: connection, store: self, state: .opened(head: opened.head, locked: locked, creating: creating),
-      cache: try StreamCache(prefetched: Array(rows[(headAt + 1)...]), for: streams), commitTime: opened.time)
+      commitTime: opened.time)
+    access.openedHorizon = .some(opened.horizonRow)
+    let floor = opened.horizonRow == nil ? 1 : try access.horizon().seq
+    access.cache = try StreamCache(prefetched: Array(rows[(headAt + 1)...]), for: streams, from: floor)
     do {
       let result = try body(access)
       try commit(access, whenSent: sent) {
