@@ -32,6 +32,17 @@ import Testing
     #expect(replica.run("list").stdout == "0  \(other.prefix(8))  ann  stays\n")
     r = replica.run("verify")
     #expect(r.code == 0, "\(r)")
+    // The replica's own files: the old pages hold the text until its purge, then none does.
+    func replicaFilesHolding(_ needle: String) -> [String] {
+      ((try? FileManager.default.contentsOfDirectory(atPath: replica.db)) ?? []).filter {
+        FileManager.default.contents(atPath: replica.db + "/" + $0)?.range(of: Data(needle.utf8)) != nil
+      }
+    }
+    #expect(!replicaFilesHolding("SENTINEL-SYNC").isEmpty, "the pull left no old page to purge")
+    r = replica.run("purge")
+    #expect(r.code == 0 && r.stdout.hasPrefix("purged: "), "\(r)")
+    #expect(replicaFilesHolding("SENTINEL").isEmpty, "\(replicaFilesHolding("SENTINEL")) still hold it")
+    #expect(replica.run("verify").code == 0)
     // Cloned after the erase: never the text.
     let late = Sandbox()
     r = late.run("clone", served.url!)
