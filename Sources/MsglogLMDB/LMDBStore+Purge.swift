@@ -1,6 +1,10 @@
 import CLMDB
 import MsglogCore
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// `msglog purge` on LMDB: what an erase (or a trim) left of a text in the
 /// file, scrubbed in place while other processes go on reading and writing
 /// (docs/REFERENCE.md, "Forgetting on purpose").
@@ -59,8 +63,6 @@ extension LMDBStore {
   /// How many times step 2 runs before a reader that holds old pages is
   /// reported instead of waited for.
   static let purgeRounds = 8
-  /// How many free pages one commit of step 2 takes.
-  static let scrubPiece: UInt64 = 16384
 
   package func purge() throws -> UInt64? {
     guard let tables = try tablesThatHaveNotWritten() else {
@@ -75,40 +77,24 @@ extension LMDBStore {
       try Self.rewritePagesHoldingOldBytes(of: tables, in: txn)
       return UInt64(mdb_txn_id(txn.handle))
     }
+    // A commit of its own between: LMDB hands out the pages a commit freed
+    // only once another has followed it, and step 2 takes what LMDB would.
+    // (The marks' first entry put again as it is: a page changed, nothing
+    // else; the pages this frees hold table names and page numbers.)
+    try environment.write { txn in
+      try txn.put(try LMDBTables.purgeMarks(in: txn, create: true)!, LMDBTables.marksCompleteKey, [])
+    }
     var scrubbed: UInt64 = 0
-    for _ in 0..<Self.purgeRounds {
-      // A commit of its own between: the pages the rewrite freed become reusable.
-      try environment.write { txn in
-        let scratch = try Self.scratch(in: txn, create: true)
-        try txn.put(scratch, [0], [])  // (before every piece's key: they append)
-      }
-      // (LMDB reads its free list only in a read transaction: counted
-      // just before; what commits meanwhile is checked for after.)
-      let (pages, pageSize) = try environment.read { try Self.freePages(in: $0, freedBy: nil) }
-      // One overflow page per value: the page size less its header. The
-      // free list's reusable pages are taken first; past them the file
-      // grows. In commits of `scrubPiece` pages: each reuses the page
-      // buffers the one before used, where one commit would allocate a
-      // buffer for every page.
-      let zeros = [UInt8](repeating: 0, count: pageSize - 16)
-      var taken: UInt64 = 0
-      while taken < pages {
-        let piece = taken..<min(pages, taken + Self.scrubPiece)
-        try environment.write { txn in
-          let scratch = try Self.scratch(in: txn, create: true)
-          for n in piece {
-            var key = n.bigEndian
-            try withUnsafeBytes(of: &key) { key in
-              try zeros.withUnsafeBytes { try txn.put(scratch, key, $0, flags: UInt32(MDB_APPEND)) }
-            }
-          }
-        }
-        taken = piece.upperBound
-      }
-      scrubbed += pages * UInt64(pageSize)
-      try environment.write { txn in try Self.dropScratch(in: txn) }
-      let left = try environment.read { try Self.freePages(in: $0, freedBy: rewritten).pages }
-      if left == 0 { return scrubbed }
+    var wait: UInt32 = 5_000
+    for round in 0..<Self.purgeRounds {
+      // Changes nothing: LMDB commits it without writing.
+      let (bytes, held) = try environment.write { try Self.scrubFreePages(in: $0, of: environment, freedBy: rewritten) }
+      scrubbed += bytes
+      if !held { return scrubbed }
+      // A reader's snapshot still sees pages the rewrite (or an erase
+      // before it) freed: once it moves on they are free to take.
+      if round + 1 < Self.purgeRounds { usleep(wait) }
+      wait *= 2
     }
     throw MsglogError.purgeHeldByReader(location: path)
   }
@@ -142,30 +128,6 @@ extension LMDBStore {
         }
       }
     }
-  }
-
-  /// The free list's pages (LMDB's table 0: a freeing transaction's id →
-  /// its pages), all of them or only those freed by transactions up to
-  /// `freedBy`; and the page size.
-  private static func freePages(in txn: Transaction, freedBy: UInt64?) throws -> (pages: UInt64, pageSize: Int) {
-    var stat = MDB_stat()
-    try check(mdb_env_stat(mdb_txn_env(txn.handle), &stat), "mdb_env_stat")
-    var pages: UInt64 = 0
-    try txn.withCursor(Database(dbi: 0)) { cursor in
-      var entry = try cursor.first()
-      while let (key, value) = entry {
-        let freedIn = key.loadUnaligned(as: UInt64.self)
-        if freedBy.map({ freedIn <= $0 }) ?? true { pages += value.loadUnaligned(as: UInt64.self) }
-        entry = try cursor.next()
-      }
-    }
-    return (pages, Int(stat.ms_psize))
-  }
-
-  private static func scratch(in txn: Transaction, create: Bool) throws -> Database {
-    var dbi: MDB_dbi = 0
-    try check(mdb_dbi_open(txn.handle, purgeScratch, create ? UInt32(MDB_CREATE) : 0, &dbi), "mdb_dbi_open")
-    return Database(dbi: dbi)
   }
 
   private static func dropScratch(in txn: Transaction) throws {
