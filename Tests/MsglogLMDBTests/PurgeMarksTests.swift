@@ -117,6 +117,23 @@ import Testing
     #expect(filesHold(sentinel, in: dir.db).isEmpty, "\(filesHold(sentinel, in: dir.db)) still hold it")
   }
 
+  /// A free page purge zeroed reads zeros until a write reuses it: the
+  /// next purge leaves it alone, and writes only the pages freed since (by
+  /// its own commits and the one before: the marks, the free list).
+  @Test func aPurgeWritesNoPageAnEarlierOneZeroed() throws {
+    let dir = TemporaryDirectory()
+    let sentinel = "SENTINEL-" + UUID().uuidString
+    for piece in 0..<20 {
+      try EventLog(dir.db).append(contentsOf: (0..<100).map { NewItem("\(sentinel) \(piece) filler \($0)") })
+    }
+    let first = try EventLog(dir.db).purge()
+    let free = try freePages(in: dir.db).count
+    let size = try LMDBTables(path: dir.db, create: false).environment.pageSize
+    #expect(first > 0 && free > 20, "\(first) bytes scrubbed, \(free) pages free")
+    let second = try EventLog(dir.db).purge()
+    #expect(second < UInt64(free * size) / 2, "\(second) bytes scrubbed of \(free) free pages")
+  }
+
   /// A log an older msglog erased (its erases left no marks table): the
   /// first purge puts every entry again, then the marks are complete.
   @Test func aLogErasedByAnOlderMsglogIsRewrittenWholeOnce() throws {
