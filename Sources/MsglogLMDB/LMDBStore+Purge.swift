@@ -11,10 +11,14 @@ import MsglogCore
 ///
 /// An erase rewrites its records through LMDB, which copies a page before
 /// changing it: the page that held the text goes to the free list with the
-/// text in it, and the page written in its place may keep a fragment of
-/// the old value in its unused middle (LMDB writes a page whole, unused
-/// bytes and all, and a changed or deleted node leaves its old bytes
-/// there). So:
+/// text in it. The page written in its place holds none of it when the
+/// erase is its process's first write: it overwrites each record with
+/// zeros of its length before blanking it (`replaceRecord`). Otherwise (a
+/// process that wrote before: LMDB reuses its page buffers uncleared; a
+/// record whose page the same write had changed already) the new page may
+/// keep a fragment of the old value in its unused middle (LMDB writes a
+/// page whole, unused bytes and all, and a changed or deleted node leaves
+/// its old bytes there), and the write marks its key. So:
 ///
 /// 1. **Rewrite the marked pages.** The write that changed or deleted an
 ///    entry marked its key (`LMDBTables.markForPurge`). The entry at each
@@ -31,34 +35,38 @@ import MsglogCore
 ///    every table is put again instead when a process wrote in more than
 ///    one transaction since the last purge (`noteReusedBuffers`: its pages
 ///    may carry old bytes anywhere), or the log's erases were written by
-///    an older msglog (erase records, marks not complete).
-/// 2. **Scrub every free page.** After one more small commit (LMDB keeps
-///    the pages the last commit freed for a crash), a transaction takes
-///    every free page it may reuse by storing one zero-filled value of a
-///    page each in a scratch table, and commits: those pages are now zeros
-///    on disk. The next transaction drops the scratch table, so the zeroed
-///    pages are free again, and checks the free list: a page freed before
-///    step 1 that is still listed was held by a reader's snapshot (another
-///    process reading during the purge) and could not be taken; steps 2
-///    run again once that reader has moved on, a few times at most.
+///    an older msglog (erase records, marks not complete). After an erase
+///    by a new process (`msglog erase`) there are no marks: nothing to do.
+/// 2. **Scrub every free page.** After one more small commit (LMDB hands
+///    out the pages a commit freed only after another commit), a write
+///    transaction that changes nothing overwrites with zeros, straight in
+///    the data file, every free page LMDB would hand it (`scrubFreePages`,
+///    which says why that is safe), skipping those that read zeros already
+///    (scrubbed by an earlier purge and not reused since), and syncs the
+///    file. A page freed by step 1 or before that a reader's snapshot still
+///    sees (another process reading during the purge) is left alone; step
+///    2 runs again, after a short wait, once that reader has moved on, a
+///    few times at most, then purge says what held it.
 ///
 /// Why not a compacting copy put in place of the file: the processes that
 /// have the database open (`serve`, followers, writers) keep their map of
-/// the old file and would write to it, losing their writes. Every step here
-/// is an ordinary LMDB write transaction, so they see nothing but commits,
-/// and `kill -9` at any point leaves a database LMDB opens as of its last
+/// the old file and would write to it, losing their writes. Step 1 is an
+/// ordinary LMDB write transaction and step 2 writes only pages no tree
+/// and no snapshot references, so they see nothing but commits, and
+/// `kill -9` at any point leaves a database LMDB opens as of its last
 /// commit (a rerun of `purge` finishes the work: marks not cleared are
 /// still there, and the free list is scrubbed whole every time). The cost:
-/// the pages at the marks and the free list, not the database; the file
-/// keeps its size (the free pages are reused by later writes).
+/// the pages at the marks and the free pages not yet zero, not the
+/// database; the file keeps its size (the free pages are reused by later
+/// writes).
 ///
 /// What it cannot reach (docs/REFERENCE.md): LMDB reuses a process's page
 /// buffers without clearing them, so a long-running writer (`serve`) that
 /// had a text's page in memory may, after the purge, write stale bytes of
 /// it into the unused middle of a page it writes for something else.
 extension LMDBStore {
-  /// The scratch table's name: step 2's, dropped by step 2 (and first
-  /// thing, if a killed purge left it).
+  /// The scratch table's name: an older msglog's step 2 filled it with
+  /// zero pages; dropped first thing, if a killed purge left it.
   static let purgeScratch = "purge-scratch"
   /// How many times step 2 runs before a reader that holds old pages is
   /// reported instead of waited for.

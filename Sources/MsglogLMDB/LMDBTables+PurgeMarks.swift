@@ -12,7 +12,8 @@ import MsglogCore
 /// over it and clears nothing). The write that changes or deletes the
 /// entry marks its key, and purge copies the page at each mark (and the
 /// page before it) into a clean one instead of rewriting the whole
-/// database. A page can also carry old bytes from the page buffer it was
+/// database. (An erase that is its process's first write marks nothing
+/// when it could zero the record first: `replaceRecord`.) A page can also carry old bytes from the page buffer it was
 /// built in: LMDB reuses a process's buffers, uncleared, from one write
 /// transaction to the next. A process's first write has clean buffers; a
 /// later one says so once (`noteReusedBuffers`), and the next purge
