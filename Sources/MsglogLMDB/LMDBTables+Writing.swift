@@ -17,18 +17,24 @@ extension LMDBTables.LogTransaction {
   /// page on the free list, which `msglog purge` scrubs.
   ///
   /// The copy written in its place holds none of them when it is made
-  /// here, from the page in the file, in a process's first write: the
-  /// record is first overwritten with zeros of its own length (LMDB writes
-  /// a value of the same length over the old one, in the copy it just
-  /// made, whose unused middle is zeros: a new page buffer), then put as it
-  /// is, shorter; the bytes a shorter node leaves in the unused middle are
-  /// those zeros or copies of nodes below it. Otherwise the key is marked
-  /// for purge, which copies its page into a clean one (`markForPurge`):
+  /// here, from the page in the file, in a process's first write, and the
+  /// record stays in its page: it is first overwritten with zeros of its
+  /// own length (LMDB writes a value of the same length over the old one,
+  /// in the copy it just made, whose unused middle is zeros: a new page
+  /// buffer), then put as it is, shorter; the bytes a shorter node leaves
+  /// in the unused middle are those zeros or copies of live nodes below it
+  /// (which stay in this page: the `events` of old records only shrink, so
+  /// a later erase of one copies this page, or marks it). Otherwise the key
+  /// is marked for purge, which copies its page into a clean one
+  /// (`markForPurge`):
   /// - after a first write LMDB reuses page buffers uncleared, and they may
   ///   hold the text from a page the process had in memory before;
   /// - a page this transaction changed already may hold, in its unused
   ///   middle, a copy of this record's text that the shrinking of a record
-  ///   above it left there.
+  ///   above it left there;
+  /// - a record that grows (an erased one kept in overflow pages before)
+  ///   may split its page, leaving copies of the nodes that moved right in
+  ///   the left page.
   func replaceRecord(_ record: [UInt8], of event: Event) throws {
     let key = Key.seq(event.seq)
     let environment = tables.environment
@@ -46,10 +52,8 @@ extension LMDBTables.LogTransaction {
     let pageAlone = record.count <= before && before <= environment.pageSize / 2 - 64
     replacedRecords += 1
     replacementMaySplit = replacementMaySplit || !pageAlone
-    if environment.hasWritten {
-      try markForPurge(tables.events, key: key, pageAlone: pageAlone)
-    } else if !unchanged {
-      try markForPurge(tables.events, key: key, pageAlone: false)
+    if environment.hasWritten || !unchanged || !pageAlone {
+      try markForPurge(tables.events, key: key, pageAlone: pageAlone && unchanged)
     }
   }
 
