@@ -14,12 +14,15 @@ import MsglogCore
 ///   is the committed one: every page in it is in no tree of the last
 ///   commit, and the next writer to reuse one writes it whole first.
 /// - It takes only the pages LMDB itself would hand to this transaction
-///   (`mdb_page_alloc`): those a transaction older than every reader's
-///   snapshot freed (`mdb_find_oldest`: the oldest reader's transaction, at
-///   most the last commit but one, which keeps the last commit's pages for
-///   a crash). No reader can reach them, and one that starts now reads the
-///   last commit. LMDB overwrites exactly these pages with `pwrite` (no
-///   writable map here) while readers read; zeros are one more such write.
+///   (`mdb_page_alloc`): those freed by a transaction older than every
+///   reader's snapshot and than the last commit (`mdb_find_oldest`; LMDB
+///   keeps the last commit's freed pages: the meta page before it, which a
+///   crash may fall back to, still names them). No reader can reach them,
+///   and one that starts now reads the last commit. LMDB overwrites
+///   exactly these pages with `pwrite` (no writable map here) while
+///   readers read; zeros are one more such write. (A reader without a
+///   reader slot, on a database it may not write, is not seen, as it is
+///   not by any writer: `LMDBStore.read` reads again what looks damaged.)
 /// - Nothing is committed: a `kill -9` leaves the database as its last
 ///   commit left it, some free pages zeroed, and a rerun does the rest.
 /// A page that already reads all zeros (scrubbed before and not reused
@@ -29,7 +32,9 @@ extension LMDBStore {
   /// - Parameter freedBy: the purge's own rewrite: whether pages it or an
   ///   earlier transaction freed are still held by a reader is returned.
   /// - Returns: the bytes written, and whether a reader held such pages.
-  static func scrubFreePages(in txn: Transaction, of environment: Environment, freedBy: UInt64) throws -> (bytes: UInt64, held: Bool) {
+  static func scrubFreePages(in txn: Transaction, of environment: Environment, freedBy: UInt64) throws -> (
+    bytes: UInt64, held: Bool
+  ) {
     let env = environment.env
     let pageSize = environment.pageSize
     let oldest = try oldestSnapshot(of: env, writing: UInt64(mdb_txn_id(txn.handle)))

@@ -53,7 +53,9 @@ extension LMDBTables {
   ///     rewritten no longer than it was: LMDB changes it within its page),
   ///     so purge need not copy the page before.
   package func markForPurge(_ table: Database, key: [UInt8], in txn: Transaction, pageAlone: Bool = false) throws {
-    guard let name = name(of: table, in: txn) else { preconditionFailure("a purge mark for a table this log does not name") }
+    guard let name = name(of: table, in: txn) else {
+      preconditionFailure("a purge mark for a table this log does not name")
+    }
     let marks = try Self.purgeMarks(in: txn, create: true)!
     let mark = Array(name.utf8) + [0] + key
     // A mark asking for the page before keeps asking.

@@ -14,7 +14,9 @@ import Testing
 @Suite struct PurgeMarksTests {
   private func filesHold(_ needle: String, in directory: String) -> [String] {
     let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-    return files.filter { FileManager.default.contents(atPath: directory + "/" + $0)?.range(of: Data(needle.utf8)) != nil }
+    return files.filter {
+      FileManager.default.contents(atPath: directory + "/" + $0)?.range(of: Data(needle.utf8)) != nil
+    }
   }
 
   /// What the marks table holds: whether it says the marks are complete,
