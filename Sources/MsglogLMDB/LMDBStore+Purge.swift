@@ -42,8 +42,9 @@ import MsglogCore
 ///    transaction that changes nothing overwrites with zeros, straight in
 ///    the data file, every free page LMDB would hand it (`scrubFreePages`,
 ///    which says why that is safe), skipping those that read zeros already
-///    (scrubbed by an earlier purge and not reused since), and syncs the
-///    file. A page freed by step 1 or before that a reader's snapshot still
+///    (scrubbed by an earlier purge and not reused since), in long runs
+///    that rewrite the few pages in use between free ones as they are, and
+///    syncs the file. A page freed by step 1 or before that a reader's snapshot still
 ///    sees (another process reading during the purge) is left alone; step
 ///    2 runs again, after a short wait, once that reader has moved on, a
 ///    few times at most, then purge says what held it.
