@@ -82,10 +82,12 @@ extension LMDBStore {
       return !isZero(start + page * pageSize, count: pageSize)
     }
     // In runs, in page order, one pwrite each. A run goes on over up to
-    // `scrubGap` pages in use between two free ones, written with the bytes
-    // they hold (read in the map: under the writer lock nobody changes
-    // them, and a reader reads the same bytes before, during and after):
-    // the disk takes fewer, longer writes far faster than many short ones.
+    // `scrubGap` pages between two it zeroes (in use, held by a reader, or
+    // zeros already), written with the bytes they hold (read in the map:
+    // under the writer lock nobody changes them, and a reader reads the
+    // same bytes before, during and after; the meta pages, 0 and 1, come
+    // before every free page): the disk takes fewer, longer writes far
+    // faster than many short ones.
     let mapped = map.map { Int($0.count) / pageSize } ?? 0
     let base = map.flatMap { UnsafeRawPointer(bitPattern: $0.lowerBound) }
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: scrubRun * pageSize, alignment: pageSize)
