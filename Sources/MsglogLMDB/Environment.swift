@@ -117,6 +117,39 @@ package final class Environment {
     resizeLock.deallocate()
   }
 
+  /// Where this process maps the data file: LMDB keeps its map's address
+  /// to itself (`me_mapaddr` is a fixed map's only), so it is read from
+  /// /proc/self/maps, by the file's device and inode. (One range unless the
+  /// process has the file open twice; each shows the same pages.)
+  package func mappedRanges() -> [Range<UInt>] {
+    var fd: Int32 = -1
+    var file = Glibc.stat()
+    guard mdb_env_get_fd(env, &fd) == 0, fstat(fd, &file) == 0, let maps = fopen("/proc/self/maps", "r") else {
+      return []
+    }
+    defer { fclose(maps) }
+    var ranges: [Range<UInt>] = []
+    var line: UnsafeMutablePointer<CChar>? = nil
+    var capacity = 0
+    defer { free(line) }
+    while getline(&line, &capacity, maps) > 0, let line {
+      // start-end perms offset major:minor inode path
+      let fields = String(cString: line).split(separator: " ", omittingEmptySubsequences: true)
+      guard fields.count >= 6, UInt64(fields[4]) == UInt64(file.st_ino), fields[2].allSatisfy({ $0 == "0" }) else {
+        continue
+      }
+      let device = fields[3].split(separator: ":").compactMap { UInt32($0, radix: 16) }
+      let bounds = fields[0].split(separator: "-").compactMap { UInt($0, radix: 16) }
+      // (glibc's major and minor of a dev_t)
+      let dev = UInt64(file.st_dev)
+      let major = UInt32(truncatingIfNeeded: ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff))
+      let minor = UInt32(truncatingIfNeeded: (dev & 0xff) | ((dev >> 12) & ~0xff))
+      guard device == [major, minor], bounds.count == 2 else { continue }
+      ranges.append(bounds[0]..<bounds[1])
+    }
+    return ranges
+  }
+
   /// LMDB's page size (the system's, when the environment was made).
   package var pageSize: Int {
     var stat = MDB_stat()
@@ -205,6 +238,8 @@ package final class Environment {
           // (A piece's commit that failed has freed its transaction already.)
           if txn.isOpen { mdb_txn_abort(txn.handle) }
           txn.invalidate()
+          // The run again reuses this one's page buffers, uncleared.
+          wrote.store(true, ordering: .relaxed)
           return .mapFull
         } catch {
           if txn.isOpen { mdb_txn_abort(txn.handle) }

@@ -12,7 +12,8 @@ import MsglogCore
 /// over it and clears nothing). The write that changes or deletes the
 /// entry marks its key, and purge copies the page at each mark (and the
 /// page before it) into a clean one instead of rewriting the whole
-/// database. A page can also carry old bytes from the page buffer it was
+/// database. (An erase that is its process's first write marks nothing
+/// when it could zero the record first: `replaceRecord`.) A page can also carry old bytes from the page buffer it was
 /// built in: LMDB reuses a process's buffers, uncleared, from one write
 /// transaction to the next. A process's first write has clean buffers; a
 /// later one says so once (`noteReusedBuffers`), and the next purge
@@ -52,7 +53,9 @@ extension LMDBTables {
   ///     rewritten no longer than it was: LMDB changes it within its page),
   ///     so purge need not copy the page before.
   package func markForPurge(_ table: Database, key: [UInt8], in txn: Transaction, pageAlone: Bool = false) throws {
-    guard let name = name(of: table, in: txn) else { preconditionFailure("a purge mark for a table this log does not name") }
+    guard let name = name(of: table, in: txn) else {
+      preconditionFailure("a purge mark for a table this log does not name")
+    }
     let marks = try Self.purgeMarks(in: txn, create: true)!
     let mark = Array(name.utf8) + [0] + key
     // A mark asking for the page before keeps asking.

@@ -25,6 +25,9 @@ extension LMDBTables {
     /// whether one of them may have split its page.
     var replacedRecords = 0
     var replacementMaySplit = false
+    /// Where the data file is mapped (`replaceRecord`: a value read there
+    /// is in a page this transaction has not changed).
+    var dataFileMap: [Range<UInt>]?
 
     init(tables: LMDBTables, txn: Transaction, inPieces: Bool = false) {
       self.tables = tables

@@ -14,20 +14,47 @@ extension LMDBTables.LogTransaction {
 
   /// Writes an erased record over the one at its seq (no MDB_APPEND: the
   /// key is there). LMDB copies the page on write: the old bytes stay in a
-  /// page on the free list until a write reuses it, and may stay in the
-  /// unused middle of the page written in its place, which is marked for
-  /// `msglog purge` (`markForPurge`).
+  /// page on the free list, which `msglog purge` scrubs.
+  ///
+  /// The copy written in its place holds none of them when it is made
+  /// here, from the page in the file, in a process's first write, and the
+  /// record stays in its page: it is first overwritten with zeros of its
+  /// own length (LMDB writes a value of the same length over the old one,
+  /// in the copy it just made, whose unused middle is zeros: a new page
+  /// buffer), then put as it is, shorter; the bytes a shorter node leaves
+  /// in the unused middle are those zeros or copies of live nodes below it
+  /// (which stay in this page: the `events` of old records only shrink, so
+  /// a later erase of one copies this page, or marks it). Otherwise the key
+  /// is marked for purge, which copies its page into a clean one
+  /// (`markForPurge`):
+  /// - after a first write LMDB reuses page buffers uncleared, and they may
+  ///   hold the text from a page the process had in memory before;
+  /// - a page this transaction changed already may hold, in its unused
+  ///   middle, a copy of this record's text that the shrinking of a record
+  ///   above it left there;
+  /// - a record that grows (an erased one kept in overflow pages before)
+  ///   may split its page, leaving copies of the nodes that moved right in
+  ///   the left page.
   func replaceRecord(_ record: [UInt8], of event: Event) throws {
     let key = Key.seq(event.seq)
+    let environment = tables.environment
+    if dataFileMap == nil { dataFileMap = environment.mappedRanges() }
+    let (before, unchanged) =
+      try txn.get(tables.events, key) { value in
+        let at = UInt(bitPattern: value.baseAddress)
+        return (value.count, dataFileMap!.contains { $0.contains(at) })
+      } ?? (0, false)
+    if before > 0 { try txn.put(tables.events, key, [UInt8](repeating: 0, count: before)) }
+    try txn.put(tables.events, key, record)
     // A record no longer than it was stays within its page (no split)
     // when it was kept in the page: one in LMDB's overflow pages (past
     // about half a page) leaves a node of a few bytes, which grows.
-    let before = try txn.get(tables.events, key) { $0.count } ?? 0
-    try txn.put(tables.events, key, record)
-    let pageAlone = record.count <= before && before <= tables.environment.pageSize / 2 - 64
-    try markForPurge(tables.events, key: key, pageAlone: pageAlone)
+    let pageAlone = record.count <= before && before <= environment.pageSize / 2 - 64
     replacedRecords += 1
     replacementMaySplit = replacementMaySplit || !pageAlone
+    if environment.hasWritten || !unchanged || !pageAlone {
+      try markForPurge(tables.events, key: key, pageAlone: pageAlone && unchanged)
+    }
   }
 
   /// What the marks cannot name, said before the commit: a page that split

@@ -111,6 +111,48 @@ import Testing
     #expect(s.run("list").stdout.split(separator: "\n").count == 19_993)
   }
 
+  /// A reader whose snapshot is older than the erase (another process,
+  /// here Python's LMDB) still sees the pages the erase freed: purge
+  /// zeroes none of them — the reader reads the same bytes after — and
+  /// says what held it; once the reader is gone, a purge finishes.
+  @Test func purgeLeavesThePagesAnOlderSnapshotReads() throws {
+    let s = Sandbox()
+    let sentinel = "SENTINEL-" + UUID().uuidString
+    let secret = logWithSentinels(s, sentinel)
+    let go = s.dir + "/go"
+    let script = """
+      import hashlib, lmdb, os, sys, time
+      env = lmdb.open(sys.argv[1], readonly=True, max_dbs=16)
+      events = env.open_db(b"events", create=False)
+      with env.begin(db=events) as txn:
+          def digest():
+              h = hashlib.sha256()
+              for key, value in txn.cursor():
+                  h.update(key + value)
+              return h.hexdigest()
+          first = digest()
+          print("holding", flush=True)
+          deadline = time.time() + 60
+          while not os.path.exists(sys.argv[2]) and time.time() < deadline:
+              time.sleep(0.01)
+          print("same" if digest() == first else "changed", flush=True)
+      """
+    let reader = s.start(["-c", script, s.db, go], runner: "/usr/bin/python3")
+    defer { if reader.process.isRunning { kill(reader.process.processIdentifier, SIGKILL) } }
+    #expect(reader.waitForOutput("holding"))
+    #expect(s.run("erase", secret).code == 0)
+    var r = s.run("purge")
+    #expect(r.code != 0 && r.stderr.contains("read kept holding old pages"), "\(r)")
+    _ = FileManager.default.createFile(atPath: go, contents: nil)
+    #expect(reader.waitForOutput("same"))
+    let read = reader.finish()
+    #expect(read.code == 0 && read.stdout.hasSuffix("same\n"), "\(read)")
+    #expect(s.run("verify").code == 0)
+    r = s.run("purge")
+    #expect(r.code == 0, "\(r)")
+    #expect(filesHold(sentinel, in: s.db).isEmpty, "\(filesHold(sentinel, in: s.db)) still hold it")
+  }
+
   /// Written, erased and written after through `serve`, one long process
   /// (LMDB reuses its page buffers uncleared: they held the text's page):
   /// purge after serve stopped leaves no file holding the text.

@@ -14,7 +14,9 @@ import Testing
 @Suite struct PurgeMarksTests {
   private func filesHold(_ needle: String, in directory: String) -> [String] {
     let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-    return files.filter { FileManager.default.contents(atPath: directory + "/" + $0)?.range(of: Data(needle.utf8)) != nil }
+    return files.filter {
+      FileManager.default.contents(atPath: directory + "/" + $0)?.range(of: Data(needle.utf8)) != nil
+    }
   }
 
   /// What the marks table holds: whether it says the marks are complete,
@@ -62,13 +64,92 @@ import Testing
     #expect(try marks(in: dir.db).map { $0.complete && !$0.reused && $0.marks == 0 } == true)
   }
 
+  /// The pages of the free list (LMDB's table 0: a freeing transaction's
+  /// id → a count, then the page numbers).
+  private func freePages(in path: String) throws -> Set<Int> {
+    let tables = try LMDBTables(path: path, create: false)
+    return try tables.environment.read { txn in
+      var pages: Set<Int> = []
+      try txn.withCursor(Database(dbi: 0)) { cursor in
+        var entry = try cursor.first()
+        while let (_, value) = entry {
+          let count = Int(value.loadUnaligned(as: UInt64.self))
+          for i in stride(from: 1, through: count, by: 1) {
+            pages.insert(Int(value.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)))
+          }
+          entry = try cursor.next()
+        }
+      }
+      return pages
+    }
+  }
+
+  /// The pages of the data file holding `needle`.
+  private func pagesHolding(_ needle: String, in path: String) throws -> Set<Int> {
+    let data = try #require(FileManager.default.contents(atPath: path + "/data.mdb"))
+    let size = try LMDBTables(path: path, create: false).environment.pageSize
+    var pages: Set<Int> = []
+    var from = data.startIndex
+    while let found = data.range(of: Data(needle.utf8), in: from..<data.endIndex) {
+      pages.insert((found.lowerBound - data.startIndex) / size)
+      from = found.upperBound
+    }
+    return pages
+  }
+
+  /// An erase that is its process's first write overwrites each record with
+  /// zeros before blanking it: the pages it writes hold no byte of the old
+  /// texts (only the free list does, for purge to scrub), and it marks
+  /// nothing for purge to copy.
+  ///
+  /// Every record is long, two to a page: one of mallory's, five apart, is
+  /// the second of its page, whose bytes LMDB leaves in the page's unused
+  /// middle when it shrinks (it moves the nodes below a shrunk one over it).
+  @Test func aFirstWriteErasesLeavingTheTextsInFreePagesOnly() throws {
+    let dir = TemporaryDirectory()
+    let sentinel = "SENTINEL-" + UUID().uuidString
+    let long = String(repeating: "\(sentinel) ", count: 1800 / (sentinel.count + 1))
+    let filler = String(repeating: "filler ", count: 1800 / 7)
+    try EventLog(dir.db).append(
+      contentsOf: (0..<22).map { i in
+        i % 5 == 3 ? NewItem("\(i) \(long)", sender: "mallory") : NewItem("\(i) \(filler)")
+      })
+    #expect(try EventLog(dir.db).erase(sender: "mallory").erased.count == 4)
+    let holding = try pagesHolding(sentinel, in: dir.db)
+    #expect(!holding.isEmpty, "the erase left no old page to purge")
+    let free = try freePages(in: dir.db)
+    #expect(holding.isSubset(of: free), "live pages \(holding.subtracting(free)) hold it")
+    let left = try marks(in: dir.db)
+    #expect(left.map { $0.complete && !$0.reused && $0.marks == 0 } == true, "\(String(describing: left))")
+    _ = try EventLog(dir.db).purge()
+    #expect(filesHold(sentinel, in: dir.db).isEmpty, "\(filesHold(sentinel, in: dir.db)) still hold it")
+  }
+
+  /// A free page purge zeroed reads zeros until a write reuses it: the
+  /// next purge leaves it alone, and writes only the pages freed since (by
+  /// its own commits and the one before: the marks, the free list).
+  @Test func aPurgeWritesNoPageAnEarlierOneZeroed() throws {
+    let dir = TemporaryDirectory()
+    let sentinel = "SENTINEL-" + UUID().uuidString
+    for piece in 0..<20 {
+      try EventLog(dir.db).append(contentsOf: (0..<100).map { NewItem("\(sentinel) \(piece) filler \($0)") })
+    }
+    let first = try EventLog(dir.db).purge()
+    let free = try freePages(in: dir.db).count
+    let size = try LMDBTables(path: dir.db, create: false).environment.pageSize
+    #expect(first > 0 && free > 20, "\(first) bytes scrubbed, \(free) pages free")
+    let second = try EventLog(dir.db).purge()
+    #expect(second < UInt64(free * size) / 2, "\(second) bytes scrubbed of \(free) free pages")
+  }
+
   /// A log an older msglog erased (its erases left no marks table): the
   /// first purge puts every entry again, then the marks are complete.
   @Test func aLogErasedByAnOlderMsglogIsRewrittenWholeOnce() throws {
     let dir = TemporaryDirectory()
     let sentinel = "SENTINEL-" + UUID().uuidString
     try eraseTwoLongTexts(sentinel, in: dir.db)
-    #expect(try marks(in: dir.db).map { $0.complete && !$0.reused && $0.marks == 2 } == true)
+    // The second's page was changed by the first's erase: it is marked.
+    #expect(try marks(in: dir.db).map { $0.complete && !$0.reused && $0.marks == 1 } == true)
     // As an older msglog leaves it: no marks table.
     do {
       let env = try Environment(path: dir.db, readOnly: false, maxDatabases: 16, mapSize: 1 << 20)
