@@ -181,48 +181,6 @@ import Testing
     #expect(s.run("verify").code == 0)
   }
 
-  /// On PostgreSQL: the erase leaves the old row version in the table's
-  /// file; after `purge` (VACUUM FULL of msglog's tables, CHECKPOINT) no
-  /// file of msglog's tables, their TOAST tables and their indexes holds
-  /// the text (what SPEC asks; the planner's statistics are not msglog's:
-  /// REFERENCE.md says what purge cannot reach).
-  @Test func postgresFilesHoldNoErasedTextAfterPurge() throws {
-    let s = Sandbox(.postgres)
-    let sentinel = "SENTINEL-" + UUID().uuidString
-    let secret = logWithSentinels(s, sentinel)
-    let name = String(s.db.split(separator: "/").last!)
-    let data = PostgresCluster.directory + "/data/"
-    /// The files of msglog's relations (every fork and segment of each).
-    func msglogFiles() -> [String] {
-      let relations = """
-        SELECT pg_relation_filepath(c.oid) FROM pg_class c WHERE c.relnamespace = 'msglog'::regnamespace \
-        OR c.oid IN (SELECT reltoastrelid FROM pg_class WHERE relnamespace = 'msglog'::regnamespace) \
-        OR c.oid IN (SELECT indexrelid FROM pg_index WHERE indrelid IN \
-        (SELECT reltoastrelid FROM pg_class WHERE relnamespace = 'msglog'::regnamespace))
-        """
-      let paths = PostgresCluster.psql(relations, database: name).stdout.split(separator: "\n").map(String.init)
-      return paths.flatMap { path -> [String] in
-        let directory = data + path.prefix(upTo: path.lastIndex(of: "/")!)
-        let node = String(path.suffix(from: path.index(after: path.lastIndex(of: "/")!)))
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        return files.filter { $0 == node || $0.hasPrefix(node + ".") || $0.hasPrefix(node + "_") }
-          .map { directory + "/" + $0 }
-      }
-    }
-    func holding(_ needle: String) -> [String] {
-      msglogFiles().filter { FileManager.default.contents(atPath: $0)?.range(of: Data(needle.utf8)) != nil }
-    }
-    #expect(s.run("erase", secret).code == 0)
-    #expect(PostgresCluster.psql("CHECKPOINT", database: name).code == 0)
-    // The old row version is still in the table's file: the test can fail.
-    #expect(!holding("\(sentinel)-ONE").isEmpty, "no file of msglog's tables held the text after the erase")
-    let r = s.run("purge")
-    #expect(r.code == 0 && r.stdout.hasPrefix("purged: "), "\(r)")
-    #expect(holding(sentinel).isEmpty, "\(holding(sentinel)) still hold it")
-    #expect(s.run("verify").code == 0)
-    #expect(s.run("list").stdout.split(separator: "\n").count == 600)
-  }
-
   /// `erase --purge` does both; `kill -9` in the middle of a purge (or an
   /// erase) leaves a log that verifies, and a purge run again finishes.
   @Test func aKilledEraseOrPurgeLeavesALogThatVerifies() throws {
