@@ -2,8 +2,9 @@
 /// on purpose").
 extension EventLog {
   /// What an erase did: the items it erased now (an item erased before is
-  /// not among them), how many events' texts it blanked, and the seq of its
-  /// last erase event (nil when it erased nothing).
+  /// not among them), how many events' texts it blanked (or senders it took
+  /// off), and the seq of its last event, an erase or an unsign (nil when it
+  /// did nothing).
   public struct Erasure: Equatable, Sendable {
     public var erased: [ItemID]
     /// The inserts and edits whose text (and sender) it blanked, and the
@@ -35,6 +36,10 @@ extension EventLog {
     // time. (An erased insert and an unsigned edit name no sender, so
     // erasing again finds nothing.)
     let requests = try read { snapshot -> [WriteRequest] in
+      // A replica's erase is refused before anything is read (as `erase ID` is, by its local view).
+      if try self.replicaState(in: snapshot.reader) != nil {
+        throw MsglogError.invalidInput(.write("a replica cannot erase; erase at its remote, and sync"))
+      }
       var erases: [WriteRequest] = []
       var unsigns: [WriteRequest] = []
       var theirs: Set<ItemID> = []

@@ -51,10 +51,10 @@ import Testing
     #expect(copy.export() == export)
     #expect(copy.run("verify").code == 0)
 
-    // An unsign is not undone (the sender does not come back), and an undo
-    // without a seq passes over it.
+    // An unsign is not undone: the sender does not come back.
     r = s.run("undo", "6")
-    #expect(r.code == 0 && !s.export().contains(eve), "\(r)")
+    #expect(r.code == 0 && r.stdout.isEmpty && r.stderr.contains("changes nothing"), "\(r)")
+    #expect(!s.export().contains(eve))
     // Erasing ann's item later blanks the unsigned edit too.
     r = s.run("erase", ann)
     #expect(r.code == 0 && r.stdout == "erased 1 item (2 events) at seq 7\n", "\(r)")
@@ -190,5 +190,110 @@ import Testing
       #expect(bytes.range(of: Data(eve.utf8)) == nil && bytes.range(of: Data(secret.utf8)) == nil, "\(name)")
     }
     #expect(s.run("list").stdout.hasPrefix("0  \(ann.prefix(8))  ann  ann's words, fixed\n"))
+  }
+
+  /// A sender with edits only: what was done is said (no "nothing to
+  /// erase"), a short name (the unsigned body is longer than the signed
+  /// one) goes through purge, and a plain `undo` passes over the unsign.
+  @Test func aSenderWithEditsOnly() throws {
+    let s = Sandbox()
+    let ann = s.append("ann's words", sender: "ann")
+    #expect(s.run("edit", ann, "--sender", "ev", "ann's words, fixed").code == 0)
+    var r = s.run("erase", "--sender", "ev")
+    #expect(r.code == 0 && r.stdout == "erased 0 items (1 event) at seq 3\n" && r.stderr.isEmpty, "\(r)")
+    #expect(s.run("purge").code == 0 && s.run("verify").code == 0)
+    r = s.run("undo")
+    #expect(r.code == 0 && s.run("list").stdout == "0  \(ann.prefix(8))  ann  ann's words\n", "\(r)")
+    #expect(s.run("log", "--from", "4").stdout.contains("undoes 2"))
+  }
+
+  /// A replica cannot erase, by ids or by sender — also a sender with
+  /// edits only, whose request is all unsigns — neither its command line
+  /// nor its `serve`, which goes on serving.
+  @Test func aReplicaCannotEraseBySender() throws {
+    let server = Sandbox()
+    let ann = server.append("ann's words", sender: "ann")
+    #expect(server.run("edit", ann, "--sender", "eve", "ann's words, fixed").code == 0)
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let replica = Sandbox()
+    #expect(replica.run("clone", served.url!).code == 0)
+    let before = replica.contents()
+    var r = replica.run("erase", "--sender", "eve")
+    #expect(r.code == 64 && r.stderr.hasPrefix("msglog: a replica cannot erase"), "\(r)")
+    let replicaServed = try ServedLog.running(replica)
+    defer { _ = replicaServed.stop() }
+    let reply = replicaServed.request("POST", "/api/erase", #"{"sender":"eve"}"#)
+    #expect(reply.status == 400 && reply.body.contains("a replica cannot erase"), "\(reply)")
+    #expect(replicaServed.request("GET", "/api/items").status == 200)
+    r = replica.run("log", "--json")
+    #expect(r.stdout.contains(#""sender":"eve""#) && !r.stdout.contains("unsign"), "\(r)")
+    _ = before
+  }
+
+  /// A trim after an unsign may drop the edit it names (its item's text
+  /// moved on to a later edit, or its item was removed before the
+  /// horizon): the log still verifies, goes through export | import |
+  /// export byte for byte, rebuilds, and clones.
+  @Test(arguments: Store.allCases)
+  func aTrimMayDropTheEditAnUnsignNames(_ store: Store) throws {
+    let s = Sandbox(store)
+    let a = s.append("first", sender: "ann")
+    #expect(s.run("edit", a, "--sender", "eve", "first, by eve").code == 0)  // 2
+    #expect(s.run("edit", a, "--sender", "ann", "first, again").code == 0)  // 3
+    let b = s.append("second", sender: "ann")  // 4
+    #expect(s.run("edit", b, "--sender", "eve", "second, by eve").code == 0)  // 5
+    #expect(s.run("remove", b).code == 0)  // 6
+    var r = s.run("erase", "--sender", "eve")  // unsigns 7 and 8
+    #expect(r.code == 0 && r.stdout == "erased 0 items (2 events) at seq 8\n", "\(r)")
+    _ = s.append("after", sender: "ann")  // 9
+    r = s.run("trim", "--before", "7")
+    #expect(r.code == 0, "\(r)")
+    r = s.run("verify")
+    #expect(r.code == 0 && r.stdout.hasPrefix("ok"), "\(r)")
+    let export = s.export()
+    #expect(export.contains(#""op":"unsign""#) && !export.contains("eve"), "\(export)")
+    let copy = Sandbox(store)
+    r = copy.run(["import"], stdin: Data(export.utf8))
+    #expect(r.code == 0 && copy.export() == export, "\(r)")
+    #expect(copy.run("verify").code == 0)
+    if store == .lmdb {
+      r = python([
+        "-c",
+        "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=16); d=e.open_db(b'heads'); t=e.begin(write=True,db=d); t.delete(b'main'); t.commit()",
+        s.db,
+      ])
+      #expect(r.code == 0 && s.run("verify").code == 1, "\(r)")
+      r = s.run("verify", "--repair")
+      #expect(r.code == 0 && s.run("verify").code == 0 && s.export() == export, "\(r)")
+    }
+    let served = try ServedLog.running(s)
+    defer { _ = served.stop() }
+    let replica = Sandbox()
+    r = replica.run("clone", served.url!)
+    #expect(r.code == 0 && replica.export() == export, "\(r)")
+  }
+
+  /// What an import or a pull cannot make: an unsigned edit without its
+  /// text (refused, nothing written), or two unsigns of one edit (`verify`
+  /// says the log is damaged).
+  @Test func anUnsignedEditKeepsItsTextAndHasOneUnsign() throws {
+    let id = "00000001-0000-4000-8000-000000000001"
+    let insert = #"{"seq":1,"stream":"main","version":1,"time":"2026-12-02T10:00:00.000Z","op":"insert","id":"\#(id)","index":0,"text":"hi","sender":"ann"}"#
+    func edit(erased: Int, text: String) -> String {
+      #"{"seq":2,"stream":"main","version":2,"time":"2026-12-02T10:00:01.000Z","op":"edit","id":"\#(id)","text":"\#(text)","erased":\#(erased)}"#
+    }
+    func unsign(_ seq: Int) -> String {
+      #"{"seq":\#(seq),"stream":"main","version":\#(seq),"time":"2026-12-02T10:00:02.000Z","op":"unsign","id":"\#(id)","edit":2}"#
+    }
+    let s = Sandbox()
+    var r = s.run(["import"], stdin: Data([insert, edit(erased: 3, text: ""), unsign(3)].joined(separator: "\n").utf8))
+    #expect(r.code == 1 && r.stderr.contains("line 3: an unsigned edit keeps its text"), "\(r)")
+    #expect(s.isEmpty)
+    let twice = Sandbox()
+    r = twice.run(["import"], stdin: Data([insert, edit(erased: 4, text: "hi!"), unsign(3), unsign(4)].joined(separator: "\n").utf8))
+    #expect(r.code == 0, "\(r)")
+    r = twice.run("verify")
+    #expect(r.code == 1 && r.stdout.contains("seq 3: unsigns seq 2, which does not say so"), "\(r)")
   }
 }

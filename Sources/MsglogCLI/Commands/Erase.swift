@@ -30,7 +30,7 @@ extension Invocation {
       erasure = try log.erasing(requests)
     }
     let scrubbed = args.has(Options.alsoPurge) ? try log.purge() : nil
-    if erasure.erased.isEmpty {
+    if erasure.seq == nil {
       stderr.note(
         sender.map {
           "msglog: nothing to erase: no item that is not erased already names sender \(TerminalText.escape($0))"

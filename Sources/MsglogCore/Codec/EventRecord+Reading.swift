@@ -328,6 +328,8 @@ extension EventRecord {
     let sender = flags == bodyHasSender ? try run("sender") : nil
     let text = try run("text")
     guard p == body.count else { throw .trailingBytes(body.count - p) }
+    // One encoding per event: an unsigned empty text is written erased (`framedBody` refuses it too).
+    if flags == bodyUnsigned, text.count == 0 { throw .invalidFlag(bodyUnsigned) }
     return (sender, text)
   }
 }

@@ -98,17 +98,30 @@ extension LedgerSession {
   func performUnsign(_ selector: ItemSelector, edit: UInt64, time: Timestamp?, on state: inout StreamState) throws
     -> Outcome?
   {
+    let found = try writer.event(at: edit)
+    // An edit a trim dropped since (an import, a pull or a rebuild of a
+    // trimmed log): nothing of it is left to change, nor perhaps its item.
+    if found == nil, case .id(let id) = selector, edit < (try writer.horizon().seq) {
+      let unsign = try append(.unsign(id: id, edit: edit), time: time, to: &state)
+      try checkpointIfDue(&state)
+      return Outcome(event: unsign, index: -1)
+    }
     let (id, _) = try resolveAny(selector, in: &state)
-    guard var event = try writer.event(at: edit), event.id == id, event.stream == state.head.stream,
+    guard var event = found, event.id == id, event.stream == state.head.stream,
       case .edit(_, let text, _, let index, let replaces, let inserted) = event.op
     else {
-      throw MsglogError.eventDoesNotFit(
-        seq: nextSeq, reason: "seq \(edit) is not an edit of \(id.text) in stream \(state.head.stream)")
+      throw MsglogError.invalidInput(
+        .write("an unsign names seq \(edit), which is not an edit of \(id.text) in stream \(state.head.stream)"))
     }
     // Unsigned or erased before (by another `erase --sender` meanwhile):
     // nothing to do. An edit that names no sender is unsigned all the
     // same: a trimmed log's import plants its bases' edits without one.
     if let earlier = event.erased, earlier < nextSeq { return nil }
+    // Found unsigned by this very event (an import, a pull): it kept its
+    // text, which is never empty (an empty one is an erase's blank).
+    if event.erased == nextSeq, text.isEmpty {
+      throw MsglogError.invalidInput(.write("an unsigned edit keeps its text: seq \(edit) holds none"))
+    }
     let unsign = try append(.unsign(id: id, edit: edit), time: time, to: &state)
     var outcome = Outcome(event: unsign, index: -1)
     // An import or a rebuild finds the edit as this unsign left it, or

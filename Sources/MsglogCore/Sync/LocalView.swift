@@ -224,8 +224,10 @@ package final class LocalView {
     }
     // Forgetting is done where the log is: the sync that pulls the erase
     // blanks the replica's copy. A pending change would hold the item.
-    if case .erase = request.command {
+    switch request.command {
+    case .erase, .unsign:
       throw MsglogError.invalidInput(.write("a replica cannot erase; erase at its remote, and sync"))
+    default: break
     }
     request.time = nil
     let outcome: Outcome?

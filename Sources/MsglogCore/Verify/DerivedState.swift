@@ -52,7 +52,8 @@ package struct DerivedState {
       }
       if index != nil, entry.removeSeq != 0 { throw refuse("erase of \(id.text) at an index, but it is not live") }
     case .unsign(let id, let edit):
-      guard ids[id] != nil, edit < event.seq else {
+      // (Its edit, and perhaps its item, may be gone with trimmed history.)
+      guard edit < event.seq, ids[id] != nil || edit < horizon else {
         throw refuse("unsign of seq \(edit), which is not an earlier edit of \(id.text)")
       }
     case .remove, .move: break

@@ -33,6 +33,7 @@ extension Verifier.Check {
       if !text.isEmpty || sender != nil { problem("seq \(event.seq): erased, but it still holds a text or a sender") }
     case .unsign(let id, let edit) where id == event.id && edit == event.seq:
       if sender != nil { problem("seq \(event.seq): unsigned, but it still names a sender") }
+      if text.isEmpty { problem("seq \(event.seq): unsigned, but its text is gone (only an erase blanks it)") }
     default:
       problem("seq \(event.seq): erased at seq \(erase), which is not an erase of \(event.id.text)")
       report.logIsIntact = false
@@ -54,9 +55,17 @@ extension Verifier.Check {
       report.logIsIntact = false
       return
     }
-    guard let erased = target.erased, erased >= event.seq else {
+    // Unsigned by this one, or blanked since by an erase of its item: no
+    // other unsign of it (one edit, one unsign).
+    guard let erased = target.erased, erased == event.seq || (erased > event.seq && isErase(at: erased, of: id)) else {
       problem("seq \(event.seq): unsigns seq \(edit), which does not say so")
       return
     }
+  }
+
+  /// Whether the event at `seq` is an erase of the item `id`.
+  private func isErase(at seq: UInt64, of id: ItemID) -> Bool {
+    guard case .erase(let erased, _)? = (try? reader.event(at: seq))??.op else { return false }
+    return erased == id
   }
 }

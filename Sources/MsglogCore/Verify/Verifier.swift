@@ -133,8 +133,10 @@ package enum Verifier {
     /// tables are still checked against it.
     mutating func checkLimits(_ event: Event) {
       // An erased insert or edit holds no text by design: what it must
-      // name instead is its erase (`Verifier+Erasure`).
+      // name instead is its erase (`Verifier+Erasure`); an unsign must
+      // name an edit that says so.
       if event.erased != nil { return checkErasure(event) }
+      if case .unsign = event.op { return checkErasure(event) }
       do {
         try Limits.checkStreamName(event.stream.text)
         try Limits.check(event.op, time: event.time, origin: event.origin)
