@@ -41,13 +41,18 @@ def fail(seq, why):
 
 def sender_and_text(rec, p, out=None):
     """An insert's or an edit's sender flag, sender and text from offset p;
-    a framed body erased (flags 2) or unsigned (4) puts `erased` in `out`."""
+    given the framed record's fields `out`, also a body erased (flags 2) or,
+    for an edit, unsigned (4): then the seq that says so, returned last."""
     flag, = struct.unpack(">B", rec[p:p + 1]); p += 1
-    if flag in (2, 4) and out is not None:
+    if flag not in (0, 1, 2, 4) or flag in (2, 4) and out is None or flag == 4 and out["op"] != "edit":
+        raise SystemExit(f"invalid body flags {flag}")
+    if flag in (2, 4):
         erased, = struct.unpack(">Q", rec[p:p + 8]); p += 8
         if flag == 2:
             return None, "", p, erased
         length, = struct.unpack(">I", rec[p:p + 4]); p += 4
+        if length == 0:
+            raise SystemExit("an unsigned body without its text")
         return None, bytes(rec[p:p + length]).decode("utf-8"), p + length, erased
     sender = None
     if flag == 1:
@@ -90,7 +95,7 @@ def decode_whole(seq, rec):
     if struct.unpack(">I", rec[-4:])[0] != crc32c(rec[:-4]):
         fail(seq, "checksum mismatch")
     fmt, op, rseq, version, ms = struct.unpack(">BBQQq", rec[:26])
-    if rseq != seq or op not in OPS or (fmt == 1 and op > 3):
+    if rseq != seq or op not in OPS or op > 5 or (fmt == 1 and op > 3):
         fail(seq, "unexpected record")
     item = str(uuid.UUID(bytes=bytes(rec[26:42])))
     n, = struct.unpack(">H", rec[42:44])
