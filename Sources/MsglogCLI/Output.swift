@@ -246,7 +246,7 @@ enum Format {
     // An erased insert or edit: `[erased]` where its sender and text were;
     // an unsigned edit: `[erased]` where its sender was.
     var erased = event.erased.map { _ in "-  [erased]" }
-    if event.erased != nil, case .edit(_, let text, _, _, _, _) = event.op, !text.isEmpty {
+    if event.isUnsigned, case .edit(_, let text, _, _, _, _) = event.op {
       erased = "[erased]  \(TerminalText.escape(text))"
     }
     switch event.op {

@@ -73,7 +73,7 @@ extension EventRecord {
     switch event.op {
     case .insert(_, _, let text, let sender), .edit(_, let text, let sender, _, _, _):
       let start = out.count
-      if let unsigned = event.erased, case .edit = event.op, !text.isEmpty {
+      if event.isUnsigned, let unsigned = event.erased {
         // An edit unsigned keeps its text. (Unsigned with an empty text, it
         // is written as erased: the same event, one encoding.)
         out.append(bodyUnsigned)

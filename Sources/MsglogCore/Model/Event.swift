@@ -79,6 +79,14 @@ public struct Event: Equatable, Sendable {
     case unsign(id: ItemID, edit: UInt64)
   }
 
+  /// An edit whose sender alone was taken off (`Op.unsign`): `erased` is
+  /// the unsign's seq and the text is kept (a text is never empty; an
+  /// erased one is).
+  public var isUnsigned: Bool {
+    guard erased != nil, case .edit(_, let text, _, _, _, _) = op else { return false }
+    return !text.isEmpty
+  }
+
   /// The item the event is about.
   public var id: ItemID {
     switch op {
