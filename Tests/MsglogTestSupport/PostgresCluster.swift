@@ -99,6 +99,15 @@ public enum PostgresCluster {
     return (name, server + "/" + name)
   }
 
+  /// A new database that starts as a copy of `template` (nobody may be
+  /// connected to it meanwhile): a fresh copy of a log for each round of a test.
+  public static func copyDatabase(_ template: String) -> (name: String, url: String) {
+    let name = "msglog_test_" + UUID().uuidString.replacing("-", with: "").lowercased()
+    let r = psql("CREATE DATABASE \(name) TEMPLATE \(template)")
+    precondition(r.code == 0, "CREATE DATABASE … TEMPLATE failed: \(r)")
+    return (name, server + "/" + name)
+  }
+
   public static func dropDatabase(_ name: String) {
     psql("DROP DATABASE IF EXISTS \(name) WITH (FORCE)")
   }
