@@ -97,7 +97,7 @@ extension LMDBStore {
     var wait: UInt32 = 5_000
     for round in 0..<Self.purgeRounds {
       // Changes nothing: LMDB commits it without writing.
-      let (bytes, held) = try environment.write { try Self.scrubFreePages(in: $0, of: environment, freedBy: rewritten) }
+      let (bytes, held) = try environment.write { try Self.scrubFreePages(in: $0, of: environment, freedBy: rewritten, scanGaps: round == 0) }
       scrubbed += bytes
       if !held { return scrubbed }
       // A reader's snapshot still sees pages the rewrite (or an erase
