@@ -4,15 +4,19 @@ import MsglogCore
 /// Step 1 of `purge` (`LMDBStore+Purge`): the pages that may hold old
 /// bytes in their unused middle, copied into clean ones.
 extension LMDBStore {
-  /// Rewrites the pages at the purge marks (or every page: when a process
-  /// wrote in more than one transaction since the last purge, or the marks
+  /// Rewrites the pages at the purge marks (or every page: when the marks
   /// are not complete and the log may hold an older msglog's erases), then
   /// clears the marks and says they are complete.
+  ///
+  /// The key `[2]` (a process wrote in more than one transaction since)
+  /// is not read: what it stood for, old bytes anywhere in the unused
+  /// middle of pages, the gap scan of step 2 finds and zeroes in every
+  /// page in use (`dirtyGaps`). msglog still writes it, for an older
+  /// msglog's purge, which copies every page then.
   static func rewritePagesHoldingOldBytes(of tables: LMDBTables, in txn: Transaction) throws {
     let marks = try LMDBTables.purgeMarks(in: txn, create: true)!
     let complete = try txn.get(marks, LMDBTables.marksCompleteKey) { _ in true } ?? false
-    let reused = try txn.get(marks, LMDBTables.reusedBuffersKey) { _ in true } ?? false
-    if reused || !complete, try reused || mayHoldUnmarkedErases(tables, in: txn) {
+    if !complete, try mayHoldUnmarkedErases(tables, in: txn) {
       try rewriteEveryEntry(in: txn)
     } else {
       try rewriteAroundMarks(marks, in: txn)

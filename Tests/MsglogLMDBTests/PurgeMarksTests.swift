@@ -167,9 +167,11 @@ import Testing
     #expect(report.isClean && report.liveItems == 400, "\(report)")
   }
 
-  /// A process's second write says it reused page buffers; the next purge
-  /// copies every page and clears it.
-  @Test func aProcessThatWritesAgainHasEveryPageCopiedByTheNextPurge() throws {
+  /// A process's second write says it reused page buffers (for an older
+  /// msglog's purge, which copies every page then); the next purge leaves
+  /// nothing of the text (its gap scan finds what the buffers carried) and
+  /// clears it.
+  @Test func aProcessThatWritesAgainSaysSoAndTheNextPurgeClearsIt() throws {
     let dir = TemporaryDirectory()
     let sentinel = "SENTINEL-" + UUID().uuidString
     try EventLog(dir.db).append("\(sentinel) by eve", sender: "eve")
