@@ -98,6 +98,20 @@ extension LMDBStore {
     return gaps
   }
 
+  /// Whether the library is LMDB 0.9 and the two meta pages read as the
+  /// scan reads a header (their numbers, 0 and 1, and the meta flag).
+  static func knowsPageLayout(of file: UnsafeRawPointer, pages: Int, pageSize: Int) -> Bool {
+    var major: Int32 = 0
+    var minor: Int32 = 0
+    _ = mdb_version(&major, &minor, nil)
+    guard major == 0, minor == 9, pages >= 2 else { return false }
+    return (0..<2).allSatisfy { page in
+      let start = file + page * pageSize
+      return start.loadUnaligned(as: UInt64.self) == UInt64(page)
+        && start.loadUnaligned(fromByteOffset: 10, as: UInt16.self) & PageFlag.meta != 0
+    }
+  }
+
   /// The bytes of a branch or leaf page no node and no node pointer uses;
   /// nil when the header does not add up (then the page is left alone).
   static func unusedMiddle(of page: UnsafeRawPointer, pageSize: Int, leaf2: Bool) -> Range<Int>? {

@@ -123,7 +123,12 @@ extension LMDBStore {
       let inUse = min(Int(info.me_last_pgno) + 1, inFile)
       free.sort()
       let gaps = try withFileMapped(fd, bytes: inUse * pageSize) { file in
-        dirtyGaps(in: file, pages: inUse, pageSize: pageSize, free: free)
+        // A library whose pages are laid out otherwise would be scanned
+        // for nothing: refused instead.
+        guard knowsPageLayout(of: file, pages: inUse, pageSize: pageSize) else {
+          throw LMDBError(LMDBError.versionMismatch, "purge's page scan")
+        }
+        return dirtyGaps(in: file, pages: inUse, pageSize: pageSize, free: free)
       }
       try zeroGaps(gaps, fd: fd, pageSize: pageSize)
       gapBytes = gaps.reduce(0) { $0 + $1.range.count }
