@@ -140,13 +140,33 @@ extension LMDBStore {
     return true
   }
 
-  /// Overwrites the gaps with zeros in the data file (`fd`); the caller syncs.
-  static func zeroGaps(_ gaps: [DirtyGap], fd: Int32, pageSize: Int) throws {
-    let zeros = [UInt8](repeating: 0, count: pageSize)
-    try zeros.withUnsafeBytes { zeros in
-      for gap in gaps {
-        try writeAll(fd, zeros.baseAddress!, count: gap.range.count, at: gap.page * pageSize + gap.range.lowerBound)
+  /// Overwrites the gaps with zeros in the data file (`fd`); the caller
+  /// syncs. The gaps of adjacent pages go in one `pwrite` (up to
+  /// `scrubRun` pages), with the bytes between them as `file` holds them:
+  /// node pointers, headers and nodes of pages in use, which nobody
+  /// changes under the writer lock and a reader reads the same before,
+  /// during and after (as the scrub's runs do). Half the pages of a log
+  /// imported in pieces have a gap to zero (48,000 of 92,000 in
+  /// `scripts/bench-forget`'s): one `pwrite` each made the scan 95–155 ms,
+  /// runs 78–137 ms (of which reading the file is 33–46 ms).
+  static func zeroGaps(_ gaps: [DirtyGap], in file: UnsafeRawPointer, fd: Int32, pageSize: Int) throws {
+    let buffer = UnsafeMutableRawPointer.allocate(byteCount: scrubRun * pageSize, alignment: pageSize)
+    defer { buffer.deallocate() }
+    var start = 0
+    while start < gaps.count {
+      var end = start + 1
+      while end < gaps.count, gaps[end].page == gaps[end - 1].page + 1, gaps[end].page - gaps[start].page < scrubRun {
+        end += 1
       }
+      let from = gaps[start].page * pageSize + gaps[start].range.lowerBound
+      let to = gaps[end - 1].page * pageSize + gaps[end - 1].range.upperBound
+      buffer.copyMemory(from: file + from, byteCount: to - from)
+      for gap in gaps[start..<end] {
+        (buffer + (gap.page * pageSize + gap.range.lowerBound - from)).initializeMemory(
+          as: UInt8.self, repeating: 0, count: gap.range.count)
+      }
+      try writeAll(fd, buffer, count: to - from, at: from)
+      start = end
     }
   }
 

@@ -128,9 +128,10 @@ extension LMDBStore {
         guard knowsPageLayout(of: file, pages: inUse, pageSize: pageSize) else {
           throw LMDBError(LMDBError.versionMismatch, "purge's page scan")
         }
-        return dirtyGaps(in: file, pages: inUse, pageSize: pageSize, free: free)
+        let gaps = dirtyGaps(in: file, pages: inUse, pageSize: pageSize, free: free)
+        try zeroGaps(gaps, in: file, fd: fd, pageSize: pageSize)
+        return gaps
       }
-      try zeroGaps(gaps, fd: fd, pageSize: pageSize)
       gapBytes = gaps.reduce(0) { $0 + $1.range.count }
     }
     if !dirty.isEmpty || gapBytes > 0, fdatasync(fd) != 0 { throw LMDBError(errno, "fdatasync") }
