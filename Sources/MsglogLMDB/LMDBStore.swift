@@ -182,6 +182,7 @@ package final class LMDBStore: FollowableStore {
       result = try write(
         try LMDBTables(path: staging.path, create: true, shown: path, assertionHandler: assertionHandler))
     }
+    try Self.scrubNewDatabase(at: staging.path)
     // The commit is on disk; install syncs the new name before success is reported.
     guard try DatabaseFiles.install(staging.path, at: path) else { return nil }
     return result

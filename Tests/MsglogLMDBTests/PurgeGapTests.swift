@@ -86,14 +86,8 @@ import Testing
     }
   }
 
-  /// An import committed in pieces (each piece's transaction reuses the
-  /// page buffers of the pieces before, uncleared), then an erase of some
-  /// of its texts in a new process (which marks nothing: its own pages are
-  /// clean): copies of erased texts sit in the unused middle of pages the
-  /// erase never wrote, which no mark names. After purge no file holds them.
-  @Test func textsLeftInPagesAnImportWroteAreGoneAfterPurge() throws {
-    let dir = TemporaryDirectory()
-    let sentinel = "SENTINEL-" + UUID().uuidString
+  /// Import lines: every 7th one mallory's, holding `sentinel`.
+  private func importLines(_ sentinel: String) -> [UInt8] {
     var lines: [String] = []
     for i in 0..<3_000 {
       lines.append(
@@ -101,8 +95,35 @@ import Testing
           ? #"{"op":"append","text":"\#(sentinel) \#(i) \#(String(repeating: "secret ", count: 20))","sender":"mallory"}"#
           : #"{"op":"append","text":"line \#(i), of an ordinary length","sender":"ann"}"#)
     }
+    return Array(lines.joined(separator: "\n").utf8)
+  }
+
+  /// A new database's import committed in pieces (each piece reusing the
+  /// page buffers of the ones before, uncleared) is scrubbed before it is
+  /// put in place: no page in use holds anything in its unused middle.
+  @Test func anImportInPiecesLeavesNoOldBytesInItsPages() throws {
+    let dir = TemporaryDirectory()
+    let sentinel = "SENTINEL-" + UUID().uuidString
     try LMDBTables.LogTransaction.$pieceBytes.withValue(8192) {
-      _ = try EventLog(dir.db).importLines(Array(lines.joined(separator: "\n").utf8))
+      _ = try EventLog(dir.db).importLines(importLines(sentinel))
+    }
+    #expect(try LMDBTables(path: dir.db, create: false).lastCommit > 20, "committed in pieces")
+    #expect(try gapsHolding(nil, in: dir.db).isEmpty, "every unused middle is zeros")
+    #expect(try EventLog(dir.db).verify().isClean)
+  }
+
+  /// An import committed in pieces and not scrubbed (as an older msglog
+  /// leaves it), then an erase of some of its texts in a new process
+  /// (which marks nothing: its own pages are clean): copies of erased
+  /// texts sit in the unused middle of pages the erase never wrote, which
+  /// no mark names. After purge no file holds them.
+  @Test func textsLeftInPagesAnImportWroteAreGoneAfterPurge() throws {
+    let dir = TemporaryDirectory()
+    let sentinel = "SENTINEL-" + UUID().uuidString
+    try LMDBStore.$scrubsNewDatabases.withValue(false) {
+      try LMDBTables.LogTransaction.$pieceBytes.withValue(8192) {
+        _ = try EventLog(dir.db).importLines(importLines(sentinel))
+      }
     }
     #expect(try LMDBTables(path: dir.db, create: false).lastCommit > 20, "committed in pieces")
     #expect(try EventLog(dir.db).erase(sender: "mallory").erased.count == 429)
