@@ -9,62 +9,55 @@ import MsglogCore
 /// file, scrubbed in place while other processes go on reading and writing
 /// (docs/REFERENCE.md, "Forgetting on purpose").
 ///
-/// An erase rewrites its records through LMDB, which copies a page before
-/// changing it: the page that held the text goes to the free list with the
-/// text in it. The page written in its place holds none of it when the
-/// erase is its process's first write: it overwrites each record with
-/// zeros of its length before blanking it (`replaceRecord`). Otherwise (a
-/// process that wrote before: LMDB reuses its page buffers uncleared; a
-/// record whose page the same write had changed already) the new page may
-/// keep a fragment of the old value in its unused middle (LMDB writes a
-/// page whole, unused bytes and all, and a changed or deleted node leaves
-/// its old bytes there), and the write marks its key. So:
+/// Where old bytes of a text can be, in an LMDB file: LMDB copies a page
+/// before changing it, so the page that held the text goes to the free
+/// list with the text in it; and it builds every page it writes in a
+/// buffer it writes whole, unused middle (between the node pointers and
+/// the nodes) and all — a deleted or shrunk node leaves its old bytes
+/// there, a buffer reused from an earlier transaction of the same process
+/// (LMDB clears none) keeps whatever page it held, and a copied page keeps
+/// the old page's unused middle at its ends. So old bytes lie in free
+/// pages, and in the unused middle of pages in use, of any table, written
+/// by any process that wrote more than once (`serve`, an `import`
+/// committing in pieces, another LMDB writer).
 ///
-/// 1. **Rewrite the marked pages.** The write that changed or deleted an
-///    entry marked its key (`LMDBTables.markForPurge`). The entry at each
-///    mark (or the first after where it was) and the entries before and
-///    after it are put again as they are, in one transaction of an
-///    environment that has not written before: LMDB copies each of their
-///    pages' used parts into a new page whose unused bytes are zeros (fresh
-///    page buffers are zero-filled; only pages written in this transaction
-///    are ever recycled into others). The neighbours cover a page that
-///    split or merged since: the old bytes stay with the page, whichever
-///    keys it holds now. The old pages go to the free list, and the marks
-///    are cleared in the same transaction (a write that marks meanwhile
-///    waits for it, and its marks stay for the next purge). Every entry of
-///    every table is put again instead when a process wrote in more than
-///    one transaction since the last purge (`noteReusedBuffers`: its pages
-///    may carry old bytes anywhere), or the log's erases were written by
-///    an older msglog (erase records, marks not complete). After an erase
-///    by a new process (`msglog erase`) there are no marks: nothing to do.
-/// 2. **Scrub every free page.** After one more small commit (LMDB hands
-///    out the pages a commit freed only after another commit), a write
-///    transaction that changes nothing overwrites with zeros, straight in
-///    the data file, every free page LMDB would hand it (`scrubFreePages`,
-///    which says why that is safe), skipping those that read zeros already
-///    (scrubbed by an earlier purge and not reused since), in long runs
-///    that rewrite the few pages in use between free ones as they are, and
-///    syncs the file. A page freed by step 1 or before that a reader's snapshot still
-///    sees (another process reading during the purge) is left alone; step
-///    2 runs again, after a short wait, once that reader has moved on, a
-///    few times at most, then purge says what held it.
+/// 1. **Clear the purge marks.** Writes marked where they left old bytes
+///    (`LMDBTables.markForPurge`, docs/FORMAT.md "Purge marks"); this
+///    msglog's purge finds those places by itself (step 2) and only
+///    empties the table, writing `[0]` (the marks are complete) again, for
+///    an older msglog's purge, which copies the marked pages. One more
+///    small commit follows: LMDB hands out the pages a commit freed only
+///    once another has followed it, and step 2 takes what LMDB would (the
+///    erase's freed pages when purge runs right after it).
+/// 2. **Scrub.** A write transaction that changes nothing (LMDB commits it
+///    without writing) overwrites with zeros, straight in the data file,
+///    every free page LMDB would hand it (`scrubFreePages`, which says why
+///    that is safe), skipping those that read zeros already (scrubbed by
+///    an earlier purge and not reused since), in long runs that rewrite
+///    the few pages in use between free ones as they are; and it reads
+///    every page in use and zeroes its unused middle where that is not
+///    zeros (the gap scan, `dirtyGaps`, which says why that is safe); then
+///    syncs the file. A page freed by step 1 or before that a reader's
+///    snapshot still sees (another process reading during the purge) is
+///    left alone; the scrub runs again, after a short wait, once that
+///    reader has moved on, a few times at most, then purge says what held it.
 ///
 /// Why not a compacting copy put in place of the file: the processes that
 /// have the database open (`serve`, followers, writers) keep their map of
 /// the old file and would write to it, losing their writes. Step 1 is an
 /// ordinary LMDB write transaction and step 2 writes only pages no tree
-/// and no snapshot references, so they see nothing but commits, and
-/// `kill -9` at any point leaves a database LMDB opens as of its last
-/// commit (a rerun of `purge` finishes the work: marks not cleared are
-/// still there, and the free list is scrubbed whole every time). The cost:
-/// the pages at the marks and the free pages not yet zero, not the
-/// database; the file keeps its size (the free pages are reused by later
-/// writes).
+/// and no snapshot references, and bytes of pages in use no reader reads,
+/// so they see nothing but commits, and `kill -9` at any point leaves a
+/// database LMDB opens as of its last commit (a rerun of `purge` does the
+/// rest: the free list and the pages in use are read whole every time).
+/// The cost: reading the file once, writing the free pages not yet zero
+/// and the unused middles not zero; the file keeps its size (the free
+/// pages are reused by later writes).
 ///
-/// What it cannot reach (docs/REFERENCE.md): LMDB reuses a process's page
-/// buffers without clearing them, so a long-running writer (`serve`) that
-/// had a text's page in memory may, after the purge, write stale bytes of
-/// it into the unused middle of a page it writes for something else.
+/// What it cannot reach (docs/REFERENCE.md): a process that keeps writing
+/// (`serve`) keeps its page buffers, and may write bytes of a page it had
+/// in memory before the purge (a text's, erased since) into the unused
+/// middle of a page it writes after; the next purge zeroes them.
 extension LMDBStore {
   /// The scratch table's name: an older msglog's step 2 filled it with
   /// zero pages; dropped first thing, if a killed purge left it.
@@ -81,15 +74,16 @@ extension LMDBStore {
     // A reader slot left by a killed process pins pages for ever: clear them.
     var dead: Int32 = 0
     mdb_reader_check(environment.env, &dead)
-    let rewritten = try environment.write { txn -> UInt64 in
+    let cleared = try environment.write { txn -> UInt64 in
       try Self.dropScratch(in: txn)
-      try Self.rewritePagesHoldingOldBytes(of: tables, in: txn)
+      try txn.empty(try LMDBTables.purgeMarks(in: txn, create: true)!)
+      try LMDBTables.startPurgeMarks(in: txn)
       return UInt64(mdb_txn_id(txn.handle))
     }
     // A commit of its own between: LMDB hands out the pages a commit freed
     // only once another has followed it, and step 2 takes what LMDB would.
-    // (The marks' first entry put again as it is: a page changed, nothing
-    // else; the pages this frees hold table names and page numbers.)
+    // (`[0]` put again as it is: a page changed, nothing else; the pages
+    // this frees hold table names and page numbers.)
     try environment.write { txn in
       try txn.put(try LMDBTables.purgeMarks(in: txn, create: true)!, LMDBTables.marksCompleteKey, [])
     }
@@ -97,46 +91,17 @@ extension LMDBStore {
     var wait: UInt32 = 5_000
     for round in 0..<Self.purgeRounds {
       // Changes nothing: LMDB commits it without writing.
-      let (bytes, held) = try environment.write { try Self.scrubFreePages(in: $0, of: environment, freedBy: rewritten) }
+      let (bytes, held) = try environment.write {
+        try Self.scrubFreePages(in: $0, of: environment, freedBy: cleared, scanGaps: round == 0)
+      }
       scrubbed += bytes
       if !held { return scrubbed }
-      // A reader's snapshot still sees pages the rewrite (or an erase
-      // before it) freed: once it moves on they are free to take.
+      // A reader's snapshot still sees pages step 1 (or an erase before
+      // it) freed: once it moves on they are free to take.
       if round + 1 < Self.purgeRounds { usleep(wait) }
       wait *= 2
     }
     throw MsglogError.purgeHeldByReader(location: path)
-  }
-
-  /// Puts every entry of every table again, as it is (step 1, for a
-  /// database whose marks are not complete).
-  static func rewriteEveryEntry(in txn: Transaction) throws {
-    var main: MDB_dbi = 0
-    try check(mdb_dbi_open(txn.handle, nil, 0, &main), "mdb_dbi_open")
-    var names: [String] = []
-    try txn.withCursor(Database(dbi: main)) { cursor in
-      var entry = try cursor.first()
-      while let (key, _) = entry {
-        names.append(String(decoding: key, as: UTF8.self))
-        entry = try cursor.next()
-      }
-    }
-    for name in names {
-      var dbi: MDB_dbi = 0
-      try check(mdb_dbi_open(txn.handle, name, 0, &dbi), "mdb_dbi_open")
-      try txn.withCursor(Database(dbi: dbi)) { cursor in
-        var entry = try cursor.first()
-        while let (key, value) = entry {
-          // Copied out: the put copies the page the bytes lie in.
-          let k = Array(key)
-          let v = Array(value)
-          try k.withUnsafeBytes { k in
-            try v.withUnsafeBytes { v in try cursor.put(k, v, flags: UInt32(MDB_CURRENT)) }
-          }
-          entry = try cursor.next()
-        }
-      }
-    }
   }
 
   private static func dropScratch(in txn: Transaction) throws {

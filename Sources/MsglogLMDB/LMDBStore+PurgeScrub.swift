@@ -32,13 +32,17 @@ extension LMDBStore {
   /// - Parameter freedBy: the purge's own rewrite: whether pages it or an
   ///   earlier transaction freed are still held by a reader is returned.
   /// - Returns: the bytes written, and whether a reader held such pages.
-  static func scrubFreePages(in txn: Transaction, of environment: Environment, freedBy: UInt64) throws -> (
-    bytes: UInt64, held: Bool
-  ) {
+  /// - Parameter scanGaps: also zero the unused middle of every page in
+  ///   use (`dirtyGaps`), read in the file as this transaction sees it.
+  static func scrubFreePages(
+    in txn: Transaction, of environment: Environment, freedBy: UInt64, scanGaps: Bool
+  ) throws -> (bytes: UInt64, held: Bool) {
     let env = environment.env
     let pageSize = environment.pageSize
     let oldest = try oldestSnapshot(of: env, writing: UInt64(mdb_txn_id(txn.handle)))
     var pages: [Int] = []
+    // Every free page, held by a reader or not: no page of a tree.
+    var free: [Int] = []
     var held = false
     // LMDB lets only a read transaction open its free list: one begun now,
     // while this write holds the writer lock, reads this write's start.
@@ -54,12 +58,13 @@ extension LMDBStore {
       while let (key, value) = entry {
         // key: the freeing transaction; value: a count, then the page numbers.
         let freedIn = key.loadUnaligned(as: UInt64.self)
-        if freedIn < oldest {
-          let count = Int(value.loadUnaligned(as: UInt64.self))
-          for i in stride(from: 1, through: count, by: 1) {
-            pages.append(Int(value.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)))
-          }
-        } else if freedIn <= freedBy {
+        let count = Int(value.loadUnaligned(as: UInt64.self))
+        for i in stride(from: 1, through: count, by: 1) {
+          let page = Int(value.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self))
+          free.append(page)
+          if freedIn < oldest { pages.append(page) }
+        }
+        if freedIn >= oldest, freedIn <= freedBy {
           held = true
         }
         entry = try cursor.next()
@@ -111,8 +116,37 @@ extension LMDBStore {
       try writeAll(fd, buffer.baseAddress!, count: count * pageSize, at: first * pageSize)
       start = end
     }
-    if !dirty.isEmpty, fdatasync(fd) != 0 { throw LMDBError(errno, "fdatasync") }
-    return (UInt64(dirty.count * pageSize), held)
+    var gapBytes = 0
+    if scanGaps {
+      var info = MDB_envinfo()
+      try check(mdb_env_info(env, &info), "mdb_env_info")
+      let inUse = min(Int(info.me_last_pgno) + 1, inFile)
+      free.sort()
+      let gaps = try withFileMapped(fd, bytes: inUse * pageSize) { file in
+        // A library whose pages are laid out otherwise would be scanned
+        // for nothing: refused instead.
+        guard knowsPageLayout(of: file, pages: inUse, pageSize: pageSize) else {
+          throw LMDBError(LMDBError.versionMismatch, "purge's page scan")
+        }
+        let gaps = dirtyGaps(in: file, pages: inUse, pageSize: pageSize, free: free)
+        try zeroGaps(gaps, in: file, fd: fd, pageSize: pageSize)
+        return gaps
+      }
+      gapBytes = gaps.reduce(0) { $0 + $1.range.count }
+    }
+    if !dirty.isEmpty || gapBytes > 0, fdatasync(fd) != 0 { throw LMDBError(errno, "fdatasync") }
+    return (UInt64(dirty.count * pageSize + gapBytes), held)
+  }
+
+  /// Lends `body` the first `bytes` of the data file, mapped read-only
+  /// and shared: the file's pages as they are, whatever this process's
+  /// own map covers.
+  private static func withFileMapped<R>(_ fd: Int32, bytes: Int, _ body: (UnsafeRawPointer) throws -> R) throws -> R {
+    guard bytes > 0 else { return try body(UnsafeRawPointer(bitPattern: 1)!) }
+    let map = mmap(nil, bytes, PROT_READ, MAP_SHARED, fd, 0)
+    guard let map, map != MAP_FAILED else { throw LMDBError(errno, "mmap") }
+    defer { munmap(map, bytes) }
+    return try body(UnsafeRawPointer(map))
   }
 
   /// Pages one `pwrite` writes at most.
@@ -153,7 +187,7 @@ extension LMDBStore {
     return true
   }
 
-  private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawPointer, count: Int, at offset: Int) throws {
+  static func writeAll(_ fd: Int32, _ bytes: UnsafeRawPointer, count: Int, at offset: Int) throws {
     var done = 0
     while done < count {
       let n = pwrite(fd, bytes + done, count - done, off_t(offset + done))

@@ -73,8 +73,9 @@ package final class LMDBStore: FollowableStore {
 
   /// The open tables, in an environment that has never written (reopened
   /// if this one has, and nothing else holds it): LMDB reuses the page
-  /// buffers of a process's writes without clearing them, and `purge`
-  /// must copy pages into clean ones.
+  /// buffers of a process's writes without clearing them, and `purge`'s
+  /// own commits had best not carry an erase's texts into new pages (its
+  /// gap scan would zero them after, all the same).
   func tablesThatHaveNotWritten() throws -> LMDBTables? {
     opened.withLock { opened in
       // Held elsewhere too (a follow of this log): opening the environment
@@ -181,6 +182,7 @@ package final class LMDBStore: FollowableStore {
       result = try write(
         try LMDBTables(path: staging.path, create: true, shown: path, assertionHandler: assertionHandler))
     }
+    try Self.scrubNewDatabase(at: staging.path)
     // The commit is on disk; install syncs the new name before success is reported.
     guard try DatabaseFiles.install(staging.path, at: path) else { return nil }
     return result

@@ -1,23 +1,26 @@
 import CLMDB
 import MsglogCore
 
-/// Where `msglog purge` must look: the places of the file a deletion or a
-/// rewrite may have left old bytes in, recorded by the write that made
-/// them (docs/FORMAT.md, "Purge marks").
+/// Where an older msglog's `purge` must look: the places of the file a
+/// deletion or a rewrite may have left old bytes in, recorded by the write
+/// that made them (docs/FORMAT.md, "Purge marks"). This msglog's purge
+/// does not read them (it finds every such place by reading the file:
+/// `LMDBStore.dirtyGaps`) and only clears them; they are written still so
+/// that an older msglog's purge of the same database misses nothing.
 ///
 /// LMDB copies a page before changing it, so the old version goes to the
 /// free list (which purge scrubs whole); but the new version is written
 /// with whatever its unused middle holds, and a node deleted or shrunk
 /// there leaves its old bytes in that middle (LMDB moves the other nodes
 /// over it and clears nothing). The write that changes or deletes the
-/// entry marks its key, and purge copies the page at each mark (and the
-/// page before it) into a clean one instead of rewriting the whole
-/// database. (An erase that is its process's first write marks nothing
-/// when it could zero the record first: `replaceRecord`.) A page can also carry old bytes from the page buffer it was
-/// built in: LMDB reuses a process's buffers, uncleared, from one write
-/// transaction to the next. A process's first write has clean buffers; a
-/// later one says so once (`noteReusedBuffers`), and the next purge
-/// copies every page.
+/// entry marks its key, and an older purge copies the page at each mark
+/// (and the page before it). (An erase that is its process's first write
+/// marks nothing when it could zero the record first: `replaceRecord`.) A
+/// page can also carry old bytes from the page buffer it was built in:
+/// LMDB reuses a process's buffers, uncleared, from one write transaction
+/// to the next. A process's first write has clean buffers; a later one
+/// says so once (`noteReusedBuffers`), and an older purge copies every
+/// page.
 ///
 /// The table `purge-marks`: key = the table's name, a 0 byte, the entry's
 /// key; value empty, or `[1]` when the page alone needs copying. Key `[0]`
@@ -41,10 +44,11 @@ extension LMDBTables {
   /// whose old bytes must not outlive a purge (an erase blanking a record,
   /// a trim deleting rows). For a deleted range, mark its first and last
   /// keys: the pages wholly emptied go to the free list, which purge
-  /// scrubs anyway; the pages at the range's ends keep neighbours. Purge
-  /// copies the page holding the key (or the first key after it) and the
-  /// page before it, where a page that split keeps the old bytes when the
-  /// key moved on to its new right half. Marking a key twice is one mark.
+  /// scrubs anyway; the pages at the range's ends keep neighbours. An
+  /// older msglog's purge copies the page holding the key (or the first
+  /// key after it) and the page before it, where a page that split keeps
+  /// the old bytes when the key moved on to its new right half. Marking a
+  /// key twice is one mark.
   ///
   /// - Parameters:
   ///   - table: one of this log's tables (`events`, `heads`, `order`,
@@ -71,15 +75,17 @@ extension LMDBTables {
   /// the page buffers of its earlier writes without clearing them, so a
   /// page it writes may carry, in its unused middle, bytes of any page it
   /// wrote or changed before (a text erased since, say) — places no mark
-  /// names. The next purge then copies every page, as for unmarked erases.
+  /// names. An older msglog's purge then copies every page; this one's gap
+  /// scan finds those places by itself.
   /// (A bulk load's pieces, which only a new database's staging sees, are
   /// one write here.)
   func noteReusedBuffers(in txn: Transaction) throws {
     try markWholeForPurge(in: txn)
   }
 
-  /// Records that `txn` may have left old bytes anywhere, so that the next
-  /// `msglog purge` copies every page (key `[2]`).
+  /// Records that `txn` may have left old bytes anywhere, so that an older
+  /// msglog's `purge` copies every page (key `[2]`; this one's gap scan
+  /// reads every page anyway).
   ///
   /// For a write that deletes much (a trim): LMDB reuses a page its
   /// deletes emptied, with the deleted entries still in it, for the next

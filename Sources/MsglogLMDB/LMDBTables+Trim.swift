@@ -101,7 +101,8 @@ extension LMDBTables.LogTransaction {
     _ = try putTrimmedHistory(now, bases: plan.bases)
     try putSummary(summary)
     // Pages this transaction emptied were reused for others with the
-    // dropped records in them: the next purge copies every page.
+    // dropped records in them: an older msglog's purge copies every page
+    // then (this one's gap scan zeroes what they left, wherever it is).
     try tables.markWholeForPurge(in: txn)
     return dropped
   }

@@ -25,8 +25,8 @@ extension LMDBTables.LogTransaction {
   /// in the unused middle are those zeros or copies of live nodes below it
   /// (which stay in this page: the `events` of old records only shrink, so
   /// a later erase of one copies this page, or marks it). Otherwise the key
-  /// is marked for purge, which copies its page into a clean one
-  /// (`markForPurge`):
+  /// is marked (`markForPurge`: an older msglog's purge copies its page;
+  /// this one's gap scan zeroes the unused middle of every page):
   /// - after a first write LMDB reuses page buffers uncleared, and they may
   ///   hold the text from a page the process had in memory before;
   /// - a page this transaction changed already may hold, in its unused
@@ -60,7 +60,8 @@ extension LMDBTables.LogTransaction {
   /// What the marks cannot name, said before the commit: a page that split
   /// went through a copy LMDB then reuses, uncleared, for the next page
   /// the transaction writes; when another record was rewritten too, that
-  /// copy may hold its text. The next purge copies every page then.
+  /// copy may hold its text. An older msglog's purge copies every page
+  /// then (this one's gap scan reads every page anyway).
   func finishPurgeMarks() throws {
     if replacedRecords > 1, replacementMaySplit { try tables.markWholeForPurge(in: txn) }
   }

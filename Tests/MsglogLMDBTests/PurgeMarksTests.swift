@@ -7,10 +7,12 @@ import Testing
 
 @testable import MsglogLMDB
 
-/// `purge` on LMDB rewrites the pages at the purge marks a deletion or a
-/// rewrite left (`LMDBTables.markForPurge`), and every page of a log whose
-/// erases an older msglog wrote (no marks); either way no file of the
-/// database holds the old bytes afterwards.
+/// The purge marks a deletion or a rewrite leaves (`LMDBTables.markForPurge`,
+/// kept for an older msglog's purge, which copies the marked pages) and
+/// this msglog's purge, which finds the same places by its gap scan
+/// (`LMDBStore.dirtyGaps`) and clears the marks: no file of the database
+/// holds the old bytes afterwards, marked or not, in a log an older
+/// msglog erased too.
 @Suite struct PurgeMarksTests {
   private func filesHold(_ needle: String, in directory: String) -> [String] {
     let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
@@ -50,8 +52,8 @@ import Testing
   }
 
   /// Erase and purge by one `EventLog` (as `erase --purge` does): the
-  /// purge copies pages in an environment of its own, since the erase's
-  /// page buffers, which LMDB reuses uncleared, hold the old bytes.
+  /// erase marks (the record whose page it had changed already), and the
+  /// purge (in an environment of its own) leaves nothing of the texts.
   @Test func anEraseMarksTheRecordsItBlankedAndPurgeClearsThem() throws {
     let dir = TemporaryDirectory()
     let sentinel = "SENTINEL-" + UUID().uuidString
@@ -142,9 +144,9 @@ import Testing
     #expect(second < UInt64(free * size) / 2, "\(second) bytes scrubbed of \(free) free pages")
   }
 
-  /// A log an older msglog erased (its erases left no marks table): the
-  /// first purge puts every entry again, then the marks are complete.
-  @Test func aLogErasedByAnOlderMsglogIsRewrittenWholeOnce() throws {
+  /// A log an older msglog erased (its erases left no marks table): purge
+  /// leaves nothing of the texts either, and the marks are complete after.
+  @Test func aLogErasedByAnOlderMsglogIsPurgedAsAnother() throws {
     let dir = TemporaryDirectory()
     let sentinel = "SENTINEL-" + UUID().uuidString
     try eraseTwoLongTexts(sentinel, in: dir.db)
@@ -167,9 +169,11 @@ import Testing
     #expect(report.isClean && report.liveItems == 400, "\(report)")
   }
 
-  /// A process's second write says it reused page buffers; the next purge
-  /// copies every page and clears it.
-  @Test func aProcessThatWritesAgainHasEveryPageCopiedByTheNextPurge() throws {
+  /// A process's second write says it reused page buffers (for an older
+  /// msglog's purge, which copies every page then); the next purge leaves
+  /// nothing of the text (its gap scan finds what the buffers carried) and
+  /// clears it.
+  @Test func aProcessThatWritesAgainSaysSoAndTheNextPurgeClearsIt() throws {
     let dir = TemporaryDirectory()
     let sentinel = "SENTINEL-" + UUID().uuidString
     try EventLog(dir.db).append("\(sentinel) by eve", sender: "eve")
@@ -188,7 +192,7 @@ import Testing
 
   /// What a trim does with `markForPurge`: rows deleted with ordinary
   /// deletes, the range's first and last keys marked. Their page keeps the
-  /// deleted bytes in its unused middle until purge copies it.
+  /// deleted bytes in its unused middle until purge zeroes it.
   @Test func aDeletedRangeMarkedAtItsEndsIsPurged() throws {
     let dir = TemporaryDirectory()
     let sentinel = "SENTINEL-" + UUID().uuidString
