@@ -125,14 +125,7 @@ import Testing
     #expect(s.run("erase", a).code == 0)
     switch store {
     case .lmdb:
-      let inspect = """
-        import lmdb, sys
-        env = lmdb.open(sys.argv[1], max_dbs=16, readonly=True, lock=False)
-        meta, events = env.open_db(b"meta", create=False), env.open_db(b"events", create=False)
-        with env.begin() as txn:
-            print(txn.get(b"format", db=meta).decode(), [bytes(v)[0] for _, v in txn.cursor(db=events)])
-        """
-      let r = python(["-c", inspect, s.db])
+      let r = lmdbFormats(of: s.db)
       #expect(r.stdout == "msglog/8 [4, 4, 5]\n", "\(r)")
     case .postgres:
       let name = String(s.db.split(separator: "/").last!)

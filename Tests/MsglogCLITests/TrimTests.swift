@@ -108,11 +108,7 @@ import Testing
     let repaired = s.run("list").stdout
     switch store {
     case .lmdb:
-      r = python([
-        "-c",
-        "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=16); d=e.open_db(b'heads'); t=e.begin(write=True,db=d); t.delete(b'main'); t.commit()",
-        s.db,
-      ])
+      r = deleteHeadsRow(in: s.db)
     case .postgres:
       r = PostgresCluster.psql("DELETE FROM msglog.streams WHERE stream = 'main'::bytea", database: s.databaseName!)
     }

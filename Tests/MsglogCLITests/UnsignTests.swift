@@ -69,11 +69,7 @@ import Testing
     #expect(again.run("verify").code == 0)
     // `verify --repair` rebuilds what it derives from the events, unsigns among them.
     if store == .lmdb {
-      r = python([
-        "-c",
-        "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=16); d=e.open_db(b'heads'); t=e.begin(write=True,db=d); t.delete(b'main'); t.commit()",
-        again.db,
-      ])
+      r = deleteHeadsRow(in: again.db)
       #expect(r.code == 0 && again.run("verify").code == 1, "\(r)")
       r = again.run("verify", "--repair")
       #expect(r.code == 0 && again.run("verify").code == 0 && again.export() == erased, "\(r)")
@@ -90,14 +86,7 @@ import Testing
     #expect(s.run("erase", "--sender", "bob").code == 0)
     switch store {
     case .lmdb:
-      let inspect = """
-        import lmdb, sys
-        env = lmdb.open(sys.argv[1], max_dbs=16, readonly=True, lock=False)
-        meta, events = env.open_db(b"meta", create=False), env.open_db(b"events", create=False)
-        with env.begin() as txn:
-            print(txn.get(b"format", db=meta).decode(), [bytes(v)[0] for _, v in txn.cursor(db=events)])
-        """
-      let r = python(["-c", inspect, s.db])
+      let r = lmdbFormats(of: s.db)
       #expect(r.stdout == "msglog/10 [4, 4, 6]\n", "\(r)")
     case .postgres:
       let name = String(s.db.split(separator: "/").last!)
@@ -258,11 +247,7 @@ import Testing
     #expect(r.code == 0 && copy.export() == export, "\(r)")
     #expect(copy.run("verify").code == 0)
     if store == .lmdb {
-      r = python([
-        "-c",
-        "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=16); d=e.open_db(b'heads'); t=e.begin(write=True,db=d); t.delete(b'main'); t.commit()",
-        s.db,
-      ])
+      r = deleteHeadsRow(in: s.db)
       #expect(r.code == 0 && s.run("verify").code == 1, "\(r)")
       r = s.run("verify", "--repair")
       #expect(r.code == 0 && s.run("verify").code == 0 && s.export() == export, "\(r)")

@@ -407,3 +407,26 @@ public final class ChildProcess: @unchecked Sendable {
   /// The exit code, or the signal that ended it.
   public var terminationStatus: Int32 { (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : raw & 0x7F }
 }
+
+/// Deletes the `heads` row of `stream` from the LMDB database at `db` with
+/// python3-lmdb: a damaged derived row, for `verify --repair` to rebuild.
+public func deleteHeadsRow(of stream: String = "main", in db: String) -> Run {
+  python([
+    "-c",
+    "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=16); d=e.open_db(b'heads'); t=e.begin(write=True,db=d); t.delete(sys.argv[2].encode()); t.commit()",
+    db, stream,
+  ])
+}
+
+/// The LMDB database at `db` as python3-lmdb reads it: its `meta` format
+/// and the first byte (the record format) of each record, `msglog/8 [4, 4, 5]`.
+public func lmdbFormats(of db: String) -> Run {
+  let inspect = """
+    import lmdb, sys
+    env = lmdb.open(sys.argv[1], max_dbs=16, readonly=True, lock=False)
+    meta, events = env.open_db(b"meta", create=False), env.open_db(b"events", create=False)
+    with env.begin() as txn:
+        print(txn.get(b"format", db=meta).decode(), [bytes(v)[0] for _, v in txn.cursor(db=events)])
+    """
+  return python(["-c", inspect, db])
+}
