@@ -88,7 +88,9 @@ extension EventLog {
   /// checkpoint asked for. Returns the bytes scrubbed.
   ///
   /// - Throws: `MsglogError.purgeNotSupported` on a store without one,
-  ///   `purgeHeldByReader` when another process's read kept old pages.
+  ///   `purgeHeldByReader` when another process's read kept old pages,
+  ///   `purgeHeldByTransaction` when a PostgreSQL snapshot older than the
+  ///   purge outlasted its wait.
   @discardableResult
   public func purge() throws -> UInt64 {
     do {

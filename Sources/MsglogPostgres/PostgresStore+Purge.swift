@@ -1,5 +1,9 @@
 import MsglogCore
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// `msglog purge` on PostgreSQL: what an erase left in msglog's tables.
 ///
 /// An erase updates its rows: PostgreSQL writes a new row version and
@@ -11,6 +15,16 @@ import MsglogCore
 /// rebuilt; the old file is truncated to nothing at once), then asks for a
 /// `CHECKPOINT` so that the new files are on disk and the old ones gone.
 ///
+/// `VACUUM FULL` copies a dead row version that a running transaction's
+/// snapshot may still see ("recently dead") into the new file: a snapshot
+/// taken before the erase committed — a long report, a standby's
+/// feedback, an autovacuum's ANALYZE of these very tables — keeps the
+/// erased text. So purge first waits (about ten seconds at most) until no
+/// snapshot that counts for this database is older than purge's own
+/// start; one that outlasts the wait is named in the error after the
+/// rewrite, and purge run again once it has ended finishes the job (as
+/// LMDB's purge does with a reader's old pages).
+///
 /// `VACUUM FULL` takes each table's ACCESS EXCLUSIVE lock for its
 /// rewrite: readers and writers wait for it (a few seconds for a million
 /// events), none fails. It needs the tables' owner (the role that ran
@@ -19,8 +33,23 @@ import MsglogCore
 /// the WAL and its archive, base backups and standbys' copies made before
 /// (they age out by the server's own retention), copies made elsewhere.
 extension PostgresStore {
+  /// How many times purge looks again, waiting twice as long each time
+  /// from 10 ms, for the snapshots older than itself to end (about ten
+  /// seconds in all).
+  static let purgeWaits = 10
+
   package func purge() throws -> UInt64? {
     try withConnection(writing: true) { connection in
+      // Every transaction that committed before this one (the erase) is
+      // dead to a snapshot whose xmin is not older than it.
+      let start = try connection.execute("SELECT txid_current() % 4294967296").int64(0, 0) ?? 0
+      var holder = try Self.snapshot(olderThan: start, on: connection)
+      var wait: UInt32 = 10_000
+      for _ in 0..<Self.purgeWaits where holder != nil {
+        usleep(wait)
+        wait *= 2
+        holder = try Self.snapshot(olderThan: start, on: connection)
+      }
       let sizes = """
         SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::int8 FROM pg_class c \
         JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'msglog' AND c.relkind = 'r'
@@ -28,16 +57,50 @@ extension PostgresStore {
       let before = try connection.execute(sizes).int64(0, 0) ?? 0
       let tables = try connection.execute(
         "SELECT tablename FROM pg_tables WHERE schemaname = 'msglog' ORDER BY tablename")
-      for row in 0..<tables.count {
-        guard let name = tables.text(row, 0) else { continue }
-        let quoted = "\"" + name.replacing("\"", with: "\"\"") + "\""
-        try connection.execute("VACUUM FULL msglog.\(quoted)")
+      func rewrite() throws {
+        for row in 0..<tables.count {
+          guard let name = tables.text(row, 0) else { continue }
+          let quoted = "\"" + name.replacing("\"", with: "\"\"") + "\""
+          try connection.execute("VACUUM FULL msglog.\(quoted)")
+        }
+      }
+      try rewrite()
+      if holder != nil {
+        // Still there: it was there all through the rewrite. Gone: it
+        // ended during it (a `VACUUM FULL` waits for a reader's lock on its
+        // table), and nothing older than purge can begin: once more, clean.
+        holder = try Self.snapshot(olderThan: start, on: connection)
+        if holder == nil { try rewrite() }
       }
       do { try connection.execute("CHECKPOINT") } catch let error as PostgresError
         where error.sqlState == PostgresError.insufficientPrivilege
       {}
+      // Said after the rewrite, which scrubbed all the rest.
+      if let holder { throw MsglogError.purgeHeldByTransaction(location: shown, holder: holder) }
       let after = try connection.execute(sizes).int64(0, 0) ?? 0
       return UInt64(max(before - after, 0))
     }
+  }
+
+  /// What holds a snapshot older than transaction `start` (its low 32
+  /// bits, as `xid`) where `VACUUM FULL` of this database's tables has to
+  /// respect it, as PostgreSQL computes that horizon: a backend of this
+  /// database or of none (a walsender, whose xmin is a standby's
+  /// feedback), a replication slot, a prepared transaction. Nil when none.
+  /// (Any role sees another's `backend_xmin`; its backend type only its own.)
+  private static func snapshot(olderThan start: Int64, on connection: Connection) throws -> String? {
+    func older(_ column: String) -> String { "age(\(column)) > age('\(start)'::xid)" }
+    let holders = try connection.execute(
+      """
+      SELECT format('pid %s', pid) || coalesce(' (' || nullif(concat_ws(', ', backend_type, \
+      nullif(application_name, '')), '') || ')', '') \
+      FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_xmin IS NOT NULL \
+      AND (datid IS NULL OR datname = current_database()) AND \(older("backend_xmin")) \
+      UNION ALL SELECT format('replication slot %s', slot_name) FROM pg_replication_slots \
+      WHERE xmin IS NOT NULL AND \(older("xmin")) \
+      UNION ALL SELECT format('prepared transaction %s', gid) FROM pg_prepared_xacts \
+      WHERE database = current_database() AND \(older("transaction")) LIMIT 1
+      """)
+    return holders.count > 0 ? holders.text(0, 0) : nil
   }
 }

@@ -100,6 +100,9 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// `purge` found old pages still held by another process's read, round
   /// after round: what it could not scrub yet.
   case purgeHeldByReader(location: String)
+  /// `purge` on PostgreSQL waited for a snapshot older than itself (named
+  /// by `holder`), which may still see erased row versions, and it did not end.
+  case purgeHeldByTransaction(location: String, holder: String)
   /// `purge` of a store that has none.
   case purgeNotSupported(location: String)
   /// `trim` of a store that cannot (exit 1, HTTP 409).
@@ -271,7 +274,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       .anotherLog,
       .incompatibleRemote, .unacceptableRecord, .remoteFault:
       return .incompatible
-    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .purgeHeldByReader, .storeFailure, .lmdbFailure,
+    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .purgeHeldByReader, .purgeHeldByTransaction, .storeFailure, .lmdbFailure,
       .systemRefused,
       .cannotFollow,
       .rebuildDidNotVerify, .foreignFailure, .replicaMovedDuringPull, .changeDoesNotApply, .cannotReadInput,
@@ -367,6 +370,9 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .changedDuringRead: return "the database changed while it was read, five times over"
     case .purgeHeldByReader(let location):
       return "cannot purge \(location) whole: another process's read kept holding old pages"
+    case .purgeHeldByTransaction(let location, let holder):
+      return "cannot purge \(location) whole: a transaction older than the purge (\(TerminalText.escape(holder))) "
+        + "may still see erased row versions; run purge again once it has ended"
     case .purgeNotSupported(let location): return "\(location) has no purge: it is not an LMDB directory"
     case .trimNotSupported(let location):
       return "\(location) cannot be trimmed: msglog trims LMDB and PostgreSQL databases only"
