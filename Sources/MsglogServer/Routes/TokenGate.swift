@@ -163,11 +163,20 @@ package final class TokenGate: Sendable {
         stream = valid
       case .body:
         guard withBody else { return }
-        guard let members = try? RequestBody.members(request.body) else { return }
-        var copy = members
-        guard let text = try? copy.string(.stream) else { return }
-        guard let named = try? StreamName(validating: text ?? "main") else { return }
-        stream = named
+        // Read as every handler reads its body (one parser, which refuses
+        // duplicate keys), but only for "stream": the other members are
+        // the handler's (an erase's "ids" is an array, which a write's
+        // members are not). What the handler will refuse anyway (not
+        // JSON, not an object, a stream that is no name) is its 400 to give;
+        // no "stream" is stream main, checked as any other.
+        guard case .object(let members)? = try? JSONParser.parse(request.body) else { return }
+        switch members.first(where: { $0.0 == "stream" })?.1 {
+        case nil: stream = .main
+        case .string(let text)?:
+          guard let named = try? StreamName(validating: text) else { return }
+          stream = named
+        default: return
+        }
       }
       try check(token, right, stream)
     }
