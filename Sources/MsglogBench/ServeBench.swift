@@ -166,8 +166,12 @@ final class ServerProcess: @unchecked Sendable {
     process.arguments = ["--db", db, "serve", "--listen", "127.0.0.1:0"] + arguments
     let out = Pipe()
     process.standardOutput = out
-    _ = FileManager.default.createFile(atPath: stderr, contents: nil)
-    process.standardError = FileHandle(forWritingAtPath: stderr)
+    // Opened as a shell's `2> file` would: `FileManager.createFile` writes
+    // a new file and renames it over the path, which made /dev/null a
+    // plain file (and broke every later `> /dev/null` on the machine).
+    let descriptor = open(stderr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { throw BenchError("cannot open \(stderr) for the request log") }
+    process.standardError = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     try process.run()
     var line = Data()
     while !line.contains(UInt8(ascii: "\n")) {

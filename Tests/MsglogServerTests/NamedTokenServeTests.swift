@@ -71,6 +71,28 @@ import Testing
     #expect(call("GET", "/api/streams", nil, viewer).status == 200)
   }
 
+  /// The first `token add` closes a running `serve` to requests without a
+  /// token, without a restart: within a quarter second (a tokenless
+  /// request does not ask the log again sooner; on PostgreSQL each ask is
+  /// a round trip), and at once for a request that presents a token.
+  @Test(arguments: Store.allCases) func theFirstTokenClosesARunningServe(_ store: Store) throws {
+    let s = Sandbox(store)
+    s.append("seed")
+    let server = try ServedLog.running(s)
+    defer { _ = server.stop() }
+    #expect(server.request("GET", "/api/streams").status == 200)
+    let ann = try token(s, ["ann", "--read", "*"])
+    let added = Date()
+    var status = server.request("GET", "/api/streams").status
+    while status == 200 && Date().timeIntervalSince(added) < 10 {
+      usleep(20_000)
+      status = server.request("GET", "/api/streams").status
+    }
+    #expect(status == 401)
+    #expect(server.request("GET", "/api/streams", headers: ["Authorization: Bearer \(ann)"]).status == 200)
+    #expect(server.request("GET", "/api/streams", headers: ["Authorization: Bearer nonsense"]).status == 401)
+  }
+
   /// `GET /api/whoami` tells a token whose it is (the page's "signed in as
   /// ann"): a named token's name whatever its scopes, null for tokenless
   /// localhost and for the operator's token; the one 401 without a token
