@@ -38,19 +38,17 @@ extension EventLog {
         var build = try BulkImport(
           writer: loader, now: configuration.clock(),
           checkpointInterval: UInt64(configuration.checkpointInterval), capacity: capacity)
+        // Pulled one page ahead, on a thread of its own.
+        guard let pages = PagesAhead(log: self, remote: remote, logID: state.log) else { throw BulkImport.Unfit() }
+        defer { pages.stop() }
         var head: UInt64 = 0
-        var check: UInt32? = nil
-        while true {
-          let page = try remote.pull(PullRequest(log: state.log, after: head, check: check))
-          if page.records.isEmpty {
-            guard page.head == head else {
-              throw MsglogError.remoteFault(remote: remote.shown, .headNotBorneOut(claimed: page.head, seq: head))
-            }
-            break
-          }
+        pulling: while true {
+          let page: RecordPage
           let pageEvents: [Event]
-          do throws(RemoteFault) { pageEvents = try events(of: page, after: head) } catch {
-            throw MsglogError.remoteFault(remote: remote.shown, error)
+          switch pages.next() {
+          case .end: break pulling
+          case .failed(let error): throw error
+          case .page(let next, let events): (page, pageEvents) = (next, events)
           }
           try loader.appendEvents { append in
             for (event, record) in zip(pageEvents, page.records) {
@@ -64,7 +62,6 @@ extension EventLog {
           }
           guard build.nextSeq - 1 == pageEvents.last!.seq else { throw BulkImport.Unfit() }
           head = build.nextSeq - 1
-          check = page.records.last!.withUnsafeBytes { EventRecord.headCheck($0) }
         }
         try build.finish()
         state.remoteHead = head
