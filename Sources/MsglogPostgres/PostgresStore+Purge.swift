@@ -84,7 +84,10 @@ extension PostgresStore {
 
   /// What holds a snapshot older than transaction `start` (its low 32
   /// bits, as `xid`) where `VACUUM FULL` of this database's tables has to
-  /// respect it, as PostgreSQL computes that horizon: a backend of this
+  /// respect it, as PostgreSQL computes that horizon (`ComputeXidHorizons`:
+  /// the older of a session's snapshot and its own transaction id, so an
+  /// application idle in a transaction that wrote before the erase counts,
+  /// though it holds no snapshot between statements): a backend of this
   /// database or of none (a walsender, whose xmin is a standby's
   /// feedback), a replication slot, a prepared transaction. Nil when none.
   /// (Any role sees another's `backend_xmin`; its backend type only its own.)
@@ -94,8 +97,9 @@ extension PostgresStore {
       """
       SELECT format('pid %s', pid) || coalesce(' (' || nullif(concat_ws(', ', backend_type, \
       nullif(application_name, '')), '') || ')', '') \
-      FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND backend_xmin IS NOT NULL \
-      AND (datid IS NULL OR datname = current_database()) AND \(older("backend_xmin")) \
+      FROM pg_stat_activity WHERE pid <> pg_backend_pid() \
+      AND (datid IS NULL OR datname = current_database()) \
+      AND (\(older("backend_xmin")) OR \(older("backend_xid"))) \
       UNION ALL SELECT format('replication slot %s', slot_name) FROM pg_replication_slots \
       WHERE xmin IS NOT NULL AND \(older("xmin")) \
       UNION ALL SELECT format('prepared transaction %s', gid) FROM pg_prepared_xacts \

@@ -145,6 +145,39 @@ import Testing
     r = s.run("purge")
     #expect(r.code == 0, "\(r)")
     #expect(PostgresCluster.msglogFiles(holding: second, database: name).isEmpty)
+    // A session idle in a transaction that wrote before the erase holds
+    // no snapshot between statements, only its xid: it counts as well.
+    let third = "SENTINEL-" + UUID().uuidString
+    let idle = Process()
+    idle.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
+    idle.arguments = ["-qAt", s.db]
+    let commands = Pipe()
+    idle.standardInput = commands
+    idle.standardOutput = FileHandle.nullDevice
+    idle.standardError = FileHandle.nullDevice
+    try idle.run()
+    defer { if idle.isRunning { idle.terminate() } }
+    commands.fileHandleForWriting.write(
+      Data("SET application_name = 'idle-writer'; BEGIN; CREATE TABLE public.scratch (x int);\n".utf8))
+    let writing = """
+      SELECT count(*) FROM pg_stat_activity WHERE application_name = 'idle-writer' \
+      AND state = 'idle in transaction' AND backend_xid IS NOT NULL
+      """
+    var tries = 0
+    while PostgresCluster.psql(writing, database: name).stdout != "1\n" && tries < 200 {
+      usleep(50_000)
+      tries += 1
+    }
+    #expect(tries < 200, "the session did not write")
+    #expect(s.run("erase", s.append(third)).code == 0)
+    r = s.run("purge")
+    #expect(r.code == 1 && r.stderr.contains("idle-writer"), "\(r)")
+    commands.fileHandleForWriting.write(Data("ROLLBACK;\n".utf8))
+    try commands.fileHandleForWriting.close()
+    idle.waitUntilExit()
+    r = s.run("purge")
+    #expect(r.code == 0, "\(r)")
+    #expect(PostgresCluster.msglogFiles(holding: third, database: name).isEmpty)
     #expect(s.run("verify").code == 0)
     #expect(s.run("list").stdout.split(separator: "\n").count == 100)
   }
