@@ -74,15 +74,28 @@ import Testing
   /// The first `token add` closes a running `serve` to requests without a
   /// token, without a restart: within a quarter second (a tokenless
   /// request does not ask the log again sooner; on PostgreSQL each ask is
-  /// a round trip), and at once for a request that presents a token.
+  /// a round trip), and at once for a request that presents a token; a
+  /// follow opened without a token ends.
   @Test(arguments: Store.allCases) func theFirstTokenClosesARunningServe(_ store: Store) throws {
     let s = Sandbox(store)
     s.append("seed")
     let server = try ServedLog.running(s)
     defer { _ = server.stop() }
     #expect(server.request("GET", "/api/streams").status == 200)
+    // A follow opened without a token, while the log held none.
+    let socket = try #require(LoopbackSocket(port: server.port))
+    #expect(socket.send("GET /api/follow HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n"))
+    let opened = socket.receive(seconds: 30) { $0.contains("retry: 1000") }
+    #expect(opened.text.contains(" 200 "), "\(opened.text)")
     let ann = try token(s, ["ann", "--read", "*"])
     let added = Date()
+    // It ends, with nothing of what is committed once the quarter second
+    // has passed.
+    usleep(300_000)
+    s.append("after the first token")
+    let end = socket.receive(seconds: 30) { _ in false }
+    #expect(end.closed, "the tokenless follow went on: \(end.text)")
+    #expect(!end.text.contains("after the first token"), "\(end.text)")
     var status = server.request("GET", "/api/streams").status
     while status == 200 && Date().timeIntervalSince(added) < 10 {
       usleep(20_000)

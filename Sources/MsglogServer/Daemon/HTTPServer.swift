@@ -42,11 +42,12 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
     metrics = configuration.metrics ? Metrics() : nil
     tls = try configuration.tls.map { files throws(ServerError) in try TLSServerCredentials(files) }
     warnings = ServerLog(requests: RequestLog(format: configuration.logFormat))
+    let gate = TokenGate(log: log)
     router = Router(
       routes: Routes.table(
         log: log, commits: commits, stallLimit: configuration.stallLimit, metrics: metrics,
-        readiness: Readiness(log: log, warnings: warnings)),
-      policy: configuration.policy, gate: TokenGate(log: log))
+        readiness: Readiness(log: log, warnings: warnings), gate: gate),
+      policy: configuration.policy, gate: gate)
   }
 
   /// Starts listening; returns the port bound (the one the system chose for port 0).

@@ -14,6 +14,9 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
   let stream: StreamName?
   /// Who follows: a named token gets only the streams it may read.
   let caller: Caller
+  /// Asked by a follow opened without a token whether the log holds
+  /// tokens now (nil: never; the tests' feeds).
+  let gate: TokenGate?
   private var nextSeq: UInt64
   private var opened = false
   private let cancelled = Atomic(false)
@@ -22,11 +25,15 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
   /// a stream's memory does not grow with the size of the backlog.
   static let batchBytes = 256 * 1024
 
-  init(log: EventLog, commits: CommitHub, stream: StreamName?, next: UInt64, caller: Caller = .open) {
+  init(
+    log: EventLog, commits: CommitHub, stream: StreamName?, next: UInt64, caller: Caller = .open,
+    gate: TokenGate? = nil
+  ) {
     self.log = log
     self.commits = commits
     self.stream = stream
     self.caller = caller
+    self.gate = gate
     self.nextSeq = next
   }
 
@@ -35,21 +42,35 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
   /// A named token's follow is asked again every half second while it
   /// waits for a commit, so that a revocation or an expiry ends it within
   /// a second (the loop's tick is a quarter): the one wake-up besides the
-  /// store's commit notification, and only for such a follow — a token's
-  /// revocation appends no event, so no commit would wake it.
+  /// store's commit notification — a token's revocation appends no event,
+  /// so no commit would wake it. So is a follow opened without a token
+  /// (the log held none then), which the first `token add` ends.
   package var recheckAfter: Double? {
-    if case .named = caller { return 0.5 }
-    return nil
+    switch caller {
+    case .named: return 0.5
+    case .open: return gate == nil ? nil : 0.5
+    case .operatorToken: return nil
+    }
   }
 
-  /// Whether the follower's token is still live, asked after the events
-  /// of a piece were read and before any is sent: what was read was
-  /// committed before this answer, so before any revocation it did not
-  /// see — no event committed after the revocation is sent.
-  private func tokenIsLive() -> Bool {
-    guard case .named(let token) = caller else { return true }
-    guard let now = try? log.namedToken(id: token.id) else { return false }
-    return now.standing(at: Timestamp.now()) == .live
+  /// Whether the follower may still follow, asked after the events of a
+  /// piece were read and before any is sent: what was read was committed
+  /// before this answer, so before any revocation it did not see — no
+  /// event committed after the revocation is sent. A named token: still
+  /// live. No token: the log still holds none (the gate's answer, which
+  /// stands a quarter second for all such follows, so thousands of them
+  /// ask the log no more often than one).
+  private func mayStillFollow() -> Bool {
+    switch caller {
+    case .named(let token):
+      guard let now = try? log.namedToken(id: token.id) else { return false }
+      return now.standing(at: Timestamp.now()) == .live
+    case .open:
+      guard let gate else { return true }
+      return (try? gate.logHoldsTokens(presented: false)) != true
+    case .operatorToken:
+      return true
+    }
   }
 
   package func next() -> BodyChunk {
@@ -59,6 +80,10 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
       // Tell the client how long to wait before reconnecting.
       json.raw("retry: 1000\n\n")
       opened = true
+    } else if commits.head < nextSeq {
+      // Woken by the recheck, not by a commit: nothing new to read (a
+      // commit the hub has not seen yet wakes this follow when it does).
+      return mayStillFollow() ? .waitForCommit(nextSeq) : .end
     }
     do {
       try readBatch(into: &json)
@@ -69,7 +94,7 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
     } catch {
       return .failed
     }
-    guard tokenIsLive() else { return .end }
+    guard mayStillFollow() else { return .end }
     if json.bytes.isEmpty { return .waitForCommit(nextSeq) }
     return .bytes(json.take(), last: false)
   }

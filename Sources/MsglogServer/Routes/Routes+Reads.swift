@@ -123,7 +123,7 @@ extension Routes {
     if !exists { next = head + 1 }
     if next > head + 1 { throw MsglogError.seqBeyondHead(seq: next - 1, head: head) }
     try log.read { try $0.checkHistory(from: next) }
-    let feed = EventFeed(log: log, commits: commits, stream: only, next: next, caller: request.caller)
+    let feed = EventFeed(log: log, commits: commits, stream: only, next: next, caller: request.caller, gate: gate)
     return Response(contentType: "text/event-stream", body: .events(feed))
   }
 }

@@ -16,11 +16,15 @@ struct Routes: Sendable {
   /// What `/metrics` shows; nil with `--no-metrics`.
   let metrics: Metrics?
   let readiness: Readiness
+  /// Who may come in: a follow opened without a token asks it, while it
+  /// waits, whether the log has come to hold tokens since.
+  let gate: TokenGate
 
   static func table(
-    log: EventLog, commits: CommitHub, stallLimit: Double, metrics: Metrics?, readiness: Readiness
+    log: EventLog, commits: CommitHub, stallLimit: Double, metrics: Metrics?, readiness: Readiness, gate: TokenGate
   ) -> [Route] {
-    let api = Routes(log: log, commits: commits, stallLimit: stallLimit, metrics: metrics, readiness: readiness)
+    let api = Routes(
+      log: log, commits: commits, stallLimit: stallLimit, metrics: metrics, readiness: readiness, gate: gate)
     let document = OpenAPIDocument()
     var routes =
       Page.routes + api.operations(document) + api.reads + api.writes + eraseRoutes(api) + syncRoutes(api)
