@@ -91,6 +91,8 @@ extension PostgresStore {
   /// database or of none (a walsender, whose xmin is a standby's
   /// feedback), a replication slot, a prepared transaction. Nil when none.
   /// (Any role sees another's `backend_xmin`; its backend type only its own.)
+  /// An autovacuum worker's plain VACUUM is not waited for: PostgreSQL
+  /// leaves its snapshot out of the horizon (its ANALYZE it does not).
   private static func snapshot(olderThan start: Int64, on connection: Connection) throws -> String? {
     func older(_ column: String) -> String { "age(\(column)) > age('\(start)'::xid)" }
     let holders = try connection.execute(
@@ -99,6 +101,8 @@ extension PostgresStore {
       nullif(application_name, '')), '') || ')', '') \
       FROM pg_stat_activity WHERE pid <> pg_backend_pid() \
       AND (datid IS NULL OR datname = current_database()) \
+      AND NOT (backend_type = 'autovacuum worker' AND query LIKE 'autovacuum: VACUUM %' \
+      AND query NOT LIKE 'autovacuum: VACUUM ANALYZE %') \
       AND (\(older("backend_xmin")) OR \(older("backend_xid"))) \
       UNION ALL SELECT format('replication slot %s', slot_name) FROM pg_replication_slots \
       WHERE xmin IS NOT NULL AND \(older("xmin")) \

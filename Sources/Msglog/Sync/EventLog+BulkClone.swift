@@ -39,7 +39,7 @@ extension EventLog {
           writer: loader, now: configuration.clock(),
           checkpointInterval: UInt64(configuration.checkpointInterval), capacity: capacity)
         // Pulled one page ahead, on a thread of its own.
-        guard let pages = PagesAhead(log: self, remote: remote, logID: state.log) else { throw BulkImport.Unfit() }
+        guard let pages = PagesAhead(remote: remote, logID: state.log) else { throw BulkImport.Unfit() }
         defer { pages.stop() }
         var head: UInt64 = 0
         pulling: while true {

@@ -48,6 +48,12 @@ extension EventLog {
 
   /// The page's events, checked now if they were not as they arrived.
   func events(of page: RecordPage, after head: UInt64) throws(RemoteFault) -> [Event] {
+    try Self.events(of: page, after: head)
+  }
+
+  /// The page's events, checked now if they were not as they arrived
+  /// (no log needed: `PagesAhead` checks pages on a thread of its own).
+  static func events(of page: RecordPage, after head: UInt64) throws(RemoteFault) -> [Event] {
     if let events = page.events { return events }
     var checked = PulledPage(after: head, limit: SyncProtocol.pageRecords, pageBytes: SyncProtocol.pageBytes)
     for record in page.records { try checked.take(record) }

@@ -27,13 +27,13 @@ final class PagesAhead: @unchecked Sendable {
   }
 
   private let queue = Guarded(Queue())
-  private let log: EventLog
+  // No `EventLog` here: the thread outlives `stop` by a moment, and the
+  // replica's must close before the clone puts its directory in place.
   private let remote: any SyncRemote
   private let logID: ItemID
 
   /// Starts pulling from seq 1; nil when no thread could be started.
-  init?(log: EventLog, remote: any SyncRemote, logID: ItemID) {
-    self.log = log
+  init?(remote: any SyncRemote, logID: ItemID) {
     self.remote = remote
     self.logID = logID
     guard startThread({ [self] in pull() }) else { return nil }
@@ -66,7 +66,7 @@ final class PagesAhead: @unchecked Sendable {
           next = .end
         } else {
           let events: [Event]
-          do throws(RemoteFault) { events = try log.events(of: page, after: head) } catch {
+          do throws(RemoteFault) { events = try EventLog.events(of: page, after: head) } catch {
             throw MsglogError.remoteFault(remote: remote.shown, error)
           }
           head = events.last!.seq
