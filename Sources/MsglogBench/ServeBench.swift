@@ -180,7 +180,8 @@ final class ServerProcess: @unchecked Sendable {
       line += chunk
     }
     let text = String(decoding: line, as: UTF8.self)
-    guard let colon = text.range(of: ":", options: .backwards), let port = UInt16(text[colon.upperBound...].prefix { $0.isNumber })
+    guard let colon = text.range(of: ":", options: .backwards),
+      let port = UInt16(text[colon.upperBound...].prefix { $0.isNumber })
     else { throw BenchError("cannot read the port from \(text)") }
     self.port = port
   }
@@ -229,7 +230,8 @@ final class HTTPConnection {
       if let end = headerEnd {
         let head = String(decoding: buffer[..<end], as: UTF8.self)
         guard head.hasPrefix("HTTP/1.1 200") else { throw BenchError("the server answered \(head)") }
-        let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+        let length =
+          head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
           .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
         if buffer.count >= end + 4 + length {
           buffer.removeFirst(end + 4 + length)
@@ -246,7 +248,8 @@ final class HTTPConnection {
 
   private func find(_ needle: [UInt8]) -> Int? {
     guard buffer.count >= needle.count else { return nil }
-    for i in 0...(buffer.count - needle.count) where buffer[i] == needle[0] && Array(buffer[i..<i + needle.count]) == needle {
+    for i in 0...(buffer.count - needle.count)
+    where buffer[i] == needle[0] && Array(buffer[i..<i + needle.count]) == needle {
       return i
     }
     return nil

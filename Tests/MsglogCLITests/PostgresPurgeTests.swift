@@ -51,7 +51,8 @@ import Testing
     #expect(FileManager.default.createFile(atPath: stop, contents: nil))
     #expect(writer.waitForOutput("done"))
     let written = writer.finish()
-    let count = Int(written.stdout.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
+    let count =
+      Int(written.stdout.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
     #expect(written.code == 0 && count >= 5, "\(written)")
     #expect(follower.waitForOutput("writer \(count)"))
     // Whatever they wrote during the purge is there, once each, and the log verifies.
@@ -112,13 +113,16 @@ import Testing
         SELECT count(*) FROM pg_class; SELECT pg_sleep(\(seconds)); COMMIT
         """
       let child = s.start(["-qAt", s.db, "-c", sql], runner: "/usr/bin/psql")
-      let held = "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'long-report' AND backend_xmin IS NOT NULL"
+      let held =
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'long-report' AND backend_xmin IS NOT NULL"
       var tries = 0
       while PostgresCluster.psql(held, database: name).stdout != "1\n" && tries < 200 {
         usleep(50_000)
         tries += 1
       }
-      #expect(tries < 200, "the report holds no snapshot: \((try? String(contentsOfFile: child.errPath, encoding: .utf8)) ?? "")")
+      #expect(
+        tries < 200,
+        "the report holds no snapshot: \((try? String(contentsOfFile: child.errPath, encoding: .utf8)) ?? "")")
       return child
     }
     // A report that ends by itself within the wait: purge waits for it.

@@ -274,7 +274,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       .anotherLog,
       .incompatibleRemote, .unacceptableRecord, .remoteFault:
       return .incompatible
-    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .purgeHeldByReader, .purgeHeldByTransaction, .storeFailure, .lmdbFailure,
+    case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .purgeHeldByReader, .purgeHeldByTransaction,
+      .storeFailure, .lmdbFailure,
       .systemRefused,
       .cannotFollow,
       .rebuildDidNotVerify, .foreignFailure, .replicaMovedDuringPull, .changeDoesNotApply, .cannotReadInput,
