@@ -96,6 +96,33 @@ import Testing
     setup.honestSyncEndsInSync()
   }
 
+  /// The same lies during a clone, whose pages are pulled one ahead of
+  /// the build on a thread of their own (`PagesAhead`): refused as the
+  /// remote's fault, naming the seq, nothing left where the clone was to
+  /// be; the truth again, and the clone is the server's copy.
+  @Test(arguments: [
+    ("pull-skip", "it skipped from seq 1 to seq 3"),
+    ("pull-duplicate", "it sent seq 1 again where seq 2 was due"),
+    ("pull-head 9223372036854775807", "it says its head is seq 9223372036854775807 but sent nothing after seq 5"),
+  ])
+  func aCloneFromALiarLeavesNothing(lie: String, words: String) throws {
+    let server = Sandbox()
+    for text in ["one", "two", "three", "four", "five"] { _ = server.append(text) }
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let liar = try LyingRemote(server, target: served.port)
+    defer { liar.stop() }
+    liar.lie(lie)
+    let replica = Sandbox()
+    let run = replica.run(["clone", liar.url])
+    #expect(run.code == 1 && run.stderr.contains(words), "\(run)")
+    #expect(!FileManager.default.fileExists(atPath: replica.db), "the cut clone left \(replica.db)")
+    liar.lie("")
+    let clone = replica.run(["clone", liar.url])
+    #expect(clone.code == 0, "\(clone)")
+    #expect(replica.export() == server.export())
+  }
+
   @Test func aRedirectIsRefusedAsARedirect() throws {
     let setup = try Setup()
     setup.liar.lie("redirect")
