@@ -46,18 +46,18 @@ extension EventLog {
     }
   }
 
-  /// The page's events, checked now if they were not as they arrived.
-  func events(of page: RecordPage, after head: UInt64) throws(RemoteFault) -> [Event] {
-    try Self.events(of: page, after: head)
-  }
-
-  /// The page's events, checked now if they were not as they arrived
-  /// (no log needed: `PagesAhead` checks pages on a thread of its own).
-  static func events(of page: RecordPage, after head: UInt64) throws(RemoteFault) -> [Event] {
+  /// The page's events, checked now if they were not as they arrived; what
+  /// does not check is `remote`'s fault. (No log needed: `PagesAhead`
+  /// checks a clone's pages on a thread of its own.)
+  static func events(of page: RecordPage, after head: UInt64, from remote: any SyncRemote) throws -> [Event] {
     if let events = page.events { return events }
     var checked = PulledPage(after: head, limit: SyncProtocol.pageRecords, pageBytes: SyncProtocol.pageBytes)
-    for record in page.records { try checked.take(record) }
-    try checked.check(head: page.head)
+    do throws(RemoteFault) {
+      for record in page.records { try checked.take(record) }
+      try checked.check(head: page.head)
+    } catch {
+      throw MsglogError.remoteFault(remote: remote.shown, error)
+    }
     return checked.events
   }
 
@@ -69,10 +69,7 @@ extension EventLog {
   private func adopt(_ page: RecordPage, after head: UInt64, from remote: any SyncRemote, into report: inout SyncReport)
     throws -> Int
   {
-    let events: [Event]
-    do { events = try self.events(of: page, after: head) } catch {
-      throw MsglogError.remoteFault(remote: remote.shown, error)
-    }
+    let events = try Self.events(of: page, after: head, from: remote)
     var settled = (pushed: 0, rebased: 0)
     try writing { writer in
       guard let replicas = writer as? any ReplicaStateWriter, var state = try replicas.replicaState() else {

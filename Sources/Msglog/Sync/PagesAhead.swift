@@ -1,7 +1,7 @@
 import MsglogCore
 
 /// A bulk clone's pages, pulled one ahead on a thread of their own and
-/// checked there (`EventLog.events(of:after:)`): the remote reads and sends
+/// checked there (`EventLog.events(of:after:from:)`): the remote reads and sends
 /// page N+1 while this process builds page N. One page after another, a
 /// clone of 1,000,000 events through `serve` took 1.23× `export | import`
 /// on 2 cores, the remote idle while the replica built and the other way
@@ -65,10 +65,7 @@ final class PagesAhead: @unchecked Sendable {
           }
           next = .end
         } else {
-          let events: [Event]
-          do throws(RemoteFault) { events = try EventLog.events(of: page, after: head) } catch {
-            throw MsglogError.remoteFault(remote: remote.shown, error)
-          }
+          let events = try EventLog.events(of: page, after: head, from: remote)
           head = events.last!.seq
           check = page.records.last!.withUnsafeBytes { EventRecord.headCheck($0) }
           next = .page(page, events)

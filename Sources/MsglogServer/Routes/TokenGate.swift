@@ -1,10 +1,6 @@
 import Msglog
 import Synchronization
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// Who may do what (SPEC "Who may do what: named tokens"): once the log
 /// holds a named token, every route that `needsToken` wants one — the
 /// operator's (`--token`), or a live named token — and a named token may
@@ -21,15 +17,15 @@ package final class TokenGate: Sendable {
   /// a request without a named token asks the log again, so that the first
   /// `token add` counts without a restart.
   private let holdsTokens = Atomic(false)
-  /// When the log was last asked and held none (CLOCK_MONOTONIC, ns; 0:
-  /// not yet). A request with no token asks again only after
+  /// When the log was last asked and held none (`Deadline.now()`'s
+  /// nanoseconds; 0: not yet). A request with no token asks again only after
   /// `tokenlessRecheck`: on PostgreSQL each ask is a round trip, which
   /// every tokenless request paid (a third of `serve`'s appends per
   /// second with one client). A request that presents a token always asks.
-  private let noTokensSeenAt = Atomic<Int64>(0)
+  private let noTokensSeenAt = Atomic<UInt64>(0)
   /// How long a "no tokens" answer stands for requests without a token:
   /// the first `token add` counts within it, without a restart.
-  static let tokenlessRecheck: Int64 = 250_000_000
+  static let tokenlessRecheck: UInt64 = 250_000_000
   /// Failed tokens by client address, which slow that address alone.
   let failures = FailedTokens()
 
@@ -61,11 +57,9 @@ package final class TokenGate: Sendable {
   ///   one, a recent "none" stands (`tokenlessRecheck`).
   func logHoldsTokens(presented: Bool = true) throws(HTTPError) -> Bool {
     if holdsTokens.load(ordering: .relaxed) { return true }
-    var clock = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &clock)
-    let now = Int64(clock.tv_sec) * 1_000_000_000 + Int64(clock.tv_nsec)
+    let now = Deadline.now().nanoseconds
     let seen = noTokensSeenAt.load(ordering: .relaxed)
-    if !presented, seen != 0, now - seen < Self.tokenlessRecheck { return false }
+    if !presented, seen != 0, now < seen &+ Self.tokenlessRecheck { return false }
     let holds: Bool
     do {
       holds = try log.holdsTokens()
