@@ -15,13 +15,21 @@
 /// Overlapped commits: a store across a network says when a batch's commit
 /// has been sent (`commit`'s `sent`), and the next batch may then be built
 /// and sent behind it while it flushes, on the state it will leave — at
-/// most one batch in flight while the next is built. That pays only while
-/// building a batch takes about as long as committing one (the server and
-/// this process then work at once); where the commit's flush is the longer
-/// part, a batch built early would only halve the batches, since the
-/// writers of the one in flight cannot join it. So the next batch is
-/// built early only while the last build took at least as long as the
-/// last commit's own time on the server (`Pace`).
+/// most one batch in flight while the next is built. A batch built early
+/// must not be a small one: its writers pay a whole flush, and the writers
+/// of the batch in flight, who come back when it is done, cannot join it,
+/// so early batches taken with whatever waits halve the batches and cost
+/// more than the overlap saves (16 writers on PostgreSQL on two cores:
+/// 7 writes a batch, a quarter of them alone, 0.6× the appends a second
+/// of waiting). So the next batch is built early only once as many writes
+/// wait as the batch in flight holds (`State.mayBuild`); short of that, it
+/// is built when that batch is done, with everything that waits by then.
+///
+/// Each write's thread sleeps on its own ticket and is woken once: to
+/// build the next batch (the first write waiting, when a batch may be
+/// built) or with its outcome. Sixteen writers sharing one condition
+/// would each be woken by every arrival, sending and commit — hundreds of
+/// wake-ups a batch, which on two cores cost more than the batch's work.
 final class CommitQueue<Work, Result>: Sendable {
   /// One write waiting for its outcome.
   final class Ticket {
@@ -30,44 +38,38 @@ final class CommitQueue<Work, Result>: Sendable {
     var result: Swift.Result<Result, any Error>?
     /// Whether a batch has taken it (its thread then waits for the result).
     var taken = false
+    /// What its thread waits for: to be called to build, or its outcome.
+    fileprivate let call = Guarded(Call.waiting)
 
     init(_ work: Work) { self.work = work }
   }
 
+  fileprivate enum Call { case waiting, build, done }
+
   /// The most writes one transaction takes (more wait for the next one).
   let batchLimit: Int
-  /// Its waiters are woken when a write arrives, when a batch is sent and
-  /// when one is committed, and by nothing else.
+  /// Only the thread gathering a batch waits on it, for writes to arrive.
   private let state = Guarded(State())
 
   private struct State {
     var waiting: [Ticket] = []
     /// Whether a batch is being built (taken, not yet sent): one at a time.
     var building = false
-    /// Batches sent and not yet committed (or failed).
+    /// Batches sent and not yet committed (or failed), and the writes
+    /// of the last one sent.
     var inFlight = 0
+    var sentWrites = 0
     /// The size and duration of the last batch committed.
     var lastBatch = 0
     var lastCommit: Duration = .zero
-    var pace = Pace()
     /// Batches built while another was in flight, since the start.
     var overlapped = 0
 
-    /// Whether a write that waits may build the next batch now.
-    var mayBuild: Bool { !building && (inFlight == 0 || (inFlight == 1 && pace.overlaps)) }
-  }
-
-  /// What the last batches took: to build (taken to sent), and on the
-  /// server (sent, or the batch before done, to done).
-  private struct Pace {
-    var build: Duration = .zero
-    var service: Duration = .zero
-    /// When the last batch was done.
-    var lastDone = ContinuousClock.now
-
-    /// Whether the next batch is built while one commits: only while
-    /// building takes at least as long as committing.
-    var overlaps: Bool { build > .zero && build >= service }
+    /// Whether the next batch may be built now: when none is in flight,
+    /// or behind the one in flight once as many writes wait as it holds.
+    var mayBuild: Bool {
+      !building && (inFlight == 0 || (inFlight == 1 && waiting.count >= sentWrites))
+    }
   }
 
   init(batchLimit: Int) {
@@ -86,66 +88,74 @@ final class CommitQueue<Work, Result>: Sendable {
   /// is on its way and the next batch may be built on the state it leaves.
   func submit(_ work: Work, commit: ([Ticket], _ sent: () -> Void) throws -> Void) throws -> Result {
     let ticket = Ticket(work)
-    state.update { $0.waiting.append(ticket) }
-    var waited = false
-    while true {
-      // Until this write has its outcome, or it may build the next batch:
-      // then this thread commits what waits, itself first among them.
-      let gathering: (writers: Int, patience: Duration)? = state.wait(
-        until: { state in
-          if ticket.result != nil || (!ticket.taken && state.mayBuild) { return true }
-          waited = true
-          return false
-        }, wakingOthers: false,
-        then: { state, _ in
-          guard ticket.result == nil else { return nil }
-          state.building = true
-          if state.inFlight > 0 { state.overlapped += 1 }
-          return waited || state.waiting.count > 1 ? returningWriters(state) : (0, .zero)
-        })
-      guard let gathering else { break }
-      let batch = state.wait(
-        until: { $0.waiting.count >= gathering.writers }, deadline: .after(gathering.patience), wakingOthers: false,
-        then: { state, _ in
-          let batch = Array(state.waiting.prefix(batchLimit))
-          state.waiting.removeFirst(batch.count)
-          for ticket in batch { ticket.taken = true }
-          return batch
-        })
-      let started = ContinuousClock.now
-      var sentAt: ContinuousClock.Instant? = nil
-      func markSent() {
-        guard sentAt == nil else { return }
-        let now = ContinuousClock.now
-        sentAt = now
-        state.update { state in
-          state.building = false
-          state.inFlight += 1
-          state.pace.build = now - started
-        }
-      }
-      do {
-        try commit(batch, markSent)
-      } catch {
-        for left in batch where left.result == nil { left.result = .failure(error) }
-      }
-      let done = ContinuousClock.now
-      state.update { state in
-        if let sentAt {
-          state.inFlight -= 1
-          state.pace.service = done - max(sentAt, state.pace.lastDone)
-        } else {
-          // Committed where it ran (or failed before it was sent): the
-          // next batch is built only now.
-          state.building = false
-          state.pace = Pace()
-        }
-        state.lastBatch = batch.count
-        state.lastCommit = done - started
-        state.pace.lastDone = done
-      }
+    // Arriving wakes the thread gathering a batch, if there is one, and
+    // may let the next batch be built (by this write, or the first waiting).
+    let builder = state.update { state in
+      state.waiting.append(ticket)
+      return Self.callBuilder(&state)
     }
+    let builds = builder === ticket
+    if let builder, !builds { builder.call.update { $0 = .build } }
+    if !builds {
+      let call = ticket.call.wait(until: { $0 != .waiting }, wakingOthers: false) { call, _ in call }
+      guard call == .build else { return try ticket.result!.get() }
+    }
+    // This thread commits what waits, this write first among them.
+    let gathering = state.read { state in
+      !builds || state.waiting.count > 1 ? returningWriters(state) : (0, .zero)
+    }
+    let batch = state.wait(
+      until: { $0.waiting.count >= gathering.writers }, deadline: .after(gathering.patience), wakingOthers: false,
+      then: { state, _ in
+        let batch = Array(state.waiting.prefix(batchLimit))
+        state.waiting.removeFirst(batch.count)
+        for ticket in batch { ticket.taken = true }
+        return batch
+      })
+    let started = ContinuousClock.now
+    var sent = false
+    func markSent() {
+      guard !sent else { return }
+      sent = true
+      let next = state.update { state in
+        state.building = false
+        state.inFlight += 1
+        state.sentWrites = batch.count
+        return Self.callBuilder(&state)
+      }
+      next?.call.update { $0 = .build }
+    }
+    do {
+      try commit(batch, markSent)
+    } catch {
+      for left in batch where left.result == nil { left.result = .failure(error) }
+    }
+    let done = ContinuousClock.now
+    for other in batch where other !== ticket { other.call.update { $0 = .done } }
+    let next = state.update { state in
+      if sent {
+        state.inFlight -= 1
+      } else {
+        // Committed where it ran (or failed before it was sent): the
+        // next batch is built only now.
+        state.building = false
+      }
+      state.lastBatch = batch.count
+      state.lastCommit = done - started
+      return Self.callBuilder(&state)
+    }
+    next?.call.update { $0 = .build }
     return try ticket.result!.get()
+  }
+
+  /// When a batch may be built now, the write that builds it — the first
+  /// waiting, which this marks building (its thread is then called, or,
+  /// just arrived, goes on to build); nil when none may or none waits.
+  private static func callBuilder(_ state: inout State) -> Ticket? {
+    guard state.mayBuild, let first = state.waiting.first else { return nil }
+    state.building = true
+    if state.inFlight > 0 { state.overlapped += 1 }
+    return first
   }
 
   /// With others about (this write, or others, waited for the last
