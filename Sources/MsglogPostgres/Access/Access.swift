@@ -88,14 +88,18 @@ extension PostgresStore {
     /// - Throws: `HeadMoved` when the head row's lock, sent in front of
     ///   them, finds that another writer committed after the state this
     ///   transaction validated against: nothing was written.
+    ///
+    /// - Parameter afterwards: sent behind them in the same round trip;
+    ///   their failure is not thrown (`Connection.pipeline`).
     @discardableResult
-    func send(_ statements: [Statement], locking: Bool, beforeLast answered: (([Rows]) -> Void)? = nil) throws
-      -> [Rows]
-    {
+    func send(
+      _ statements: [Statement], locking: Bool, beforeLast answered: (([Rows]) -> Void)? = nil,
+      afterwards: [Statement] = []
+    ) throws -> [Rows] {
       let outgoing = state.sending(statements, locking: locking)
       let early = answered.map { (last: outgoing.statements.count - 2, answered: $0) }
       let sent = Result { () throws(PostgresError) -> [Rows] in
-        try connection.pipeline(outgoing.statements, early: early)
+        try connection.pipeline(outgoing.statements, early: early, afterwards: afterwards)
       }
       if case .failure(let error) = sent, let lock = outgoing.lockAt, error.statement == lock, state.headMoved(error) {
         throw HeadMoved()
@@ -103,9 +107,15 @@ extension PostgresStore {
       return try sent.get()
     }
 
-    /// Sends what is left, moves the head, notifies followers and commits:
+    /// Sends what is left, moves the head, commits and notifies followers:
     /// one round trip, which also takes the head's lock if it is not held
     /// yet. A transaction that wrote nothing just ends.
+    ///
+    /// The notification is a transaction of its own behind the commit
+    /// (`PostgresSchema.notifyAfterCommit`): a `NOTIFY` inside it would
+    /// hold PostgreSQL's one lock for notifying transactions through its
+    /// flush, and no two writers' commits — of this process or any other
+    /// on the database — could then be flushed together.
     ///
     /// - Parameter written: called (if at all) once everything but the
     ///   `COMMIT` is answered — the lock held, the rows written, the head
@@ -116,13 +126,12 @@ extension PostgresStore {
       try endCopy()
       var batch = buildingKeys() + buffer.take()
       var movesHead = false
-      var notifies = false
+      var notice: [Statement] = []
       if let head = state.head, state.phase == .wrote || !batch.isEmpty {
         movesHead = true
         batch.append(PostgresSchema.moveHead(to: head))
         // Once per transaction, however many events it appends.
-        notifies = head != state.openingHead
-        if notifies { batch.append(PostgresSchema.notify(head: head)) }
+        if head != state.openingHead { notice = PostgresSchema.notifyAfterCommit(head: head) }
       }
       guard state.phase != .unsent || !batch.isEmpty else {  // nothing sent, nothing to end
         state.committed(version: nil)
@@ -131,12 +140,13 @@ extension PostgresStore {
       // The head's move is counted from the end: a BEGIN and the lock may be in front.
       let early = written.map { written in
         { (rows: [Rows]) in
-          self.state.committing(version: movesHead ? rows[rows.count - (notifies ? 2 : 1)].text(0, 0) : nil)
+          self.state.committing(version: movesHead ? rows[rows.count - 1].text(0, 0) : nil)
           written()
         }
       }
-      let rows = try send(batch + [PostgresSchema.commit], locking: movesHead, beforeLast: early)
-      state.committed(version: movesHead ? rows[rows.count - (notifies ? 3 : 2)].text(0, 0) : nil)
+      let rows = try send(
+        batch + [PostgresSchema.commit], locking: movesHead, beforeLast: early, afterwards: notice)
+      state.committed(version: movesHead ? rows[rows.count - 2].text(0, 0) : nil)
     }
 
     /// What this transaction leaves known, once it has committed: the head,

@@ -38,10 +38,21 @@ extension PostgresSchema {
     Statement("UPDATE msglog.head SET seq = $1 WHERE id = 1 RETURNING xmin::text", [.uint64(seq)])
   }
 
-  /// Tells followers the head moved: delivered to listeners when (and
-  /// only if) the transaction commits.
-  static func notify(head: UInt64) -> Statement {
-    Statement("SELECT pg_notify('msglog', $1)", [.text(String(head))])
+  /// Tells followers the head moved, once the commit that moved it is
+  /// durable: a transaction of its own, sent behind that `COMMIT`, whose
+  /// own commit is not waited for (`synchronous_commit` off for it alone:
+  /// a notification lost in a crash costs nothing, as followers read the
+  /// head again when they connect again). Its commit holds PostgreSQL's
+  /// lock for notifying transactions only a moment; a `NOTIFY` in the
+  /// writing transaction would hold it through that transaction's flush,
+  /// and every other notifying commit would wait for it.
+  static func notifyAfterCommit(head: UInt64) -> [Statement] {
+    [
+      begin,
+      Statement(
+        "SELECT set_config('synchronous_commit', 'off', true), pg_notify('msglog', $1)", [.text(String(head))]),
+      commit,
+    ]
   }
 
   /// What followers listen on.

@@ -184,11 +184,18 @@ final class Connection: @unchecked Sendable {
   /// read: a write learns that everything but its `COMMIT` is done while
   /// the server still flushes that commit (`Access.commit`). Not called
   /// when one of them failed, or when there is one statement.
+  ///
+  /// `afterwards` go in the same round trip, after `statements`, and what
+  /// they do cannot undo what those did: their answers are not returned,
+  /// and their failure (or the connection's, once every one of
+  /// `statements` is answered) is not thrown — a commit that is durable
+  /// is not reported as failed because a notification after it failed.
   @discardableResult
   func pipeline(
-    _ statements: [Statement], early: (last: Int, answered: ([Rows]) -> Void)? = nil
+    _ statements: [Statement], early: (last: Int, answered: ([Rows]) -> Void)? = nil,
+    afterwards: [Statement] = []
   ) throws(PostgresError) -> [Rows] {
-    if statements.count == 1 {
+    if statements.count == 1, afterwards.isEmpty {
       let rows = Result { () throws(PostgresError) -> Rows in try execute(statements[0].sql, statements[0].parameters) }
       guard case .failure(var failure) = rows else { return [try rows.get()] }
       failure.statement = 0
@@ -199,7 +206,7 @@ final class Connection: @unchecked Sendable {
     // New statements are prepared in the same pipeline; a name counts as
     // prepared once its own result says so (an aborted pipeline skips it).
     var preparing: [Int: (sql: String, name: String)] = [:]
-    for (n, statement) in statements.enumerated() {
+    for (n, statement) in (statements + afterwards).enumerated() {
       let parameters = statement.parameters
       var name = prepared[statement.sql]
       if name == nil, preparable(statement.sql, parameters),
@@ -228,15 +235,20 @@ final class Connection: @unchecked Sendable {
     guard PQpipelineSync(handle) == 1 else { throw error(of: nil) }
     var rows: [Rows] = []
     var failure: PostgresError? = nil
-    for n in statements.indices {
+    /// Keeps the first failure of `statements` (not of `afterwards`).
+    func failed(_ n: Int, _ result: OpaquePointer?) {
+      guard failure == nil, n < statements.count else { return }
+      failure = error(of: result)
+      failure?.statement = n
+    }
+    for n in 0..<(statements.count + afterwards.count) {
       if let new = preparing[n] {
         let result = PQgetResult(handle)
         let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
         if status == PGRES_COMMAND_OK {
           prepared[new.sql] = new.name
-        } else if failure == nil, status != PGRES_PIPELINE_ABORTED {
-          failure = error(of: result)
-          failure?.statement = n
+        } else if status != PGRES_PIPELINE_ABORTED {
+          failed(n, result)
         }
         if let result { PQclear(result) }
         while let extra = PQgetResult(handle) { PQclear(extra) }
@@ -244,12 +256,9 @@ final class Connection: @unchecked Sendable {
       let result = PQgetResult(handle)
       let status = result.map(PQresultStatus) ?? PGRES_FATAL_ERROR
       if status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK {
-        rows.append(Rows(result!))
+        if n < statements.count { rows.append(Rows(result!)) } else { PQclear(result) }
       } else {
-        if failure == nil, status != PGRES_PIPELINE_ABORTED {
-          failure = error(of: result)
-          failure?.statement = n
-        }
+        if status != PGRES_PIPELINE_ABORTED { failed(n, result) }
         if let result { PQclear(result) }
         if result == nil { break }
       }
@@ -264,7 +273,7 @@ final class Connection: @unchecked Sendable {
       if status == PGRES_PIPELINE_SYNC { break }
     }
     if let failure { throw failure }
-    if isBroken { throw error(of: nil) }
+    if isBroken, afterwards.isEmpty || rows.count < statements.count { throw error(of: nil) }
     return rows
   }
 
