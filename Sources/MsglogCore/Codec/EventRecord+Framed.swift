@@ -170,26 +170,25 @@ extension EventRecord {
     sender: String?, text: String, erased: UInt64?
   ) {
     var reader = try framedBodyReader(bytes, frame: frame)
-    if frame.body(of: bytes)[0] == bodyUnsigned {
-      _ = try reader.u8()
-      let unsigned = try reader.u64()
+    let flags = try reader.u8()
+    if flags & ~bodyHasSender == 0 {
+      let sender = flags == bodyHasSender ? try reader.string(Int(try reader.u32()), field: "sender") : nil
       let text = try reader.string(Int(try reader.u32()), field: "text")
       guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
-      // One encoding per event: an unsigned empty text is written erased.
-      guard !text.isEmpty else { throw .invalidFlag(bodyUnsigned) }
-      return (nil, text, unsigned)
+      return (sender, text, nil)
     }
-    if frame.body(of: bytes)[0] == bodyErased {
-      _ = try reader.u8()
-      let erased = try reader.u64()
+    // Erased (the erase's seq) or, an edit's, unsigned (the unsign's seq,
+    // then the text): `framedBodyReader` lets no other flags through.
+    let seq = try reader.u64()
+    if flags == bodyErased {
       guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
-      return (nil, "", erased)
+      return (nil, "", seq)
     }
-    var sender: String? = nil
-    if try reader.u8() == bodyHasSender { sender = try reader.string(Int(try reader.u32()), field: "sender") }
     let text = try reader.string(Int(try reader.u32()), field: "text")
     guard reader.remaining == 0 else { throw .trailingBytes(reader.remaining) }
-    return (sender, text, nil)
+    // One encoding per event: an unsigned empty text is written erased.
+    guard !text.isEmpty else { throw .invalidFlag(bodyUnsigned) }
+    return (nil, text, seq)
   }
 
   /// A reader over a framed record's body, once its checksum holds and its
@@ -200,7 +199,7 @@ extension EventRecord {
     let stored = bytes.loadBigEndian(fromByteOffset: bytes.count - 8, as: UInt32.self)
     let computed = bodyChecksum(frame: bytes.loadBigEndian(fromByteOffset: bytes.count - 4, as: UInt32.self), body)
     guard stored == computed else { throw .bodyChecksumMismatch(stored: stored, computed: computed) }
-    let flags = body[0]
+    guard let flags = body.first else { throw .truncated }
     guard flags & ~bodyHasSender == 0 || flags == bodyErased || (flags == bodyUnsigned && frame.op == opEdit) else {
       throw .invalidFlag(flags)
     }

@@ -254,8 +254,8 @@ extension EventRecord {
       if frame.op == opInsert {
         let seq = bytes.loadBigEndian(fromByteOffset: 3, as: UInt64.self)
         var item = ItemBytes(id: id, text: text, sender: sender, time: time, seq: seq)
-        // An erased body: flags 2, then the erase's seq (`framedBodyBytes` checked it).
-        if frame.body(of: bytes)[0] == bodyErased {
+        // An erased body: flags 2, then the erase's seq (`framedBodyBytes` checked it); no other text is empty.
+        if text.isEmpty, frame.body(of: bytes)[0] == bodyErased {
           item.erased = frame.body(of: bytes).loadBigEndian(fromByteOffset: 1, as: UInt64.self)
         }
         return .insert(item)
@@ -300,36 +300,49 @@ extension EventRecord {
     let stored = bytes.loadBigEndian(fromByteOffset: bytes.count - 8, as: UInt32.self)
     let computed = bodyChecksum(frame: bytes.loadBigEndian(fromByteOffset: bytes.count - 4, as: UInt32.self), body)
     guard stored == computed else { throw .bodyChecksumMismatch(stored: stored, computed: computed) }
-    let flags = body[0]
+    guard let flags = body.first else { throw .truncated }
+    // Erased and unsigned bodies are rare: read apart, so that every
+    // list's and replay's path through a plain body stays short.
+    guard flags & ~bodyHasSender == 0 else { return try markedBodyBytes(body, flags: flags, op: frame.op) }
+    var p = 1
+    let sender = flags == bodyHasSender ? try lengthPrefixedUTF8(body, at: &p, "sender") : nil
+    let text = try lengthPrefixedUTF8(body, at: &p, "text")
+    guard p == body.count else { throw .trailingBytes(body.count - p) }
+    return (sender, text)
+  }
+
+  /// An erased body (no sender, an empty text; the erase's seq is the
+  /// frame's business) or an edit's body whose sender was taken off (the
+  /// unsign's seq, then the text).
+  @inline(never)
+  static func markedBodyBytes(_ body: UnsafeRawBufferPointer, flags: UInt8, op: UInt8) throws(DecodeError) -> (
+    sender: UnsafeRawBufferPointer?, text: UnsafeRawBufferPointer
+  ) {
     if flags == bodyErased {
-      // Erased: no sender, an empty text (the erase's seq is the frame's business).
       guard body.count == 9 else { throw body.count < 9 ? .truncated : .trailingBytes(body.count - 9) }
       return (nil, UnsafeRawBufferPointer(rebasing: body[1..<1]))
     }
-    var p = 1
-    if flags == bodyUnsigned {
-      // An edit's sender taken off: the unsign's seq, then the text.
-      guard frame.op == opEdit else { throw .invalidFlag(flags) }
-      guard body.count >= 9 else { throw .truncated }
-      p = 9
-    } else {
-      guard flags & ~bodyHasSender == 0 else { throw .invalidFlag(flags) }
-    }
-    /// The u32-length-prefixed UTF-8 run at `p`.
-    func run(_ field: String) throws(DecodeError) -> UnsafeRawBufferPointer {
-      guard p + 4 <= body.count else { throw .truncated }
-      let length = Int(body.loadBigEndian(fromByteOffset: p, as: UInt32.self))
-      guard length <= body.count - p - 4 else { throw .truncated }
-      let run = UnsafeRawBufferPointer(rebasing: body[(p + 4)..<(p + 4 + length)])
-      guard ByteReader.isValidUTF8(run) else { throw .invalidUTF8(field: field) }
-      p += 4 + length
-      return run
-    }
-    let sender = flags == bodyHasSender ? try run("sender") : nil
-    let text = try run("text")
+    guard flags == bodyUnsigned, op == opEdit else { throw .invalidFlag(flags) }
+    guard body.count >= 9 else { throw .truncated }
+    var p = 9
+    let text = try lengthPrefixedUTF8(body, at: &p, "text")
     guard p == body.count else { throw .trailingBytes(body.count - p) }
     // One encoding per event: an unsigned empty text is written erased (`framedBody` refuses it too).
-    if flags == bodyUnsigned, text.count == 0 { throw .invalidFlag(bodyUnsigned) }
-    return (sender, text)
+    guard text.count > 0 else { throw .invalidFlag(bodyUnsigned) }
+    return (nil, text)
+  }
+
+  /// The u32-length-prefixed UTF-8 run at `p` of `body`, `p` moved past it.
+  @inline(__always)
+  static func lengthPrefixedUTF8(_ body: UnsafeRawBufferPointer, at p: inout Int, _ field: String) throws(DecodeError)
+    -> UnsafeRawBufferPointer
+  {
+    guard p + 4 <= body.count else { throw .truncated }
+    let length = Int(body.loadBigEndian(fromByteOffset: p, as: UInt32.self))
+    guard length <= body.count - p - 4 else { throw .truncated }
+    let run = UnsafeRawBufferPointer(rebasing: body[(p + 4)..<(p + 4 + length)])
+    guard ByteReader.isValidUTF8(run) else { throw .invalidUTF8(field: field) }
+    p += 4 + length
+    return run
   }
 }
