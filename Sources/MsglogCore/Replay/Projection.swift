@@ -89,6 +89,12 @@ package struct Projection {
 
   package init() { self.init(storage: Storage()) }
 
+  /// An empty projection with room for `handles` without growing (a
+  /// hint: it grows past it as needed).
+  package init(reservingHandles handles: Int) {
+    self.init(storage: Storage(capacity: max(handles, 64)))
+  }
+
   /// Starts from a checkpoint: the slots and version at some seq.
   package init(slots: [Slot], version: UInt64) {
     self.init(storage: Storage(capacity: max(slots.count, 64)))

@@ -38,11 +38,16 @@ package enum Replay {
   static func fullReplay(_ stream: StreamName, through target: UInt64, in reader: any LogReader) throws
     -> (Projection, InsertedItems)
   {
-    var projection = Projection()
+    guard target > 0 else { return (Projection(), InsertedItems()) }
+    // Room for as many handles as the stream has events (its head says
+    // how many: derived, so only a hint), so that the tables the fold
+    // fills are not copied and faulted in again each time they double.
+    let events = (try? reader.streamHead(stream)).flatMap { $0 }.map { Int(min($0.version, target)) } ?? 0
+    var projection = Projection(reservingHandles: events)
     var inserted = InsertedItems()
-    guard target > 0 else { return (projection, inserted) }
     let name = stream.bytes
     let keepRecords = reader.recordsStayMapped
+    if keepRecords { inserted.records.reserveCapacity(events) }
     try name.withUnsafeBytes { name in
       try reader.forEachRecord(from: 1) { recordSeq, bytes in
         switch try fold(bytes, seq: recordSeq, stream: name, into: &projection) {
