@@ -36,11 +36,10 @@ package struct Arguments: Equatable {
 
   /// Every declared option by its long name.
   static let declared: [String: OptionDeclaration] = Dictionary(
-    uniqueKeysWithValues: CommandDeclaration.everyOption.map { ($0.name, $0) })
+    uniqueKeysWithValues: Options.every.map { ($0.name, $0) })
   /// Long names by one-letter alias.
   static let shortNames: [Character: String] = Dictionary(
-    uniqueKeysWithValues: CommandDeclaration.everyOption.compactMap { option in option.short.map { ($0, option.name) } }
-  )
+    uniqueKeysWithValues: Options.every.compactMap { option in option.short.map { ($0, option.name) } })
 
   init(parsing tokens: [String]) throws(CommandLineError) {
     var i = 0
@@ -74,7 +73,8 @@ package struct Arguments: Equatable {
       guard let option = Arguments.declared[name] else {
         throw CommandLineError.usage(
           "unknown option \(TerminalText.quoted("--" + name))",
-          hint: Suggestion.hint(for: name, among: Arguments.declared.keys.sorted(), prefix: "--") ?? "see 'msglog --help'")
+          hint: Suggestion.hint(for: name, among: Arguments.declared.keys.sorted(), prefix: "--")
+            ?? "see 'msglog --help'")
       }
       if option.isFlag {
         guard inlineValue == nil else { throw CommandLineError.usage("option --\(name) takes no value") }

@@ -69,6 +69,19 @@ enum Options {
   static let shared = [db, stream, json]
   /// Meta options any command takes.
   static let meta = [help, version]
+
+  /// Every option any command takes, once each by long name (where two
+  /// share a name, the one `CommandDeclaration.everyOption` keeps): what
+  /// the parser must know before it knows the command (`Arguments`).
+  /// Listed, not gathered from the command table, which every process
+  /// would otherwise build whole to parse its first option — half of
+  /// `msglog --version`'s instructions; `DeclarationTests` holds the two equal.
+  static let every = [
+    db, stream, json, help, version, sender, id, lines, expectVersion, rebase, index, at, from, limit, all, follow,
+    repair, listen, token, allowHost, allowOrigin, publicOrigin, trustedProxy, logFormat, noMetrics, tlsCert, tlsKey,
+    compact, man, listStreams, alsoPurge, cacert, reset, remote, syncTimeout, verbose, clear, read, write, erase,
+    expires, trimBefore, olderThan, dryRun,
+  ]
 }
 
 /// The commands.
@@ -112,7 +125,7 @@ struct CommandDeclaration: Sendable {
   }
 
   static func named(_ name: String) -> CommandDeclaration? {
-    CommandName(rawValue: name).map { all[$0]! }
+    CommandName(rawValue: name).map(declaration)
   }
 
   /// A write's `--expect-version`, and `--rebase` where its operation
@@ -124,10 +137,13 @@ struct CommandDeclaration: Sendable {
   private static let rebasableOptions = [Options.expectVersion, Options.rebase]
   static let textOptions = [Options.sender, Options.id, Options.lines]
 
-  /// The table.
-  static let all: [CommandName: CommandDeclaration] = Dictionary(
-    uniqueKeysWithValues: [
-      CommandDeclaration(
+  /// The declaration of `name`, made when it is asked for: a process
+  /// makes its own command's, not the whole table (which `ordered` makes,
+  /// for help, the manual and completions).
+  static func declaration(_ name: CommandName) -> CommandDeclaration {
+    switch name {
+    case .append:
+      return CommandDeclaration(
         name: .append, summary: "append a message at the end of the stream",
         overview: """
           Append a message at the end of the stream and print its id. The words of TEXT are \
@@ -139,8 +155,9 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "TEXT", help: "the message (default: stdin)", optional: true, repeating: true)
         ],
         options: textOptions + versionOptions(.append),
-        example: "msglog append --sender ann \"see you at 10\"\nprintf 'one\\ntwo\\n' | msglog append --lines"),
-      CommandDeclaration(
+        example: "msglog append --sender ann \"see you at 10\"\nprintf 'one\\ntwo\\n' | msglog append --lines")
+    case .insert:
+      return CommandDeclaration(
         name: .insert, summary: "insert a message at an index",
         overview: """
           Insert a message so that it ends at INDEX (0 is the top; the item count appends) and \
@@ -152,8 +169,9 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "TEXT", help: "the message (default: stdin)", optional: true, repeating: true),
         ],
         options: textOptions + versionOptions(.insert),
-        example: "msglog insert 0 \"pinned: read the rules\"\nmsglog insert 2 --expect-version 17 --rebase \"next\""),
-      CommandDeclaration(
+        example: "msglog insert 0 \"pinned: read the rules\"\nmsglog insert 2 --expect-version 17 --rebase \"next\"")
+    case .move:
+      return CommandDeclaration(
         name: .move, summary: "move an item from one index to another",
         overview: """
           Move the item at index FROM so that it ends at index TO, as a dragged cell does. \
@@ -166,16 +184,18 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "FROM", help: "the item's current index"),
           ArgumentDeclaration(name: "TO", help: "its final index"),
         ],
-        options: versionOptions(.move), example: "msglog move 3 0\nmsglog move 3 0 --expect-version 17 --rebase"),
-      CommandDeclaration(
+        options: versionOptions(.move), example: "msglog move 3 0\nmsglog move 3 0 --expect-version 17 --rebase")
+    case .remove:
+      return CommandDeclaration(
         name: .remove, summary: "remove an item by id",
         overview: """
           Remove a live item of the stream. ID is its full UUID in any case, or at least 8 \
           leading characters of it (the short id 'list' prints) that match exactly one item.
           """,
         arguments: [ArgumentDeclaration(name: "ID", help: "a UUID, or a unique prefix of 8 or more characters")],
-        options: versionOptions(.remove), example: "msglog remove 3f2a1b4c"),
-      CommandDeclaration(
+        options: versionOptions(.remove), example: "msglog remove 3f2a1b4c")
+    case .edit:
+      return CommandDeclaration(
         name: .edit, summary: "give an item new text",
         overview: """
           Give a live item new text and print 'edited' and its id. It keeps its place, author, \
@@ -186,8 +206,9 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "ID", help: "a UUID, or a unique prefix of 8 or more characters"),
           ArgumentDeclaration(name: "TEXT", help: "the new text (default: stdin)", optional: true, repeating: true),
         ],
-        options: [Options.sender] + versionOptions(.edit), example: "msglog edit 3f2a1b4c \"Room 4C, not 4B\""),
-      CommandDeclaration(
+        options: [Options.sender] + versionOptions(.edit), example: "msglog edit 3f2a1b4c \"Room 4C, not 4B\"")
+    case .restore:
+      return CommandDeclaration(
         name: .restore, summary: "bring a removed item back",
         overview: """
           Bring a removed item back with its id, text, author, time and seq, and print where it \
@@ -197,8 +218,9 @@ struct CommandDeclaration: Sendable {
           """,
         arguments: [ArgumentDeclaration(name: "ID", help: "a UUID, or a unique prefix of a removed item's id")],
         options: [Options.index] + versionOptions(.restore),
-        example: "msglog restore 3f2a1b4c\nmsglog restore 3f2a1b4c --index 0"),
-      CommandDeclaration(
+        example: "msglog restore 3f2a1b4c\nmsglog restore 3f2a1b4c --index 0")
+    case .undo:
+      return CommandDeclaration(
         name: .undo, summary: "undo an event (the latest by default); undo an undo to redo",
         overview: """
           Append the event that undoes event SEQ of the stream and print what that event's own \
@@ -209,22 +231,25 @@ struct CommandDeclaration: Sendable {
           undoing that changes nothing appends nothing.
           """,
         arguments: [ArgumentDeclaration(name: "SEQ", help: "the seq of the event to undo", optional: true)],
-        options: versionOptions(.undo), example: "msglog undo\nmsglog undo 42"),
-      CommandDeclaration(
+        options: versionOptions(.undo), example: "msglog undo\nmsglog undo 42")
+    case .list:
+      return CommandDeclaration(
         name: .list, summary: "print the stream's items in order",
         overview: """
           Print the stream's items in order, one per line: index, short id, sender (- when \
           none) and text, with control characters escaped. A stream with no events is empty.
           """,
-        example: "msglog --stream standup list"),
-      CommandDeclaration(
+        example: "msglog --stream standup list")
+    case .replay:
+      return CommandDeclaration(
         name: .replay, summary: "rebuild the stream from the log, now or at a past seq",
         overview: """
           Rebuild the stream from the log and print it as 'list' does: with --at, as it was \
           right after event SEQ (0 is empty); without, a full replay up to the head.
           """,
-        options: [Options.at], example: "msglog replay --at 42"),
-      CommandDeclaration(
+        options: [Options.at], example: "msglog replay --at 42")
+    case .log:
+      return CommandDeclaration(
         name: .log, summary: "print the events, oldest first; --follow keeps printing",
         overview: """
           Print the stream's events, oldest first, one per line: seq, time, stream, version, \
@@ -233,12 +258,14 @@ struct CommandDeclaration: Sendable {
           on Ctrl-C, SIGTERM, a closed stdout, or after --limit events.
           """,
         options: [Options.from, Options.limit, Options.all, Options.follow],
-        example: "msglog log --all --from 100 --limit 20\nmsglog log --follow --json"),
-      CommandDeclaration(
+        example: "msglog log --all --from 100 --limit 20\nmsglog log --follow --json")
+    case .streams:
+      return CommandDeclaration(
         name: .streams, summary: "list the streams with their counts and versions",
         overview: "List every stream with its live item count, its version and the seq of its last event.",
-        shared: [Options.db, Options.json], example: "msglog streams"),
-      CommandDeclaration(
+        shared: [Options.db, Options.json], example: "msglog streams")
+    case .diff:
+      return CommandDeclaration(
         name: .diff, summary: "the changes that turn the stream at seq A into the stream at seq B",
         overview: """
           Print the change set from the stream as of seq A to the stream as of seq B (A may be \
@@ -250,16 +277,18 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "A", help: "the seq of the old list (0…head)"),
           ArgumentDeclaration(name: "B", help: "the seq of the new list (0…head)"),
         ],
-        example: "msglog diff 40 52"),
-      CommandDeclaration(
+        example: "msglog diff 40 52")
+    case .export:
+      return CommandDeclaration(
         name: .export, summary: "print every event as JSON lines",
         overview: """
           Print every event of every stream, oldest first, as JSON lines (the 'log --json' form). \
           'msglog export | msglog --db other import' rebuilds the same log in an empty database. \
           With --stream, only that stream's events (which import accepts as they are).
           """,
-        example: "msglog export > backup.jsonl"),
-      CommandDeclaration(
+        example: "msglog export > backup.jsonl")
+    case .import:
+      return CommandDeclaration(
         name: .import, summary: "apply JSON lines atomically",
         overview: """
           Apply JSON lines from FILE (or stdin, or '-') atomically: every line is validated as \
@@ -274,8 +303,9 @@ struct CommandDeclaration: Sendable {
             name: "FILE", help: "JSON lines to apply (default: stdin)", optional: true, completion: .files)
         ],
         example:
-          "msglog --db copy.lmdb import backup.jsonl\necho '{\"op\":\"append\",\"text\":\"hi\"}' | msglog import"),
-      CommandDeclaration(
+          "msglog --db copy.lmdb import backup.jsonl\necho '{\"op\":\"append\",\"text\":\"hi\"}' | msglog import")
+    case .verify:
+      return CommandDeclaration(
         name: .verify, summary: "check checksums, seqs and derived tables against a replay",
         overview: """
           Check every record's checksum, that seqs run 1…head without a gap, that the log \
@@ -285,8 +315,9 @@ struct CommandDeclaration: Sendable {
           events themselves are never changed).
           """,
         options: [Options.repair], shared: [Options.db, Options.json],
-        example: "msglog verify\nmsglog verify --repair"),
-      CommandDeclaration(
+        example: "msglog verify\nmsglog verify --repair")
+    case .backup:
+      return CommandDeclaration(
         name: .backup, summary: "copy the live database to a new directory while writers go on",
         overview: """
           Copy the LMDB database to DEST, a new directory, while other processes go on \
@@ -301,8 +332,9 @@ struct CommandDeclaration: Sendable {
         ],
         options: [Options.compact], shared: [Options.db, Options.json],
         example:
-          "msglog backup /backups/board-$(date +%F).lmdb\nmsglog --db board.lmdb backup --compact board-copy.lmdb"),
-      CommandDeclaration(
+          "msglog backup /backups/board-$(date +%F).lmdb\nmsglog --db board.lmdb backup --compact board-copy.lmdb")
+    case .initialize:
+      return CommandDeclaration(
         name: .initialize, summary: "make an empty log, or the tables an older msglog's log lacks",
         overview: """
           Make the log's place ready without writing an event: an empty database where there is \
@@ -313,8 +345,9 @@ struct CommandDeclaration: Sendable {
           role and granting others their privileges on its tables.
           """,
         shared: [Options.db, Options.json],
-        example: "msglog --db postgres://owner@db.example.org/team init"),
-      CommandDeclaration(
+        example: "msglog --db postgres://owner@db.example.org/team init")
+    case .serve:
+      return CommandDeclaration(
         name: .serve, summary: "serve the log over HTTP: a JSON API, live events and a web page",
         overview: """
           Serve the database over HTTP until Ctrl-C or SIGTERM: a JSON API with the shapes of \
@@ -342,9 +375,10 @@ struct CommandDeclaration: Sendable {
         example: """
           msglog serve
           MSGLOG_TOKEN=$(openssl rand -hex 16) msglog serve --listen 0.0.0.0:8443 --tls-cert cert.pem --tls-key key.pem
-          """),
-      tokenCommand,
-      CommandDeclaration(
+          """)
+    case .token: return tokenCommand
+    case .clone:
+      return CommandDeclaration(
         name: .clone, summary: "make a replica of a remote log, to work on offline",
         overview: """
           Make the database (--db, which must not exist or be an empty directory) a replica of \
@@ -360,8 +394,9 @@ struct CommandDeclaration: Sendable {
         options: [Options.remoteToken, Options.cacert, Options.syncTimeout], shared: [Options.db, Options.json],
         example:
           "msglog --db board.lmdb clone http://team.example:8080\nmsglog --db board.lmdb clone postgres://team@db/msglog"
-      ),
-      CommandDeclaration(
+      )
+    case .sync:
+      return CommandDeclaration(
         name: .sync, summary: "push the replica's pending changes, then pull what it lacks",
         overview: """
           Sync a replica with the remote it was cloned from: push its pending changes in order \
@@ -378,8 +413,9 @@ struct CommandDeclaration: Sendable {
           Options.syncFollow, Options.reset, Options.remote, Options.remoteToken, Options.cacert, Options.syncTimeout,
         ],
         shared: [Options.db, Options.json],
-        example: "msglog sync\nmsglog sync --follow\nmsglog sync --remote https://chat.example.org"),
-      CommandDeclaration(
+        example: "msglog sync\nmsglog sync --follow\nmsglog sync --remote https://chat.example.org")
+    case .status:
+      return CommandDeclaration(
         name: .status, summary: "show a replica's remote, seq, pending and refused changes",
         overview: """
           Show the replica's remote, its seq and the remote's head when last seen, how many \
@@ -387,8 +423,9 @@ struct CommandDeclaration: Sendable {
           stay listed until --clear.
           """,
         options: [Options.verbose, Options.clear], shared: [Options.db, Options.json],
-        example: "msglog status --verbose"),
-      CommandDeclaration(
+        example: "msglog status --verbose")
+    case .completions:
+      return CommandDeclaration(
         name: .completions, summary: "print a shell completion script",
         overview: """
           Print a completion script for bash, zsh or fish: commands, options, and stream names \
@@ -399,8 +436,9 @@ struct CommandDeclaration: Sendable {
             name: "SHELL", help: "bash, zsh or fish", optional: true, completion: .words(["bash", "zsh", "fish"]))
         ],
         options: [Options.listStreams], shared: [Options.db], tolerated: [Options.stream, Options.json],
-        example: "msglog completions bash > ~/.local/share/bash-completion/completions/msglog"),
-      CommandDeclaration(
+        example: "msglog completions bash > ~/.local/share/bash-completion/completions/msglog")
+    case .help:
+      return CommandDeclaration(
         name: .help, summary: "show help for msglog or a command",
         overview: "Show the overview of msglog, or the help page of COMMAND.",
         arguments: [
@@ -409,12 +447,15 @@ struct CommandDeclaration: Sendable {
             completion: .words(CommandName.allCases.map(\.rawValue)))
         ],
         options: [Options.man], shared: [], tolerated: Options.shared,
-        example: "msglog help move\nmsglog help --man > msglog.1 && man ./msglog.1"),
-      erase, purge, trim,
-    ].map { ($0.name, $0) })
+        example: "msglog help move\nmsglog help --man > msglog.1 && man ./msglog.1")
+    case .erase: return erase
+    case .purge: return purge
+    case .trim: return trim
+    }
+  }
 
   /// In the order of `msglog --help`.
-  static var ordered: [CommandDeclaration] { CommandName.allCases.map { all[$0]! } }
+  static var ordered: [CommandDeclaration] { CommandName.allCases.map(declaration) }
 
   /// Every option any command takes, once each.
   static var everyOption: [OptionDeclaration] {

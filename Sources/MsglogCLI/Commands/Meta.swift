@@ -27,7 +27,7 @@ extension Invocation {
     }
     guard let shell = operands.first else {
       throw CommandLineError.usage(
-        "'completions' needs SHELL", hint: "usage: \(CommandDeclaration.all[.completions]!.usage)")
+        "'completions' needs SHELL", hint: "usage: \(CommandDeclaration.declaration(.completions).usage)")
     }
     switch shell {
     case "bash": try stdout.write(Completions.bash)
