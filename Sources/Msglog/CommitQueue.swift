@@ -36,8 +36,6 @@ final class CommitQueue<Work, Result>: Sendable {
     let work: Work
     /// Set once, by the thread that commits the batch.
     var result: Swift.Result<Result, any Error>?
-    /// Whether a batch has taken it (its thread then waits for the result).
-    var taken = false
     /// What its thread waits for: to be called to build, or its outcome.
     fileprivate let call = Guarded(Call.waiting)
 
@@ -55,9 +53,10 @@ final class CommitQueue<Work, Result>: Sendable {
     var waiting: [Ticket] = []
     /// Whether a batch is being built (taken, not yet sent): one at a time.
     var building = false
-    /// Batches sent and not yet committed (or failed), and the writes
-    /// of the last one sent.
+    /// Batches sent and not yet committed (or failed).
     var inFlight = 0
+    /// The writes of the last batch sent: the next is built behind it
+    /// only once as many wait.
     var sentWrites = 0
     /// The size and duration of the last batch committed.
     var lastBatch = 0
@@ -109,7 +108,6 @@ final class CommitQueue<Work, Result>: Sendable {
       then: { state, _ in
         let batch = Array(state.waiting.prefix(batchLimit))
         state.waiting.removeFirst(batch.count)
-        for ticket in batch { ticket.taken = true }
         return batch
       })
     let started = ContinuousClock.now
