@@ -39,14 +39,17 @@ package enum Replay {
     -> (Projection, InsertedItems)
   {
     guard target > 0 else { return (Projection(), InsertedItems()) }
-    // Room for as many handles as the stream has events (its head says
-    // how many: derived, so only a hint), so that the tables the fold
+    let keepRecords = reader.recordsStayMapped
+    // Where the records stay mapped (LMDB, where reading a stream's head
+    // is a lookup in the same snapshot and cannot abort the transaction),
+    // room for as many handles as the stream has events — its head says
+    // how many: derived, so only a hint — so that the tables the fold
     // fills are not copied and faulted in again each time they double.
-    let events = (try? reader.streamHead(stream)).flatMap { $0 }.map { Int(min($0.version, target)) } ?? 0
+    let events =
+      keepRecords ? (try? reader.streamHead(stream)).flatMap { $0 }.map { Int(min($0.version, target)) } ?? 0 : 0
     var projection = Projection(reservingHandles: events)
     var inserted = InsertedItems()
     let name = stream.bytes
-    let keepRecords = reader.recordsStayMapped
     if keepRecords { inserted.records.reserveCapacity(events) }
     try name.withUnsafeBytes { name in
       try reader.forEachRecord(from: 1) { recordSeq, bytes in
