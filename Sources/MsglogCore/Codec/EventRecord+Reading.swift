@@ -255,8 +255,8 @@ extension EventRecord {
         let seq = bytes.loadBigEndian(fromByteOffset: 3, as: UInt64.self)
         var item = ItemBytes(id: id, text: text, sender: sender, time: time, seq: seq)
         // An erased body: flags 2, then the erase's seq (`framedBodyBytes` checked it); no other text is empty.
-        if text.isEmpty, frame.body(of: bytes)[0] == bodyErased {
-          item.erased = frame.body(of: bytes).loadBigEndian(fromByteOffset: 1, as: UInt64.self)
+        if text.isEmpty, case let body = frame.body(of: bytes), body[0] == bodyErased {
+          item.erased = body.loadBigEndian(fromByteOffset: 1, as: UInt64.self)
         }
         return .insert(item)
       }

@@ -8,7 +8,7 @@ extension PostgresStore {
   /// Writes are buffered (`WriteBuffer`, filled by `Access+Writing`) and
   /// sent in one pipeline: before the next read of a table they touch (so
   /// that the transaction reads its own writes) and at commit, together
-  /// with moving the head, the notification and `COMMIT`. `state` says
+  /// with moving the head and `COMMIT`, the notification behind it. `state` says
   /// what must go in front of them: the `BEGIN`, the head row's lock.
   final class Access: LogWriter {
     let connection: Connection
@@ -85,12 +85,11 @@ extension PostgresStore {
     ///
     /// - Parameter answered: given the answers to all but the last
     ///   statement as soon as the server has them (`Connection.pipeline`).
+    /// - Parameter afterwards: sent behind them in the same round trip;
+    ///   their failure is not thrown (`Connection.pipeline`).
     /// - Throws: `HeadMoved` when the head row's lock, sent in front of
     ///   them, finds that another writer committed after the state this
     ///   transaction validated against: nothing was written.
-    ///
-    /// - Parameter afterwards: sent behind them in the same round trip;
-    ///   their failure is not thrown (`Connection.pipeline`).
     @discardableResult
     func send(
       _ statements: [Statement], locking: Bool, beforeLast answered: (([Rows]) -> Void)? = nil,

@@ -231,6 +231,9 @@ final class Connection: @unchecked Sendable {
       }
       guard sent == 1 else { throw error(of: nil) }
       if n == early?.last, PQsendFlushRequest(handle) != 1 { throw error(of: nil) }
+      // The last of `statements` answered before `afterwards` run: a
+      // connection lost during them finds that answer already read.
+      if n == statements.count - 1, !afterwards.isEmpty, PQsendFlushRequest(handle) != 1 { throw error(of: nil) }
     }
     guard PQpipelineSync(handle) == 1 else { throw error(of: nil) }
     var rows: [Rows] = []

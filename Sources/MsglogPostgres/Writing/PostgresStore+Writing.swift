@@ -7,7 +7,7 @@ extension PostgresStore {
 
   /// One write transaction, whose critical section holds no client round
   /// trip: the head row is locked in the same pipeline that sends the
-  /// writes, the notification and the `COMMIT`.
+  /// writes and the `COMMIT` (the notification behind it).
   ///
   /// A long-running process's write goes first on what its last write left
   /// known (`WriteAttempt.onKnown`): one round trip. Otherwise optimistic
