@@ -86,9 +86,13 @@ import Testing
     let old = try #require(pair.served.url)
     #expect(pair.replica.run(["clone", old]).code == 0)
     _ = pair.onReplica("append", "on the move")
-    _ = pair.served.stop()
+    // The new server starts while the old one still holds its port, so
+    // that the system cannot hand the new one the old address again.
+    let oldServed = pair.served
     pair.served = try ServedLog.running(pair.server)
+    _ = oldServed.stop()
     let new = try #require(pair.served.url)
+    #expect(new != old)
     #expect(pair.onReplica("sync").code == 1)
 
     // Another log, at another address: refused, the old address kept.
