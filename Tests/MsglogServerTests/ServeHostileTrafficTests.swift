@@ -11,7 +11,9 @@ import Testing
 /// proxy sends (issue 24, SPEC "Serving heavy and hostile traffic"): real
 /// binary, raw sockets. Each test failed on the libmicrohttpd server.
 @Suite(.serialized) struct ServeHostileTrafficTests {
-  static func raw(_ server: ServedLog, _ request: String, seconds: Double = 5) -> (status: Int, text: String, closed: Bool) {
+  static func raw(_ server: ServedLog, _ request: String, seconds: Double = 5) -> (
+    status: Int, text: String, closed: Bool
+  ) {
     LoopbackSocket.exchange(port: server.port, request, seconds: seconds)
   }
 
@@ -57,14 +59,19 @@ import Testing
       ("50 MB declared", "POST /api/append HTTP/1.1\r\n\(host)\(auth)\(json)Content-Length: 50000000\r\n\r\n", 413),
       (
         "50 MB declared, 100-continue",
-        "POST /api/append HTTP/1.1\r\n\(host)\(auth)\(json)Expect: 100-continue\r\nContent-Length: 50000000\r\n\r\n", 413
+        "POST /api/append HTTP/1.1\r\n\(host)\(auth)\(json)Expect: 100-continue\r\nContent-Length: 50000000\r\n\r\n",
+        413
       ),
       ("no token", "POST /api/append HTTP/1.1\r\n\(host)\(json)Content-Length: 1000\r\n\r\n", 401),
       (
-        "a foreign origin", "POST /api/append HTTP/1.1\r\n\(host)\(auth)\(json)Origin: http://evil.example\r\nContent-Length: 1000\r\n\r\n",
+        "a foreign origin",
+        "POST /api/append HTTP/1.1\r\n\(host)\(auth)\(json)Origin: http://evil.example\r\nContent-Length: 1000\r\n\r\n",
         403
       ),
-      ("text/plain", "POST /api/append HTTP/1.1\r\n\(host)\(auth)Content-Type: text/plain\r\nContent-Length: 1000\r\n\r\n", 403),
+      (
+        "text/plain",
+        "POST /api/append HTTP/1.1\r\n\(host)\(auth)Content-Type: text/plain\r\nContent-Length: 1000\r\n\r\n", 403
+      ),
       ("no such route", "POST /api/nothing HTTP/1.1\r\n\(host)\(auth)\(json)Content-Length: 1000\r\n\r\n", 404),
       ("a wrong method", "PUT /api/append HTTP/1.1\r\n\(host)\(auth)\(json)Content-Length: 1000\r\n\r\n", 405),
       ("chunked, no token", "POST /api/append HTTP/1.1\r\n\(host)\(json)Transfer-Encoding: chunked\r\n\r\n", 401),
@@ -83,7 +90,8 @@ import Testing
     let body = #"{"text":"after continue"}"#
     let socket = try #require(LoopbackSocket(port: server.port))
     socket.send(
-      "POST /api/append HTTP/1.1\r\n\(host)\(auth)\(json)Expect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+      "POST /api/append HTTP/1.1\r\n\(host)\(auth)\(json)Expect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+    )
     let go = socket.receive(seconds: 5, until: { $0.contains("\r\n\r\n") })
     #expect(go.text.hasPrefix("HTTP/1.1 100 Continue\r\n\r\n"), "\(go.text)")
     socket.send(body)
@@ -131,7 +139,10 @@ import Testing
     let s = Sandbox()
     s.append("x")
     let server = try ServedLog.running(s)
-    defer { #expect(server.stop().code == 0) }
+    defer {
+      let stopped = server.stop()
+      #expect(stopped.code == 0, "\(stopped)")
+    }
     let before = try ServeSafetyTests.memory(of: server.pid).rss
     let declared = 1_114_102
     let body = [UInt8](repeating: UInt8(ascii: "a"), count: declared - 10)
@@ -196,7 +207,9 @@ import Testing
       ("600 parameters on the API", "GET /api/items?\(parameters) HTTP/1.1\r\n\(host)Connection: close\r\n\r\n", 400),
       ("an unknown parameter", "GET /api/items?Stream=inp HTTP/1.1\r\n\(host)Connection: close\r\n\r\n", 400),
       ("a long target", "GET /api/items?stream=\(String(repeating: "s", count: 10_000)) HTTP/1.1\r\n\(host)\r\n", 414),
-      ("a big header", "GET /api/items HTTP/1.1\r\n\(host)X-Big: \(String(repeating: "b", count: 20_000))\r\n\r\n", 431),
+      (
+        "a big header", "GET /api/items HTTP/1.1\r\n\(host)X-Big: \(String(repeating: "b", count: 20_000))\r\n\r\n", 431
+      ),
       (
         "a 100 KB chunk extension",
         "POST /api/append HTTP/1.1\r\n\(host)Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1;\(String(repeating: "e", count: 100_000))\r\nx\r\n0\r\n\r\n",
@@ -211,17 +224,20 @@ import Testing
     #expect(Self.raw(server, "GET /?stream=main&view=board HTTP/1.1\r\n\(host)Connection: close\r\n\r\n").status == 200)
     // HEAD: the headers GET sends, without the body.
     for path in ["/api/items", "/api/events", "/api/follow", "/api/diff?from=0&to=1", "/api/streams", "/"] {
-      let get = Self.raw(server, "GET \(path) HTTP/1.1\r\n\(host)Connection: close\r\n\r\n", seconds: path == "/api/follow" ? 1 : 5)
+      let get = Self.raw(
+        server, "GET \(path) HTTP/1.1\r\n\(host)Connection: close\r\n\r\n", seconds: path == "/api/follow" ? 1 : 5)
       let head = Self.raw(server, "HEAD \(path) HTTP/1.1\r\n\(host)Connection: close\r\n\r\n")
       let getFields = Self.headers(get.text)
       let headFields = Self.headers(head.text)
       #expect(head.status == 200 && head.text.hasSuffix("\r\n\r\n"), "HEAD \(path): \(head.text)")
-      #expect(headFields["content-length"] == getFields["content-length"], "HEAD \(path): \(head.text) GET: \(getFields)")
+      #expect(
+        headFields["content-length"] == getFields["content-length"], "HEAD \(path): \(head.text) GET: \(getFields)")
       #expect(headFields["transfer-encoding"] == getFields["transfer-encoding"], "HEAD \(path): \(head.text)")
       #expect(headFields["content-type"] == getFields["content-type"], "HEAD \(path): \(head.text)")
     }
     // Absolute form, for the server's own host: served; for another: refused.
-    let absolute = Self.raw(server, "GET http://127.0.0.1:\(server.port)/api/streams HTTP/1.1\r\n\(host)Connection: close\r\n\r\n")
+    let absolute = Self.raw(
+      server, "GET http://127.0.0.1:\(server.port)/api/streams HTTP/1.1\r\n\(host)Connection: close\r\n\r\n")
     #expect(absolute.status == 200 && absolute.text.contains(#""stream":"main""#), "\(absolute.text)")
     let foreign = Self.raw(server, "GET http://evil.example/api/streams HTTP/1.1\r\n\(host)Connection: close\r\n\r\n")
     #expect(foreign.status == 403, "\(foreign.text)")
@@ -236,7 +252,10 @@ import Testing
     defer { #expect(server.stop().code == 0) }
     var requests = ""
     for n in 0..<2000 {
-      requests += n % 2 == 0 ? "GET /api/nothing-\(n) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" : "GET /api/streams HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+      requests +=
+        n % 2 == 0
+        ? "GET /api/nothing-\(n) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        : "GET /api/streams HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
     }
     requests += "GET /api/streams HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
     let socket = try #require(LoopbackSocket(port: server.port))

@@ -168,7 +168,10 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
       let err = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
       try? FileManager.default.removeItem(atPath: outPath)
       try? FileManager.default.removeItem(atPath: errPath)
-      return Run(code: process.terminationStatus, stdout: out, stderr: err)
+      // A child killed by a signal reads as the shell says it: 128 + the
+      // signal, so a trap (SIGILL, 4) is never mistaken for an exit code.
+      let signaled = process.terminationReason == .uncaughtSignal
+      return Run(code: (signaled ? 128 : 0) + process.terminationStatus, stdout: out, stderr: err)
     }
   }
 

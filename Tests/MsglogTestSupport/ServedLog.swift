@@ -111,8 +111,15 @@ public final class ServedLog {
   }
 
   /// Stops it (SIGTERM, if still running) and returns what it printed.
-  public func stop() -> Run {
+  /// A server that crashed (a trap, an abort, a bad access), whenever it
+  /// did, is an issue of the test that ran it, with what it printed: a
+  /// crash a test's own checks would read only as requests unanswered.
+  public func stop(sourceLocation: SourceLocation = #_sourceLocation) -> Run {
     if child.process.isRunning { kill(child.process.processIdentifier, SIGTERM) }
-    return child.finish()
+    let run = child.finish()
+    if [SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV].map({ 128 + $0 }).contains(run.code) {
+      Issue.record("the server crashed (signal \(run.code - 128)): \(run.stderr)", sourceLocation: sourceLocation)
+    }
+    return run
   }
 }
