@@ -125,11 +125,7 @@ package struct JSONWriter {
   /// The id in canonical form.
   package mutating func value(_ id: ItemID) {
     separate()
-    bytes.append(UInt8(ascii: "\""))
-    let start = bytes.count
-    bytes.append(contentsOf: repeatElement(0, count: 36))
-    bytes.withUnsafeMutableBufferPointer { id.writeText(into: $0.baseAddress! + start) }
-    bytes.append(UInt8(ascii: "\""))
+    JSONWriter.appendQuoted(id, to: &bytes)
   }
 
   /// The instant in RFC 3339 (UTC, milliseconds).
@@ -165,16 +161,12 @@ package struct JSONWriter {
 
   package mutating func laidOut(_ key: StaticString, _ id: ItemID) {
     piece(key)
-    bytes.append(UInt8(ascii: "\""))
-    let start = bytes.count
-    bytes.append(contentsOf: repeatElement(0, count: 36))
-    bytes.withUnsafeMutableBufferPointer { id.writeText(into: $0.baseAddress! + start) }
-    bytes.append(UInt8(ascii: "\""))
+    JSONWriter.appendQuoted(id, to: &bytes)
   }
 
   package mutating func laidOut(_ key: StaticString, _ flag: Bool) {
     piece(key)
-    bytes.append(contentsOf: flag ? Array("true".utf8) : Array("false".utf8))
+    bytes.append(contentsOf: flag ? "true".utf8 : "false".utf8)
   }
 
   package mutating func laidOut(_ key: StaticString, _ time: Timestamp) {
@@ -223,6 +215,17 @@ package struct JSONWriter {
 
   /// JSON string escaping only: quote, backslash and C0 controls; all else is
   /// written as UTF-8, so `--json` output is the exact text.
+  /// The id in canonical form, in quotes: written on the stack and
+  /// appended once.
+  static func appendQuoted(_ id: ItemID, to out: inout [UInt8]) {
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 38) { text in
+      text[0] = UInt8(ascii: "\"")
+      id.writeText(into: text.baseAddress! + 1)
+      text[37] = UInt8(ascii: "\"")
+      out.append(contentsOf: UnsafeBufferPointer(text))
+    }
+  }
+
   package static func appendString(_ value: String, to out: inout [UInt8]) {
     out.append(UInt8(ascii: "\""))
     var value = value

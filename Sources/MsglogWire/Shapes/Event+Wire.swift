@@ -16,14 +16,19 @@ extension JSONWriter {
   /// The derived fields of a record (the index of a remove or an edit, the
   /// text records an edit or a restore names) are not part of it: import
   /// computes them again.
+  ///
+  /// Its members always come in this order, so each is laid out
+  /// (`JSONWriter.laidOut`): its comma, key, quotes and colon are one
+  /// append where `member` makes four, and `export` and `log --json` pay
+  /// that for every member of every event.
   package mutating func event(_ event: Event) {
     beginObject()
-    member("seq", event.seq)
-    member("stream", event.stream)
-    member("version", event.version)
-    member("time", event.time)
+    laidOut("\"seq\":", event.seq)
+    laidOut(",\"stream\":", event.stream.text)
+    laidOut(",\"version\":", event.version)
+    laidOut(",\"time\":", event.time)
     opFields(of: event)
-    if let undoes = event.undoes { member("undoes", undoes) }
+    if let undoes = event.undoes { laidOut(",\"undoes\":", undoes) }
     if let origin = event.origin { self.origin(origin) }
     endObject()
   }
@@ -33,46 +38,49 @@ extension JSONWriter {
   /// `version`; an undo of another pending change says `"undoesPending":M`.
   package mutating func pendingEvent(_ change: UInt64, _ event: Event, undoesChange: UInt64?) {
     beginObject()
-    member("pending", change)
-    member("stream", event.stream)
-    member("time", event.time)
+    laidOut("\"pending\":", change)
+    laidOut(",\"stream\":", event.stream.text)
+    laidOut(",\"time\":", event.time)
     opFields(of: event)
     if let undoesChange {
-      member("undoesPending", undoesChange)
+      laidOut(",\"undoesPending\":", undoesChange)
     } else if let undoes = event.undoes {
-      member("undoes", undoes)
+      laidOut(",\"undoes\":", undoes)
     }
     endObject()
   }
 
-  /// `op`, `id` and the op's own members.
+  /// `op`, `id` and the op's own members, after the object's first members.
   private mutating func opFields(of event: Event) {
-    member("op", event.opName)
-    member("id", event.id)
     switch event.op {
-    case .insert(_, let index, let text, let sender):
-      member("index", index)
-      member("text", text)
-      if let sender { member("sender", sender) }
-    case .remove:
-      break
-    case .move(_, let from, let to):
-      member("from", from)
-      member("to", to)
-    case .edit(_, let text, let sender, _, _, _):
-      member("text", text)
-      if let sender { member("sender", sender) }
-    case .restore(_, let index, _):
-      member("index", index)
-    case .erase:
-      break
-    case .unsign(_, let edit):
-      member("edit", edit)
+    case .insert(let id, let index, let text, let sender):
+      laidOut(",\"op\":\"insert\",\"id\":", id)
+      laidOut(",\"index\":", index)
+      laidOut(",\"text\":", text)
+      if let sender { laidOut(",\"sender\":", sender) }
+    case .remove(let id, _):
+      laidOut(",\"op\":\"remove\",\"id\":", id)
+    case .move(let id, let from, let to):
+      laidOut(",\"op\":\"move\",\"id\":", id)
+      laidOut(",\"from\":", from)
+      laidOut(",\"to\":", to)
+    case .edit(let id, let text, let sender, _, _, _):
+      laidOut(",\"op\":\"edit\",\"id\":", id)
+      laidOut(",\"text\":", text)
+      if let sender { laidOut(",\"sender\":", sender) }
+    case .restore(let id, let index, _):
+      laidOut(",\"op\":\"restore\",\"id\":", id)
+      laidOut(",\"index\":", index)
+    case .erase(let id, _):
+      laidOut(",\"op\":\"erase\",\"id\":", id)
+    case .unsign(let id, let edit):
+      laidOut(",\"op\":\"unsign\",\"id\":", id)
+      laidOut(",\"edit\":", edit)
     }
     // An erased insert or edit: its text blanked, no sender, and the seq of
     // the erase that blanked it; an unsigned edit: its text, no sender, and
     // the seq of the unsign.
-    if let erased = event.erased { member("erased", erased) }
+    if let erased = event.erased { laidOut(",\"erased\":", erased) }
   }
 
   /// Where a replica's change came from: `"origin":{"replica":"…","change":N,"made":"…"}`.
