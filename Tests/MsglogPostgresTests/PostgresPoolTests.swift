@@ -131,4 +131,46 @@ import Testing
     }
     #expect(try log.verify().problems.isEmpty)
   }
+
+  /// The notification behind a write fails once (a `pg_notify` of the
+  /// database's own, found first on the role's search path, raises on its
+  /// first call): the write is durable and acknowledged, its notification
+  /// is sent again, so a follower prints it at once, and the server's
+  /// connection, left in the failed notification's transaction, poisons
+  /// no request after it.
+  @Test func aFailedNotificationIsSentAgain() throws {
+    let s = Sandbox(.postgres)
+    s.append("seed")
+    let database = Self.name(of: s)
+    let failOnce = """
+      CREATE SEQUENCE public.notifications;
+      CREATE FUNCTION public.pg_notify(channel text, payload text) RETURNS void LANGUAGE plpgsql AS $$
+      BEGIN
+        IF nextval('public.notifications') = 1 THEN RAISE EXCEPTION 'the first notification fails'; END IF;
+        PERFORM pg_catalog.pg_notify(channel, payload);
+      END $$;
+      ALTER ROLE msglog IN DATABASE \(database) SET search_path = public, pg_catalog;
+      """
+    let setUp = PostgresCluster.psql(failOnce, database: database)
+    try #require(setUp.code == 0, "\(setUp)")
+    let follower = s.start(["log", "--follow", "--from", "1", "--limit", "2"])
+    #expect(follower.waitForOutput("seed\n"))
+    let server = ServedLog(s)
+    defer { #expect(server.stop().code == 0) }
+    let r = server.request("POST", "/api/append", #"{"text":"woken"}"#)
+    #expect(r.status == 200, "\(r)")
+    // A watchdog only: without the second notification it would wait for a write.
+    #expect(follower.waitForOutput("woken\n", seconds: 10), "the follower was not woken")
+    // It ends by itself, at its limit (a watchdog again).
+    for _ in 0..<400 where follower.process.isRunning { usleep(25_000) }
+    if follower.process.isRunning { kill(follower.process.processIdentifier, SIGKILL) }
+    #expect(follower.finish().code == 0)
+    let calls = PostgresCluster.psql("SELECT last_value FROM public.notifications", database: database)
+    #expect(calls.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "2", "\(calls)")
+    for n in 0..<20 {
+      let reply = server.request("POST", "/api/append", "{\"text\":\"after \(n)\"}")
+      #expect(reply.status == 200, "\(reply)")
+    }
+    #expect(s.run(["list"]).lines.count == 22)
+  }
 }

@@ -146,6 +146,20 @@ extension PostgresStore {
       let rows = try send(
         batch + [PostgresSchema.commit], locking: movesHead, beforeLast: early, afterwards: notice)
       state.committed(version: movesHead ? rows[rows.count - 2].text(0, 0) : nil)
+      if !notice.isEmpty, connection.isInTransaction { notifyAgain(notice) }
+    }
+
+    /// The notification behind a durable commit failed on a live
+    /// connection, which it left in its own failed transaction: ends that
+    /// transaction, so the connection can go back to its pool, and sends
+    /// the notification once more, alone. Without it, followers would wake
+    /// only at the next write's notification. Nothing here is thrown, as
+    /// the first failure was not: the write is done.
+    private func notifyAgain(_ notice: [Statement]) {
+      guard (try? connection.execute(PostgresSchema.rollBack.sql)) != nil else { return }
+      if (try? connection.pipeline(notice)) == nil, connection.isInTransaction {
+        _ = try? connection.execute(PostgresSchema.rollBack.sql)
+      }
     }
 
     /// What this transaction leaves known, once it has committed: the head,
