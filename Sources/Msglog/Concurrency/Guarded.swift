@@ -109,6 +109,13 @@ package struct Deadline: Sendable, Comparable {
 
   package var hasPassed: Bool { self <= .now() }
 
+  /// Nanoseconds from `earlier` to this instant; 0 when `earlier` is not
+  /// earlier: a time another thread took first but recorded later, or one
+  /// taken on this thread after this one. (A plain difference would trap.)
+  package func nanoseconds(since earlier: Deadline) -> UInt64 {
+    nanoseconds > earlier.nanoseconds ? nanoseconds - earlier.nanoseconds : 0
+  }
+
   /// Seconds from now until then (0 once passed).
   package var secondsLeft: Double {
     let now = Deadline.now().nanoseconds

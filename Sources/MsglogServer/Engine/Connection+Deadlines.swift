@@ -13,7 +13,8 @@ extension Connection {
       guard inputStart < input.count else { return close() }
       decoder.stop()
       send(
-        .error(HTTPError(status: 408, message: "the request's head did not arrive within \(Int(core.headerDeadline)) s")),
+        .error(
+          HTTPError(status: 408, message: "the request's head did not arrive within \(Int(core.headerDeadline)) s")),
         method: "GET", close: true)
     case .readingBody(let due, _) where due <= now:
       decoder.stop()
@@ -29,7 +30,7 @@ extension Connection {
         let unsent = transport.unsentBytes
         if let unsent, let before = unsentAtTick, unsent < before { lastProgress = now }
         unsentAtTick = unsent
-        if now.nanoseconds - lastProgress.nanoseconds > UInt64(core.stallLimit * 1e9) {
+        if now.nanoseconds(since: lastProgress) > UInt64(core.stallLimit * 1e9) {
           return close()  // a client that takes nothing does not hold its answer for ever
         }
       }
@@ -47,7 +48,7 @@ extension Connection {
       default: break
       }
       if let stream = state.stream, case .parked = stream.pull,
-        now.nanoseconds - stream.lastSent.nanoseconds > UInt64(Self.keepAliveInterval * 1e9)
+        now.nanoseconds(since: stream.lastSent) > UInt64(Self.keepAliveInterval * 1e9)
       {
         appendBody(Array(": keep-alive\n\n".utf8))
         flush()

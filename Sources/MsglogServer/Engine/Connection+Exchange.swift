@@ -63,7 +63,7 @@ extension Connection {
     self.exchange = nil
     if exchange.following { core.metrics?.streamsChanged(by: -1) }
     guard exchange.status != 0 else { return }  // nothing was answered
-    let seconds = Double(Deadline.now().nanoseconds - exchange.started.nanoseconds) / 1e9
+    let seconds = Double(Deadline.now().nanoseconds(since: exchange.started)) / 1e9
     core.metrics?.requested(method: exchange.method, route: exchange.route, code: exchange.status, seconds: seconds)
     if let refusal = exchange.refusal { core.metrics?.refused(reason: refusal) }
     guard core.requestLog.isOn else { return }

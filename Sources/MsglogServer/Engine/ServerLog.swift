@@ -12,17 +12,24 @@ final class ServerLog: Sendable {
 
   init(requests: RequestLog = RequestLog(format: .text)) { self.requests = requests }
 
-  func warn(_ kind: String, _ message: String) { notice("warn", kind, message) }
-  func error(_ kind: String, _ message: String) { notice("error", kind, message) }
+  /// Whether it was written (not within a second of the last of its kind).
+  @discardableResult
+  func warn(_ kind: String, _ message: String, at now: Deadline = .now()) -> Bool {
+    notice("warn", kind, message, at: now)
+  }
 
-  private func notice(_ level: String, _ kind: String, _ message: String) {
-    let now = Deadline.now()
+  func error(_ kind: String, _ message: String) { notice("error", kind, message, at: .now()) }
+
+  @discardableResult
+  private func notice(_ level: String, _ kind: String, _ message: String, at now: Deadline) -> Bool {
     let due = last.withLock { last in
-      if let previous = last[kind], now.nanoseconds - previous.nanoseconds < 1_000_000_000 { return false }
+      // `now` was taken before the lock: another thread may have recorded a later one.
+      if let previous = last[kind], now.nanoseconds(since: previous) < 1_000_000_000 { return false }
       last[kind] = now
       return true
     }
-    guard due else { return }
+    guard due else { return false }
     requests.notice(level, message)
+    return true
   }
 }
