@@ -200,13 +200,16 @@ final class InotifyWatcher: CommitWatcher {
   let fd: Int32
 
   init(file: String, shown: String, events: UInt32 = UInt32(IN_ATTRIB)) throws {
-    fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+    // Kept only once watching: a failed init of an object whose properties
+    // are all set still runs its deinit, which would close it twice.
+    let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
     guard fd >= 0 else { throw MsglogError.systemRefused(.watch(location: shown), errno: errno) }
     guard inotify_add_watch(fd, file, events) >= 0 else {
       let code = errno
       close(fd)
       throw MsglogError.systemRefused(.watch(location: shown), errno: code)
     }
+    self.fd = fd
   }
 
   deinit { close(fd) }

@@ -11,8 +11,14 @@ public final class LoopbackSocket: @unchecked Sendable {  // used by one thread 
   /// binds the client's end to another loopback address (`127.0.0.2`: a
   /// second client machine, for per-address limits); `receiveBuffer` sets
   /// its kernel buffer (a client that reads nothing takes little).
+  ///
+  /// The descriptor is kept only once connected: an object whose stored
+  /// properties are all set is deinitialized even when its init then fails,
+  /// and its `deinit` would close the descriptor a second time — by then,
+  /// maybe, another thread's newly opened file.
   public init?(port: UInt16, from source: String? = nil, receiveBuffer: Int? = nil) {
-    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
     if var size = receiveBuffer.map(Int32.init) {
       setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
     }
@@ -41,6 +47,7 @@ public final class LoopbackSocket: @unchecked Sendable {  // used by one thread 
       close(fd)
       return nil
     }
+    self.fd = fd
   }
 
   /// Sends each write at once instead of waiting to fill a segment (Nagle),

@@ -34,13 +34,16 @@ final class EventLoop: @unchecked Sendable {  // everything but `inbox` and the 
 
   init(core: ServerCore) throws(ServerError) {
     self.core = core
-    epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+    // Both kept only once both are made: a failed init of an object whose
+    // properties are all set still runs its deinit, which closes them.
+    let epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
     guard epoll >= 0 else { throw ServerError("cannot make an epoll: \(String(cString: strerror(errno)))") }
-    wake = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
+    let wake = eventfd(0, Int32(EFD_NONBLOCK) | Int32(EFD_CLOEXEC))
     guard wake >= 0 else {
       close(epoll)
       throw ServerError("cannot make an eventfd: \(String(cString: strerror(errno)))")
     }
+    (self.epoll, self.wake) = (epoll, wake)
     register(wake, Self.readable)
   }
 
