@@ -89,6 +89,11 @@ package enum ImportInput: @unchecked Sendable {
     while from < block.count, let quote = memchr(base + from, 0x22, block.count - from) {
       let at = UnsafeRawPointer(quote) - base
       from = at + 1
+      // Every word looked for starts with `u` or `o`: most quotes (other
+      // keys, values, a string's end) are passed over by their next byte.
+      guard at + 1 < block.count, block[at + 1] == UInt8(ascii: "u") || block[at + 1] == UInt8(ascii: "o") else {
+        continue
+      }
       if starts("\"undoes\"", at: at), value(after: at + 8) != nil { return true }
       if starts("\"origin\"", at: at), value(after: at + 8) != nil { return true }
       if starts("\"op\"", at: at), let v = value(after: at + 4),
