@@ -178,7 +178,10 @@ package enum DerivedRows {
     out.appendBigEndian(entry.removeSeq)
     out.appendBigEndian(entry.leaf)
     if entry.textSeq != 0 { out.appendBigEndian(entry.textSeq) }
-    return seal(.ids, key: id.bytes, out)
+    // Keyed by the id where it lies: an import writes one of these an item.
+    let crc = id.withUnsafeBytes { key in out.withUnsafeBytes { checksum(.ids, key: key, $0) } }
+    out.appendBigEndian(crc)
+    return out
   }
 
   package static func decodeIdEntry(_ id: ItemID, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> IdEntry {
@@ -254,14 +257,20 @@ package enum DerivedRows {
   // MARK: - Checksums
 
   static func checksum(_ table: Table, key: [UInt8], _ body: UnsafeRawBufferPointer) -> UInt32 {
-    var crc = withUnsafeBytes(of: table.rawValue) { CRC32C.update(0, $0) }
-    crc = key.withUnsafeBytes { CRC32C.update(crc, $0) }
-    return CRC32C.update(crc, body)
+    key.withUnsafeBytes { checksum(table, key: $0, body) }
   }
 
-  static func seal(_ table: Table, key: [UInt8], _ body: [UInt8]) -> [UInt8] {
+  static func checksum(_ table: Table, key: UnsafeRawBufferPointer, _ body: UnsafeRawBufferPointer) -> UInt32 {
+    let crc = withUnsafeBytes(of: table.rawValue) { CRC32C.update(0, $0) }
+    return CRC32C.update(CRC32C.update(crc, key), body)
+  }
+
+  /// The row: `body`, then its checksum (`consuming`: the body's buffer
+  /// is the row's, not copied).
+  static func seal(_ table: Table, key: [UInt8], _ body: consuming [UInt8]) -> [UInt8] {
     var out = body
-    out.appendBigEndian(body.withUnsafeBytes { checksum(table, key: key, $0) })
+    let crc = out.withUnsafeBytes { checksum(table, key: key, $0) }
+    out.appendBigEndian(crc)
     return out
   }
 
@@ -283,7 +292,9 @@ package enum DerivedRows {
       var crc = stream.withBytes { CRC32C.update(crc, $0) }
       if var suffix {
         suffix = suffix.bigEndian
-        crc = withUnsafeBytes(of: (UInt8(0), suffix)) { CRC32C.update(crc, UnsafeRawBufferPointer(rebasing: $0[0..<1])) }
+        crc = withUnsafeBytes(of: (UInt8(0), suffix)) {
+          CRC32C.update(crc, UnsafeRawBufferPointer(rebasing: $0[0..<1]))
+        }
         crc = withUnsafeBytes(of: &suffix) { CRC32C.update(crc, $0) }
       }
       return crc
@@ -318,7 +329,8 @@ package enum DerivedRows {
       case .head(let stream): return "the head of stream \(TerminalText.quoted(stream))"
       case .node(let id, let stream): return "node \(id) of stream \(TerminalText.quoted(stream))"
       case .entry(let id): return "the entry of \(id.text)"
-      case .checkpoint(let stream, let seq): return "the checkpoint of stream \(TerminalText.quoted(stream)) at seq \(seq)"
+      case .checkpoint(let stream, let seq):
+        return "the checkpoint of stream \(TerminalText.quoted(stream)) at seq \(seq)"
       case .named(let what): return what
       }
     }

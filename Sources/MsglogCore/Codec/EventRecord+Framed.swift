@@ -55,17 +55,19 @@ extension EventRecord {
   }
 
   static func encodeFramed(_ event: Event, into out: inout [UInt8]) {
-    let streamBytes = event.stream.bytes
-    precondition(streamBytes.count <= Int(UInt16.max), "stream names are validated before encoding")
+    // The name and the id are copied where they lie: an array of either
+    // for each record was two allocations a record on an import's path.
+    let streamLength = event.stream.text.utf8.count
+    precondition(streamLength <= Int(UInt16.max), "stream names are validated before encoding")
     out.append(format(of: event, in: .framed))
     out.append(opCode(event.op))
     out.append((event.undoes != nil ? partUndoes : 0) | (event.origin != nil ? partOrigin : 0))
     out.appendBigEndian(event.seq)
     out.appendBigEndian(event.version)
     out.appendBigEndian(UInt64(bitPattern: event.time.milliseconds))
-    out.append(contentsOf: event.id.bytes)
-    out.appendBigEndian(UInt16(streamBytes.count))
-    out.append(contentsOf: streamBytes)
+    event.id.withUnsafeBytes { out.append(contentsOf: $0) }
+    out.appendBigEndian(UInt16(streamLength))
+    event.stream.withBytes { out.append(contentsOf: $0) }
     appendOpFields(event.op, to: &out)
     if let undoes = event.undoes { out.appendBigEndian(undoes) }
     if let origin = event.origin { appendOrigin(origin, to: &out) }
