@@ -20,20 +20,10 @@ extension Array where Element == UInt8 {
     self = Swift.withUnsafeBytes(of: value.bigEndian) { Array($0) }
   }
 
-  /// Appends `value`'s bytes, most significant first. (Byte by byte: for
-  /// 8 bytes that is cheaper than `append(bytesOf:)`'s copy, which made an
-  /// import 1 % more instructions.)
+  /// Appends `value`'s bytes, most significant first.
   @inlinable @inline(__always)
   package mutating func appendBigEndian<T: FixedWidthInteger>(_ value: T) {
     var v = value.bigEndian
     Swift.withUnsafeBytes(of: &v) { append(contentsOf: $0) }
-  }
-
-  /// Appends `bytes` in one copy: a raw buffer offers no contiguous
-  /// storage of `UInt8`s, so appended as it is it goes byte by byte,
-  /// through an iterator (an id's 16 bytes, a stream's name).
-  @inlinable @inline(__always)
-  package mutating func append(bytesOf bytes: UnsafeRawBufferPointer) {
-    append(contentsOf: bytes.assumingMemoryBound(to: UInt8.self))
   }
 }

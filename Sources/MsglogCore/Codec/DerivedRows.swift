@@ -337,7 +337,7 @@ package enum DerivedRows {
   }
 
   static func append(_ slot: Slot, to out: inout [UInt8]) {
-    slot.id.withUnsafeBytes { out.append(bytesOf: $0) }
+    slot.id.withUnsafeBytes { out.append(contentsOf: $0) }
     out.appendBigEndian(slot.seq)
   }
 

@@ -65,9 +65,9 @@ extension EventRecord {
     out.appendBigEndian(event.seq)
     out.appendBigEndian(event.version)
     out.appendBigEndian(UInt64(bitPattern: event.time.milliseconds))
-    event.id.withUnsafeBytes { out.append(bytesOf: $0) }
+    event.id.withUnsafeBytes { out.append(contentsOf: $0) }
     out.appendBigEndian(UInt16(streamLength))
-    event.stream.withBytes { out.append(bytesOf: $0) }
+    event.stream.withBytes { out.append(contentsOf: $0) }
     appendOpFields(event.op, to: &out)
     if let undoes = event.undoes { out.appendBigEndian(undoes) }
     if let origin = event.origin { appendOrigin(origin, to: &out) }

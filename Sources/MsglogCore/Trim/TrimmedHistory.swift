@@ -75,7 +75,7 @@ extension StreamBase {
     out.appendBigEndian(seq)
     out.appendBigEndian(version)
     for slot in slots {
-      slot.id.withUnsafeBytes { out.append(bytesOf: $0) }
+      slot.id.withUnsafeBytes { out.append(contentsOf: $0) }
       out.appendBigEndian(slot.seq)
     }
     return DerivedRows.seal(.base, key: Self.baseKey(stream), out)
