@@ -110,8 +110,9 @@ package struct Deadline: Sendable, Comparable {
   package var hasPassed: Bool { self <= .now() }
 
   /// Nanoseconds from `earlier` to this instant; 0 when `earlier` is not
-  /// earlier: a time another thread took first but recorded later, or one
-  /// taken on this thread after this one. (A plain difference would trap.)
+  /// earlier: a time another thread took after this one but recorded
+  /// first, or one this thread took after this one. (A plain difference
+  /// would trap.)
   package func nanoseconds(since earlier: Deadline) -> UInt64 {
     nanoseconds > earlier.nanoseconds ? nanoseconds - earlier.nanoseconds : 0
   }

@@ -1,4 +1,3 @@
-
 /// Writes JSON — objects, arrays, strings, numbers, booleans, null, nested
 /// to any depth up to 64 — as bytes into one buffer.
 ///
@@ -213,8 +212,6 @@ package struct JSONWriter {
 
   // MARK: - Encoding
 
-  /// JSON string escaping only: quote, backslash and C0 controls; all else is
-  /// written as UTF-8, so `--json` output is the exact text.
   /// The id in canonical form, in quotes: written on the stack and
   /// appended once.
   static func appendQuoted(_ id: ItemID, to out: inout [UInt8]) {
@@ -226,6 +223,8 @@ package struct JSONWriter {
     }
   }
 
+  /// JSON string escaping only: quote, backslash and C0 controls; all else is
+  /// written as UTF-8, so `--json` output is the exact text.
   package static func appendString(_ value: String, to out: inout [UInt8]) {
     out.append(UInt8(ascii: "\""))
     var value = value

@@ -151,15 +151,14 @@ extension PostgresStore {
 
     /// The notification behind a durable commit failed on a live
     /// connection, which it left in its own failed transaction: ends that
-    /// transaction, so the connection can go back to its pool, and sends
-    /// the notification once more, alone. Without it, followers would wake
-    /// only at the next write's notification. Nothing here is thrown, as
-    /// the first failure was not: the write is done.
+    /// transaction and sends the notification once more, alone. Without
+    /// it, followers would wake only at the next write's notification.
+    /// Nothing here is thrown, as the first failure was not: the write is
+    /// done. (A second failure's transaction is rolled back where every
+    /// transaction ends, `PostgresStore.giveBack`.)
     private func notifyAgain(_ notice: [Statement]) {
       guard (try? connection.execute(PostgresSchema.rollBack.sql)) != nil else { return }
-      if (try? connection.pipeline(notice)) == nil, connection.isInTransaction {
-        _ = try? connection.execute(PostgresSchema.rollBack.sql)
-      }
+      _ = try? connection.pipeline(notice)
     }
 
     /// What this transaction leaves known, once it has committed: the head,

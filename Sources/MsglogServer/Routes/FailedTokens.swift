@@ -35,7 +35,9 @@ final class FailedTokens: Sendable {
       guard let window = windows[client], now - window.start < Self.window, window.failures > Self.limit else {
         return nil
       }
-      return max(1, Int((Self.window - (now - window.start)).rounded(.up)))
+      // `now` is taken before the lock: another thread may have opened the window after it.
+      let elapsed = max(0, now - window.start)
+      return max(1, Int((Self.window - elapsed).rounded(.up)))
     }
   }
 
