@@ -179,8 +179,7 @@ package enum DerivedRows {
     out.appendBigEndian(entry.leaf)
     if entry.textSeq != 0 { out.appendBigEndian(entry.textSeq) }
     // Keyed by the id where it lies: an import writes one of these an item.
-    let crc = id.withUnsafeBytes { key in out.withUnsafeBytes { checksum(.ids, key: key, $0) } }
-    out.appendBigEndian(crc)
+    id.withUnsafeBytes { seal(.ids, key: $0, &out) }
     return out
   }
 
@@ -269,9 +268,15 @@ package enum DerivedRows {
   /// is the row's, not copied).
   static func seal(_ table: Table, key: [UInt8], _ body: consuming [UInt8]) -> [UInt8] {
     var out = body
-    let crc = out.withUnsafeBytes { checksum(table, key: key, $0) }
-    out.appendBigEndian(crc)
+    key.withUnsafeBytes { seal(table, key: $0, &out) }
     return out
+  }
+
+  /// Appends its checksum to `row`, a row's value so far, keyed by `key`
+  /// where it lies.
+  static func seal(_ table: Table, key: UnsafeRawBufferPointer, _ row: inout [UInt8]) {
+    let crc = row.withUnsafeBytes { checksum(table, key: key, $0) }
+    row.appendBigEndian(crc)
   }
 
   /// Checks the row's checksum and returns a reader over its value.
