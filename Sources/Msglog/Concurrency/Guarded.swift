@@ -118,17 +118,10 @@ package struct Deadline: Sendable, Comparable {
   }
 
   /// Seconds from now until then (0 once passed).
-  package var secondsLeft: Double {
-    let now = Deadline.now().nanoseconds
-    return nanoseconds > now ? Double(nanoseconds - now) / 1e9 : 0
-  }
+  package var secondsLeft: Double { Double(nanoseconds(since: .now())) / 1e9 }
 
   /// Milliseconds from now until then (0 once passed), for `poll`.
-  package var millisecondsLeft: Int32 {
-    let now = Deadline.now().nanoseconds
-    guard nanoseconds > now else { return 0 }
-    return Int32(clamping: (nanoseconds - now + 999_999) / 1_000_000)
-  }
+  package var millisecondsLeft: Int32 { Int32(clamping: (nanoseconds(since: .now()) + 999_999) / 1_000_000) }
 
   var timespec: Glibc.timespec {
     Glibc.timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
