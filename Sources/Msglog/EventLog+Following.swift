@@ -46,6 +46,34 @@ extension EventLog {
     }
   }
 
+  /// Calls `body` with the head's seq each time the store says a commit
+  /// moved it past `seq`, until `body` returns false or a `stop`
+  /// descriptor signals — for what only needs to know that the log grew,
+  /// not what it holds (the server's commit hub, whose streams read the
+  /// events themselves): a commit costs one read of the head, where
+  /// `follow` reads and decodes every event it wrote. Several commits may
+  /// be seen as one head. Survives the store going away as `follow` does.
+  public func followHead(
+    after seq: UInt64, stop: [FollowStop] = [], notices: ((FollowNotice) -> Void)? = nil,
+    _ body: (UInt64) -> Bool
+  ) throws(MsglogError) {
+    let cursor = try FollowCursor(log: self, from: seq + 1, stream: nil)
+    var last = seq
+    while true {
+      do throws(MsglogError) {
+        let head = try cursor.readHead()
+        if cursor.takeRecovery() { notices?(.reconnected) }
+        if head > last {
+          last = head
+          guard body(head) else { return }
+        }
+        guard try cursor.waitForCommit(stop: stop) else { return }
+      } catch {
+        guard try cursor.recover(from: error, stop: stop, notices: notices) else { return }
+      }
+    }
+  }
+
   /// The events from `seq` on (nil: those committed after the iteration
   /// starts) as they commit, as an asynchronous sequence; only `stream`'s
   /// when given. Ends when the consuming task is cancelled (or stops
@@ -190,6 +218,27 @@ final class FollowCursor {
       events.append(event)
     }
     return (events, batch.count)
+  }
+
+  /// The head's seq now (watching again first after the store was away,
+  /// as `nextBatch` does), as cheaply as the store reads it.
+  func readHead() throws(MsglogError) -> UInt64 {
+    try prepareToRead()
+    let head: UInt64
+    if log.store.keepsReplicas {
+      // A replica's head is its local view's (pending events count).
+      head = try log.reading { try $0.headSeq() }
+    } else {
+      do {
+        head = try store.committedHead()
+      } catch MsglogError.noDatabase where log.configuration.readsMissingDatabaseAsEmpty {
+        head = 0
+      } catch {
+        throw MsglogError(anyStoreFailure: error)
+      }
+    }
+    readSucceeded()
+    return head
   }
 
   /// Before a read: back after the store was away (or while the database

@@ -87,6 +87,16 @@ package final class PostgresStore: FollowableStore {
     }
   }
 
+  /// One statement, in no transaction of its own making; a snapshot's
+  /// read (which checks the schema's versions) until this process has met
+  /// the schema.
+  package func committedHead() throws -> UInt64 {
+    guard schemaReady else { return try read { try $0.headSeq() } }
+    return try withConnection(writing: false) { connection in
+      try connection.execute(PostgresSchema.headSeq.sql).uint64(0, 0) ?? 0
+    }
+  }
+
   package var kind: MsglogError.Store { .postgres }
   /// A new PostgreSQL log is built in bulk (`COPY`); `isStandby()` is with
   /// its connections.

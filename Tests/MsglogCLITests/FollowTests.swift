@@ -224,6 +224,55 @@ import Testing
     #expect(follower.wakes <= writes, "\(follower.wakes) wakes for \(writes) writes")
   }
 
+  /// `followHead` (what the server's commit hub runs) reports the head as
+  /// writers in other processes move it: rising, each a head that was
+  /// committed, the last one the log's last; a `stop` descriptor ends it.
+  @Test(arguments: Store.allCases) func aHeadFollowerSeesTheHeadRise(_ store: Store) throws {
+    let s = Sandbox(store)
+    s.append("seed")
+    let log = try EventLog(s.db)
+    var ends: [Int32] = [-1, -1]
+    #expect(pipe(&ends) == 0)
+    defer { for end in ends { close(end) } }
+    let stop = FollowStop(fileDescriptor: ends[0], whenReadable: true)
+    let heads = SeenHeads()
+    let ended = DispatchSemaphore(value: 0)
+    let follower = Thread {
+      defer { ended.signal() }
+      do {
+        try log.followHead(after: 1, stop: [stop]) { head in
+          heads.add(head)
+          return true
+        }
+      } catch { Issue.record("followHead: \(error)") }
+    }
+    follower.start()
+    let group = DispatchGroup()
+    for w in 0..<3 {
+      DispatchQueue.global().async(group: group) {
+        for i in 0..<5 {
+          let r = s.run(["append", "writer \(w) message \(i)"])
+          if r.code != 0 { Issue.record("writer \(w): \(r)") }
+        }
+      }
+    }
+    group.wait()
+    #expect(eventually { heads.all.last == 16 }, "heads seen: \(heads.all)")
+    #expect(write(ends[1], "x", 1) == 1)
+    #expect(ended.wait(timeout: .now() + 20) == .success, "the stop descriptor ended the follower")
+    let seen = heads.all
+    #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "\(seen)")
+    #expect(seen.allSatisfy { (2...16).contains($0) }, "\(seen)")
+  }
+
+  /// The heads a head follower reported, from its thread.
+  final class SeenHeads: @unchecked Sendable {
+    private let lock = NSLock()
+    private var heads: [UInt64] = []
+    func add(_ head: UInt64) { lock.withLock { heads.append(head) } }
+    var all: [UInt64] { lock.withLock { heads } }
+  }
+
   /// Flips one bit of the first copy of `marker` in a file, in place (the
   /// file stays the one LMDB has mapped).
   func flipFirstByte(of marker: String, in path: String) throws {

@@ -28,6 +28,15 @@ package protocol FollowableStore: EventStore {
   /// (its first commit), for a follower that waits for it: the follower
   /// then tries `watchCommits()` again.
   func watchCreation() throws -> any CommitWatcher
+  /// The head's seq as committed now: what a follower of the head alone
+  /// reads at each wake, as cheaply as the store can (one statement on
+  /// PostgreSQL, where a snapshot costs three round trips). The log's own
+  /// head, never a replica's local view.
+  func committedHead() throws -> UInt64
+}
+
+extension FollowableStore {
+  package func committedHead() throws -> UInt64 { try read { try $0.headSeq() } }
 }
 
 /// A watcher with no descriptor that says "look" every `pollInterval`

@@ -6,10 +6,13 @@ import Synchronization
   import Glibc
 #endif
 
-/// Tells the event streams that the log has grown: one follower for the
-/// whole server (`EventLog.follow`, woken by the store, never by a timer)
-/// publishes the head seq, and calls `onAdvance` with it — the server wakes
-/// its event loops, which resume the streams parked for that seq.
+/// Tells the event streams that the log has grown: one follower of the
+/// head for the whole server (`EventLog.followHead`, woken by the store,
+/// never by a timer) publishes the head seq, and calls `onAdvance` with it
+/// — the server wakes its event loops, which resume the streams parked for
+/// that seq. It reads only the head: the streams read the events, so a
+/// commit costs the hub one statement on PostgreSQL, not a snapshot of
+/// three round trips and a read of every event the commit wrote.
 final class CommitHub: @unchecked Sendable {  // `advanced`: set by `start` before the follower's thread exists, then only read there
   private struct State {
     var stopping = false
@@ -58,9 +61,9 @@ final class CommitHub: @unchecked Sendable {  // `advanced`: set by `start` befo
     // the last head published, so no commit waits for a keep-alive.
     while !isStopping {
       do {
-        try log.follow(from: head + 1, stop: [FollowStop(fileDescriptor: stopPipe.readEnd, whenReadable: true)]) {
-          event in
-          publish(event.seq)
+        try log.followHead(after: head, stop: [FollowStop(fileDescriptor: stopPipe.readEnd, whenReadable: true)]) {
+          head in
+          publish(head)
           return true
         }
       } catch {
