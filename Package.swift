@@ -129,7 +129,8 @@ let package = Package(
     .testTarget(name: "MsglogSyncTests", dependencies: ["Msglog", "MsglogTestSupport"], exclude: ["Servers"]),
     .testTarget(name: "MsglogLMDBTests", dependencies: ["MsglogLMDB", "Msglog", "MsglogTestSupport"]),
     // The PostgreSQL store, on the throwaway cluster scripts/test starts.
-    .testTarget(name: "MsglogPostgresTests", dependencies: ["Msglog", "MsglogLoopback", "MsglogTestSupport"]),
+    .testTarget(
+      name: "MsglogPostgresTests", dependencies: ["Msglog", "MsglogPostgres", "MsglogLoopback", "MsglogTestSupport"]),
     .testTarget(name: "MsglogWireTests", dependencies: ["MsglogWire", "Msglog", "MsglogTestSupport"]),
     // The server in process (routes, decoding, streams, without a socket)
     // and over real HTTP (the built binary's `msglog serve`).

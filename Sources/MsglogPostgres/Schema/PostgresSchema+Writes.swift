@@ -22,13 +22,18 @@ extension PostgresSchema {
 
   /// Locks the head row, and fails unless it is as a write on what was
   /// known has it: its seq, and its version (xmin), which any other write
-  /// changes — a rebuild that leaves the seq too. In any isolation: `FOR
-  /// UPDATE` evaluates it on the row as locked. Plain SQL cannot raise an
-  /// error of its own (no PL/pgSQL), so the check divides by zero; the
-  /// transaction reads that failure of this statement as `HeadMoved`.
+  /// changes — a rebuild that leaves the seq too. The check is made on the
+  /// row as locked, above the subquery that locks it: behind a commit
+  /// still flushing (an overlapped batch, `CommitQueue`), `FOR UPDATE`
+  /// waits for it and hands up the row it left. Checked in the same query
+  /// level, it would be evaluated on the snapshot's row before the lock is
+  /// even tried, and every write sent behind a commit would fail at once
+  /// and run again. Plain SQL cannot raise an error of its own (no
+  /// PL/pgSQL), so the check divides by zero; the transaction reads that
+  /// failure of this statement as `HeadMoved`.
   static func lockHead(ifAt seq: UInt64, version: String) -> Statement {
     Statement(
-      "SELECT 1 / (seq = $1 AND xmin::text = $2)::int FROM msglog.head WHERE id = 1 FOR UPDATE",
+      "SELECT 1 / (seq = $1 AND xmin::text = $2)::int FROM (SELECT seq, xmin FROM msglog.head WHERE id = 1 FOR UPDATE) h",
       [.uint64(seq), .text(version)])
   }
 
