@@ -126,6 +126,10 @@ export class Chat {
     if (!item || !li) return;
     const form = element("form", "edit-form");
     const box = element("textarea", "edit-text");
+    // Not kept by the browser as form state (its session files would hold
+    // the text after the message is deleted for everyone), as the composer.
+    form.autocomplete = "off";
+    box.autocomplete = "off";
     box.value = item.text;
     box.rows = Math.min(6, item.text.split("\n").length);
     box.dir = "auto";
