@@ -46,13 +46,16 @@ extension EventLog {
     }
   }
 
-  /// Calls `body` with the head's seq each time the store says a commit
-  /// moved it past `seq`, until `body` returns false or a `stop`
-  /// descriptor signals — for what only needs to know that the log grew,
-  /// not what it holds (the server's commit hub, whose streams read the
-  /// events themselves): a commit costs one read of the head, where
-  /// `follow` reads and decodes every event it wrote. Several commits may
-  /// be seen as one head. Survives the store going away as `follow` does.
+  /// Calls `body` with the log's head seq whenever it is past `seq` and
+  /// past the last one handed out — at once if it already is, then as
+  /// commits move it — until `body` returns false or a `stop` descriptor
+  /// signals: for what only needs to know that the log grew, not what it
+  /// holds (the server's commit hub, whose streams read the events
+  /// themselves). A commit costs one read of the head, where `follow`
+  /// reads and decodes every event it wrote; several commits may be seen
+  /// as one head. A replica's pending changes do not count (the head is
+  /// the log's own, as `follow` hands out). Survives the store going away
+  /// as `follow` does.
   public func followHead(
     after seq: UInt64, stop: [FollowStop] = [], notices: ((FollowNotice) -> Void)? = nil,
     _ body: (UInt64) -> Bool
@@ -220,24 +223,21 @@ final class FollowCursor {
     return (events, batch.count)
   }
 
-  /// The head's seq now (watching again first after the store was away,
-  /// as `nextBatch` does), as cheaply as the store reads it.
+  /// The log's head seq now (watching again first after the store was
+  /// away, as `nextBatch` does), as cheaply as the store reads it; a
+  /// reconnection then resumes after it.
   func readHead() throws(MsglogError) -> UInt64 {
     try prepareToRead()
     let head: UInt64
-    if log.store.keepsReplicas {
-      // A replica's head is its local view's (pending events count).
-      head = try log.reading { try $0.headSeq() }
-    } else {
-      do {
-        head = try store.committedHead()
-      } catch MsglogError.noDatabase where log.configuration.readsMissingDatabaseAsEmpty {
-        head = 0
-      } catch {
-        throw MsglogError(anyStoreFailure: error)
-      }
+    do {
+      head = try store.committedHead()
+    } catch MsglogError.noDatabase where log.configuration.readsMissingDatabaseAsEmpty {
+      head = 0
+    } catch {
+      throw MsglogError(anyStoreFailure: error)
     }
     readSucceeded()
+    next = max(next, head + 1)
     return head
   }
 

@@ -89,11 +89,16 @@ package final class PostgresStore: FollowableStore {
 
   /// One statement, in no transaction of its own making; a snapshot's
   /// read (which checks the schema's versions) until this process has met
-  /// the schema.
+  /// the schema. A pooled connection found gone did nothing, and the read
+  /// is made again on a fresh one, as a transaction's opening is.
   package func committedHead() throws -> UInt64 {
     guard schemaReady else { return try read { try $0.headSeq() } }
     return try withConnection(writing: false) { connection in
-      try connection.execute(PostgresSchema.headSeq.sql).uint64(0, 0) ?? 0
+      do {
+        return try connection.execute(PostgresSchema.headSeq.sql).uint64(0, 0) ?? 0
+      } catch let error as PostgresError where error.isConnectionLost {
+        throw Unopened(error: error)
+      }
     }
   }
 

@@ -143,6 +143,41 @@ import Testing
     #expect(seen.withLock { $0 } == ["1 insert", "2 insert"])
   }
 
+  /// A follower of the head (what the server's hub runs) started on a
+  /// missing database says the first commits' heads once another process
+  /// makes it.
+  @Test func aHeadFollowerWaitsForTheFirstCommit() throws {
+    let dir = TemporaryDirectory()
+    let path = dir.path + "/board.lmdb"
+    let follower = try EventLog(path)
+    let heads = Mutex<[UInt64]>([])
+    let failure = Mutex<String?>(nil)
+    let started = Mutex<pid_t?>(nil)
+    let thread = Thread {
+      started.withLock { $0 = currentThreadID() ?? -1 }
+      do {
+        try follower.followHead(after: 0) { head in
+          heads.withLock { $0.append(head) }
+          return head < 2
+        }
+      } catch {
+        failure.withLock { $0 = "\(error)" }
+      }
+    }
+    thread.start()
+    #expect(waitUntilThreads { started.withLock { $0 }.map { isBlockedInPoll(thread: $0) } ?? false })
+    #expect(heads.withLock { $0 }.isEmpty)
+    for text in ["first", "second"] {
+      let r = runProgram(Sandbox.binary, ["--db", path, "append", "--stream", "board", text])
+      #expect(r.code == 0, "\(r)")
+    }
+    let deadline = Date().addingTimeInterval(60)
+    while heads.withLock({ $0.last }) != 2, failure.withLock({ $0 }) == nil, Date() < deadline { usleep(10_000) }
+    let seen = heads.withLock { $0 }
+    #expect(failure.withLock { $0 } == nil)
+    #expect(seen.last == 2 && seen.allSatisfy { $0 == 1 || $0 == 2 } && seen == seen.sorted(), "\(seen)")
+  }
+
   /// The asynchronous follower waits the same way.
   @Test func anAsyncFollowerWaitsForTheFirstCommit() async throws {
     let dir = TemporaryDirectory()

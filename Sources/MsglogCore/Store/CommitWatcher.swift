@@ -31,7 +31,7 @@ package protocol FollowableStore: EventStore {
   /// The head's seq as committed now: what a follower of the head alone
   /// reads at each wake, as cheaply as the store can (one statement on
   /// PostgreSQL, where a snapshot costs three round trips). The log's own
-  /// head, never a replica's local view.
+  /// head: a replica's pending changes do not count.
   func committedHead() throws -> UInt64
 }
 

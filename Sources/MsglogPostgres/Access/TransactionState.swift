@@ -134,11 +134,14 @@ extension PostgresStore {
     /// validated against. On a snapshot the server says so itself (could
     /// not serialize: the row changed after the snapshot); on what was
     /// known, the check divides by zero (plain SQL cannot raise an error
-    /// of its own; see `PostgresSchema.lockHead(ifAt:version:)`).
+    /// of its own; see `PostgresSchema.lockHead(ifAt:version:)`) — or,
+    /// where the database's default isolation is above read committed,
+    /// the lock it waited for ends in the server's could-not-serialize.
     func headMoved(_ error: PostgresError) -> Bool {
       switch basis {
       case .snapshot: return error.sqlState == PostgresError.serializationFailure
-      case .known: return error.sqlState == PostgresError.divisionByZero
+      case .known:
+        return error.sqlState == PostgresError.divisionByZero || error.sqlState == PostgresError.serializationFailure
       case .reading, .locked: return false
       }
     }

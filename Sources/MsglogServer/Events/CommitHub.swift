@@ -62,8 +62,8 @@ final class CommitHub: @unchecked Sendable {  // `advanced`: set by `start` befo
     while !isStopping {
       do {
         try log.followHead(after: head, stop: [FollowStop(fileDescriptor: stopPipe.readEnd, whenReadable: true)]) {
-          head in
-          publish(head)
+          seq in
+          publish(seq)
           return true
         }
       } catch {
