@@ -1,6 +1,7 @@
 import Foundation
 import Msglog
 import MsglogTestSupport
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -235,13 +236,13 @@ import Testing
     #expect(pipe(&ends) == 0)
     defer { for end in ends { close(end) } }
     let stop = FollowStop(fileDescriptor: ends[0], whenReadable: true)
-    let heads = SeenHeads()
+    let heads = Mutex<[UInt64]>([])
     let ended = DispatchSemaphore(value: 0)
     let follower = Thread {
       defer { ended.signal() }
       do {
         try log.followHead(after: 1, stop: [stop]) { head in
-          heads.add(head)
+          heads.withLock { $0.append(head) }
           return true
         }
       } catch { Issue.record("followHead: \(error)") }
@@ -257,20 +258,12 @@ import Testing
       }
     }
     group.wait()
-    #expect(eventually { heads.all.last == 16 }, "heads seen: \(heads.all)")
+    #expect(eventually { heads.withLock { $0.last } == 16 }, "heads seen: \(heads.withLock { $0 })")
     #expect(write(ends[1], "x", 1) == 1)
     #expect(ended.wait(timeout: .now() + 20) == .success, "the stop descriptor ended the follower")
-    let seen = heads.all
+    let seen = heads.withLock { $0 }
     #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "\(seen)")
     #expect(seen.allSatisfy { (2...16).contains($0) }, "\(seen)")
-  }
-
-  /// The heads a head follower reported, from its thread.
-  final class SeenHeads: @unchecked Sendable {
-    private let lock = NSLock()
-    private var heads: [UInt64] = []
-    func add(_ head: UInt64) { lock.withLock { heads.append(head) } }
-    var all: [UInt64] { lock.withLock { heads } }
   }
 
   /// Flips one bit of the first copy of `marker` in a file, in place (the

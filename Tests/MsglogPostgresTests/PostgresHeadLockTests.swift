@@ -10,17 +10,20 @@ import Testing
 /// passes on the row it leaves — an overlapped batch is not taken back —
 /// and fails on any other row.
 @Suite struct PostgresHeadLockTests {
-  /// A move of the head row in a transaction left open on a connection of
-  /// its own, and the check of what that move leaves, sent on another
-  /// connection on a thread; made once the check waits at the row's lock.
+  /// On a log of one event, a move of the head row to seq 2 in a
+  /// transaction left open on a connection of its own, and the check of
+  /// that move's version at `seq`, sent on another connection on a thread;
+  /// made once the check waits at the row's lock.
   final class Race: @unchecked Sendable {  // `failure`: set on the check's thread, read after `answered`
+    let sandbox = Sandbox(.postgres)
     let moving: Connection
     let checking: Connection
     let answered = DispatchSemaphore(value: 0)
     private var failure: PostgresError?
 
-    init(_ s: Sandbox, checkingAt seq: UInt64) throws {
-      let conninfo = try PostgresLocation(s.db).conninfo
+    init(checkingAt seq: UInt64) throws {
+      sandbox.append("seed")
+      let conninfo = try PostgresLocation(sandbox.db).conninfo
       moving = try Connection(conninfo)
       checking = try Connection(conninfo)
       let observer = try Connection(conninfo)
@@ -63,26 +66,20 @@ import Testing
   }
 
   @Test func aCheckSentBehindACommitInFlightWaitsForItAndPasses() throws {
-    let s = Sandbox(.postgres)
-    s.append("seed")
-    let race = try Race(s, checkingAt: 2)
+    let race = try Race(checkingAt: 2)
     let ended = try race.end(with: "COMMIT")
     #expect(ended.answered, "the check never ended")
     #expect(ended.failure == nil, "\(String(describing: ended.failure))")
   }
 
   @Test func aCheckBehindACommitThatRollsBackFails() throws {
-    let s = Sandbox(.postgres)
-    s.append("seed")
-    let race = try Race(s, checkingAt: 2)
+    let race = try Race(checkingAt: 2)
     let ended = try race.end(with: "ROLLBACK")
     #expect(ended.answered && ended.failure?.sqlState == PostgresError.divisionByZero, "\(ended)")
   }
 
   @Test func aCheckOfAnotherSeqOrVersionFails() throws {
-    let s = Sandbox(.postgres)
-    s.append("seed")
-    let race = try Race(s, checkingAt: 3)
+    let race = try Race(checkingAt: 3)
     let ended = try race.end(with: "COMMIT")
     #expect(ended.answered && ended.failure?.sqlState == PostgresError.divisionByZero, "\(ended)")
     // The right seq with a version the row no longer has.
