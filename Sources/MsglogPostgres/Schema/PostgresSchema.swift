@@ -116,8 +116,12 @@ enum PostgresSchema {
         _ = try found.get()
         return nil
       }
-      // No msglog.meta. A msglog schema without it belongs to something else.
+      // No msglog.meta. A msglog schema without it belongs to something
+      // else — unless a first write made both between the two reads (one
+      // transaction: the schema seen, its meta is there too).
       if try connection.execute(namespaceQuery.sql).count > 0 {
+        let again = Result { () throws(PostgresError) -> Rows in try connection.execute(metaQuery.sql) }
+        if case .success(let meta) = again { return try evaluate(meta, shown: shown) }
         throw MsglogError.notAMsglogDatabase(
           location: shown, reason: "it has a schema named msglog that msglog did not make")
       }
