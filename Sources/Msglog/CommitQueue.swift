@@ -25,24 +25,62 @@
 /// wait as the batch in flight holds (`State.mayBuild`); short of that, it
 /// is built when that batch is done, with everything that waits by then.
 ///
-/// Each write's thread sleeps on its own ticket and is woken once: to
-/// build the next batch (the first write waiting, when a batch may be
-/// built) or with its outcome. Sixteen writers sharing one condition
-/// would each be woken by every arrival, sending and commit — hundreds of
-/// wake-ups a batch, which on two cores cost more than the batch's work.
+/// A write waits in one of two ways. `submit`'s thread sleeps on its own
+/// ticket and is woken once: to build the next batch (the first write
+/// waiting, when a batch may be built) or with its outcome. Sixteen
+/// writers sharing one condition would each be woken by every arrival,
+/// sending and commit — hundreds of wake-ups a batch, which on two cores
+/// cost more than the batch's work. `enqueue`'s write has no thread
+/// waiting at all: its outcome goes to a completion, called by the thread
+/// that committed its batch, and a batch it leads is built by whichever
+/// thread finds it due (the arriving one, or the one whose commit just
+/// ended) or, when that thread is busy, on another (`elsewhere`). A server
+/// answers each write from the committing thread this way: no worker
+/// sleeps through a commit, and one wake-up answers a whole batch instead
+/// of one for each write (a third of `serve`'s time was the kernel
+/// switching threads).
 final class CommitQueue<Work, Result>: Sendable {
-  /// One write waiting for its outcome.
-  final class Ticket {
+  typealias Outcome = Swift.Result<Result, any Error>
+  /// Commits a batch of tickets (see `submit`).
+  typealias Commit = ([Ticket], _ sent: () -> Void) throws -> Void
+
+  /// One write waiting for its outcome. Handed between threads only under
+  /// the queue's lock; its result is written by the committing thread
+  /// before that thread wakes its writer or calls its completion.
+  final class Ticket: @unchecked Sendable {
     let work: Work
     /// Set once, by the thread that commits the batch.
-    var result: Swift.Result<Result, any Error>?
-    /// What its thread waits for: to be called to build, or its outcome.
-    fileprivate let call = Guarded(Call.waiting)
+    var result: Outcome?
+    fileprivate let waiter: Waiter
 
-    init(_ work: Work) { self.work = work }
+    fileprivate init(_ work: Work, _ waiter: Waiter) {
+      self.work = work
+      self.waiter = waiter
+    }
+  }
+
+  /// How a write waits.
+  fileprivate enum Waiter {
+    /// `submit`'s thread, asleep until called to build or with its outcome.
+    case thread(Guarded<Call>)
+    /// `enqueue`'s completion; a batch this write leads is committed with
+    /// `commit`, on another thread by `elsewhere` when need be.
+    case completion(Deferred)
   }
 
   fileprivate enum Call { case waiting, build, done }
+
+  /// What an `enqueue`d write carries instead of a waiting thread. Its
+  /// closures are called on whichever thread builds or commits the batch
+  /// (`enqueue` says so to its caller).
+  fileprivate struct Deferred: @unchecked Sendable {
+    let commit: Commit
+    let elsewhere: Elsewhere
+    let done: (Outcome) -> Void
+  }
+
+  /// Runs a job on another thread; false when none can be had.
+  typealias Elsewhere = (@escaping @Sendable () -> Void) -> Bool
 
   /// The most writes one transaction takes (more wait for the next one).
   let batchLimit: Int
@@ -85,23 +123,103 @@ final class CommitQueue<Work, Result>: Sendable {
   /// result; what it throws becomes the result of those it left without.
   /// It may call `sent` (once, before it returns) when the batch's commit
   /// is on its way and the next batch may be built on the state it leaves.
-  func submit(_ work: Work, commit: ([Ticket], _ sent: () -> Void) throws -> Void) throws -> Result {
-    let ticket = Ticket(work)
+  func submit(_ work: Work, commit: Commit) throws -> Result {
+    let call = Guarded(Call.waiting)
+    let ticket = Ticket(work, .thread(call))
     // Arriving wakes the thread gathering a batch, if there is one, and
     // may let the next batch be built (by this write, or the first waiting).
     let builder = state.update { state in
       state.waiting.append(ticket)
       return Self.callBuilder(&state)
     }
-    let builds = builder === ticket
-    if let builder, !builds { builder.call.update { $0 = .build } }
-    if !builds {
-      let call = ticket.call.wait(until: { $0 != .waiting }, wakingOthers: false) { call, _ in call }
-      guard call == .build else { return try ticket.result!.get() }
+    if let builder, builder === ticket {
+      build(led: ticket, arrived: true, own: ticket, commit: commit)
+    } else {
+      if let builder { hand(builder, from: .blockingThread) }
+      let called = call.wait(until: { $0 != .waiting }, wakingOthers: false) { call, _ in call }
+      if called == .build { build(led: ticket, arrived: false, own: ticket, commit: commit) }
     }
-    // This thread commits what waits, this write first among them.
+    return try ticket.result!.get()
+  }
+
+  /// Queues `work` and returns at once; `done` is called with its outcome,
+  /// on the thread that commits its batch — this one, when it finds a
+  /// batch due and builds it (then only after that commit and, while
+  /// writes keep waiting, the ones after it). `commit` is as `submit`'s
+  /// (escaping: another thread may build a batch this write leads);
+  /// `elsewhere` runs a build on another thread when the thread that finds
+  /// one due is in the middle of a commit.
+  func enqueue(
+    _ work: Work, commit: @escaping Commit, elsewhere: @escaping Elsewhere,
+    then done: @escaping (Outcome) -> Void
+  ) {
+    let ticket = Ticket(work, .completion(Deferred(commit: commit, elsewhere: elsewhere, done: done)))
+    let builder = state.update { state in
+      state.waiting.append(ticket)
+      return Self.callBuilder(&state)
+    }
+    guard let builder else { return }
+    if builder === ticket {
+      build(led: ticket, arrived: true, own: nil, commit: commit)
+    } else {
+      hand(builder, from: .freeThread)
+    }
+  }
+
+  /// Where a batch found due is handed from.
+  private enum Context {
+    /// A thread with nothing of its own to do: it builds the batch itself.
+    case freeThread
+    /// A `submit`'s thread, whose own write must not wait for others'.
+    case blockingThread
+    /// A thread in the middle of a commit.
+    case committing
+  }
+
+  /// Sees that the batch `leader` leads (marked building) is built: its
+  /// sleeping thread woken, or an `enqueue`d one's built here or elsewhere.
+  private func hand(_ leader: Ticket, from context: Context) {
+    switch leader.waiter {
+    case .thread(let call):
+      call.update { $0 = .build }
+    case .completion(let deferred):
+      if context != .freeThread {
+        let started = deferred.elsewhere { [self] in
+          build(led: leader, arrived: false, own: nil, commit: deferred.commit)
+        }
+        if started { return }
+        if context == .committing {
+          // No thread to be had: the commit in flight builds it at its end
+          // (`callBuilder` finds it again).
+          return state.update { $0.building = false }
+        }
+        // A `submit`'s thread then builds it itself.
+      }
+      build(led: leader, arrived: false, own: nil, commit: deferred.commit)
+    }
+  }
+
+  /// Gathers the batch `leader` leads and commits it on this thread, then
+  /// gives every write its outcome, and builds the batches found due after
+  /// it while this thread is free (an `enqueue`d leader's). `arrived`: the
+  /// leader just arrived and found the way clear (a lone writer does not
+  /// wait for others). `own`: this thread's own `submit` ticket, neither
+  /// woken nor — after its commit — kept waiting for others' batches.
+  private func build(led leader: Ticket, arrived: Bool, own: Ticket?, commit: Commit) {
+    var due = commitBatch(led: leader, arrived: arrived, own: own, commit: commit)
+    while let leader = due, case .completion(let deferred) = leader.waiter {
+      // This thread's own write is done: another thread builds what is due.
+      if own != nil { return hand(leader, from: .blockingThread) }
+      due = commitBatch(led: leader, arrived: false, own: nil, commit: deferred.commit)
+    }
+  }
+
+  /// One batch: gathered, committed, each write told its outcome. Returns
+  /// the leader of the next batch when one is due and must be built by
+  /// `build`; a sleeping thread due to build it is woken here.
+  private func commitBatch(led leader: Ticket, arrived: Bool, own: Ticket?, commit: Commit) -> Ticket? {
     let gathering = state.read { state in
-      !builds || state.waiting.count > 1 ? returningWriters(state) : (0, .zero)
+      !arrived || state.waiting.count > 1 ? returningWriters(state) : (0, .zero)
     }
     let batch = state.wait(
       until: { $0.waiting.count >= gathering.writers }, deadline: .after(gathering.patience), wakingOthers: false,
@@ -121,7 +239,7 @@ final class CommitQueue<Work, Result>: Sendable {
         state.sentWrites = batch.count
         return Self.callBuilder(&state)
       }
-      next?.call.update { $0 = .build }
+      if let next { hand(next, from: .committing) }
     }
     do {
       try commit(batch, markSent)
@@ -129,7 +247,6 @@ final class CommitQueue<Work, Result>: Sendable {
       for left in batch where left.result == nil { left.result = .failure(error) }
     }
     let done = ContinuousClock.now
-    for other in batch where other !== ticket { other.call.update { $0 = .done } }
     let next = state.update { state in
       if sent {
         state.inFlight -= 1
@@ -142,13 +259,24 @@ final class CommitQueue<Work, Result>: Sendable {
       state.lastCommit = done - started
       return Self.callBuilder(&state)
     }
-    next?.call.update { $0 = .build }
-    return try ticket.result!.get()
+    // A sleeping builder starts at once, while the outcomes go out.
+    var due = next
+    if let next, case .thread(let call) = next.waiter {
+      call.update { $0 = .build }
+      due = nil
+    }
+    for ticket in batch where ticket !== own {
+      switch ticket.waiter {
+      case .thread(let call): call.update { $0 = .done }
+      case .completion(let deferred): deferred.done(ticket.result!)
+      }
+    }
+    return due
   }
 
-  /// When a batch may be built now, the write that builds it — the first
-  /// waiting, which this marks building (its thread is then called, or,
-  /// just arrived, goes on to build); nil when none may or none waits.
+  /// When a batch may be built now, the write that leads it — the first
+  /// waiting, which this marks building (its batch is then handed to a
+  /// thread: `hand`); nil when none may or none waits.
   private static func callBuilder(_ state: inout State) -> Ticket? {
     guard state.mayBuild, let first = state.waiting.first else { return nil }
     state.building = true

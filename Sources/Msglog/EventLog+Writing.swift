@@ -197,17 +197,47 @@ extension EventLog {
     guard batch.requests.count <= Self.groupedRequests, lineNumbers == nil, progress == nil else {
       return try transact(batch, lineNumbers: lineNumbers, progress: progress)
     }
-    return try commits.submit(batch) { tickets, sent in
-      guard let observer = commitObservers.observer else { return try commit(tickets, whenSent: sent) }
-      let started = ContinuousClock.now
-      defer {
-        // The events each call appended (none for one refused, or when the transaction failed).
-        var events = 0
-        for ticket in tickets { events += (try? ticket.result?.get())?.reduce(0) { $0 + ($1 == nil ? 0 : 1) } ?? 0 }
-        observer.committed(writes: tickets.count, events: events, duration: ContinuousClock.now - started)
-      }
-      try commit(tickets, whenSent: sent)
+    return try commits.submit(batch) { tickets, sent in try commitObserved(tickets, whenSent: sent) }
+  }
+
+  /// `perform` of one write, answered later: `done` is called with its
+  /// outcomes — by the thread that commits its batch, which may be this
+  /// one (before this returns) or another. Nothing waits for the commit:
+  /// a server's worker is free as soon as its write is queued, and the
+  /// committing thread answers every write of a batch (`CommitQueue`).
+  ///
+  /// - Parameter elsewhere: runs a batch's building on another thread,
+  ///   when the thread that finds it due is in the middle of a commit (a
+  ///   server's worker pool); false when no thread can be had.
+  package func perform(
+    _ batch: WriteBatch, elsewhere: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool,
+    then done: @escaping @Sendable (Result<[Outcome?], any Error>) -> Void
+  ) {
+    guard !batch.requests.isEmpty else { return done(.success([])) }
+    do {
+      if try replicaState() != nil { return done(.success(try performPending(batch, lineNumbers: nil))) }
+    } catch {
+      return done(.failure(error))
     }
+    guard batch.requests.count <= Self.groupedRequests else { return done(Result { try transact(batch) }) }
+    commits.enqueue(
+      batch, commit: { [self] tickets, sent in try commitObserved(tickets, whenSent: sent) }, elsewhere: elsewhere,
+      then: done)
+  }
+
+  /// `commit`, told to the commit observer (a server's metrics) when there is one.
+  private func commitObserved(_ tickets: [CommitQueue<WriteBatch, [Outcome?]>.Ticket], whenSent sent: () -> Void)
+    throws
+  {
+    guard let observer = commitObservers.observer else { return try commit(tickets, whenSent: sent) }
+    let started = ContinuousClock.now
+    defer {
+      // The events each call appended (none for one refused, or when the transaction failed).
+      var events = 0
+      for ticket in tickets { events += (try? ticket.result?.get())?.reduce(0) { $0 + ($1 == nil ? 0 : 1) } ?? 0 }
+      observer.committed(writes: tickets.count, events: events, duration: ContinuousClock.now - started)
+    }
+    try commit(tickets, whenSent: sent)
   }
 
   /// One batch in a transaction of its own, straight to the store.

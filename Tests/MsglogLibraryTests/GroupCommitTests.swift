@@ -1,5 +1,6 @@
 import Foundation
 import Msglog
+import MsglogCore
 import MsglogTestSupport
 import Synchronization
 import Testing
@@ -22,7 +23,8 @@ import Testing
     switch s.store {
     case .lmdb:
       let r = python([
-        "-c", "import lmdb,sys; print(lmdb.open(sys.argv[1], readonly=True, lock=False, subdir=True).info()['last_txnid'])",
+        "-c",
+        "import lmdb,sys; print(lmdb.open(sys.argv[1], readonly=True, lock=False, subdir=True).info()['last_txnid'])",
         s.db,
       ])
       return Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
@@ -200,6 +202,159 @@ import Testing
     let used = store == .lmdb ? after - before : after
     #expect(used >= 1 && used < total, "\(total) appends took \(used) transactions")
     print("group commit (\(store)): \(total) appends from 16 threads in \(used) transactions")
+    #expect(s.run("verify").code == 0)
+  }
+
+  // MARK: - Writes answered by the committing thread
+
+  /// An append answered later (`perform(_:elsewhere:then:)`, as a
+  /// server's writes are): returns at once, its outcome handed to `done`.
+  static func appendAnswered(
+    _ log: EventLog, _ text: String,
+    elsewhere: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool = startThread,
+    then done: @escaping @Sendable (Result<Outcome, any Error>) -> Void
+  ) throws {
+    let batch = try WriteBatch([WriteRequest(stream: .main, command: .insert(InsertRequest(text: text)))])
+    log.perform(batch, elsewhere: elsewhere) { result in done(result.map { $0[0]! }) }
+  }
+
+  /// 16 writes answered later, while another process holds the write
+  /// lock: the first call builds its batch on its own thread and waits
+  /// there for the lock; the other 15 calls return at once, with no thread
+  /// waiting for them and nothing answered yet. Once the lock is released
+  /// each is answered exactly once, with its own outcome, in fewer
+  /// transactions than writes.
+  @Test(arguments: Store.allCases) func answeredWritesReturnAtOnceAndCommitTogether(_ store: Store) throws {
+    let s = Sandbox(store)
+    s.append("seed")
+    let log = try EventLog(s.db)
+    // Read once, so that no call waits for the lead's first opening of the tables.
+    _ = try log.headSeq()
+    let before = transactions(s, fromSeq: 2)
+    let lock = try WriterLock(s)
+    let answers = Mutex<[Int: [Result<Outcome, any Error>]]>([:])
+    @Sendable func answer(_ n: Int) -> @Sendable (Result<Outcome, any Error>) -> Void {
+      { result in answers.withLock { $0[n, default: []].append(result) } }
+    }
+    let lead = Mutex<pid_t>(-1)
+    Thread {
+      lead.withLock { $0 = currentThreadID() ?? -1 }
+      try! Self.appendAnswered(log, "write 0", then: answer(0))
+    }.start()
+    #expect(
+      waitUntilThreads {
+        let tid = lead.withLock { $0 }; return tid > 0 && isAsleep(thread: tid)
+      })
+    let queued = Mutex(0)
+    onThreads(15) { n in
+      try! Self.appendAnswered(log, "write \(n + 1)", then: answer(n + 1))
+      queued.withLock { $0 += 1 }
+    }
+    #expect(queued.withLock { $0 } == 15, "a call waited for the lock")
+    #expect(answers.withLock { $0.isEmpty }, "answered before the commit")
+    lock.release()
+    #expect(waitUntilThreads { answers.withLock { $0.count } == 16 })
+    let all = answers.withLock { $0 }
+    var seqs: [UInt64] = []
+    for n in 0..<16 {
+      guard let got = all[n], got.count == 1, case .success(let outcome) = got[0] else {
+        Issue.record("write \(n) was answered \(all[n]?.count ?? 0) times: \(String(describing: all[n]))")
+        continue
+      }
+      seqs.append(outcome.event.seq)
+      if case .insert(_, _, let stored, _) = outcome.event.op {
+        #expect(stored == "write \(n)", "write \(n) got another write's outcome")
+      }
+    }
+    #expect(seqs.sorted() == Array(2...17), "seqs \(seqs.sorted())")
+    let after = transactions(s, fromSeq: 2)
+    let used = store == .lmdb ? after - before : after
+    #expect(used >= 1 && used < 16, "16 writes took \(used) transactions")
+    #expect(s.run("verify").code == 0)
+  }
+
+  /// Clients, each sending its next write once the last is answered (as
+  /// a browser or a script does through a server), beside threads that
+  /// wait in `append`, all at once: every write answered once with its own
+  /// outcome, every seq once, fewer transactions than writes. Every other
+  /// time a batch's building is asked of another thread, none is had: the
+  /// batch is still built (by the commit in flight at its end, or by the
+  /// asking thread).
+  @Test(arguments: Store.allCases) func answeredAndWaitingWritesShareTransactions(_ store: Store) throws {
+    let s = Sandbox(store)
+    s.append("seed")
+    let log = try EventLog(s.db)
+    let before = transactions(s, fromSeq: 2)
+    let perClient = 30
+    let asked = Mutex(0)
+    let elsewhere: @Sendable (@escaping @Sendable () -> Void) -> Bool = { job in
+      let n = asked.withLock {
+        $0 += 1; return $0
+      }
+      return n % 2 == 0 ? false : startThread(job)
+    }
+    let texts = Mutex<[UInt64: String]>([:])
+    let failures = Mutex<[String]>([])
+    let clientsDone = DispatchSemaphore(value: 0)
+    for client in 0..<8 {
+      Thread {
+        defer { clientsDone.signal() }
+        for i in 0..<perClient {
+          let text = "client \(client) write \(i)"
+          let answered = DispatchSemaphore(value: 0)
+          let count = Mutex(0)
+          do {
+            try Self.appendAnswered(log, text, elsewhere: elsewhere) { result in
+              switch result {
+              case .success(let outcome):
+                let twice = texts.withLock { $0.updateValue(text, forKey: outcome.event.seq) } != nil
+                if twice { failures.withLock { $0.append("seq \(outcome.event.seq) given twice") } }
+              case .failure(let error):
+                failures.withLock { $0.append("\(text): \(error)") }
+              }
+              count.withLock { $0 += 1 }
+              answered.signal()
+            }
+          } catch {
+            failures.withLock { $0.append("\(text): \(error)") }
+            return
+          }
+          answered.wait()
+          usleep(100)
+          if count.withLock({ $0 }) != 1 { failures.withLock { $0.append("\(text) answered more than once") } }
+        }
+      }.start()
+    }
+    onThreads(8) { thread in
+      for i in 0..<perClient {
+        let text = "thread \(thread) write \(i)"
+        do {
+          let outcome = try log.append(text)
+          texts.withLock { $0[outcome.event.seq] = text }
+        } catch {
+          failures.withLock { $0.append("\(text): \(error)") }
+        }
+      }
+    }
+    for _ in 0..<8 { clientsDone.wait() }
+    #expect(failures.withLock { $0 } == [])
+    let total = 16 * perClient
+    let written = texts.withLock { $0 }
+    #expect(written.keys.sorted() == Array(2...UInt64(total + 1)))
+    // Each seq holds the text of the write it answered.
+    let logged = s.run(["log", "--json"]).lines.compactMap { line -> (UInt64, String)? in
+      guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+        let seq = object["seq"] as? Int, let text = object["text"] as? String
+      else { return nil }
+      return (UInt64(seq), text)
+    }
+    #expect(logged.dropFirst().allSatisfy { written[$0.0] == $0.1 }, "a write was answered with another's outcome")
+    let after = transactions(s, fromSeq: 2)
+    let used = store == .lmdb ? after - before : after
+    #expect(used >= 1 && used < total, "\(total) writes took \(used) transactions")
+    print(
+      "group commit (\(store)): \(total) writes, half answered later, in \(used) transactions; \(asked.withLock { $0 }) builds asked of another thread"
+    )
     #expect(s.run("verify").code == 0)
   }
 }

@@ -278,8 +278,11 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     let core = self.core
     let loop = self.loop
     let submitted = core.pool.submit { [self] in
-      let response = core.respond(to: request)
-      loop.execute { [self] in answer(response, to: head) }
+      // A write is answered by the thread that commits it, perhaps after
+      // this worker has gone on to other requests.
+      core.respond(to: request) { response in
+        loop.execute { [self] in answer(response, to: head) }
+      }
     }
     if !submitted {
       core.warnings.warn("workers", "the workers' queue is full: answering 503")

@@ -53,35 +53,44 @@ final class ServerCore: Sendable {
   var isStopping: Bool { stopFlag.load(ordering: .relaxed) }
   func beginStopping() { stopFlag.store(true, ordering: .relaxed) }
 
-  /// The answer to a whole request, on a worker. A write is refused with
+  /// The answer to a whole request, begun on a worker: `answer` is called
+  /// there, or for a write by the thread that commits it. A write is refused with
   /// 503 when the LMDB database it would go into is no longer the one at
   /// the log's path (removed or replaced), looked at before the write and
   /// again after its commit: nothing is acknowledged into a deleted file.
-  func respond(to request: Request) -> Response {
+  func respond(to request: Request, then answer: @escaping @Sendable (Response) -> Void) {
     // Where the database is goes to the operator's line, not to the client.
     let displaced = HTTPError(
       status: 503, message: "the log's database was removed or replaced while serving; the server must be restarted")
     let isWrite = request.method == "POST"
     if isWrite && log.isDisplaced {
       warnings.warn("displaced", "the database \(log.location) was removed or replaced: writes are refused")
-      return .error(displaced)
+      return answer(.error(displaced))
     }
-    let response = router.respond(to: request) { [warnings] error, refusal in
-      // What the operator must act on: the store gone, the disk full, a bug.
-      // The error's own words, which name the database (the client's do not).
-      let said = (error as? MsglogError)?.description ?? refusal.message
-      if case .diskFull? = error as? MsglogError {
-        warnings.error("disk", said)
-      } else if refusal.status == 503 {
-        warnings.warn("store", "\(request.method) \(request.path): \(said)")
-      } else {
-        warnings.error("internal", "\(request.method) \(request.path) answered \(refusal.status): \(said)")
+    let (log, warnings, pool) = (self.log, self.warnings, self.pool)
+    router.respond(
+      to: request,
+      // A batch's building goes to a worker; with none to be had (the queue
+      // full), to a thread of its own.
+      elsewhere: { job in pool.submit(job) || startThread(job) },
+      failed: { error, refusal in
+        // What the operator must act on: the store gone, the disk full, a bug.
+        // The error's own words, which name the database (the client's do not).
+        let said = (error as? MsglogError)?.description ?? refusal.message
+        if case .diskFull? = error as? MsglogError {
+          warnings.error("disk", said)
+        } else if refusal.status == 503 {
+          warnings.warn("store", "\(request.method) \(request.path): \(said)")
+        } else {
+          warnings.error("internal", "\(request.method) \(request.path) answered \(refusal.status): \(said)")
+        }
       }
+    ) { response in
+      if isWrite && log.isDisplaced {
+        warnings.warn("displaced", "the database \(log.location) was removed or replaced: writes are refused")
+        return answer(.error(displaced))
+      }
+      answer(response)
     }
-    if isWrite && log.isDisplaced {
-      warnings.warn("displaced", "the database \(log.location) was removed or replaced: writes are refused")
-      return .error(displaced)
-    }
-    return response
   }
 }

@@ -70,7 +70,8 @@ package struct Router: Sendable {
       if let unknown = request.query.keys.sorted().first(where: { !route.parameters.contains($0) }) {
         throw HTTPError.badRequest(
           "unknown parameter \(TerminalText.quoted(unknown)) for \(request.path)"
-            + (route.parameters.isEmpty ? " (it takes none)" : " (it takes \(route.parameters.sorted().joined(separator: ", ")))"))
+            + (route.parameters.isEmpty
+              ? " (it takes none)" : " (it takes \(route.parameters.sorted().joined(separator: ", ")))"))
       }
       return .route(route, caller)
     } catch {
@@ -82,8 +83,41 @@ package struct Router: Sendable {
   /// threw that is the server's or the store's (a status of 500 or more),
   /// for the operator's log.
   package func respond(to request: Request, failed: ((any Error, HTTPError) -> Void)? = nil) -> Response {
+    let resolution = resolve(request)
+    guard case .route(let route, let caller) = resolution else { return refusal(resolution, request) }
+    return finish(Result { try handled(route, request, caller) }, to: request, caller, failed: failed)
+  }
+
+  /// `respond`, answered later where the route's handler is deferred (a
+  /// write: `answer` is then called by the thread that commits it), now
+  /// otherwise. `elsewhere` runs work on another thread (`Route.Deferral`).
+  package func respond(
+    to request: Request, elsewhere: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool,
+    failed: (@Sendable (any Error, HTTPError) -> Void)? = nil, then answer: @escaping @Sendable (Response) -> Void
+  ) {
+    let resolution = resolve(request)
+    guard case .route(let route, let caller) = resolution else { return answer(refusal(resolution, request)) }
+    guard let deferred = route.deferred else {
+      return answer(finish(Result { try handled(route, request, caller) }, to: request, caller, failed: failed))
+    }
+    var request = request
+    request.caller = caller
+    do {
+      try TokenGate.authorize(route, request, caller, withBody: true)
+      try deferred(
+        request,
+        Route.Deferral(elsewhere: elsewhere) { [self, request] result in
+          answer(finish(result, to: request, caller, failed: failed))
+        })
+    } catch {
+      answer(finish(.failure(error), to: request, caller, failed: failed))
+    }
+  }
+
+  /// The answer to a resolution that is not a route: a refusal, or a preflight's.
+  private func refusal(_ resolution: Resolution, _ request: Request) -> Response {
     var response: Response
-    switch resolve(request) {
+    switch resolution {
     case .refused(let error):
       response = .error(error)
     case .preflight(let methods):
@@ -93,26 +127,47 @@ package struct Router: Sendable {
         ("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID"),
         ("Access-Control-Max-Age", "600"),
       ]
-    case .route(let route, let caller):
-      do {
-        var request = request
-        request.caller = caller
-        try TokenGate.authorize(route, request, caller, withBody: true)
-        response = try route.handler(request)
-        if response.status < 400 { gate?.noteServed(caller) }
-      } catch {
-        var refusal = HTTPError(describing: error)
-        if refusal.status >= 500 { failed?(error, refusal) }
-        if case MsglogError.namedToken(let why)? = error as? MsglogError, why.isForbidden {
-          refusal.reason = TokenGate.Refusal.scope.rawValue
-        }
-        response = .error(refusal)
+    case .route:
+      preconditionFailure("a route is answered by its handler")
+    }
+    return withCORS(response, request)
+  }
+
+  /// A route's handler's answer, its body read by the gate first.
+  private func handled(_ route: Route, _ request: Request, _ caller: Caller) throws -> Response {
+    var request = request
+    request.caller = caller
+    try TokenGate.authorize(route, request, caller, withBody: true)
+    return try route.handler(request)
+  }
+
+  /// What a route's handler answered or threw, as the client gets it.
+  private func finish(
+    _ result: Result<Response, any Error>, to request: Request, _ caller: Caller,
+    failed: ((any Error, HTTPError) -> Void)?
+  ) -> Response {
+    var response: Response
+    switch result {
+    case .success(let answered):
+      response = answered
+      if response.status < 400 { gate?.noteServed(caller) }
+    case .failure(let error):
+      var refusal = HTTPError(describing: error)
+      if refusal.status >= 500 { failed?(error, refusal) }
+      if case MsglogError.namedToken(let why)? = error as? MsglogError, why.isForbidden {
+        refusal.reason = TokenGate.Refusal.scope.rawValue
       }
-      response.token = caller.logName
+      response = .error(refusal)
     }
-    if let origin = policy.allowedCrossOrigin(request) {
-      response.headers += [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
-    }
+    response.token = caller.logName
+    return withCORS(response, request)
+  }
+
+  /// CORS headers go only to an origin `--allow-origin` names.
+  private func withCORS(_ response: Response, _ request: Request) -> Response {
+    guard let origin = policy.allowedCrossOrigin(request) else { return response }
+    var response = response
+    response.headers += [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
     return response
   }
 }

@@ -4,13 +4,21 @@ import MsglogWire
 extension Routes {
   /// A write, from a JSON body of the members its operation's declaration
   /// reads (`WriteOperation`, `WriteDoor.command`), decoded and checked as
-  /// an import line's and the command line's arguments are.
-  func write(_ request: Request, _ operation: WriteOperation) throws -> Response {
+  /// an import line's and the command line's arguments are; answered when
+  /// its batch commits, by the thread that commits it.
+  func write(_ request: Request, _ operation: WriteOperation, _ deferral: Route.Deferral) throws {
     var members = try RequestBody.members(request.body)
     try Self.sendAs(request.caller, operation, &members)
     let write = try Write(decoding: &members, operation: operation, door: .command, defaultStream: .main)
-    guard let outcome = try log.perform(WriteBatch(write))[0] else {
-      // Nothing appended, as the command line's no-ops.
+    log.perform(try WriteBatch(write), elsewhere: deferral.elsewhere) { outcomes in
+      deferral.answer(outcomes.map { outcomes in Self.answer(outcomes[0], operation) })
+    }
+  }
+
+  /// A write's answer: its outcome, or what the command line says of a
+  /// write that appended nothing.
+  private static func answer(_ outcome: Outcome?, _ operation: WriteOperation) -> Response {
+    guard let outcome else {
       switch operation {
       case .edit: return .json { $0.unchanged("edited") }
       case .undo: return .json { $0.unchanged("undone") }

@@ -212,7 +212,7 @@ struct Routes: Sendable {
         .post, "/api/\(operation.name)", needsToken: true, permission: .stream(.write, .body),
         body: Self.bodyFields(operation),
         success: .init(answers[operation]!), refusals: [404, 409, 412]
-      ) { try write($0, operation) }
+      ) { try write($0, operation, $1) }
     }
   }
 
