@@ -38,6 +38,11 @@ import Testing
       #expect(try status(router, "GET", "/api/streams", [("Host", host)]) == 403, "\(host)")
     }
     #expect(try status(router, "GET", "/api/streams", [("Host", "a/b")]) == 400)
+    // A name of letters, digits and `-._`: anything else, a letter outside ASCII included, is malformed.
+    for host in ["exämple.lan", "localhost\u{212A}", "a b", "a@b", "a:8080x", "[::1", "ｌｏｃａｌｈｏｓｔ"] {
+      #expect(try status(router, "GET", "/api/streams", [("Host", host)]) == 400, "\(host)")
+    }
+    #expect(try status(router, "GET", "/api/streams", [("Host", "My_Host-1.lan")]) == 403)
     // HTTP/1.0 may leave Host out; HTTP/1.1 may not.
     #expect(router.respond(to: try Request(method: "GET", target: "/api/streams", version: "HTTP/1.0")).status == 200)
     #expect(router.respond(to: try Request(method: "GET", target: "/api/streams")).status == 400)

@@ -76,6 +76,8 @@ package struct RequestPolicy: Sendable {
 
   /// The host part of a `Host` value (`name`, `name:port`, `[v6]:port`), in lowercase.
   static func hostName(_ value: String) -> String? {
+    // ASCII before lowercasing: Unicode's would make the Kelvin sign a `k`.
+    guard value.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
     let value = value.lowercased()
     let name: Substring
     if value.hasPrefix("[") {
@@ -88,9 +90,18 @@ package struct RequestPolicy: Sendable {
       name = value[..<(colon ?? value.endIndex)]
       if let colon { guard value[value.index(after: colon)...].allSatisfy(\.isASCIIDigit) else { return nil } }
     }
-    let allowed = name.unicodeScalars.allSatisfy { scalar in
-      scalar.isASCII
-        && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-._[]:".unicodeScalars.contains(scalar))
+    // Bytes, not Unicode properties: every request's `Host` is looked at
+    // (twice), and a scalar's properties were 3 % of serving an append.
+    let allowed = name.utf8.allSatisfy { byte in
+      switch byte {
+      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"):
+        true
+      case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "["), UInt8(ascii: "]"),
+        UInt8(ascii: ":"):
+        true
+      default: false
+      }
     }
     return !name.isEmpty && allowed ? String(name) : nil
   }
