@@ -148,9 +148,11 @@ final class CommitQueue<Work, Result>: Sendable {
   /// writes keep waiting, the ones after it). `commit` is as `submit`'s
   /// (escaping: another thread may build a batch this write leads);
   /// `elsewhere` runs a build on another thread when the thread that finds
-  /// one due is in the middle of a commit.
+  /// one due is in the middle of a commit, or may not build
+  /// (`buildingHere` false: an event loop's). Should `elsewhere` then have
+  /// no thread, the batch waits for the next write or commit to build it.
   func enqueue(
-    _ work: Work, commit: @escaping Commit, elsewhere: @escaping Elsewhere,
+    _ work: Work, commit: @escaping Commit, elsewhere: @escaping Elsewhere, buildingHere: Bool = true,
     then done: @escaping (Outcome) -> Void
   ) {
     let ticket = Ticket(work, .completion(Deferred(commit: commit, elsewhere: elsewhere, done: done)))
@@ -159,7 +161,9 @@ final class CommitQueue<Work, Result>: Sendable {
       return Self.callBuilder(&state)
     }
     guard let builder else { return }
-    if builder === ticket {
+    if !buildingHere {
+      hand(builder, from: .committing, arrived: builder === ticket)
+    } else if builder === ticket {
       build(led: ticket, arrived: true, own: nil, commit: commit)
     } else {
       hand(builder, from: .freeThread)
@@ -172,25 +176,26 @@ final class CommitQueue<Work, Result>: Sendable {
     case freeThread
     /// A `submit`'s thread, whose own write must not wait for others'.
     case blockingThread
-    /// A thread in the middle of a commit.
+    /// A thread in the middle of a commit, or one that may not build.
     case committing
   }
 
   /// Sees that the batch `leader` leads (marked building) is built: its
   /// sleeping thread woken, or an `enqueue`d one's built here or elsewhere.
-  private func hand(_ leader: Ticket, from context: Context) {
+  /// `arrived`: the leader just arrived and found the way clear.
+  private func hand(_ leader: Ticket, from context: Context, arrived: Bool = false) {
     switch leader.waiter {
     case .thread(let call):
       call.update { $0 = .build }
     case .completion(let deferred):
       if context != .freeThread {
         let started = deferred.elsewhere { [self] in
-          build(led: leader, arrived: false, own: nil, commit: deferred.commit)
+          build(led: leader, arrived: arrived, own: nil, commit: deferred.commit)
         }
         if started { return }
         if context == .committing {
           // No thread to be had: the commit in flight builds it at its end
-          // (`callBuilder` finds it again).
+          // (`callBuilder` finds it again), or the next write that arrives.
           return state.update { $0.building = false }
         }
         // A `submit`'s thread then builds it itself.

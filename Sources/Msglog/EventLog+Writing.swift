@@ -206,12 +206,16 @@ extension EventLog {
   /// a server's worker is free as soon as its write is queued, and the
   /// committing thread answers every write of a batch (`CommitQueue`).
   ///
-  /// - Parameter elsewhere: runs a batch's building on another thread,
-  ///   when the thread that finds it due is in the middle of a commit (a
-  ///   server's worker pool); false when no thread can be had.
+  /// - Parameters:
+  ///   - elsewhere: runs a batch's building on another thread, when the
+  ///     thread that finds it due is in the middle of a commit or may not
+  ///     build (a server's worker pool); false when no thread can be had.
+  ///   - buildingHere: whether this thread may build and commit a batch
+  ///     itself; false on a thread that must never wait for the store (an
+  ///     event loop), which then calls only when `queuesWithoutReading`.
   package func perform(
     _ batch: WriteBatch, elsewhere: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool,
-    then done: @escaping @Sendable (Result<[Outcome?], any Error>) -> Void
+    buildingHere: Bool = true, then done: @escaping @Sendable (Result<[Outcome?], any Error>) -> Void
   ) {
     guard !batch.requests.isEmpty else { return done(.success([])) }
     do {
@@ -222,7 +226,14 @@ extension EventLog {
     guard batch.requests.count <= Self.groupedRequests else { return done(Result { try transact(batch) }) }
     commits.enqueue(
       batch, commit: { [self] tickets, sent in try commitObserved(tickets, whenSent: sent) }, elsewhere: elsewhere,
-      then: done)
+      buildingHere: buildingHere, then: done)
+  }
+
+  /// Whether `perform(_:elsewhere:buildingHere:then:)` of one write can
+  /// queue it without reading the store on the calling thread: once the
+  /// log is known not to be a replica (a PostgreSQL log never is).
+  package var queuesWithoutReading: Bool {
+    !store.keepsReplicas || replicaKnown.withLock { $0 } == false
   }
 
   /// `commit`, told to the commit observer (a server's metrics) when there is one.

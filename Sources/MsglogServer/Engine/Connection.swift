@@ -266,7 +266,8 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     }
   }
 
-  /// A whole request goes to a worker; its answer comes back to the loop.
+  /// A whole request goes to a worker, or a write straight to the group
+  /// commit; its answer comes back to the loop.
   func dispatch(_ head: RequestHead, body: [UInt8]) {
     state = .handling
     let request: Request
@@ -277,12 +278,16 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     }
     let core = self.core
     let loop = self.loop
-    let submitted = core.pool.submit { [self] in
+    let answered: @Sendable (Response) -> Void = { [self] response in
+      loop.execute { [self] in answer(response, to: head) }
+    }
+    // A write that needs no read to be let in is queued from here; the
+    // thread that commits it answers.
+    if core.respondWithoutWaiting(to: request, then: answered) { return }
+    let submitted = core.pool.submit {
       // A write is answered by the thread that commits it, perhaps after
       // this worker has gone on to other requests.
-      core.respond(to: request) { response in
-        loop.execute { [self] in answer(response, to: head) }
-      }
+      core.respond(to: request, then: answered)
     }
     if !submitted {
       core.warnings.warn("workers", "the workers' queue is full: answering 503")

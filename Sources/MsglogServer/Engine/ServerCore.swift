@@ -59,38 +59,57 @@ final class ServerCore: Sendable {
   /// the log's path (removed or replaced), looked at before the write and
   /// again after its commit: nothing is acknowledged into a deleted file.
   func respond(to request: Request, then answer: @escaping @Sendable (Response) -> Void) {
-    // Where the database is goes to the operator's line, not to the client.
-    let displaced = HTTPError(
+    if request.method == "POST" && log.isDisplaced { return answer(.error(refusedAsDisplaced())) }
+    router.respond(to: request, elsewhere: elsewhere, failed: failed(request), then: answeringWrites(request, answer))
+  }
+
+  /// `respond` on an event loop, for a write that needs no worker
+  /// (`Router.respondWithoutWaiting`): queued from here, answered by the
+  /// thread that commits it. False for any other request, and while the
+  /// log is not yet known to need no read to take a write
+  /// (`EventLog.queuesWithoutReading`). The database is looked at only
+  /// after the commit (a look before could wait on the store's opening):
+  /// a write into a displaced one is still never acknowledged.
+  func respondWithoutWaiting(to request: Request, then answer: @escaping @Sendable (Response) -> Void) -> Bool {
+    guard request.method == "POST", log.queuesWithoutReading else { return false }
+    return router.respondWithoutWaiting(
+      to: request, elsewhere: elsewhere, failed: failed(request), then: answeringWrites(request, answer))
+  }
+
+  /// Runs a batch's building on a worker; with none to be had (the queue
+  /// full), on a thread of its own.
+  private var elsewhere: @Sendable (@escaping @Sendable () -> Void) -> Bool {
+    { [pool] job in pool.submit(job) || startThread(job) }
+  }
+
+  /// What the operator must act on: the store gone, the disk full, a bug —
+  /// in the error's own words, which name the database (the client's do not).
+  private func failed(_ request: Request) -> @Sendable (any Error, HTTPError) -> Void {
+    { [warnings] error, refusal in
+      let said = (error as? MsglogError)?.description ?? refusal.message
+      if case .diskFull? = error as? MsglogError {
+        warnings.error("disk", said)
+      } else if refusal.status == 503 {
+        warnings.warn("store", "\(request.method) \(request.path): \(said)")
+      } else {
+        warnings.error("internal", "\(request.method) \(request.path) answered \(refusal.status): \(said)")
+      }
+    }
+  }
+
+  /// `answer`, but a write is refused when the database was displaced by the time it committed.
+  private func answeringWrites(_ request: Request, _ answer: @escaping @Sendable (Response) -> Void)
+    -> @Sendable (Response) -> Void
+  {
+    guard request.method == "POST" else { return answer }
+    return { [self] response in answer(log.isDisplaced ? .error(refusedAsDisplaced()) : response) }
+  }
+
+  /// 503 for a write into a displaced database; where the database is goes
+  /// to the operator's line, not to the client.
+  private func refusedAsDisplaced() -> HTTPError {
+    warnings.warn("displaced", "the database \(log.location) was removed or replaced: writes are refused")
+    return HTTPError(
       status: 503, message: "the log's database was removed or replaced while serving; the server must be restarted")
-    let isWrite = request.method == "POST"
-    if isWrite && log.isDisplaced {
-      warnings.warn("displaced", "the database \(log.location) was removed or replaced: writes are refused")
-      return answer(.error(displaced))
-    }
-    let (log, warnings, pool) = (self.log, self.warnings, self.pool)
-    router.respond(
-      to: request,
-      // A batch's building goes to a worker; with none to be had (the queue
-      // full), to a thread of its own.
-      elsewhere: { job in pool.submit(job) || startThread(job) },
-      failed: { error, refusal in
-        // What the operator must act on: the store gone, the disk full, a bug.
-        // The error's own words, which name the database (the client's do not).
-        let said = (error as? MsglogError)?.description ?? refusal.message
-        if case .diskFull? = error as? MsglogError {
-          warnings.error("disk", said)
-        } else if refusal.status == 503 {
-          warnings.warn("store", "\(request.method) \(request.path): \(said)")
-        } else {
-          warnings.error("internal", "\(request.method) \(request.path) answered \(refusal.status): \(said)")
-        }
-      }
-    ) { response in
-      if isWrite && log.isDisplaced {
-        warnings.warn("displaced", "the database \(log.location) was removed or replaced: writes are refused")
-        return answer(.error(displaced))
-      }
-      answer(response)
-    }
   }
 }

@@ -50,8 +50,11 @@ package struct Route: Sendable {
 
   /// How a deferred handler answers: `answer`, called once, from any
   /// thread; `elsewhere` runs work (a batch's building) on another thread.
+  /// `buildsHere`: whether this thread may build and commit a batch itself
+  /// (a worker may; an event loop, which must never wait for the store, may not).
   package struct Deferral: Sendable {
     package let elsewhere: @Sendable (@escaping @Sendable () -> Void) -> Bool
+    package var buildsHere = true
     package let answer: @Sendable (Result<Response, any Error>) -> Void
   }
 

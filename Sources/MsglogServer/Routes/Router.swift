@@ -36,6 +36,20 @@ package struct Router: Sendable {
   /// - Parameter lookingUp: whether the log may be read for the token (not
   ///   on an event loop: `TokenGate.caller`).
   package func resolve(_ request: Request, lookingUp: Bool = true) -> Resolution {
+    resolve(request, lookingUp ? .reading : .refusingEarly)!
+  }
+
+  /// How far resolving may go to learn who a request is from (`TokenGate`).
+  private enum Lookup {
+    /// The log read where needed (a worker).
+    case reading
+    /// Never a read: only what needs none is refused (an event loop's look at a head).
+    case refusingEarly
+    /// Never a read: nil when one is needed (an event loop's write).
+    case knownOnly
+  }
+
+  private func resolve(_ request: Request, _ lookup: Lookup) -> Resolution? {
     do throws(HTTPError) {
       try policy.checkHost(request)
       let candidates = routes.filter { $0.path == request.path }
@@ -54,7 +68,13 @@ package struct Router: Sendable {
       var caller = Caller.open
       if route.needsToken {
         if let gate {
-          caller = try gate.caller(of: request, policy: policy, lookingUp: lookingUp)
+          switch lookup {
+          case .reading: caller = try gate.caller(of: request, policy: policy)
+          case .refusingEarly: caller = try gate.caller(of: request, policy: policy, lookingUp: false)
+          case .knownOnly:
+            guard let known = try gate.knownCaller(of: request, policy: policy) else { return nil }
+            caller = known
+          }
         } else {
           try policy.checkToken(request)
           caller = policy.token == nil ? .open : .operatorToken
@@ -100,13 +120,39 @@ package struct Router: Sendable {
     guard let deferred = route.deferred else {
       return answer(finish(Result { try handled(route, request, caller) }, to: request, caller, failed: failed))
     }
+    run(deferred, route, request, caller, elsewhere: elsewhere, buildsHere: true, failed, answer)
+  }
+
+  /// `respond(to:elsewhere:failed:then:)` begun on an event loop, which
+  /// must not wait for the store: only a deferred write whose caller needs
+  /// no read of the log (`TokenGate.knownCaller`) is taken — its batch is
+  /// built on another thread (`elsewhere`), and the thread that commits it
+  /// answers — sparing it a worker's wake-up; false for any other
+  /// request, for a worker to answer.
+  package func respondWithoutWaiting(
+    to request: Request, elsewhere: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool,
+    failed: (@Sendable (any Error, HTTPError) -> Void)? = nil, then answer: @escaping @Sendable (Response) -> Void
+  ) -> Bool {
+    guard request.method == "POST", let resolution = resolve(request, .knownOnly),
+      case .route(let route, let caller) = resolution, let deferred = route.deferred
+    else { return false }
+    run(deferred, route, request, caller, elsewhere: elsewhere, buildsHere: false, failed, answer)
+    return true
+  }
+
+  /// A deferred route's handler, its answer finished as any route's.
+  private func run(
+    _ deferred: @Sendable (Request, Route.Deferral) throws -> Void, _ route: Route, _ request: Request,
+    _ caller: Caller, elsewhere: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool, buildsHere: Bool,
+    _ failed: (@Sendable (any Error, HTTPError) -> Void)?, _ answer: @escaping @Sendable (Response) -> Void
+  ) {
     var request = request
     request.caller = caller
     do {
       try TokenGate.authorize(route, request, caller, withBody: true)
       try deferred(
         request,
-        Route.Deferral(elsewhere: elsewhere) { [self, request] result in
+        Route.Deferral(elsewhere: elsewhere, buildsHere: buildsHere) { [self, request] result in
           answer(finish(result, to: request, caller, failed: failed))
         })
     } catch {

@@ -90,6 +90,28 @@ package final class TokenGate: Sendable {
       }
       return .open
     }
+    return try lookedUp(bearer, request, policy)
+  }
+
+  /// Who the request is from, when that needs no read of the log — the
+  /// operator's token, or no token in a log seen lately to hold none —
+  /// exactly as `caller` would say; nil when it needs one (or the client's
+  /// address is being slowed down), for a worker to decide.
+  func knownCaller(of request: Request, policy: RequestPolicy) throws(HTTPError) -> Caller? {
+    let bearer = RequestPolicy.bearer(request)
+    if let bearer, policy.isOperatorToken(bearer) { return .operatorToken }
+    guard bearer == nil, !holdsTokens.load(ordering: .relaxed) else { return nil }
+    let seen = noTokensSeenAt.load(ordering: .relaxed)
+    guard seen != 0, Deadline.now().nanoseconds < seen &+ Self.tokenlessRecheck else { return nil }
+    if let client = request.client, failures.retryAfter(client) != nil { return nil }
+    // As `lookUp` in a log without named tokens (no failure counted there).
+    try policy.checkToken(request)
+    return policy.token == nil ? .open : .operatorToken
+  }
+
+  /// `caller` with the log read: the client slowed down after failed
+  /// tokens, a failure counted against its address.
+  private func lookedUp(_ bearer: [UInt8]?, _ request: Request, _ policy: RequestPolicy) throws(HTTPError) -> Caller {
     if let client = request.client, let seconds = failures.retryAfter(client) {
       var error = HTTPError(
         status: 429, message: "too many failed tokens from your address; retry in \(seconds) s",
