@@ -34,11 +34,14 @@
 /// waiting at all: its outcome goes to a completion, called by the thread
 /// that committed its batch, and a batch it leads is built by whichever
 /// thread finds it due (the arriving one, or the one whose commit just
-/// ended) or, when that thread is busy, on another (`elsewhere`). A server
-/// answers each write from the committing thread this way: no worker
-/// sleeps through a commit, and one wake-up answers a whole batch instead
-/// of one for each write (a third of `serve`'s time was the kernel
-/// switching threads).
+/// ended) or, when that thread may not build it — it is in the middle of
+/// a commit, is a `submit`'s thread whose own write is done, or is an
+/// event loop — on a spare thread (`SpareThreads`: never a queue, where
+/// the build could wait behind writers waiting for it). A server answers
+/// each write from the committing thread this way: no worker sleeps
+/// through a commit, and one wake-up answers a whole batch instead of one
+/// for each write (a third of `serve`'s time was the kernel switching
+/// threads).
 final class CommitQueue<Work, Result>: Sendable {
   typealias Outcome = Swift.Result<Result, any Error>
   /// Commits a batch of tickets (see `submit`).
@@ -64,7 +67,7 @@ final class CommitQueue<Work, Result>: Sendable {
     /// `submit`'s thread, asleep until called to build or with its outcome.
     case thread(Guarded<Call>)
     /// `enqueue`'s completion; a batch this write leads is committed with
-    /// `commit`, on another thread by `elsewhere` when need be.
+    /// `commit`, on a spare thread when need be.
     case completion(Deferred)
   }
 
@@ -75,17 +78,15 @@ final class CommitQueue<Work, Result>: Sendable {
   /// (`enqueue` says so to its caller).
   fileprivate struct Deferred: @unchecked Sendable {
     let commit: Commit
-    let elsewhere: Elsewhere
     let done: (Outcome) -> Void
   }
-
-  /// Runs a job on another thread; false when none can be had.
-  typealias Elsewhere = (@escaping @Sendable () -> Void) -> Bool
 
   /// The most writes one transaction takes (more wait for the next one).
   let batchLimit: Int
   /// Only the thread gathering a batch waits on it, for writes to arrive.
   private let state = Guarded(State())
+  /// Where a batch goes when the thread that finds it due may not build it.
+  private let spare = SpareThreads()
 
   private struct State {
     var waiting: [Ticket] = []
@@ -135,7 +136,7 @@ final class CommitQueue<Work, Result>: Sendable {
     if let builder, builder === ticket {
       build(led: ticket, arrived: true, own: ticket, commit: commit)
     } else {
-      if let builder { hand(builder, from: .blockingThread) }
+      if let builder { hand(builder, buildingHere: false) }
       let called = call.wait(until: { $0 != .waiting }, wakingOthers: false) { call, _ in call }
       if called == .build { build(led: ticket, arrived: false, own: ticket, commit: commit) }
     }
@@ -145,62 +146,43 @@ final class CommitQueue<Work, Result>: Sendable {
   /// Queues `work` and returns at once; `done` is called with its outcome,
   /// on the thread that commits its batch — this one, when it finds a
   /// batch due and builds it (then only after that commit and, while
-  /// writes keep waiting, the ones after it). `commit` is as `submit`'s
-  /// (escaping: another thread may build a batch this write leads);
-  /// `elsewhere` runs a build on another thread when the thread that finds
-  /// one due is in the middle of a commit, or may not build
-  /// (`buildingHere` false: an event loop's). Should `elsewhere` then have
-  /// no thread, the batch waits for the next write or commit to build it.
+  /// writes keep waiting, the ones after it), unless `buildingHere` is
+  /// false (an event loop, which must never wait for the store): a spare
+  /// thread then builds it. `commit` is as `submit`'s (escaping: another
+  /// thread may build a batch this write leads).
+  ///
+  /// - Warning: `done` runs on the committing thread, perhaps while it
+  ///   holds the next batch to build: it must hand its answer on (to an
+  ///   event loop, a waiting thread) and never write to the log itself — a
+  ///   `submit` there would wait for a batch only this thread builds.
   func enqueue(
-    _ work: Work, commit: @escaping Commit, elsewhere: @escaping Elsewhere, buildingHere: Bool = true,
-    then done: @escaping (Outcome) -> Void
+    _ work: Work, commit: @escaping Commit, buildingHere: Bool = true, then done: @escaping (Outcome) -> Void
   ) {
-    let ticket = Ticket(work, .completion(Deferred(commit: commit, elsewhere: elsewhere, done: done)))
+    let ticket = Ticket(work, .completion(Deferred(commit: commit, done: done)))
     let builder = state.update { state in
       state.waiting.append(ticket)
       return Self.callBuilder(&state)
     }
     guard let builder else { return }
-    if !buildingHere {
-      hand(builder, from: .committing, arrived: builder === ticket)
-    } else if builder === ticket {
+    if buildingHere && builder === ticket {
       build(led: ticket, arrived: true, own: nil, commit: commit)
     } else {
-      hand(builder, from: .freeThread)
+      hand(builder, buildingHere: buildingHere, arrived: builder === ticket)
     }
   }
 
-  /// Where a batch found due is handed from.
-  private enum Context {
-    /// A thread with nothing of its own to do: it builds the batch itself.
-    case freeThread
-    /// A `submit`'s thread, whose own write must not wait for others'.
-    case blockingThread
-    /// A thread in the middle of a commit, or one that may not build.
-    case committing
-  }
-
   /// Sees that the batch `leader` leads (marked building) is built: its
-  /// sleeping thread woken, or an `enqueue`d one's built here or elsewhere.
-  /// `arrived`: the leader just arrived and found the way clear.
-  private func hand(_ leader: Ticket, from context: Context, arrived: Bool = false) {
+  /// sleeping thread woken, or an `enqueue`d one's built here — when this
+  /// thread has nothing of its own to do (`buildingHere`) — or on a spare
+  /// thread. `arrived`: the leader just arrived and found the way clear.
+  private func hand(_ leader: Ticket, buildingHere: Bool, arrived: Bool = false) {
     switch leader.waiter {
     case .thread(let call):
       call.update { $0 = .build }
+    case .completion(let deferred) where buildingHere:
+      build(led: leader, arrived: arrived, own: nil, commit: deferred.commit)
     case .completion(let deferred):
-      if context != .freeThread {
-        let started = deferred.elsewhere { [self] in
-          build(led: leader, arrived: arrived, own: nil, commit: deferred.commit)
-        }
-        if started { return }
-        if context == .committing {
-          // No thread to be had: the commit in flight builds it at its end
-          // (`callBuilder` finds it again), or the next write that arrives.
-          return state.update { $0.building = false }
-        }
-        // A `submit`'s thread then builds it itself.
-      }
-      build(led: leader, arrived: false, own: nil, commit: deferred.commit)
+      spare.run { [self] in build(led: leader, arrived: arrived, own: nil, commit: deferred.commit) }
     }
   }
 
@@ -214,7 +196,7 @@ final class CommitQueue<Work, Result>: Sendable {
     var due = commitBatch(led: leader, arrived: arrived, own: own, commit: commit)
     while let leader = due, case .completion(let deferred) = leader.waiter {
       // This thread's own write is done: another thread builds what is due.
-      if own != nil { return hand(leader, from: .blockingThread) }
+      if own != nil { return hand(leader, buildingHere: false) }
       due = commitBatch(led: leader, arrived: false, own: nil, commit: deferred.commit)
     }
   }
@@ -244,7 +226,7 @@ final class CommitQueue<Work, Result>: Sendable {
         state.sentWrites = batch.count
         return Self.callBuilder(&state)
       }
-      if let next { hand(next, from: .committing) }
+      if let next { hand(next, buildingHere: false) }
     }
     do {
       try commit(batch, markSent)

@@ -205,17 +205,15 @@ extension EventLog {
   /// one (before this returns) or another. Nothing waits for the commit:
   /// a server's worker is free as soon as its write is queued, and the
   /// committing thread answers every write of a batch (`CommitQueue`).
+  /// `done` must hand its answer on, and never write to the log itself
+  /// (`CommitQueue.enqueue`).
   ///
-  /// - Parameters:
-  ///   - elsewhere: runs a batch's building on another thread, when the
-  ///     thread that finds it due is in the middle of a commit or may not
-  ///     build (a server's worker pool); false when no thread can be had.
-  ///   - buildingHere: whether this thread may build and commit a batch
-  ///     itself; false on a thread that must never wait for the store (an
-  ///     event loop), which then calls only when `queuesWithoutReading`.
+  /// - Parameter buildingHere: whether this thread may build and commit a
+  ///   batch itself; false on a thread that must never wait for the store
+  ///   (an event loop), which then calls only when `queuesWithoutReading`.
   package func perform(
-    _ batch: WriteBatch, elsewhere: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool,
-    buildingHere: Bool = true, then done: @escaping @Sendable (Result<[Outcome?], any Error>) -> Void
+    _ batch: WriteBatch, buildingHere: Bool = true,
+    then done: @escaping @Sendable (Result<[Outcome?], any Error>) -> Void
   ) {
     guard !batch.requests.isEmpty else { return done(.success([])) }
     do {
@@ -225,11 +223,11 @@ extension EventLog {
     }
     guard batch.requests.count <= Self.groupedRequests else { return done(Result { try transact(batch) }) }
     commits.enqueue(
-      batch, commit: { [self] tickets, sent in try commitObserved(tickets, whenSent: sent) }, elsewhere: elsewhere,
+      batch, commit: { [self] tickets, sent in try commitObserved(tickets, whenSent: sent) },
       buildingHere: buildingHere, then: done)
   }
 
-  /// Whether `perform(_:elsewhere:buildingHere:then:)` of one write can
+  /// Whether `perform(_:buildingHere:then:)` of one write can
   /// queue it without reading the store on the calling thread: once the
   /// log is known not to be a replica (a PostgreSQL log never is).
   package var queuesWithoutReading: Bool {

@@ -207,22 +207,22 @@ import Testing
 
   // MARK: - Writes answered by the committing thread
 
-  /// An append answered later (`perform(_:elsewhere:then:)`, as a
+  /// An append answered later (`perform(_:buildingHere:then:)`, as a
   /// server's writes are): returns at once, its outcome handed to `done`.
   static func appendAnswered(
-    _ log: EventLog, _ text: String,
-    elsewhere: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool = startThread,
+    _ log: EventLog, _ text: String, buildingHere: Bool = true,
     then done: @escaping @Sendable (Result<Outcome, any Error>) -> Void
   ) throws {
     let batch = try WriteBatch([WriteRequest(stream: .main, command: .insert(InsertRequest(text: text)))])
-    log.perform(batch, elsewhere: elsewhere) { result in done(result.map { $0[0]! }) }
+    log.perform(batch, buildingHere: buildingHere) { result in done(result.map { $0[0]! }) }
   }
 
-  /// 16 writes answered later, while another process holds the write
-  /// lock: the first call builds its batch on its own thread and waits
-  /// there for the lock; the other 15 calls return at once, with no thread
-  /// waiting for them and nothing answered yet. Once the lock is released
-  /// each is answered exactly once, with its own outcome, in fewer
+  /// 16 writes answered later and 8 threads waiting in `append`, while
+  /// another process holds the write lock: the first answered write's call
+  /// builds its batch and waits for the lock; the other answered writes'
+  /// calls return (half of them may not build, as an event loop's: a
+  /// batch they find due goes to a spare thread). Once the lock is let go
+  /// each write is answered exactly once, with its own outcome, in fewer
   /// transactions than writes.
   @Test(arguments: Store.allCases) func answeredWritesReturnAtOnceAndCommitTogether(_ store: Store) throws {
     let s = Sandbox(store)
@@ -232,68 +232,68 @@ import Testing
     _ = try log.headSeq()
     let before = transactions(s, fromSeq: 2)
     let lock = try WriterLock(s)
-    let answers = Mutex<[Int: [Result<Outcome, any Error>]]>([:])
-    @Sendable func answer(_ n: Int) -> @Sendable (Result<Outcome, any Error>) -> Void {
-      { result in answers.withLock { $0[n, default: []].append(result) } }
+    let answers = Mutex<[String: [Result<Outcome, any Error>]]>([:])
+    @Sendable func answer(_ text: String) -> @Sendable (Result<Outcome, any Error>) -> Void {
+      { result in answers.withLock { $0[text, default: []].append(result) } }
     }
     let lead = Mutex<pid_t>(-1)
     Thread {
       lead.withLock { $0 = currentThreadID() ?? -1 }
-      try! Self.appendAnswered(log, "write 0", then: answer(0))
+      try! Self.appendAnswered(log, "answered 0", then: answer("answered 0"))
     }.start()
     #expect(
       waitUntilThreads {
         let tid = lead.withLock { $0 }; return tid > 0 && isAsleep(thread: tid)
       })
-    let queued = Mutex(0)
+    // Each returns while the lock is held (a call that waited would hang here).
     onThreads(15) { n in
-      try! Self.appendAnswered(log, "write \(n + 1)", then: answer(n + 1))
-      queued.withLock { $0 += 1 }
+      try! Self.appendAnswered(log, "answered \(n + 1)", buildingHere: n % 2 == 0, then: answer("answered \(n + 1)"))
     }
-    #expect(queued.withLock { $0 } == 15, "a call waited for the lock")
+    let waited = DispatchSemaphore(value: 0)
+    for n in 0..<8 {
+      Thread {
+        defer { waited.signal() }
+        let text = "waited \(n)"
+        answer(text)(Result { try log.append(text) })
+      }.start()
+    }
     #expect(answers.withLock { $0.isEmpty }, "answered before the commit")
     lock.release()
-    #expect(waitUntilThreads { answers.withLock { $0.count } == 16 })
+    for _ in 0..<8 { waited.wait() }
+    #expect(waitUntilThreads { answers.withLock { $0.count } == 24 })
     let all = answers.withLock { $0 }
     var seqs: [UInt64] = []
-    for n in 0..<16 {
-      guard let got = all[n], got.count == 1, case .success(let outcome) = got[0] else {
-        Issue.record("write \(n) was answered \(all[n]?.count ?? 0) times: \(String(describing: all[n]))")
+    for text in (0..<16).map({ "answered \($0)" }) + (0..<8).map({ "waited \($0)" }) {
+      guard let got = all[text], got.count == 1, case .success(let outcome) = got[0] else {
+        Issue.record("\(text) was answered \(all[text]?.count ?? 0) times: \(String(describing: all[text]))")
         continue
       }
       seqs.append(outcome.event.seq)
       if case .insert(_, _, let stored, _) = outcome.event.op {
-        #expect(stored == "write \(n)", "write \(n) got another write's outcome")
+        #expect(stored == text, "\(text) got another write's outcome")
       }
     }
-    #expect(seqs.sorted() == Array(2...17), "seqs \(seqs.sorted())")
+    #expect(seqs.sorted() == Array(2...25), "seqs \(seqs.sorted())")
     let after = transactions(s, fromSeq: 2)
     let used = store == .lmdb ? after - before : after
-    #expect(used >= 1 && used < 16, "16 writes took \(used) transactions")
+    #expect(used >= 1 && used < 24, "24 writes took \(used) transactions")
     #expect(s.run("verify").code == 0)
   }
 
   /// Clients, each sending its next write once the last is answered (as
-  /// a browser or a script does through a server), beside threads that
-  /// wait in `append`, all at once: every write answered once with its own
-  /// outcome, every seq once, fewer transactions than writes. Every other
-  /// time a batch's building is asked of another thread, none is had: the
-  /// batch is still built (by the commit in flight at its end, or by the
-  /// asking thread).
+  /// a browser or a script does through a server) — half of them from a
+  /// thread that may not build a batch, as an event loop — beside threads
+  /// that wait in `append`, all at once: every write answered exactly
+  /// once with its own outcome, every seq once, fewer transactions than
+  /// writes.
   @Test(arguments: Store.allCases) func answeredAndWaitingWritesShareTransactions(_ store: Store) throws {
     let s = Sandbox(store)
     s.append("seed")
     let log = try EventLog(s.db)
     let before = transactions(s, fromSeq: 2)
     let perClient = 30
-    let asked = Mutex(0)
-    let elsewhere: @Sendable (@escaping @Sendable () -> Void) -> Bool = { job in
-      let n = asked.withLock {
-        $0 += 1; return $0
-      }
-      return n % 2 == 0 ? false : startThread(job)
-    }
     let texts = Mutex<[UInt64: String]>([:])
+    let answered = Mutex<[String: Int]>([:])
     let failures = Mutex<[String]>([])
     let clientsDone = DispatchSemaphore(value: 0)
     for client in 0..<8 {
@@ -301,27 +301,21 @@ import Testing
         defer { clientsDone.signal() }
         for i in 0..<perClient {
           let text = "client \(client) write \(i)"
-          let answered = DispatchSemaphore(value: 0)
-          let count = Mutex(0)
+          let reply = DispatchSemaphore(value: 0)
           do {
-            try Self.appendAnswered(log, text, elsewhere: elsewhere) { result in
+            try Self.appendAnswered(log, text, buildingHere: client % 2 == 0) { result in
+              answered.withLock { $0[text, default: 0] += 1 }
               switch result {
-              case .success(let outcome):
-                let twice = texts.withLock { $0.updateValue(text, forKey: outcome.event.seq) } != nil
-                if twice { failures.withLock { $0.append("seq \(outcome.event.seq) given twice") } }
-              case .failure(let error):
-                failures.withLock { $0.append("\(text): \(error)") }
+              case .success(let outcome): texts.withLock { $0[outcome.event.seq] = text }
+              case .failure(let error): failures.withLock { $0.append("\(text): \(error)") }
               }
-              count.withLock { $0 += 1 }
-              answered.signal()
+              reply.signal()
             }
           } catch {
             failures.withLock { $0.append("\(text): \(error)") }
             return
           }
-          answered.wait()
-          usleep(100)
-          if count.withLock({ $0 }) != 1 { failures.withLock { $0.append("\(text) answered more than once") } }
+          reply.wait()
         }
       }.start()
     }
@@ -331,6 +325,7 @@ import Testing
         do {
           let outcome = try log.append(text)
           texts.withLock { $0[outcome.event.seq] = text }
+          answered.withLock { $0[text, default: 0] += 1 }
         } catch {
           failures.withLock { $0.append("\(text): \(error)") }
         }
@@ -341,6 +336,8 @@ import Testing
     let total = 16 * perClient
     let written = texts.withLock { $0 }
     #expect(written.keys.sorted() == Array(2...UInt64(total + 1)))
+    let counts = answered.withLock { $0 }
+    #expect(counts.count == total && counts.values.allSatisfy { $0 == 1 }, "a write answered more than once, or never")
     // Each seq holds the text of the write it answered.
     let logged = s.run(["log", "--json"]).lines.compactMap { line -> (UInt64, String)? in
       guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -348,13 +345,12 @@ import Testing
       else { return nil }
       return (UInt64(seq), text)
     }
+    #expect(logged.count == total + 1)
     #expect(logged.dropFirst().allSatisfy { written[$0.0] == $0.1 }, "a write was answered with another's outcome")
     let after = transactions(s, fromSeq: 2)
     let used = store == .lmdb ? after - before : after
     #expect(used >= 1 && used < total, "\(total) writes took \(used) transactions")
-    print(
-      "group commit (\(store)): \(total) writes, half answered later, in \(used) transactions; \(asked.withLock { $0 }) builds asked of another thread"
-    )
+    print("group commit (\(store)): \(total) writes, half answered later, in \(used) transactions")
     #expect(s.run("verify").code == 0)
   }
 }

@@ -60,27 +60,29 @@ final class ServerCore: Sendable {
   /// again after its commit: nothing is acknowledged into a deleted file.
   func respond(to request: Request, then answer: @escaping @Sendable (Response) -> Void) {
     if request.method == "POST" && log.isDisplaced { return answer(.error(refusedAsDisplaced())) }
-    router.respond(to: request, elsewhere: elsewhere, failed: failed(request), then: answeringWrites(request, answer))
+    router.respond(to: request, failed: failed(request), then: answeringWrites(request, answer))
   }
 
   /// `respond` on an event loop, for a write that needs no worker
   /// (`Router.respondWithoutWaiting`): queued from here, answered by the
-  /// thread that commits it. False for any other request, and while the
-  /// log is not yet known to need no read to take a write
-  /// (`EventLog.queuesWithoutReading`). The database is looked at only
-  /// after the commit (a look before could wait on the store's opening):
-  /// a write into a displaced one is still never acknowledged.
+  /// thread that commits it. False for any other request; for a body over
+  /// `bodyDecodedOnLoop` (its decoding would hold up every connection of
+  /// the loop); and while the log is not yet known to take a write without
+  /// a read (`EventLog.queuesWithoutReading`: its tables then are open,
+  /// and looking at the database's file waits for nothing).
   func respondWithoutWaiting(to request: Request, then answer: @escaping @Sendable (Response) -> Void) -> Bool {
-    guard request.method == "POST", log.queuesWithoutReading else { return false }
-    return router.respondWithoutWaiting(
-      to: request, elsewhere: elsewhere, failed: failed(request), then: answeringWrites(request, answer))
+    guard request.method == "POST", request.body.count <= Self.bodyDecodedOnLoop, log.queuesWithoutReading
+    else { return false }
+    if log.isDisplaced {
+      answer(.error(refusedAsDisplaced()))
+      return true
+    }
+    return router.respondWithoutWaiting(to: request, failed: failed(request), then: answeringWrites(request, answer))
   }
 
-  /// Runs a batch's building on a worker; with none to be had (the queue
-  /// full), on a thread of its own.
-  private var elsewhere: @Sendable (@escaping @Sendable () -> Void) -> Bool {
-    { [pool] job in pool.submit(job) || startThread(job) }
-  }
+  /// The largest write body an event loop decodes itself (a message of a
+  /// few thousand characters); a larger one goes to a worker.
+  static let bodyDecodedOnLoop = 16 * 1024
 
   /// What the operator must act on: the store gone, the disk full, a bug —
   /// in the error's own words, which name the database (the client's do not).

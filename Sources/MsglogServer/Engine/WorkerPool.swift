@@ -1,9 +1,11 @@
 import Msglog
 
 /// A fixed number of threads that run the handlers and the body producers:
-/// a connection never has a thread of its own, and a write blocks its
-/// worker in the group commit (`CommitQueue`), where writes from the other
-/// workers join it — so there are enough workers for many writers at once.
+/// a connection never has a thread of its own. A write is queued in the
+/// group commit and answered by the thread that commits it (`CommitQueue`),
+/// so its worker goes on at once; a write that is not deferred (an erase)
+/// still waits in the group commit on its worker, while the batch it waits
+/// for is built on a spare thread, never in this pool's queue.
 final class WorkerPool: Sendable {
   private struct State {
     var jobs: [@Sendable () -> Void] = []

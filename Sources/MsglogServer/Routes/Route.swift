@@ -1,5 +1,3 @@
-import Msglog
-
 /// One route: a method and a path, whether it needs the token, what it
 /// takes and answers — as facts: each query parameter and body member with
 /// its type, each answer with its status and content type — and its handler.
@@ -42,47 +40,8 @@ package struct Route: Sendable {
   package var parameters: Set<String>
   package var handler: @Sendable (Request) throws -> Response
   /// A write's handler that answers later, from the thread that commits
-  /// its batch (`EventLog.perform(_:elsewhere:then:)`): a worker does not
-  /// sleep through the commit, and one wake-up of an event loop answers a
-  /// whole batch. The router uses it where a route has one; `handler` is
-  /// then this one, waited for.
+  /// its batch (`Route+Deferred`); `handler` is then this one, waited for.
   package var deferred: (@Sendable (Request, Deferral) throws -> Void)?
-
-  /// How a deferred handler answers: `answer`, called once, from any
-  /// thread; `elsewhere` runs work (a batch's building) on another thread.
-  /// `buildsHere`: whether this thread may build and commit a batch itself
-  /// (a worker may; an event loop, which must never wait for the store, may not).
-  package struct Deferral: Sendable {
-    package let elsewhere: @Sendable (@escaping @Sendable () -> Void) -> Bool
-    package var buildsHere = true
-    package let answer: @Sendable (Result<Response, any Error>) -> Void
-  }
-
-  /// A route whose handler answers later (`deferred`).
-  package init(
-    _ method: Method, _ path: String, needsToken: Bool, permission: Permission? = nil, body: [Field]? = nil,
-    success: Answer, refusals: [UInt32] = [], deferred: @escaping @Sendable (Request, Deferral) throws -> Void
-  ) {
-    self.init(
-      method, path, needsToken: needsToken, permission: permission, body: body, success: success, refusals: refusals,
-      handler: { request in try Self.waiting(for: deferred, request) })
-    self.deferred = deferred
-  }
-
-  /// A deferred handler's answer, waited for on this thread (a router
-  /// called without a way to answer later: tests, `respond(to:)`). Its
-  /// batches are built on threads of their own.
-  private static func waiting(
-    for deferred: @Sendable (Request, Deferral) throws -> Void, _ request: Request
-  ) throws -> Response {
-    let answered = Guarded<Result<Response, any Error>?>(nil)
-    try deferred(
-      request,
-      Deferral(
-        elsewhere: { job in startThread(job) },
-        answer: { result in answered.update { $0 = result } }))
-    return try answered.wait(until: { $0 != nil }) { result, _ in result! }.get()
-  }
 
   /// A query parameter, header field or body member, and its value's type.
   package struct Field: Sendable, Equatable {

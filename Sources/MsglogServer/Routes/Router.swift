@@ -1,4 +1,5 @@
 import Msglog
+import Synchronization
 
 /// Dispatches a request to its route, after the checks every request
 /// passes in this order: its `Host` (403), its route (404, 405 with
@@ -28,6 +29,9 @@ package struct Router: Sendable {
     /// A CORS preflight from an allowed origin, for a path taking these methods.
     case preflight([String])
     case refused(HTTPError)
+    /// Who the request is from needs a read of the log, which this
+    /// resolving may not do (`respondWithoutWaiting`: a worker's to decide).
+    case needsReading
   }
 
   /// Decides from the request line and headers alone (the body is not
@@ -36,7 +40,7 @@ package struct Router: Sendable {
   /// - Parameter lookingUp: whether the log may be read for the token (not
   ///   on an event loop: `TokenGate.caller`).
   package func resolve(_ request: Request, lookingUp: Bool = true) -> Resolution {
-    resolve(request, lookingUp ? .reading : .refusingEarly)!
+    resolve(request, lookingUp ? .reading : .refusingEarly)
   }
 
   /// How far resolving may go to learn who a request is from (`TokenGate`).
@@ -45,11 +49,11 @@ package struct Router: Sendable {
     case reading
     /// Never a read: only what needs none is refused (an event loop's look at a head).
     case refusingEarly
-    /// Never a read: nil when one is needed (an event loop's write).
+    /// Never a read: `.needsReading` when one is needed (an event loop's write).
     case knownOnly
   }
 
-  private func resolve(_ request: Request, _ lookup: Lookup) -> Resolution? {
+  private func resolve(_ request: Request, _ lookup: Lookup) -> Resolution {
     do throws(HTTPError) {
       try policy.checkHost(request)
       let candidates = routes.filter { $0.path == request.path }
@@ -72,7 +76,7 @@ package struct Router: Sendable {
           case .reading: caller = try gate.caller(of: request, policy: policy)
           case .refusingEarly: caller = try gate.caller(of: request, policy: policy, lookingUp: false)
           case .knownOnly:
-            guard let known = try gate.knownCaller(of: request, policy: policy) else { return nil }
+            guard let known = try gate.knownCaller(of: request, policy: policy) else { return .needsReading }
             caller = known
           }
         } else {
@@ -110,54 +114,62 @@ package struct Router: Sendable {
 
   /// `respond`, answered later where the route's handler is deferred (a
   /// write: `answer` is then called by the thread that commits it), now
-  /// otherwise. `elsewhere` runs work on another thread (`Route.Deferral`).
+  /// otherwise.
   package func respond(
-    to request: Request, elsewhere: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool,
-    failed: (@Sendable (any Error, HTTPError) -> Void)? = nil, then answer: @escaping @Sendable (Response) -> Void
+    to request: Request, failed: (@Sendable (any Error, HTTPError) -> Void)? = nil,
+    then answer: @escaping @Sendable (Response) -> Void
   ) {
     let resolution = resolve(request)
     guard case .route(let route, let caller) = resolution else { return answer(refusal(resolution, request)) }
     guard let deferred = route.deferred else {
       return answer(finish(Result { try handled(route, request, caller) }, to: request, caller, failed: failed))
     }
-    run(deferred, route, request, caller, elsewhere: elsewhere, buildsHere: true, failed, answer)
+    run(deferred, route, request, caller, buildsHere: true, failed, answer)
   }
 
-  /// `respond(to:elsewhere:failed:then:)` begun on an event loop, which
-  /// must not wait for the store: only a deferred write whose caller needs
-  /// no read of the log (`TokenGate.knownCaller`) is taken — its batch is
-  /// built on another thread (`elsewhere`), and the thread that commits it
-  /// answers — sparing it a worker's wake-up; false for any other
-  /// request, for a worker to answer.
+  /// `respond(to:failed:then:)` begun on an event loop, which must not
+  /// wait for the store: only a deferred write whose caller needs no read
+  /// of the log (`TokenGate.knownCaller`) is taken — its batch is built on
+  /// another thread, and the thread that commits it answers — sparing it a
+  /// worker's wake-up; false for any other request, for a worker to answer.
   package func respondWithoutWaiting(
-    to request: Request, elsewhere: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool,
-    failed: (@Sendable (any Error, HTTPError) -> Void)? = nil, then answer: @escaping @Sendable (Response) -> Void
+    to request: Request, failed: (@Sendable (any Error, HTTPError) -> Void)? = nil,
+    then answer: @escaping @Sendable (Response) -> Void
   ) -> Bool {
-    guard request.method == "POST", let resolution = resolve(request, .knownOnly),
-      case .route(let route, let caller) = resolution, let deferred = route.deferred
+    guard request.method == "POST", case .route(let route, let caller) = resolve(request, .knownOnly),
+      let deferred = route.deferred
     else { return false }
-    run(deferred, route, request, caller, elsewhere: elsewhere, buildsHere: false, failed, answer)
+    run(deferred, route, request, caller, buildsHere: false, failed, answer)
     return true
   }
 
-  /// A deferred route's handler, its answer finished as any route's.
+  /// A deferred route's handler, its answer finished as any route's, and
+  /// given once: a handler that threw after it had queued its work
+  /// (which it must not) is not answered twice.
   private func run(
     _ deferred: @Sendable (Request, Route.Deferral) throws -> Void, _ route: Route, _ request: Request,
-    _ caller: Caller, elsewhere: @escaping @Sendable (@escaping @Sendable () -> Void) -> Bool, buildsHere: Bool,
-    _ failed: (@Sendable (any Error, HTTPError) -> Void)?, _ answer: @escaping @Sendable (Response) -> Void
+    _ caller: Caller, buildsHere: Bool, _ failed: (@Sendable (any Error, HTTPError) -> Void)?,
+    _ answer: @escaping @Sendable (Response) -> Void
   ) {
-    var request = request
-    request.caller = caller
-    do {
-      try TokenGate.authorize(route, request, caller, withBody: true)
-      try deferred(
-        request,
-        Route.Deferral(elsewhere: elsewhere, buildsHere: buildsHere) { [self, request] result in
-          answer(finish(result, to: request, caller, failed: failed))
-        })
-    } catch {
-      answer(finish(.failure(error), to: request, caller, failed: failed))
+    let once = Once()
+    let finished: @Sendable (Result<Response, any Error>) -> Void = { [self] result in
+      guard once.first() else { return }
+      answer(finish(result, to: request, caller, failed: failed))
     }
+    do {
+      var request = request
+      request.caller = caller
+      try TokenGate.authorize(route, request, caller, withBody: true)
+      try deferred(request, Route.Deferral(buildsHere: buildsHere, answer: finished))
+    } catch {
+      finished(.failure(error))
+    }
+  }
+
+  /// True the first time it is asked, false after.
+  private final class Once: Sendable {
+    private let asked = Atomic(false)
+    func first() -> Bool { !asked.exchange(true, ordering: .acquiringAndReleasing) }
   }
 
   /// The answer to a resolution that is not a route: a refusal, or a preflight's.
@@ -173,8 +185,8 @@ package struct Router: Sendable {
         ("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID"),
         ("Access-Control-Max-Age", "600"),
       ]
-    case .route:
-      preconditionFailure("a route is answered by its handler")
+    case .route, .needsReading:
+      preconditionFailure("a route is answered by its handler, after the log is read where need be")
     }
     return withCORS(response, request)
   }

@@ -10,7 +10,7 @@ extension Routes {
     var members = try RequestBody.members(request.body)
     try Self.sendAs(request.caller, operation, &members)
     let write = try Write(decoding: &members, operation: operation, door: .command, defaultStream: .main)
-    log.perform(try WriteBatch(write), elsewhere: deferral.elsewhere, buildingHere: deferral.buildsHere) { outcomes in
+    log.perform(try WriteBatch(write), buildingHere: deferral.buildsHere) { outcomes in
       deferral.answer(outcomes.map { outcomes in Self.answer(outcomes[0], operation) })
     }
   }
