@@ -36,6 +36,13 @@ import Testing
     }
   }
 
+  /// The write transactions since `before` (`transactions` then): on
+  /// LMDB the difference, on PostgreSQL those of the events from `seq` on.
+  func transactions(_ s: Sandbox, fromSeq seq: Int, since before: Int) -> Int {
+    let after = transactions(s, fromSeq: seq)
+    return s.store == .lmdb ? after - before : after
+  }
+
   /// Another process holding the store's write lock until `release()`:
   /// a Python LMDB write transaction, or psql holding the head row.
   final class WriterLock {
@@ -170,8 +177,7 @@ import Testing
     }
     #expect(Set(texts.dropFirst(2)) == Set((0..<16).filter { ![3, 7, 10, 13].contains($0) }.map { "thread \($0)" }))
     #expect(texts.count == 14)
-    let after = transactions(s, fromSeq: 3)
-    let used = store == .lmdb ? after - before : after
+    let used = transactions(s, fromSeq: 3, since: before)
     #expect(used >= 1 && used < 12, "12 writes took \(used) transactions")
     print("group commit (\(store)): 16 writes, 4 refused, the 12 others in \(used) transactions")
     #expect(s.run("verify").code == 0)
@@ -198,8 +204,7 @@ import Testing
     }
     let total = 16 * perThread
     #expect(seqs.withLock { $0.sorted() } == Array(2...UInt64(total + 1)))
-    let after = transactions(s, fromSeq: 2)
-    let used = store == .lmdb ? after - before : after
+    let used = transactions(s, fromSeq: 2, since: before)
     #expect(used >= 1 && used < total, "\(total) appends took \(used) transactions")
     print("group commit (\(store)): \(total) appends from 16 threads in \(used) transactions")
     #expect(s.run("verify").code == 0)
@@ -274,8 +279,7 @@ import Testing
       }
     }
     #expect(seqs.sorted() == Array(2...25), "seqs \(seqs.sorted())")
-    let after = transactions(s, fromSeq: 2)
-    let used = store == .lmdb ? after - before : after
+    let used = transactions(s, fromSeq: 2, since: before)
     #expect(used >= 1 && used < 24, "24 writes took \(used) transactions")
     #expect(s.run("verify").code == 0)
   }
@@ -347,8 +351,7 @@ import Testing
     }
     #expect(logged.count == total + 1)
     #expect(logged.dropFirst().allSatisfy { written[$0.0] == $0.1 }, "a write was answered with another's outcome")
-    let after = transactions(s, fromSeq: 2)
-    let used = store == .lmdb ? after - before : after
+    let used = transactions(s, fromSeq: 2, since: before)
     #expect(used >= 1 && used < total, "\(total) writes took \(used) transactions")
     print("group commit (\(store)): \(total) writes, half answered later, in \(used) transactions")
     #expect(s.run("verify").code == 0)

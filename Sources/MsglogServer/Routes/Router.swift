@@ -157,10 +157,7 @@ package struct Router: Sendable {
       answer(finish(result, to: request, caller, failed: failed))
     }
     do {
-      var request = request
-      request.caller = caller
-      try TokenGate.authorize(route, request, caller, withBody: true)
-      try deferred(request, Route.Deferral(buildsHere: buildsHere, answer: finished))
+      try deferred(try authorized(route, request, caller), Route.Deferral(buildsHere: buildsHere, answer: finished))
     } catch {
       finished(.failure(error))
     }
@@ -191,12 +188,18 @@ package struct Router: Sendable {
     return withCORS(response, request)
   }
 
-  /// A route's handler's answer, its body read by the gate first.
+  /// A route's handler's answer.
   private func handled(_ route: Route, _ request: Request, _ caller: Caller) throws -> Response {
+    try route.handler(try authorized(route, request, caller))
+  }
+
+  /// The request as its handler gets it: from `caller`, its body read by
+  /// the gate first.
+  private func authorized(_ route: Route, _ request: Request, _ caller: Caller) throws(HTTPError) -> Request {
     var request = request
     request.caller = caller
     try TokenGate.authorize(route, request, caller, withBody: true)
-    return try route.handler(request)
+    return request
   }
 
   /// What a route's handler answered or threw, as the client gets it.

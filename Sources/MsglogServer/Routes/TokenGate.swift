@@ -58,8 +58,7 @@ package final class TokenGate: Sendable {
   func logHoldsTokens(presented: Bool = true) throws(HTTPError) -> Bool {
     if holdsTokens.load(ordering: .relaxed) { return true }
     let now = Deadline.now().nanoseconds
-    let seen = noTokensSeenAt.load(ordering: .relaxed)
-    if !presented, seen != 0, now < seen &+ Self.tokenlessRecheck { return false }
+    if !presented, sawNoTokens(lately: now) { return false }
     let holds: Bool
     do {
       holds = try log.holdsTokens()
@@ -73,6 +72,12 @@ package final class TokenGate: Sendable {
     }
     if holds { holdsTokens.store(true, ordering: .relaxed) } else { noTokensSeenAt.store(now, ordering: .relaxed) }
     return holds
+  }
+
+  /// Whether the log was seen to hold no named token within `tokenlessRecheck` of `now`.
+  private func sawNoTokens(lately now: UInt64) -> Bool {
+    let seen = noTokensSeenAt.load(ordering: .relaxed)
+    return seen != 0 && now < seen &+ Self.tokenlessRecheck
   }
 
   /// Who the request is from; 401 when it may not come in at all.
@@ -100,13 +105,11 @@ package final class TokenGate: Sendable {
   func knownCaller(of request: Request, policy: RequestPolicy) throws(HTTPError) -> Caller? {
     let bearer = RequestPolicy.bearer(request)
     if let bearer, policy.isOperatorToken(bearer) { return .operatorToken }
-    guard bearer == nil, !holdsTokens.load(ordering: .relaxed) else { return nil }
-    let seen = noTokensSeenAt.load(ordering: .relaxed)
-    guard seen != 0, Deadline.now().nanoseconds < seen &+ Self.tokenlessRecheck else { return nil }
+    guard bearer == nil, !holdsTokens.load(ordering: .relaxed), sawNoTokens(lately: Deadline.now().nanoseconds)
+    else { return nil }
     if let client = request.client, failures.retryAfter(client) != nil { return nil }
     // As `lookUp` in a log without named tokens (no failure counted there).
-    try policy.checkToken(request)
-    return policy.token == nil ? .open : .operatorToken
+    return try withoutNamedTokens(request, policy)
   }
 
   /// `caller` with the log read: the client slowed down after failed
@@ -132,12 +135,15 @@ package final class TokenGate: Sendable {
     }
   }
 
+  /// Who the request is from in a log without named tokens: the
+  /// operator's token, if any, as before there were named tokens.
+  private func withoutNamedTokens(_ request: Request, _ policy: RequestPolicy) throws(HTTPError) -> Caller {
+    try policy.checkToken(request)
+    return policy.token == nil ? .open : .operatorToken
+  }
+
   private func lookUp(_ bearer: [UInt8]?, _ request: Request, _ policy: RequestPolicy) throws(HTTPError) -> Caller {
-    guard try logHoldsTokens(presented: bearer != nil) else {
-      // No named token yet: the operator's token, if any, as before.
-      try policy.checkToken(request)
-      return policy.token == nil ? .open : .operatorToken
-    }
+    guard try logHoldsTokens(presented: bearer != nil) else { return try withoutNamedTokens(request, policy) }
     guard let bearer, !bearer.isEmpty else { throw Self.unauthorized(.missing) }
     let token: NamedToken?
     do { token = try log.namedToken(presented: String(decoding: bearer, as: UTF8.self)) } catch {
