@@ -43,50 +43,6 @@ import Testing
     return s.store == .lmdb ? after - before : after
   }
 
-  /// Another process holding the store's write lock until `release()`:
-  /// a Python LMDB write transaction, or psql holding the head row.
-  final class WriterLock {
-    let process = Process()
-    let input = Pipe()
-
-    init(_ s: Sandbox) throws {
-      process.executableURL = URL(fileURLWithPath: s.store == .lmdb ? "/usr/bin/python3" : "/usr/bin/psql")
-      let output = Pipe()
-      switch s.store {
-      case .lmdb:
-        process.arguments = [
-          "-c",
-          "import lmdb,sys; env = lmdb.open(sys.argv[1], max_dbs=16); txn = env.begin(write=True); "
-            + "print('held', flush=True); sys.stdin.read(); txn.abort()",
-          s.db,
-        ]
-      case .postgres:
-        process.arguments = ["-qAt", "-v", "ON_ERROR_STOP=1", s.db]
-      }
-      process.standardInput = input
-      process.standardOutput = output
-      process.standardError = FileHandle.nullDevice
-      try process.run()
-      if s.store == .postgres {
-        input.fileHandleForWriting.write(
-          Data("BEGIN;\nSELECT 'held' FROM msglog.head WHERE id = 1 FOR UPDATE;\n".utf8))
-      }
-      // Held once it says so.
-      var said = Data()
-      while !String(decoding: said, as: UTF8.self).contains("held") {
-        let chunk = output.fileHandleForReading.availableData
-        if chunk.isEmpty { break }
-        said += chunk
-      }
-      #expect(String(decoding: said, as: UTF8.self).contains("held"), "the lock was not taken")
-    }
-
-    func release() {
-      try? input.fileHandleForWriting.close()
-      process.waitUntilExit()
-    }
-  }
-
   /// 16 threads, one write each, while another process holds the write
   /// lock: the first thread's transaction waits for the lock, the others
   /// queue behind it, and once the lock is released they commit together.

@@ -21,24 +21,7 @@ import Testing
     // A first write, so that the log is known to be no replica: the next
     // ones may be queued from the event loop.
     #expect(server.request("POST", "/api/append", #"{"text":"first"}"#).status == 200)
-    let lock = Process()
-    lock.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    lock.arguments = [
-      "-c",
-      "import lmdb,sys; env = lmdb.open(sys.argv[1], max_dbs=16); txn = env.begin(write=True); "
-        + "print('held', flush=True); sys.stdin.read(); txn.abort()",
-      s.db,
-    ]
-    let input = Pipe()
-    let said = Pipe()
-    lock.standardInput = input
-    lock.standardOutput = said
-    try lock.run()
-    defer {
-      try? input.fileHandleForWriting.close()
-      lock.waitUntilExit()
-    }
-    #expect(String(decoding: said.fileHandleForReading.availableData, as: UTF8.self).contains("held"))
+    let lock = try WriterLock(s)
     let writers = 40
     var sockets: [LoopbackSocket] = []
     for n in 0..<writers {
@@ -59,8 +42,7 @@ import Testing
       let reply = reader.receive(seconds: 10).text
       #expect(reply.hasPrefix("HTTP/1.1 200"), "\(path) while the writes wait: \(reply.prefix(80))")
     }
-    try input.fileHandleForWriting.close()
-    lock.waitUntilExit()
+    lock.release()
     var seqs: Set<Int> = []
     for socket in sockets {
       let reply = socket.receive(seconds: 30) { $0.contains("\r\n\r\n{") && $0.hasSuffix("}") }.text
