@@ -90,6 +90,27 @@ import Testing
     #expect(throws: EventRecord.DecodeError.self) { try Self.positional(damaged, stream: "other") }
   }
 
+  /// A record is the stream's only when every byte of its name is the
+  /// stream's: names of 1 to 20 bytes (the compare goes a word at a time,
+  /// then a byte), each against a name of its length that differs in one
+  /// byte, at every place, in both layouts.
+  @Test func aNameDifferingInOneByteIsAnotherStream() throws {
+    for length in 1...20 {
+      let name = String((0..<length).map { Character(UnicodeScalar(UInt8(97 + $0 % 26))) })
+      let event = Event(
+        seq: 1, stream: StreamName(name), version: 1, time: Self.time, op: .remove(id: Self.id, index: 2))
+      for layout in [EventRecord.Layout.whole, .framed] {
+        let bytes = EventRecord.encode(event, layout: layout)
+        #expect(try Self.positional(bytes, stream: event.stream) == event.positional)
+        for place in 0..<length {
+          var other = Array(name.utf8)
+          other[place] = UInt8(ascii: "Z")
+          #expect(try Self.positional(bytes, stream: StreamName(String(decoding: other, as: UTF8.self))) == nil)
+        }
+      }
+    }
+  }
+
   @Test func oneMebibyteOfTextRoundTrips() throws {
     let text = String(repeating: "é", count: Limits.maxTextBytes / 2)
     let event = Event(

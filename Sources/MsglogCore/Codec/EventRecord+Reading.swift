@@ -99,18 +99,35 @@ extension EventRecord {
   {
     if let first = bytes.first, isFramed(first) {
       let frame = try frame(of: bytes, verifyingChecksum: true)
-      guard frame.nameLength == stream.count else { return nil }
-      if frame.nameLength > 0,
-        memcmp(bytes.baseAddress! + framedHeaderSize, stream.baseAddress!, frame.nameLength) != 0
-      {
-        return nil
-      }
+      guard frame.nameLength == stream.count,
+        sameBytes(bytes.baseAddress! + framedHeaderSize, stream.baseAddress, count: frame.nameLength)
+      else { return nil }
       return try framedPositional(bytes, frame: frame)
     }
     let nameLength = try checkedNameLength(bytes)
     guard nameLength == stream.count else { return nil }
-    if nameLength > 0, memcmp(bytes.baseAddress! + headerSize, stream.baseAddress!, nameLength) != 0 { return nil }
+    guard sameBytes(bytes.baseAddress! + headerSize, stream.baseAddress, count: nameLength) else { return nil }
     return try positionalFields(bytes, nameLength: nameLength)
+  }
+
+  /// Whether `count` bytes at `a` and at `b` are the same: a stream's name
+  /// against a record's, once for every record a replay reads. Compared
+  /// here, a word at a time: a call of `memcmp` for a name of a few bytes
+  /// was 3 % of a replay process (automerge-paper, `perf`).
+  @inline(__always)
+  static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, count: Int) -> Bool {
+    guard count > 0, let b else { return true }
+    var i = 0
+    while i + 8 <= count {
+      guard a.loadUnaligned(fromByteOffset: i, as: UInt64.self) == b.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+      else { return false }
+      i += 8
+    }
+    while i < count {
+      guard a.load(fromByteOffset: i, as: UInt8.self) == b.load(fromByteOffset: i, as: UInt8.self) else { return false }
+      i += 1
+    }
+    return true
   }
 
   /// The positional effect of a record of any stream, its checksum checked.
