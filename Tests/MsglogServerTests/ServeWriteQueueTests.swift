@@ -52,4 +52,59 @@ import Testing
     #expect(seqs == Set(3...(writers + 2)), "seqs \(seqs.sorted())")
     #expect(s.run("verify").code == 0)
   }
+
+  /// Another process holds LMDB's write lock while 100 clients, one after
+  /// another, each send a whole append of 1 MB: the bodies waiting for the
+  /// commit stay in the server's body budget until they are answered, so
+  /// past the budget (48 of the largest bodies) the rest are answered 503
+  /// and memory stays bounded; once the lock is let go every write let in
+  /// is answered 200.
+  /// (When the budget was given back as a body was read, 1,000 such
+  /// writes waiting grew the server by 1.7 GB.)
+  @Test func writesWaitingForTheStoreHoldTheirBodiesInTheBudget() throws {
+    let s = Sandbox()
+    s.append("seed")
+    let server = try ServedLog.running(s)
+    defer { #expect(server.stop().code == 0) }
+    #expect(server.request("POST", "/api/append", #"{"text":"first"}"#).status == 200)
+    let before = try ServeSafetyTests.memory(of: server.pid).rss
+    let lock = try WriterLock(s)
+    let body = Array(#"{"text":""#.utf8) + [UInt8](repeating: UInt8(ascii: "w"), count: 1_000_000) + Array(#""}"#.utf8)
+    let request =
+      Array(
+        "POST /api/append HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
+          .utf8) + body
+    // One after another, each read whole by the server before the next:
+    // no two bodies are being read at once, so only the bodies waiting
+    // for the commit can fill the budget.
+    var sockets: [LoopbackSocket] = []
+    for _ in 0..<100 {
+      guard let socket = LoopbackSocket(port: server.port) else { continue }
+      socket.send(request)
+      sockets.append(socket)
+      #expect(SocketQueues.waitUntilServerReadAll(port: server.port), "the server left bytes unread")
+    }
+    #expect(sockets.count == 100)
+    let waiting = try ServeSafetyTests.memory(of: server.pid)
+    let growth = max(waiting.rss, waiting.peak) - before
+    #expect(growth < 256 << 20, "RSS grew by \(growth >> 20) MiB while the writes waited")
+    lock.release()
+    var answered = 0
+    var refused = 0
+    for socket in sockets {
+      let reply = socket.receive(seconds: 30, until: LoopbackSocket.isWholeAnswer).text
+      switch ServeHostileTrafficTests.status(reply) {
+      case 200: answered += 1
+      case 503:
+        ServeHostileTrafficTests.expectOwnError(reply, 503, "a write past the budget")
+        refused += 1
+      default: Issue.record("\(reply.prefix(200))")
+      }
+    }
+    #expect(refused > 0 && answered >= 40, "\(answered) answered, \(refused) refused")
+    #expect(answered + refused == sockets.count)
+    // Each write let in is in the log once: the seed, "first", and those.
+    #expect(s.run("log", "--json").stdout.split(separator: "\n").count == 2 + answered)
+    #expect(s.run("verify").code == 0)
+  }
 }

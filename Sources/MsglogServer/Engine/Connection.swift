@@ -190,8 +190,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       switch event {
       case .head(let head): judge(head)
       case .request(let head, let body):
-        releaseBody()
-        dispatch(head, body: body)
+        dispatch(head, body: body, held: keepBody(body))
       case .refused(let error):
         releaseBody()
         send(.error(error), method: "GET", close: true)
@@ -253,8 +252,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     state = .readingBody(due: .after(seconds: core.bodyDeadline), reserved: reserve)
     if head.expectsContinue { output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8) }
     if case .request(let head, let body)? = decoder.readBody(of: head) {
-      core.budget.release(reserve)
-      dispatch(head, body: body)
+      dispatch(head, body: body, held: keepBody(body))
     }
     flush()
   }
@@ -266,19 +264,35 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     }
   }
 
-  /// A whole request goes to a worker, or a write straight to the group
-  /// commit; its answer comes back to the loop.
-  func dispatch(_ head: RequestHead, body: [UInt8]) {
+  /// A body read whole: of its reservation (its declared size, or the
+  /// limit for a chunked one) it keeps its own size, held until its request
+  /// is answered (`dispatch`). A write waits for its commit without a
+  /// worker, so the workers' queue no longer bounds the bodies waiting:
+  /// the budget must.
+  func keepBody(_ body: [UInt8]) -> Int {
+    guard case .readingBody(_, let reserved) = state else { return 0 }
+    let kept = min(body.count, reserved)
+    core.budget.release(reserved - kept)
     state = .handling
+    return kept
+  }
+
+  /// A whole request goes to a worker, or a write straight to the group
+  /// commit; its answer comes back to the loop. The `held` bytes of the
+  /// server's body budget (`keepBody`) are given back once it is answered.
+  func dispatch(_ head: RequestHead, body: [UInt8], held: Int = 0) {
+    state = .handling
+    let core = self.core
     let request: Request
     do {
       request = try self.request(head, body: body)
     } catch {
+      core.budget.release(held)
       return send(.error(error), method: head.method, close: !head.keepAlive)
     }
-    let core = self.core
     let loop = self.loop
     let answered: @Sendable (Response) -> Void = { [self] response in
+      core.budget.release(held)
       loop.execute { [self] in answer(response, to: head) }
     }
     // A write that needs no read to be let in is queued from here; the
@@ -290,6 +304,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       core.respond(to: request, then: answered)
     }
     if !submitted {
+      core.budget.release(held)
       core.warnings.warn("workers", "the workers' queue is full: answering 503")
       send(
         .error(HTTPError(status: 503, message: "the server is too busy now; retry shortly")), method: head.method,
