@@ -164,6 +164,9 @@ package final class Environment {
     return info.me_mapsize
   }
 
+  /// Held by a transaction of this process that opens tables, until it ends.
+  private let tableOpening = TableOpeningLock()
+
   /// Held shared by every transaction of this process and exclusively while
   /// the map is resized: LMDB allows `mdb_env_set_mapsize` only when the
   /// process has no transaction open, which threads sharing one environment
@@ -204,6 +207,7 @@ package final class Environment {
         // Commit rather than abort: database handles opened in this transaction
         // survive a commit, but an abort closes them.
         try check(mdb_txn_commit(txn.handle), "mdb_txn_commit")
+        txn.publishOpenedTables()
         return .success(result)
       }
       guard let outcome else {
@@ -250,6 +254,7 @@ package final class Environment {
         // mdb_txn_commit frees the transaction even when it fails: never abort after it.
         let id = mdb_txn_id(txn.handle)
         let rc = mdb_txn_commit(txn.handle)
+        if rc == 0 { txn.publishOpenedTables() }
         txn.invalidate()
         if rc != 0 || lastCommitted >= id { wrote.store(true, ordering: .relaxed) }
         if rc == LMDBError.mapFull, !txn.committedPieces { return .mapFull }
@@ -288,6 +293,7 @@ package final class Environment {
     wrote.store(true, ordering: .relaxed)
     let rc = mdb_txn_commit(txn.handle)
     mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 0)
+    if rc == 0 { txn.publishOpenedTables() }
     txn.invalidate()
     // LMDB reports a short write as EIO; on a full disk, say what it is (as `write` does).
     if rc == EIO, isDiskNearlyFull { throw LMDBError(ENOSPC, "mdb_txn_commit") }
@@ -372,14 +378,16 @@ package final class Environment {
     return Database(dbi: dbi)
   }
 
-  /// Opens (and, in a writer, creates) a named database.
+  /// Opens (and, in a writer, creates) a named database (`Transaction.openTable`).
   package func openDatabase(_ name: String, create: Bool, in txn: Transaction) throws -> Database? {
-    var dbi: MDB_dbi = 0
-    let rc = mdb_dbi_open(txn.handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
-    if rc == LMDBError.notFound { return nil }
-    try check(rc, "mdb_dbi_open")
-    return Database(dbi: dbi)
+    try txn.openTable(name, create: create)
   }
+
+  /// Waits until no transaction of this process is opening tables.
+  package func waitForTableOpeners() { tableOpening.waitForOpeners() }
+
+  /// A table a committed transaction of this process opened (`Transaction.openTable`).
+  package func openedTable(_ name: String) -> Database? { tableOpening.published.withLock { $0[name] } }
 
   /// Begins a transaction; nil when another process grew the map, which
   /// this one must adopt (outside any transaction) before trying again.
@@ -388,7 +396,7 @@ package final class Environment {
     let rc = mdb_txn_begin(env, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
     if rc == LMDBError.mapResized { return nil }
     try check(rc, "mdb_txn_begin")
-    return Transaction(txn!, readOnly: readOnly)
+    return Transaction(txn!, readOnly: readOnly, tableOpening: tableOpening)
   }
 
   /// Whether the file system holding the database has less than 1 MiB free.

@@ -105,10 +105,7 @@ extension LMDBStore {
   }
 
   private static func dropScratch(in txn: Transaction) throws {
-    var dbi: MDB_dbi = 0
-    let rc = mdb_dbi_open(txn.handle, purgeScratch, 0, &dbi)
-    if rc == LMDBError.notFound { return }
-    try check(rc, "mdb_dbi_open")
-    try check(mdb_drop(txn.handle, dbi, 1), "mdb_drop")
+    guard let scratch = try txn.openTable(purgeScratch, create: false) else { return }
+    try check(mdb_drop(txn.handle, scratch.dbi, 1), "mdb_drop")
   }
 }

@@ -107,18 +107,13 @@ extension LMDBTables {
     ]
     if let (_, name) = log.first(where: { $0.0.dbi == table.dbi }) { return name }
     return ([Self.tokensTable] + SyncTable.allCases.map(\.rawValue)).first { name in
-      var dbi: MDB_dbi = 0
-      return mdb_dbi_open(txn.handle, name, 0, &dbi) == 0 && dbi == table.dbi
+      (try? txn.openTable(name, create: false))??.dbi == table.dbi
     }
   }
 
   /// The marks table; nil when it does not exist and `create` is false.
   static func purgeMarks(in txn: Transaction, create: Bool) throws -> Database? {
-    var dbi: MDB_dbi = 0
-    let rc = mdb_dbi_open(txn.handle, purgeMarksTable, create ? UInt32(MDB_CREATE) : 0, &dbi)
-    if rc == LMDBError.notFound { return nil }
-    try check(rc, "mdb_dbi_open")
-    return Database(dbi: dbi)
+    try txn.openTable(purgeMarksTable, create: create)
   }
 
   /// Makes the marks table of a new database, complete from the first.

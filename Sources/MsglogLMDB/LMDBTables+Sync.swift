@@ -30,24 +30,13 @@ extension LMDBTables {
   /// outcomes it keeps (`SyncRows`), which an older msglog would misread.
   static let secretsVersion = 5
 
-  /// Handles opened by committed transactions (or reads), for every later one.
-  func adopt(_ opened: [String: Database]) {
-    guard !opened.isEmpty else { return }
-    syncTables.withLock { $0.merge(opened) { old, _ in old } }
-  }
 }
 
 extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
   /// A sync table; nil when it does not exist and `create` is false (a
   /// read: the table is empty). Creating one makes the database `msglog/4`.
   private func table(_ table: LMDBTables.SyncTable, create: Bool) throws -> Database? {
-    if let db = tables.syncTables.withLock({ $0[table.rawValue] }) ?? openedTables[table.rawValue] { return db }
-    guard let db = try tables.environment.openDatabase(table.rawValue, create: create, in: txn) else { return nil }
-    if txn.isReadOnly {
-      tables.adopt([table.rawValue: db])
-    } else {
-      openedTables[table.rawValue] = db
-    }
+    guard let db = try tableOpenedWhenNeeded(table.rawValue, create: create) else { return nil }
     if create { try marksFormat4() }
     return db
   }

@@ -15,15 +15,7 @@ extension LMDBTables {
 extension LMDBTables.LogTransaction: TokenTableWriter {
   /// The table; nil when it does not exist and `create` is false.
   private func tokensTable(create: Bool) throws -> Database? {
-    let name = LMDBTables.tokensTable
-    if let db = tables.syncTables.withLock({ $0[name] }) ?? openedTables[name] { return db }
-    guard let db = try tables.environment.openDatabase(name, create: create, in: txn) else { return nil }
-    if txn.isReadOnly {
-      tables.adopt([name: db])
-    } else {
-      openedTables[name] = db
-    }
-    return db
+    try tableOpenedWhenNeeded(LMDBTables.tokensTable, create: create)
   }
 
   package func token(id: String) throws -> NamedToken? {

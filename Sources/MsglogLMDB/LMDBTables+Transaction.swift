@@ -8,7 +8,8 @@ extension LMDBTables {
     let txn: Transaction
     /// A rebuild in this transaction wrote the derived tables in the current format.
     var rebuiltInFormat = false
-    /// Sync's tables this transaction opened (valid for others once it commits).
+    /// The tables opened when first needed that this transaction opened
+    /// (every later one's once it commits: `Transaction.openTable`).
     var openedTables: [String: Database] = [:]
 
     /// Whether a bulk load may commit a piece when it has put `pieceBytes` (see `write`).
@@ -34,5 +35,26 @@ extension LMDBTables {
       self.txn = txn
       self.inPieces = inPieces
     }
+  }
+}
+
+extension LMDBTables.LogTransaction {
+  /// A table opened when first needed (named tokens', sync's); nil when
+  /// it does not exist and `create` is false. A table another transaction
+  /// of this process opened after this one began is not this one's to use:
+  /// `TableOpenedSince`, and the read or write runs again.
+  func tableOpenedWhenNeeded(_ name: String, create: Bool) throws -> Database? {
+    if let db = openedTables[name] { return db }
+    if let db = tables.environment.openedTable(name) {
+      guard txn.knows(db) else { throw TableOpenedSince() }
+      return db
+    }
+    // A table that does not exist is found so without opening anything
+    // (and without the lock that opening takes): a tokenless log's every
+    // request asks.
+    if !create, try !txn.hasTable(name) { return nil }
+    guard let db = try txn.openTable(name, create: create) else { return nil }
+    openedTables[name] = db
+    return db
   }
 }

@@ -83,8 +83,6 @@ package final class LMDBTables {
   let streamEvents: Database
   let checkpoints: Database
 
-  /// Sync's tables, once opened (`LMDBTables+Sync`).
-  let syncTables = Mutex<[String: Database]>([:])
   /// The log has its id (checked, or given, by a write of this process).
   let hasLogID = Mutex(false)
   /// A write of this process said in the purge marks that it reused page
@@ -232,9 +230,11 @@ package final class LMDBTables {
     let before = isLockless ? environment.lastCommittedTransaction : 0
     let result: R
     do {
-      result = try environment.read { txn in
-        let access = LogTransaction(tables: self, txn: txn)
-        return try body(access)
+      result = try runAgainAfterTablesOpened {
+        try environment.read { txn in
+          let access = LogTransaction(tables: self, txn: txn)
+          return try body(access)
+        }
       }
     } catch {
       // A page reused under a lockless read looks like damage.
@@ -253,22 +253,36 @@ package final class LMDBTables {
   /// (`LogTransaction.loading`).
   package func write<R>(reserving bytes: Int, inPieces: Bool = false, _ body: (any LogWriter) throws -> R) throws -> R {
     var rebuilt = false
-    var opened: [String: Database] = [:]
     var noted = false
-    let result = try environment.write(reserving: bytes) { txn in
-      noted = environment.hasWritten && !buffersNoted.load(ordering: .relaxed)
-      if noted { try noteReusedBuffers(in: txn) }
-      let access = LogTransaction(tables: self, txn: txn, inPieces: inPieces)
-      let result = try body(access)
-      try access.giveLogAnID()
-      try access.finishPurgeMarks()
-      rebuilt = access.rebuiltInFormat
-      opened = access.openedTables
-      return result
+    let result = try runAgainAfterTablesOpened {
+      try environment.write(reserving: bytes) { txn in
+        noted = environment.hasWritten && !buffersNoted.load(ordering: .relaxed)
+        if noted { try noteReusedBuffers(in: txn) }
+        let access = LogTransaction(tables: self, txn: txn, inPieces: inPieces)
+        let result = try body(access)
+        try access.giveLogAnID()
+        try access.finishPurgeMarks()
+        rebuilt = access.rebuiltInFormat
+        return result
+      }
     }
     if rebuilt { formatIsCurrent.withLock { $0 = true } }
     if noted { buffersNoted.store(true, ordering: .relaxed) }
-    adopt(opened)
     return result
+  }
+
+  /// Runs `transaction` again while it needed a table another transaction
+  /// of this process opened after it began (`TableOpenedSince`), once that
+  /// one is done: a table is opened once in a process, so a few times at most.
+  private func runAgainAfterTablesOpened<R>(_ transaction: () throws -> R) throws -> R {
+    var tries = 0
+    while true {
+      do {
+        return try transaction()
+      } catch is TableOpenedSince where tries < 16 {
+        tries += 1
+        environment.waitForTableOpeners()
+      }
+    }
   }
 }

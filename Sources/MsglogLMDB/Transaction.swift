@@ -1,4 +1,9 @@
 import CLMDB
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// A named database inside an environment.
 package struct Database: Sendable {
@@ -12,14 +17,84 @@ package struct Database: Sendable {
 package final class Transaction {
   private(set) var txn: OpaquePointer?
   package let isReadOnly: Bool
+  /// The environment's lock on opening tables (`openTable`); nil for a
+  /// transaction that opens none.
+  private let tableOpening: TableOpeningLock?
+  /// Whether this transaction holds `tableOpening`, until it ends.
+  private var holdsTableOpening = false
 
-  init(_ txn: OpaquePointer, readOnly: Bool) {
+  init(_ txn: OpaquePointer, readOnly: Bool, tableOpening: TableOpeningLock? = nil) {
     self.txn = txn
     self.isReadOnly = readOnly
+    self.tableOpening = tableOpening
   }
 
-  /// Called by the environment when the closure is over.
-  func invalidate() { txn = nil }
+  /// Called by the environment when the transaction is over (committed or
+  /// aborted): the tables it opened are the environment's, or closed.
+  func invalidate() {
+    txn = nil
+    if holdsTableOpening {
+      holdsTableOpening = false
+      tableOpening?.unlock()
+    }
+  }
+
+  /// Opens (and, in a writer, creates) a named table; nil when it does
+  /// not exist and `create` is false.
+  ///
+  /// LMDB's rule for `mdb_dbi_open`: never from two transactions of a
+  /// process at once, and a transaction that called it must end before
+  /// another may call it — a handle opened in a transaction is that
+  /// transaction's until it commits (an abort closes it), and two
+  /// transactions opening tables at once can take the same slot. So the
+  /// first call takes the environment's lock, held until this transaction
+  /// ends; a handle opened here is shared only once it has committed
+  /// (`LMDBTables.adopt`). (Two readers opening `tokens` at once had one
+  /// of them answered "invalid argument".)
+  ///
+  /// A transaction that began before another opened a table must not open
+  /// one (LMDB would give it a slot the other's table has): it throws
+  /// `TableOpenedSince`, for the caller to run it again in a new one.
+  package func openTable(_ name: String, create: Bool) throws -> Database? {
+    if !holdsTableOpening, let tableOpening {
+      tableOpening.lock()
+      holdsTableOpening = true
+      guard tableOpening.published.withLock({ $0.values.allSatisfy(knows) }) else { throw TableOpenedSince() }
+    }
+    var dbi: MDB_dbi = 0
+    let rc = mdb_dbi_open(handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
+    if rc == LMDBError.notFound { return nil }
+    try check(rc, "mdb_dbi_open")
+    openedHere[name] = Database(dbi: dbi)
+    return Database(dbi: dbi)
+  }
+
+  /// The tables this transaction opened, shared once it commits.
+  private var openedHere: [String: Database] = [:]
+
+  /// Called by the environment once this transaction has committed, before
+  /// it ends: the tables it opened are every later transaction's.
+  func publishOpenedTables() {
+    guard !openedHere.isEmpty, let tableOpening else { return }
+    tableOpening.published.withLock { $0.merge(openedHere) { old, _ in old } }
+    openedHere = [:]
+  }
+
+  /// Whether a named table `name` exists in this transaction's snapshot:
+  /// its name is a key of the unnamed table.
+  package func hasTable(_ name: String) throws -> Bool {
+    var main: MDB_dbi = 0
+    try check(mdb_dbi_open(handle, nil, 0, &main), "mdb_dbi_open")
+    return try get(Database(dbi: main), Array(name.utf8)) { _ in true } ?? false
+  }
+
+  /// Whether `db`, a handle opened by another transaction, is one this
+  /// transaction may use: false when it was opened after this one began
+  /// (LMDB answers "invalid argument" for it here).
+  package func knows(_ db: Database) -> Bool {
+    var flags: UInt32 = 0
+    return mdb_dbi_flags(handle, db.dbi, &flags) == 0
+  }
 
   /// Not yet committed, aborted or over.
   var isOpen: Bool { txn != nil }
@@ -190,3 +265,35 @@ package final class Cursor {
     try check(mdb_cursor_put(cursor, &k, &v, flags), "mdb_cursor_put")
   }
 }
+
+/// One environment's lock on opening tables (`Transaction.openTable`).
+package final class TableOpeningLock: @unchecked Sendable {
+  private let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
+    let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    pthread_mutex_init(mutex, nil)
+    return mutex
+  }()
+
+  deinit {
+    pthread_mutex_destroy(mutex)
+    mutex.deallocate()
+  }
+
+  /// The tables opened by committed transactions, by name: published
+  /// while their opener still holds the lock.
+  let published = Mutex<[String: Database]>([:])
+
+  func lock() { pthread_mutex_lock(mutex) }
+  func unlock() { pthread_mutex_unlock(mutex) }
+
+  /// Waits until no transaction holds it: a table another one opened is
+  /// then committed (or closed).
+  func waitForOpeners() {
+    lock()
+    unlock()
+  }
+}
+
+/// A transaction began before another opened a table it needs: run it
+/// again in a new one (`LMDBTables.read`, `write`), once the opener is done.
+package struct TableOpenedSince: Error {}
