@@ -1,5 +1,9 @@
 import MsglogCore
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Named tokens (SPEC "Who may do what: named tokens"): made, listed and
 /// revoked by whoever can open the database, and looked up by `serve`
 /// for each request, so that a revocation needs no restart.
@@ -14,14 +18,22 @@ extension EventLog {
   /// Makes a token named `name` with `scopes`, expiring `lifetime` from
   /// now (never: nil).
   ///
+  /// The log's first token is waited out: it returns once every `serve`
+  /// of the log wants a token, `tokenlessAnswerLifetime` after the commit
+  /// (a request without a token is let in on a "no tokens" answer that
+  /// recent; a `serve` asks again for one that presents a token).
+  ///
   /// - Throws: `MsglogError.namedToken` for a malformed name, a name a
   ///   live token has, or a replica (tokens are its remote's).
   public func addToken(named name: String, scopes: TokenScopes, lifetime: TokenLifetime? = nil) throws -> AddedToken {
     try NamedToken.validate(name: name)
     let secret = TokenSecret.random()
-    return try writingTokens { tokens, now in
+    var first = true
+    let added = try writingTokens { tokens, now in
       var taken = false
+      first = true
       try tokens.forEachToken { token in
+        first = false
         taken = token.name == name && token.standing(at: now) == .live
         return !taken
       }
@@ -35,7 +47,16 @@ extension EventLog {
       try tokens.putToken(token)
       return AddedToken(token: token, secret: secret)
     }
+    if first { usleep(UInt32(Self.tokenlessAnswerLifetime / 1_000) + 50_000) }
+    return added
   }
+
+  /// How long, in nanoseconds, `serve` lets requests without a token in
+  /// on its last "the log holds no named token" answer, before it asks the
+  /// log again: on PostgreSQL each ask is a round trip, which every
+  /// tokenless request paid (a third of `serve`'s appends a second with
+  /// one client). `addToken` waits it out for the log's first token.
+  package static let tokenlessAnswerLifetime: UInt64 = 250_000_000
 
   /// Every token the log keeps, revoked and expired ones too, oldest first.
   public func tokens() throws -> [NamedToken] {

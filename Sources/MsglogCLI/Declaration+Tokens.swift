@@ -32,7 +32,9 @@ extension CommandDeclaration {
       --write includes reading, --erase includes writing; a token without a pattern may do \
       nothing. What it writes is sent as NAME. 'token list' shows every token (never a secret); \
       'token revoke NAME|ID' revokes one for good, and every serve of the log refuses it from \
-      its next request on. Refused in a replica: tokens are kept by the log it syncs with.
+      its next request on. The log's first token counts for every running serve by the time \
+      'token add' returns (it waits a quarter second for that). Refused in a replica: tokens \
+      are kept by the log it syncs with.
       """,
     arguments: [
       ArgumentDeclaration(

@@ -108,7 +108,7 @@ package struct Router: Sendable {
   /// for the operator's log.
   package func respond(to request: Request, failed: ((any Error, HTTPError) -> Void)? = nil) -> Response {
     let resolution = resolve(request)
-    guard case .route(let route, let caller) = resolution else { return refusal(resolution, request) }
+    guard case .route(let route, let caller) = resolution else { return refusal(resolution, request, failed) }
     return finish(Result { try handled(route, request, caller) }, to: request, caller, failed: failed)
   }
 
@@ -120,7 +120,7 @@ package struct Router: Sendable {
     then answer: @escaping @Sendable (Response) -> Void
   ) {
     let resolution = resolve(request)
-    guard case .route(let route, let caller) = resolution else { return answer(refusal(resolution, request)) }
+    guard case .route(let route, let caller) = resolution else { return answer(refusal(resolution, request, failed)) }
     guard let deferred = route.deferred else {
       return answer(finish(Result { try handled(route, request, caller) }, to: request, caller, failed: failed))
     }
@@ -170,10 +170,16 @@ package struct Router: Sendable {
   }
 
   /// The answer to a resolution that is not a route: a refusal, or a preflight's.
-  private func refusal(_ resolution: Resolution, _ request: Request) -> Response {
+  /// A refusal of the server's or the store's (a status of 500 or more:
+  /// the log could not be read to look a token up) is told to `failed`,
+  /// for the operator's log, as a handler's is.
+  private func refusal(
+    _ resolution: Resolution, _ request: Request, _ failed: ((any Error, HTTPError) -> Void)? = nil
+  ) -> Response {
     var response: Response
     switch resolution {
     case .refused(let error):
+      if error.status >= 500 { failed?(error, error) }
       response = .error(error)
     case .preflight(let methods):
       response = Response(status: 204, contentType: "text/plain", body: .bytes([]))

@@ -18,14 +18,14 @@ package final class TokenGate: Sendable {
   /// `token add` counts without a restart.
   private let holdsTokens = Atomic(false)
   /// When the log was last asked and held none (`Deadline.now()`'s
-  /// nanoseconds; 0: not yet). A request with no token asks again only after
-  /// `tokenlessRecheck`: on PostgreSQL each ask is a round trip, which
-  /// every tokenless request paid (a third of `serve`'s appends per
-  /// second with one client). A request that presents a token always asks.
+  /// nanoseconds, taken before the ask; 0: not yet). A request with no
+  /// token asks again only after `tokenlessRecheck`; one that presents a
+  /// token always asks.
   private let noTokensSeenAt = Atomic<UInt64>(0)
-  /// How long a "no tokens" answer stands for requests without a token:
-  /// the first `token add` counts within it, without a restart.
-  static let tokenlessRecheck: UInt64 = 250_000_000
+  /// How long a "no tokens" answer stands for requests without a token
+  /// (`EventLog.tokenlessAnswerLifetime`, which `token add` waits out for
+  /// the log's first token: once it returns, every `serve` wants one).
+  static let tokenlessRecheck = EventLog.tokenlessAnswerLifetime
   /// Failed tokens by client address, which slow that address alone.
   let failures = FailedTokens()
 
