@@ -255,6 +255,32 @@ def keyboard_moves_a_card_and_says_so(ctx):
     check(len(events(server, "keys")) == len(before) + 1, "Escape wrote an event")
 
 
+@case
+def a_card_added_to_a_long_board_is_shown_and_said(ctx):
+    """A card added from the box goes to the end of the board: on a board longer than the screen, it is brought
+    into view and announced (the chat scrolls to a sent message; the board stayed at the top, saying nothing)."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    texts = ["card %02d" % i for i in range(60)]
+    m.import_lines(appends("long", texts, sender="ann"))
+    server = m.serve()
+    driver = browser(ctx.dir)
+    open_page(driver, server, "long", "board")
+    wait_until("the board", lambda: "card 00" in driver.find_element(By.ID, "board").text)
+    box = driver.find_element(By.ID, "compose-text")
+    box.send_keys("the new card", Keys.ENTER)
+    wait_until("the server has the card", lambda: len(events(server, "long")) == len(texts) + 1)
+
+    def shown():
+        return driver.execute_script("""
+            const card = [...document.querySelectorAll('#board li')].find((li) => li.textContent.includes('the new card'));
+            if (!card) return false;
+            const r = card.getBoundingClientRect();
+            return r.top >= 0 && r.bottom <= window.innerHeight;""")
+    wait_until("the new card is in view", shown)
+    check("Added card 'the new card'" in (announced(driver) or ""), "announced: %r" % announced(driver))
+    check(driver.switch_to.active_element.get_attribute("id") == "compose-text", "the box lost the focus")
+
+
 def axe_violations(driver):
     with open(AXE_SCRIPT, encoding="utf-8") as f:
         driver.execute_script(f.read())
@@ -591,6 +617,8 @@ def the_token_from_the_fragment_or_the_page(ctx):
     wait_texts(other, "chat", ["for your eyes"], "after typing the token")
     wait_until("live after typing the token", lambda: status(other)[0] == "live")
     check(not form.is_displayed(), "the token form stays")
+    check(other.switch_to.active_element.get_attribute("id") == "compose-text",
+          "focus after the token: %r" % other.switch_to.active_element.get_attribute("outerHTML")[:120])
 
 
 def signed_in_as(driver):
@@ -814,6 +842,10 @@ def a_message_is_edited_in_place(ctx):
     box.send_keys(Keys.END, Keys.BACKSPACE * 3, "4C.", Keys.ENTER)
     wait_texts(driver, "chat", ["Review at 11?", "Yes, room 4C."], "after the edit")
     wait_texts(other, "chat", ["Review at 11?", "Yes, room 4C."], "in the other window")
+    # The keyboard is where it was: on the message's Edit button.
+    check(driver.switch_to.active_element.get_attribute("class") == "edit"
+          and "4C" in (driver.switch_to.active_element.get_attribute("aria-label") or ""),
+          "focus after saving an edit: %r" % driver.switch_to.active_element.get_attribute("outerHTML")[:120])
     new = events(server, "team")[len(before):]
     check([(e["op"], e["text"], e.get("sender")) for e in new] == [("edit", "Yes, room 4C.", "me")], "the edit wrote %r" % new)
     for window in [driver, other]:
@@ -896,6 +928,8 @@ def a_deleted_card_comes_back_from_the_note(ctx):
     wait_until("the note offers to undo it", lambda: "Deleted card 'yellow'" in note_text(driver))
     action = driver.find_element(By.ID, "note-action")
     check(action.is_displayed() and action.text == "Undo", "the note's button says %r" % action.text)
+    # (The note comes as the card goes, before the server has the remove.)
+    wait_until("the server has the delete", lambda: events(server, "colours")[-1]["op"] == "remove")
     remove = events(server, "colours")[-1]
     # Meanwhile someone moves orange to the end: yellow still comes back after orange.
     server.api("/api/move", {"stream": "colours", "from": 1, "to": 3})
@@ -1124,7 +1158,9 @@ def a_hundred_offline_changes_sync(ctx):
     driver.execute_cdp_cmd("Network.enable", {})
     driver.execute_cdp_cmd("Network.emulateNetworkConditions",
                            {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
-    # (The event stream open before stays open: the emulation fails new requests.)
+    # The event stream open before would stay open (the emulation fails new
+    # requests): the page drops it on `offline`, and says so.
+    wait_until("the page says offline", lambda: status(driver)[0] == "offline", 15)
     # Each change is kept (sealed) in IndexedDB before the next: on a loaded
     # machine the hundred took over the harness's 60 s once.
     driver.set_script_timeout(240)
@@ -1156,6 +1192,7 @@ def a_hundred_offline_changes_sync(ctx):
     driver.execute_cdp_cmd("Network.emulateNetworkConditions",
                            {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
     ms = wait_until("the outbox drained", lambda: driver.execute_script("return window.syncTime"), 60)
+    wait_until("live again", lambda: status(driver)[0] == "live", 30)
     check(len(events(server, "many")) == 120, "the server has %d events, not 120" % len(events(server, "many")))
     check_once(events(server, "many")[20:], 1)
     check(driver.execute_script("return window.msglog.model.view().map((i) => i.id)")

@@ -50,6 +50,7 @@ import Testing
     "views-show-their-own-items",
     "phone-scrolls-and-moves-one-card",
     "keyboard-moves-a-card-and-says-so",
+    "a-card-added-to-a-long-board-is-shown-and-said",
     "axe-finds-nothing-serious",
     "the-past-is-read-only",
     "a-new-stream-follows-from-the-head",

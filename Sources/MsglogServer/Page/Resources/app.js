@@ -169,6 +169,8 @@ window.addEventListener("online", () => {
   follower.wake();
   sync.push();
 });
+// A stream open before may look open still: the page says Offline, not Live.
+window.addEventListener("offline", () => follower.drop());
 
 // MARK: - Opening the stream the address names
 

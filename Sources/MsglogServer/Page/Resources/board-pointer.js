@@ -113,7 +113,11 @@ export class BoardPointer {
     this.shown.showMoving({ items: base, hold: true });
     card.classList.add("dragging");
     $("board").classList.add("sorting");
-    if (press.type === "touch" && navigator.vibrate) navigator.vibrate(10);
+    // A buzz for the lift; the browser refuses one (and logs an error)
+    // before the page's first tap.
+    if (press.type === "touch" && navigator.vibrate && navigator.userActivation?.hasBeenActive !== false) {
+      navigator.vibrate(10);
+    }
   }
 
   #moveDrag(clientY) {

@@ -187,7 +187,9 @@ export class Chat {
       this.say.note("A message needs some text; to take one back, undo it or leave it as it was.");
       return;
     }
-    this.endEdit();
+    // Focus back on the message's Edit button, as Escape leaves it: the
+    // form that held it goes.
+    this.endEdit({ focus: true });
     const sender = $("compose-sender").value.trim();
     const change = { op: "edit", id, text };
     if (sender) change.sender = sender;

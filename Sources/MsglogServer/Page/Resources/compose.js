@@ -6,6 +6,7 @@
 import { $ } from "./dom.js";
 import { Events } from "./events.js";
 import * as storage from "./storage.js";
+import { quoted } from "./words.js";
 import { newID } from "./sync.js";
 
 const SENDER_KEY = "msglog.sender";
@@ -47,7 +48,11 @@ export class Compose extends Events {
     if (this.#sending || this.shown.isPast()) return;
     const box = $("compose-text");
     const text = box.value;
-    if (!text.trim()) return;
+    if (!text.trim()) {
+      // Only spaces: nothing to send, and said so (an empty box says nothing).
+      if (text) this.say.note("A message needs some text: only spaces are not sent.");
+      return;
+    }
     const sender = this.#signedIn ?? $("compose-sender").value.trim();
     this.#sending = true;
     this.update();
@@ -64,6 +69,12 @@ export class Compose extends Events {
         this.emit("sender", sender);
       }
       this.screen.render({ toBottom: true });
+      if (this.screen.current === "board") {
+        // A new card goes to the end of the board, perhaps far below:
+        // brought into view, and said.
+        this.screen.revealLast();
+        this.say.announce("Added card " + quoted(text) + " at the end of the board.");
+      }
     } catch (e) {
       this.say.note("Not sent: " + e.message + ". Your text is still in the box; send it again when you are ready.");
     } finally {

@@ -11,6 +11,8 @@ import { PROTOCOL } from "./outbox.js";
 
 /** The longest wait between two tries to reach the server. */
 const MAX_BACKOFF_MS = 5000;
+/** How long an event stream may say nothing before it is taken for dropped (the server's keep-alive: 15 s). */
+const QUIET_MS = 40000;
 
 class LostTrack extends Error {}
 
@@ -28,6 +30,8 @@ export class Follower extends Events {
   #following = null;
   /** Ends the wait before the next try at once (`wake`). */
   #wakeUp = () => {};
+  /** Ends the event stream open now, for the next try (`drop`). */
+  #dropConnection = () => {};
 
   constructor({ model, api, kept }) {
     super(["status", "ready", "loaded", "streams", "problem"]);
@@ -116,6 +120,15 @@ export class Follower extends Events {
     this.#wakeUp();
   }
 
+  /**
+   * Ends the event stream open now, as if the network had dropped it (the
+   * browser says it is offline, while a stream open before may still look
+   * open): the page says Offline and tries again, backing off.
+   */
+  drop() {
+    this.#dropConnection();
+  }
+
   #sleep(ms, signal) {
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, ms);
@@ -128,6 +141,11 @@ export class Follower extends Events {
     const model = this.model;
     let failures = 0;
     while (!signal.aborted) {
+      // This try's stream, ended by the follower's end or by `drop`.
+      const connection = new AbortController();
+      const end = () => connection.abort();
+      signal.addEventListener("abort", end, { once: true, signal: connection.signal });
+      this.#dropConnection = end;
       try {
         // Back after a drop: the server may have restarted on another log,
         // whose events could happen to follow the list shown.
@@ -138,7 +156,7 @@ export class Follower extends Events {
         }
         this.emit("ready");
         const path = "/api/follow?stream=" + encodeURIComponent(model.stream) + "&from=" + (model.head + 1);
-        const response = await fetch(path, { headers: this.api.headers(), signal, cache: "no-store" });
+        const response = await fetch(path, { headers: this.api.headers(), signal: connection.signal, cache: "no-store" });
         if (response.status === 401) {
           this.api.unauthorized();
           return;
@@ -150,7 +168,7 @@ export class Follower extends Events {
         }
         failures = 0;
         this.emit("status", { kind: "live", text: "Live" });
-        await this.#readEvents(response, signal);
+        await this.#readEvents(response, connection.signal);
         // The server ended the stream (it stopped): resume after the last event.
       } catch (e) {
         if (signal.aborted) return;
@@ -158,6 +176,8 @@ export class Follower extends Events {
         if (e.status === 401) return;  // the page asks for the token
         if (e.status >= 400) this.emit("problem", "The stream could not be read: " + e.message + ".");
       }
+      // Over: its listener on `signal` goes with it.
+      connection.abort();
       if (signal.aborted) return;
       failures += 1;
       const wait = Math.min(MAX_BACKOFF_MS, 250 * 2 ** failures);
@@ -167,15 +187,29 @@ export class Follower extends Events {
     }
   }
 
-  /** Server-Sent Events, read from a fetch (EventSource cannot send a token), folded into the model. */
+  /**
+   * Server-Sent Events, read from a fetch (EventSource cannot send a token),
+   * folded into the model. A stream that says nothing for `QUIET_MS` (the
+   * server sends a keep-alive every 15 s) is taken for dropped: a network
+   * gone without a reset leaves a connection that never ends by itself.
+   */
   async #readEvents(response, signal) {
     const reader = response.body.getReader();
-    signal.addEventListener("abort", () => reader.cancel().catch(() => {}), { once: true });
+    const end = () => reader.cancel().catch(() => {});
+    signal.addEventListener("abort", end, { once: true });
+    let quiet = setTimeout(end, QUIET_MS);
     const decoder = new TextDecoder();
     let buffer = "";
     for (;;) {
-      const { value, done } = await reader.read();
+      let read;
+      try {
+        read = await reader.read();
+      } finally {
+        clearTimeout(quiet);
+      }
+      const { value, done } = read;
       if (done) return;
+      quiet = setTimeout(end, QUIET_MS);
       const { data, rest } = eventData(buffer + decoder.decode(value, { stream: true }));
       buffer = rest;
       for (const text of data) {

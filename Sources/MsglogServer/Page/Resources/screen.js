@@ -113,6 +113,16 @@ export class Screen extends Events {
     $("empty-text").textContent = text;
   }
 
+  /** The view shown: "chat" or "board". */
+  get current() {
+    return this.#current;
+  }
+
+  /** Scrolls the last item into view: a card this page added, at the end of a board. */
+  revealLast() {
+    this.#views[this.#current].reveal(this.shown.items().length - 1);
+  }
+
   /** Shows `view` ("chat" or "board"). */
   show(view) {
     if (view !== this.#current) this.shown.cancelMoves();

@@ -32,6 +32,9 @@ export class TokenForm extends Events {
     event.preventDefault();
     this.api.useToken($("token-input").value);
     $("token-input").value = "";
+    // The form goes with the focus in it: the keyboard goes on in the
+    // message box (the page's next step), not from the top of the page.
+    $("compose-text").focus();
     $("token-form").hidden = true;
     this.say.note("");
     this.emit("token");
