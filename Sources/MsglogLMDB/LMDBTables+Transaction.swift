@@ -53,7 +53,7 @@ extension LMDBTables.LogTransaction {
     // (and without the lock that opening takes): a tokenless log's every
     // request asks.
     if !create, try !txn.hasTable(name) { return nil }
-    guard let db = try txn.openTable(name, create: create) else { return nil }
+    guard let db = try txn.openTable(name, create: create, sharing: true) else { return nil }
     openedTables[name] = db
     return db
   }

@@ -40,7 +40,9 @@ package final class Transaction {
   }
 
   /// Opens (and, in a writer, creates) a named table; nil when it does
-  /// not exist and `create` is false.
+  /// not exist and `create` is false. `sharing`: a table opened when first
+  /// needed, whose handle every later transaction takes once this one has
+  /// committed (`Environment.openedTable`).
   ///
   /// LMDB's rule for `mdb_dbi_open`: never from two transactions of a
   /// process at once, and a transaction that called it must end before
@@ -48,36 +50,46 @@ package final class Transaction {
   /// transaction's until it commits (an abort closes it), and two
   /// transactions opening tables at once can take the same slot. So the
   /// first call takes the environment's lock, held until this transaction
-  /// ends; a handle opened here is shared only once it has committed
-  /// (`LMDBTables.adopt`). (Two readers opening `tokens` at once had one
-  /// of them answered "invalid argument".)
+  /// ends, and a handle is shared only once its opener has committed.
+  /// (Two readers opening `tokens` at once had one of them answered
+  /// "invalid argument".)
   ///
   /// A transaction that began before another opened a table must not open
-  /// one (LMDB would give it a slot the other's table has): it throws
+  /// one (LMDB would give it the slot the other's table has): it throws
   /// `TableOpenedSince`, for the caller to run it again in a new one.
-  package func openTable(_ name: String, create: Bool) throws -> Database? {
+  /// Slots are handed out in order, so knowing the highest one committed
+  /// is knowing them all.
+  package func openTable(_ name: String, create: Bool, sharing: Bool = false) throws -> Database? {
     if !holdsTableOpening, let tableOpening {
       tableOpening.lock()
       holdsTableOpening = true
-      guard tableOpening.published.withLock({ $0.values.allSatisfy(knows) }) else { throw TableOpenedSince() }
+      let highest = tableOpening.highestSlot
+      guard highest == 0 || knows(Database(dbi: highest)) else { throw TableOpenedSince() }
     }
     var dbi: MDB_dbi = 0
     let rc = mdb_dbi_open(handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
     if rc == LMDBError.notFound { return nil }
     try check(rc, "mdb_dbi_open")
-    openedHere[name] = Database(dbi: dbi)
+    highestOpened = max(highestOpened, dbi)
+    if sharing { openedHere[name] = Database(dbi: dbi) }
     return Database(dbi: dbi)
   }
 
-  /// The tables this transaction opened, shared once it commits.
+  /// The highest slot a table this transaction opened has.
+  private var highestOpened: MDB_dbi = 0
+  /// The tables opened when first needed that this transaction opened.
   private var openedHere: [String: Database] = [:]
 
   /// Called by the environment once this transaction has committed, before
-  /// it ends: the tables it opened are every later transaction's.
+  /// it ends (and lets go of the lock): the tables it opened are every
+  /// later transaction's.
   func publishOpenedTables() {
-    guard !openedHere.isEmpty, let tableOpening else { return }
-    tableOpening.published.withLock { $0.merge(openedHere) { old, _ in old } }
-    openedHere = [:]
+    guard highestOpened > 0, let tableOpening else { return }
+    tableOpening.highestSlot = max(tableOpening.highestSlot, highestOpened)
+    if !openedHere.isEmpty {
+      tableOpening.published.withLock { $0.merge(openedHere) { old, _ in old } }
+      openedHere = [:]
+    }
   }
 
   /// Whether a named table `name` exists in this transaction's snapshot:
@@ -279,9 +291,12 @@ package final class TableOpeningLock: @unchecked Sendable {
     mutex.deallocate()
   }
 
-  /// The tables opened by committed transactions, by name: published
-  /// while their opener still holds the lock.
+  /// The tables opened when first needed by committed transactions, by
+  /// name: published while their opener still holds the lock.
   let published = Mutex<[String: Database]>([:])
+  /// The highest slot of a table a committed transaction opened; read and
+  /// written under the lock.
+  var highestSlot: MDB_dbi = 0
 
   func lock() { pthread_mutex_lock(mutex) }
   func unlock() { pthread_mutex_unlock(mutex) }
