@@ -18,22 +18,25 @@ extension EventLog {
   /// Makes a token named `name` with `scopes`, expiring `lifetime` from
   /// now (never: nil).
   ///
-  /// The log's first token is waited out: it returns once every `serve`
-  /// of the log wants a token, `tokenlessAnswerLifetime` after the commit
-  /// (a request without a token is let in on a "no tokens" answer that
-  /// recent; a `serve` asks again for one that presents a token).
+  /// The log's first token is waited out: this returns once every `serve`
+  /// of the log wants a token, `tokenlessAnswerLifetime` after the first
+  /// token's commit (a request without a token is let in on a "no tokens"
+  /// answer that recent; a `serve` asks again for one that presents a
+  /// token) — whichever token this adds, the first or one added just after.
   ///
   /// - Throws: `MsglogError.namedToken` for a malformed name, a name a
   ///   live token has, or a replica (tokens are its remote's).
   public func addToken(named name: String, scopes: TokenScopes, lifetime: TokenLifetime? = nil) throws -> AddedToken {
     try NamedToken.validate(name: name)
     let secret = TokenSecret.random()
-    var first = true
+    var isFirstToken = true
+    var firstMade: Timestamp? = nil
     let added = try writingTokens { tokens, now in
       var taken = false
-      first = true
+      (isFirstToken, firstMade) = (true, nil)
       try tokens.forEachToken { token in
-        first = false
+        isFirstToken = false
+        firstMade = min(firstMade ?? token.made, token.made)
         taken = token.name == name && token.standing(at: now) == .live
         return !taken
       }
@@ -47,9 +50,29 @@ extension EventLog {
       try tokens.putToken(token)
       return AddedToken(token: token, secret: secret)
     }
-    if first { usleep(UInt32(Self.tokenlessAnswerLifetime / 1_000) + 50_000) }
+    waitOutTokenlessAnswers(firstTokenMade: isFirstToken ? nil : firstMade)
     return added
   }
+
+  /// Returns once no `serve` of the log can let a request without a token
+  /// in on a "no tokens" answer from before its first token: the first
+  /// token's commit (just now, or when it was made, by the real clock: a
+  /// log whose first token is older waits for nothing) plus
+  /// `tokenlessAnswerLifetime` and `tokenCommitMargin`. (A `serve` on a
+  /// PostgreSQL standby reads the token as late as the standby lags.)
+  private func waitOutTokenlessAnswers(firstTokenMade: Timestamp?) {
+    let wait = Int64(Self.tokenlessAnswerLifetime / 1_000_000) + Self.tokenCommitMargin
+    var remaining = wait
+    if let made = firstTokenMade {
+      remaining = made.milliseconds + wait - Timestamp.now().milliseconds
+      guard remaining > 0, remaining <= wait else { return }
+    }
+    usleep(UInt32(remaining) * 1_000)
+  }
+
+  /// Milliseconds for a token's commit after its `made` time, and for a
+  /// `serve`'s clock read before the ask its "no tokens" answer comes from.
+  static let tokenCommitMargin: Int64 = 50
 
   /// How long, in nanoseconds, `serve` lets requests without a token in
   /// on its last "the log holds no named token" answer, before it asks the

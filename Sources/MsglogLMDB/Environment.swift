@@ -378,11 +378,6 @@ package final class Environment {
     return Database(dbi: dbi)
   }
 
-  /// Opens (and, in a writer, creates) a named database (`Transaction.openTable`).
-  package func openDatabase(_ name: String, create: Bool, in txn: Transaction) throws -> Database? {
-    try txn.openTable(name, create: create)
-  }
-
   /// Waits until no transaction of this process is opening tables.
   package func waitForTableOpeners() { tableOpening.waitForOpeners() }
 

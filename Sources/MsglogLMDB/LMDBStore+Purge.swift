@@ -106,6 +106,6 @@ extension LMDBStore {
 
   private static func dropScratch(in txn: Transaction) throws {
     guard let scratch = try txn.openTable(purgeScratch, create: false) else { return }
-    try check(mdb_drop(txn.handle, scratch.dbi, 1), "mdb_drop")
+    try txn.dropTable(scratch)
   }
 }

@@ -98,8 +98,9 @@ extension LMDBTables {
   /// A mark's value: empty, the page and the page before; this, the page alone.
   static let markPageAlone: [UInt8] = [1]
 
-  /// The name of one of this log's tables, found by its handle (LMDB
-  /// gives one handle per name: opening a name again in `txn` gives it).
+  /// The name of one of this log's tables, found by its handle: one of
+  /// the log's own, or one opened when first needed (by `txn`, or by a
+  /// transaction that committed) — never by opening anything here.
   private func name(of table: Database, in txn: Transaction) -> String? {
     let log: [(Database, String)] = [
       (events, "events"), (heads, "heads"), (order, "order"), (ids, "ids"), (streamEvents, "stream-events"),
@@ -107,7 +108,7 @@ extension LMDBTables {
     ]
     if let (_, name) = log.first(where: { $0.0.dbi == table.dbi }) { return name }
     return ([Self.tokensTable] + SyncTable.allCases.map(\.rawValue)).first { name in
-      (try? txn.openTable(name, create: false))??.dbi == table.dbi
+      (txn.openedTable(name) ?? environment.openedTable(name))?.dbi == table.dbi
     }
   }
 

@@ -142,7 +142,7 @@ package final class LMDBTables {
         mapSize: LMDBTables.initialMapSize)
       : try LMDBTables.openEnvironment(path, writer: create, shown: shown, assertionHandler: assertionHandler)
     func open(_ txn: Transaction, _ name: String, create: Bool) throws -> Database {
-      guard let db = try env.openDatabase(name, create: create, in: txn) else {
+      guard let db = try txn.openTable(name, create: create) else {
         throw MsglogError.notAMsglogDatabase(location: shown, reason: "it has no '\(name)' table")
       }
       return db
@@ -151,7 +151,7 @@ package final class LMDBTables {
     // opens them in a read transaction, which keeps them too.
     let setup: (Transaction) throws -> ([Database], Bool, Int, Bool) = { txn in
       var isNew = false
-      if create, try env.openDatabase("meta", create: false, in: txn) == nil {
+      if create, try txn.openTable("meta", create: false) == nil {
         // Only a brand-new environment (no named databases yet) becomes msglog's.
         guard try txn.entries(try env.mainDatabase(in: txn)) == 0 else {
           throw MsglogError.anotherProgramsDatabase(location: shown)
@@ -220,7 +220,13 @@ package final class LMDBTables {
   /// Whether reads go without a reader slot (the database is read-only to us).
   package var isLockless: Bool { environment.isLockless }
 
-  /// Runs `body` in a read transaction.
+  /// How many times a transaction runs again for tables opened since it
+  /// began: the tables opened when first needed are a handful.
+  static let tableOpeningTries = 16
+
+  /// Runs `body` in a read transaction; `body` may run more than once (a
+  /// table this process opened since the transaction began: it runs again
+  /// in a new one), so it must have no effect but its result.
   ///
   /// Without a reader slot (`isLockless`) nothing stops a writer elsewhere
   /// from reusing the pages being read, so a commit during the read makes
@@ -273,13 +279,14 @@ package final class LMDBTables {
 
   /// Runs `transaction` again while it needed a table another transaction
   /// of this process opened after it began (`TableOpenedSince`), once that
-  /// one is done: a table is opened once in a process, so a few times at most.
+  /// one is done: each table is opened once in a process, so it runs again
+  /// a few times at most (`tableOpeningTries` bounds a bug).
   private func runAgainAfterTablesOpened<R>(_ transaction: () throws -> R) throws -> R {
     var tries = 0
     while true {
       do {
         return try transaction()
-      } catch is TableOpenedSince where tries < 16 {
+      } catch is TableOpenedSince where tries < Self.tableOpeningTries {
         tries += 1
         environment.waitForTableOpeners()
       }

@@ -44,48 +44,58 @@ package final class Transaction {
   /// needed, whose handle every later transaction takes once this one has
   /// committed (`Environment.openedTable`).
   ///
-  /// LMDB's rule for `mdb_dbi_open`: never from two transactions of a
-  /// process at once, and a transaction that called it must end before
-  /// another may call it — a handle opened in a transaction is that
-  /// transaction's until it commits (an abort closes it), and two
-  /// transactions opening tables at once can take the same slot. So the
-  /// first call takes the environment's lock, held until this transaction
-  /// ends, and a handle is shared only once its opener has committed.
-  /// (Two readers opening `tokens` at once had one of them answered
-  /// "invalid argument".)
-  ///
-  /// A transaction that began before another opened a table must not open
-  /// one (LMDB would give it the slot the other's table has): it throws
-  /// `TableOpenedSince`, for the caller to run it again in a new one.
-  /// Slots are handed out in order, so knowing the highest one committed
-  /// is knowing them all.
+  /// LMDB's rule (`TableOpeningLock`): the first call takes the
+  /// environment's lock, held until this transaction ends, and a handle is
+  /// shared only once its opener has committed. (Two readers opening
+  /// `tokens` at once had one of them answered "invalid argument".) A
+  /// transaction that does not know every table committed since it began
+  /// must not open one — LMDB could give it a slot such a table has — nor
+  /// use one: it throws `TableOpenedSince`, for the caller to run it again
+  /// in a new transaction.
   package func openTable(_ name: String, create: Bool, sharing: Bool = false) throws -> Database? {
     if !holdsTableOpening, let tableOpening {
       tableOpening.lock()
       holdsTableOpening = true
-      let highest = tableOpening.highestSlot
-      guard highest == 0 || knows(Database(dbi: highest)) else { throw TableOpenedSince() }
+      knowsEveryTable = tableOpening.committedSlots.allSatisfy { knows(Database(dbi: $0)) }
     }
+    // Asked again at each call: a caller that swallowed the first refusal
+    // must not open a table on it.
+    guard knowsEveryTable else { throw TableOpenedSince() }
     var dbi: MDB_dbi = 0
     let rc = mdb_dbi_open(handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
     if rc == LMDBError.notFound { return nil }
     try check(rc, "mdb_dbi_open")
-    highestOpened = max(highestOpened, dbi)
+    openedSlots.insert(dbi)
     if sharing { openedHere[name] = Database(dbi: dbi) }
     return Database(dbi: dbi)
   }
 
-  /// The highest slot a table this transaction opened has.
-  private var highestOpened: MDB_dbi = 0
+  /// Empties `db` and deletes it, its handle closed (`mdb_drop`).
+  package func dropTable(_ db: Database) throws {
+    try check(mdb_drop(handle, db.dbi, 1), "mdb_drop")
+    // A slot closed here is none a later transaction must know.
+    openedSlots.remove(db.dbi)
+    if holdsTableOpening { tableOpening?.committedSlots.remove(db.dbi) }
+  }
+
+  /// Whether this transaction knew every table committed when it first
+  /// opened one (`openTable`).
+  private var knowsEveryTable = true
+  /// The slots of the tables this transaction opened.
+  private var openedSlots: Set<MDB_dbi> = []
   /// The tables opened when first needed that this transaction opened.
   private var openedHere: [String: Database] = [:]
+
+  /// A table opened when first needed by this transaction, not committed yet.
+  func openedTable(_ name: String) -> Database? { openedHere[name] }
 
   /// Called by the environment once this transaction has committed, before
   /// it ends (and lets go of the lock): the tables it opened are every
   /// later transaction's.
   func publishOpenedTables() {
-    guard highestOpened > 0, let tableOpening else { return }
-    tableOpening.highestSlot = max(tableOpening.highestSlot, highestOpened)
+    guard !openedSlots.isEmpty, let tableOpening else { return }
+    tableOpening.committedSlots.formUnion(openedSlots)
+    openedSlots = []
     if !openedHere.isEmpty {
       tableOpening.published.withLock { $0.merge(openedHere) { old, _ in old } }
       openedHere = [:]
@@ -277,38 +287,3 @@ package final class Cursor {
     try check(mdb_cursor_put(cursor, &k, &v, flags), "mdb_cursor_put")
   }
 }
-
-/// One environment's lock on opening tables (`Transaction.openTable`).
-package final class TableOpeningLock: @unchecked Sendable {
-  private let mutex: UnsafeMutablePointer<pthread_mutex_t> = {
-    let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    pthread_mutex_init(mutex, nil)
-    return mutex
-  }()
-
-  deinit {
-    pthread_mutex_destroy(mutex)
-    mutex.deallocate()
-  }
-
-  /// The tables opened when first needed by committed transactions, by
-  /// name: published while their opener still holds the lock.
-  let published = Mutex<[String: Database]>([:])
-  /// The highest slot of a table a committed transaction opened; read and
-  /// written under the lock.
-  var highestSlot: MDB_dbi = 0
-
-  func lock() { pthread_mutex_lock(mutex) }
-  func unlock() { pthread_mutex_unlock(mutex) }
-
-  /// Waits until no transaction holds it: a table another one opened is
-  /// then committed (or closed).
-  func waitForOpeners() {
-    lock()
-    unlock()
-  }
-}
-
-/// A transaction began before another opened a table it needs: run it
-/// again in a new one (`LMDBTables.read`, `write`), once the opener is done.
-package struct TableOpenedSince: Error {}

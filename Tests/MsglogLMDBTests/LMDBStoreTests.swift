@@ -170,7 +170,7 @@ struct DiskLog {
     do {
       let env = try Environment(path: foreign, readOnly: false, maxDatabases: 2, mapSize: 1 << 20)
       try env.write { txn in
-        let db = try env.openDatabase("stuff", create: true, in: txn)!
+        let db = try txn.openTable("stuff", create: true)!
         try txn.put(db, Array("k".utf8), Array("v".utf8))
       }
     }

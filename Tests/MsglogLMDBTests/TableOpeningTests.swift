@@ -44,8 +44,11 @@ import Testing
     let token = try log.addToken(named: "ann", scopes: TokenScopes(write: [.every])).token
     added.withLock { $0 = token.id }
     opened.signal()
-    while outcome.withLock({ $0 }) == nil { usleep(1_000) }
-    #expect(try outcome.withLock { $0 }!.get()?.id == token.id)
+    // Bounded: a read that never ends (a lock never let go) fails the test.
+    let deadline = Date().addingTimeInterval(30)
+    while outcome.withLock({ $0 }) == nil, Date() < deadline { usleep(1_000) }
+    let result = try #require(outcome.withLock { $0 }, "the read did not end within 30 s")
+    #expect(try result.get()?.id == token.id)
     #expect(runs.load(ordering: .relaxed) == 2)
   }
 
@@ -79,8 +82,38 @@ import Testing
     _ = try log.addToken(named: "ann", scopes: TokenScopes(write: [.every]))
     usleep(50_000)
     stop.store(true, ordering: .relaxed)
-    while finished.load(ordering: .relaxed) < threads.count { usleep(1_000) }
+    let deadline = Date().addingTimeInterval(30)
+    while finished.load(ordering: .relaxed) < threads.count, Date() < deadline { usleep(1_000) }
+    #expect(finished.load(ordering: .relaxed) == threads.count, "readers still reading after 30 s")
     #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
     #expect(reads.load(ordering: .relaxed) > 16)
+  }
+
+  /// Two tokens added at once to a log that had none: neither `addToken`
+  /// returns before the first token's commit is a quarter second old (and
+  /// its margin), when no `serve` still lets a request without a token in
+  /// on an older "no tokens" (`EventLog.tokenlessAnswerLifetime`).
+  @Test func tokensAddedWithTheFirstWaitItOutToo() throws {
+    let dir = TemporaryDirectory()
+    let log = try EventLog(dir.db)
+    try log.append("x")
+    let returned = Mutex<[(made: Int64, at: Int64)]>([])
+    let finished = Atomic(0)
+    for name in ["ann", "bob"] {
+      Thread {
+        defer { finished.add(1, ordering: .relaxed) }
+        guard let added = try? log.addToken(named: name, scopes: TokenScopes(write: [.every])) else { return }
+        returned.withLock { $0.append((added.token.made.milliseconds, Timestamp.now().milliseconds)) }
+      }.start()
+    }
+    let deadline = Date().addingTimeInterval(30)
+    while finished.load(ordering: .relaxed) < 2, Date() < deadline { usleep(1_000) }
+    let adds = returned.withLock { $0 }
+    try #require(adds.count == 2, "\(adds)")
+    let first = adds.map(\.made).min()!
+    let wait = Int64(EventLog.tokenlessAnswerLifetime / 1_000_000)
+    for add in adds {
+      #expect(add.at - first >= wait, "a token add returned \(add.at - first) ms after the first token was made")
+    }
   }
 }

@@ -116,7 +116,8 @@ extension EventRecord {
   /// was 3 % of a replay process (automerge-paper, `perf`).
   @inline(__always)
   static func sameBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer?, count: Int) -> Bool {
-    guard count > 0, let b else { return true }
+    guard count > 0 else { return true }
+    guard let b else { preconditionFailure("\(count) bytes to compare at no address") }
     var i = 0
     while i + 8 <= count {
       guard a.loadUnaligned(fromByteOffset: i, as: UInt64.self) == b.loadUnaligned(fromByteOffset: i, as: UInt64.self)

@@ -174,7 +174,7 @@ package struct Router: Sendable {
   /// the log could not be read to look a token up) is told to `failed`,
   /// for the operator's log, as a handler's is.
   private func refusal(
-    _ resolution: Resolution, _ request: Request, _ failed: ((any Error, HTTPError) -> Void)? = nil
+    _ resolution: Resolution, _ request: Request, _ failed: ((any Error, HTTPError) -> Void)?
   ) -> Response {
     var response: Response
     switch resolution {

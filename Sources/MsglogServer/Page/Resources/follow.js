@@ -131,9 +131,12 @@ export class Follower extends Events {
 
   #sleep(ms, signal) {
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.#wakeUp = () => { clearTimeout(timer); resolve(); };
-      signal.addEventListener("abort", () => { clearTimeout(timer); resolve(); }, { once: true });
+      // Its listener on `signal` goes when the sleep ends, however it ends.
+      const over = new AbortController();
+      const end = () => { clearTimeout(timer); over.abort(); resolve(); };
+      const timer = setTimeout(end, ms);
+      this.#wakeUp = end;
+      signal.addEventListener("abort", end, { once: true, signal: over.signal });
     });
   }
 
@@ -158,6 +161,7 @@ export class Follower extends Events {
         const path = "/api/follow?stream=" + encodeURIComponent(model.stream) + "&from=" + (model.head + 1);
         const response = await fetch(path, { headers: this.api.headers(), signal: connection.signal, cache: "no-store" });
         if (response.status === 401) {
+          connection.abort();
           this.api.unauthorized();
           return;
         }
@@ -197,10 +201,10 @@ export class Follower extends Events {
     const reader = response.body.getReader();
     const end = () => reader.cancel().catch(() => {});
     signal.addEventListener("abort", end, { once: true });
-    let quiet = setTimeout(end, QUIET_MS);
     const decoder = new TextDecoder();
     let buffer = "";
     for (;;) {
+      const quiet = setTimeout(end, QUIET_MS);
       let read;
       try {
         read = await reader.read();
@@ -209,7 +213,6 @@ export class Follower extends Events {
       }
       const { value, done } = read;
       if (done) return;
-      quiet = setTimeout(end, QUIET_MS);
       const { data, rest } = eventData(buffer + decoder.decode(value, { stream: true }));
       buffer = rest;
       for (const text of data) {

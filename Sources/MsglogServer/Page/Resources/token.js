@@ -33,8 +33,10 @@ export class TokenForm extends Events {
     this.api.useToken($("token-input").value);
     $("token-input").value = "";
     // The form goes with the focus in it: the keyboard goes on in the
-    // message box (the page's next step), not from the top of the page.
+    // message box (the page's next step; the list itself while the box is
+    // off, in the past), not from the top of the page.
     $("compose-text").focus();
+    if (document.activeElement !== $("compose-text")) $("main").focus();
     $("token-form").hidden = true;
     this.say.note("");
     this.emit("token");
