@@ -82,7 +82,7 @@ package final class Transaction {
   /// opened one (`openTable`).
   private var knowsEveryTable = true
   /// The slots of the tables this transaction opened.
-  private var openedSlots: Set<MDB_dbi> = []
+  private var openedSlots = TableSlots()
   /// The tables opened when first needed that this transaction opened.
   private var openedHere: [String: Database] = [:]
 
@@ -95,7 +95,7 @@ package final class Transaction {
   func publishOpenedTables() {
     guard !openedSlots.isEmpty, let tableOpening else { return }
     tableOpening.committedSlots.formUnion(openedSlots)
-    openedSlots = []
+    openedSlots = TableSlots()
     if !openedHere.isEmpty {
       tableOpening.published.withLock { $0.merge(openedHere) { old, _ in old } }
       openedHere = [:]
