@@ -29,13 +29,12 @@ extension EventLog {
   public func addToken(named name: String, scopes: TokenScopes, lifetime: TokenLifetime? = nil) throws -> AddedToken {
     try NamedToken.validate(name: name)
     let secret = TokenSecret.random()
-    var isFirstToken = true
+    // When the log's first token was made; nil while it has none.
     var firstMade: Timestamp? = nil
     let added = try writingTokens { tokens, now in
       var taken = false
-      (isFirstToken, firstMade) = (true, nil)
+      firstMade = nil
       try tokens.forEachToken { token in
-        isFirstToken = false
         firstMade = min(firstMade ?? token.made, token.made)
         taken = token.name == name && token.standing(at: now) == .live
         return !taken
@@ -50,7 +49,7 @@ extension EventLog {
       try tokens.putToken(token)
       return AddedToken(token: token, secret: secret)
     }
-    waitOutTokenlessAnswers(firstTokenMade: isFirstToken ? nil : firstMade)
+    waitOutTokenlessAnswers(firstTokenMade: firstMade)
     return added
   }
 

@@ -372,11 +372,7 @@ package final class Environment {
   }
 
   /// The unnamed database, whose keys are the names of the named ones.
-  package func mainDatabase(in txn: Transaction) throws -> Database {
-    var dbi: MDB_dbi = 0
-    try check(mdb_dbi_open(txn.handle, nil, 0, &dbi), "mdb_dbi_open")
-    return Database(dbi: dbi)
-  }
+  package func mainDatabase(in txn: Transaction) throws -> Database { try txn.mainDatabase() }
 
   /// Waits until no transaction of this process is opening tables.
   package func waitForTableOpeners() { tableOpening.waitForOpeners() }

@@ -8,10 +8,6 @@ extension LMDBTables {
     let txn: Transaction
     /// A rebuild in this transaction wrote the derived tables in the current format.
     var rebuiltInFormat = false
-    /// The tables opened when first needed that this transaction opened
-    /// (every later one's once it commits: `Transaction.openTable`).
-    var openedTables: [String: Database] = [:]
-
     /// Whether a bulk load may commit a piece when it has put `pieceBytes` (see `write`).
     let inPieces: Bool
     /// What the bulk load put since the last piece, and through how many cursors now open.
@@ -44,7 +40,7 @@ extension LMDBTables.LogTransaction {
   /// of this process opened after this one began is not this one's to use:
   /// `TableOpenedSince`, and the read or write runs again.
   func tableOpenedWhenNeeded(_ name: String, create: Bool) throws -> Database? {
-    if let db = openedTables[name] { return db }
+    if let db = txn.openedTable(name) { return db }
     if let db = tables.environment.openedTable(name) {
       guard txn.knows(db) else { throw TableOpenedSince() }
       return db
@@ -53,8 +49,6 @@ extension LMDBTables.LogTransaction {
     // (and without the lock that opening takes): a tokenless log's every
     // request asks.
     if !create, try !txn.hasTable(name) { return nil }
-    guard let db = try txn.openTable(name, create: create, sharing: true) else { return nil }
-    openedTables[name] = db
-    return db
+    return try txn.openTable(name, create: create, sharing: true)
   }
 }

@@ -105,9 +105,15 @@ package final class Transaction {
   /// Whether a named table `name` exists in this transaction's snapshot:
   /// its name is a key of the unnamed table.
   package func hasTable(_ name: String) throws -> Bool {
-    var main: MDB_dbi = 0
-    try check(mdb_dbi_open(handle, nil, 0, &main), "mdb_dbi_open")
-    return try get(Database(dbi: main), Array(name.utf8)) { _ in true } ?? false
+    try get(try mainDatabase(), Array(name.utf8)) { _ in true } ?? false
+  }
+
+  /// The unnamed table, whose keys are the names of the named ones (no
+  /// slot of its own to open: LMDB's `MAIN_DBI`).
+  package func mainDatabase() throws -> Database {
+    var dbi: MDB_dbi = 0
+    try check(mdb_dbi_open(handle, nil, 0, &dbi), "mdb_dbi_open")
+    return Database(dbi: dbi)
   }
 
   /// Whether `db`, a handle opened by another transaction, is one this
