@@ -89,7 +89,11 @@ extension PostgresStore {
   /// application idle in a transaction that wrote before the erase counts,
   /// though it holds no snapshot between statements): a backend of this
   /// database or of none (a walsender, whose xmin is a standby's
-  /// feedback), a replication slot, a prepared transaction. Nil when none.
+  /// feedback), a replication slot, a prepared transaction. And a
+  /// transaction of any other database with an id older than `start`:
+  /// every snapshot taken here while it runs (`VACUUM FULL`'s own, an
+  /// ANALYZE's) counts it as running and so has an xmin at least as old —
+  /// in CI, another test's database on the same server. Nil when none.
   /// (Any role sees another's `backend_xmin`; its backend type only its own.)
   /// An autovacuum worker's plain VACUUM is not waited for: PostgreSQL
   /// leaves its snapshot out of the horizon (its ANALYZE it does not).
@@ -100,10 +104,10 @@ extension PostgresStore {
       SELECT format('pid %s', pid) || coalesce(' (' || nullif(concat_ws(', ', backend_type, \
       nullif(application_name, '')), '') || ')', '') \
       FROM pg_stat_activity WHERE pid <> pg_backend_pid() \
-      AND (datid IS NULL OR datname = current_database()) \
       AND NOT (backend_type = 'autovacuum worker' AND query LIKE 'autovacuum: VACUUM %' \
       AND query NOT LIKE 'autovacuum: VACUUM ANALYZE %') \
-      AND (\(older("backend_xmin")) OR \(older("backend_xid"))) \
+      AND (((datid IS NULL OR datname = current_database()) AND \(older("backend_xmin"))) \
+      OR \(older("backend_xid"))) \
       UNION ALL SELECT format('replication slot %s', slot_name) FROM pg_replication_slots \
       WHERE xmin IS NOT NULL AND \(older("xmin")) \
       UNION ALL SELECT format('prepared transaction %s', gid) FROM pg_prepared_xacts \
