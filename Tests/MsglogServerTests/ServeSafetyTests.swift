@@ -236,6 +236,34 @@ import Testing
     #expect(Self.raw(guarded, "GET", "/api/streams", headers: ["Authorization: Bearer \(token)x"]).status == 401)
   }
 
+  /// A link someone follows that the server cannot read (a stream name
+  /// with a control character): a browser's navigation gets a 400 page it
+  /// shows as a page, with the reason (escaped: the parameter's name is
+  /// the client's) and a link to the page, and runs nothing of it; any
+  /// other client still gets `{"error":…}`.
+  @Test func aBrokenLinkIsAPageToABrowser() throws {
+    let s = Sandbox()
+    s.append("x")
+    let server = try ServedLog.running(s)
+    defer { #expect(server.stop().code == 0) }
+    let navigation = ["Sec-Fetch-Mode: navigate", "Accept: text/html"]
+    let page = Self.raw(server, "GET", "/?stream=a%01b", headers: navigation)
+    #expect(page.status == 400 && page.text.contains("Content-Type: text/html; charset=utf-8"), "\(page.text)")
+    #expect(page.text.contains("the parameter stream has a control character") && page.text.contains(#"<a href="/">"#))
+    #expect(page.text.contains("Content-Security-Policy: default-src 'none'"), "\(page.text)")
+    let named = Self.raw(server, "GET", "/?%3Cscript%3E=%01", headers: navigation)
+    #expect(named.status == 400 && named.text.contains("the parameter &lt;script&gt; has"), "\(named.text)")
+    #expect(!named.text.contains("<script>"))
+    for headers in [[], ["Accept: text/html"], ["Sec-Fetch-Mode: cors"]] {
+      let api = Self.raw(server, "GET", "/api/items?stream=a%01b", headers: headers)
+      #expect(api.status == 400 && api.text.hasSuffix(#"{"error":"the parameter stream has a control character"}"#))
+    }
+    // A navigation with a body, or not a GET, is no link: JSON as before.
+    let posted = Self.raw(server, "POST", "/?stream=a%01b", headers: navigation, body: "{}")
+    #expect(posted.status == 400 && posted.text.contains(#"{"error":"#), "\(posted.text)")
+    #expect(Self.raw(server, "GET", "/?stream=fine", headers: navigation).status == 200)
+  }
+
   /// Six clients reading the same big answer slowly: the server streams it
   /// from the log as they take it, instead of holding six copies.
   @Test func bigAnswersAreStreamedWithBoundedMemory() throws {

@@ -203,6 +203,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   func judge(_ head: RequestHead) {
     let hasBody = head.framing != .none && head.framing != .length(0)
     let refusal: HTTPError?
+    var malformed = false
     do {
       let request = try self.request(head)
       begin(head, path: request.path)
@@ -215,7 +216,9 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       }
     } catch {
       begin(head, path: nil)
-      refusal = refusalBeforeRouting(head) ?? error
+      let before = refusalBeforeRouting(head)
+      malformed = before == nil
+      refusal = before ?? error
     }
     if let refusal {
       // Without a body the next request starts right after this head;
@@ -223,7 +226,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       let close = hasBody || !head.keepAlive || refusal.headers.contains { $0 == ("Connection", "close") }
       decoder.stop()
       if !close { _ = decoder.readBody(of: head) }
-      return send(.error(refusal), method: head.method, close: close)
+      return send(malformed ? .malformed(refusal, head: head) : .error(refusal), method: head.method, close: close)
     }
     guard hasBody else {
       if case .request(let head, let body)? = decoder.readBody(of: head) { dispatch(head, body: body) }
@@ -288,7 +291,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       request = try self.request(head, body: body)
     } catch {
       core.budget.release(held)
-      return send(.error(error), method: head.method, close: !head.keepAlive)
+      return send(.malformed(error, head: head), method: head.method, close: !head.keepAlive)
     }
     let loop = self.loop
     let answered: @Sendable (Response) -> Void = { [self] response in

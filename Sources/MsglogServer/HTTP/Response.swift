@@ -45,6 +45,28 @@ package struct Response: Sendable {
     return response
   }
 
+  /// A request that could not be decoded, answered to a browser's
+  /// navigation (someone followed a link whose stream name holds a control
+  /// character, say): the same status and words as `error`, as a small
+  /// page with a link to the page itself, where `{"error":…}` would show raw JSON.
+  /// It runs and loads nothing (the default policy, `default-src 'none'`).
+  package static func malformed(_ error: HTTPError, head: RequestHead) -> Response {
+    guard head.method == "GET", head.header("sec-fetch-mode") == "navigate" else { return .error(error) }
+    let page = """
+      <!doctype html>
+      <html lang="en"><head><meta charset="utf-8">\
+      <meta name="viewport" content="width=device-width, initial-scale=1"><title>msglog: this link is not right</title></head>
+      <body><main><h1>This link is not right</h1>
+      <p>The server could not read it: \(HTML.escaped(error.message)).</p>
+      <p><a href="/">Open msglog</a></p></main></body></html>
+
+      """
+    var response = Response(
+      status: error.status, contentType: "text/html; charset=utf-8", body: .bytes(Array(page.utf8)))
+    response.headers = error.headers
+    return response
+  }
+
   package func with(header name: String, _ value: String) -> Response {
     var copy = self
     copy.headers.append((name, value))
@@ -64,5 +86,25 @@ package struct Response: Sendable {
     case .stream(let stream): return stream.readAll()
     case .events: return nil
     }
+  }
+}
+
+/// Text put into HTML (`Response.malformed`): what the client sent may be
+/// in it, so every character HTML gives a meaning is escaped.
+enum HTML {
+  static func escaped(_ text: String) -> String {
+    var out = ""
+    out.reserveCapacity(text.utf8.count)
+    for character in text.unicodeScalars {
+      switch character {
+      case "&": out += "&amp;"
+      case "<": out += "&lt;"
+      case ">": out += "&gt;"
+      case "\"": out += "&quot;"
+      case "'": out += "&#39;"
+      default: out.unicodeScalars.append(character)
+      }
+    }
+    return out
   }
 }
