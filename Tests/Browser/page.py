@@ -281,6 +281,38 @@ def a_card_added_to_a_long_board_is_shown_and_said(ctx):
     check(driver.switch_to.active_element.get_attribute("id") == "compose-text", "the box lost the focus")
 
 
+def arrivals(driver):
+    return driver.execute_script("return [...document.querySelectorAll('#arrivals p')].map((p) => p.textContent)")
+
+
+@case
+def what_others_write_is_said(ctx):
+    """A message someone else writes while the page is open is said to a screen reader, politely (a log region
+    that keeps the last few); this page's own is not, nor the backlog of a page opening; a message deleted for
+    everyone goes from what the region holds, as from the screen."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("talk", ["an old message"], sender="ann"))
+    server = m.serve()
+    driver = browser(ctx.dir)
+    open_page(driver, server, "talk", "chat")
+    wait_texts(driver, "chat", ["an old message"], "the chat")
+    check(arrivals(driver) == [], "the backlog was said: %r" % arrivals(driver))
+    check(driver.execute_script("const a = document.getElementById('arrivals');"
+                                "return a.getAttribute('role') + ' ' + a.getAttribute('aria-live')") == "log polite",
+          "the arrivals are no polite log")
+    m.run("append", "--stream", "talk", "--sender", "bob", "hello from bob")
+    wait_until("bob's message is said", lambda: arrivals(driver) == ["bob wrote 'hello from bob'."])
+    write_message(driver, "my own words")
+    wait_until("this page's message lands", lambda: len(events(server, "talk")) == 3)
+    wait_texts(driver, "chat", ["an old message", "hello from bob", "my own words"], "after sending")
+    check(arrivals(driver) == ["bob wrote 'hello from bob'."], "this page's own was said: %r" % arrivals(driver))
+    bob = [item["id"] for item in items(server, "talk") if item["text"] == "hello from bob"][0]
+    m.run("erase", "--stream", "talk", bob)
+    wait_texts(driver, "chat", ["an old message", "my own words"], "after the erase")
+    wait_until("the erased message is no longer held to be said", lambda: arrivals(driver) == [])
+    check("hello from bob" not in driver.page_source, "the erased text is still in the page")
+
+
 def axe_violations(driver):
     with open(AXE_SCRIPT, encoding="utf-8") as f:
         driver.execute_script(f.read())

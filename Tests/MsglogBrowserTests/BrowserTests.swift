@@ -51,6 +51,7 @@ import Testing
     "phone-scrolls-and-moves-one-card",
     "keyboard-moves-a-card-and-says-so",
     "a-card-added-to-a-long-board-is-shown-and-said",
+    "what-others-write-is-said",
     "axe-finds-nothing-serious",
     "the-past-is-read-only",
     "a-new-stream-follows-from-the-head",

@@ -72,6 +72,18 @@ describe("folding the server's events", () => {
     assert.equal(model.head, 17);
   });
 
+  test("an item someone else added is told as arrived; this page's own, a move and an erased text are not", () => {
+    const model = empty();
+    const arrived = [];
+    model.on("arrived", (event) => arrived.push(event.id));
+    model.adopt([{ op: "append", id: "mine", text: "M", key: 1 }]);
+    model.fold(next(model, "insert", { id: "theirs", index: 0, text: "T", sender: "bob" }));
+    model.fold(next(model, "insert", { id: "mine", index: 1, text: "M" }));
+    model.fold(next(model, "move", { id: "mine", from: 1, to: 0 }));
+    model.fold(next(model, "insert", { id: "gone", index: 2, text: "", erased: 40 }));
+    assert.deepEqual(arrived, ["theirs"]);
+  });
+
   test("an event of another stream changes nothing", () => {
     const model = holding("a");
     assert.equal(model.fold({ ...next(model, "insert", { id: "x", index: 0, text: "x" }), stream: "other" }), true);

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  changeInWords, heldInWords, quoted, signedOutInWords, streamNameProblem, when,
+  arrivalInWords, changeInWords, heldInWords, quoted, signedOutInWords, streamNameProblem, when,
 } from "../../Sources/MsglogServer/Page/Resources/words.js";
 
 test("a quoted text is on one line and cut to its limit with an ellipsis", () => {
@@ -58,4 +58,15 @@ test("changes held say why they are not sent, in the number they are, and what d
 test("a refused token says what went with it", () => {
   assert.match(signedOutInWords(1, true), /^The server no longer accepts this page's access token, so your change not yet sent was removed/);
   assert.match(signedOutInWords(2, false), /^The server now asks for an access token, so your 2 changes not yet sent were removed/);
+});
+
+test("an arrival says who wrote what in the chat, a new card on the board, and nothing of the backlog", () => {
+  const now = Date.parse("2026-12-04T12:00:00.000Z");
+  const event = { op: "insert", id: "a", text: "hello\nthere", sender: "Ann", time: "2026-12-04T11:59:30.000Z" };
+  assert.equal(arrivalInWords(event, "chat", now), "Ann wrote 'hello there'.");
+  assert.equal(arrivalInWords({ ...event, sender: undefined }, "chat", now), "New message 'hello there'.");
+  assert.equal(arrivalInWords(event, "board", now), "New card 'hello there' from Ann.");
+  assert.equal(arrivalInWords({ ...event, time: "2026-12-04T11:50:00.000Z" }, "chat", now), null);
+  assert.equal(arrivalInWords({ ...event, time: "not a time" }, "chat", now), null);
+  assert.equal(arrivalInWords({ ...event, text: "x".repeat(500) }, "chat", now).length, "Ann wrote ''.".length + 200);
 });

@@ -42,7 +42,7 @@ import { StreamPicker } from "./stream.js";
 import { Sync } from "./sync.js";
 import { TokenForm } from "./token.js";
 import { Undo } from "./undo.js";
-import { changeInWords, erasedChangeInWords, streamNameProblem } from "./words.js";
+import { arrivalInWords, changeInWords, erasedChangeInWords, streamNameProblem } from "./words.js";
 import { Writes } from "./writes.js";
 
 // MARK: - The parts
@@ -83,6 +83,7 @@ model.on("open", () => {
   chat.endEdit();
   slider.opened();
   erase.opened();
+  say.clearArrivals();
 });
 model.on("list", () => {
   kept.readAfresh();
@@ -94,6 +95,11 @@ model.on("event", (event) => {
   kept.keepSoon();
   slider.folded(event);
   if (event.op === "erase") forgetting.learn([event.id]);
+});
+// What someone else added, said to a screen reader (not while the past is shown).
+model.on("arrived", (event) => {
+  const words = shown.isPast() ? null : arrivalInWords(event, screen.current);
+  if (words) say.arrived(words, event.id);
 });
 // Items erased for everyone: off the screen, out of an edit under way, the past shown, a card being moved
 // and a note or an announcement quoting one.

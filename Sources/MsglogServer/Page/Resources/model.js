@@ -150,11 +150,12 @@ export function cancelled(pending) {
 /**
  * Tells (`on`) every change of the server's layer: "open" for another
  * stream, "list" when the list was read again, "event" (the event) for
- * each event folded in.
+ * each event folded in, and "arrived" (the event) after it for an item
+ * someone else added (not one of this browser's changes on their way).
  */
 export class StreamModel extends Events {
   constructor(stream = "main") {
-    super(["open", "list", "event"]);
+    super(["open", "list", "event", "arrived"]);
     this.open(stream);
   }
 
@@ -214,6 +215,8 @@ export class StreamModel extends Events {
     // Following brings the ones between (and resumes after the last folded in, not after this one).
     if (event.version !== this.version + 1) return false;
     this.head = Math.max(this.head, event.seq);
+    // Asked before `expire` drops the change this event answers.
+    const arrived = event.op === "insert" && event.text !== "" && !this.pending.some((change) => change.id === event.id);
     const step = apply[event.op];
     if (!step || step(this.items, event, this.removed) === false) return false;
     if (event.op === "erase") this.blanked.delete(event.id);
@@ -224,6 +227,7 @@ export class StreamModel extends Events {
     this.expire();
     this.shown = null;
     this.emit("event", event);
+    if (arrived) this.emit("arrived", event);
     return true;
   }
 

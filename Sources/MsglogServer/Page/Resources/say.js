@@ -35,6 +35,29 @@ export class Say {
   forgot(ids) {
     if (this.#noteAbout !== null && ids.includes(this.#noteAbout)) this.note("");
     if (this.#announcedAbout !== null && ids.includes(this.#announcedAbout)) this.announce("");
+    for (const line of [...$("arrivals").children]) if (ids.includes(line.dataset.about)) line.remove();
+  }
+
+  /**
+   * Says `text`, of item `about` someone else added, to a screen reader
+   * when it has finished what it is saying (the polite log of arrivals,
+   * which keeps the last few lines: a region that only grew would hold
+   * every message).
+   */
+  arrived(text, about) {
+    const log = $("arrivals");
+    const line = document.createElement("p");
+    line.textContent = text;
+    line.dataset.about = about;
+    log.append(line);
+    while (log.children.length > Say.arrivalsKept) log.firstElementChild.remove();
+  }
+
+  static arrivalsKept = 3;
+
+  /** Another stream: what was said of the last one's arrivals goes. */
+  clearArrivals() {
+    $("arrivals").replaceChildren();
   }
 
   /** Says `text` to a screen reader (the aria-live region); `about`: the item it quotes. */

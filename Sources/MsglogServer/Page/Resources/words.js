@@ -7,6 +7,20 @@ export function quoted(text, limit = 40) {
   return "'" + (one.length > limit ? one.slice(0, limit - 1) + "…" : one) + "'";
 }
 
+/**
+ * What a screen reader hears of an item someone else just added (`event`,
+ * an insert), in the `view` shown ("chat" or "board"); null for one
+ * written more than `recent` ms before `now` (a page catching up after
+ * being away says nothing of the backlog).
+ */
+export function arrivalInWords(event, view, now = Date.now(), recent = 120_000) {
+  const time = Date.parse(event.time);
+  if (!(now - time <= recent)) return null;
+  const text = quoted(event.text, 200);
+  if (view === "board") return "New card " + text + (event.sender ? " from " + event.sender : "") + ".";
+  return event.sender ? event.sender + " wrote " + text + "." : "New message " + text + ".";
+}
+
 const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
 const dayThisYear = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short" });
 const dayOtherYear = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short", year: "numeric" });
