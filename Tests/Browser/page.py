@@ -313,6 +313,28 @@ def what_others_write_is_said(ctx):
     check("hello from bob" not in driver.page_source, "the erased text is still in the page")
 
 
+@case
+def a_phone_gets_buttons_a_finger_wide(ctx):
+    """On a touch screen (a phone, 390×844) a message's Edit is at least 44 px each way, where a mouse's is
+    24 px high (the chat's meta line)."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("fingers", ["a message"], sender="ann"))
+    server = m.serve()
+    sizes = {}
+    for name, size, on_touch in (("desktop", DESKTOP, False), ("phone", PHONE, True)):
+        driver = browser(ctx.dir, size=size, touch=on_touch)
+        open_page(driver, server, "fingers", "chat")
+        # ann's messages are this page's (the name it sends as, kept from an earlier visit).
+        driver.execute_script("localStorage.setItem('msglog.sender', 'ann')")
+        open_page(driver, server, "fingers", "chat")
+        wait_until("ann's message has its Edit button",
+                   lambda: driver.execute_script("return document.querySelector('.mine button.edit') !== null"))
+        edit = rect(driver, ".mine button.edit")
+        sizes[name] = (edit["w"], edit["h"])
+    check(min(sizes["phone"]) >= 44, "a phone's Edit (w, h): %r" % (sizes["phone"],))
+    check(sizes["desktop"][1] < 44, "a desktop's Edit grew too: %r" % (sizes["desktop"],))
+
+
 def axe_violations(driver):
     with open(AXE_SCRIPT, encoding="utf-8") as f:
         driver.execute_script(f.read())

@@ -52,6 +52,7 @@ import Testing
     "keyboard-moves-a-card-and-says-so",
     "a-card-added-to-a-long-board-is-shown-and-said",
     "what-others-write-is-said",
+    "a-phone-gets-buttons-a-finger-wide",
     "axe-finds-nothing-serious",
     "the-past-is-read-only",
     "a-new-stream-follows-from-the-head",
