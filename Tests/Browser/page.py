@@ -146,8 +146,9 @@ def phone_scrolls_and_moves_one_card(ctx):
     before = events(server, "phone")
 
     # A swipe up over the cards scrolls the list and changes nothing.
-    card = rect(driver, "#board .card .text", 6)
-    swipe(driver, card["cx"], card["cy"] + 200, card["cy"] - 250)
+    # From near the list's bottom edge (on a card, whatever their height) up by 450 px.
+    card, shown = rect(driver, "#board .card .text", 0), rect(driver, "main")
+    swipe(driver, card["cx"], shown["y"] + shown["h"] - 40, shown["y"] + shown["h"] - 490)
     scrolled = settled_scroll(driver)
     check(scrolled > 100, "a swipe over the cards did not scroll the list (scrollTop %s)" % scrolled)
     check(events(server, "phone") == before, "a swipe changed the stream: %r" % events(server, "phone")[len(before):])
@@ -315,8 +316,8 @@ def what_others_write_is_said(ctx):
 
 @case
 def a_phone_gets_buttons_a_finger_wide(ctx):
-    """On a touch screen (a phone, 390×844) a message's Edit is at least 44 px each way, where a mouse's is
-    24 px high (the chat's meta line)."""
+    """On a touch screen (a phone, 390×844) a message's Edit and a card's Delete are at least 44 px each way,
+    where a mouse's are smaller (Edit 24 px high in the chat's meta line, Delete 36 px)."""
     m = Msglog(ctx.msglog, ctx.dir)
     m.import_lines(appends("fingers", ["a message"], sender="ann"))
     server = m.serve()
@@ -330,8 +331,11 @@ def a_phone_gets_buttons_a_finger_wide(ctx):
         wait_until("ann's message has its Edit button",
                    lambda: driver.execute_script("return document.querySelector('.mine button.edit') !== null"))
         edit = rect(driver, ".mine button.edit")
-        sizes[name] = (edit["w"], edit["h"])
-    check(min(sizes["phone"]) >= 44, "a phone's Edit (w, h): %r" % (sizes["phone"],))
+        open_page(driver, server, "fingers", "board")
+        wait_until("the board", lambda: "a message" in driver.find_element(By.ID, "board").text)
+        delete = rect(driver, "#board button.delete")
+        sizes[name] = (edit["w"], edit["h"], delete["w"], delete["h"])
+    check(min(sizes["phone"]) >= 44, "a phone's Edit and Delete (w, h, w, h): %r" % (sizes["phone"],))
     check(sizes["desktop"][1] < 44, "a desktop's Edit grew too: %r" % (sizes["desktop"],))
 
 
