@@ -74,6 +74,46 @@ import Testing
     }
   }
 
+  /// Every byte value at every digit of both text forms, and at each dash:
+  /// an id parses exactly when each digit is a hex digit of either case
+  /// and each dash a dash, to the bytes the digits say.
+  @Test func everyByteAtEveryPlaceOfAnIdsText() throws {
+    let canonical = Array("0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0".utf8)
+    let expected: [UInt8] = [0x0F, 0x1E, 0x2D, 0x3C, 0x4B, 0x5A, 0x69, 0x78, 0x87, 0x96, 0xA5, 0xB4, 0xC3, 0xD2, 0xE1, 0xF0]
+    func hexValue(_ c: UInt8) -> UInt8? {
+      switch c {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+      case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+      case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+      default: nil
+      }
+    }
+    for text in [canonical, canonical.filter { $0 != UInt8(ascii: "-") }] {
+      #expect(text.withUnsafeBytes { ItemID(canonicalUTF8: $0) }?.bytes == expected)
+      var digit = 0
+      for place in text.indices {
+        let isDash = text[place] == UInt8(ascii: "-")
+        for byte in UInt8.min...UInt8.max {
+          var changed = text
+          changed[place] = byte
+          let id = changed.withUnsafeBytes { ItemID(canonicalUTF8: $0) }
+          if isDash {
+            #expect((id != nil) == (byte == UInt8(ascii: "-")), "\(byte) for a dash at \(place)")
+            continue
+          }
+          guard let value = hexValue(byte) else {
+            #expect(id == nil, "\(byte) at \(place)")
+            continue
+          }
+          var bytes = expected
+          bytes[digit / 2] = digit % 2 == 0 ? value << 4 | bytes[digit / 2] & 0x0F : bytes[digit / 2] & 0xF0 | value
+          #expect(id?.bytes == bytes, "\(byte) at \(place)")
+        }
+        if !isDash { digit += 1 }
+      }
+    }
+  }
+
   /// The id index keeps ids in byte order; `precedesInStorageOrder` must be it.
   @Test func storageOrderIsByteOrder() {
     var rng = SeededGenerator(seed: 16)

@@ -118,28 +118,45 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
   package init?(canonicalUTF8 utf8: UnsafeRawBufferPointer) {
     // 36 bytes with the dashes at 8, 13, 18 and 23, or 32 digits.
     let dashed = utf8.count == 36
-    guard dashed || utf8.count == 32 else { return nil }
-    // The 16 bytes are written in order into two words on the stack, then
-    // loaded as `init(bytes:)` does (an import parses an id per line).
-    var storage = InlineArray<2, UInt64>(repeating: 0)
-    let parsed = Swift.withUnsafeMutableBytes(of: &storage) { out -> Bool in
-      var j = 0
-      var i = 0
-      while i < utf8.count {
-        if dashed && (i == 8 || i == 13 || i == 18 || i == 23) {
-          guard utf8[i] == UInt8(ascii: "-") else { return false }
-          i += 1
-          continue
-        }
-        guard let high = Hex.value(of: utf8[i]), let low = Hex.value(of: utf8[i + 1]) else { return false }
-        out[j] = high << 4 | low
-        j += 1
-        i += 2
-      }
-      return true
+    guard dashed || utf8.count == 32, let text = utf8.baseAddress?.assumingMemoryBound(to: UInt8.self) else {
+      return nil
     }
-    guard parsed else { return nil }
-    self = Swift.withUnsafeBytes(of: storage) { ItemID(bytes: $0) }
+    if dashed {
+      let dash = UInt8(ascii: "-")
+      guard text[8] == dash, text[13] == dash, text[18] == dash, text[23] == dash else { return nil }
+    }
+    // Straight-line and without a branch per digit (an import parses an id
+    // per line): each digit's value is computed whatever it is, and a byte
+    // that is no hex digit only clears `valid`, looked at once at the end.
+    var valid: UInt8 = 1
+    @inline(__always) func nibble(_ c: UInt8) -> UInt64 {
+      let digit = c &- 0x30  // "0"…"9" → 0…9
+      let letter = (c | 0x20) &- 0x61  // "a"…"f", "A"…"F" → 0…5
+      let isDigit = digit < 10
+      valid &= (isDigit ? 1 : 0) | (letter < 6 ? 1 : 0)
+      return UInt64(isDigit ? digit : letter &+ 10)
+    }
+    // Byte k of the id is the two digits at 2k, plus one for each dash
+    // before them; byte k of a word its k-th least significant (`init(bytes:)`).
+    @inline(__always) func byte(_ at: Int) -> UInt64 { nibble(text[at]) << 4 | nibble(text[at &+ 1]) }
+    let first: UInt64, second: UInt64
+    if dashed {
+      first =
+        byte(0) | byte(2) << 8 | byte(4) << 16 | byte(6) << 24 | byte(9) << 32 | byte(11) << 40 | byte(14) << 48
+        | byte(16) << 56
+      second =
+        byte(19) | byte(21) << 8 | byte(24) << 16 | byte(26) << 24 | byte(28) << 32 | byte(30) << 40
+        | byte(32) << 48 | byte(34) << 56
+    } else {
+      first =
+        byte(0) | byte(2) << 8 | byte(4) << 16 | byte(6) << 24 | byte(8) << 32 | byte(10) << 40 | byte(12) << 48
+        | byte(14) << 56
+      second =
+        byte(16) | byte(18) << 8 | byte(20) << 16 | byte(22) << 24 | byte(24) << 32 | byte(26) << 40
+        | byte(28) << 48 | byte(30) << 56
+    }
+    guard valid == 1 else { return nil }
+    self.init(first: first, second: second)
   }
 
   /// Dictionaries of ids (a session's id rows, an import's lookups) hash
