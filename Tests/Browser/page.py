@@ -312,6 +312,15 @@ def what_others_write_is_said(ctx):
     wait_texts(driver, "chat", ["an old message", "my own words"], "after the erase")
     wait_until("the erased message is no longer held to be said", lambda: arrivals(driver) == [])
     check("hello from bob" not in driver.page_source, "the erased text is still in the page")
+    # A burst of ten is not read out line by line: three, then one line saying there are more (a second after
+    # the last arrival said, which would count as the burst's first).
+    time.sleep(1.2)
+    burst = ["burst %d" % i for i in range(10)]
+    m.import_lines(appends("talk", burst, sender="cy"))
+    wait_texts(driver, "chat", ["an old message", "my own words"] + burst, "after a burst")
+    time.sleep(0.5)
+    check(arrivals(driver) == ["cy wrote 'burst 1'.", "cy wrote 'burst 2'.", "More new messages."],
+          "a burst said: %r" % arrivals(driver))
 
 
 @case

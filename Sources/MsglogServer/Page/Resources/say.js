@@ -45,15 +45,29 @@ export class Say {
    * every message).
    */
   arrived(text, about) {
+    // A burst (a page catching up, an import) is not read out line by
+    // line: past the first few within a second of each other, one line
+    // says there are more, and the rest are on the screen.
+    this.#burst += 1;
+    clearTimeout(this.#burstEnds);
+    this.#burstEnds = setTimeout(() => { this.#burst = 0; }, 1000);
+    if (this.#burst > Say.arrivalsKept + 1) return;
     const log = $("arrivals");
     const line = document.createElement("p");
-    line.textContent = text;
-    line.dataset.about = about;
+    if (this.#burst > Say.arrivalsKept) {
+      line.textContent = "More new messages.";
+    } else {
+      line.textContent = text;
+      line.dataset.about = about;
+    }
     log.append(line);
     while (log.children.length > Say.arrivalsKept) log.firstElementChild.remove();
   }
 
   static arrivalsKept = 3;
+  /** Arrivals said within a second of each other, and the timer that ends the burst. */
+  #burst = 0;
+  #burstEnds = null;
 
   /** Another stream: what was said of the last one's arrivals goes. */
   clearArrivals() {
