@@ -89,8 +89,8 @@ extension PostgresStore {
   /// application idle in a transaction that wrote before the erase counts,
   /// though it holds no snapshot between statements): a backend of this
   /// database or of none (a walsender, whose xmin is a standby's
-  /// feedback), a replication slot, a prepared transaction. And a
-  /// transaction of any other database with an id older than `start`:
+  /// feedback), a replication slot. And a transaction of any database
+  /// with an id older than `start`, a prepared one too:
   /// every snapshot taken here while it runs (`VACUUM FULL`'s own, an
   /// ANALYZE's) counts it as running and so has an xmin at least as old —
   /// in CI, another test's database on the same server. Nil when none.
@@ -102,7 +102,7 @@ extension PostgresStore {
     let holders = try connection.execute(
       """
       SELECT format('pid %s', pid) || coalesce(' (' || nullif(concat_ws(', ', backend_type, \
-      nullif(application_name, '')), '') || ')', '') \
+      nullif(application_name, '')), '') || ')', '') || coalesce(' of database ' || datname, '') \
       FROM pg_stat_activity WHERE pid <> pg_backend_pid() \
       AND NOT (backend_type = 'autovacuum worker' AND query LIKE 'autovacuum: VACUUM %' \
       AND query NOT LIKE 'autovacuum: VACUUM ANALYZE %') \
@@ -110,8 +110,8 @@ extension PostgresStore {
       OR \(older("backend_xid"))) \
       UNION ALL SELECT format('replication slot %s', slot_name) FROM pg_replication_slots \
       WHERE xmin IS NOT NULL AND \(older("xmin")) \
-      UNION ALL SELECT format('prepared transaction %s', gid) FROM pg_prepared_xacts \
-      WHERE database = current_database() AND \(older("transaction")) LIMIT 1
+      UNION ALL SELECT format('prepared transaction %s of database %s', gid, database) FROM pg_prepared_xacts \
+      WHERE \(older("transaction")) LIMIT 1
       """)
     return holders.count > 0 ? holders.text(0, 0) : nil
   }
