@@ -79,8 +79,12 @@ describe("folding the server's events", () => {
     model.adopt([{ op: "append", id: "mine", text: "M", key: 1 }]);
     model.fold(next(model, "insert", { id: "theirs", index: 0, text: "T", sender: "bob" }));
     model.fold(next(model, "insert", { id: "mine", index: 1, text: "M" }));
+    // Answered before its event is folded in (`untilSeq`: the event it made): its event drops it, and is still its.
+    model.adopt([{ op: "append", id: "answered", text: "A", key: 2, untilSeq: model.head + 1 }]);
+    model.fold(next(model, "insert", { id: "answered", index: 2, text: "A" }));
+    assert.equal(model.pending.length, 0);
     model.fold(next(model, "move", { id: "mine", from: 1, to: 0 }));
-    model.fold(next(model, "insert", { id: "gone", index: 2, text: "", erased: 40 }));
+    model.fold(next(model, "insert", { id: "gone", index: 3, text: "", erased: 40 }));
     assert.deepEqual(arrived, ["theirs"]);
   });
 

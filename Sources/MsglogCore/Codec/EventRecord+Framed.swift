@@ -61,7 +61,7 @@ extension EventRecord {
     precondition(streamLength <= Int(UInt16.max), "stream names are validated before encoding")
     // The fixed part (format, op, parts, seq, version, time, id, the name's
     // length) is laid out on the stack and appended once: appended piece
-    // by piece it was seven calls a record, a sixth of an import's encoding.
+    // by piece it was eight calls a record, a sixth of an import's encoding.
     var head = InlineArray<45, UInt8>(repeating: 0)
     Swift.withUnsafeMutableBytes(of: &head) { head in
       head[0] = format(of: event, in: .framed)

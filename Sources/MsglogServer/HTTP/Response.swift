@@ -47,25 +47,29 @@ package struct Response: Sendable {
 
   /// A request that could not be decoded, answered to a browser's
   /// navigation (someone followed a link whose stream name holds a control
-  /// character, say): the same status and words as `error`, as a small
-  /// page with a link to the page itself, where `{"error":…}` would show raw JSON.
-  /// It runs and loads nothing (the default policy, `default-src 'none'`).
+  /// character, say): the same status, headers and log line as `error`,
+  /// as a small page with a link to the page itself, where `{"error":…}`
+  /// would show raw JSON. It says what can be wrong in general, not the
+  /// client's words (a link could otherwise put any sentence on a page of
+  /// this origin), and runs and loads nothing (`default-src 'none'`).
   package static func malformed(_ error: HTTPError, head: RequestHead) -> Response {
-    guard head.method == "GET", head.header("sec-fetch-mode") == "navigate" else { return .error(error) }
-    let page = """
-      <!doctype html>
-      <html lang="en"><head><meta charset="utf-8">\
-      <meta name="viewport" content="width=device-width, initial-scale=1"><title>msglog: this link is not right</title></head>
-      <body><main><h1>This link is not right</h1>
-      <p>The server could not read it: \(HTML.escaped(error.message)).</p>
-      <p><a href="/">Open msglog</a></p></main></body></html>
-
-      """
-    var response = Response(
-      status: error.status, contentType: "text/html; charset=utf-8", body: .bytes(Array(page.utf8)))
-    response.headers = error.headers
+    var response = Response.error(error)
+    guard head.method == "GET", head.header("sec-fetch-mode") == "navigate" else { return response }
+    response.contentType = "text/html; charset=utf-8"
+    response.body = .bytes(Array(malformedPage.utf8))
     return response
   }
+
+  static let malformedPage = """
+    <!doctype html>
+    <html lang="en"><head><meta charset="utf-8">\
+    <meta name="viewport" content="width=device-width, initial-scale=1"><title>msglog: this link is not right</title></head>
+    <body><main><h1>This link is not right</h1>
+    <p>The server could not read its address: it has a malformed %-escape, a control character, an encoded slash, \
+    invalid UTF-8 or a parameter given twice.</p>
+    <p><a href="/">Open msglog</a></p></main></body></html>
+
+    """
 
   package func with(header name: String, _ value: String) -> Response {
     var copy = self
@@ -86,25 +90,5 @@ package struct Response: Sendable {
     case .stream(let stream): return stream.readAll()
     case .events: return nil
     }
-  }
-}
-
-/// Text put into HTML (`Response.malformed`): what the client sent may be
-/// in it, so every character HTML gives a meaning is escaped.
-enum HTML {
-  static func escaped(_ text: String) -> String {
-    var out = ""
-    out.reserveCapacity(text.utf8.count)
-    for character in text.unicodeScalars {
-      switch character {
-      case "&": out += "&amp;"
-      case "<": out += "&lt;"
-      case ">": out += "&gt;"
-      case "\"": out += "&quot;"
-      case "'": out += "&#39;"
-      default: out.unicodeScalars.append(character)
-      }
-    }
-    return out
   }
 }

@@ -96,10 +96,14 @@ model.on("event", (event) => {
   slider.folded(event);
   if (event.op === "erase") forgetting.learn([event.id]);
 });
-// What someone else added, said to a screen reader (not while the past is shown).
+// What someone else added, said to a screen reader: not while the past is shown, not what this page's name
+// wrote (elsewhere, or a change of this browser's already answered), and not the backlog a stream sends in the
+// moment after it connects (the page catching up; the browser's clock is not the server's to compare times).
+let catchingUpUntil = 0;
 model.on("arrived", (event) => {
-  const words = shown.isPast() ? null : arrivalInWords(event, screen.current);
-  if (words) say.arrived(words, event.id);
+  if (shown.isPast() || performance.now() < catchingUpUntil) return;
+  if (event.sender !== undefined && event.sender === compose.sendsAs) return;
+  say.arrived(arrivalInWords(event, screen.current), event.id);
 });
 // Items erased for everyone: off the screen, out of an edit under way, the past shown, a card being moved
 // and a note or an announcement quoting one.
@@ -126,6 +130,7 @@ shown.on("cancel", () => {
 follower.on("status", ({ kind, text }) => {
   say.setStatus(kind, text);
   if (kind === "live") {
+    catchingUpUntil = performance.now() + 1000;
     signedIn.ask();  // whose the token is, once the server answers
     sync.push();  // the server is back: send what waits
   }

@@ -45,9 +45,10 @@ export class Say {
    * every message).
    */
   arrived(text, about) {
-    // A burst (a page catching up, an import) is not read out line by
-    // line: past the first few within a second of each other, one line
-    // says there are more, and the rest are on the screen.
+    // A burst (an import, a busy chat) is not read out line by line: past
+    // the first few within a second of each other, one line says there
+    // are more, and the rest are on the screen until a second passes
+    // without one.
     this.#burst += 1;
     clearTimeout(this.#burstEnds);
     this.#burstEnds = setTimeout(() => { this.#burst = 0; }, 1000);
@@ -72,6 +73,8 @@ export class Say {
   /** Another stream: what was said of the last one's arrivals goes. */
   clearArrivals() {
     $("arrivals").replaceChildren();
+    clearTimeout(this.#burstEnds);
+    this.#burst = 0;
   }
 
   /** Says `text` to a screen reader (the aria-live region); `about`: the item it quotes. */

@@ -7,15 +7,8 @@ export function quoted(text, limit = 40) {
   return "'" + (one.length > limit ? one.slice(0, limit - 1) + "…" : one) + "'";
 }
 
-/**
- * What a screen reader hears of an item someone else just added (`event`,
- * an insert), in the `view` shown ("chat" or "board"); null for one
- * written more than `recent` ms before `now` (a page catching up after
- * being away says nothing of the backlog).
- */
-export function arrivalInWords(event, view, now = Date.now(), recent = 120_000) {
-  const time = Date.parse(event.time);
-  if (!(now - time <= recent)) return null;
+/** What a screen reader hears of an item someone else just added (`event`, an insert), in the `view` shown ("chat" or "board"). */
+export function arrivalInWords(event, view) {
   const text = quoted(event.text, 200);
   if (view === "board") return "New card " + text + (event.sender ? " from " + event.sender : "") + ".";
   return event.sender ? event.sender + " wrote " + text + "." : "New message " + text + ".";
