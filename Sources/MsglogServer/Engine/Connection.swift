@@ -202,23 +202,20 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   /// body; an accepted body is read (with `100 Continue` when asked for).
   func judge(_ head: RequestHead) {
     let hasBody = head.framing != .none && head.framing != .length(0)
-    let refusal: HTTPError?
-    var malformed = false
+    let refusal: Response?
     do {
       let request = try self.request(head)
       begin(head, path: request.path)
       if let refused = refusalBeforeRouting(head) {
-        refusal = refused
+        refusal = .error(refused)
       } else if case .refused(let error) = core.router.resolve(request, lookingUp: false) {
-        refusal = error
+        refusal = .error(error)
       } else {
         refusal = nil
       }
     } catch {
       begin(head, path: nil)
-      let before = refusalBeforeRouting(head)
-      malformed = before == nil
-      refusal = before ?? error
+      refusal = refusalBeforeRouting(head).map(Response.error) ?? .malformed(error, head: head)
     }
     if let refusal {
       // Without a body the next request starts right after this head;
@@ -226,7 +223,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       let close = hasBody || !head.keepAlive || refusal.headers.contains { $0 == ("Connection", "close") }
       decoder.stop()
       if !close { _ = decoder.readBody(of: head) }
-      return send(malformed ? .malformed(refusal, head: head) : .error(refusal), method: head.method, close: close)
+      return send(refusal, method: head.method, close: close)
     }
     guard hasBody else {
       if case .request(let head, let body)? = decoder.readBody(of: head) { dispatch(head, body: body) }
