@@ -19,7 +19,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import page  # noqa: E402
 from harness import (PHONE, Failure, HTTPError, Msglog, browser, check, events, items, open_page,  # noqa: E402
-                     run_cleanup, shown_ids, wait_ready, wait_texts, wait_until)
+                     pages_as_they_are, run_cleanup, shown_ids, wait_ready, wait_texts, wait_until)
 from page import (active, announced, appends, check_accessible, kept, note_text, pending_shown, status,  # noqa: E402
                   tab_to, tap, wait_worker)
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
@@ -288,6 +288,7 @@ def main():
         CASES[args.case](ctx)
     except (Failure, HTTPError) as failure:
         print("FAILED: %s" % failure)
+        print(pages_as_they_are())
         return 1
     finally:
         run_cleanup()

@@ -32,6 +32,7 @@ def check(condition, message):
 
 
 _cleanups = []
+_drivers = []
 
 
 def cleanup(action):
@@ -179,6 +180,8 @@ def browser(directory, size=DESKTOP, touch=False, dark=False, network_log=False,
         options.set_capability("goog:perfLoggingPrefs", {"enableNetwork": True, "enablePage": False})
     options.set_capability("goog:loggingPrefs", prefs)
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    _drivers.append(driver)
+    cleanup(lambda: _drivers.remove(driver))
     cleanup(lambda: shutil.rmtree(profile, ignore_errors=True))
     cleanup(driver.quit)
     driver.set_script_timeout(60)
@@ -238,6 +241,24 @@ def wait_texts(driver, view, expected, what, seconds=15):
         wait_until("", probe, seconds)
     except Failure:
         raise Failure("%s: the page should show %r, it shows %r" % (what, expected, last[0])) from None
+
+
+def pages_as_they_are():
+    """What each window still open shows, for a failure's report (a flaky case in CI leaves only its output):
+    the address, the status, the note, the message box and the console."""
+    report = []
+    for number, driver in enumerate(_drivers, 1):
+        try:
+            shown = driver.execute_script("""
+                const text = (id) => { const e = document.getElementById(id); return e ? (e.hidden ? '(hidden) ' : '') + (e.value ?? e.textContent).trim() : '(none)'; };
+                return { url: location.href, status: text('status'), note: text('note-text'), held: text('held'),
+                         box: text('compose-text'), worker: !!(navigator.serviceWorker && navigator.serviceWorker.controller) };""")
+            report.append("window %d: %r" % (number, shown))
+            for entry in driver.get_log("browser"):
+                report.append("window %d console: %s %s" % (number, entry["level"], entry["message"]))
+        except Exception as error:  # a window already gone says so and the report goes on
+            report.append("window %d: not readable (%s)" % (number, str(error).splitlines()[0] if str(error) else error))
+    return "\n".join(report)
 
 
 def console_errors(driver):

@@ -22,8 +22,9 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (DESKTOP, PHONE, Failure, HTTPError, Msglog, api, browser, check, cleanup,  # noqa: E402
-                     console_errors, events, items, network_events, open_page, page_url, run_cleanup, screenshot,
-                     set_scheme, shown_ids, shown_texts, touch, wait_ready, wait_texts, wait_until)
+                     console_errors, events, items, network_events, open_page, page_url, pages_as_they_are,
+                     run_cleanup, screenshot, set_scheme, shown_ids, shown_texts, touch, wait_ready, wait_texts,
+                     wait_until)
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
@@ -1377,6 +1378,44 @@ def replica_records(driver):
 
 
 @case
+def first_writes_at_once_share_one_key(ctx):
+    """The first writes of a fresh browser's pages at once (one tab keeping its list while another sends) make one
+    sealing key between them, and each seals: a key's file is moved to its name once whole, and made by one page at a
+    time (seal.js). Before, a page could take another's empty file for the newest key: the change was refused ("the
+    browser would not keep the change") or the list not kept for a reload. Rounds of seals a few milliseconds apart,
+    by two pages' sealers, each on a directory of keys of its own; what each sealed opens in a third."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("trip", ["Plan"]))
+    server = m.serve()
+    driver = browser(ctx.dir)
+    open_page(driver, server, "trip", "chat")
+    rounds = driver.execute_async_script("""
+        const done = arguments[arguments.length - 1];
+        (async () => {
+          const { FileKeys, Sealer } = await import('/seal.js');
+          const later = (ms, seal) => new Promise((r) => setTimeout(r, ms)).then(seal);
+          const rounds = [];
+          for (let round = 0; round < 24; round++) {
+            const keys = new FileKeys('first-writes-' + round);
+            const one = new Sealer(keys), other = new Sealer(new FileKeys('first-writes-' + round));
+            const sealed = await Promise.allSettled([one.seal('a'), later(round % 8, () => other.seal('b')),
+                                                     later(1 + round % 5, () => one.seal('c'))]);
+            const third = new Sealer(new FileKeys('first-writes-' + round));
+            const opened = await Promise.all(sealed.map((s) => s.status === 'fulfilled' ? third.open(s.value) : null));
+            rounds.push({ failed: sealed.filter((s) => s.status === 'rejected').map((s) => String(s.reason)),
+                          keys: (await keys.names()).length, opened });
+            await (await navigator.storage.getDirectory()).removeEntry('first-writes-' + round, { recursive: true });
+          }
+          return rounds;
+        })().then(done, (e) => done('threw ' + e));""")
+    check(isinstance(rounds, list), "the rounds: %r" % (rounds,))
+    for number, result in enumerate(rounds):
+        check(result["failed"] == [], "round %d: a seal failed: %r" % (number, result["failed"]))
+        check(result["keys"] == 1, "round %d: %d keys made for one browser's first writes" % (number, result["keys"]))
+        check(result["opened"] == ["a", "b", "c"], "round %d: opened %r" % (number, result["opened"]))
+
+
+@case
 def the_page_proves_its_replica(ctx):
     """The page is a replica too (docs/SYNC.md): its pushes carry the secret it keeps with its replica id in
     IndexedDB; a push under that id without it, or with another, is refused (403) and does nothing, and the
@@ -1710,6 +1749,7 @@ def main():
         CASES[args.case](ctx)
     except (Failure, HTTPError) as failure:
         print("FAILED: %s" % failure)
+        print(pages_as_they_are())
         return 1
     finally:
         run_cleanup()

@@ -73,6 +73,7 @@ import Testing
     "a-hundred-offline-changes-sync",
     "offline-undo-restore-and-refusal",
     "two-tabs-share-one-outbox",
+    "first-writes-at-once-share-one-key",
     "the-page-proves-its-replica",
     "offline-changes-stay-with-their-log",
     "what-a-token-read-stays-with-it",

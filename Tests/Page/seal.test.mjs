@@ -75,6 +75,19 @@ describe("sealing", () => {
     assert.equal(await other.open(again), "still here");
   });
 
+  test("first seals at once, by two pages of one browser, make one key and every one opens", async () => {
+    // Each step of the keys' files takes a turn of the event loop, as the browser's file system does.
+    const keys = new MemoryKeys();
+    const slow = (f) => async (...args) => { await new Promise((r) => setTimeout(r, 1)); return f(...args); };
+    for (const name of ["names", "read", "write"]) keys[name] = slow(keys[name].bind(keys));
+    const one = new Sealer(keys), other = new Sealer(keys);
+    const sealed = await Promise.all([one.seal("a"), other.seal("b"), one.seal("c"), other.seal("d")]);
+    assert.equal((await keys.names()).length, 1, "one key for the lot: " + (await keys.names()));
+    assert.equal(new Set(sealed.map((s) => s.key)).size, 1);
+    const third = new Sealer(keys);
+    assert.deepEqual(await Promise.all(sealed.map((s) => third.open(s))), ["a", "b", "c", "d"]);
+  });
+
   test("a record no key of this page sealed is unreadable, not a crash", async () => {
     const sealer = new Sealer(new MemoryKeys());
     await sealer.current();

@@ -10,7 +10,7 @@
 // sealed (seal.js) where the browser can, so that forgetting an erased
 // one (`forgetTexts`) takes it from the profile's files too.
 
-import { FileKeys, Sealer } from "./seal.js";
+import { FileKeys, Sealer, Unreadable } from "./seal.js";
 
 const NAME = "msglog";
 /**
@@ -39,12 +39,21 @@ function underKey(mode, body) {
 
 const sealEntry = (entry) => (sealer() ? sealer().sealEntry(entry) : entry);
 
+/**
+ * Only a record sealed under a key that is gone is unreadable for good
+ * (and deleted by `forgetTexts`); a key that could not be read now is
+ * thrown, and what it sealed stays.
+ */
+function unlessUnreadable(e) {
+  if (!(e instanceof Unreadable)) throw e;
+}
+
 /** The entries kept, opened; one whose key is gone (it can never be sent) is left out. */
 async function openEntries(entries) {
   if (!sealer()) return entries;
   const opened = [];
   for (const entry of entries) {
-    try { opened.push(await sealer().openEntry(entry)); } catch { /* unreadable for good: `forgetTexts` deletes it */ }
+    try { opened.push(await sealer().openEntry(entry)); } catch (e) { unlessUnreadable(e); /* `forgetTexts` deletes it */ }
   }
   return opened;
 }
@@ -52,7 +61,7 @@ async function openEntries(entries) {
 /** A list kept, opened; undefined when its key is gone. */
 async function openList(record) {
   if (!record || !sealer()) return record;
-  try { return await sealer().openList(record); } catch { return undefined; }
+  try { return await sealer().openList(record); } catch (e) { unlessUnreadable(e); return undefined; }
 }
 
 function request(req) {
@@ -232,7 +241,13 @@ export function forgetTexts(ids) {
     }
     for (const entry of kept.entries) {
       let opened;
-      try { opened = sealer() ? await sealer().openEntry(entry) : entry; } catch { drop.push(entry.key); continue; }
+      try {
+        opened = sealer() ? await sealer().openEntry(entry) : entry;
+      } catch (e) {
+        unlessUnreadable(e);
+        drop.push(entry.key);
+        continue;
+      }
       if (gone.has(opened.change.id)) drop.push(entry.key);
       else if (sealer()) entries.push(await sealer().sealEntry(opened));
     }

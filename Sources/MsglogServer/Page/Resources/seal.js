@@ -20,41 +20,71 @@
 /** The cipher: AES-GCM, a 256-bit key, a random 96-bit nonce per value sealed. */
 const ALGORITHM = "AES-GCM";
 
-/** Keys in the origin's private file system: a directory of files, one raw 256-bit key each. */
+/** A key's name: "key-", when it was made (15 digits of milliseconds), "-", 8 random bytes in hex. */
+const KEY_NAME = /^key-\d{15}-[0-9a-f]{16}$/;
+
+/**
+ * Keys in the origin's private file system: a directory of files, one raw
+ * 256-bit key each. A file is there under its name from the moment it is
+ * made, empty until its bytes are written: a key is written under a name
+ * of its own and moved to its name once whole, so that a page listing
+ * the keys meanwhile (another tab's) never takes an empty file for the
+ * newest key.
+ */
 export class FileKeys {
-  /** Whether the browser has the private file system and can write a file of it from the page (not every one can). */
+  /** `directory`: the private file system's directory of the keys (the page's is "msglog-keys"). */
+  constructor(directory = "msglog-keys") {
+    this.directory = directory;
+  }
+
+  /** Whether the browser has the private file system and can write and move a file of it from the page (not every one can). */
   static available() {
     return typeof navigator !== "undefined" && typeof navigator.storage?.getDirectory === "function"
-      && typeof FileSystemFileHandle === "function" && typeof FileSystemFileHandle.prototype.createWritable === "function";
+      && typeof FileSystemFileHandle === "function" && typeof FileSystemFileHandle.prototype.createWritable === "function"
+      && typeof FileSystemFileHandle.prototype.move === "function";
   }
 
   async #directory() {
     const root = await navigator.storage.getDirectory();
-    return root.getDirectoryHandle("msglog-keys", { create: true });
+    return root.getDirectoryHandle(this.directory, { create: true });
   }
 
-  /** The names of the keys kept. */
+  /** The names of the keys kept, whole ones only. */
   async names() {
     const names = [];
-    for await (const name of (await this.#directory()).keys()) names.push(name);
+    for await (const name of (await this.#directory()).keys()) if (KEY_NAME.test(name)) names.push(name);
     return names;
   }
 
-  /** Key `name`'s bytes, or null when there is none. */
+  /**
+   * Key `name`'s bytes, or null when there is none. Any other failure is
+   * thrown: a key that could not be read now is not a key that is gone
+   * (what it sealed would be deleted as unreadable for good).
+   */
   async read(name) {
+    let handle;
     try {
-      const handle = await (await this.#directory()).getFileHandle(name);
-      return new Uint8Array(await (await handle.getFile()).arrayBuffer());
-    } catch {
-      return null;
+      handle = await (await this.#directory()).getFileHandle(name);
+    } catch (e) {
+      if (e?.name === "NotFoundError") return null;
+      throw e;
     }
+    return new Uint8Array(await (await handle.getFile()).arrayBuffer());
   }
 
   async write(name, bytes) {
-    const handle = await (await this.#directory()).getFileHandle(name, { create: true });
-    const writable = await handle.createWritable();
-    await writable.write(bytes);
-    await writable.close();
+    const directory = await this.#directory();
+    const making = "making-" + name;
+    const handle = await directory.getFileHandle(making, { create: true });
+    try {
+      const writable = await handle.createWritable();
+      await writable.write(bytes);
+      await writable.close();
+      await handle.move(name);
+    } catch (e) {
+      await directory.removeEntry(making).catch(() => {});
+      throw e;
+    }
   }
 
   async remove(name) {
@@ -83,8 +113,14 @@ export class Sealer {
   /** Name → CryptoKey, for the keys read or made (a name is never reused). */
   #loaded = new Map();
 
-  constructor(keys) {
+  /**
+   * `alone(body)`: runs `body` while no other page of this browser makes a
+   * key (Web Locks by default; one turn at a time within this page where
+   * there are none, as under node).
+   */
+  constructor(keys, { alone = keyLock() } = {}) {
     this.keys = keys;
+    this.alone = alone;
   }
 
   /** Whether this browser can seal (else texts are kept as they are): a secure context's crypto, files and locks. */
@@ -106,17 +142,28 @@ export class Sealer {
     return bytes ? this.#import(name, bytes) : null;
   }
 
-  /** The newest key's name, made when there is none (read each time: another tab may have renewed it). */
+  /**
+   * The newest key's name (read each time: another tab may have renewed
+   * it), made when there is none — by one page alone, so that two first
+   * writes at once (a tab keeping its list, another sending) share one.
+   */
   async current() {
-    const names = (await this.keys.names()).sort();
-    return names.length > 0 ? names[names.length - 1] : this.renew();
+    return (await this.#newest()) ?? this.alone(async () => (await this.#newest()) ?? this.#make());
   }
 
   /** Makes a new key, newer than every other, and seals with it from now on; its name. */
-  async renew() {
+  renew() {
+    return this.alone(() => this.#make());
+  }
+
+  async #newest() {
+    return (await this.keys.names()).sort().pop();
+  }
+
+  async #make() {
     // Later than the newest name even within its millisecond: a renewal
     // whose name sorted first would leave the old key the current one.
-    const newest = (await this.keys.names()).sort().pop();
+    const newest = await this.#newest();
     const stamp = Math.max(Date.now(), newest ? Number(newest.slice(4, 19)) + 1 : 0);
     const name = "key-" + String(stamp).padStart(15, "0") + "-" + hex(crypto.getRandomValues(new Uint8Array(8)));
     const bytes = crypto.getRandomValues(new Uint8Array(32));
@@ -192,6 +239,21 @@ export class Sealer {
     });
     return { ...rest, items };
   }
+}
+
+/** The last turn at making a key taken in this page, where there are no Web Locks. */
+let lastTurn = Promise.resolve();
+
+/** Web Locks' exclusive lock on making a key, shared by every tab; where there are none, this page's own turns. */
+function keyLock() {
+  if (typeof navigator !== "undefined" && typeof navigator.locks?.request === "function") {
+    return (body) => navigator.locks.request("msglog-seal-key", body);
+  }
+  return (body) => {
+    const turn = lastTurn.then(body);
+    lastTurn = turn.catch(() => {});
+    return turn;
+  };
 }
 
 function hex(bytes) {
