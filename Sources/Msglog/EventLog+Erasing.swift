@@ -91,10 +91,15 @@ extension EventLog {
   ///   `purgeHeldByReader` when another process's read kept old pages,
   ///   `purgeHeldByTransaction` when a PostgreSQL snapshot older than the
   ///   purge outlasted its wait.
+  /// - Parameter waiting: told, once, what purge waits for when it must
+  ///   wait long: a PostgreSQL transaction older than it (up to about ten
+  ///   seconds), described as the error would name it.
   @discardableResult
-  public func purge() throws -> UInt64 {
+  public func purge(waiting: (String) -> Void = { _ in }) throws -> UInt64 {
     do {
-      guard let scrubbed = try store.purge() else { throw MsglogError.purgeNotSupported(location: location) }
+      guard let scrubbed = try store.purge(waiting: waiting) else {
+        throw MsglogError.purgeNotSupported(location: location)
+      }
       return scrubbed
     } catch {
       throw MsglogError(anyStoreFailure: error)

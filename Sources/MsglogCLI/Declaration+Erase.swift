@@ -35,7 +35,9 @@ extension CommandDeclaration {
       Scrub what erase left in the database's files, while other processes (serve, \
       followers, writers) go on using it. On LMDB every live page is written again and every \
       free page is zeroed, so that no file of the directory holds an erased text; on \
-      PostgreSQL msglog's tables are rewritten (VACUUM FULL) and a CHECKPOINT is asked for. \
+      PostgreSQL msglog's tables are rewritten (VACUUM FULL) and a CHECKPOINT is asked for, \
+      once no transaction older than the purge is left that could still see the erased rows \
+      (it waits about ten seconds at most, saying on stderr for what, then names it and fails). \
       Prints 'purged: N bytes scrubbed'. It cannot reach copies made before (backups, \
       exports, replicas that have not synced, PostgreSQL's WAL), nor the memory of processes \
       that wrote beside the text before it was erased (restart a long-running serve first); \

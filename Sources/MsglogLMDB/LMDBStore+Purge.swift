@@ -66,7 +66,8 @@ extension LMDBStore {
   /// reported instead of waited for.
   static let purgeRounds = 8
 
-  package func purge() throws -> UInt64? {
+  /// A reader's hold is waited for a second or so at most: nothing said meanwhile.
+  package func purge(waiting: (String) -> Void) throws -> UInt64? {
     guard let tables = try tablesThatHaveNotWritten() else {
       throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
     }

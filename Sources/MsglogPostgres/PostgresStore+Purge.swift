@@ -38,12 +38,13 @@ extension PostgresStore {
   /// seconds in all).
   static let purgeWaits = 10
 
-  package func purge() throws -> UInt64? {
+  package func purge(waiting: (String) -> Void) throws -> UInt64? {
     try withConnection(writing: true) { connection in
       // Every transaction that committed before this one (the erase) is
       // dead to a snapshot whose xmin is not older than it.
       let start = try connection.execute("SELECT txid_current() % 4294967296").int64(0, 0) ?? 0
       var holder = try Self.snapshot(olderThan: start, on: connection)
+      if let holder { waiting(holder) }
       var wait: UInt32 = 10_000
       for _ in 0..<Self.purgeWaits where holder != nil {
         usleep(wait)

@@ -142,6 +142,7 @@ import Testing
     #expect(
       r.code == 1 && r.stderr.contains("long-report") && r.stderr.contains("run purge again once it has ended"),
       "\(r)")
+    #expect(r.stderr.hasPrefix("msglog: purge waits for a transaction older than it to end: pid "), "\(r)")
     #expect(!PostgresCluster.msglogFiles(holding: second, database: name).isEmpty, "the report kept nothing")
     let ended = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'long-report'"
     #expect(PostgresCluster.psql(ended, database: name).code == 0)
@@ -151,15 +152,14 @@ import Testing
     #expect(PostgresCluster.msglogFiles(holding: second, database: name).isEmpty)
     // A session idle in a transaction that wrote before the erase holds
     // no snapshot between statements, only its xid: it counts as well
-    // (purge waits for it; held a second, not past the wait, as other
-    // tests' purges on the cluster wait for it too).
+    // (purge waits for it and says so; held until then, not past the
+    // wait, as other tests' purges on the cluster wait for it too).
     let third = "SENTINEL-" + UUID().uuidString
     let idle = try IdleWriter(url: s.db, name: "idle-writer")
     defer { idle.end() }
     #expect(s.run("erase", s.append(third)).code == 0)
     let purge = s.start(["purge"])
-    usleep(1_000_000)
-    #expect(purge.process.isRunning, "purge did not wait: \(purge.finish())")
+    #expect(Self.says(purge, itWaitsFor: "idle-writer"), "purge did not wait: \(purge.finish())")
     idle.end()
     r = purge.finish()
     #expect(r.code == 0, "\(r)")
@@ -173,9 +173,9 @@ import Testing
   /// every snapshot taken here while it runs — `VACUUM FULL`'s own among
   /// them — counts it as running, so the erased row version is "recently
   /// dead" to the rewrite and copied into the new file (seen in CI, where
-  /// other tests' databases share the cluster). Purge waits for it. It is
-  /// held a second, not past the wait: other tests' purges on the cluster
-  /// wait for it too.
+  /// other tests' databases share the cluster). Purge waits for it, and
+  /// says so. It is held until then, not past the wait: other tests'
+  /// purges on the cluster wait for it too.
   @Test func aWritingTransactionOfAnotherDatabaseIsWaitedFor() throws {
     let s = Sandbox(.postgres)
     let name = s.databaseName!
@@ -187,14 +187,28 @@ import Testing
     let sentinel = "SENTINEL-" + UUID().uuidString
     #expect(s.run("erase", s.append(sentinel)).code == 0)
     let purge = s.start(["purge"])
-    usleep(1_000_000)
-    #expect(purge.process.isRunning, "purge did not wait: \(purge.finish())")
+    #expect(Self.says(purge, itWaitsFor: "other-database-writer"), "purge did not wait: \(purge.finish())")
     holder.end()
     let r = purge.finish()
     #expect(r.code == 0, "\(r)")
     #expect(PostgresCluster.msglogFiles(holding: sentinel, database: name).isEmpty)
     #expect(s.run("verify").code == 0)
     #expect(s.run("list").stdout.split(separator: "\n").count == 3)
+  }
+
+  /// Whether `purge` says, within its wait, that it waits for the
+  /// transaction of application `name` (said once, as its wait begins).
+  static func says(_ purge: Sandbox.Child, itWaitsFor name: String) -> Bool {
+    func said() -> Bool {
+      let text = (try? String(contentsOfFile: purge.errPath, encoding: .utf8)) ?? ""
+      return text.contains("msglog: purge waits for a transaction older than it to end: pid ") && text.contains(name)
+    }
+    for _ in 0..<300 {
+      if said() { return true }
+      if !purge.process.isRunning { return said() }
+      usleep(50_000)
+    }
+    return false
   }
 
   /// A psql session idle in a transaction that has written (it has a

@@ -29,7 +29,7 @@ extension Invocation {
       log = try openLog(forWriting: true)
       erasure = try log.erasing(requests)
     }
-    let scrubbed = args.has(Options.alsoPurge) ? try log.purge() : nil
+    let scrubbed = args.has(Options.alsoPurge) ? try log.purge(waiting: sayWaiting) : nil
     if erasure.seq == nil {
       stderr.note(
         sender.map {
@@ -52,8 +52,16 @@ extension Invocation {
 
   /// `purge`: what erase left in the database's files, scrubbed.
   func purge() throws {
-    let scrubbed = try openLog(forWriting: true).purge()
+    let scrubbed = try openLog(forWriting: true).purge(waiting: sayWaiting)
     try stdout.line(Self.purged(scrubbed, json: json))
+  }
+
+  /// A purge that waits says for what, at once: it may take ten seconds.
+  private func sayWaiting(for holder: String) {
+    stderr.note(
+      "msglog: purge waits for a transaction older than it to end: \(TerminalText.escape(holder)) "
+        + "(about ten seconds at most)")
+    try? stderr.flush()  // said now, while it waits
   }
 
   static func purged(_ bytes: UInt64, json: Bool) -> String {

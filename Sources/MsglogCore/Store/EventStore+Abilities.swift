@@ -10,7 +10,7 @@ extension EventStore {
   package var loadsInBulk: Bool { false }
   package func takeSyncLock() throws -> SyncLockAttempt { .needless }
   package func copy(to destination: String, compact: Bool) throws -> StoreCopy? { nil }
-  package func purge() throws -> UInt64? { nil }
+  package func purge(waiting: (String) -> Void) throws -> UInt64? { nil }
 }
 
 /// Taking a replica's sync lock: one sync at a time per replica.

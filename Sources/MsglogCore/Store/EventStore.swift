@@ -63,7 +63,9 @@ package protocol EventStore: AnyObject, Sendable {
   func copy(to destination: String, compact: Bool) throws -> StoreCopy?
   /// Scrubs what erasure left in the store's files (old page copies, free
   /// pages): the bytes scrubbed; nil when the store has no such purge.
-  func purge() throws -> UInt64?
+  /// `waiting` is told, once, what it waits for when it must wait long
+  /// (a PostgreSQL transaction older than the purge).
+  func purge(waiting: (String) -> Void) throws -> UInt64?
 }
 
 extension EventStore {
