@@ -155,7 +155,7 @@ import Testing
     // (purge waits for it and says so; held until then, not past the
     // wait, as other tests' purges on the cluster wait for it too).
     let third = "SENTINEL-" + UUID().uuidString
-    let idle = try IdleWriter(url: s.db, name: "idle-writer")
+    let idle = try Self.idleWriter(url: s.db, name: "idle-writer")
     defer { idle.end() }
     #expect(s.run("erase", s.append(third)).code == 0)
     let purge = s.start(["purge"])
@@ -182,7 +182,7 @@ import Testing
     let other = PostgresCluster.createDatabase()
     defer { PostgresCluster.dropDatabase(other.name) }
     #expect(s.run(["append", "--lines"], stdin: Data("one\ntwo\nthree".utf8)).code == 0)
-    let holder = try IdleWriter(url: other.url, name: "other-database-writer")
+    let holder = try Self.idleWriter(url: other.url, name: "other-database-writer")
     defer { holder.end() }
     let sentinel = "SENTINEL-" + UUID().uuidString
     #expect(s.run("erase", s.append(sentinel)).code == 0)
@@ -213,38 +213,8 @@ import Testing
 
   /// A psql session idle in a transaction that has written (it has a
   /// transaction id, as a write gives it) until `end()`.
-  final class IdleWriter {
-    let process = Process()
-    let commands = Pipe()
-
-    init(url: String, name: String) throws {
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-      process.arguments = ["-qAt", url]
-      process.standardInput = commands
-      process.standardOutput = FileHandle.nullDevice
-      process.standardError = FileHandle.nullDevice
-      try process.run()
-      commands.fileHandleForWriting.write(
-        Data("SET application_name = '\(name)'; BEGIN; SELECT txid_current();\n".utf8))
-      let writing = """
-        SELECT count(*) FROM pg_stat_activity WHERE application_name = '\(name)' \
-        AND state = 'idle in transaction' AND backend_xid IS NOT NULL
-        """
-      var tries = 0
-      while PostgresCluster.psql(writing).stdout != "1\n" && tries < 200 {
-        usleep(50_000)
-        tries += 1
-      }
-      #expect(tries < 200, "\(name) did not begin")
-    }
-
-    /// Rolls the transaction back and waits for psql to go (again: nothing).
-    func end() {
-      guard process.isRunning else { return }
-      commands.fileHandleForWriting.write(Data("ROLLBACK;\n".utf8))
-      try? commands.fileHandleForWriting.close()
-      process.waitUntilExit()
-    }
+  static func idleWriter(url: String, name: String) throws -> PostgresTransaction {
+    try PostgresTransaction(url: url, name: name, ["SELECT txid_current()"])
   }
 
   /// `kill -9` in the middle of an erase or a purge on PostgreSQL: the

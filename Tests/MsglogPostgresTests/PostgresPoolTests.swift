@@ -11,38 +11,10 @@ import Testing
 /// keeps its PostgreSQL connections in a pool. One failed transaction must
 /// not poison the connection it ran on: every request after it succeeds.
 @Suite(.serialized) struct PostgresPoolTests {
-  /// The head row locked from psql (`BEGIN; SELECT … FOR UPDATE`), as another
-  /// client in the middle of a write holds it, until `release()`.
-  final class HeadRowLock {
-    let process = Process()
-    let input = Pipe()
-    let database: String
-
-    init(database: String) throws {
-      self.database = database
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/psql")
-      process.arguments = ["-qAt", "-v", "ON_ERROR_STOP=1", PostgresCluster.server + "/" + database]
-      process.standardInput = input
-      process.standardOutput = FileHandle.nullDevice
-      process.standardError = FileHandle.nullDevice
-      try process.run()
-      input.fileHandleForWriting.write(Data("BEGIN;\nSELECT seq FROM msglog.head WHERE id = 1 FOR UPDATE;\n".utf8))
-      // Held once psql sits idle in its transaction (a watchdog bounds the wait).
-      for _ in 0..<1200 {
-        let sessions = PostgresCluster.psql(
-          "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND state = 'idle in transaction'"
-        ).stdout
-        if sessions.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return }
-        usleep(25_000)
-      }
-      Issue.record("psql never took the lock")
-    }
-
-    func release() {
-      input.fileHandleForWriting.write(Data("ROLLBACK;\n".utf8))
-      try? input.fileHandleForWriting.close()
-      process.waitUntilExit()
-    }
+  /// The head row locked from psql, as another client in the middle of a
+  /// write holds it, until `end()`.
+  static func lockingTheHeadRow(_ s: Sandbox) throws -> PostgresTransaction {
+    try PostgresTransaction(url: s.db, name: "head-row-lock", ["SELECT seq FROM msglog.head WHERE id = 1 FOR UPDATE"])
   }
 
   static func name(of s: Sandbox) -> String { String(s.db.split(separator: "/").last!) }
@@ -61,9 +33,9 @@ import Testing
     // A first write, so the pool holds the connection the failure will use.
     var r = server.request("POST", "/api/append", #"{"text":"before"}"#)
     #expect(r.status == 200, "\(r)")
-    let lock = try HeadRowLock(database: database)
+    let lock = try Self.lockingTheHeadRow(s)
     r = server.request("POST", "/api/append", #"{"text":"while locked"}"#)
-    lock.release()
+    lock.end()
     #expect(r.status == 503 && r.body.contains("lock timeout"), "\(r)")
     for n in 0..<20 {
       r =
@@ -121,9 +93,9 @@ import Testing
     #expect(PostgresCluster.psql("ALTER ROLE msglog IN DATABASE \(database) SET lock_timeout = '300ms'").code == 0)
     let log = try EventLog(s.db)
     try log.append("before")
-    let lock = try HeadRowLock(database: database)
+    let lock = try Self.lockingTheHeadRow(s)
     let error = #expect(throws: MsglogError.self) { try log.append("while locked") }
-    lock.release()
+    lock.end()
     #expect("\(error.map { "\($0)" } ?? "")".contains("lock timeout"))
     for n in 0..<20 {
       try log.append("after \(n)")

@@ -5,31 +5,32 @@ import Testing
 /// until it goes): a Python LMDB write transaction, or psql holding the
 /// head row. Writers of the store wait behind it, as behind any writer.
 public final class WriterLock {
-  let process = Process()
+  /// LMDB's: Python's write transaction.
+  var process: Process?
   let input = Pipe()
+  /// PostgreSQL's: the head row locked.
+  var transaction: PostgresTransaction?
 
   public init(_ s: Sandbox) throws {
-    process.executableURL = URL(fileURLWithPath: s.store == .lmdb ? "/usr/bin/python3" : "/usr/bin/psql")
-    let output = Pipe()
-    switch s.store {
-    case .lmdb:
-      process.arguments = [
-        "-c",
-        "import lmdb,sys; env = lmdb.open(sys.argv[1], max_dbs=16); txn = env.begin(write=True); "
-          + "print('held', flush=True); sys.stdin.read(); txn.abort()",
-        s.db,
-      ]
-    case .postgres:
-      process.arguments = ["-qAt", "-v", "ON_ERROR_STOP=1", s.db]
+    guard s.store == .lmdb else {
+      transaction = try PostgresTransaction(
+        url: s.db, name: "writer-lock", ["SELECT seq FROM msglog.head WHERE id = 1 FOR UPDATE"])
+      return
     }
+    let process = Process()
+    self.process = process
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    process.arguments = [
+      "-c",
+      "import lmdb,sys; env = lmdb.open(sys.argv[1], max_dbs=16); txn = env.begin(write=True); "
+        + "print('held', flush=True); sys.stdin.read(); txn.abort()",
+      s.db,
+    ]
+    let output = Pipe()
     process.standardInput = input
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
     try process.run()
-    if s.store == .postgres {
-      input.fileHandleForWriting.write(
-        Data("BEGIN;\nSELECT 'held' FROM msglog.head WHERE id = 1 FOR UPDATE;\n".utf8))
-    }
     // Held once it says so.
     var said = Data()
     while !String(decoding: said, as: UTF8.self).contains("held") {
@@ -42,8 +43,9 @@ public final class WriterLock {
 
   /// Lets go of the lock (again: nothing).
   public func release() {
+    transaction?.end()
     try? input.fileHandleForWriting.close()
-    process.waitUntilExit()
+    process?.waitUntilExit()
   }
 
   /// A test that stopped early does not leave the lock held.
