@@ -88,6 +88,28 @@ describe("sealing", () => {
     assert.deepEqual(await Promise.all(sealed.map((s) => third.open(s))), ["a", "b", "c", "d"]);
   });
 
+  test("a key file that is no whole key (an older page's, left empty) is passed over: a newer key seals", async () => {
+    const keys = new MemoryKeys();
+    const sealer = new Sealer(keys);
+    const broken = "key-" + String(Date.now() + 60_000).padStart(15, "0") + "-00112233445566ff";
+    await keys.write(broken, new Uint8Array(0));
+    const sealed = await sealer.seal(SECRET);
+    assert.ok(sealed.key > broken, "sealed under " + sealed.key);
+    assert.equal(await new Sealer(keys).open(sealed), SECRET);
+    await assert.rejects(sealer.open({ ...sealed, key: broken }), Unreadable);
+    await keys.write("making-" + broken, new Uint8Array(32));
+    await sealer.dropAllBut(sealed.key);
+    assert.deepEqual(await keys.names(), [sealed.key], "every other file of the keys goes");
+  });
+
+  test("a key that cannot be read for now is an error, not a key gone: what it sealed stays", async () => {
+    const keys = new MemoryKeys();
+    const sealed = await new Sealer(keys).seal(SECRET);
+    keys.read = async () => { throw new Error("the file system is busy"); };
+    const error = await new Sealer(keys).open(sealed).catch((e) => e);
+    assert.ok(!(error instanceof Unreadable) && error.message === "the file system is busy", "thrown: " + error);
+  });
+
   test("a record no key of this page sealed is unreadable, not a crash", async () => {
     const sealer = new Sealer(new MemoryKeys());
     await sealer.current();

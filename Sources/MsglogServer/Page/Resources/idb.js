@@ -48,7 +48,7 @@ function unlessUnreadable(e) {
   if (!(e instanceof Unreadable)) throw e;
 }
 
-/** The entries kept, opened; one whose key is gone (it can never be sent) is left out. */
+/** The entries kept, opened; one whose key is gone (it can never be sent) is left out; any other failure thrown. */
 async function openEntries(entries) {
   if (!sealer()) return entries;
   const opened = [];
@@ -58,7 +58,7 @@ async function openEntries(entries) {
   return opened;
 }
 
-/** A list kept, opened; undefined when its key is gone. */
+/** A list kept, opened; undefined when its key is gone; any other failure thrown. */
 async function openList(record) {
   if (!record || !sealer()) return record;
   try { return await sealer().openList(record); } catch (e) { unlessUnreadable(e); return undefined; }

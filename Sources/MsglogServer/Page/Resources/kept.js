@@ -66,11 +66,17 @@ export class KeptList extends Events {
     if (!record) return;
     const counting = this.#fresh;
     this.#fresh = false;
-    // Told once the write is done, found done already, or refused (storage off: nothing is kept, and nothing waits for it).
+    // Told once the write is done or found done already: the outbox's
+    // answered changes may go then, and not before (a reload offline
+    // shows them from there until a list holding them is kept).
     try {
       const { gone } = await this.idb.keepList(record, { counting });
       if (gone > 0) await this.idb.forgetTexts([]);
-    } catch { /* the browser's storage is off */ }
+    } catch {
+      // Storage off, or failing for now: counted again at the next keep.
+      this.#fresh ||= counting;
+      return;
+    }
     this.emit("kept");
   }
 }

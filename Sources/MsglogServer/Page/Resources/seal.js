@@ -22,6 +22,8 @@ const ALGORITHM = "AES-GCM";
 
 /** A key's name: "key-", when it was made (15 digits of milliseconds), "-", 8 random bytes in hex. */
 const KEY_NAME = /^key-\d{15}-[0-9a-f]{16}$/;
+/** A key's length: 256 bits. */
+const KEY_BYTES = 32;
 
 /**
  * Keys in the origin's private file system: a directory of files, one raw
@@ -49,15 +51,20 @@ export class FileKeys {
     return root.getDirectoryHandle(this.directory, { create: true });
   }
 
-  /** The names of the keys kept, whole ones only. */
-  async names() {
+  /**
+   * The names of the keys kept, whole ones only; `whole: false`, every
+   * file of the directory (a key being made, one a closed tab left half
+   * made, the browser's own swap files), for `dropAllBut`.
+   */
+  async names({ whole = true } = {}) {
     const names = [];
-    for await (const name of (await this.#directory()).keys()) if (KEY_NAME.test(name)) names.push(name);
+    for await (const name of (await this.#directory()).keys()) if (!whole || KEY_NAME.test(name)) names.push(name);
     return names;
   }
 
   /**
-   * Key `name`'s bytes, or null when there is none. Any other failure is
+   * Key `name`'s bytes, or null when there is no key file by that name
+   * (none, a name no file can have, a directory). Any other failure is
    * thrown: a key that could not be read now is not a key that is gone
    * (what it sealed would be deleted as unreadable for good).
    */
@@ -66,7 +73,7 @@ export class FileKeys {
     try {
       handle = await (await this.#directory()).getFileHandle(name);
     } catch (e) {
-      if (e?.name === "NotFoundError") return null;
+      if (["NotFoundError", "TypeError", "TypeMismatchError"].includes(e?.name)) return null;
       throw e;
     }
     return new Uint8Array(await (await handle.getFile()).arrayBuffer());
@@ -80,7 +87,7 @@ export class FileKeys {
       const writable = await handle.createWritable();
       await writable.write(bytes);
       await writable.close();
-      await handle.move(name);
+      await handle.move(directory, name);  // the form every browser with move has
     } catch (e) {
       await directory.removeEntry(making).catch(() => {});
       throw e;
@@ -138,8 +145,11 @@ export class Sealer {
   /** The key `name`, or null when its file is gone. */
   async #key(name) {
     if (this.#loaded.has(name)) return this.#loaded.get(name);
+    if (!KEY_NAME.test(name)) return null;
     const bytes = await this.keys.read(name);
-    return bytes ? this.#import(name, bytes) : null;
+    // Not 32 bytes: never a whole key (an older page's key file, made empty and left so by a tab closed before
+    // it was written), and what names it can never be opened.
+    return bytes?.length === KEY_BYTES ? this.#import(name, bytes) : null;
   }
 
   /**
@@ -148,7 +158,13 @@ export class Sealer {
    * writes at once (a tab keeping its list, another sending) share one.
    */
   async current() {
-    return (await this.#newest()) ?? this.alone(async () => (await this.#newest()) ?? this.#make());
+    return (await this.#usableNewest()) ?? this.alone(async () => (await this.#usableNewest()) ?? this.#make());
+  }
+
+  /** The newest key's name; undefined when there is none, or it is no whole key (a new one is made, newer). */
+  async #usableNewest() {
+    const newest = await this.#newest();
+    return newest !== undefined && (await this.#key(newest)) ? newest : undefined;
   }
 
   /** Makes a new key, newer than every other, and seals with it from now on; its name. */
@@ -166,15 +182,19 @@ export class Sealer {
     const newest = await this.#newest();
     const stamp = Math.max(Date.now(), newest ? Number(newest.slice(4, 19)) + 1 : 0);
     const name = "key-" + String(stamp).padStart(15, "0") + "-" + hex(crypto.getRandomValues(new Uint8Array(8)));
-    const bytes = crypto.getRandomValues(new Uint8Array(32));
+    const bytes = crypto.getRandomValues(new Uint8Array(KEY_BYTES));
     await this.keys.write(name, bytes);
     await this.#import(name, bytes);
     return name;
   }
 
-  /** Deletes every key but `name` (the file and this page's copy): what they sealed can never be read again. */
+  /**
+   * Deletes every key but `name` (the file and this page's copy): what they
+   * sealed can never be read again. Every other file of the keys goes too
+   * (a key half made: the caller keeps every other page from making one).
+   */
   async dropAllBut(name) {
-    for (const other of await this.keys.names()) {
+    for (const other of await this.keys.names({ whole: false })) {
       if (other === name) continue;
       await this.keys.remove(other);
       this.#loaded.delete(other);
