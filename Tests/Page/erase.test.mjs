@@ -154,10 +154,29 @@ describe("forgetting", () => {
     const calls = [];
     const sync = { forget: async (ids) => { calls.push(ids); } };
     const idb = { forgetTexts: async () => { throw new Error("storage off"); } };
-    const forgetting = new Forgetting({ model, sync, idb });
+    const forgetting = new Forgetting({ model, sync, idb, retryMs: 1 });
     await forgetting.learn(["S"]);
     await forgetting.learn(["A"]);
-    assert.deepEqual(calls, [["S"], ["A"]]);
+    assert.deepEqual(calls, [["S"], ["A", "S"]], "what failed goes again with the next");
+  });
+
+  test("storage that fails for a moment is asked again: an erased text does not stay readable under the old key", async () => {
+    const model = holding("apple", "secret");
+    const kept = [];
+    let failing = 2;
+    const sync = { forget: async () => {} };
+    const idb = {
+      forgetTexts: async (ids) => {
+        if (failing-- > 0) throw new Error("busy");
+        kept.push(ids);
+      },
+    };
+    const forgetting = new Forgetting({ model, sync, idb, retryMs: 5 });
+    await forgetting.learn(["S"]);
+    assert.deepEqual(kept, []);
+    const deadline = Date.now() + 2000;
+    while (kept.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(kept, [["S"]], "forgotten on the third try");
   });
 });
 

@@ -16,12 +16,17 @@ export class Forgetting extends Events {
   /** Ids learned erased, not yet forgotten by the browser's storage. */
   #queued = new Set();
   #running = false;
+  /** Ids whose forgetting the storage failed, and how often in a row. */
+  #failed = new Set();
+  #failures = 0;
 
-  constructor({ model, sync, idb }) {
+  /** `retryMs`: the first wait before the storage is asked again after a failure (doubling, a few times). */
+  constructor({ model, sync, idb, retryMs = 1000 }) {
     super(["forgot"]);
     this.model = model;
     this.sync = sync;
     this.idb = idb;
+    this.retryMs = retryMs;
   }
 
   /**
@@ -41,14 +46,34 @@ export class Forgetting extends Events {
     if (this.#running) return;
     this.#running = true;
     try {
+      // What failed before goes with what is new (one new key for the lot).
+      for (const id of this.#failed) this.#queued.add(id);
+      this.#failed.clear();
       while (this.#queued.size > 0) {
         const ids = [...this.#queued];
         this.#queued.clear();
         await this.sync.forget(ids);
-        try { await this.idb.forgetTexts(ids); } catch { /* the browser's storage is off: nothing kept */ }
+        try {
+          await this.idb.forgetTexts(ids);
+          this.#failures = 0;
+        } catch {
+          // Off, or failing for now: what it keeps of these texts is still
+          // readable under the old key, so it is asked again a few times,
+          // and with the next erase learned.
+          for (const id of ids) this.#failed.add(id);
+          this.#retryLater();
+        }
       }
     } finally {
       this.#running = false;
     }
+  }
+
+  /** Asks the storage again after 1, 2, 4, 8 and 16 times `retryMs`; after that, only with the next erase learned. */
+  #retryLater() {
+    if (this.#failures >= 5) return;
+    const wait = this.retryMs * 2 ** this.#failures;
+    this.#failures += 1;
+    setTimeout(() => this.#run(), wait);
   }
 }
