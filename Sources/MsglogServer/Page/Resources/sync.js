@@ -19,6 +19,8 @@ import {
 
 /** The longest wait between two tries to push. */
 const MAX_BACKOFF_MS = 5000;
+/** How many failed pushes in a row, the browser's storage failing, before the page says so. */
+const STORAGE_FAILURES_SAID = 3;
 
 /** A new id, as the server's ids (UUID v4). */
 export function newID() {
@@ -149,6 +151,13 @@ export class Sync extends Events {
         if (e.status === 401) return;  // the page asks for the token; it pushes once it has one
         // Not the network: say so (the changes stay kept, and are tried again).
         if (e.status >= 400 && e.status !== 404) this.emit("problem", "Your changes could not be sent: " + e.message + ".");
+        // No status: not the server but this browser's storage, failing
+        // (the changes kept cannot be read to send). Said once it has
+        // failed a few times running, as it goes on trying.
+        if (e.status === undefined && this.#failures === STORAGE_FAILURES_SAID) {
+          this.emit("problem", "Your changes could not be sent: this browser's storage failed (" + (e?.message ?? e)
+            + "). They stay kept, and are tried again.");
+        }
         this.#timer = setTimeout(() => this.push(), Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.#failures));
       } finally {
         this.#pushing = false;
