@@ -92,8 +92,9 @@ extension EventLog {
   ///   `purgeHeldByTransaction` when a PostgreSQL snapshot older than the
   ///   purge outlasted its wait.
   /// - Parameter waiting: told, once, what purge waits for when it must
-  ///   wait long: a PostgreSQL transaction older than it (up to about ten
-  ///   seconds), described as the error would name it.
+  ///   wait long (still there after about 300 ms; up to about ten
+  ///   seconds): on PostgreSQL the oldest session, replication slot or
+  ///   prepared transaction older than it, named as the error would name it.
   @discardableResult
   public func purge(waiting: (String) -> Void = { _ in }) throws -> UInt64 {
     do {

@@ -37,6 +37,9 @@ extension PostgresStore {
   /// from 10 ms, for the snapshots older than itself to end (about ten
   /// seconds in all).
   static let purgeWaits = 10
+  /// After how many looks a holder still there is said (about 300 ms):
+  /// a short wait, as on any busy server, says nothing.
+  static let purgeWaitSaid = 5
 
   package func purge(waiting: (String) -> Void) throws -> UInt64? {
     try withConnection(writing: true) { connection in
@@ -44,9 +47,9 @@ extension PostgresStore {
       // dead to a snapshot whose xmin is not older than it.
       let start = try connection.execute("SELECT txid_current() % 4294967296").int64(0, 0) ?? 0
       var holder = try Self.snapshot(olderThan: start, on: connection)
-      if let holder { waiting(holder) }
       var wait: UInt32 = 10_000
-      for _ in 0..<Self.purgeWaits where holder != nil {
+      for look in 0..<Self.purgeWaits where holder != nil {
+        if look == Self.purgeWaitSaid, let holder { waiting(holder) }
         usleep(wait)
         wait *= 2
         holder = try Self.snapshot(olderThan: start, on: connection)
@@ -94,7 +97,8 @@ extension PostgresStore {
   /// with an id older than `start`, a prepared one too:
   /// every snapshot taken here while it runs (`VACUUM FULL`'s own, an
   /// ANALYZE's) counts it as running and so has an xmin at least as old —
-  /// in CI, another test's database on the same server. Nil when none.
+  /// in CI, another test's database on the same server. The oldest is
+  /// named (the one the wait is for at the last); nil when none.
   /// (Any role sees another's `backend_xmin`; its backend type only its own.)
   /// An autovacuum worker's plain VACUUM is not waited for: PostgreSQL
   /// leaves its snapshot out of the horizon (its ANALYZE it does not).
@@ -102,17 +106,20 @@ extension PostgresStore {
     func older(_ column: String) -> String { "age(\(column)) > age('\(start)'::xid)" }
     let holders = try connection.execute(
       """
+      SELECT holder FROM (\
       SELECT format('pid %s', pid) || coalesce(' (' || nullif(concat_ws(', ', backend_type, \
-      nullif(application_name, '')), '') || ')', '') || coalesce(' of database ' || datname, '') \
+      nullif(application_name, '')), '') || ')', '') || coalesce(' of database ' || datname, ''), \
+      greatest(age(backend_xmin), age(backend_xid)) \
       FROM pg_stat_activity WHERE pid <> pg_backend_pid() \
       AND NOT (backend_type = 'autovacuum worker' AND query LIKE 'autovacuum: VACUUM %' \
       AND query NOT LIKE 'autovacuum: VACUUM ANALYZE %') \
       AND (((datid IS NULL OR datname = current_database()) AND \(older("backend_xmin"))) \
       OR \(older("backend_xid"))) \
-      UNION ALL SELECT format('replication slot %s', slot_name) FROM pg_replication_slots \
+      UNION ALL SELECT format('replication slot %s', slot_name), age(xmin) FROM pg_replication_slots \
       WHERE xmin IS NOT NULL AND \(older("xmin")) \
-      UNION ALL SELECT format('prepared transaction %s of database %s', gid, database) FROM pg_prepared_xacts \
-      WHERE \(older("transaction")) LIMIT 1
+      UNION ALL SELECT format('prepared transaction %s of database %s', gid, database), age(transaction) \
+      FROM pg_prepared_xacts WHERE \(older("transaction"))\
+      ) AS holders (holder, age) ORDER BY age DESC LIMIT 1
       """)
     return holders.count > 0 ? holders.text(0, 0) : nil
   }

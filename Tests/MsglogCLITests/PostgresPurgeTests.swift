@@ -142,7 +142,7 @@ import Testing
     #expect(
       r.code == 1 && r.stderr.contains("long-report") && r.stderr.contains("run purge again once it has ended"),
       "\(r)")
-    #expect(r.stderr.hasPrefix("msglog: purge waits for a transaction older than it to end: pid "), "\(r)")
+    #expect(r.stderr.hasPrefix("msglog: purge waits for "), "\(r)")
     #expect(!PostgresCluster.msglogFiles(holding: second, database: name).isEmpty, "the report kept nothing")
     let ended = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'long-report'"
     #expect(PostgresCluster.psql(ended, database: name).code == 0)
@@ -159,7 +159,7 @@ import Testing
     defer { idle.end() }
     #expect(s.run("erase", s.append(third)).code == 0)
     let purge = s.start(["purge"])
-    #expect(Self.says(purge, itWaitsFor: "idle-writer"), "purge did not wait: \(purge.finish())")
+    #expect(Self.saysItWaits(purge), "purge did not wait: \(purge.finish())")
     idle.end()
     r = purge.finish()
     #expect(r.code == 0, "\(r)")
@@ -187,7 +187,7 @@ import Testing
     let sentinel = "SENTINEL-" + UUID().uuidString
     #expect(s.run("erase", s.append(sentinel)).code == 0)
     let purge = s.start(["purge"])
-    #expect(Self.says(purge, itWaitsFor: "other-database-writer"), "purge did not wait: \(purge.finish())")
+    #expect(Self.saysItWaits(purge), "purge did not wait: \(purge.finish())")
     holder.end()
     let r = purge.finish()
     #expect(r.code == 0, "\(r)")
@@ -196,12 +196,13 @@ import Testing
     #expect(s.run("list").stdout.split(separator: "\n").count == 3)
   }
 
-  /// Whether `purge` says, within its wait, that it waits for the
-  /// transaction of application `name` (said once, as its wait begins).
-  static func says(_ purge: Sandbox.Child, itWaitsFor name: String) -> Bool {
+  /// Whether `purge` says, within its wait, that it waits (said once, if
+  /// the oldest holder is still there after about 300 ms). Not which
+  /// holder: on the shared cluster another test's may be the oldest, and
+  /// that test lets go of its own only once its purge says it waits.
+  static func saysItWaits(_ purge: Sandbox.Child) -> Bool {
     func said() -> Bool {
-      let text = (try? String(contentsOfFile: purge.errPath, encoding: .utf8)) ?? ""
-      return text.contains("msglog: purge waits for a transaction older than it to end: pid ") && text.contains(name)
+      ((try? String(contentsOfFile: purge.errPath, encoding: .utf8)) ?? "").contains("msglog: purge waits for ")
     }
     for _ in 0..<300 {
       if said() { return true }

@@ -18,7 +18,10 @@ public final class PostgresTransaction {
     process.standardOutput = output
     process.standardError = FileHandle.nullDevice
     try process.run()
-    let script = ["SET application_name = '\(name)'", "BEGIN"] + statements + ["SELECT 'held'"]
+    // A statement that cannot run (a lock another holds) fails after 30 s,
+    // and psql with it (ON_ERROR_STOP): the wait below is bounded.
+    let script =
+      ["SET application_name = '\(name)'", "SET statement_timeout = '30s'", "BEGIN"] + statements + ["SELECT 'held'"]
     input.fileHandleForWriting.write(Data(script.map { $0 + ";\n" }.joined().utf8))
     // Held once psql prints the last statement's answer (or gone: it failed).
     var said = Data()

@@ -56,10 +56,10 @@ extension Invocation {
     try stdout.line(Self.purged(scrubbed, json: json))
   }
 
-  /// A purge that waits says for what, at once: it may take ten seconds.
+  /// A purge that waits long says for what: it may take ten seconds.
   private func sayWaiting(for holder: String) {
     stderr.note(
-      "msglog: purge waits for a transaction older than it to end: \(TerminalText.escape(holder)) "
+      "msglog: purge waits for \(TerminalText.escape(holder)), older than the purge, to end "
         + "(about ten seconds at most)")
     try? stderr.flush()  // said now, while it waits
   }
