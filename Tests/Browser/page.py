@@ -1751,6 +1751,9 @@ def main():
         print("FAILED: %s" % failure)
         print(pages_as_they_are())
         return 1
+    except Exception:  # Selenium's, a script's: the traceback follows what the windows show
+        print(pages_as_they_are())
+        raise
     finally:
         run_cleanup()
     print("ok")

@@ -8,7 +8,7 @@
 //     node --test Tests/Page/*.test.mjs
 
 import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { describe, mock, test } from "node:test";
 import { Forgetting } from "../../Sources/MsglogServer/Page/Resources/forget.js";
 import { StreamModel } from "../../Sources/MsglogServer/Page/Resources/model.js";
 import { naming } from "../../Sources/MsglogServer/Page/Resources/outbox.js";
@@ -158,6 +158,31 @@ describe("forgetting", () => {
     await forgetting.learn(["S"]);
     await forgetting.learn(["A"]);
     assert.deepEqual(calls, [["S"], ["A", "S"]], "what failed goes again with the next");
+  });
+
+  test("storage that fails is asked again after 1, 2, 4, 8 and 16 waits, then only with the next erase", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    try {
+      const settle = async () => { for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r)); };
+      const model = holding("apple", "secret");
+      const asked = [];
+      let clock = 0;
+      const sync = { forget: async () => {} };
+      const idb = { forgetTexts: async (ids) => { asked.push([clock, ids]); throw new Error("busy"); } };
+      const forgetting = new Forgetting({ model, sync, idb, retryMs: 100 });
+      await forgetting.learn(["S"]);
+      for (let ms = 0; ms < 5000; ms += 10) {
+        clock += 10;
+        mock.timers.tick(10);
+        await settle();
+      }
+      assert.deepEqual(asked.map(([at]) => at), [0, 100, 300, 700, 1500, 3100], "one timer, doubling, five times");
+      assert.ok(asked.every(([, ids]) => ids.join() === "S"));
+      await forgetting.learn(["A"]);
+      assert.deepEqual(asked.at(-1)[1], ["A", "S"], "what failed goes with the next erase learned");
+    } finally {
+      mock.timers.reset();
+    }
   });
 
   test("storage that fails for a moment is asked again: an erased text does not stay readable under the old key", async () => {

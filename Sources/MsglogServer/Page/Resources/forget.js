@@ -16,9 +16,10 @@ export class Forgetting extends Events {
   /** Ids learned erased, not yet forgotten by the browser's storage. */
   #queued = new Set();
   #running = false;
-  /** Ids whose forgetting the storage failed, and how often in a row. */
+  /** Ids whose forgetting the storage failed, how often in a row, and the timer asking again. */
   #failed = new Set();
   #failures = 0;
+  #retry = null;
 
   /** `retryMs`: the first wait before the storage is asked again after a failure (doubling, a few times). */
   constructor({ model, sync, idb, retryMs = 1000 }) {
@@ -61,19 +62,28 @@ export class Forgetting extends Events {
           // readable under the old key, so it is asked again a few times,
           // and with the next erase learned.
           for (const id of ids) this.#failed.add(id);
-          this.#retryLater();
         }
       }
     } finally {
       this.#running = false;
     }
+    if (this.#failed.size > 0) this.#retryLater();
   }
 
-  /** Asks the storage again after 1, 2, 4, 8 and 16 times `retryMs`; after that, only with the next erase learned. */
+  /**
+   * Asks the storage again after 1, 2, 4, 8 and 16 times `retryMs` (one
+   * timer, however many runs failed); after that, only with the next erase
+   * learned.
+   */
   #retryLater() {
+    clearTimeout(this.#retry);
+    this.#retry = null;
     if (this.#failures >= 5) return;
     const wait = this.retryMs * 2 ** this.#failures;
     this.#failures += 1;
-    setTimeout(() => this.#run(), wait);
+    this.#retry = setTimeout(() => {
+      this.#retry = null;
+      this.#run();
+    }, wait);
   }
 }

@@ -20,6 +20,8 @@ export class KeptList extends Events {
    * ones), whose text the browser's files must then forget (`idb.forgetTexts`).
    */
   #fresh = false;
+  /** A list was kept without items the copy it replaced had, and forgetting their texts failed: asked again. */
+  #forgetOwed = false;
 
   constructor({ model, api, idb }) {
     super(["kept"]);
@@ -71,12 +73,18 @@ export class KeptList extends Events {
     // shows them from there until a list holding them is kept).
     try {
       const { gone } = await this.idb.keepList(record, { counting });
-      if (gone > 0) await this.idb.forgetTexts([]);
+      if (gone > 0) this.#forgetOwed = true;
     } catch {
       // Storage off, or failing for now: counted again at the next keep.
       this.#fresh ||= counting;
       return;
     }
     this.emit("kept");
+    // Owed until done: the next keep finds this list kept already and counts nothing gone.
+    if (!this.#forgetOwed) return;
+    try {
+      await this.idb.forgetTexts([]);
+      this.#forgetOwed = false;
+    } catch { /* asked again at the next keep */ }
   }
 }

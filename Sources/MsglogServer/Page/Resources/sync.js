@@ -19,8 +19,33 @@ import {
 
 /** The longest wait between two tries to push. */
 const MAX_BACKOFF_MS = 5000;
-/** How many failed pushes in a row, the browser's storage failing, before the page says so. */
+/** How many pushes in a row failed by the browser's storage before the page says so. */
 const STORAGE_FAILURES_SAID = 3;
+
+/** A failure of this browser's own storage (IndexedDB, its keys), told from the server's answers. */
+class StorageFailure extends Error {
+  constructor(cause) {
+    super(cause?.message ?? String(cause));
+    this.cause = cause;
+  }
+}
+
+/** `idb` whose every call that fails throws a StorageFailure, for the push (the calls are idb.js's, all async). */
+function asStorage(idb) {
+  return new Proxy(idb, {
+    get(target, name) {
+      const value = target[name];
+      if (typeof value !== "function") return value;
+      return async (...args) => {
+        try {
+          return await value.apply(target, args);
+        } catch (e) {
+          throw new StorageFailure(e);
+        }
+      };
+    },
+  });
+}
 
 /** A new id, as the server's ids (UUID v4). */
 export function newID() {
@@ -57,6 +82,8 @@ export class Sync extends Events {
   #pushing = false;
   #again = false;
   #failures = 0;
+  /** Pushes in a row that the browser's storage failed (said at the third). */
+  #storageFailures = 0;
   #timer = null;
 
   constructor({ model, api, idb, channel }) {
@@ -64,6 +91,8 @@ export class Sync extends Events {
     this.model = model;
     this.api = api;
     this.idb = idb;
+    /** The same, for the push: its failures are the storage's. */
+    this.storage = asStorage(idb);
     this.channel = channel;
   }
 
@@ -146,15 +175,16 @@ export class Sync extends Events {
           else await this.#drain();
         } while (this.#again);
         this.#failures = 0;
+        this.#storageFailures = 0;
       } catch (e) {
         this.#failures += 1;
         if (e.status === 401) return;  // the page asks for the token; it pushes once it has one
         // Not the network: say so (the changes stay kept, and are tried again).
         if (e.status >= 400 && e.status !== 404) this.emit("problem", "Your changes could not be sent: " + e.message + ".");
-        // No status: not the server but this browser's storage, failing
-        // (the changes kept cannot be read to send). Said once it has
-        // failed a few times running, as it goes on trying.
-        if (e.status === undefined && this.#failures === STORAGE_FAILURES_SAID) {
+        // This browser's storage failing (the changes kept cannot be read
+        // to send): said once it has failed a few pushes running, whatever
+        // the network did between, as it goes on trying.
+        if (e instanceof StorageFailure && ++this.#storageFailures === STORAGE_FAILURES_SAID) {
           this.emit("problem", "Your changes could not be sent: this browser's storage failed (" + (e?.message ?? e)
             + "). They stay kept, and are tried again.");
         }
@@ -184,13 +214,13 @@ export class Sync extends Events {
     this.#serverLog = log;
     if (!log) return { log: null };
     const name = "replica:" + log + (me ? ":" + me : "");
-    let replica = (await this.idb.meta(name)) || { name, replica: newID(), next: 1 };
+    let replica = (await this.storage.meta(name)) || { name, replica: newID(), next: 1 };
     if (!replica.secret) {
       // Kept before it is ever sent: the server keeps its hash at the first
       // push and refuses any push for this id without it (a replica id kept
       // from before secrets claims its id with its first push).
       replica = { ...replica, secret: newSecret() };
-      await this.idb.update({ meta: [replica] });
+      await this.storage.update({ meta: [replica] });
     }
     return { log, replica };
   }
@@ -207,7 +237,7 @@ export class Sync extends Events {
    * pushed). The ones made on another log stay, unsent, and are said.
    */
   async #drain() {
-    const idb = this.idb;
+    const idb = this.storage;
     this.#entries = await idb.entries();
     const me = this.api.owner();
     if (!this.#mine().some(unanswered)) return this.#show();
@@ -254,7 +284,7 @@ export class Sync extends Events {
    * and it is done.
    */
   async #firstWrite() {
-    const idb = this.idb;
+    const idb = this.storage;
     const entry = this.#mine().find((e) => unanswered(e) && madeFor(e, null));
     const change = entry.change;
     if (change.op !== "append" && change.op !== "insert") {
