@@ -24,13 +24,7 @@ public final class PostgresTransaction {
       ["SET application_name = '\(name)'", "SET statement_timeout = '30s'", "BEGIN"] + statements + ["SELECT 'held'"]
     input.fileHandleForWriting.write(Data(script.map { $0 + ";\n" }.joined().utf8))
     // Held once psql prints the last statement's answer (or gone: it failed).
-    var said = Data()
-    while !String(decoding: said, as: UTF8.self).contains("held") {
-      let chunk = output.fileHandleForReading.availableData
-      if chunk.isEmpty { break }
-      said += chunk
-    }
-    #expect(String(decoding: said, as: UTF8.self).contains("held"), "\(name)'s transaction did not begin")
+    #expect(readsUntil("held", from: output), "\(name)'s transaction did not begin")
   }
 
   /// Rolls the transaction back and waits for psql to go (again: nothing).

@@ -32,13 +32,7 @@ public final class WriterLock {
     process.standardError = FileHandle.nullDevice
     try process.run()
     // Held once it says so.
-    var said = Data()
-    while !String(decoding: said, as: UTF8.self).contains("held") {
-      let chunk = output.fileHandleForReading.availableData
-      if chunk.isEmpty { break }
-      said += chunk
-    }
-    #expect(String(decoding: said, as: UTF8.self).contains("held"), "the lock was not taken")
+    #expect(readsUntil("held", from: output), "the lock was not taken")
   }
 
   /// Lets go of the lock (again: nothing).
