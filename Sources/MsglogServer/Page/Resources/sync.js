@@ -185,7 +185,7 @@ export class Sync extends Events {
         // to send): said once it has failed a few pushes running, whatever
         // the network did between, as it goes on trying.
         if (e instanceof StorageFailure && ++this.#storageFailures === STORAGE_FAILURES_SAID) {
-          this.emit("problem", "Your changes could not be sent: this browser's storage failed (" + (e?.message ?? e)
+          this.emit("problem", "Your changes could not be sent: this browser's storage failed (" + e.message
             + "). They stay kept, and are tried again.");
         }
         this.#timer = setTimeout(() => this.push(), Math.min(MAX_BACKOFF_MS, 250 * 2 ** this.#failures));
