@@ -224,10 +224,16 @@ final class FollowCursor {
   }
 
   /// The log's head seq now (watching again first after the store was
-  /// away, as `nextBatch` does), as cheaply as the store reads it; a
+  /// away, as `nextBatch` does), as cheaply as the store reads it — not
+  /// at all when the watcher's wake announced it (`CommitWatcher`); a
   /// reconnection then resumes after it.
   func readHead() throws(MsglogError) -> UInt64 {
     try prepareToRead()
+    // What woke the wait may have told it already (this process's own commit).
+    if let announced = watcher?.takeAnnouncedHead() {
+      next = max(next, announced + 1)
+      return announced
+    }
     let head: UInt64
     do {
       head = try store.committedHead()

@@ -14,6 +14,8 @@ final class HeadPoller: CommitWatcher {
   /// The location as messages show it.
   let shown: String
   private var lastHead: UInt64
+  /// The head the last drain read, when it moved (see `takeAnnouncedHead`).
+  private var announced: UInt64?
   private(set) var pollInterval: Int32 = HeadPoller.quickest
 
   static let quickest: Int32 = 5
@@ -36,8 +38,15 @@ final class HeadPoller: CommitWatcher {
       return false
     }
     lastHead = now
+    announced = now
     pollInterval = Self.quickest
     return true
+  }
+
+  /// The head the poll just read: a follower of the head need not read it again.
+  func takeAnnouncedHead() -> UInt64? {
+    defer { announced = nil }
+    return announced
   }
 
   private func head() throws -> UInt64 {

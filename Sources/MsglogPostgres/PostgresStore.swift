@@ -27,6 +27,9 @@ package final class PostgresStore: FollowableStore {
   package let shown: String
   /// Connections at rest (see `giveBack`): never one in a transaction.
   private let idle = Mutex<[Connection]>([])
+  /// The sessions of this store's connections, whose notifications are
+  /// this process's own commits (`NotificationWatcher`).
+  let sessions = OwnSessions()
   /// What this process's writes leave for its next one: what is known,
   /// and how a write that opens with a round trip locks.
   let nextWrite = Mutex(NextWrite())
@@ -176,7 +179,7 @@ package final class PostgresStore: FollowableStore {
       if try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
         return try HeadPoller(conninfo: conninfo, shown: shown)
       }
-      return try NotificationWatcher(conninfo: conninfo, shown: shown)
+      return try NotificationWatcher(conninfo: conninfo, shown: shown, own: sessions)
     }
   }
 
@@ -190,7 +193,7 @@ package final class PostgresStore: FollowableStore {
       if try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
         return IntervalWatcher(milliseconds: 100)
       }
-      return try NotificationWatcher(conninfo: conninfo, shown: shown)
+      return try NotificationWatcher(conninfo: conninfo, shown: shown, own: sessions)
     }
   }
 
@@ -204,7 +207,7 @@ package final class PostgresStore: FollowableStore {
       if !connection.hasGoneStale { return (connection, true) }
     }
     do {
-      return (try Connection(conninfo), false)
+      return (try Connection(conninfo, among: sessions), false)
     } catch {
       throw MsglogError.cannotConnect(location: shown, reason: error.message)
     }

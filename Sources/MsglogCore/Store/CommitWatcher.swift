@@ -15,10 +15,15 @@ package protocol CommitWatcher: AnyObject {
   /// Consumes what woke the descriptor (or ended the interval); false when
   /// the log has surely not grown, so that a follower need not read it.
   func drain() throws -> Bool
+  /// The head the last `drain()` learned and can vouch for (a commit of
+  /// this very process announced it, or the watcher read it from the
+  /// store), taken once; nil when a follower of the head must read it.
+  func takeAnnouncedHead() -> UInt64?
 }
 
 extension CommitWatcher {
   package var pollInterval: Int32 { -1 }
+  package func takeAnnouncedHead() -> UInt64? { nil }
 }
 
 /// A store whose commits can be watched.
