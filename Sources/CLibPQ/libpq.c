@@ -13,7 +13,7 @@
 
 // Each function: a pointer of the header's own type, and a forwarder.
 #define MSGLOG_PQ_FUNCTIONS(X) \
-  X(PQconnectStart) X(PQconnectPoll) X(PQconninfo) X(PQconninfoParse) X(PQconninfoFree) X(PQfinish) X(PQstatus) X(PQerrorMessage) X(PQsocket) X(PQbackendPID) X(PQsetNoticeProcessor) \
+  X(PQconnectStart) X(PQconnectPoll) X(PQconninfo) X(PQconninfoParse) X(PQconninfoFree) X(PQfinish) X(PQstatus) X(PQerrorMessage) X(PQsocket) X(PQsetNoticeProcessor) \
   X(PQexecParams) X(PQprepare) X(PQexecPrepared) X(PQsendQueryParams) X(PQsendPrepare) \
   X(PQsendQueryPrepared) X(PQgetResult) X(PQenterPipelineMode) X(PQexitPipelineMode) \
   X(PQpipelineStatus) X(PQtransactionStatus) \
@@ -60,7 +60,6 @@ void PQfinish(PGconn *conn) { p_PQfinish(conn); }
 ConnStatusType PQstatus(const PGconn *conn) { return p_PQstatus(conn); }
 char *PQerrorMessage(const PGconn *conn) { return p_PQerrorMessage(conn); }
 int PQsocket(const PGconn *conn) { return p_PQsocket(conn); }
-int PQbackendPID(const PGconn *conn) { return p_PQbackendPID(conn); }
 PQnoticeProcessor PQsetNoticeProcessor(PGconn *conn, PQnoticeProcessor proc, void *arg) {
   return p_PQsetNoticeProcessor(conn, proc, arg);
 }

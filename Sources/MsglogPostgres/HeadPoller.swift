@@ -43,7 +43,9 @@ final class HeadPoller: CommitWatcher {
     return true
   }
 
-  /// The head the poll just read: a follower of the head need not read it again.
+  /// The head the poll just read: a follower of the head need not read it
+  /// again (the same statement as `PostgresStore.committedHead`, on a
+  /// server whose schema was there when this poller was made).
   func takeAnnouncedHead() -> UInt64? {
     defer { announced = nil }
     return announced

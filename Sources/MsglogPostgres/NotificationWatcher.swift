@@ -2,20 +2,28 @@ import MsglogCore
 
 /// Wakes a follower when any client commits: a connection of its own that
 /// `LISTEN`s on msglog's channel; its socket becomes readable on a notification.
+///
+/// A notification carries the head its commit left
+/// (`PostgresSchema.notifyAfterCommit`), but anyone who may connect can
+/// `NOTIFY` on the channel, with any words. A head is taken from one only
+/// when this process has itself committed a head at least as high
+/// (`committedHere`): it is then durable, whoever sent it, and a follower
+/// of the head (`serve`'s commit hub) need not read it — a statement each
+/// commit of its own saves. A higher one (another process's commit, or a
+/// lie) or one that is not a seq only says "look", and the head is read.
 final class NotificationWatcher: CommitWatcher {
   let connection: Connection
   /// The location as messages show it.
   let shown: String
-  /// The sessions whose notifications are this process's own commits.
-  private let own: OwnSessions
-  /// The head the last drain's notifications announced, when all were this
-  /// process's own (see `takeAnnouncedHead`).
+  /// The highest head this process's own commits left, durable.
+  private let committedHere: @Sendable () -> UInt64
+  /// What the last drain's notifications announced (`takeAnnouncedHead`).
   private var announced: UInt64?
 
-  init(conninfo: String, shown: String, own: OwnSessions) throws {
+  init(conninfo: String, shown: String, committedHere: @escaping @Sendable () -> UInt64) throws {
     connection = try Connection(conninfo)
     self.shown = shown
-    self.own = own
+    self.committedHere = committedHere
     try connection.execute(PostgresSchema.listen.sql)
   }
 
@@ -24,33 +32,30 @@ final class NotificationWatcher: CommitWatcher {
   /// A notification says a commit happened; a wake without one (a notice)
   /// says nothing, and a connection the server closed is lost.
   func drain() throws -> Bool {
-    let received: [Connection.Notification]
+    let payloads: [String]
     do {
-      received = try connection.notifications()
+      payloads = try connection.notifications()
     } catch {
       throw MsglogError.connectionLost(location: shown, reason: error.message)
     }
-    announced = Self.ownHead(received, own)
-    return !received.isEmpty
+    announced = payloads.isEmpty ? nil : Self.announcedHead(of: payloads, upTo: committedHere())
+    return !payloads.isEmpty
   }
 
-  /// A server whose only writer is this process (`serve`) hears its own
-  /// commits here: their head is taken as announced, and a follower of the
-  /// head (the server's commit hub) reads nothing — a statement a commit
-  /// saved. Any notification of another session (another process's
-  /// commit, or anyone's `NOTIFY`, which any role that may connect can
-  /// send) leaves the head to be read.
+  /// The head the last drain's notifications announced, when it can be
+  /// taken (see the type); nil otherwise. Taken once.
   func takeAnnouncedHead() -> UInt64? {
     defer { announced = nil }
     return announced
   }
 
-  /// The highest head of `received`, if every one of them is a commit of
-  /// `own`'s sessions; nil otherwise, or for none.
-  static func ownHead(_ received: [Connection.Notification], _ own: OwnSessions) -> UInt64? {
+  /// The highest head `payloads` announce, if every one is a seq written
+  /// as msglog writes it (digits, no sign, no leading zero) no higher than
+  /// `limit`; nil otherwise, or for none.
+  static func announcedHead(of payloads: [String], upTo limit: UInt64) -> UInt64? {
     var head: UInt64? = nil
-    for notification in received {
-      guard own.contains(notification.sender), let seq = UInt64(notification.payload) else { return nil }
+    for payload in payloads {
+      guard let seq = UInt64(payload), String(seq) == payload, seq <= limit else { return nil }
       head = max(head ?? 0, seq)
     }
     return head

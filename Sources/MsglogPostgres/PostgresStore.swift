@@ -27,9 +27,10 @@ package final class PostgresStore: FollowableStore {
   package let shown: String
   /// Connections at rest (see `giveBack`): never one in a transaction.
   private let idle = Mutex<[Connection]>([])
-  /// The sessions of this store's connections, whose notifications are
-  /// this process's own commits (`NotificationWatcher`).
-  let sessions = OwnSessions()
+  /// The highest head a commit of this process left, once durable: a head
+  /// a notification announces at most this high is one this process has
+  /// itself committed (`NotificationWatcher`).
+  let committedHere = Mutex<UInt64>(0)
   /// What this process's writes leave for its next one: what is known,
   /// and how a write that opens with a round trip locks.
   let nextWrite = Mutex(NextWrite())
@@ -179,7 +180,7 @@ package final class PostgresStore: FollowableStore {
       if try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
         return try HeadPoller(conninfo: conninfo, shown: shown)
       }
-      return try NotificationWatcher(conninfo: conninfo, shown: shown, own: sessions)
+      return try NotificationWatcher(conninfo: conninfo, shown: shown, committedHere: { self.committedHere.withLock { $0 } })
     }
   }
 
@@ -193,7 +194,7 @@ package final class PostgresStore: FollowableStore {
       if try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
         return IntervalWatcher(milliseconds: 100)
       }
-      return try NotificationWatcher(conninfo: conninfo, shown: shown, own: sessions)
+      return try NotificationWatcher(conninfo: conninfo, shown: shown, committedHere: { self.committedHere.withLock { $0 } })
     }
   }
 
@@ -207,7 +208,7 @@ package final class PostgresStore: FollowableStore {
       if !connection.hasGoneStale { return (connection, true) }
     }
     do {
-      return (try Connection(conninfo, among: sessions), false)
+      return (try Connection(conninfo), false)
     } catch {
       throw MsglogError.cannotConnect(location: shown, reason: error.message)
     }

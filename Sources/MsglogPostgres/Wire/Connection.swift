@@ -20,7 +20,7 @@ final class Connection: @unchecked Sendable {
   /// Connects with libpq's connection string or URI; libpq's environment
   /// variables (PGHOST, PGUSER, PGPASSWORD, PGSERVICE, PGSSLMODE, …) fill in
   /// what it leaves out.
-  init(_ conninfo: String, among sessions: OwnSessions? = nil) throws(PostgresError) {
+  init(_ conninfo: String) throws(PostgresError) {
     try LibPQ.load()
     guard let handle = PQconnectStart(conninfo) else {
       throw PostgresError(sqlState: nil, message: "out of memory")
@@ -34,20 +34,9 @@ final class Connection: @unchecked Sendable {
       throw PostgresError(sqlState: nil, message: failure)
     }
     self.handle = handle
-    self.sessions = sessions
-    backendPID = PQbackendPID(handle)
-    sessions?.insert(backendPID)
   }
 
-  deinit {
-    sessions?.remove(backendPID)
-    PQfinish(handle)
-  }
-
-  /// The server's process serving this session.
-  let backendPID: Int32
-  /// Where this session is counted as one of its store's own, while it lives.
-  private let sessions: OwnSessions?
+  deinit { PQfinish(handle) }
 
   /// Drives a connection started with PQconnectStart to the end, waiting
   /// on its socket as libpq asks. libpq leaves `connect_timeout` to the
@@ -291,23 +280,16 @@ final class Connection: @unchecked Sendable {
     return rows
   }
 
-  /// A notification: who sent it (the sending session's backend process)
-  /// and what it says.
-  struct Notification {
-    var sender: Int32
-    var payload: String
-  }
-
   /// Notifications received on channels this connection listens to; reads
   /// what the socket holds without blocking.
-  func notifications() throws(PostgresError) -> [Notification] {
+  func notifications() throws(PostgresError) -> [String] {
     guard PQconsumeInput(handle) == 1 else { throw error(of: nil) }
-    var received: [Notification] = []
+    var payloads: [String] = []
     while let notify = PQnotifies(handle) {
-      received.append(Notification(sender: notify.pointee.be_pid, payload: String(cString: notify.pointee.extra)))
+      payloads.append(String(cString: notify.pointee.extra))
       PQfreemem(notify)
     }
-    return received
+    return payloads
   }
 
   private func check(_ result: OpaquePointer?) throws(PostgresError) -> Rows {

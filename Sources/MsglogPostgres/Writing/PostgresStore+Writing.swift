@@ -216,6 +216,8 @@ extension PostgresStore {
       if keptEarly != nil { keep(nil) }
       throw error
     }
+    // Durable: a notification announcing this head (or a lower one) can be taken at its word.
+    if let head = access.state.head { committedHere.withLock { $0 = max($0, head) } }
     noteLogID(of: access)
     noteUpgrades(of: access)
     if let keptEarly {
