@@ -74,19 +74,28 @@ package enum DatabaseFiles {
   }
 
   /// Checks that `data.mdb` starts with LMDB's meta pages and is as long as they say.
-  static func checkDataFile(_ file: String, shown: String) throws {
+  ///
+  /// Other processes may be writing to it meanwhile: the file's size is
+  /// taken after the meta pages are read. A writer grows the file before it
+  /// writes the meta page that names the new pages, and nothing shrinks
+  /// it, so a size taken later covers every page a meta read earlier
+  /// names. Taken first, a commit in between made a healthy file look cut
+  /// short (a CI run of four writers at once had one refused).
+  /// `midway` runs between the two looks (tests: a writer commits there).
+  static func checkDataFile(_ file: String, shown: String, midway: () -> Void = {}) throws {
     let fd = open(file, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw MsglogError.cannotRead(location: shown + "/data.mdb", reason: systemMessage(errno)) }
     defer { close(fd) }
-    var info = stat()
-    guard fstat(fd, &info) == 0 else {
-      throw MsglogError.cannotRead(location: shown + "/data.mdb", reason: systemMessage(errno))
+    func size() throws -> Int {
+      var info = stat()
+      guard fstat(fd, &info) == 0 else {
+        throw MsglogError.cannotRead(location: shown + "/data.mdb", reason: systemMessage(errno))
+      }
+      return Int(info.st_size)
     }
-    let size = Int(info.st_size)
     func notLMDB(_ why: String) -> MsglogError {
       MsglogError.notAMsglogDatabase(location: shown, reason: "its data.mdb \(why)")
     }
-    guard size > 0 else { throw notLMDB("is empty") }
     /// The page size, the two core databases' root pages (free pages and
     /// the main database: `UInt64.max` when empty) and the transaction id.
     func meta(at offset: Int) throws -> (pageSize: Int, roots: [UInt64], txnid: UInt64)? {
@@ -108,15 +117,17 @@ package enum DatabaseFiles {
       }
     }
     guard let first = try meta(at: 0) else {
+      let size = try size()
+      guard size > 0 else { throw notLMDB("is empty") }
       throw notLMDB(size < 4096 ? "is truncated (\(size) bytes)" : "is not an LMDB file")
     }
     let pageSize = first.pageSize
     guard pageSize >= 512, pageSize <= 1 << 16, pageSize & (pageSize - 1) == 0 else {
       throw notLMDB("has an impossible page size (\(pageSize))")
     }
-    guard size >= 2 * pageSize, let second = try meta(at: pageSize) else {
-      throw notLMDB("is truncated (\(size) bytes)")
-    }
+    guard let second = try meta(at: pageSize) else { throw notLMDB("is truncated (\(try size()) bytes)") }
+    midway()
+    let size = try size()
     // The newer meta page names the roots every read starts from; LMDB
     // writes them (and syncs) before the meta page, so even with a writer
     // at work they lie inside the file — unless it was cut short. (The

@@ -36,17 +36,21 @@ import Testing
       s.start(["log", "--follow", "--all", "--json", "--from", "1", "--limit", String(total)]),
       s.start(["log", "-f", "--all", "--from=1", "--limit", String(total)]),
     ]
+    // Said after they are done, in the test's own context: an issue
+    // recorded on another queue belongs to no test.
+    let failures = Mutex<[String]>([])
     let group = DispatchGroup()
     for w in 0..<4 {
       DispatchQueue.global().async(group: group) {
         for i in 0..<perWriter {
           let stream = i % 2 == 0 ? "main" : "w\(w)"
           let r = s.run(["append", "--stream", stream, "writer \(w) message \(i)"])
-          if r.code != 0 { Issue.record("writer \(w): \(r)") }
+          if r.code != 0 { failures.withLock { $0.append("writer \(w): \(r)") } }
         }
       }
     }
     group.wait()
+    #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
     for (n, follower) in followers.enumerated() {
       let r = follower.finish()
       #expect(r.code == 0 && r.stderr.isEmpty, "follower \(n): \(r.code) \(r.stderr)")
