@@ -51,15 +51,9 @@ import Testing
     }
     group.wait()
     #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
-    // A follower short of its events would wait for them for ever: it gets
-    // a minute (SIGTERM then ends it, and the seqs below say what it missed).
-    let deadline = Date().addingTimeInterval(60)
-    for follower in followers {
-      while follower.process.isRunning, Date() < deadline { usleep(10_000) }
-      if follower.process.isRunning { kill(follower.process.processIdentifier, SIGTERM) }
-    }
     for (n, follower) in followers.enumerated() {
-      let r = follower.finish()
+      // Short of its events, it would wait for them for ever.
+      let r = follower.finish(endingAfter: 60)
       #expect(r.code == 0 && r.stderr.isEmpty, "follower \(n): \(r.code) \(r.stderr)")
       let seqs = r.lines.map { line -> Int in
         if n < 2 { return json(line)["seq"] as? Int ?? -1 }

@@ -56,9 +56,7 @@ import Testing
     }
     for (n, follower) in followers.enumerated() {
       // A watchdog only: a follower that never ends must not hang the suite.
-      for _ in 0..<2400 where follower.process.isRunning { usleep(25_000) }
-      if follower.process.isRunning { kill(follower.process.processIdentifier, SIGTERM) }
-      let r = follower.finish()
+      let r = follower.finish(endingAfter: 60)
       #expect(r.code == 0 && r.stderr.isEmpty, "follower \(n): \(r.code) \(r.stderr)")
       let seqs = r.lines.map { json($0)["seq"] as? Int ?? -1 }
       #expect(seqs == Array(1...total), "follower \(n) printed \(seqs.count) events of \(total)")

@@ -162,6 +162,17 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
       }
     }
 
+    /// `finish()`, for a child that ends by itself (a follower with
+    /// `--limit`): one still running after `seconds` is ended with SIGTERM
+    /// first, so that a test whose writes went missing fails and says what
+    /// the child printed, instead of waiting for ever.
+    public func finish(endingAfter seconds: Double) -> Run {
+      let deadline = Date().addingTimeInterval(seconds)
+      while process.isRunning, Date() < deadline { usleep(10_000) }
+      if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+      return finish()
+    }
+
     public func finish() -> Run {
       process.waitUntilExit()
       let out = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? ""
