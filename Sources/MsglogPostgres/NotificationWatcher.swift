@@ -38,7 +38,7 @@ final class NotificationWatcher: CommitWatcher {
     } catch {
       throw MsglogError.connectionLost(location: shown, reason: error.message)
     }
-    announced = payloads.isEmpty ? nil : Self.announcedHead(of: payloads, upTo: committedHere())
+    announced = Self.announcedHead(of: payloads, upTo: committedHere())
     return !payloads.isEmpty
   }
 

@@ -180,8 +180,13 @@ package final class PostgresStore: FollowableStore {
       if try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
         return try HeadPoller(conninfo: conninfo, shown: shown)
       }
-      return try NotificationWatcher(conninfo: conninfo, shown: shown, committedHere: { self.committedHere.withLock { $0 } })
+      return try notificationWatcher()
     }
+  }
+
+  /// A `LISTEN`ing watcher that takes a head this process committed at its word.
+  private func notificationWatcher() throws -> NotificationWatcher {
+    try NotificationWatcher(conninfo: conninfo, shown: shown, committedHere: { self.committedHere.withLock { $0 } })
   }
 
   /// Wakes when the schema may have been made: the first write's commit
@@ -194,7 +199,7 @@ package final class PostgresStore: FollowableStore {
       if try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
         return IntervalWatcher(milliseconds: 100)
       }
-      return try NotificationWatcher(conninfo: conninfo, shown: shown, committedHere: { self.committedHere.withLock { $0 } })
+      return try notificationWatcher()
     }
   }
 

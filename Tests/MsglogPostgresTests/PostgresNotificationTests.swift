@@ -16,10 +16,8 @@ import Testing
 /// `serve`'s commit hub saves a statement a commit. Anyone who may connect
 /// can `NOTIFY` on msglog's channel, so anything else only says "look".
 @Suite(.serialized) struct PostgresNotificationTests {
-  static func database(of s: Sandbox) -> String { String(s.db.split(separator: "/").last!) }
-
   static func notify(_ payload: String, _ s: Sandbox) {
-    #expect(PostgresCluster.psql("NOTIFY msglog, '\(payload)'", database: database(of: s)).code == 0)
+    #expect(PostgresCluster.psql("NOTIFY msglog, '\(payload)'", database: s.databaseName!).code == 0)
   }
 
   /// A watcher of `log`'s own store, as `serve`'s commit hub has.

@@ -17,7 +17,7 @@ import Testing
     try PostgresTransaction(url: s.db, name: "head-row-lock", ["SELECT seq FROM msglog.head WHERE id = 1 FOR UPDATE"])
   }
 
-  static func name(of s: Sandbox) -> String { String(s.db.split(separator: "/").last!) }
+  static func name(of s: Sandbox) -> String { s.databaseName! }
 
   /// The role waits at most 300 ms for a lock (`ALTER ROLE … SET
   /// lock_timeout`); a write while psql holds the head row fails in the

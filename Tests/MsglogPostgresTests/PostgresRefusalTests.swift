@@ -30,7 +30,7 @@ import Testing
     "hint: if this role is to have it, the owner of schema msglog grants it with \(grants) " + guide
   }
 
-  static func name(of s: Sandbox) -> String { String(s.db.split(separator: "/").last!) }
+  static func name(of s: Sandbox) -> String { s.databaseName! }
 
   /// serve's status for a read and a write, with what it printed.
   static func served(_ s: Sandbox, _ url: String) -> (read: ServedLog.Reply, write: ServedLog.Reply) {

@@ -6,7 +6,7 @@ import Testing
 /// do not grow with the number of ids or tree nodes), and rows that
 /// nothing refers to found by counting.
 @Suite struct PostgresVerifyTests {
-  static func name(of s: Sandbox) -> String { String(s.db.split(separator: "/").last!) }
+  static func name(of s: Sandbox) -> String { s.databaseName! }
 
   /// `verify` of 20,000 events (about 12,000 ids, trees of several levels)
   /// sends a few hundred messages to the server, not one per id (counted
