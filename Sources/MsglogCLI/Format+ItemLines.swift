@@ -15,22 +15,28 @@ extension Format {
   /// instructions here.
   final class ItemLineWriter {
     /// Digits of the widest index, to right-align the others.
-    let width: Int
+    private(set) var width = 1
     let colour: Bool
     private var scratch: [UInt8] = []
     private var line: UnsafeMutablePointer<UInt8>
     private var capacity = 256
 
     init(count: Int, colour: Bool) {
+      self.colour = colour
+      line = .allocate(capacity: capacity)
+      align(count: count)
+    }
+
+    /// Aligns the indexes of a list of `count` items (known once its
+    /// header is read).
+    func align(count: Int) {
       var digits = 1
       var rest = max(count - 1, 0)
       while rest >= 10 {
         digits += 1
         rest /= 10
       }
-      self.width = digits
-      self.colour = colour
-      line = .allocate(capacity: capacity)
+      width = digits
     }
 
     deinit { line.deallocate() }
@@ -66,20 +72,24 @@ extension Format {
       try out.write(bytes: scratch)
     }
 
-    /// The same line for an item lent as bytes: a plain one written in
-    /// place in the output's buffer, straight from the record's bytes; one
-    /// that needs escaping through `write(_:Item…)`.
+    /// The same line for an item lent as bytes, written in place in the
+    /// output's buffer straight from the record's bytes (escaped there when
+    /// it needs it); a coloured or erased one through `write(_:Item…)`.
     func write(_ item: ItemBytes, index: Int, to out: BufferedOutput) throws(OutputError) {
-      if !colour, item.erased == nil {
-        let text = item.text.assumingMemoryBound(to: UInt8.self)
-        let sender = item.sender?.assumingMemoryBound(to: UInt8.self)
-        if TerminalText.isPlain(text), sender.map(TerminalText.isPlain) ?? true {
-          let size = max(width, 20) + 14 + (sender?.count ?? 1) + text.count + 1
-          try out.writing(upTo: size) { line in plainLine(item.id, index: index, sender: sender, text: text, at: line) }
-          return
+      guard !colour, item.erased == nil else { return try write(item.item, index: index, to: out) }
+      let text = item.text.assumingMemoryBound(to: UInt8.self)
+      let sender = item.sender?.assumingMemoryBound(to: UInt8.self)
+      if TerminalText.isPlain(text), sender.map(TerminalText.isPlain) ?? true {
+        let size = max(width, 20) + 14 + (sender?.count ?? 1) + text.count + 1
+        try out.writing(upTo: size) { line in
+          plainLine(item.id, index: index, sender: sender, text: text, escaping: false, at: line)
+        }
+      } else {
+        let size = max(width, 20) + 14 + TerminalText.escapedCapacity((sender?.count ?? 1) + text.count) + 1
+        try out.writing(upTo: size) { line in
+          plainLine(item.id, index: index, sender: sender, text: text, escaping: true, at: line)
         }
       }
-      try write(item.item, index: index, to: out)
     }
 
     /// The line of an item whose text and sender are printed as they are,
@@ -94,15 +104,16 @@ extension Format {
         capacity = max(size, capacity * 2)
         line = .allocate(capacity: capacity)
       }
-      return plainLine(id, index: index, sender: sender, text: text, at: line)
+      return plainLine(id, index: index, sender: sender, text: text, escaping: false, at: line)
     }
 
     /// Writes the line at `line` (room for the index's digits or 20, 14,
-    /// the sender, the text and a newline); returns its length.
+    /// the sender, the text and a newline, the last three escaped when
+    /// `escaping`); returns its length.
     @inline(__always)
     private func plainLine(
       _ id: ItemID, index: Int, sender: UnsafeBufferPointer<UInt8>?, text: UnsafeBufferPointer<UInt8>,
-      at line: UnsafeMutablePointer<UInt8>
+      escaping: Bool, at line: UnsafeMutablePointer<UInt8>
     ) -> Int {
       let digits = Self.digits(index)
       var p = line
@@ -119,7 +130,7 @@ extension Format {
       p[11] = UInt8(ascii: " ")
       p += 12
       if let sender {
-        Self.copy(sender, to: &p)
+        if escaping { TerminalText.writeEscaped(sender, to: &p) } else { Self.copy(sender, to: &p) }
       } else {
         p.pointee = UInt8(ascii: "-")
         p += 1
@@ -127,7 +138,7 @@ extension Format {
       p[0] = UInt8(ascii: " ")
       p[1] = UInt8(ascii: " ")
       p += 2
-      Self.copy(text, to: &p)
+      if escaping { TerminalText.writeEscaped(text, to: &p) } else { Self.copy(text, to: &p) }
       p.pointee = UInt8(ascii: "\n")
       p += 1
       return p - line

@@ -66,11 +66,33 @@ import Testing
     var short: [UInt8] = [0x2A]
     id.appendShort(to: &short)
     #expect(short == [0x2A] + Array("00112233".utf8))
+    #expect(written(id) == text)
     for bad in [
       "00112233-4455-6677-8899-aabbccddeef", "00112233-4455-6677-8899-aabbccddeeffa", "00112233x4455-6677-8899-aabbccddeeff",
       "0011223g-4455-6677-8899-aabbccddeeff", "",
     ] {
       #expect(ItemID(canonical: bad) == nil, "\(bad)")
+    }
+  }
+
+  /// `writeText`'s 36 bytes (unrolled, as `--json` writes them).
+  func written(_ id: ItemID) -> String {
+    String(unsafeUninitializedCapacity: 36) { buffer in
+      id.writeText(into: buffer.baseAddress!)
+      return 36
+    }
+  }
+
+  /// `writeText` writes `text` (a loop over the bytes) for every byte
+  /// value at every place.
+  @Test func writeTextIsTheTextForEveryByteAtEveryPlace() {
+    for place in 0..<16 {
+      for value in UInt8.min...UInt8.max {
+        var bytes = [UInt8](repeating: UInt8(place * 17 & 0xFF), count: 16)
+        bytes[place] = value
+        let id = bytes.withUnsafeBytes { ItemID(bytes: $0) }
+        #expect(written(id) == id.text, "\(value) at \(place)")
+      }
     }
   }
 

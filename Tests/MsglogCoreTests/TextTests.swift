@@ -122,14 +122,38 @@ import Testing
 
 /// `isPlain` reads from UTF-8 bytes what `escape` decides by scalars: the
 /// two agree on every scalar of the first three planes' edges, alone and
-/// between others, and `appendEscaped` gives `escape`'s bytes.
+/// between others, and `appendEscaped` and `writeEscaped` give `escape`'s
+/// bytes, within `escapedCapacity`.
 @Suite struct PlainTextTests {
   static func agree(_ text: String) -> Bool {
     var copy = text
     let plain = copy.withUTF8 { TerminalText.isPlain($0) }
     var bytes: [UInt8] = []
     TerminalText.appendEscaped(text, to: &bytes)
-    return plain == (TerminalText.escape(text) == text) && bytes == Array(TerminalText.escape(text).utf8)
+    let escaped = Array(TerminalText.escape(text).utf8)
+    return plain == (TerminalText.escape(text) == text) && bytes == escaped && written(text) == escaped
+  }
+
+  /// `writeEscaped`'s bytes, into room of exactly `escapedCapacity` (a
+  /// guard byte after it must stay as it was).
+  static func written(_ text: String) -> [UInt8]? {
+    var copy = text
+    return copy.withUTF8 { utf8 -> [UInt8]? in
+      let room = TerminalText.escapedCapacity(utf8.count)
+      let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: room + 1)
+      defer { buffer.deallocate() }
+      buffer[room] = 0xA5
+      var p = buffer
+      TerminalText.writeEscaped(utf8, to: &p)
+      guard p - buffer <= room, buffer[room] == 0xA5 else { return nil }
+      return Array(UnsafeBufferPointer(start: buffer, count: p - buffer))
+    }
+  }
+
+  @Test func writeEscapedNeedsAllItsRoomForTheWidestEscapes() {
+    #expect(Self.written("\u{1F}") == Array("\\x1f".utf8))
+    #expect(Self.written("\u{85}") == Array("\\u{0085}".utf8))
+    #expect(Self.written("a\\\n\u{2066}") == Array("a\\\\\\n\\u{2066}".utf8))
   }
 
   @Test func isPlainAgreesWithEscapeOnEveryScalarOfTheEdges() {

@@ -27,23 +27,36 @@ extension Invocation {
       Void
   ) throws {
     let json = json
-    let colour = colour
+    // Constants the item closure borrows: a `var` or `self.stdout` there
+    // costs a retain and a release for every item.
+    let out = stdout
+    let lines = Format.ItemLineWriter(count: 0, colour: colour)
     try read { snapshot in
-      var lines = Format.ItemLineWriter(count: 0, colour: colour)
       // Declared in the read: a read that runs again starts the document afresh.
       var writer = JSONWriter()
       try items(
         snapshot,
         { header, count in
-          lines = Format.ItemLineWriter(count: count, colour: colour)
-          if json { writer.snapshotHead(header, count: count) }
+          lines.align(count: count)
+          if json {
+            writer.snapshotHead(header, count: count)
+            try out.write(json: &writer)
+          }
         }
       ) { index, item in
         if json {
-          writer.item(item, index: index)
-          try stdout.write(json: &writer)
+          // Straight into the output's buffer, with the comma the writer
+          // would put between items: it holds the document's head and tail.
+          try out.writing(upTo: 1 + JSONWriter.capacity(of: item)) { start in
+            var p = start
+            if index > 0 {
+              p.pointee = UInt8(ascii: ",")
+              p += 1
+            }
+            return p - start + JSONWriter.write(item, index: index, at: p)
+          }
         } else {
-          try lines.write(item, index: index, to: stdout)
+          try lines.write(item, index: index, to: out)
         }
       }
       if json {

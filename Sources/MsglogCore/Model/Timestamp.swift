@@ -20,49 +20,22 @@ public struct Timestamp: Hashable, Comparable, Sendable {
 
   /// The same, appended to `out` as bytes (JSON output's path).
   package func writeRFC3339(to out: inout [UInt8]) {
-    let ms = milliseconds
-    var days = ms / 86_400_000
-    var rest = ms % 86_400_000
-    if rest < 0 {
-      rest += 86_400_000
-      days -= 1
+    // `YYYY-MM-DDTHH:MM:SS.mmmZ`, 24 bytes made on the stack and appended
+    // at once: `--json list` writes one per item, and a byte at a time
+    // into the array was most of the cost of an item. Three words rather
+    // than an `InlineArray<24, UInt8>`, whose initializer the optimizer
+    // may leave out of line (a call per item).
+    var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+    let laidOut = withUnsafeMutableBytes(of: &text) { b in
+      var p = b.baseAddress!.assumingMemoryBound(to: UInt8.self)
+      guard writeRFC3339(at: &p) else { return false }
+      out.append(contentsOf: b)
+      return true
     }
+    if laidOut { return }
+    // A year outside 0…9999: as many digits as it has.
+    let (days, rest) = daysAndRest
     let (y, m, d) = Timestamp.civil(fromDays: days)
-    if y >= 0 && y <= 9999 {
-      // `YYYY-MM-DDTHH:MM:SS.mmmZ`, 24 bytes made on the stack and appended
-      // at once: `--json list` writes one per item, and a byte at a time
-      // into the array was most of the cost of an item. Three words rather
-      // than an `InlineArray<24, UInt8>`, whose initializer the optimizer
-      // may leave out of line (a call per item).
-      var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
-      withUnsafeMutableBytes(of: &text) { b in
-        func put(_ value: Int64, at start: Int, _ width: Int) {
-          var v = value
-          var i = start + width
-          while i > start {
-            i -= 1
-            b[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
-            v /= 10
-          }
-        }
-        put(Int64(y), at: 0, 4)
-        b[4] = UInt8(ascii: "-")
-        put(Int64(m), at: 5, 2)
-        b[7] = UInt8(ascii: "-")
-        put(Int64(d), at: 8, 2)
-        b[10] = UInt8(ascii: "T")
-        put(rest / 3_600_000, at: 11, 2)
-        b[13] = UInt8(ascii: ":")
-        put(rest / 60_000 % 60, at: 14, 2)
-        b[16] = UInt8(ascii: ":")
-        put(rest / 1000 % 60, at: 17, 2)
-        b[19] = UInt8(ascii: ".")
-        put(rest % 1000, at: 20, 3)
-        b[23] = UInt8(ascii: "Z")
-        out.append(contentsOf: b)
-      }
-      return
-    }
     func digits(_ value: Int64, _ width: Int) {
       var divisor: Int64 = 1
       for _ in 1..<width { divisor *= 10 }
@@ -71,7 +44,7 @@ public struct Timestamp: Hashable, Comparable, Sendable {
         divisor /= 10
       }
     }
-    if y >= 0 && y <= 9999 { digits(Int64(y), 4) } else { out.append(contentsOf: String(y).utf8) }
+    out.append(contentsOf: String(y).utf8)
     out.append(UInt8(ascii: "-"))
     digits(Int64(m), 2)
     out.append(UInt8(ascii: "-"))
@@ -157,6 +130,51 @@ public struct Timestamp: Hashable, Comparable, Sendable {
     let doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
     return era * 146_097 + doe - 719_468
+  }
+
+  /// The 24 bytes of `YYYY-MM-DDTHH:MM:SS.mmmZ` at `p`, which moves
+  /// past them; false, writing nothing, for a year outside 0…9999.
+  package func writeRFC3339(at p: inout UnsafeMutablePointer<UInt8>) -> Bool {
+    let (days, rest) = daysAndRest
+    let (y, m, d) = Timestamp.civil(fromDays: days)
+    guard y >= 0 && y <= 9999 else { return false }
+    let b = p
+    @inline(__always) func put(_ value: Int64, at start: Int, _ width: Int) {
+      var v = value
+      var i = start + width
+      while i > start {
+        i -= 1
+        b[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
+        v /= 10
+      }
+    }
+    put(Int64(y), at: 0, 4)
+    b[4] = UInt8(ascii: "-")
+    put(Int64(m), at: 5, 2)
+    b[7] = UInt8(ascii: "-")
+    put(Int64(d), at: 8, 2)
+    b[10] = UInt8(ascii: "T")
+    put(rest / 3_600_000, at: 11, 2)
+    b[13] = UInt8(ascii: ":")
+    put(rest / 60_000 % 60, at: 14, 2)
+    b[16] = UInt8(ascii: ":")
+    put(rest / 1000 % 60, at: 17, 2)
+    b[19] = UInt8(ascii: ".")
+    put(rest % 1000, at: 20, 3)
+    b[23] = UInt8(ascii: "Z")
+    p += 24
+    return true
+  }
+
+  /// Whole days since the epoch and the milliseconds into the last.
+  private var daysAndRest: (Int64, Int64) {
+    var days = milliseconds / 86_400_000
+    var rest = milliseconds % 86_400_000
+    if rest < 0 {
+      rest += 86_400_000
+      days -= 1
+    }
+    return (days, rest)
   }
 
   static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {

@@ -30,12 +30,85 @@ package enum TerminalText {
   /// usual message, in any script) is copied without looking at its scalars.
   package static func appendEscaped(_ text: String, to out: inout [UInt8]) {
     var text = text
-    let plain = text.withUTF8 { utf8 -> Bool in
-      guard isPlain(utf8) else { return false }
-      out.append(contentsOf: utf8)
-      return true
+    text.withUTF8 { utf8 in
+      guard !isPlain(utf8) else { return out.append(contentsOf: utf8) }
+      let start = out.count
+      out.append(contentsOf: repeatElement(0, count: escapedCapacity(utf8.count)))
+      let written = out.withUnsafeMutableBufferPointer { buffer in
+        var p = buffer.baseAddress! + start
+        writeEscaped(utf8, to: &p)
+        return p - (buffer.baseAddress! + start)
+      }
+      out.removeLast(out.count - start - written)
     }
-    if !plain { out.append(contentsOf: escape(text).utf8) }
+  }
+
+  /// The most bytes `writeEscaped` writes for `count` bytes of text: one
+  /// byte becomes at most four (`\x1f`), two at most eight (`\u{0085}`),
+  /// three at most eight (`\u{2028}`).
+  package static func escapedCapacity(_ count: Int) -> Int { count * 4 }
+
+  /// `escape`'s bytes for valid UTF-8, written at `p` (room for
+  /// `escapedCapacity` bytes), which moves past them: a text that needs
+  /// escaping is written without making a `String` of it (a newline in
+  /// every tenth item of a document is common).
+  package static func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to p: inout UnsafeMutablePointer<UInt8>) {
+    guard var s = utf8.baseAddress else { return }
+    let end = s + utf8.count
+    while s < end {
+      let b = s.pointee
+      if b < 0x80 {
+        switch b {
+        case 0x5C: pair(UInt8(ascii: "\\"), to: &p)
+        case 0x0A: pair(UInt8(ascii: "n"), to: &p)
+        case 0x0D: pair(UInt8(ascii: "r"), to: &p)
+        case 0x09: pair(UInt8(ascii: "t"), to: &p)
+        case 0x00..<0x20, 0x7F:
+          pair(UInt8(ascii: "x"), to: &p)
+          p[0] = Hex.digit(b >> 4)
+          p[1] = Hex.digit(b)
+          p += 2
+        default:
+          p.pointee = b
+          p += 1
+        }
+        s += 1
+      } else if b == 0xC2, s[1] < 0xA0 {
+        // A C1 control, U+0080–U+009F: its value is the second byte.
+        braced(UInt32(s[1]), to: &p)
+        s += 2
+      } else if b == 0xE2,
+        (s[1] == 0x80 && (0xA8...0xAE).contains(s[2])) || (s[1] == 0x81 && (0xA6...0xA9).contains(s[2]))
+      {
+        braced(0x2000 | UInt32(s[1] & 0x3F) << 6 | UInt32(s[2] & 0x3F), to: &p)
+        s += 3
+      } else {
+        p.pointee = b
+        p += 1
+        s += 1
+      }
+    }
+  }
+
+  /// A backslash and `letter`.
+  @inline(__always)
+  private static func pair(_ letter: UInt8, to p: inout UnsafeMutablePointer<UInt8>) {
+    p[0] = UInt8(ascii: "\\")
+    p[1] = letter
+    p += 2
+  }
+
+  /// `\u{hhhh}` for a scalar below U+10000.
+  @inline(__always)
+  private static func braced(_ value: UInt32, to p: inout UnsafeMutablePointer<UInt8>) {
+    pair(UInt8(ascii: "u"), to: &p)
+    p[0] = UInt8(ascii: "{")
+    p[1] = Hex.digit(UInt8(truncatingIfNeeded: value >> 12))
+    p[2] = Hex.digit(UInt8(truncatingIfNeeded: value >> 8))
+    p[3] = Hex.digit(UInt8(truncatingIfNeeded: value >> 4))
+    p[4] = Hex.digit(UInt8(truncatingIfNeeded: value))
+    p[5] = UInt8(ascii: "}")
+    p += 6
   }
 
   /// Whether valid UTF-8 holds no scalar that `escape` changes

@@ -22,18 +22,52 @@ extension JSONWriter {
     endObject()
   }
 
-  /// The same member for an item lent as bytes (`list`, `replay`).
+  /// The same member for an item lent as bytes (`list`, `replay`),
+  /// written in place.
   package mutating func item(_ item: ItemBytes, index: Int) {
-    beginObject()
-    laidOut("\"index\":", UInt64(index))
-    laidOut(",\"id\":", item.id)
-    laidOut(",\"text\":", utf8: item.text)
-    if let sender = item.sender { laidOut(",\"sender\":", utf8: sender) }
-    laidOut(",\"time\":", item.time)
-    if item.seq > 0 { laidOut(",\"seq\":", item.seq) }
-    if let edited = item.edited { laidOut(",\"edited\":", edited) }
-    if let erased = item.erased { laidOut(",\"erased\":", erased) }
-    if item.pending { laidOut(",\"pending\":", true) }
-    endObject()
+    inPlace(maximum: Self.capacity(of: item)) { Self.write(item, index: index, at: $0) }
+  }
+}
+
+extension JSONWriter {
+  /// The most bytes `write(_:index:at:)` writes for `item`: keys and
+  /// punctuation, the index and two seqs (20 digits each), the id, two
+  /// times, and the text and sender escaped.
+  package static func capacity(of item: ItemBytes) -> Int {
+    160 + 3 * 20 + 2 * quotedTimeCapacity + escapedCapacity(item.text.count + (item.sender?.count ?? 0))
+  }
+
+  /// `item(_:index:)`'s bytes for an item lent as bytes, written at `start`
+  /// (room for `capacity(of:)`); how many.
+  package static func write(_ item: ItemBytes, index: Int, at start: UnsafeMutablePointer<UInt8>) -> Int {
+    var p = start
+    write("{\"index\":", to: &p)
+    write(decimal: UInt64(index), to: &p)
+    write(",\"id\":\"", to: &p)
+    item.id.writeText(into: p)
+    p += 36
+    write("\",\"text\":\"", to: &p)
+    write(escaped: item.text.assumingMemoryBound(to: UInt8.self), to: &p)
+    if let sender = item.sender {
+      write("\",\"sender\":\"", to: &p)
+      write(escaped: sender.assumingMemoryBound(to: UInt8.self), to: &p)
+    }
+    write("\",\"time\":", to: &p)
+    write(quoted: item.time, to: &p)
+    if item.seq > 0 {
+      write(",\"seq\":", to: &p)
+      write(decimal: item.seq, to: &p)
+    }
+    if let edited = item.edited {
+      write(",\"edited\":", to: &p)
+      write(quoted: edited, to: &p)
+    }
+    if let erased = item.erased {
+      write(",\"erased\":", to: &p)
+      write(decimal: erased, to: &p)
+    }
+    if item.pending { write(",\"pending\":true", to: &p) }
+    write("}", to: &p)
+    return p - start
   }
 }

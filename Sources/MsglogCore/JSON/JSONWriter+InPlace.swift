@@ -1,0 +1,91 @@
+/// Values written in place, at a pointer into room reserved for them: a
+/// shape written a hundred thousand times in one document (`list --json`'s
+/// items) costs one reservation instead of an append, with its uniqueness
+/// and capacity checks, for each of its dozen pieces.
+extension JSONWriter {
+  /// The most bytes `write(escaped:to:)` writes for `count` bytes: a
+  /// control becomes six (`\u001f`).
+  package static func escapedCapacity(_ count: Int) -> Int { count * 6 }
+
+  /// `appendEscaped`'s bytes, at `p`, which moves past them.
+  package static func write(escaped utf8: UnsafeBufferPointer<UInt8>, to p: inout UnsafeMutablePointer<UInt8>) {
+    guard let base = utf8.baseAddress else { return }
+    var plain = 0  // start of the run of bytes copied as they are
+    for i in 0..<utf8.count {
+      let b = base[i]
+      guard b < 0x20 || b == 0x22 || b == 0x5C else { continue }
+      copy(base + plain, count: i - plain, to: &p)
+      plain = i + 1
+      p[0] = UInt8(ascii: "\\")
+      switch b {
+      case 0x22, 0x5C: p[1] = b
+      case 0x0A: p[1] = UInt8(ascii: "n")
+      case 0x0D: p[1] = UInt8(ascii: "r")
+      case 0x09: p[1] = UInt8(ascii: "t")
+      case 0x08: p[1] = UInt8(ascii: "b")
+      case 0x0C: p[1] = UInt8(ascii: "f")
+      default:
+        p[1] = UInt8(ascii: "u")
+        p[2] = 0x30
+        p[3] = 0x30
+        p[4] = Hex.digit(b >> 4)
+        p[5] = Hex.digit(b)
+        p += 4
+      }
+      p += 2
+    }
+    copy(base + plain, count: utf8.count - plain, to: &p)
+  }
+
+  /// `appendDecimal`'s digits (at most 20), at `p`, which moves past them.
+  package static func write(decimal value: UInt64, to p: inout UnsafeMutablePointer<UInt8>) {
+    var digits = 1
+    var bound: UInt64 = 10
+    while value >= bound && digits < 20 {
+      digits += 1
+      bound = bound &* 10
+    }
+    var v = value
+    var i = digits
+    repeat {
+      i -= 1
+      p[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
+      v /= 10
+    } while i > 0
+    p += digits
+  }
+
+  /// The most bytes `write(quoted:to:)` writes for a time.
+  package static let quotedTimeCapacity = 48
+
+  /// The instant in quotes, as `value(_: Timestamp)` writes it, at `p`.
+  package static func write(quoted time: Timestamp, to p: inout UnsafeMutablePointer<UInt8>) {
+    p.pointee = UInt8(ascii: "\"")
+    p += 1
+    if !time.writeRFC3339(at: &p) {
+      // A year outside 0…9999: its own length, rare enough for an array.
+      var text: [UInt8] = []
+      time.writeRFC3339(to: &text)
+      text.withUnsafeBufferPointer { copy($0.baseAddress!, count: $0.count, to: &p) }
+    }
+    p.pointee = UInt8(ascii: "\"")
+    p += 1
+  }
+
+  /// `text`'s bytes at `p`, which moves past them (inlinable: the item
+  /// writer in MsglogWire calls it a dozen times an item).
+  @inlinable
+  package static func write(_ text: StaticString, to p: inout UnsafeMutablePointer<UInt8>) {
+    copy(text.utf8Start, count: text.utf8CodeUnitCount, to: &p)
+  }
+
+  @inlinable
+  package static func copy(_ from: UnsafePointer<UInt8>, count: Int, to p: inout UnsafeMutablePointer<UInt8>) {
+    if count <= 16 {
+      for k in 0..<count { p[k] = from[k] }
+    } else {
+      p.update(from: from, count: count)
+    }
+    p += count
+  }
+}

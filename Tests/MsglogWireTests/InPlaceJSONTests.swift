@@ -1,0 +1,101 @@
+import Msglog
+import MsglogTestSupport
+import MsglogWire
+import Testing
+
+@testable import MsglogCore
+
+/// What `list --json` writes in place (`JSONWriter+InPlace.swift`, the
+/// item writer) is byte for byte what the writer's appending methods
+/// write, within the room each says it needs.
+@Suite struct InPlaceJSONTests {
+  /// `body`'s bytes, written into exactly `room` (a guard byte after it
+  /// must stay as it was).
+  static func written(room: Int, _ body: (inout UnsafeMutablePointer<UInt8>) -> Void) -> [UInt8]? {
+    let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: room + 1)
+    defer { buffer.deallocate() }
+    buffer[room] = 0xA5
+    var p = buffer
+    body(&p)
+    guard p - buffer <= room, buffer[room] == 0xA5 else { return nil }
+    return Array(UnsafeBufferPointer(start: buffer, count: p - buffer))
+  }
+
+  @Test(arguments: [UInt64(0), 7, 9, 10, 99, 100, 999, 1_000, 1_000_000, 12_345_678_901, UInt64(Int64.max), UInt64.max])
+  func decimals(_ value: UInt64) {
+    #expect(Self.written(room: 20) { JSONWriter.write(decimal: value, to: &$0) } == Array(String(value).utf8))
+  }
+
+  /// Every byte below 0x80 alone, between others and six times over (the
+  /// widest a text gets), and random text with multibyte scalars.
+  @Test func escapedTextIsTheWritersEscaping() {
+    var texts: [[UInt8]] = (0..<0x80).flatMap { b -> [[UInt8]] in
+      let b = UInt8(b)
+      return [[b], Array("a".utf8) + [b] + Array("é".utf8), [UInt8](repeating: b, count: 6)]
+    }
+    var random = SeededGenerator(seed: 0x150E)
+    let pieces = ["a", "\"", "\\", "\n", "\u{1}", "\u{1F}", "é", "\u{2028}", "日", "👋🏽", "\t", "/"]
+    for _ in 0..<2_000 {
+      let text = (0..<Int.random(in: 0...8, using: &random)).map { _ in pieces.randomElement(using: &random)! }
+      texts.append(Array(text.joined().utf8))
+    }
+    for text in texts {
+      var appended: [UInt8] = []
+      text.withUnsafeBufferPointer { JSONWriter.appendEscaped($0, to: &appended) }
+      let inPlace = text.withUnsafeBufferPointer { utf8 in
+        Self.written(room: JSONWriter.escapedCapacity(utf8.count)) { JSONWriter.write(escaped: utf8, to: &$0) }
+      }
+      #expect(inPlace == appended, "\(text)")
+    }
+  }
+
+  /// Times of every shape of year: four digits, the edges of them, and
+  /// years before 0 and after 9999 (their own length).
+  @Test(arguments: [
+    Int64(0), 1_733_000_000_123, -1, -62_167_219_200_000, -62_167_219_200_001, 253_402_300_799_999,
+    253_402_300_800_000, Int64.max, Int64.min,
+  ])
+  func quotedTimes(_ milliseconds: Int64) {
+    let time = Timestamp(milliseconds: milliseconds)
+    var json = JSONWriter()
+    json.value(time)
+    #expect(
+      Self.written(room: JSONWriter.quotedTimeCapacity) { JSONWriter.write(quoted: time, to: &$0) } == json.bytes)
+  }
+
+  /// An item lent as bytes is written as the same item as a value, with
+  /// every optional member and a text that needs escaping, among others
+  /// (the commas).
+  @Test func anItemIsTheSameWrittenInPlace() throws {
+    let id = try #require(ItemID(canonical: "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"))
+    var items = [
+      Item(id: id, text: "hi", sender: nil, time: Timestamp(milliseconds: 1_733_000_000_123), seq: 3),
+      Item(
+        id: id, text: "q\"\\\n\u{1}é👋🏽", sender: "ann \"x\"", time: Timestamp(milliseconds: -1), seq: UInt64.max,
+        edited: Timestamp(milliseconds: Int64.max), pending: true),
+      Item(id: id, text: "", sender: "", time: Timestamp(milliseconds: 0), seq: 0),
+      Item(
+        id: id, text: String(repeating: "\u{1F}", count: 300), sender: nil, time: Timestamp(milliseconds: 5), seq: 9),
+    ]
+    items[2].erased = 12
+    for (index, item) in items.enumerated() {
+      var value = JSONWriter()
+      value.beginArray()
+      value.item(item, index: index)
+      value.item(item, index: index + 1)
+      value.endArray()
+      var lent = JSONWriter()
+      lent.beginArray()
+      ItemBytes.lending(item) { lent.item($0, index: index) }
+      ItemBytes.lending(item) { lent.item($0, index: index + 1) }
+      lent.endArray()
+      #expect(lent.text == value.text)
+      let inPlace = ItemBytes.lending(item) { bytes in
+        Self.written(room: JSONWriter.capacity(of: bytes)) { $0 += JSONWriter.write(bytes, index: index, at: $0) }
+      }
+      var one = JSONWriter()
+      one.item(item, index: index)
+      #expect(inPlace == one.bytes)
+    }
+  }
+}
