@@ -202,6 +202,52 @@ import Testing
     }
   }
 
+  /// The word-at-a-time scan finds what a byte-by-byte reading of the rule
+  /// finds, wherever the words fall against its eight-byte steps: random
+  /// lines of the words, their near misses, quotes, `o`, `u` and spaces.
+  @Test func theScanForLedgerWordsMissesNoneAtAnyAlignment() throws {
+    let pieces = [
+      "\"", "o", "u", "x", " ", "\t", ":", "\"op\"", "\"edit\"", "\"undo\"", "\"undoes\"", "\"origin\"", "\"restore\"",
+      "\"edi", "\"ori", "\"undoe", "é", "{", "}",
+    ]
+    /// The rule read byte by byte: a quote at `at` starting a key
+    /// `"undoes"` or `"origin"`, or a key `"op"` whose value is one of three.
+    func byRule(_ bytes: [UInt8]) -> Bool {
+      func starts(_ word: String, _ at: Int) -> Bool {
+        Array(bytes.dropFirst(at).prefix(word.utf8.count)) == Array(word.utf8)
+      }
+      func value(after offset: Int) -> Int? {
+        var at = offset
+        while at < bytes.count, [0x20, 0x09, 0x0D].contains(bytes[at]) { at += 1 }
+        guard at < bytes.count, bytes[at] == UInt8(ascii: ":") else { return nil }
+        at += 1
+        while at < bytes.count, [0x20, 0x09, 0x0D].contains(bytes[at]) { at += 1 }
+        return at
+      }
+      for at in bytes.indices {
+        if (starts("\"undoes\"", at) || starts("\"origin\"", at)), value(after: at + 8) != nil { return true }
+        if starts("\"op\"", at), let v = value(after: at + 4),
+          starts("\"edit\"", v) || starts("\"restore\"", v) || starts("\"undo\"", v)
+        {
+          return true
+        }
+      }
+      return false
+    }
+    var random = SeededGenerator(seed: 0x0905)
+    var found = 0
+    for _ in 0..<20_000 {
+      let line = (0..<Int.random(in: 0...14, using: &random)).map { _ in pieces.randomElement(using: &random)! }
+        .joined()
+      let bytes = Array(line.utf8)
+      let measured = try bytes.withUnsafeBytes { try ImportInput.memory($0).measure().needsLedger }
+      #expect(measured == byRule(bytes), "\(line)")
+      if measured { found += 1 }
+    }
+    // Both outcomes were tried many times.
+    #expect(found > 500 && found < 19_500, "\(found)")
+  }
+
   /// A reader stopped after its first piece, while its thread is parsing
   /// ahead, ends at once: nothing waits for a caller that left.
   @Test func stoppingEarlyEndsTheParser() throws {
