@@ -70,8 +70,8 @@ package enum ImportInput: @unchecked Sendable {
   /// Whether `block` holds a key `"undoes"` or `"origin"`, or `"op"` with
   /// the value `"edit"`, `"restore"` or `"undo"`. Every word looked for
   /// starts with a quote and `u` or `o`: the block is read eight bytes at
-  /// a time for that pair, and only a word that may hold one is looked
-  /// at byte by byte (a line has one, its `"op"`). A call of `memchr`
+  /// a time for that pair, and only where a word may hold one is it
+  /// looked at (a line has one, its `"op"`). A call of `memchr`
   /// for each quote, sixteen a line, made this most of the measuring pass
   /// and an eighth of an import.
   static func namesLedgerOnly(_ block: UnsafeRawBufferPointer) -> Bool {
@@ -83,8 +83,11 @@ package enum ImportInput: @unchecked Sendable {
       let next = base.loadUnaligned(fromByteOffset: at + 1, as: UInt64.self)
       let quotes = zeroBytes(here ^ 0x2222_2222_2222_2222)
       let letters = zeroBytes(next ^ 0x6F6F_6F6F_6F6F_6F6F) | zeroBytes(next ^ 0x7575_7575_7575_7575)
-      if quotes & letters != 0 {
-        for k in at..<(at + 8) where namesLedgerOnly(block, quoteAt: k) { return true }
+      // Each byte flagged in both: a quote that may be followed by one.
+      var pairs = quotes & letters
+      while pairs != 0 {
+        if namesLedgerOnly(block, quoteAt: at + pairs.trailingZeroBitCount / 8) { return true }
+        pairs &= pairs &- 1
       }
       at += 8
     }
@@ -96,8 +99,8 @@ package enum ImportInput: @unchecked Sendable {
   }
 
   /// The high bit of each byte of `word` that is zero, and perhaps of some
-  /// above one that is (the borrow): a word flagged is looked at byte by
-  /// byte, and no zero byte goes unflagged.
+  /// above one that is (the borrow): a byte flagged is looked at, and no
+  /// zero byte goes unflagged.
   @inline(__always)
   private static func zeroBytes(_ word: UInt64) -> UInt64 {
     (word &- 0x0101_0101_0101_0101) & ~word & 0x8080_8080_8080_8080
