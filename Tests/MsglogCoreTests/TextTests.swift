@@ -120,18 +120,53 @@ import Testing
   }
 }
 
-/// `isPlain` reads from UTF-8 bytes what `escape` decides by scalars: the
-/// two agree on every scalar of the first three planes' edges, alone and
-/// between others, and `appendEscaped` and `writeEscaped` give `escape`'s
-/// bytes, within `escapedCapacity`.
+/// The escaping works on UTF-8 bytes; here the rule is read by scalars
+/// (`byScalars`, as the type's documentation states it), and `isPlain`,
+/// `escape`, `appendEscaped` and `writeEscaped` (within `escapedCapacity`)
+/// agree with it on every scalar of the first three planes' edges, alone
+/// and between others, and on random text.
 @Suite struct PlainTextTests {
+  /// The rule, scalar by scalar.
+  static func byScalars(_ text: String) -> String {
+    func hex(_ value: UInt32, _ width: Int) -> String {
+      let digits = String(value, radix: 16)
+      return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+    var out = ""
+    for scalar in text.unicodeScalars {
+      let v = scalar.value
+      switch v {
+      case 0x5C: out += "\\\\"
+      case 0x0A: out += "\\n"
+      case 0x0D: out += "\\r"
+      case 0x09: out += "\\t"
+      case 0x00..<0x20, 0x7F: out += "\\x" + hex(v, 2)
+      case 0x80...0x9F, 0x2028...0x202E, 0x2066...0x2069: out += "\\u{" + hex(v, 4) + "}"
+      default: out.unicodeScalars.append(scalar)
+      }
+    }
+    return out
+  }
+
   static func agree(_ text: String) -> Bool {
     var copy = text
     let plain = copy.withUTF8 { TerminalText.isPlain($0) }
     var bytes: [UInt8] = []
     TerminalText.appendEscaped(text, to: &bytes)
-    let escaped = Array(TerminalText.escape(text).utf8)
-    return plain == (TerminalText.escape(text) == text) && bytes == escaped && written(text) == escaped
+    let expected = byScalars(text)
+    let escaped = Array(expected.utf8)
+    return plain == (expected == text) && TerminalText.escape(text) == expected && bytes == escaped
+      && written(text) == escaped
+  }
+
+  /// A long text that needs escaping is escaped in one pass: a megabyte of
+  /// controls took minutes when each scalar was appended to a `String`
+  /// (this test then runs for as long; now it takes milliseconds).
+  @Test func aLongTextIsEscapedInOnePass() {
+    let text = String(repeating: "\u{1}a", count: 500_000)
+    let escaped = TerminalText.escape(text)
+    #expect(escaped.utf8.count == 2_500_000)
+    #expect(escaped.hasPrefix("\\x01a\\x01a"))
   }
 
   /// `writeEscaped`'s bytes, into room of exactly `escapedCapacity` (a

@@ -8,22 +8,14 @@
 package enum TerminalText {
   package static func escape(_ text: String) -> String {
     // Fast path: most messages need no escaping at all.
-    if !text.unicodeScalars.contains(where: needsEscape) { return text }
-    var out = String.UnicodeScalarView()
-    for scalar in text.unicodeScalars {
-      switch scalar.value {
-      case 0x5C: out.append(contentsOf: "\\\\".unicodeScalars)
-      case 0x0A: out.append(contentsOf: "\\n".unicodeScalars)
-      case 0x0D: out.append(contentsOf: "\\r".unicodeScalars)
-      case 0x09: out.append(contentsOf: "\\t".unicodeScalars)
-      case 0x00..<0x20, 0x7F:
-        out.append(contentsOf: ("\\x" + Hex.text(scalar.value, width: 2)).unicodeScalars)
-      case _ where needsEscape(scalar):
-        out.append(contentsOf: ("\\u{" + Hex.text(scalar.value, width: 4) + "}").unicodeScalars)
-      default: out.append(scalar)
-      }
-    }
-    return String(out)
+    var copy = text
+    if copy.withUTF8({ isPlain($0) }) { return text }
+    // From the bytes, in one pass: appending to a `String.UnicodeScalarView`
+    // a scalar at a time copied the whole string again and again, and a
+    // text of a megabyte of controls took minutes to print.
+    var bytes: [UInt8] = []
+    appendEscaped(text, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
   }
 
   /// `escape(text)` appended as bytes; text that needs no escaping (the
@@ -111,8 +103,8 @@ package enum TerminalText {
     p += 6
   }
 
-  /// Whether valid UTF-8 holds no scalar that `escape` changes
-  /// (`needsEscape`), from its bytes: a control, `\`, DEL; C1 controls
+  /// Whether valid UTF-8 holds no scalar that `escape` changes, from its
+  /// bytes: a control, `\`, DEL; C1 controls
   /// (C2 80–9F); U+2028–U+202E (E2 80 A8–AE); U+2066–U+2069 (E2 81 A6–A9).
   package static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
     guard var p = utf8.baseAddress else { return true }
@@ -140,12 +132,6 @@ package enum TerminalText {
   package static func quoted(_ text: String) -> String { "'" + escape(text) + "'" }
 
   package static func quoted(_ name: StreamName) -> String { quoted(name.text) }
-
-  static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-    let v = scalar.value
-    return v < 0x20 || v == 0x5C || (0x7F...0x9F).contains(v) || v == 0x2028 || v == 0x2029
-      || (0x202A...0x202E).contains(v) || (0x2066...0x2069).contains(v)
-  }
 
   /// Columns the text takes on a terminal: East Asian wide and fullwidth
   /// characters and emoji take two, combining marks and format characters
