@@ -70,29 +70,29 @@ package enum ImportInput: @unchecked Sendable {
   /// Whether `block` holds a key `"undoes"` or `"origin"`, or `"op"` with
   /// the value `"edit"`, `"restore"` or `"undo"`. Every word looked for
   /// starts with a quote and `u` or `o`: the block is read eight bytes at
-  /// a time for that pair, and only where a word may hold one is it
-  /// looked at (a line has one, its `"op"`). A call of `memchr`
-  /// for each quote, sixteen a line, made this most of the measuring pass
-  /// and an eighth of an import.
+  /// a time for that pair, and only where a word may hold one is it looked
+  /// at (a line has one, its `"op"`), which costs a fraction of a call of
+  /// `memchr` for each quote.
   static func namesLedgerOnly(_ block: UnsafeRawBufferPointer) -> Bool {
     guard let base = block.baseAddress else { return false }
     let count = block.count
     var at = 0
     while at + 9 <= count {
-      let here = base.loadUnaligned(fromByteOffset: at, as: UInt64.self)
-      let next = base.loadUnaligned(fromByteOffset: at + 1, as: UInt64.self)
+      // Little-endian: byte k of the block is byte k of the word, from the low end.
+      let here = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: at, as: UInt64.self))
+      let next = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: at + 1, as: UInt64.self))
       let quotes = zeroBytes(here ^ 0x2222_2222_2222_2222)
       let letters = zeroBytes(next ^ 0x6F6F_6F6F_6F6F_6F6F) | zeroBytes(next ^ 0x7575_7575_7575_7575)
       // Each byte flagged in both: a quote that may be followed by one.
       var pairs = quotes & letters
       while pairs != 0 {
-        if namesLedgerOnly(block, quoteAt: at + pairs.trailingZeroBitCount / 8) { return true }
+        if ledgerWordStarts(at: at + pairs.trailingZeroBitCount / 8, in: block) { return true }
         pairs &= pairs &- 1
       }
       at += 8
     }
     while at < count {
-      if namesLedgerOnly(block, quoteAt: at) { return true }
+      if ledgerWordStarts(at: at, in: block) { return true }
       at += 1
     }
     return false
@@ -107,7 +107,7 @@ package enum ImportInput: @unchecked Sendable {
   }
 
   /// Whether a word `namesLedgerOnly` looks for starts at `at`.
-  private static func namesLedgerOnly(_ block: UnsafeRawBufferPointer, quoteAt at: Int) -> Bool {
+  private static func ledgerWordStarts(at: Int, in block: UnsafeRawBufferPointer) -> Bool {
     guard at + 1 < block.count, block[at] == UInt8(ascii: "\""),
       block[at + 1] == UInt8(ascii: "u") || block[at + 1] == UInt8(ascii: "o"), let base = block.baseAddress
     else { return false }

@@ -21,10 +21,10 @@ extension Format {
     private var line: UnsafeMutablePointer<UInt8>
     private var capacity = 256
 
-    init(count: Int, colour: Bool) {
+    /// Indexes aligned for one item until `align(count:)` says how many.
+    init(colour: Bool) {
       self.colour = colour
       line = .allocate(capacity: capacity)
-      align(count: count)
     }
 
     /// Aligns the indexes of a list of `count` items (known once its
@@ -50,7 +50,7 @@ extension Format {
         let written = text.withUTF8 { text in
           sender.withUTF8 { sender in
             TerminalText.isPlain(text) && TerminalText.isPlain(sender)
-              ? plainLine(item.id, index: index, sender: sender, text: text) : nil
+              ? writeLine(item.id, index: index, sender: sender, text: text) : nil
           }
         }
         if let written {
@@ -82,19 +82,20 @@ extension Format {
       if TerminalText.isPlain(text), sender.map(TerminalText.isPlain) ?? true {
         let size = max(width, 20) + 14 + (sender?.count ?? 1) + text.count + 1
         try out.writing(upTo: size) { line in
-          plainLine(item.id, index: index, sender: sender, text: text, escaping: false, at: line)
+          writeLine(item.id, index: index, sender: sender, text: text, escaping: false, at: line)
         }
       } else {
-        let size = max(width, 20) + 14 + TerminalText.escapedCapacity((sender?.count ?? 1) + text.count) + 1
+        let escaped = TerminalText.escapedLength(text) + (sender.map(TerminalText.escapedLength) ?? 1)
+        let size = max(width, 20) + 14 + escaped + 1
         try out.writing(upTo: size) { line in
-          plainLine(item.id, index: index, sender: sender, text: text, escaping: true, at: line)
+          writeLine(item.id, index: index, sender: sender, text: text, escaping: true, at: line)
         }
       }
     }
 
     /// The line of an item whose text and sender are printed as they are,
     /// in `line`; its length.
-    private func plainLine(
+    private func writeLine(
       _ id: ItemID, index: Int, sender: UnsafeBufferPointer<UInt8>, text: UnsafeBufferPointer<UInt8>
     ) -> Int {
       // Index (at most 19 digits), spaces, id, sender, text, newline.
@@ -104,14 +105,14 @@ extension Format {
         capacity = max(size, capacity * 2)
         line = .allocate(capacity: capacity)
       }
-      return plainLine(id, index: index, sender: sender, text: text, escaping: false, at: line)
+      return writeLine(id, index: index, sender: sender, text: text, escaping: false, at: line)
     }
 
     /// Writes the line at `line` (room for the index's digits or 20, 14,
     /// the sender, the text and a newline, the last three escaped when
     /// `escaping`); returns its length.
     @inline(__always)
-    private func plainLine(
+    private func writeLine(
       _ id: ItemID, index: Int, sender: UnsafeBufferPointer<UInt8>?, text: UnsafeBufferPointer<UInt8>,
       escaping: Bool, at line: UnsafeMutablePointer<UInt8>
     ) -> Int {

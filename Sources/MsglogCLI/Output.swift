@@ -100,11 +100,15 @@ public final class BufferedOutput {
     guard count <= capacity else {
       let line = UnsafeMutablePointer<UInt8>.allocate(capacity: count)
       defer { line.deallocate() }
-      try append(UnsafeRawBufferPointer(start: line, count: body(line)))
+      let written = body(line)
+      precondition(written <= count, "a line wrote past the room it asked for")
+      try append(UnsafeRawBufferPointer(start: line, count: written))
       return
     }
     if used + count > capacity { try flush() }
-    used += body(storage + used)
+    let written = body(storage + used)
+    precondition(written <= count, "a line wrote past the room it asked for")
+    used += written
   }
 
   /// Writes out what `json` holds and empties it (keeping its capacity

@@ -122,7 +122,7 @@ import Testing
 
 /// The escaping works on UTF-8 bytes; here the rule is read by scalars
 /// (`byScalars`, as the type's documentation states it), and `isPlain`,
-/// `escape`, `appendEscaped` and `writeEscaped` (within `escapedCapacity`)
+/// `escape`, `appendEscaped` and `writeEscaped` (in `escapedLength`, exactly)
 /// agree with it on every scalar of the first three planes' edges, alone
 /// and between others, and on random text.
 @Suite struct PlainTextTests {
@@ -169,19 +169,34 @@ import Testing
     #expect(escaped.hasPrefix("\\x01a\\x01a"))
   }
 
-  /// `writeEscaped`'s bytes, into room of exactly `escapedCapacity` (a
-  /// guard byte after it must stay as it was).
+  /// `writeEscaped`'s bytes, into room of `escapedLength` bytes, which it
+  /// must fill exactly (a guard byte after it must stay as it was).
   static func written(_ text: String) -> [UInt8]? {
     var copy = text
-    return copy.withUTF8 { utf8 -> [UInt8]? in
-      let room = TerminalText.escapedCapacity(utf8.count)
-      let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: room + 1)
-      defer { buffer.deallocate() }
-      buffer[room] = 0xA5
-      var p = buffer
-      TerminalText.writeEscaped(utf8, to: &p)
-      guard p - buffer <= room, buffer[room] == 0xA5 else { return nil }
-      return Array(UnsafeBufferPointer(start: buffer, count: p - buffer))
+    return copy.withUTF8 { written($0) }
+  }
+
+  static func written(_ utf8: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    let room = TerminalText.escapedLength(utf8)
+    let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: room + 1)
+    defer { buffer.deallocate() }
+    buffer[room] = 0xA5
+    var p = buffer
+    TerminalText.writeEscaped(utf8, to: &p)
+    guard p - buffer == room, buffer[room] == 0xA5 else { return nil }
+    return Array(UnsafeBufferPointer(start: buffer, count: room))
+  }
+
+  /// A text cut short inside a C1 control or a separator (never a record's:
+  /// each is checked to be valid UTF-8) is copied as it is, no byte past
+  /// its end read as part of an escape.
+  @Test func aLeadByteCutShortAtTheEndIsCopied() {
+    for bytes: [UInt8] in [[0xC2], [0x61, 0xC2], [0xE2], [0xE2, 0x80], [0x0A, 0xE2, 0x81]] {
+      // Followed in memory by what would complete an escape.
+      let padded = bytes + [0x85, 0xA8]
+      let written = padded.withUnsafeBufferPointer { Self.written(UnsafeBufferPointer(rebasing: $0[..<bytes.count])) }
+      let expected = bytes.first == 0x0A ? Array("\\n".utf8) + bytes.dropFirst() : bytes
+      #expect(written == expected, "\(bytes)")
     }
   }
 

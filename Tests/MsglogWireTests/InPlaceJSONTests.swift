@@ -9,15 +9,17 @@ import Testing
 /// item writer) is byte for byte what the writer's appending methods
 /// write, within the room each says it needs.
 @Suite struct InPlaceJSONTests {
-  /// `body`'s bytes, written into exactly `room` (a guard byte after it
-  /// must stay as it was).
-  static func written(room: Int, _ body: (inout UnsafeMutablePointer<UInt8>) -> Void) -> [UInt8]? {
+  /// `body`'s bytes, written into `room` bytes (a guard byte after it must
+  /// stay as it was), and filling it when `exactly`.
+  static func written(
+    room: Int, exactly: Bool = false, _ body: (inout UnsafeMutablePointer<UInt8>) -> Void
+  ) -> [UInt8]? {
     let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: room + 1)
     defer { buffer.deallocate() }
     buffer[room] = 0xA5
     var p = buffer
     body(&p)
-    guard p - buffer <= room, buffer[room] == 0xA5 else { return nil }
+    guard p - buffer <= room, !exactly || p - buffer == room, buffer[room] == 0xA5 else { return nil }
     return Array(UnsafeBufferPointer(start: buffer, count: p - buffer))
   }
 
@@ -43,7 +45,7 @@ import Testing
       var appended: [UInt8] = []
       text.withUnsafeBufferPointer { JSONWriter.appendEscaped($0, to: &appended) }
       let inPlace = text.withUnsafeBufferPointer { utf8 in
-        Self.written(room: JSONWriter.escapedCapacity(utf8.count)) { JSONWriter.write(escaped: utf8, to: &$0) }
+        Self.written(room: JSONWriter.escapedLength(utf8), exactly: true) { JSONWriter.write(escaped: utf8, to: &$0) }
       }
       #expect(inPlace == appended, "\(text)")
     }
@@ -63,39 +65,41 @@ import Testing
       Self.written(room: JSONWriter.quotedTimeCapacity) { JSONWriter.write(quoted: time, to: &$0) } == json.bytes)
   }
 
-  /// An item lent as bytes is written as the same item as a value, with
-  /// every optional member and a text that needs escaping, among others
-  /// (the commas).
+  /// An item lent as bytes is written in place as the same item as a
+  /// value, within `capacity(of:)`: with every optional member, a text
+  /// that needs escaping, and the widest item of all (every member, every
+  /// number its longest, the text empty), which `capacity(of:)`'s room for
+  /// keys and numbers must hold by itself.
   @Test func anItemIsTheSameWrittenInPlace() throws {
     let id = try #require(ItemID(canonical: "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"))
-    var items = [
-      Item(id: id, text: "hi", sender: nil, time: Timestamp(milliseconds: 1_733_000_000_123), seq: 3),
-      Item(
-        id: id, text: "q\"\\\n\u{1}é👋🏽", sender: "ann \"x\"", time: Timestamp(milliseconds: -1), seq: UInt64.max,
-        edited: Timestamp(milliseconds: Int64.max), pending: true),
-      Item(id: id, text: "", sender: "", time: Timestamp(milliseconds: 0), seq: 0),
-      Item(
-        id: id, text: String(repeating: "\u{1F}", count: 300), sender: nil, time: Timestamp(milliseconds: 5), seq: 9),
+    var widest = Item(
+      id: id, text: "", sender: "\u{1}", time: Timestamp(milliseconds: Int64.min), seq: UInt64.max,
+      edited: Timestamp(milliseconds: Int64.min), pending: true)
+    widest.erased = UInt64.max
+    var erased = Item(id: id, text: "", sender: "", time: Timestamp(milliseconds: 0), seq: 0)
+    erased.erased = 12
+    let items: [(Item, Int)] = [
+      (Item(id: id, text: "hi", sender: nil, time: Timestamp(milliseconds: 1_733_000_000_123), seq: 3), 0),
+      (
+        Item(
+          id: id, text: "q\"\\\n\u{1}é👋🏽", sender: "ann \"x\"", time: Timestamp(milliseconds: -1), seq: UInt64.max,
+          edited: Timestamp(milliseconds: Int64.max), pending: true), 1
+      ),
+      (erased, 2),
+      (
+        Item(
+          id: id, text: String(repeating: "\u{1F}", count: 300), sender: nil, time: Timestamp(milliseconds: 5), seq: 9),
+        3
+      ),
+      (widest, Int.max),
     ]
-    items[2].erased = 12
-    for (index, item) in items.enumerated() {
-      var value = JSONWriter()
-      value.beginArray()
-      value.item(item, index: index)
-      value.item(item, index: index + 1)
-      value.endArray()
-      var lent = JSONWriter()
-      lent.beginArray()
-      ItemBytes.lending(item) { lent.item($0, index: index) }
-      ItemBytes.lending(item) { lent.item($0, index: index + 1) }
-      lent.endArray()
-      #expect(lent.text == value.text)
+    for (item, index) in items {
       let inPlace = ItemBytes.lending(item) { bytes in
         Self.written(room: JSONWriter.capacity(of: bytes)) { $0 += JSONWriter.write(bytes, index: index, at: $0) }
       }
-      var one = JSONWriter()
-      one.item(item, index: index)
-      #expect(inPlace == one.bytes)
+      var value = JSONWriter()
+      value.item(item, index: index)
+      #expect(inPlace == value.bytes, "\(value.text)")
     }
   }
 }

@@ -30,7 +30,7 @@ extension Invocation {
     // Constants the item closure borrows: a `var` or `self.stdout` there
     // costs a retain and a release for every item.
     let out = stdout
-    let lines = Format.ItemLineWriter(count: 0, colour: colour)
+    let lines = Format.ItemLineWriter(colour: colour)
     try read { snapshot in
       // Declared in the read: a read that runs again starts the document afresh.
       var writer = JSONWriter()
@@ -38,15 +38,15 @@ extension Invocation {
         snapshot,
         { header, count in
           lines.align(count: count)
-          if json {
-            writer.snapshotHead(header, count: count)
-            try out.write(json: &writer)
-          }
+          if json { writer.snapshotHead(header, count: count) }
         }
       ) { index, item in
         if json {
           // Straight into the output's buffer, with the comma the writer
-          // would put between items: it holds the document's head and tail.
+          // would put between items: it holds the document's head (written
+          // out with the first item, so that a read that fails before it
+          // prints nothing) and tail.
+          if index == 0 { try out.write(json: &writer) }
           try out.writing(upTo: 1 + JSONWriter.capacity(of: item)) { start in
             var p = start
             if index > 0 {

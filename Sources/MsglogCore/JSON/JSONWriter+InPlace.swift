@@ -3,9 +3,19 @@
 /// items) costs one reservation instead of an append, with its uniqueness
 /// and capacity checks, for each of its dozen pieces.
 extension JSONWriter {
-  /// The most bytes `write(escaped:to:)` writes for `count` bytes: a
-  /// control becomes six (`\u001f`).
-  package static func escapedCapacity(_ count: Int) -> Int { count * 6 }
+  /// How many bytes `write(escaped:to:)` writes for `utf8`, exactly: a
+  /// quote, a backslash or a control with a short form becomes two bytes,
+  /// any other control six (`\u001f`).
+  package static func escapedLength(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
+    var length = utf8.count
+    for b in utf8 where b < 0x20 || b == 0x22 || b == 0x5C {
+      switch b {
+      case 0x22, 0x5C, 0x0A, 0x0D, 0x09, 0x08, 0x0C: length += 1
+      default: length += 5
+      }
+    }
+    return length
+  }
 
   /// `appendEscaped`'s bytes, at `p`, which moves past them.
   package static func write(escaped utf8: UnsafeBufferPointer<UInt8>, to p: inout UnsafeMutablePointer<UInt8>) {
@@ -55,7 +65,8 @@ extension JSONWriter {
     p += digits
   }
 
-  /// The most bytes `write(quoted:to:)` writes for a time.
+  /// Room for what `write(quoted:to:)` writes for any time (32 bytes at
+  /// most: a year of nine digits and a sign).
   package static let quotedTimeCapacity = 48
 
   /// The instant in quotes, as `value(_: Timestamp)` writes it, at `p`.

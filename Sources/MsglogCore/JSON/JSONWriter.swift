@@ -204,18 +204,6 @@ package struct JSONWriter {
     bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
   }
 
-  /// A value of at most `maximum` bytes that `body` writes at the pointer
-  /// it is given, returning how many it wrote.
-  /// (`JSONWriter+InPlace.swift` has the pieces.)
-  package mutating func inPlace(maximum: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
-    separate()
-    let start = bytes.count
-    bytes.append(contentsOf: repeatElement(0, count: maximum))
-    let written = bytes.withUnsafeMutableBufferPointer { body($0.baseAddress! + start) }
-    precondition(written <= maximum, "a value wrote past the room reserved for it")
-    bytes.removeLast(maximum - written)
-  }
-
   /// A decimal number between documents (a Server-Sent Event's `id:`).
   package mutating func raw(_ number: UInt64) {
     precondition(depth == 0, "raw bytes inside a JSON document")

@@ -25,7 +25,7 @@ package enum TerminalText {
     text.withUTF8 { utf8 in
       guard !isPlain(utf8) else { return out.append(contentsOf: utf8) }
       let start = out.count
-      out.append(contentsOf: repeatElement(0, count: escapedCapacity(utf8.count)))
+      out.append(contentsOf: repeatElement(0, count: escapedLength(utf8)))
       let written = out.withUnsafeMutableBufferPointer { buffer in
         var p = buffer.baseAddress! + start
         writeEscaped(utf8, to: &p)
@@ -35,15 +35,40 @@ package enum TerminalText {
     }
   }
 
-  /// The most bytes `writeEscaped` writes for `count` bytes of text: one
-  /// byte becomes at most four (`\x1f`), two at most eight (`\u{0085}`),
-  /// three at most eight (`\u{2028}`).
-  package static func escapedCapacity(_ count: Int) -> Int { count * 4 }
+  /// How many bytes `writeEscaped` writes for `utf8`: the room a line
+  /// reserves for it, exactly, so that a long text fills the output's
+  /// buffer as a plain one does.
+  package static func escapedLength(_ utf8: UnsafeBufferPointer<UInt8>) -> Int {
+    guard var s = utf8.baseAddress else { return 0 }
+    let end = s + utf8.count
+    var length = 0
+    while s < end {
+      let b = s.pointee
+      if b < 0x80 {
+        switch b {
+        case 0x5C, 0x0A, 0x0D, 0x09: length += 2
+        case 0x00..<0x20, 0x7F: length += 4
+        default: length += 1
+        }
+        s += 1
+      } else if isC1Control(s, end) {
+        length += 8
+        s += 2
+      } else if isSeparatorOrBidi(s, end) {
+        length += 8
+        s += 3
+      } else {
+        length += 1
+        s += 1
+      }
+    }
+    return length
+  }
 
-  /// `escape`'s bytes for valid UTF-8, written at `p` (room for
-  /// `escapedCapacity` bytes), which moves past them: a text that needs
-  /// escaping is written without making a `String` of it (a newline in
-  /// every tenth item of a document is common).
+  /// `escape`'s bytes for UTF-8 (valid, as every record's text is checked
+  /// to be; a lead byte cut short at the end is copied as it is), written
+  /// at `p`, which moves past them; room for `escapedLength` bytes. A
+  /// text that needs escaping is written without making a `String` of it.
   package static func writeEscaped(_ utf8: UnsafeBufferPointer<UInt8>, to p: inout UnsafeMutablePointer<UInt8>) {
     guard var s = utf8.baseAddress else { return }
     let end = s + utf8.count
@@ -65,13 +90,11 @@ package enum TerminalText {
           p += 1
         }
         s += 1
-      } else if b == 0xC2, s[1] < 0xA0 {
-        // A C1 control, U+0080–U+009F: its value is the second byte.
+      } else if isC1Control(s, end) {
+        // U+0080–U+009F: its value is the second byte.
         braced(UInt32(s[1]), to: &p)
         s += 2
-      } else if b == 0xE2,
-        (s[1] == 0x80 && (0xA8...0xAE).contains(s[2])) || (s[1] == 0x81 && (0xA6...0xA9).contains(s[2]))
-      {
+      } else if isSeparatorOrBidi(s, end) {
         braced(0x2000 | UInt32(s[1] & 0x3F) << 6 | UInt32(s[2] & 0x3F), to: &p)
         s += 3
       } else {
@@ -80,6 +103,19 @@ package enum TerminalText {
         s += 1
       }
     }
+  }
+
+  /// A C1 control (C2 80–9F) starts at `s`.
+  @inline(__always)
+  private static func isC1Control(_ s: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Bool {
+    s[0] == 0xC2 && s + 1 < end && s[1] < 0xA0
+  }
+
+  /// U+2028–U+202E (E2 80 A8–AE) or U+2066–U+2069 (E2 81 A6–A9) starts at `s`.
+  @inline(__always)
+  private static func isSeparatorOrBidi(_ s: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Bool {
+    s[0] == 0xE2 && s + 2 < end
+      && ((s[1] == 0x80 && (0xA8...0xAE).contains(s[2])) || (s[1] == 0x81 && (0xA6...0xA9).contains(s[2])))
   }
 
   /// A backslash and `letter`.
@@ -115,13 +151,8 @@ package enum TerminalText {
         if b < 0x20 || b == 0x5C { return false }
       } else if b == 0x7F {
         return false
-      } else if b == 0xC2 {
-        // Valid UTF-8: a lead byte is followed by its continuation bytes.
-        if p[1] < 0xA0 { return false }
-      } else if b == 0xE2 {
-        let (b1, b2) = (p[1], p[2])
-        if b1 == 0x80, (0xA8...0xAE).contains(b2) { return false }
-        if b1 == 0x81, (0xA6...0xA9).contains(b2) { return false }
+      } else if isC1Control(p, end) || isSeparatorOrBidi(p, end) {
+        return false
       }
       p += 1
     }

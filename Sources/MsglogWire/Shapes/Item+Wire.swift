@@ -22,23 +22,21 @@ extension JSONWriter {
     endObject()
   }
 
-  /// The same member for an item lent as bytes (`list`, `replay`),
-  /// written in place.
-  package mutating func item(_ item: ItemBytes, index: Int) {
-    inPlace(maximum: Self.capacity(of: item)) { Self.write(item, index: index, at: $0) }
-  }
 }
 
 extension JSONWriter {
-  /// The most bytes `write(_:index:at:)` writes for `item`: keys and
-  /// punctuation, the index and two seqs (20 digits each), the id, two
-  /// times, and the text and sender escaped.
+  /// Room for what `write(_:index:at:)` writes for `item`: keys and
+  /// punctuation (under 160 bytes), the index and two seqs (20 digits
+  /// each), the id, two times, and the text and sender escaped (exactly,
+  /// so that a long text fills the output's buffer as it would appended).
   package static func capacity(of item: ItemBytes) -> Int {
-    160 + 3 * 20 + 2 * quotedTimeCapacity + escapedCapacity(item.text.count + (item.sender?.count ?? 0))
+    160 + 3 * 20 + 2 * quotedTimeCapacity + escapedLength(item.text.assumingMemoryBound(to: UInt8.self))
+      + (item.sender.map { escapedLength($0.assumingMemoryBound(to: UInt8.self)) } ?? 0)
   }
 
-  /// `item(_:index:)`'s bytes for an item lent as bytes, written at `start`
-  /// (room for `capacity(of:)`); how many.
+  /// `item(_:index:)`'s bytes for an item lent as bytes (`list --json`,
+  /// `replay --json`), written at `start` (room for `capacity(of:)`); how
+  /// many.
   package static func write(_ item: ItemBytes, index: Int, at start: UnsafeMutablePointer<UInt8>) -> Int {
     var p = start
     write("{\"index\":", to: &p)
