@@ -26,12 +26,10 @@ package enum TerminalText {
       guard !isPlain(utf8) else { return out.append(contentsOf: utf8) }
       let start = out.count
       out.append(contentsOf: repeatElement(0, count: escapedLength(utf8)))
-      let written = out.withUnsafeMutableBufferPointer { buffer in
+      out.withUnsafeMutableBufferPointer { buffer in
         var p = buffer.baseAddress! + start
         writeEscaped(utf8, to: &p)
-        return p - (buffer.baseAddress! + start)
       }
-      out.removeLast(out.count - start - written)
     }
   }
 
