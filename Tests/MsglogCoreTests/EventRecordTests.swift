@@ -226,6 +226,41 @@ import Testing
     #expect(Timestamp(milliseconds: 253_402_300_800_000).rfc3339 == "10000-01-01T00:00:00.000Z")
   }
 
+  /// Writing through a document's day gives what writing each instant on
+  /// its own gives: runs of one day, the next day, a day seen before, the
+  /// days around the epoch, and years outside 0…9999 (not written, and the
+  /// day kept as it was).
+  @Test func writingThroughADayIsWritingEachOnItsOwn() {
+    var random = SeededGenerator(seed: 0x3340)
+    let day: Int64 = 86_400_000
+    let range: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+    var instants: [Int64] = [0, -1, day - 1, day, -day, range.lowerBound - 1, 0, range.upperBound + 1, range.upperBound]
+    for _ in 0..<5_000 {
+      let base = Int64.random(in: range, using: &random)
+      // A run of instants around one day, and now and then one far away.
+      for _ in 0..<Int.random(in: 1...6, using: &random) {
+        instants.append(min(range.upperBound, max(range.lowerBound, base + Int64.random(in: -day...day, using: &random))))
+      }
+      if Bool.random(using: &random) { instants.append(instants[Int.random(in: 0..<instants.count, using: &random)]) }
+    }
+    var kept = Timestamp.RFC3339Day()
+    for ms in instants {
+      let time = Timestamp(milliseconds: ms)
+      var alone = [UInt8](repeating: 0, count: 24), through = [UInt8](repeating: 0, count: 24)
+      let (wroteAlone, movedAlone) = alone.withUnsafeMutableBufferPointer { b in
+        var p = b.baseAddress!
+        return (time.writeRFC3339(at: &p), p - b.baseAddress!)
+      }
+      let (wroteThrough, movedThrough) = through.withUnsafeMutableBufferPointer { b in
+        var p = b.baseAddress!
+        return (time.writeRFC3339(at: &p, day: &kept), p - b.baseAddress!)
+      }
+      #expect(wroteAlone == wroteThrough && movedAlone == movedThrough, "\(ms)")
+      #expect(alone == through, "\(ms)")
+      if wroteAlone { #expect(String(decoding: alone, as: UTF8.self) == time.rfc3339, "\(ms)") }
+    }
+  }
+
   @Test func parsesOffsetsAndFractions() {
     #expect(Timestamp(rfc3339: "2026-11-29T11:00:00+01:00")?.rfc3339 == "2026-11-29T10:00:00.000Z")
     #expect(Timestamp(rfc3339: "2026-11-29T10:00:00.1234567Z")?.rfc3339 == "2026-11-29T10:00:00.123Z")

@@ -115,9 +115,13 @@ import Testing
       ),
       (widest, Int.max),
     ]
-    for (item, index) in items {
+    // One document's day across the items, as `list --json` keeps it.
+    var day = Timestamp.RFC3339Day()
+    for (item, index) in items + items {
       let inPlace = ItemBytes.lending(item) { bytes in
-        Self.written(room: JSONWriter.capacity(of: bytes)) { $0 += JSONWriter.write(bytes, index: index, at: $0) }
+        Self.written(room: JSONWriter.capacity(of: bytes)) {
+          $0 += JSONWriter.write(bytes, index: index, at: $0, day: &day)
+        }
       }
       var value = JSONWriter()
       value.item(item, index: index)

@@ -34,6 +34,7 @@ extension Invocation {
     try read { snapshot in
       // Declared in the read: a read that runs again starts the document afresh.
       var writer = JSONWriter()
+      var day = Timestamp.RFC3339Day()
       try items(
         snapshot,
         { header, count in
@@ -53,7 +54,7 @@ extension Invocation {
               p.pointee = UInt8(ascii: ",")
               p += 1
             }
-            return p - start + JSONWriter.write(item, index: index, at: p)
+            return p - start + JSONWriter.write(item, index: index, at: p, day: &day)
           }
         } else {
           try lines.write(item, index: index, to: out)

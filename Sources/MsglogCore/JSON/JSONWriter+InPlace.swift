@@ -83,6 +83,22 @@ extension JSONWriter {
     p += 1
   }
 
+  /// `write(quoted:to:)` with the date taken from, and kept in, `day`.
+  package static func write(
+    quoted time: Timestamp, day: inout Timestamp.RFC3339Day, to p: inout UnsafeMutablePointer<UInt8>
+  ) {
+    p.pointee = UInt8(ascii: "\"")
+    p += 1
+    if !time.writeRFC3339(at: &p, day: &day) {
+      // A year outside 0…9999.
+      p -= 1
+      write(quoted: time, to: &p)
+      return
+    }
+    p.pointee = UInt8(ascii: "\"")
+    p += 1
+  }
+
   /// `text`'s bytes at `p`, which moves past them (inlinable: the item
   /// writer in MsglogWire calls it a dozen times an item).
   @inlinable

@@ -36,8 +36,10 @@ extension JSONWriter {
 
   /// `item(_:index:)`'s bytes for an item lent as bytes (`list --json`,
   /// `replay --json`), written at `start` (room for `capacity(of:)`); how
-  /// many.
-  package static func write(_ item: ItemBytes, index: Int, at start: UnsafeMutablePointer<UInt8>) -> Int {
+  /// many. `day` is the document's: the date of the last time written.
+  package static func write(
+    _ item: ItemBytes, index: Int, at start: UnsafeMutablePointer<UInt8>, day: inout Timestamp.RFC3339Day
+  ) -> Int {
     var p = start
     write("{\"index\":", to: &p)
     write(decimal: UInt64(index), to: &p)
@@ -51,14 +53,14 @@ extension JSONWriter {
       write(escaped: sender.assumingMemoryBound(to: UInt8.self), to: &p)
     }
     write("\",\"time\":", to: &p)
-    write(quoted: item.time, to: &p)
+    write(quoted: item.time, day: &day, to: &p)
     if item.seq > 0 {
       write(",\"seq\":", to: &p)
       write(decimal: item.seq, to: &p)
     }
     if let edited = item.edited {
       write(",\"edited\":", to: &p)
-      write(quoted: edited, to: &p)
+      write(quoted: edited, day: &day, to: &p)
     }
     if let erased = item.erased {
       write(",\"erased\":", to: &p)
