@@ -19,10 +19,11 @@ struct ProcessRun {
 }
 
 /// `output`: the file its stdout goes to, as a user's `> file` would;
-/// /dev/null when nil. A file left by an earlier run is removed before the
-/// clock starts: truncating it in the timed child cost 0.5–1.3 ms (its
-/// pages freed, waiting for any being written back), charged to whichever
-/// command ran next — a fifth of a short trace's text `replay`.
+/// /dev/null when nil. What an earlier run left in the file is truncated
+/// before the clock starts: truncated in the timed child, it cost the run
+/// that truncated it 0.5–1.3 ms (the pages freed, waiting for any being
+/// written back) — a fifth of a short trace's text `replay`, and paid for
+/// the other command's output where two alternate on one file.
 func runProcess(
   _ executable: String, _ arguments: [String], stdin: String? = nil, output: String? = nil, sampleMemory: Bool = false
 ) throws -> ProcessRun {
@@ -38,8 +39,7 @@ func runProcess(
   posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
   posix_spawn_file_actions_addopen(&actions, 1, output ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o600)
   posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-  var existing = stat()
-  if let output, lstat(output, &existing) == 0, existing.st_mode & S_IFMT == S_IFREG { unlink(output) }
+  if let output { truncate(output, 0) }
   let argv = ([executable] + arguments).map { strdup($0) } + [nil]
   defer { for p in argv { free(p) } }
   var pid: pid_t = 0

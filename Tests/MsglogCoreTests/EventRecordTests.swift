@@ -227,26 +227,32 @@ import Testing
   }
 
   /// Writing through a document's day gives what writing each instant on
-  /// its own gives: runs of one day, the next day, a day seen before, the
-  /// days around the epoch, and years outside 0…9999 (not written, and the
-  /// day kept as it was).
+  /// its own gives, and what parses back to it: runs of one day, the next
+  /// day, a day seen before, the days around the epoch, and years outside
+  /// 0…9999 (nothing written, and the day kept as it was: two on one day,
+  /// and the kept day used straight after one).
   @Test func writingThroughADayIsWritingEachOnItsOwn() {
     var random = SeededGenerator(seed: 0x3340)
     let day: Int64 = 86_400_000
     let range: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
-    var instants: [Int64] = [0, -1, day - 1, day, -day, range.lowerBound - 1, 0, range.upperBound + 1, range.upperBound]
+    var instants: [Int64] = [
+      0, -1, day - 1, day, -day, range.lowerBound - 1, range.lowerBound - 2, 0, range.upperBound + 1, 1,
+      range.upperBound,
+    ]
     for _ in 0..<5_000 {
       let base = Int64.random(in: range, using: &random)
-      // A run of instants around one day, and now and then one far away.
+      // A run of instants around one day, and now and then one seen before.
       for _ in 0..<Int.random(in: 1...6, using: &random) {
-        instants.append(min(range.upperBound, max(range.lowerBound, base + Int64.random(in: -day...day, using: &random))))
+        let near = base + Int64.random(in: -day...day, using: &random)
+        instants.append(min(range.upperBound, max(range.lowerBound, near)))
       }
       if Bool.random(using: &random) { instants.append(instants[Int.random(in: 0..<instants.count, using: &random)]) }
     }
     var kept = Timestamp.RFC3339Day()
     for ms in instants {
       let time = Timestamp(milliseconds: ms)
-      var alone = [UInt8](repeating: 0, count: 24), through = [UInt8](repeating: 0, count: 24)
+      var alone = [UInt8](repeating: 0, count: 24)
+      var through = [UInt8](repeating: 0, count: 24)
       let (wroteAlone, movedAlone) = alone.withUnsafeMutableBufferPointer { b in
         var p = b.baseAddress!
         return (time.writeRFC3339(at: &p), p - b.baseAddress!)
@@ -256,8 +262,11 @@ import Testing
         return (time.writeRFC3339(at: &p, day: &kept), p - b.baseAddress!)
       }
       #expect(wroteAlone == wroteThrough && movedAlone == movedThrough, "\(ms)")
+      #expect(wroteAlone == range.contains(ms), "\(ms)")
       #expect(alone == through, "\(ms)")
-      if wroteAlone { #expect(String(decoding: alone, as: UTF8.self) == time.rfc3339, "\(ms)") }
+      if wroteThrough {
+        #expect(Timestamp(rfc3339: String(decoding: through, as: UTF8.self))?.milliseconds == ms, "\(ms)")
+      }
     }
   }
 

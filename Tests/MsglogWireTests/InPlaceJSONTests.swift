@@ -91,7 +91,9 @@ import Testing
   /// value, within `capacity(of:)`: with every optional member, a text
   /// that needs escaping, and the widest item of all (every member, every
   /// number its longest, the text empty), which `capacity(of:)`'s room for
-  /// keys and numbers must hold by itself.
+  /// keys and numbers must hold by itself. The items share one document's
+  /// kept day, as `list --json`'s do: one reuses it, one comes straight
+  /// after the widest's years, which it cannot take.
   @Test func anItemIsTheSameWrittenInPlace() throws {
     let id = try #require(ItemID(canonical: "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"))
     var widest = Item(
@@ -114,10 +116,12 @@ import Testing
         3
       ),
       (widest, Int.max),
+      // Day 0 again, straight after a year the kept day could not take.
+      (Item(id: id, text: "again", sender: nil, time: Timestamp(milliseconds: 7), seq: 10), 4),
     ]
     // One document's day across the items, as `list --json` keeps it.
     var day = Timestamp.RFC3339Day()
-    for (item, index) in items + items {
+    for (item, index) in items {
       let inPlace = ItemBytes.lending(item) { bytes in
         Self.written(room: JSONWriter.capacity(of: bytes)) {
           $0 += JSONWriter.write(bytes, index: index, at: $0, day: &day)

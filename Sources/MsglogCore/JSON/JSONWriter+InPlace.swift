@@ -87,11 +87,13 @@ extension JSONWriter {
   package static func write(
     quoted time: Timestamp, day: inout Timestamp.RFC3339Day, to p: inout UnsafeMutablePointer<UInt8>
   ) {
+    let start = p
     p.pointee = UInt8(ascii: "\"")
     p += 1
     if !time.writeRFC3339(at: &p, day: &day) {
-      // A year outside 0…9999.
-      p -= 1
+      // A year outside 0…9999, which has its own length: nothing but the
+      // quote was written; start again the long way.
+      p = start
       write(quoted: time, to: &p)
       return
     }

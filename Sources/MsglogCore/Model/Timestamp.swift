@@ -138,73 +138,78 @@ public struct Timestamp: Hashable, Comparable, Sendable {
     let (days, rest) = daysAndRest
     let (y, m, d) = Timestamp.civil(fromDays: days)
     guard y >= 0 && y <= 9999 else { return false }
-    Self.writeDate(y, m, d, at: p)
-    Self.writeTimeOfDay(rest, at: p + 10)
+    let raw = UnsafeMutableRawPointer(p)
+    Self.writeDate(y, m, d, at: raw)
+    Self.writeTimeOfDay(rest, at: raw + 10)
     p += 24
     return true
   }
 
-  /// The date part (`YYYY-MM-DD`) of the last instant written through it:
-  /// a document of many instants of one day (a chat's `list --json`)
-  /// turns its day into digits once, not once an item.
+  /// The date (`YYYY-MM-DD`) that `writeRFC3339(at:day:)` last wrote
+  /// through it: a document of many instants of one day (a chat's `list
+  /// --json`) turns its day into digits once, not once an item.
   package struct RFC3339Day {
+    /// The whole days since the epoch that `date` is; before the first,
+    /// `Int64.min`, which no instant's days reach (they stay above −1.1e11).
     fileprivate var days = Int64.min
+    /// The date's 10 bytes, in a word and a half-word.
     fileprivate var date: (UInt64, UInt16) = (0, 0)
     package init() {}
   }
 
-  /// `writeRFC3339(at:)` with the date taken from `day` when the instant
-  /// falls on it, and kept there for the next when not.
+  /// `writeRFC3339(at:)` with the date copied from `day` when the instant
+  /// falls on its day, and made and kept there when not. A year outside
+  /// 0…9999 writes nothing and leaves `day` as it was.
   package func writeRFC3339(at p: inout UnsafeMutablePointer<UInt8>, day: inout RFC3339Day) -> Bool {
     let (days, rest) = daysAndRest
     if days != day.days {
       let (y, m, d) = Timestamp.civil(fromDays: days)
       guard y >= 0 && y <= 9999 else { return false }
-      withUnsafeMutableBytes(of: &day.date) { Self.writeDate(y, m, d, at: $0.baseAddress!.assumingMemoryBound(to: UInt8.self)) }
+      withUnsafeMutableBytes(of: &day.date) { Self.writeDate(y, m, d, at: $0.baseAddress!) }
       day.days = days
     }
     let raw = UnsafeMutableRawPointer(p)
     raw.storeBytes(of: day.date.0, as: UInt64.self)
     raw.storeBytes(of: day.date.1, toByteOffset: 8, as: UInt16.self)
-    Self.writeTimeOfDay(rest, at: p + 10)
+    Self.writeTimeOfDay(rest, at: raw + 10)
     p += 24
     return true
   }
 
   /// `value` in `width` decimal digits at `b + start`.
   @inline(__always)
-  private static func put(_ value: Int64, at b: UnsafeMutablePointer<UInt8>, _ start: Int, _ width: Int) {
+  private static func put(_ value: Int64, at b: UnsafeMutableRawPointer, _ start: Int, _ width: Int) {
     var v = value
     var i = start + width
     while i > start {
       i -= 1
-      b[i] = UInt8(truncatingIfNeeded: v % 10) &+ 0x30
+      b.storeBytes(of: UInt8(truncatingIfNeeded: v % 10) &+ 0x30, toByteOffset: i, as: UInt8.self)
       v /= 10
     }
   }
 
   /// The 10 bytes of `YYYY-MM-DD` at `b`.
   @inline(__always)
-  private static func writeDate(_ y: Int64, _ m: Int64, _ d: Int64, at b: UnsafeMutablePointer<UInt8>) {
+  private static func writeDate(_ y: Int64, _ m: Int64, _ d: Int64, at b: UnsafeMutableRawPointer) {
     put(y, at: b, 0, 4)
-    b[4] = UInt8(ascii: "-")
+    b.storeBytes(of: UInt8(ascii: "-"), toByteOffset: 4, as: UInt8.self)
     put(m, at: b, 5, 2)
-    b[7] = UInt8(ascii: "-")
+    b.storeBytes(of: UInt8(ascii: "-"), toByteOffset: 7, as: UInt8.self)
     put(d, at: b, 8, 2)
   }
 
   /// The 14 bytes of `THH:MM:SS.mmmZ` at `b`, for `rest` milliseconds into the day.
   @inline(__always)
-  private static func writeTimeOfDay(_ rest: Int64, at b: UnsafeMutablePointer<UInt8>) {
-    b[0] = UInt8(ascii: "T")
+  private static func writeTimeOfDay(_ rest: Int64, at b: UnsafeMutableRawPointer) {
+    b.storeBytes(of: UInt8(ascii: "T"), as: UInt8.self)
     put(rest / 3_600_000, at: b, 1, 2)
-    b[3] = UInt8(ascii: ":")
+    b.storeBytes(of: UInt8(ascii: ":"), toByteOffset: 3, as: UInt8.self)
     put(rest / 60_000 % 60, at: b, 4, 2)
-    b[6] = UInt8(ascii: ":")
+    b.storeBytes(of: UInt8(ascii: ":"), toByteOffset: 6, as: UInt8.self)
     put(rest / 1000 % 60, at: b, 7, 2)
-    b[9] = UInt8(ascii: ".")
+    b.storeBytes(of: UInt8(ascii: "."), toByteOffset: 9, as: UInt8.self)
     put(rest % 1000, at: b, 10, 3)
-    b[13] = UInt8(ascii: "Z")
+    b.storeBytes(of: UInt8(ascii: "Z"), toByteOffset: 13, as: UInt8.self)
   }
 
   /// Whole days since the epoch and the milliseconds into the last.
