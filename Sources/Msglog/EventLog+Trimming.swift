@@ -6,8 +6,13 @@ import MsglogCore
 extension EventLog {
   /// What a trim did, or would do (`dryRun`).
   public struct Trim: Equatable, Sendable {
-    /// Records dropped (or that would be).
+    /// Events taken out of history (or that would be): those from the
+    /// log's last horizon to this one, which `log`, `export` and `replay
+    /// --at` no longer show.
     public var trimmed: UInt64
+    /// Of their records, those deleted; the others hold texts the bases
+    /// read, and stay in the database under their own seqs.
+    public var recordsDropped: UInt64
     /// The first seq kept: history begins here; the lists as of
     /// `horizon - 1` are the bases.
     public var horizon: UInt64
@@ -28,13 +33,15 @@ extension EventLog {
   @discardableResult
   public func trim(before horizon: UInt64, dryRun: Bool = false) throws -> Trim {
     if dryRun {
-      return try reading { snapshot in try self.trimPlan(before: horizon, in: snapshot.reader) }.trim
+      // The log's own tables, not a replica's local view: a dry run is
+      // refused where the trim would be.
+      return try readingBase { try self.trimPlan(before: horizon, in: $0) }.trim
     }
     return try writing { writer in
       let (plan, trim) = try self.trimPlan(before: horizon, in: writer)
       guard let plan else { return trim }
       guard let dropped = try writer.trim(plan) else { throw MsglogError.trimNotSupported(location: self.location) }
-      return Trim(trimmed: dropped, horizon: trim.horizon, lowered: trim.lowered)
+      return Trim(trimmed: trim.trimmed, recordsDropped: dropped, horizon: trim.horizon, lowered: trim.lowered)
     }
   }
 
@@ -70,12 +77,13 @@ extension EventLog {
     guard asked <= head else { throw MsglogError.seqBeyondHead(seq: asked, head: head) }
     let before = try reader.horizon()
     guard let plan = try TrimPlan.make(before: asked, in: reader) else {
-      return (nil, Trim(trimmed: 0, horizon: before.seq, lowered: nil))
+      return (nil, Trim(trimmed: 0, recordsDropped: 0, horizon: before.seq, lowered: nil))
     }
     // Every record below the horizon that is still there, but those kept.
     let present = plan.horizon - 1 - before.droppedEvents
     let trim = Trim(
-      trimmed: present - UInt64(plan.kept.count), horizon: plan.horizon,
+      trimmed: plan.horizon > before.seq ? plan.horizon - before.seq : 0,
+      recordsDropped: present - UInt64(plan.kept.count), horizon: plan.horizon,
       lowered: plan.horizon < asked ? asked : nil)
     return (plan, trim)
   }

@@ -16,7 +16,7 @@ extension Options {
     help: "the remote's new address: sync with it, and keep it once it holds this replica's log")
   static let syncTimeout = OptionDeclaration(
     name: "timeout", value: "SECONDS",
-    help: "give up on a slow remote after this long in all (default 900; with --follow, per round)")
+    help: "give up on a slow remote after this long in all (default 900; for sync --follow, each round)")
   static let verbose = OptionDeclaration(
     name: "verbose", short: "v", help: "list each pending change, and the replica's id")
   static let clear = OptionDeclaration(name: "clear", help: "forget the refused changes listed so far")

@@ -18,6 +18,9 @@ enum Options {
   static let version = OptionDeclaration(name: "version", help: "print the version")
 
   static let sender = OptionDeclaration(name: "sender", value: "NAME", help: "who wrote the message")
+  /// `edit`'s: the insert's sender stays the author.
+  static let editor = OptionDeclaration(
+    name: "sender", value: "NAME", help: "who edited the message (its author stays the insert's sender)")
   static let id = OptionDeclaration(name: "id", value: "UUID", help: "use this id instead of a new random one")
   static let lines = OptionDeclaration(
     name: "lines", help: "read stdin, one message per line, all in one transaction")
@@ -206,7 +209,7 @@ struct CommandDeclaration: Sendable {
           ArgumentDeclaration(name: "ID", help: "a UUID, or a unique prefix of 8 or more characters"),
           ArgumentDeclaration(name: "TEXT", help: "the new text (default: stdin)", optional: true, repeating: true),
         ],
-        options: [Options.sender] + versionOptions(.edit), example: "msglog edit 3f2a1b4c \"Room 4C, not 4B\"")
+        options: [Options.editor] + versionOptions(.edit), example: "msglog edit 3f2a1b4c \"Room 4C, not 4B\"")
     case .restore:
       return CommandDeclaration(
         name: .restore, summary: "bring a removed item back",
@@ -271,7 +274,8 @@ struct CommandDeclaration: Sendable {
           Print the change set from the stream as of seq A to the stream as of seq B (A may be \
           greater than B) as a collection view's batch update takes it: removals ('-', index in \
           A, by descending index), insertions ('+', index in B, ascending), then moves ('>', \
-          index in A -> index in B, by ascending target). The moves are as few as possible.
+          index in A -> index in B, by ascending target), then edits ('~', index in B, the new \
+          text). The moves are as few as possible.
           """,
         arguments: [
           ArgumentDeclaration(name: "A", help: "the seq of the old list (0…head)"),
@@ -295,7 +299,7 @@ struct CommandDeclaration: Sendable {
           the command line would validate it, and the first bad line is reported with its \
           number and nothing is written. Lines are read and applied a piece at a time, so a \
           large import is never held in memory whole. Ops: append, insert, remove, move, edit, \
-          restore (any with "undoes"), erase; 'export' output is accepted as is, erased events \
+          restore (any with "undoes"), erase, unsign; 'export' output is accepted as is, erased events \
           ("erased":S) included.
           """,
         arguments: [

@@ -6,7 +6,8 @@ import Msglog
 /// command line's terms — which command to run next, which option to use.
 package enum Wording {
   /// Prints `msglog: …` (and `hint: …`) on stderr; returns the exit code.
-  static func report(_ error: any Error, to stderr: BufferedOutput) -> Int32 {
+  /// `made`: what the command committed before the error, if anything.
+  static func report(_ error: any Error, to stderr: BufferedOutput, made: ChangesMade? = nil) -> Int32 {
     let (message, code): (String, Int32)
     var hint: String?
     switch error {
@@ -15,7 +16,9 @@ package enum Wording {
       // what it asked for, so end quietly, as git does.
       return MsglogCLI.ExitCode.success
     case OutputError.failed(let errno):
-      (message, hint, code) = ("write error: " + systemMessage(errno), nil, MsglogCLI.ExitCode.failure)
+      (message, hint, code) = (
+        "write error: " + systemMessage(errno), made?.hintForLostReport, MsglogCLI.ExitCode.failure
+      )
     case let error as CommandLineError:
       (message, hint, code) = (error.message, error.hint, error.exitCode)
     case let cut as FollowerCutOff:
@@ -80,7 +83,7 @@ package enum Wording {
     case .nothingToUndo: return "'msglog log' shows the stream's events; 'msglog undo SEQ' undoes one by its seq"
     case .noSuchEvent, .eventInAnotherStream: return "'msglog log' shows the stream's events and their seqs"
     case .outOfRangeAtVersion: return "give indices of the list as it was at the version given with --expect-version"
-    case .seqBeyondHead(_, let head): return head == 0 ? "the log is empty" : "give a seq from 0 to \(head)"
+    case .seqBeyondHead(_, let head): return head == 0 ? "the log is empty" : "the log's head is seq \(head)"
     case .corruptedRecord: return "run 'msglog verify' for a full report; nothing after this point was printed"
     case .corruptedLog, .eventDoesNotFit:
       return "run 'msglog verify' for a full report; restore the log from an export or a backup"

@@ -46,6 +46,7 @@ import Testing
     Case(args: ["insert"], code: 64, message: "'insert' needs INDEX"),
     Case(args: ["remove"], code: 64, message: "'remove' needs ID"),
     Case(args: ["move", "a", "1"], code: 64, message: "invalid FROM index 'a'"),
+    Case(args: ["move", "a", "b"], code: 64, message: "invalid FROM index 'a'"),
     Case(args: ["move", "-1", "1"], code: 64, message: "invalid FROM index '-1'"),
     Case(args: ["move", "+1", "1"], code: 64, message: "invalid FROM index '+1'"),
     Case(args: ["move", "0", "9223372036854775808"], code: 64, message: "invalid TO index '9223372036854775808'"),

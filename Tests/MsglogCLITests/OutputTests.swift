@@ -47,14 +47,23 @@ import Testing
     #expect(r.stderr == "msglog: write error: no space left on device\n", "\(args): \(r)")
   }
 
-  /// A write command whose result cannot be printed still committed: it says
-  /// so with exit 1, and the event is in the log.
+  /// A write command whose result cannot be printed still committed: it
+  /// exits 1, as any failed write to stdout does, and its hint names the
+  /// event it made, which is in the log (a script retrying on exit 1 can
+  /// see that it would make it twice).
   @Test func aWriteWhoseResultCannotBePrinted() throws {
     let s = Self.seeded()
+    let head = s.run("log", "--all", "--json").lines.count
     let handle = try #require(FileHandle(forWritingAtPath: "/dev/full"))
-    let r = s.start(["append", "unprinted"], stdout: handle).finish()
-    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: write error:"), "\(r)")
+    var r = s.start(["append", "unprinted"], stdout: handle).finish()
+    let made = "hint: the change was made (seq \(head + 1)); only its report was lost: "
+    #expect(r.code == 1, "\(r)")
+    let words = "msglog: write error: no space left on device\n"
+    #expect(r.stderr == words + made + "'msglog log --from \(head + 1)' shows it\n", "\(r)")
     #expect(s.run("list").stdout.hasSuffix("unprinted\n"))
+    // Nothing made, nothing named: a move that changes nothing.
+    r = s.start(["move", "0", "0", "--json"], stdout: handle).finish()
+    #expect(r.code == 1 && !r.stderr.contains("hint:"), "\(r)")
   }
 
   /// `msglog list --json | head -c 1`: a reader that has gone away ends the

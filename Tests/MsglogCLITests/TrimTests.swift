@@ -45,9 +45,9 @@ import Testing
     let later = s.run("log", "--from", "10").stdout
 
     var r = s.run("trim", "--before", "10")
-    // Below 10: 1…9 but the texts the bases read (m1…m6's inserts, the
-    // second edit of m2, o1's insert): the first edit of m2 goes.
-    #expect(r.code == 0 && r.stdout == "trimmed 1 event before seq 10\n" && r.stderr.isEmpty, "\(r)")
+    // 1…9 leave history; of their records, all but the texts the bases
+    // read (m1…m6's inserts, the second edit of m2, o1's insert) go.
+    #expect(r.code == 0 && r.stdout == "trimmed 9 events before seq 10\n" && r.stderr.isEmpty, "\(r)")
     #expect(replays(s, "main", 9...15) == main)
     #expect(replays(s, "other", 9...15) == other)
     #expect([s.run("list", "--json").stdout, s.run("list", "--json", "--stream", "other").stdout] == lists)
@@ -119,7 +119,7 @@ import Testing
 
     // A second trim moves the horizon on; one at or before it trims nothing.
     r = s.run("trim", "--before", "12", "--json")
-    #expect(r.code == 0 && r.stdout == #"{"trimmed":3,"horizon":12}"# + "\n", "\(r)")
+    #expect(r.code == 0 && r.stdout == #"{"trimmed":2,"horizon":12}"# + "\n", "\(r)")
     r = s.run("trim", "--before", "5")
     #expect(r.code == 0 && r.stdout == "trimmed 0 events before seq 12\n", "\(r)")
     #expect(s.run("verify").code == 0)
@@ -158,12 +158,12 @@ import Testing
     _ = history(s)
     let before = s.contents()
     var r = s.run("trim", "--before", "12", "--dry-run")
-    #expect(r.code == 0 && r.stdout == "would trim 4 events before seq 12\n", "\(r)")
+    #expect(r.code == 0 && r.stdout == "would trim 11 events before seq 12\n", "\(r)")
     r = s.run("trim", "--before", "12", "--dry-run", "--json")
-    #expect(r.stdout == #"{"trimmed":4,"horizon":12,"dryRun":true}"# + "\n", "\(r)")
+    #expect(r.stdout == #"{"trimmed":11,"horizon":12,"dryRun":true}"# + "\n", "\(r)")
     #expect(s.contents() == before)
     r = s.run("trim", "--before", "12")
-    #expect(r.stdout == "trimmed 4 events before seq 12\n", "\(r)")
+    #expect(r.stdout == "trimmed 11 events before seq 12\n", "\(r)")
   }
 
   @Test(arguments: Store.allCases)
@@ -197,7 +197,7 @@ import Testing
     s.append("m1")  // 4
     s.append("m2")  // 5
     var r = s.run("trim", "--before", "5")
-    #expect(r.code == 0 && r.stdout == "trimmed 2 events before seq 5\n", "\(r)")
+    #expect(r.code == 0 && r.stdout == "trimmed 4 events before seq 5\n", "\(r)")
     #expect(s.run("verify").code == 0)
     s.append("q3", stream: "quiet")  // 6
     let quiet = s.run("list", "--stream", "quiet").lines
@@ -221,7 +221,7 @@ import Testing
     #expect(s.run("restore", ids[0]).code == 0)  // 7
     let list = s.run("list").stdout
     var r = s.run("trim", "--before", "7")
-    #expect(r.code == 0 && r.stdout == "trimmed 0 events before seq 5\n", "\(r)")
+    #expect(r.code == 0 && r.stdout == "trimmed 4 events before seq 5\n", "\(r)")
     #expect(r.stderr.contains("trimmed before seq 5, not 7"), "\(r)")
     #expect(s.run("list").stdout == list)
     r = s.run("verify")
@@ -243,7 +243,7 @@ import Testing
     s.append("new")  // 7, now
     r = s.run("trim", "--older-than", "30d")
     // Seqs 1…6 are older: the horizon is 7; the removed item's insert and its remove go.
-    #expect(r.code == 0 && r.stdout == "trimmed 2 events before seq 7\n", "\(r)")
+    #expect(r.code == 0 && r.stdout == "trimmed 6 events before seq 7\n", "\(r)")
     #expect(!s.export().contains("old 1"))
     #expect(s.run("list").lines.count == 5)
     #expect(s.run("verify").code == 0)
@@ -266,7 +266,7 @@ import Testing
     #expect(s.run(["append", "--lines"], stdin: Data(filler.utf8)).code == 0)
     let head = 200 + 2 + 1 + 200
     var r = s.run("trim", "--before", String(head - 10))
-    #expect(r.code == 0 && r.stdout == "trimmed 2 events before seq \(head - 10)\n", "\(r)")
+    #expect(r.code == 0 && r.stdout == "trimmed \(head - 11) events before seq \(head - 10)\n", "\(r)")
     #expect(!s.export().contains(sentinel), "the trim left the text in the log")
     // The trimmed text is still in the file's free pages: the test can fail.
     #expect(filesHolding(sentinel, in: s.db) == ["data.mdb"])

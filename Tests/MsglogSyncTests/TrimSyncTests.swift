@@ -24,7 +24,7 @@ import Testing
     server.append("s6")  // 8
     #expect(server.run("move", "0", "3").code == 0)  // 9
     r = server.run("trim", "--before", "9")
-    #expect(r.code == 0 && r.stdout == "trimmed 2 events before seq 9\n", "\(r)")
+    #expect(r.code == 0 && r.stdout == "trimmed 8 events before seq 9\n", "\(r)")
 
     // A clone now starts from the bases.
     let late = Sandbox()
@@ -47,8 +47,11 @@ import Testing
     r = late.run("sync")
     #expect(r.code == 0 && !r.stderr.contains("reset"), "\(r)")
     #expect(late.export() == server.export())
-    // A replica cannot trim: its history is its remote's.
-    r = late.run("trim", "--before", "10")
-    #expect(r.code == 1 && r.stderr.contains("is a replica: trim its remote's log"), "\(r)")
+    // A replica cannot trim: its history is its remote's. A dry run says
+    // so too, rather than what the trim would have done.
+    for dryRun in [[], ["--dry-run"]] {
+      r = late.run(["trim", "--before", "10"] + dryRun)
+      #expect(r.code == 1 && r.stderr.contains("is a replica: trim its remote's log") && r.stdout.isEmpty, "\(r)")
+    }
   }
 }

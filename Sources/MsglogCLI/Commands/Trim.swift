@@ -22,15 +22,13 @@ extension Invocation {
     if before == 0 { throw CommandLineError.usage("invalid --before 0: history begins at seq 1") }
     let dryRun = args.has(Options.dryRun)
     let log = try openLog(forWriting: !dryRun)
-    let begins = try log.read { try $0.historyBegins() }
     let trim = try age.map { try log.trim(olderThan: $0, dryRun: dryRun) } ?? log.trim(before: before!, dryRun: dryRun)
     if let asked = trim.lowered {
       stderr.note(
         "msglog: note: trimmed before seq \(trim.horizon), not \(asked): a later event brings back or erases "
           + "an item removed before \(asked)")
     }
-    // (A horizon that moved may drop no record: every one before it is a text its bases keep.)
-    if trim.trimmed == 0, trim.horizon <= begins {
+    if trim.trimmed == 0 {
       stderr.note("msglog: nothing to trim: history begins at seq \(trim.horizon)")
     }
     if json {

@@ -49,6 +49,7 @@ extension Invocation {
       batch, lineNumbers: args.has(Options.lines) ? texts.map(\.line) : nil,
       progress: { done, _ in progress.update(done) })
     progress.finish()
+    for outcome in outcomes { changes.note(outcome) }
     for outcome in outcomes { try stdout.line(Format.outcome(outcome!, json: json)) }
     // The ids stay alone on stdout, for scripts: where a rebase put them goes to stderr.
     if !json, let first = outcomes.first??.index, outcomes.first??.rebased == true, let index,
@@ -65,8 +66,9 @@ extension Invocation {
 
   func move() throws {
     var members = try members()
-    let to = try number(at: 1, what: "TO index")
+    // Checked in the order they are given, so that `move a b` names FROM.
     let from = try number(at: 0, what: "FROM index")
+    let to = try number(at: 1, what: "TO index")
     members.set(.from, .number(from))
     members.set(.to, .number(to))
     let write = try decode(.move, &members)
@@ -151,6 +153,8 @@ extension Invocation {
   /// One write, committed.
   private func perform(_ write: Write) throws -> Outcome? {
     let batch = try WriteBatch(write)
-    return try openLog(forWriting: true).perform(batch)[0]
+    let outcome = try openLog(forWriting: true).perform(batch)[0]
+    changes.note(outcome)
+    return outcome
   }
 }
