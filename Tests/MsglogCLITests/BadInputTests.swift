@@ -114,6 +114,10 @@ import Testing
       message: "no item with id 0000dddd-0000-4000-8000-000000000009 in stream 'main'"),
     Case(args: ["remove", removed], code: 1, message: "item \(removed) was already removed (at seq 5)"),
     Case(args: ["remove", elsewhere], code: 1, message: "item \(elsewhere) is in stream 'other', not 'main'"),
+    // Another stream's removed item: where it is comes first (a restore here would fail on it too).
+    Case(
+      args: ["remove", removed, "--stream", "other"], code: 1,
+      message: "item \(removed) is in stream 'main', not 'other'"),
     Case(args: ["remove", "0000aaaa"], code: 1, message: "id prefix 0000aaaa is ambiguous in stream 'main'"),
     Case(args: ["remove", "0000eeee"], code: 1, message: "no item in stream 'main' has an id starting with 0000eeee"),
     Case(
