@@ -120,6 +120,8 @@ import Testing
       message: "item \(removed) is in stream 'main', not 'other'"),
     Case(args: ["remove", "0000aaaa"], code: 1, message: "id prefix 0000aaaa is ambiguous in stream 'main'"),
     Case(args: ["remove", "0000eeee"], code: 1, message: "no item in stream 'main' has an id starting with 0000eeee"),
+    // A removed item's prefix says what its full id says.
+    Case(args: ["remove", "0000bbbb"], code: 1, message: "item \(removed) was already removed (at seq 5)"),
     Case(
       args: ["append", "--id", removed, "again"], code: 1, message: "id \(removed) was already used (inserted at seq 3)"
     ),

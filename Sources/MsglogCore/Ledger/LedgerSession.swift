@@ -386,10 +386,21 @@ package final class LedgerSession {
       return try index(of: id, entry: entry, in: &state)
     case .prefix(let given):
       let (id, entry) = try uniqueMatch(of: given, in: stream, removed: [false]) {
-        .noPrefixMatch(prefix: $0, stream: stream)
+        removedMatch(of: given, in: stream) ?? .noPrefixMatch(prefix: $0, stream: stream)
       }
       return try index(of: id, entry: entry, in: &state)
     }
+  }
+
+  /// Why a prefix that names no live item of `stream` names none, when it
+  /// names one removed item: what its full id would say (removed, or
+  /// erased). Nil when it names none, or several.
+  private func removedMatch(of given: String, in stream: StreamName) -> MsglogError? {
+    guard
+      let (id, entry) = try? uniqueMatch(
+        of: given, in: stream, removed: [true], none: { .noPrefixMatch(prefix: $0, stream: stream) })
+    else { return nil }
+    return (try? erasure(of: entry, id: id)) ?? .itemRemoved(id, removeSeq: entry.removeSeq)
   }
 
   /// The one item of `stream` whose id starts with `given`, among the live
