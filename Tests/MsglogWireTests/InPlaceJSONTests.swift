@@ -23,6 +23,28 @@ import Testing
     return Array(UnsafeBufferPointer(start: buffer, count: p - buffer))
   }
 
+  /// `copy` of every length a key, a short text or a long one has: the
+  /// bytes themselves, at any alignment, and not one byte outside them
+  /// (its short copies are two words that overlap).
+  @Test func copiesExactlyItsBytes() {
+    let source = (0..<64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+    for count in 0...40 {
+      for offset in 0..<8 {
+        var target = [UInt8](repeating: 0xA5, count: 64)
+        let moved = source.withUnsafeBufferPointer { from in
+          target.withUnsafeMutableBufferPointer { to in
+            var p = to.baseAddress! + 8 + offset
+            JSONWriter.copy(from.baseAddress! + offset, count: count, to: &p)
+            return p - (to.baseAddress! + 8 + offset)
+          }
+        }
+        var expected = [UInt8](repeating: 0xA5, count: 64)
+        expected.replaceSubrange((8 + offset)..<(8 + offset + count), with: source[offset..<(offset + count)])
+        #expect(moved == count && target == expected, "count \(count), offset \(offset)")
+      }
+    }
+  }
+
   @Test(arguments: [UInt64(0), 7, 9, 10, 99, 100, 999, 1_000, 1_000_000, 12_345_678_901, UInt64(Int64.max), UInt64.max])
   func decimals(_ value: UInt64) {
     #expect(Self.written(room: 20) { JSONWriter.write(decimal: value, to: &$0) } == Array(String(value).utf8))

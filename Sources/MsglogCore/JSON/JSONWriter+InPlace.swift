@@ -108,9 +108,24 @@ extension JSONWriter {
     copy(text.utf8Start, count: text.utf8CodeUnitCount, to: &p)
   }
 
+  /// `count` bytes from `from` at `p`, which moves past them. Up to 16
+  /// bytes (a key and its punctuation, a short text) as two words that
+  /// overlap in the middle, which write no byte outside the `count`.
   @inlinable
   package static func copy(_ from: UnsafePointer<UInt8>, count: Int, to p: inout UnsafeMutablePointer<UInt8>) {
-    if count <= 16 {
+    let source = UnsafeRawPointer(from)
+    let target = UnsafeMutableRawPointer(p)
+    if count >= 8 && count <= 16 {
+      let head = source.loadUnaligned(as: UInt64.self)
+      let tail = source.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+      target.storeBytes(of: head, as: UInt64.self)
+      target.storeBytes(of: tail, toByteOffset: count - 8, as: UInt64.self)
+    } else if count >= 4 && count < 8 {
+      let head = source.loadUnaligned(as: UInt32.self)
+      let tail = source.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+      target.storeBytes(of: head, as: UInt32.self)
+      target.storeBytes(of: tail, toByteOffset: count - 4, as: UInt32.self)
+    } else if count < 4 {
       for k in 0..<count { p[k] = from[k] }
     } else {
       p.update(from: from, count: count)
