@@ -37,7 +37,8 @@ extension EventLog {
   }
 
   /// A read of the log's own events and tables, never a local view (what
-  /// sync reads of a replica, and a remote of itself).
+  /// sync reads of a replica, and a remote of itself; what a trim's dry
+  /// run plans on, so that a replica refuses it as it refuses the trim).
   func readingBase<R>(_ body: (any LogReader) throws -> R) throws(MsglogError) -> R {
     do {
       return try store.read { reader in try body(reader) }

@@ -82,7 +82,7 @@ extension EventLog {
     // Every record below the horizon that is still there, but those kept.
     let present = plan.horizon - 1 - before.droppedEvents
     let trim = Trim(
-      trimmed: plan.horizon > before.seq ? plan.horizon - before.seq : 0,
+      trimmed: plan.horizon - before.seq,
       recordsDropped: present - UInt64(plan.kept.count), horizon: plan.horizon,
       lowered: plan.horizon < asked ? asked : nil)
     return (plan, trim)

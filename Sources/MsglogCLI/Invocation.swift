@@ -17,8 +17,6 @@ struct Invocation {
   let colour: Bool
   /// What the logs this command opens do when LMDB's own checks fail.
   let lmdbAssertionHandler: (@Sendable (_ lockless: Bool, _ message: String) -> Void)?
-  /// What a write command committed, for the hint if its report is lost.
-  let changes = ChangesMade()
 
   init(
     arguments: [String], environment: [String: String], stdin: any InputSource, stdout: BufferedOutput,

@@ -67,18 +67,16 @@ public enum MsglogCLI {
     lmdbAssertionHandler: (@Sendable (_ lockless: Bool, _ message: String) -> Void)? = nil
   ) -> Int32 {
     let code: Int32
-    var changes: ChangesMade? = nil
     do {
       var invocation = try Invocation(
         arguments: arguments, environment: environment, stdin: stdin, stdout: stdout, stderr: stderr,
         terminal: colour, lmdbAssertionHandler: lmdbAssertionHandler)
-      changes = invocation.changes
       try invocation.run()
       try stdout.flush()
       code = ExitCode.success
     } catch {
       try? stdout.flush()
-      code = Wording.report(error, to: stderr, made: changes)
+      code = Wording.report(error, to: stderr)
     }
     try? stderr.flush()
     return code

@@ -6,8 +6,7 @@ import Msglog
 /// command line's terms — which command to run next, which option to use.
 package enum Wording {
   /// Prints `msglog: …` (and `hint: …`) on stderr; returns the exit code.
-  /// `made`: what the command committed before the error, if anything.
-  static func report(_ error: any Error, to stderr: BufferedOutput, made: ChangesMade? = nil) -> Int32 {
+  static func report(_ error: any Error, to stderr: BufferedOutput) -> Int32 {
     let (message, code): (String, Int32)
     var hint: String?
     switch error {
@@ -16,8 +15,10 @@ package enum Wording {
       // what it asked for, so end quietly, as git does.
       return MsglogCLI.ExitCode.success
     case OutputError.failed(let errno):
+      (message, hint, code) = ("write error: " + systemMessage(errno), nil, MsglogCLI.ExitCode.failure)
+    case let lost as ReportLost:
       (message, hint, code) = (
-        "write error: " + systemMessage(errno), made?.hintForLostReport, MsglogCLI.ExitCode.failure
+        "write error: " + systemMessage(lost.errno), madeHint(lost.made), MsglogCLI.ExitCode.failure
       )
     case let error as CommandLineError:
       (message, hint, code) = (error.message, error.hint, error.exitCode)
@@ -36,6 +37,21 @@ package enum Wording {
     stderr.note("msglog: " + message)
     if let hint { stderr.note("hint: " + hint) }
     return code
+  }
+
+  /// What a write whose report was lost made: its seqs, or a replica's
+  /// pending changes, and where to see them.
+  static func madeHint(_ made: [Outcome]) -> String? {
+    guard let first = made.first, let last = made.last else { return nil }
+    let what = made.count == 1 ? "the change was made" : "the \(made.count) changes were made"
+    if let firstChange = first.pending, let lastChange = last.pending {
+      let changes =
+        firstChange == lastChange ? "pending change \(firstChange)" : "pending changes \(firstChange)…\(lastChange)"
+      return "\(what) (\(changes)); only the report was lost: 'msglog status -v' lists them"
+    }
+    let (from, to) = (first.event.seq, last.event.seq)
+    let seqs = from == to ? "seq \(from)" : "seqs \(from)…\(to)"
+    return "\(what) (\(seqs)); only the report was lost: 'msglog log --from \(from)' shows it"
   }
 
   /// The message, the hint and the exit code for a library error.
@@ -83,7 +99,7 @@ package enum Wording {
     case .nothingToUndo: return "'msglog log' shows the stream's events; 'msglog undo SEQ' undoes one by its seq"
     case .noSuchEvent, .eventInAnotherStream: return "'msglog log' shows the stream's events and their seqs"
     case .outOfRangeAtVersion: return "give indices of the list as it was at the version given with --expect-version"
-    case .seqBeyondHead(_, let head): return head == 0 ? "the log is empty" : "the log's head is seq \(head)"
+    case .seqBeyondHead(_, let head): return head == 0 ? "the log is empty" : nil
     case .corruptedRecord: return "run 'msglog verify' for a full report; nothing after this point was printed"
     case .corruptedLog, .eventDoesNotFit:
       return "run 'msglog verify' for a full report; restore the log from an export or a backup"

@@ -56,14 +56,19 @@ import Testing
     let head = s.run("log", "--all", "--json").lines.count
     let handle = try #require(FileHandle(forWritingAtPath: "/dev/full"))
     var r = s.start(["append", "unprinted"], stdout: handle).finish()
-    let made = "hint: the change was made (seq \(head + 1)); only its report was lost: "
-    #expect(r.code == 1, "\(r)")
     let words = "msglog: write error: no space left on device\n"
+    var made = "hint: the change was made (seq \(head + 1)); only the report was lost: "
+    #expect(r.code == 1, "\(r)")
     #expect(r.stderr == words + made + "'msglog log --from \(head + 1)' shows it\n", "\(r)")
     #expect(s.run("list").stdout.hasSuffix("unprinted\n"))
+    // Several made at once: all of them named.
+    r = s.start(["append", "--lines"], stdin: Data("one\ntwo\nthree\n".utf8), stdout: handle).finish()
+    made = "hint: the 3 changes were made (seqs \(head + 2)…\(head + 4)); only the report was lost: "
+    #expect(r.code == 1, "\(r)")
+    #expect(r.stderr == words + made + "'msglog log --from \(head + 2)' shows it\n", "\(r)")
     // Nothing made, nothing named: a move that changes nothing.
     r = s.start(["move", "0", "0", "--json"], stdout: handle).finish()
-    #expect(r.code == 1 && !r.stderr.contains("hint:"), "\(r)")
+    #expect(r.code == 1 && r.stderr.hasSuffix(words) && !r.stderr.contains("hint:"), "\(r)")
   }
 
   /// `msglog list --json | head -c 1`: a reader that has gone away ends the

@@ -1,4 +1,5 @@
 import Foundation
+import Msglog
 import MsglogTestSupport
 import Testing
 
@@ -164,6 +165,24 @@ import Testing
     #expect(s.contents() == before)
     r = s.run("trim", "--before", "12")
     #expect(r.stdout == "trimmed 11 events before seq 12\n", "\(r)")
+  }
+
+  /// Through the library: the events taken out of history, and of their
+  /// records those deleted (the rest are the texts the bases read).
+  @Test(arguments: Store.allCases)
+  func theLibraryCountsEventsAndRecords(_ store: Store) throws {
+    let s = Sandbox(store)
+    _ = history(s)
+    let log = try EventLog(s.db)
+    // Below 12: all but m1…m6's inserts, the second edit of m2 and o1's insert.
+    var trim = try log.trim(before: 12, dryRun: true)
+    #expect(trim.trimmed == 11 && trim.recordsDropped == 4 && trim.horizon == 12, "\(trim)")
+    // Below 10: only m2's first edit goes.
+    trim = try log.trim(before: 10)
+    #expect(trim.trimmed == 9 && trim.recordsDropped == 1 && trim.horizon == 10, "\(trim)")
+    trim = try log.trim(before: 12)
+    #expect(trim.trimmed == 2 && trim.recordsDropped == 3 && trim.horizon == 12, "\(trim)")
+    #expect(s.run("verify").code == 0)
   }
 
   @Test(arguments: Store.allCases)

@@ -49,8 +49,9 @@ extension Invocation {
       batch, lineNumbers: args.has(Options.lines) ? texts.map(\.line) : nil,
       progress: { done, _ in progress.update(done) })
     progress.finish()
-    for outcome in outcomes { changes.note(outcome) }
-    for outcome in outcomes { try stdout.line(Format.outcome(outcome!, json: json)) }
+    try reporting(outcomes.compactMap { $0 }) {
+      for outcome in outcomes { try stdout.line(Format.outcome(outcome!, json: json)) }
+    }
     // The ids stay alone on stdout, for scripts: where a rebase put them goes to stderr.
     if !json, let first = outcomes.first??.index, outcomes.first??.rebased == true, let index,
       let version = writes.first?.expectVersion
@@ -80,7 +81,9 @@ extension Invocation {
       if json { try stdout.line(Format.unchanged("moved")) }
       return
     }
-    try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion, move: (from, to)))
+    try reporting([outcome]) {
+      try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion, move: (from, to)))
+    }
   }
 
   func remove() throws {
@@ -88,7 +91,7 @@ extension Invocation {
     members.set(.id, .string(operands[0]))
     let write = try decode(.remove, &members)
     let outcome = try perform(write)!
-    try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion))
+    try reporting([outcome]) { try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion)) }
   }
 
   func edit() throws {
@@ -108,7 +111,7 @@ extension Invocation {
       if json { try stdout.line(Format.unchanged("edited")) }
       return
     }
-    try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion))
+    try reporting([outcome]) { try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion)) }
   }
 
   func restore() throws {
@@ -116,7 +119,7 @@ extension Invocation {
     members.set(.id, .string(operands[0]))
     if let index = try args.number(Options.index) { members.set(.index, .number(index)) }
     let outcome = try perform(try decode(.restore, &members))!
-    try stdout.line(Format.outcome(outcome, json: json))
+    try reporting([outcome]) { try stdout.line(Format.outcome(outcome, json: json)) }
   }
 
   func undo() throws {
@@ -128,7 +131,7 @@ extension Invocation {
       if json { try stdout.line(Format.unchanged("undone")) }
       return
     }
-    try stdout.line(Format.outcome(outcome, json: json))
+    try reporting([outcome]) { try stdout.line(Format.outcome(outcome, json: json)) }
   }
 
   // MARK: - The members and the decoder
@@ -150,11 +153,20 @@ extension Invocation {
     try Write(decoding: &members, operation: operation, door: .command, defaultStream: try stream)
   }
 
+  /// Prints the report of what `made` made, and writes it out at once: a
+  /// report that cannot be written says what was made (`ReportLost`).
+  private func reporting(_ made: [Outcome], _ report: () throws -> Void) throws {
+    do {
+      try report()
+      try stdout.flush()
+    } catch OutputError.failed(let errno) where !made.isEmpty {
+      throw ReportLost(made: made, errno: errno)
+    }
+  }
+
   /// One write, committed.
   private func perform(_ write: Write) throws -> Outcome? {
     let batch = try WriteBatch(write)
-    let outcome = try openLog(forWriting: true).perform(batch)[0]
-    changes.note(outcome)
-    return outcome
+    return try openLog(forWriting: true).perform(batch)[0]
   }
 }

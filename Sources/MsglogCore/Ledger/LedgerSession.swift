@@ -385,22 +385,29 @@ package final class LedgerSession {
       try checkHome(of: entry, id: id, is: stream)
       return try index(of: id, entry: entry, in: &state)
     case .prefix(let given):
-      let (id, entry) = try uniqueMatch(of: given, in: stream, removed: [false]) {
-        removedMatch(of: given, in: stream) ?? .noPrefixMatch(prefix: $0, stream: stream)
+      let found: (ItemID, IdEntry)
+      do {
+        found = try uniqueMatch(of: given, in: stream, removed: [false]) { .noPrefixMatch(prefix: $0, stream: stream) }
+      } catch let error as MsglogError {
+        // No live item: one removed item it names says what its full id would.
+        guard case .noPrefixMatch = error else { throw error }
+        throw try removedMatch(of: given, in: stream) ?? error
       }
-      return try index(of: id, entry: entry, in: &state)
+      return try index(of: found.0, entry: found.1, in: &state)
     }
   }
 
-  /// Why a prefix that names no live item of `stream` names none, when it
-  /// names one removed item: what its full id would say (removed, or
-  /// erased). Nil when it names none, or several.
-  private func removedMatch(of given: String, in stream: StreamName) -> MsglogError? {
-    guard
-      let (id, entry) = try? uniqueMatch(
-        of: given, in: stream, removed: [true], none: { .noPrefixMatch(prefix: $0, stream: stream) })
-    else { return nil }
-    return (try? erasure(of: entry, id: id)) ?? .itemRemoved(id, removeSeq: entry.removeSeq)
+  /// The one removed item of `stream` a prefix names, as its full id would
+  /// report it (removed, or erased); nil when it names none, or several.
+  /// Any other failure (the store, a damaged record) is thrown.
+  private func removedMatch(of given: String, in stream: StreamName) throws -> MsglogError? {
+    let found: (ItemID, IdEntry)
+    do {
+      found = try uniqueMatch(of: given, in: stream, removed: [true]) { .noPrefixMatch(prefix: $0, stream: stream) }
+    } catch MsglogError.noPrefixMatch, MsglogError.ambiguousPrefix {
+      return nil
+    }
+    return try erasure(of: found.1, id: found.0) ?? .itemRemoved(found.0, removeSeq: found.1.removeSeq)
   }
 
   /// The one item of `stream` whose id starts with `given`, among the live
