@@ -9,3 +9,14 @@ struct ReportLost: Error {
   let made: [Outcome]
   let errno: Int32
 }
+
+/// `token add` made a token and could not show its secret, which is
+/// shown once and stored nowhere: nobody can use the token. It was
+/// revoked again (`revoked`), so that its name is free for a second try;
+/// if even that failed, the words say how.
+struct SecretNotShown: Error {
+  let name: String
+  let id: String
+  let errno: Int32
+  let revoked: Bool
+}

@@ -16,6 +16,16 @@ package enum Wording {
       return MsglogCLI.ExitCode.success
     case OutputError.failed(let errno):
       (message, hint, code) = ("write error: " + systemMessage(errno), nil, MsglogCLI.ExitCode.failure)
+    case let lost as SecretNotShown:
+      let token = "token \(TerminalText.quoted(lost.name)) (id \(lost.id))"
+      (message, hint, code) = (
+        "write error: " + systemMessage(lost.errno),
+        lost.revoked
+          ? "\(token) was made and revoked again, as its secret could not be shown: add it again"
+          : "\(token) was made, but its secret could not be shown: revoke it ('msglog token revoke \(lost.id)') "
+            + "and add it again",
+        MsglogCLI.ExitCode.failure
+      )
     case let lost as ReportLost:
       (message, hint, code) = (
         "write error: " + systemMessage(lost.errno), madeHint(lost.made), MsglogCLI.ExitCode.failure

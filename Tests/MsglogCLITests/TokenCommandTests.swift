@@ -7,6 +7,21 @@ import Testing
 /// stored or listed, names unique among live tokens, bad input exit 64
 /// with nothing changed, an unknown token exit 1, a replica refused.
 @Suite struct TokenCommandTests {
+  /// A secret that cannot be shown (stdout on a full disk) is shown to no
+  /// one: the token is revoked again, and its name is free for a second try.
+  @Test func aSecretThatCannotBeShownLeavesNoLiveToken() throws {
+    let s = Sandbox()
+    #expect(s.run("append", "seed").code == 0)
+    let handle = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+    let r = s.start(["token", "add", "ann", "--write", "*"], stdout: handle).finish()
+    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: write error: no space left on device\n"), "\(r)")
+    #expect(r.stderr.contains("was made and revoked again, as its secret could not be shown: add it again"), "\(r)")
+    let list = s.run(["token", "list"])
+    #expect(list.lines.count == 1 && list.lines[0].hasPrefix("ann ") && list.lines[0].contains(" revoked="), "\(list)")
+    let again = s.run(["token", "add", "ann", "--write", "*"])
+    #expect(again.code == 0 && again.stdout.hasPrefix("msglog_"), "\(again)")
+  }
+
   @Test(arguments: Store.allCases) func addListRevoke(_ store: Store) throws {
     let s = Sandbox(store)
     #expect(s.run("append", "seed").code == 0)

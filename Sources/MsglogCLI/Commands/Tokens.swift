@@ -44,17 +44,24 @@ extension Invocation {
       write: try args.values(Options.write).map(StreamPattern.init(validating:)),
       erase: try args.values(Options.erase).map(StreamPattern.init(validating:)))
     let lifetime = try args[Options.expires].map(TokenLifetime.init(validating:))
-    let added = try openLog(forWriting: true).addToken(named: name, scopes: scopes, lifetime: lifetime)
-    if json {
-      try stdout.document { json in
-        json.beginObject()
-        json.member("name", added.token.name)
-        json.member("id", added.token.id)
-        json.member("token", added.secret.token)
-        json.endObject()
+    let log = try openLog(forWriting: true)
+    let added = try log.addToken(named: name, scopes: scopes, lifetime: lifetime)
+    do {
+      if json {
+        try stdout.document { json in
+          json.beginObject()
+          json.member("name", added.token.name)
+          json.member("id", added.token.id)
+          json.member("token", added.secret.token)
+          json.endObject()
+        }
+      } else {
+        try stdout.line(added.secret.token)
       }
-    } else {
-      try stdout.line(added.secret.token)
+      try stdout.flush()
+    } catch OutputError.failed(let errno) {
+      let revoked = (try? log.revokeToken(added.token.id)) != nil
+      throw SecretNotShown(name: name, id: added.token.id, errno: errno, revoked: revoked)
     }
     stderr.note(
       "made token \(name) (id \(added.token.id))\(scopes.isEmpty ? ", which may do nothing" : ""): "
