@@ -17,6 +17,7 @@ tried whatever the others did) and exits non-zero; prints "ok" otherwise.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -46,11 +47,15 @@ def items():
         return [item["text"] for item in json.loads(response.read())["items"]]
 
 
+# Each browser's profile, in one directory removed at the end.
+profiles = tempfile.mkdtemp(prefix="msglog-attacks-chromium-")
+
+
 def browser(*extra):
     options = webdriver.ChromeOptions()
     for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--window-size=820,640",
-                     "--user-data-dir=/tmp/msglog-chromium-%d-%d" % (id(options), time.time_ns())] + list(extra):
+                     "--user-data-dir=" + tempfile.mkdtemp(dir=profiles, prefix="profile-")] + list(extra):
         options.add_argument(argument)
     options.binary_location = "/usr/bin/chromium"
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
@@ -157,9 +162,8 @@ try:
 finally:
     other.terminate()
     other.wait()
-    for name in os.listdir(pages):
-        os.remove(os.path.join(pages, name))
-    os.rmdir(pages)
+    shutil.rmtree(pages, ignore_errors=True)
+    shutil.rmtree(profiles, ignore_errors=True)
 if failures:
     sys.exit(1)
 print("ok")
