@@ -376,13 +376,10 @@ package final class LedgerSession {
     switch selector {
     case .id(let id):
       guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: stream) }
-      if entry.removeSeq != 0 {
-        // Another stream's removed item says where it is first: the hint
-        // to restore it here would lead to that refusal.
-        try checkHome(of: entry, id: id, is: stream)
-        throw try erasure(of: entry, id: id) ?? .itemRemoved(id, removeSeq: entry.removeSeq)
-      }
+      // Where it is comes first, removed or not: for another stream's
+      // removed item, the hint to restore it here would lead to that refusal.
       try checkHome(of: entry, id: id, is: stream)
+      if entry.removeSeq != 0 { throw try erasure(of: entry, id: id) ?? .itemRemoved(id, removeSeq: entry.removeSeq) }
       return try index(of: id, entry: entry, in: &state)
     case .prefix(let given):
       let found: (ItemID, IdEntry)

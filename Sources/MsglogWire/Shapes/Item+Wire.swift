@@ -21,7 +21,6 @@ extension JSONWriter {
     if let textSeq { laidOut(",\"textSeq\":", textSeq) }
     endObject()
   }
-
 }
 
 extension JSONWriter {
