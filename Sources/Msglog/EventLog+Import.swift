@@ -114,7 +114,10 @@ extension EventLog {
         numbers += piece.lineNumbers
       }
       let appended = try perform(WriteBatch(requests), lineNumbers: numbers, progress: progress).compactMap { $0 }
-      return ImportResult(imported: appended.count, head: appended.last?.event.seq ?? (try? headSeq()) ?? 0)
+      let changes = appended.compactMap(\.pending)
+      return ImportResult(
+        imported: appended.count, head: appended.last?.event.seq ?? (try? headSeq()) ?? 0,
+        pending: changes.first.map { $0...changes.last! })
     }
     var imported = 0
     var head: UInt64? = nil

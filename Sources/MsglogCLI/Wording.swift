@@ -49,19 +49,43 @@ package enum Wording {
     return code
   }
 
-  /// What a write whose report was lost made: its seqs, or a replica's
-  /// pending changes, and where to see them.
-  static func madeHint(_ made: [Outcome]) -> String? {
-    guard let first = made.first, let last = made.last else { return nil }
-    let what = made.count == 1 ? "the change was made" : "the \(made.count) changes were made"
-    if let firstChange = first.pending, let lastChange = last.pending {
-      let changes =
-        firstChange == lastChange ? "pending change \(firstChange)" : "pending changes \(firstChange)…\(lastChange)"
-      return "\(what) (\(changes)); only the report was lost: 'msglog status -v' lists them"
+  /// What a write whose report was lost made — its seqs, or a replica's
+  /// pending changes — and where to see it.
+  static func madeHint(_ made: ReportLost.Made) -> String? {
+    let lost = "only the report was lost"
+    switch made {
+    case .changes(let outcomes):
+      guard let first = outcomes.first, let last = outcomes.last else { return nil }
+      let what = outcomes.count == 1 ? "the change was made" : "the \(outcomes.count) changes were made"
+      if let firstChange = first.pending, let lastChange = last.pending {
+        return "\(what) (\(pendingChanges(firstChange...lastChange))); \(lost): 'msglog status -v' lists them"
+      }
+      return
+        "\(what) (\(seqs(first.event.seq...last.event.seq))); \(lost): 'msglog log --from \(first.event.seq)' shows it"
+    case .imported(let result):
+      let events = result.imported == 1 ? "the event was imported" : "the \(result.imported) events were imported"
+      if let changes = result.pending {
+        return "\(events) (\(pendingChanges(changes))); \(lost): 'msglog status -v' lists them"
+      }
+      let from = result.head + 1 - UInt64(result.imported)
+      return "\(events) (\(seqs(from...result.head))); \(lost): 'msglog log --from \(from)' shows "
+        + (result.imported == 1 ? "it" : "them")
+    case .erased(let seq, let purged):
+      return "the erase was made (seq \(seq))\(purged ? ", and the purge after it" : ""); \(lost): "
+        + "'msglog log --from \(seq)' shows it"
+    case .trimmed(let horizon):
+      return "the trim was made (history now begins at seq \(horizon)); \(lost)"
+    case .purged(let bytes):
+      return "the purge was made (\(bytes) bytes scrubbed); \(lost)"
     }
-    let (from, to) = (first.event.seq, last.event.seq)
-    let seqs = from == to ? "seq \(from)" : "seqs \(from)…\(to)"
-    return "\(what) (\(seqs)); only the report was lost: 'msglog log --from \(from)' shows it"
+  }
+
+  private static func seqs(_ range: ClosedRange<UInt64>) -> String {
+    range.count == 1 ? "seq \(range.lowerBound)" : "seqs \(range.lowerBound)…\(range.upperBound)"
+  }
+
+  private static func pendingChanges(_ range: ClosedRange<UInt64>) -> String {
+    range.count == 1 ? "pending change \(range.lowerBound)" : "pending changes \(range.lowerBound)…\(range.upperBound)"
   }
 
   /// The message, the hint and the exit code for a library error.

@@ -71,6 +71,65 @@ import Testing
     #expect(r.code == 1 && r.stderr.hasSuffix(words) && !r.stderr.contains("hint:"), "\(r)")
   }
 
+  /// `import`, `erase`, `trim` and `purge` name what they made when their
+  /// report is lost, as the other writes do; a retry of an import would
+  /// import its lines again. What made nothing (a dry run, an item erased
+  /// already) is a plain write error.
+  @Test func theOtherWritesWhoseReportCannotBePrinted() throws {
+    let s = Self.seeded()
+    let head = s.run("log", "--all", "--json").lines.count
+    let handle = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+    let words = "msglog: write error: no space left on device\n"
+    let lines = #"{"op":"append","text":"one"}"# + "\n" + #"{"op":"append","text":"two"}"# + "\n"
+    var r = s.start(["import"], stdin: Data(lines.utf8), stdout: handle).finish()
+    var made = "hint: the 2 events were imported (seqs \(head + 1)…\(head + 2)); only the report was lost: "
+    #expect(r.code == 1 && r.stderr == words + made + "'msglog log --from \(head + 1)' shows them\n", "\(r)")
+    #expect(s.run("list").lines.suffix(2).map { $0.split(separator: " ").last! } == ["one", "two"])
+    r = s.start(["import", "--json"], stdin: Data(#"{"op":"append","text":"three"}"#.utf8), stdout: handle).finish()
+    made = "hint: the event was imported (seq \(head + 3)); only the report was lost: "
+    #expect(r.code == 1 && r.stderr == words + made + "'msglog log --from \(head + 3)' shows it\n", "\(r)")
+
+    // The first item's id prefix, as `list` shows it.
+    let id = String(try #require(s.run("list").lines.first?.split(separator: " ").dropFirst().first))
+    r = s.start(["erase", id, "--purge"], stdout: handle).finish()
+    made = "hint: the erase was made (seq \(head + 4)), and the purge after it; only the report was lost: "
+    #expect(r.code == 1 && r.stderr == words + made + "'msglog log --from \(head + 4)' shows it\n", "\(r)")
+    r = s.start(["erase", id, "--json"], stdout: handle).finish()
+    #expect(r.code == 1 && !r.stderr.contains("hint:"), "\(r)")
+
+    r = s.start(["trim", "--before", "10", "--dry-run"], stdout: handle).finish()
+    #expect(r.code == 1 && r.stderr == words, "\(r)")
+    r = s.start(["trim", "--before", "10"], stdout: handle).finish()
+    #expect(
+      r.code == 1
+        && r.stderr == words + "hint: the trim was made (history now begins at seq 10); only the report was lost\n",
+      "\(r)")
+    #expect(s.run("trim", "--before", "10").stderr == "msglog: nothing to trim: history begins at seq 10\n")
+
+    r = s.start(["purge"], stdout: handle).finish()
+    #expect(r.code == 1 && r.stderr.hasPrefix(words + "hint: the purge was made ("), "\(r)")
+    #expect(r.stderr.hasSuffix(" bytes scrubbed); only the report was lost\n"), "\(r)")
+  }
+
+  /// A replica's import makes pending changes, not seqs: its lost report
+  /// names those and where they are listed.
+  @Test func aReplicasImportWhoseReportCannotBePrinted() throws {
+    let server = Self.seeded()
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let replica = Sandbox()
+    #expect(replica.run("clone", served.url!).code == 0)
+    #expect(replica.run("append", "first pending").code == 0)
+    let handle = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+    let lines = #"{"op":"append","text":"one"}"# + "\n" + #"{"op":"append","text":"two"}"# + "\n"
+    let r = replica.start(["import"], stdin: Data(lines.utf8), stdout: handle).finish()
+    #expect(r.code == 1, "\(r)")
+    #expect(
+      r.stderr == "msglog: write error: no space left on device\nhint: the 2 events were imported "
+        + "(pending changes 2…3); only the report was lost: 'msglog status -v' lists them\n", "\(r)")
+    #expect(replica.run("status", "--json").stdout.contains(#""pending":3"#))
+  }
+
   /// `msglog list --json | head -c 1`: a reader that has gone away ends the
   /// command quietly with exit 0 — not killed by SIGPIPE, no message.
   @Test(arguments: [["list", "--json"], ["export"], ["log", "--all"]])

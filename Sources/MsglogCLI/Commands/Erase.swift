@@ -37,23 +37,29 @@ extension Invocation {
         }
           ?? "msglog: nothing to erase: \(operands.count == 1 ? "the item was" : "the items were") erased already")
     }
-    if json {
-      var writer = JSONWriter()
-      writer.erasure(erasure, purged: scrubbed)
-      try stdout.line(writer.text)
-    } else if let seq = erasure.seq {
-      let n = erasure.erased.count
-      try stdout.line(
-        "erased \(n) \(n == 1 ? "item" : "items") (\(erasure.events) \(erasure.events == 1 ? "event" : "events")) at seq \(seq)"
-      )
+    let made: ReportLost.Made? =
+      if let seq = erasure.seq { .erased(seq: seq, purged: scrubbed != nil) } else {
+        scrubbed.map { .purged(bytes: $0) }
+      }
+    try reporting(made) {
+      if json {
+        var writer = JSONWriter()
+        writer.erasure(erasure, purged: scrubbed)
+        try stdout.line(writer.text)
+      } else if let seq = erasure.seq {
+        let n = erasure.erased.count
+        try stdout.line(
+          "erased \(n) \(n == 1 ? "item" : "items") (\(erasure.events) \(erasure.events == 1 ? "event" : "events")) at seq \(seq)"
+        )
+      }
+      if !json, let scrubbed { try stdout.line(Self.purged(scrubbed, json: false)) }
     }
-    if !json, let scrubbed { try stdout.line(Self.purged(scrubbed, json: false)) }
   }
 
   /// `purge`: what erase left in the database's files, scrubbed.
   func purge() throws {
     let scrubbed = try openLog(forWriting: true).purge(waiting: sayWaiting)
-    try stdout.line(Self.purged(scrubbed, json: json))
+    try reporting(.purged(bytes: scrubbed)) { try stdout.line(Self.purged(scrubbed, json: json)) }
   }
 
   /// A purge that waits long says for what: it may take ten seconds.

@@ -30,11 +30,13 @@ extension Invocation {
         try log.importLines(bytes, defaultStream: stream, progress: report)
       }
     progress.finish()
-    if json {
-      try stdout.document { $0.importResult(summary) }
-    } else {
-      try stdout.line(
-        "imported \(summary.imported) \(summary.imported == 1 ? "event" : "events"); the head is seq \(summary.head)")
+    try reporting(summary.imported > 0 ? .imported(summary) : nil) {
+      if json {
+        try stdout.document { $0.importResult(summary) }
+      } else {
+        try stdout.line(
+          "imported \(summary.imported) \(summary.imported == 1 ? "event" : "events"); the head is seq \(summary.head)")
+      }
     }
   }
 

@@ -31,14 +31,16 @@ extension Invocation {
     if trim.trimmed == 0 {
       stderr.note("msglog: nothing to trim: history begins at seq \(trim.horizon)")
     }
-    if json {
-      var fields = #"{"trimmed":\#(trim.trimmed),"horizon":\#(trim.horizon)"#
-      if dryRun { fields += #","dryRun":true"# }
-      try stdout.line(fields + "}")
-    } else {
-      let events = "\(trim.trimmed) \(trim.trimmed == 1 ? "event" : "events")"
-      try stdout.line(
-        dryRun ? "would trim \(events) before seq \(trim.horizon)" : "trimmed \(events) before seq \(trim.horizon)")
+    try reporting(dryRun || trim.trimmed == 0 ? nil : .trimmed(horizon: trim.horizon)) {
+      if json {
+        var fields = #"{"trimmed":\#(trim.trimmed),"horizon":\#(trim.horizon)"#
+        if dryRun { fields += #","dryRun":true"# }
+        try stdout.line(fields + "}")
+      } else {
+        let events = "\(trim.trimmed) \(trim.trimmed == 1 ? "event" : "events")"
+        try stdout.line(
+          dryRun ? "would trim \(events) before seq \(trim.horizon)" : "trimmed \(events) before seq \(trim.horizon)")
+      }
     }
   }
 }

@@ -49,7 +49,8 @@ extension Invocation {
       batch, lineNumbers: args.has(Options.lines) ? texts.map(\.line) : nil,
       progress: { done, _ in progress.update(done) })
     progress.finish()
-    try reporting(outcomes.compactMap { $0 }) {
+    let made = outcomes.compactMap { $0 }
+    try reporting(made.isEmpty ? nil : .changes(made)) {
       for outcome in outcomes { try stdout.line(Format.outcome(outcome!, json: json)) }
     }
     // The ids stay alone on stdout, for scripts: where a rebase put them goes to stderr.
@@ -81,7 +82,7 @@ extension Invocation {
       if json { try stdout.line(Format.unchanged("moved")) }
       return
     }
-    try reporting([outcome]) {
+    try reporting(.changes([outcome])) {
       try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion, move: (from, to)))
     }
   }
@@ -91,7 +92,9 @@ extension Invocation {
     members.set(.id, .string(operands[0]))
     let write = try decode(.remove, &members)
     let outcome = try perform(write)!
-    try reporting([outcome]) { try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion)) }
+    try reporting(.changes([outcome])) {
+      try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion))
+    }
   }
 
   func edit() throws {
@@ -111,7 +114,9 @@ extension Invocation {
       if json { try stdout.line(Format.unchanged("edited")) }
       return
     }
-    try reporting([outcome]) { try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion)) }
+    try reporting(.changes([outcome])) {
+      try stdout.line(Format.outcome(outcome, json: json, rebasedFrom: write.expectVersion))
+    }
   }
 
   func restore() throws {
@@ -119,7 +124,7 @@ extension Invocation {
     members.set(.id, .string(operands[0]))
     if let index = try args.number(Options.index) { members.set(.index, .number(index)) }
     let outcome = try perform(try decode(.restore, &members))!
-    try reporting([outcome]) { try stdout.line(Format.outcome(outcome, json: json)) }
+    try reporting(.changes([outcome])) { try stdout.line(Format.outcome(outcome, json: json)) }
   }
 
   func undo() throws {
@@ -131,7 +136,7 @@ extension Invocation {
       if json { try stdout.line(Format.unchanged("undone")) }
       return
     }
-    try reporting([outcome]) { try stdout.line(Format.outcome(outcome, json: json)) }
+    try reporting(.changes([outcome])) { try stdout.line(Format.outcome(outcome, json: json)) }
   }
 
   // MARK: - The members and the decoder
@@ -151,17 +156,6 @@ extension Invocation {
   /// The write the members stand for, on `--stream`, by the decoder every door uses.
   private func decode(_ operation: WriteOperation, _ members: inout WriteMembers) throws -> Write {
     try Write(decoding: &members, operation: operation, door: .command, defaultStream: try stream)
-  }
-
-  /// Prints the report of what `made` made, and writes it out at once: a
-  /// report that cannot be written says what was made (`ReportLost`).
-  private func reporting(_ made: [Outcome], _ report: () throws -> Void) throws {
-    do {
-      try report()
-      try stdout.flush()
-    } catch OutputError.failed(let errno) where !made.isEmpty {
-      throw ReportLost(made: made, errno: errno)
-    }
   }
 
   /// One write, committed.
