@@ -77,7 +77,9 @@ extension EventLog {
     guard asked <= head else { throw MsglogError.seqBeyondHead(seq: asked, head: head) }
     let before = try reader.horizon()
     guard let plan = try TrimPlan.make(before: asked, in: reader) else {
-      return (nil, Trim(trimmed: 0, recordsDropped: 0, horizon: before.seq, lowered: nil))
+      // Asked above the horizon, it was lowered to it or below: a later
+      // event needs the history from there on.
+      return (nil, Trim(trimmed: 0, recordsDropped: 0, horizon: before.seq, lowered: asked > before.seq ? asked : nil))
     }
     // Every record below the horizon that is still there, but those kept.
     let present = plan.horizon - 1 - before.droppedEvents

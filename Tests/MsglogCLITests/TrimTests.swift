@@ -245,6 +245,17 @@ import Testing
     #expect(s.run("list").stdout == list)
     r = s.run("verify")
     #expect(r.code == 0, "\(r)")
+    // Asked again, nothing is left to trim, and the note still says why not 7.
+    for dryRun in [[], ["--dry-run"]] {
+      r = s.run(["trim", "--before", "7"] + dryRun)
+      #expect(r.code == 0 && r.stdout.hasSuffix("0 events before seq 5\n"), "\(r)")
+      #expect(
+        r.stderr == "msglog: nothing to trim: history begins at seq 5, and cannot begin at 7: "
+          + "a later event brings back or erases an item removed before 7\n", "\(r)")
+    }
+    // Asked at or below the horizon: nothing to explain.
+    r = s.run("trim", "--before", "3")
+    #expect(r.code == 0 && r.stderr == "msglog: nothing to trim: history begins at seq 5\n", "\(r)")
   }
 
   /// --older-than: the first event younger than that, by the events' times.

@@ -23,13 +23,13 @@ extension Invocation {
     let dryRun = args.has(Options.dryRun)
     let log = try openLog(forWriting: !dryRun)
     let trim = try age.map { try log.trim(olderThan: $0, dryRun: dryRun) } ?? log.trim(before: before!, dryRun: dryRun)
-    if let asked = trim.lowered {
-      stderr.note(
-        "msglog: note: trimmed before seq \(trim.horizon), not \(asked): a later event brings back or erases "
-          + "an item removed before \(asked)")
-    }
+    let neededBack = { (asked: UInt64) in "a later event brings back or erases an item removed before \(asked)" }
     if trim.trimmed == 0 {
-      stderr.note("msglog: nothing to trim: history begins at seq \(trim.horizon)")
+      stderr.note(
+        "msglog: nothing to trim: history begins at seq \(trim.horizon)"
+          + (trim.lowered.map { ", and cannot begin at \($0): " + neededBack($0) } ?? ""))
+    } else if let asked = trim.lowered {
+      stderr.note("msglog: note: trimmed before seq \(trim.horizon), not \(asked): " + neededBack(asked))
     }
     try reporting(dryRun || trim.trimmed == 0 ? nil : .trimmed(horizon: trim.horizon)) {
       if json {
