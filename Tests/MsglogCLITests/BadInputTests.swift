@@ -104,7 +104,7 @@ import Testing
     // refused (1)
     Case(
       args: ["insert", "3", "x"], code: 1,
-      message: "index 3 is out of range: stream 'main' has 2 items, so an insert takes 0…2"),
+      message: "index 3 is out of range: stream 'main' has 2 items, so the index can be 0…2"),
     Case(args: ["move", "2", "0"], code: 1, message: "from index 2 is out of range"),
     Case(args: ["move", "0", "2"], code: 1, message: "to index 2 is out of range"),
     Case(

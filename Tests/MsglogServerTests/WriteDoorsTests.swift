@@ -85,7 +85,7 @@ import Testing
       "id \(removed) was already used (inserted at seq 3)"),
     Case(
       "insert", [("index", "3"), ("text", #""x""#)], cli: ["insert", "3", "x"],
-      "index 3 is out of range: stream 'main' has 2 items, so an insert takes 0…2"),
+      "index 3 is out of range: stream 'main' has 2 items, so the index can be 0…2"),
     Case(
       "move", [("from", "2"), ("to", "0")], cli: ["move", "2", "0"],
       "from index 2 is out of range: stream 'main' has 2 items (0…1)"),
@@ -117,7 +117,7 @@ import Testing
       "item \(live) is live in stream 'main': only a removed item can come back"),
     Case(
       "restore", [("id", string(removed)), ("index", "3")], cli: ["restore", removed, "--index", "3"],
-      "index 3 is out of range: stream 'main' has 2 items, so an insert takes 0…2"),
+      "index 3 is out of range: stream 'main' has 2 items, so the index can be 0…2"),
     Case(
       "restore", [("id", #""0000eeee""#)], cli: ["restore", "0000eeee"],
       "no removed item of stream 'main' has an id starting with 0000eeee"),

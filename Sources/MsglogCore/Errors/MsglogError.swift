@@ -294,7 +294,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "stream \(TerminalText.quoted(stream)) is at version \(actual), not \(expected)"
     case .insertOutOfRange(let stream, let index, let count):
       return "index \(index) is out of range: stream \(TerminalText.quoted(stream)) has \(count) "
-        + "\(count == 1 ? "item" : "items"), so an insert takes 0…\(count)"
+        + "\(count == 1 ? "item" : "items"), so the index can be 0…\(count)"
     case .moveOutOfRange(let stream, let end, let index, let count):
       return "\(end.rawValue) index \(index) is out of range: stream \(TerminalText.quoted(stream)) has \(count) "
         + "\(count == 1 ? "item" : "items") (0…\(count - 1))"
