@@ -107,6 +107,9 @@ final class FollowCursor {
   private var watcher: (any CommitWatcher)?
   /// The seq to read next.
   private var next: UInt64
+  /// Whether `next` is still the `--from` asked for, nothing read yet
+  /// (`LogSnapshot.firstEvent(from:asked:)`).
+  private var fromAsked: Bool
   /// How many times the store woke it to read (each wake is one read of
   /// the log): one per commit of a write, none for anything else.
   private(set) var wakes = 0
@@ -136,6 +139,7 @@ final class FollowCursor {
     } else {
       next = try log.reading { try $0.headSeq() } + 1
     }
+    fromAsked = seq != nil
   }
 
   private static func watch(_ store: any FollowableStore) throws(MsglogError) -> any CommitWatcher {
@@ -198,19 +202,20 @@ final class FollowCursor {
   /// again (a log read without a lock) never hands one out twice.
   func nextBatch() throws(MsglogError) -> (events: [Event], read: Int) {
     try prepareToRead()
-    let from = next
-    let batch = try log.reading { snapshot in
+    let (from, asked) = (next, fromAsked)
+    let (batch, first) = try log.reading { snapshot in
       var batch: [Event] = []
       // History trimmed away under a follower (or before it began): it
       // reloads from the present rather than skip what it cannot have.
-      try snapshot.checkHistory(from: from)
-      try snapshot.forEachEvent(from: from) { event in
+      let first = try snapshot.firstEvent(from: from, asked: asked)
+      try snapshot.forEachEvent(from: first) { event in
         batch.append(event)
         return batch.count < Self.batchSize
       }
-      return batch
+      return (batch, first)
     }
     readSucceeded()
+    (next, fromAsked) = (first, false)
     var events: [Event] = []
     for event in batch {
       guard event.seq == next else {

@@ -107,6 +107,20 @@ public struct LogSnapshot: ~Copyable {
   /// The first seq of the log's history: 1, or where `trim` made it begin.
   public func historyBegins() throws -> UInt64 { try translated { try base.horizon().seq } }
 
+  /// Where a reader of every event from `seq` on begins, refusing what a
+  /// `trim` dropped (`MsglogError.historyTrimmed`): at `seq`; or, when
+  /// `seq` is the one before the horizon and was asked for (`--from`, a
+  /// `from` parameter: the list there is a base, `log --from` of it is
+  /// what comes after), at the horizon. A seq a reader comes to on its own
+  /// (the one after the last it handed out, after `Last-Event-ID`) must
+  /// be there: a reader short of the horizon missed the event before it.
+  public func firstEvent(from seq: UInt64, asked: Bool) throws -> UInt64 {
+    let begins = try historyBegins()
+    if seq >= begins { return seq }
+    if asked && seq + 1 == begins { return begins }
+    throw MsglogError.historyTrimmed(horizon: begins)
+  }
+
   /// Refuses to read history from `seq` on when a `trim` dropped it:
   /// below the seq before the horizon (`MsglogError.historyTrimmed`).
   public func checkHistory(from seq: UInt64) throws {

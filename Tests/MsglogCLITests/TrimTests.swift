@@ -153,6 +153,20 @@ import Testing
     #expect(list.contains("after the trim\n") && list.hasSuffix("and again\n"), "\(list)")
   }
 
+  /// `log --follow --from H-1` begins at H, as `log --from H-1` does (it
+  /// said the log was corrupted: it looked for H-1's event); below, refused.
+  @Test(arguments: Store.allCases)
+  func aFollowerFromTheSeqBeforeTheHorizon(_ store: Store) throws {
+    let s = Sandbox(store)
+    _ = history(s)
+    #expect(s.run("trim", "--before", "10").code == 0)
+    var r = s.run("log", "--follow", "--from", "9", "--limit", "2", "--all")
+    #expect(r.code == 0 && r.lines.map { $0.prefix(3) } == ["10 ", "11 "], "\(r)")
+    #expect(r.stdout == s.run("log", "--from", "9", "--limit", "2", "--all").stdout)
+    r = s.run("log", "--follow", "--from", "8", "--limit", "2")
+    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: history before seq 10 was trimmed"), "\(r)")
+  }
+
   @Test(arguments: Store.allCases)
   func aDryRunChangesNothing(_ store: Store) throws {
     let s = Sandbox(store)

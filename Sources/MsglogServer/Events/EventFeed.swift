@@ -18,6 +18,9 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
   /// tokens now (nil: never; the tests' feeds).
   let gate: TokenGate?
   private var nextSeq: UInt64
+  /// Whether `nextSeq` is still the `from` the client asked for, nothing
+  /// read yet (`LogSnapshot.firstEvent(from:asked:)`).
+  private var fromAsked: Bool
   private var opened = false
   private let cancelled = Atomic(false)
 
@@ -26,8 +29,8 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
   static let batchBytes = 256 * 1024
 
   init(
-    log: EventLog, commits: CommitHub, stream: StreamName?, next: UInt64, caller: Caller = .open,
-    gate: TokenGate? = nil
+    log: EventLog, commits: CommitHub, stream: StreamName?, next: UInt64, fromAsked: Bool = false,
+    caller: Caller = .open, gate: TokenGate? = nil
   ) {
     self.log = log
     self.commits = commits
@@ -35,6 +38,7 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
     self.caller = caller
     self.gate = gate
     self.nextSeq = next
+    self.fromAsked = fromAsked
   }
 
   package func cancel() { cancelled.store(true, ordering: .relaxed) }
@@ -107,12 +111,13 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
       batch.removeAll(keepingCapacity: true)
       bytes = 0
       // History trimmed away under the follower: it reloads (410 at the start).
-      try snapshot.checkHistory(from: nextSeq)
-      try snapshot.forEachEvent(from: nextSeq) { event in
+      let first = try snapshot.firstEvent(from: nextSeq, asked: fromAsked)
+      try snapshot.forEachEvent(from: first) { event in
         batch.append(event)
         if case .insert(_, _, let text, _) = event.op { bytes += text.utf8.count }
         return bytes < Self.batchBytes && batch.count < 512
       }
+      (nextSeq, fromAsked) = (first, false)
     }
     for event in batch {
       guard event.seq == nextSeq else {

@@ -58,12 +58,18 @@ extension Routes {
     let log = self.log
     let head = try log.headSeq()
     // Without a from, a trimmed log's events begin at its horizon.
-    if let asked { try log.read { try $0.checkHistory(from: asked) } }
+    if let asked { try log.read { _ = try $0.firstEvent(from: asked, asked: true) } }
     var next = from
     var sent: UInt64 = 0
+    // Each piece is read in a snapshot of its own: one that finds history
+    // trimmed past `next` ends the answer cut, rather than skip to the
+    // horizon (only the first may begin there, from the seq before it).
+    var firstPiece = true
     let body = try ResponseStream.start { json in
       guard next <= head && sent < limit else { return false }
       try log.read { snapshot in
+        if firstPiece && asked == nil { next = max(next, try snapshot.historyBegins()) }
+        next = try snapshot.firstEvent(from: next, asked: firstPiece)
         try snapshot.forEachEvent(from: next) { event in
           guard event.seq <= head else { return false }
           next = event.seq + 1
@@ -75,6 +81,7 @@ extension Routes {
           return sent < limit && json.bytes.count < ResponseStream.capacity
         }
       }
+      firstPiece = false
       if next <= head, json.bytes.isEmpty, sent < limit {
         // The log ended before the head it had: only a damaged log does that.
         throw MsglogError.corruptedLog("the log ends before seq \(head)")
@@ -113,17 +120,21 @@ extension Routes {
       )
     }
     var next: UInt64
+    // `from` may be the seq before a trim's horizon; after `Last-Event-ID`
+    // the client needs the very next event (`LogSnapshot.firstEvent`).
+    var asked = false
     if let last = request.header("last-event-id"), !last.isEmpty {
       next = try Request.number(last, what: "Last-Event-ID") + 1
     } else if let from = try request.number("from") {
-      next = max(from, 1)
+      (next, asked) = (max(from, 1), true)
     } else {
       next = head + 1
     }
-    if !exists { next = head + 1 }
+    if !exists { (next, asked) = (head + 1, false) }
     if next > head + 1 { throw MsglogError.seqBeyondHead(seq: next - 1, head: head) }
-    try log.read { try $0.checkHistory(from: next) }
-    let feed = EventFeed(log: log, commits: commits, stream: only, next: next, caller: request.caller, gate: gate)
+    try log.read { [next, asked] in _ = try $0.firstEvent(from: next, asked: asked) }
+    let feed = EventFeed(
+      log: log, commits: commits, stream: only, next: next, fromAsked: asked, caller: request.caller, gate: gate)
     return Response(contentType: "text/event-stream", body: .events(feed))
   }
 }
