@@ -47,6 +47,31 @@ import Testing
     r = late.run("sync")
     #expect(r.code == 0 && !r.stderr.contains("reset"), "\(r)")
     #expect(late.export() == server.export())
+    // Trimmed again, past what the replicas pushed: the remote still
+    // verifies (an outcome keeps the seq of an event the trim took), and
+    // a replica at or past the seq before the new horizon learns the trim
+    // with its next sync: its history, and its export, are the remote's.
+    #expect(late.run("append", "late's own").code == 0)
+    #expect(late.run("sync").code == 0)
+    #expect(behind.run("sync").code == 0)
+    server.append("s7")  // the new horizon: both replicas are at the seq before it
+    let horizon = String(Int(server.run("log", "--all", "--json").lines.count) + 8)
+    r = server.run("trim", "--before", horizon)
+    #expect(r.code == 0, "\(r)")
+    r = server.run("verify")
+    #expect(r.code == 0, "\(r)")
+    r = server.run("verify", "--repair")
+    #expect(r.code == 0, "\(r)")
+    for replica in [late, behind] {
+      #expect(replica.export() != server.export())
+      r = replica.run("sync")
+      #expect(r.code == 0 && !r.stderr.contains("reset"), "\(r)")
+      #expect(replica.export() == server.export())
+      #expect(replica.export().hasPrefix(#"{"op":"base","#))
+      r = replica.run("replay", "--at", String(Int(horizon)! - 2))
+      #expect(r.code == 1 && r.stderr.contains("history before seq \(horizon) was trimmed"), "\(r)")
+      #expect(replica.run("verify").code == 0)
+    }
     // A replica cannot trim: its history is its remote's. A dry run says
     // so too, rather than what the trim would have done.
     for dryRun in [[], ["--dry-run"]] {

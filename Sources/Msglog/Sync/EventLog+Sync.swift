@@ -92,8 +92,25 @@ extension EventLog {
       try check(claims, of: remote, state: state)
       guard try pendingCount() > 0 else { break }
     }
+    try learnTrim(before: hello.horizon)
     report.seq = try headSeq()
     return report
+  }
+
+  /// A remote trimmed before `horizon` while this replica was at or past
+  /// the seq before it: the replica trims its own copy the same way, once
+  /// it has pulled past it, so that its history is the remote's and its
+  /// `export` the remote's byte for byte (SPEC: every copy learns a trim).
+  /// The plan is made from the same events as the remote's was, so it is
+  /// the same; the replica's pending changes are not events and stay.
+  private func learnTrim(before horizon: UInt64) throws {
+    guard horizon > 1, store.kind != .memory else { return }
+    try writing { writer in
+      guard try writer.horizon().seq < horizon, try writer.headSeq() >= horizon,
+        let plan = try TrimPlan.make(before: horizon, in: writer)
+      else { return }
+      _ = try writer.trim(plan)
+    }
   }
 
   /// Makes `location` the replica's remote from now on.
