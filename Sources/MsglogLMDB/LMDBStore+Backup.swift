@@ -55,6 +55,7 @@ extension LMDBStore {
     guard fsync(fd) == 0 else { throw failure(errno, shown) }
     closed = true
     guard close(fd) == 0 else { throw failure(errno, shown) }
+    try Self.purge(copyAt: staging.path)
     var copied = stat()
     guard stat(file, &copied) == 0 else { throw failure(errno, shown) }
     // Closed when this scope ends, before the rename.
@@ -73,6 +74,20 @@ extension LMDBStore {
     }
     DatabaseFiles.syncDirectory(DatabaseFiles.parent(of: destination))
     return StoreCopy(events: counted.events, seq: counted.seq, bytes: UInt64(copied.st_size))
+  }
+
+  /// The copy is purged before it is DEST: LMDB's copy takes pages as
+  /// they are — the free ones too, unless compacting, and every page's
+  /// unused middle — and an erased or trimmed text lies there until the
+  /// source's own `purge`, while a backup made after an erase must hold
+  /// none (docs/REFERENCE.md, "Forgetting on purpose"). Nobody else has the
+  /// copy open, so nothing holds the purge up; the lock file it makes goes.
+  private static func purge(copyAt path: String) throws {
+    do {
+      let copy = LMDBStore(path: path)
+      _ = try copy.purge(waiting: { _ in })
+    }
+    unlink(path + "/lock.mdb")
   }
 
   private func failure(_ code: Int32, _ destination: String) -> MsglogError {

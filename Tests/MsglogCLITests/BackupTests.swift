@@ -35,7 +35,10 @@ import Testing
     let stop = s.dir + "/stop"
     let writers = (0..<3).map { w in
       s.start(
-        ["-c", "i=0; while [ ! -e \(stop) ]; do i=$((i+1)); \(Sandbox.binary) append \"writer \(w) $i\" >/dev/null || exit 1; done"],
+        [
+          "-c",
+          "i=0; while [ ! -e \(stop) ]; do i=$((i+1)); \(Sandbox.binary) append \"writer \(w) $i\" >/dev/null || exit 1; done",
+        ],
         runner: "/bin/sh")
     }
     defer {
@@ -81,7 +84,8 @@ import Testing
     #expect(document["compact"] as? Bool == false && document.count == 5, "\(document)")
     r = s.run(["backup", "--compact", compact])
     #expect(r.code == 0 && parse(r, dest: compact)?.seq == 61, "\(r)")
-    let compactSize = try #require(try FileManager.default.attributesOfItem(atPath: compact + "/data.mdb")[.size] as? Int)
+    let compactSize = try #require(
+      try FileManager.default.attributesOfItem(atPath: compact + "/data.mdb")[.size] as? Int)
     #expect(compactSize < size, "compact \(compactSize) bytes, plain \(size)")
     for copy in [plain, compact] {
       // The data file alone: a reader's lock file is made by whoever opens it.
@@ -145,12 +149,42 @@ import Testing
     #expect(s.run(["--db", dest, "verify"]).stdout.hasPrefix("ok: 120 events"))
   }
 
+  /// A backup made after an erase holds no erased text, though the source
+  /// still does until its own purge: LMDB's copy takes the free pages (or,
+  /// compacting, the pages' unused middles) as they are, and the copy is
+  /// purged before it is DEST. (A plain backup held the text.)
+  @Test func aBackupAfterAnEraseHoldsNoErasedText() throws {
+    let s = Sandbox()
+    let sentinel = "SENTINEL-" + UUID().uuidString
+    #expect(
+      s.run(["append", "--lines"], stdin: Data((0..<200).map { "before \($0)" }.joined(separator: "\n").utf8)).code == 0
+    )
+    let secret = s.append(sentinel)
+    #expect(s.run("edit", secret, sentinel + " edited " + String(repeating: "x", count: 5000)).code == 0)
+    #expect(
+      s.run(["append", "--lines"], stdin: Data((0..<200).map { "after \($0)" }.joined(separator: "\n").utf8)).code == 0)
+    #expect(s.run("erase", secret).code == 0)
+    let source = try Data(contentsOf: URL(fileURLWithPath: s.db + "/data.mdb"))
+    #expect(source.range(of: Data(sentinel.utf8)) != nil, "the erase left no old page: the test proves nothing")
+    for (n, compact) in [[], ["--compact"]].enumerated() {
+      let dest = s.dir + "/copy\(n).lmdb"
+      let r = s.run(["backup", dest] + compact)
+      #expect(r.code == 0, "\(r)")
+      #expect(entries(dest) == ["data.mdb"])
+      let copy = try Data(contentsOf: URL(fileURLWithPath: dest + "/data.mdb"))
+      #expect(copy.range(of: Data(sentinel.utf8)) == nil, "\(compact): the backup holds the erased text")
+      #expect(s.run(["--db", dest, "export"]).stdout == s.export())
+      #expect(s.run(["--db", dest, "verify"]).code == 0)
+    }
+  }
+
   /// A database read-only to the user is read without a reader slot; the
   /// copy is checked against commits made meanwhile, and is whole.
   @Test func aDatabaseReadOnlyToTheUserIsBackedUp() throws {
     try #require(getuid() == 0, "this test switches to user nobody and needs root")
     let s = Sandbox()
-    #expect(s.run(["append", "--lines"], stdin: Data((0..<500).map { "line \($0)" }.joined(separator: "\n").utf8)).code == 0)
+    #expect(
+      s.run(["append", "--lines"], stdin: Data((0..<500).map { "line \($0)" }.joined(separator: "\n").utf8)).code == 0)
     try makeReadableByOthers(s)
     let out = s.dir + "/out"
     #expect(mkdir(out, 0o755) == 0 && chown(out, 65534, 65534) == 0)
