@@ -197,6 +197,18 @@ import Testing
     let again = replica.run(["sync"], environment: ["MSGLOG_TOKEN": ann])
     #expect(again.code == 0, "\(again)")
     #expect(remote.run(["list", "--stream", "team/board"]).lines.count == 3)
+    // A token that may write no stream cannot push at all, and nothing of
+    // its push is kept (pushes under ever new replica ids, each change
+    // refused, had the log keep every refusal: a rightless token filling
+    // the disk).
+    let reader = try token(remote, ["reader", "--read", "*"])
+    let readOnly = Sandbox()
+    #expect(readOnly.run(["clone", url], environment: ["MSGLOG_TOKEN": reader]).code == 0)
+    #expect(readOnly.run(["append", "--stream", "team/board", "not mine to push"]).code == 0)
+    let kept = remote.contents()
+    let pushed = readOnly.run(["sync"], environment: ["MSGLOG_TOKEN": reader])
+    #expect(pushed.code != 0 && pushed.stderr.contains("token reader may not write any stream"), "\(pushed)")
+    #expect(remote.contents() == kept)
   }
 
   /// The request log names the token, never its secret, and the reason of

@@ -93,6 +93,14 @@ extension Routes {
         throw HTTPError.badRequest("change \(position) of the push: \(error)")
       }
     }
+    // A token that may write no stream has nothing a push could apply:
+    // refused whole, so that pushes under ever new replica ids cannot make
+    // the log keep their refused outcomes (a rightless token filling the
+    // disk). A token that may write somewhere pushes as ever; its refused
+    // changes are kept, as its own appends would be.
+    if case .named(let token) = request.caller, token.scopes.patterns(giving: .write).isEmpty {
+      throw TokenGate.forbidden("token \(token.name) may not write any stream, which a push needs")
+    }
     let answer: PushAnswer
     do {
       var pusher: NamedToken? = nil
