@@ -131,7 +131,7 @@ package enum Wording {
     case .noRemovedPrefixMatch: return "'msglog log' shows what was removed, with full ids"
     case .alreadyUndone(_, let by): return "undo event \(by) to redo it ('msglog undo \(by)')"
     case .nothingToUndo: return "'msglog log' shows the stream's events; 'msglog undo SEQ' undoes one by its seq"
-    case .noSuchEvent, .eventInAnotherStream: return "'msglog log' shows the stream's events and their seqs"
+    case .noSuchEvent, .eventInAnotherStream, .eventNotInStream: return "'msglog log' shows the stream's events and their seqs"
     case .outOfRangeAtVersion: return "give indices of the list as it was at the version given with --expect-version"
     case .seqBeyondHead(_, let head): return head == 0 ? "the log is empty" : nil
     case .corruptedRecord: return "run 'msglog verify' for a full report; nothing after this point was printed"

@@ -160,6 +160,40 @@ import Testing
     #expect(server.request("GET", "/api/streams", headers: ["Authorization: Bearer \(ann)"]).status == 200)
   }
 
+  /// A stream the token may not read does not exist for it, in refusals
+  /// too: an undo or a restore aimed at another stream's event or item is
+  /// told there is none in its own stream, where a token that may read
+  /// that stream is told where it is. (The refusals named it, so a write
+  /// token could map every event and item to its stream.)
+  @Test func aRefusalNamesNoStreamTheTokenMayNotRead() throws {
+    let s = Sandbox()
+    let pay = s.append("salary", stream: "hr/pay")  // seq 1
+    #expect(s.run("remove", "--stream", "hr/pay", pay).code == 0)
+    s.append("board", stream: "team/board")
+    let ann = try token(s, ["ann", "--write", "team/*", "--read", "team/*"])
+    let boss = try token(s, ["boss", "--read", "*", "--write", "team/*"])
+    let server = try ServedLog.running(s)
+    defer { _ = server.stop() }
+    let before = s.contents()
+    for (path, body, hidden, told) in [
+      (
+        "/api/undo", #"{"stream":"team/board","seq":1}"#, "event 1 is not in stream 'team/board'",
+        "event 1 is in stream 'hr/pay'"
+      ),
+      (
+        "/api/restore", #"{"stream":"team/board","id":"\#(pay)"}"#, "no item with id \(pay) in stream 'team/board'",
+        "item \(pay) is in stream 'hr/pay'"
+      ),
+    ] {
+      let refused = server.request("POST", path, body, headers: ["Authorization: Bearer \(ann)"])
+      #expect(refused.status == 404 && refused.body.contains(hidden), "\(path): \(refused)")
+      #expect(!refused.body.contains("hr/pay"), "\(path): \(refused)")
+      let reader = server.request("POST", path, body, headers: ["Authorization: Bearer \(boss)"])
+      #expect(reader.status == 404 && reader.body.contains(told), "\(path): \(reader)")
+    }
+    #expect(s.contents() == before)
+  }
+
   /// Sync through a named token: `clone` needs read on every stream, a
   /// change to a stream the token may not write is refused as a change
   /// (the others apply, sent as the token's name), and the replica is the
@@ -228,13 +262,17 @@ import Testing
     }
     let throttled = server.request("GET", "/api/streams", headers: bearer)
     #expect(throttled.status == 429 && throttled.body.contains("too many failed tokens"), "\(throttled)")
+    let raw = try #require(LoopbackSocket(port: server.port))
+    #expect(raw.send("GET /api/streams HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ann)\r\n\r\n"))
+    let statusLine = raw.receive(seconds: 30).text.components(separatedBy: "\r\n")[0]
+    #expect(statusLine == "HTTP/1.1 429 Too Many Requests", "\(statusLine)")
     // Another address is not locked out.
     let other = try #require(LoopbackSocket(port: server.port, from: "127.0.0.2"))
     #expect(other.send("GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ann)\r\n\r\n"))
     let metrics = other.receive(seconds: 30).text
     #expect(metrics.contains(" 200 "), "\(metrics)")
     #expect(metrics.contains(#"msglog_refusals_total{reason="unknown"} 21"#), "\(metrics)")
-    #expect(metrics.contains(#"msglog_refusals_total{reason="throttled"} 1"#), "\(metrics)")
+    #expect(metrics.contains(#"msglog_refusals_total{reason="throttled"} 2"#), "\(metrics)")
     let run = server.stop()
     let lines = run.stderr.split(separator: "\n").filter { $0.hasPrefix("{\"time\"") && $0.contains("\"path\"") }
     #expect(!run.stderr.contains(String(ann.suffix(64))) && !run.stderr.contains(String(wrong.suffix(64))))

@@ -50,6 +50,9 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case noSuchEvent(seq: UInt64, head: UInt64)
   /// The seq names another stream's event.
   case eventInAnotherStream(seq: UInt64, home: StreamName, stream: StreamName)
+  /// `eventInAnotherStream` as one who may not read its stream is told it
+  /// (`hidingStreams`).
+  case eventNotInStream(seq: UInt64, stream: StreamName)
   /// An event that says it undoes `seq` (an imported line) is not what undoing it appends.
   case notAnUndo(seq: UInt64, reason: String)
 
@@ -256,7 +259,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .invalidInput: return .invalidInput
     case .versionConflict: return .conflict
     case .noSuchItem, .itemInAnotherStream, .noPrefixMatch, .seqBeyondHead, .noDatabase, .noSuchEvent,
-      .eventInAnotherStream, .noRemovedPrefixMatch:
+      .eventInAnotherStream, .eventNotInStream, .noRemovedPrefixMatch:
       return .notFound
     case .historyTrimmed: return .gone
     case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .itemMismatch, .itemRemoved, .itemErased,
@@ -330,6 +333,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
         ? "there is no event \(seq): the log is empty" : "there is no event \(seq): the log holds 1…\(head)"
     case .eventInAnotherStream(let seq, let home, let stream):
       return "event \(seq) is in stream \(TerminalText.quoted(home)), not \(TerminalText.quoted(stream))"
+    case .eventNotInStream(let seq, let stream): return "event \(seq) is not in stream \(TerminalText.quoted(stream))"
     case .notAnUndo(let seq, let reason): return "this does not undo event \(seq): \(reason)"
     case .corruptedRecord(let seq, let reason): return "corrupted record at seq \(seq): \(reason)"
     case .corruptedLog(let reason): return "corrupted log: \(reason)"
@@ -450,5 +454,25 @@ extension MsglogError {
   /// A decoding failure of the record at `seq`.
   static func corrupted(seq: UInt64, _ reason: some CustomStringConvertible) -> MsglogError {
     .corruptedRecord(seq: seq, reason: reason.description)
+  }
+}
+
+extension MsglogError {
+  /// This refusal as one who may read only the streams `mayRead` allows
+  /// is told it: another stream is named only where it may be read (a
+  /// token that may write `team/*` learns nothing of `hr/pay` from an
+  /// undo or a restore aimed there: it is told there is no such item or
+  /// event in its own stream, which is true of what it can see).
+  package func hidingStreams(_ mayRead: (StreamName) -> Bool) -> MsglogError {
+    switch self {
+    case .itemInAnotherStream(let id, let home, let stream) where !mayRead(home):
+      return .noSuchItem(id, stream: stream)
+    case .eventInAnotherStream(let seq, let home, let stream) where !mayRead(home):
+      return .eventNotInStream(seq: seq, stream: stream)
+    case .line(let number, let inner):
+      return .line(number, inner.hidingStreams(mayRead))
+    default:
+      return self
+    }
   }
 }

@@ -207,7 +207,9 @@ extension LedgerSession {
       } catch let error as MsglogError {
         // Refused for good only for a reason with a code (`ChangeRefusal`):
         // anything else (the store failing, damage) fails the push whole.
-        guard let refusal = ChangeRefusal(error), rewind(to: mark) else { throw error }
+        // Told as the pusher may see it: no stream it may not read named.
+        let told = pusher.map { pusher in error.hidingStreams { pusher.scopes.allows(.read, on: $0) } } ?? error
+        guard let refusal = ChangeRefusal(told), rewind(to: mark) else { throw error }
         outcome = .refused(refusal)
       }
       writesSent += 1

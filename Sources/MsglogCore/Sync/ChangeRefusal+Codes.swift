@@ -65,6 +65,8 @@ extension ChangeRefusal {
     case .noSuchEvent(let seq, let head): return ("no-such-event", [("seq", .number(seq)), ("head", .number(head))])
     case .eventInAnotherStream(let seq, let home, let stream):
       return ("event-in-another-stream", [("seq", .number(seq)), ("home", .stream(home)), ("stream", .stream(stream))])
+    case .eventNotInStream(let seq, let stream):
+      return ("event-not-in-stream", [("seq", .number(seq)), ("stream", .stream(stream))])
     case .changeAppendedNothing(let change): return ("change-appended-nothing", [("change", .number(change))])
     case .changeOutOfOrder(let change, let done):
       return ("change-out-of-order", [("change", .number(change)), ("done", .number(done))])
@@ -130,6 +132,7 @@ extension ChangeRefusal {
     case "no-such-event": return .noSuchEvent(seq: try a.number("seq"), head: try a.number("head"))
     case "event-in-another-stream":
       return .eventInAnotherStream(seq: try a.number("seq"), home: try a.stream("home"), stream: try a.stream("stream"))
+    case "event-not-in-stream": return .eventNotInStream(seq: try a.number("seq"), stream: try a.stream("stream"))
     case "change-appended-nothing": return .changeAppendedNothing(change: try a.number("change"))
     case "change-out-of-order": return .changeOutOfOrder(change: try a.number("change"), done: try a.number("done"))
     case "token-may-not":

@@ -60,6 +60,8 @@ enum ResponseHead {
     case 414: return "URI Too Long"
     case 415: return "Unsupported Media Type"
     case 417: return "Expectation Failed"
+    case 422: return "Unprocessable Content"
+    case 429: return "Too Many Requests"
     case 431: return "Request Header Fields Too Large"
     case 500: return "Internal Server Error"
     case 503: return "Service Unavailable"

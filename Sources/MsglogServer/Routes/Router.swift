@@ -218,7 +218,11 @@ package struct Router: Sendable {
     case .success(let answered):
       response = answered
       if response.status < 400 { gate?.noteServed(caller) }
-    case .failure(let error):
+    case .failure(var error):
+      // A named token's refusal names no stream it may not read.
+      if case .named(let token) = caller, let refused = error as? MsglogError {
+        error = refused.hidingStreams { token.scopes.allows(.read, on: $0) }
+      }
       var refusal = HTTPError(describing: error)
       if refusal.status >= 500 { failed?(error, refusal) }
       if case MsglogError.namedToken(let why)? = error as? MsglogError, why.isForbidden {
