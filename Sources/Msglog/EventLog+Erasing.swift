@@ -35,11 +35,15 @@ extension EventLog {
     // write: what the sender writes in between is theirs to erase next
     // time. (An erased insert and an unsigned edit name no sender, so
     // erasing again finds nothing.)
+    // A sender no write could have named is refused as a write's would be,
+    // and a replica's erase before anything is read (as `erase ID` is, by
+    // its local view; the snapshot below is that view, which holds no
+    // replica state, so it is asked of the log itself).
+    try Limits.checkSender(sender)
+    if try replicaState() != nil {
+      throw MsglogError.invalidInput(.write("a replica cannot erase; erase at its remote, and sync"))
+    }
     let requests = try read { snapshot -> [WriteRequest] in
-      // A replica's erase is refused before anything is read (as `erase ID` is, by its local view).
-      if try self.replicaState(in: snapshot.reader) != nil {
-        throw MsglogError.invalidInput(.write("a replica cannot erase; erase at its remote, and sync"))
-      }
       var erases: [WriteRequest] = []
       var unsigns: [WriteRequest] = []
       var theirs: Set<ItemID> = []

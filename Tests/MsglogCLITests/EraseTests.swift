@@ -111,6 +111,16 @@ import Testing
     #expect(r.code == 64, "\(r)")
     r = s.run("erase")
     #expect(r.code == 64, "\(r)")
+    // A sender no write could have named is refused as a write's is (it
+    // said "nothing to erase", exit 0).
+    let before = s.export()
+    for (sender, words) in [
+      ("", "msglog: sender is empty"), (String(repeating: "e", count: 2000), "msglog: sender is 2000 bytes"),
+    ] {
+      r = s.run("erase", "--sender", sender)
+      #expect(r.code == 64 && r.stderr.hasPrefix(words), "\(r)")
+    }
+    #expect(s.export() == before)
     #expect(s.run("verify").code == 0)
   }
 

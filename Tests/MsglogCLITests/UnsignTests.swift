@@ -29,8 +29,13 @@ import Testing
     #expect(r.code == 0 && r.stdout == #"{"erased":["\#(own)"],"events":3,"seq":6}"# + "\n", "\(r)")
     r = s.run("log", "--json", "--from", "2")
     let lines = r.stdout.split(separator: "\n").map { maskingTimes(String($0)) }
-    #expect(lines.first == #"{"seq":2,"stream":"main","version":2,"time":"TIME","op":"edit","id":"\#(ann)","text":"ann's words, fixed","erased":6}"#, "\(r)")
-    #expect(lines.last == #"{"seq":6,"stream":"main","version":6,"time":"TIME","op":"unsign","id":"\#(ann)","edit":2}"#, "\(r)")
+    #expect(
+      lines.first
+        == #"{"seq":2,"stream":"main","version":2,"time":"TIME","op":"edit","id":"\#(ann)","text":"ann's words, fixed","erased":6}"#,
+      "\(r)")
+    #expect(
+      lines.last == #"{"seq":6,"stream":"main","version":6,"time":"TIME","op":"unsign","id":"\#(ann)","edit":2}"#,
+      "\(r)")
     r = s.run("log", "--from", "6")
     #expect(r.stdout.hasSuffix("  main  v6  unsign  \(ann)  edit 2\n"), "\(r)")
     #expect(s.run("log", "--from", "2").stdout.contains("  edit  \(ann)  [erased]  ann's words, fixed\n"))
@@ -210,6 +215,11 @@ import Testing
     let before = replica.contents()
     var r = replica.run("erase", "--sender", "eve")
     #expect(r.code == 64 && r.stderr.hasPrefix("msglog: a replica cannot erase"), "\(r)")
+    // A sender that named nothing, with a purge after: refused the same
+    // (it said "nothing to erase" and purged), nothing done.
+    r = replica.run("erase", "--sender", "nobody-here", "--purge")
+    #expect(r.code == 64 && r.stderr.hasPrefix("msglog: a replica cannot erase") && r.stdout.isEmpty, "\(r)")
+    #expect(replica.contents() == before)
     let replicaServed = try ServedLog.running(replica)
     defer { _ = replicaServed.stop() }
     let reply = replicaServed.request("POST", "/api/erase", #"{"sender":"eve"}"#)
@@ -264,7 +274,8 @@ import Testing
   /// says the log is damaged).
   @Test func anUnsignedEditKeepsItsTextAndHasOneUnsign() throws {
     let id = "00000001-0000-4000-8000-000000000001"
-    let insert = #"{"seq":1,"stream":"main","version":1,"time":"2026-12-02T10:00:00.000Z","op":"insert","id":"\#(id)","index":0,"text":"hi","sender":"ann"}"#
+    let insert =
+      #"{"seq":1,"stream":"main","version":1,"time":"2026-12-02T10:00:00.000Z","op":"insert","id":"\#(id)","index":0,"text":"hi","sender":"ann"}"#
     func edit(erased: Int, text: String) -> String {
       #"{"seq":2,"stream":"main","version":2,"time":"2026-12-02T10:00:01.000Z","op":"edit","id":"\#(id)","text":"\#(text)","erased":\#(erased)}"#
     }
@@ -276,7 +287,9 @@ import Testing
     #expect(r.code == 1 && r.stderr.contains("line 3: an unsigned edit keeps its text"), "\(r)")
     #expect(s.isEmpty)
     let twice = Sandbox()
-    r = twice.run(["import"], stdin: Data([insert, edit(erased: 4, text: "hi!"), unsign(3), unsign(4)].joined(separator: "\n").utf8))
+    r = twice.run(
+      ["import"],
+      stdin: Data([insert, edit(erased: 4, text: "hi!"), unsign(3), unsign(4)].joined(separator: "\n").utf8))
     #expect(r.code == 0, "\(r)")
     r = twice.run("verify")
     #expect(r.code == 1 && r.stdout.contains("seq 3: unsigns seq 2, which does not say so"), "\(r)")
