@@ -40,9 +40,22 @@ extension EventLog {
     return try writing { writer in
       let (plan, trim) = try self.trimPlan(before: horizon, in: writer)
       guard let plan else { return trim }
-      guard let dropped = try writer.trim(plan) else { throw MsglogError.trimNotSupported(location: self.location) }
+      guard let dropped = try Self.apply(plan, to: writer) else {
+        throw MsglogError.trimNotSupported(location: self.location)
+      }
       return Trim(trimmed: trim.trimmed, recordsDropped: dropped, horizon: trim.horizon, lowered: trim.lowered)
     }
+  }
+
+  /// Trims as `plan` says, in the caller's write transaction; nil from a
+  /// store that cannot. The retired items' id entries are first made what
+  /// a rebuild from the base rows makes them (their remove and insert
+  /// alone: a text seq there would name a record the trim drops).
+  static func apply(_ plan: TrimPlan, to writer: any LogWriter) throws -> UInt64? {
+    for item in plan.retired where try writer.idEntry(item.id) != item.entry {
+      try writer.putIdEntry(item.entry, for: item.id)
+    }
+    return try writer.trim(plan)
   }
 
   /// `trim(before:)` at the first event younger than `age` by the log's

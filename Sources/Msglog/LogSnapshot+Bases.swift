@@ -11,11 +11,13 @@ extension LogSnapshot {
     try translated {
       let horizon = try base.horizon()
       guard horizon.isTrimmed else { return [] }
+      let retired = Dictionary(grouping: try base.retiredItems(), by: \.stream)
       return try base.bases().filter { stream == nil || $0.stream == stream }.map { found in
         let items = try Replay.items(found.slots, in: base)
         return ImportedBase(
           stream: found.stream, seq: horizon.seq - 1, version: found.version, items: items,
-          textSeqs: zip(found.slots, items).map { slot, item in slot.seq == item.seq ? nil : slot.seq })
+          textSeqs: zip(found.slots, items).map { slot, item in slot.seq == item.seq ? nil : slot.seq },
+          retired: retired[found.stream] ?? [])
       }
     }
   }

@@ -30,6 +30,20 @@ extension LMDBTables.LogTransaction {
     }
   }
 
+  func retiredItems() throws -> [RetiredItem] {
+    let prefix = StreamBase.baseKeyPrefix
+    return try txn.withCursor(tables.meta) { cursor in
+      var retired: [RetiredItem] = []
+      var entry = try cursor.seek(prefix)
+      while let (key, value) = entry, key.starts(with: prefix) {
+        let stream = try Key.streamName(UnsafeRawBufferPointer(rebasing: key[prefix.count...]), table: .base)
+        retired += try StreamBase.decodeBaseRow(stream: stream, value).retired
+        entry = try cursor.next()
+      }
+      return retired
+    }
+  }
+
   /// One write transaction: all of it commits, or none (a `kill -9`
   /// leaves the log as it was).
   func trim(_ plan: TrimPlan) throws -> UInt64? {
@@ -77,28 +91,14 @@ extension LMDBTables.LogTransaction {
         }
       }
     }
-    // The id entries of items gone before the horizon (no event kept names them).
-    try txn.withCursor(tables.ids) { cursor in
-      var entry = try cursor.first()
-      while let (key, value) = entry {
-        let id = ItemID(bytes: key)
-        let idEntry = try DerivedRows.decodeIdEntry(id, value)
-        if idEntry.removeSeq != 0, idEntry.removeSeq < horizon {
-          let next = id.bytes
-          try cursor.delete()
-          summary.ids -= 1
-          entry = try cursor.seek(next)
-        } else {
-          entry = try cursor.next()
-        }
-      }
-    }
+    // The id entries of items removed before the horizon stay: their ids
+    // stay used (`RetiredItem`), their base rows name them.
     // The bases, replacing those of an earlier trim.
     try clearTrimmedHistory()
     let now = Horizon(
       seq: horizon, droppedEvents: before.droppedEvents + dropped,
       droppedStreamEvents: before.droppedStreamEvents + droppedIndex)
-    _ = try putTrimmedHistory(now, bases: plan.bases)
+    _ = try putTrimmedHistory(now, bases: plan.bases, retired: plan.retired)
     try putSummary(summary)
     // Pages this transaction emptied were reused for others with the
     // dropped records in them: an older msglog's purge copies every page
@@ -107,8 +107,12 @@ extension LMDBTables.LogTransaction {
     return dropped
   }
 
-  func putTrimmedHistory(_ horizon: Horizon, bases: [StreamBase]) throws -> Bool {
-    for base in bases { try txn.put(tables.meta, StreamBase.baseKey(base.stream), base.encodedAsBase()) }
+  func putTrimmedHistory(_ horizon: Horizon, bases: [StreamBase], retired: [RetiredItem]) throws -> Bool {
+    let retiring = try RetiredItem.byBase(retired, of: bases)
+    for base in bases {
+      try txn.put(
+        tables.meta, StreamBase.baseKey(base.stream), base.encodedAsBase(retiring: retiring[base.stream] ?? []))
+    }
     try txn.put(tables.meta, Horizon.key, horizon.encoded())
     knownHorizon = horizon
     try moveContainer(atLeastTo: LMDBTables.trimmedVersion)

@@ -153,6 +153,69 @@ import Testing
     #expect(list.contains("after the trim\n") && list.hasSuffix("and again\n"), "\(list)")
   }
 
+  /// A UUID is inserted at most once, ever: an item removed before the
+  /// horizon keeps its id used — through a repair, an export and import,
+  /// and a second trim — and nothing else of it is left to restore or
+  /// erase. (The trim deleted its id entry: an append could insert the id
+  /// again, and a replica holding the old insert could not pull the new.)
+  @Test(arguments: Store.allCases)
+  func anItemRemovedBeforeTheHorizonKeepsItsIdUsed(_ store: Store) throws {
+    let s = Sandbox(store)
+    let ids = history(s)  // m1 removed at 10
+    #expect(s.run("trim", "--before", "12").code == 0)
+    func refusesItsID(_ s: Sandbox, sourceLocation: SourceLocation = #_sourceLocation) {
+      for args in [["append", "--id", ids[0], "again"], ["insert", "0", "again", "--id", ids[0]]] {
+        let r = s.run(args)
+        #expect(
+          r.code == 1 && r.stderr.hasPrefix("msglog: id \(ids[0]) was already used (inserted at seq 1)"), "\(r)",
+          sourceLocation: sourceLocation)
+      }
+    }
+    refusesItsID(s)
+    for args in [["restore", ids[0]], ["erase", ids[0]], ["remove", ids[0]]] {
+      let r = s.run(args)
+      #expect(r.code == 1 && r.stderr == "msglog: history before seq 12 was trimmed\n", "\(args): \(r)")
+    }
+    var r = s.run("restore", String(ids[0].prefix(8)))
+    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: no removed item of stream 'main'"), "\(r)")
+    #expect(s.run("verify").code == 0)
+    let export = s.export()
+    #expect(export.contains(#""retired":[{"id":"\#(ids[0])","seq":1,"removed":10}]}"#), "\(export)")
+
+    // A repair rebuilds the id entry from the base row that names it.
+    switch store {
+    case .lmdb: r = deleteHeadsRow(in: s.db)
+    case .postgres:
+      r = PostgresCluster.psql("DELETE FROM msglog.ids WHERE id = '\(ids[0])'::uuid", database: s.databaseName!)
+    }
+    #expect(r.code == 0, "\(r)")
+    #expect(s.run("verify").code == 1)
+    r = s.run("verify", "--repair")
+    #expect(r.code == 0 && s.run("verify").code == 0, "\(r)")
+    refusesItsID(s)
+
+    // Exported and imported, the copy keeps it used, byte for byte.
+    let copy = Sandbox(store)
+    r = copy.run(["import"], stdin: Data(export.utf8))
+    #expect(r.code == 0, "\(r)")
+    #expect(copy.export() == export)
+    #expect(copy.run("verify").code == 0)
+    refusesItsID(copy)
+    // A base line that retires what no trim could leave is refused whole.
+    for (from, to) in [(#""removed":10"#, #""removed":12"#), (#""seq":1,"removed""#, #""seq":10,"removed""#)] {
+      let bad = Sandbox(store)
+      r = bad.run(["import"], stdin: Data(export.replacingOccurrences(of: from, with: to).utf8))
+      #expect(r.code == 1 && r.stderr.contains("retires \(ids[0]) at seqs no trim leaves"), "\(r)")
+      #expect(bad.run("log", "--all").stdout.isEmpty)
+    }
+
+    // A second trim keeps what the first retired.
+    #expect(s.run("trim", "--before", "15").code == 0)
+    #expect(s.export().contains(#""retired":[{"id":"\#(ids[0])","seq":1,"removed":10}]}"#))
+    #expect(s.run("verify").code == 0)
+    refusesItsID(s)
+  }
+
   /// `log --follow --from H-1` begins at H, as `log --from H-1` does (it
   /// said the log was corrupted: it looked for H-1's event); below, refused.
   @Test(arguments: Store.allCases)

@@ -109,7 +109,7 @@ extension EventLog {
       guard try writer.horizon().seq < horizon, try writer.headSeq() >= horizon,
         let plan = try TrimPlan.make(before: horizon, in: writer)
       else { return }
-      _ = try writer.trim(plan)
+      _ = try Self.apply(plan, to: writer)
     }
   }
 

@@ -266,7 +266,7 @@ package enum DerivedRows {
 
   /// The row: `body`, then its checksum (`consuming`: the body's buffer
   /// is the row's, not copied).
-  static func seal(_ table: Table, key: [UInt8], _ body: consuming [UInt8]) -> [UInt8] {
+  package static func seal(_ table: Table, key: [UInt8], _ body: consuming [UInt8]) -> [UInt8] {
     var out = body
     key.withUnsafeBytes { seal(table, key: $0, &out) }
     return out

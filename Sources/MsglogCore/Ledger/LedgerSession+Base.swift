@@ -20,6 +20,7 @@ extension LedgerSession {
     var seqs = Set<UInt64>()
     var ids = Set<ItemID>()
     var rows: [StreamBase] = []
+    var retired: [RetiredItem] = []
     for base in bases {
       guard base.seq == first.seq else { throw bad("names seq \(base.seq), another names \(first.seq)") }
       guard !rows.contains(where: { $0.stream == base.stream }) else {
@@ -67,10 +68,22 @@ extension LedgerSession {
       let row = StreamBase(stream: base.stream, seq: first.seq, version: base.version, slots: slots)
       try plant(row, insertSeqs: base.items.map(\.seq))
       rows.append(row)
+      for item in base.retired {
+        guard ids.insert(item.id).inserted, try idEntry(item.id) == nil else {
+          throw MsglogError.idAlreadyUsed(item.id, insertSeq: item.insertSeq)
+        }
+        guard item.stream == base.stream, 0 < item.insertSeq, item.insertSeq < item.removeSeq,
+          item.removeSeq < horizon, !seqs.contains(item.insertSeq), !seqs.contains(item.removeSeq)
+        else { throw bad("retires \(item.id.text) at seqs no trim leaves") }
+      }
+      retired += base.retired
     }
+    try retire(retired)
     let trimmed = Horizon(
       seq: horizon, droppedEvents: horizon - 1 - UInt64(seqs.count), droppedStreamEvents: horizon - 1)
-    guard try writer.putTrimmedHistory(trimmed, bases: rows.sorted { $0.stream.bytes.lexicographicallyPrecedes($1.stream.bytes) })
+    guard
+      try writer.putTrimmedHistory(
+        trimmed, bases: rows.sorted { $0.stream.bytes.lexicographicallyPrecedes($1.stream.bytes) }, retired: retired)
     else { throw MsglogError.invalidInput(.write("a base line goes into an LMDB or a PostgreSQL database only")) }
     nextSeq = horizon
   }
@@ -85,13 +98,28 @@ extension LedgerSession {
       var insertSeqs: [UInt64] = []
       for slot in base.slots {
         guard let text = try writer.event(at: slot.seq), text.id == slot.id else {
-          throw corruption(seq: slot.seq, "the base of \(TerminalText.quoted(base.stream)) reads it as the text of \(slot.id.text)")
+          throw corruption(
+            seq: slot.seq, "the base of \(TerminalText.quoted(base.stream)) reads it as the text of \(slot.id.text)")
         }
-        if case .edit(_, _, _, _, _, let inserted) = text.op { insertSeqs.append(inserted) } else { insertSeqs.append(slot.seq) }
+        if case .edit(_, _, _, _, _, let inserted) = text.op {
+          insertSeqs.append(inserted)
+        } else {
+          insertSeqs.append(slot.seq)
+        }
       }
       try plant(base, insertSeqs: insertSeqs)
     }
+    try retire(try writer.retiredItems())
     nextSeq = horizon.seq
+  }
+
+  /// The retired items' id entries (`RetiredItem`): their ids stay used.
+  private func retire(_ retired: [RetiredItem]) throws {
+    for item in retired {
+      guard idEntries[item.id] == nil else { throw MsglogError.idAlreadyUsed(item.id, insertSeq: item.insertSeq) }
+      idEntries[item.id] = item.entry
+      summary?.ids += 1
+    }
   }
 
   /// The stream's order, head, id entries (`insertSeqs`, one per slot)

@@ -165,6 +165,7 @@ extension LedgerSession {
     switch selector {
     case .id(let id):
       guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: stream) }
+      try refuseRetired(entry)
       try checkHome(of: entry, id: id, is: stream)
       return (id, entry)
     case .prefix(let given):

@@ -376,6 +376,7 @@ package final class LedgerSession {
     switch selector {
     case .id(let id):
       guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: stream) }
+      try refuseRetired(entry)
       // Where it is comes first, removed or not: for another stream's
       // removed item, the hint to restore it here would lead to that refusal.
       try checkHome(of: entry, id: id, is: stream)
@@ -392,6 +393,14 @@ package final class LedgerSession {
       }
       return try index(of: found.0, entry: found.1, in: &state)
     }
+  }
+
+  /// Refuses an item a trim retired (removed before the horizon): nothing
+  /// of it is left but its id (`RetiredItem`), which stays used.
+  func refuseRetired(_ entry: IdEntry) throws {
+    guard entry.removeSeq != 0 else { return }
+    let horizon = try writer.horizon().seq
+    if entry.removeSeq < horizon { throw MsglogError.historyTrimmed(horizon: horizon) }
   }
 
   /// The one removed item of `stream` a prefix names, as its full id would
@@ -416,8 +425,11 @@ package final class LedgerSession {
   ) throws -> (ItemID, IdEntry) {
     let prefix = try ItemSelector.checkedPrefix(given)
     var matches: [(ItemID, IdEntry)] = []
+    let horizon = try writer.horizon().seq
     for removed in removed {
       try forEachID(withPrefix: prefix, removed: removed) { id, entry in
+        // A retired item (`refuseRetired`) is no item to find by a prefix.
+        if entry.removeSeq != 0, entry.removeSeq < horizon { return true }
         if try lives(entry, in: stream) { matches.append((id, entry)) }
         return matches.count <= 5
       }

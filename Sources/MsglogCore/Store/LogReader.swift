@@ -35,7 +35,8 @@ package protocol LogReader {
   /// stream's last k events, whatever the size of the log.
   ///
   /// - Warning: the buffer is valid only during the call.
-  func forEachStreamRecord(of stream: StreamName, downFrom seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool)
+  func forEachStreamRecord(
+    of stream: StreamName, downFrom seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool)
     throws
   /// The summary of the derived tables; nil in a store that has none yet.
   func summary() throws -> RecordedCounts?
@@ -82,6 +83,8 @@ package protocol LogReader {
   func horizon() throws -> Horizon
   /// Each trimmed stream's base, in bytewise order of the names.
   func bases() throws -> [StreamBase]
+  /// The items the trims retired (`RetiredItem`), with the bases.
+  func retiredItems() throws -> [RetiredItem]
 }
 
 extension LogReader {
@@ -90,6 +93,8 @@ extension LogReader {
   package func horizon() throws -> Horizon { .none }
 
   package func bases() throws -> [StreamBase] { [] }
+
+  package func retiredItems() throws -> [RetiredItem] { [] }
 
   package var recordLayout: EventRecord.Layout { .whole }
 

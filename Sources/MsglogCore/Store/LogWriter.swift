@@ -27,7 +27,7 @@ package protocol LogWriter: LogReader {
   func trim(_ plan: TrimPlan) throws -> UInt64?
   /// Puts a trimmed log's horizon and bases (an import of a trimmed log's
   /// export, into an empty database); false from a store that cannot trim.
-  func putTrimmedHistory(_ horizon: Horizon, bases: [StreamBase]) throws -> Bool
+  func putTrimmedHistory(_ horizon: Horizon, bases: [StreamBase], retired: [RetiredItem]) throws -> Bool
   /// Whether the store itself refuses a second insert of an id (a unique
   /// constraint), so that a fresh random id need not be looked up first.
   var enforcesUniqueInsertedIDs: Bool { get }
@@ -44,7 +44,9 @@ package protocol LogWriter: LogReader {
 
 extension LogWriter {
   package func trim(_ plan: TrimPlan) throws -> UInt64? { nil }
-  package func putTrimmedHistory(_ horizon: Horizon, bases: [StreamBase]) throws -> Bool { false }
+  package func putTrimmedHistory(_ horizon: Horizon, bases: [StreamBase], retired: [RetiredItem]) throws -> Bool {
+    false
+  }
   package var enforcesUniqueInsertedIDs: Bool { false }
   package var prefersBatchedReads: Bool { false }
   package var commitTime: Timestamp? { nil }

@@ -70,6 +70,8 @@ package final class OverlayWriter: LogWriter {
 
   package func bases() throws -> [StreamBase] { try base.bases() }
 
+  package func retiredItems() throws -> [RetiredItem] { try base.retiredItems() }
+
   package func forEachRecord(from seq: UInt64, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Bool) throws {
     var more = true
     if seq <= baseHead {

@@ -14,13 +14,19 @@ package struct ImportedBase: Equatable, Sendable {
   package var items: [Item]
   /// Per item: the seq of the edit that holds its text; nil when its insert does.
   package var textSeqs: [UInt64?]
+  /// The stream's items removed before the horizon: their ids stay used
+  /// (`"retired":[{"id","seq","removed"},…]`, absent when none).
+  package var retired: [RetiredItem]
 
-  package init(stream: StreamName, seq: UInt64, version: UInt64, items: [Item], textSeqs: [UInt64?]) {
+  package init(
+    stream: StreamName, seq: UInt64, version: UInt64, items: [Item], textSeqs: [UInt64?], retired: [RetiredItem] = []
+  ) {
     self.stream = stream
     self.seq = seq
     self.version = version
     self.items = items
     self.textSeqs = textSeqs
+    self.retired = retired
   }
 
   /// Whether `line` (a UTF-8 BOM and leading blanks skipped) is a base
@@ -45,7 +51,7 @@ package struct ImportedBase: Equatable, Sendable {
       }
       return n
     }
-    for (name, _) in members where !["op", "stream", "seq", "version", "items"].contains(name) {
+    for (name, _) in members where !["op", "stream", "seq", "version", "items", "retired"].contains(name) {
       throw bad("has an unknown member \"\(name)\"")
     }
     guard case .string(let name)? = member("stream") else { throw bad("needs \"stream\", a string") }
@@ -77,7 +83,8 @@ package struct ImportedBase: Equatable, Sendable {
       }
       guard let made = try time("time") else { throw bad("has an item without \"time\"") }
       var item = Item(
-        id: id, text: text, sender: sender, time: made, seq: try number(field("seq"), "seq"), edited: try time("edited"))
+        id: id, text: text, sender: sender, time: made, seq: try number(field("seq"), "seq"), edited: try time("edited")
+      )
       if let erased = field("erased") { item.erased = try number(erased, "erased") }
       let textSeq = try field("textSeq").map { value throws(MsglogError) in try number(value, "textSeq") }
       guard (textSeq == nil) == (item.edited == nil) else {
@@ -89,6 +96,18 @@ package struct ImportedBase: Equatable, Sendable {
       }
       items.append(item)
       textSeqs.append(textSeq)
+    }
+    retired = []
+    if let listed = member("retired") {
+      guard case .array(let entries) = listed else { throw bad("has \"retired\" that is not an array") }
+      for entry in entries {
+        guard case .object(let fields) = entry, fields.count == 3,
+          case .string(let idText)? = fields.first(where: { $0.0 == "id" })?.1, let id = ItemID(canonical: idText)
+        else { throw bad("has a retired item that is not {\"id\",\"seq\",\"removed\"}") }
+        let inserted = try number(fields.first { $0.0 == "seq" }?.1, "seq")
+        let removed = try number(fields.first { $0.0 == "removed" }?.1, "removed")
+        retired.append(RetiredItem(stream: stream, id: id, insertSeq: inserted, removeSeq: removed))
+      }
     }
   }
 }

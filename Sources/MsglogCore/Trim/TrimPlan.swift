@@ -17,6 +17,9 @@ package struct TrimPlan: Equatable, Sendable {
   /// The seqs below the horizon whose records stay: the text records the
   /// bases read (an edit and the insert it names).
   package var kept: [UInt64]
+  /// Every item removed before the horizon (by this trim or an earlier
+  /// one): its id stays used, its id entry stays, its base row names it.
+  package var retired: [RetiredItem]
 
   /// The plan for trimming `reader`'s log before `asked`; nil when the log's
   /// history already begins at or after it.
@@ -30,7 +33,9 @@ package struct TrimPlan: Equatable, Sendable {
         horizon = lower
         continue
       }
-      return TrimPlan(horizon: horizon, asked: asked, bases: bases, kept: try kept(by: bases, in: reader))
+      return TrimPlan(
+        horizon: horizon, asked: asked, bases: bases, kept: try kept(by: bases, in: reader),
+        retired: try retired(before: horizon, in: reader))
     }
   }
 
@@ -89,6 +94,26 @@ package struct TrimPlan: Equatable, Sendable {
       if let removed { lowest = min(lowest ?? removed, removed) }
     }
     return lowest
+  }
+
+  /// The items removed before `horizon`, in their ids' order: those an
+  /// earlier trim retired, and those whose remove is below it now (each
+  /// one's stream read from its insert, still there).
+  static func retired(before horizon: UInt64, in reader: any LogReader) throws -> [RetiredItem] {
+    var earlier: [ItemID: RetiredItem] = [:]
+    for item in try reader.retiredItems() { earlier[item.id] = item }
+    var removed: [(ItemID, IdEntry)] = []
+    try reader.forEachIdEntry(from: []) { id, entry in
+      if entry.removeSeq != 0, entry.removeSeq < horizon { removed.append((id, entry)) }
+      return true
+    }
+    return try removed.map { id, entry in
+      if let item = earlier[id] { return item }
+      guard let insert = try reader.event(at: entry.insertSeq), insert.id == id else {
+        throw corruption(seq: entry.insertSeq, "it is not the insert of \(id.text), whose id entry names it")
+      }
+      return RetiredItem(stream: insert.stream, id: id, insertSeq: entry.insertSeq, removeSeq: entry.removeSeq)
+    }
   }
 
   /// The records below the horizon the bases read.

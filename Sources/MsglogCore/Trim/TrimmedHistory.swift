@@ -69,27 +69,103 @@ extension StreamBase {
   package static func baseKey(_ stream: StreamName) -> [UInt8] { baseKeyPrefix + stream.bytes }
 
   /// u64 seq, u64 version, then (16-byte id, u64 seq) per item; sealed.
-  package func encodedAsBase() -> [UInt8] {
+  /// With items retired (`RetiredItem`): u64 all ones (no seq is), u64
+  /// seq, u64 version, u64 items, the items, then (16-byte id, u64
+  /// insert seq, u64 remove seq) per retired item.
+  package func encodedAsBase(retiring retired: [RetiredItem] = []) -> [UInt8] {
     var out: [UInt8] = []
-    out.reserveCapacity(20 + slots.count * 24)
+    out.reserveCapacity(36 + slots.count * 24 + retired.count * 32)
+    if !retired.isEmpty { out.appendBigEndian(Self.retiringMark) }
     out.appendBigEndian(seq)
     out.appendBigEndian(version)
+    if !retired.isEmpty { out.appendBigEndian(UInt64(slots.count)) }
     for slot in slots {
       slot.id.withUnsafeBytes { out.append(contentsOf: $0) }
       out.appendBigEndian(slot.seq)
     }
+    for item in retired {
+      item.id.withUnsafeBytes { out.append(contentsOf: $0) }
+      out.appendBigEndian(item.insertSeq)
+      out.appendBigEndian(item.removeSeq)
+    }
     return DerivedRows.seal(.base, key: Self.baseKey(stream), out)
   }
 
-  package static func decodeBase(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> StreamBase {
+  /// What a base row with retired items begins with.
+  static let retiringMark = UInt64.max
+
+  package static func decodeBase(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> StreamBase
+  {
+    try decodeBaseRow(stream: stream, row).base
+  }
+
+  /// A base row: the base, and the items of its stream it retired.
+  package static func decodeBaseRow(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> (
+    base: StreamBase, retired: [RetiredItem]
+  ) {
     let what = "the base of stream \(TerminalText.quoted(stream))"
     var r = try DerivedRows.open(.base, key: baseKey(stream), row, what: what)
-    let seq = try r.u64()
+    var seq = try r.u64()
+    let retiring = seq == retiringMark
+    if retiring { seq = try r.u64() }
     let version = try r.u64()
-    guard r.remaining % 24 == 0 else { throw DerivedDamage(.base, "\(what) has a partial entry") }
+    var count = r.remaining / 24
+    if retiring {
+      let listed = try r.u64()
+      guard listed <= UInt64(r.remaining / 24) else { throw DerivedDamage(.base, "\(what) is cut short") }
+      count = Int(listed)
+    } else {
+      guard r.remaining % 24 == 0 else { throw DerivedDamage(.base, "\(what) has a partial entry") }
+    }
     var slots: [Slot] = []
-    slots.reserveCapacity(r.remaining / 24)
-    while r.remaining > 0 { slots.append(Slot(id: try r.uuid(), seq: try r.u64())) }
-    return StreamBase(stream: stream, seq: seq, version: version, slots: slots)
+    slots.reserveCapacity(count)
+    for _ in 0..<count { slots.append(Slot(id: try r.uuid(), seq: try r.u64())) }
+    guard r.remaining % 32 == 0 else { throw DerivedDamage(.base, "\(what) has a partial retired item") }
+    var retired: [RetiredItem] = []
+    while r.remaining > 0 {
+      retired.append(RetiredItem(stream: stream, id: try r.uuid(), insertSeq: try r.u64(), removeSeq: try r.u64()))
+    }
+    return (StreamBase(stream: stream, seq: seq, version: version, slots: slots), retired)
+  }
+}
+
+/// An item removed before a trim's horizon: nothing of it is left but its
+/// id, which stays used — a UUID is inserted at most once, ever — so its
+/// id entry is kept, and, as the derived tables cannot be rebuilt with it
+/// from what is left, its stream's base row names it.
+package struct RetiredItem: Equatable, Sendable {
+  package var stream: StreamName
+  package var id: ItemID
+  package var insertSeq: UInt64
+  package var removeSeq: UInt64
+
+  package init(stream: StreamName, id: ItemID, insertSeq: UInt64, removeSeq: UInt64) {
+    self.stream = stream
+    self.id = id
+    self.insertSeq = insertSeq
+    self.removeSeq = removeSeq
+  }
+
+  /// Its id entry, as a trim leaves it and a rebuild makes it.
+  package var entry: IdEntry { IdEntry(insertSeq: insertSeq, removeSeq: removeSeq) }
+}
+
+extension RetiredItem {
+  /// `retired` by the stream whose base row names each; a stream without
+  /// a base (no msglog trims so) is a damaged plan.
+  package static func byBase(_ retired: [RetiredItem], of bases: [StreamBase]) throws(MsglogError) -> [StreamName:
+    [RetiredItem]]
+  {
+    var by: [StreamName: [RetiredItem]] = [:]
+    let streams = Set(bases.map(\.stream))
+    for item in retired {
+      guard streams.contains(item.stream) else {
+        throw .corruptedLog(
+          "item \(item.id.text) of stream \(TerminalText.quoted(item.stream)) was removed before the horizon, and that stream has no base"
+        )
+      }
+      by[item.stream, default: []].append(item)
+    }
+    return by
   }
 }

@@ -21,6 +21,20 @@ extension Verifier.Check {
     // trimmed log keeps add them back).
     report.events = horizon.seq - 1
     for base in bases { check(base, below: horizon.seq) }
+    // The items the trims retired: their ids stay used (`RetiredItem`).
+    do {
+      for item in try reader.retiredItems() {
+        guard item.insertSeq < item.removeSeq, item.removeSeq < horizon.seq, state.ids[item.id] == nil else {
+          problem(
+            "the base of stream \(TerminalText.quoted(item.stream)) retires \(item.id.text) "
+              + "(inserted at seq \(item.insertSeq), removed at \(item.removeSeq)), which it cannot")
+          continue
+        }
+        state.ids[item.id] = item.entry
+      }
+    } catch {
+      failed(error, "\(error)")
+    }
     return horizon.seq
   }
 

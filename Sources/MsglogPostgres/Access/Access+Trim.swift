@@ -32,17 +32,22 @@ extension PostgresStore.Access {
     }
   }
 
+  /// The items the trims retired, named by their streams' base rows.
+  func retiredItems() throws -> [RetiredItem] {
+    guard try horizon().isTrimmed else { return [] }
+    let rows = try query(.meta, PostgresSchema.bases)
+    return try (0..<rows.count).flatMap { row in
+      try StreamBase.decodeBaseRow(stream: rows.streamName(row, 0, in: .base), rows.bytes(row, 1)).retired
+    }
+  }
+
   func trim(_ plan: TrimPlan) throws -> UInt64? {
     precondition(writing, "a trim in a read transaction")
     let before = try horizon()
     let horizon = plan.horizon
     let heads = try streamHeads()
-    // The id entries of items gone before the horizon (no event kept names them).
-    var gone: [ItemID] = []
-    try forEachIdEntry(from: []) { id, entry in
-      if entry.removeSeq != 0, entry.removeSeq < horizon { gone.append(id) }
-      return true
-    }
+    // The id entries of items removed before the horizon stay: their ids
+    // stay used (`RetiredItem`), their base rows name them.
     // The per-stream index rows that go (the events table is its own),
     // the records (every one below the horizon but those kept), each
     // stream's checkpoints below its base (the base is the one left below
@@ -53,9 +58,7 @@ extension PostgresStore.Access {
       PostgresSchema.recordCount(from: before.seq, below: horizon),
       PostgresSchema.deleteRecords(below: horizon, keeping: plan.kept),
     ]
-    let deletes =
-      [PostgresSchema.deleteCheckpoints(streams: plan.bases.map(\.stream), below: plan.bases.map(\.seq))]
-      + (gone.isEmpty ? [] : [PostgresSchema.deleteIdEntries(gone)])
+    let deletes = [PostgresSchema.deleteCheckpoints(streams: plan.bases.map(\.stream), below: plan.bases.map(\.seq))]
     try flush()
     let answers = try send(counts + deletes, locking: true).suffix(counts.count + deletes.count).prefix(counts.count)
       .map { $0.uint64(0, 0) ?? 0 }
@@ -76,15 +79,16 @@ extension PostgresStore.Access {
     let now = Horizon(
       seq: horizon, droppedEvents: before.droppedEvents + dropped,
       droppedStreamEvents: before.droppedStreamEvents + droppedIndex)
-    _ = try putTrimmedHistory(now, bases: plan.bases)
+    _ = try putTrimmedHistory(now, bases: plan.bases, retired: plan.retired)
     return dropped
   }
 
   /// Replaces the horizon and the bases, and moves the schema to 7 with
   /// them; the head is never below the seq before the horizon (an import
   /// of bases alone).
-  func putTrimmedHistory(_ horizon: Horizon, bases: [StreamBase]) throws -> Bool {
+  func putTrimmedHistory(_ horizon: Horizon, bases: [StreamBase], retired: [RetiredItem]) throws -> Bool {
     precondition(writing, "a write in a read transaction")
+    let retiring = try RetiredItem.byBase(retired, of: bases)
     if (store.schemaVersion ?? 0) < PostgresSchema.trimmedVersion {
       buffer.upgradeSchema(to: PostgresSchema.trimmedVersion)
     }
@@ -92,7 +96,8 @@ extension PostgresStore.Access {
     knownHorizon = horizon
     cache.forget()
     let rows = PostgresSchema.putTrimmedHistory(
-      horizon: horizon.encoded(), streams: bases.map(\.stream), rows: bases.map { $0.encodedAsBase() })
+      horizon: horizon.encoded(), streams: bases.map(\.stream),
+      rows: bases.map { $0.encodedAsBase(retiring: retiring[$0.stream] ?? []) })
     try send(buffer.take() + rows, locking: true)
     return true
   }

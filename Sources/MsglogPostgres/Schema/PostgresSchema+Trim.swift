@@ -60,10 +60,6 @@ extension PostgresSchema {
       [.byteas(streams.map(\.bytes)), .int64s(seqs)])
   }
 
-  static func deleteIdEntries(_ ids: [ItemID]) -> Statement {
-    Statement("DELETE FROM msglog.ids WHERE id = ANY($1)", [.uuids(ids)])
-  }
-
   /// The version column of a record seeded below the horizon (a base's
   /// text, by an import of a trimmed log's export): minus its seq. The
   /// records a base holds carry the base's version, several to a stream,
