@@ -115,7 +115,7 @@ extension LMDBTables.LogTransaction {
     }
     try txn.put(tables.meta, Horizon.key, horizon.encoded())
     knownHorizon = horizon
-    try moveContainer(atLeastTo: LMDBTables.trimmedVersion)
+    try moveContainer(atLeastTo: retired.isEmpty ? LMDBTables.trimmedVersion : LMDBTables.retiringVersion)
     return true
   }
 

@@ -42,9 +42,10 @@ package final class LMDBTables {
   /// rather than serve it without asking for a token; msglog/8 once it
   /// holds an erase (record format 5); msglog/9 once trimmed; msglog/10
   /// once it holds an unsign (record format 6) and the unsigned edits it
-  /// leaves.
+  /// leaves; msglog/11 once a base row names retired items
+  /// (`RetiredItem`), which an older msglog would misread.
   static let containerFormat = ContainerFormat(
-    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...10,
+    storedPrefix: "msglog/", shownPrefix: "msglog/", readable: 1...11,
     holding: [
       EventRecord.formatVersion2: 3, EventRecord.formatVersion3: 4, EventRecord.formatVersion4: framedVersion,
       EventRecord.formatVersion5: erasedVersion, EventRecord.formatVersion6: unsignedVersion,
@@ -55,6 +56,10 @@ package final class LMDBTables {
   /// The first version that may hold an erase (record format 5) and the
   /// erased bodies it leaves: an older msglog refuses such a log.
   static let erasedVersion = 8
+  /// The first version whose base rows may name retired items (the items
+  /// removed before a trim's horizon, whose ids stay used): an older
+  /// msglog refuses such a log rather than misread the rows.
+  static let retiringVersion = 11
   /// The first version that may be trimmed (`msglog trim`): records below
   /// its horizon are gone, which an older msglog would take for damage.
   static let trimmedVersion = 9

@@ -231,7 +231,7 @@ import Testing
     #expect(
       r.code == 1
         && r.stderr
-          == "msglog: \(s.db) was written by a newer msglog (format msglog/99; this one knows msglog/10)\nhint: use the newer msglog that wrote it\n",
+          == "msglog: \(s.db) was written by a newer msglog (format msglog/99; this one knows msglog/11)\nhint: use the newer msglog that wrote it\n",
       "\(r)")
   }
 

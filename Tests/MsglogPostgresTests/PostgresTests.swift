@@ -288,7 +288,7 @@ import Testing
       PostgresCluster.psql("UPDATE msglog.meta SET value = '99'::bytea WHERE key = 'schema'", database: name).code == 0)
     let r = Sandbox(.postgres).run(["--db", s.db, "list"])
     #expect(
-      r.code == 1 && r.stderr.contains("was written by a newer msglog (format schema 99; this one knows schema 8)"),
+      r.code == 1 && r.stderr.contains("was written by a newer msglog (format schema 99; this one knows schema 9)"),
       "\(r)")
   }
 

@@ -26,6 +26,16 @@ import Testing
     r = server.run("trim", "--before", "9")
     #expect(r.code == 0 && r.stdout == "trimmed 8 events before seq 9\n", "\(r)")
 
+    // The bases name m1, removed before the horizon, whose id stays used;
+    // a replica from before such names does not ask for them (`retired=1`),
+    // and gets the bases it can read.
+    let logID = try RawSync.logID(of: served)
+    let plain = served.request("GET", "/api/sync/bases?log=\(logID)")
+    #expect(
+      plain.status == 200 && plain.body.hasPrefix(#"{"op":"base""#) && !plain.body.contains("retired"), "\(plain)")
+    let retiring = served.request("GET", "/api/sync/bases?log=\(logID)&retired=1")
+    #expect(retiring.body.contains(#""retired":[{"id":"\#(ids[0])","seq":1,"removed":7}]"#), "\(retiring)")
+
     // A clone now starts from the bases.
     let late = Sandbox()
     r = late.run("clone", served.url!)

@@ -110,6 +110,10 @@ extension EventLog {
         let plan = try TrimPlan.make(before: horizon, in: writer)
       else { return }
       _ = try Self.apply(plan, to: writer)
+      // A kept local view was stamped before the trim (by a local write
+      // since the pull): the trim may change what it stands on, so it goes
+      // and the next read makes it again.
+      try (writer as? any ReplicaStateWriter)?.putSavedLocalView(nil)
     }
   }
 

@@ -95,7 +95,9 @@ package final class HTTPRemote: SyncRemote {
   /// (a base holds its stream's list, which may be long).
   package func bases(of log: ItemID) throws -> [ImportedBase] {
     try exchange {
-      let stream = try open(.get(SyncProtocol.basesPath + "?log=\(log.text)", accept: "application/x-ndjson", exchangeTimeout: $0))
+      let stream = try open(
+        .get(SyncProtocol.basesPath + "?log=\(log.text)&retired=1", accept: "application/x-ndjson", exchangeTimeout: $0)
+      )
       defer { stream.close() }
       let body = try stream.readAll(limit: SyncProtocol.basesBytes)
       var bases: [ImportedBase] = []

@@ -68,15 +68,19 @@ extension LedgerSession {
       let row = StreamBase(stream: base.stream, seq: first.seq, version: base.version, slots: slots)
       try plant(row, insertSeqs: base.items.map(\.seq))
       rows.append(row)
-      for item in base.retired {
-        guard ids.insert(item.id).inserted, try idEntry(item.id) == nil else {
-          throw MsglogError.idAlreadyUsed(item.id, insertSeq: item.insertSeq)
-        }
-        guard item.stream == base.stream, 0 < item.insertSeq, item.insertSeq < item.removeSeq,
-          item.removeSeq < horizon, !seqs.contains(item.insertSeq), !seqs.contains(item.removeSeq)
-        else { throw bad("retires \(item.id.text) at seqs no trim leaves") }
-      }
       retired += base.retired
+    }
+    // Once every base's items are known: each retired item's insert and
+    // remove are seqs of their own, below the horizon, as a trim leaves them.
+    var retiredSeqs = Set<UInt64>()
+    for item in retired {
+      guard ids.insert(item.id).inserted, try idEntry(item.id) == nil else {
+        throw MsglogError.idAlreadyUsed(item.id, insertSeq: item.insertSeq)
+      }
+      guard 0 < item.insertSeq, item.insertSeq < item.removeSeq, item.removeSeq < horizon,
+        !seqs.contains(item.insertSeq), !seqs.contains(item.removeSeq),
+        retiredSeqs.insert(item.insertSeq).inserted, retiredSeqs.insert(item.removeSeq).inserted
+      else { throw bad("retires \(item.id.text) at seqs no trim leaves") }
     }
     try retire(retired)
     let trimmed = Horizon(

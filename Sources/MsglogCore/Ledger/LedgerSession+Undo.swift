@@ -151,6 +151,10 @@ extension LedgerSession {
   /// undoing appends — the remove of what it inserted or restored, the
   /// restore of what it removed, an edit or a move of the same item.
   func checkUndoes(_ seq: UInt64, by op: Event.Op, in state: inout StreamState) throws {
+    // Below a trim's horizon the event it undoes went with that history:
+    // the line is taken as the log recorded it (an import of a trimmed
+    // log's export, a rebuild of its derived tables), as verify takes it.
+    if seq < (try writer.horizon().seq) { return }
     var walk = UndoWalk()
     let target = try walkBack(to: seq, of: state, into: &walk)
     let event = Event(seq: 0, stream: state.head.stream, version: 0, time: Timestamp(milliseconds: 0), op: op)

@@ -107,13 +107,16 @@ package struct TrimPlan: Equatable, Sendable {
       if entry.removeSeq != 0, entry.removeSeq < horizon { removed.append((id, entry)) }
       return true
     }
-    return try removed.map { id, entry in
-      if let item = earlier[id] { return item }
+    // What an earlier trim retired stays retired, its base row the copy
+    // that counts; the rest are read from their inserts.
+    var retired = earlier
+    for (id, entry) in removed where earlier[id] == nil {
       guard let insert = try reader.event(at: entry.insertSeq), insert.id == id else {
         throw corruption(seq: entry.insertSeq, "it is not the insert of \(id.text), whose id entry names it")
       }
-      return RetiredItem(stream: insert.stream, id: id, insertSeq: entry.insertSeq, removeSeq: entry.removeSeq)
+      retired[id] = RetiredItem(stream: insert.stream, id: id, insertSeq: entry.insertSeq, removeSeq: entry.removeSeq)
     }
+    return retired.values.sorted { $0.id.bytes.lexicographicallyPrecedes($1.id.bytes) }
   }
 
   /// The records below the horizon the bases read.

@@ -89,9 +89,8 @@ extension PostgresStore.Access {
   func putTrimmedHistory(_ horizon: Horizon, bases: [StreamBase], retired: [RetiredItem]) throws -> Bool {
     precondition(writing, "a write in a read transaction")
     let retiring = try RetiredItem.byBase(retired, of: bases)
-    if (store.schemaVersion ?? 0) < PostgresSchema.trimmedVersion {
-      buffer.upgradeSchema(to: PostgresSchema.trimmedVersion)
-    }
+    let version = retired.isEmpty ? PostgresSchema.trimmedVersion : PostgresSchema.retiringVersion
+    if (store.schemaVersion ?? 0) < version { buffer.upgradeSchema(to: version) }
     state.head = max(try headSeq(), horizon.seq - 1)
     knownHorizon = horizon
     cache.forget()

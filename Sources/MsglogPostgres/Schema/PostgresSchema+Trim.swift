@@ -12,6 +12,9 @@ extension PostgresSchema {
   /// are gone, which an older msglog would take for damage (or serve as
   /// a log that begins at seq 1), so it refuses the log by its schema.
   static let trimmedVersion = 7
+  /// The version whose base rows may name retired items (`RetiredItem`),
+  /// the same tables: an older msglog refuses it rather than misread them.
+  static let retiringVersion = 9
 
   /// The horizon's row (no row: never trimmed).
   static let horizonRow = Statement("SELECT value FROM msglog.meta WHERE key = 'horizon'")

@@ -71,9 +71,10 @@ enum PostgresSchema {
   /// refuses to serve it rather than serve it without asking for one; 6
   /// once it holds an erase (record format 5); 7 once it is trimmed
   /// (`trimmedVersion`, `+Trim`), the same tables; 8 once it holds an
-  /// unsign (record format 6) and the edits it unsigned.
+  /// unsign (record format 6) and the edits it unsigned; 9 once a base row
+  /// names retired items (`retiringVersion`), the same tables.
   static let format = ContainerFormat(
-    storedPrefix: "", shownPrefix: "schema ", readable: 1...8,
+    storedPrefix: "", shownPrefix: "schema ", readable: 1...9,
     holding: [
       EventRecord.formatVersion2: 2, EventRecord.formatVersion3: syncTablesVersion,
       EventRecord.formatVersion5: erasedVersion, EventRecord.formatVersion6: unsignedVersion,

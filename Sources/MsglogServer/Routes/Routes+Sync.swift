@@ -33,11 +33,14 @@ extension Routes {
       ) { try api.syncPull($0) },
       Route(
         .get, SyncProtocol.basesPath, needsToken: true, permission: .everyStream,
-        query: [Route.Field("log", .any, "ID", "")],
+        query: [
+          Route.Field("log", .any, "ID", ""),
+          Route.Field("retired", .any, "1", "with the items removed before the horizon (a replica of this msglog on)"),
+        ],
         success: .init(200, "application/x-ndjson", .text, "the bases, as `export`'s base lines"),
         refusals: [404, 409],
         answers:
-          "`application/x-ndjson`: a trimmed log's bases (`msglog trim`), one line per stream as `export` begins with them, for a replica that starts from them (nothing for a log never trimmed); 409 for another log"
+          "`application/x-ndjson`: a trimmed log's bases (`msglog trim`), one line per stream as `export` begins with them, for a replica that starts from them (nothing for a log never trimmed); their `\"retired\"` members only with `retired=1`, which a replica from before them does not send (it would refuse the line); 409 for another log"
       ) { try api.syncBases($0) },
     ]
   }
@@ -53,8 +56,13 @@ extension Routes {
       if let refusal = Self.syncRefusal(error) { return Self.respond(refusal) }
       throw error
     }
+    // A replica from before retired items refuses a base line naming them:
+    // it gets the bases as they were (its ids then are only as unique as
+    // they were), one of this msglog on asks for them.
+    let retired = request.query["retired"] == "1"
     var lines: [UInt8] = []
-    for base in bases {
+    for var base in bases {
+      if !retired { base.retired = [] }
       var line = JSONWriter()
       line.base(base)
       lines += line.take()
