@@ -16,31 +16,22 @@ extension LMDBTables.LogTransaction {
     return horizon
   }
 
-  func bases() throws -> [StreamBase] {
-    let prefix = StreamBase.baseKeyPrefix
-    return try txn.withCursor(tables.meta) { cursor in
-      var bases: [StreamBase] = []
-      var entry = try cursor.seek(prefix)
-      while let (key, value) = entry, key.starts(with: prefix) {
-        let stream = try Key.streamName(UnsafeRawBufferPointer(rebasing: key[prefix.count...]), table: .base)
-        bases.append(try StreamBase.decodeBase(stream: stream, value))
-        entry = try cursor.next()
-      }
-      return bases
-    }
-  }
+  func bases() throws -> [StreamBase] { try baseRows().map(\.base) }
 
-  func retiredItems() throws -> [RetiredItem] {
+  func retiredItems() throws -> [RetiredItem] { try baseRows().flatMap(\.retired) }
+
+  /// Each stream's base row (`base/NAME`), decoded: its base and the items it retired.
+  private func baseRows() throws -> [(base: StreamBase, retired: [RetiredItem])] {
     let prefix = StreamBase.baseKeyPrefix
     return try txn.withCursor(tables.meta) { cursor in
-      var retired: [RetiredItem] = []
+      var rows: [(base: StreamBase, retired: [RetiredItem])] = []
       var entry = try cursor.seek(prefix)
       while let (key, value) = entry, key.starts(with: prefix) {
         let stream = try Key.streamName(UnsafeRawBufferPointer(rebasing: key[prefix.count...]), table: .base)
-        retired += try StreamBase.decodeBaseRow(stream: stream, value).retired
+        rows.append(try StreamBase.decodeBaseRow(stream: stream, value))
         entry = try cursor.next()
       }
-      return retired
+      return rows
     }
   }
 

@@ -400,7 +400,7 @@ package final class LedgerSession {
   func refuseRetired(_ entry: IdEntry) throws {
     guard entry.removeSeq != 0 else { return }
     let horizon = try writer.horizon().seq
-    if entry.removeSeq < horizon { throw MsglogError.historyTrimmed(horizon: horizon) }
+    if entry.isRemoved(before: horizon) { throw MsglogError.historyTrimmed(horizon: horizon) }
   }
 
   /// The one removed item of `stream` a prefix names, as its full id would
@@ -429,7 +429,7 @@ package final class LedgerSession {
     for removed in removed {
       try forEachID(withPrefix: prefix, removed: removed) { id, entry in
         // A retired item (`refuseRetired`) is no item to find by a prefix.
-        if entry.removeSeq != 0, entry.removeSeq < horizon { return true }
+        if entry.isRemoved(before: horizon) { return true }
         if try lives(entry, in: stream) { matches.append((id, entry)) }
         return matches.count <= 5
       }

@@ -16,6 +16,10 @@ package struct IdEntry: Equatable, Sendable {
     self.textSeq = textSeq
   }
 
+  /// Whether the item was removed before `horizon`, a trim's: nothing of
+  /// it is left there but this entry (`RetiredItem`).
+  package func isRemoved(before horizon: UInt64) -> Bool { removeSeq != 0 && removeSeq < horizon }
+
   /// The record holding the text a removed item comes back with.
   package var removedTextSeq: UInt64 { textSeq == 0 ? insertSeq : textSeq }
 }

@@ -104,7 +104,7 @@ package struct TrimPlan: Equatable, Sendable {
     for item in try reader.retiredItems() { earlier[item.id] = item }
     var removed: [(ItemID, IdEntry)] = []
     try reader.forEachIdEntry(from: []) { id, entry in
-      if entry.removeSeq != 0, entry.removeSeq < horizon { removed.append((id, entry)) }
+      if entry.isRemoved(before: horizon) { removed.append((id, entry)) }
       return true
     }
     // What an earlier trim retired stays retired, its base row the copy

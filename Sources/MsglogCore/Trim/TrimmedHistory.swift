@@ -94,11 +94,6 @@ extension StreamBase {
   /// What a base row with retired items begins with.
   static let retiringMark = UInt64.max
 
-  package static func decodeBase(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> StreamBase
-  {
-    try decodeBaseRow(stream: stream, row).base
-  }
-
   /// A base row: the base, and the items of its stream it retired.
   package static func decodeBaseRow(stream: StreamName, _ row: UnsafeRawBufferPointer) throws(DerivedDamage) -> (
     base: StreamBase, retired: [RetiredItem]

@@ -23,21 +23,18 @@ extension PostgresStore.Access {
     return horizon
   }
 
-  /// None without a horizon (no round trip for a log never trimmed).
-  func bases() throws -> [StreamBase] {
+  func bases() throws -> [StreamBase] { try baseRows().map(\.base) }
+
+  /// The items the trims retired, named by their streams' base rows.
+  func retiredItems() throws -> [RetiredItem] { try baseRows().flatMap(\.retired) }
+
+  /// Each stream's base row, decoded: its base and the items it retired;
+  /// none without a horizon (no round trip for a log never trimmed).
+  private func baseRows() throws -> [(base: StreamBase, retired: [RetiredItem])] {
     guard try horizon().isTrimmed else { return [] }
     let rows = try query(.meta, PostgresSchema.bases)
     return try (0..<rows.count).map { row in
-      try StreamBase.decodeBase(stream: rows.streamName(row, 0, in: .base), rows.bytes(row, 1))
-    }
-  }
-
-  /// The items the trims retired, named by their streams' base rows.
-  func retiredItems() throws -> [RetiredItem] {
-    guard try horizon().isTrimmed else { return [] }
-    let rows = try query(.meta, PostgresSchema.bases)
-    return try (0..<rows.count).flatMap { row in
-      try StreamBase.decodeBaseRow(stream: rows.streamName(row, 0, in: .base), rows.bytes(row, 1)).retired
+      try StreamBase.decodeBaseRow(stream: rows.streamName(row, 0, in: .base), rows.bytes(row, 1))
     }
   }
 
