@@ -214,12 +214,12 @@ extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
     try txn.empty(db)
   }
 
-  package func clearForReset() throws {
+  package func clearForReset(keepingLearned: Bool) throws {
     try clearDerived()
     try putSavedLocalView(nil)
     try txn.empty(tables.events)
     try clearTrimmedHistory()
-    for table in [LMDBTables.SyncTable.learned, .replicas, .outcomes] {
+    for table in [LMDBTables.SyncTable.learned, .replicas, .outcomes] where !(keepingLearned && table == .learned) {
       if let db = try self.table(table, create: false) { try txn.empty(db) }
     }
   }

@@ -4,8 +4,8 @@ import Testing
 
 /// Trim across a replica (docs/SYNC.md, "A trimmed remote"): a clone of a
 /// trimmed remote starts from its bases; a replica behind the remote's
-/// horizon starts again from them as `sync --reset` does, its pending
-/// changes kept and pushed; a replica at or past it syncs as ever.
+/// horizon starts again from them under its own id, its pending changes
+/// kept and pushed; a replica at or past it syncs as ever.
 @Suite(.serialized) struct TrimSyncTests {
   /// The remote on either store: PostgreSQL's serves its bases as LMDB's does.
   @Test(arguments: Store.allCases)
@@ -88,5 +88,57 @@ import Testing
       r = late.run(["trim", "--before", "10"] + dryRun)
       #expect(r.code == 1 && r.stderr.contains("is a replica: trim its remote's log") && r.stdout.isEmpty, "\(r)")
     }
+  }
+
+  /// A sync cut after its push was done, then a trim past what it pushed:
+  /// the replica's next sync starts again from the bases, and the remote's
+  /// kept outcomes settle what it did — nothing is pushed again (an
+  /// insert would come back refused as "already used", a remove as
+  /// "already removed", an undo would be done twice).
+  @Test(arguments: Store.allCases)
+  func aChangePushedBeforeATrimIsNotPushedAgain(_ store: Store) throws {
+    let server = Sandbox(store)
+    let ids = (1...4).map { server.append("s\($0)") }
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let proxy = FaultProxy(target: served.port)
+    defer { proxy.stop() }
+    let replica = Sandbox()
+    #expect(replica.run("clone", proxy.url).code == 0)
+    // Offline: five changes, the last an undo of the first.
+    let added = replica.run("append", "from the replica").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    #expect(replica.run("remove", ids[1]).code == 0)
+    #expect(replica.run("edit", ids[2], "s3 edited").code == 0)
+    #expect(replica.run("move", "0", "2").code == 0)
+    #expect(replica.run("undo").code == 0)
+    // The push is done and its answer read; the pull after it never arrives.
+    proxy.next([.pass, .pass, .pass])
+    proxy.always(.dropRequest)
+    var r = replica.run("sync")
+    #expect(r.code != 0, "\(r)")
+    let lastPassed = proxy.history.filter { $0.fault == .pass }.last?.request
+    #expect(lastPassed?.hasPrefix("POST /api/sync/push") == true, "\(proxy.history)")
+    proxy.always(.pass)
+    let doneAtServer = server.run("log", "--json").lines.count
+    #expect(doneAtServer == 9, "\(server.run("log"))")
+    server.append("s5")  // 10
+    // The horizon falls among the pushed changes: the append, remove and
+    // edit (5…7) went with the history; the move and its undo (8, 9) stay.
+    r = server.run("trim", "--before", "8")
+    #expect(r.code == 0, "\(r)")
+
+    r = replica.run("sync")
+    #expect(r.code == 0, "\(r)")
+    #expect(r.stderr.contains("msglog: reset: history before seq 8 was trimmed at the remote"), "\(r)")
+    #expect(r.stdout.hasPrefix("pushed 5 (0 rebased, 0 refused)"), "\(r)")
+    // Nothing was done twice: the remote's log grew by no event of the replica's.
+    #expect(server.run("log", "--all", "--json").lines.count == 3, "\(server.run("log", "--all"))")
+    #expect(replica.export() == server.export())
+    #expect(replica.run("status", "--json").stdout.contains(#""pending":0"#))
+    #expect(replica.run("status", "--json").stdout.contains(#""refused":[]"#))
+    #expect(server.run("list").stdout.contains("from the replica"))
+    #expect(replica.run("list", "--json").stdout.contains(added))
+    #expect(replica.run("verify").code == 0)
+    #expect(server.run("verify").code == 0)
   }
 }

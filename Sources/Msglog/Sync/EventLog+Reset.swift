@@ -46,7 +46,7 @@ extension EventLog {
         }
         kept.append(change)
       }
-      try replicas.clearForReset()
+      try replicas.clearForReset(keepingLearned: false)
       try sync.putLogID(log)
       // Every row under its old number goes: a row past the new numbers
       // left behind would be pushed again under its old number.
@@ -61,6 +61,34 @@ extension EventLog {
     var report = SyncReport()
     try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
     let round = try syncRound(with: remote, state: state)
+    report.pushed += round.pushed
+    report.rebased += round.rebased
+    report.refused += round.refused
+    report.pulled += round.pulled
+    report.seq = round.seq
+    return report
+  }
+
+  /// A replica behind a trimmed remote's horizon starts again from its
+  /// bases, keeping its id, its pending changes under their numbers and
+  /// the outcomes it learned, then syncs as ever. The remote keeps the
+  /// outcome of every change the replica pushed, so a change it did
+  /// before the trim whose answer the replica never learned (a sync cut
+  /// after its push) is answered, not done again, as it would be under a
+  /// new id (`reset`): its event, if past the horizon, settles it as the
+  /// pull brings it; before it, the push's answer does (`learn`).
+  func restartRound(with remote: any SyncRemote, hello: RemoteHello, state: ReplicaState, movingTo location: String?)
+    throws -> SyncReport
+  {
+    try writing { writer in
+      guard let replicas = writer as? any ReplicaStateWriter else {
+        throw MsglogError.notAReplica(location: self.location)
+      }
+      try replicas.clearForReset(keepingLearned: true)
+    }
+    var report = SyncReport()
+    try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
+    let round = try syncRound(with: remote, state: state, movingTo: location)
     report.pushed += round.pushed
     report.rebased += round.rebased
     report.refused += round.refused

@@ -76,7 +76,7 @@ extension EventLog {
     // Behind a trimmed remote's horizon, what the replica lacks is gone
     // there: it starts again from the bases, its pending changes kept.
     if try headSeq() + 1 < hello.horizon {
-      var report = try resetRound(with: remote, hello: hello, old: state, movingTo: location)
+      var report = try restartRound(with: remote, hello: hello, state: state, movingTo: location)
       report.resetAtHorizon = hello.horizon
       return report
     }
@@ -230,6 +230,11 @@ extension EventLog {
             refused.append(refusal)
           }
         case .unchanged:
+          break
+        case .applied(let seq, _) where seq < (try writer.horizon().seq):
+          // Done before a trim the replica started again after
+          // (`restartRound`): its event went with the history, and the
+          // bases the replica took hold what it did.
           break
         case .applied(let seq, _):
           // Pulled already, the event would have settled the change: an

@@ -84,11 +84,11 @@ extension MemoryStore.Transaction: SyncStateWriter, ReplicaStateWriter {
   func putRefused(_ change: UInt64, json: [UInt8]) throws { state.sync.refused[change] = json }
   func clearRefused() throws { state.sync.refused.removeAll() }
 
-  func clearForReset() throws {
+  func clearForReset(keepingLearned: Bool) throws {
     try clearDerived()
     state.sync.savedView = nil
     state.records.removeAll()
-    state.sync.learned.removeAll()
+    if !keepingLearned { state.sync.learned.removeAll() }
     state.sync.progress.removeAll()
     state.sync.outcomes.removeAll()
   }

@@ -24,7 +24,9 @@ package protocol ReplicaStateWriter: LogWriter, ReplicaStateReader {
   /// Keeps `view` as the local view (`SavedLocalView`); nil drops it.
   func putSavedLocalView(_ view: [UInt8]?) throws
   /// Empties the log and everything derived from it, and the outcomes
-  /// learned: what `sync --reset` does before copying its remote afresh
-  /// (the pending changes and refusals stay).
-  func clearForReset() throws
+  /// learned unless `keepingLearned`: what `sync --reset` does before
+  /// copying its remote afresh (the pending changes and refusals stay).
+  /// A replica behind a trimmed remote's horizon keeps its id, and so the
+  /// outcomes learned under it (`EventLog.restartRound`).
+  func clearForReset(keepingLearned: Bool) throws
 }
