@@ -150,11 +150,16 @@ extension EventLog {
   /// is where, or says what, it was). Throws `alreadyUndone` (naming the
   /// undoer), `itemRemoved`/`itemIsLive` when the undoing cannot apply,
   /// `nothingToUndo`.
+  ///
+  /// - Parameter sender: who undid: an edit's undoing (an edit back) names
+  ///   them, as any edit names who edited; the other undoings name no one.
   @discardableResult
-  public func undo(_ seq: UInt64? = nil, in stream: StreamName = .main, expectVersion: UInt64? = nil) throws
-    -> Outcome?
-  {
-    try perform(WriteBatch([WriteRequest(stream: stream, command: .undo(seq: seq))], expectVersion: expectVersion))[0]
+  public func undo(
+    _ seq: UInt64? = nil, in stream: StreamName = .main, sender: String? = nil, expectVersion: UInt64? = nil
+  ) throws -> Outcome? {
+    try perform(
+      WriteBatch(
+        [WriteRequest(stream: stream, command: .undo(seq: seq, sender: sender))], expectVersion: expectVersion))[0]
   }
 
   /// Validates and appends `requests` in one write transaction: all or none.

@@ -142,9 +142,10 @@ public struct LogStream: Sendable {
 
   /// Undoes event `seq` of the stream, or its latest undoable event when
   /// nil; nil, and nothing appended, when the undoing changes nothing.
+  /// `sender`, who undid, is named on an edit's undoing.
   @discardableResult
-  public func undo(_ seq: UInt64? = nil, expectVersion: UInt64? = nil) throws -> Outcome? {
-    try log.undo(seq, in: name, expectVersion: expectVersion)
+  public func undo(_ seq: UInt64? = nil, sender: String? = nil, expectVersion: UInt64? = nil) throws -> Outcome? {
+    try log.undo(seq, in: name, sender: sender, expectVersion: expectVersion)
   }
 
   // MARK: - Reading

@@ -21,6 +21,9 @@ enum Options {
   /// `edit`'s: the insert's sender stays the author.
   static let editor = OptionDeclaration(
     name: "sender", value: "NAME", help: "who edited the message (its author stays the insert's sender)")
+  /// `undo`'s: named on an edit's undoing, as on any edit.
+  static let undoer = OptionDeclaration(
+    name: "sender", value: "NAME", help: "who undid (named on the edit that undoes an edit, not elsewhere)")
   static let id = OptionDeclaration(name: "id", value: "UUID", help: "use this id instead of a new random one")
   static let lines = OptionDeclaration(
     name: "lines", help: "read stdin, one message per line, all in one transaction")
@@ -234,7 +237,7 @@ struct CommandDeclaration: Sendable {
           undoing that changes nothing appends nothing.
           """,
         arguments: [ArgumentDeclaration(name: "SEQ", help: "the seq of the event to undo", optional: true)],
-        options: versionOptions(.undo), example: "msglog undo\nmsglog undo 42")
+        options: [Options.undoer] + versionOptions(.undo), example: "msglog undo\nmsglog undo 42 --sender ann")
     case .list:
       return CommandDeclaration(
         name: .list, summary: "print the stream's items in order",

@@ -55,6 +55,10 @@ import Testing
     Case(args: ["undo", "x"], code: 64, message: "invalid SEQ 'x'"),
     Case(args: ["undo", "-1"], code: 64, message: "invalid SEQ '-1'"),
     Case(args: ["undo", "1", "2"], code: 64, message: "unexpected argument '2' for 'undo'"),
+    Case(args: ["undo", "--sender", ""], code: 64, message: "sender is empty"),
+    Case(
+      args: ["undo", "--sender", String(repeating: "s", count: 1025)], code: 64,
+      message: "sender is 1025 bytes; the limit is 1024 bytes"),
     // import lines (a bad line is a refused import: exit 1)
     Case(
       args: ["import"], stdin: importing(#"{"op":"edit","id":"\#(live)"}"#), code: 1,

@@ -111,6 +111,35 @@ import Testing
   /// Two people drag cards on the board they both see at version 5: the
   /// second drag, stale, lands where its person meant (after the card it
   /// was dropped under), and says it was rebased; nothing is refused.
+  /// `undo --sender NAME`: the edit that undoes an edit names who undid
+  /// (who edited back, as any edit names who edited); an undoing that is
+  /// a remove, a restore or a move names no one; the log exports and
+  /// imports as it is.
+  @Test(arguments: Store.allCases) func anUndoNamesWhoUndid(_ store: Store) throws {
+    let s = Sandbox(store)
+    let card = s.append("card", sender: "eve")
+    #expect(s.run("edit", card, "--sender", "eve", "card, by eve").code == 0)
+    var r = s.run("undo", "--sender", "ann", "--json")
+    #expect(r.code == 0 && r.stdout.contains(#""undoes":2"#), "\(r)")
+    var last = s.run("log", "--json").lines.last ?? ""
+    #expect(last.contains(#""op":"edit""#) && last.contains(#""text":"card","sender":"ann""#), "\(last)")
+    r = s.run("list")
+    #expect(r.stdout == "0  \(card.prefix(8))  eve  card\n", "\(r)")  // the author stays eve
+    // Without --sender an edit back names no one, as before.
+    #expect(s.run("undo", "3").code == 0)
+    last = s.run("log", "--json").lines.last ?? ""
+    #expect(last.contains(#""text":"card, by eve""#) && !last.contains("sender"), "\(last)")
+    // A remove names no one: the sender is not kept anywhere.
+    r = s.run("undo", "1", "--sender", "ann")
+    #expect(r.code == 0 && r.stdout == "removed \(card)\n", "\(r)")
+    #expect(!(s.run("log", "--json").lines.last ?? "").contains("sender"))
+    let exported = s.export()
+    let copy = Sandbox(store)
+    #expect(copy.run(["import"], stdin: Data(exported.utf8)).code == 0)
+    #expect(copy.export() == exported)
+    #expect(s.run("verify").code == 0)
+  }
+
   @Test(arguments: Store.allCases) func twoDragsAtOnceBothLand(_ store: Store) throws {
     let s = Sandbox(store)
     let ids = ["A", "B", "C", "D", "E"].map { s.append($0) }

@@ -21,8 +21,8 @@ import Testing
           intent: .restore(id: a, after: nil, seen: 1)),
     .init(number: 7, made: .init(milliseconds: 7_000), basis: 8, stream: "board",
           intent: .restore(id: a, after: [b], seen: 1)),
-    .init(number: 8, made: .init(milliseconds: 8_000), basis: 9, stream: "board", intent: .undo(.event(seq: 3))),
-    .init(number: 9, made: .init(milliseconds: 9_000), basis: 9, stream: "board", intent: .undo(.change(7))),
+    .init(number: 8, made: .init(milliseconds: 8_000), basis: 9, stream: "board", intent: .undo(.event(seq: 3), sender: nil)),
+    .init(number: 9, made: .init(milliseconds: 9_000), basis: 9, stream: "board", intent: .undo(.change(7), sender: "ann")),
   ]
 
   @Test(arguments: changes) func aChangeRoundTripsThroughItsJSON(change: ReplicaChange) throws {

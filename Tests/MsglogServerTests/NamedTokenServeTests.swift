@@ -245,6 +245,47 @@ import Testing
     #expect(remote.contents() == kept)
   }
 
+  /// An undo through a named token is sent as its name, as any write is:
+  /// the edit that undoes an edit names the token (who edited back), not
+  /// the earlier editor whose words it brings back and not no one; a body
+  /// naming another sender is refused, nothing done. A replica's pending
+  /// undo pushed through the token is sent as its name too; one the
+  /// replica's user signed (`undo --sender`) keeps that sender where no
+  /// token rewrites it.
+  @Test(arguments: Store.allCases) func anUndoIsSentAsTheTokensName(_ store: Store) throws {
+    let remote = Sandbox(store)
+    let card = remote.append("card", sender: "eve", stream: "team/board")
+    #expect(remote.run(["edit", "--stream", "team/board", "--sender", "eve", card, "card, by eve"]).code == 0)
+    let ann = try token(remote, ["ann", "--read", "*", "--write", "team/*"])
+    let server = try ServedLog.running(remote)
+    defer { _ = server.stop() }
+    func undo(_ body: String) -> ServedLog.Reply {
+      server.request("POST", "/api/undo", body, headers: ["Authorization: Bearer \(ann)"])
+    }
+    let before = remote.contents()
+    var r = undo(#"{"stream":"team/board","sender":"eve"}"#)
+    #expect(r.status == 403 && r.body.contains("token ann writes as ann"), "\(r)")
+    #expect(remote.contents() == before)
+    r = undo(#"{"stream":"team/board"}"#)
+    #expect(r.status == 200 && r.body.contains(#""undoes":2"#), "\(r)")
+    let undone = remote.run(["log", "--stream", "team/board", "--json"]).lines.last ?? ""
+    #expect(undone.contains(#""op":"edit""#) && undone.contains(#""text":"card""#), "\(undone)")
+    #expect(undone.contains(#""sender":"ann""#), "\(undone)")
+
+    // Through sync: a replica's undo of an edit, pushed with ann's token.
+    let replica = Sandbox()
+    #expect(replica.run(["clone", server.url!], environment: ["MSGLOG_TOKEN": ann]).code == 0)
+    #expect(replica.run(["undo", "--stream", "team/board", "--sender", "mallory", "3"]).code == 0)  // redoes eve's edit
+    let pending = replica.run(["log", "--stream", "team/board", "--json"]).lines.last ?? ""
+    #expect(pending.contains(#""sender":"mallory""#) && pending.contains(#""text":"card, by eve""#), "\(pending)")
+    let synced = replica.run(["sync"], environment: ["MSGLOG_TOKEN": ann])
+    #expect(synced.code == 0, "\(synced)")
+    let pushed = remote.run(["log", "--stream", "team/board", "--json"]).lines.last ?? ""
+    #expect(pushed.contains(#""text":"card, by eve""#) && pushed.contains(#""sender":"ann""#), "\(pushed)")
+    #expect(replica.export() == remote.export())
+    #expect(remote.run(["verify"]).code == 0)
+  }
+
   /// The request log names the token, never its secret, and the reason of
   /// each refusal; more than 20 failed tokens from one address within a
   /// minute get that address 429 with Retry-After — another address is

@@ -36,12 +36,12 @@ extension EventLog {
       for var change in pending {
         change.number = renumbered[change.number]!
         change.basis = 0
-        if case .undo(.change(let earlier)) = change.intent {
+        if case .undo(.change(let earlier), let sender) = change.intent {
           if let number = renumbered[earlier] {
-            change.intent = .undo(.change(number))
+            change.intent = .undo(.change(number), sender: sender)
           } else if case .applied(let seq, _)? = try replicas.learnedOutcome(ofChange: earlier) {
             // Done on the old log: the new one has that event only if it has its history.
-            change.intent = .undo(.event(seq: seq))
+            change.intent = .undo(.event(seq: seq), sender: sender)
           }
         }
         kept.append(change)

@@ -53,11 +53,11 @@ extension LedgerSession {
       _ = try resolveRemoved(.id(id), in: &state)
       let index = place(after: try firstLive(of: after, excluding: id, in: &state))
       outcome = try performRestore(.id(id), at: index, time: time, undoes: nil, on: &state)
-    case .undo(.event(let seq)):
-      outcome = try performUndo(seq, time: time, on: &state)
-    case .undo(.change(let earlier)):
+    case .undo(.event(let seq), let sender):
+      outcome = try performUndo(seq, sender: sender, time: time, on: &state)
+    case .undo(.change(let earlier), let sender):
       guard let seq = try resolveChange(earlier) else { throw MsglogError.changeAppendedNothing(change: earlier) }
-      outcome = try performUndo(seq, time: time, on: &state)
+      outcome = try performUndo(seq, sender: sender, time: time, on: &state)
     }
     if change.places, let seen = change.seenIndex, let index = outcome?.index, index != seen {
       outcome?.rebased = true

@@ -46,7 +46,9 @@ extension LedgerSession {
 
   /// Appends the event that undoes event `seq` of the stream (the latest
   /// undoable one when nil), with `undoes`; nil when it changes nothing.
-  func performUndo(_ seq: UInt64?, time: Timestamp?, on state: inout StreamState) throws -> Outcome? {
+  /// `sender`, who undid, is named on an edit's undoing (an edit back),
+  /// as on any edit: who edited, not who wrote the words it brings back.
+  func performUndo(_ seq: UInt64?, sender: String?, time: Timestamp?, on state: inout StreamState) throws -> Outcome? {
     var walk = UndoWalk()
     var found: (target: UInt64, inverse: Inverse?)? = nil
     if let seq {
@@ -79,7 +81,7 @@ extension LedgerSession {
     case .restore(let id, let index):
       return try performRestore(.id(id), at: index, time: time, undoes: undoes, on: &state)
     case .edit(let id, let text):
-      return try performEdit(.id(id), text: text, sender: nil, time: time, undoes: undoes, on: &state)
+      return try performEdit(.id(id), text: text, sender: sender, time: time, undoes: undoes, on: &state)
     case .move(let id, let from, let to):
       return try performMove(from: from, to: to, id: id, time: time, undoes: undoes, on: &state)
     }

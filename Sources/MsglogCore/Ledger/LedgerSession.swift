@@ -130,11 +130,11 @@ package final class LedgerSession {
       outcome = try performErase(selector, time: request.time, on: &state)
     case .unsign(let selector, let edit):
       outcome = try performUnsign(selector, edit: edit, time: request.time, on: &state)
-    case .undo(let seq):
+    case .undo(let seq, let sender):
       guard request.undoes == nil else {
         throw MsglogError.invalidInput(.write("an undo takes no \"undoes\": it computes what it undoes"))
       }
-      outcome = try performUndo(seq, time: request.time, on: &state)
+      outcome = try performUndo(seq, sender: sender, time: request.time, on: &state)
     }
     if basis != nil { outcome?.rebased = true }
     return outcome

@@ -38,7 +38,9 @@ package enum Limits {
     case .edit(_, let text, let sender):
       try checkText(text)
       if let sender { try checkSender(sender) }
-    case .remove, .move, .restore, .undo, .erase, .unsign:
+    case .undo(_, let sender):
+      if let sender { try checkSender(sender) }
+    case .remove, .move, .restore, .erase, .unsign:
       break
     }
   }
@@ -49,7 +51,9 @@ package enum Limits {
     case .append(_, let text, let sender, _), .insert(_, let text, let sender, _, _), .edit(_, let text, let sender):
       try checkText(text)
       if let sender { try checkSender(sender) }
-    case .move, .remove, .restore, .undo:
+    case .undo(_, let sender):
+      if let sender { try checkSender(sender) }
+    case .move, .remove, .restore:
       break
     }
   }

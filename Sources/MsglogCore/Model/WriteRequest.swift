@@ -17,8 +17,10 @@ public struct WriteRequest: Equatable, Sendable {
     case restore(ItemSelector, index: Int?)
     /// Append the event that undoes event `seq` of the stream; when nil, the
     /// stream's latest event that is not an undo, is not undone, and whose
-    /// undoing applies and changes something.
-    case undo(seq: UInt64?)
+    /// undoing applies and changes something. `sender`: who undid, named
+    /// on the edit an undo of an edit appends (the one inverse that names
+    /// anyone: a remove, a restore and a move carry no sender).
+    case undo(seq: UInt64?, sender: String? = nil)
     /// Forget the item (live or removed) for everyone: its text is blanked
     /// in every event that held it, and it never comes back. Erasing an
     /// erased item changes nothing.

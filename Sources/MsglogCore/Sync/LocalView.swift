@@ -268,8 +268,8 @@ package final class LocalView {
     let event = outcome.event
     func after() throws -> [ItemID] { try session.predecessors(ofIndex: outcome.index, in: event.stream) }
     switch (request.command, event.op) {
-    case (.undo, _):
-      return .undo(target(of: event.undoes!))
+    case (.undo(_, let sender), _):
+      return .undo(target(of: event.undoes!), sender: sender)
     case (.insert(let insert), .insert(let id, _, let text, let sender)):
       if insert.index == nil { return .append(id: id, text: text, sender: sender, seen: outcome.index) }
       return .insert(id: id, text: text, sender: sender, after: try after(), seen: outcome.index)

@@ -1,8 +1,10 @@
 /// A change as JSON: how a replica keeps it pending and how it pushes it
 /// (docs/SYNC.md, "A change"). The members of the write as its user made it
 /// in the local view (`op`, `stream`, `id`, `text`, `sender`, `index`,
-/// `from`, `to`, `seq`), and sync's own: `change`, `made`, `basis`,
-/// `after` (nearest first), `seen` (an append's index) and `undoesChange`.
+/// `from`, `to`, `seq`; an undo's `sender` only when it has one, which a
+/// remote older than undo's sender refuses), and sync's own: `change`,
+/// `made`, `basis`, `after` (nearest first), `seen` (an append's index)
+/// and `undoesChange`.
 extension ReplicaChange {
   /// Writes the change as one JSON object.
   package func write(to json: inout JSONWriter) {
@@ -48,10 +50,12 @@ extension ReplicaChange {
       } else {
         json.member("seen", seen)
       }
-    case .undo(.event(let seq)):
-      json.member("seq", seq)
-    case .undo(.change(let earlier)):
-      json.member("undoesChange", earlier)
+    case .undo(let target, let sender):
+      switch target {
+      case .event(let seq): json.member("seq", seq)
+      case .change(let earlier): json.member("undoesChange", earlier)
+      }
+      if let sender { json.member("sender", sender) }
     }
     json.endObject()
   }
@@ -83,7 +87,8 @@ extension ReplicaChange {
         id: id!, text: try members.string("text"), sender: try members.optionalString("sender"),
         after: try members.ids("after"), seen: try members.index("index"))
     case "move":
-      intent = .move(id: id!, after: try members.ids("after"), from: try members.index("from"), to: try members.index("to"))
+      intent = .move(
+        id: id!, after: try members.ids("after"), from: try members.index("from"), to: try members.index("to"))
     case "remove":
       intent = .remove(id: id!)
     case "edit":
@@ -95,11 +100,10 @@ extension ReplicaChange {
         intent = .restore(id: id!, after: nil, seen: try members.index("seen"))
       }
     case "undo":
-      if members.has("undoesChange") {
-        intent = .undo(.change(try members.number("undoesChange", atLeast: 1)))
-      } else {
-        intent = .undo(.event(seq: try members.number("seq", atLeast: 1)))
-      }
+      let target: UndoTarget =
+        members.has("undoesChange")
+        ? .change(try members.number("undoesChange", atLeast: 1)) : .event(seq: try members.number("seq", atLeast: 1))
+      intent = .undo(target, sender: try members.optionalString("sender"))
     default:
       throw .invalidInput(.change("unknown op \(TerminalText.quoted(op)) in a change"))
     }

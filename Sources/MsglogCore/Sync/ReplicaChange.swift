@@ -38,7 +38,8 @@ public struct ReplicaChange: Equatable, Sendable {
     /// Back after its predecessor by restore's own rule (`after` nil), or
     /// placed as an insert is.
     case restore(id: ItemID, after: [ItemID]?, seen: Int)
-    case undo(UndoTarget)
+    /// `sender`: who undid (an undo's edit names them).
+    case undo(UndoTarget, sender: String?)
   }
 
   /// What an undo undoes: an event of the log, or an earlier change of the
@@ -110,7 +111,8 @@ extension ReplicaChange.Intent {
     case .insert(let id, let text, _, let after, let seen):
       return .insert(id: id, text: text, sender: sender, after: after, seen: seen)
     case .edit(let id, let text, _): return .edit(id: id, text: text, sender: sender)
-    case .move, .remove, .restore, .undo: return self
+    case .undo(let target, _): return .undo(target, sender: sender)
+    case .move, .remove, .restore: return self
     }
   }
 }

@@ -132,8 +132,9 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
       // Without `index`: right after its predecessor.
       return Declaration([item, field(.index, .number)])
     case .undo:
-      // Without `seq`: the stream's latest event whose undoing changes something.
-      return Declaration([field(.seq, .number)])
+      // Without `seq`: the stream's latest event whose undoing changes
+      // something. `sender`: who undid, named on an undo's edit.
+      return Declaration([field(.seq, .number), sender])
     case .unsign:
       // Only an exported event makes one (`erase --sender` appends it).
       return Declaration([item, field(.edit, .number, required: true)])
@@ -156,7 +157,7 @@ package enum WriteOperation: Int, CaseIterable, Sendable {
     case .remove: .remove(values.selector.take()!)
     case .edit: .edit(values.selector.take()!, text: values.text.take()!, sender: values.sender.take())
     case .restore: .restore(values.selector.take()!, index: values.index.map { Int($0) })
-    case .undo: .undo(seq: values.seq)
+    case .undo: .undo(seq: values.seq, sender: values.sender.take())
     case .erase: .erase(values.selector.take()!)
     case .unsign: .unsign(values.selector.take()!, edit: values.edit!)
     }
