@@ -82,6 +82,27 @@ import Testing
     #expect(!setup.server.run(["list"]).stdout.contains("hello"))
   }
 
+  /// "Applied, seq 2" for a pending append the server never saw, said to
+  /// a replica behind a trimmed remote's horizon, which starts again from
+  /// the bases: seq 2 went with the trim, but an item's id keeps its
+  /// insert's seq for good and the bases hold no such item, so it is a
+  /// conflict, the change still pending — never a silent drop.
+  @Test func anInsertClaimedBeforeTheHorizonIsCheckedAgainstTheBases() throws {
+    let setup = try Setup()
+    #expect(setup.replica.run(["append", "offline"]).code == 0)
+    for text in ["three", "four"] { _ = setup.server.append(text) }
+    #expect(setup.server.run(["trim", "--before", "4"]).code == 0)
+    setup.liar.lie("push-applied 2")
+    let run = setup.replica.run(["sync"])
+    #expect(
+      run.code == 1
+        && run.stderr.contains("it says change 1 of this replica was applied as seq 2, but its bases hold no item"),
+      "\(run)")
+    #expect(setup.replica.run(["status", "--json"]).stdout.contains(#""pending":1"#))
+    setup.honestSyncEndsInSync()
+    #expect(setup.server.run(["list"]).stdout.contains("offline"))
+  }
+
   /// A page that skips or repeats a seq: the remote's fault, named with
   /// the seq, not a corrupted local log to restore from a backup.
   @Test(arguments: [

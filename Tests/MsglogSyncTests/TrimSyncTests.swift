@@ -127,6 +127,18 @@ import Testing
     r = server.run("trim", "--before", "8")
     #expect(r.code == 0, "\(r)")
 
+    // A start again cut before the bases arrive changes nothing: the
+    // replica still shows its list, not an empty one under its changes.
+    let shown = replica.run("list").stdout
+    #expect(shown.contains("from the replica") && shown.contains("s1"), "\(shown)")
+    proxy.next([.pass])
+    proxy.always(.dropRequest)
+    r = replica.run("sync")
+    #expect(r.code != 0, "\(r)")
+    #expect(proxy.history.last?.request.hasPrefix("GET /api/sync/bases") == true, "\(proxy.history)")
+    #expect(replica.run("list").stdout == shown)
+    proxy.always(.pass)
+
     r = replica.run("sync")
     #expect(r.code == 0, "\(r)")
     #expect(r.stderr.contains("msglog: reset: history before seq 8 was trimmed at the remote"), "\(r)")

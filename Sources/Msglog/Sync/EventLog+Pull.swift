@@ -29,21 +29,27 @@ extension EventLog {
     }
   }
 
-  /// Starts this empty replica from a trimmed remote's bases, as an
-  /// import of its export would (`LedgerSession.seed`), in one transaction.
+  /// Starts this empty replica from a trimmed remote's bases, in one transaction.
   private func takeBases(from remote: any SyncRemote, state: ReplicaState) throws {
     let bases = try remote.bases(of: state.log)
     try writing { writer in
       guard try writer.headSeq() == 0 else { throw MsglogError.replicaMovedDuringPull }
-      let session = try LedgerSession(
-        writer: writer, now: configuration.clock(), checkpointInterval: UInt64(configuration.checkpointInterval))
-      do {
-        try session.seed(bases)
-      } catch let error as MsglogError {
-        throw MsglogError.remoteFault(remote: remote.shown, .basesDoNotFit(reason: error.description))
-      }
-      try session.finish()
+      try seed(bases, into: writer, from: remote)
     }
+  }
+
+  /// Writes a trimmed remote's bases into this replica's empty log, in the
+  /// caller's transaction, as an import of them would (`LedgerSession.seed`):
+  /// what does not fit is the remote's fault.
+  func seed(_ bases: [ImportedBase], into writer: any LogWriter, from remote: any SyncRemote) throws {
+    let session = try LedgerSession(
+      writer: writer, now: configuration.clock(), checkpointInterval: UInt64(configuration.checkpointInterval))
+    do {
+      try session.seed(bases)
+    } catch let error as MsglogError {
+      throw MsglogError.remoteFault(remote: remote.shown, .basesDoNotFit(reason: error.description))
+    }
+    try session.finish()
   }
 
   /// The page's events, checked now if they were not as they arrived; what

@@ -24,10 +24,8 @@ extension EventLog {
       throw MsglogError.incompatibleRemote(
         remote: remote.shown, reason: "its log has no id yet (it was made by an older msglog): any write there gives it one")
     }
-    let state = try writing { writer in
-      guard let replicas = writer as? any ReplicaStateWriter, let sync = writer as? any SyncStateWriter else {
-        throw MsglogError.notAReplica(location: location)
-      }
+    let state = try startAgain(from: remote, log: log, horizon: hello.horizon, keepingLearned: false) {
+      replicas, sync in
       let pending = try LocalView.pendingChanges(in: replicas)
       // The new numbers, in the order the changes were made.
       var renumbered: [UInt64: UInt64] = [:]
@@ -46,7 +44,6 @@ extension EventLog {
         }
         kept.append(change)
       }
-      try replicas.clearForReset(keepingLearned: false)
       try sync.putLogID(log)
       // Every row under its old number goes: a row past the new numbers
       // left behind would be pushed again under its old number.
@@ -80,12 +77,7 @@ extension EventLog {
   func restartRound(with remote: any SyncRemote, hello: RemoteHello, state: ReplicaState, movingTo location: String?)
     throws -> SyncReport
   {
-    try writing { writer in
-      guard let replicas = writer as? any ReplicaStateWriter else {
-        throw MsglogError.notAReplica(location: self.location)
-      }
-      try replicas.clearForReset(keepingLearned: true)
-    }
+    try startAgain(from: remote, log: state.log, horizon: hello.horizon, keepingLearned: true) { _, _ in }
     var report = SyncReport()
     try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
     let round = try syncRound(with: remote, state: state, movingTo: location)
@@ -95,5 +87,27 @@ extension EventLog {
     report.pulled += round.pulled
     report.seq = round.seq
     return report
+  }
+
+  /// Empties the replica's log (`clearForReset`) and takes a trimmed
+  /// remote's bases, in one transaction with what `keeping` writes of what
+  /// the replica keeps across (called first: it may read what the clearing
+  /// drops). A start again cut anywhere leaves the replica as it was, or
+  /// on the bases — never an empty list under its pending changes until a
+  /// sync gets through.
+  private func startAgain<R>(
+    from remote: any SyncRemote, log: ItemID, horizon: UInt64, keepingLearned: Bool,
+    _ keeping: (any ReplicaStateWriter, any SyncStateWriter) throws -> R
+  ) throws -> R {
+    let bases = horizon > 1 ? try remote.bases(of: log) : []
+    return try writing { writer in
+      guard let replicas = writer as? any ReplicaStateWriter, let sync = writer as? any SyncStateWriter else {
+        throw MsglogError.notAReplica(location: self.location)
+      }
+      let kept = try keeping(replicas, sync)
+      try replicas.clearForReset(keepingLearned: keepingLearned)
+      try seed(bases, into: writer, from: remote)
+      return kept
+    }
   }
 }

@@ -234,8 +234,15 @@ extension EventLog {
         case .applied(let seq, _) where seq < (try writer.horizon().seq):
           // Done before a trim the replica started again after
           // (`restartRound`): its event went with the history, and the
-          // bases the replica took hold what it did.
-          break
+          // bases the replica took hold what it did. An insert's item
+          // holds its seq for good: a remote claiming one it never did
+          // is caught. Of the others a trim keeps nothing sure to check.
+          if let id = change.insertedID, try writer.idEntry(id)?.insertSeq != seq {
+            throw MsglogError.remoteFault(
+              remote: remote.shown,
+              .outcomeNotBorneOut(
+                change: change.number, seq: seq, found: "its bases hold no item \(id.text) inserted there"))
+          }
         case .applied(let seq, _):
           // Pulled already, the event would have settled the change: an
           // event the replica holds is not the change's.

@@ -79,6 +79,15 @@ public struct ReplicaChange: Equatable, Sendable {
     }
   }
 
+  /// The id of the item it inserts (an append, an insert), whose id entry
+  /// keeps the seq of that insert for good.
+  public var insertedID: ItemID? {
+    switch intent {
+    case .append(let id, _, _, _), .insert(let id, _, _, _, _): return id
+    case .move, .remove, .edit, .restore, .undo: return nil
+    }
+  }
+
   /// Whether the remote may put it elsewhere than the user saw it (the
   /// changes counted as rebased when it does).
   public var places: Bool {
