@@ -15,6 +15,12 @@ import MsglogCore
 /// rebuilt; the old file is truncated to nothing at once), then asks for a
 /// `CHECKPOINT` so that the new files are on disk and the old ones gone.
 ///
+/// The planner's statistics may hold sample records too (an autovacuum's
+/// ANALYZE of a database made before msglog stopped it): purge drops them
+/// (`noRecordStatistics`) and rewrites `pg_statistic` as well, which
+/// PostgreSQL lets a superuser or the database's owner do (for another
+/// role it skips it with a warning, and REFERENCE.md says so).
+///
 /// `VACUUM FULL` copies a dead row version that a running transaction's
 /// snapshot may still see ("recently dead") into the new file: a snapshot
 /// taken before the erase committed — a long report, a standby's
@@ -61,12 +67,14 @@ extension PostgresStore {
       let before = try connection.execute(sizes).int64(0, 0) ?? 0
       let tables = try connection.execute(
         "SELECT tablename FROM pg_tables WHERE schemaname = 'msglog' ORDER BY tablename")
+      for statement in PostgresSchema.noRecordStatistics { try connection.execute(statement.sql) }
       func rewrite() throws {
         for row in 0..<tables.count {
           guard let name = tables.text(row, 0) else { continue }
           let quoted = "\"" + name.replacing("\"", with: "\"\"") + "\""
           try connection.execute("VACUUM FULL msglog.\(quoted)")
         }
+        try connection.execute("VACUUM FULL pg_catalog.pg_statistic")
       }
       try rewrite()
       if holder != nil {

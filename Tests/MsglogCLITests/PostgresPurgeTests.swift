@@ -67,6 +67,49 @@ import Testing
     #expect(holding.isEmpty, "\(holding) still hold the erased text")
   }
 
+  /// The planner's statistics hold no record: ANALYZE of a database
+  /// msglog made samples none, and of one made before (whose records it
+  /// sampled, texts and senders in `pg_statistic`) `purge` drops them and
+  /// rewrites `pg_statistic`'s file, where an erase could not reach them.
+  @Test func thePlannersStatisticsHoldNoErasedText() throws {
+    let s = Sandbox(.postgres)
+    let name = s.databaseName!
+    // Texts that share nothing: PostgreSQL compresses a statistics row that
+    // shrinks by a quarter, and a text repeated in it would not be found.
+    let texts = (0..<300).map { _ in (0..<12).map { _ in UUID().uuidString }.joined() }
+    let sender = "STATS-" + UUID().uuidString
+    let lines = Data(texts.joined(separator: "\n").utf8)
+    #expect(s.run(["append", "--lines", "--sender", sender], stdin: lines).code == 0)
+    let sampled = """
+      SELECT count(*) FROM pg_stats WHERE schemaname = 'msglog' AND tablename = 'events' AND attname = 'record'
+      """
+    #expect(PostgresCluster.psql("ANALYZE msglog.events", database: name).code == 0)
+    #expect(PostgresCluster.psql(sampled, database: name).stdout.hasPrefix("0"))
+    // A database made before: its records sampled, as autovacuum would.
+    let before = "ALTER TABLE msglog.events ALTER COLUMN record SET STATISTICS -1; ANALYZE msglog.events"
+    #expect(PostgresCluster.psql(before, database: name).code == 0)
+    #expect(PostgresCluster.psql(sampled, database: name).stdout.hasPrefix("1"))
+    #expect(PostgresCluster.psql("CHECKPOINT", database: name).code == 0)
+    func holding() -> [String] {
+      PostgresCluster.statisticsFiles(database: name).filter { path in
+        guard let bytes = FileManager.default.contents(atPath: path) else { return false }
+        return texts.contains { bytes.range(of: Data($0.utf8)) != nil }
+      }
+    }
+    #expect(!holding().isEmpty, "ANALYZE sampled no text: the test cannot fail")
+    var r = s.run("erase", "--sender", sender)
+    #expect(r.code == 0 && r.stdout.hasPrefix("erased 300 items"), "\(r)")
+    r = s.run("purge")
+    #expect(r.code == 0, "\(r)")
+    #expect(PostgresCluster.psql("CHECKPOINT", database: name).code == 0)
+    #expect(PostgresCluster.psql(sampled, database: name).stdout.hasPrefix("0"))
+    #expect(holding().isEmpty, "\(holding()) still hold the erased text")
+    // And ANALYZE samples none from then on.
+    #expect(PostgresCluster.psql("ANALYZE msglog.events", database: name).code == 0)
+    #expect(PostgresCluster.psql(sampled, database: name).stdout.hasPrefix("0"))
+    #expect(s.run("verify").code == 0)
+  }
+
   /// The erase leaves the old row version in the table's file; after
   /// `purge` (VACUUM FULL of msglog's tables, CHECKPOINT) no file of
   /// msglog's tables, their TOAST tables and their indexes holds the text
