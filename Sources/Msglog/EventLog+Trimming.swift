@@ -50,10 +50,19 @@ extension EventLog {
   /// Trims as `plan` says, in the caller's write transaction; nil from a
   /// store that cannot. The retired items' id entries are first made what
   /// a rebuild from the base rows makes them (their remove and insert
-  /// alone: a text seq there would name a record the trim drops).
+  /// alone: a text seq there would name a record the trim drops), and the
+  /// superseded inserts lose the text an edit replaced (`purge` then
+  /// scrubs the old record's bytes with the rest).
   static func apply(_ plan: TrimPlan, to writer: any LogWriter) throws -> UInt64? {
     for item in plan.retired where try writer.idEntry(item.id) != item.entry {
       try writer.putIdEntry(item.entry, for: item.id)
+    }
+    for seq in plan.superseded {
+      guard var insert = try writer.event(at: seq), case .insert(let id, let index, let text, let sender) = insert.op,
+        !text.isEmpty
+      else { continue }
+      insert.op = .insert(id: id, index: index, text: "", sender: sender)
+      try writer.replaceRecord(EventRecord.encode(insert, layout: writer.recordLayout), of: insert)
     }
     return try writer.trim(plan)
   }

@@ -25,10 +25,15 @@ import Testing
     // sentinel and a "-".
     let keptMark = "KEPT-" + UUID().uuidString
     let kept = s.append(keptMark)
+    // An item edited before the horizon: its insert stays, for its sender
+    // and time, but not the text the edit replaced.
+    let editedMark = "EDITED-" + UUID().uuidString
+    let edited = s.append("\(sentinel)-EDITED", sender: "ann")
+    #expect(s.run("edit", edited, editedMark).code == 0)
     #expect(s.run("remove", short).code == 0)
     #expect(s.run("remove", long).code == 0)
     #expect(s.run(["append", "--lines"], stdin: Data(filler.utf8)).code == 0)
-    let head = 200 + 3 + 2 + 200
+    let head = 200 + 3 + 2 + 2 + 200
     var r = s.run("trim", "--before", String(head - 10))
     #expect(r.code == 0 && r.stdout == "trimmed \(head - 11) events before seq \(head - 10)\n", "\(r)")
     // The deleted rows are still in the table's files (before any read
@@ -41,8 +46,9 @@ import Testing
     #expect(PostgresCluster.psql("CHECKPOINT", database: name).code == 0)
     let holding = PostgresCluster.msglogFiles(holding: sentinel + "-", database: name)
     #expect(holding.isEmpty, "\(holding) still hold the trimmed text")
-    // The kept item is still there, and the log verifies.
+    // The kept items are still there, and the log verifies.
     #expect(s.run("list").stdout.contains(String(kept.prefix(8)) + "  -  " + keptMark))
+    #expect(s.run("list").stdout.contains(String(edited.prefix(8)) + "  ann  " + editedMark))
     #expect(s.run("verify").code == 0)
   }
 

@@ -397,7 +397,9 @@ import Testing
     #expect(s.run("verify").code == 0)
   }
 
-  /// What a trim drops is gone from every file of the database after `purge`.
+  /// What a trim drops is gone from every file of the database after
+  /// `purge`: a removed item's text, and the text an edit before the
+  /// horizon replaced (its insert stays, for its sender and time).
   @Test func purgeScrubsWhatTrimDropped() throws {
     let s = Sandbox()
     let sentinel = "SENTINEL-" + UUID().uuidString
@@ -410,9 +412,12 @@ import Testing
     #expect(s.run(["append", "--lines"], stdin: Data(filler.utf8)).code == 0)
     let secret = s.append("\(sentinel) " + String(repeating: "x", count: 3000))
     let kept = s.append(keptMark)
+    let editedMark = "EDITED-" + UUID().uuidString
+    let edited = s.append("\(sentinel) before its edit", sender: "ann")
+    #expect(s.run("edit", edited, editedMark).code == 0)
     #expect(s.run("remove", secret).code == 0)
     #expect(s.run(["append", "--lines"], stdin: Data(filler.utf8)).code == 0)
-    let head = 200 + 2 + 1 + 200
+    let head = 200 + 2 + 2 + 1 + 200
     var r = s.run("trim", "--before", String(head - 10))
     #expect(r.code == 0 && r.stdout == "trimmed \(head - 11) events before seq \(head - 10)\n", "\(r)")
     #expect(!s.export().contains(sentinel), "the trim left the text in the log")
@@ -421,9 +426,16 @@ import Testing
     r = s.run("purge")
     #expect(r.code == 0, "\(r)")
     #expect(filesHolding(sentinel, in: s.db).isEmpty, "a file still holds the trimmed text")
-    // The kept item is still there, and the log verifies.
+    // The kept items are still there, the edited one by its author with
+    // its new text, and the log verifies and exports as an import of its
+    // export makes it.
     #expect(s.run("list").stdout.contains(String(kept.prefix(8)) + "  -  " + keptMark))
+    #expect(s.run("list").stdout.contains(String(edited.prefix(8)) + "  ann  " + editedMark))
     #expect(s.run("verify").code == 0)
+    let copy = Sandbox()
+    #expect(copy.run(["import"], stdin: Data(s.export().utf8)).code == 0)
+    #expect(copy.export() == s.export())
+    #expect(copy.run("list").stdout == s.run("list").stdout)
   }
 
   /// The names of the files in `directory` whose bytes hold `text`.

@@ -17,6 +17,11 @@ package struct TrimPlan: Equatable, Sendable {
   /// The seqs below the horizon whose records stay: the text records the
   /// bases read (an edit and the insert it names).
   package var kept: [UInt64]
+  /// Of `kept`, the inserts read for their sender and time only: an edit
+  /// before the horizon gave their item the text it has, and their own
+  /// text is history the trim drops. Their records stay with no text, as
+  /// an import of the bases writes them (`LedgerSession.seed`).
+  package var superseded: [UInt64]
   /// Every item removed before the horizon (by this trim or an earlier
   /// one): its id stays used, its id entry stays, its base row names it.
   package var retired: [RetiredItem]
@@ -33,8 +38,9 @@ package struct TrimPlan: Equatable, Sendable {
         horizon = lower
         continue
       }
+      let (kept, superseded) = try kept(by: bases, in: reader)
       return TrimPlan(
-        horizon: horizon, asked: asked, bases: bases, kept: try kept(by: bases, in: reader),
+        horizon: horizon, asked: asked, bases: bases, kept: kept, superseded: superseded,
         retired: try retired(before: horizon, in: reader))
     }
   }
@@ -119,9 +125,13 @@ package struct TrimPlan: Equatable, Sendable {
     return retired.values.sorted { $0.id.bytes.lexicographicallyPrecedes($1.id.bytes) }
   }
 
-  /// The records below the horizon the bases read.
-  static func kept(by bases: [StreamBase], in reader: any LogReader) throws -> [UInt64] {
+  /// The records below the horizon the bases read, and the inserts among
+  /// them an edit superseded.
+  static func kept(by bases: [StreamBase], in reader: any LogReader) throws -> (
+    kept: [UInt64], superseded: [UInt64]
+  ) {
     var kept = Set<UInt64>()
+    var superseded: [UInt64] = []
     var textSeqs: [(seq: UInt64, tag: Int)] = []
     for base in bases {
       for slot in base.slots {
@@ -135,10 +145,11 @@ package struct TrimPlan: Equatable, Sendable {
       do {
         if case .edit(_, _, _, let inserted) = try EventRecord.textRecord(bytes, verifyingChecksum: false) {
           kept.insert(inserted)
+          superseded.append(inserted)
         }
       } catch { throw corruption(seq: seq, "\(error)") }
     }
-    return kept.sorted()
+    return (kept.sorted(), superseded.sorted())
   }
 
   /// A record's positional form, damage named with its seq.
