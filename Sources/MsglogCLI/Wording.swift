@@ -166,6 +166,9 @@ package enum Wording {
       return "nothing was pushed; if another replica took this one's id, 'msglog sync --reset' copies the remote "
         + "afresh under a new id and pushes the pending changes from there"
     case .replicaSecretRefused(_, false): return "the replica's msglog must send its secret: upgrade it"
+    case .remoteLostTrack, .changeOutOfOrder, .changeForgotten:
+      return "nothing was pushed; if the remote was restored from an older copy, 'msglog sync --reset' copies it "
+        + "afresh under a new id and pushes the pending changes from there"
     case .unacceptableRecord:
       return "nothing of that page was taken in; the remote's log holds a record no msglog write may make "
         + "('msglog verify' on the remote names it): its operator must mend it"

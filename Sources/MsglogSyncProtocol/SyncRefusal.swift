@@ -8,8 +8,12 @@ package struct SyncRefusal: Error, Equatable, Sendable {
   package enum Kind: String, Sendable {
     /// The replica and the remote are not copies of one log.
     case anotherLog = "another-log"
-    /// The two cannot sync: a newer protocol, a change out of order or forgotten.
+    /// The two cannot sync: a newer protocol.
     case incompatible
+    /// The remote does not hold the replica's changes as the replica does:
+    /// a change out of order, or forgotten (restored from an older copy?).
+    /// An older replica reads it as `incompatible`, as it was sent before.
+    case lostTrack = "lost-track"
     /// The push's secret is not the replica's (403).
     case replicaSecret = "replica-secret"
   }

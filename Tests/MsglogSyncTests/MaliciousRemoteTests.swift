@@ -82,9 +82,9 @@ import Testing
     #expect(!setup.server.run(["list"]).stdout.contains("hello"))
   }
 
-  /// "Applied, seq 2" for a pending append the server never saw, said to
-  /// a replica behind a trimmed remote's horizon, which starts again from
-  /// the bases: seq 2 went with the trim, but an item's id keeps its
+  /// "Applied, seq 3" for a pending append the server never saw, said to
+  /// a replica behind a trimmed remote's horizon (4), which starts again
+  /// from the bases: seq 3 went with the trim, but an item's id keeps its
   /// insert's seq for good and the bases hold no such item, so it is a
   /// conflict, the change still pending — never a silent drop.
   @Test func anInsertClaimedBeforeTheHorizonIsCheckedAgainstTheBases() throws {
@@ -92,15 +92,37 @@ import Testing
     #expect(setup.replica.run(["append", "offline"]).code == 0)
     for text in ["three", "four"] { _ = setup.server.append(text) }
     #expect(setup.server.run(["trim", "--before", "4"]).code == 0)
-    setup.liar.lie("push-applied 2")
+    setup.liar.lie("push-applied 3")
     let run = setup.replica.run(["sync"])
     #expect(
       run.code == 1
-        && run.stderr.contains("it says change 1 of this replica was applied as seq 2, but its bases hold no item"),
+        && run.stderr.contains("it says change 1 of this replica was applied as seq 3, but its bases hold no item"),
       "\(run)")
     #expect(setup.replica.run(["status", "--json"]).stdout.contains(#""pending":1"#))
     setup.honestSyncEndsInSync()
     #expect(setup.server.run(["list"]).stdout.contains("offline"))
+  }
+
+  /// "Applied, seq 1" for a pending remove of a replica at a trimmed
+  /// remote's horizon, which started again from nothing: no change of its
+  /// can be before its history, so it is a conflict, not settled on the
+  /// remote's word (that is for the changes pending when a replica behind
+  /// the horizon starts again).
+  @Test func aChangeClaimedBeforeTheReplicasHistoryIsAConflict() throws {
+    let setup = try Setup()
+    for text in ["three", "four"] { _ = setup.server.append(text) }
+    #expect(setup.server.run(["trim", "--before", "3"]).code == 0)
+    #expect(setup.replica.run(["sync"]).code == 0)
+    let id = try #require(setup.replica.run(["list", "--json"]).stdout.firstMatch(of: /"id":"([0-9a-f-]{36})"/)?.1)
+    #expect(setup.replica.run(["remove", String(id)]).code == 0)
+    setup.liar.lie("push-applied 1")
+    let run = setup.refusedSync()
+    #expect(
+      run.stderr.contains(
+        "it says change 1 of this replica was applied as seq 1, but history before seq 3 was trimmed before the change"),
+      "\(run)")
+    #expect(setup.replica.run(["status", "--json"]).stdout.contains(#""pending":1"#))
+    setup.honestSyncEndsInSync()
   }
 
   /// A page that skips or repeats a seq: the remote's fault, named with

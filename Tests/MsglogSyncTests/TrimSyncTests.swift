@@ -92,9 +92,9 @@ import Testing
 
   /// A sync cut after its push was done, then a trim past what it pushed:
   /// the replica's next sync starts again from the bases, and the remote's
-  /// kept outcomes settle what it did — nothing is pushed again (an
-  /// insert would come back refused as "already used", a remove as
-  /// "already removed", an undo would be done twice).
+  /// kept outcomes settle what it did — nothing is pushed again (under a
+  /// new id an insert came back refused as "already used", a remove as
+  /// "history trimmed", and a move and its undo were done twice).
   @Test(arguments: Store.allCases)
   func aChangePushedBeforeATrimIsNotPushedAgain(_ store: Store) throws {
     let server = Sandbox(store)
@@ -127,11 +127,12 @@ import Testing
     r = server.run("trim", "--before", "8")
     #expect(r.code == 0, "\(r)")
 
-    // A start again cut before the bases arrive changes nothing: the
-    // replica still shows its list, not an empty one under its changes.
+    // A start again cut before the bases arrive (after its hello and the
+    // push it makes first) changes nothing: the replica still shows its
+    // list, not an empty one under its changes.
     let shown = replica.run("list").stdout
     #expect(shown.contains("from the replica") && shown.contains("s1"), "\(shown)")
-    proxy.next([.pass])
+    proxy.next([.pass, .pass])
     proxy.always(.dropRequest)
     r = replica.run("sync")
     #expect(r.code != 0, "\(r)")
@@ -152,5 +153,39 @@ import Testing
     #expect(replica.run("list", "--json").stdout.contains(added))
     #expect(replica.run("verify").code == 0)
     #expect(server.run("verify").code == 0)
+  }
+
+  /// A remote restored from an older copy, then trimmed past the replica:
+  /// it no longer holds what the replica pushed, so the replica's push
+  /// under its own id is refused (a change out of order) before anything
+  /// here is changed, and the replica starts again as `sync --reset` does,
+  /// under a new id: its pending change lands, once.
+  @Test func aRemoteRestoredFromAnOlderCopyAndTrimmed() throws {
+    let server = Sandbox()
+    for i in 1...4 { server.append("s\(i)") }
+    let copy = server.dir + "/older-copy"
+    #expect(server.run("backup", copy).code == 0)
+    var served = try ServedLog.running(server)
+    let replica = Sandbox()
+    #expect(replica.run("clone", served.url!).code == 0)
+    #expect(replica.run("append", "r1").code == 0)
+    #expect(replica.run("sync").code == 0)
+    #expect(replica.run("append", "r2").code == 0)
+    let port = served.port
+    _ = served.stop()
+    // The older copy in the log's place, written to and trimmed.
+    try FileManager.default.removeItem(atPath: server.db)
+    try FileManager.default.moveItem(atPath: copy, toPath: server.db)
+    for i in 5...9 { server.append("b\(i)") }
+    #expect(server.run("trim", "--before", "9").code == 0)
+    served = try ServedLog.running(server, listen: "127.0.0.1:\(port)")
+    defer { _ = served.stop() }
+    let r = replica.run("sync")
+    #expect(r.code == 0 && r.stderr.contains("reset: history before seq 9 was trimmed"), "\(r)")
+    #expect(r.stdout.hasPrefix("pushed 1 ("), "\(r)")
+    let list = server.run("list").stdout
+    #expect(list.components(separatedBy: "  r2\n").count == 2 && !list.contains("r1"), "\(list)")
+    #expect(replica.export() == server.export())
+    #expect(replica.run("verify").code == 0)
   }
 }

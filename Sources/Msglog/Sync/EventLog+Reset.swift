@@ -57,12 +57,7 @@ extension EventLog {
     }
     var report = SyncReport()
     try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
-    let round = try syncRound(with: remote, state: state)
-    report.pushed += round.pushed
-    report.rebased += round.rebased
-    report.refused += round.refused
-    report.pulled += round.pulled
-    report.seq = round.seq
+    report.add(try syncRound(with: remote, state: state))
     return report
   }
 
@@ -73,19 +68,28 @@ extension EventLog {
   /// before the trim whose answer the replica never learned (a sync cut
   /// after its push) is answered, not done again, as it would be under a
   /// new id (`reset`): its event, if past the horizon, settles it as the
-  /// pull brings it; before it, the push's answer does (`learn`).
+  /// pull brings it; before it, the push's answer does (`learn`), for the
+  /// changes pending when the restart began only.
+  ///
+  /// The changes are pushed first, before anything is changed here: a
+  /// remote that lost track of them (restored from an older copy, then
+  /// trimmed) refuses that push, and the replica then starts again as
+  /// `sync --reset` does, under a new id, as a replica behind the horizon
+  /// did before it kept its id.
   func restartRound(with remote: any SyncRemote, hello: RemoteHello, state: ReplicaState, movingTo location: String?)
     throws -> SyncReport
   {
-    try startAgain(from: remote, log: state.log, horizon: hello.horizon, keepingLearned: true) { _, _ in }
     var report = SyncReport()
+    do {
+      var claims: [UInt64: UInt64] = [:]
+      try push(to: remote, state: state, into: &report, claims: &claims)
+    } catch let error as MsglogError where error.isLostTrack {
+      return try resetRound(with: remote, hello: hello, old: state, movingTo: location)
+    }
+    let restarted = Set(try pendingChanges().map(\.number))
+    try startAgain(from: remote, log: state.log, horizon: hello.horizon, keepingLearned: true) { _, _ in }
     try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
-    let round = try syncRound(with: remote, state: state, movingTo: location)
-    report.pushed += round.pushed
-    report.rebased += round.rebased
-    report.refused += round.refused
-    report.pulled += round.pulled
-    report.seq = round.seq
+    report.add(try syncRound(with: remote, state: state, movingTo: location, restarted: restarted))
     return report
   }
 
@@ -109,5 +113,27 @@ extension EventLog {
       try seed(bases, into: writer, from: remote)
       return kept
     }
+  }
+}
+
+extension MsglogError {
+  /// The remote does not hold the replica's changes as the replica does
+  /// (`remoteLostTrack` over HTTP; the ledger's own errors in process).
+  var isLostTrack: Bool {
+    switch self {
+    case .remoteLostTrack, .changeOutOfOrder, .changeForgotten: return true
+    default: return false
+    }
+  }
+}
+
+extension EventLog.SyncReport {
+  /// Adds what a later round of the same sync did.
+  mutating func add(_ round: Self) {
+    pushed += round.pushed
+    rebased += round.rebased
+    refused += round.refused
+    pulled += round.pulled
+    seq = round.seq
   }
 }

@@ -20,7 +20,7 @@ extension EventLog {
     /// The replica's head after it.
     public var seq: UInt64 = 0
     /// The remote's horizon, when the replica was behind it and so started
-    /// again from the remote's bases (as `sync --reset` does, its pending
+    /// again from the remote's bases (`restartRound`: its id and pending
     /// changes kept); nil otherwise.
     public var resetAtHorizon: UInt64? = nil
 
@@ -62,10 +62,11 @@ extension EventLog {
     return try syncRound(with: remote, state: state, movingTo: location)
   }
 
-  /// One sync, under the lock the caller holds.
-  func syncRound(with remote: any SyncRemote, state: ReplicaState, movingTo location: String? = nil) throws
-    -> SyncReport
-  {
+  /// One sync, under the lock the caller holds; `restarted`, the changes
+  /// pending when a restart behind the horizon began (`restartRound`).
+  func syncRound(
+    with remote: any SyncRemote, state: ReplicaState, movingTo location: String? = nil, restarted: Set<UInt64> = []
+  ) throws -> SyncReport {
     let state = try givingSecret(state)
     let hello = try remote.hello()
     try Self.check(hello, of: remote)
@@ -87,7 +88,7 @@ extension EventLog {
     if let location { try keepRemote(location) }
     while true {
       var claims: [UInt64: UInt64] = [:]
-      try push(to: remote, state: state, into: &report, claims: &claims)
+      try push(to: remote, state: state, into: &report, claims: &claims, restarted: restarted)
       try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
       try check(claims, of: remote, state: state)
       guard try pendingCount() > 0 else { break }
@@ -177,9 +178,11 @@ extension EventLog {
   // MARK: - Pushing
 
   /// Pushes the pending changes; `claims` gets the seq the remote says each
-  /// applied one became, which only the pull can bear out.
-  private func push(
-    to remote: any SyncRemote, state: ReplicaState, into report: inout SyncReport, claims: inout [UInt64: UInt64]
+  /// applied one became, which only the pull can bear out (but for the
+  /// `restarted` ones, `learn`).
+  func push(
+    to remote: any SyncRemote, state: ReplicaState, into report: inout SyncReport, claims: inout [UInt64: UInt64],
+    restarted: Set<UInt64> = []
   ) throws {
     let pending = try pendingChanges()
     var start = 0
@@ -200,7 +203,9 @@ extension EventLog {
         throw MsglogError.incompatibleRemote(
           remote: remote.shown, reason: "it answered \(answer.outcomes.count) outcomes for \(batch.count) changes")
       }
-      try learn(zip(batch, answer.outcomes).map { ($0, $1) }, from: remote, into: &report, claims: &claims)
+      try learn(
+        zip(batch, answer.outcomes).map { ($0, $1) }, from: remote, into: &report, claims: &claims,
+        restarted: restarted)
       start = end
     }
   }
@@ -209,12 +214,15 @@ extension EventLog {
   /// refused change goes to the refusals and, like one that changed
   /// nothing, stops pending. An applied one stops pending only when the
   /// replica holds its event and finds it is the change's (its origin, its
-  /// item): until the pull brings it, the seq named is only a claim.
+  /// item): until the pull brings it, the seq named is only a claim — but
+  /// for one of the `restarted` changes applied before the horizon, which
+  /// no pull brings.
   private func learn(
     _ outcomes: [(ReplicaChange, ChangeOutcome)], from remote: any SyncRemote, into report: inout SyncReport,
-    claims: inout [UInt64: UInt64]
+    claims: inout [UInt64: UInt64], restarted: Set<UInt64>
   ) throws {
     var settled = 0
+    var rebased = 0
     let learned: [RefusedChange] = try writing { writer in
       guard let replicas = writer as? any ReplicaStateWriter, let state = try replicas.replicaState() else {
         throw MsglogError.notAReplica(location: location)
@@ -231,18 +239,21 @@ extension EventLog {
           }
         case .unchanged:
           break
-        case .applied(let seq, _) where seq < (try writer.horizon().seq):
-          // Done before a trim the replica started again after
-          // (`restartRound`): its event went with the history, and the
-          // bases the replica took hold what it did. An insert's item
-          // holds its seq for good: a remote claiming one it never did
-          // is caught. Of the others a trim keeps nothing sure to check.
+        case .applied(let seq, let wasRebased)
+        where try restarted.contains(change.number) && seq < writer.horizon().seq:
+          // Pending when the replica started again behind a trim
+          // (`restartRound`), done before it: its event went with the
+          // history, and the bases the replica took hold what it did. An
+          // insert's item holds its seq for good: a remote claiming one it
+          // never did is caught. Of the others a trim keeps nothing sure
+          // to check.
           if let id = change.insertedID, try writer.idEntry(id)?.insertSeq != seq {
             throw MsglogError.remoteFault(
               remote: remote.shown,
               .outcomeNotBorneOut(
                 change: change.number, seq: seq, found: "its bases hold no item \(id.text) inserted there"))
           }
+          if wasRebased { rebased += 1 }
         case .applied(let seq, _):
           // Pulled already, the event would have settled the change: an
           // event the replica holds is not the change's.
@@ -262,6 +273,7 @@ extension EventLog {
       return refused
     }
     report.pushed += settled
+    report.rebased += rebased
     report.refused += learned
   }
 
@@ -287,6 +299,9 @@ extension EventLog {
     throws -> String
   {
     let head = try reader.headSeq()
+    let horizon = try reader.horizon().seq
+    // A pending change was pushed after the replica's history began.
+    if seq < horizon { return "history before seq \(horizon) was trimmed before the change was made" }
     guard seq <= head, let event = try reader.event(at: seq) else { return "the remote's head is seq \(head)" }
     guard let origin = event.origin else { return "seq \(seq) was written on the remote itself" }
     guard origin.replica == state.replica else { return "seq \(seq) is another replica's change" }

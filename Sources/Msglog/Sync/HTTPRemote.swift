@@ -196,6 +196,7 @@ package final class HTTPRemote: SyncRemote {
       switch refusal.kind {
       case .anotherLog: return .anotherLog(remote: shown, reason: message)
       case .incompatible: return .incompatibleRemote(remote: shown, reason: message)
+      case .lostTrack: return .remoteLostTrack(remote: shown, reason: message)
       case .replicaSecret:
         // The remote holds another secret for this replica's id (or none was sent).
         return .replicaSecretRefused(replica: refusal.replica ?? .nil, given: true)

@@ -148,6 +148,10 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case anotherLog(remote: String, reason: String)
   /// The remote and this msglog cannot sync: their versions differ.
   case incompatibleRemote(remote: String, reason: String)
+  /// The remote does not hold this replica's changes as the replica does
+  /// (a change out of order, or forgotten, there: restored from an older
+  /// copy): nothing was pushed.
+  case remoteLostTrack(remote: String, reason: String)
   /// Another sync of this replica is running.
   case syncRunning(location: String)
   /// The replica's head moved while a page of its remote was read, which
@@ -275,7 +279,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .backupNotSupported, .purgeNotSupported,
       .trimNotSupported,
       .anotherLog,
-      .incompatibleRemote, .unacceptableRecord, .remoteFault:
+      .incompatibleRemote, .remoteLostTrack, .unacceptableRecord, .remoteFault:
       return .incompatible
     case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .purgeHeldByReader, .purgeHeldByTransaction,
       .storeFailure, .lmdbFailure,
@@ -409,7 +413,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "change \(change) came out of order: changes up to \(done) are done, so the next is \(done + 1)"
     case .notAReplica(let location): return "\(location) is not a replica"
     case .anotherLog(let remote, let reason): return "\(remote) is not the log this replica was cloned from: \(reason)"
-    case .incompatibleRemote(let remote, let reason): return "cannot sync with \(remote): \(reason)"
+    case .incompatibleRemote(let remote, let reason), .remoteLostTrack(let remote, let reason):
+      return "cannot sync with \(remote): \(reason)"
     case .syncRunning(let location): return "another sync of \(location) is running"
     case .cannotClone(let location, let reason): return "cannot clone into \(location): \(reason)"
     case .replicaSecretRefused(let replica, false):

@@ -86,7 +86,8 @@ extension ChangeRefusal {
       .purgeHeldByTransaction,
       .purgeNotSupported, .trimNotSupported, .forgettingInReplica, .cannotConnect,
       .connectionLost, .newerFormat, .storeFailure, .lmdbFailure, .systemRefused, .cannotFollow, .rebuildDidNotVerify,
-      .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .syncRunning, .replicaMovedDuringPull,
+      .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .remoteLostTrack, .syncRunning,
+      .replicaMovedDuringPull,
       .changeDoesNotApply, .cannotClone, .replicaSecretRefused, .changeForgotten, .unacceptableRecord, .remoteFault,
       .tokenRefused, .remoteForbids, .untrustedRemote, .syncTimedOut, .missingTables, .namedToken:
       return nil
