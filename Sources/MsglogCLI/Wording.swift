@@ -166,6 +166,11 @@ package enum Wording {
       return "nothing was pushed; if another replica took this one's id, 'msglog sync --reset' copies the remote "
         + "afresh under a new id and pushes the pending changes from there"
     case .replicaSecretRefused(_, false): return "the replica's msglog must send its secret: upgrade it"
+    case .purgeNeedsOwner(_, let owner):
+      return "run 'msglog purge' as \(owner), the role that made the schema ('msglog init'); nothing was done"
+    case .purgeLeftStatistics:
+      return "a superuser, or the database's owner, clears them: ALTER TABLE msglog.events ALTER COLUMN record "
+        + "TYPE bytea; VACUUM FULL pg_catalog.pg_statistic (and purge again)"
     case .remoteLostTrack, .changeOutOfOrder, .changeForgotten:
       return "nothing was pushed; if the remote was restored from an older copy, 'msglog sync --reset' copies it "
         + "afresh under a new id and pushes the pending changes from there"

@@ -17,9 +17,10 @@ import MsglogCore
 ///
 /// The planner's statistics may hold sample records too (an autovacuum's
 /// ANALYZE of a database made before msglog stopped it): purge drops them
-/// (`noRecordStatistics`) and rewrites `pg_statistic` as well, which
-/// PostgreSQL lets a superuser or the database's owner do (for another
-/// role it skips it with a warning, and REFERENCE.md says so).
+/// (`dropRecordStatistics`) and rewrites `pg_statistic` as well, which
+/// PostgreSQL lets a superuser or the database's owner do. When it cannot
+/// — another role, a view on the column — it says so after the rewrite
+/// (`purgeLeftStatistics`), as it does of a transaction that held it.
 ///
 /// `VACUUM FULL` copies a dead row version that a running transaction's
 /// snapshot may still see ("recently dead") into the new file: a snapshot
@@ -49,6 +50,10 @@ extension PostgresStore {
 
   package func purge(waiting: (String) -> Void) throws -> UInt64? {
     try withConnection(writing: true) { connection in
+      // VACUUM FULL of a table another role owns only warns: refused here instead.
+      if let owner = try connection.execute(PostgresSchema.tablesOwner.sql).text(0, 0) {
+        throw MsglogError.purgeNeedsOwner(location: shown, owner: owner)
+      }
       // Every transaction that committed before this one (the erase) is
       // dead to a snapshot whose xmin is not older than it.
       let start = try connection.execute("SELECT txid_current() % 4294967296").int64(0, 0) ?? 0
@@ -67,14 +72,15 @@ extension PostgresStore {
       let before = try connection.execute(sizes).int64(0, 0) ?? 0
       let tables = try connection.execute(
         "SELECT tablename FROM pg_tables WHERE schemaname = 'msglog' ORDER BY tablename")
-      for statement in PostgresSchema.noRecordStatistics { try connection.execute(statement.sql) }
+      try connection.execute(PostgresSchema.noRecordStatistics.sql)
+      let statistics = try Self.dropRecordStatistics(on: connection)
       func rewrite() throws {
         for row in 0..<tables.count {
           guard let name = tables.text(row, 0) else { continue }
           let quoted = "\"" + name.replacing("\"", with: "\"\"") + "\""
           try connection.execute("VACUUM FULL msglog.\(quoted)")
         }
-        try connection.execute("VACUUM FULL pg_catalog.pg_statistic")
+        if statistics.rewrite { try connection.execute("VACUUM FULL pg_catalog.pg_statistic") }
       }
       try rewrite()
       if holder != nil {
@@ -89,9 +95,32 @@ extension PostgresStore {
       {}
       // Said after the rewrite, which scrubbed all the rest.
       if let holder { throw MsglogError.purgeHeldByTransaction(location: shown, holder: holder) }
+      if let left = statistics.left { throw MsglogError.purgeLeftStatistics(location: shown, reason: left) }
       let after = try connection.execute(sizes).int64(0, 0) ?? 0
       return UInt64(max(before - after, 0))
     }
+  }
+
+  /// Drops the records' statistics an older database's ANALYZE gathered:
+  /// whether `pg_statistic` is to be rewritten (a superuser or the
+  /// database's owner always does: a row dropped before may still be in
+  /// its file), and why statistics that were there may still be, if so.
+  private static func dropRecordStatistics(on connection: Connection) throws -> (rewrite: Bool, left: String?) {
+    let rewrite = try connection.execute(PostgresSchema.mayVacuumStatistics.sql).bool(0, 0) == true
+    guard try connection.execute(PostgresSchema.recordStatistics.sql).bool(0, 0) == true else { return (rewrite, nil) }
+    do {
+      try connection.execute(PostgresSchema.dropRecordStatistics.sql)
+    } catch {
+      return (rewrite, "they could not be dropped (\(error.message))")
+    }
+    guard rewrite else {
+      return (
+        false,
+        "they are dropped, but their old row stays in pg_statistic's file, which only a superuser "
+          + "or the database's owner may rewrite"
+      )
+    }
+    return (true, nil)
   }
 
   /// What holds a snapshot older than transaction `start` (its low 32

@@ -108,9 +108,6 @@ import Testing
     #expect(s.run("verify").code == 0)
   }
 
-  /// Two people drag cards on the board they both see at version 5: the
-  /// second drag, stale, lands where its person meant (after the card it
-  /// was dropped under), and says it was rebased; nothing is refused.
   /// `undo --sender NAME`: the edit that undoes an edit names who undid
   /// (who edited back, as any edit names who edited); an undoing that is
   /// a remove, a restore or a move names no one; the log exports and
@@ -140,6 +137,9 @@ import Testing
     #expect(s.run("verify").code == 0)
   }
 
+  /// Two people drag cards on the board they both see at version 5: the
+  /// second drag, stale, lands where its person meant (after the card it
+  /// was dropped under), and says it was rebased; nothing is refused.
   @Test(arguments: Store.allCases) func twoDragsAtOnceBothLand(_ store: Store) throws {
     let s = Sandbox(store)
     let ids = ["A", "B", "C", "D", "E"].map { s.append($0) }

@@ -68,6 +68,38 @@ import Testing
     }
   }
 
+  /// `purge` rewrites msglog's tables, which only their owner may: the
+  /// writer is refused before anything is done (a VACUUM FULL of another
+  /// role's table only warns, and purge said it had scrubbed). The owner
+  /// — the database's owner too, as in the recipe — purges, and drops the
+  /// records' statistics an older database's ANALYZE gathered; when a
+  /// view on the column keeps them, purge scrubs the rest and then says so.
+  @Test func purgeIsTheOwnersAndSaysWhatItLeaves() throws {
+    let team = Team()
+    #expect(team.run(team.owner, "append", "--sender", "eve", "first, by the owner").code == 0)
+    team.documentedGrants()
+    var r = team.run(team.ann, "purge")
+    #expect(r.code == 1 && r.stdout.isEmpty, "\(r)")
+    #expect(r.stderr.contains("purge rewrites msglog's tables, which only their owner, \(team.owner), may do"), "\(r)")
+    #expect(r.stderr.contains("hint: run 'msglog purge' as \(team.owner)"), "\(r)")
+    r = team.run(team.owner, "purge")
+    #expect(r.code == 0 && r.stdout.hasPrefix("purged: "), "\(r)")
+    // An older database's statistics, and a view on the column.
+    let sampled = "SELECT count(*) FROM pg_stats WHERE schemaname = 'msglog' AND attname = 'record'"
+    team.psql(team.owner, "ALTER TABLE msglog.events ALTER COLUMN record SET STATISTICS -1")
+    team.psql(team.owner, "ANALYZE msglog.events")
+    #expect(team.psql(team.owner, sampled).stdout == "1\n")
+    team.psql(team.owner, "CREATE VIEW public.records AS SELECT record FROM msglog.events")
+    r = team.run(team.owner, "purge")
+    #expect(r.code == 1 && r.stderr.contains("but PostgreSQL's planner statistics may still hold"), "\(r)")
+    #expect(r.stderr.contains("cannot alter type of a column used by a view"), "\(r)")
+    team.psql(team.owner, "DROP VIEW public.records")
+    r = team.run(team.owner, "purge")
+    #expect(r.code == 0, "\(r)")
+    #expect(team.psql(team.owner, sampled).stdout == "0\n")
+    #expect(team.run(team.viewer, "verify").code == 0)
+  }
+
   /// The page's first change, as its outbox sends it: the log's id from
   /// hello, then a push of one append under a new replica id.
   static func pagePush(_ server: ServedLog, text: String) -> ServedLog.Reply {

@@ -249,9 +249,8 @@ import Testing
   /// the edit that undoes an edit names the token (who edited back), not
   /// the earlier editor whose words it brings back and not no one; a body
   /// naming another sender is refused, nothing done. A replica's pending
-  /// undo pushed through the token is sent as its name too; one the
-  /// replica's user signed (`undo --sender`) keeps that sender where no
-  /// token rewrites it.
+  /// undo pushed through the token is sent as its name too, whatever
+  /// sender its user gave it (`undo --sender`).
   @Test(arguments: Store.allCases) func anUndoIsSentAsTheTokensName(_ store: Store) throws {
     let remote = Sandbox(store)
     let card = remote.append("card", sender: "eve", stream: "team/board")

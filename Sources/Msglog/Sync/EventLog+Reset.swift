@@ -67,41 +67,76 @@ extension EventLog {
   /// outcome of every change the replica pushed, so a change it did
   /// before the trim whose answer the replica never learned (a sync cut
   /// after its push) is answered, not done again, as it would be under a
-  /// new id (`reset`): its event, if past the horizon, settles it as the
-  /// pull brings it; before it, the push's answer does (`learn`), for the
-  /// changes pending when the restart began only.
+  /// new id (`reset`).
   ///
   /// The changes are pushed first, before anything is changed here: a
   /// remote that lost track of them (restored from an older copy, then
   /// trimmed) refuses that push, and the replica then starts again as
-  /// `sync --reset` does, under a new id, as a replica behind the horizon
-  /// did before it kept its id.
+  /// `sync --reset` does, under a new id — as it does with nothing
+  /// pending, when there is nothing to answer under the old one. A change
+  /// the push's answer says became an event at or past the horizon is
+  /// settled by the pull that brings it; one before the horizon, whose
+  /// event went with the history, in the transaction that takes the bases
+  /// (`settle`), so that a sync cut after it leaves nothing that only this
+  /// round could settle.
   func restartRound(with remote: any SyncRemote, hello: RemoteHello, state: ReplicaState, movingTo location: String?)
     throws -> SyncReport
   {
+    guard try pendingCount() > 0 else {
+      return try resetRound(with: remote, hello: hello, old: state, movingTo: location)
+    }
     var report = SyncReport()
+    var claims: [UInt64: Claim] = [:]
     do {
-      var claims: [UInt64: UInt64] = [:]
       try push(to: remote, state: state, into: &report, claims: &claims)
     } catch let error as MsglogError where error.isLostTrack {
       return try resetRound(with: remote, hello: hello, old: state, movingTo: location)
     }
-    let restarted = Set(try pendingChanges().map(\.number))
-    try startAgain(from: remote, log: state.log, horizon: hello.horizon, keepingLearned: true) { _, _ in }
+    try startAgain(
+      from: remote, log: state.log, horizon: hello.horizon, keepingLearned: true, before: { _, _ in },
+      after: { writer, replicas in
+        try self.settle(claims, before: hello.horizon, in: writer, replicas, from: remote, into: &report)
+      })
     try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
-    report.add(try syncRound(with: remote, state: state, movingTo: location, restarted: restarted))
+    report.add(try syncRound(with: remote, state: state, movingTo: location))
     return report
+  }
+
+  /// Settles the claimed changes the remote did before `horizon`, in the
+  /// transaction that took its bases, which stand for their events. An
+  /// insert's item keeps its seq for good: one the bases do not hold at
+  /// that seq is the remote's fault, and nothing is taken in. Of the other
+  /// changes a trim keeps nothing sure to check.
+  private func settle(
+    _ claims: [UInt64: Claim], before horizon: UInt64, in writer: any LogWriter, _ replicas: any ReplicaStateWriter,
+    from remote: any SyncRemote, into report: inout SyncReport
+  ) throws {
+    for change in try LocalView.pendingChanges(in: replicas) {
+      guard let claim = claims[change.number], claim.seq < horizon else { continue }
+      if let id = change.insertedID, try writer.idEntry(id)?.insertSeq != claim.seq {
+        throw MsglogError.remoteFault(
+          remote: remote.shown,
+          .outcomeNotBorneOut(
+            change: change.number, seq: claim.seq, found: "its bases hold no item \(id.text) inserted there"))
+      }
+      try replicas.putLearnedOutcome(.applied(seq: claim.seq, rebased: claim.rebased), ofChange: change.number)
+      try replicas.deletePendingChange(change.number)
+      report.pushed += 1
+      if claim.rebased { report.rebased += 1 }
+    }
   }
 
   /// Empties the replica's log (`clearForReset`) and takes a trimmed
   /// remote's bases, in one transaction with what `keeping` writes of what
   /// the replica keeps across (called first: it may read what the clearing
-  /// drops). A start again cut anywhere leaves the replica as it was, or
-  /// on the bases — never an empty list under its pending changes until a
-  /// sync gets through.
+  /// drops) and what `settling` writes once the bases are in. A start
+  /// again cut anywhere leaves the replica as it was, or on the bases —
+  /// never an empty list under its pending changes until a sync gets
+  /// through.
   private func startAgain<R>(
     from remote: any SyncRemote, log: ItemID, horizon: UInt64, keepingLearned: Bool,
-    _ keeping: (any ReplicaStateWriter, any SyncStateWriter) throws -> R
+    before keeping: (any ReplicaStateWriter, any SyncStateWriter) throws -> R,
+    after settling: (any LogWriter, any ReplicaStateWriter) throws -> Void = { _, _ in }
   ) throws -> R {
     let bases = horizon > 1 ? try remote.bases(of: log) : []
     return try writing { writer in
@@ -111,29 +146,8 @@ extension EventLog {
       let kept = try keeping(replicas, sync)
       try replicas.clearForReset(keepingLearned: keepingLearned)
       try seed(bases, into: writer, from: remote)
+      try settling(writer, replicas)
       return kept
     }
-  }
-}
-
-extension MsglogError {
-  /// The remote does not hold the replica's changes as the replica does
-  /// (`remoteLostTrack` over HTTP; the ledger's own errors in process).
-  var isLostTrack: Bool {
-    switch self {
-    case .remoteLostTrack, .changeOutOfOrder, .changeForgotten: return true
-    default: return false
-    }
-  }
-}
-
-extension EventLog.SyncReport {
-  /// Adds what a later round of the same sync did.
-  mutating func add(_ round: Self) {
-    pushed += round.pushed
-    rebased += round.rebased
-    refused += round.refused
-    pulled += round.pulled
-    seq = round.seq
   }
 }

@@ -62,11 +62,10 @@ extension EventLog {
     return try syncRound(with: remote, state: state, movingTo: location)
   }
 
-  /// One sync, under the lock the caller holds; `restarted`, the changes
-  /// pending when a restart behind the horizon began (`restartRound`).
-  func syncRound(
-    with remote: any SyncRemote, state: ReplicaState, movingTo location: String? = nil, restarted: Set<UInt64> = []
-  ) throws -> SyncReport {
+  /// One sync, under the lock the caller holds.
+  func syncRound(with remote: any SyncRemote, state: ReplicaState, movingTo location: String? = nil) throws
+    -> SyncReport
+  {
     let state = try givingSecret(state)
     let hello = try remote.hello()
     try Self.check(hello, of: remote)
@@ -87,8 +86,8 @@ extension EventLog {
     _ = try remote.pull(PullRequest(log: state.log, after: try headSeq(), check: try headChecksum(), limit: 0))
     if let location { try keepRemote(location) }
     while true {
-      var claims: [UInt64: UInt64] = [:]
-      try push(to: remote, state: state, into: &report, claims: &claims, restarted: restarted)
+      var claims: [UInt64: Claim] = [:]
+      try push(to: remote, state: state, into: &report, claims: &claims)
       try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
       try check(claims, of: remote, state: state)
       guard try pendingCount() > 0 else { break }
@@ -177,12 +176,18 @@ extension EventLog {
 
   // MARK: - Pushing
 
-  /// Pushes the pending changes; `claims` gets the seq the remote says each
-  /// applied one became, which only the pull can bear out (but for the
-  /// `restarted` ones, `learn`).
+  /// What the remote says an applied change became, which only the pull
+  /// can bear out (or, below a horizon the replica starts again from, its
+  /// bases: `restartRound`).
+  struct Claim {
+    var seq: UInt64
+    var rebased: Bool
+  }
+
+  /// Pushes the pending changes; `claims` gets what the remote says each
+  /// applied one became.
   func push(
-    to remote: any SyncRemote, state: ReplicaState, into report: inout SyncReport, claims: inout [UInt64: UInt64],
-    restarted: Set<UInt64> = []
+    to remote: any SyncRemote, state: ReplicaState, into report: inout SyncReport, claims: inout [UInt64: Claim]
   ) throws {
     let pending = try pendingChanges()
     var start = 0
@@ -203,9 +208,7 @@ extension EventLog {
         throw MsglogError.incompatibleRemote(
           remote: remote.shown, reason: "it answered \(answer.outcomes.count) outcomes for \(batch.count) changes")
       }
-      try learn(
-        zip(batch, answer.outcomes).map { ($0, $1) }, from: remote, into: &report, claims: &claims,
-        restarted: restarted)
+      try learn(zip(batch, answer.outcomes).map { ($0, $1) }, from: remote, into: &report, claims: &claims)
       start = end
     }
   }
@@ -214,15 +217,12 @@ extension EventLog {
   /// refused change goes to the refusals and, like one that changed
   /// nothing, stops pending. An applied one stops pending only when the
   /// replica holds its event and finds it is the change's (its origin, its
-  /// item): until the pull brings it, the seq named is only a claim — but
-  /// for one of the `restarted` changes applied before the horizon, which
-  /// no pull brings.
+  /// item): until the pull brings it, the seq named is only a claim.
   private func learn(
     _ outcomes: [(ReplicaChange, ChangeOutcome)], from remote: any SyncRemote, into report: inout SyncReport,
-    claims: inout [UInt64: UInt64], restarted: Set<UInt64>
+    claims: inout [UInt64: Claim]
   ) throws {
     var settled = 0
-    var rebased = 0
     let learned: [RefusedChange] = try writing { writer in
       guard let replicas = writer as? any ReplicaStateWriter, let state = try replicas.replicaState() else {
         throw MsglogError.notAReplica(location: location)
@@ -239,22 +239,7 @@ extension EventLog {
           }
         case .unchanged:
           break
-        case .applied(let seq, let wasRebased)
-        where try restarted.contains(change.number) && seq < writer.horizon().seq:
-          // Pending when the replica started again behind a trim
-          // (`restartRound`), done before it: its event went with the
-          // history, and the bases the replica took hold what it did. An
-          // insert's item holds its seq for good: a remote claiming one it
-          // never did is caught. Of the others a trim keeps nothing sure
-          // to check.
-          if let id = change.insertedID, try writer.idEntry(id)?.insertSeq != seq {
-            throw MsglogError.remoteFault(
-              remote: remote.shown,
-              .outcomeNotBorneOut(
-                change: change.number, seq: seq, found: "its bases hold no item \(id.text) inserted there"))
-          }
-          if wasRebased { rebased += 1 }
-        case .applied(let seq, _):
+        case .applied(let seq, let rebased):
           // Pulled already, the event would have settled the change: an
           // event the replica holds is not the change's.
           guard seq > head else {
@@ -263,7 +248,7 @@ extension EventLog {
               .outcomeNotBorneOut(
                 change: change.number, seq: seq, found: try Self.whatIs(seq, in: writer, for: change, of: state)))
           }
-          claims[change.number] = seq
+          claims[change.number] = Claim(seq: seq, rebased: rebased)
           continue
         }
         try replicas.putLearnedOutcome(outcome, ofChange: change.number)
@@ -273,19 +258,18 @@ extension EventLog {
       return refused
     }
     report.pushed += settled
-    report.rebased += rebased
     report.refused += learned
   }
 
   /// Refuses the claims of a push the pull did not bear out: a change the
   /// remote said it applied whose event, now the replica is at the
   /// remote's head, is not there (never dropped: it stays pending).
-  private func check(_ claims: [UInt64: UInt64], of remote: any SyncRemote, state: ReplicaState) throws {
+  private func check(_ claims: [UInt64: Claim], of remote: any SyncRemote, state: ReplicaState) throws {
     guard !claims.isEmpty else { return }
     let pending = try pendingChanges()
     try readingBase { reader in
       for change in pending {
-        guard let seq = claims[change.number] else { continue }
+        guard let seq = claims[change.number]?.seq else { continue }
         throw MsglogError.remoteFault(
           remote: remote.shown,
           .outcomeNotBorneOut(
@@ -327,5 +311,27 @@ extension EventLog {
       refusal.reason.write(to: &json)
     }
     return json.take()
+  }
+}
+
+extension MsglogError {
+  /// The remote does not hold the replica's changes as the replica does
+  /// (`remoteLostTrack` over HTTP; the ledger's own errors in process).
+  var isLostTrack: Bool {
+    switch self {
+    case .remoteLostTrack, .changeOutOfOrder, .changeForgotten: return true
+    default: return false
+    }
+  }
+}
+
+extension EventLog.SyncReport {
+  /// Adds what a later round of the same sync did.
+  mutating func add(_ round: Self) {
+    pushed += round.pushed
+    rebased += round.rebased
+    refused += round.refused
+    pulled += round.pulled
+    seq = round.seq
   }
 }

@@ -106,6 +106,13 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// `purge` on PostgreSQL waited for a snapshot older than itself (named
   /// by `holder`), which may still see erased row versions, and it did not end.
   case purgeHeldByTransaction(location: String, holder: String)
+  /// `purge` on PostgreSQL by a role that does not own msglog's tables,
+  /// which only their owner may rewrite: nothing was done.
+  case purgeNeedsOwner(location: String, owner: String)
+  /// `purge` on PostgreSQL scrubbed msglog's tables, but the planner's
+  /// statistics of `msglog.events` (an older database's) still hold
+  /// sample records, for `reason`.
+  case purgeLeftStatistics(location: String, reason: String)
   /// `purge` of a store that has none.
   case purgeNotSupported(location: String)
   /// `trim` of a store that cannot (exit 1, HTTP 409).
@@ -274,7 +281,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
       return .damaged
     case .readOnly, .permissionDenied, .replicaSecretRefused, .tokenRefused, .remoteForbids, .untrustedRemote,
-      .missingTables:
+      .missingTables, .purgeNeedsOwner:
       return .forbidden
     case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .backupNotSupported, .purgeNotSupported,
       .trimNotSupported,
@@ -282,7 +289,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       .incompatibleRemote, .remoteLostTrack, .unacceptableRecord, .remoteFault:
       return .incompatible
     case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .purgeHeldByReader, .purgeHeldByTransaction,
-      .storeFailure, .lmdbFailure,
+      .purgeLeftStatistics, .storeFailure, .lmdbFailure,
       .systemRefused,
       .cannotFollow,
       .rebuildDidNotVerify, .foreignFailure, .replicaMovedDuringPull, .changeDoesNotApply, .cannotReadInput,
@@ -382,6 +389,11 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .purgeHeldByTransaction(let location, let holder):
       return "cannot purge \(location) whole: a transaction older than the purge (\(TerminalText.escape(holder))) "
         + "may still see erased row versions; run purge again once it has ended"
+    case .purgeNeedsOwner(let location, let owner):
+      return "cannot purge \(location): purge rewrites msglog's tables, which only their owner, \(owner), may do"
+    case .purgeLeftStatistics(let location, let reason):
+      return "purged msglog's tables of \(location), but PostgreSQL's planner statistics may still hold sample "
+        + "records of msglog.events: \(reason)"
     case .purgeNotSupported(let location): return "\(location) has no purge: it is not an LMDB directory"
     case .trimNotSupported(let location):
       return "\(location) cannot be trimmed: msglog trims LMDB and PostgreSQL databases only"

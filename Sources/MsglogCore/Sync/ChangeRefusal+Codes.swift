@@ -83,7 +83,7 @@ extension ChangeRefusal {
       .cannotReadInput, .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat,
       .unrepairable, .noDatabase, .notAMsglogDatabase, .anotherProgramsDatabase, .readOnly, .permissionDenied,
       .cannotRead, .cannotCreate, .cannotBackUp, .backupNotSupported, .diskFull, .changedDuringRead, .purgeHeldByReader,
-      .purgeHeldByTransaction,
+      .purgeHeldByTransaction, .purgeNeedsOwner, .purgeLeftStatistics,
       .purgeNotSupported, .trimNotSupported, .forgettingInReplica, .cannotConnect,
       .connectionLost, .newerFormat, .storeFailure, .lmdbFailure, .systemRefused, .cannotFollow, .rebuildDidNotVerify,
       .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .remoteLostTrack, .syncRunning,

@@ -268,7 +268,10 @@ package final class LocalView {
     let event = outcome.event
     func after() throws -> [ItemID] { try session.predecessors(ofIndex: outcome.index, in: event.stream) }
     switch (request.command, event.op) {
-    case (.undo(_, let sender), _):
+    case (.undo(_, let sender), let op):
+      // Only an edit names a sender: one given to another undoing is not
+      // sent (a remote older than undo's sender refuses the member).
+      guard case .edit = op else { return .undo(target(of: event.undoes!), sender: nil) }
       return .undo(target(of: event.undoes!), sender: sender)
     case (.insert(let insert), .insert(let id, _, let text, let sender)):
       if insert.index == nil { return .append(id: id, text: text, sender: sender, seen: outcome.index) }

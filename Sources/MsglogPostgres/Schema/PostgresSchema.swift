@@ -36,14 +36,34 @@ enum PostgresSchema {
   /// A record's statistics would be sample values of records — texts and
   /// senders — copied into `pg_statistic`, which is not msglog's to purge,
   /// where an erase cannot reach them: ANALYZE gathers none (no query
-  /// looks into a record, so the planner loses nothing), and the ones a
-  /// database made before gathered go (a change of the column to its own
-  /// type drops them without rewriting the table). Idempotent: `purge`
-  /// sends it to a database of any age.
-  static let noRecordStatistics = [
-    Statement("ALTER TABLE msglog.events ALTER COLUMN record SET STATISTICS 0"),
-    Statement("ALTER TABLE msglog.events ALTER COLUMN record TYPE bytea"),
-  ]
+  /// looks into a record, so the planner loses nothing). `purge` sends it
+  /// to a database of any age.
+  static let noRecordStatistics = Statement("ALTER TABLE msglog.events ALTER COLUMN record SET STATISTICS 0")
+
+  /// Whether ANALYZE gathered statistics of the records (a database made
+  /// before `noRecordStatistics`).
+  static let recordStatistics = Statement(
+    "SELECT count(*) > 0 FROM pg_stats WHERE schemaname = 'msglog' AND tablename = 'events' AND attname = 'record'")
+
+  /// Drops the records' statistics: a change of the column to its own type
+  /// does, without rewriting the table (refused while a view uses it).
+  static let dropRecordStatistics = Statement("ALTER TABLE msglog.events ALTER COLUMN record TYPE bytea")
+
+  /// Whether this role may rewrite `pg_statistic`: a superuser, or the
+  /// database's owner (for anyone else VACUUM skips it, with a warning).
+  static let mayVacuumStatistics = Statement(
+    """
+    SELECT rolsuper OR pg_get_userbyid((SELECT datdba FROM pg_database WHERE datname = current_database())) \
+    = current_user FROM pg_roles WHERE rolname = current_user
+    """)
+
+  /// The owner of msglog's tables, when this role is neither it nor a
+  /// superuser (nil: it may rewrite and alter them).
+  static let tablesOwner = Statement(
+    """
+    SELECT CASE WHEN r.oid = c.relowner OR r.rolsuper THEN NULL ELSE pg_get_userbyid(c.relowner) END \
+    FROM pg_class c, pg_roles r WHERE c.oid = 'msglog.events'::regclass AND r.rolname = current_user
+    """)
 
   /// The keys and indexes of the two big tables, each added with the
   /// tables (`creation`), and named as PostgreSQL would name them: seqs,
