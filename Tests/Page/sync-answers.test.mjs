@@ -83,7 +83,7 @@ describe("a push refused whole, as the server gave it", () => {
       ["replica-secret", 403, "replica-secret"],
       ["another-log", 409, "another-log"],
       ["newer-protocol", 409, "incompatible"],
-      ["out-of-order", 409, "incompatible"],
+      ["out-of-order", 409, "lost-track"],
     ]);
     assert.equal(exchange("replica-secret").body.replica, exchange("replica-secret").request.replica);
     for (const e of exchanges.filter((x) => x.status !== 200)) assert.equal(typeof e.body.error, "string", e.name);
