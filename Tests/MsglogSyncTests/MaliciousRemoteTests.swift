@@ -125,6 +125,37 @@ import Testing
     setup.honestSyncEndsInSync()
   }
 
+  /// Not a lie: a trim at the remote between a restart's hello and its
+  /// bases. The bases taken are the newer horizon's, and a change the
+  /// remote did below it is settled with them — not left to a later sync
+  /// that would call the remote's true answer a lie, for good.
+  @Test func aTrimDuringARestartMovesTheHorizonItSettlesBelow() throws {
+    let setup = try Setup()
+    for text in ["three", "four"] { _ = setup.server.append(text) }
+    #expect(setup.server.run(["trim", "--before", "4"]).code == 0)
+    #expect(setup.replica.run(["append", "offline"]).code == 0)
+    setup.liar.lie("hold-bases 2")
+    let sync = setup.replica.start(["sync"])
+    var asked = false
+    // A watchdog only: the bases are asked for at once.
+    for _ in 0..<400 where !asked {
+      asked = setup.liar.requests.contains { $0.hasPrefix("GET /api/sync/bases") }
+      if !asked { usleep(10_000) }
+    }
+    #expect(asked, "\(setup.liar.requests)")
+    // The offline append is seq 5 at the remote by now; the new horizon is past it.
+    _ = setup.server.append("five")  // 6
+    #expect(setup.server.run(["trim", "--before", "6"]).code == 0)
+    let run = sync.finish()
+    #expect(run.code == 0 && run.stdout.hasPrefix("pushed 1 ("), "\(run)")
+    setup.liar.lie("")
+    let again = setup.replica.run(["sync"])
+    #expect(again.code == 0, "\(again)")
+    #expect(setup.replica.run(["status", "--json"]).stdout.contains(#""pending":0,"refused":[]"#))
+    #expect(setup.replica.export() == setup.server.export())
+    #expect(setup.server.run(["log", "--all", "--json"]).lines.count == 1)  // seq 6 alone
+  }
+
   /// A page that skips or repeats a seq: the remote's fault, named with
   /// the seq, not a corrupted local log to restore from a backup.
   @Test(arguments: [

@@ -92,25 +92,31 @@ extension EventLog {
     } catch let error as MsglogError where error.isLostTrack {
       return try resetRound(with: remote, hello: hello, old: state, movingTo: location)
     }
+    // Assigned, not added to, in the transaction: a store may run it again.
+    var settled = (pushed: 0, rebased: 0)
     try startAgain(
       from: remote, log: state.log, horizon: hello.horizon, keepingLearned: true, before: { _, _ in },
-      after: { writer, replicas in
-        try self.settle(claims, before: hello.horizon, in: writer, replicas, from: remote, into: &report)
-      })
+      after: { writer, replicas in settled = try self.settle(claims, in: writer, replicas, from: remote) })
+    report.pushed += settled.pushed
+    report.rebased += settled.rebased
     try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
     report.add(try syncRound(with: remote, state: state, movingTo: location))
     return report
   }
 
-  /// Settles the claimed changes the remote did before `horizon`, in the
-  /// transaction that took its bases, which stand for their events. An
-  /// insert's item keeps its seq for good: one the bases do not hold at
-  /// that seq is the remote's fault, and nothing is taken in. Of the other
-  /// changes a trim keeps nothing sure to check.
+  /// Settles the claimed changes the remote did before the horizon of the
+  /// bases just taken (the remote's as they were read, which a trim since
+  /// the hello may have moved on), in the transaction that took them, for
+  /// they stand for those changes' events. An insert's item keeps its seq
+  /// for good: one the bases do not hold at that seq is the remote's
+  /// fault, and nothing is taken in. Of the other changes a trim keeps
+  /// nothing sure to check. Returns how many it settled, and rebased.
   private func settle(
-    _ claims: [UInt64: Claim], before horizon: UInt64, in writer: any LogWriter, _ replicas: any ReplicaStateWriter,
-    from remote: any SyncRemote, into report: inout SyncReport
-  ) throws {
+    _ claims: [UInt64: Claim], in writer: any LogWriter, _ replicas: any ReplicaStateWriter,
+    from remote: any SyncRemote
+  ) throws -> (pushed: Int, rebased: Int) {
+    let horizon = try writer.horizon().seq
+    var settled = (pushed: 0, rebased: 0)
     for change in try LocalView.pendingChanges(in: replicas) {
       guard let claim = claims[change.number], claim.seq < horizon else { continue }
       if let id = change.insertedID, try writer.idEntry(id)?.insertSeq != claim.seq {
@@ -121,9 +127,10 @@ extension EventLog {
       }
       try replicas.putLearnedOutcome(.applied(seq: claim.seq, rebased: claim.rebased), ofChange: change.number)
       try replicas.deletePendingChange(change.number)
-      report.pushed += 1
-      if claim.rebased { report.rebased += 1 }
+      settled.pushed += 1
+      if claim.rebased { settled.rebased += 1 }
     }
+    return settled
   }
 
   /// Empties the replica's log (`clearForReset`) and takes a trimmed
@@ -146,6 +153,11 @@ extension EventLog {
       let kept = try keeping(replicas, sync)
       try replicas.clearForReset(keepingLearned: keepingLearned)
       try seed(bases, into: writer, from: remote)
+      // The bases bear out the remote's head as far as their seq.
+      if var state = try replicas.replicaState(), state.remoteHead < (try writer.headSeq()) {
+        state.remoteHead = try writer.headSeq()
+        try replicas.putReplicaState(state)
+      }
       try settling(writer, replicas)
       return kept
     }

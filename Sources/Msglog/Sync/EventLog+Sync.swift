@@ -20,8 +20,9 @@ extension EventLog {
     /// The replica's head after it.
     public var seq: UInt64 = 0
     /// The remote's horizon, when the replica was behind it and so started
-    /// again from the remote's bases (`restartRound`: its id and pending
-    /// changes kept); nil otherwise.
+    /// again from the remote's bases (`restartRound`: its pending changes
+    /// kept, and its id unless the remote lost track of it or nothing was
+    /// pending); nil otherwise.
     public var resetAtHorizon: UInt64? = nil
 
     public init() {}

@@ -18,6 +18,8 @@ forward everything):
                        byte every SECONDS, for ever
     continue SECONDS   every request is answered with 100 Continue every
                        SECONDS, for ever
+    hold-bases SECONDS a request for the bases is forwarded SECONDS late
+                       (honest, but slow: the test acts meanwhile)
 Pulls that only check (limit=0) are always forwarded, so a sync gets as
 far as the lie. Every request is logged to MODE_FILE.log as a line
 "METHOD PATH". Listens on 127.0.0.1 and prints "port N"; ends when its
@@ -97,6 +99,8 @@ def answer(connection, method, path, body, headers):
         while True:
             connection.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
             time.sleep(float(args[0]))
+    if name == "hold-bases" and path.startswith("/api/sync/bases"):
+        time.sleep(float(args[0]))
     if name == "push-applied" and path.startswith("/api/sync/push"):
         changes = json.loads(body)["changes"]
         _, _, _, hello = forward("GET", "/api/sync?protocol=1", b"", headers)
