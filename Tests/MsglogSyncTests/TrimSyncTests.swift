@@ -232,4 +232,66 @@ import Testing
     #expect(replica.export() == server.export())
     #expect(replica.run("verify").code == 0)
   }
+
+  /// A replica at exactly the seq before the horizon, whose event there
+  /// the trim dropped (a move: no base reads it): the remote makes no head
+  /// check there, and the replica syncs as ever and learns the trim (it
+  /// was told "not the log this replica was cloned from", for good).
+  @Test(arguments: Store.allCases) func aReplicaAtTheSeqBeforeADroppedHorizon(_ store: Store) throws {
+    let server = Sandbox(store)
+    for text in ["a1", "a2"] { server.append(text) }
+    #expect(server.run("move", "0", "1").code == 0)  // 3
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let replica = Sandbox()
+    #expect(replica.run("clone", served.url!).code == 0)
+    server.append("s4")
+    #expect(server.run("trim", "--before", "4").code == 0)
+    #expect(replica.run("append", "from the replica").code == 0)
+    let r = replica.run("sync")
+    #expect(r.code == 0 && !r.stderr.contains("reset"), "\(r)")
+    #expect(replica.export() == server.export())
+    #expect(replica.run("verify").code == 0)
+  }
+
+  /// `sync --follow` across a start again under a new id (nothing pending
+  /// behind a trim done while the remote was away): each round reads the
+  /// replica's id and secret afresh, so a change made after it lands
+  /// under the new id (pushed under the old one, it was answered with the
+  /// old id's change 1 and dropped, or misfiled).
+  @Test func aFollowingSyncPushesUnderTheIdARestartGave() throws {
+    let server = Sandbox()
+    let first = server.append("a1")
+    var served = try ServedLog.running(server)
+    let port = served.port
+    let replica = Sandbox()
+    #expect(replica.run("clone", served.url!).code == 0)
+    #expect(replica.run("edit", first, "same").code == 0)
+    #expect(server.run("edit", first, "same").code == 0)
+    #expect(replica.run("sync").code == 0)  // change 1: unchanged
+    let follower = replica.start(["sync", "--follow"])
+    defer {
+      kill(follower.process.processIdentifier, SIGTERM)
+      _ = follower.finish()
+    }
+    _ = served.stop()
+    for i in 3...7 { server.append("s\(i)") }
+    #expect(server.run("trim", "--before", "7").code == 0)
+    served = try ServedLog.running(server, listen: "127.0.0.1:\(port)")
+    defer { _ = served.stop() }
+    // Its round after the start again ("reset: …" is on stderr).
+    #expect(follower.waitForOutput("at seq 7\n", seconds: 60))
+    #expect(replica.run("append", "important").code == 0)
+    var landed = false
+    // A watchdog only: the follower pushes as soon as the change is made.
+    for _ in 0..<600 where !landed {
+      landed = server.run("list").stdout.contains("important")
+      if !landed { usleep(50_000) }
+    }
+    #expect(landed, "\(server.run("list"))")
+    kill(follower.process.processIdentifier, SIGTERM)
+    #expect(follower.finish().code == 0)
+    #expect(replica.run("status", "--json").stdout.contains(#""pending":0,"refused":[]"#))
+    #expect(replica.export() == server.export())
+  }
 }

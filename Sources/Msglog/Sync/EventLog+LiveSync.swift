@@ -59,7 +59,7 @@ extension EventLog {
   }
 
   package func syncLive(with remote: any SyncRemote, stop: [FollowStop], notices: (SyncNotice) -> Void) throws {
-    guard let state = try replicaState() else { throw MsglogError.notAReplica(location: location) }
+    guard try replicaState() != nil else { throw MsglogError.notAReplica(location: location) }
     let lock = try lockForSync()
     defer { withExtendedLifetime(lock) {} }
     var backoff = 0.1
@@ -67,6 +67,10 @@ extension EventLog {
     while !FollowStop.anySignalled(stop) {
       do {
         remote.startRun()
+        // Read each round: a round that started again under a new id (a
+        // remote that lost track, or nothing pending behind a trim) leaves
+        // the next one another replica id and secret to push under.
+        guard let state = try replicaState() else { throw MsglogError.notAReplica(location: location) }
         let report = try syncRound(with: remote, state: state)
         if failing { notices(.reconnected) }
         failing = false
