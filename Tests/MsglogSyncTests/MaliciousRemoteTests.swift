@@ -48,6 +48,13 @@ import Testing
       return run
     }
 
+    /// Removes the replica's first item, offline: one pending change.
+    func removeTheFirstItem(sourceLocation: SourceLocation = #_sourceLocation) throws {
+      let list = replica.run(["list", "--json"]).stdout
+      let id = try #require(list.firstMatch(of: /"id":"([0-9a-f-]{36})"/)?.1, sourceLocation: sourceLocation)
+      #expect(replica.run(["remove", String(id)]).code == 0, sourceLocation: sourceLocation)
+    }
+
     /// The truth again: a sync completes and the replica is the server's copy.
     func honestSyncEndsInSync(sourceLocation: SourceLocation = #_sourceLocation) {
       liar.lie("")
@@ -64,8 +71,7 @@ import Testing
   /// sync is a conflict (exit 1), never a silent drop.
   @Test func anOutcomeTheEventsDoNotBearOutIsAConflict() throws {
     let setup = try Setup()
-    let id = try #require(setup.replica.run(["list", "--json"]).stdout.firstMatch(of: /"id":"([0-9a-f-]{36})"/)?.1)
-    #expect(setup.replica.run(["remove", String(id)]).code == 0)
+    try setup.removeTheFirstItem()
     setup.liar.lie("push-applied 1")
     var run = setup.refusedSync()
     #expect(
@@ -113,8 +119,7 @@ import Testing
     for text in ["three", "four"] { _ = setup.server.append(text) }
     #expect(setup.server.run(["trim", "--before", "3"]).code == 0)
     #expect(setup.replica.run(["sync"]).code == 0)
-    let id = try #require(setup.replica.run(["list", "--json"]).stdout.firstMatch(of: /"id":"([0-9a-f-]{36})"/)?.1)
-    #expect(setup.replica.run(["remove", String(id)]).code == 0)
+    try setup.removeTheFirstItem()
     setup.liar.lie("push-applied 1")
     let run = setup.refusedSync()
     #expect(

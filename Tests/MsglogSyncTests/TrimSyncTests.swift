@@ -7,6 +7,40 @@ import Testing
 /// horizon starts again from them under its own id, its pending changes
 /// kept and pushed; a replica at or past it syncs as ever.
 @Suite(.serialized) struct TrimSyncTests {
+  /// A served log of four items (`ids`) on `store`, and a replica cloned
+  /// through a FaultProxy, so that a test can cut its syncs.
+  final class Proxied {
+    let server: Sandbox
+    let ids: [String]
+    let served: ServedLog
+    let proxy: FaultProxy
+    let replica = Sandbox()
+
+    init(_ store: Store = .lmdb) throws {
+      server = Sandbox(store)
+      ids = (1...4).map { [server] in server.append("s\($0)") }
+      served = try ServedLog.running(server)
+      proxy = FaultProxy(target: served.port)
+      #expect(replica.run("clone", proxy.url).code == 0)
+    }
+
+    deinit {
+      proxy.stop()
+      _ = served.stop()
+    }
+
+    /// A sync whose first `passing` requests pass and the rest are dropped.
+    func syncCut(after passing: Int) -> Run {
+      proxy.next(Array(repeating: .pass, count: passing))
+      proxy.always(.dropRequest)
+      defer { proxy.always(.pass) }
+      return replica.run("sync")
+    }
+
+    /// The last request that passed.
+    var lastPassed: String? { proxy.history.filter { $0.fault == .pass }.last?.request }
+  }
+
   /// The remote on either store: PostgreSQL's serves its bases as LMDB's does.
   @Test(arguments: Store.allCases)
   func aReplicaBehindTheHorizonResetsKeepingItsChanges(_ store: Store) throws {
@@ -97,14 +131,9 @@ import Testing
   /// "history trimmed", and a move and its undo were done twice).
   @Test(arguments: Store.allCases)
   func aChangePushedBeforeATrimIsNotPushedAgain(_ store: Store) throws {
-    let server = Sandbox(store)
-    let ids = (1...4).map { server.append("s\($0)") }
-    let served = try ServedLog.running(server)
-    defer { _ = served.stop() }
-    let proxy = FaultProxy(target: served.port)
-    defer { proxy.stop() }
-    let replica = Sandbox()
-    #expect(replica.run("clone", proxy.url).code == 0)
+    let setup = try Proxied(store)
+    defer { withExtendedLifetime(setup) {} }  // its server runs to the end
+    let (server, ids, proxy, replica) = (setup.server, setup.ids, setup.proxy, setup.replica)
     // Offline: five changes, the last an undo of the first.
     let added = replica.run("append", "from the replica").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     #expect(replica.run("remove", ids[1]).code == 0)
@@ -112,13 +141,9 @@ import Testing
     #expect(replica.run("move", "0", "2").code == 0)
     #expect(replica.run("undo").code == 0)
     // The push is done and its answer read; the pull after it never arrives.
-    proxy.next([.pass, .pass, .pass])
-    proxy.always(.dropRequest)
-    var r = replica.run("sync")
+    var r = setup.syncCut(after: 3)
     #expect(r.code != 0, "\(r)")
-    let lastPassed = proxy.history.filter { $0.fault == .pass }.last?.request
-    #expect(lastPassed?.hasPrefix("POST /api/sync/push") == true, "\(proxy.history)")
-    proxy.always(.pass)
+    #expect(setup.lastPassed?.hasPrefix("POST /api/sync/push") == true, "\(proxy.history)")
     let doneAtServer = server.run("log", "--json").lines.count
     #expect(doneAtServer == 9, "\(server.run("log"))")
     server.append("s5")  // 10
@@ -132,13 +157,10 @@ import Testing
     // list, not an empty one under its changes.
     let shown = replica.run("list").stdout
     #expect(shown.contains("from the replica") && shown.contains("s1"), "\(shown)")
-    proxy.next([.pass, .pass])
-    proxy.always(.dropRequest)
-    r = replica.run("sync")
+    r = setup.syncCut(after: 2)
     #expect(r.code != 0, "\(r)")
     #expect(proxy.history.last?.request.hasPrefix("GET /api/sync/bases") == true, "\(proxy.history)")
     #expect(replica.run("list").stdout == shown)
-    proxy.always(.pass)
 
     r = replica.run("sync")
     #expect(r.code == 0, "\(r)")
@@ -200,31 +222,20 @@ import Testing
   /// the next sync goes on as ever — nothing is left that only the cut
   /// round could have settled, nothing is done twice.
   @Test func aRestartCutAfterTheBasesGoesOnNextTime() throws {
-    let server = Sandbox()
-    let ids = (1...4).map { server.append("s\($0)") }
-    let served = try ServedLog.running(server)
-    defer { _ = served.stop() }
-    let proxy = FaultProxy(target: served.port)
-    defer { proxy.stop() }
-    let replica = Sandbox()
-    #expect(replica.run("clone", proxy.url).code == 0)
+    let setup = try Proxied()
+    defer { withExtendedLifetime(setup) {} }  // its server runs to the end
+    let (server, replica) = (setup.server, setup.replica)
     #expect(replica.run("append", "from the replica").code == 0)
-    #expect(replica.run("remove", ids[1]).code == 0)
+    #expect(replica.run("remove", setup.ids[1]).code == 0)
     // The push is done; the pull after it never arrives.
-    proxy.next([.pass, .pass, .pass])
-    proxy.always(.dropRequest)
-    #expect(replica.run("sync").code != 0)
-    proxy.always(.pass)
+    #expect(setup.syncCut(after: 3).code != 0)
     server.append("s5")  // 7
     #expect(server.run("trim", "--before", "7").code == 0)
     // Hello, the push made first, the bases: then cut.
-    proxy.next([.pass, .pass, .pass])
-    proxy.always(.dropRequest)
-    var r = replica.run("sync")
+    var r = setup.syncCut(after: 3)
     #expect(r.code != 0, "\(r)")
-    #expect(proxy.history.filter { $0.fault == .pass }.last?.request.hasPrefix("GET /api/sync/bases") == true)
+    #expect(setup.lastPassed?.hasPrefix("GET /api/sync/bases") == true)
     #expect(replica.run("status", "--json").stdout.contains(#""pending":0"#))
-    proxy.always(.pass)
     r = replica.run("sync")
     #expect(r.code == 0, "\(r)")
     #expect(replica.run("status", "--json").stdout.contains(#""pending":0,"refused":[]"#))
