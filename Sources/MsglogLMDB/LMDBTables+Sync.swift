@@ -205,8 +205,16 @@ extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
     try forEachJSON(in: .refused, .refused, body)
   }
 
-  package func putRefused(_ change: UInt64, json: [UInt8]) throws {
-    try txn.put(try writable(.refused), SyncRows.changeKey(change), SyncRows.sealJSON(json, .refused, change: change))
+  package func appendRefused(json: [UInt8]) throws {
+    let db = try writable(.refused)
+    // Rows kept before entries had numbers of their own are keyed by their
+    // change: a new entry goes after the last either way.
+    let entry: UInt64 = try txn.withCursor(db) { cursor in
+      guard let (key, _) = try cursor.last() else { return 1 }
+      guard key.count == 8 else { throw DerivedDamage(.refused, "a key of \(key.count) bytes is not an entry number") }
+      return key.loadBigEndian(as: UInt64.self) + 1
+    }
+    try txn.put(db, SyncRows.changeKey(entry), SyncRows.sealJSON(json, .refused, change: entry))
   }
 
   package func clearRefused() throws {

@@ -78,6 +78,31 @@ import Testing
     pair.expectInSync()
   }
 
+  /// A reset numbers the pending changes again from 1, and keeps the
+  /// refusals under the numbers they had: a later refusal of the new
+  /// change 1 is listed beside the old one, not in its place.
+  @Test func aResetKeepsTheRefusalsItHad() throws {
+    let pair = try Pair()
+    let url = try #require(pair.served.url)
+    #expect(pair.replica.run(["clone", url]).code == 0)
+    let ids = pair.server.run(["list", "--json"]).stdout.matches(of: /"id":"([0-9a-f-]{36})"/).map { String($0.1) }
+    try #require(ids.count == 2)
+    // Both remove the same item, the server first: each time change 1 is refused.
+    func removeOnBoth(_ id: String) -> Run {
+      _ = pair.onReplica("remove", id)
+      _ = pair.server.run(["remove", id])
+      return pair.onReplica("sync")
+    }
+    #expect(removeOnBoth(ids[0]).stdout.hasPrefix("pushed 1 (0 rebased, 1 refused)"))
+    #expect(pair.onReplica("sync", "--reset").code == 0)
+    let again = removeOnBoth(ids[1])
+    #expect(again.stdout.hasPrefix("pushed 1 (0 rebased, 1 refused)"), "\(again)")
+    let status = pair.onReplica("status", "--json").stdout
+    #expect(status.matches(of: #/\{"pending":1,"op":"remove"/#).count == 2, "\(status)")
+    #expect(status.contains(ids[0]) && status.contains(ids[1]), "\(status)")
+    pair.expectInSync()
+  }
+
   /// The server moves to another address: `sync --remote URL` follows it
   /// once the log there is found to be the replica's, and keeps it; another
   /// log at an address is refused and nothing is kept.

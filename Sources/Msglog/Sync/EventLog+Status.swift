@@ -38,8 +38,8 @@ extension EventLog {
         throw MsglogError.notAReplica(location: location)
       }
       var refused: [RefusedChange] = []
-      try replicas.forEachRefused { number, json in
-        refused.append(try Self.refusal(number, json))
+      try replicas.forEachRefused { entry, json in
+        refused.append(try Self.refusal(entry, json))
         return true
       }
       return ReplicaStatus(
@@ -63,12 +63,15 @@ extension EventLog {
     }
   }
 
-  /// A refusal as the replica keeps it (`json(of:)`).
-  static func refusal(_ number: UInt64, _ json: [UInt8]) throws -> RefusedChange {
+  /// A refusal as the replica keeps it (`json(of:)`), the `entry`th
+  /// learned.
+  static func refusal(_ entry: UInt64, _ json: [UInt8]) throws -> RefusedChange {
     func damaged(_ why: String) -> MsglogError {
-      .derivedDamage(DerivedDamage(table: "refused", "the refusal of change \(number) \(why)"))
+      .derivedDamage(DerivedDamage(table: "refused", "refusal \(entry) \(why)"))
     }
     guard case .object(let members)? = try? JSONParser.parse(json) else { throw damaged("is not a JSON object") }
+    guard case .number(let digits)? = members.first(where: { $0.0 == "pending" })?.1, let number = UInt64(digits)
+    else { throw damaged("does not name its change") }
     var fields: [String: String] = [:]
     for (key, value) in members { if case .string(let text) = value { fields[key] = text } }
     let reason = members.first(where: { $0.0 == "reason" })?.1

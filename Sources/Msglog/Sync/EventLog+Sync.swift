@@ -235,7 +235,7 @@ extension EventLog {
         case .refused(let reason):
           let refusal = RefusedChange(change: change.number, op: change.opName, stream: change.stream, reason: reason)
           if try replicas.learnedOutcome(ofChange: change.number) == nil {
-            try replicas.putRefused(change.number, json: Self.json(of: refusal))
+            try replicas.appendRefused(json: Self.json(of: refusal))
             refused.append(refusal)
           }
         case .unchanged:

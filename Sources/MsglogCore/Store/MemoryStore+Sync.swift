@@ -76,12 +76,14 @@ extension MemoryStore.Transaction: SyncStateWriter, ReplicaStateWriter {
   }
 
   func forEachRefused(_ body: (UInt64, [UInt8]) throws -> Bool) throws {
-    for (change, json) in state.sync.refused.sorted(by: { $0.key < $1.key }) {
-      guard try body(change, json) else { return }
+    for (entry, json) in state.sync.refused.sorted(by: { $0.key < $1.key }) {
+      guard try body(entry, json) else { return }
     }
   }
 
-  func putRefused(_ change: UInt64, json: [UInt8]) throws { state.sync.refused[change] = json }
+  func appendRefused(json: [UInt8]) throws {
+    state.sync.refused[(state.sync.refused.keys.max() ?? 0) + 1] = json
+  }
   func clearRefused() throws { state.sync.refused.removeAll() }
 
   func clearForReset(keepingLearned: Bool) throws {

@@ -7,6 +7,9 @@ package protocol ReplicaStateReader: LogReader {
   func replicaState() throws -> ReplicaState?
   func forEachPendingChange(_ body: (UInt64, [UInt8]) throws -> Bool) throws
   func learnedOutcome(ofChange change: UInt64) throws -> ChangeOutcome?
+  /// The refusals in the order they were learned, each with its entry
+  /// number (not its change's: a reset numbers the pending changes again
+  /// from 1, and the refusals it keeps stay as they were).
   func forEachRefused(_ body: (UInt64, [UInt8]) throws -> Bool) throws
   /// How many changes are pending (the count, not a walk).
   func pendingChangeCount() throws -> UInt64
@@ -19,7 +22,9 @@ package protocol ReplicaStateWriter: LogWriter, ReplicaStateReader {
   func putPendingChange(_ change: UInt64, json: [UInt8]) throws
   func deletePendingChange(_ change: UInt64) throws
   func putLearnedOutcome(_ outcome: ChangeOutcome, ofChange change: UInt64) throws
-  func putRefused(_ change: UInt64, json: [UInt8]) throws
+  /// Keeps a refusal after those learned before it (its JSON names its
+  /// change).
+  func appendRefused(json: [UInt8]) throws
   func clearRefused() throws
   /// Keeps `view` as the local view (`SavedLocalView`); nil drops it.
   func putSavedLocalView(_ view: [UInt8]?) throws
