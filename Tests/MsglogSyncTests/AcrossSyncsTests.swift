@@ -14,16 +14,7 @@ import Testing
 
   /// The server's events made from `replica`'s changes: change → how many.
   static func changes(of replica: Sandbox, at server: Sandbox) throws -> [Int: Int] {
-    let id = try SyncFaultSimulationTests.replicaID(of: replica)
-    var count: [Int: Int] = [:]
-    for line in server.run(["log", "--all", "--json"]).stdout.split(separator: "\n") {
-      guard let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-        let origin = event["origin"] as? [String: Any], origin["replica"] as? String == id,
-        let change = origin["change"] as? Int
-      else { continue }
-      count[change, default: 0] += 1
-    }
-    return count
+    try changes(by: try SyncFaultSimulationTests.replicaID(of: replica), at: server)
   }
 
   /// The server did the push, the pull's answer was cut: the next sync
@@ -50,9 +41,22 @@ import Testing
     pair.expectInSync()
   }
 
-  /// `sync --reset` numbers the pending changes again from 1 and pushes
-  /// each once: none is left under its old number to be sent again (a
-  /// move done twice, a remove refused as a second change).
+  /// The server's events made under replica id `id`: change → how many.
+  static func changes(by id: String, at server: Sandbox) throws -> [Int: Int] {
+    var count: [Int: Int] = [:]
+    for line in server.run(["log", "--all", "--json"]).stdout.split(separator: "\n") {
+      guard let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+        let origin = event["origin"] as? [String: Any], origin["replica"] as? String == id,
+        let change = origin["change"] as? Int
+      else { continue }
+      count[change, default: 0] += 1
+    }
+    return count
+  }
+
+  /// `sync --reset` against a remote that still holds the replica's log
+  /// pushes the pending changes under the old id first, each once, then
+  /// copies the remote afresh under a new id, whose first change is 1.
   @Test(arguments: [Store.lmdb, .postgres])
   func aResetPushesEachChangeOnce(store: Store) throws {
     let pair = try Pair(store: store)
@@ -66,15 +70,77 @@ import Testing
     let hello = try #require(pair.server.run(["list", "--json"]).stdout.firstMatch(of: /"id":"([0-9a-f-]{36})"/)?.1)
     #expect(pair.onReplica("remove", String(hello)).code == 0)
     #expect(pair.onReplica("move", "0", "1").code == 0)
+    let old = try SyncFaultSimulationTests.replicaID(of: pair.replica)
     let reset = pair.onReplica("sync", "--reset", "--json")
     #expect(reset.code == 0 && reset.stdout.contains(#""pushed":3,"rebased":0,"refused":[]"#), "\(reset)")
     pair.expectInSync()
-    #expect(try Self.changes(of: pair.replica, at: pair.server) == [1: 1, 2: 1, 3: 1])
+    #expect(try Self.changes(by: old, at: pair.server) == [1: 1, 2: 1, 3: 1, 4: 1, 5: 1])
+    #expect(try SyncFaultSimulationTests.replicaID(of: pair.replica) != old)
+    #expect(try Self.changes(of: pair.replica, at: pair.server).isEmpty)
     #expect(pair.server.run(["list"]).lines.map { String($0.split(separator: " ").last!) } == ["a", "world", "b", "c"])
-    // The next write takes the next number.
-    #expect(pair.onReplica("append", "d", "--json").stdout.contains(#""pending":4"#))
+    // The new id's first write is its change 1.
+    #expect(pair.onReplica("append", "d", "--json").stdout.contains(#""pending":1"#))
     #expect(pair.onReplica("sync").code == 0)
-    #expect(try Self.changes(of: pair.replica, at: pair.server) == [1: 1, 2: 1, 3: 1, 4: 1])
+    #expect(try Self.changes(of: pair.replica, at: pair.server) == [1: 1])
+    pair.expectInSync()
+  }
+
+  /// A push done whose answer was lost, then `sync --reset` by hand: the
+  /// remote answers the changes under the id they were made under, so
+  /// none is done twice (under a new id the move was made again and the
+  /// remove refused as "already removed").
+  @Test(arguments: [Store.lmdb, .postgres])
+  func aResetAfterALostAnswerDoesNothingTwice(store: Store) throws {
+    let pair = try Pair(items: ["a", "b", "c"], store: store)
+    let proxy = FaultProxy(target: pair.served.port)
+    defer { proxy.stop() }
+    #expect(pair.replica.run(["clone", proxy.url]).code == 0)
+    let ids = pair.server.run(["list", "--json"]).stdout.matches(of: /"id":"([0-9a-f-]{36})"/).map { String($0.1) }
+    #expect(pair.onReplica("move", "0", "2").code == 0)
+    #expect(pair.onReplica("remove", ids[1]).code == 0)
+    #expect(pair.onReplica("append", "d").code == 0)
+    let old = try SyncFaultSimulationTests.replicaID(of: pair.replica)
+    // hello, the check; the push is done and its answer cut.
+    proxy.next([.pass, .pass, .cutAnswer])
+    #expect(pair.onReplica("sync").code == 1)
+    proxy.forgetQueued()
+    #expect(try Self.changes(by: old, at: pair.server) == [1: 1, 2: 1, 3: 1], "the push was not done")
+    let reset = pair.onReplica("sync", "--reset")
+    #expect(reset.code == 0 && reset.stdout.hasPrefix("pushed 3 (0 rebased, 0 refused)"), "\(reset)")
+    #expect(try Self.changes(by: old, at: pair.server) == [1: 1, 2: 1, 3: 1])
+    #expect(try Self.changes(of: pair.replica, at: pair.server).isEmpty)
+    #expect(pair.server.run(["list"]).lines.map { String($0.split(separator: " ").last!) } == ["c", "a", "d"])
+    pair.expectInSync()
+  }
+
+  /// A remote restored from an older copy no longer holds the replica's
+  /// head: `sync --reset` numbers the pending change again under a new id
+  /// and pushes it, once.
+  @Test func aResetFromARestoredRemoteNumbersAgain() throws {
+    let pair = try Pair()
+    let url = try #require(pair.served.url)
+    let copy = pair.server.dir + "/older-copy"
+    #expect(pair.server.run(["backup", copy]).code == 0)
+    #expect(pair.replica.run(["clone", url]).code == 0)
+    _ = pair.onReplica("append", "synced")
+    #expect(pair.onReplica("sync").code == 0)
+    _ = pair.onReplica("append", "pending")
+    let old = try SyncFaultSimulationTests.replicaID(of: pair.replica)
+    let port = pair.served.port
+    _ = pair.served.stop()
+    try FileManager.default.removeItem(atPath: pair.server.db)
+    try FileManager.default.moveItem(atPath: copy, toPath: pair.server.db)
+    _ = pair.server.append("after the restore")
+    pair.served = try ServedLog.running(pair.server, listen: "127.0.0.1:\(port)")
+    #expect(pair.onReplica("sync").code == 1)
+    let reset = pair.onReplica("sync", "--reset")
+    #expect(reset.code == 0 && reset.stdout.hasPrefix("pushed 1 (0 rebased, 0 refused)"), "\(reset)")
+    #expect(try Self.changes(by: old, at: pair.server).isEmpty)
+    #expect(try Self.changes(of: pair.replica, at: pair.server) == [1: 1])
+    #expect(
+      pair.server.run(["list"]).lines.map { String($0.split(separator: " ").last!) } == [
+        "hello", "world", "restore", "pending",
+      ])
     pair.expectInSync()
   }
 

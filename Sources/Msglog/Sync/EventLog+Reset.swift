@@ -6,6 +6,13 @@ extension EventLog {
   /// taking the next number; the refusals kept under the numbers they had —
   /// then pushes them. With `movingTo`, that is the replica's remote from
   /// then on.
+  ///
+  /// A remote that still holds the replica's log (its id, its event at the
+  /// replica's head) is synced with first, under the old id: a change it
+  /// did whose answer was lost (a sync cut after its push) is answered
+  /// there, where under a new id it would be done a second time. What is
+  /// left pending — nothing, unless the remote lost track of the old id or
+  /// another holds it — is numbered again as above.
   package func reset(with remote: any SyncRemote, movingTo newLocation: String? = nil) throws -> SyncReport {
     guard let old = try replicaState() else { throw MsglogError.notAReplica(location: location) }
     let lock = try lockForSync()
@@ -13,7 +20,21 @@ extension EventLog {
     remote.startRun()
     let hello = try remote.hello()
     try Self.check(hello, of: remote)
-    return try resetRound(with: remote, hello: hello, old: old, movingTo: newLocation)
+    var first = SyncReport()
+    if hello.log == old.log, try pendingCount() > 0 {
+      do {
+        first = try syncRound(with: remote, state: old)
+      } catch let error as MsglogError where error.isAnotherLog || error.isLostTrack || error.isSecretRefused {
+        // Not the log, or not the id, the changes were made for: the reset
+        // is what mends that.
+      }
+    }
+    var report = try resetRound(
+      with: remote, hello: try remote.hello(), old: try replicaState() ?? old, movingTo: newLocation)
+    report.pushed += first.pushed
+    report.rebased += first.rebased
+    report.refused = first.refused + report.refused
+    return report
   }
 
   /// The reset, under the lock the caller holds, after `hello`.
@@ -22,7 +43,8 @@ extension EventLog {
   {
     guard let log = hello.log else {
       throw MsglogError.incompatibleRemote(
-        remote: remote.shown, reason: "its log has no id yet (it was made by an older msglog): any write there gives it one")
+        remote: remote.shown,
+        reason: "its log has no id yet (it was made by an older msglog): any write there gives it one")
     }
     let state = try startAgain(from: remote, log: log, horizon: hello.horizon, keepingLearned: false) {
       replicas, sync in

@@ -324,6 +324,18 @@ extension MsglogError {
     default: return false
     }
   }
+
+  /// The remote is not the log the replica copies, or not at its head.
+  var isAnotherLog: Bool {
+    if case .anotherLog = self { return true }
+    return false
+  }
+
+  /// The remote holds another secret for the replica's id.
+  var isSecretRefused: Bool {
+    if case .replicaSecretRefused = self { return true }
+    return false
+  }
 }
 
 extension EventLog.SyncReport {
