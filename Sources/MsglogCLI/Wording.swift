@@ -169,8 +169,8 @@ package enum Wording {
     case .purgeNeedsOwner(_, let owner):
       return "run 'msglog purge' as \(owner), the role that made the schema ('msglog init'); nothing was done"
     case .purgeLeftStatistics:
-      return "a superuser, or the database's owner, clears them: ALTER TABLE msglog.events ALTER COLUMN record "
-        + "TYPE bytea; VACUUM FULL pg_catalog.pg_statistic (and purge again)"
+      return "'msglog purge' as a superuser, or as the database's owner when it owns msglog's tables too, "
+        + "clears them (a view on msglog.events.record must be dropped first)"
     case .remoteLostTrack, .changeOutOfOrder, .changeForgotten:
       return "nothing was pushed; if the remote was restored from an older copy, 'msglog sync --reset' copies it "
         + "afresh under a new id and pushes the pending changes from there"

@@ -80,7 +80,10 @@ extension PostgresStore {
           let quoted = "\"" + name.replacing("\"", with: "\"\"") + "\""
           try connection.execute("VACUUM FULL msglog.\(quoted)")
         }
-        if statistics.rewrite { try connection.execute("VACUUM FULL pg_catalog.pg_statistic") }
+        if statistics.rewrite {
+          try connection.execute("VACUUM FULL pg_catalog.pg_statistic")
+          try connection.execute(PostgresSchema.statisticsRewritten.sql)
+        }
       }
       try rewrite()
       if holder != nil {
@@ -104,23 +107,28 @@ extension PostgresStore {
   /// Drops the records' statistics an older database's ANALYZE gathered:
   /// whether `pg_statistic` is to be rewritten (a superuser or the
   /// database's owner always does: a row dropped before may still be in
-  /// its file), and why statistics that were there may still be, if so.
+  /// its file), and why statistics that were there may still be, if so —
+  /// said by every purge until one rewrites the file (`statisticsLeft`).
   private static func dropRecordStatistics(on connection: Connection) throws -> (rewrite: Bool, left: String?) {
     let rewrite = try connection.execute(PostgresSchema.mayVacuumStatistics.sql).bool(0, 0) == true
-    guard try connection.execute(PostgresSchema.recordStatistics.sql).bool(0, 0) == true else { return (rewrite, nil) }
-    do {
-      try connection.execute(PostgresSchema.dropRecordStatistics.sql)
-    } catch {
-      return (rewrite, "they could not be dropped (\(error.message))")
+    var dropped = try connection.execute(PostgresSchema.statisticsLeft.sql).bool(0, 0) == true
+    if try connection.execute(PostgresSchema.recordStatistics.sql).bool(0, 0) == true {
+      do {
+        try connection.execute(PostgresSchema.dropRecordStatistics.sql)
+      } catch {
+        return (rewrite, "they could not be dropped (\(error.message))")
+      }
+      dropped = true
     }
-    guard rewrite else {
+    guard rewrite || !dropped else {
+      try connection.execute(PostgresSchema.markStatisticsLeft.sql)
       return (
         false,
         "they are dropped, but their old row stays in pg_statistic's file, which only a superuser "
           + "or the database's owner may rewrite"
       )
     }
-    return (true, nil)
+    return (rewrite, nil)
   }
 
   /// What holds a snapshot older than transaction `start` (its low 32

@@ -100,6 +100,34 @@ import Testing
     #expect(team.run(team.viewer, "verify").code == 0)
   }
 
+  /// A role that owns msglog's tables but neither the database nor the
+  /// cluster (it was granted CREATE on the database and made the log)
+  /// purges the tables and drops the records' statistics, but may not
+  /// rewrite `pg_statistic`'s file: it says so, and so does every purge
+  /// after it until the database's owner has rewritten the file.
+  @Test func aTableOwnerWhoDoesNotOwnTheDatabaseIsToldWhatStays() throws {
+    let team = Team()
+    team.psql(team.owner, "GRANT CREATE ON DATABASE \(team.database) TO \(team.ann)")
+    #expect(team.run(team.ann, "append", "first, by ann").code == 0)
+    #expect(Set(team.tableOwners.values) == [team.ann], "\(team.tableOwners)")
+    let sampled = "SELECT count(*) FROM pg_stats WHERE schemaname = 'msglog' AND attname = 'record'"
+    team.psql(team.ann, "ALTER TABLE msglog.events ALTER COLUMN record SET STATISTICS -1")
+    team.psql(team.ann, "ANALYZE msglog.events")
+    #expect(team.psql(team.ann, sampled).stdout == "1\n")
+    for _ in 0..<2 {
+      let r = team.run(team.ann, "purge")
+      #expect(r.code == 1 && r.stdout.isEmpty, "\(r)")
+      #expect(r.stderr.contains("their old row stays in pg_statistic's file"), "\(r)")
+      #expect(r.stderr.contains("hint: 'msglog purge' as a superuser"), "\(r)")
+      #expect(team.psql(team.ann, sampled).stdout == "0\n")
+    }
+    // What the hint says: a superuser's purge, after which ann's is clean.
+    let superuser = team.s.run(["--db", PostgresCluster.server + "/" + team.database, "purge"], useDefaultDB: false)
+    #expect(superuser.code == 0 && superuser.stdout.hasPrefix("purged: "), "\(superuser)")
+    let r = team.run(team.ann, "purge")
+    #expect(r.code == 0 && r.stdout.hasPrefix("purged: "), "\(r)")
+  }
+
   /// The page's first change, as its outbox sends it: the log's id from
   /// hello, then a push of one append under a new replica id.
   static func pagePush(_ server: ServedLog, text: String) -> ServedLog.Reply {
