@@ -52,4 +52,35 @@ import Testing
     r = replica.run("erase", other)
     #expect(r.code == 64 && r.stderr.hasPrefix("msglog: a replica cannot erase"), "\(r)")
   }
+
+  /// The remote erases the item at the replica's head, or takes a sender
+  /// off the edit there (`erase --sender`). On PostgreSQL the record is
+  /// whole and is written again framed, its checksum with it: the
+  /// replica, which checks the remote's record at its head by that
+  /// checksum, was told the remote "is not the log this replica was
+  /// cloned from" until a reset. It now finds the record its own by its
+  /// frame and syncs, its pending change with it.
+  @Test(arguments: [Store.lmdb, .postgres], [false, true])
+  func aRecordBlankedAtTheReplicasHeadIsStillTheReplicas(store: Store, unsign: Bool) throws {
+    let server = Sandbox(store)
+    let kept = server.append("kept", sender: "ann")
+    let secret = server.append("SENTINEL-HEAD", sender: "eve")
+    if unsign { #expect(server.run("edit", "--sender", "bob", kept, "kept, edited").code == 0) }
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let replica = Sandbox()
+    #expect(replica.run("clone", served.url!).code == 0)
+    #expect(replica.run("append", "offline").code == 0)
+    var r = unsign ? server.run("erase", "--sender", "bob") : server.run("erase", secret)
+    #expect(r.code == 0, "\(r)")
+    r = replica.run("sync")
+    // Rebased past an erased item, which no longer holds a place.
+    #expect(r.code == 0 && r.stdout.hasPrefix("pushed 1 (\(unsign ? 0 : 1) rebased, 0 refused)"), "\(r)")
+    #expect(replica.export() == server.export())
+    #expect(server.run("list").stdout.hasSuffix("  offline\n"))
+    #expect(replica.run("verify").code == 0)
+    // The replica's head is the remote's record again: the next sync checks it as ever.
+    r = replica.run("sync")
+    #expect(r.code == 0 && r.stdout.hasPrefix("pushed 0 (0 rebased, 0 refused), pulled 0"), "\(r)")
+  }
 }

@@ -16,7 +16,9 @@ extension EventLog {
     if horizon > 1, try headSeq() == 0 { try takeBases(from: remote, state: state) }
     while true {
       let head = try headSeq()
-      let page = try remote.pull(PullRequest(log: state.log, after: head, check: try headChecksum()))
+      let held = try headRecord()
+      let page = try remote.pull(
+        PullRequest(log: state.log, after: head, check: held?.withUnsafeBytes(EventRecord.headCheck)), holding: held)
       if page.records.isEmpty {
         // At the remote's head: the one head the pages bear out.
         guard page.head == head else {

@@ -84,7 +84,11 @@ extension EventLog {
     var report = SyncReport()
     // Before anything is pushed: is the remote the log this replica copies,
     // at or past its head? (A pull of nothing checks the record there.)
-    _ = try remote.pull(PullRequest(log: state.log, after: try headSeq(), check: try headChecksum(), limit: 0))
+    let held = try headRecord()
+    _ = try remote.pull(
+      PullRequest(
+        log: state.log, after: try headSeq(), check: held?.withUnsafeBytes(EventRecord.headCheck), limit: 0),
+      holding: held)
     if let location { try keepRemote(location) }
     while true {
       var claims: [UInt64: Claim] = [:]
@@ -149,19 +153,6 @@ extension EventLog {
       throw MsglogError.incompatibleRemote(
         remote: remote.shown,
         reason: "its log holds records of format \(hello.recordFormat), newer than this msglog's: upgrade msglog")
-    }
-  }
-
-  /// The CRC-32C of the replica's last record (its last 4 bytes); nil for
-  /// an empty log, and for one at the seq before its horizon: a record
-  /// there is one the replica wrote from a base (`takeBases`), in its own
-  /// layout, not the remote's bytes (a PostgreSQL remote's are whole, an
-  /// LMDB replica's framed).
-  func headChecksum() throws -> UInt32? {
-    try readingBase { reader in
-      let head = try reader.headSeq()
-      guard head > 0, head >= (try reader.horizon().seq) else { return nil }
-      return try reader.withRecord(at: head) { EventRecord.headCheck($0) }
     }
   }
 

@@ -54,11 +54,12 @@ final class PagesAhead: @unchecked Sendable {
   private func pull() {
     defer { queue.update { $0.pulling = false } }
     var head: UInt64 = 0
-    var check: UInt32? = nil
+    var held: [UInt8]? = nil
     while queue.wait(until: { $0.stopped || $0.ready.count < Self.depth }, then: { queue, _ in !queue.stopped }) {
       let next: Next
       do {
-        let page = try remote.pull(PullRequest(log: logID, after: head, check: check))
+        let check = held?.withUnsafeBytes(EventRecord.headCheck)
+        let page = try remote.pull(PullRequest(log: logID, after: head, check: check), holding: held)
         if page.records.isEmpty {
           guard page.head == head else {
             throw MsglogError.remoteFault(remote: remote.shown, .headNotBorneOut(claimed: page.head, seq: head))
@@ -67,7 +68,7 @@ final class PagesAhead: @unchecked Sendable {
         } else {
           let events = try EventLog.events(of: page, after: head, from: remote)
           head = events.last!.seq
-          check = page.records.last!.withUnsafeBytes { EventRecord.headCheck($0) }
+          held = page.records.last!
           next = .page(page, events)
         }
       } catch {
