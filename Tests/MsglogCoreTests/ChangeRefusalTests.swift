@@ -22,7 +22,7 @@ import Testing
     .noSuchItem(id, stream: "main"), .itemRemoved(id, removeSeq: 9), .itemErased(id, eraseSeq: 11),
     .itemInAnotherStream(id, home: "a", stream: "b"),
     .seqBeyondHead(seq: 12, head: 10), .itemIsLive(id, stream: "tab\tbed"), .nothingToUndo(stream: "main"),
-    .alreadyUndone(seq: 3, by: 5), .noSuchEvent(seq: 30, head: 20),
+    .alreadyUndone(seq: 3, by: 5), .noSuchEvent(seq: 30, head: 20), .undoneEventNotInLog(seq: 6),
     .eventInAnotherStream(seq: 3, home: "a", stream: "b"), .eventNotInStream(seq: 3, stream: "b"),
     .changeAppendedNothing(change: 4), .changeOutOfOrder(change: 7, done: 5),
   ]

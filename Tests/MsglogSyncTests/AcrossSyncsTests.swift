@@ -144,6 +144,40 @@ import Testing
     pair.expectInSync()
   }
 
+  /// Pending undos of synced events, then `sync --reset` onto the remote
+  /// restored from an older copy, where another writer's event took one
+  /// of their seqs: that undo is refused at the reset — it would have
+  /// removed the other's message — and listed; the undo of an event the
+  /// restored remote still holds is done.
+  @Test func aResetRefusesAnUndoOfAnEventTheRemoteNoLongerHolds() throws {
+    let pair = try Pair(items: ["a", "b", "c", "d"])
+    let copy = pair.server.dir + "/older-copy"
+    #expect(pair.server.run(["backup", copy]).code == 0)
+    #expect(pair.replica.run(["clone", try #require(pair.served.url)]).code == 0)
+    _ = pair.onReplica("append", "x")
+    #expect(pair.onReplica("sync").code == 0)
+    #expect(pair.onReplica("undo", "5").code == 0)
+    #expect(pair.onReplica("undo", "2").code == 0)
+    let port = pair.served.port
+    _ = pair.served.stop()
+    try FileManager.default.removeItem(atPath: pair.server.db)
+    try FileManager.default.moveItem(atPath: copy, toPath: pair.server.db)
+    _ = pair.server.run(["append", "--sender", "boss", "important"])
+    pair.served = try ServedLog.running(pair.server, listen: "127.0.0.1:\(port)")
+    let reset = pair.onReplica("sync", "--reset")
+    #expect(reset.code == 0 && reset.stdout.hasPrefix("pushed 2 (0 rebased, 1 refused)"), "\(reset)")
+    #expect(reset.stderr.contains("the event it undoes, at seq 5, is not in the log the replica was reset to"))
+    #expect(
+      pair.server.run(["list"]).lines.map { String($0.split(separator: " ").last!) } == ["a", "c", "d", "important"])
+    let status = pair.onReplica("status", "--json").stdout
+    #expect(
+      status.contains(
+        #""refused":[{"pending":2,"op":"undo","stream":"main","error":"the event it undoes, at seq 5, is not in the log"#
+      ),
+      "\(status)")
+    pair.expectInSync()
+  }
+
   /// A reset numbers the pending changes again from 1, and keeps the
   /// refusals under the numbers they had: a later refusal of the new
   /// change 1 is listed beside the old one, not in its place.

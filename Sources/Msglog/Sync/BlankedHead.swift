@@ -33,13 +33,13 @@ extension SyncRemote {
   /// written again framed by an erase or an unsign (its frame's checksum
   /// that of `held` framed; its body marked).
   private func holdsFramedAnew(_ held: [UInt8], at seq: UInt64, of log: ItemID) -> Bool {
-    guard seq > 0, EventRecord.layout(of: held) == .whole, let event = try? EventRecord.decode(held),
+    guard seq > 0, EventRecord.layout(of: held) == .whole,
       let page = try? pull(PullRequest(log: log, after: seq - 1, check: nil, limit: 1)),
       let theirs = page.records.first, EventRecord.layout(of: theirs) == .framed,
       (try? EventRecord.decode(theirs))?.erased != nil
     else { return false }
-    let framed = EventRecord.encode(event, layout: .framed)
-    return theirs.withUnsafeBytes(EventRecord.headCheck) == framed.withUnsafeBytes(EventRecord.headCheck)
+    let mine = held.withUnsafeBytes(EventRecord.frameCheck)
+    return mine != nil && mine == theirs.withUnsafeBytes(EventRecord.frameCheck)
   }
 }
 

@@ -46,24 +46,49 @@ extension EventLog {
         remote: remote.shown,
         reason: "its log has no id yet (it was made by an older msglog): any write there gives it one")
     }
-    let state = try startAgain(from: remote, log: log, horizon: hello.horizon, keepingLearned: false) {
+    let undone = try undoneEvents()
+    var theirs: [UInt64: UInt32?] = [:]
+    for seq in undone.keys {
+      theirs[seq] = try remoteFrameCheck(at: seq, of: log, horizon: hello.horizon, from: remote)
+    }
+    let (state, refusals) = try startAgain(from: remote, log: log, horizon: hello.horizon, keepingLearned: false) {
       replicas, sync in
       let pending = try LocalView.pendingChanges(in: replicas)
-      // The new numbers, in the order the changes were made.
+      // The new numbers, in the order the changes were made; an undo of an
+      // event the remote does not hold (another event there, or none) is
+      // refused here, and an undo of that undo with it.
       var renumbered: [UInt64: UInt64] = [:]
-      for (index, change) in pending.enumerated() { renumbered[change.number] = UInt64(index + 1) }
+      var dropped: [UInt64: UInt64] = [:]
       var kept: [ReplicaChange] = []
+      var refusals: [RefusedChange] = []
       for var change in pending {
-        change.number = renumbered[change.number]!
-        change.basis = 0
-        if case .undo(.change(let earlier), let sender) = change.intent {
-          if let number = renumbered[earlier] {
-            change.intent = .undo(.change(number), sender: sender)
-          } else if case .applied(let seq, _)? = try replicas.learnedOutcome(ofChange: earlier) {
-            // Done on the old log: the new one has that event only if it has its history.
-            change.intent = .undo(.event(seq: seq), sender: sender)
+        if case .undo(let target, let sender) = change.intent {
+          var seq: UInt64? = nil
+          switch target {
+          case .event(let undoneSeq): seq = undoneSeq
+          case .change(let earlier):
+            if let number = renumbered[earlier] {
+              change.intent = .undo(.change(number), sender: sender)
+            } else if let gone = dropped[earlier] {
+              seq = gone
+            } else if case .applied(let done, _)? = try replicas.learnedOutcome(ofChange: earlier) {
+              // Done on the old log: the new one has that event only if it has its history.
+              change.intent = .undo(.event(seq: done), sender: sender)
+              seq = done
+            }
+          }
+          if let seq, let mine = undone[seq], let known = theirs[seq], known != mine {
+            dropped[change.number] = seq
+            refusals.append(
+              RefusedChange(
+                change: change.number, op: change.opName, stream: change.stream,
+                reason: .error(.undoneEventNotInLog(seq: seq))))
+            continue
           }
         }
+        renumbered[change.number] = UInt64(kept.count + 1)
+        change.number = UInt64(kept.count + 1)
+        change.basis = 0
         kept.append(change)
       }
       try sync.putLogID(log)
@@ -71,16 +96,61 @@ extension EventLog {
       // left behind would be pushed again under its old number.
       for change in pending { try replicas.deletePendingChange(change.number) }
       for change in kept { try replicas.putPendingChange(change.number, json: change.json) }
+      for refusal in refusals { try replicas.appendRefused(json: Self.json(of: refusal)) }
       let state = ReplicaState(
         replica: .random(), log: log, remote: newLocation ?? old.remote, nextChange: UInt64(kept.count + 1),
         secret: .random())
       try replicas.putReplicaState(state)
-      return state
+      return (state, refusals)
     }
     var report = SyncReport()
+    // Done for good, as a refusal by the remote is.
+    report.pushed = refusals.count
+    report.refused = refusals
     try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
     report.add(try syncRound(with: remote, state: state))
     return report
+  }
+
+  /// The events the pending undos undo by their seq (an undo of a synced
+  /// event, or of a change the old log did), each with the checksum of its
+  /// frame in the replica's log before a reset (`EventRecord.frameCheck`:
+  /// an erasure since leaves it as it was).
+  private func undoneEvents() throws -> [UInt64: UInt32] {
+    try readingBase { reader in
+      guard let replicas = reader as? any ReplicaStateReader else { return [:] }
+      var undone: [UInt64: UInt32] = [:]
+      for change in try LocalView.pendingChanges(in: replicas) {
+        guard case .undo(let target, _) = change.intent else { continue }
+        var seq: UInt64? = nil
+        switch target {
+        case .event(let undoneSeq): seq = undoneSeq
+        case .change(let earlier):
+          if case .applied(let done, _)? = try replicas.learnedOutcome(ofChange: earlier) { seq = done }
+        }
+        if let seq, let check = try reader.withRecord(at: seq, { EventRecord.frameCheck($0) }) ?? nil {
+          undone[seq] = check
+        }
+      }
+      return undone
+    }
+  }
+
+  /// The checksum of the frame of the remote's record at `seq`: nil when
+  /// it holds none there (its head is before it); not known (left out)
+  /// before its horizon, where the remote refuses the undo itself.
+  private func remoteFrameCheck(at seq: UInt64, of log: ItemID, horizon: UInt64, from remote: any SyncRemote) throws
+    -> UInt32??
+  {
+    guard seq >= horizon else { return .none }
+    let page: RecordPage
+    do {
+      page = try remote.pull(PullRequest(log: log, after: seq - 1, check: nil, limit: 1))
+    } catch let error as MsglogError where error.isAnotherLog {
+      return .some(nil)
+    }
+    guard let record = page.records.first else { return .some(nil) }
+    return .some(record.withUnsafeBytes(EventRecord.frameCheck))
   }
 
   /// A replica behind a trimmed remote's horizon starts again from its

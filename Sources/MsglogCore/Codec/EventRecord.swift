@@ -192,6 +192,22 @@ package enum EventRecord {
   package static func headCheck(_ record: UnsafeRawBufferPointer) -> UInt32 {
     record.loadBigEndian(fromByteOffset: record.count - 4, as: UInt32.self)
   }
+
+  /// The checksum of the record's frame — every field but an insert's or
+  /// an edit's sender and text — as the record framed has it: what an
+  /// erasure or an unsign leaves alone, in a whole record too (its
+  /// `headCheck` covers the text). Nil: no record this msglog reads.
+  package static func frameCheck(_ record: UnsafeRawBufferPointer) -> UInt32? {
+    switch layout(of: record) {
+    case .framed?:
+      return record.count >= 4 ? headCheck(record) : nil
+    case .whole?:
+      guard let event = try? decode(record) else { return nil }
+      return encode(event, layout: .framed).withUnsafeBytes(headCheck)
+    case nil:
+      return nil
+    }
+  }
 }
 
 extension EventRecord {

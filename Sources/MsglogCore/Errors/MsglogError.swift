@@ -55,6 +55,9 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case eventNotInStream(seq: UInt64, stream: StreamName)
   /// An event that says it undoes `seq` (an imported line) is not what undoing it appends.
   case notAnUndo(seq: UInt64, reason: String)
+  /// A replica's pending undo of the event at `seq`, kept across a reset
+  /// (`sync --reset`), whose remote holds another event there, or none.
+  case undoneEventNotInLog(seq: UInt64)
 
   // MARK: Damage
 
@@ -275,6 +278,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .historyTrimmed: return .gone
     case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .itemMismatch, .itemRemoved, .itemErased,
       .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo,
+      .undoneEventNotInLog,
       .cannotBackUp, .changeAppendedNothing, .changeOutOfOrder, .notAReplica, .syncRunning, .cannotClone,
       .changeForgotten, .forgettingInReplica:
       return .refused
@@ -346,6 +350,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "event \(seq) is in stream \(TerminalText.quoted(home)), not \(TerminalText.quoted(stream))"
     case .eventNotInStream(let seq, let stream): return "event \(seq) is not in stream \(TerminalText.quoted(stream))"
     case .notAnUndo(let seq, let reason): return "this does not undo event \(seq): \(reason)"
+    case .undoneEventNotInLog(let seq):
+      return "the event it undoes, at seq \(seq), is not in the log the replica was reset to"
     case .corruptedRecord(let seq, let reason): return "corrupted record at seq \(seq): \(reason)"
     case .corruptedLog(let reason): return "corrupted log: \(reason)"
     case .eventDoesNotFit(let seq, let reason): return "corrupted log at seq \(seq): \(reason)"

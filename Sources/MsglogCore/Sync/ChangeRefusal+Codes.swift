@@ -62,6 +62,7 @@ extension ChangeRefusal {
     case .itemIsLive(let id, let stream): return ("item-is-live", [("id", .id(id)), ("stream", .stream(stream))])
     case .nothingToUndo(let stream): return ("nothing-to-undo", [("stream", .stream(stream))])
     case .alreadyUndone(let seq, let by): return ("already-undone", [("seq", .number(seq)), ("by", .number(by))])
+    case .undoneEventNotInLog(let seq): return ("undone-event-not-in-log", [("seq", .number(seq))])
     case .noSuchEvent(let seq, let head): return ("no-such-event", [("seq", .number(seq)), ("head", .number(head))])
     case .eventInAnotherStream(let seq, let home, let stream):
       return ("event-in-another-stream", [("seq", .number(seq)), ("home", .stream(home)), ("stream", .stream(stream))])
@@ -130,6 +131,7 @@ extension ChangeRefusal {
     case "item-is-live": return .itemIsLive(try a.id("id"), stream: try a.stream("stream"))
     case "nothing-to-undo": return .nothingToUndo(stream: try a.stream("stream"))
     case "already-undone": return .alreadyUndone(seq: try a.number("seq"), by: try a.number("by"))
+    case "undone-event-not-in-log": return .undoneEventNotInLog(seq: try a.number("seq"))
     case "no-such-event": return .noSuchEvent(seq: try a.number("seq"), head: try a.number("head"))
     case "event-in-another-stream":
       return .eventInAnotherStream(seq: try a.number("seq"), home: try a.stream("home"), stream: try a.stream("stream"))
