@@ -34,6 +34,8 @@ extension EventLog {
     report.pushed += first.pushed
     report.rebased += first.rebased
     report.refused = first.refused + report.refused
+    report.pulled += first.pulled
+    report.resetAtHorizon = report.resetAtHorizon ?? first.resetAtHorizon
     return report
   }
 
