@@ -217,6 +217,29 @@ import Testing
     #expect(replica.run("verify").code == 0)
   }
 
+  /// A change the remote did with a rebase, whose answer the replica
+  /// never learned, then trimmed below the horizon: the start again
+  /// settles it from the remote's outcome and counts the rebase, as a
+  /// pull of its event would have.
+  @Test func aRebasedChangeSettledBelowTheHorizonIsCounted() throws {
+    let setup = try Proxied()
+    defer { withExtendedLifetime(setup) {} }  // its server runs to the end
+    let (server, replica) = (setup.server, setup.replica)
+    #expect(replica.run("insert", "1", "from the replica").code == 0)
+    #expect(server.run("insert", "0", "s0").code == 0)  // 5: the replica's insert lands one further on
+    #expect(setup.syncCut(after: 3).code != 0)
+    #expect(setup.lastPassed?.hasPrefix("POST /api/sync/push") == true, "\(setup.proxy.history)")
+    server.append("s5")  // 7
+    #expect(server.run("trim", "--before", "7").code == 0)
+    let r = replica.run("sync")
+    #expect(r.code == 0 && r.stdout.hasPrefix("pushed 1 (1 rebased, 0 refused)"), "\(r)")
+    #expect(replica.export() == server.export())
+    #expect(
+      server.run("list").lines.map { String($0.split(separator: " ").last!) } == [
+        "s0", "s1", "replica", "s2", "s3", "s4", "s5",
+      ])
+  }
+
   /// A start again cut after it took the bases: the changes the remote did
   /// before the horizon were settled with them, in that transaction, and
   /// the next sync goes on as ever — nothing is left that only the cut
