@@ -65,6 +65,34 @@ import Testing
     #expect(origins == [1, 2])
   }
 
+  /// An undo's sender goes into its change only when its undoing is an
+  /// edit, the one undoing that names who made it: a remote older than
+  /// undo's sender refuses the member, so an undo of a move keeps none.
+  @Test func anUndoNamesItsSenderOnlyWhenItsUndoingIsAnEdit() throws {
+    let pair = try Pair()
+    try pair.server.append("a")
+    try pair.server.append("b")
+    let replica = try pair.clone()
+    let a = try replica.items().items[0].id
+    try replica.edit(id: a, text: "a, edited", sender: "ann")
+    try replica.undo(sender: "bob")  // an edit back
+    try replica.move(from: 0, to: 1)
+    try replica.undo(sender: "bob")  // a move back
+    let intents = try replica.pendingChanges().map(\.intent)
+    #expect(intents.count == 4)
+    #expect(intents[1] == .undo(.change(1), sender: "bob"))
+    #expect(intents[3] == .undo(.change(3), sender: nil))
+    _ = try replica.sync(with: pair.remote)
+    let undone = try pair.exported(pair.server).filter { $0.undoes != nil }
+    #expect(undone.count == 2)
+    if case .edit(_, _, let sender, _, _, _) = undone.first?.op {
+      #expect(sender == "bob")
+    } else {
+      Issue.record("\(undone)")
+    }
+    #expect(try pair.exported(replica) == pair.exported(pair.server))
+  }
+
   @Test func aPushSentTwiceIsDoneOnce() throws {
     let pair = try Pair()
     try pair.server.append("a")
