@@ -232,7 +232,8 @@ extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
     }
   }
 
-  /// The JSON rows of a replica's table, in change order.
+  /// The JSON rows of a replica's table, in key order: change order
+  /// (`pending`), or the order refusals were learned (`refused`).
   private func forEachJSON(
     in table: LMDBTables.SyncTable, _ kind: DerivedRows.Table, _ body: (UInt64, [UInt8]) throws -> Bool
   ) throws {
@@ -240,7 +241,7 @@ extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
     try txn.withCursor(db) { cursor in
       var entry = try cursor.first()
       while let (key, value) = entry {
-        guard key.count == 8 else { throw DerivedDamage(kind, "a key of \(key.count) bytes is not a change number") }
+        guard key.count == 8 else { throw DerivedDamage(kind, "a key of \(key.count) bytes is not a number") }
         let change = key.loadBigEndian(as: UInt64.self)
         guard try body(change, try SyncRows.openJSON(kind, change: change, value)) else { return }
         entry = try cursor.next()

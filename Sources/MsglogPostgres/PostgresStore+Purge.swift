@@ -82,7 +82,7 @@ extension PostgresStore {
         }
         if statistics.rewrite {
           try connection.execute("VACUUM FULL pg_catalog.pg_statistic")
-          try connection.execute(PostgresSchema.statisticsRewritten.sql)
+          try connection.execute(PostgresSchema.clearStatisticsLeft.sql)
         }
       }
       try rewrite()
@@ -113,6 +113,9 @@ extension PostgresStore {
     let rewrite = try connection.execute(PostgresSchema.mayVacuumStatistics.sql).bool(0, 0) == true
     var dropped = try connection.execute(PostgresSchema.statisticsLeft.sql).bool(0, 0) == true
     if try connection.execute(PostgresSchema.recordStatistics.sql).bool(0, 0) == true {
+      // Marked before they are dropped (each statement commits on its
+      // own): a purge cut after the drop still knows the file holds them.
+      try connection.execute(PostgresSchema.markStatisticsLeft.sql)
       do {
         try connection.execute(PostgresSchema.dropRecordStatistics.sql)
       } catch {
@@ -121,7 +124,6 @@ extension PostgresStore {
       dropped = true
     }
     guard rewrite || !dropped else {
-      try connection.execute(PostgresSchema.markStatisticsLeft.sql)
       return (
         false,
         "they are dropped, but their old row stays in pg_statistic's file, which only a superuser "

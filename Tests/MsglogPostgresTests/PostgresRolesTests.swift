@@ -104,7 +104,7 @@ import Testing
   /// cluster (it was granted CREATE on the database and made the log)
   /// purges the tables and drops the records' statistics, but may not
   /// rewrite `pg_statistic`'s file: it says so, and so does every purge
-  /// after it until the database's owner has rewritten the file.
+  /// after it until one that may has rewritten the file (a superuser's).
   @Test func aTableOwnerWhoDoesNotOwnTheDatabaseIsToldWhatStays() throws {
     let team = Team()
     team.psql(team.owner, "GRANT CREATE ON DATABASE \(team.database) TO \(team.ann)")

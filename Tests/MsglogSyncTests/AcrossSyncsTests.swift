@@ -13,8 +13,8 @@ import Testing
   typealias Pair = SyncCommandTests.Pair
 
   /// The server's events made from `replica`'s changes: change → how many.
-  static func changes(of replica: Sandbox, at server: Sandbox) throws -> [Int: Int] {
-    try changes(by: try SyncFaultSimulationTests.replicaID(of: replica), at: server)
+  static func changes(of replica: Sandbox, at server: Sandbox, db: [String] = []) throws -> [Int: Int] {
+    try changes(by: try SyncFaultSimulationTests.replicaID(of: replica), at: server, db: db)
   }
 
   /// The server did the push, the pull's answer was cut: the next sync
@@ -42,9 +42,10 @@ import Testing
   }
 
   /// The server's events made under replica id `id`: change → how many.
-  static func changes(by id: String, at server: Sandbox) throws -> [Int: Int] {
+  /// (`db`: `--db URL` of another database of the server's, if it is served.)
+  static func changes(by id: String, at server: Sandbox, db: [String] = []) throws -> [Int: Int] {
     var count: [Int: Int] = [:]
-    for line in server.run(["log", "--all", "--json"]).stdout.split(separator: "\n") {
+    for line in server.run(db + ["log", "--all", "--json"], useDefaultDB: db.isEmpty).stdout.split(separator: "\n") {
       guard let event = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
         let origin = event["origin"] as? [String: Any], origin["replica"] as? String == id,
         let change = origin["change"] as? Int
@@ -115,33 +116,50 @@ import Testing
 
   /// A remote restored from an older copy no longer holds the replica's
   /// head: `sync --reset` numbers the pending change again under a new id
-  /// and pushes it, once.
-  @Test func aResetFromARestoredRemoteNumbersAgain() throws {
-    let pair = try Pair()
+  /// and pushes it, once. (PostgreSQL's older copy: a database made from
+  /// the log's as a template, served in its place.)
+  @Test(arguments: [Store.lmdb, .postgres])
+  func aResetFromARestoredRemoteNumbersAgain(store: Store) throws {
+    let pair = try Pair(store: store)
     let url = try #require(pair.served.url)
     let copy = pair.server.dir + "/older-copy"
-    #expect(pair.server.run(["backup", copy]).code == 0)
+    var older: (name: String, url: String)? = nil
+    defer { older.map { PostgresCluster.dropDatabase($0.name) } }
+    if store == .lmdb {
+      #expect(pair.server.run(["backup", copy]).code == 0)
+    } else {
+      _ = pair.served.stop()
+      older = PostgresCluster.copyDatabase(try #require(pair.server.databaseName))
+      pair.served = try ServedLog.running(pair.server, listen: "127.0.0.1:\(pair.served.port)")
+    }
     #expect(pair.replica.run(["clone", url]).code == 0)
     _ = pair.onReplica("append", "synced")
     #expect(pair.onReplica("sync").code == 0)
     _ = pair.onReplica("append", "pending")
+    _ = pair.onReplica("append", "and another")
     let old = try SyncFaultSimulationTests.replicaID(of: pair.replica)
     let port = pair.served.port
     _ = pair.served.stop()
-    try FileManager.default.removeItem(atPath: pair.server.db)
-    try FileManager.default.moveItem(atPath: copy, toPath: pair.server.db)
-    _ = pair.server.append("after the restore")
-    pair.served = try ServedLog.running(pair.server, listen: "127.0.0.1:\(port)")
+    var restored: [String] = []
+    if let older {
+      restored = ["--db", older.url]
+    } else {
+      try FileManager.default.removeItem(atPath: pair.server.db)
+      try FileManager.default.moveItem(atPath: copy, toPath: pair.server.db)
+    }
+    #expect(pair.server.run(restored + ["append", "after the restore"], useDefaultDB: restored.isEmpty).code == 0)
+    pair.served = try ServedLog.running(pair.server, restored, listen: "127.0.0.1:\(port)")
     #expect(pair.onReplica("sync").code == 1)
     let reset = pair.onReplica("sync", "--reset")
-    #expect(reset.code == 0 && reset.stdout.hasPrefix("pushed 1 (0 rebased, 0 refused)"), "\(reset)")
-    #expect(try Self.changes(by: old, at: pair.server).isEmpty)
-    #expect(try Self.changes(of: pair.replica, at: pair.server) == [1: 1])
+    #expect(reset.code == 0 && reset.stdout.hasPrefix("pushed 2 (0 rebased, 0 refused)"), "\(reset)")
+    func onServed(_ args: String...) -> Run { pair.server.run(restored + args, useDefaultDB: restored.isEmpty) }
+    #expect(try Self.changes(by: old, at: pair.server, db: restored).isEmpty)
+    #expect(try Self.changes(of: pair.replica, at: pair.server, db: restored) == [1: 1, 2: 1])
     #expect(
-      pair.server.run(["list"]).lines.map { String($0.split(separator: " ").last!) } == [
-        "hello", "world", "restore", "pending",
+      onServed("list").lines.map { String($0.split(separator: " ").last!) } == [
+        "hello", "world", "restore", "pending", "another",
       ])
-    pair.expectInSync()
+    #expect(pair.replica.export() == onServed("export").stdout)
   }
 
   /// Pending undos of synced events, then `sync --reset` onto the remote

@@ -83,4 +83,33 @@ import Testing
     r = replica.run("sync")
     #expect(r.code == 0 && r.stdout.hasPrefix("pushed 0 (0 rebased, 0 refused), pulled 0"), "\(r)")
   }
+
+  /// What that fallback must not let through: the same log restored from
+  /// an older copy, where another event took the replica's head seq and
+  /// was erased — a framed record, marked erased, whose frame is not the
+  /// replica's. The remote is another log, as ever, and nothing is taken in.
+  @Test func anErasedRecordOfAnotherLogIsNotTheReplicas() throws {
+    let server = Sandbox(.postgres)
+    server.append("hello")
+    let older = PostgresCluster.copyDatabase(try #require(server.databaseName))
+    defer { PostgresCluster.dropDatabase(older.name) }
+    server.append("mine")
+    var served = try ServedLog.running(server)
+    let replica = Sandbox()
+    #expect(replica.run("clone", served.url!).code == 0)
+    #expect(replica.run("append", "offline").code == 0)
+    let port = served.port
+    _ = served.stop()
+    // The older copy, written to: another event at seq 2, erased.
+    let other = server.run(["--db", older.url, "append", "theirs"], useDefaultDB: false).stdout
+    let erased = server.run(
+      ["--db", older.url, "erase", other.trimmingCharacters(in: .whitespacesAndNewlines)], useDefaultDB: false)
+    #expect(erased.code == 0, "\(erased)")
+    served = try ServedLog.running(server, ["--db", older.url], listen: "127.0.0.1:\(port)")
+    defer { _ = served.stop() }
+    let before = replica.contents()
+    let r = replica.run("sync")
+    #expect(r.code == 1 && r.stderr.contains("its event at seq 2 is not the replica's"), "\(r)")
+    #expect(replica.contents() == before, "the replica changed")
+  }
 }

@@ -249,8 +249,9 @@ import Testing
     #expect(replica.export() == server.export())
   }
 
-  /// `sync --reset` clones the remote afresh under a new replica id,
-  /// keeping what is pending, then pushes it.
+  /// `sync --reset` keeps what is pending and pushes it — here, to a remote
+  /// that still holds the replica's log, under the old id, before it
+  /// clones the remote afresh under a new one.
   @Test func aResetKeepsThePendingChanges() throws {
     let pair = try Pair()
     let url = try #require(pair.served.url)

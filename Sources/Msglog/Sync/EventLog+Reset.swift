@@ -20,22 +20,24 @@ extension EventLog {
     remote.startRun()
     let hello = try remote.hello()
     try Self.check(hello, of: remote)
-    var first = SyncReport()
+    var report = SyncReport()
     if hello.log == old.log, try pendingCount() > 0 {
+      let inFlight = ClaimsInFlight()
       do {
-        first = try syncRound(with: remote, state: old)
-      } catch let error as MsglogError where error.isAnotherLog || error.isLostTrack || error.isSecretRefused {
-        // Not the log, or not the id, the changes were made for: the reset
-        // is what mends that.
+        report = try syncRound(with: remote, state: old, inFlight: inFlight)
+      } catch let error as MsglogError
+        where !inFlight.any && (error.isAnotherLog || error.isLostTrack || error.isSecretRefused)
+      {
+        // Not the log, or not the id, the changes were made for, and no
+        // change of theirs awaits its event: the reset is what mends that.
+        // (With one awaiting, the failure is said: a new id would do it twice.)
       }
+      // That round may have started again under a new id already (a
+      // remote that lost track of it, behind a trimmed horizon).
+      if try replicaState()?.replica != old.replica { return report }
     }
-    var report = try resetRound(
-      with: remote, hello: try remote.hello(), old: try replicaState() ?? old, movingTo: newLocation)
-    report.pushed += first.pushed
-    report.rebased += first.rebased
-    report.refused = first.refused + report.refused
-    report.pulled += first.pulled
-    report.resetAtHorizon = report.resetAtHorizon ?? first.resetAtHorizon
+    report.add(
+      try resetRound(with: remote, hello: try remote.hello(), old: try replicaState() ?? old, movingTo: newLocation))
     return report
   }
 
@@ -48,111 +50,144 @@ extension EventLog {
         remote: remote.shown,
         reason: "its log has no id yet (it was made by an older msglog): any write there gives it one")
     }
-    let undone = try undoneEvents()
-    var theirs: [UInt64: UInt32?] = [:]
-    for seq in undone.keys {
-      theirs[seq] = try remoteFrameCheck(at: seq, of: log, horizon: hello.horizon, from: remote)
-    }
-    let (state, refusals) = try startAgain(from: remote, log: log, horizon: hello.horizon, keepingLearned: false) {
-      replicas, sync in
-      let pending = try LocalView.pendingChanges(in: replicas)
-      // The new numbers, in the order the changes were made; an undo of an
-      // event the remote does not hold (another event there, or none) is
-      // refused here, and an undo of that undo with it.
-      var renumbered: [UInt64: UInt64] = [:]
-      var dropped: [UInt64: UInt64] = [:]
-      var kept: [ReplicaChange] = []
-      var refusals: [RefusedChange] = []
-      for var change in pending {
-        if case .undo(let target, let sender) = change.intent {
-          var seq: UInt64? = nil
-          switch target {
-          case .event(let undoneSeq): seq = undoneSeq
-          case .change(let earlier):
-            if let number = renumbered[earlier] {
-              change.intent = .undo(.change(number), sender: sender)
-            } else if let gone = dropped[earlier] {
-              seq = gone
-            } else if case .applied(let done, _)? = try replicas.learnedOutcome(ofChange: earlier) {
-              // Done on the old log: the new one has that event only if it has its history.
-              change.intent = .undo(.event(seq: done), sender: sender)
-              seq = done
-            }
+    // An undo written meanwhile (writes take no sync lock) was not checked:
+    // the check is made again, with it.
+    for _ in 0..<5 {
+      let undone = try undoneEvents()
+      var theirs: [UInt64: RemoteEvent] = [:]
+      for seq in undone.frames.keys { theirs[seq] = try remoteEvent(at: seq, of: log, hello: hello, from: remote) }
+      let started: (ReplicaState, [RefusedChange])
+      do {
+        started = try startAgain(from: remote, log: log, horizon: hello.horizon, keepingLearned: false) {
+          replicas, sync in
+          let pending = try LocalView.pendingChanges(in: replicas)
+          // Thrown, so that the transaction changes nothing.
+          guard pending.allSatisfy({ undone.changes.contains($0.number) }) else {
+            throw MsglogError.changedDuringRead(location: self.location)
           }
-          if let seq, let mine = undone[seq], let known = theirs[seq], known != mine {
-            dropped[change.number] = seq
-            refusals.append(
-              RefusedChange(
-                change: change.number, op: change.opName, stream: change.stream,
-                reason: .error(.undoneEventNotInLog(seq: seq))))
-            continue
+          let (kept, refusals) = try Self.renumber(pending, in: replicas) { seq in
+            guard let mine = undone.frames[seq], let known = theirs[seq], known != .unknown else { return true }
+            return known == .frame(mine)
           }
+          try sync.putLogID(log)
+          // Every row under its old number goes: a row past the new numbers
+          // left behind would be pushed again under its old number.
+          for change in pending { try replicas.deletePendingChange(change.number) }
+          for change in kept { try replicas.putPendingChange(change.number, json: change.json) }
+          for refusal in refusals { try replicas.appendRefused(json: Self.json(of: refusal)) }
+          let state = ReplicaState(
+            replica: .random(), log: log, remote: newLocation ?? old.remote, nextChange: UInt64(kept.count + 1),
+            secret: .random())
+          try replicas.putReplicaState(state)
+          return (state, refusals)
         }
-        renumbered[change.number] = UInt64(kept.count + 1)
-        change.number = UInt64(kept.count + 1)
-        change.basis = 0
-        kept.append(change)
+      } catch let error as MsglogError {
+        guard case .changedDuringRead = error else { throw error }
+        continue
       }
-      try sync.putLogID(log)
-      // Every row under its old number goes: a row past the new numbers
-      // left behind would be pushed again under its old number.
-      for change in pending { try replicas.deletePendingChange(change.number) }
-      for change in kept { try replicas.putPendingChange(change.number, json: change.json) }
-      for refusal in refusals { try replicas.appendRefused(json: Self.json(of: refusal)) }
-      let state = ReplicaState(
-        replica: .random(), log: log, remote: newLocation ?? old.remote, nextChange: UInt64(kept.count + 1),
-        secret: .random())
-      try replicas.putReplicaState(state)
-      return (state, refusals)
+      let (state, refusals) = started
+      var report = SyncReport()
+      // Done for good, as a refusal by the remote is.
+      report.pushed = refusals.count
+      report.refused = refusals
+      try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
+      report.add(try syncRound(with: remote, state: state))
+      return report
     }
-    var report = SyncReport()
-    // Done for good, as a refusal by the remote is.
-    report.pushed = refusals.count
-    report.refused = refusals
-    try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
-    report.add(try syncRound(with: remote, state: state))
-    return report
+    throw MsglogError.changedDuringRead(location: location)
   }
 
-  /// The events the pending undos undo by their seq (an undo of a synced
-  /// event, or of a change the old log did), each with the checksum of its
-  /// frame in the replica's log before a reset (`EventRecord.frameCheck`:
-  /// an erasure since leaves it as it was).
-  private func undoneEvents() throws -> [UInt64: UInt32] {
-    try readingBase { reader in
-      guard let replicas = reader as? any ReplicaStateReader else { return [:] }
-      var undone: [UInt64: UInt32] = [:]
-      for change in try LocalView.pendingChanges(in: replicas) {
-        guard case .undo(let target, _) = change.intent else { continue }
-        var seq: UInt64? = nil
-        switch target {
-        case .event(let undoneSeq): seq = undoneSeq
-        case .change(let earlier):
-          if case .applied(let done, _)? = try replicas.learnedOutcome(ofChange: earlier) { seq = done }
-        }
-        if let seq, let check = try reader.withRecord(at: seq, { EventRecord.frameCheck($0) }) ?? nil {
-          undone[seq] = check
+  /// The pending changes numbered again from 1, in the order they were
+  /// made, and those refused instead: an undo of an event the remote does
+  /// not hold (`holds(seq)` false: another event there, or none), and an
+  /// undo of a change that appended nothing (refused, changed nothing, or
+  /// refused here), which under its old number would name another change.
+  private static func renumber(
+    _ pending: [ReplicaChange], in replicas: any ReplicaStateReader, holds: (UInt64) -> Bool
+  ) throws -> (kept: [ReplicaChange], refused: [RefusedChange]) {
+    var renumbered: [UInt64: UInt64] = [:]
+    var kept: [ReplicaChange] = []
+    var refused: [RefusedChange] = []
+    for var change in pending {
+      var reason: MsglogError? = nil
+      if case .undo(let target, let sender) = change.intent {
+        if case .change(let earlier) = target, let number = renumbered[earlier] {
+          change.intent = .undo(.change(number), sender: sender)
+        } else if let seq = try undoneSeq(of: target, in: replicas) {
+          // Done on the old log: the new one has that event only if it has its history.
+          change.intent = .undo(.event(seq: seq), sender: sender)
+          if !holds(seq) { reason = .undoneEventNotInLog(seq: seq) }
+        } else if case .change(let earlier) = target {
+          reason = .changeAppendedNothing(change: earlier)
         }
       }
-      return undone
+      if let reason {
+        refused.append(
+          RefusedChange(change: change.number, op: change.opName, stream: change.stream, reason: .error(reason)))
+        continue
+      }
+      renumbered[change.number] = UInt64(kept.count + 1)
+      change.number = UInt64(kept.count + 1)
+      change.basis = 0
+      kept.append(change)
     }
+    return (kept, refused)
   }
 
-  /// The checksum of the frame of the remote's record at `seq`: nil when
-  /// it holds none there (its head is before it); not known (left out)
-  /// before its horizon, where the remote refuses the undo itself.
-  private func remoteFrameCheck(at seq: UInt64, of log: ItemID, horizon: UInt64, from remote: any SyncRemote) throws
-    -> UInt32??
+  /// The seq of the event an undo undoes: named, or its change's as the
+  /// remote did it; nil for a change still pending or that appended nothing.
+  private static func undoneSeq(of target: ReplicaChange.UndoTarget, in replicas: any ReplicaStateReader) throws
+    -> UInt64?
   {
-    guard seq >= horizon else { return .none }
-    let page: RecordPage
-    do {
-      page = try remote.pull(PullRequest(log: log, after: seq - 1, check: nil, limit: 1))
-    } catch let error as MsglogError where error.isAnotherLog {
-      return .some(nil)
+    switch target {
+    case .event(let seq): return seq
+    case .change(let earlier):
+      guard case .applied(let seq, _)? = try replicas.learnedOutcome(ofChange: earlier) else { return nil }
+      return seq
     }
-    guard let record = page.records.first else { return .some(nil) }
-    return .some(record.withUnsafeBytes(EventRecord.frameCheck))
+  }
+
+  /// The pending changes' numbers, and the events their undos undo by seq,
+  /// each with the checksum of its frame in the replica's log before the
+  /// reset (`EventRecord.frameCheck`: an erasure since leaves it as it was).
+  private func undoneEvents() throws -> (changes: Set<UInt64>, frames: [UInt64: UInt32]) {
+    try readingBase { reader in
+      guard let replicas = reader as? any ReplicaStateReader else { return ([], [:]) }
+      var changes: Set<UInt64> = []
+      var frames: [UInt64: UInt32] = [:]
+      for change in try LocalView.pendingChanges(in: replicas) {
+        changes.insert(change.number)
+        guard case .undo(let target, _) = change.intent, let seq = try Self.undoneSeq(of: target, in: replicas)
+        else { continue }
+        if let frame = try reader.withRecord(at: seq, { EventRecord.frameCheck($0) }) ?? nil { frames[seq] = frame }
+      }
+      return (changes, frames)
+    }
+  }
+
+  /// What the remote holds at the seq an undo undoes.
+  private enum RemoteEvent: Equatable {
+    /// Before its horizon: its history is gone there, and the remote
+    /// refuses the undo itself.
+    case unknown
+    /// Past its head at the hello: not the event the replica saw.
+    case none
+    /// The checksum of its record's frame.
+    case frame(UInt32)
+  }
+
+  private func remoteEvent(at seq: UInt64, of log: ItemID, hello: RemoteHello, from remote: any SyncRemote) throws
+    -> RemoteEvent
+  {
+    guard seq >= hello.horizon else { return .unknown }
+    guard seq <= hello.head else { return .none }
+    let page = try remote.pull(PullRequest(log: log, after: seq - 1, check: nil, limit: 1))
+    guard let record = page.records.first, let event = try? EventRecord.decode(record), event.seq == seq,
+      let frame = record.withUnsafeBytes(EventRecord.frameCheck)
+    else {
+      throw MsglogError.remoteFault(remote: remote.shown, .headNotBorneOut(claimed: hello.head, seq: seq - 1))
+    }
+    return .frame(frame)
   }
 
   /// A replica behind a trimmed remote's horizon starts again from its
@@ -173,9 +208,10 @@ extension EventLog {
   /// event went with the history, in the transaction that takes the bases
   /// (`settle`), so that a sync cut after it leaves nothing that only this
   /// round could settle.
-  func restartRound(with remote: any SyncRemote, hello: RemoteHello, state: ReplicaState, movingTo location: String?)
-    throws -> SyncReport
-  {
+  func restartRound(
+    with remote: any SyncRemote, hello: RemoteHello, state: ReplicaState, movingTo location: String?,
+    inFlight: ClaimsInFlight? = nil
+  ) throws -> SyncReport {
     guard try pendingCount() > 0 else {
       return try resetRound(with: remote, hello: hello, old: state, movingTo: location)
     }
@@ -186,6 +222,7 @@ extension EventLog {
     } catch let error as MsglogError where error.isLostTrack {
       return try resetRound(with: remote, hello: hello, old: state, movingTo: location)
     }
+    inFlight?.any = !claims.isEmpty
     // Assigned, not added to, in the transaction: a store may run it again.
     var settled = (pushed: 0, rebased: 0)
     try startAgain(
@@ -194,7 +231,8 @@ extension EventLog {
     report.pushed += settled.pushed
     report.rebased += settled.rebased
     try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
-    report.add(try syncRound(with: remote, state: state, movingTo: location))
+    inFlight?.any = false
+    report.add(try syncRound(with: remote, state: state, movingTo: location, inFlight: inFlight))
     return report
   }
 

@@ -63,10 +63,19 @@ extension EventLog {
     return try syncRound(with: remote, state: state, movingTo: location)
   }
 
+  /// Set while a round holds claims no pull has borne out yet — changes
+  /// the remote says it applied that are still pending here — so that
+  /// `reset`, which numbers pending changes again under a new id, knows
+  /// that a failure then must not lead to one (they would be done twice).
+  final class ClaimsInFlight {
+    var any = false
+  }
+
   /// One sync, under the lock the caller holds.
-  func syncRound(with remote: any SyncRemote, state: ReplicaState, movingTo location: String? = nil) throws
-    -> SyncReport
-  {
+  func syncRound(
+    with remote: any SyncRemote, state: ReplicaState, movingTo location: String? = nil,
+    inFlight: ClaimsInFlight? = nil
+  ) throws -> SyncReport {
     let state = try givingSecret(state)
     let hello = try remote.hello()
     try Self.check(hello, of: remote)
@@ -77,7 +86,7 @@ extension EventLog {
     // Behind a trimmed remote's horizon, what the replica lacks is gone
     // there: it starts again from the bases, its pending changes kept.
     if try headSeq() + 1 < hello.horizon {
-      var report = try restartRound(with: remote, hello: hello, state: state, movingTo: location)
+      var report = try restartRound(with: remote, hello: hello, state: state, movingTo: location, inFlight: inFlight)
       report.resetAtHorizon = hello.horizon
       return report
     }
@@ -93,8 +102,10 @@ extension EventLog {
     while true {
       var claims: [UInt64: Claim] = [:]
       try push(to: remote, state: state, into: &report, claims: &claims)
+      inFlight?.any = !claims.isEmpty
       try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
       try check(claims, of: remote, state: state)
+      inFlight?.any = false
       guard try pendingCount() > 0 else { break }
     }
     try learnTrim(before: hello.horizon)
@@ -156,6 +167,19 @@ extension EventLog {
     }
   }
 
+  /// The replica's record at its head, whose last 4 bytes a pull after it
+  /// checks; nil for an empty log, and for one at the seq before its
+  /// horizon: a record there is one the replica wrote from a base
+  /// (`takeBases`), in its own layout, not the remote's bytes (a
+  /// PostgreSQL remote's are whole, an LMDB replica's framed).
+  func headRecord() throws -> [UInt8]? {
+    try readingBase { reader in
+      let head = try reader.headSeq()
+      guard head > 0, head >= (try reader.horizon().seq) else { return nil }
+      return try reader.withRecord(at: head) { Array($0) }
+    }
+  }
+
   /// The pending changes, in order.
   package func pendingChanges() throws -> [ReplicaChange] {
     try readingBase { reader in
@@ -214,13 +238,14 @@ extension EventLog {
     _ outcomes: [(ReplicaChange, ChangeOutcome)], from remote: any SyncRemote, into report: inout SyncReport,
     claims: inout [UInt64: Claim]
   ) throws {
-    var settled = 0
-    let learned: [RefusedChange] = try writing { writer in
+    let (learned, settled): ([RefusedChange], Int) = try writing { writer in
       guard let replicas = writer as? any ReplicaStateWriter, let state = try replicas.replicaState() else {
         throw MsglogError.notAReplica(location: location)
       }
       let head = try writer.headSeq()
+      // Counted here, not added to outside: a store may run this again.
       var refused: [RefusedChange] = []
+      var settled = 0
       for (change, outcome) in outcomes {
         switch outcome {
         case .refused(let reason):
@@ -247,7 +272,7 @@ extension EventLog {
         try replicas.deletePendingChange(change.number)
         settled += 1
       }
-      return refused
+      return (refused, settled)
     }
     report.pushed += settled
     report.refused += learned
@@ -337,5 +362,6 @@ extension EventLog.SyncReport {
     refused += round.refused
     pulled += round.pulled
     seq = round.seq
+    resetAtHorizon = resetAtHorizon ?? round.resetAtHorizon
   }
 }

@@ -47,13 +47,14 @@ enum PostgresSchema {
   /// does, without rewriting the table (refused while a view uses it).
   static let dropRecordStatistics = Statement("ALTER TABLE msglog.events ALTER COLUMN record TYPE bytea")
 
-  /// `meta`'s `statistics-left` row: a purge dropped records' statistics
-  /// it could not rewrite out of `pg_statistic`'s file, so every purge
-  /// says so until one that may (a superuser, the database's owner) has.
+  /// `meta`'s `statistics-left` row: a purge dropped (or was dropping)
+  /// records' statistics and has not yet rewritten `pg_statistic`'s file,
+  /// so every purge says so until one that may (a superuser, the
+  /// database's owner) has.
   static let statisticsLeft = Statement("SELECT EXISTS (SELECT FROM msglog.meta WHERE key = 'statistics-left')")
   static let markStatisticsLeft = Statement(
     "INSERT INTO msglog.meta VALUES ('statistics-left', '') ON CONFLICT (key) DO NOTHING")
-  static let statisticsRewritten = Statement("DELETE FROM msglog.meta WHERE key = 'statistics-left'")
+  static let clearStatisticsLeft = Statement("DELETE FROM msglog.meta WHERE key = 'statistics-left'")
 
   /// Whether this role may rewrite `pg_statistic`: a superuser, or the
   /// database's owner (for anyone else VACUUM skips it, with a warning).

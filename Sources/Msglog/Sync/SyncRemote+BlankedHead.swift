@@ -1,0 +1,52 @@
+import MsglogCore
+import MsglogSyncProtocol
+
+/// A pull checks that the remote's record at the replica's head is the
+/// one the replica holds, by its last 4 bytes. A framed record's are its
+/// frame's checksum, which an erase or an unsign leaves as it was. A
+/// whole one's (PostgreSQL's records, and an LMDB database's from before
+/// `msglog/6`) cover its text: an erase at the remote writes the record
+/// again framed, and the replica that copied it before then would be told
+/// the remote "is not the log this replica was cloned from" until a
+/// reset. So when that check fails, the replica reads the remote's record
+/// there unchecked and, if it is its own framed anew — the same seq, the
+/// same frame (every field but the sender and the text, which the erase
+/// took: its item's id, time, stream, version and place, checked by the
+/// frame's CRC-32C, where only the same log holds the same event), its
+/// body marked erased — pulls without the check. The pull then brings
+/// the erase, and the replica's record is framed as the remote's.
+extension SyncRemote {
+  /// Pulls `request`, whose check is of `held` (the replica's record at
+  /// `request.after`), as above.
+  func pull(_ request: PullRequest, holding held: [UInt8]?) throws -> RecordPage {
+    do {
+      return try pull(request)
+    } catch let error as MsglogError where error.isAnotherLog {
+      guard request.check != nil, let held, try holdsFramedAnew(held, at: request.after, of: request.log) else {
+        throw error
+      }
+      var unchecked = request
+      unchecked.check = nil
+      return try pull(unchecked)
+    }
+  }
+
+  /// Whether the remote's record at `seq` is `held`, a whole record,
+  /// written again framed by an erase or an unsign: the same seq, its
+  /// frame's checksum that of `held` framed, its body marked. A failure to
+  /// reach the remote is said as it is, not as another log.
+  private func holdsFramedAnew(_ held: [UInt8], at seq: UInt64, of log: ItemID) throws -> Bool {
+    guard seq > 0, EventRecord.layout(of: held) == .whole, let mine = held.withUnsafeBytes(EventRecord.frameCheck)
+    else { return false }
+    let page: RecordPage
+    do {
+      page = try pull(PullRequest(log: log, after: seq - 1, check: nil, limit: 1))
+    } catch let error as MsglogError where error.isAnotherLog {
+      return false
+    }
+    guard let theirs = page.records.first, EventRecord.layout(of: theirs) == .framed,
+      let event = try? EventRecord.decode(theirs), event.seq == seq, event.erased != nil
+    else { return false }
+    return theirs.withUnsafeBytes(EventRecord.frameCheck) == mine
+  }
+}
