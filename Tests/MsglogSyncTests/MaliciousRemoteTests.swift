@@ -266,4 +266,22 @@ import Testing
     #expect(kilobytes > 0 && kilobytes < 64 * 1024, "peak RSS \(kilobytes) KiB")
     setup.honestSyncEndsInSync()
   }
+
+  /// `sync --reset` syncs first under the old id; when that round's push
+  /// was done and its pull then says "another log", the changes the remote
+  /// applied are not numbered again under a new id (they would be done a
+  /// second time): the failure is said, and the next sync settles them.
+  @Test func aResetWhosePushWasDoneNumbersNothingAgain() throws {
+    let setup = try Setup()
+    _ = setup.replica.run(["append", "once"])
+    #expect(setup.replica.run(["move", "0", "2"]).code == 0)
+    setup.liar.lie("pull-another-log")
+    let reset = setup.replica.run(["sync", "--reset"])
+    #expect(reset.code == 1 && reset.stderr.contains("is not the log this replica was cloned from"), "\(reset)")
+    setup.honestSyncEndsInSync()
+    let server = setup.server.run(["log", "--json"]).stdout
+    #expect(server.components(separatedBy: #""op":"move""#).count == 2, "\(server)")
+    #expect(server.components(separatedBy: #""text":"once""#).count == 2, "\(server)")
+    #expect(setup.replica.run(["status", "--json"]).stdout.contains(#""refused":[]"#))
+  }
 }

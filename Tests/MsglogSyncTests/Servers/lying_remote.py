@@ -20,6 +20,8 @@ forward everything):
                        SECONDS, for ever
     hold-bases SECONDS a request for the bases is forwarded SECONDS late
                        (honest, but slow: the test acts meanwhile)
+    pull-another-log   a pull (not a check) is refused 409 as another log,
+                       after the push before it was done
 Pulls that only check (limit=0) are always forwarded, so a sync gets as
 far as the lie. Every request is logged to MODE_FILE.log as a line
 "METHOD PATH". Listens on 127.0.0.1 and prints "port N"; ends when its
@@ -107,6 +109,10 @@ def answer(connection, method, path, body, headers):
         outcomes = [{"change": c["change"], "result": "applied", "seq": int(args[0]), "rebased": False} for c in changes]
         reply = json.dumps({"head": json.loads(hello)["head"], "outcomes": outcomes}).encode()
         send(connection, 200, "OK", [("Content-Type", "application/json")], reply)
+        return
+    if name == "pull-another-log" and is_pull and not checks_only:
+        refusal = {"error": "its event at seq 1 is not the replica's", "kind": "another-log"}
+        send(connection, 409, "Conflict", [("Content-Type", "application/json")], json.dumps(refusal).encode())
         return
     if name == "flood" and is_pull and not checks_only:
         connection.sendall(
