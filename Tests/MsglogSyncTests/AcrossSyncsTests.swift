@@ -196,6 +196,31 @@ import Testing
     pair.expectInSync()
   }
 
+  /// The same onto a remote restored to before the undone event, and an
+  /// undo of that undo: the event is past the remote's head, so the undo
+  /// is refused, and the undo of it with it (it appended nothing).
+  @Test func aResetRefusesAnUndoPastTheRemotesHeadAndItsUndo() throws {
+    let pair = try Pair(items: ["a", "b"])
+    let copy = pair.server.dir + "/older-copy"
+    #expect(pair.server.run(["backup", copy]).code == 0)
+    #expect(pair.replica.run(["clone", try #require(pair.served.url)]).code == 0)
+    _ = pair.onReplica("append", "x")
+    #expect(pair.onReplica("sync").code == 0)
+    #expect(pair.onReplica("undo", "3").code == 0)
+    #expect(pair.onReplica("undo", "4").code == 0)  // the undo just made, event 4 of the local view
+    let port = pair.served.port
+    _ = pair.served.stop()
+    try FileManager.default.removeItem(atPath: pair.server.db)
+    try FileManager.default.moveItem(atPath: copy, toPath: pair.server.db)
+    pair.served = try ServedLog.running(pair.server, listen: "127.0.0.1:\(port)")
+    let reset = pair.onReplica("sync", "--reset")
+    #expect(reset.code == 0 && reset.stdout.hasPrefix("pushed 2 (0 rebased, 2 refused), pulled 2, at seq 2"), "\(reset)")
+    let status = pair.onReplica("status", "--json").stdout
+    #expect(status.contains(#"{"pending":2,"op":"undo","stream":"main","error":"the event it undoes, at seq 3, is not"#))
+    #expect(status.contains(#"{"pending":3,"op":"undo","stream":"main","error":"change 2"#), "\(status)")
+    pair.expectInSync()
+  }
+
   /// A reset numbers the pending changes again from 1, and keeps the
   /// refusals under the numbers they had: a later refusal of the new
   /// change 1 is listed beside the old one, not in its place.
