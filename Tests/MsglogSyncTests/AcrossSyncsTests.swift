@@ -214,9 +214,11 @@ import Testing
     try FileManager.default.moveItem(atPath: copy, toPath: pair.server.db)
     pair.served = try ServedLog.running(pair.server, listen: "127.0.0.1:\(port)")
     let reset = pair.onReplica("sync", "--reset")
-    #expect(reset.code == 0 && reset.stdout.hasPrefix("pushed 2 (0 rebased, 2 refused), pulled 2, at seq 2"), "\(reset)")
+    #expect(
+      reset.code == 0 && reset.stdout.hasPrefix("pushed 2 (0 rebased, 2 refused), pulled 2, at seq 2"), "\(reset)")
     let status = pair.onReplica("status", "--json").stdout
-    #expect(status.contains(#"{"pending":2,"op":"undo","stream":"main","error":"the event it undoes, at seq 3, is not"#))
+    #expect(
+      status.contains(#"{"pending":2,"op":"undo","stream":"main","error":"the event it undoes, at seq 3, is not"#))
     #expect(status.contains(#"{"pending":3,"op":"undo","stream":"main","error":"change 2"#), "\(status)")
     pair.expectInSync()
   }
