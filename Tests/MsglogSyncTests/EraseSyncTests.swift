@@ -112,4 +112,34 @@ import Testing
     #expect(r.code == 1 && r.stderr.contains("its event at seq 2 is not the replica's"), "\(r)")
     #expect(replica.contents() == before, "the replica changed")
   }
+
+  /// An unsign keeps the text: an older copy holding another text for the
+  /// same edit (the same item, version and time: an import of a changed
+  /// line), then unsigned, is another log — the text is compared.
+  @Test func anUnsignedEditWithAnotherTextIsNotTheReplicas() throws {
+    let server = Sandbox(.postgres)
+    let item = server.append("hello", sender: "ann")
+    let older = PostgresCluster.copyDatabase(try #require(server.databaseName))
+    defer { PostgresCluster.dropDatabase(older.name) }
+    #expect(server.run("edit", "--sender", "bob", item, "bob's wording").code == 0)
+    var served = try ServedLog.running(server)
+    let replica = Sandbox()
+    #expect(replica.run("clone", served.url!).code == 0)
+    let port = served.port
+    _ = served.stop()
+    func onOlder(_ args: String..., stdin: String = "") -> Run {
+      server.run(["--db", older.url] + args, stdin: Data(stdin.utf8), useDefaultDB: false)
+    }
+    let edit = try #require(replica.export().split(separator: "\n").last).replacing("bob's wording", with: "rewritten")
+    var r = onOlder("import", stdin: edit + "\n")
+    #expect(r.code == 0, "\(r)")
+    r = onOlder("erase", "--sender", "bob")
+    #expect(r.code == 0, "\(r)")
+    served = try ServedLog.running(server, ["--db", older.url], listen: "127.0.0.1:\(port)")
+    defer { _ = served.stop() }
+    let before = replica.contents()
+    r = replica.run("sync")
+    #expect(r.code == 1 && r.stderr.contains("its event at seq 2 is not the replica's"), "\(r)")
+    #expect(replica.contents() == before, "the replica changed")
+  }
 }

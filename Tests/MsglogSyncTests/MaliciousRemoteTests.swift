@@ -284,4 +284,25 @@ import Testing
     #expect(server.components(separatedBy: #""text":"once""#).count == 2, "\(server)")
     #expect(setup.replica.run(["status", "--json"]).stdout.contains(#""refused":[]"#))
   }
+
+  /// A replica behind a trimmed horizon pushes under its id before it
+  /// starts again; when a remote loses track of it after a first batch was
+  /// applied (two batches: a long text goes alone), that batch's change is
+  /// not numbered again under a new id: the failure is said, and the next
+  /// sync settles it.
+  @Test func aRestartWhoseFirstBatchWasDoneNumbersNothingAgain() throws {
+    let setup = try Setup()
+    for text in ["c", "d"] { setup.server.append(text) }
+    #expect(setup.server.run(["trim", "--before", "4"]).code == 0)
+    let long = String(repeating: "long text ", count: 80_000)
+    #expect(setup.replica.run(["append"], stdin: Data(long.utf8)).code == 0)
+    #expect(setup.replica.run(["append", "small one"]).code == 0)
+    setup.liar.lie("lose-track-after 1")
+    let sync = setup.replica.run(["sync"])
+    #expect(sync.code == 1 && sync.stderr.contains("comes before change 1 was done"), "\(sync)")
+    setup.honestSyncEndsInSync()
+    let server = setup.server.run(["log", "--json"]).stdout
+    #expect(server.split(separator: "\n").filter { $0.contains("long text") }.count == 1, "not once at the server")
+    #expect(setup.replica.run(["status", "--json"]).stdout.contains(#""refused":[]"#))
+  }
 }

@@ -220,6 +220,9 @@ extension EventLog {
     do {
       try push(to: remote, state: state, into: &report, claims: &claims)
     } catch let error as MsglogError where error.isLostTrack {
+      // A batch the remote applied before it lost track awaits its event:
+      // under a new id it would be done twice. Said, not reset.
+      guard claims.isEmpty else { throw error }
       return try resetRound(with: remote, hello: hello, old: state, movingTo: location)
     }
     inFlight?.any = !claims.isEmpty

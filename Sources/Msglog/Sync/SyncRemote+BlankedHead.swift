@@ -9,12 +9,11 @@ import MsglogSyncProtocol
 /// again framed, and the replica that copied it before then would be told
 /// the remote "is not the log this replica was cloned from" until a
 /// reset. So when that check fails, the replica reads the remote's record
-/// there unchecked and, if it is its own framed anew — the same seq, the
-/// same frame (every field but the sender and the text, which the erase
-/// took: its item's id, time, stream, version and place, checked by the
-/// frame's CRC-32C, where only the same log holds the same event), its
-/// body marked erased — pulls without the check. The pull then brings
-/// the erase, and the replica's record is framed as the remote's.
+/// there unchecked and, if it is its own framed anew — the very event as
+/// the erase or unsign left it, every field compared: its item's id,
+/// time, stream, version and place, and the text an unsign keeps — pulls
+/// without the check. The pull then brings the erase, and the replica's
+/// record is framed as the remote's.
 extension SyncRemote {
   /// Pulls `request`, whose check is of `held` (the replica's record at
   /// `request.after`), as above.
@@ -32,12 +31,14 @@ extension SyncRemote {
   }
 
   /// Whether the remote's record at `seq` is `held`, a whole record,
-  /// written again framed by an erase or an unsign: the same seq, its
-  /// frame's checksum that of `held` framed, its body marked. A failure to
-  /// reach the remote is said as it is, not as another log.
+  /// written again framed by an erase or an unsign: the very event, its
+  /// sender taken off and, for an erase, its text (an unsign keeps it,
+  /// and so it is compared). A failure to reach the remote is said as it
+  /// is, not as another log.
   private func holdsFramedAnew(_ held: [UInt8], at seq: UInt64, of log: ItemID) throws -> Bool {
-    guard seq > 0, EventRecord.layout(of: held) == .whole, let mine = held.withUnsafeBytes(EventRecord.frameCheck)
-    else { return false }
+    guard seq > 0, EventRecord.layout(of: held) == .whole, let mine = try? EventRecord.decode(held) else {
+      return false
+    }
     let page: RecordPage
     do {
       page = try pull(PullRequest(log: log, after: seq - 1, check: nil, limit: 1))
@@ -45,8 +46,27 @@ extension SyncRemote {
       return false
     }
     guard let theirs = page.records.first, EventRecord.layout(of: theirs) == .framed,
-      let event = try? EventRecord.decode(theirs), event.seq == seq, event.erased != nil
+      let event = try? EventRecord.decode(theirs), let erase = event.erased
     else { return false }
-    return theirs.withUnsafeBytes(EventRecord.frameCheck) == mine
+    return event == mine.blanked(at: erase, keepingText: true) || event == mine.blanked(at: erase, keepingText: false)
+  }
+}
+
+extension Event {
+  /// The event as an erase at seq `erase` leaves it (no sender, no text),
+  /// or an unsign (`keepingText`); nil for an event with no text.
+  fileprivate func blanked(at erase: UInt64, keepingText: Bool) -> Event? {
+    var event = self
+    switch op {
+    case .insert(let id, let index, let text, _):
+      event.op = .insert(id: id, index: index, text: keepingText ? text : "", sender: nil)
+    case .edit(let id, let text, _, let index, let replaces, let inserted):
+      event.op = .edit(
+        id: id, text: keepingText ? text : "", sender: nil, index: index, replaces: replaces, inserted: inserted)
+    case .remove, .move, .restore, .erase, .unsign:
+      return nil
+    }
+    event.erased = erase
+    return event
   }
 }

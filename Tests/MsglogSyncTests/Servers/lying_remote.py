@@ -22,6 +22,9 @@ forward everything):
                        (honest, but slow: the test acts meanwhile)
     pull-another-log   a pull (not a check) is refused 409 as another log,
                        after the push before it was done
+    lose-track-after N the first N pushes are forwarded, every later one is
+                       refused 409 as lost track (counted from when the
+                       lie is named)
 Pulls that only check (limit=0) are always forwarded, so a sync gets as
 far as the lie. Every request is logged to MODE_FILE.log as a line
 "METHOD PATH". Listens on 127.0.0.1 and prints "port N"; ends when its
@@ -41,6 +44,7 @@ import urllib.parse
 target = int(sys.argv[1])
 mode_path = sys.argv[2]
 lock = threading.Lock()
+pushes = {"lie": None, "count": 0}
 
 
 def mode():
@@ -110,6 +114,16 @@ def answer(connection, method, path, body, headers):
         reply = json.dumps({"head": json.loads(hello)["head"], "outcomes": outcomes}).encode()
         send(connection, 200, "OK", [("Content-Type", "application/json")], reply)
         return
+    if name == "lose-track-after" and path.startswith("/api/sync/push"):
+        with lock:
+            if pushes["lie"] != (name, args):
+                pushes["lie"], pushes["count"] = (name, args), 0
+            pushes["count"] += 1
+            passed = pushes["count"] <= int(args[0])
+        if not passed:
+            refusal = {"error": "change 2 comes before change 1 was done", "kind": "lost-track"}
+            send(connection, 409, "Conflict", [("Content-Type", "application/json")], json.dumps(refusal).encode())
+            return
     if name == "pull-another-log" and is_pull and not checks_only:
         refusal = {"error": "its event at seq 1 is not the replica's", "kind": "another-log"}
         send(connection, 409, "Conflict", [("Content-Type", "application/json")], json.dumps(refusal).encode())
