@@ -78,8 +78,9 @@ extension EventLog {
     throws -> Int
   {
     let events = try Self.events(of: page, after: head, from: remote)
-    var settled = (pushed: 0, rebased: 0)
-    try writing { writer in
+    let settled: (pushed: Int, rebased: Int) = try writing { writer in
+      // Counted here, not added to outside: a store may run this again.
+      var settled = (pushed: 0, rebased: 0)
       guard let replicas = writer as? any ReplicaStateWriter, var state = try replicas.replicaState() else {
         throw MsglogError.notAReplica(location: location)
       }
@@ -129,6 +130,7 @@ extension EventLog {
       try session.finish()
       state.remoteHead = max(state.remoteHead, events.last?.seq ?? head)
       try replicas.putReplicaState(state)
+      return settled
     }
     report.pushed += settled.pushed
     report.rebased += settled.rebased

@@ -24,13 +24,16 @@ extension EventLog {
     if hello.log == old.log, try pendingCount() > 0 {
       let inFlight = ClaimsInFlight()
       do {
-        report = try syncRound(with: remote, state: old, inFlight: inFlight)
+        report = try syncRound(with: remote, state: old, movingTo: newLocation, inFlight: inFlight)
       } catch let error as MsglogError
         where !inFlight.any && (error.isAnotherLog || error.isLostTrack || error.isSecretRefused)
       {
         // Not the log, or not the id, the changes were made for, and no
         // change of theirs awaits its event: the reset is what mends that.
         // (With one awaiting, the failure is said: a new id would do it twice.)
+        // A round that had started again under a new id already failed
+        // under that one: said too.
+        guard try replicaState()?.replica == old.replica else { throw error }
       }
       // That round may have started again under a new id already (a
       // remote that lost track of it, behind a trimmed horizon).
@@ -66,7 +69,10 @@ extension EventLog {
             throw MsglogError.changedDuringRead(location: self.location)
           }
           let (kept, refusals) = try Self.renumber(pending, in: replicas) { seq in
-            guard let mine = undone.frames[seq], let known = theirs[seq], known != .unknown else { return true }
+            guard let known = theirs[seq], known != .unknown else { return true }
+            // No record of it here (before the replica's own horizon):
+            // nothing shows the remote's is the same.
+            guard let mine = undone.frames[seq] ?? nil else { return false }
             return known == .frame(mine)
           }
           try sync.putLogID(log)
@@ -149,17 +155,18 @@ extension EventLog {
 
   /// The pending changes' numbers, and the events their undos undo by seq,
   /// each with the checksum of its frame in the replica's log before the
-  /// reset (`EventRecord.frameCheck`: an erasure since leaves it as it was).
-  private func undoneEvents() throws -> (changes: Set<UInt64>, frames: [UInt64: UInt32]) {
+  /// reset (`EventRecord.frameCheck`: an erasure since leaves it as it
+  /// was), or nil where the replica holds no record of it.
+  private func undoneEvents() throws -> (changes: Set<UInt64>, frames: [UInt64: UInt32?]) {
     try readingBase { reader in
       guard let replicas = reader as? any ReplicaStateReader else { return ([], [:]) }
       var changes: Set<UInt64> = []
-      var frames: [UInt64: UInt32] = [:]
+      var frames: [UInt64: UInt32?] = [:]
       for change in try LocalView.pendingChanges(in: replicas) {
         changes.insert(change.number)
         guard case .undo(let target, _) = change.intent, let seq = try Self.undoneSeq(of: target, in: replicas)
         else { continue }
-        if let frame = try reader.withRecord(at: seq, { EventRecord.frameCheck($0) }) ?? nil { frames[seq] = frame }
+        frames[seq] = .some(try reader.withRecord(at: seq) { EventRecord.frameCheck($0) } ?? nil)
       }
       return (changes, frames)
     }
@@ -218,14 +225,13 @@ extension EventLog {
     var report = SyncReport()
     var claims: [UInt64: Claim] = [:]
     do {
-      try push(to: remote, state: state, into: &report, claims: &claims)
+      try push(to: remote, state: state, into: &report, claims: &claims, inFlight: inFlight)
     } catch let error as MsglogError where error.isLostTrack {
       // A batch the remote applied before it lost track awaits its event:
       // under a new id it would be done twice. Said, not reset.
       guard claims.isEmpty else { throw error }
       return try resetRound(with: remote, hello: hello, old: state, movingTo: location)
     }
-    inFlight?.any = !claims.isEmpty
     // Assigned, not added to, in the transaction: a store may run it again.
     var settled = (pushed: 0, rebased: 0)
     try startAgain(
@@ -234,6 +240,7 @@ extension EventLog {
     report.pushed += settled.pushed
     report.rebased += settled.rebased
     try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
+    try check(claims, of: remote, state: state)
     inFlight?.any = false
     report.add(try syncRound(with: remote, state: state, movingTo: location, inFlight: inFlight))
     return report

@@ -101,8 +101,7 @@ extension EventLog {
     if let location { try keepRemote(location) }
     while true {
       var claims: [UInt64: Claim] = [:]
-      try push(to: remote, state: state, into: &report, claims: &claims)
-      inFlight?.any = !claims.isEmpty
+      try push(to: remote, state: state, into: &report, claims: &claims, inFlight: inFlight)
       try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
       try check(claims, of: remote, state: state)
       inFlight?.any = false
@@ -203,8 +202,12 @@ extension EventLog {
   /// Pushes the pending changes; `claims` gets what the remote says each
   /// applied one became.
   func push(
-    to remote: any SyncRemote, state: ReplicaState, into report: inout SyncReport, claims: inout [UInt64: Claim]
+    to remote: any SyncRemote, state: ReplicaState, into report: inout SyncReport, claims: inout [UInt64: Claim],
+    inFlight: ClaimsInFlight? = nil
   ) throws {
+    // Said as each batch is learned: a failure of a later one leaves the
+    // claims of those before it awaiting their events.
+    defer { inFlight?.any = !claims.isEmpty }
     let pending = try pendingChanges()
     var start = 0
     while start < pending.count {
@@ -281,7 +284,7 @@ extension EventLog {
   /// Refuses the claims of a push the pull did not bear out: a change the
   /// remote said it applied whose event, now the replica is at the
   /// remote's head, is not there (never dropped: it stays pending).
-  private func check(_ claims: [UInt64: Claim], of remote: any SyncRemote, state: ReplicaState) throws {
+  func check(_ claims: [UInt64: Claim], of remote: any SyncRemote, state: ReplicaState) throws {
     guard !claims.isEmpty else { return }
     let pending = try pendingChanges()
     try readingBase { reader in
