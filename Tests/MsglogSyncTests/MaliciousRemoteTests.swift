@@ -66,6 +66,29 @@ import Testing
     }
   }
 
+  /// "Unchanged" for an append, which always adds its item: believed, the
+  /// message would be gone, neither pending nor refused nor anywhere.
+  @Test func anAppendAnsweredUnchangedStaysPending() throws {
+    let setup = try Setup()
+    #expect(setup.replica.run(["append", "kept"]).code == 0)
+    setup.liar.lie("push-unchanged")
+    let run = setup.refusedSync()
+    #expect(run.stderr.contains("it said change 1, which adds an item, changed nothing"), "\(run)")
+    #expect(setup.replica.run(["status", "--json"]).stdout.contains(#""pending":1"#))
+    setup.honestSyncEndsInSync()
+    #expect(setup.server.run(["list"]).stdout.hasSuffix("  kept\n"))
+  }
+
+  /// A hello whose history begins past its head: no trim makes one, and a
+  /// replica that believed it would start again from bases for ever.
+  @Test func aHorizonPastTheHeadIsAFault() throws {
+    let setup = try Setup()
+    setup.liar.lie("hello-horizon 1000")
+    let run = setup.refusedSync()
+    #expect(run.stderr.contains("it says its history begins at seq 1000, past its head (seq 2)"), "\(run)")
+    setup.honestSyncEndsInSync()
+  }
+
   /// "Applied, seq 1" for a pending remove that the server never saw: the
   /// event at seq 1 is not the change, so the change stays pending and the
   /// sync is a conflict (exit 1), never a silent drop.

@@ -64,8 +64,13 @@ extension EventLog {
         started = try startAgain(from: remote, log: log, horizon: hello.horizon, keepingLearned: false) {
           replicas, sync in
           let pending = try LocalView.pendingChanges(in: replicas)
-          // Thrown, so that the transaction changes nothing.
-          guard pending.allSatisfy({ undone.changes.contains($0.number) }) else {
+          // Thrown, so that the transaction changes nothing. (Any other
+          // change written meanwhile is numbered with the rest.)
+          let unseenUndo = pending.contains { change in
+            guard case .undo = change.intent else { return false }
+            return !undone.changes.contains(change.number)
+          }
+          guard !unseenUndo else {
             throw MsglogError.changedDuringRead(location: self.location)
           }
           let (kept, refusals) = try Self.renumber(pending, in: replicas) { seq in

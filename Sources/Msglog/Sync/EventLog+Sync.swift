@@ -164,6 +164,11 @@ extension EventLog {
         remote: remote.shown,
         reason: "its log holds records of format \(hello.recordFormat), newer than this msglog's: upgrade msglog")
     }
+    // A trim keeps the head's seq at least: a history past it would have
+    // the replica start again from bases for ever.
+    if hello.horizon > hello.head + 1 {
+      throw MsglogError.remoteFault(remote: remote.shown, .horizonPastHead(horizon: hello.horizon, head: hello.head))
+    }
   }
 
   /// The replica's record at its head, whose last 4 bytes a pull after it
@@ -258,7 +263,11 @@ extension EventLog {
             refused.append(refusal)
           }
         case .unchanged:
-          break
+          // An append or an insert always adds its item: believed, it
+          // would drop the change with nothing done.
+          guard change.insertedID == nil else {
+            throw MsglogError.remoteFault(remote: remote.shown, .insertChangedNothing(change: change.number))
+          }
         case .applied(let seq, let rebased):
           // Pulled already, the event would have settled the change: an
           // event the replica holds is not the change's.

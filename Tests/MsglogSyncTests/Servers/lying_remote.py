@@ -22,6 +22,9 @@ forward everything):
                        (honest, but slow: the test acts meanwhile)
     pull-another-log   a pull (not a check) is refused 409 as another log,
                        after the push before it was done
+    push-unchanged     a push is not forwarded: every change is answered
+                       "unchanged"
+    hello-horizon H    the hello says the history begins at seq H
     lose-track-after N the first N pushes are forwarded, every later one is
                        refused 409 as lost track (counted from when the
                        lie is named)
@@ -113,6 +116,19 @@ def answer(connection, method, path, body, headers):
         outcomes = [{"change": c["change"], "result": "applied", "seq": int(args[0]), "rebased": False} for c in changes]
         reply = json.dumps({"head": json.loads(hello)["head"], "outcomes": outcomes}).encode()
         send(connection, 200, "OK", [("Content-Type", "application/json")], reply)
+        return
+    if name == "push-unchanged" and path.startswith("/api/sync/push"):
+        changes = json.loads(body)["changes"]
+        _, _, _, hello = forward("GET", "/api/sync?protocol=1", b"", headers)
+        outcomes = [{"change": c["change"], "result": "unchanged"} for c in changes]
+        reply = json.dumps({"head": json.loads(hello)["head"], "outcomes": outcomes}).encode()
+        send(connection, 200, "OK", [("Content-Type", "application/json")], reply)
+        return
+    if name == "hello-horizon" and path.startswith("/api/sync?"):
+        status, reason, kept, data = forward(method, path, body, headers)
+        hello = json.loads(data)
+        hello["horizon"] = int(args[0])
+        send(connection, status, reason, kept, json.dumps(hello).encode())
         return
     if name == "lose-track-after" and path.startswith("/api/sync/push"):
         with lock:
