@@ -240,6 +240,38 @@ import Testing
       ])
   }
 
+  /// The other side of that: a replica at the seq before the horizon of
+  /// an older copy, restored, written to and trimmed there — its record at
+  /// that seq, which the remote no longer checks, is another event. The
+  /// bases, each stream's list at that seq, are compared instead: another
+  /// log, nothing taken in (it was taken in without a word, and the two
+  /// lists differed for good).
+  @Test func aRestoredCopyTrimmedAtTheReplicasHeadIsAnotherLog() throws {
+    let server = Sandbox()
+    for i in 1...4 { server.append("base\(i)") }
+    let copy = server.dir + "/older-copy"
+    #expect(server.run("backup", copy).code == 0)
+    var served = try ServedLog.running(server)
+    let replica = Sandbox()
+    #expect(replica.run("clone", served.url!).code == 0)
+    #expect(replica.run("append", "from the replica").code == 0)
+    #expect(replica.run("sync").code == 0)  // the replica at seq 5
+    let port = served.port
+    _ = served.stop()
+    try FileManager.default.removeItem(atPath: server.db)
+    try FileManager.default.moveItem(atPath: copy, toPath: server.db)
+    server.append("o5")
+    server.append("o6")
+    #expect(server.run("trim", "--before", "6").code == 0)
+    served = try ServedLog.running(server, listen: "127.0.0.1:\(port)")
+    defer { _ = served.stop() }
+    let before = replica.contents()
+    let r = replica.run("sync")
+    #expect(
+      r.code == 1 && r.stderr.contains("its lists at seq 5, before its history begins, are not the replica's"), "\(r)")
+    #expect(replica.contents() == before, "the replica changed")
+  }
+
   /// A start again cut after it took the bases: the changes the remote did
   /// before the horizon were settled with them, in that transaction, and
   /// the next sync goes on as ever — nothing is left that only the cut

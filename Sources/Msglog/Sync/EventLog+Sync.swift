@@ -98,6 +98,9 @@ extension EventLog {
       PullRequest(
         log: state.log, after: try headSeq(), check: held?.withUnsafeBytes(EventRecord.headCheck), limit: 0),
       holding: held)
+    if hello.horizon > 1, try headSeq() + 1 == hello.horizon {
+      try checkBases(of: remote, log: state.log, horizon: hello.horizon)
+    }
     if let location { try keepRemote(location) }
     while true {
       var claims: [UInt64: Claim] = [:]
@@ -129,6 +132,31 @@ extension EventLog {
       // since the pull): the trim may change what it stands on, so it goes
       // and the next read makes it again.
       try (writer as? any ReplicaStateWriter)?.putSavedLocalView(nil)
+    }
+  }
+
+  /// A replica at the seq before a trimmed remote's horizon: the remote
+  /// makes no check of its record there (a trim may have dropped it), so
+  /// the remote's bases — each stream's list as of that seq — are compared
+  /// with the replica's own lists then, which the same log makes the same
+  /// (as `learnTrim` relies on). Another log's (an older copy restored,
+  /// written to and trimmed) differ, and nothing is taken in.
+  private func checkBases(of remote: any SyncRemote, log: ItemID, horizon: UInt64) throws {
+    struct List: Equatable {
+      var version: UInt64
+      var slots: [Slot]
+    }
+    var theirs: [StreamName: List] = [:]
+    for base in try remote.bases(of: log) {
+      let slots = zip(base.items, base.textSeqs).map { item, text in Slot(id: item.id, seq: text ?? item.seq) }
+      theirs[base.stream] = List(version: base.version, slots: slots)
+    }
+    let mine = try readingBase { reader in try TrimPlan.bases(before: horizon, in: reader) }
+    let same =
+      mine.count == theirs.count && mine.allSatisfy { theirs[$0.stream] == List(version: $0.version, slots: $0.slots) }
+    guard same else {
+      throw MsglogError.anotherLog(
+        remote: remote.shown, reason: "its lists at seq \(horizon - 1), before its history begins, are not the replica's")
     }
   }
 

@@ -47,7 +47,7 @@ package struct TrimPlan: Equatable, Sendable {
 
   /// Each stream's list just before `horizon`, from its checkpoints and
   /// its own events (`Replay`), at its last event before it.
-  static func bases(before horizon: UInt64, in reader: any LogReader) throws -> [StreamBase] {
+  package static func bases(before horizon: UInt64, in reader: any LogReader) throws -> [StreamBase] {
     var bases: [StreamBase] = []
     let earlier = try reader.bases()
     for head in try reader.streamHeads() {
