@@ -272,6 +272,63 @@ import Testing
     #expect(replica.contents() == before, "the replica changed")
   }
 
+  /// The same, where the older copy differs only by an edit's text: the
+  /// same item edited at the same seq, to another text (or by another
+  /// sender at another time). The bases' items are compared whole.
+  @Test func aRestoredCopyWithAnotherEditAtTheReplicasHeadIsAnotherLog() throws {
+    let server = Sandbox()
+    let item = server.append("a")
+    server.append("b")
+    let copy = server.dir + "/older-copy"
+    #expect(server.run("backup", copy).code == 0)
+    #expect(server.run("edit", item, "foo").code == 0)  // 3
+    var served = try ServedLog.running(server)
+    let replica = Sandbox()
+    #expect(replica.run("clone", served.url!).code == 0)
+    let port = served.port
+    _ = served.stop()
+    try FileManager.default.removeItem(atPath: server.db)
+    try FileManager.default.moveItem(atPath: copy, toPath: server.db)
+    #expect(server.run("edit", item, "bar").code == 0)  // 3, another text
+    server.append("z")
+    #expect(server.run("trim", "--before", "4").code == 0)
+    served = try ServedLog.running(server, listen: "127.0.0.1:\(port)")
+    defer { _ = served.stop() }
+    let before = replica.contents()
+    let r = replica.run("sync")
+    #expect(
+      r.code == 1 && r.stderr.contains("its lists at seq 3, before its history begins, are not the replica's"), "\(r)")
+    #expect(replica.contents() == before, "the replica changed")
+  }
+
+  /// An honest remote trimmed again between the hello and the bases the
+  /// replica at H-1 compares: not another log — the sync ends saying the
+  /// history moved on, and the next starts again from the new bases.
+  @Test func aTrimBetweenTheHelloAndTheBasesIsNoOtherLog() throws {
+    let server = Sandbox()
+    for text in ["a", "b", "c"] { server.append(text) }
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let liar = try LyingRemote(server, target: served.port)
+    defer { liar.stop() }
+    let replica = Sandbox()
+    #expect(replica.run("clone", liar.url).code == 0)  // at seq 3
+    server.append("d")
+    #expect(server.run("trim", "--before", "4").code == 0)
+    liar.lie("hold-bases 2")
+    let sync = replica.start(["sync"])
+    usleep(800_000)
+    server.append("e")
+    server.append("f")
+    #expect(server.run("trim", "--before", "6").code == 0)
+    let cut = sync.finish()
+    #expect(cut.code == 1 && cut.stderr.contains("history before seq 6 was trimmed"), "\(cut)")
+    liar.lie("")
+    let r = replica.run("sync")
+    #expect(r.code == 0 && r.stderr.contains("reset: history before seq 6 was trimmed"), "\(r)")
+    #expect(replica.export() == server.export())
+  }
+
   /// A start again cut after it took the bases: the changes the remote did
   /// before the horizon were settled with them, in that transaction, and
   /// the next sync goes on as ever — nothing is left that only the cut

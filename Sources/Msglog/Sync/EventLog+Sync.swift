@@ -137,27 +137,48 @@ extension EventLog {
 
   /// A replica at the seq before a trimmed remote's horizon: the remote
   /// makes no check of its record there (a trim may have dropped it), so
-  /// the remote's bases — each stream's list as of that seq — are compared
-  /// with the replica's own lists then, which the same log makes the same
-  /// (as `learnTrim` relies on). Another log's (an older copy restored,
-  /// written to and trimmed) differ, and nothing is taken in.
+  /// the remote's bases — each stream's list as of that seq, every item
+  /// with its text, sender and times — are compared with the replica's own
+  /// lists then, which the same log makes the same (as `learnTrim` relies
+  /// on). Another log's (an older copy restored, written to and trimmed)
+  /// differ, and nothing is taken in. Bases of a later trim than the
+  /// hello's say the history moved on meanwhile: this sync ends, and the
+  /// next starts again from them.
   private func checkBases(of remote: any SyncRemote, log: ItemID, horizon: UInt64) throws {
-    struct List: Equatable {
-      var version: UInt64
-      var slots: [Slot]
+    let theirs = try remote.bases(of: log)
+    if let moved = theirs.first?.seq, moved != horizon - 1 {
+      throw MsglogError.historyTrimmed(horizon: moved + 1)
     }
-    var theirs: [StreamName: List] = [:]
-    for base in try remote.bases(of: log) {
-      let slots = zip(base.items, base.textSeqs).map { item, text in Slot(id: item.id, seq: text ?? item.seq) }
-      theirs[base.stream] = List(version: base.version, slots: slots)
+    let mine: [StreamName: (version: UInt64, slots: [Slot], items: [Item])] = try readingBase { reader in
+      var lists: [StreamName: (version: UInt64, slots: [Slot], items: [Item])] = [:]
+      for base in try TrimPlan.bases(before: horizon, in: reader) {
+        lists[base.stream] = (base.version, base.slots, try Replay.items(base.slots, in: reader))
+      }
+      return lists
     }
-    let mine = try readingBase { reader in try TrimPlan.bases(before: horizon, in: reader) }
     let same =
-      mine.count == theirs.count && mine.allSatisfy { theirs[$0.stream] == List(version: $0.version, slots: $0.slots) }
+      mine.count == theirs.count
+      && theirs.allSatisfy { base in
+        guard let list = mine[base.stream], list.version == base.version, list.items.count == base.items.count
+        else { return false }
+        let slots = zip(base.items, base.textSeqs).map { item, text in Slot(id: item.id, seq: text ?? item.seq) }
+        return slots == list.slots && zip(list.items, base.items).allSatisfy(Self.sameItem)
+      }
     guard same else {
       throw MsglogError.anotherLog(
-        remote: remote.shown, reason: "its lists at seq \(horizon - 1), before its history begins, are not the replica's")
+        remote: remote.shown,
+        reason: "its lists at seq \(horizon - 1), before its history begins, are not the replica's")
     }
+  }
+
+  /// The replica's item and the remote's base item are one: the same id,
+  /// insert, times, text and sender — but the text and sender of one the
+  /// remote erased since, which the replica learns as it pulls the erase.
+  private static func sameItem(_ mine: Item, _ theirs: Item) -> Bool {
+    guard mine.id == theirs.id, mine.seq == theirs.seq, mine.time == theirs.time, mine.edited == theirs.edited
+    else { return false }
+    if theirs.erased != nil { return true }
+    return mine.erased == nil && mine.text == theirs.text && mine.sender == theirs.sender
   }
 
   /// Makes `location` the replica's remote from now on.
