@@ -193,9 +193,8 @@ extension EventLog {
   {
     guard seq >= hello.horizon else { return .unknown }
     guard seq <= hello.head else { return .none }
-    let page = try remote.pull(PullRequest(log: log, after: seq - 1, check: nil, limit: 1))
-    guard let record = page.records.first, let event = try? EventRecord.decode(record), event.seq == seq,
-      let frame = record.withUnsafeBytes(EventRecord.frameCheck)
+    guard let (bytes, _) = try remote.record(at: seq, of: log),
+      let frame = bytes.withUnsafeBytes(EventRecord.frameCheck)
     else {
       throw MsglogError.remoteFault(remote: remote.shown, .headNotBorneOut(claimed: hello.head, seq: seq - 1))
     }

@@ -39,15 +39,15 @@ extension SyncRemote {
     guard seq > 0, EventRecord.layout(of: held) == .whole, let mine = try? EventRecord.decode(held) else {
       return false
     }
-    let page: RecordPage
+    let theirs: (bytes: [UInt8], event: Event)?
     do {
-      page = try pull(PullRequest(log: log, after: seq - 1, check: nil, limit: 1))
+      theirs = try record(at: seq, of: log)
     } catch let error as MsglogError where error.isAnotherLog {
       return false
     }
-    guard let theirs = page.records.first, EventRecord.layout(of: theirs) == .framed,
-      let event = try? EventRecord.decode(theirs), let erase = event.erased
-    else { return false }
+    guard let (bytes, event) = theirs, EventRecord.layout(of: bytes) == .framed, let erase = event.erased else {
+      return false
+    }
     return event == mine.blanked(at: erase, keepingText: true) || event == mine.blanked(at: erase, keepingText: false)
   }
 }

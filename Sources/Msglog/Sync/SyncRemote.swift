@@ -28,4 +28,15 @@ package protocol SyncRemote: AnyObject {
 
 extension SyncRemote {
   package func startRun() {}
+
+  /// The remote's record at `seq`, read unchecked (a pull of one record
+  /// after `seq - 1`), and its event; nil when it sends none, or one that
+  /// is not that seq's event (each caller says what that means).
+  func record(at seq: UInt64, of log: ItemID) throws -> (bytes: [UInt8], event: Event)? {
+    let page = try pull(PullRequest(log: log, after: seq - 1, check: nil, limit: 1))
+    guard let record = page.records.first, let event = try? EventRecord.decode(record), event.seq == seq else {
+      return nil
+    }
+    return (record, event)
+  }
 }
