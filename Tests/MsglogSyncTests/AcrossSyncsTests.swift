@@ -138,17 +138,18 @@ import Testing
     _ = pair.onReplica("append", "pending")
     _ = pair.onReplica("append", "and another")
     let old = try SyncFaultSimulationTests.replicaID(of: pair.replica)
-    let port = pair.served.port
-    _ = pair.served.stop()
     var restored: [String] = []
     if let older {
+      let port = pair.served.port
+      _ = pair.served.stop()
       restored = ["--db", older.url]
+      #expect(pair.server.run(restored + ["append", "after the restore"], useDefaultDB: false).code == 0)
+      pair.served = try ServedLog.running(pair.server, restored, listen: "127.0.0.1:\(port)")
     } else {
-      try FileManager.default.removeItem(atPath: pair.server.db)
-      try FileManager.default.moveItem(atPath: copy, toPath: pair.server.db)
+      pair.served = try pair.served.restored(pair.server, from: copy) {
+        #expect(pair.server.run(["append", "after the restore"]).code == 0)
+      }
     }
-    #expect(pair.server.run(restored + ["append", "after the restore"], useDefaultDB: restored.isEmpty).code == 0)
-    pair.served = try ServedLog.running(pair.server, restored, listen: "127.0.0.1:\(port)")
     #expect(pair.onReplica("sync").code == 1)
     let reset = pair.onReplica("sync", "--reset")
     #expect(reset.code == 0 && reset.stdout.hasPrefix("pushed 2 (0 rebased, 0 refused)"), "\(reset)")
@@ -176,12 +177,9 @@ import Testing
     #expect(pair.onReplica("sync").code == 0)
     #expect(pair.onReplica("undo", "5").code == 0)
     #expect(pair.onReplica("undo", "2").code == 0)
-    let port = pair.served.port
-    _ = pair.served.stop()
-    try FileManager.default.removeItem(atPath: pair.server.db)
-    try FileManager.default.moveItem(atPath: copy, toPath: pair.server.db)
-    _ = pair.server.run(["append", "--sender", "boss", "important"])
-    pair.served = try ServedLog.running(pair.server, listen: "127.0.0.1:\(port)")
+    pair.served = try pair.served.restored(pair.server, from: copy) {
+      _ = pair.server.run(["append", "--sender", "boss", "important"])
+    }
     let reset = pair.onReplica("sync", "--reset")
     #expect(reset.code == 0 && reset.stdout.hasPrefix("pushed 2 (0 rebased, 1 refused)"), "\(reset)")
     #expect(reset.stderr.contains("the event it undoes, at seq 5, is not in the log the replica was reset to"))
@@ -208,11 +206,7 @@ import Testing
     #expect(pair.onReplica("sync").code == 0)
     #expect(pair.onReplica("undo", "3").code == 0)
     #expect(pair.onReplica("undo", "4").code == 0)  // the undo just made, event 4 of the local view
-    let port = pair.served.port
-    _ = pair.served.stop()
-    try FileManager.default.removeItem(atPath: pair.server.db)
-    try FileManager.default.moveItem(atPath: copy, toPath: pair.server.db)
-    pair.served = try ServedLog.running(pair.server, listen: "127.0.0.1:\(port)")
+    pair.served = try pair.served.restored(pair.server, from: copy)
     let reset = pair.onReplica("sync", "--reset")
     #expect(
       reset.code == 0 && reset.stdout.hasPrefix("pushed 2 (0 rebased, 2 refused), pulled 2, at seq 2"), "\(reset)")

@@ -194,14 +194,11 @@ import Testing
     #expect(replica.run("append", "r1").code == 0)
     #expect(replica.run("sync").code == 0)
     if pending { #expect(replica.run("append", "r2").code == 0) }
-    let port = served.port
-    _ = served.stop()
     // The older copy in the log's place, written to and trimmed.
-    try FileManager.default.removeItem(atPath: server.db)
-    try FileManager.default.moveItem(atPath: copy, toPath: server.db)
-    for i in 5...9 { server.append("b\(i)") }
-    #expect(server.run("trim", "--before", "9").code == 0)
-    served = try ServedLog.running(server, listen: "127.0.0.1:\(port)")
+    served = try served.restored(server, from: copy) {
+      for i in 5...9 { server.append("b\(i)") }
+      #expect(server.run("trim", "--before", "9").code == 0)
+    }
     defer { _ = served.stop() }
     var r = replica.run("sync")
     #expect(r.code == 0 && r.stderr.contains("reset: history before seq 9 was trimmed"), "\(r)")
@@ -256,20 +253,27 @@ import Testing
     #expect(replica.run("clone", served.url!).code == 0)
     #expect(replica.run("append", "from the replica").code == 0)
     #expect(replica.run("sync").code == 0)  // the replica at seq 5
-    let port = served.port
-    _ = served.stop()
-    try FileManager.default.removeItem(atPath: server.db)
-    try FileManager.default.moveItem(atPath: copy, toPath: server.db)
-    server.append("o5")
-    server.append("o6")
-    #expect(server.run("trim", "--before", "6").code == 0)
-    served = try ServedLog.running(server, listen: "127.0.0.1:\(port)")
+    served = try served.restored(server, from: copy) {
+      server.append("o5")
+      server.append("o6")
+      #expect(server.run("trim", "--before", "6").code == 0)
+    }
     defer { _ = served.stop() }
+    Self.expectListsDiffer(at: 5, syncing: replica)
+  }
+
+  /// The replica's sync finds the remote's bases, its lists at `seq`, not
+  /// its own: another log, and the replica changes nothing.
+  static func expectListsDiffer(
+    at seq: UInt64, syncing replica: Sandbox, sourceLocation: SourceLocation = #_sourceLocation
+  ) {
     let before = replica.contents()
     let r = replica.run("sync")
     #expect(
-      r.code == 1 && r.stderr.contains("its lists at seq 5, before its history begins, are not the replica's"), "\(r)")
-    #expect(replica.contents() == before, "the replica changed")
+      r.code == 1 && r.stderr.contains("its lists at seq \(seq), before its history begins, are not the replica's"),
+      "\(r)", sourceLocation: sourceLocation)
+    let unchanged = replica.contents() == before
+    #expect(unchanged, "the replica changed", sourceLocation: sourceLocation)
   }
 
   /// The same, where the older copy differs only by an edit's text: the
@@ -285,20 +289,13 @@ import Testing
     var served = try ServedLog.running(server)
     let replica = Sandbox()
     #expect(replica.run("clone", served.url!).code == 0)
-    let port = served.port
-    _ = served.stop()
-    try FileManager.default.removeItem(atPath: server.db)
-    try FileManager.default.moveItem(atPath: copy, toPath: server.db)
-    #expect(server.run("edit", item, "bar").code == 0)  // 3, another text
-    server.append("z")
-    #expect(server.run("trim", "--before", "4").code == 0)
-    served = try ServedLog.running(server, listen: "127.0.0.1:\(port)")
+    served = try served.restored(server, from: copy) {
+      #expect(server.run("edit", item, "bar").code == 0)  // 3, another text
+      server.append("z")
+      #expect(server.run("trim", "--before", "4").code == 0)
+    }
     defer { _ = served.stop() }
-    let before = replica.contents()
-    let r = replica.run("sync")
-    #expect(
-      r.code == 1 && r.stderr.contains("its lists at seq 3, before its history begins, are not the replica's"), "\(r)")
-    #expect(replica.contents() == before, "the replica changed")
+    Self.expectListsDiffer(at: 3, syncing: replica)
   }
 
   /// An honest remote trimmed again between the hello and the bases the

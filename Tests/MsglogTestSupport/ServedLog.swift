@@ -73,6 +73,19 @@ public final class ServedLog {
     return served
   }
 
+  /// An operator's restore: stops this serve of `s`, puts the backup at
+  /// `copy` (`msglog backup`) in the place of its LMDB database, lets
+  /// `meanwhile` write to it, and serves it again on the same port (a
+  /// replica's remote is where it was).
+  public func restored(_ s: Sandbox, from copy: String, meanwhile: () throws -> Void = {}) throws -> ServedLog {
+    let port = self.port
+    _ = stop()
+    try FileManager.default.removeItem(atPath: s.db)
+    try FileManager.default.moveItem(atPath: copy, toPath: s.db)
+    try meanwhile()
+    return try ServedLog.running(s, listen: "127.0.0.1:\(port)")
+  }
+
   /// The port it listens on (0 before it printed one).
   public var port: UInt16 { url.flatMap { $0.split(separator: ":").last }.flatMap { UInt16($0) } ?? 0 }
   public var pid: Int32 { child.process.processIdentifier }
