@@ -33,6 +33,24 @@ import Testing
     #expect(s.run("verify").code == 0)
   }
 
+  /// A no-op writes nothing: the database's file is byte for byte what it
+  /// was (no head or summary row put back unchanged, which moved LMDB's
+  /// transaction id and woke every follower for nothing). A real edit
+  /// after them does change it, so the comparison can fail.
+  @Test func aNoOpLeavesTheFileAsItWas() throws {
+    let s = Sandbox()
+    let a = s.append("a")
+    s.append("b", stream: "other")
+    let file = s.db + "/data.mdb"
+    let before = try Data(contentsOf: URL(fileURLWithPath: file))
+    for args in [["move", "0", "0"], ["edit", a, "a"], ["--stream", "other", "move", "0", "0"]] {
+      #expect(s.run(args).code == 0, "\(args)")
+      #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before, "\(args) changed the file")
+    }
+    #expect(s.run("edit", a, "A").code == 0)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: file)) != before)
+  }
+
   /// A rebased move that finds the item where the move meant it is a no-op
   /// too, and prints the same document.
   @Test func aRebasedNoOpMove() throws {

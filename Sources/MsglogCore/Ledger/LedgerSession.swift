@@ -40,6 +40,10 @@ package final class LedgerSession {
   /// The derived tables' row counts, as this session leaves them; nil in a
   /// store that cannot count rows cheaply (and so keeps no summary).
   var summary: RecordedCounts?
+  /// The summary row as the store holds it (nil: none yet): a session that
+  /// changed no count writes no row, so a write that does nothing (an edit
+  /// to the text the item has) leaves the database's bytes as they were.
+  private var storedSummary: RecordedCounts?
   /// How many writes this session has handed its writer: a mark can be
   /// returned to only while none were handed over since.
   var writesSent = 0
@@ -56,8 +60,10 @@ package final class LedgerSession {
   struct StreamState {
     var head: StreamHead
     var tree: CountedTree<StoredNodes>
-    /// The stream had no head before this session.
-    var isNew: Bool
+    /// The head as the store holds it (nil: the stream had none before
+    /// this session): a head that did not change is not written again.
+    let stored: StreamHead?
+    var isNew: Bool { stored == nil }
   }
 
   /// Opens a session on `writer`. In append mode the derived tables are
@@ -73,7 +79,8 @@ package final class LedgerSession {
     case .append:
       if let counts { try Integrity.checkCounts(writer, counts: counts) }
       self.nextSeq = try writer.headSeq() + 1
-      self.summary = counts == nil ? nil : try writer.summary() ?? RecordedCounts()
+      storedSummary = counts == nil ? nil : try writer.summary()
+      self.summary = counts == nil ? nil : storedSummary ?? RecordedCounts()
     case .rebuild:
       self.nextSeq = 1
       self.summary = counts == nil ? nil : RecordedCounts()
@@ -170,7 +177,7 @@ package final class LedgerSession {
       if state.isNew { summary?.streams += 1 }
       state.head.root = state.tree.root
       state.head.nextNode = state.tree.store.nextNode
-      try writer.putStreamHead(state.head)
+      if state.head != state.stored { try writer.putStreamHead(state.head) }
     }
     // In key order: a B-tree takes sorted inserts page by page.
     for (id, entry) in idEntries.sorted(by: { ItemID.precedesInStorageOrder($0.key, $1.key) }) {
@@ -178,8 +185,9 @@ package final class LedgerSession {
     }
     if var summary {
       summary.events = nextSeq - 1
-      try writer.putSummary(summary)
+      if summary != storedSummary { try writer.putSummary(summary) }
       self.summary = summary
+      storedSummary = summary
     }
     streams.removeAll()
     idEntries.removeAll()
@@ -265,7 +273,7 @@ package final class LedgerSession {
     if mode == .append { try Integrity.checkHead(stored, of: stream, in: writer) }
     let head = stored ?? StreamHead(stream: stream)
     let nodes = StoredNodes(writer: writer, stream: stream, nextNode: head.nextNode)
-    return StreamState(head: head, tree: StoredOrder.tree(nodes, head: head), isNew: stored == nil)
+    return StreamState(head: head, tree: StoredOrder.tree(nodes, head: head), stored: stored)
   }
 
   func idEntry(_ id: ItemID) throws -> IdEntry? {
