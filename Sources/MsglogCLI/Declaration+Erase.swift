@@ -39,9 +39,9 @@ extension CommandDeclaration {
       once no transaction older than the purge is left that could still see the erased rows \
       (it waits about ten seconds at most, saying on stderr for what, then names it and fails). \
       Prints 'purged: N bytes scrubbed'. It cannot reach copies made before (backups, \
-      exports, replicas that have not synced, PostgreSQL's WAL), nor the memory of processes \
-      that wrote beside the text before it was erased (restart a long-running serve first); \
-      see docs/REFERENCE.md.
+      exports, replicas that have not synced, PostgreSQL's WAL); a process that keeps \
+      writing (serve) opens the database afresh at its next write, so that LMDB's page \
+      buffers carry nothing back; see docs/REFERENCE.md.
       """,
     shared: [Options.db, Options.json], example: "msglog purge\nmsglog erase --sender mallory --purge")
 }

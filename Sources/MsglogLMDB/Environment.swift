@@ -103,6 +103,19 @@ package final class Environment {
   /// write must not carry (a new database's first rows, none of them text).
   package func forgetWrites() { wrote.store(false, ordering: .relaxed) }
 
+  /// The id of the write transaction from which on this environment's page
+  /// buffers hold bytes (its first write since it was opened or its writes
+  /// forgotten): nothing in them is older than that commit's log. A purge
+  /// that committed after it may have scrubbed from the file bytes these
+  /// buffers still hold (`LMDBTables.checkBuffers`).
+  package var buffersSince: Int { buffersFilledAt.load(ordering: .relaxed) }
+  private let buffersFilledAt = Atomic(0)
+
+  /// Takes the page buffers as no older than the transaction `id` (a purge
+  /// whose scrub this process could not wait for: the next purge's finds
+  /// what they carry).
+  package func acceptBuffers(asOf id: Int) { buffersFilledAt.store(id, ordering: .relaxed) }
+
   /// The id of the last committed write transaction, from the meta page.
   package var lastCommittedTransaction: Int {
     var info = MDB_envinfo()
@@ -235,6 +248,7 @@ package final class Environment {
     while true {
       let attempt: WriteAttempt<R> = try sharing {
         guard let txn = try begin(readOnly: false) else { return .mapResized }
+        if !hasWritten { buffersFilledAt.store(mdb_txn_id(txn.handle), ordering: .relaxed) }
         let result: R
         do {
           result = try body(txn)

@@ -54,10 +54,11 @@ import MsglogCore
 /// and the unused middles not zero; the file keeps its size (the free
 /// pages are reused by later writes).
 ///
-/// What it cannot reach (docs/REFERENCE.md): a process that keeps writing
-/// (`serve`) keeps its page buffers, and may write bytes of a page it had
-/// in memory before the purge (a text's, erased since) into the unused
-/// middle of a page it writes after; the next purge zeroes them.
+/// A process that keeps writing (`serve`) keeps its page buffers, which
+/// may hold a page it had before the purge (a text's, erased since): step
+/// 1 notes the purge's transaction (`LMDBTables.notePurge`), and that
+/// process's next write opens the environment afresh before it writes
+/// (`LMDBStore.openAfresh`), so that LMDB carries none of it into the file.
 extension LMDBStore {
   /// The scratch table's name: an older msglog's step 2 filled it with
   /// zero pages; dropped first thing, if a killed purge left it.
@@ -79,6 +80,8 @@ extension LMDBStore {
       try Self.dropScratch(in: txn)
       try txn.empty(try LMDBTables.purgeMarks(in: txn, create: true)!)
       try LMDBTables.startPurgeMarks(in: txn)
+      // Processes writing on say their buffers predate it, and open afresh.
+      try LMDBTables.notePurge(in: txn)
       return UInt64(mdb_txn_id(txn.handle))
     }
     // A commit of its own between: LMDB hands out the pages a commit freed

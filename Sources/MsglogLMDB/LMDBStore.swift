@@ -127,16 +127,56 @@ package final class LMDBStore: FollowableStore {
       throw MsglogError.readOnly(location: path, store: .lmdb, reason: "opened for reading only")
     }
     return try translatingErrors {
-      if let tables = try tables(creating: true) {
-        if let refusal = writeRefusal.withLock({ $0 }) { throw refusal }
-        return try tables.write(reserving: bytes, body)
+      while true {
+        do {
+          return try writeOnce(reserving: bytes, body)
+        } catch let stale as BuffersPredatePurge {
+          openAfresh(after: stale)
+        }
       }
-      if let result = try createDatabase({ try $0.write(reserving: bytes, inPieces: true, body) }) { return result }
-      // Someone else created it meanwhile: write into theirs.
-      guard let tables = try tables(creating: true) else {
-        throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
-      }
+    }
+  }
+
+  private func writeOnce<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
+    if let tables = try tables(creating: true) {
+      if let refusal = writeRefusal.withLock({ $0 }) { throw refusal }
       return try tables.write(reserving: bytes, body)
+    }
+    if let result = try createDatabase({ try $0.write(reserving: bytes, inPieces: true, body) }) { return result }
+    // Someone else created it meanwhile: write into theirs.
+    guard let tables = try tables(creating: true) else {
+      throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
+    }
+    return try tables.write(reserving: bytes, body)
+  }
+
+  /// How long a write waits, after a purge, for this process's other
+  /// reads and writes to let go of the environment (in milliseconds).
+  static let purgeDrainWait = 2_000
+
+  /// After a purge committed since this process's page buffers were filled
+  /// (`LMDBTables.checkBuffers`): lets go of the open tables once nothing
+  /// else of this process holds them, so that the next write opens the
+  /// environment afresh, with clean buffers — the environment is one per
+  /// process (opening it twice would break LMDB's locks), so it waits for
+  /// the reads in flight. A process whose reads never let go within
+  /// `purgeDrainWait` (a long export) writes on in the buffers it has, and
+  /// the next purge scrubs what they carry into the file.
+  private func openAfresh(after stale: BuffersPredatePurge) {
+    for _ in 0..<Self.purgeDrainWait {
+      let dropped = opened.withLock { opened -> Bool in
+        // Another write of this process opened it afresh already.
+        guard let current = opened?.environment, ObjectIdentifier(current) == stale.environment else { return true }
+        guard isKnownUniquelyReferenced(&opened) else { return false }
+        opened = nil
+        return true
+      }
+      if dropped { return }
+      usleep(1_000)
+    }
+    opened.withLock { opened in
+      guard let current = opened?.environment, ObjectIdentifier(current) == stale.environment else { return }
+      current.acceptBuffers(asOf: stale.purge)
     }
   }
 

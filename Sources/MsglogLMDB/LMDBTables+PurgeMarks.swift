@@ -95,6 +95,39 @@ extension LMDBTables {
     try txn.put(try Self.purgeMarks(in: txn, create: true)!, Self.reusedBuffersKey, [])
   }
 
+  /// The entry holding the id of the last purge's first transaction (8
+  /// bytes, big-endian), which emptied this table: a process's page
+  /// buffers filled before it may hold bytes that purge scrubbed from the
+  /// file (`checkBuffers`).
+  static let lastPurgeKey: [UInt8] = [3]
+
+  /// Notes, in the purge's first transaction, that a purge begins.
+  static func notePurge(in txn: Transaction) throws {
+    var id = UInt64(mdb_txn_id(txn.handle)).bigEndian
+    try txn.put(try purgeMarks(in: txn, create: true)!, lastPurgeKey, withUnsafeBytes(of: &id) { Array($0) })
+  }
+
+  /// The id of the last purge's first transaction; nil when there was none
+  /// (or an older msglog's, which notes none).
+  static func lastPurge(in txn: Transaction) throws -> Int? {
+    guard let marks = try purgeMarks(in: txn, create: false) else { return nil }
+    return try txn.get(marks, lastPurgeKey) { bytes in
+      bytes.count == 8 ? Int(truncatingIfNeeded: bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) : nil
+    } ?? nil
+  }
+
+  /// Refuses a write whose page buffers were filled before a purge that
+  /// committed since (`BuffersPredatePurge`): LMDB reuses a process's
+  /// buffers uncleared, and would carry bytes that purge scrubbed (a text
+  /// erased since) into the unused middle of the pages this write makes.
+  /// A process's first write has clean buffers and is let through.
+  func checkBuffers(in txn: Transaction) throws {
+    guard environment.hasWritten, let purge = try Self.lastPurge(in: txn), purge > environment.buffersSince else {
+      return
+    }
+    throw BuffersPredatePurge(environment: ObjectIdentifier(environment), purge: purge)
+  }
+
   /// A mark's value: empty, the page and the page before; this, the page alone.
   static let markPageAlone: [UInt8] = [1]
 
@@ -128,4 +161,14 @@ extension LMDBTables.LogTransaction {
   func markForPurge(_ table: Database, key: [UInt8], pageAlone: Bool = false) throws {
     try tables.markForPurge(table, key: key, in: txn, pageAlone: pageAlone)
   }
+}
+
+/// A write found its process's page buffers older than a purge
+/// (`LMDBTables.checkBuffers`): nothing was written; the store opens the
+/// environment afresh and writes again (`LMDBStore.write`).
+struct BuffersPredatePurge: Error {
+  /// The environment whose buffers they are (not held: it must close).
+  let environment: ObjectIdentifier
+  /// The purge's first transaction.
+  let purge: Int
 }

@@ -267,6 +267,7 @@ package final class LMDBTables {
     var noted = false
     let result = try runAgainAfterTablesOpened {
       try environment.write(reserving: bytes) { txn in
+        try checkBuffers(in: txn)
         noted = environment.hasWritten && !buffersNoted.load(ordering: .relaxed)
         if noted { try noteReusedBuffers(in: txn) }
         let access = LogTransaction(tables: self, txn: txn, inPieces: inPieces)
