@@ -75,6 +75,11 @@ import Testing
       ("no such route", "POST /api/nothing HTTP/1.1\r\n\(host)\(auth)\(json)Content-Length: 1000\r\n\r\n", 404),
       ("a wrong method", "PUT /api/append HTTP/1.1\r\n\(host)\(auth)\(json)Content-Length: 1000\r\n\r\n", 405),
       ("chunked, no token", "POST /api/append HTTP/1.1\r\n\(host)\(json)Transfer-Encoding: chunked\r\n\r\n", 401),
+      (
+        "a wrong token, 100-continue",
+        "POST /api/append HTTP/1.1\r\n\(host)Authorization: Bearer not-the-token\r\n\(json)Expect: 100-continue\r\nContent-Length: 1000\r\n\r\n",
+        401
+      ),
     ]
     for (what, head, status) in cases {
       // The head only: the body never comes. The answer must.
@@ -97,6 +102,56 @@ import Testing
     socket.send(body)
     let done = socket.receive(seconds: 5, until: { $0.contains(#""seq":2"#) })
     #expect(done.text.contains("HTTP/1.1 200 OK"), "\(done.text)")
+  }
+
+  /// With named tokens, who sent a body is known before it is read: the
+  /// token is looked up first (on a worker), and a wrong one is refused
+  /// with no `100 Continue` and no share of
+  /// the bodies' budget — an attacker's 60 trickled bodies with a made-up
+  /// token held it all, and every write got a 503. A good token's body is
+  /// read after its lookup, and so is one that arrived with its head.
+  @Test func aNamedTokenIsLookedUpBeforeTheBody() throws {
+    let s = Sandbox()
+    s.append("x")
+    let writer = s.run("token", "add", "ann", "--write", "*").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    #expect(!writer.isEmpty)
+    let server = try ServedLog.running(s)
+    defer { #expect(server.stop().code == 0) }
+    let host = "Host: 127.0.0.1:\(server.port)\r\n"
+    let json = "Content-Type: application/json\r\n"
+    func head(_ token: String, _ framing: String) -> String {
+      "POST /api/append HTTP/1.1\r\n\(host)Authorization: Bearer \(token)\r\n\(json)Expect: 100-continue\r\n\(framing)\r\n"
+    }
+    let cases: [(String, String, Int)] = [
+      ("a made-up token", head("not-a-token", "Content-Length: 1000\r\n"), 401),
+      ("a made-up token, chunked", head("not-a-token", "Transfer-Encoding: chunked\r\n"), 401),
+    ]
+    for (what, head, status) in cases {
+      let socket = try #require(LoopbackSocket(port: server.port))
+      socket.send(head)
+      let answer = socket.receive(seconds: 5, until: LoopbackSocket.isWholeAnswer)
+      Self.expectOwnError(answer.text, status, what)
+      #expect(!answer.text.contains("100 Continue"), "\(what): \(answer.text)")
+      let end = socket.receive(seconds: 3)
+      #expect(answer.closed || end.closed, "\(what): the connection stays open")
+    }
+    let body = #"{"text":"after the lookup"}"#
+    let socket = try #require(LoopbackSocket(port: server.port))
+    socket.send(head(writer, "Content-Length: \(body.utf8.count)\r\n"))
+    let go = socket.receive(seconds: 5, until: { $0.contains("\r\n\r\n") })
+    #expect(go.text.hasPrefix("HTTP/1.1 100 Continue\r\n\r\n"), "\(go.text)")
+    socket.send(body)
+    let done = socket.receive(seconds: 5, until: { $0.contains(#""seq":2"#) })
+    #expect(done.text.contains("HTTP/1.1 200 OK"), "\(done.text)")
+    // The body sent with its head, then another request on the same connection.
+    let again = #"{"text":"with its head"}"#
+    let whole = try #require(LoopbackSocket(port: server.port))
+    whole.send(
+      "POST /api/append HTTP/1.1\r\n\(host)Authorization: Bearer \(writer)\r\n\(json)Content-Length: \(again.utf8.count)\r\n\r\n\(again)"
+        + "GET /api/items HTTP/1.1\r\n\(host)Authorization: Bearer \(writer)\r\n\r\n")
+    let both = whole.receive(seconds: 5, until: { $0.contains("with its head") && $0.contains("after the lookup") })
+    #expect(both.text.hasPrefix("HTTP/1.1 200 OK") && both.text.contains(#""seq":3"#), "\(both.text)")
+    #expect(s.run("list").lines.count == 3)
   }
 
   /// A body must arrive whole within 10 s (a deadline, not an idle

@@ -143,7 +143,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     if peerEnded { return false }
     switch state {
     case .readingHead, .readingBody: return true
-    case .handling, .answering: return input.count - inputStart < Self.readAhead
+    case .vetting, .handling, .answering: return input.count - inputStart < Self.readAhead
     case .lingering: return true
     case .closed: return false
     }
@@ -153,7 +153,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   /// once; a request already read still gets its answer.
   func peerHungUp() {
     switch state {
-    case .readingHead, .readingBody, .lingering, .closed: close()
+    case .readingHead, .vetting, .readingBody, .lingering, .closed: close()
     case .handling: break  // answered with `Connection: close` (`answer`)
     case .answering(let answer):
       if case .streaming = answer.body { close() } else { state.answer?.closeAfter = true }
@@ -203,8 +203,10 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   func judge(_ head: RequestHead) {
     let hasBody = head.framing != .none && head.framing != .length(0)
     let refusal: Response?
+    var judged: Request? = nil
     do {
       let request = try self.request(head)
+      judged = request
       begin(head, path: request.path)
       if let refused = refusalBeforeRouting(head) {
         refusal = .error(refused)
@@ -229,6 +231,17 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       if case .request(let head, let body)? = decoder.readBody(of: head) { dispatch(head, body: body) }
       return
     }
+    // A body is read only once who sent it is known: a token that needs
+    // the log read (a named one, or a wrong one) is looked up first, so
+    // that no client without a token the log holds gets `100 Continue` or
+    // a share of the bodies' budget.
+    if let judged, core.router.callerNeedsReading(judged) { return vet(head, judged) }
+    acceptBody(of: head)
+  }
+
+  /// Reads the body of a request let in by its head (with `100 Continue`
+  /// when asked for), held in the server's budget.
+  func acceptBody(of head: RequestHead) {
     let reserve: Int
     switch head.framing {
     case .length(let count):
@@ -255,6 +268,40 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       dispatch(head, body: body, held: keepBody(body))
     }
     flush()
+  }
+
+  /// Decides on a worker who sent `request`, whose body is not read
+  /// meanwhile (a little of it may be read ahead, not decoded): a refusal
+  /// is answered, and the connection closed; otherwise the body is read.
+  func vet(_ head: RequestHead, _ request: Request) {
+    state = .vetting
+    let core = self.core
+    let loop = self.loop
+    let submitted = core.pool.submit {
+      let resolution = core.router.resolve(request)
+      loop.execute { [self] in vetted(head, resolution) }
+    }
+    if !submitted {
+      decoder.stop()
+      core.warnings.warn("workers", "the workers' queue is full: answering 503")
+      send(
+        .error(HTTPError(status: 503, message: "the server is too busy now; retry shortly")), method: head.method,
+        close: true)
+    }
+  }
+
+  private func vetted(_ head: RequestHead, _ resolution: Router.Resolution) {
+    // Closed meanwhile (the client hung up, the server stopped).
+    guard case .vetting = state else { return }
+    if case .refused(let error) = resolution {
+      decoder.stop()
+      return send(.error(error), method: head.method, close: true)
+    }
+    acceptBody(of: head)
+    processInput()
+    if case .readingBody = state, transport.hasBufferedInput { readInput() }
+    if case .closed = state { return }
+    updateInterest()
   }
 
   func releaseBody() {

@@ -6,10 +6,13 @@ import Msglog
 /// (its buffers, whether the peer ended its side, whether the server is
 /// stopping) stays on `Connection`.
 ///
-///     readingHead ─▶ readingBody ─▶ handling ─▶ answering ─▶ readingHead, or lingering ─▶ closed
+///     readingHead ─▶ (vetting ─▶) readingBody ─▶ handling ─▶ answering ─▶ readingHead, or lingering ─▶ closed
 enum ConnectionState {
   /// Waiting for a request's head, due by then.
   case readingHead(due: Deadline)
+  /// A worker is deciding who sent the request whose head was read, before
+  /// its body is (`Connection.vet`).
+  case vetting
   /// Reading a request's body (its head is the decoder's), whose bytes
   /// are held in the server's budget.
   case readingBody(due: Deadline, reserved: Int)

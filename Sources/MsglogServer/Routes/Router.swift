@@ -43,6 +43,14 @@ package struct Router: Sendable {
     resolve(request, lookingUp ? .reading : .refusingEarly)
   }
 
+  /// Whether who sent a request its head let in needs a read of the log
+  /// to know (a bearer token that is not the operator's, or none where the
+  /// log was not seen lately to hold no named token): its body waits for it.
+  package func callerNeedsReading(_ request: Request) -> Bool {
+    if case .needsReading = resolve(request, .knownOnly) { return true }
+    return false
+  }
+
   /// How far resolving may go to learn who a request is from (`TokenGate`).
   private enum Lookup {
     /// The log read where needed (a worker).
