@@ -17,6 +17,29 @@ import Testing
     return r.stdout.trimmingCharacters(in: .newlines)
   }
 
+  /// The sender a named token writes as is its name byte for byte: a
+  /// canonically equivalent text ("\u{212A}im", KELVIN SIGN, for "Kim"),
+  /// which Swift's `==` took as equal, is refused, not recorded with its
+  /// other bytes. A token may not be named `-`, the request log's mark for
+  /// no token.
+  @Test func theSenderIsTheNameByteForByte() throws {
+    let s = Sandbox()
+    s.append("x")
+    let kim = try token(s, ["Kim", "--write", "*"])
+    let dash = s.run(["token", "add", "-", "--write", "*"])
+    #expect(dash.code == 64 && dash.stderr.hasPrefix("msglog: invalid token name '-'"), "\(dash)")
+    let server = try ServedLog.running(s)
+    defer { _ = server.stop() }
+    let before = s.contents()
+    var r = server.request(
+      "POST", "/api/append", #"{"text":"y","sender":"\u212aim"}"#, headers: ["Authorization: Bearer \(kim)"])
+    #expect(r.status == 403 && r.body.contains("token Kim writes as Kim"), "\(r)")
+    #expect(s.contents() == before)
+    r = server.request(
+      "POST", "/api/append", #"{"text":"y","sender":"Kim"}"#, headers: ["Authorization: Bearer \(kim)"])
+    #expect(r.status == 200, "\(r)")
+  }
+
   @Test(arguments: Store.allCases) func scopesSenderAndRevocation(_ store: Store) throws {
     let s = Sandbox(store)
     s.append("board", stream: "team/board")

@@ -49,14 +49,15 @@ public struct NamedToken: Equatable, Sendable {
       && a.revoked == b.revoked && a.lastUsed == b.lastUsed && a.digest.bytes == b.digest.bytes
   }
 
-  /// Checks a name as `token add` takes it: 1–64 of `[A-Za-z0-9._-]`.
+  /// Checks a name as `token add` takes it: 1–64 of `[A-Za-z0-9._-]`, but
+  /// not `-` alone, which `serve`'s text log writes for no token.
   public static func validate(name: String) throws(MsglogError) {
     let bytes = Array(name.utf8)
     let allowed = bytes.allSatisfy { byte in
       (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
         || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")
     }
-    guard (1...64).contains(bytes.count), allowed else { throw .namedToken(.malformedName(name)) }
+    guard (1...64).contains(bytes.count), allowed, name != "-" else { throw .namedToken(.malformedName(name)) }
   }
 
   /// Whether `text` looks like a token's id (16 lowercase hex digits).

@@ -40,7 +40,8 @@ public enum TokenRefusal: Equatable, Sendable, CustomStringConvertible {
   public var description: String {
     switch self {
     case .malformedName(let name):
-      return "invalid token name \(TerminalText.quoted(name)): expected 1 to 64 letters, digits, '.', '_' or '-'"
+      return
+        "invalid token name \(TerminalText.quoted(name)): expected 1 to 64 letters, digits, '.', '_' or '-', not '-' alone"
     case .malformedPattern(let text):
       return
         "invalid stream pattern \(TerminalText.quoted(text)): expected a stream name, a prefix ending in '/*', or '*'"

@@ -38,7 +38,9 @@ extension Routes {
     }
     switch members[.sender] {
     case nil: members.set(.sender, .string(name))
-    case .string(let sent)? where sent == name: break
+    // Byte for byte: Swift's `==` takes canonically equivalent texts as
+    // equal ("\u{212A}im" for "Kim"), and the log would keep the other bytes.
+    case .string(let sent)? where sent.utf8.elementsEqual(name.utf8): break
     case .string(let sent)?:
       throw TokenGate.forbidden("token \(name) writes as \(name), not as \(TerminalText.quoted(sent))")
     default: break  // not a string: the decoder's 400
