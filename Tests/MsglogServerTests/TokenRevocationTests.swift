@@ -42,4 +42,36 @@ import Testing
     let kept = other.request("GET", "/api/streams", headers: ["Authorization: Bearer \(keeper)"])
     #expect(kept.status == 200, "\(kept)")
   }
+
+  /// The follow ends within a second of the revocation though its client
+  /// reads nothing: a connection whose client takes nothing does not ask
+  /// its producer for more, so it learnt of the revocation only when the
+  /// client read again, or at the 30 s stall limit (an attacker held one
+  /// open 28 s and still received 4 MB after the revocation). The stream
+  /// is now asked every half second whether it may go on. The request
+  /// log's line for the follow is written when its connection closes.
+  @Test func aRevokedTokensFollowEndsThoughItsClientReadsNothing() throws {
+    let s = Sandbox()
+    let lines = (0..<20_000).map { #"{"op":"append","text":"message \#($0) with some padding padding padding"}"# }
+    #expect(s.run(["import"], stdin: Data(lines.joined(separator: "\n").utf8)).code == 0)
+    let ann = s.run(["token", "add", "ann", "--read", "*"]).stdout.trimmingCharacters(in: .newlines)
+    let served = try ServedLog.running(s, ["--log-format", "json"])
+    defer { _ = served.stop() }
+    let socket = try #require(LoopbackSocket(port: served.port))
+    #expect(socket.send("GET /api/follow?from=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ann)\r\n\r\n"))
+    let first = socket.receive(seconds: 30) { $0.contains("retry: 1000") }
+    #expect(first.text.contains(" 200 "), "\(first.text.prefix(200))")
+    // Nothing more is read: the backlog fills the sockets' buffers and the server's output.
+    usleep(1_000_000)
+    func followLogged() -> Bool {
+      ((try? String(contentsOfFile: served.child.errPath, encoding: .utf8)) ?? "").contains(#""/api/follow"#)
+    }
+    #expect(!followLogged(), "the follow ended before the revocation")
+    #expect(s.run(["token", "revoke", "ann"]).code == 0)
+    let revoked = Date()
+    while !followLogged(), Date().timeIntervalSince(revoked) < 10 { usleep(20_000) }
+    let seconds = Date().timeIntervalSince(revoked)
+    // A generous bound for a loaded machine (the stall limit is 30 s).
+    #expect(followLogged() && seconds < 5, "the follow ended \(seconds) s after the revocation")
+  }
 }

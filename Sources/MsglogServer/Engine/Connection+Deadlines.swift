@@ -33,6 +33,11 @@ extension Connection {
         if now.nanoseconds(since: lastProgress) > UInt64(core.stallLimit * 1e9) {
           return close()  // a client that takes nothing does not hold its answer for ever
         }
+        if let stream = state.stream, let every = stream.producer.recheckAfter, !stream.rechecking,
+          now.nanoseconds(since: stream.recheckedAt) > UInt64(every * 1e9)
+        {
+          recheck(stream)
+        }
       }
       guard let stream = state.stream else { return }
       switch stream.pull {
@@ -55,6 +60,28 @@ extension Connection {
       }
     default: break
     }
+  }
+
+  /// A stream whose client takes nothing is not asked for more, so it
+  /// would not learn that its token was revoked until the client read
+  /// again or the stall limit: its producer is asked on a worker whether
+  /// it may go on, and the connection closed if not (what the kernel holds
+  /// already goes, all of it committed before the revocation).
+  func recheck(_ stream: ConnectionState.StreamedBody) {
+    stream.rechecking = true
+    stream.recheckedAt = .now()
+    let producer = stream.producer
+    let loop = self.loop
+    let submitted = core.pool.submit { [self] in
+      let goesOn = producer.mayGoOn()
+      loop.execute { [self] in
+        // The same answer still under way (its producer, held here, is its own).
+        guard let current = state.stream, current.producer === producer else { return }
+        current.rechecking = false
+        if !goesOn { close() }
+      }
+    }
+    if !submitted { stream.rechecking = false }
   }
 
   /// Stopping: an idle connection closes now; a request read is answered

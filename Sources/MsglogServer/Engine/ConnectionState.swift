@@ -49,6 +49,10 @@ enum ConnectionState {
     var pull = Pull.idle
     /// When it last sent anything, for its keep-alive comments.
     var lastSent = Deadline.now()
+    /// When its producer was last asked whether it may go on while its
+    /// client took nothing (`Connection.recheck`), and whether it is being.
+    var recheckedAt = Deadline.now()
+    var rechecking = false
 
     init(producer: any BodyProducer, chunked: Bool) {
       self.producer = producer

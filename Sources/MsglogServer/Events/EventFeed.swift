@@ -64,6 +64,8 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
   /// live. No token: the log still holds none (the gate's answer, which
   /// stands a quarter second for all such follows, so thousands of them
   /// ask the log no more often than one).
+  package func mayGoOn() -> Bool { mayStillFollow() }
+
   private func mayStillFollow() -> Bool {
     switch caller {
     case .named(let token):

@@ -12,10 +12,16 @@ package protocol BodyProducer: AnyObject, Sendable {
   /// How long a `.waitForCommit` may last before `next()` is asked again
   /// without a commit; nil: until the commit.
   var recheckAfter: Double? { get }
+  /// Whether the body may still be sent (a follow's token still live),
+  /// asked every `recheckAfter` of a client that takes nothing, whose
+  /// producer is not asked for more meanwhile. Runs on a worker, perhaps
+  /// beside `next()`.
+  func mayGoOn() -> Bool
 }
 
 extension BodyProducer {
   package var recheckAfter: Double? { nil }
+  package func mayGoOn() -> Bool { true }
 }
 
 /// What a producer gives the connection.
