@@ -78,10 +78,10 @@ extension PostgresStore {
         for row in 0..<tables.count {
           guard let name = tables.text(row, 0) else { continue }
           let quoted = "\"" + name.replacing("\"", with: "\"\"") + "\""
-          try connection.execute("VACUUM FULL msglog.\(quoted)")
+          try rewriteTable("msglog.\(quoted)", on: connection)
         }
         if statistics.rewrite {
-          try connection.execute("VACUUM FULL pg_catalog.pg_statistic")
+          try rewriteTable("pg_catalog.pg_statistic", on: connection)
           try connection.execute(PostgresSchema.clearStatisticsLeft.sql)
         }
       }
@@ -102,6 +102,70 @@ extension PostgresStore {
       let after = try connection.execute(sizes).int64(0, 0) ?? 0
       return UInt64(max(before - after, 0))
     }
+  }
+
+  /// How long one try at a table's lock may queue (`lock_timeout`), and
+  /// how long purge keeps trying before it names the holder (milliseconds).
+  static let purgeLockTry = 100
+  static let purgeLockWait = 10_000
+
+  /// `VACUUM FULL table`, its ACCESS EXCLUSIVE lock taken in short tries.
+  /// A session that keeps a lock on the table (an application idle in a
+  /// transaction that read it) would hold the rewrite for as long as it
+  /// lasts — and every reader and writer of the table queues behind the
+  /// rewrite's lock request meanwhile (`serve` froze). So each try queues
+  /// `purgeLockTry` at most, and after `purgeLockWait` purge fails naming
+  /// the holder; what it rewrote before stays rewritten.
+  private func rewriteTable(_ table: String, on connection: Connection) throws {
+    try connection.execute("SET lock_timeout = \(Self.purgeLockTry)")
+    let holder: String?
+    do {
+      holder = try rewriteInTries(table, on: connection)
+    } catch {
+      resetLockTimeout(on: connection)
+      throw error
+    }
+    resetLockTimeout(on: connection)
+    if let holder { throw MsglogError.purgeHeldByLock(location: shown, table: table, holder: holder) }
+  }
+
+  /// `VACUUM FULL table` tried until it takes its lock, or nil; the holder
+  /// of the lock when `purgeLockWait` passed without.
+  private func rewriteInTries(_ table: String, on connection: Connection) throws -> String? {
+    let start = ContinuousClock.now
+    var pause: UInt32 = 20_000
+    while true {
+      do {
+        try connection.execute("VACUUM FULL \(table)")
+        return nil
+      } catch {
+        guard error.sqlState == PostgresError.lockNotAvailable else { throw error }
+        if ContinuousClock.now - start >= .milliseconds(Self.purgeLockWait) {
+          return try Self.lockHolder(of: table, on: connection)
+        }
+      }
+      usleep(pause)
+      pause = min(pause * 2, 500_000)
+    }
+  }
+
+  private func resetLockTimeout(on connection: Connection) {
+    do { _ = try connection.execute("RESET lock_timeout") } catch {}
+  }
+
+  /// Who holds a lock on `table` that keeps purge's rewrite out (a
+  /// session of another backend), named as `snapshot(olderThan:)` names one.
+  private static func lockHolder(of table: String, on connection: Connection) throws -> String {
+    let holders = try connection.execute(
+      """
+      SELECT format('pid %s', a.pid) || coalesce(' (' || nullif(concat_ws(', ', a.usename, \
+      nullif(a.application_name, ''), a.state), '') || ')', '') \
+      FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
+      WHERE l.relation = $1::regclass AND l.granted AND l.pid <> pg_backend_pid() \
+      ORDER BY a.xact_start NULLS LAST LIMIT 1
+      """, [.text(table)])
+    guard holders.count > 0, let holder = holders.text(0, 0) else { return "another session" }
+    return holder
   }
 
   /// Drops the records' statistics an older database's ANALYZE gathered:

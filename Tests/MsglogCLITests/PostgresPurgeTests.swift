@@ -145,6 +145,50 @@ import Testing
   /// new file for it. Purge waits for such a snapshot to end; one that
   /// outlasts the wait is named, and a purge once it has ended leaves no
   /// file holding the text.
+  /// A session that keeps a lock on msglog's tables (an application idle
+  /// in a transaction that read them, newer than the erase) does not hold
+  /// purge, nor the log, for as long as it lasts: purge's rewrite took the
+  /// tables' lock in one request, which waited for that session — and
+  /// every reader and writer queued behind it (a `list` took 7 s; `serve`
+  /// froze). Now each try queues a moment, and purge fails (exit 1) naming
+  /// the session while it is still open; a write meanwhile goes through.
+  @Test func aSessionHoldingATablesLockIsNamedNotWaitedFor() throws {
+    let s = Sandbox(.postgres)
+    let name = s.databaseName!
+    let secret = "SENTINEL-" + UUID().uuidString
+    s.append("before")
+    #expect(s.run("erase", s.append(secret)).code == 0)
+    let sql = """
+      SET application_name = 'idle-reader'; BEGIN; SELECT count(*) FROM msglog.events; SELECT pg_sleep(120); COMMIT
+      """
+    let holder = s.start(["-qAt", s.db, "-c", sql], runner: "/usr/bin/psql")
+    defer { if holder.process.isRunning { kill(holder.process.processIdentifier, SIGKILL) } }
+    let locked = """
+      SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
+      WHERE a.application_name = 'idle-reader' AND l.relation = 'msglog.events'::regclass
+      """
+    var tries = 0
+    while PostgresCluster.psql(locked, database: name).stdout != "1\n" && tries < 200 {
+      usleep(50_000)
+      tries += 1
+    }
+    #expect(tries < 200, "the reader holds no lock")
+    let purge = s.start(["purge"])
+    // A write while purge tries: not queued behind it for the reader's two minutes.
+    #expect(s.run("append", "during the purge").code == 0)
+    let r = purge.finish(endingAfter: 60)
+    #expect(holder.process.isRunning, "purge waited for the reader to end")
+    #expect(
+      r.code == 1 && r.stderr.contains("idle-reader") && r.stderr.contains("kept a lock on msglog"), "\(r)")
+    let ended = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'idle-reader'"
+    #expect(PostgresCluster.psql(ended, database: name).code == 0)
+    _ = holder.finish()
+    let again = s.run("purge")
+    #expect(again.code == 0, "\(again)")
+    #expect(PostgresCluster.msglogFiles(holding: secret, database: name).isEmpty)
+    #expect(s.run("list").lines.count == 2)
+  }
+
   @Test func aSnapshotOlderThanThePurgeIsWaitedForOrNamed() throws {
     let s = Sandbox(.postgres)
     let name = s.databaseName!

@@ -109,6 +109,10 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// `purge` on PostgreSQL waited for a snapshot older than itself (named
   /// by `holder`), which may still see erased row versions, and it did not end.
   case purgeHeldByTransaction(location: String, holder: String)
+  /// `purge` on PostgreSQL could not take a table's lock to rewrite it
+  /// within its wait: a session (`holder`) kept a lock on it. The tables
+  /// before it were rewritten.
+  case purgeHeldByLock(location: String, table: String, holder: String)
   /// `purge` on PostgreSQL by a role that does not own msglog's tables,
   /// which only their owner may rewrite: nothing was done.
   case purgeNeedsOwner(location: String, owner: String)
@@ -293,7 +297,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       .incompatibleRemote, .remoteLostTrack, .unacceptableRecord, .remoteFault:
       return .incompatible
     case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .purgeHeldByReader, .purgeHeldByTransaction,
-      .purgeLeftStatistics, .storeFailure, .lmdbFailure,
+      .purgeHeldByLock, .purgeLeftStatistics, .storeFailure, .lmdbFailure,
       .systemRefused,
       .cannotFollow,
       .rebuildDidNotVerify, .foreignFailure, .replicaMovedDuringPull, .changeDoesNotApply, .cannotReadInput,
@@ -395,6 +399,9 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .purgeHeldByTransaction(let location, let holder):
       return "cannot purge \(location) whole: a transaction older than the purge (\(TerminalText.escape(holder))) "
         + "may still see erased row versions; run purge again once it has ended"
+    case .purgeHeldByLock(let location, let table, let holder):
+      return "cannot purge \(location) whole: \(TerminalText.escape(holder)) kept a lock on \(table), "
+        + "which purge must rewrite; run purge again once it has ended"
     case .purgeNeedsOwner(let location, let owner):
       return "cannot purge \(location): purge rewrites msglog's tables, which only their owner, \(owner), may do"
     case .purgeLeftStatistics(let location, let reason):

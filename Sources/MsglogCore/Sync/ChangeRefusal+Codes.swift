@@ -84,7 +84,7 @@ extension ChangeRefusal {
       .cannotReadInput, .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat,
       .unrepairable, .noDatabase, .notAMsglogDatabase, .anotherProgramsDatabase, .readOnly, .permissionDenied,
       .cannotRead, .cannotCreate, .cannotBackUp, .backupNotSupported, .diskFull, .changedDuringRead, .purgeHeldByReader,
-      .purgeHeldByTransaction, .purgeNeedsOwner, .purgeLeftStatistics,
+      .purgeHeldByTransaction, .purgeHeldByLock, .purgeNeedsOwner, .purgeLeftStatistics,
       .purgeNotSupported, .trimNotSupported, .forgettingInReplica, .cannotConnect,
       .connectionLost, .newerFormat, .storeFailure, .lmdbFailure, .systemRefused, .cannotFollow, .rebuildDidNotVerify,
       .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .remoteLostTrack, .syncRunning,

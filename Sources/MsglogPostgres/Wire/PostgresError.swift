@@ -30,6 +30,7 @@ package struct PostgresError: Error, Equatable, Sendable, CustomStringConvertibl
   package static let cannotConnectNow = "57P03"
   /// What the server answers a copy its client abandoned with.
   package static let queryCanceled = "57014"
+  package static let lockNotAvailable = "55P03"
   /// A repeatable-read transaction met a row another committed after its
   /// snapshot: an optimistic write whose head moved.
   package static let serializationFailure = "40001"
