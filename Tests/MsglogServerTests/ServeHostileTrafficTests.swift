@@ -151,7 +151,17 @@ import Testing
         + "GET /api/items HTTP/1.1\r\n\(host)Authorization: Bearer \(writer)\r\n\r\n")
     let both = whole.receive(seconds: 5, until: { $0.contains("with its head") && $0.contains("after the lookup") })
     #expect(both.text.hasPrefix("HTTP/1.1 200 OK") && both.text.contains(#""seq":3"#), "\(both.text)")
-    #expect(s.run("list").lines.count == 3)
+    // A client that sends its whole request and ends its side (`nc -N`)
+    // while the token is looked up still gets its answer.
+    let ended = #"{"text":"then the client ended its side"}"#
+    let halfClosed = try #require(LoopbackSocket(port: server.port))
+    halfClosed.send(
+      "POST /api/append HTTP/1.1\r\n\(host)Authorization: Bearer \(writer)\r\n\(json)Content-Length: \(ended.utf8.count)\r\n\r\n\(ended)"
+    )
+    shutdown(halfClosed.fd, Int32(SHUT_WR))
+    let answer = halfClosed.receive(seconds: 5, until: LoopbackSocket.isWholeAnswer)
+    #expect(answer.text.hasPrefix("HTTP/1.1 200 OK") && answer.text.contains(#""seq":4"#), "\(answer.text)")
+    #expect(s.run("list").lines.count == 4)
   }
 
   /// A body must arrive whole within 10 s (a deadline, not an idle

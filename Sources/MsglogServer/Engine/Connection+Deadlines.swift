@@ -16,6 +16,13 @@ extension Connection {
         .error(
           HTTPError(status: 408, message: "the request's head did not arrive within \(Int(core.headerDeadline)) s")),
         method: "GET", close: true)
+    case .vetting(let due) where due <= now:
+      // The token's lookup outlasted the body's time (the store away):
+      // the body was not read, and the connection closes.
+      decoder.stop()
+      send(
+        .error(HTTPError(status: 503, message: "the server could not check the token in time; retry shortly")),
+        method: "GET", close: true)
     case .readingBody(let due, _) where due <= now:
       decoder.stop()
       releaseBody()
@@ -34,7 +41,8 @@ extension Connection {
           return close()  // a client that takes nothing does not hold its answer for ever
         }
         if let stream = state.stream, let every = stream.producer.recheckAfter, !stream.rechecking,
-          now.nanoseconds(since: stream.recheckedAt) > UInt64(every * 1e9)
+          now.nanoseconds(since: stream.recheckedAt) > UInt64(every * 1e9),
+          now.nanoseconds(since: lastProgress) > UInt64(every * 1e9)
         {
           recheck(stream)
         }

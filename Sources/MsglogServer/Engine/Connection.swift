@@ -7,7 +7,8 @@ import Msglog
 
 /// One client connection, as its event loop drives it:
 ///
-///     head ─▶ body (10 s for all of it) ─▶ handler (a worker) ─▶ answer ─▶ head again, or close
+///     head ─▶ (its token looked up ─▶) body (10 s from the head for all of it) ─▶ handler (a worker)
+///          ─▶ answer ─▶ head again, or close
 ///
 /// What the request line and headers decide (a refusal, a body too large)
 /// is answered before any of the body is read, and the connection closed;
@@ -153,8 +154,9 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   /// once; a request already read still gets its answer.
   func peerHungUp() {
     switch state {
-    case .readingHead, .vetting, .readingBody, .lingering, .closed: close()
-    case .handling: break  // answered with `Connection: close` (`answer`)
+    case .readingHead, .readingBody, .lingering, .closed: close()
+    // A request read whole still gets its answer (`vetted`, `answer`).
+    case .vetting, .handling: break
     case .answering(let answer):
       if case .streaming = answer.body { close() } else { state.answer?.closeAfter = true }
     }
@@ -235,13 +237,15 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     // the log read (a named one, or a wrong one) is looked up first, so
     // that no client without a token the log holds gets `100 Continue` or
     // a share of the bodies' budget.
-    if let judged, core.router.callerNeedsReading(judged) { return vet(head, judged) }
-    acceptBody(of: head)
+    // The body's 10 s count from its head, the lookup's time among them.
+    let due = Deadline.after(seconds: core.bodyDeadline)
+    if let judged, core.router.callerNeedsReading(judged) { return vet(head, judged, due: due) }
+    acceptBody(of: head, due: due)
   }
 
   /// Reads the body of a request let in by its head (with `100 Continue`
   /// when asked for), held in the server's budget.
-  func acceptBody(of head: RequestHead) {
+  func acceptBody(of head: RequestHead, due: Deadline) {
     let reserve: Int
     switch head.framing {
     case .length(let count):
@@ -262,7 +266,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
         .error(HTTPError(status: 503, message: "the server holds too many request bodies now; retry shortly")),
         method: head.method, close: true)
     }
-    state = .readingBody(due: .after(seconds: core.bodyDeadline), reserved: reserve)
+    state = .readingBody(due: due, reserved: reserve)
     if head.expectsContinue { output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8) }
     if case .request(let head, let body)? = decoder.readBody(of: head) {
       dispatch(head, body: body, held: keepBody(body))
@@ -273,8 +277,8 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   /// Decides on a worker who sent `request`, whose body is not read
   /// meanwhile (a little of it may be read ahead, not decoded): a refusal
   /// is answered, and the connection closed; otherwise the body is read.
-  func vet(_ head: RequestHead, _ request: Request) {
-    state = .vetting
+  func vet(_ head: RequestHead, _ request: Request, due: Deadline) {
+    state = .vetting(due: due)
     let core = self.core
     let loop = self.loop
     let submitted = core.pool.submit {
@@ -292,15 +296,17 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
 
   private func vetted(_ head: RequestHead, _ resolution: Router.Resolution) {
     // Closed meanwhile (the client hung up, the server stopped).
-    guard case .vetting = state else { return }
+    guard case .vetting(let due) = state else { return }
     if case .refused(let error) = resolution {
       decoder.stop()
       return send(.error(error), method: head.method, close: true)
     }
-    acceptBody(of: head)
+    acceptBody(of: head, due: due)
     processInput()
     if case .readingBody = state, transport.hasBufferedInput { readInput() }
     if case .closed = state { return }
+    // The client ended its side before its body was whole: it never will be.
+    if case .readingBody = state, peerEnded { return close() }
     updateInterest()
   }
 

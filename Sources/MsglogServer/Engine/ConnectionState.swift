@@ -11,8 +11,8 @@ enum ConnectionState {
   /// Waiting for a request's head, due by then.
   case readingHead(due: Deadline)
   /// A worker is deciding who sent the request whose head was read, before
-  /// its body is (`Connection.vet`).
-  case vetting
+  /// its body is (`Connection.vet`), which is due by then with the body.
+  case vetting(due: Deadline)
   /// Reading a request's body (its head is the decoder's), whose bytes
   /// are held in the server's budget.
   case readingBody(due: Deadline, reserved: Int)

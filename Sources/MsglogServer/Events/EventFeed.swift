@@ -64,8 +64,6 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
   /// live. No token: the log still holds none (the gate's answer, which
   /// stands a quarter second for all such follows, so thousands of them
   /// ask the log no more often than one).
-  package func mayGoOn() -> Bool { mayStillFollow() }
-
   private func mayStillFollow() -> Bool {
     switch caller {
     case .named(let token):
@@ -78,6 +76,9 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
       return true
     }
   }
+
+  /// Asked while the client takes nothing: the same question.
+  package func mayGoOn() -> Bool { mayStillFollow() }
 
   package func next() -> BodyChunk {
     if cancelled.load(ordering: .relaxed) || commits.isStopping { return .end }
