@@ -50,10 +50,10 @@ extension EventLog {
       func take(_ event: Event) {
         guard stream == nil || event.stream == stream else { return }
         switch event.op {
-        case .insert(let id, _, _, let named?) where named == sender:
+        case .insert(let id, _, _, let named?) where named.hasSameBytes(as: sender):
           theirs.insert(id)
           erases.append(WriteRequest(stream: event.stream, command: .erase(.id(id))))
-        case .edit(let id, _, let named?, _, _, _) where named == sender && !theirs.contains(id):
+        case .edit(let id, _, let named?, _, _, _) where named.hasSameBytes(as: sender) && !theirs.contains(id):
           // (An edit of their own item is blanked with it.)
           unsigns.append(WriteRequest(stream: event.stream, command: .unsign(.id(id), edit: event.seq)))
         default: break

@@ -51,6 +51,24 @@ import Testing
     #expect(try Data(contentsOf: URL(fileURLWithPath: file)) != before)
   }
 
+  /// Texts and senders are bytes: an edit to a canonically equivalent
+  /// text ("\u{212A}im", KELVIN SIGN, for "Kim") is an edit, not "nothing
+  /// to do", and `erase --sender Kim` leaves the items of the sender
+  /// "\u{212A}im" alone (Swift's `==` took each for the other).
+  @Test(arguments: Store.allCases) func textsAndSendersAreComparedByteForByte(_ store: Store) throws {
+    let s = Sandbox(store)
+    let kelvin = "\u{212A}im"
+    let item = s.append("Kim", sender: "Kim")
+    s.append("by the other", sender: kelvin)
+    var r = s.run("edit", item, kelvin)
+    #expect(r.code == 0 && r.stderr.isEmpty, "\(r)")
+    #expect(s.run("log").lines.count == 3, "the edit appended nothing")
+    r = s.run("erase", "--sender", "Kim")
+    #expect(r.code == 0 && r.stdout.hasPrefix("erased 1 item"), "\(r)")
+    let left = s.run("list").stdout
+    #expect(left.contains("by the other") && !left.contains(kelvin + "\n"), "\(left)")
+  }
+
   /// A rebased move that finds the item where the move meant it is a no-op
   /// too, and prints the same document.
   @Test func aRebasedNoOpMove() throws {

@@ -178,7 +178,11 @@ extension EventLog {
     guard mine.id == theirs.id, mine.seq == theirs.seq, mine.time == theirs.time, mine.edited == theirs.edited
     else { return false }
     if theirs.erased != nil { return true }
-    return mine.erased == nil && mine.text == theirs.text && mine.sender == theirs.sender
+    func same(_ a: String?, _ b: String?) -> Bool {
+      guard let a, let b else { return a == nil && b == nil }
+      return a.hasSameBytes(as: b)
+    }
+    return mine.erased == nil && mine.text.hasSameBytes(as: theirs.text) && same(mine.sender, theirs.sender)
   }
 
   /// Makes `location` the replica's remote from now on.

@@ -18,7 +18,7 @@ extension LedgerSession {
     }
     // A rebuild replays what the log holds: an erased item's edits all
     // read "" now, and each still is the event it was.
-    if current.text == text, mode == .append, erasedAt == nil { return nil }
+    if current.text.hasSameBytes(as: text), mode == .append, erasedAt == nil { return nil }
     guard let entry = try idEntry(slot.id) else { throw MsglogError.noSuchItem(slot.id, stream: state.head.stream) }
     let event = try append(
       .edit(

@@ -115,7 +115,7 @@ extension LedgerSession {
       guard live else { return .refused(.itemRemoved(id, removeSeq: entry.removeSeq)) }
       let slot = try state.tree.element(at: try index(of: id, entry: entry, in: &state))
       let before = try text(ofRecord: replaces).text
-      guard try text(ofRecord: slot.seq).text != before else { return .nothing }
+      guard try !text(ofRecord: slot.seq).text.hasSameBytes(as: before) else { return .nothing }
       return .inverse(.edit(id, text: before))
     case .move(let from, _):
       guard live else { return .refused(.itemRemoved(id, removeSeq: entry.removeSeq)) }

@@ -38,9 +38,7 @@ extension Routes {
     }
     switch members[.sender] {
     case nil: members.set(.sender, .string(name))
-    // Byte for byte: Swift's `==` takes canonically equivalent texts as
-    // equal ("\u{212A}im" for "Kim"), and the log would keep the other bytes.
-    case .string(let sent)? where sent.utf8.elementsEqual(name.utf8): break
+    case .string(let sent)? where sent.hasSameBytes(as: name): break
     case .string(let sent)?:
       throw TokenGate.forbidden("token \(name) writes as \(name), not as \(TerminalText.quoted(sent))")
     default: break  // not a string: the decoder's 400
