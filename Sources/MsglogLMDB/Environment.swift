@@ -31,6 +31,10 @@ package final class Environment {
   /// Retained for as long as LMDB may call back with it.
   private let assertionContext: Unmanaged<AssertionContext>?
   package let path: String
+  /// Which opening of an environment in this process this is (1, 2, …):
+  /// told apart from a later one where an address could be reused.
+  package let opening = Environment.openings.add(1, ordering: .relaxed).newValue
+  private static let openings = Atomic(0)
   package let isReadOnly: Bool
   /// Opened without the lock file (`MDB_NOLOCK`): no reader slot protects a
   /// read from a concurrent writer, so readers must check

@@ -166,7 +166,7 @@ package final class LMDBStore: FollowableStore {
     for _ in 0..<Self.purgeDrainWait {
       let dropped = opened.withLock { opened -> Bool in
         // Another write of this process opened it afresh already.
-        guard let current = opened?.environment, ObjectIdentifier(current) == stale.environment else { return true }
+        guard let current = opened?.environment, current.opening == stale.environment else { return true }
         guard isKnownUniquelyReferenced(&opened) else { return false }
         opened = nil
         return true
@@ -175,7 +175,7 @@ package final class LMDBStore: FollowableStore {
       usleep(1_000)
     }
     opened.withLock { opened in
-      guard let current = opened?.environment, ObjectIdentifier(current) == stale.environment else { return }
+      guard let current = opened?.environment, current.opening == stale.environment else { return }
       current.acceptBuffers(asOf: stale.purge)
     }
   }

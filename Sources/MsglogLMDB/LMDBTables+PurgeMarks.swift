@@ -121,11 +121,14 @@ extension LMDBTables {
   /// buffers uncleared, and would carry bytes that purge scrubbed (a text
   /// erased since) into the unused middle of the pages this write makes.
   /// A process's first write has clean buffers and is let through.
+  /// (A purge's id past this transaction's is another file's history —
+  /// a compacting copy numbers its transactions from 1 again — and says
+  /// nothing of these buffers.)
   func checkBuffers(in txn: Transaction) throws {
-    guard environment.hasWritten, let purge = try Self.lastPurge(in: txn), purge > environment.buffersSince else {
-      return
-    }
-    throw BuffersPredatePurge(environment: ObjectIdentifier(environment), purge: purge)
+    guard environment.hasWritten, let purge = try Self.lastPurge(in: txn), purge > environment.buffersSince,
+      purge < mdb_txn_id(txn.handle)
+    else { return }
+    throw BuffersPredatePurge(environment: environment.opening, purge: purge)
   }
 
   /// A mark's value: empty, the page and the page before; this, the page alone.
@@ -167,8 +170,9 @@ extension LMDBTables.LogTransaction {
 /// (`LMDBTables.checkBuffers`): nothing was written; the store opens the
 /// environment afresh and writes again (`LMDBStore.write`).
 struct BuffersPredatePurge: Error {
-  /// The environment whose buffers they are (not held: it must close).
-  let environment: ObjectIdentifier
+  /// The environment whose buffers they are (`Environment.opening`; not
+  /// held: it must close).
+  let environment: Int
   /// The purge's first transaction.
   let purge: Int
 }
