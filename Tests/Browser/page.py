@@ -743,6 +743,42 @@ def a_named_token_signs_in_and_writes_as_its_name(ctx):
     check(other.find_element(By.ID, "compose-sender").is_displayed(), "the operator's page has no name field")
 
 
+@case
+def a_token_that_may_only_read_is_offered_no_message_box(ctx):
+    """A token that may only read the stream shown gets no message box (the page says so by its name); a change it
+    makes anyway (a card deleted) is refused whole by the server, held and said, and discarding it shows the list as
+    the server has it — an attacker's read-only page kept a deleted card gone and a message pending for good. A
+    token revoked while the page is open: the box is off while the page asks for a token, and what was typed stays."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("t", ["one", "two"], sender="lead"))
+    ro = m.run("token", "add", "ro", "--read", "*").strip()
+    bob = m.run("token", "add", "bob", "--write", "*").strip()
+    server = m.serve()
+    driver = browser(ctx.dir)
+    open_page(driver, server, "t", "board", "#token=" + ro)
+    wait_texts(driver, "board", ["one", "two"], "with the reader's token")
+    wait_until("the page says the token may only read",
+               lambda: signed_in_as(driver) == "Signed in as ro, who may only read this stream")
+    check(not driver.find_element(By.ID, "compose-text").is_enabled(), "a reader's page offers the message box")
+    driver.find_elements(By.CSS_SELECTOR, "#board .card button.delete")[0].click()
+    wait_until("the refused delete is held and said", lambda: "refused" in held_text(driver), 30)
+    check("may not write" in held_text(driver), "the note does not say why: %r" % held_text(driver))
+    driver.find_element(By.CSS_SELECTOR, "#held button").click()
+    wait_until("the delete is discarded", lambda: held_text(driver) == "")
+    wait_texts(driver, "board", ["one", "two"], "the list as the server has it")
+    listed = m.run("--stream", "t", "list")
+    check("one" in listed and "two" in listed, "the server has %r" % listed)
+
+    # A writer's token revoked while its page is open: the box goes off, and keeps what was typed.
+    writer = browser(ctx.dir)
+    open_page(writer, server, "t", "chat", "#token=" + bob)
+    wait_texts(writer, "chat", ["one", "two"], "with bob's token")
+    wait_until("bob may write", lambda: writer.find_element(By.ID, "compose-text").is_enabled())
+    m.run("token", "revoke", "bob")
+    wait_until("the page asks for a token", lambda: writer.find_element(By.ID, "token-form").is_displayed(), 30)
+    check(not writer.find_element(By.ID, "compose-text").is_enabled(), "the box takes a message nobody may send")
+
+
 # MARK: - 11. The look: bubbles, cards with colours, empty states, schemes, favicon
 
 

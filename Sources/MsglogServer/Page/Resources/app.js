@@ -166,8 +166,9 @@ signedIn.on("name", (name) => {
   compose.signIn(name);
   chat.setMe(compose.sendsAs);
 });
-// "Delete for everyone" is offered where the token may erase.
-signedIn.on("may", ({ stream, erase: may }) => {
+// The message box is offered where the token may write, "Delete for everyone" where it may erase.
+signedIn.on("may", ({ stream, erase: may, write }) => {
+  if (stream === model.stream) compose.allowWrites(write);
   if (!erase.setAllowed(stream, may)) return;
   chat.redraw();
   board.redraw();

@@ -16,6 +16,8 @@ export class Compose extends Events {
   #sending = false;
   /** The named token's name (signed-in.js), which the page sends as; null without one. */
   #signedIn = null;
+  /** Whether the token may write the stream shown (signed-in.js's "may"). */
+  #writable = true;
 
   constructor({ model, shown, screen, writes, say }) {
     super(["sender"]);
@@ -102,11 +104,17 @@ export class Compose extends Events {
     return this.#signedIn ?? this.sender;
   }
 
-  /** The box as the page is now: disabled in the past, and while a message is being kept. */
+  /** Offers the box (`may`: the token may write the stream shown) or not; what is typed stays. */
+  allowWrites(may) {
+    this.#writable = may;
+    this.update();
+  }
+
+  /** The box as the page is now: disabled in the past, where the token may not write, and while a message is being kept. */
   update() {
     const past = this.shown.isPast();
-    $("compose-fields").disabled = past;
-    $("send").disabled = past || this.#sending;
+    $("compose-fields").disabled = past || !this.#writable;
+    $("send").disabled = past || !this.#writable || this.#sending;
     document.body.classList.toggle("past", past);
   }
 

@@ -11,8 +11,8 @@ import { Events } from "./events.js";
 
 /**
  * The signed-in name; tells "name" (a name, or null) whenever it changes,
- * and "may" (`{ stream, erase }`) whenever what the token may do on the
- * model's stream is learned.
+ * and "may" (`{ stream, erase, write }`) whenever what the token may do on
+ * the model's stream is learned.
  */
 export class SignedIn extends Events {
   /** The token's name; null for none (or not known yet). */
@@ -30,31 +30,34 @@ export class SignedIn extends Events {
   async ask() {
     const asked = ++this.#asked;
     const stream = this.model.stream;
-    let name = null, may = [];
+    let name = null, may = [], write = true;
     try {
       const answer = await this.api.request("/api/whoami?stream=" + encodeURIComponent(stream));
       name = typeof answer?.name === "string" ? answer.name : null;
       // A server from before rights were told says none: nothing more is offered than it can do.
       may = Array.isArray(answer?.may) ? answer.may : [];
+      // A server from before rights were told takes writes as it always did.
+      write = !Array.isArray(answer?.may) || may.includes("write");
     } catch {
       // Refused (the token form asks, and `signedOut` follows), or unreachable: asked again when live.
       return;
     }
     if (asked !== this.#asked) return;
-    this.#set(name);
-    this.emit("may", { stream, erase: may.includes("erase") });
+    this.#set(name, write);
+    this.emit("may", { stream, erase: may.includes("erase"), write });
   }
 
   /** The token was refused: nobody is signed in, and nothing may be done. */
   signedOut() {
     this.#asked++;
-    this.#set(null);
-    this.emit("may", { stream: this.model.stream, erase: false });
+    this.#set(null, true);
+    // Nothing may be written while the page asks for a token: what is typed stays in the box.
+    this.emit("may", { stream: this.model.stream, erase: false, write: false });
   }
 
-  #set(name) {
+  #set(name, write) {
     const line = $("signed-in");
-    line.textContent = name === null ? "" : "Signed in as " + name;
+    line.textContent = name === null ? "" : "Signed in as " + name + (write ? "" : ", who may only read this stream");
     line.hidden = name === null;
     if (name === this.name) return;
     this.name = name;

@@ -84,6 +84,8 @@ export class Sync extends Events {
   #failures = 0;
   /** Pushes in a row that the browser's storage failed (said at the third). */
   #storageFailures = 0;
+  /** The server's words when it refused the last push whole (403: the token may not write): its changes are held. */
+  #forbidden = null;
   #timer = null;
 
   constructor({ model, api, idb, channel }) {
@@ -117,9 +119,18 @@ export class Sync extends Events {
     this.emit("held", {
       otherLog: log === undefined ? [] : byLog(own, log).held,
       otherOwner: this.#entries.filter((e) => unanswered(e) && e.owner !== me),
+      forbidden: this.#forbidden === null ? [] : own.filter(unanswered),
+      why: this.#forbidden,
     });
     // The list is drawn again only when it may differ: with nothing on its way, reading the outbox draws nothing.
     if (changed) this.emit("changed");
+  }
+
+  /** A push went through: nothing is held for want of rights any more. */
+  #allowed() {
+    if (this.#forbidden === null) return;
+    this.#forbidden = null;
+    this.#show();
   }
 
   /** Reads the outbox again (another tab changed it, or this page starts). */
@@ -176,11 +187,20 @@ export class Sync extends Events {
         } while (this.#again);
         this.#failures = 0;
         this.#storageFailures = 0;
+        this.#allowed();
       } catch (e) {
         this.#failures += 1;
         if (e.status === 401) return;  // the page asks for the token; it pushes once it has one
-        // Not the network: say so (the changes stay kept, and are tried again).
-        if (e.status >= 400 && e.status !== 404) this.emit("problem", "Your changes could not be sent: " + e.message + ".");
+        if (e.status === 403) {
+          // The token may not write: its changes are held, shown as the
+          // server has them once discarded (tried again all the same: its
+          // rights may change).
+          this.#forbidden = e.message;
+          this.#show();
+        } else if (e.status >= 400 && e.status !== 404) {
+          // Not the network: say so (the changes stay kept, and are tried again).
+          this.emit("problem", "Your changes could not be sent: " + e.message + ".");
+        }
         // This browser's storage failing (the changes kept cannot be read
         // to send): said once it has failed a few pushes running, whatever
         // the network did between, as it goes on trying.

@@ -78,7 +78,17 @@ const changes = (n) => (n === 1 ? "1 change" : n + " changes");
  * is called: `otherLog`, this page's, made on a log the server no longer
  * serves; `otherOwner`, left by a page with another access token.
  */
-export function heldInWords(kind, n) {
+export function heldInWords(kind, n, why) {
+  if (kind === "forbidden") {
+    return {
+      text: (n === 1 ? "1 change you made was" : n + " changes you made were") + " not sent: the server refused "
+        + (n === 1 ? "it" : "them") + (why ? " (" + why + ")" : "") + ". " + (n === 1 ? "It stays" : "They stay")
+        + " in this browser and " + (n === 1 ? "is" : "are") + " tried again; discard "
+        + (n === 1 ? "it" : "them") + " to see the list as the server has it.",
+      button: n === 1 ? "Discard this change" : "Discard these " + n + " changes",
+      done: "Discarded " + changes(n) + ".",
+    };
+  }
   if (kind === "otherLog") {
     return {
       text: (n === 1 ? "1 change you made was" : n + " changes you made were") + " not sent. The server at this"
