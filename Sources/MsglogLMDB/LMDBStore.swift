@@ -24,6 +24,10 @@ package final class LMDBStore: FollowableStore {
   package let assertionHandler: Environment.AssertionHandler?
   /// The open tables, once there is a database to open.
   private let opened = Mutex<LMDBTables?>(nil)
+  /// Set while a write waits for the reads and writes under way to let go
+  /// of the open tables, to open them afresh (`openAfresh`): new ones wait
+  /// meanwhile, so that a steady stream of reads cannot keep it waiting.
+  private let draining = Atomic(false)
   /// Why the tables were opened for reading though writes were asked for.
   private let writeRefusal = Mutex<MsglogError?>(nil)
 
@@ -43,7 +47,8 @@ package final class LMDBStore: FollowableStore {
 
   /// The open tables; nil when there is no database yet.
   func tables(creating: Bool) throws -> LMDBTables? {
-    try opened.withLock { opened in
+    while draining.load(ordering: .acquiring) { usleep(200) }
+    return try opened.withLock { opened in
       if let opened { return opened }
       // Say precisely what is (or is not) there before LMDB is let near it.
       switch try DatabaseFiles.probe(path, shown: path) {
@@ -159,10 +164,14 @@ package final class LMDBStore: FollowableStore {
   /// else of this process holds them, so that the next write opens the
   /// environment afresh, with clean buffers — the environment is one per
   /// process (opening it twice would break LMDB's locks), so it waits for
-  /// the reads in flight. A process whose reads never let go within
-  /// `purgeDrainWait` (a long export) writes on in the buffers it has, and
-  /// the next purge scrubs what they carry into the file.
+  /// the reads in flight; those that begin meanwhile wait for it
+  /// (`draining`), so that a steady stream of reads cannot keep it waiting.
+  /// One under way that does not end within `purgeDrainWait` (a long
+  /// export) lets the write go on in the buffers it has, and the next purge
+  /// scrubs what they carry into the file.
   private func openAfresh(after stale: BuffersPredatePurge) {
+    draining.store(true, ordering: .releasing)
+    defer { draining.store(false, ordering: .releasing) }
     for _ in 0..<Self.purgeDrainWait {
       let dropped = opened.withLock { opened -> Bool in
         // Another write of this process opened it afresh already.
