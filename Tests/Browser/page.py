@@ -496,6 +496,48 @@ def a_new_stream_follows_from_the_head(ctx):
     wait_ready(driver)
 
 
+@case
+def a_card_dragged_past_the_drawn_ones_lands_where_it_shows(ctx):
+    """A long board draws the few cards about the screen. A card held at the bottom edge scrolled the list on past
+    the cards drawn (blank, the card over nothing) and dropped after the last one drawn when the drag began, far
+    from the screen: an attacker's drop landed at 23 with cards 88-93 showing. The list now scrolls only as far as
+    cards are drawn, and the card lands where it shows."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    texts = ["card %03d" % i for i in range(300)]
+    m.import_lines(appends("long", texts))
+    server = m.serve()
+    driver = browser(ctx.dir)
+    open_page(driver, server, "long", "board")
+    wait_until("the board is drawn", lambda: shown_texts(driver, "board")[:1] == ["card 000"])
+    main = driver.find_element(By.ID, "main")
+    bottom = driver.execute_script("const r = arguments[0].getBoundingClientRect(); return r.bottom", main)
+    handle = driver.find_elements(By.CSS_SELECTOR, "#board .card .handle")[0]
+    y = driver.execute_script("const r = arguments[0].getBoundingClientRect(); return r.y + r.height / 2", handle)
+    ActionChains(driver, duration=50).move_to_element(handle).click_and_hold().move_by_offset(0, 30) \
+        .move_by_offset(0, int(bottom - 15 - y - 30)).perform()
+    # Held at the edge: the list scrolls, then stops where the drawn cards end.
+    last = [None]
+
+    def still():
+        now = driver.execute_script("return document.getElementById('main').scrollTop")
+        settled = now > 0 and now == last[0]
+        last[0] = now
+        return settled
+    wait_until("the list stops scrolling", still, 30, 0.5)
+    ActionChains(driver).release().perform()
+    wait_until("the move is no longer pending", lambda: pending_shown(driver) == [], 30)
+    seen = driver.execute_script("""
+        const m = document.getElementById('main').getBoundingClientRect();
+        const card = [...document.querySelectorAll('#board .card')].find((c) => c.querySelector('.text').textContent
+          === 'card 000');
+        if (!card) return false;
+        const r = card.getBoundingClientRect();
+        return r.bottom > m.top && r.top < m.bottom""")
+    moved = [i["text"] for i in items(server, "long")]
+    check(moved.index("card 000") > 0, "the card did not move")
+    check(seen, "the card landed at %d, off the screen" % moved.index("card 000"))
+
+
 # MARK: - 6. A live update during a drag
 
 

@@ -1,8 +1,10 @@
 // Moving a card with a pointer: mouse, pen or touch. From the handle a
 // drag starts at once; on the card a mouse starts one by moving, a touch
 // by a long press (a swipe scrolls). While a card is dragged, the cards
-// between make room, the list scrolls near its edges, and nothing that
-// arrives is drawn under it; dropped, it is one move event.
+// between make room, the list scrolls near its edges (as far as cards are
+// drawn: a long list draws the few about the screen, and a card is
+// dropped only where one shows), and nothing that arrives is drawn under
+// it; dropped, it is one move event.
 
 import { $ } from "./dom.js";
 import { nextFrame } from "./frame.js";
@@ -13,7 +15,7 @@ const LONG_PRESS_MS = 450;
 export class BoardPointer {
   /** A pointer down on a card that may become a drag. */
   #press = null;
-  /** A card being dragged: { id, from, to, base, card, slots, size, startY, startScroll, lastY, edge }. */
+  /** A card being dragged: { id, from, to, base, card, slots, reach, size, startY, startScroll, lastY, edge }. */
   #drag = null;
   /** One function, so that asking again before the frame runs it once (frame.js). */
   #autoScrollInFrame = () => this.#autoScroll();
@@ -106,8 +108,15 @@ export class BoardPointer {
       const rect = el.getBoundingClientRect();
       return { el, index: Number(el.dataset.index), top: rect.top - top, height: rect.height };
     });
+    // The drawn cards' extent: the list held still while the card moves,
+    // no card past it is drawn (listview.js), and a drop there would land
+    // after the last one drawn, where the user does not see it.
+    const reach = {
+      top: Math.min(...slots.map((slot) => slot.top)),
+      bottom: Math.max(...slots.map((slot) => slot.top + slot.height)),
+    };
     this.#drag = {
-      id: press.id, from, to: from, base, card, slots, size: card.offsetHeight,
+      id: press.id, from, to: from, base, card, slots, reach, size: card.offsetHeight,
       startY, startScroll: scroller.scrollTop, lastY: startY, edge: 0,
     };
     this.shown.showMoving({ items: base, hold: true });
@@ -156,7 +165,10 @@ export class BoardPointer {
     if (!drag || !drag.edge) return;
     const scroller = $("main");
     const before = scroller.scrollTop;
-    scroller.scrollTop += drag.edge * 10;
+    // No further than the drawn cards reach (a longer move takes another drag, or the keyboard).
+    const least = Math.min(before, drag.reach.top);
+    const most = Math.max(before, drag.reach.bottom - scroller.clientHeight);
+    scroller.scrollTop = Math.min(Math.max(before + drag.edge * 10, least), most);
     if (scroller.scrollTop !== before) this.#moveDrag(drag.lastY);
     nextFrame(this.#autoScrollInFrame);
   }
