@@ -100,7 +100,8 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
     for loop in loops { loop.end() }
     for loop in loops { loop.finished.wait(until: { $0 }) { _, _ in } }
     commits.stop()
-    core.pool.stop()
+    // The loops have ended: what is still queued has nobody to answer.
+    core.pool.stop(droppingQueued: true)
     if metrics != nil { log.commitObservers.observer = nil }
     (self.core, self.loops) = (nil, [])
   }
