@@ -62,6 +62,9 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   var exchange: Exchange? = nil
   /// Bytes written to the client so far.
   var written = 0
+  /// Who sent the request whose body is being read, as its lookup found
+  /// before the body was read (`vet`): the request is routed on it.
+  var vettedCaller: Caller? = nil
 
   /// Output held before the body's producer is asked for more.
   static let lowWater = 64 * 1024
@@ -203,6 +206,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   /// Decides from the head alone: a refusal is answered now, without the
   /// body; an accepted body is read (with `100 Continue` when asked for).
   func judge(_ head: RequestHead) {
+    vettedCaller = nil
     let hasBody = head.framing != .none && head.framing != .length(0)
     let refusal: Response?
     var judged: Request? = nil
@@ -297,9 +301,12 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   private func vetted(_ head: RequestHead, _ resolution: Router.Resolution) {
     // Closed meanwhile (the client hung up, the server stopped).
     guard case .vetting(let due) = state else { return }
-    if case .refused(let error) = resolution {
+    switch resolution {
+    case .refused(let error):
       decoder.stop()
       return send(.error(error), method: head.method, close: true)
+    case .route(_, let caller): vettedCaller = caller
+    case .preflight, .needsReading: break
     }
     acceptBody(of: head, due: due)
     processInput()
@@ -338,7 +345,10 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     let core = self.core
     let request: Request
     do {
-      request = try self.request(head, body: body)
+      var made = try self.request(head, body: body)
+      made.vetted = vettedCaller
+      request = made
+      vettedCaller = nil
     } catch {
       core.budget.release(held)
       return send(.malformed(error, head: head), method: head.method, close: !head.keepAlive)

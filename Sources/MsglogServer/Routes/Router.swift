@@ -79,7 +79,9 @@ package struct Router: Sendable {
       if route.method == .post { try policy.checkWrite(request) }
       var caller = Caller.open
       if route.needsToken {
-        if let gate {
+        if let vetted = request.vetted {
+          caller = vetted
+        } else if let gate {
           switch lookup {
           case .reading: caller = try gate.caller(of: request, policy: policy)
           case .refusingEarly: caller = try gate.caller(of: request, policy: policy, lookingUp: false)
