@@ -87,7 +87,7 @@ extension EventLog {
 extension EventLog {
   /// Scrubs what erasure left in the database's files while other
   /// processes go on using it (docs/REFERENCE.md, "Forgetting on purpose"):
-  /// on LMDB every live page is written again and every free page zeroed;
+  /// on LMDB every free page and the unused middle of every page in use zeroed;
   /// on PostgreSQL msglog's tables are rewritten (`VACUUM FULL`) and a
   /// checkpoint asked for. Returns the bytes scrubbed.
   ///

@@ -33,11 +33,12 @@ extension CommandDeclaration {
     name: .purge, summary: "scrub erased texts from the database's files",
     overview: """
       Scrub what erase left in the database's files, while other processes (serve, \
-      followers, writers) go on using it. On LMDB every live page is written again and every \
-      free page is zeroed, so that no file of the directory holds an erased text; on \
+      followers, writers) go on using it. On LMDB every free page, and the unused middle of every \
+      page in use, is zeroed in place, so that no file of the directory holds an erased text; on \
       PostgreSQL msglog's tables are rewritten (VACUUM FULL) and a CHECKPOINT is asked for, \
       once no transaction older than the purge is left that could still see the erased rows \
-      (it waits about ten seconds at most, saying on stderr for what, then names it and fails). \
+      (it waits about ten seconds at most, saying on stderr for what, then names it and fails) \
+      and no session keeps a lock on its tables (tried for about ten seconds, then named). \
       Prints 'purged: N bytes scrubbed'. It cannot reach copies made before (backups, \
       exports, replicas that have not synced, PostgreSQL's WAL); a process that keeps \
       writing (serve) opens the database afresh at its next write, so that LMDB's page \

@@ -17,7 +17,7 @@ enum Manual {
       [\\fB\\-\\-db\\fR \\fIPATH\\fR] [\\fB\\-\\-stream\\fR \\fINAME\\fR] [\\fB\\-\\-json\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]
       .SH DESCRIPTION
       msglog keeps ordered lists of messages \\(em a chat, a reorderable card board \\(em as an
-      event\\-sourced log in LMDB. Every change (append, insert, remove by UUID, move from one
+      event\\-sourced log in LMDB or PostgreSQL. Every change (append, insert, remove by UUID, move from one
       index to another) is an immutable event with a global sequence number; a stream's list is
       the replay of its events, identical on every replay and at any past point.
       .PP
@@ -54,7 +54,7 @@ enum Manual {
       .TP
       .B MSGLOG_TOKEN
       The bearer token \\fBserve\\fR requires of every API request when \\fB\\-\\-token\\fR is not given
-      (needed to listen beyond localhost).
+      (needed to listen beyond localhost), and the one \\fBclone\\fR and \\fBsync\\fR send to a remote.
       .TP
       .B NO_COLOR
       When set, text tables are never coloured.
