@@ -73,7 +73,7 @@ package struct Arguments: Equatable {
       guard let option = Arguments.declared[name] else {
         throw CommandLineError.usage(
           "unknown option \(TerminalText.quoted("--" + name))",
-          hint: Suggestion.hint(for: name, among: Arguments.declared.keys.sorted(), prefix: "--")
+          hint: Suggestion.hint(for: name, among: Arguments.optionNames(offeredWith: tokens), prefix: "--")
             ?? "see 'msglog --help'")
       }
       if option.isFlag {
@@ -142,6 +142,15 @@ package struct Arguments: Equatable {
         "invalid \(what) \(TerminalText.quoted(text)): expected a decimal integer from 0 to 2^63-1")
     }
     return n
+  }
+
+  /// The options a "did you mean" may offer: those of the command a word of
+  /// `tokens` names (`list --frm` is not offered `--from`, which `list`
+  /// would refuse next), else every one.
+  static func optionNames(offeredWith tokens: [String]) -> [String] {
+    let named = tokens.lazy.compactMap { word in CommandDeclaration.ordered.first { $0.name.rawValue == word } }.first
+    guard let command = named else { return declared.keys.sorted() }
+    return Set((command.allOptions + command.tolerated).map(\.name)).sorted()
   }
 
   /// Refuses options that do not belong to `command` and a wrong number of arguments.

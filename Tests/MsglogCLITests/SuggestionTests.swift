@@ -25,6 +25,19 @@ import Testing
     #expect(s.isEmpty)
   }
 
+  /// Only the command's own options are offered: `list --frm` was offered
+  /// `--from`, which `list` refuses next ("does not apply to 'list'").
+  /// Without a command every option is a candidate.
+  @Test func onlyTheCommandsOptionsAreOffered() {
+    let s = Sandbox()
+    for args in [["list", "--frm"], ["list", "--rebse"], ["--frob", "list"]] {
+      let r = s.run(args)
+      #expect(r.code == 64 && !r.stderr.contains("did you mean"), "\(args): \(r)")
+    }
+    let r = s.run("--frm")
+    #expect(r.code == 64 && r.stderr.contains("did you mean '--from'?"), "\(r)")
+  }
+
   @Test(arguments: [["frobnicate"], ["x"], ["list", "--colour"], ["list", "--zzzz"], ["help", "everything"]])
   func aFarNameGetsNoSuggestion(_ args: [String]) {
     let r = Sandbox().run(args)
