@@ -24,10 +24,10 @@ package final class LMDBStore: FollowableStore {
   package let assertionHandler: Environment.AssertionHandler?
   /// The open tables, once there is a database to open.
   private let opened = Mutex<LMDBTables?>(nil)
-  /// Set while a write waits for the reads and writes under way to let go
-  /// of the open tables, to open them afresh (`openAfresh`): new ones wait
-  /// meanwhile, so that a steady stream of reads cannot keep it waiting.
-  private let draining = Atomic(false)
+  /// How many writes wait for the reads and writes under way to let go of
+  /// the open tables, to open them afresh (`openAfresh`): new ones wait
+  /// while any does, so that a steady stream of reads cannot keep it waiting.
+  private let draining = Atomic(0)
   /// Why the tables were opened for reading though writes were asked for.
   private let writeRefusal = Mutex<MsglogError?>(nil)
 
@@ -47,7 +47,7 @@ package final class LMDBStore: FollowableStore {
 
   /// The open tables; nil when there is no database yet.
   func tables(creating: Bool) throws -> LMDBTables? {
-    while draining.load(ordering: .acquiring) { usleep(200) }
+    while draining.load(ordering: .acquiring) > 0 { usleep(200) }
     return try opened.withLock { opened in
       if let opened { return opened }
       // Say precisely what is (or is not) there before LMDB is let near it.
@@ -170,8 +170,8 @@ package final class LMDBStore: FollowableStore {
   /// export) lets the write go on in the buffers it has, and the next purge
   /// scrubs what they carry into the file.
   private func openAfresh(after stale: BuffersPredatePurge) {
-    draining.store(true, ordering: .releasing)
-    defer { draining.store(false, ordering: .releasing) }
+    draining.wrappingAdd(1, ordering: .releasing)
+    defer { draining.wrappingSubtract(1, ordering: .releasing) }
     for _ in 0..<Self.purgeDrainWait {
       let dropped = opened.withLock { opened -> Bool in
         // Another write of this process opened it afresh already.
