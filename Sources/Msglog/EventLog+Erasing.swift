@@ -94,11 +94,14 @@ extension EventLog {
   /// - Throws: `MsglogError.purgeNotSupported` on a store without one,
   ///   `purgeHeldByReader` when another process's read kept old pages,
   ///   `purgeHeldByTransaction` when a PostgreSQL snapshot older than the
-  ///   purge outlasted its wait.
-  /// - Parameter waiting: told, once, what purge waits for when it must
-  ///   wait long (still there after about 300 ms; up to about ten
-  ///   seconds): on PostgreSQL the oldest session, replication slot or
-  ///   prepared transaction older than it, named as the error would name it.
+  ///   purge outlasted its wait, `purgeHeldByLock` when a session kept a
+  ///   lock on one of msglog's tables through its tries.
+  /// - Parameter waiting: told what purge waits for when it must wait long
+  ///   (still there after about 300 ms; up to about ten seconds for the
+  ///   snapshots, and ten more for the tables' locks): on PostgreSQL the
+  ///   oldest session, replication slot or prepared transaction older than
+  ///   it ("…, older than the purge,"), or what keeps a table's lock ("…,
+  ///   which keeps a lock on msglog."events","), named as the error would.
   @discardableResult
   public func purge(waiting: (String) -> Void = { _ in }) throws -> UInt64 {
     do {

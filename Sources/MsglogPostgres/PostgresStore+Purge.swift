@@ -60,7 +60,7 @@ extension PostgresStore {
       var holder = try Self.snapshot(olderThan: start, on: connection)
       var wait: UInt32 = 10_000
       for look in 0..<Self.purgeWaits where holder != nil {
-        if look == Self.purgeWaitSaid, let holder { waiting(holder) }
+        if look == Self.purgeWaitSaid, let holder { waiting(holder + ", older than the purge,") }
         usleep(wait)
         wait *= 2
         holder = try Self.snapshot(olderThan: start, on: connection)
@@ -74,30 +74,43 @@ extension PostgresStore {
         "SELECT tablename FROM pg_tables WHERE schemaname = 'msglog' ORDER BY tablename")
       try connection.execute(PostgresSchema.noRecordStatistics.sql)
       let statistics = try Self.dropRecordStatistics(on: connection)
-      func rewrite() throws {
+      // One wait for every table's lock (`rewriteTable`), not one each.
+      let locksDue = ContinuousClock.now + .milliseconds(Self.purgeLockWait)
+      /// Rewrites every table whose lock it takes; the first one a session
+      /// kept locked, with that session (the others are rewritten still).
+      func rewrite() throws -> (table: String, holder: String)? {
+        var held: (table: String, holder: String)? = nil
         for row in 0..<tables.count {
           guard let name = tables.text(row, 0) else { continue }
-          let quoted = "\"" + name.replacing("\"", with: "\"\"") + "\""
-          try rewriteTable("msglog.\(quoted)", on: connection)
+          let table = "msglog.\"" + name.replacing("\"", with: "\"\"") + "\""
+          if let holder = try rewriteTable(table, until: locksDue, on: connection, waiting: waiting) {
+            held = held ?? (table, holder)
+          }
         }
         if statistics.rewrite {
-          try rewriteTable("pg_catalog.pg_statistic", on: connection)
-          try connection.execute(PostgresSchema.clearStatisticsLeft.sql)
+          if let holder = try rewriteTable("pg_catalog.pg_statistic", until: locksDue, on: connection, waiting: waiting)
+          {
+            held = held ?? ("pg_catalog.pg_statistic", holder)
+          } else {
+            try connection.execute(PostgresSchema.clearStatisticsLeft.sql)
+          }
         }
+        return held
       }
-      try rewrite()
+      var locked = try rewrite()
       if holder != nil {
         // Still there: it was there all through the rewrite. Gone: it
-        // ended during it (a `VACUUM FULL` waits for a reader's lock on its
-        // table), and nothing older than purge can begin: once more, clean.
+        // ended during it, and nothing older than purge can begin: once
+        // more, clean.
         holder = try Self.snapshot(olderThan: start, on: connection)
-        if holder == nil { try rewrite() }
+        if holder == nil { locked = try rewrite() }
       }
       do { try connection.execute("CHECKPOINT") } catch let error as PostgresError
         where error.sqlState == PostgresError.insufficientPrivilege
       {}
       // Said after the rewrite, which scrubbed all the rest.
       if let holder { throw MsglogError.purgeHeldByTransaction(location: shown, holder: holder) }
+      if let locked { throw MsglogError.purgeHeldByLock(location: shown, table: locked.table, holder: locked.holder) }
       if let left = statistics.left { throw MsglogError.purgeLeftStatistics(location: shown, reason: left) }
       let after = try connection.execute(sizes).int64(0, 0) ?? 0
       return UInt64(max(before - after, 0))
@@ -105,44 +118,50 @@ extension PostgresStore {
   }
 
   /// How long one try at a table's lock may queue (`lock_timeout`), and
-  /// how long purge keeps trying before it names the holder (milliseconds).
+  /// how long purge keeps trying, all tables together, before it names the
+  /// holder (milliseconds).
   static let purgeLockTry = 100
   static let purgeLockWait = 10_000
 
-  /// `VACUUM FULL table`, its ACCESS EXCLUSIVE lock taken in short tries.
-  /// A session that keeps a lock on the table (an application idle in a
-  /// transaction that read it) would hold the rewrite for as long as it
-  /// lasts — and every reader and writer of the table queues behind the
-  /// rewrite's lock request meanwhile (`serve` froze). So each try queues
-  /// `purgeLockTry` at most, and after `purgeLockWait` purge fails naming
-  /// the holder; what it rewrote before stays rewritten.
-  private func rewriteTable(_ table: String, on connection: Connection) throws {
+  /// `VACUUM FULL table`, its ACCESS EXCLUSIVE lock taken in short tries;
+  /// nil once done, or who kept the lock when `due` passed (a table met
+  /// after that gets one try). A session that keeps a lock on the table (an
+  /// application idle in a transaction that read it) would hold the
+  /// rewrite for as long as it lasts — and every reader and writer of the
+  /// table queues behind the rewrite's lock request meanwhile (`serve`
+  /// froze). So each try queues `purgeLockTry` at most, and what holds it
+  /// is said after `purgeWaitSaid` tries.
+  private func rewriteTable(
+    _ table: String, until due: ContinuousClock.Instant, on connection: Connection, waiting: (String) -> Void
+  ) throws -> String? {
     try connection.execute("SET lock_timeout = \(Self.purgeLockTry)")
     let holder: String?
     do {
-      holder = try rewriteInTries(table, on: connection)
+      holder = try rewriteInTries(table, until: due, on: connection, waiting: waiting)
     } catch {
       resetLockTimeout(on: connection)
       throw error
     }
     resetLockTimeout(on: connection)
-    if let holder { throw MsglogError.purgeHeldByLock(location: shown, table: table, holder: holder) }
+    return holder
   }
 
-  /// `VACUUM FULL table` tried until it takes its lock, or nil; the holder
-  /// of the lock when `purgeLockWait` passed without.
-  private func rewriteInTries(_ table: String, on connection: Connection) throws -> String? {
-    let start = ContinuousClock.now
+  private func rewriteInTries(
+    _ table: String, until due: ContinuousClock.Instant, on connection: Connection, waiting: (String) -> Void
+  ) throws -> String? {
     var pause: UInt32 = 20_000
+    var tries = 0
     while true {
       do {
         try connection.execute("VACUUM FULL \(table)")
         return nil
       } catch {
         guard error.sqlState == PostgresError.lockNotAvailable else { throw error }
-        if ContinuousClock.now - start >= .milliseconds(Self.purgeLockWait) {
-          return try Self.lockHolder(of: table, on: connection)
-        }
+      }
+      tries += 1
+      if ContinuousClock.now >= due { return try Self.lockHolder(of: table, on: connection) }
+      if tries == Self.purgeWaitSaid {
+        waiting(try Self.lockHolder(of: table, on: connection) + ", which keeps a lock on \(table),")
       }
       usleep(pause)
       pause = min(pause * 2, 500_000)
@@ -153,16 +172,27 @@ extension PostgresStore {
     do { _ = try connection.execute("RESET lock_timeout") } catch {}
   }
 
-  /// Who holds a lock on `table` that keeps purge's rewrite out (a
-  /// session of another backend), named as `snapshot(olderThan:)` names one.
+  /// Who holds a lock on `table` of this database that keeps purge's
+  /// rewrite out — a session of another backend, or a prepared transaction
+  /// (which has none: found by the lock on its transaction id, which it
+  /// holds under the same virtual transaction) — named as
+  /// `snapshot(olderThan:)` names one.
+  /// (`pg_locks` is the server's: another database's tables have the same
+  /// numbers when it was made from this one, and `pg_statistic` has one
+  /// number in every database.)
   private static func lockHolder(of table: String, on connection: Connection) throws -> String {
     let holders = try connection.execute(
       """
-      SELECT format('pid %s', a.pid) || coalesce(' (' || nullif(concat_ws(', ', a.usename, \
-      nullif(a.application_name, ''), a.state), '') || ')', '') \
-      FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
-      WHERE l.relation = $1::regclass AND l.granted AND l.pid <> pg_backend_pid() \
-      ORDER BY a.xact_start NULLS LAST LIMIT 1
+      SELECT coalesce('pid ' || a.pid || coalesce(' (' || nullif(concat_ws(', ', a.usename, \
+      nullif(a.application_name, ''), a.state), '') || ')', ''), \
+      (SELECT format('prepared transaction %s', p.gid) FROM pg_prepared_xacts p \
+      JOIN pg_locks t ON t.locktype = 'transactionid' AND t.transactionid = p.transaction \
+      WHERE t.virtualtransaction = l.virtualtransaction LIMIT 1)) \
+      FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid \
+      WHERE l.locktype = 'relation' AND l.relation = $1::regclass AND l.granted \
+      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
+      AND l.pid IS DISTINCT FROM pg_backend_pid() \
+      ORDER BY a.xact_start NULLS FIRST LIMIT 1
       """, [.text(table)])
     guard holders.count > 0, let holder = holders.text(0, 0) else { return "another session" }
     return holder

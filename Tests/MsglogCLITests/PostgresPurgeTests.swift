@@ -180,6 +180,10 @@ import Testing
     #expect(holder.process.isRunning, "purge waited for the reader to end")
     #expect(
       r.code == 1 && r.stderr.contains("idle-reader") && r.stderr.contains("kept a lock on msglog"), "\(r)")
+    // Said while it tries, as a snapshot's wait is.
+    #expect(
+      r.stderr.hasPrefix("msglog: purge waits for pid ")
+        && r.stderr.contains(#"which keeps a lock on msglog."events", to end"#), "\(r)")
     let ended = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'idle-reader'"
     #expect(PostgresCluster.psql(ended, database: name).code == 0)
     _ = holder.finish()

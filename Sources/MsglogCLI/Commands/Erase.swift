@@ -65,8 +65,7 @@ extension Invocation {
   /// A purge that waits long says for what: it may take ten seconds.
   private func sayWaiting(for holder: String) {
     stderr.note(
-      "msglog: purge waits for \(TerminalText.escape(holder)), older than the purge, to end "
-        + "(about ten seconds at most)")
+      "msglog: purge waits for \(TerminalText.escape(holder)) to end (about ten seconds at most)")
     try? stderr.flush()  // said now, while it waits
   }
 
