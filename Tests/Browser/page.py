@@ -819,6 +819,15 @@ def a_token_that_may_only_read_is_offered_no_message_box(ctx):
     m.run("token", "revoke", "bob")
     wait_until("the page asks for a token", lambda: writer.find_element(By.ID, "token-form").is_displayed(), 30)
     check(not writer.find_element(By.ID, "compose-text").is_enabled(), "the box takes a message nobody may send")
+    # Another writer's token typed in: the box is offered again, with the focus in it.
+    carl = m.run("token", "add", "carl", "--write", "*").strip()
+    writer.find_element(By.ID, "token-input").send_keys(carl, Keys.ENTER)
+    wait_until("carl may write", lambda: writer.find_element(By.ID, "compose-text").is_enabled())
+    check(writer.switch_to.active_element == writer.find_element(By.ID, "compose-text"),
+          "the focus is not in the message box after the token")
+    write_message(writer, "from carl")
+    wait_until("carl's message is sent", lambda: pending_shown(writer) == [], 30)
+    check(held_text(writer) == "", "something is held: %r" % held_text(writer))
 
 
 # MARK: - 11. The look: bubbles, cards with colours, empty states, schemes, favicon

@@ -78,6 +78,7 @@ screen.addView("board", board.list);
 
 // The model: another stream, the list read again, an event folded in.
 model.on("open", () => {
+  compose.allowWrites((writable.get(model.stream) ?? true) && !tokenForm.asking);
   screen.opened();
   undo.clear();
   chat.endEdit();
@@ -155,10 +156,13 @@ sync.on("held", (what) => held.show(what));
 kept.on("kept", () => sync.prune().catch(() => {}));
 writes.on("undoable", (ref) => undo.record(ref));
 compose.on("sender", (name) => chat.setMe(name));
+// What the token may write, per stream, as the server said (signed-in.js).
+const writable = new Map();
 // The token.
 api.on("unauthorized", () => {
   tokenForm.ask();
   picker.signedOut();
+  writable.clear();
   signedIn.signedOut();
 });
 // A named token's page shows whose it is and writes as that name.
@@ -166,15 +170,22 @@ signedIn.on("name", (name) => {
   compose.signIn(name);
   chat.setMe(compose.sendsAs);
 });
-// The message box is offered where the token may write, "Delete for everyone" where it may erase.
+// The message box is offered where the token may write (a stream not asked
+// about yet, as offline, may be written; none while the page asks for a
+// token), "Delete for everyone" where it may erase.
 signedIn.on("may", ({ stream, erase: may, write }) => {
-  if (stream === model.stream) compose.allowWrites(write);
+  // (Signed out, nothing is known of the next token's rights.)
+  if (!tokenForm.asking) writable.set(stream, write);
+  if (stream === model.stream) compose.allowWrites(write && !tokenForm.asking);
   if (!erase.setAllowed(stream, may)) return;
   chat.redraw();
   board.redraw();
   screen.scheduleRender();
 });
-tokenForm.on("token", () => picker.open(model.stream));
+tokenForm.on("token", () => {
+  compose.allowWrites(writable.get(model.stream) ?? true);
+  picker.open(model.stream);
+});
 // The browser.
 channel?.addEventListener("message", () => sync.refresh());
 window.addEventListener("online", () => {

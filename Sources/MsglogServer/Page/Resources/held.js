@@ -25,7 +25,8 @@ export class Held {
   show(held) {
     const groups = ["otherLog", "otherOwner", "forbidden"].filter((kind) => held[kind].length > 0)
       .map((kind) => [kind, held[kind]]);
-    const signature = groups.map(([kind, entries]) => kind + ":" + entries.map((e) => e.key).join(",")).join(";");
+    const signature = groups.map(([kind, entries]) => kind + ":" + entries.map((e) => e.key).join(",")).join(";")
+      + (held.forbidden.length > 0 ? "|" + held.why : "");
     if (signature === this.#drawn) return;
     this.#drawn = signature;
     const region = $("held");

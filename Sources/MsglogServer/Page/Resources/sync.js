@@ -22,6 +22,14 @@ const MAX_BACKOFF_MS = 5000;
 /** How many pushes in a row failed by the browser's storage before the page says so. */
 const STORAGE_FAILURES_SAID = 3;
 
+/** A push the server refused whole (403), with the keys of the entries it carried. */
+class ForbiddenPush extends Error {
+  constructor(message, entries) {
+    super(message);
+    this.keys = new Set(entries.map((e) => e.key));
+  }
+}
+
 /** A failure of this browser's own storage (IndexedDB, its keys), told from the server's answers. */
 class StorageFailure extends Error {
   constructor(cause) {
@@ -84,7 +92,12 @@ export class Sync extends Events {
   #failures = 0;
   /** Pushes in a row that the browser's storage failed (said at the third). */
   #storageFailures = 0;
-  /** The server's words when it refused the last push whole (403: the token may not write): its changes are held. */
+  /**
+   * The push the server refused whole (403: the token may not write any
+   * stream, or not with this replica's secret): `{ owner, why, keys }`, the
+   * token's, the server's words, the entries it carried — held, and said,
+   * until a push goes through or the token changes; null when none.
+   */
   #forbidden = null;
   #timer = null;
 
@@ -119,14 +132,14 @@ export class Sync extends Events {
     this.emit("held", {
       otherLog: log === undefined ? [] : byLog(own, log).held,
       otherOwner: this.#entries.filter((e) => unanswered(e) && e.owner !== me),
-      forbidden: this.#forbidden === null ? [] : own.filter(unanswered),
-      why: this.#forbidden,
+      forbidden: this.#forbidden?.owner !== me ? [] : own.filter((e) => unanswered(e) && this.#forbidden.keys.has(e.key)),
+      why: this.#forbidden?.why ?? null,
     });
     // The list is drawn again only when it may differ: with nothing on its way, reading the outbox draws nothing.
     if (changed) this.emit("changed");
   }
 
-  /** A push went through: nothing is held for want of rights any more. */
+  /** A push went through, or the token changed: nothing is held for want of rights any more. */
   #allowed() {
     if (this.#forbidden === null) return;
     this.#forbidden = null;
@@ -191,11 +204,11 @@ export class Sync extends Events {
       } catch (e) {
         this.#failures += 1;
         if (e.status === 401) return;  // the page asks for the token; it pushes once it has one
-        if (e.status === 403) {
-          // The token may not write: its changes are held, shown as the
-          // server has them once discarded (tried again all the same: its
-          // rights may change).
-          this.#forbidden = e.message;
+        if (e instanceof ForbiddenPush) {
+          // The token may not write: the changes pushed are held, shown as
+          // the server has them once discarded (tried again all the same:
+          // its rights may change).
+          this.#forbidden = { owner: this.api.owner(), why: e.message, keys: e.keys };
           this.#show();
         } else if (e.status >= 400 && e.status !== 404) {
           // Not the network: say so (the changes stay kept, and are tried again).
@@ -282,7 +295,14 @@ export class Sync extends Events {
     for (;;) {
       const body = pushBody(this.#mine(), { log, replica: id, secret: replica.secret });
       if (!body) break;
-      const answer = readAnswer(await this.api.request("/api/sync/push", body));
+      let sent;
+      try {
+        sent = await this.api.request("/api/sync/push", body);
+      } catch (e) {
+        if (e.status !== 403) throw e;
+        throw new ForbiddenPush(e.message, this.#mine().filter((x) => unanswered(x) && madeFor(x, log)));
+      }
+      const answer = readAnswer(sent);
       const { applied, done, refused, results } = settleOutcomes(this.#mine(), { log, replica: id }, answer.outcomes);
       if (results.length === 0) throw new HTTPError(500, "the push's answer names none of its changes");
       await idb.update({ put: applied, drop: done });
@@ -318,9 +338,17 @@ export class Sync extends Events {
       outcome = { change: entry.number, result: "applied", seq: answer.seq };
       await idb.update({ put: [{ ...entry, seq: answer.seq }] });
     } catch (e) {
-      if (e.status !== 409) throw e;
-      outcome = { change: entry.number, result: "unchanged" };
-      await idb.update({ drop: [entry.key] });
+      if (e.status === 403) {
+        // This change's stream is not the token's to write: refused, as a
+        // push would refuse it, and the others go on.
+        outcome = { change: entry.number, result: "refused", error: e.message };
+        await idb.update({ drop: [entry.key] });
+        this.emit("refused", { entry, reason: null, error: e.message });
+      } else {
+        if (e.status !== 409) throw e;
+        outcome = { change: entry.number, result: "unchanged" };
+        await idb.update({ drop: [entry.key] });
+      }
     }
     this.#entries = await idb.entries();
     this.#show();
@@ -344,6 +372,7 @@ export class Sync extends Events {
    * this token's changes only.
    */
   async useOwner() {
+    this.#allowed();
     try { await this.idb.keepOnly(this.api.owner()); } catch { /* the browser's storage is off: nothing kept */ }
     await this.refresh();
   }
@@ -355,6 +384,7 @@ export class Sync extends Events {
    * that were not sent.
    */
   async forgetOwner() {
+    this.#allowed();
     let removed = [];
     try { removed = await this.idb.forget(this.api.owner()); } catch { return []; }
     for (const entry of removed) this.#waiting.delete(entry.key);
@@ -388,9 +418,14 @@ export class Sync extends Events {
     return keys.length;
   }
 
-  /** Discards `held` (entries `held` told of): they are never sent. */
+  /**
+   * Discards `held` (entries `held` told of): they are never sent — under
+   * the push's lock, so that a push under way cannot put back an entry it
+   * read before.
+   */
   async discard(held) {
-    await this.idb.update({ drop: held.map((e) => e.key) });
+    const drop = () => this.idb.update({ drop: held.map((e) => e.key) });
+    if (navigator.locks) await navigator.locks.request("msglog-push", drop); else await drop();
     for (const entry of held) this.#waiting.delete(entry.key);
     await this.refresh();
     this.#tellTabs();

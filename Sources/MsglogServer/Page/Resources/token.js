@@ -28,17 +28,22 @@ export class TokenForm extends Events {
     }
   }
 
+  /** Whether the page is asking for a token (the form is shown). */
+  get asking() {
+    return !$("token-form").hidden;
+  }
+
   #submit(event) {
     event.preventDefault();
     this.api.useToken($("token-input").value);
     $("token-input").value = "";
-    // The form goes with the focus in it: the keyboard goes on in the
-    // message box (the page's next step; the list itself while the box is
-    // off, in the past), not from the top of the page.
-    $("compose-text").focus();
-    if (document.activeElement !== $("compose-text")) $("main").focus();
     $("token-form").hidden = true;
     this.say.note("");
+    // The message box is offered again first (app.js), then the keyboard
+    // goes on in it (the page's next step; the list itself while the box
+    // is off, in the past), not from the top of the page.
     this.emit("token");
+    $("compose-text").focus();
+    if (document.activeElement !== $("compose-text")) $("main").focus();
   }
 }
