@@ -138,6 +138,18 @@ import Testing
   }
 
   /// The new writes on a database that does not exist: refused, and nothing is created.
+  /// `restore` given the prefix of a live item says it is live, as its
+  /// full id does — not "no removed item has an id starting with", which
+  /// hid why.
+  @Test func aLiveItemsPrefixIsSaidToBeLive() {
+    let s = Sandbox()
+    let id = s.append("x")
+    let before = s.contents()
+    let r = s.run("restore", String(id.prefix(8)))
+    #expect(r.code == 1 && r.stderr.hasPrefix("msglog: item \(id) is live in stream 'main'"), "\(r)")
+    #expect(s.contents() == before)
+  }
+
   @Test(arguments: Store.allCases) func refusedWritesLeaveNoDatabaseBehind(_ store: Store) throws {
     let s = Sandbox(store)
     for args in [

@@ -97,8 +97,15 @@ extension LedgerSession {
       guard entry.removeSeq != 0 else { throw MsglogError.itemIsLive(id, stream: stream) }
       return (id, entry)
     case .prefix(let given):
-      return try uniqueMatch(of: given, in: stream, removed: [true]) {
-        .noRemovedPrefixMatch(prefix: $0, stream: stream)
+      let none = { (prefix: String) in MsglogError.noRemovedPrefixMatch(prefix: prefix, stream: stream) }
+      do {
+        return try uniqueMatch(of: given, in: stream, removed: [true], none: none)
+      } catch MsglogError.noRemovedPrefixMatch {
+        // The prefix of a live item: said as its full id would be.
+        if let (id, _) = try? uniqueMatch(of: given, in: stream, removed: [false], none: none) {
+          throw MsglogError.itemIsLive(id, stream: stream)
+        }
+        throw none(try ItemSelector.checkedPrefix(given))
       }
     }
   }
