@@ -32,9 +32,14 @@ extension LMDBStore {
       throw MsglogError.cannotBackUp(location: shown, why: .insideDatabase)
     }
     DatabaseFiles.sweepStaging(for: destination)
-    guard let staging = try StagingDirectory.make(for: destination, purpose: .backup, shown: shown) else {
-      throw MsglogError.cannotBackUp(location: shown, why: .exists)
+    let made: StagingDirectory?
+    do {
+      made = try StagingDirectory.make(for: destination, purpose: .backup, shown: shown)
+    } catch MsglogError.cannotCreate(_, let reason) {
+      // Said as the backup's, not as a database's to create.
+      throw MsglogError.cannotBackUp(location: shown, why: .cannotCreate(reason))
     }
+    guard let staging = made else { throw MsglogError.cannotBackUp(location: shown, why: .exists) }
     let file = staging.path + "/data.mdb"
     let fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
     guard fd >= 0 else { throw failure(errno, shown) }

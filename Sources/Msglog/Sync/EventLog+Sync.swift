@@ -81,7 +81,8 @@ extension EventLog {
     try Self.check(hello, of: remote)
     guard hello.log == state.log else {
       throw MsglogError.anotherLog(
-        remote: remote.shown, reason: "its log's id is not the one this replica was cloned from")
+        remote: remote.shown,
+        reason: "it keeps the log \(hello.log?.text ?? "with no id"), the replica was cloned from \(state.log.text)")
     }
     // Behind a trimmed remote's horizon, what the replica lacks is gone
     // there: it starts again from the bases, its pending changes kept.
