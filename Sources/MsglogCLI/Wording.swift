@@ -180,7 +180,8 @@ package enum Wording {
     case .cannotBackUp(_, .insideDatabase):
       return "give a path outside the database's directory that does not exist yet"
     case .cannotBackUp(_, .cannotCreate):
-      return "give a new path in a directory that exists and may be written; the backup is made there whole or not at all"
+      return "give a new path in a directory that exists and may be written; "
+        + "the backup is made there whole or not at all"
     case .cannotBackUp: return "give a path that does not exist yet; the backup is made there whole or not at all"
     case .backupNotSupported:
       return "use PostgreSQL's own tools (pg_dump, pg_basebackup), or 'msglog export > FILE' for a copy of the log"
