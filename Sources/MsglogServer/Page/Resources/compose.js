@@ -106,8 +106,14 @@ export class Compose extends Events {
 
   /** Offers the box (`may`: the token may write the stream shown) or not; what is typed stays. */
   allowWrites(may) {
+    // The focus in the box goes to the list rather than to nowhere (a disabled field drops it).
+    const hadFocus = $("compose-fields").contains(document.activeElement);
     this.#writable = may;
     this.update();
+    // Why the box is off, for a screen reader: the line that says whose token it is.
+    if (may) $("compose-text").removeAttribute("aria-describedby");
+    else $("compose-text").setAttribute("aria-describedby", "signed-in");
+    if (hadFocus && !may) $("main").focus();
   }
 
   /** The box as the page is now: disabled in the past, where the token may not write, and while a message is being kept. */
