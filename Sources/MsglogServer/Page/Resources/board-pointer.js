@@ -19,6 +19,14 @@ export class BoardPointer {
   #drag = null;
   /** One function, so that asking again before the frame runs it once (frame.js). */
   #autoScrollInFrame = () => this.#autoScroll();
+  /** A wheel or touchpad scrolling the list during a drag goes no further than the auto-scroll does. */
+  #clampScroll = () => {
+    const drag = this.#drag;
+    if (!drag) return;
+    const scroller = $("main");
+    const clamped = this.#clamped(scroller.scrollTop, drag, scroller);
+    if (clamped !== scroller.scrollTop) scroller.scrollTop = clamped;
+  };
 
   constructor({ board, shown, screen }) {
     this.board = board;
@@ -120,6 +128,7 @@ export class BoardPointer {
       startY, startScroll: scroller.scrollTop, lastY: startY, edge: 0,
     };
     this.shown.showMoving({ items: base, hold: true });
+    scroller.addEventListener("scroll", this.#clampScroll);
     card.classList.add("dragging");
     $("board").classList.add("sorting");
     // A buzz for the lift; the browser refuses one (and logs an error)
@@ -165,17 +174,26 @@ export class BoardPointer {
     if (!drag || !drag.edge) return;
     const scroller = $("main");
     const before = scroller.scrollTop;
-    // No further than the drawn cards reach (a longer move takes another drag, or the keyboard).
-    const least = Math.min(before, drag.reach.top);
-    const most = Math.max(before, drag.reach.bottom - scroller.clientHeight);
-    scroller.scrollTop = Math.min(Math.max(before + drag.edge * 10, least), most);
+    scroller.scrollTop = this.#clamped(before + drag.edge * 10, drag, scroller);
     if (scroller.scrollTop !== before) this.#moveDrag(drag.lastY);
     nextFrame(this.#autoScrollInFrame);
+  }
+
+  /**
+   * `top`, kept within what the drawn cards reach (a longer move takes
+   * another drag, or the keyboard) — or where the drag began, if that was
+   * past it (the end of the list): never moved back against the user.
+   */
+  #clamped(top, drag, scroller) {
+    const least = Math.min(drag.startScroll, drag.reach.top);
+    const most = Math.max(drag.startScroll, drag.reach.bottom - scroller.clientHeight);
+    return Math.min(Math.max(top, least), most);
   }
 
   #endDrag(drop) {
     const drag = this.#drag;
     this.#drag = null;
+    $("main").removeEventListener("scroll", this.#clampScroll);
     this.shown.showMoving(null);
     for (const slot of drag.slots) slot.el.style.transform = "";
     drag.card.classList.remove("dragging");
