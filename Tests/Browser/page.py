@@ -1583,7 +1583,17 @@ def write_message(driver, text, tap_send=False):
         tap(driver, driver.find_element(By.ID, "send"))
     else:
         box.send_keys(Keys.ENTER)
-    wait_until("%r is kept and shown pending" % text, lambda: text in pending_shown(driver))
+    # Shown pending, or already landed: on a busy machine the page may draw
+    # the message for the first time once its event is in (the probe
+    # looks every 30 ms, and a drawing can wait longer than a push).
+    wait_until("%r is kept and shown pending" % text, lambda: text in pending_shown(driver) or text in landed(driver))
+
+
+def landed(driver):
+    """The texts of the items shown and not pending."""
+    return driver.execute_script("""
+        return [...document.querySelectorAll('[data-id]')].filter((e) => e.getClientRects().length
+            && e.dataset.pending !== 'true').map((e) => e.querySelector('.text')?.textContent)""")
 
 
 def tap(driver, element):
