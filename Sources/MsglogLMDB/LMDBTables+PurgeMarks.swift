@@ -103,8 +103,8 @@ extension LMDBTables {
 
   /// Notes, in the purge's first transaction, that a purge begins.
   static func notePurge(in txn: Transaction) throws {
-    var id = UInt64(mdb_txn_id(txn.handle)).bigEndian
-    try txn.put(try purgeMarks(in: txn, create: true)!, lastPurgeKey, withUnsafeBytes(of: &id) { Array($0) })
+    try txn.put(
+      try purgeMarks(in: txn, create: true)!, lastPurgeKey, [UInt8](bigEndian: UInt64(mdb_txn_id(txn.handle))))
   }
 
   /// The id of the last purge's first transaction; nil when there was none
@@ -112,7 +112,7 @@ extension LMDBTables {
   static func lastPurge(in txn: Transaction) throws -> Int? {
     guard let marks = try purgeMarks(in: txn, create: false) else { return nil }
     return try txn.get(marks, lastPurgeKey) { bytes in
-      bytes.count == 8 ? Int(truncatingIfNeeded: bytes.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }) : nil
+      bytes.count == 8 ? Int(truncatingIfNeeded: bytes.loadBigEndian(as: UInt64.self)) : nil
     } ?? nil
   }
 

@@ -40,6 +40,20 @@ import Testing
     #expect(text.contains(#"{"error":""#), "\(what): \(text.prefix(300))")
   }
 
+  /// Each head sent alone (the body never comes) gets its refusal — the
+  /// server's own error, never `100 Continue` — and the connection closes.
+  static func expectRefusedBeforeTheBody(_ cases: [(String, String, Int)], by server: ServedLog) throws {
+    for (what, head, status) in cases {
+      let socket = try #require(LoopbackSocket(port: server.port))
+      socket.send(head)
+      let answer = socket.receive(seconds: 5, until: LoopbackSocket.isWholeAnswer)
+      expectOwnError(answer.text, status, what)
+      #expect(!answer.text.contains("100 Continue"), "\(what): \(answer.text)")
+      let end = socket.receive(seconds: 3)
+      #expect(answer.closed || end.closed, "\(what): the connection stays open")
+    }
+  }
+
   // MARK: - Item 3: bodies
 
   /// What the head decides is answered before any body byte is read, and
@@ -81,16 +95,7 @@ import Testing
         401
       ),
     ]
-    for (what, head, status) in cases {
-      // The head only: the body never comes. The answer must.
-      let socket = try #require(LoopbackSocket(port: server.port))
-      socket.send(head)
-      let answer = socket.receive(seconds: 5, until: LoopbackSocket.isWholeAnswer)
-      Self.expectOwnError(answer.text, status, what)
-      #expect(!answer.text.contains("100 Continue"), "\(what): \(answer.text)")
-      let end = socket.receive(seconds: 3)
-      #expect(answer.closed || end.closed, "\(what): the connection stays open")
-    }
+    try Self.expectRefusedBeforeTheBody(cases, by: server)
     // An accepted body with 100-continue gets the go-ahead, then its answer.
     let body = #"{"text":"after continue"}"#
     let socket = try #require(LoopbackSocket(port: server.port))
@@ -126,15 +131,7 @@ import Testing
       ("a made-up token", head("not-a-token", "Content-Length: 1000\r\n"), 401),
       ("a made-up token, chunked", head("not-a-token", "Transfer-Encoding: chunked\r\n"), 401),
     ]
-    for (what, head, status) in cases {
-      let socket = try #require(LoopbackSocket(port: server.port))
-      socket.send(head)
-      let answer = socket.receive(seconds: 5, until: LoopbackSocket.isWholeAnswer)
-      Self.expectOwnError(answer.text, status, what)
-      #expect(!answer.text.contains("100 Continue"), "\(what): \(answer.text)")
-      let end = socket.receive(seconds: 3)
-      #expect(answer.closed || end.closed, "\(what): the connection stays open")
-    }
+    try Self.expectRefusedBeforeTheBody(cases, by: server)
     let body = #"{"text":"after the lookup"}"#
     let socket = try #require(LoopbackSocket(port: server.port))
     socket.send(head(writer, "Content-Length: \(body.utf8.count)\r\n"))

@@ -100,12 +100,13 @@ extension LedgerSession {
       let none = { (prefix: String) in MsglogError.noRemovedPrefixMatch(prefix: prefix, stream: stream) }
       do {
         return try uniqueMatch(of: given, in: stream, removed: [true], none: none)
-      } catch MsglogError.noRemovedPrefixMatch {
+      } catch let noMatch as MsglogError {
+        guard case .noRemovedPrefixMatch = noMatch else { throw noMatch }
         // The prefix of a live item: said as its full id would be.
         if let (id, _) = try? uniqueMatch(of: given, in: stream, removed: [false], none: none) {
           throw MsglogError.itemIsLive(id, stream: stream)
         }
-        throw none(try ItemSelector.checkedPrefix(given))
+        throw noMatch
       }
     }
   }
