@@ -209,17 +209,19 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     vettedCaller = nil
     let hasBody = head.framing != .none && head.framing != .length(0)
     let refusal: Response?
-    var judged: Request? = nil
+    // Who sent it is for a worker to find out (a read of the log).
+    var undecided: Request? = nil
     do {
       let request = try self.request(head)
-      judged = request
       begin(head, path: request.path)
       if let refused = refusalBeforeRouting(head) {
         refusal = .error(refused)
-      } else if case .refused(let error) = core.router.resolve(request, lookingUp: false) {
-        refusal = .error(error)
       } else {
-        refusal = nil
+        switch core.router.resolve(request, lookingUp: false) {
+        case .refused(let error): refusal = .error(error)
+        case .needsReading: (refusal, undecided) = (nil, request)
+        case .route, .preflight: refusal = nil
+        }
       }
     } catch {
       begin(head, path: nil)
@@ -243,7 +245,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     // a share of the bodies' budget.
     // The body's 10 s count from its head, the lookup's time among them.
     let due = Deadline.after(seconds: core.bodyDeadline)
-    if let judged, core.router.callerNeedsReading(judged) { return vet(head, judged, due: due) }
+    if let undecided { return vet(head, undecided, due: due) }
     acceptBody(of: head, due: due)
   }
 

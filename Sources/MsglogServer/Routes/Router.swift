@@ -43,19 +43,14 @@ package struct Router: Sendable {
     resolve(request, lookingUp ? .reading : .refusingEarly)
   }
 
-  /// Whether who sent a request its head let in needs a read of the log
-  /// to know (a bearer token that is not the operator's, or none where the
-  /// log was not seen lately to hold no named token): its body waits for it.
-  package func callerNeedsReading(_ request: Request) -> Bool {
-    if case .needsReading = resolve(request, .knownOnly) { return true }
-    return false
-  }
-
   /// How far resolving may go to learn who a request is from (`TokenGate`).
   private enum Lookup {
     /// The log read where needed (a worker).
     case reading
-    /// Never a read: only what needs none is refused (an event loop's look at a head).
+    /// Never a read: only what needs none is refused (an event loop's look
+    /// at a head), and `.needsReading` when who sent it takes a read to
+    /// know (a bearer token not the operator's, or none where the log was
+    /// not seen lately to hold no named token): its body waits for it.
     case refusingEarly
     /// Never a read: `.needsReading` when one is needed (an event loop's write).
     case knownOnly
@@ -78,13 +73,17 @@ package struct Router: Sendable {
       }
       if route.method == .post { try policy.checkWrite(request) }
       var caller = Caller.open
+      // Refused early only for what needs no read; the rest is a worker's.
+      var undecided = false
       if route.needsToken {
         if let vetted = request.vetted {
           caller = vetted
         } else if let gate {
           switch lookup {
           case .reading: caller = try gate.caller(of: request, policy: policy)
-          case .refusingEarly: caller = try gate.caller(of: request, policy: policy, lookingUp: false)
+          case .refusingEarly:
+            caller = try gate.caller(of: request, policy: policy, lookingUp: false)
+            undecided = try gate.knownCaller(of: request, policy: policy) == nil
           case .knownOnly:
             guard let known = try gate.knownCaller(of: request, policy: policy) else { return .needsReading }
             caller = known
@@ -107,7 +106,7 @@ package struct Router: Sendable {
             + (route.parameters.isEmpty
               ? " (it takes none)" : " (it takes \(route.parameters.sorted().joined(separator: ", ")))"))
       }
-      return .route(route, caller)
+      return undecided ? .needsReading : .route(route, caller)
     } catch {
       return .refused(error)
     }
