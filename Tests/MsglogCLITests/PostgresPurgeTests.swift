@@ -158,35 +158,21 @@ import Testing
     let secret = "SENTINEL-" + UUID().uuidString
     s.append("before")
     #expect(s.run("erase", s.append(secret)).code == 0)
-    let sql = """
-      SET application_name = 'idle-reader'; BEGIN; SELECT count(*) FROM msglog.events; SELECT pg_sleep(120); COMMIT
-      """
-    let holder = s.start(["-qAt", s.db, "-c", sql], runner: "/usr/bin/psql")
-    defer { if holder.process.isRunning { kill(holder.process.processIdentifier, SIGKILL) } }
-    let locked = """
-      SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
-      WHERE a.application_name = 'idle-reader' AND l.relation = 'msglog.events'::regclass
-      """
-    var tries = 0
-    while PostgresCluster.psql(locked, database: name).stdout != "1\n" && tries < 200 {
-      usleep(50_000)
-      tries += 1
-    }
-    #expect(tries < 200, "the reader holds no lock")
+    // Idle in its transaction between statements, as an application is:
+    // it holds the table's lock and no snapshot older than the purge.
+    let holder = try PostgresTransaction(url: s.db, name: "idle-reader", ["SELECT count(*) FROM msglog.events"])
     let purge = s.start(["purge"])
-    // A write while purge tries: not queued behind it for the reader's two minutes.
+    // A write while purge tries: not queued behind it for as long as the reader lasts.
     #expect(s.run("append", "during the purge").code == 0)
     let r = purge.finish(endingAfter: 60)
-    #expect(holder.process.isRunning, "purge waited for the reader to end")
+    #expect(holder.isOpen, "purge waited for the reader to end")
     #expect(
       r.code == 1 && r.stderr.contains("idle-reader") && r.stderr.contains("kept a lock on msglog"), "\(r)")
     // Said while it tries, as a snapshot's wait is.
     #expect(
       r.stderr.hasPrefix("msglog: purge waits for pid ")
         && r.stderr.contains(#"which keeps a lock on msglog."events", to end"#), "\(r)")
-    let ended = "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'idle-reader'"
-    #expect(PostgresCluster.psql(ended, database: name).code == 0)
-    _ = holder.finish()
+    holder.end()
     let again = s.run("purge")
     #expect(again.code == 0, "\(again)")
     #expect(PostgresCluster.msglogFiles(holding: secret, database: name).isEmpty)

@@ -27,6 +27,9 @@ public final class PostgresTransaction {
     #expect(readsUntil("held", from: output), "\(name)'s transaction did not begin")
   }
 
+  /// Whether psql, and so the transaction, is still there.
+  public var isOpen: Bool { process.isRunning }
+
   /// Rolls the transaction back and waits for psql to go (again: nothing).
   public func end() {
     guard process.isRunning else { return }
