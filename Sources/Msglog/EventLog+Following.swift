@@ -300,11 +300,12 @@ struct FollowBodyFailure: Error {
 }
 
 extension EventLog {
-  /// Whether a follower's store went away (and may come back), rather than
-  /// refused it.
+  /// Whether a follower's store went away (and may come back), or cancelled
+  /// a read that may simply be made again (a standby's recovery conflict),
+  /// rather than refused it.
   package static func isLostStore(_ error: MsglogError) -> Bool {
     switch error {
-    case .connectionLost, .cannotConnect: return true
+    case .connectionLost, .cannotConnect, .readCancelled: return true
     default: return false
     }
   }

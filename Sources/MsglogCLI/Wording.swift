@@ -160,7 +160,11 @@ package enum Wording {
       return "it is read-only to you, so msglog reads it without a lock and cannot hold writers off; try again"
     case .connectionLost:
       return
-        "a write cut off at its commit may have committed: look with 'msglog log' once the server is back before running it again"
+        "a read may simply be run again once the server is back; a write cut off at its commit may have "
+        + "committed: look with 'msglog log' before running it again"
+    case .readCancelled:
+      return "nothing was changed; read again (a standby waits longer before it cancels a read with a larger "
+        + "max_standby_streaming_delay, or cancels none for this with hot_standby_feedback on)"
     case .newerFormat: return "use the newer msglog that wrote it"
     case .replicaSecretRefused(_, true):
       return "nothing was pushed; if another replica took this one's id, 'msglog sync --reset' copies the remote "
@@ -209,7 +213,7 @@ package enum Wording {
       : "nothing pending is lost: 'msglog sync' goes on where this one stopped"
     switch stopped.error {
     case .syncTimedOut: return again + "; --timeout SECONDS gives a slow remote longer"
-    case .connectionLost, .cannotConnect: return again
+    case .connectionLost, .cannotConnect, .readCancelled: return again
     default: return nil
     }
   }

@@ -169,4 +169,72 @@ import Testing
     #expect(received.contains("id: 2\n") && received.contains("from the primary"), "\(received)")
     #expect(!received.contains("keep-alive"), "the event waited for a keep-alive: \(received)")
   }
+
+  /// A hot standby cancels a read that holds up the changes it replays (a
+  /// recovery conflict; here at once, `max_standby_streaming_delay` 0,
+  /// while the primary takes table locks over and over). `serve`'s event
+  /// streams read again from where they were instead of being cut: each
+  /// of 6 followers from seq 1 gets every event once, and the standby
+  /// counts the conflicts (or the test proves nothing).
+  @Test func aStandbysCancelledReadsCutNoFollow() throws {
+    let s = Sandbox(.postgres)
+    let total = 10_000
+    let padding = String(repeating: "x", count: 200)
+    let lines = (0..<total).map { #"{"op":"append","text":"message \#($0) \#(padding)"}"# }
+    let imported = s.run(["import"], stdin: Data((lines.joined(separator: "\n") + "\n").utf8))
+    try #require(imported.code == 0, "\(imported)")
+    let standby = PostgresServer.standbyOfTheSharedCluster()
+    defer { standby.stop() }
+    let database = Self.name(of: s)
+    let replica = standby.url(of: database)
+    #expect(caughtUp(s, replica))
+    standby.psql("ALTER SYSTEM SET max_standby_streaming_delay = 0")
+    standby.psql("SELECT pg_reload_conf()")
+    let server = ServedLog(s, ["--db", replica], useDefaultDB: false)
+    defer { #expect(server.stop().code == 0) }
+    try #require(server.url != nil, "the server printed no address")
+
+    let following = Atomic(true)
+    let locker = Thread {
+      let locks = String(
+        repeating: "BEGIN; LOCK TABLE msglog.events IN ACCESS EXCLUSIVE MODE; COMMIT; ", count: 20)
+      while following.load(ordering: .relaxed) {
+        PostgresCluster.psql(locks, database: database)
+        usleep(100_000)
+      }
+    }
+    locker.start()
+    let seen = Mutex<[[Int]]>(Array(repeating: [], count: 6))
+    let port = server.port
+    DispatchQueue.concurrentPerform(iterations: 6) { n in
+      guard let connection = LoopbackSocket(port: port) else {
+        Issue.record("cannot connect")
+        return
+      }
+      _ = connection.send("GET /api/follow?from=1 HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+      var seqs: [Int] = []
+      var partial: [UInt8] = []
+      let deadline = Date().addingTimeInterval(120)  // a watchdog, not a measure
+      while seqs.last != total, Date() < deadline {
+        guard let bytes = connection.read(atMost: 1 << 16, seconds: 1) else { break }  // cut
+        partial += bytes
+        while let end = partial.firstIndex(of: 10) {
+          let line = String(decoding: partial[..<end], as: UTF8.self)
+          partial.removeSubrange(...end)
+          if line.hasPrefix("id: "), let seq = Int(line.dropFirst(4)) { seqs.append(seq) }
+        }
+      }
+      seen.withLock { $0[n] = seqs }
+    }
+    following.store(false, ordering: .relaxed)
+    while !locker.isFinished { usleep(10_000) }
+    let conflicts = standby.psql(
+      "SELECT confl_lock FROM pg_stat_database_conflicts WHERE datname = '\(database)'"
+    ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    #expect((Int(conflicts) ?? 0) > 0, "the standby cancelled no read: \(conflicts)")
+    for (n, seqs) in seen.withLock({ $0 }).enumerated() {
+      #expect(
+        seqs == Array(1...total), "follower \(n) got \(seqs.count) events of \(total), the last \(seqs.last ?? 0)")
+    }
+  }
 }

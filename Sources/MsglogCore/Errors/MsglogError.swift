@@ -131,6 +131,10 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// The connection broke during an operation (the server stopped or restarted);
   /// nothing of the operation was committed unless it said so.
   case connectionLost(location: String, reason: String)
+  /// The server cancelled a read under way: a hot standby does so to a read
+  /// that holds up the primary's changes it replays (a recovery conflict).
+  /// Nothing was changed; reading again is the answer.
+  case readCancelled(location: String, reason: String)
   /// The log was written by a newer msglog, whose format this one does not know.
   case newerFormat(location: String, found: String, known: String)
   /// The store's engine failed, in its own words (the server's message).
@@ -301,7 +305,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       .systemRefused,
       .cannotFollow,
       .rebuildDidNotVerify, .foreignFailure, .replicaMovedDuringPull, .changeDoesNotApply, .cannotReadInput,
-      .cannotConnect, .connectionLost, .syncTimedOut:
+      .cannotConnect, .connectionLost, .readCancelled, .syncTimedOut:
       return .unavailable
     case .line(_, let inner): return inner.category
     case .namedToken(let refusal):
@@ -414,6 +418,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "\(location) is a replica: \(command) its remote's log, which the replica follows"
     case .cannotConnect(let location, let reason): return "cannot connect to \(location): \(reason)"
     case .connectionLost(let location, let reason): return "lost the connection to \(location): \(reason)"
+    case .readCancelled(let location, let reason): return "\(location) cancelled the read: \(reason)"
     case .newerFormat(let location, let found, let known):
       return "\(location) was written by a newer msglog (format \(found); this one knows \(known))"
     case .systemRefused(let need, let errno):

@@ -34,6 +34,9 @@ package struct PostgresError: Error, Equatable, Sendable, CustomStringConvertibl
   /// A repeatable-read transaction met a row another committed after its
   /// snapshot: an optimistic write whose head moved.
   package static let serializationFailure = "40001"
+  /// What a hot standby also cancels a read with when the read holds up
+  /// the changes it replays (a recovery conflict over a buffer pin).
+  package static let deadlockDetected = "40P01"
   /// What the check of a write on what its process knew raises when the
   /// head row moved (`PostgresSchema.lockHead(ifAt:version:)`).
   package static let divisionByZero = "22012"

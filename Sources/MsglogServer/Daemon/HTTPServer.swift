@@ -46,7 +46,7 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
     router = Router(
       routes: Routes.table(
         log: log, commits: commits, stallLimit: configuration.stallLimit, metrics: metrics,
-        readiness: Readiness(log: log, warnings: warnings), gate: gate),
+        readiness: Readiness(log: log, warnings: warnings), gate: gate, warnings: warnings),
       policy: configuration.policy, gate: gate)
   }
 

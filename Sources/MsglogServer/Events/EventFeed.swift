@@ -17,6 +17,8 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
   /// Asked by a follow opened without a token whether the log holds
   /// tokens now (nil: never; the tests' feeds).
   let gate: TokenGate?
+  /// Where a follow cut by a failure says why (nil: the tests' feeds).
+  let warnings: ServerLog?
   private var nextSeq: UInt64
   /// Whether `nextSeq` is still the `from` the client asked for, nothing
   /// read yet (`LogSnapshot.firstEvent(from:asked:)`).
@@ -30,13 +32,14 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
 
   init(
     log: EventLog, commits: CommitHub, stream: StreamName?, next: UInt64, fromAsked: Bool = false,
-    caller: Caller = .open, gate: TokenGate? = nil
+    caller: Caller = .open, gate: TokenGate? = nil, warnings: ServerLog? = nil
   ) {
     self.log = log
     self.commits = commits
     self.stream = stream
     self.caller = caller
     self.gate = gate
+    self.warnings = warnings
     self.nextSeq = next
     self.fromAsked = fromAsked
   }
@@ -95,10 +98,17 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
     do {
       try readBatch(into: &json)
     } catch let error as MsglogError where EventLog.isLostStore(error) {
-      // The server went away (a restart): the stream stays open and reads
+      // The server went away (a restart), or cancelled the read (a
+      // standby's recovery conflict): the stream stays open and reads
       // again shortly, from where it was.
-      if json.bytes.isEmpty { return .retry(after: 0.5) }
+      if json.bytes.isEmpty {
+        if case .readCancelled = error { return .retry(after: 0.05) }  // the standby is there
+        return .retry(after: 0.5)
+      }
     } catch {
+      // The client sees only a cut stream (and reconnects from its last
+      // event): the operator is told why.
+      warnings?.warn("follow", "a follow was cut at seq \(nextSeq): \(error)")
       return .failed
     }
     guard mayStillFollow() else { return .end }

@@ -76,7 +76,8 @@ extension HTTPError {
     case .noDatabase(let location, _, _), .notAMsglogDatabase(let location, _), .anotherProgramsDatabase(let location),
       .readOnly(let location, _, _), .permissionDenied(let location, _, _, _), .cannotRead(let location, _),
       .cannotCreate(let location, _), .cannotBackUp(let location, _), .backupNotSupported(let location),
-      .changedDuringRead(let location), .connectionLost(let location, _), .newerFormat(let location, _, _),
+      .changedDuringRead(let location), .connectionLost(let location, _), .readCancelled(let location, _),
+      .newerFormat(let location, _, _),
       .notAReplica(let location), .syncRunning(let location), .cannotClone(let location, _):
       return location
     default: return nil

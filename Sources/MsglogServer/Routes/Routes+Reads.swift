@@ -134,7 +134,8 @@ extension Routes {
     if next > head + 1 { throw MsglogError.seqBeyondHead(seq: next - 1, head: head) }
     try log.read { [next, asked] in _ = try $0.firstEvent(from: next, asked: asked) }
     let feed = EventFeed(
-      log: log, commits: commits, stream: only, next: next, fromAsked: asked, caller: request.caller, gate: gate)
+      log: log, commits: commits, stream: only, next: next, fromAsked: asked, caller: request.caller, gate: gate,
+      warnings: warnings)
     return Response(contentType: "text/event-stream", body: .events(feed))
   }
 }

@@ -19,12 +19,16 @@ struct Routes: Sendable {
   /// Who may come in: a follow opened without a token asks it, while it
   /// waits, whether the log has come to hold tokens since.
   let gate: TokenGate
+  /// Where a follow cut by a failure says why.
+  let warnings: ServerLog
 
   static func table(
-    log: EventLog, commits: CommitHub, stallLimit: Double, metrics: Metrics?, readiness: Readiness, gate: TokenGate
+    log: EventLog, commits: CommitHub, stallLimit: Double, metrics: Metrics?, readiness: Readiness, gate: TokenGate,
+    warnings: ServerLog
   ) -> [Route] {
     let api = Routes(
-      log: log, commits: commits, stallLimit: stallLimit, metrics: metrics, readiness: readiness, gate: gate)
+      log: log, commits: commits, stallLimit: stallLimit, metrics: metrics, readiness: readiness, gate: gate,
+      warnings: warnings)
     let document = OpenAPIDocument()
     var routes =
       Page.routes + api.operations(document) + api.reads + api.writes + eraseRoutes(api) + syncRoutes(api)
