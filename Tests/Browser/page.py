@@ -787,34 +787,71 @@ def a_named_token_signs_in_and_writes_as_its_name(ctx):
 
 @case
 def a_token_that_may_only_read_is_offered_no_message_box(ctx):
-    """A token that may only read the stream shown gets no message box (the page says so by its name); a change it
-    makes anyway (a card deleted) is refused whole by the server, held and said, and discarding it shows the list as
-    the server has it — an attacker's read-only page kept a deleted card gone and a message pending for good. A
-    token revoked while the page is open: the box is off while the page asks for a token, and what was typed stays."""
+    """A token that may only read the stream shown gets no message box (the page says so by its name), no card's
+    delete button or handle, no Edit on a message of its name, and moves nothing by pointer or keyboard: an
+    attacker's read-only page dragged and deleted cards, which the server refused. A change made before the page
+    knew (a reload with the server away) is refused whole by the server, held and said, and discarding it shows the
+    list as the server has it. A token revoked while the page is open: the box is off while the page asks for a
+    token, and what was typed stays."""
     m = Msglog(ctx.msglog, ctx.dir)
-    m.import_lines(appends("t", ["one", "two"], sender="lead"))
+    m.import_lines(appends("t", ["one", "two", "three"], sender="lead")
+                   + appends("t", ["said by ro"], sender="ro"))
     ro = m.run("token", "add", "ro", "--read", "*").strip()
     bob = m.run("token", "add", "bob", "--write", "*").strip()
     server = m.serve()
+    port = server.port
     driver = browser(ctx.dir)
     open_page(driver, server, "t", "board", "#token=" + ro)
-    wait_texts(driver, "board", ["one", "two"], "with the reader's token")
+    order = ["one", "two", "three", "said by ro"]
+    wait_texts(driver, "board", order, "with the reader's token")
     wait_until("the page says the token may only read",
                lambda: signed_in_as(driver) == "Signed in as ro, who may only read this stream")
     check(not driver.find_element(By.ID, "compose-text").is_enabled(), "a reader's page offers the message box")
-    driver.find_elements(By.CSS_SELECTOR, "#board .card button.delete")[0].click()
+    wait_until("no card offers a delete button or a handle", lambda: driver.execute_script("""
+        const visible = (e) => e.offsetParent !== null && getComputedStyle(e).visibility !== 'hidden';
+        return ![...document.querySelectorAll('#board .card button.delete, #board .card .handle')].some(visible)"""))
+    # A mouse drag on a card, and the keyboard's Space and arrows: nothing moves, nothing waits to be sent.
+    card = driver.find_elements(By.CSS_SELECTOR, "#board .card .text")[0]
+    ActionChains(driver, duration=50).move_to_element(card).click_and_hold().move_by_offset(0, 40) \
+        .move_by_offset(0, 80).release().perform()
+    keyboard_move(driver, 0, Keys.ARROW_DOWN, 2)
+    check("may only read" in (announced(driver) or ""), "the keyboard's pick-up said %r" % announced(driver))
+    time.sleep(0.5)
+    check(shown_texts(driver, "board") == order and pending_shown(driver) == [],
+          "the reader moved a card: %r, pending %r" % (shown_texts(driver, "board"), pending_shown(driver)))
+    check(outbox_size(driver) == 0, "the reader's page keeps %d changes to send" % outbox_size(driver))
+    driver.find_element(By.ID, "view-chat").click()
+    wait_texts(driver, "chat", order, "the chat with the reader's token")
+    edits = driver.execute_script(
+        "return [...document.querySelectorAll('#chat button.edit')].filter((b) => b.offsetParent !== null).length")
+    check(edits == 0, "a reader's page offers %d Edit buttons" % edits)
+
+    # Reloaded with the server away, the page does not know what the token may do: a card deleted then is refused
+    # whole once the server is back, held and said; discarding it shows the list as the server has it.
+    driver.find_element(By.ID, "view-board").click()
+    wait_texts(driver, "board", order, "the board again")
+    wait_worker(driver)
+    server.stop()
+    driver.refresh()
+    wait_ready(driver)
+    wait_texts(driver, "board", order, "after a reload with the server down", 30)
+    wait_until("the delete button is offered while nothing is known",
+               lambda: driver.find_elements(By.CSS_SELECTOR, "#board .card button.delete")[0].is_displayed())
+    delete_card(driver, "one")
+    wait_texts(driver, "board", order[1:], "the card deleted offline")
+    server = m.serve("127.0.0.1:%d" % port)
     wait_until("the refused delete is held and said", lambda: "refused" in held_text(driver), 30)
     check("may not write" in held_text(driver), "the note does not say why: %r" % held_text(driver))
     driver.find_element(By.CSS_SELECTOR, "#held button").click()
     wait_until("the delete is discarded", lambda: held_text(driver) == "")
-    wait_texts(driver, "board", ["one", "two"], "the list as the server has it")
-    listed = m.run("--stream", "t", "list")
-    check("one" in listed and "two" in listed, "the server has %r" % listed)
+    wait_texts(driver, "board", order, "the list as the server has it")
+    listed_now = m.run("--stream", "t", "list")
+    check(all(text in listed_now for text in order), "the server has %r" % listed_now)
 
     # A writer's token revoked while its page is open: the box goes off, and keeps what was typed.
     writer = browser(ctx.dir)
     open_page(writer, server, "t", "chat", "#token=" + bob)
-    wait_texts(writer, "chat", ["one", "two"], "with bob's token")
+    wait_texts(writer, "chat", order, "with bob's token")
     wait_until("bob may write", lambda: writer.find_element(By.ID, "compose-text").is_enabled())
     m.run("token", "revoke", "bob")
     wait_until("the page asks for a token", lambda: writer.find_element(By.ID, "token-form").is_displayed(), 30)

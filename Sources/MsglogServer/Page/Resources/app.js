@@ -57,7 +57,7 @@ const channel = typeof BroadcastChannel === "function" ? new BroadcastChannel("m
 const sync = new Sync({ model, api, idb, channel });
 const kept = new KeptList({ model, api, idb });
 const follower = new Follower({ model, api, kept });
-const writes = new Writes({ model, sync });
+const writes = new Writes({ model, sync, mayWrite: () => mayWrite() });
 const forgetting = new Forgetting({ model, sync, idb });
 const erase = new Erase({ api, model, shown, screen, forgetting, say });
 const undo = new Undo({ writes, shown, say });
@@ -78,7 +78,7 @@ screen.addView("board", board.list);
 
 // The model: another stream, the list read again, an event folded in.
 model.on("open", () => {
-  compose.allowWrites((writable.get(model.stream) ?? true) && !tokenForm.asking);
+  compose.allowWrites(mayWrite());
   screen.opened();
   undo.clear();
   chat.endEdit();
@@ -158,12 +158,27 @@ writes.on("undoable", (ref) => undo.record(ref));
 compose.on("sender", (name) => chat.setMe(name));
 // What the token may write, per stream, as the server said (signed-in.js).
 const writable = new Map();
+// Whether the stream shown may be written: a stream not asked about yet, as
+// offline, may be (the server refuses what it must, held.js); none while the
+// page asks for a token.
+function mayWrite() {
+  return (writable.get(model.stream) ?? true) && !tokenForm.asking;
+}
+// What the page offers follows: the message box, and each card's and
+// message's buttons and handles.
+function rightsChanged() {
+  compose.allowWrites(mayWrite());
+  chat.redraw();
+  board.redraw();
+  screen.scheduleRender();
+}
 // The token.
 api.on("unauthorized", () => {
   tokenForm.ask();
   picker.signedOut();
   writable.clear();
   signedIn.signedOut();
+  rightsChanged();
 });
 // A named token's page shows whose it is and writes as that name.
 signedIn.on("name", (name) => {
@@ -175,15 +190,13 @@ signedIn.on("name", (name) => {
 // token), "Delete for everyone" where it may erase.
 signedIn.on("may", ({ stream, erase: may, write }) => {
   // (Signed out, nothing is known of the next token's rights.)
+  const was = writable.get(stream);
   if (!tokenForm.asking) writable.set(stream, write);
-  if (stream === model.stream) compose.allowWrites(write && !tokenForm.asking);
-  if (!erase.setAllowed(stream, may)) return;
-  chat.redraw();
-  board.redraw();
-  screen.scheduleRender();
+  const eraseChanged = erase.setAllowed(stream, may);
+  if (eraseChanged || (stream === model.stream && was !== writable.get(stream))) rightsChanged();
 });
 tokenForm.on("token", () => {
-  compose.allowWrites(writable.get(model.stream) ?? true);
+  rightsChanged();
   picker.open(model.stream);
 });
 // The browser.

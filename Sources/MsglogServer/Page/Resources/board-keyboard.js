@@ -71,6 +71,10 @@ export class BoardKeyboard {
       this.say.announce("This is the board as it was. Go back to now to move cards.");
       return;
     }
+    if (!this.board.writes.allowed) {
+      this.say.announce("The token signed in may only read this board: its cards cannot be moved.");
+      return;
+    }
     if (shown.isMoving()) return;
     const base = shown.items().slice();
     const from = base.findIndex((item) => item.id === card.dataset.id);

@@ -51,6 +51,7 @@ export class BoardPointer {
 
   #onPointerDown(event) {
     if (event.button !== 0 || !event.isPrimary || this.shown.isPast() || this.shown.isMoving()) return;
+    if (!this.board.writes.allowed) return;  // a token that may only read moves nothing
     const card = event.target.closest(".card");
     if (!card || event.target.closest("button")) return;
     this.#cancelPress();

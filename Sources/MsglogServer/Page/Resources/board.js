@@ -42,7 +42,7 @@ function createCard(item) {
   return li;
 }
 
-function fillCard(li, item, context, erase) {
+function fillCard(li, item, context, erase, writes) {
   const colour = colourOf(item.text);
   const swatch = li.querySelector(".swatch");
   swatch.hidden = colour === null;
@@ -57,7 +57,10 @@ function fillCard(li, item, context, erase) {
   const remove = li.querySelector(".delete");
   remove.setAttribute("aria-label", "Delete " + quoted(item.text));
   remove.title = "Delete";
-  remove.hidden = context === "past";
+  remove.hidden = context === "past" || !writes.allowed;
+  // A token that may only read: no handle, and no help on picking the card up.
+  li.classList.toggle("read-only", !writes.allowed);
+  if (writes.allowed) li.setAttribute("aria-describedby", "card-help"); else li.removeAttribute("aria-describedby");
   const eraser = li.querySelector(".erase");
   eraser.hidden = !erase.offers(item, context);
   eraser.setAttribute("aria-label", "Delete for everyone: " + quoted(item.text));
@@ -75,7 +78,7 @@ export class Board {
     this.erase = erase;
     this.say = say;
     this.list = new ListView($("board"), {
-      scroller: $("main"), estimate: 56, create: createCard, fill: (li, item, context) => fillCard(li, item, context, erase),
+      scroller: $("main"), estimate: 56, create: createCard, fill: (li, item, context) => fillCard(li, item, context, erase, writes),
       drawn: () => this.#rovingFocus(),
     });
     const board = $("board");
@@ -91,7 +94,7 @@ export class Board {
     });
   }
 
-  /** Whether the page may erase here changed: every card is drawn again. */
+  /** Whether the page may write or erase here changed: every card is drawn again. */
   redraw() {
     this.list.context = "";
   }
@@ -138,7 +141,7 @@ export class Board {
 
   async #removeCard(id) {
     const shown = this.shown;
-    if (shown.isPast() || shown.isMoving()) return;
+    if (shown.isPast() || shown.isMoving() || !this.writes.allowed) return;
     const base = shown.items();
     const index = base.findIndex((item) => item.id === id);
     if (index < 0) return;

@@ -76,7 +76,7 @@ export class Chat {
     this.list.context = "";  // whose messages are whose changed: redraw them
   }
 
-  /** Whether the page may erase here changed: every message is drawn again. */
+  /** Whether the page may write or erase here changed: every message is drawn again. */
   redraw() {
     this.list.context = "";
   }
@@ -110,7 +110,7 @@ export class Chat {
     time.title = fullDate.format(new Date(item.time));
     edited.hidden = !item.edited;
     if (item.edited) edited.title = "Edited " + fullDate.format(new Date(item.edited));
-    edit.hidden = context === "past" || !this.#editable(item);
+    edit.hidden = context === "past" || !this.#editable(item) || !this.writes.allowed;
     edit.setAttribute("aria-label", "Edit " + quoted(item.text));
     erase.hidden = !this.erase.offers(item, context);
     erase.setAttribute("aria-label", "Delete for everyone: " + quoted(item.text));

@@ -9,10 +9,17 @@ import { Events } from "./events.js";
 
 /** Tells "undoable" (`{ key, seq }`) for each change Ctrl+Z may take back. */
 export class Writes extends Events {
-  constructor({ model, sync }) {
+  /** `mayWrite()`: whether the page's token may write the stream shown (app.js). */
+  constructor({ model, sync, mayWrite }) {
     super(["undoable"]);
     this.model = model;
     this.sync = sync;
+    this.mayWrite = mayWrite;
+  }
+
+  /** Whether changes to the stream shown are offered (cards moved and deleted, messages edited). */
+  get allowed() {
+    return this.mayWrite();
   }
 
   /**
@@ -21,9 +28,11 @@ export class Writes extends Events {
    * change is put on the redo list by undo.js). The entry, with `outcome`:
    * a promise of the server's outcome, and its `ref` for undo (`{ key, seq }`,
    * the seq once the server has it). Throws when the browser would not
-   * keep it (nothing shown, nothing sent).
+   * keep it, or the token may only read the stream (nothing shown, nothing
+   * sent: a change the server would refuse whole is not made).
    */
   async write(change, { undoable = true } = {}) {
+    if (!this.allowed) throw new Error("the token signed in may only read this stream");
     const entry = await this.sync.record({ stream: this.model.stream, ...change });
     const ref = { key: entry.key, seq: undefined };
     entry.outcome.then((outcome) => {
