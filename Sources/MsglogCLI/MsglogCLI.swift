@@ -46,12 +46,31 @@ public enum MsglogCLI {
   /// logs they open report LMDB's own failed checks with
   /// `reportLMDBAssertion`, through their configuration.)
   static func setUpProcess() {
+    holdClosedStandardDescriptors()
     // A reader that goes away must show up as EPIPE on the next write (and
     // end the command quietly), not kill the process mid-transaction.
     signal(SIGPIPE, SIG_IGN)
+    // So must a file grown past the process's size limit (`ulimit -f`,
+    // systemd's LimitFSIZE): EFBIG, said as such, not a kill.
+    signal(SIGXFSZ, SIG_IGN)
     installTruncationGuard()
     // Ctrl-C during a first import (or a backup) leaves no staging directory behind.
     EventLog.removeStagingOnTerminatingSignals()
+  }
+
+  /// A standard descriptor the process was started without (`2>&-`) is
+  /// held by /dev/null, opened the wrong way round: the next descriptor the
+  /// process opens (a wake pipe, a client's socket) would otherwise take its
+  /// number, and what is written to stderr would go there — serve's request
+  /// log into its own stop pipe. Reading or writing it still fails as on a
+  /// closed one (EBADF).
+  static func holdClosedStandardDescriptors() {
+    for fd in Int32(0)...2 where fcntl(fd, F_GETFD) == -1 && errno == EBADF {
+      let held = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY)
+      guard held >= 0, held != fd else { continue }
+      dup2(held, fd)
+      close(held)
+    }
   }
 
   /// Runs one command line; returns the exit code.

@@ -191,6 +191,9 @@ package enum Wording {
       return "use PostgreSQL's own tools (pg_dump, pg_basebackup), or 'msglog export > FILE' for a copy of the log"
     case .diskFull:
       return "nothing of this command was written, and everything before it is intact; free some space and retry"
+    case .lmdbFailure(.fileSizeLimit):
+      return "nothing of this command was written, and everything before it is intact; raise the limit "
+        + "('ulimit -f unlimited', LimitFSIZE=infinity) and retry"
     case .tokenRefused: return "give the remote's token in MSGLOG_TOKEN (or with --token); its operator has it"
     case .remoteForbids: return "the remote's operator decides who may do what (a token that may write, --allow-host)"
     case .untrustedRemote(let remote, _) where remote.hasPrefix("https://"):

@@ -54,8 +54,24 @@ extension MsglogError {
   /// LMDB's failure as msglog's error: out of room (the file system's
   /// words), or any other by what it means (`LMDBFailure`).
   init(_ error: LMDBError) {
+    if error.code == EIO || error.code == EFBIG, let limit = LMDBError.fileSizeLimit() {
+      self = .lmdbFailure(.fileSizeLimit(bytes: limit))
+      return
+    }
     self =
       error.isOutOfSpace ? .diskFull(store: .lmdb, detail: systemMessage(error.code)) : .lmdbFailure(error.failure)
+  }
+}
+
+extension LMDBError {
+  /// The process's file-size limit in bytes, if it has one: LMDB's write cut
+  /// short there fails as EIO (EFBIG when nothing could be written; the
+  /// signal that would kill the process is ignored, `setUpProcess`).
+  static func fileSizeLimit() -> UInt64? {
+    var limit = rlimit()
+    // RLIM_INFINITY, which Swift does not import, is all ones.
+    guard getrlimit(Int32(RLIMIT_FSIZE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max else { return nil }
+    return UInt64(limit.rlim_cur)
   }
 }
 

@@ -168,6 +168,41 @@ import Testing
     #expect(ids == acknowledged)
   }
 
+  /// Under a file-size limit (`ulimit -f`, systemd's LimitFSIZE) a write
+  /// that meets it fails with exit 1 and says so — it was killed by
+  /// SIGXFSZ (exit 153) when the file was at the limit already, and said as
+  /// an I/O error when the limit cut its write short — and everything
+  /// acknowledged before is intact. Both: a limit at the file's size, then
+  /// one above it.
+  @Test func aFileSizeLimitFailsCleanly() throws {
+    let s = Sandbox()
+    var acknowledged = (0..<3).map { s.append("before the limit \($0)") }
+    let text = Data(String(repeating: "f", count: 300_000).utf8)
+    let size = try #require(try FileManager.default.attributesOfItem(atPath: s.db + "/data.mdb")[.size] as? Int)
+    // dash's ulimit -f counts 512-byte blocks; LMDB's file is whole pages.
+    for blocks in [size / 512, size / 512 + 4096] {
+      var failures: [Run] = []
+      for _ in 0..<20 where failures.count < 2 {
+        let r = s.run(
+          ["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", Sandbox.binary, "append"], stdin: text,
+          runner: "/bin/sh")
+        if r.code == 0 { acknowledged.append(r.stdout.trimmingCharacters(in: .newlines)) } else { failures.append(r) }
+      }
+      #expect(failures.count == 2, "\(blocks) blocks: 20 appends of 300 kB fit?")
+      for r in failures {
+        #expect(
+          r.code == 1
+            && r.stderr.hasPrefix(
+              "msglog: database error: the database file could not be written past this process's file-size limit"),
+          "\(blocks) blocks: \(r)")
+      }
+    }
+    #expect(s.run(["verify"]).code == 0)
+    let listed = s.run(["list", "--json"])
+    let ids = (json(listed.stdout)["items"] as! [[String: Any]]).map { $0["id"] as! String }
+    #expect(ids == acknowledged)
+  }
+
   /// Readers killed while holding a read transaction (blocked on a full pipe)
   /// must not use up LMDB's 126 reader slots.
   @Test func killedReadersDoNotExhaustReaderSlots() throws {

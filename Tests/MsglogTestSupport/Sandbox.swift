@@ -379,7 +379,7 @@ public final class ChildProcess: @unchecked Sendable {
     posix_spawnattr_setsigmask(&attributes, &empty)
     var defaults = sigset_t()
     sigemptyset(&defaults)
-    for signal in [SIGPIPE, SIGINT, SIGTERM, SIGCHLD] { sigaddset(&defaults, signal) }
+    for signal in [SIGPIPE, SIGINT, SIGTERM, SIGCHLD, SIGHUP, SIGXFSZ] { sigaddset(&defaults, signal) }
     posix_spawnattr_setsigdefault(&attributes, &defaults)
     posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]

@@ -20,16 +20,20 @@ public final class ServedLog {
 
   /// Starts `msglog serve --listen LISTEN ARGS` and waits until it prints
   /// where it listens or ends; with `descriptors`, under `ulimit -n` (soft
-  /// and hard).
+  /// and hard); with `fileSizeBlocks`, under `ulimit -f` (the shell's
+  /// blocks); with `redirections`, the shell's (`<&- 2>&-`: started
+  /// without stdin and stderr).
   public init(
     _ s: Sandbox, _ args: [String] = [], listen: String = "127.0.0.1:0", environment: [String: String] = [:],
-    useDefaultDB: Bool = true, descriptors: Int? = nil
+    useDefaultDB: Bool = true, descriptors: Int? = nil, fileSizeBlocks: Int? = nil, redirections: String? = nil
   ) {
     dir = s.dir
     let arguments = ["serve", "--listen", listen] + args
-    if let descriptors {
+    if descriptors != nil || fileSizeBlocks != nil || redirections != nil {
+      let limits =
+        (descriptors.map { "ulimit -n \($0) && " } ?? "") + (fileSizeBlocks.map { "ulimit -f \($0) && " } ?? "")
       child = s.start(
-        ["-c", "ulimit -n \(descriptors) && exec \"$0\" \"$@\"", Sandbox.binary] + arguments,
+        ["-c", limits + "exec \"$0\" \"$@\" " + (redirections ?? ""), Sandbox.binary] + arguments,
         environment: environment, useDefaultDB: useDefaultDB, runner: "/bin/sh")
     } else {
       child = s.start(arguments, environment: environment, useDefaultDB: useDefaultDB)
@@ -123,12 +127,13 @@ public final class ServedLog {
     if child.process.isRunning { kill(child.process.processIdentifier, SIGKILL) }
   }
 
-  /// Stops it (SIGTERM, if still running) and returns what it printed.
-  /// A server that crashed (a trap, an abort, a bad access), whenever it
-  /// did, is an issue of the test that ran it, with what it printed: a
-  /// crash a test's own checks would read only as requests unanswered.
-  public func stop(sourceLocation: SourceLocation = #_sourceLocation) -> Run {
-    if child.process.isRunning { kill(child.process.processIdentifier, SIGTERM) }
+  /// Stops it (SIGTERM, or `signal`, if still running) and returns what it
+  /// printed. A server that crashed (a trap, an abort, a bad access),
+  /// whenever it did, is an issue of the test that ran it, with what it
+  /// printed: a crash a test's own checks would read only as requests
+  /// unanswered.
+  public func stop(signal: Int32 = SIGTERM, sourceLocation: SourceLocation = #_sourceLocation) -> Run {
+    if child.process.isRunning { kill(child.process.processIdentifier, signal) }
     let run = child.finish()
     if [SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV].map({ 128 + $0 }).contains(run.code) {
       Issue.record("the server crashed (signal \(run.code - 128)): \(run.stderr)", sourceLocation: sourceLocation)

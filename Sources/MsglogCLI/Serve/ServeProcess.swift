@@ -106,14 +106,16 @@ package final class ServeProcess {
     try? stderr.flush()
   }
 
-  /// Catches SIGINT and SIGTERM from now on: called before the banner, so
-  /// that a stop sent as soon as the banner is seen (a supervisor, a test)
-  /// is a clean stop, not the default action's kill.
+  /// Catches SIGINT, SIGTERM and SIGHUP from now on: called before the
+  /// banner, so that a stop sent as soon as the banner is seen (a
+  /// supervisor, a test) is a clean stop, not the default action's kill. A
+  /// hang-up (the terminal it ran in closed) stops it the same way: a kill
+  /// would leave writes that committed unanswered.
   package func catchStopSignals() throws {
-    stopSignals = try SignalPipe.install([SIGINT, SIGTERM])
+    stopSignals = try SignalPipe.install([SIGINT, SIGTERM, SIGHUP])
   }
 
-  /// Blocks until SIGINT or SIGTERM (caught since `catchStopSignals()`).
+  /// Blocks until SIGINT, SIGTERM or SIGHUP (caught since `catchStopSignals()`).
   package func waitForStopSignal() throws {
     if stopSignals == nil { try catchStopSignals() }
     guard let signals = stopSignals else { return }

@@ -15,6 +15,10 @@ public enum LMDBFailure: Equatable, Sendable, CustomStringConvertible {
   case resourceExhausted(code: Int32)
   /// LMDB reported what msglog never lets it reach (`MDB_BAD_TXN` …): its code.
   case internalError(code: Int32)
+  /// The file could not be written past the process's file-size limit
+  /// (`ulimit -f`, systemd's `LimitFSIZE`), in bytes: a write cut short
+  /// there is an I/O error to LMDB, or a file too large.
+  case fileSizeLimit(bytes: UInt64)
   /// The operating system refused (an errno).
   case system(errno: Int32)
 
@@ -26,6 +30,9 @@ public enum LMDBFailure: Equatable, Sendable, CustomStringConvertible {
     case .couldNotGrow: return "the database could not grow"
     case .resourceExhausted(let code): return "the database ran out of an internal resource (\(code))"
     case .internalError(let code): return "the database reported an internal error (\(code))"
+    case .fileSizeLimit(let bytes):
+      return "the database file could not be written past this process's file-size limit, \(bytes) bytes "
+        + "(ulimit -f, or LimitFSIZE in a systemd unit)"
     case .system(let errno): return systemMessage(errno)
     }
   }

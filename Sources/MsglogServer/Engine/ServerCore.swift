@@ -89,12 +89,15 @@ final class ServerCore: Sendable {
   private func failed(_ request: Request) -> @Sendable (any Error, HTTPError) -> Void {
     { [warnings] error, refusal in
       let said = (error as? MsglogError)?.description ?? refusal.message
-      if case .diskFull? = error as? MsglogError {
+      switch error as? MsglogError {
+      case .diskFull?, .lmdbFailure(.fileSizeLimit)?:
         warnings.error("disk", said)
-      } else if refusal.status == 503 {
-        warnings.warn("store", "\(request.method) \(request.path): \(said)")
-      } else {
-        warnings.error("internal", "\(request.method) \(request.path) answered \(refusal.status): \(said)")
+      default:
+        if refusal.status == 503 {
+          warnings.warn("store", "\(request.method) \(request.path): \(said)")
+        } else {
+          warnings.error("internal", "\(request.method) \(request.path) answered \(refusal.status): \(said)")
+        }
       }
     }
   }
