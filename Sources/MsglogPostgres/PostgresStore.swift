@@ -180,13 +180,17 @@ package final class PostgresStore: FollowableStore {
       if try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
         return try HeadPoller(conninfo: conninfo, shown: shown)
       }
-      return try notificationWatcher()
+      return try notificationWatcher(readsHead: true)
     }
   }
 
-  /// A `LISTEN`ing watcher that takes a head this process committed at its word.
-  private func notificationWatcher() throws -> NotificationWatcher {
-    try NotificationWatcher(conninfo: conninfo, shown: shown, committedHere: { self.committedHere.withLock { $0 } })
+  /// A `LISTEN`ing watcher that takes a head this process committed at its
+  /// word; `readsHead`: of a log that is there, whose head it also reads
+  /// after a second without a notification.
+  private func notificationWatcher(readsHead: Bool) throws -> NotificationWatcher {
+    try NotificationWatcher(
+      conninfo: conninfo, shown: shown, readHead: readsHead ? { try self.committedHead() } : nil,
+      committedHere: { self.committedHere.withLock { $0 } })
   }
 
   /// Wakes when the schema may have been made: the first write's commit
@@ -199,7 +203,7 @@ package final class PostgresStore: FollowableStore {
       if try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
         return IntervalWatcher(milliseconds: 100)
       }
-      return try notificationWatcher()
+      return try notificationWatcher(readsHead: false)
     }
   }
 

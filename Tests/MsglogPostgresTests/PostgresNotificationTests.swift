@@ -119,4 +119,39 @@ import Testing
     let seen = heads.withLock { $0 }
     #expect(seen.first == 1 && seen.last == 4 && seen == seen.sorted() && seen.allSatisfy { $0 <= 4 }, "\(seen)")
   }
+
+  /// A commit that announces nothing — its writer killed between its
+  /// `COMMIT` and the notification behind it, which an attacker's kill -9
+  /// of one `serve` of two did, leaving the other's streams behind until
+  /// the next write — is still seen: after a second without a
+  /// notification the watcher reads the head. (The head is moved here by
+  /// SQL alone, with no notification, and put back before the end.)
+  @Test func aCommitNobodyAnnouncedIsSeenWithinASecondOrSo() throws {
+    let s = Sandbox(.postgres)
+    s.append("seed")
+    let log = try EventLog(s.db)
+    var stop: [Int32] = [0, 0]
+    #expect(pipe(&stop) == 0)
+    defer { close(stop[0]) }
+    let heads = Mutex<[UInt64]>([])
+    let ended = DispatchSemaphore(value: 0)
+    let thread = Thread { [stopFD = stop[0]] in
+      try? log.followHead(after: 0, stop: [FollowStop(fileDescriptor: stopFD, whenReadable: true)]) { head in
+        heads.withLock { $0.append(head) }
+        return head < 2
+      }
+      ended.signal()
+    }
+    thread.start()
+    let deadline = Date().addingTimeInterval(20)  // a watchdog, not a measure
+    while heads.withLock({ $0.isEmpty }), Date() < deadline { usleep(10_000) }
+    let database = s.databaseName!
+    #expect(PostgresCluster.psql("UPDATE msglog.head SET seq = 2 WHERE id = 1", database: database).code == 0)
+    while heads.withLock({ $0.last }) != 2, Date() < deadline { usleep(10_000) }
+    close(stop[1])
+    #expect(ended.wait(timeout: .now() + 10) == .success)
+    #expect(heads.withLock { $0 } == [1, 2], "\(heads.withLock { $0 })")
+    #expect(PostgresCluster.psql("UPDATE msglog.head SET seq = 1 WHERE id = 1", database: database).code == 0)
+    #expect(s.run(["verify"]).code == 0)
+  }
 }
