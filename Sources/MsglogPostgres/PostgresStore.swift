@@ -112,7 +112,7 @@ package final class PostgresStore: FollowableStore {
   package var loadsInBulk: Bool { true }
 
   /// What a hot standby (or any server in recovery) answers a write with.
-  static let replicaRefusal = "this server is a read-only replica"
+  static let replicaRefusal = MsglogError.replicaRefusal
 
   /// A write refused as read-only: by a replica (said so), or by a server
   /// or role set to read-only (the server's words).

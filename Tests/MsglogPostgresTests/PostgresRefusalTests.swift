@@ -118,6 +118,30 @@ import Testing
     }
   }
 
+  /// The database refusing serve's writes (a database or role set to
+  /// read-only; a missing privilege is the same path) is the operator's to
+  /// fix: the request log says `refused=store`, `msglog_refusals_total`
+  /// counts it so, and a warn line says what the database said — an
+  /// operator's attack pass found such 403s logged as `refused=policy`,
+  /// the browser's rules, with no line.
+  @Test func theDatabasesRefusalIsLoggedAsTheStores() throws {
+    let s = Sandbox(.postgres)
+    s.append("seed")
+    let database = Self.name(of: s)
+    #expect(
+      PostgresCluster.psql("ALTER DATABASE \"\(database)\" SET default_transaction_read_only = on").code == 0)
+    let server = ServedLog(s, ["--db", s.db], useDefaultDB: false)
+    let write = server.request("POST", "/api/append", #"{"text":"refused"}"#)
+    #expect(write.status == 403 && write.body.contains("read-only"), "\(write)")
+    let metrics = server.request("GET", "/metrics")
+    #expect(metrics.body.contains(#"msglog_refusals_total{reason="store"} 1"#), "\(metrics.body)")
+    let run = server.stop()
+    #expect(run.code == 0)
+    #expect(run.stderr.contains("POST /api/append 403") && run.stderr.contains("refused=store"), "\(run.stderr)")
+    #expect(!run.stderr.contains("refused=policy"), "\(run.stderr)")
+    #expect(run.stderr.contains("msglog: warn: POST /api/append: cannot write to "), "\(run.stderr)")
+  }
+
   /// The first write creates schema msglog: without CREATE on the database
   /// it is refused naming that privilege, and nothing is created.
   @Test func aFirstWriteWithoutCreateNamesIt() throws {

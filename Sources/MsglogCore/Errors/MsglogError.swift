@@ -490,6 +490,18 @@ extension MsglogError {
   static func corrupted(seq: UInt64, _ reason: some CustomStringConvertible) -> MsglogError {
     .corruptedRecord(seq: seq, reason: reason.description)
   }
+
+  /// What a hot standby's refusal of a write says (`readOnly`'s reason).
+  package static let replicaRefusal = "this server is a read-only replica"
+
+  /// Whether the database itself refused (a read-only server or role, a
+  /// missing privilege or table): its operator's to fix.
+  package var isTheStoresRefusal: Bool {
+    switch self {
+    case .readOnly, .permissionDenied, .missingTables: return true
+    default: return false
+    }
+  }
 }
 
 extension MsglogError {

@@ -92,8 +92,10 @@ final class ServerCore: Sendable {
       switch error as? MsglogError {
       case .diskFull?, .lmdbFailure(.fileSizeLimit)?:
         warnings.error("disk", said)
+      case .readOnly(_, _, let reason)? where reason == MsglogError.replicaRefusal:
+        break  // a standby's serve refuses writes as documented
       default:
-        if refusal.status == 503 {
+        if refusal.status == 503 || refusal.reason == "store" {
           warnings.warn("store", "\(request.method) \(request.path): \(said)")
         } else {
           warnings.error("internal", "\(request.method) \(request.path) answered \(refusal.status): \(said)")

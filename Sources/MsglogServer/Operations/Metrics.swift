@@ -123,7 +123,8 @@ package final class Metrics: CommitObserver, Sendable {
     out.sample("msglog_followers", [], Double(max(openStreams.load(ordering: .relaxed), 0)))
     out.family(
       "msglog_refusals_total", .counter,
-      "Requests refused 401, 403 or 429, by reason: missing, unknown, revoked, expired, scope, throttled, policy.")
+      "Requests refused 401, 403 or 429, by reason: missing, unknown, revoked, expired, scope, throttled, store, "
+        + "policy.")
     for (reason, count) in refusals.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
       out.sample("msglog_refusals_total", [("reason", reason)], Double(count))
     }

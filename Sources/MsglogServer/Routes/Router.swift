@@ -237,6 +237,12 @@ package struct Router: Sendable {
       if case MsglogError.namedToken(let why)? = error as? MsglogError, why.isForbidden {
         refusal.reason = TokenGate.Refusal.scope.rawValue
       }
+      if let refused = error as? MsglogError, refused.isTheStoresRefusal {
+        // The database refused (a read-only server or role, a missing
+        // privilege): the operator's to fix, not the browser's rules.
+        refusal.reason = "store"
+        failed?(error, refusal)
+      }
       response = .error(refusal)
     }
     response.token = caller.logName
