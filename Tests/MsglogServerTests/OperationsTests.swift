@@ -235,6 +235,33 @@ import Testing
     #expect(!run.stderr.contains(password), "\(run.stderr)")
   }
 
+  /// A PostgreSQL server that hangs (every process of it stopped, as a
+  /// stalled disk or a frozen VM does) leaves /metrics answering with the
+  /// figures last read, as /readyz answers 503, rather than waiting as long
+  /// as the database: an attacker's pass saw a scrape take 31 s, past every
+  /// scraper's timeout, when it was needed most. (The curl's 20 s is a
+  /// watchdog: before, the scrape waited for the database to go on.)
+  @Test func metricsAnswerWhilePostgreSQLHangs() throws {
+    let pg = PostgresServer.primary()
+    defer { pg.stop() }
+    let s = Sandbox()
+    let server = try ServedLog.running(s, environment: ["MSGLOG_DB": pg.url])
+    let url = server.url!
+    #expect(server.request("POST", "/api/append", #"{"text":"one"}"#).status == 200)
+    #expect(Operations.curl(url + "/metrics", [], in: s.dir).status == 200)
+    let postmaster = try #require(
+      (try? String(contentsOfFile: pg.directory + "/data/postmaster.pid", encoding: .utf8))?
+        .split(separator: "\n").first.flatMap { Int32($0) })
+    let children = runProgram("/usr/bin/pgrep", ["-P", String(postmaster)]).stdout
+      .split(separator: "\n").compactMap { Int32($0) }
+    let frozen = [postmaster] + children
+    for pid in frozen { kill(pid, SIGSTOP) }
+    let r = Operations.curl(url + "/metrics", ["--max-time", "20"], in: s.dir)
+    for pid in frozen { kill(pid, SIGCONT) }
+    #expect(r.status == 200 && r.body.contains("msglog_head_seq 1\n"), "\(r.status): \(r.body.prefix(300))")
+    #expect(server.stop().code == 0)
+  }
+
   /// Served from a PostgreSQL hot standby: /readyz answers 200 with
   /// `"replica":true`, and goes on doing so once its primary is gone (the
   /// standby still answers reads); on the primary, no `replica`.

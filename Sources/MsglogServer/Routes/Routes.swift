@@ -66,16 +66,17 @@ struct Routes: Sendable {
       ) { _ in readyz() },
     ]
     if let metrics {
-      let log = self.log
       let commits = self.commits
+      let figures = StoreFigures(log: log)
       routes.append(
         Route(
           .get, "/metrics", needsToken: true, permission: .anyToken,
           success: .init(200, "text/plain; version=0.0.4; charset=utf-8", .text, "Prometheus text format 0.0.4")
         ) { _ in
-          let head = (try? log.headSeq()) ?? commits.head
+          // A store that does not answer within a second: the last figures read.
+          let read = figures.read()
           let text = metrics.exposition(
-            headSeq: head, syncBookkeeping: try? log.syncBookkeeping(), process: .now())
+            headSeq: max(read.head ?? 0, commits.head), syncBookkeeping: read.sync, process: .now())
           return Response(contentType: "text/plain; version=0.0.4; charset=utf-8", body: .bytes(Array(text.utf8)))
         })
     }
