@@ -251,6 +251,25 @@ import Testing
     #expect(unanswered.isEmpty, "committed but never answered: \(unanswered.sorted())")
   }
 
+  /// A client that takes nothing of a long answer keeps its connection
+  /// past the stop's grace: it is closed then, and a warn line says how
+  /// many were cut (their request lines show only what was sent).
+  @Test func answersCutAtTheStopAreSaid() throws {
+    let s = Sandbox()
+    let text = String(repeating: "t", count: 2_000)
+    let lines = (0..<4_000).map { #"{"op":"append","text":"\#(text) \#($0)"}"# }
+    #expect(s.run(["import"], stdin: Data(lines.joined(separator: "\n").utf8)).code == 0)
+    let server = try ServedLog.running(s)
+    let reader = try #require(LoopbackSocket(port: server.port, receiveBuffer: 4096))
+    _ = reader.send("GET /api/items HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    _ = reader.read(atMost: 1024, seconds: 10)  // the answer has begun
+    let run = server.stop()
+    #expect(run.code == 0, "\(run)")
+    #expect(
+      run.stderr.contains("msglog: warn: stopping after 4.5 s: 1 connection closed with an answer under way"),
+      "\(run.stderr)")
+  }
+
   /// An idle server stops at once.
   @Test func anIdleServerStopsPromptly() throws {
     let s = Sandbox()

@@ -97,6 +97,14 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
     for loop in loops { loop.beginStopping() }
     let deadline = Deadline.after(seconds: Self.stopGrace)
     while !deadline.hasPassed && loops.contains(where: { $0.connectionCount > 0 }) { usleep(10_000) }
+    let cut = loops.reduce(0) { $0 + $1.connectionCount }
+    if cut > 0 {
+      // Their request lines will say what was sent; this says they were cut.
+      warnings.warn(
+        "stop",
+        "stopping after \(Self.stopGrace) s: \(cut) connection\(cut == 1 ? "" : "s") closed with an answer under way "
+          + "(a write among them that the database commits later was not answered)")
+    }
     for loop in loops { loop.end() }
     for loop in loops { loop.finished.wait(until: { $0 }) { _, _ in } }
     commits.stop()
