@@ -39,8 +39,8 @@ public struct StandardInput: InputSource {
   public var regularFile: Int32? { ImportInput.isRegularFile(0) ? 0 : nil }
 
   public func spool(in directory: String) throws -> Spool? {
-    // A closed stdin: the temporary file would take its descriptor, 0, and read itself.
-    guard fcntl(0, F_GETFD) >= 0 else { throw MsglogError.cannotReadInput("cannot read stdin: it is closed") }
+    // A closed stdin (held by /dev/null, opened for writing: `setUpProcess`).
+    guard !MsglogCLI.isClosed(0) else { throw MsglogError.cannotReadInput("cannot read stdin: it is closed") }
     return try spoolIntoTemporaryFile(from: 0, what: "stdin", in: directory)
   }
 }

@@ -73,6 +73,12 @@ public enum MsglogCLI {
     }
   }
 
+  /// Whether standard descriptor `fd` is closed, or held closed as above.
+  static func isClosed(_ fd: Int32) -> Bool {
+    let flags = fcntl(fd, F_GETFL)
+    return flags < 0 || flags & O_ACCMODE == (fd == 0 ? O_WRONLY : O_RDONLY)
+  }
+
   /// Runs one command line; returns the exit code.
   ///
   /// - Parameters:

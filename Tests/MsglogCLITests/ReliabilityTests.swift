@@ -203,6 +203,20 @@ import Testing
     #expect(ids == acknowledged)
   }
 
+  /// Started without stdin or stdout (`<&-`, `>&-`), a command says so and
+  /// changes nothing: the descriptors are held by /dev/null the wrong way
+  /// round, so nothing the process opens takes their numbers.
+  @Test func closedStandardDescriptorsAreSaidClosed() throws {
+    let s = Sandbox()
+    s.append("one")
+    let before = s.contents()
+    let importing = s.run(["-c", "exec \"$0\" \"$@\" <&-", Sandbox.binary, "import"], runner: "/bin/sh")
+    #expect(importing.code == 1 && importing.stderr == "msglog: cannot read stdin: it is closed\n", "\(importing)")
+    let listing = s.run(["-c", "exec \"$0\" \"$@\" >&-", Sandbox.binary, "list"], runner: "/bin/sh")
+    #expect(listing.code == 1 && listing.stderr.hasPrefix("msglog: write error: "), "\(listing)")
+    #expect(s.contents() == before)
+  }
+
   /// Readers killed while holding a read transaction (blocked on a full pipe)
   /// must not use up LMDB's 126 reader slots.
   @Test func killedReadersDoNotExhaustReaderSlots() throws {
