@@ -181,6 +181,11 @@ final class FollowCursor {
     -> Bool
   {
     guard EventLog.isLostStore(error) else { throw error }
+    if case .readCancelled = error {
+      // A standby cancelled a read (a recovery conflict): the connection
+      // and the watcher are sound, and the read is simply made again.
+      return FollowStop.wait(.milliseconds(50), unless: stop)
+    }
     watcher = nil  // whatever it held is gone with its connection
     failures += 1
     let delay = Duration.milliseconds(min(100 << min(failures - 1, 6), 5_000))

@@ -53,10 +53,19 @@ package struct LMDBError: Error, Equatable, CustomStringConvertible, Sendable {
 extension MsglogError {
   /// LMDB's failure as msglog's error: out of room (the file system's
   /// words), or any other by what it means (`LMDBFailure`).
-  init(_ error: LMDBError) {
-    if error.code == EIO || error.code == EFBIG, let limit = LMDBError.fileSizeLimit() {
-      self = .lmdbFailure(.fileSizeLimit(bytes: limit))
-      return
+  ///
+  /// `dataFile`: the file being written, when known. A write cut short at
+  /// the process's file-size limit leaves it exactly that long, which LMDB
+  /// reports as an I/O error (a short write) or as a file too large: it is
+  /// said as the limit only then, not for any I/O error of a process that
+  /// has a limit (a short write on a full disk, a failed sync).
+  init(_ error: LMDBError, writing dataFile: String? = nil) {
+    if error.code == EIO || error.code == EFBIG, let dataFile, let limit = LMDBError.fileSizeLimit() {
+      var status = stat()
+      if stat(dataFile, &status) == 0, UInt64(max(status.st_size, 0)) >= limit {
+        self = .lmdbFailure(.fileSizeLimit(bytes: limit))
+        return
+      }
     }
     self =
       error.isOutOfSpace ? .diskFull(store: .lmdb, detail: systemMessage(error.code)) : .lmdbFailure(error.failure)

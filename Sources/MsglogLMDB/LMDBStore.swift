@@ -212,7 +212,7 @@ package final class LMDBStore: FollowableStore {
     do {
       return try body()
     } catch let error as LMDBError {
-      throw MsglogError(error)
+      throw MsglogError(error, writing: path + "/data.mdb")
     }
   }
 
@@ -230,6 +230,8 @@ package final class LMDBStore: FollowableStore {
       // The store is closed when this scope ends, before it is put in place.
       result = try write(
         try LMDBTables(path: staging.path, create: true, shown: path, assertionHandler: assertionHandler))
+    } catch let error as LMDBError {
+      throw MsglogError(error, writing: staging.path + "/data.mdb")
     }
     try Self.scrubNewDatabase(at: staging.path)
     // The commit is on disk; install syncs the new name before success is reported.

@@ -39,16 +39,17 @@ final class NotificationWatcher: CommitWatcher {
   /// How long without a notification before the head is read, in ms.
   static let lookInterval: Int32 = 1000
 
+  /// `head`: the head as its maker read it (with `readHead`).
   init(
-    conninfo: String, shown: String, readHead: (() throws -> UInt64)?,
+    conninfo: String, shown: String, head: UInt64 = 0, readHead: (() throws -> UInt64)?,
     committedHere: @escaping @Sendable () -> UInt64
   ) throws {
     connection = try Connection(conninfo)
     self.shown = shown
     self.readHead = readHead
     self.committedHere = committedHere
+    lastHead = head
     try connection.execute(PostgresSchema.listen.sql)
-    if let readHead { lastHead = try readHead() }
   }
 
   var fileDescriptor: Int32 { connection.socket }
@@ -69,6 +70,7 @@ final class NotificationWatcher: CommitWatcher {
     if !payloads.isEmpty {
       lastLook = now
       announced = Self.announcedHead(of: payloads, upTo: committedHere())
+      if let announced { lastHead = max(lastHead, announced) }
       return true
     }
     guard let readHead, now - lastLook >= .milliseconds(Self.lookInterval) else { return false }

@@ -180,16 +180,17 @@ package final class PostgresStore: FollowableStore {
       if try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
         return try HeadPoller(conninfo: conninfo, shown: shown)
       }
-      return try notificationWatcher(readsHead: true)
+      let head = try connection.execute(PostgresSchema.headSeq.sql).uint64(0, 0) ?? 0
+      return try notificationWatcher(readingHeadFrom: head)
     }
   }
 
   /// A `LISTEN`ing watcher that takes a head this process committed at its
-  /// word; `readsHead`: of a log that is there, whose head it also reads
-  /// after a second without a notification.
-  private func notificationWatcher(readsHead: Bool) throws -> NotificationWatcher {
+  /// word; with `head` (a log that is there, its head now), one that also
+  /// reads the head after a second without a notification.
+  private func notificationWatcher(readingHeadFrom head: UInt64?) throws -> NotificationWatcher {
     try NotificationWatcher(
-      conninfo: conninfo, shown: shown, readHead: readsHead ? { try self.committedHead() } : nil,
+      conninfo: conninfo, shown: shown, head: head ?? 0, readHead: head == nil ? nil : { try self.committedHead() },
       committedHere: { self.committedHere.withLock { $0 } })
   }
 
@@ -203,7 +204,7 @@ package final class PostgresStore: FollowableStore {
       if try connection.execute(PostgresSchema.inRecovery.sql).bool(0, 0) == true {
         return IntervalWatcher(milliseconds: 100)
       }
-      return try notificationWatcher(readsHead: false)
+      return try notificationWatcher(readingHeadFrom: nil)
     }
   }
 

@@ -134,6 +134,13 @@ import Testing
     let run = server.stop(signal: SIGHUP)
     #expect(run.code == 0, "\(run)")
     #expect(s.run(["list"]).stdout.contains("before the hang-up"))
+
+    // Started with hang-ups ignored (`nohup`), it serves on after one.
+    let kept = ServedLog(s, redirections: "", ignoringHangUps: true)
+    try #require(kept.url != nil, "the server printed no address")
+    kill(kept.pid, SIGHUP)
+    #expect(kept.request("POST", "/api/append", #"{"text":"after the hang-up"}"#).status == 200)
+    #expect(kept.stop().code == 0)
   }
 
   /// Under a file-size limit the database reaches (`ulimit -f`, systemd's
@@ -236,19 +243,25 @@ import Testing
   }
 
   /// A PostgreSQL server that hangs (every process of it stopped, as a
-  /// stalled disk or a frozen VM does) leaves /metrics answering with the
-  /// figures last read, as /readyz answers 503, rather than waiting as long
-  /// as the database: an attacker's pass saw a scrape take 31 s, past every
+  /// stalled disk or a frozen VM does) leaves /metrics, scraped with the
+  /// operator's token (checked without the store), answering with the head
+  /// last read and no sync gauges, rather than waiting as long as the
+  /// database: an attacker's pass saw a scrape take 31 s, past every
   /// scraper's timeout, when it was needed most. (The curl's 20 s is a
   /// watchdog: before, the scrape waited for the database to go on.)
   @Test func metricsAnswerWhilePostgreSQLHangs() throws {
     let pg = PostgresServer.primary()
     defer { pg.stop() }
     let s = Sandbox()
-    let server = try ServedLog.running(s, environment: ["MSGLOG_DB": pg.url])
+    let token = "operator-secret-0123456789"
+    let server = try ServedLog.running(s, ["--token", token], environment: ["MSGLOG_DB": pg.url])
     let url = server.url!
-    #expect(server.request("POST", "/api/append", #"{"text":"one"}"#).status == 200)
-    #expect(Operations.curl(url + "/metrics", [], in: s.dir).status == 200)
+    let bearer = ["-H", "Authorization: Bearer \(token)"]
+    #expect(
+      server.request("POST", "/api/append", #"{"text":"one"}"#, headers: ["Authorization: Bearer \(token)"]).status
+        == 200)
+    let before = Operations.curl(url + "/metrics", bearer, in: s.dir)
+    #expect(before.status == 200 && before.body.contains("msglog_sync_replicas"), "\(before.body.prefix(300))")
     let postmaster = try #require(
       (try? String(contentsOfFile: pg.directory + "/data/postmaster.pid", encoding: .utf8))?
         .split(separator: "\n").first.flatMap { Int32($0) })
@@ -256,9 +269,10 @@ import Testing
       .split(separator: "\n").compactMap { Int32($0) }
     let frozen = [postmaster] + children
     for pid in frozen { kill(pid, SIGSTOP) }
-    let r = Operations.curl(url + "/metrics", ["--max-time", "20"], in: s.dir)
+    let r = Operations.curl(url + "/metrics", bearer + ["--max-time", "20"], in: s.dir)
     for pid in frozen { kill(pid, SIGCONT) }
     #expect(r.status == 200 && r.body.contains("msglog_head_seq 1\n"), "\(r.status): \(r.body.prefix(300))")
+    #expect(!r.body.contains("msglog_sync_replicas"), "stale sync gauges: \(r.body.prefix(300))")
     #expect(server.stop().code == 0)
   }
 

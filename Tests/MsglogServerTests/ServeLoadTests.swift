@@ -266,7 +266,7 @@ import Testing
     let run = server.stop()
     #expect(run.code == 0, "\(run)")
     #expect(
-      run.stderr.contains("msglog: warn: stopping after 4.5 s: 1 connection closed with an answer under way"),
+      run.stderr.contains("msglog: warn: stopping after 4.5 s: 1 connection closed unfinished"),
       "\(run.stderr)")
   }
 

@@ -22,16 +22,18 @@ public final class ServedLog {
   /// where it listens or ends; with `descriptors`, under `ulimit -n` (soft
   /// and hard); with `fileSizeBlocks`, under `ulimit -f` (the shell's
   /// blocks); with `redirections`, the shell's (`<&- 2>&-`: started
-  /// without stdin and stderr).
+  /// without stdin and stderr); `ignoringHangUps`, as `nohup` starts it.
   public init(
     _ s: Sandbox, _ args: [String] = [], listen: String = "127.0.0.1:0", environment: [String: String] = [:],
-    useDefaultDB: Bool = true, descriptors: Int? = nil, fileSizeBlocks: Int? = nil, redirections: String? = nil
+    useDefaultDB: Bool = true, descriptors: Int? = nil, fileSizeBlocks: Int? = nil, redirections: String? = nil,
+    ignoringHangUps: Bool = false
   ) {
     dir = s.dir
     let arguments = ["serve", "--listen", listen] + args
-    if descriptors != nil || fileSizeBlocks != nil || redirections != nil {
+    if descriptors != nil || fileSizeBlocks != nil || redirections != nil || ignoringHangUps {
       let limits =
         (descriptors.map { "ulimit -n \($0) && " } ?? "") + (fileSizeBlocks.map { "ulimit -f \($0) && " } ?? "")
+        + (ignoringHangUps ? "trap '' HUP && " : "")
       child = s.start(
         ["-c", limits + "exec \"$0\" \"$@\" " + (redirections ?? ""), Sandbox.binary] + arguments,
         environment: environment, useDefaultDB: useDefaultDB, runner: "/bin/sh")

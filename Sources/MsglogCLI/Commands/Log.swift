@@ -48,7 +48,9 @@ extension Invocation {
   /// tries again, going on after the last event it printed.
   func follow(from: UInt64?, stream: StreamName?, limit: UInt64) throws {
     let log = try openLog(forWriting: false)
-    guard limit > 0 else { return }
+    // Started without stdout (held by /dev/null, which polls as nothing
+    // ever happens): nobody reads, as when the reader goes away.
+    guard limit > 0, !MsglogCLI.isClosed(1) else { return }
     let signals = try SignalPipe.install([SIGINT, SIGTERM])
     defer { signals.uninstall() }
     var printed: UInt64 = 0

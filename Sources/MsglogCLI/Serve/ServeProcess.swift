@@ -109,10 +109,18 @@ package final class ServeProcess {
   /// Catches SIGINT, SIGTERM and SIGHUP from now on: called before the
   /// banner, so that a stop sent as soon as the banner is seen (a
   /// supervisor, a test) is a clean stop, not the default action's kill. A
-  /// hang-up (the terminal it ran in closed) stops it the same way: a kill
-  /// would leave writes that committed unanswered.
+  /// hang-up (the terminal it ran in closed) stops it the same way — a kill
+  /// would leave writes that committed unanswered — unless the process was
+  /// started with it ignored (`nohup`): then it serves on.
   package func catchStopSignals() throws {
-    stopSignals = try SignalPipe.install([SIGINT, SIGTERM, SIGHUP])
+    stopSignals = try SignalPipe.install(Self.isIgnored(SIGHUP) ? [SIGINT, SIGTERM] : [SIGINT, SIGTERM, SIGHUP])
+  }
+
+  /// Whether `signal` is ignored (as the process was started, `nohup`).
+  private static func isIgnored(_ signal: Int32) -> Bool {
+    var current = sigaction()
+    guard sigaction(signal, nil, &current) == 0 else { return false }
+    return current.__sigaction_handler.sa_handler.map { unsafeBitCast($0, to: Int.self) } == 1  // SIG_IGN
   }
 
   /// Blocks until SIGINT, SIGTERM or SIGHUP (caught since `catchStopSignals()`).

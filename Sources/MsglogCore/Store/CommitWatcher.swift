@@ -1,9 +1,11 @@
 /// Wakes a follower when the log may have grown, from any process.
 ///
 /// The store decides how (inotify on LMDB's data file, `LISTEN` on a
-/// PostgreSQL primary, the head polled on a standby, which cannot
-/// `LISTEN`); a follower polls `fileDescriptor` together with whatever else
-/// it waits for, and never sleeps in a loop.
+/// PostgreSQL primary — and its head read after a second without a
+/// notification, for a writer killed before it could send one — the head
+/// polled on a standby, which cannot `LISTEN`); a follower polls
+/// `fileDescriptor` together with whatever else it waits for, for at most
+/// the watcher's `pollInterval`, and never sleeps in a loop.
 package protocol CommitWatcher: AnyObject {
   /// Readable when a commit may have happened since the last `drain()`.
   var fileDescriptor: Int32 { get }

@@ -102,8 +102,8 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
       // Their request lines will say what was sent; this says they were cut.
       warnings.warn(
         "stop",
-        "stopping after \(Self.stopGrace) s: \(cut) connection\(cut == 1 ? "" : "s") closed with an answer under way "
-          + "(a write among them that the database commits later was not answered)")
+        "stopping after \(Self.stopGrace) s: \(cut) connection\(cut == 1 ? "" : "s") closed unfinished, a request "
+          + "or an answer under way (a write among them may have committed unanswered)")
     }
     for loop in loops { loop.end() }
     for loop in loops { loop.finished.wait(until: { $0 }) { _, _ in } }

@@ -95,7 +95,7 @@ final class ServerCore: Sendable {
       case .readOnly(_, _, let reason)? where reason == MsglogError.replicaRefusal:
         break  // a standby's serve refuses writes as documented
       default:
-        if refusal.status == 503 || refusal.reason == "store" {
+        if refusal.status == 503 || refusal.reason == TokenGate.Refusal.store.rawValue {
           warnings.warn("store", "\(request.method) \(request.path): \(said)")
         } else {
           warnings.error("internal", "\(request.method) \(request.path) answered \(refusal.status): \(said)")

@@ -7,8 +7,9 @@ import Synchronization
 #endif
 
 /// Tells the event streams that the log has grown: one follower of the
-/// head for the whole server (`EventLog.followHead`, woken by the store,
-/// never by a timer) publishes the head seq, and calls `onAdvance` with it
+/// head for the whole server (`EventLog.followHead`, woken by the store's
+/// watcher — on a PostgreSQL primary, also a second after its last
+/// notification, to read the head) publishes the head seq, and calls `onAdvance` with it
 /// — the server wakes its event loops, which resume the streams parked for
 /// that seq. It reads only the head: the streams read the events, so a
 /// commit costs the hub one statement on PostgreSQL, not a snapshot of

@@ -70,8 +70,17 @@ package final class EventFeed: BodyProducer, @unchecked Sendable {  // `nextSeq`
   private func mayStillFollow() -> Bool {
     switch caller {
     case .named(let token):
-      guard let now = try? log.namedToken(id: token.id) else { return false }
-      return now.standing(at: Timestamp.now()) == .live
+      let now: NamedToken?
+      do {
+        now = try log.namedToken(id: token.id)
+      } catch let error as MsglogError where EventLog.isLostStore(error) {
+        // Not answered now (a restart, a standby's cancelled read): asked
+        // again at the next piece or recheck, half a second on.
+        return true
+      } catch {
+        return false
+      }
+      return now?.standing(at: Timestamp.now()) == .live
     case .open:
       guard let gate else { return true }
       return (try? gate.logHoldsTokens(presented: false)) != true

@@ -3,8 +3,9 @@ import Msglog
 /// What `/metrics` reads from the store — the head, the sync bookkeeping —
 /// read on a thread of its own and waited for a second at most, as
 /// `/readyz`'s read is: a database that hangs (stopped, locked, behind a
-/// firewall) leaves a scrape with the figures last read and the head the
-/// commit hub last saw, rather than waiting as long as the database does.
+/// firewall) leaves a scrape with the head last read (or the one the commit
+/// hub last saw) and no sync gauges, rather than waiting as long as the
+/// database does.
 /// The scrape is how an operator sees that something is wrong, and a
 /// scraper gives up after a few seconds. While one read is still out, later
 /// scrapes wait for it rather than start another.
@@ -18,7 +19,8 @@ final class StoreFigures: Sendable {
     var running = false
     /// Bumped by each read that ends.
     var finished = 0
-    /// What the last read that answered found.
+    /// What the last read found: the head if it answered, the sync
+    /// bookkeeping only if it answered (stale gauges would say nothing true).
     var last = Figures()
   }
 
@@ -43,15 +45,15 @@ final class StoreFigures: Sendable {
         let sync = try? log.syncBookkeeping()
         probe.update { probe in
           if let head { probe.last.head = head }
-          if let sync { probe.last.sync = sync }
+          probe.last.sync = sync
           probe.finished += 1
           probe.running = false
         }
       }
       if !started { probe.update { $0.running = false } }
     }
-    return probe.wait(until: { $0.finished > seen }, deadline: deadline, wakingOthers: false) { probe, _ in
-      probe.last
+    return probe.wait(until: { $0.finished > seen }, deadline: deadline, wakingOthers: false) { probe, answered in
+      answered ? probe.last : Figures(head: probe.last.head, sync: nil)
     }
   }
 }

@@ -240,7 +240,7 @@ package struct Router: Sendable {
       if let refused = error as? MsglogError, refused.isTheStoresRefusal {
         // The database refused (a read-only server or role, a missing
         // privilege): the operator's to fix, not the browser's rules.
-        refusal.reason = "store"
+        refusal.reason = TokenGate.Refusal.store.rawValue
         failed?(error, refusal)
       }
       response = .error(refusal)

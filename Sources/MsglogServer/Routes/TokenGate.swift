@@ -50,6 +50,9 @@ package final class TokenGate: Sendable {
     case scope
     /// Too many failed tokens from the client's address (429).
     case throttled
+    /// The database refused (403): a read-only server or role, a missing
+    /// privilege — its operator's to fix, not the token's.
+    case store
   }
 
   /// Whether the log holds tokens, asking it until it is seen to.

@@ -57,7 +57,7 @@ const channel = typeof BroadcastChannel === "function" ? new BroadcastChannel("m
 const sync = new Sync({ model, api, idb, channel });
 const kept = new KeptList({ model, api, idb });
 const follower = new Follower({ model, api, kept });
-const writes = new Writes({ model, sync, mayWrite: () => mayWrite() });
+const writes = new Writes({ model, sync, whyNot: () => whyNoWrites() });
 const forgetting = new Forgetting({ model, sync, idb });
 const erase = new Erase({ api, model, shown, screen, forgetting, say });
 const undo = new Undo({ writes, shown, say });
@@ -158,16 +158,23 @@ writes.on("undoable", (ref) => undo.record(ref));
 compose.on("sender", (name) => chat.setMe(name));
 // What the token may write, per stream, as the server said (signed-in.js).
 const writable = new Map();
-// Whether the stream shown may be written: a stream not asked about yet, as
-// offline, may be (the server refuses what it must, held.js); none while the
-// page asks for a token.
-function mayWrite() {
-  return (writable.get(model.stream) ?? true) && !tokenForm.asking;
+// Why the stream shown may not be written now, or null: a stream not asked
+// about yet, as offline, may be (the server refuses what it must, held.js);
+// none while the page asks for a token.
+function whyNoWrites() {
+  if (tokenForm.asking) return "the page needs a token first";
+  if (writable.get(model.stream) === false) return "the token signed in may only read this stream";
+  return null;
 }
-// What the page offers follows: the message box, and each card's and
-// message's buttons and handles.
+function mayWrite() {
+  return whyNoWrites() === null;
+}
+// What the page offers follows: the message box, Undo and Redo, and each
+// card's and message's buttons and handles (an edit under way stays open:
+// its Save says why it cannot be kept, and keeps the text).
 function rightsChanged() {
   compose.allowWrites(mayWrite());
+  undo.update();
   chat.redraw();
   board.redraw();
   screen.scheduleRender();

@@ -187,6 +187,11 @@ export class Chat {
       this.say.note("A message needs some text; to take one back, undo it or leave it as it was.");
       return;
     }
+    if (!this.writes.allowed) {
+      // Rights lost while editing: the form stays, with the text typed.
+      this.say.note("The message was not edited: " + this.writes.whyNot() + ".");
+      return;
+    }
     // Focus back on the message's Edit button, as Escape leaves it: the
     // form that held it goes.
     this.endEdit({ focus: true });

@@ -82,11 +82,11 @@ export class Undo {
     else this.undoChange(ref, { redoing: true });
   }
 
-  /** The buttons as the page is now: nothing to undo in the past. */
+  /** The buttons as the page is now: nothing to undo in the past, or where the token may not write. */
   update() {
-    const past = this.shown.isPast();
-    $("undo").disabled = past || this.#changes.undo.length === 0;
-    $("redo").disabled = past || this.#changes.redo.length === 0;
+    const off = this.shown.isPast() || !this.writes.allowed;
+    $("undo").disabled = off || this.#changes.undo.length === 0;
+    $("redo").disabled = off || this.#changes.redo.length === 0;
   }
 
   /** Ctrl+Z (Cmd+Z on a Mac) undoes, Shift+Ctrl+Z redoes — except in a text field, which keeps its own. */

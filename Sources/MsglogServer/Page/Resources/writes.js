@@ -9,17 +9,17 @@ import { Events } from "./events.js";
 
 /** Tells "undoable" (`{ key, seq }`) for each change Ctrl+Z may take back. */
 export class Writes extends Events {
-  /** `mayWrite()`: whether the page's token may write the stream shown (app.js). */
-  constructor({ model, sync, mayWrite }) {
+  /** `whyNot()`: why the stream shown may not be written now, or null (app.js). */
+  constructor({ model, sync, whyNot }) {
     super(["undoable"]);
     this.model = model;
     this.sync = sync;
-    this.mayWrite = mayWrite;
+    this.whyNot = whyNot;
   }
 
-  /** Whether changes to the stream shown are offered (cards moved and deleted, messages edited). */
+  /** Whether changes to the stream shown are offered (cards moved and deleted, messages edited, undone). */
   get allowed() {
-    return this.mayWrite();
+    return this.whyNot() === null;
   }
 
   /**
@@ -32,7 +32,8 @@ export class Writes extends Events {
    * sent: a change the server would refuse whole is not made).
    */
   async write(change, { undoable = true } = {}) {
-    if (!this.allowed) throw new Error("the token signed in may only read this stream");
+    const refusal = this.whyNot();
+    if (refusal !== null) throw new Error(refusal);
     const entry = await this.sync.record({ stream: this.model.stream, ...change });
     const ref = { key: entry.key, seq: undefined };
     entry.outcome.then((outcome) => {
