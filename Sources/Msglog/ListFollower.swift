@@ -18,8 +18,8 @@ import Synchronization
 /// nor the list now holds a pending change of the stream (a log that is
 /// not a replica, or a replica with nothing pending there: the events are
 /// the whole story, and cheaper to read than the list); otherwise — and at
-/// the first read, which starts from whatever list the app passed — by
-/// reading the list.
+/// the first read, which starts from whatever list the app passed, and
+/// after a trim dropped events since the list shown — by reading the list.
 ///
 /// Each round runs on a thread of its own while the consumer's task is
 /// suspended; cancelling the task wakes that thread through a pipe and ends
@@ -113,7 +113,11 @@ package final class ListFollower: Sendable {
     let found = try log.reading { snapshot -> Read in
       let head = try snapshot.headSeq()
       let pendingHere = try snapshot.localView?.pendingStreams.contains(shown.stream) ?? false
-      if fromEvents, !pendingHere, head >= shown.seq, let events = try Self.changes(in: snapshot, after: shown) {
+      // Events a trim dropped since the list shown are not there to fold:
+      // the list is read, and the update is the difference.
+      if fromEvents, !pendingHere, head >= shown.seq, try snapshot.historyBegins() <= shown.seq + 1,
+        let events = try Self.changes(in: snapshot, after: shown)
+      {
         return .events(events.changes, seq: head, version: events.version, pendingHere: false)
       }
       return .list(try snapshot.items(of: shown.stream), pendingHere: pendingHere)

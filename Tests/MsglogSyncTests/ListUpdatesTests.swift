@@ -132,4 +132,27 @@ import Testing
     await list.reach(try chat.items())
     #expect(list.list.items.map(\.text) == ["two", "one, edited"])
   }
+
+  /// A trim that drops events after the list shown (another process's
+  /// `msglog trim` while the app's live list waited) leaves the live list
+  /// right: the events are gone, so the list is read and the update is the
+  /// difference. An app developer's pass found the follower folding what
+  /// was left onto the list shown — and the app crashing, an index out of
+  /// range.
+  @Test func aTrimPastTheListShownIsReadNotFolded() async throws {
+    let dir = TemporaryDirectory()
+    let log = try EventLog(dir.path + "/log.lmdb")
+    let board = log.stream("board")
+    for i in 1...5 { try board.append("a\(i)") }
+    var shown = try board.items()
+    var live = board.updates(from: shown).makeAsyncIterator()
+    try board.append("b1")
+    if let update = try await live.next() { update.apply(to: &shown) }
+    for i in 1...6 { try board.append("c\(i)") }
+    _ = try log.trim(before: 10)
+    let now = try board.items()
+    while shown.seq < now.seq, let update = try await live.next() { update.apply(to: &shown) }
+    #expect(shown.items.map(\.text) == now.items.map(\.text))
+    #expect(shown.version == now.version)
+  }
 }
