@@ -62,6 +62,12 @@ extension EventLog {
     guard try replicaState() != nil else { throw MsglogError.notAReplica(location: location) }
     let lock = try lockForSync()
     defer { withExtendedLifetime(lock) {} }
+    // A stop ends an exchange under way too, not only the waits between
+    // rounds: a remote that stalls would otherwise hold it for a round's
+    // whole bound (`SyncOptions.timeout`).
+    // (A year: the stop's wait has no bound of its own.)
+    let stopping = try WaitBound(seconds: 365 * 86_400, stops: stop, end: remote.canceller)
+    defer { stopping.finish() }
     var backoff = 0.1
     var failing = false
     while !FollowStop.anySignalled(stop) {
@@ -86,6 +92,7 @@ extension EventLog {
           try remote.waitForEvents(after: head, seconds: 25, stop: stop + changes.stops)
         }
       } catch let error as MsglogError where Self.isWorthRetrying(error) {
+        if FollowStop.anySignalled(stop) { return }  // the exchange was cut by the stop
         failing = true
         notices(.waiting(reason: error.description, seconds: backoff))
         guard FollowStop.wait(.milliseconds(Int64(backoff * 1000)), unless: stop) else { return }

@@ -34,6 +34,8 @@ package final class HTTPRemote: SyncRemote {
 
   package func startRun() { runDeadline = .after(seconds: timeout) }
 
+  package var canceller: @Sendable () -> Void { { [client] in client.cancel() } }
+
   /// Whether `location` is an `http://` address of a host beyond this
   /// machine (not `localhost`, 127.0.0.0/8 or ::1), where a token would
   /// travel readable by anyone on the way.

@@ -24,10 +24,15 @@ package protocol SyncRemote: AnyObject {
   /// after it share its bound (`SyncOptions.timeout`) where the remote has
   /// one.
   func startRun()
+  /// What ends the exchange under way at once, and every one after (a live
+  /// sync stopped while the remote stalls: they fail as cut); called from
+  /// another thread.
+  var canceller: @Sendable () -> Void { get }
 }
 
 extension SyncRemote {
   package func startRun() {}
+  package var canceller: @Sendable () -> Void { {} }
 
   /// The remote's record at `seq`, read unchecked (a pull of one record
   /// after `seq - 1`), and its event; nil when it sends none, or one that
