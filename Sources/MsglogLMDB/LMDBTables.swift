@@ -178,8 +178,16 @@ package final class LMDBTables {
         let found = format.map { String(decoding: $0, as: UTF8.self) } ?? "none"
         throw MsglogError.notAMsglogDatabase(location: shown, reason: "format: \(TerminalText.quoted(found))")
       }
-      let tables = try ["meta", "events", "heads", "order", "ids", "stream-events", "checkpoints"].map {
-        try open(txn, $0, create: isNew)
+      // msglog 0.1's first databases (format 1) had no `stream-events` or
+      // `checkpoints`: a writer makes them empty, for `verify --repair` to
+      // fill; a reader cannot, and is told what `list` is told of format 1.
+      let legacy = format == LMDBTables.legacyFormatValue
+      let tables = try ["meta", "events", "heads", "order", "ids", "stream-events", "checkpoints"].map { name in
+        let derivedLater = legacy && (name == "stream-events" || name == "checkpoints")
+        if derivedLater, !create, try txn.openTable(name, create: false) == nil {
+          throw MsglogError.outdatedFormat("msglog/1")
+        }
+        return try open(txn, name, create: isNew || (derivedLater && create))
       }
       return (tables, isNew || format != LMDBTables.legacyFormatValue, version, isNew)
     }

@@ -262,4 +262,27 @@ import Testing
     #expect(r.code == 0, "\(r)")
     #expect(s.run("append", "x").code == 0)
   }
+
+  /// msglog 0.1's first databases (format 1) had no `stream-events` and no
+  /// `checkpoints` table: they were refused as no msglog database at all
+  /// (an app developer's pass, with a database of that build). A reader is
+  /// told they must be rebuilt, and `verify --repair` rebuilds them. (Made
+  /// here as the existing test makes format 1, and those two tables dropped.)
+  @Test func aFirstFormatOneDatabaseWithoutLaterTablesIsRepaired() throws {
+    let s = Self.base()
+    let before = s.run("list").stdout
+    let r0 = python([
+      "-c",
+      "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=16); m=e.open_db(b'meta'); "
+        + "t=e.begin(write=True); t.put(b'format',b'msglog/1',db=m); "
+        + "[t.drop(e.open_db(n,txn=t),delete=True) for n in (b'stream-events',b'checkpoints')]; t.commit()", s.db,
+    ])
+    #expect(r0.code == 0, "\(r0)")
+    var r = s.run("verify")
+    #expect(r.code == 1 && r.stderr.contains("written by an older msglog"), "\(r)")
+    r = s.run("verify", "--repair")
+    #expect(r.code == 0, "\(r)")
+    #expect(s.run("list").stdout == before)
+    #expect(s.run("verify").code == 0)
+  }
 }
