@@ -14,6 +14,12 @@ import Testing
         "cannot watch /tmp/x.lmdb: no space left on device"
       ),
       (
+        // inotify_init1's EMFILE: mostly the user's inotify instances (an app's 130 live lists).
+        .systemRefused(.watch(location: "/tmp/x.lmdb"), errno: EMFILE),
+        "cannot watch /tmp/x.lmdb: too many open files, or this user's inotify instances are all in use "
+          + "(fs.inotify.max_user_instances, 128 by default: each live list or follower holds one)"
+      ),
+      (
         .systemRefused(.syncLock(location: "/tmp/r.lmdb"), errno: EBADF),
         "cannot lock /tmp/r.lmdb for a sync: bad file descriptor"
       ),

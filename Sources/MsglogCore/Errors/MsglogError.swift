@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Everything that can go wrong in msglog, as cases a program can switch on.
 ///
 /// The library throws these and only these (the store modules turn their
@@ -425,6 +429,11 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       let reason = errno.map { ": " + systemMessage($0) } ?? ""
       switch need {
       case .signalHandling: return "cannot set up signal handling" + reason
+      case .watch(let location) where errno == EMFILE:
+        // inotify_init1's EMFILE is the process's descriptors or, more
+        // often, the user's inotify instances: both are said.
+        return "cannot watch \(location)" + reason + ", or this user's inotify instances are all in use "
+          + "(fs.inotify.max_user_instances, 128 by default: each live list or follower holds one)"
       case .watch(let location): return "cannot watch \(location)" + reason
       case .syncLock(let location): return "cannot lock \(location) for a sync" + reason
       case .followerThread: return "cannot follow: no thread could be started" + reason
