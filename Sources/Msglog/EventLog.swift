@@ -125,7 +125,7 @@ public final class EventLog: Sendable {
   /// Nothing is read until the first operation: a missing database is an
   /// error of that operation (a write creates it).
   public init(_ location: String, configuration: Configuration = Configuration()) throws {
-    guard !location.isEmpty else { throw MsglogError.cannotRead(location: location, reason: "the location is empty") }
+    guard !location.isEmpty else { throw MsglogError.cannotRead(location: "''", reason: "the location is empty") }
     if PostgresStore.handles(location) {
       let store = try PostgresStore(location: location)
       self.location = store.shown
