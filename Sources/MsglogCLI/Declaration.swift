@@ -357,7 +357,7 @@ struct CommandDeclaration: Sendable {
       return CommandDeclaration(
         name: .serve, summary: "serve the log over HTTP: a JSON API, live events and a web page",
         overview: """
-          Serve the database over HTTP until Ctrl-C or SIGTERM: a JSON API with the shapes of \
+          Serve the database over HTTP until Ctrl-C, SIGTERM or SIGHUP: a JSON API with the shapes of \
           --json (GET /api/streams, /api/items?stream=S&at=SEQ, /api/events?from=SEQ, \
           /api/diff?stream=S&from=A&to=B; POST /api/append, /api/insert, /api/move, /api/remove, \
           /api/edit, /api/restore, /api/undo, /api/erase with a JSON body), Server-Sent Events at /api/follow (id is the seq; Last-Event-ID \
