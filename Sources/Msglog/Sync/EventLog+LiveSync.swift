@@ -63,10 +63,12 @@ extension EventLog {
     let lock = try lockForSync()
     defer { withExtendedLifetime(lock) {} }
     // A stop ends an exchange under way too, not only the waits between
-    // rounds: a remote that stalls would otherwise hold it for a round's
-    // whole bound (`SyncOptions.timeout`).
-    // (A year: the stop's wait has no bound of its own.)
-    let stopping = try WaitBound(seconds: 365 * 86_400, stops: stop, end: remote.canceller)
+    // rounds, once it has had two seconds to end by itself (a round that
+    // pushed gets its answer and settles): a remote that stalls would
+    // otherwise hold the stop for a round's whole bound
+    // (`SyncOptions.timeout`). (A year: the stop's wait has no bound of
+    // its own.)
+    let stopping = try WaitBound(seconds: 365 * 86_400, stops: stop, grace: 2, end: remote.canceller)
     defer { stopping.finish() }
     var backoff = 0.1
     var failing = false

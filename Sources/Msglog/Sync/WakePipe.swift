@@ -24,12 +24,19 @@ final class WaitBound: Sendable {
   private let finished: MsglogPosix.WakePipe
   private let exited = Guarded(false)
 
-  init(seconds: Double, stops: [FollowStop], end: @escaping @Sendable () -> Void) throws(MsglogError) {
+  /// `grace`: after a stop, what is under way has this many seconds more
+  /// to end by itself before `end` is called.
+  init(seconds: Double, stops: [FollowStop], grace: Double = 0, end: @escaping @Sendable () -> Void)
+    throws(MsglogError)
+  {
     let finished = try MsglogPosix.WakePipe.made()
     self.finished = finished
     let exited = self.exited
     let started = startThread {
       _ = FollowStop.wait(.milliseconds(Int64(seconds * 1000)), unless: [finished.stop] + stops)
+      if grace > 0, FollowStop.anySignalled(stops) {
+        _ = FollowStop.wait(.milliseconds(Int64(grace * 1000)), unless: [finished.stop])
+      }
       // Time is up or a stop signalled, unless the wait ended by itself.
       if !FollowStop.anySignalled([finished.stop]) { end() }
       exited.update { $0 = true }
