@@ -164,9 +164,10 @@ import Testing
 
   /// A live sync cancelled while its remote stalls (the server stopped
   /// with SIGSTOP: connections are taken by the kernel, nothing answers)
-  /// ends within the two seconds SYNC.md gives a round under way, not after the round's 30 s bound: an
-  /// app developer's pass saw 28 s, and `sync()` refused meanwhile as
-  /// another sync running. (The 20 s is a watchdog.)
+  /// ends within the two seconds SYNC.md gives a round under way, not
+  /// after the round's 30 s bound: an app developer's pass saw 28 s, and
+  /// `sync()` refused meanwhile as another sync running. (The 20 s is a
+  /// watchdog.)
   @Test func aLiveSyncCancelledWhileTheRemoteStallsEndsAtOnce() async throws {
     let setup = try Setup(items: 3)
     let replica = setup.replica
