@@ -118,23 +118,22 @@ package enum HTTPHeadParser {
         if start > 64 { throw HTTPSyntaxError("the request starts with too many empty lines") }
       }
     }
-    guard let lineEnd = try lineEnd(bytes, from: start, limit: limits.startLine, kind) else {
-      if bytes.count - start > limits.startLine {
-        throw HTTPSyntaxError(kind.startLineTooLong(limits.startLine), fault: .startLineTooLong)
-      }
-      return nil
+    let lineEnd: (content: Int, next: Int)
+    switch try scanLine(bytes, from: start, limit: limits.startLine, kind) {
+    case .line(let content, let next): lineEnd = (content, next)
+    case .needMore: return nil
+    case .tooLong: throw HTTPSyntaxError(kind.startLineTooLong(limits.startLine), fault: .startLineTooLong)
     }
     let line = try startLine(UnsafeRawBufferPointer(rebasing: bytes[start..<lineEnd.content]))
     var fields: [(String, String)] = []
     var position = lineEnd.next
     let fieldsStart = kind.boundsTheWholeHead ? start : position
     while true {
-      guard let end = try self.lineEnd(bytes, from: position, limit: limits.fields - (position - fieldsStart), kind)
-      else {
-        if bytes.count - fieldsStart > limits.fields {
-          throw HTTPSyntaxError(kind.fieldsTooLarge(limits.fields), fault: .fieldsTooLarge)
-        }
-        return nil
+      let end: (content: Int, next: Int)
+      switch try scanLine(bytes, from: position, limit: limits.fields - (position - fieldsStart), kind) {
+      case .line(let content, let next): end = (content, next)
+      case .needMore: return nil
+      case .tooLong: throw HTTPSyntaxError(kind.fieldsTooLarge(limits.fields), fault: .fieldsTooLarge)
       }
       if end.content == position { return Head(start: line, fields: fields, length: end.next) }
       guard fields.count < limits.fieldCount else {
@@ -152,28 +151,43 @@ package enum HTTPHeadParser {
   package static let space = UInt8(ascii: " ")
   package static let tab = UInt8(ascii: "\t")
 
-  /// The next line from `from`: where its content ends (before its CR LF,
-  /// or a request's bare LF) and where the next begins; nil when no LF
-  /// comes within `limit` bytes. A CR anywhere but before the LF is refused.
-  private static func lineEnd(_ bytes: UnsafeRawBufferPointer, from: Int, limit: Int, _ kind: Kind)
-    throws(HTTPSyntaxError) -> (content: Int, next: Int)?
+  /// What the bytes from a line's start say of it.
+  private enum LineScan {
+    /// Where its content ends (before its CR LF, or a request's bare LF)
+    /// and where the next line begins.
+    case line(content: Int, next: Int)
+    /// Not yet: the bytes end before the line or its room do.
+    case needMore
+    /// No LF within `limit` bytes of content and its CR LF.
+    case tooLong
+  }
+
+  /// The next line from `from`, whose content may be `limit` bytes. Decided
+  /// by the bytes within that room only, so that bytes cut into reads of
+  /// any size are decided alike: a line too long is too long whatever
+  /// follows it (a fuzzer found a malformed line past the room refused
+  /// as malformed when the bytes came at once, as too large when cut). A
+  /// CR anywhere but before the LF is refused.
+  private static func scanLine(_ bytes: UnsafeRawBufferPointer, from: Int, limit: Int, _ kind: Kind)
+    throws(HTTPSyntaxError) -> LineScan
   {
     var i = from
-    let end = min(bytes.count, from + max(limit, 0) + 2)
+    let room = from + max(limit, 0) + 2
+    let end = min(bytes.count, room)
     while i < end {
       let byte = bytes[i]
       if byte == lf {
         guard kind.takesBareLF else { throw HTTPSyntaxError("a line ends with a bare LF") }
-        return (i, i + 1)
+        return .line(content: i, next: i + 1)
       }
       if byte == cr {
-        guard i + 1 < bytes.count else { return nil }
+        guard i + 1 < bytes.count else { return .needMore }
         guard bytes[i + 1] == lf else { throw HTTPSyntaxError("a line has a CR that does not end it") }
-        return (i, i + 2)
+        return .line(content: i, next: i + 2)
       }
       i += 1
     }
-    return nil
+    return end == room ? .tooLong : .needMore
   }
 
   // MARK: - Start lines
