@@ -1,59 +1,34 @@
 import Msglog
 
 /// What `/metrics` reads from the store — the head, the sync bookkeeping —
-/// read on a thread of its own and waited for a second at most, as
-/// `/readyz`'s read is: a database that hangs (stopped, locked, behind a
-/// firewall) leaves a scrape with the head last read (or the one the commit
-/// hub last saw) and no sync gauges, rather than waiting as long as the
-/// database does.
-/// The scrape is how an operator sees that something is wrong, and a
-/// scraper gives up after a few seconds. While one read is still out, later
-/// scrapes wait for it rather than start another.
+/// read as `/readyz`'s read is (`PatientRead`, a second at most): a
+/// database that hangs leaves a scrape with the head last read (or the one
+/// the commit hub last saw) and no sync gauges, rather than waiting as long
+/// as the database does. The scrape is how an operator sees that something
+/// is wrong, and a scraper gives up after a few seconds.
 final class StoreFigures: Sendable {
-  struct Figures {
+  struct Figures: Sendable {
     var head: UInt64?
     var sync: SyncBookkeeping?
   }
 
-  private struct Probe {
-    var running = false
-    /// Bumped by each read that ends.
-    var finished = 0
-    /// What the last read found: the head if it answered, the sync
-    /// bookkeeping only if it answered (stale gauges would say nothing true).
-    var last = Figures()
-  }
-
-  private let log: EventLog
-  private let probe = Guarded(Probe())
+  private let probe: PatientRead<Figures>
   static let patience: Double = 1
 
-  init(log: EventLog) { self.log = log }
+  init(log: EventLog) {
+    // The head last read stands when a read fails; the sync bookkeeping
+    // only if it answered (stale gauges would say nothing true).
+    probe = PatientRead(patience: Self.patience) { last in
+      Figures(head: (try? log.headSeq()) ?? last?.head, sync: try? log.syncBookkeeping())
+    }
+  }
 
-  /// The figures read now, or the last read's if the store does not answer
-  /// within `patience` seconds.
+  /// The figures read now, or the last read's head if the store does not
+  /// answer within `patience` seconds.
   func read() -> Figures {
-    let deadline = Deadline.after(seconds: Self.patience)
-    let (seen, start) = probe.update { probe in
-      defer { probe.running = true }
-      return (probe.finished, !probe.running)
-    }
-    if start {
-      let log = self.log
-      let started = startThread { [probe] in
-        let head = try? log.headSeq()
-        let sync = try? log.syncBookkeeping()
-        probe.update { probe in
-          if let head { probe.last.head = head }
-          probe.last.sync = sync
-          probe.finished += 1
-          probe.running = false
-        }
-      }
-      if !started { probe.update { $0.running = false } }
-    }
-    return probe.wait(until: { $0.finished > seen }, deadline: deadline, wakingOthers: false) { probe, answered in
-      answered ? probe.last : Figures(head: probe.last.head, sync: nil)
+    switch probe.read() {
+    case .answered(let figures): return figures
+    case .unanswered(let last), .noThread(let last): return Figures(head: last?.head, sync: nil)
     }
   }
 }
