@@ -59,9 +59,7 @@ final class HeadPoller: CommitWatcher {
       return try connection.execute(PostgresSchema.headSeq.sql).uint64(0, 0) ?? 0
     } catch {
       if error.isConnectionLost { throw MsglogError.connectionLost(location: shown, reason: error.message) }
-      if error.sqlState == PostgresError.serializationFailure || error.sqlState == PostgresError.deadlockDetected {
-        throw MsglogError.readCancelled(location: shown, reason: error.message)  // a recovery conflict
-      }
+      if error.isRecoveryConflictOnRead { throw MsglogError.readCancelled(location: shown, reason: error.message) }
       throw MsglogError.storeFailure(store: .postgres, detail: error.message)
     }
   }

@@ -283,9 +283,7 @@ package final class PostgresStore: FollowableStore {
       // version, or an id inserted twice. The write path refuses these
       // first; reaching them means derived rows disagree with the log.
       return .derivedDamage(DerivedDamage(table: "events", "the database refused a duplicate: \(error.message)"))
-    case PostgresError.serializationFailure? where !writing, PostgresError.deadlockDetected? where !writing:
-      // A read is a repeatable-read, read-only transaction, which a primary
-      // never cancels so: a hot standby did, to replay its primary's changes.
+    case _ where !writing && error.isRecoveryConflictOnRead:
       return .readCancelled(location: shown, reason: error.message)
     default:
       if error.isConnectionLost { return .connectionLost(location: shown, reason: error.message) }

@@ -41,6 +41,14 @@ package struct PostgresError: Error, Equatable, Sendable, CustomStringConvertibl
   /// head row moved (`PostgresSchema.lockHead(ifAt:version:)`).
   package static let divisionByZero = "22012"
 
+  /// Whether a read was cancelled by a hot standby replaying its
+  /// primary's changes (a recovery conflict). Only for a statement of a
+  /// read-only snapshot, which a primary never cancels so: in a write, the
+  /// same codes are an optimistic write's head that moved.
+  package var isRecoveryConflictOnRead: Bool {
+    sqlState == Self.serializationFailure || sqlState == Self.deadlockDetected
+  }
+
   /// Whether the connection is gone (its server went away or restarted).
   package var isConnectionLost: Bool {
     sqlState == nil || sqlState?.hasPrefix("08") == true || sqlState?.hasPrefix("57P") == true
