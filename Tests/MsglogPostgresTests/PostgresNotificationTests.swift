@@ -34,6 +34,34 @@ import Testing
     return try watcher.drain()
   }
 
+  /// Follows `log`'s head on a thread of its own, as `serve`'s commit hub
+  /// does, until it is told `last` or 20 s pass (a watchdog, not a
+  /// measure); `meanwhile` runs once it has been told its first head.
+  /// Returns every head it was told, after it has stopped.
+  static func headsFollowed(of log: EventLog, until last: UInt64, meanwhile: () throws -> Void) throws -> [UInt64] {
+    var stop: [Int32] = [0, 0]
+    #expect(pipe(&stop) == 0)
+    defer { close(stop[0]) }
+    let heads = Mutex<[UInt64]>([])
+    let ended = DispatchSemaphore(value: 0)
+    let thread = Thread { [stopFD = stop[0]] in
+      try? log.followHead(after: 0, stop: [FollowStop(fileDescriptor: stopFD, whenReadable: true)]) { head in
+        heads.withLock { $0.append(head) }
+        return head < last
+      }
+      ended.signal()
+    }
+    thread.start()
+    // The first head is told after the follower watches (it watches, then reads).
+    let deadline = Date().addingTimeInterval(20)
+    while heads.withLock({ $0.isEmpty }), Date() < deadline { usleep(10_000) }
+    try meanwhile()
+    while heads.withLock({ $0.last }) != last, Date() < deadline { usleep(10_000) }
+    close(stop[1])
+    #expect(ended.wait(timeout: .now() + 10) == .success)
+    return heads.withLock { $0 }
+  }
+
   /// Only a seq as msglog writes one, no higher than the limit, in every
   /// payload of a drain.
   @Test func aHeadIsTakenOnlyAsWrittenAndNoHigherThanCommittedHere() {
@@ -44,7 +72,8 @@ import Testing
     #expect(W.announcedHead(of: ["6"], upTo: 5) == nil)
     #expect(W.announcedHead(of: ["3", "6"], upTo: 5) == nil)
     for payload in ["+5", "05", "-0", " 5", "5 ", "", "5x", "18446744073709551615", "18446744073709551616"] {
-      #expect(W.announcedHead(of: [payload], upTo: .max) == (payload == "18446744073709551615" ? .max : nil), "\(payload)")
+      let expected: UInt64? = payload == "18446744073709551615" ? .max : nil
+      #expect(W.announcedHead(of: [payload], upTo: .max) == expected, "\(payload)")
       #expect(W.announcedHead(of: ["3", payload], upTo: 5) == nil, "\(payload)")
     }
   }
@@ -93,30 +122,12 @@ import Testing
     let s = Sandbox(.postgres)
     s.append("seed")
     let log = try EventLog(s.db)
-    var stop: [Int32] = [0, 0]
-    #expect(pipe(&stop) == 0)
-    defer { close(stop[0]) }
-    let heads = Mutex<[UInt64]>([])
-    let ended = DispatchSemaphore(value: 0)
-    let thread = Thread { [stopFD = stop[0]] in
-      try? log.followHead(after: 0, stop: [FollowStop(fileDescriptor: stopFD, whenReadable: true)]) { head in
-        heads.withLock { $0.append(head) }
-        return head < 4
-      }
-      ended.signal()
+    let seen = try Self.headsFollowed(of: log, until: 4) {
+      for payload in ["999999", "18446744073709551615", "9223372036854775808"] { Self.notify(payload, s) }
+      _ = try log.append("mine")
+      s.append("another process")
+      _ = try log.append("mine again")
     }
-    thread.start()
-    // The first head is told after the follower watches (it watches, then reads).
-    let deadline = Date().addingTimeInterval(20)
-    while heads.withLock({ $0.isEmpty }), Date() < deadline { usleep(10_000) }
-    for payload in ["999999", "18446744073709551615", "9223372036854775808"] { Self.notify(payload, s) }
-    _ = try log.append("mine")
-    s.append("another process")
-    _ = try log.append("mine again")
-    while heads.withLock({ $0.last }) != 4, Date() < deadline { usleep(10_000) }
-    close(stop[1])
-    #expect(ended.wait(timeout: .now() + 10) == .success)
-    let seen = heads.withLock { $0 }
     #expect(seen.first == 1 && seen.last == 4 && seen == seen.sorted() && seen.allSatisfy { $0 <= 4 }, "\(seen)")
   }
 
@@ -130,27 +141,11 @@ import Testing
     let s = Sandbox(.postgres)
     s.append("seed")
     let log = try EventLog(s.db)
-    var stop: [Int32] = [0, 0]
-    #expect(pipe(&stop) == 0)
-    defer { close(stop[0]) }
-    let heads = Mutex<[UInt64]>([])
-    let ended = DispatchSemaphore(value: 0)
-    let thread = Thread { [stopFD = stop[0]] in
-      try? log.followHead(after: 0, stop: [FollowStop(fileDescriptor: stopFD, whenReadable: true)]) { head in
-        heads.withLock { $0.append(head) }
-        return head < 2
-      }
-      ended.signal()
-    }
-    thread.start()
-    let deadline = Date().addingTimeInterval(20)  // a watchdog, not a measure
-    while heads.withLock({ $0.isEmpty }), Date() < deadline { usleep(10_000) }
     let database = s.databaseName!
-    #expect(PostgresCluster.psql("UPDATE msglog.head SET seq = 2 WHERE id = 1", database: database).code == 0)
-    while heads.withLock({ $0.last }) != 2, Date() < deadline { usleep(10_000) }
-    close(stop[1])
-    #expect(ended.wait(timeout: .now() + 10) == .success)
-    #expect(heads.withLock { $0 } == [1, 2], "\(heads.withLock { $0 })")
+    let seen = try Self.headsFollowed(of: log, until: 2) {
+      #expect(PostgresCluster.psql("UPDATE msglog.head SET seq = 2 WHERE id = 1", database: database).code == 0)
+    }
+    #expect(seen == [1, 2], "\(seen)")
     #expect(PostgresCluster.psql("UPDATE msglog.head SET seq = 1 WHERE id = 1", database: database).code == 0)
     #expect(s.run(["verify"]).code == 0)
   }
