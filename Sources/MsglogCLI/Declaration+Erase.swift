@@ -3,7 +3,9 @@
 extension Options {
   static let eraseSender = OptionDeclaration(
     name: "sender", value: "NAME",
-    help: "erase every item whose insert names NAME (in --stream, or in every stream without it)")
+    help:
+      "erase every item whose insert names NAME (in the stream --stream or MSGLOG_STREAM names, else in every stream)"
+  )
   static let alsoPurge = OptionDeclaration(
     name: "purge", help: "then purge: scrub the erased texts from the database's files (as 'msglog purge')")
 }

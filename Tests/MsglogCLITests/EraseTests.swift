@@ -95,11 +95,16 @@ import Testing
     let a = s.append("from eve SENTINEL-A", sender: "eve")
     _ = s.append("from ann", sender: "ann")
     let b = s.append("eve elsewhere SENTINEL-B", sender: "eve", stream: "other")
-    var r = s.run("erase", "--sender", "eve", "--stream", "main", "--json")
+    // MSGLOG_STREAM narrows it as --stream does (a tester's erase in every
+    // stream with the variable set): an erase cannot be undone.
+    var r = s.run(["erase", "--sender", "eve", "--json"], environment: ["MSGLOG_STREAM": "main"])
     #expect(r.code == 0 && r.stdout == #"{"erased":["\#(a)"],"events":1,"seq":4}"# + "\n", "\(r)")
     #expect(s.export().contains("SENTINEL-B"))
-    // Without --stream: every stream.
-    r = s.run("erase", "--sender", "eve")
+    r = s.run(["erase", "--sender", "eve", "--stream", "main"], environment: ["MSGLOG_STREAM": "other"])
+    #expect(r.code == 0 && r.stderr.hasPrefix("msglog: nothing to erase"), "\(r)")
+    #expect(s.export().contains("SENTINEL-B"))
+    // Without --stream or the variable (empty is unset): every stream.
+    r = s.run(["erase", "--sender", "eve"], environment: ["MSGLOG_STREAM": ""])
     #expect(r.code == 0 && r.stdout == "erased 1 item (1 event) at seq 5\n", "\(r)")
     #expect(s.run("list", "--stream", "other").stdout.isEmpty)
     let export = s.export()

@@ -10,8 +10,11 @@ extension Invocation {
       guard operands.isEmpty else {
         throw CommandLineError.usage("erase takes IDs or --sender NAME, not both")
       }
-      // Without --stream: the sender's items in every stream.
-      let stream = args.has(Options.stream) ? try self.stream : nil
+      // Without a stream named (--stream, or MSGLOG_STREAM as every other
+      // command reads it): the sender's items in every stream. An erase
+      // cannot be undone: a stream the user set must narrow it.
+      let named = args.has(Options.stream) || environment["MSGLOG_STREAM"].map { !$0.isEmpty } == true
+      let stream = named ? try self.stream : nil
       log = try openLog(forWriting: true)
       erasure = try log.erase(sender: sender, in: stream)
     } else {
