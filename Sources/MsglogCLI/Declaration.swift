@@ -13,6 +13,12 @@ enum Options {
     completion: .directories)
   static let stream = OptionDeclaration(
     name: "stream", value: "NAME", help: "stream to use (default: $MSGLOG_STREAM, else main)", completion: .streams)
+  /// `--stream` as export reads it: export ignores MSGLOG_STREAM, so that
+  /// `export | import` copies the whole log whatever the shell has set.
+  static let exportStream = OptionDeclaration(
+    name: "stream", value: "NAME",
+    help: "only this stream's events (default: every stream; MSGLOG_STREAM does not narrow it)",
+    completion: .streams)
   static let json = OptionDeclaration(name: "json", help: "print JSON instead of text")
   static let help = OptionDeclaration(name: "help", short: "h", help: "show this help")
   static let version = OptionDeclaration(name: "version", help: "print the version")
@@ -293,7 +299,7 @@ struct CommandDeclaration: Sendable {
           'msglog export | msglog --db other import' rebuilds the same log in an empty database. \
           With --stream, only that stream's events (which import accepts as they are).
           """,
-        example: "msglog export > backup.jsonl")
+        shared: [Options.db, Options.exportStream, Options.json], example: "msglog export > backup.jsonl")
     case .import:
       return CommandDeclaration(
         name: .import, summary: "apply JSON lines atomically",

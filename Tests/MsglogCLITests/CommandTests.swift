@@ -190,6 +190,9 @@ import Testing
     #expect(r.lines.count == 2 && r.lines.allSatisfy { $0.contains(#""stream":"other""#) }, "\(r)")
     // MSGLOG_STREAM does not narrow a backup: only an explicit --stream does.
     #expect(s.run(["export"], environment: ["MSGLOG_STREAM": "other"]).lines.count == 3)
+    // And its help says so (it said "default: $MSGLOG_STREAM, else main").
+    r = s.run(["help", "export"])
+    #expect(r.stdout.contains("--stream NAME  only this stream's events (default: every stream; MSGLOG_STREAM"), "\(r)")
     let copy = Sandbox(store)
     #expect(copy.run(["import"], stdin: Data(r.stdout.utf8)).code == 0)
     #expect(copy.run(["list", "--stream", "other"]).stdout == s.run(["list", "--stream", "other"]).stdout)
