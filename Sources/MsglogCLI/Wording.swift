@@ -131,7 +131,8 @@ package enum Wording {
     case .noRemovedPrefixMatch: return "'msglog log' shows what was removed, with full ids"
     case .alreadyUndone(_, let by): return "undo event \(by) to redo it ('msglog undo \(by)')"
     case .nothingToUndo: return "'msglog log' shows the stream's events; 'msglog undo SEQ' undoes one by its seq"
-    case .noSuchEvent, .eventInAnotherStream, .eventNotInStream: return "'msglog log' shows the stream's events and their seqs"
+    case .noSuchEvent, .eventInAnotherStream, .eventNotInStream:
+      return "'msglog log' shows the stream's events and their seqs"
     case .outOfRangeAtVersion: return "give indices of the list as it was at the version given with --expect-version"
     case .seqBeyondHead(_, let head): return head == 0 ? "the log is empty" : nil
     case .corruptedRecord: return "run 'msglog verify' for a full report; nothing after this point was printed"
@@ -195,6 +196,14 @@ package enum Wording {
       return "nothing of this command was written, and everything before it is intact; raise the limit "
         + "('ulimit -f unlimited', LimitFSIZE=infinity) and retry"
     case .tokenRefused: return "give the remote's token in MSGLOG_TOKEN (or with --token); its operator has it"
+    // The remote's reason is its own words: the two a named token gets
+    // are told apart by them, for the hint alone.
+    case .remoteForbids(_, let reason) where reason.hasSuffix("which a push needs"):
+      return "what the remote holds was pulled all the same; the changes stay pending ('msglog status') "
+        + "until a token that may write pushes them"
+    case .remoteForbids(_, let reason) where reason.contains(" may not read "):
+      return
+        "the remote's operator decides who may do what: a clone and a sync need a token that may read every stream"
     case .remoteForbids: return "the remote's operator decides who may do what (a token that may write, --allow-host)"
     case .untrustedRemote(let remote, _) where remote.hasPrefix("https://"):
       return "if you trust it, give the authority that signed its certificate with --cacert FILE"

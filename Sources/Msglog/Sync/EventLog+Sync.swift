@@ -105,10 +105,25 @@ extension EventLog {
     if let location { try keepRemote(location) }
     while true {
       var claims: [UInt64: Claim] = [:]
-      try push(to: remote, state: state, into: &report, claims: &claims, inFlight: inFlight)
+      // A push the remote refuses whole (403: a token that may write no
+      // stream), nothing of it done: what the remote holds is pulled all
+      // the same — an erase there must reach this replica, which otherwise
+      // would hold the text for as long as it has a change pending — and
+      // the sync then fails with the refusal, the changes still pending.
+      var refusedPush: MsglogError? = nil
+      do {
+        try push(to: remote, state: state, into: &report, claims: &claims, inFlight: inFlight)
+      } catch let error as MsglogError {
+        guard case .remoteForbids = error else { throw error }
+        refusedPush = error
+      }
       try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
       try check(claims, of: remote, state: state)
       inFlight?.any = false
+      if let refusedPush {
+        try learnTrim(before: hello.horizon)
+        throw refusedPush
+      }
       guard try pendingCount() > 0 else { break }
     }
     try learnTrim(before: hello.horizon)
