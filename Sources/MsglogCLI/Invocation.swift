@@ -53,15 +53,15 @@ struct Invocation {
     try args.check(against: command, positionals: operands)
     switch command.name {
     case .append: try insert(at: nil)
-    case .insert: try insert(at: try number(at: 0, what: "index"))
-    case .move: try move()
-    case .remove: try remove()
-    case .edit: try edit()
-    case .restore: try restore()
-    case .undo: try undo()
-    case .erase: try erase()
+    case .insert: try sayingAMissingDatabase { try insert(at: try number(at: 0, what: "index")) }
+    case .move: try sayingAMissingDatabase { try move() }
+    case .remove: try sayingAMissingDatabase { try remove() }
+    case .edit: try sayingAMissingDatabase { try edit() }
+    case .restore: try sayingAMissingDatabase { try restore() }
+    case .undo: try sayingAMissingDatabase { try undo() }
+    case .erase: try sayingAMissingDatabase { try erase() }
     case .purge: try purge()
-    case .trim: try trim()
+    case .trim: try sayingAMissingDatabase { try trim() }
     case .list: try list()
     case .replay: try replay()
     case .log: try log()
@@ -79,6 +79,24 @@ struct Invocation {
     case .status: try status()
     case .completions: try completions()
     case .help: try help()
+    }
+  }
+
+  /// Runs a write that must find something in the log (an item, an
+  /// index, an event, a seq). Refused on a database that does not exist,
+  /// it says so, as a read does: a mistyped --db is said, not searched as
+  /// an empty log ("no item … has an id starting with …"). Looked at only
+  /// once refused: a write that succeeds pays nothing for it.
+  private func sayingAMissingDatabase(_ write: () throws -> Void) throws {
+    do {
+      try write()
+    } catch let refusal as MsglogError where refusal.category == .notFound || refusal.category == .refused {
+      do {
+        _ = try openLog(forWriting: false).headSeq()
+      } catch let missing as MsglogError {
+        if case .noDatabase = missing { throw missing }
+      }
+      throw refusal
     }
   }
 
