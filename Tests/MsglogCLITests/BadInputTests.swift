@@ -189,7 +189,8 @@ import Testing
     // An empty database is searched: the item is not there.
     #expect(s.run("init").code == 0)
     let empty = s.run(["remove", Self.live])
-    #expect(empty.code == 1 && empty.stderr.hasPrefix("msglog: no item with id \(Self.live) in stream 'main'"), "\(empty)")
+    #expect(
+      empty.code == 1 && empty.stderr.hasPrefix("msglog: no item with id \(Self.live) in stream 'main'"), "\(empty)")
   }
 
   @Test func aPathThatIsNotADatabase() throws {
