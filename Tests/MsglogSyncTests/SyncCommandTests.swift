@@ -130,7 +130,8 @@ import Testing
     let bad = Sandbox()
     let line = #"{"op":"append","text":"x","origin":{"replica":"nope","change":1,"made":"2026-12-01T12:00:00.000Z"}}"#
     let refused = bad.run(["import"], stdin: Data((line + "\n").utf8))
-    #expect(refused.code == 1 && refused.stderr == "msglog: line 1: \"origin\" needs \"replica\", a UUID\n", "\(refused)")
+    #expect(
+      refused.code == 1 && refused.stderr == "msglog: line 1: \"origin\" needs \"replica\", a UUID\n", "\(refused)")
     #expect(bad.isEmpty)
   }
 
@@ -249,6 +250,29 @@ import Testing
     #expect(replica.export() == server.export())
   }
 
+  /// `--cacert` for a plain http:// remote would be ignored (a tester's
+  /// clone and sync took a file that does not exist): a usage error,
+  /// nothing done, as any option a command does not use.
+  @Test func aCertificateAuthorityForAPlainRemoteIsRefused() throws {
+    let server = Sandbox()
+    _ = server.append("hello")
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let url = try #require(served.url)
+    let replica = Sandbox()
+    var r = replica.run(["clone", url, "--cacert", "/nonexistent.pem"])
+    #expect(
+      r.code == 64 && r.stderr.hasPrefix("msglog: --cacert '/nonexistent.pem' applies to an https:// remote"), "\(r)")
+    #expect(replica.isEmpty)
+    #expect(replica.run(["clone", url]).code == 0)
+    _ = replica.run(["append", "pending"])
+    let before = replica.contents()
+    r = replica.run(["sync", "--cacert", "/nonexistent.pem"])
+    #expect(r.code == 64 && r.stderr.contains("applies to an https:// remote"), "\(r)")
+    #expect(replica.contents() == before)
+    #expect(replica.run(["sync"]).code == 0)
+  }
+
   /// `sync --reset` keeps what is pending and pushes it — here, to a remote
   /// that still holds the replica's log, under the old id, before it
   /// clones the remote afresh under a new one.
@@ -335,7 +359,9 @@ import Testing
     let sync = pair.onReplica("sync")
     #expect(sync.code == 0 && sync.stdout == "pushed 3 (0 rebased, 0 refused), pulled 3, at seq 5\n", "\(sync)")
     #expect(proxy.counts[.dropAnswer] == 1)
-    #expect(proxy.history.filter { $0.request.hasPrefix("POST /api/sync/push") }.count == 2, "\(proxy.history.map { "\($0.fault) \($0.request)" })")
+    #expect(
+      proxy.history.filter { $0.request.hasPrefix("POST /api/sync/push") }.count == 2,
+      "\(proxy.history.map { "\($0.fault) \($0.request)" })")
     pair.expectInSync()
     #expect(try pair.changesAtServer() == [1: 1, 2: 1, 3: 1])
   }

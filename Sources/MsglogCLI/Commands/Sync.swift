@@ -44,9 +44,19 @@ extension Invocation {
     try? stderr.flush()
   }
 
+  /// `--cacert` is for an https:// remote's certificate: given for any
+  /// other, it would be ignored, which an option never is (SPEC).
+  private func checkCertificateAuthority(for remote: String) throws {
+    guard let file = args[Options.cacert], !remote.lowercased().hasPrefix("https://") else { return }
+    throw CommandLineError.usage(
+      "--cacert \(TerminalText.quoted(file)) applies to an https:// remote, not \(EventLog.shown(remote: remote))",
+      hint: "leave it out, or give the remote's https:// address")
+  }
+
   func clone() throws {
     let url = operands[0]
     let options = try syncOptions
+    try checkCertificateAuthority(for: url)
     warnOfAPlainToken(to: url, options)
     let report: EventLog.CloneReport
     do {
@@ -76,7 +86,10 @@ extension Invocation {
     }
     let log = try openLog(forWriting: true)
     let moving = args[Options.remote]
-    if let remote = try moving ?? log.replicaState()?.remote { warnOfAPlainToken(to: remote, options) }
+    if let remote = try moving ?? log.replicaState()?.remote {
+      try checkCertificateAuthority(for: remote)
+      warnOfAPlainToken(to: remote, options)
+    }
     let report: EventLog.SyncReport
     do {
       if args.has(Options.syncFollow) {
