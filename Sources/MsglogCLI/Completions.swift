@@ -161,12 +161,15 @@ enum Completions {
   static func zshSpec(_ option: OptionDeclaration) -> String {
     let help = option.help.replacing("]", with: ")").replacing("[", with: "(")
     let value = option.value.map { ":\($0.lowercased()):\(zshAction(option.completion))" } ?? ""
+    let described = "[\(help)]\(value)"
     if let short = option.short {
-      return zshQuote("(-\(short) --\(option.name))\"{-\(short),--\(option.name)}\"[\(help)]\(value)")
-        .replacing("'\"{", with: "'{").replacing("}\"'", with: "}'")
+      // `*`: zsh offers a repeatable option again; else each name excludes
+      // the other once given. The braces stand outside the quotes, so that
+      // zsh's brace expansion makes a spec of each name.
+      let exclusion = option.repeatable ? "*" : "(-\(short) --\(option.name))"
+      return zshQuote(exclusion) + "{-\(short),--\(option.name)}" + zshQuote(described)
     }
-    // `*`: zsh offers a repeatable option again.
-    return zshQuote((option.repeatable ? "*" : "") + "--\(option.name)[\(help)]\(value)")
+    return zshQuote((option.repeatable ? "*" : "") + "--\(option.name)" + described)
   }
 
   static func zshQuote(_ text: String) -> String { "'" + text.replacing("'", with: "'\\''") + "'" }

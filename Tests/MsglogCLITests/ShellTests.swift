@@ -55,6 +55,43 @@ import Testing
     #expect(r.code == 0 && r.stderr.isEmpty, "\(r)")
   }
 
+  /// The words zsh offers for each line, as TAB at its end in a terminal
+  /// gives them (zsh in a pseudo-terminal, Fixtures/complete.zsh). Whatever
+  /// the completion writes on stderr (zsh's own complaints about the
+  /// script) is a failure.
+  func zshComplete(_ lines: [String], in s: Sandbox) -> [String: [String]] {
+    let driver = repositoryRoot + "/Fixtures/complete.zsh"
+    let quoted = lines.map { "'\($0)'" }.joined(separator: " ")
+    let r = run("zsh", "msglog completions zsh > _msglog && timeout 60 zsh -f '\(driver)' \(quoted)", in: s)
+    #expect(r.code == 0 && r.stderr.isEmpty, "\(r)")
+    var offered: [String: [String]] = [:]
+    var line = ""
+    for output in r.lines {
+      if output.hasPrefix("> ") {
+        line = String(output.dropFirst(2))
+        offered[line] = []
+      } else if output.hasPrefix("error: ") {
+        Issue.record("zsh, completing '\(line)': \(output)")
+      } else {
+        offered[line, default: []].append(output)
+      }
+    }
+    return offered
+  }
+
+  /// A spec _arguments cannot read fails every TAB, so each command's
+  /// options are completed once, short and long names alike.
+  @Test func zshCompletesCommandsAndOptions() {
+    let s = Sandbox()
+    let offered = zshComplete(["msglog ", "msglog li", "msglog list -", "msglog log --f", "msglog status -"], in: s)
+    let commands = offered["msglog "]?.filter { !$0.hasPrefix("-") }
+    #expect(commands?.count == 27 && commands?.contains("serve") == true, "\(offered)")
+    #expect(offered["msglog li"] == ["list"])
+    #expect(offered["msglog list -"] == ["--db", "--help", "--json", "--stream", "-h"])
+    #expect(offered["msglog log --f"] == ["--follow", "--from"])
+    #expect(offered["msglog status -"] == ["--clear", "--db", "--help", "--json", "--verbose", "-h", "-v"])
+  }
+
   @Test func unknownShellIsAUsageError() {
     let r = Sandbox().run("completions", "tcsh")
     #expect(r.code == 64 && r.stderr.hasPrefix("msglog: unknown shell 'tcsh'"), "\(r)")
