@@ -133,7 +133,7 @@ enum Completions {
       var specs = (command.options + command.shared + [Options.help]).map(zshSpec)
       for (n, argument) in command.arguments.enumerated() {
         let position = argument.repeating ? "*" : String(n + 1)
-        specs.append(zshQuote("\(position):\(argument.name.lowercased()):\(zshAction(argument.completion))"))
+        specs.append(zshQuote("\(position):\(zshMessage(argument.name)):\(zshAction(argument.completion))"))
       }
       out +=
         "    \(command.name.rawValue)) shift words; (( CURRENT-- )); _arguments -s \(specs.joined(separator: " ")) ;;\n"
@@ -160,7 +160,7 @@ enum Completions {
 
   static func zshSpec(_ option: OptionDeclaration) -> String {
     let help = option.help.replacing("]", with: ")").replacing("[", with: "(")
-    let value = option.value.map { ":\($0.lowercased()):\(zshAction(option.completion))" } ?? ""
+    let value = option.value.map { ":\(zshMessage($0)):\(zshAction(option.completion))" } ?? ""
     let described = "[\(help)]\(value)"
     if let short = option.short {
       // `*`: zsh offers a repeatable option again; else each name excludes
@@ -171,6 +171,10 @@ enum Completions {
     }
     return zshQuote((option.repeatable ? "*" : "") + "--\(option.name)" + described)
   }
+
+  /// What zsh shows for a value it waits for (`ADDR:PORT`): a colon would
+  /// end the message and make the rest the action.
+  static func zshMessage(_ placeholder: String) -> String { placeholder.lowercased().replacing(":", with: "\\:") }
 
   static func zshQuote(_ text: String) -> String { "'" + text.replacing("'", with: "'\\''") + "'" }
 

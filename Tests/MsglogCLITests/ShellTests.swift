@@ -92,6 +92,20 @@ import Testing
     #expect(offered["msglog status -"] == ["--clear", "--db", "--help", "--json", "--verbose", "-h", "-v"])
   }
 
+  /// An option's value: words, files, stream names, or nothing to offer
+  /// (`--listen ADDR:PORT`, whose colon must not end zsh's message).
+  @Test func zshCompletesOptionValues() throws {
+    let s = Self.streams()
+    try Data().write(to: URL(fileURLWithPath: s.dir + "/cert.pem"))
+    let offered = zshComplete(
+      ["msglog serve --listen ", "msglog serve --log-format ", "msglog serve --tls-cert ce", "msglog list --stream o"],
+      in: s)
+    #expect(offered["msglog serve --listen "] == [])
+    #expect(offered["msglog serve --log-format "] == ["json", "none", "text"])
+    #expect(offered["msglog serve --tls-cert ce"] == ["cert.pem"])
+    #expect(offered["msglog list --stream o"] == ["ops board"])
+  }
+
   @Test func unknownShellIsAUsageError() {
     let r = Sandbox().run("completions", "tcsh")
     #expect(r.code == 64 && r.stderr.hasPrefix("msglog: unknown shell 'tcsh'"), "\(r)")
