@@ -99,34 +99,40 @@ enum Completions {
 
       _msglog_streams() {
         local -a names db
-        local i=${words[(I)--db]}
-        (( i > 0 )) && db=(--db "${words[i+1]}")
-        names=("${(@f)$(command msglog completions --list-streams $db 2>/dev/null)}")
+        local i=${msglog_words[(I)--db(|=*)]}
+        if [[ ${msglog_words[i]} == --db=* ]]; then db=(--db "${msglog_words[i]#--db=}")
+        elif (( i > 0 )); then db=(--db "${msglog_words[i+1]}")
+        fi
+        names=(${(f)"$(command msglog completions --list-streams $db 2>/dev/null)"})
         compadd -a names
       }
 
       _msglog() {
-        local -a shared
-        shared=(
+        # The whole line, for _msglog_streams: the --db it wants may stand
+        # before the command, which `words` no longer holds below.
+        local -a msglog_words=("${words[@]}")
+        local curcontext=$curcontext state line
+        typeset -A opt_args
+        # The options before the command, with their values, are skipped;
+        # from the command on, the words become `words`.
+        _arguments -C -s \\
 
       """
-    for option in Options.shared + Options.meta { out += "    \(zshSpec(option))\n" }
+    for option in Options.shared + Options.meta { out += "    \(zshSpec(option)) \\\n" }
     out += """
-        )
-        if (( CURRENT == 2 )) || [[ ${words[2]} == -* && CURRENT -le 3 ]]; then
-          local -a commands
-          commands=(
+          ': :->command' '*:: :->argument'
+        case $state in
+          command)
+            local -a commands
+            commands=(
 
       """
-    for command in commands { out += "      \(zshQuote(command.name.rawValue + ":" + command.summary))\n" }
+    for command in commands { out += "        \(zshQuote(command.name.rawValue + ":" + command.summary))\n" }
     out += """
-          )
-          _describe -t commands 'msglog command' commands
-          _arguments -s $shared
-          return
-        fi
-        local command=${words[2]}
-        case $command in
+            )
+            _describe -t commands 'msglog command' commands ;;
+          argument)
+            case $words[1] in
 
       """
     for command in commands {
@@ -135,10 +141,10 @@ enum Completions {
         let position = argument.repeating ? "*" : String(n + 1)
         specs.append(zshQuote("\(position):\(zshMessage(argument.name)):\(zshAction(argument.completion))"))
       }
-      out +=
-        "    \(command.name.rawValue)) shift words; (( CURRENT-- )); _arguments -s \(specs.joined(separator: " ")) ;;\n"
+      out += "        \(command.name.rawValue)) _arguments -s \(specs.joined(separator: " ")) ;;\n"
     }
     out += """
+            esac ;;
         esac
       }
 
@@ -169,7 +175,8 @@ enum Completions {
       let exclusion = option.repeatable ? "*" : "(-\(short) --\(option.name))"
       return zshQuote(exclusion) + "{-\(short),--\(option.name)}" + zshQuote(described)
     }
-    return zshQuote((option.repeatable ? "*" : "") + "--\(option.name)" + described)
+    // `=`: its value may be the next word or follow `=`, as the parser takes it.
+    return zshQuote((option.repeatable ? "*" : "") + "--\(option.name)" + (option.isFlag ? "" : "=") + described)
   }
 
   /// What zsh shows for a value it waits for (`ADDR:PORT`): a colon would
