@@ -10,8 +10,12 @@ enum Completions {
     CommandDeclaration.everyOption.filter { !$0.isFlag && $0.completion == completion }.map { "--" + $0.name }
   }
 
+  /// Every option that takes a value: the word after it is no command.
+  static var valueOptionNames: [String] { CommandDeclaration.everyOption.filter { !$0.isFlag }.map { "--" + $0.name } }
+
+  /// The options a shell offers after `command`: those it takes, the same in every shell.
   static func optionWords(_ command: CommandDeclaration) -> String {
-    command.allOptions.flatMap { option in ["--" + option.name] + (option.short.map { ["-\($0)"] } ?? []) }
+    command.listedOptions.flatMap { option in ["--" + option.name] + (option.short.map { ["-\($0)"] } ?? []) }
       .joined(separator: " ")
   }
 
@@ -39,7 +43,7 @@ enum Completions {
         local IFS=$'\\n' command="" i
         for ((i = 1; i < COMP_CWORD; i++)); do
           case "${COMP_WORDS[i]}" in
-            \(CommandDeclaration.everyOption.filter { !$0.isFlag }.map { "--" + $0.name }.joined(separator: "|"))) ((i++)) ;;
+            \(valueOptionNames.joined(separator: "|"))) ((i++)) ;;
             -*) ;;
             *) command="${COMP_WORDS[i]}"; break ;;
           esac
@@ -136,7 +140,7 @@ enum Completions {
 
       """
     for command in commands {
-      var specs = (command.options + command.shared + [Options.help]).map(zshSpec)
+      var specs = command.listedOptions.map(zshSpec)
       for (n, argument) in command.arguments.enumerated() {
         let position = argument.repeating ? "*" : String(n + 1)
         specs.append(zshQuote("\(position):\(zshMessage(argument.name)):\(zshAction(argument.completion))"))
@@ -195,47 +199,59 @@ enum Completions {
           and set db --db $tokens[(math $i + 1)]
           command msglog completions --list-streams $db 2>/dev/null
       end
+      # Succeeds when the line's command (its first word that is neither an
+      # option nor an option's value) is $argv[1]; without an argument, when
+      # the line has a command yet.
+      function __msglog_command
+          set -l tokens (commandline -opc)
+          set -e tokens[1]
+          while set -q tokens[1]
+              switch $tokens[1]
+                  case \(valueOptionNames.joined(separator: " "))
+                      set -e tokens[1]
+                  case '-*'
+                  case '*'
+                      test -z "$argv[1]"; or test "$tokens[1]" = "$argv[1]"
+                      return
+              end
+              set -e tokens[1]
+          end
+          return 1
+      end
       complete -c msglog -f
 
       """
-    let names = commands.map(\.name.rawValue).joined(separator: " ")
     for command in commands {
       out +=
-        "complete -c msglog -n \"not __fish_seen_subcommand_from \(names)\" -a \(command.name.rawValue) -d \(fishQuote(command.summary))\n"
+        "complete -c msglog -n 'not __msglog_command' -a \(command.name.rawValue) -d \(fishQuote(command.summary))\n"
     }
-    for option in Options.shared + Options.meta {
-      out += fishOption(option, condition: nil)
-    }
+    for option in Options.shared + Options.meta { out += fishOption(option, condition: "not __msglog_command") }
     for command in commands {
-      for option in command.options { out += fishOption(option, condition: command.name.rawValue) }
-      for argument in command.arguments {
-        switch argument.completion {
-        case .files: out += "complete -c msglog -n \"__fish_seen_subcommand_from \(command.name.rawValue)\" -F\n"
-        case .words(let words):
-          out +=
-            "complete -c msglog -n \"__fish_seen_subcommand_from \(command.name.rawValue)\" -a \(fishQuote(words.joined(separator: " ")))\n"
-        default: break
-        }
+      let condition = "__msglog_command \(command.name.rawValue)"
+      for option in command.listedOptions { out += fishOption(option, condition: condition) }
+      for argument in command.arguments where argument.completion != .none {
+        out += "complete -c msglog -n '\(condition)'\(fishValues(argument.completion))\n"
       }
     }
     return out
   }
 
-  static func fishOption(_ option: OptionDeclaration, condition: String?) -> String {
-    var line = "complete -c msglog"
-    if let condition { line += " -n \"__fish_seen_subcommand_from \(condition)\"" }
-    line += " -l \(option.name)"
+  static func fishOption(_ option: OptionDeclaration, condition: String) -> String {
+    var line = "complete -c msglog -n '\(condition)' -l \(option.name)"
     if let short = option.short { line += " -s \(short)" }
-    if !option.isFlag {
-      line += " -r"
-      switch option.completion {
-      case .streams: line += " -f -a \"(__msglog_streams)\""
-      case .directories: line += " -f -a \"(__fish_complete_directories)\""
-      case .files: line += " -F"
-      default: line += " -f"
-      }
-    }
+    if !option.isFlag { line += " -r" + fishValues(option.completion) }
     return line + " -d \(fishQuote(option.help))\n"
+  }
+
+  /// What fish offers for a value or an argument.
+  static func fishValues(_ completion: Completion) -> String {
+    switch completion {
+    case .none: return " -f"
+    case .streams: return " -f -a '(__msglog_streams)'"
+    case .directories: return " -f -a '(__fish_complete_directories)'"
+    case .files: return " -F"
+    case .words(let words): return " -f -a \(fishQuote(words.joined(separator: " ")))"
+    }
   }
 
   static func fishQuote(_ text: String) -> String { "'" + text.replacing("'", with: "\\'") + "'" }

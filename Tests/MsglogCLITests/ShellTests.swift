@@ -2,6 +2,8 @@ import Foundation
 import MsglogTestSupport
 import Testing
 
+@testable import MsglogCLI
+
 /// Completion scripts, the man page and colour — all generated from the one
 /// declaration table, and exercised by the real shells and terminals.
 @Suite struct ShellTests {
@@ -64,6 +66,12 @@ import Testing
     let quoted = lines.map { "'\($0)'" }.joined(separator: " ")
     let r = run("zsh", "msglog completions zsh > _msglog && timeout 60 zsh -f '\(driver)' \(quoted)", in: s)
     #expect(r.code == 0 && r.stderr.isEmpty, "\(r)")
+    return Self.offered(r, by: "zsh")
+  }
+
+  /// The words offered for each line, from output that names each line as
+  /// "> LINE" before its words (fish's descriptions, after a tab, dropped).
+  static func offered(_ r: Run, by shell: String) -> [String: [String]] {
     var offered: [String: [String]] = [:]
     var line = ""
     for output in r.lines {
@@ -71,12 +79,41 @@ import Testing
         line = String(output.dropFirst(2))
         offered[line] = []
       } else if output.hasPrefix("error: ") {
-        Issue.record("zsh, completing '\(line)': \(output)")
-      } else {
-        offered[line, default: []].append(output)
+        Issue.record("\(shell), completing '\(line)': \(output)")
+      } else if !output.isEmpty {
+        offered[line, default: []].append(String(output.prefix { $0 != "\t" }))
       }
     }
     return offered
+  }
+
+  /// Every shell offers a command the options its help lists, and no
+  /// other: one offered and then refused (`streams --stream`, exit 64) is
+  /// worse than none.
+  @Test func everyShellOffersACommandItsOwnOptions() {
+    let s = Sandbox()
+    let names = CommandName.allCases.map(\.rawValue)
+    let lines = names.map { "msglog \($0) --" }
+    let bash = run(
+      "bash",
+      "source <(msglog completions bash); for c in \(names.joined(separator: " ")); do "
+        + "COMP_WORDS=(msglog $c --); COMP_CWORD=2; _msglog; echo \"> msglog $c --\"; printf '%s\\n' \"${COMPREPLY[@]}\"; done",
+      in: s)
+    #expect(bash.code == 0 && bash.stderr.isEmpty, "\(bash)")
+    let fish = run(
+      "fish",
+      "source (msglog completions fish | psub); for c in \(names.joined(separator: " ")); "
+        + "echo \"> msglog $c --\"; complete -C \"msglog $c --\"; end", in: s)
+    #expect(fish.code == 0 && fish.stderr.isEmpty, "\(fish)")
+    let offered = [
+      "bash": Self.offered(bash, by: "bash"), "zsh": zshComplete(lines, in: s), "fish": Self.offered(fish, by: "fish"),
+    ]
+    for name in names {
+      let listed = CommandDeclaration.named(name)!.listedOptions.map { "--" + $0.name }.sorted()
+      for (shell, offered) in offered {
+        #expect(offered["msglog \(name) --"]?.sorted() == listed, "\(shell) after 'msglog \(name) --'")
+      }
+    }
   }
 
   /// A spec _arguments cannot read fails every TAB, so each command's
