@@ -1,8 +1,8 @@
 # Completes command lines as a person typing each and then TAB would, through
 # zsh's own completion system (compinit, _arguments), and prints for each
-# "> LINE", the words offered (sorted, one a line), and "error: " before
-# each line the completion wrote on stderr. The completion function is the
-# file _msglog in the working directory:
+# "> LINE", the words offered (sorted, once each, one a line), and "error: "
+# before each line the completion wrote on stderr. The completion function
+# is the file _msglog in the working directory:
 #
 #   msglog completions zsh > _msglog && zsh -f complete.zsh 'msglog list -'
 #
@@ -45,7 +45,7 @@ for line; do
   zpty -w -n editor $'\C-u'"$line"$'\t'
   zpty -r editor _ '*END*'
   print -r -- "> $line"
-  sort offered
+  sort -u offered
   sed 's/^/error: /' errors
 done
 zpty -d editor

@@ -5,9 +5,17 @@
 enum Completions {
   static var commands: [CommandDeclaration] { CommandDeclaration.ordered }
 
-  /// Options that take a value, by the completion of their value.
-  static func valueOptions(_ completion: Completion) -> [String] {
-    CommandDeclaration.everyOption.filter { !$0.isFlag && $0.completion == completion }.map { "--" + $0.name }
+  /// The options that take a value, grouped by what completes the value.
+  static var valueOptionsByCompletion: [(Completion, [String])] {
+    var groups: [(Completion, [String])] = []
+    for option in CommandDeclaration.everyOption where !option.isFlag {
+      if let i = groups.firstIndex(where: { $0.0 == option.completion }) {
+        groups[i].1.append("--" + option.name)
+      } else {
+        groups.append((option.completion, ["--" + option.name]))
+      }
+    }
+    return groups
   }
 
   /// Every option that takes a value: the word after it is no command.
@@ -17,11 +25,6 @@ enum Completions {
   static func optionWords(_ command: CommandDeclaration) -> String {
     command.listedOptions.flatMap { option in ["--" + option.name] + (option.short.map { ["-\($0)"] } ?? []) }
       .joined(separator: " ")
-  }
-
-  static func words(_ completion: Completion) -> [String]? {
-    if case .words(let words) = completion { return words }
-    return nil
   }
 
   static var bash: String {
@@ -49,10 +52,12 @@ enum Completions {
           esac
         done
         case "$prev" in
-          \(valueOptions(.streams).joined(separator: "|")))
-            COMPREPLY=($(compgen -W "$(_msglog_streams)" -- "$cur")); COMPREPLY=("${COMPREPLY[@]// /\\\\ }"); return ;;
-          \(valueOptions(.directories).joined(separator: "|"))) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-          \(CommandDeclaration.everyOption.filter { !$0.isFlag && $0.completion == .none }.map { "--" + $0.name }.joined(separator: "|"))) return ;;
+
+      """
+    for (completion, names) in valueOptionsByCompletion {
+      out += "    \(names.joined(separator: "|"))) \(bashReply(completion)); return ;;\n"
+    }
+    out += """
         esac
         if [[ -z $command ]]; then
           COMPREPLY=($(compgen -W "$(printf '%s\\n' \(commands.map(\.name.rawValue).joined(separator: " ")) \((Options.shared + Options.meta).map { "--" + $0.name }.joined(separator: " ")))" -- "$cur"))
@@ -76,16 +81,7 @@ enum Completions {
       """
     for command in commands {
       guard let argument = command.arguments.first(where: { $0.completion != .none }) else { continue }
-      let action: String
-      switch argument.completion {
-      case .files: action = "COMPREPLY=($(compgen -f -- \"$cur\"))"
-      case .directories: action = "COMPREPLY=($(compgen -d -- \"$cur\"))"
-      case .streams: action = "COMPREPLY=($(compgen -W \"$(_msglog_streams)\" -- \"$cur\"))"
-      case .words(let words):
-        action = "COMPREPLY=($(compgen -W \"$(printf '%s\\n' \(words.joined(separator: " ")))\" -- \"$cur\"))"
-      case .none: continue
-      }
-      out += "      \(command.name.rawValue)) \(action) ;;\n"
+      out += "      \(command.name.rawValue)) \(bashReply(argument.completion)) ;;\n"
     }
     out += """
           esac
@@ -94,6 +90,21 @@ enum Completions {
 
       """
     return out
+  }
+
+  /// What bash offers for a value or an argument, the same as zsh and fish.
+  static func bashReply(_ completion: Completion) -> String {
+    switch completion {
+    case .none: return "COMPREPLY=()"
+    // Spaces escaped: a stream name with a space is one word.
+    case .streams:
+      return #"COMPREPLY=($(compgen -W "$(_msglog_streams)" -- "$cur")); COMPREPLY=("${COMPREPLY[@]// /\\ }")"#
+    case .files: return #"COMPREPLY=($(compgen -f -- "$cur"))"#
+    case .directories: return #"COMPREPLY=($(compgen -d -- "$cur"))"#
+    // One a line: the script splits words at newlines alone (IFS).
+    case .words(let words):
+      return #"COMPREPLY=($(compgen -W "$(printf '%s\n' \#(words.joined(separator: " ")))" -- "$cur"))"#
+    }
   }
 
   static var zsh: String {

@@ -87,31 +87,55 @@ import Testing
     return offered
   }
 
+  /// The words each shell offers for each line (as typed, TAB at its end),
+  /// by shell.
+  func offeredByEveryShell(_ lines: [String], in s: Sandbox) -> [String: [String: [String]]] {
+    let bashLines = lines.map { line in
+      let words = line.split(separator: " ", omittingEmptySubsequences: false).map { "'\($0)'" }
+      return "COMP_WORDS=(\(words.joined(separator: " "))); COMP_CWORD=\(words.count - 1); COMPREPLY=(); _msglog; "
+        + "echo '> \(line)'; printf '%s\\n' \"${COMPREPLY[@]}\"\n"
+    }
+    let bash = run("bash", "source <(msglog completions bash)\n" + bashLines.joined(), in: s)
+    #expect(bash.code == 0 && bash.stderr.isEmpty, "\(bash)")
+    let fishLines = lines.map { "echo '> \($0)'; complete -C '\($0)'\n" }
+    let fish = run("fish", "source (msglog completions fish | psub)\n" + fishLines.joined(), in: s)
+    #expect(fish.code == 0 && fish.stderr.isEmpty, "\(fish)")
+    return [
+      "bash": Self.offered(bash, by: "bash"), "zsh": zshComplete(lines, in: s), "fish": Self.offered(fish, by: "fish"),
+    ]
+  }
+
   /// Every shell offers a command the options its help lists, and no
   /// other: one offered and then refused (`streams --stream`, exit 64) is
   /// worse than none.
   @Test func everyShellOffersACommandItsOwnOptions() {
-    let s = Sandbox()
     let names = CommandName.allCases.map(\.rawValue)
-    let lines = names.map { "msglog \($0) --" }
-    let bash = run(
-      "bash",
-      "source <(msglog completions bash); for c in \(names.joined(separator: " ")); do "
-        + "COMP_WORDS=(msglog $c --); COMP_CWORD=2; _msglog; echo \"> msglog $c --\"; printf '%s\\n' \"${COMPREPLY[@]}\"; done",
-      in: s)
-    #expect(bash.code == 0 && bash.stderr.isEmpty, "\(bash)")
-    let fish = run(
-      "fish",
-      "source (msglog completions fish | psub); for c in \(names.joined(separator: " ")); "
-        + "echo \"> msglog $c --\"; complete -C \"msglog $c --\"; end", in: s)
-    #expect(fish.code == 0 && fish.stderr.isEmpty, "\(fish)")
-    let offered = [
-      "bash": Self.offered(bash, by: "bash"), "zsh": zshComplete(lines, in: s), "fish": Self.offered(fish, by: "fish"),
-    ]
+    let offered = offeredByEveryShell(names.map { "msglog \($0) --" }, in: Sandbox())
     for name in names {
       let listed = CommandDeclaration.named(name)!.listedOptions.map { "--" + $0.name }.sorted()
       for (shell, offered) in offered {
         #expect(offered["msglog \(name) --"]?.sorted() == listed, "\(shell) after 'msglog \(name) --'")
+      }
+    }
+  }
+
+  /// Every shell completes an option's value and an argument alike: their
+  /// words, files, directories, or nothing.
+  @Test func everyShellCompletesValuesAlike() throws {
+    let s = Sandbox()
+    try Data().write(to: URL(fileURLWithPath: s.dir + "/cert.pem"))
+    try FileManager.default.createDirectory(atPath: s.dir + "/backups", withIntermediateDirectories: false)
+    let expected = [
+      "msglog serve --log-format ": ["json", "none", "text"], "msglog serve --log-format j": ["json"],
+      "msglog serve --tls-cert ce": ["cert.pem"], "msglog serve --tls-key ce": ["cert.pem"],
+      "msglog sync --cacert ce": ["cert.pem"], "msglog import ce": ["cert.pem"], "msglog backup ba": ["backups"],
+      "msglog completions ": ["bash", "fish", "zsh"], "msglog serve --listen ": [],
+    ]
+    for (shell, offered) in offeredByEveryShell(Array(expected.keys), in: s) {
+      for (line, words) in expected {
+        #expect(
+          offered[line]?.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }.sorted() == words,
+          "\(shell) after '\(line)'")
       }
     }
   }
