@@ -5,19 +5,26 @@
 enum Completions {
   static var commands: [CommandDeclaration] { CommandDeclaration.ordered }
 
-  /// Options that take a value, by the completion of their value.
-  static func valueOptions(_ completion: Completion) -> [String] {
-    CommandDeclaration.everyOption.filter { !$0.isFlag && $0.completion == completion }.map { "--" + $0.name }
+  /// The options that take a value, grouped by what completes the value.
+  static var valueOptionsByCompletion: [(Completion, [String])] {
+    var groups: [(Completion, [String])] = []
+    for option in CommandDeclaration.everyOption where !option.isFlag {
+      if let i = groups.firstIndex(where: { $0.0 == option.completion }) {
+        groups[i].1.append("--" + option.name)
+      } else {
+        groups.append((option.completion, ["--" + option.name]))
+      }
+    }
+    return groups
   }
 
+  /// Every option that takes a value: the word after it is no command.
+  static var valueOptionNames: [String] { CommandDeclaration.everyOption.filter { !$0.isFlag }.map { "--" + $0.name } }
+
+  /// The options a shell offers after `command`: those it takes, the same in every shell.
   static func optionWords(_ command: CommandDeclaration) -> String {
-    command.allOptions.flatMap { option in ["--" + option.name] + (option.short.map { ["-\($0)"] } ?? []) }
+    command.listedOptions.flatMap { option in ["--" + option.name] + (option.short.map { ["-\($0)"] } ?? []) }
       .joined(separator: " ")
-  }
-
-  static func words(_ completion: Completion) -> [String]? {
-    if case .words(let words) = completion { return words }
-    return nil
   }
 
   static var bash: String {
@@ -39,16 +46,18 @@ enum Completions {
         local IFS=$'\\n' command="" i
         for ((i = 1; i < COMP_CWORD; i++)); do
           case "${COMP_WORDS[i]}" in
-            \(CommandDeclaration.everyOption.filter { !$0.isFlag }.map { "--" + $0.name }.joined(separator: "|"))) ((i++)) ;;
+            \(valueOptionNames.joined(separator: "|"))) ((i++)) ;;
             -*) ;;
             *) command="${COMP_WORDS[i]}"; break ;;
           esac
         done
         case "$prev" in
-          \(valueOptions(.streams).joined(separator: "|")))
-            COMPREPLY=($(compgen -W "$(_msglog_streams)" -- "$cur")); COMPREPLY=("${COMPREPLY[@]// /\\\\ }"); return ;;
-          \(valueOptions(.directories).joined(separator: "|"))) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-          \(CommandDeclaration.everyOption.filter { !$0.isFlag && $0.completion == .none }.map { "--" + $0.name }.joined(separator: "|"))) return ;;
+
+      """
+    for (completion, names) in valueOptionsByCompletion {
+      out += "    \(names.joined(separator: "|"))) \(bashReply(completion)); return ;;\n"
+    }
+    out += """
         esac
         if [[ -z $command ]]; then
           COMPREPLY=($(compgen -W "$(printf '%s\\n' \(commands.map(\.name.rawValue).joined(separator: " ")) \((Options.shared + Options.meta).map { "--" + $0.name }.joined(separator: " ")))" -- "$cur"))
@@ -72,16 +81,7 @@ enum Completions {
       """
     for command in commands {
       guard let argument = command.arguments.first(where: { $0.completion != .none }) else { continue }
-      let action: String
-      switch argument.completion {
-      case .files: action = "COMPREPLY=($(compgen -f -- \"$cur\"))"
-      case .directories: action = "COMPREPLY=($(compgen -d -- \"$cur\"))"
-      case .streams: action = "COMPREPLY=($(compgen -W \"$(_msglog_streams)\" -- \"$cur\"))"
-      case .words(let words):
-        action = "COMPREPLY=($(compgen -W \"$(printf '%s\\n' \(words.joined(separator: " ")))\" -- \"$cur\"))"
-      case .none: continue
-      }
-      out += "      \(command.name.rawValue)) \(action) ;;\n"
+      out += "      \(command.name.rawValue)) \(bashReply(argument.completion)) ;;\n"
     }
     out += """
           esac
@@ -92,6 +92,21 @@ enum Completions {
     return out
   }
 
+  /// What bash offers for a value or an argument, the same as zsh and fish.
+  static func bashReply(_ completion: Completion) -> String {
+    switch completion {
+    case .none: return "COMPREPLY=()"
+    // Spaces escaped: a stream name with a space is one word.
+    case .streams:
+      return #"COMPREPLY=($(compgen -W "$(_msglog_streams)" -- "$cur")); COMPREPLY=("${COMPREPLY[@]// /\\ }")"#
+    case .files: return #"COMPREPLY=($(compgen -f -- "$cur"))"#
+    case .directories: return #"COMPREPLY=($(compgen -d -- "$cur"))"#
+    // One a line: the script splits words at newlines alone (IFS).
+    case .words(let words):
+      return #"COMPREPLY=($(compgen -W "$(printf '%s\n' \#(words.joined(separator: " ")))" -- "$cur"))"#
+    }
+  }
+
   static var zsh: String {
     var out = """
       #compdef msglog
@@ -99,46 +114,52 @@ enum Completions {
 
       _msglog_streams() {
         local -a names db
-        local i=${words[(I)--db]}
-        (( i > 0 )) && db=(--db "${words[i+1]}")
-        names=("${(@f)$(command msglog completions --list-streams $db 2>/dev/null)}")
+        local i=${msglog_words[(I)--db(|=*)]}
+        if [[ ${msglog_words[i]} == --db=* ]]; then db=(--db "${msglog_words[i]#--db=}")
+        elif (( i > 0 )); then db=(--db "${msglog_words[i+1]}")
+        fi
+        names=(${(f)"$(command msglog completions --list-streams $db 2>/dev/null)"})
         compadd -a names
       }
 
       _msglog() {
-        local -a shared
-        shared=(
+        # The whole line, for _msglog_streams: the --db it wants may stand
+        # before the command, which `words` no longer holds below.
+        local -a msglog_words=("${words[@]}")
+        local curcontext=$curcontext state line
+        typeset -A opt_args
+        # The options before the command, with their values, are skipped;
+        # from the command on, the words become `words`.
+        _arguments -C -s \\
 
       """
-    for option in Options.shared + Options.meta { out += "    \(zshSpec(option))\n" }
+    for option in Options.shared + Options.meta { out += "    \(zshSpec(option)) \\\n" }
     out += """
-        )
-        if (( CURRENT == 2 )) || [[ ${words[2]} == -* && CURRENT -le 3 ]]; then
-          local -a commands
-          commands=(
+          ': :->command' '*:: :->argument'
+        case $state in
+          command)
+            local -a commands
+            commands=(
 
       """
-    for command in commands { out += "      \(zshQuote(command.name.rawValue + ":" + command.summary))\n" }
+    for command in commands { out += "        \(zshQuote(command.name.rawValue + ":" + command.summary))\n" }
     out += """
-          )
-          _describe -t commands 'msglog command' commands
-          _arguments -s $shared
-          return
-        fi
-        local command=${words[2]}
-        case $command in
+            )
+            _describe -t commands 'msglog command' commands ;;
+          argument)
+            case $words[1] in
 
       """
     for command in commands {
-      var specs = (command.options + command.shared + [Options.help]).map(zshSpec)
+      var specs = command.listedOptions.map(zshSpec)
       for (n, argument) in command.arguments.enumerated() {
         let position = argument.repeating ? "*" : String(n + 1)
-        specs.append(zshQuote("\(position):\(argument.name.lowercased()):\(zshAction(argument.completion))"))
+        specs.append(zshQuote("\(position):\(zshMessage(argument.name)):\(zshAction(argument.completion))"))
       }
-      out +=
-        "    \(command.name.rawValue)) shift words; (( CURRENT-- )); _arguments -s \(specs.joined(separator: " ")) ;;\n"
+      out += "        \(command.name.rawValue)) _arguments -s \(specs.joined(separator: " ")) ;;\n"
     }
     out += """
+            esac ;;
         esac
       }
 
@@ -160,14 +181,22 @@ enum Completions {
 
   static func zshSpec(_ option: OptionDeclaration) -> String {
     let help = option.help.replacing("]", with: ")").replacing("[", with: "(")
-    let value = option.value.map { ":\($0.lowercased()):\(zshAction(option.completion))" } ?? ""
+    let value = option.value.map { ":\(zshMessage($0)):\(zshAction(option.completion))" } ?? ""
+    let described = "[\(help)]\(value)"
     if let short = option.short {
-      return zshQuote("(-\(short) --\(option.name))\"{-\(short),--\(option.name)}\"[\(help)]\(value)")
-        .replacing("'\"{", with: "'{").replacing("}\"'", with: "}'")
+      // `*`: zsh offers a repeatable option again; else each name excludes
+      // the other once given. The braces stand outside the quotes, so that
+      // zsh's brace expansion makes a spec of each name.
+      let exclusion = option.repeatable ? "*" : "(-\(short) --\(option.name))"
+      return zshQuote(exclusion) + "{-\(short),--\(option.name)}" + zshQuote(described)
     }
-    // `*`: zsh offers a repeatable option again.
-    return zshQuote((option.repeatable ? "*" : "") + "--\(option.name)[\(help)]\(value)")
+    // `=`: its value may be the next word or follow `=`, as the parser takes it.
+    return zshQuote((option.repeatable ? "*" : "") + "--\(option.name)" + (option.isFlag ? "" : "=") + described)
   }
+
+  /// What zsh shows for a value it waits for (`ADDR:PORT`): a colon would
+  /// end the message and make the rest the action.
+  static func zshMessage(_ placeholder: String) -> String { placeholder.lowercased().replacing(":", with: "\\:") }
 
   static func zshQuote(_ text: String) -> String { "'" + text.replacing("'", with: "'\\''") + "'" }
 
@@ -181,47 +210,59 @@ enum Completions {
           and set db --db $tokens[(math $i + 1)]
           command msglog completions --list-streams $db 2>/dev/null
       end
+      # Succeeds when the line's command (its first word that is neither an
+      # option nor an option's value) is $argv[1]; without an argument, when
+      # the line has a command yet.
+      function __msglog_command
+          set -l tokens (commandline -opc)
+          set -e tokens[1]
+          while set -q tokens[1]
+              switch $tokens[1]
+                  case \(valueOptionNames.joined(separator: " "))
+                      set -e tokens[1]
+                  case '-*'
+                  case '*'
+                      test -z "$argv[1]"; or test "$tokens[1]" = "$argv[1]"
+                      return
+              end
+              set -e tokens[1]
+          end
+          return 1
+      end
       complete -c msglog -f
 
       """
-    let names = commands.map(\.name.rawValue).joined(separator: " ")
     for command in commands {
       out +=
-        "complete -c msglog -n \"not __fish_seen_subcommand_from \(names)\" -a \(command.name.rawValue) -d \(fishQuote(command.summary))\n"
+        "complete -c msglog -n 'not __msglog_command' -a \(command.name.rawValue) -d \(fishQuote(command.summary))\n"
     }
-    for option in Options.shared + Options.meta {
-      out += fishOption(option, condition: nil)
-    }
+    for option in Options.shared + Options.meta { out += fishOption(option, condition: "not __msglog_command") }
     for command in commands {
-      for option in command.options { out += fishOption(option, condition: command.name.rawValue) }
-      for argument in command.arguments {
-        switch argument.completion {
-        case .files: out += "complete -c msglog -n \"__fish_seen_subcommand_from \(command.name.rawValue)\" -F\n"
-        case .words(let words):
-          out +=
-            "complete -c msglog -n \"__fish_seen_subcommand_from \(command.name.rawValue)\" -a \(fishQuote(words.joined(separator: " ")))\n"
-        default: break
-        }
+      let condition = "__msglog_command \(command.name.rawValue)"
+      for option in command.listedOptions { out += fishOption(option, condition: condition) }
+      for argument in command.arguments where argument.completion != .none {
+        out += "complete -c msglog -n '\(condition)'\(fishValues(argument.completion))\n"
       }
     }
     return out
   }
 
-  static func fishOption(_ option: OptionDeclaration, condition: String?) -> String {
-    var line = "complete -c msglog"
-    if let condition { line += " -n \"__fish_seen_subcommand_from \(condition)\"" }
-    line += " -l \(option.name)"
+  static func fishOption(_ option: OptionDeclaration, condition: String) -> String {
+    var line = "complete -c msglog -n '\(condition)' -l \(option.name)"
     if let short = option.short { line += " -s \(short)" }
-    if !option.isFlag {
-      line += " -r"
-      switch option.completion {
-      case .streams: line += " -f -a \"(__msglog_streams)\""
-      case .directories: line += " -f -a \"(__fish_complete_directories)\""
-      case .files: line += " -F"
-      default: line += " -f"
-      }
-    }
+    if !option.isFlag { line += " -r" + fishValues(option.completion) }
     return line + " -d \(fishQuote(option.help))\n"
+  }
+
+  /// What fish offers for a value or an argument.
+  static func fishValues(_ completion: Completion) -> String {
+    switch completion {
+    case .none: return " -f"
+    case .streams: return " -f -a '(__msglog_streams)'"
+    case .directories: return " -f -a '(__fish_complete_directories)'"
+    case .files: return " -F"
+    case .words(let words): return " -f -a \(fishQuote(words.joined(separator: " ")))"
+    }
   }
 
   static func fishQuote(_ text: String) -> String { "'" + text.replacing("'", with: "\\'") + "'" }

@@ -125,6 +125,9 @@ struct CommandDeclaration: Sendable {
 
   /// Every option it accepts, shared and meta ones included.
   var allOptions: [OptionDeclaration] { options + shared + Options.meta }
+  /// The options its help page lists and a shell offers after it: it
+  /// takes --version too, but that one belongs before a command.
+  var listedOptions: [OptionDeclaration] { options + shared + [Options.help] }
 
   var usage: String {
     var words = ["msglog", name.rawValue]

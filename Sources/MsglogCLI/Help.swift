@@ -31,7 +31,7 @@ enum Help {
     if !command.arguments.isEmpty {
       out += "\nARGUMENTS:\n" + table(command.arguments.map { ($0.name, $0.help) })
     }
-    out += "\nOPTIONS:\n" + table((command.options + command.shared + [Options.help]).map { ($0.synopsis, $0.help) })
+    out += "\nOPTIONS:\n" + table(command.listedOptions.map { ($0.synopsis, $0.help) })
     out +=
       "\nEXAMPLE:\n"
       + command.example.split(separator: "\n", omittingEmptySubsequences: false).map { "  " + $0 }
