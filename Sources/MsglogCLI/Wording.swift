@@ -196,15 +196,10 @@ package enum Wording {
       return "nothing of this command was written, and everything before it is intact; raise the limit "
         + "('ulimit -f unlimited', LimitFSIZE=infinity) and retry"
     case .tokenRefused: return "give the remote's token in MSGLOG_TOKEN (or with --token); its operator has it"
-    // The remote's reason is its own words: the two a named token gets
-    // are told apart by them, for the hint alone.
-    case .remoteForbids(_, let reason) where reason.hasSuffix("which a push needs"):
+    case .pushRefused:
       return "what the remote holds was pulled all the same; the changes stay pending ('msglog status') "
         + "until a token that may write pushes them"
-    case .remoteForbids(_, let reason) where reason.contains(" may not read "):
-      return
-        "the remote's operator decides who may do what: a clone and a sync need a token that may read every stream"
-    case .remoteForbids: return "the remote's operator decides who may do what (a token that may write, --allow-host)"
+    case .remoteForbids: return "the remote's operator decides who may do what (the token's rights, --allow-host)"
     case .untrustedRemote(let remote, _) where remote.hasPrefix("https://"):
       return "if you trust it, give the authority that signed its certificate with --cacert FILE"
     case .remoteFault(_, .redirected):

@@ -41,6 +41,34 @@ import Testing
     return (read, write)
   }
 
+  /// A replica of a `postgres://` log reached through a role that may only
+  /// read, with a change pending: the push is refused whole by the
+  /// database, and the pull goes on (an erase there must reach the
+  /// replica), then the sync fails with the refusal, the change pending.
+  @Test func aReplicaWhoseRoleMayOnlyReadStillPulls() throws {
+    let role = PostgresCluster.createRole(password: Self.password)
+    defer { PostgresCluster.dropRole(role) }
+    let s = Sandbox(.postgres)
+    let secret = s.append("SENTINEL-ERASED-THERE")
+    let database = Self.name(of: s)
+    let grants = "GRANT USAGE ON SCHEMA msglog TO \(role); GRANT SELECT ON ALL TABLES IN SCHEMA msglog TO \(role)"
+    #expect(PostgresCluster.psql(grants, database: database).code == 0)
+    let url = "postgres://\(role):\(Self.password)@\(PostgresCluster.hostPort)/\(database)"
+    let replica = Sandbox()
+    var r = replica.run(["clone", url])
+    #expect(r.code == 0, "\(r)")
+    #expect(replica.run(["append", "pending"]).code == 0)
+    #expect(s.run(["erase", secret, "--purge"]).code == 0)
+    let before = s.contents()
+    r = replica.run(["sync"])
+    #expect(r.code == 1 && r.stderr.contains("refused this replica's changes: "), "\(r)")
+    #expect(r.stderr.contains("hint: what the remote holds was pulled all the same"), "\(r)")
+    #expect(s.contents() == before)
+    #expect(replica.export() == s.export())
+    #expect(replica.run(["status"]).stdout.contains("pending  1\n"))
+    #expect(replica.run(["list"]).stdout.contains("pending"))
+  }
+
   @Test func aMissingPrivilegeIsNamedAndIs403() throws {
     let role = PostgresCluster.createRole(password: Self.password)
     defer { PostgresCluster.dropRole(role) }

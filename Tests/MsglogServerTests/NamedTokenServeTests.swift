@@ -233,8 +233,8 @@ import Testing
     let refused = Sandbox()
     let cut = refused.run(["clone", url], environment: ["MSGLOG_TOKEN": narrow])
     #expect(cut.code != 0 && cut.stderr.contains("token narrow may not read every stream"), "\(cut)")
-    // Its hint is about reading (it named writing).
-    #expect(cut.stderr.contains("need a token that may read every stream"), "\(cut)")
+    // Its hint names no right it lacks (it named writing, where reading was).
+    #expect(cut.stderr.contains("hint: the remote's operator decides who may do what (the token's rights"), "\(cut)")
     let replica = Sandbox()
     let clone = replica.run(["clone", url], environment: ["MSGLOG_TOKEN": ann])
     #expect(clone.code == 0, "\(clone)")
@@ -283,6 +283,51 @@ import Testing
     #expect(holding.isEmpty, "\(holding) still hold the erased text")
     let list = readOnly.run(["list", "--stream", "team/board"]).stdout
     #expect(list.contains("not mine to push") && !list.contains("SENTINEL"), "\(list)")
+  }
+
+  /// A replica whose token may only read, with a change pending, learns an
+  /// erase and a trim all the same: the push is refused whole, the pull
+  /// goes on, the sync fails with the refusal. Both ways a sync pulls: a
+  /// replica at the seq before the new horizon learns the trim itself; one
+  /// behind it starts again from the bases (a review found that way still
+  /// pushed first and stopped). Their files hold the erased text no more
+  /// once purged, and their change stays pending.
+  @Test(arguments: Store.allCases) func aReadOnlyReplicaLearnsEraseAndTrim(_ store: Store) throws {
+    let remote = Sandbox(store)
+    let secret = remote.append("SENTINEL-ERASED-FOR-EVERYONE", stream: "board")
+    let reader = try token(remote, ["reader", "--read", "*"])
+    let server = try ServedLog.running(remote)
+    defer { _ = server.stop() }
+    let url = try #require(server.url)
+    let near = Sandbox()
+    let behind = Sandbox()
+    for replica in [near, behind] {
+      #expect(replica.run(["clone", url], environment: ["MSGLOG_TOKEN": reader]).code == 0)
+      #expect(replica.run(["append", "--stream", "board", "not mine to push"]).code == 0)
+    }
+    for text in ["two", "three", "four"] { _ = remote.append(text, stream: "board") }
+    // `near` pulls to the head (refused, exit 1); the trim leaves it at the
+    // seq before the horizon and `behind` three seqs behind that.
+    #expect(near.run(["sync"], environment: ["MSGLOG_TOKEN": reader]).code == 1)
+    #expect(remote.run(["trim", "--before", "4"]).code == 0)
+    #expect(remote.run(["erase", "--stream", "board", secret, "--purge"]).code == 0)
+    let kept = remote.contents()
+    for replica in [near, behind] {
+      let r = replica.run(["sync"], environment: ["MSGLOG_TOKEN": reader])
+      #expect(r.code == 1 && r.stderr.contains("refused this replica's changes: token reader may not write"), "\(r)")
+      #expect(r.stderr.contains("hint: what the remote holds was pulled all the same"), "\(r)")
+      #expect(replica.export() == remote.export())
+      #expect(replica.run(["status"]).stdout.contains("pending  1\n"), "\(replica.run(["status"]))")
+      #expect(replica.run(["purge"]).code == 0)
+      let holding = ((try? FileManager.default.contentsOfDirectory(atPath: replica.db)) ?? []).filter {
+        FileManager.default.contents(atPath: replica.db + "/" + $0)?.range(of: Data("SENTINEL".utf8)) != nil
+      }
+      #expect(holding.isEmpty, "\(holding) still hold the erased text")
+      let list = replica.run(["list", "--stream", "board"]).stdout
+      #expect(list.contains("not mine to push") && !list.contains("SENTINEL"), "\(list)")
+      #expect(replica.run(["verify"]).code == 0)
+    }
+    #expect(remote.contents() == kept)
   }
 
   /// An undo through a named token is sent as its name, as any write is:

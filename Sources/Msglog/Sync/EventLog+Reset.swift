@@ -235,6 +235,10 @@ extension EventLog {
       // under a new id it would be done twice. Said, not reset.
       guard claims.isEmpty else { throw error }
       return try resetRound(with: remote, hello: hello, old: state, movingTo: location)
+    } catch MsglogError.pushRefused {
+      // Refused whole, nothing done: the replica starts again from the
+      // bases all the same (an erase there must reach it), and the round
+      // after, pushing again, pulls and says the refusal.
     }
     // Assigned, not added to, in the transaction: a store may run it again.
     var settled = (pushed: 0, rebased: 0)

@@ -105,16 +105,16 @@ extension EventLog {
     if let location { try keepRemote(location) }
     while true {
       var claims: [UInt64: Claim] = [:]
-      // A push the remote refuses whole (403: a token that may write no
-      // stream), nothing of it done: what the remote holds is pulled all
-      // the same — an erase there must reach this replica, which otherwise
-      // would hold the text for as long as it has a change pending — and
-      // the sync then fails with the refusal, the changes still pending.
+      // A push the remote refuses whole (`pushRefused`), nothing of it
+      // done: what the remote holds is pulled all the same — an erase
+      // there must reach this replica, which otherwise would hold the text
+      // for as long as it has a change pending — and the sync then fails
+      // with the refusal, the changes still pending.
       var refusedPush: MsglogError? = nil
       do {
         try push(to: remote, state: state, into: &report, claims: &claims, inFlight: inFlight)
       } catch let error as MsglogError {
-        guard case .remoteForbids = error else { throw error }
+        guard case .pushRefused = error else { throw error }
         refusedPush = error
       }
       try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
@@ -295,14 +295,31 @@ extension EventLog {
       }
       let batch = Array(pending[start..<end])
       precondition(state.secret != nil, "syncRound gives a replica its secret before it pushes")
-      let answer = try remote.push(
-        PushRequest(log: state.log, replica: state.replica, secret: state.secret!, changes: batch))
+      let answer: PushAnswer
+      do {
+        answer = try remote.push(
+          PushRequest(log: state.log, replica: state.replica, secret: state.secret!, changes: batch))
+      } catch let error as MsglogError {
+        throw Self.refusedWhole(error, by: remote) ?? error
+      }
       guard answer.outcomes.count == batch.count else {
         throw MsglogError.incompatibleRemote(
           remote: remote.shown, reason: "it answered \(answer.outcomes.count) outcomes for \(batch.count) changes")
       }
       try learn(zip(batch, answer.outcomes).map { ($0, $1) }, from: remote, into: &report, claims: &claims)
       start = end
+    }
+  }
+
+  /// A push the remote refused whole for want of a right, as
+  /// `pushRefused`: over HTTP a 403 (a token that may write no stream, a
+  /// replica another token pushes for); in process on PostgreSQL, a role
+  /// that may not write there, or a standby. Nil for any other failure.
+  private static func refusedWhole(_ error: MsglogError, by remote: any SyncRemote) -> MsglogError? {
+    switch error {
+    case .remoteForbids(_, let reason): return .pushRefused(remote: remote.shown, reason: reason)
+    case .permissionDenied, .readOnly: return .pushRefused(remote: remote.shown, reason: error.description)
+    default: return nil
     }
   }
 

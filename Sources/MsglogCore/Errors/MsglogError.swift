@@ -208,6 +208,12 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// The remote refused this request to the token sent, or to this client
   /// (HTTP 403): its operator decides.
   case remoteForbids(remote: String, reason: String)
+  /// The remote refused a replica's push whole for want of a right (a
+  /// token that may write no stream, a PostgreSQL role that may not
+  /// write, a standby), nothing of it done there. A sync throws it only
+  /// once it has pulled what the remote holds — an erase there must reach
+  /// the replica — its changes still pending.
+  case pushRefused(remote: String, reason: String)
   /// The remote's TLS certificate cannot be trusted (not signed by a
   /// trusted authority, expired, for another name …), or the authorities
   /// given cannot be used.
@@ -296,8 +302,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return .refused
     case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
       return .damaged
-    case .readOnly, .permissionDenied, .replicaSecretRefused, .tokenRefused, .remoteForbids, .untrustedRemote,
-      .missingTables, .purgeNeedsOwner:
+    case .readOnly, .permissionDenied, .replicaSecretRefused, .tokenRefused, .remoteForbids, .pushRefused,
+      .untrustedRemote, .missingTables, .purgeNeedsOwner:
       return .forbidden
     case .notAMsglogDatabase, .anotherProgramsDatabase, .newerFormat, .backupNotSupported, .purgeNotSupported,
       .trimNotSupported,
@@ -471,6 +477,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .remoteFault(let remote, let fault): return "\(remote) broke the sync protocol: \(fault)"
     case .tokenRefused(let remote, let reason): return "\(remote) refused the token: \(reason)"
     case .remoteForbids(let remote, let reason): return "\(remote) refused this request: \(reason)"
+    case .pushRefused(let remote, let reason): return "\(remote) refused this replica's changes: \(reason)"
     case .untrustedRemote(let remote, let reason): return "cannot trust \(remote): \(reason)"
     case .syncTimedOut(let remote, .exchange, let seconds):
       return "gave up on \(remote): it did not answer whole within \(Self.seconds(seconds))"

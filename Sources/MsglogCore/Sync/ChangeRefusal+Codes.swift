@@ -90,7 +90,7 @@ extension ChangeRefusal {
       .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .remoteLostTrack, .syncRunning,
       .replicaMovedDuringPull,
       .changeDoesNotApply, .cannotClone, .replicaSecretRefused, .changeForgotten, .unacceptableRecord, .remoteFault,
-      .tokenRefused, .remoteForbids, .untrustedRemote, .syncTimedOut, .missingTables, .namedToken:
+      .tokenRefused, .remoteForbids, .pushRefused, .untrustedRemote, .syncTimedOut, .missingTables, .namedToken:
       return nil
     }
   }
