@@ -181,6 +181,7 @@ import Testing
     for args in [
       ["insert", "1", "x"], ["move", "0", "1"], ["remove", Self.live], ["edit", Self.live, "x"],
       ["restore", Self.live], ["undo"], ["erase", Self.live], ["erase", "--sender", "eve"], ["trim", "--before", "3"],
+      ["move", "0", "1", "--expect-version", "2"], ["append", "--expect-version", "3", "x"],
     ] {
       let r = s.run(args)
       #expect(r.code == 1 && r.stderr == missing, "\(args): \(r)")
