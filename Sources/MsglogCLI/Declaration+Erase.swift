@@ -6,6 +6,12 @@ extension Options {
     help:
       "erase every item whose insert names NAME (in the stream --stream or MSGLOG_STREAM names, else in every stream)"
   )
+  /// `--stream` as erase reads it: the IDs' stream as for any write, but
+  /// with --sender every stream unless one is named.
+  static let eraseStream = OptionDeclaration(
+    name: "stream", value: "NAME",
+    help: "the IDs' stream (default: $MSGLOG_STREAM, else main); with --sender, every stream unless named",
+    completion: .streams)
   static let alsoPurge = OptionDeclaration(
     name: "purge", help: "then purge: scrub the erased texts from the database's files (as 'msglog purge')")
 }
@@ -28,7 +34,7 @@ extension CommandDeclaration {
       ArgumentDeclaration(
         name: "ID", help: "a UUID, or a unique prefix of 8 or more characters", optional: true, repeating: true)
     ],
-    options: [Options.eraseSender, Options.alsoPurge],
+    options: [Options.eraseSender, Options.alsoPurge], shared: [Options.db, Options.eraseStream, Options.json],
     example: "msglog erase 3f2a1b4c\nmsglog erase --sender mallory --purge")
 
   static let purge = CommandDeclaration(
