@@ -42,6 +42,9 @@ import Testing
     var stop: [Int32] = [0, 0]
     #expect(pipe(&stop) == 0)
     defer { close(stop[0]) }
+    // Closed however this ends: what `meanwhile` throws must not leave the follower waiting.
+    var stopped = false
+    defer { if !stopped { close(stop[1]) } }
     let heads = Mutex<[UInt64]>([])
     let ended = DispatchSemaphore(value: 0)
     let thread = Thread { [stopFD = stop[0]] in
@@ -58,6 +61,7 @@ import Testing
     try meanwhile()
     while heads.withLock({ $0.last }) != last, Date() < deadline { usleep(10_000) }
     close(stop[1])
+    stopped = true
     #expect(ended.wait(timeout: .now() + 10) == .success)
     return heads.withLock { $0 }
   }

@@ -29,20 +29,28 @@ final class PatientRead<Value: Sendable>: Sendable {
   private let patience: Double
   /// Reads the store, given what the last read found.
   private let body: @Sendable (_ last: Value?) -> Value
+  /// Starts a thread (`startThread`; another in the tests); false when none could be.
+  private let start: ThreadStarter
 
-  init(patience: Double, _ body: @escaping @Sendable (_ last: Value?) -> Value) {
+  typealias ThreadStarter = @Sendable (_ body: @escaping @Sendable () -> Void) -> Bool
+
+  init(
+    patience: Double, startingOn start: @escaping ThreadStarter = startThread,
+    _ body: @escaping @Sendable (_ last: Value?) -> Value
+  ) {
     self.patience = patience
+    self.start = start
     self.body = body
   }
 
   func read() -> Outcome {
     let deadline = Deadline.after(seconds: patience)
-    let (seen, start, last) = probe.update { probe in
+    let (seen, starting, last) = probe.update { probe in
       defer { probe.running = true }
       return (probe.finished, !probe.running, probe.last)
     }
-    if start {
-      let started = startThread { [probe, body] in
+    if starting {
+      let started = start { [probe, body] in
         let value = body(last)
         probe.update { probe in
           probe.last = value
