@@ -34,7 +34,7 @@ enum Completions {
         local db=() i
         for ((i = 1; i < ${#COMP_WORDS[@]} - 1; i++)); do
           case "${COMP_WORDS[i]}" in
-            --db) db=(--db "${COMP_WORDS[i+1]}") ;;
+            --db) if [[ ${COMP_WORDS[i+1]} == = ]]; then db=(--db "${COMP_WORDS[i+2]}"); else db=(--db "${COMP_WORDS[i+1]}"); fi ;;
             --db=*) db=(--db "${COMP_WORDS[i]#--db=}") ;;
           esac
         done
@@ -43,10 +43,13 @@ enum Completions {
 
       _msglog() {
         local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}"
+        # bash splits --db=X into --db, =, X (COMP_WORDBREAKS): the value's
+        # option is the word before the '=', and the value what follows it.
+        if [[ $cur == = ]]; then cur=""; elif [[ $prev == = ]]; then prev="${COMP_WORDS[COMP_CWORD-2]}"; fi
         local IFS=$'\\n' command="" i
         for ((i = 1; i < COMP_CWORD; i++)); do
           case "${COMP_WORDS[i]}" in
-            \(valueOptionNames.joined(separator: "|"))) ((i++)) ;;
+            \(valueOptionNames.joined(separator: "|"))) ((i++)); if [[ ${COMP_WORDS[i]} == = ]]; then ((i++)); fi ;;
             -*) ;;
             *) command="${COMP_WORDS[i]}"; break ;;
           esac
