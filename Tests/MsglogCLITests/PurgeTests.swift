@@ -11,15 +11,6 @@ import Testing
 /// a writer go on with the database open, losing nothing; `kill -9` during
 /// an erase or a purge leaves a log that verifies.
 @Suite(.serialized) struct PurgeTests {
-  /// Whether any file of `directory` holds `needle`'s bytes.
-  private func filesHold(_ needle: String, in directory: String) -> [String] {
-    let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-    return files.filter { name in
-      guard let data = FileManager.default.contents(atPath: directory + "/" + name) else { return false }
-      return data.range(of: Data(needle.utf8)) != nil
-    }
-  }
-
   /// A log with filler around two sentinels: one item's text and its edit,
   /// and a text past a page (LMDB keeps it in overflow pages).
   private func logWithSentinels(_ s: Sandbox, _ sentinel: String) -> String {
@@ -45,7 +36,7 @@ import Testing
     var r = s.run("erase", secret)
     #expect(r.code == 0 && r.stdout.hasPrefix("erased 1 item (2 events) at seq"), "\(r)")
     // Erased, but LMDB's copy-on-write left the old pages: the test can fail.
-    #expect(!filesHold(sentinel, in: s.db).isEmpty, "the erase left no old page to purge")
+    #expect(!filesHolding(sentinel, in: s.db).isEmpty, "the erase left no old page to purge")
 
     // A writer appends all the while (each append a process of its own).
     let writer = s.start(
@@ -57,7 +48,7 @@ import Testing
     #expect(follower.waitForOutput("writer 5"))
     r = s.run("purge")
     #expect(r.code == 0 && r.stdout.hasPrefix("purged: ") && r.stdout.hasSuffix(" bytes scrubbed\n"), "\(r)")
-    #expect(filesHold(sentinel, in: s.db).isEmpty, "\(filesHold(sentinel, in: s.db)) still hold it")
+    #expect(filesHolding(sentinel, in: s.db).isEmpty, "\(filesHolding(sentinel, in: s.db)) still hold it")
     // The writer was at work before the purge and is still (400 appends).
     #expect(writer.process.isRunning, "the writer ended before the purge did")
     #expect(writer.waitForOutput("done"))
@@ -72,8 +63,8 @@ import Testing
     // Again: nothing left to find, and the writer's pages stay clean.
     r = s.run("purge", "--json")
     #expect(r.code == 0 && r.stdout.hasPrefix(#"{"purged":"#), "\(r)")
-    #expect(filesHold(sentinel, in: s.db).isEmpty, "\(filesHold(sentinel, in: s.db)) still hold it")
-    #expect(filesHold(String(sentinel.suffix(20)), in: s.db).isEmpty)
+    #expect(filesHolding(sentinel, in: s.db).isEmpty, "\(filesHolding(sentinel, in: s.db)) still hold it")
+    #expect(filesHolding(String(sentinel.suffix(20)), in: s.db).isEmpty)
     #expect(s.run("verify").code == 0)
   }
 
@@ -97,12 +88,12 @@ import Testing
     #expect(s.run(["import"], stdin: Data(lines.utf8)).code == 0)
     var r = s.run("erase", "--sender", "mallory")
     #expect(r.code == 0 && r.stdout.hasPrefix("erased 7 items (7 events) at seq"), "\(r)")
-    #expect(!filesHold(sentinel, in: s.db).isEmpty, "the erase left no old bytes to purge")
+    #expect(!filesHolding(sentinel, in: s.db).isEmpty, "the erase left no old bytes to purge")
 
     r = s.run("purge", "--json")
     #expect(r.code == 0, "\(r)")
-    #expect(filesHold(sentinel, in: s.db).isEmpty, "\(filesHold(sentinel, in: s.db)) still hold it")
-    #expect(filesHold(String(sentinel.suffix(16)), in: s.db).isEmpty)
+    #expect(filesHolding(sentinel, in: s.db).isEmpty, "\(filesHolding(sentinel, in: s.db)) still hold it")
+    #expect(filesHolding(String(sentinel.suffix(16)), in: s.db).isEmpty)
     // A rewrite of every page would free (and scrub) about the whole file.
     let scrubbed = UInt64(r.stdout.split(separator: ":").last?.dropLast(2) ?? "") ?? .max
     let size = (try? FileManager.default.attributesOfItem(atPath: s.db + "/data.mdb")[.size] as? UInt64) ?? 0
@@ -150,7 +141,7 @@ import Testing
     #expect(s.run("verify").code == 0)
     r = s.run("purge")
     #expect(r.code == 0, "\(r)")
-    #expect(filesHold(sentinel, in: s.db).isEmpty, "\(filesHold(sentinel, in: s.db)) still hold it")
+    #expect(filesHolding(sentinel, in: s.db).isEmpty, "\(filesHolding(sentinel, in: s.db)) still hold it")
   }
 
   /// Written, erased and written after through `serve`, one long process
@@ -176,8 +167,8 @@ import Testing
     #expect(served.stop().code == 0)
     let r = s.run("purge")
     #expect(r.code == 0, "\(r)")
-    #expect(filesHold(sentinel, in: s.db).isEmpty, "\(filesHold(sentinel, in: s.db)) still hold it")
-    #expect(filesHold(String(sentinel.suffix(12)), in: s.db).isEmpty)
+    #expect(filesHolding(sentinel, in: s.db).isEmpty, "\(filesHolding(sentinel, in: s.db)) still hold it")
+    #expect(filesHolding(String(sentinel.suffix(12)), in: s.db).isEmpty)
     #expect(s.run("verify").code == 0)
   }
 
@@ -206,7 +197,7 @@ import Testing
     #expect(r.code == 0, "\(r)")
     r = s.run("purge")
     #expect(r.code == 0, "\(r)")
-    #expect(filesHold(sentinel, in: s.db).isEmpty)
+    #expect(filesHolding(sentinel, in: s.db).isEmpty)
     let reader = Process()
     reader.executableURL = URL(fileURLWithPath: "/bin/sh")
     reader.arguments = ["-c", "while :; do curl -s -o /dev/null 'http://127.0.0.1:\(served.port)/api/items'; done"]
@@ -214,7 +205,7 @@ import Testing
     for i in 0..<20 { append("later \(i)") }
     reader.terminate()
     reader.waitUntilExit()
-    #expect(filesHold(sentinel, in: s.db).isEmpty, "\(filesHold(sentinel, in: s.db)) hold an erased text again")
+    #expect(filesHolding(sentinel, in: s.db).isEmpty, "\(filesHolding(sentinel, in: s.db)) hold an erased text again")
     #expect(s.run("list").lines.count == 21)
     #expect(s.run("verify").code == 0)
   }
@@ -258,7 +249,7 @@ import Testing
     #expect(r.code == 0, "\(r)")
     r = s.run("erase", other, "--purge")
     #expect(r.code == 0 && r.stdout.contains("purged: "), "\(r)")
-    #expect(filesHold(sentinel, in: s.db).isEmpty, "\(filesHold(sentinel, in: s.db)) still hold it")
+    #expect(filesHolding(sentinel, in: s.db).isEmpty, "\(filesHolding(sentinel, in: s.db)) still hold it")
     #expect(s.run("verify").code == 0)
   }
 }

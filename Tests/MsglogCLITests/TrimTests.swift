@@ -438,15 +438,6 @@ import Testing
     #expect(copy.run("list").stdout == s.run("list").stdout)
   }
 
-  /// The names of the files in `directory` whose bytes hold `text`.
-  private func filesHolding(_ text: String, in directory: String) -> [String] {
-    let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-    return files.sorted().filter { name in
-      let data = FileManager.default.contents(atPath: directory + "/" + name) ?? Data()
-      return data.range(of: Data(text.utf8)) != nil
-    }
-  }
-
   /// `kill -9` during a trim: one transaction, so done whole or not at all.
   @Test func aKilledTrimLeavesALogThatVerifies() throws {
     let s = Sandbox()

@@ -11,13 +11,6 @@ import Testing
 /// page in use is zeros after it, wherever LMDB's reused page buffers left
 /// old bytes — pages no purge mark names.
 @Suite struct PurgeGapTests {
-  private func filesHold(_ needle: String, in directory: String) -> [String] {
-    let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-    return files.filter {
-      FileManager.default.contents(atPath: directory + "/" + $0)?.range(of: Data(needle.utf8)) != nil
-    }
-  }
-
   /// The pages in use whose unused middle holds `needle` (nil: anything
   /// but zeros), found as purge finds them (every free page read from
   /// LMDB's table 0), in the file.
@@ -130,7 +123,7 @@ import Testing
     let stale = try gapsHolding(sentinel, in: dir.db)
     #expect(!stale.isEmpty, "a page in use holds an erased text in its unused middle")
     _ = try EventLog(dir.db).purge()
-    #expect(filesHold(sentinel, in: dir.db).isEmpty, "\(filesHold(sentinel, in: dir.db)) still hold it")
+    #expect(filesHolding(sentinel, in: dir.db).isEmpty, "\(filesHolding(sentinel, in: dir.db)) still hold it")
     #expect(try gapsHolding(nil, in: dir.db).isEmpty, "every unused middle is zeros")
     #expect(try EventLog(dir.db).verify().isClean)
   }
@@ -173,7 +166,7 @@ import Testing
     #expect(try EventLog(dir.db).erase(sender: "eve").erased.count == 1)
     #expect(!(try gapsHolding(sentinel, in: dir.db)).isEmpty, "a page in use holds the text in its unused middle")
     _ = try EventLog(dir.db).purge()
-    #expect(filesHold(sentinel, in: dir.db).isEmpty, "\(filesHold(sentinel, in: dir.db)) still hold it")
+    #expect(filesHolding(sentinel, in: dir.db).isEmpty, "\(filesHolding(sentinel, in: dir.db)) still hold it")
     #expect(try EventLog(dir.db).verify().isClean)
   }
 }

@@ -14,13 +14,6 @@ import Testing
 /// holds the old bytes afterwards, marked or not, in a log an older
 /// msglog erased too.
 @Suite struct PurgeMarksTests {
-  private func filesHold(_ needle: String, in directory: String) -> [String] {
-    let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-    return files.filter {
-      FileManager.default.contents(atPath: directory + "/" + $0)?.range(of: Data(needle.utf8)) != nil
-    }
-  }
-
   /// What the marks table holds: whether it says the marks are complete,
   /// whether a process wrote again, and the marks.
   private func marks(in path: String) throws -> (complete: Bool, reused: Bool, marks: Int)? {
@@ -61,10 +54,10 @@ import Testing
     let sentinel = "SENTINEL-" + UUID().uuidString
     do {
       let log = try eraseTwoLongTexts(sentinel, in: dir.db)
-      #expect(!filesHold(sentinel, in: dir.db).isEmpty)
+      #expect(!filesHolding(sentinel, in: dir.db).isEmpty)
       _ = try log.purge()
     }
-    #expect(filesHold(sentinel, in: dir.db).isEmpty, "\(filesHold(sentinel, in: dir.db)) still hold it")
+    #expect(filesHolding(sentinel, in: dir.db).isEmpty, "\(filesHolding(sentinel, in: dir.db)) still hold it")
     #expect(try marks(in: dir.db).map { $0.complete && !$0.reused && $0.marks == 0 } == true)
   }
 
@@ -126,7 +119,7 @@ import Testing
     let left = try marks(in: dir.db)
     #expect(left.map { $0.complete && !$0.reused && $0.marks == 0 } == true, "\(String(describing: left))")
     _ = try EventLog(dir.db).purge()
-    #expect(filesHold(sentinel, in: dir.db).isEmpty, "\(filesHold(sentinel, in: dir.db)) still hold it")
+    #expect(filesHolding(sentinel, in: dir.db).isEmpty, "\(filesHolding(sentinel, in: dir.db)) still hold it")
   }
 
   /// A free page purge zeroed reads zeros until a write reuses it: the
@@ -165,7 +158,7 @@ import Testing
     }
     #expect(try marks(in: dir.db) == nil)
     _ = try EventLog(dir.db).purge()
-    #expect(filesHold(sentinel, in: dir.db).isEmpty, "\(filesHold(sentinel, in: dir.db)) still hold it")
+    #expect(filesHolding(sentinel, in: dir.db).isEmpty, "\(filesHolding(sentinel, in: dir.db)) still hold it")
     #expect(try marks(in: dir.db).map { $0.complete && !$0.reused && $0.marks == 0 } == true)
     let report = try EventLog(dir.db).verify()
     #expect(report.isClean && report.liveItems == 400, "\(report)")
@@ -188,7 +181,7 @@ import Testing
     }
     #expect(try marks(in: dir.db).map { $0.reused && $0.marks == 1 } == true)
     _ = try EventLog(dir.db).purge()
-    #expect(filesHold(sentinel, in: dir.db).isEmpty, "\(filesHold(sentinel, in: dir.db)) still hold it")
+    #expect(filesHolding(sentinel, in: dir.db).isEmpty, "\(filesHolding(sentinel, in: dir.db)) still hold it")
     #expect(try marks(in: dir.db).map { $0.complete && !$0.reused && $0.marks == 0 } == true)
   }
 
@@ -211,9 +204,9 @@ import Testing
         try tables.markForPurge(tables.meta, key: keys.last!, in: txn)
       }
     }
-    #expect(!filesHold(sentinel, in: dir.db).isEmpty)
+    #expect(!filesHolding(sentinel, in: dir.db).isEmpty)
     #expect(try marks(in: dir.db).map { !$0.reused && $0.marks == 2 } == true)
     _ = try EventLog(dir.db).purge()
-    #expect(filesHold(sentinel, in: dir.db).isEmpty, "\(filesHold(sentinel, in: dir.db)) still hold it")
+    #expect(filesHolding(sentinel, in: dir.db).isEmpty, "\(filesHolding(sentinel, in: dir.db)) still hold it")
   }
 }

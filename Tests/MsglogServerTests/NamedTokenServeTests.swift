@@ -277,9 +277,7 @@ import Testing
     #expect(readOnly.export() == remote.export())
     #expect(readOnly.run(["status"]).stdout.contains("pending  1\n"), "\(readOnly.run(["status"]))")
     #expect(readOnly.run(["purge"]).code == 0)
-    let holding = ((try? FileManager.default.contentsOfDirectory(atPath: readOnly.db)) ?? []).filter {
-      FileManager.default.contents(atPath: readOnly.db + "/" + $0)?.range(of: Data("SENTINEL".utf8)) != nil
-    }
+    let holding = filesHolding("SENTINEL", in: readOnly.db)
     #expect(holding.isEmpty, "\(holding) still hold the erased text")
     let list = readOnly.run(["list", "--stream", "team/board"]).stdout
     #expect(list.contains("not mine to push") && !list.contains("SENTINEL"), "\(list)")
@@ -319,9 +317,7 @@ import Testing
       #expect(replica.export() == remote.export())
       #expect(replica.run(["status"]).stdout.contains("pending  1\n"), "\(replica.run(["status"]))")
       #expect(replica.run(["purge"]).code == 0)
-      let holding = ((try? FileManager.default.contentsOfDirectory(atPath: replica.db)) ?? []).filter {
-        FileManager.default.contents(atPath: replica.db + "/" + $0)?.range(of: Data("SENTINEL".utf8)) != nil
-      }
+      let holding = filesHolding("SENTINEL", in: replica.db)
       #expect(holding.isEmpty, "\(holding) still hold the erased text")
       let list = replica.run(["list", "--stream", "board"]).stdout
       #expect(list.contains("not mine to push") && !list.contains("SENTINEL"), "\(list)")

@@ -33,11 +33,7 @@ import Testing
     r = replica.run("verify")
     #expect(r.code == 0, "\(r)")
     // The replica's own files: the old pages hold the text until its purge, then none does.
-    func replicaFilesHolding(_ needle: String) -> [String] {
-      ((try? FileManager.default.contentsOfDirectory(atPath: replica.db)) ?? []).filter {
-        FileManager.default.contents(atPath: replica.db + "/" + $0)?.range(of: Data(needle.utf8)) != nil
-      }
-    }
+    func replicaFilesHolding(_ needle: String) -> [String] { filesHolding(needle, in: replica.db) }
     #expect(!replicaFilesHolding("SENTINEL-SYNC").isEmpty, "the pull left no old page to purge")
     r = replica.run("purge")
     #expect(r.code == 0 && r.stdout.hasPrefix("purged: "), "\(r)")
