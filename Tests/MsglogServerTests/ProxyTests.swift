@@ -38,6 +38,13 @@ import Testing
     // What a client writes in X-Forwarded-For itself is never its address.
     r = append("spoofed", origin: proxy.origin, ["-H", "X-Forwarded-For: 203.0.113.7"])
     #expect(r.status == 200, "\(r)")
+    // Nor from a client on the proxy's own host, whose address is the
+    // trusted one (an appended header, `$proxy_add_x_forwarded_for`, let
+    // its own words through: a tester's request was logged as 6.6.6.6).
+    let local = Operations.curl(
+      proxy.origin + "/api/items", proxy.curl + ["--interface", "127.0.0.1", "-H", "X-Forwarded-For: 203.0.113.9"],
+      in: s.dir)
+    #expect(local.status == 200, "\(local)")
     // Nor is it from a peer that is no trusted proxy (straight to serve).
     let direct = Operations.curl(
       proxy.server.url! + "/api/items", ["--interface", Self.client, "-H", "X-Forwarded-For: 203.0.113.8"], in: s.dir)
@@ -59,6 +66,7 @@ import Testing
       #expect(words.count > 3 && words[2] == Self.client && words[1].count == 32, "\(line)")
     }
     #expect(lines.contains { $0.contains(" \(Self.client) - GET /api/items 200 ") }, "\(run.stderr)")
+    #expect(lines.contains { $0.contains(" 127.0.0.1 - GET /api/items 200 ") }, "\(run.stderr)")
     #expect(!run.stderr.contains("203.0.113"), "\(run.stderr)")
   }
 
@@ -70,6 +78,6 @@ import Testing
     let command = blocks.last?.text ?? ""
     #expect(command.contains("--public-origin https://") && command.contains("--trusted-proxy 127.0.0.1"), "\(command)")
     let nginx = blocks.first?.text ?? ""
-    #expect(nginx.contains("X-Forwarded-For $proxy_add_x_forwarded_for") && nginx.contains("listen 443 ssl"), "\(nginx)")
+    #expect(nginx.contains("X-Forwarded-For $remote_addr;") && nginx.contains("listen 443 ssl"), "\(nginx)")
   }
 }
