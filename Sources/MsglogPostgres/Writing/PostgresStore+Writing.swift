@@ -88,9 +88,11 @@ extension PostgresStore {
       guard access.state.checkedKnown else { return .again(.opening(takeHeadLocking())) }
       return .committed(result)
     } catch let moved as HeadMoved {
-      // Another writer committed since: nothing was written. The ordinary way.
+      // Another writer committed since: nothing was written. Locked, as
+      // this process's writes are for a while (`NextWrite.contended`).
       try rollBack(connection, after: moved)
-      return .again(.opening(takeHeadLocking()))
+      nextWrite.withLock { $0.noteContention() }
+      return .again(.opening(.atOpening))
     } catch let refusal as MsglogError where refusal.category != .forbidden {
       // Refused on what was known, which another writer may have changed
       // since (an undo of an event appended meanwhile): nothing was
@@ -123,9 +125,9 @@ extension PostgresStore {
           rows, headAt: 1, locked: locking == .atOpening, on: connection, streams, whenSent: sent, body))
     } catch let moved as HeadMoved {
       // The head moved after the snapshot: nothing was written. Again,
-      // locked — and so does this process's next write.
+      // locked — and so do this process's writes for a while.
       try rollBack(connection, after: moved)
-      nextWrite.withLock { $0.locking = .atOpening }
+      nextWrite.withLock { $0.noteContention() }
       return .again(.opening(.atOpening))
     }
   }
@@ -240,6 +242,9 @@ extension PostgresStore {
   /// with an opening round trip.
   private func firstAttempt(touching streams: [StreamName]) -> WriteAttempt {
     nextWrite.withLock { next in
+      // Another process writes too: its commits would fail a write on what
+      // this one knew, and each such failure is an ERROR in the server's log.
+      if next.contended(at: .now) { return .opening(.atOpening) }
       guard let known = next.known, known.covers(streams) else {
         // Behind a write still committing, a snapshot would miss it: lock.
         let locking = next.takeLocking()
@@ -281,10 +286,31 @@ extension PostgresStore {
     /// How the next write that opens with a round trip locks; back to
     /// optimistic once one has taken it.
     var locking = HeadLocking.atCommit
+    /// When a write of this process last found another's commit ahead of
+    /// what it was built on (`HeadMoved`), and how many times that has
+    /// happened (tests). For `contentionMemory` after, every write locks
+    /// the head as it opens: with another process writing (two `serve`s
+    /// behind one balancer), a write on what was known, or on a snapshot,
+    /// fails nearly every time, and each failure is an ERROR line in
+    /// PostgreSQL's log (a team lead saw one a write) and a round trip
+    /// more. Once that long has passed without one, the next write tries
+    /// the optimistic way again: at most one such failure a second.
+    var contendedAt: ContinuousClock.Instant? = nil
+    var headsMoved = 0
+    static let contentionMemory: Duration = .seconds(1)
 
     mutating func takeLocking() -> HeadLocking {
       defer { locking = .atCommit }
       return locking
+    }
+
+    mutating func noteContention() {
+      contendedAt = .now
+      headsMoved += 1
+    }
+
+    func contended(at now: ContinuousClock.Instant) -> Bool {
+      contendedAt.map { now - $0 < Self.contentionMemory } ?? false
     }
   }
 
