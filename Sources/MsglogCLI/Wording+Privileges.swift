@@ -11,7 +11,10 @@ extension Wording {
     if missing.grants.contains(where: { if case .database = $0.object { true } else { false } }) {
       return "the database's owner grants it with \(grants), or makes the log first with 'msglog init' (\(guide))"
     }
-    return "if this role is to have it, the owner of schema msglog grants it with \(grants) (\(guide))"
+    // To a group rather than the person, as the recipe does: a leaver then
+    // takes no privilege with them.
+    return "if this role is to have it, the owner of schema msglog grants it with \(grants) "
+      + "(or to a group \(role) is in; \(guide))"
   }
 
   /// One GRANT statement.

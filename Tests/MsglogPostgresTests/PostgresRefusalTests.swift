@@ -26,8 +26,9 @@ import Testing
       "\(role) lacks USAGE on schema msglog; \(onTables)", "GRANT USAGE ON SCHEMA msglog TO \(role); \(grantTables)"
     )
   }
-  static func hint(_ grants: String) -> String {
-    "hint: if this role is to have it, the owner of schema msglog grants it with \(grants) " + guide
+  static func hint(_ grants: String, role: String) -> String {
+    "hint: if this role is to have it, the owner of schema msglog grants it with \(grants) "
+      + "(or to a group \(role) is in; " + guide.dropFirst()
   }
 
   static func name(of s: Sandbox) -> String { s.databaseName! }
@@ -89,7 +90,7 @@ import Testing
         #expect(
           r.stderr
             == "msglog: cannot read \(shown): permission denied for schema msglog (\(readingLacks))\n"
-            + Self.hint(readingGrants), "\(args): \(r)")
+            + Self.hint(readingGrants, role: role), "\(args): \(r)")
       }
       let (writingLacks, writingGrants) = Self.lacks(role, "SELECT, INSERT, UPDATE, DELETE")
       for (args, stdin) in [(["append", "x"], ""), (["import"], #"{"op":"append","text":"x"}"#)] {
@@ -98,7 +99,7 @@ import Testing
           r.code == 1 && r.stdout.isEmpty
             && r.stderr
               == "msglog: cannot write to \(shown): permission denied for schema msglog (\(writingLacks))\n"
-              + Self.hint(writingGrants),
+              + Self.hint(writingGrants, role: role),
           "\(args): \(r)")
       }
       var replies = Self.served(s, url)
@@ -120,7 +121,7 @@ import Testing
           && r.stderr
             == "msglog: cannot write to \(shown): permission denied for table head "
             + "(\(Self.lacks(role, "INSERT, UPDATE, DELETE", usage: true).0))\n"
-            + Self.hint(Self.lacks(role, "INSERT, UPDATE, DELETE", usage: true).1),
+            + Self.hint(Self.lacks(role, "INSERT, UPDATE, DELETE", usage: true).1, role: role),
         "\(r)")
       replies = Self.served(s, url)
       #expect(replies.read.status == 200 && replies.write.status == 403, "\(replies)")
@@ -240,9 +241,8 @@ import Testing
   @Test func aNewerSchemaIs409() throws {
     let s = Sandbox(.postgres)
     s.append("x")
-    #expect(
-      PostgresCluster.psql("UPDATE msglog.meta SET value = '99'::bytea WHERE key = 'schema'", database: Self.name(of: s))
-        .code == 0)
+    let newer = "UPDATE msglog.meta SET value = '99'::bytea WHERE key = 'schema'"
+    #expect(PostgresCluster.psql(newer, database: Self.name(of: s)).code == 0)
     let before = s.contents()
     let replies = Self.served(s, s.db)
     #expect(replies.read.status == 409 && replies.read.body.contains("was written by a newer msglog"), "\(replies)")

@@ -189,8 +189,8 @@ import Testing
         == "msglog: cannot read \(team.shown(team.viewer)): permission denied for table replicas "
         + "(\(team.viewer) lacks SELECT on msglog.replicas and msglog.sync_outcomes)\n"
         + "hint: if this role is to have it, the owner of schema msglog grants it with "
-        + "GRANT SELECT ON msglog.replicas, msglog.sync_outcomes TO \(team.viewer) "
-        + "(docs/POSTGRES.md, \"The team recipe\", lists what readers and writers need)\n", "\(verify)")
+        + "GRANT SELECT ON msglog.replicas, msglog.sync_outcomes TO \(team.viewer) (or to a group \(team.viewer) is in; "
+        + "docs/POSTGRES.md, \"The team recipe\", lists what readers and writers need)\n", "\(verify)")
     #expect(!verify.stderr.contains("repair"))
     // The same role's write names what writing lacks, table by table.
     let write = team.run(team.viewer, "append", "x")
