@@ -26,7 +26,16 @@ extension EventLog {
   ///
   /// - Throws: `MsglogError.namedToken` for a malformed name, a name a
   ///   live token has, or a replica (tokens are its remote's).
-  public func addToken(named name: String, scopes: TokenScopes, lifetime: TokenLifetime? = nil) throws -> AddedToken {
+  ///
+  /// `show` is given the token once it is committed and before that wait:
+  /// a process stopped during the wait (SIGTERM, a hang-up, kill -9) has
+  /// shown the secret of the token it made, which otherwise would exist
+  /// with its secret lost and its name taken. What `show` throws is
+  /// thrown, the wait skipped.
+  public func addToken(
+    named name: String, scopes: TokenScopes, lifetime: TokenLifetime? = nil,
+    showing show: (AddedToken) throws -> Void = { _ in }
+  ) throws -> AddedToken {
     try NamedToken.validate(name: name)
     let secret = TokenSecret.random()
     // When the log's first token was made; nil while it has none.
@@ -49,6 +58,7 @@ extension EventLog {
       try tokens.putToken(token)
       return AddedToken(token: token, secret: secret)
     }
+    try show(added)
     waitOutTokenlessAnswers(firstTokenMade: firstMade)
     return added
   }

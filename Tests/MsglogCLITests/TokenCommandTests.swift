@@ -22,6 +22,26 @@ import Testing
     #expect(again.code == 0 && again.stdout.hasPrefix("msglog_"), "\(again)")
   }
 
+  /// The log's first token waits out the tokenless answers `serve` gave
+  /// (a third of a second) before `token add` ends: stopped during that
+  /// wait, it has shown the token already. It was made, then the wait,
+  /// then shown: a tester's SIGTERM there left a live token nobody had seen
+  /// and its name taken. The stop is sent as soon as the token is in the
+  /// log (another process lists it), which is during the wait.
+  @Test func aStopDuringTheFirstTokensWaitHasShownIt() throws {
+    let s = Sandbox()
+    s.append("seed")
+    let child = s.start(["token", "add", "ann", "--read", "*"])
+    let deadline = Date().addingTimeInterval(20)  // a watchdog, not a measure
+    while !s.run("token", "list").stdout.contains("ann"), child.process.isRunning, Date() < deadline {
+      usleep(1_000)
+    }
+    kill(child.process.processIdentifier, SIGTERM)
+    let r = child.finish()
+    #expect(r.stdout.hasPrefix("msglog_") && r.stdout.hasSuffix("\n"), "\(r)")
+    #expect(s.run("token", "list").stdout.contains("ann"))
+  }
+
   @Test(arguments: Store.allCases) func addListRevoke(_ store: Store) throws {
     let s = Sandbox(store)
     #expect(s.run("append", "seed").code == 0)

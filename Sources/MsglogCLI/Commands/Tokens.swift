@@ -45,27 +45,31 @@ extension Invocation {
       erase: try args.values(Options.erase).map(StreamPattern.init(validating:)))
     let lifetime = try args[Options.expires].map(TokenLifetime.init(validating:))
     let log = try openLog(forWriting: true)
-    let added = try log.addToken(named: name, scopes: scopes, lifetime: lifetime)
-    do {
-      if json {
-        try stdout.document { json in
-          json.beginObject()
-          json.member("name", added.token.name)
-          json.member("id", added.token.id)
-          json.member("token", added.secret.token)
-          json.endObject()
+    // Shown as soon as it is made, before the first token's wait (see
+    // `addToken`): a stop during the wait leaves no token unshown.
+    _ = try log.addToken(named: name, scopes: scopes, lifetime: lifetime) { added in
+      do {
+        if json {
+          try stdout.document { json in
+            json.beginObject()
+            json.member("name", added.token.name)
+            json.member("id", added.token.id)
+            json.member("token", added.secret.token)
+            json.endObject()
+          }
+        } else {
+          try stdout.line(added.secret.token)
         }
-      } else {
-        try stdout.line(added.secret.token)
+        try stdout.flush()
+      } catch OutputError.failed(let errno) {
+        let revoked = (try? log.revokeToken(added.token.id)) != nil
+        throw SecretNotShown(name: name, id: added.token.id, errno: errno, revoked: revoked)
       }
-      try stdout.flush()
-    } catch OutputError.failed(let errno) {
-      let revoked = (try? log.revokeToken(added.token.id)) != nil
-      throw SecretNotShown(name: name, id: added.token.id, errno: errno, revoked: revoked)
+      stderr.note(
+        "made token \(name) (id \(added.token.id))\(scopes.isEmpty ? ", which may do nothing" : ""): "
+          + "it is shown this once; give it to \(name) only")
+      try? stderr.flush()
     }
-    stderr.note(
-      "made token \(name) (id \(added.token.id))\(scopes.isEmpty ? ", which may do nothing" : ""): "
-        + "it is shown this once; give it to \(name) only")
   }
 
   private func listTokens() throws {
