@@ -69,8 +69,21 @@ package enum DatabaseFiles {
     guard names.contains("data.mdb") else {
       throw MsglogError.notAMsglogDatabase(location: shown, reason: "the directory holds other files")
     }
+    for name in ["data.mdb", "lock.mdb"] { try refuseLink(path + "/" + name, named: name, shown: shown) }
     try checkDataFile(path + "/data.mdb", shown: shown)
     return .database
+  }
+
+  /// LMDB opens `data.mdb` and `lock.mdb` by name, following a symbolic
+  /// link, and writes the lock file's header as it opens: a link another
+  /// user planted in a shared directory would have the caller's msglog
+  /// write to whatever it points at (a tester's own file became a lock
+  /// file). Neither is ever a link of msglog's making, so one is refused.
+  private static func refuseLink(_ file: String, named name: String, shown: String) throws {
+    var info = stat()
+    guard lstat(file, &info) == 0, (info.st_mode & S_IFMT) == S_IFLNK else { return }
+    throw MsglogError.notAMsglogDatabase(
+      location: shown, reason: "its \(name) is a symbolic link, which msglog never makes nor follows there")
   }
 
   /// Checks that `data.mdb` starts with LMDB's meta pages and is as long as they say.

@@ -102,6 +102,37 @@ import Testing
     plant.untouched(after: "a first write")
   }
 
+  /// A database in a directory others may write (a team's shared one):
+  /// the other user swaps `lock.mdb`, then `data.mdb`, for a link to a
+  /// file of root's. LMDB would open either by name and write the lock
+  /// file's header as it opens: a tester's own file became a lock file.
+  /// Every command refuses the database instead, the file stays as it was,
+  /// and the database serves again once the link is gone.
+  @Test func aPlantedLockOrDataFileLinkIsRefused() throws {
+    try #require(getuid() == 0, "this test plants files as user nobody and needs root")
+    let s = Sandbox()
+    s.append("before")
+    var plant = try Plant(s)
+    #expect(chmod(s.db, 0o777) == 0)
+    let target = plant.secret + "/keep"
+    for file in ["lock.mdb", "data.mdb"] {
+      let moved = s.db + "/" + file + ".kept"
+      #expect(rename(s.db + "/" + file, moved) == 0)
+      let r = runProgram("/usr/bin/setpriv", Self.other + ["/bin/ln", "-s", target, s.db + "/" + file])
+      try #require(r.code == 0, "could not plant \(file) as nobody: \(r)")
+      for args in [["list"], ["append", "after"], ["verify"], ["log"]] {
+        let refused = s.run(args)
+        let said = refused.stderr.contains("its \(file) is a symbolic link")
+        #expect(refused.code == 1 && said, "\(file), \(args): \(refused)")
+      }
+      #expect(try String(contentsOfFile: target, encoding: .utf8) == "root's own\n", "\(file): the link was followed")
+      #expect(unlink(s.db + "/" + file) == 0 && rename(moved, s.db + "/" + file) == 0)
+      #expect(s.run(["list"]).stdout.contains("before"))
+    }
+    plant.planted = []
+    plant.untouched(after: "the refusals")
+  }
+
   @Test func cloneFollowsNoPlantedLink() throws {
     try #require(getuid() == 0, "this test plants files as user nobody and needs root")
     let source = Sandbox()
