@@ -210,6 +210,38 @@ import Testing
     #expect(r.stderr.split(separator: "\n").count == 1, "\(r)")
   }
 
+  /// The log's last record lost, the rows its write left in the derived
+  /// tables kept: no gap to see, but a stream's head and the summary say
+  /// seq 3 was written. That is the log's damage: a crash-safety tester's
+  /// `verify` called the events sound, and `--repair` rebuilt the tables
+  /// without seq 3 — a removed item back in the list — and the next append
+  /// took seq 3 again. Refused, nothing changed.
+  @Test func aLostLastEventIsTheLogsDamageNotTheTables() throws {
+    let s = Sandbox()
+    s.append("one")
+    let secret = s.append("secret two")
+    #expect(s.run("remove", secret).code == 0)
+    let script = """
+      import lmdb, sys
+      env = lmdb.open(sys.argv[1], max_dbs=64)
+      with env.begin(write=True) as txn:
+          events = env.open_db(b"events", txn=txn, create=False)
+          assert txn.delete((3).to_bytes(8, "big"), db=events)
+      """
+    let lost = python(["-c", script, s.db])
+    #expect(lost.code == 0, "\(lost)")
+    let before = s.contents()
+    var r = s.run("verify")
+    let named = r.stdout.contains("the log ends at seq 2, but stream 'main' was written at seq 3")
+    #expect(r.code == 1 && named, "\(r)")
+    #expect(r.stderr.contains("the log itself is damaged"), "\(r)")
+    r = s.run("verify", "--repair")
+    #expect(r.code == 1 && r.stderr.contains("the log itself is damaged, so --repair cannot help"), "\(r)")
+    #expect(s.contents() == before)
+    #expect(s.run("append", "three").code == 1)
+    #expect(s.contents() == before)
+  }
+
   /// Random damage to random derived rows (truncate, flip, swap, delete, a
   /// junk row): verify reports without crashing, no read serves a wrong
   /// answer, and verify --repair restores. MSGLOG_DAMAGE_ITERATIONS runs more

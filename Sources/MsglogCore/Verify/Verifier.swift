@@ -16,6 +16,7 @@ package enum Verifier {
     var check = Check(reader: reader)
     check.progress = progress
     try check.log()
+    check.checkTail()
     if check.report.logIsIntact { try check.derivedTables() }
     check.syncState()
     // A privilege the role lacks is not damage: the whole verify is refused, naming it.
@@ -42,6 +43,9 @@ package enum Verifier {
     var progress: ((VerifyProgress) -> Void)? = nil
     /// A record breaks the limits every write is held to (`checkLimits`).
     var pastLimits = false
+    /// The seq of the log's last event as read (the one before its horizon
+    /// for a trimmed log with none since).
+    var lastSeq: UInt64 = 0
 
     init(reader: any LogReader) { self.reader = reader }
 
@@ -125,6 +129,27 @@ package enum Verifier {
         report.logIsIntact = false
       }
       progress?(VerifyProgress(stage: .events, done: Int(report.events), total: Int(report.events)))
+      lastSeq = expectedSeq - 1
+    }
+
+    /// Events lost at the log's end — the last records gone, the rows their
+    /// writes left in the derived tables kept — leave no gap to see. Two
+    /// tables still say those events were written: a stream's head names
+    /// a later last seq, and the summary counts more events. Then the log
+    /// itself is damaged: a rebuild from the events would drop those seqs
+    /// (a removed item back in its list) and the next write would take
+    /// them again (a crash-safety tester's repair did both). One table
+    /// alone is taken for its own damage, which a rebuild mends.
+    mutating func checkTail() {
+      guard report.logIsIntact, let heads = try? reader.streamHeads(),
+        let counted = (try? reader.summary())??.events, counted > report.events
+      else { return }
+      for head in heads where head.lastSeq > lastSeq {
+        problem(
+          "the log ends at seq \(lastSeq), but stream \(TerminalText.quoted(head.stream)) was written at seq "
+            + "\(head.lastSeq) and the summary counts \(counted) events: the last events are missing")
+        report.logIsIntact = false
+      }
     }
 
     /// Names a record whose values no write may store (text past the
