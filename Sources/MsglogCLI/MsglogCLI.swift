@@ -119,11 +119,13 @@ public enum MsglogCLI {
 
   /// LMDB maps the data file whole; a page read past the end of a file cut
   /// short (which the checks at opening cannot always see) raises SIGBUS.
-  /// Say so in one line and exit 1 rather than crash. Only async-signal-safe
-  /// calls in the handler: write(2) and _exit(2).
+  /// Say so in one line and exit 1 rather than crash, leaving no staging
+  /// directory of a backup or first write behind. Only async-signal-safe
+  /// calls in the handler: unlink(2), rmdir(2), write(2) and _exit(2).
   static func installTruncationGuard() {
     var action = sigaction()
     action.__sigaction_handler.sa_handler = { _ in
+      EventLog.removeStagingDirectories()
       let message: StaticString =
         "msglog: the database file is shorter than its own pages say (truncated?): a read ran past its end\n"
       _ = Glibc.write(2, message.utf8Start, message.utf8CodeUnitCount)

@@ -392,6 +392,47 @@ package final class Environment {
   /// The unnamed database, whose keys are the names of the named ones.
   package func mainDatabase(in txn: Transaction) throws -> Database { try txn.mainDatabase() }
 
+  /// The bytes the data file should hold by its newest meta page: up to
+  /// its last page. A file may be a little shorter and sound (pages
+  /// allocated and freed in one transaction are counted, never written).
+  package var bytesByMeta: Int {
+    var info = MDB_envinfo()
+    mdb_env_info(env, &info)
+    var stat = MDB_stat()
+    mdb_env_stat(env, &stat)
+    return (info.me_last_pgno + 1) * Int(stat.ms_psize)
+  }
+
+  /// Reads every table through: each key, and each value's first and last
+  /// byte (the last page of a value kept in overflow pages). A page the
+  /// file does not hold faults here, as the first read of it would later.
+  package func readThrough() throws {
+    try read { txn in
+      let main = try txn.mainDatabase()
+      var names: [String] = []
+      try txn.withCursor(main) { cursor in
+        var entry = try cursor.first()
+        while let (key, _) = entry {
+          names.append(String(decoding: key, as: UTF8.self))
+          entry = try cursor.next()
+        }
+      }
+      var sum: UInt8 = 0
+      for name in names {
+        guard let table = try txn.openTable(name, create: false) else { continue }
+        try txn.withCursor(table) { cursor in
+          var entry = try cursor.first()
+          while let (key, value) = entry {
+            sum &+= key.first ?? 0
+            if let first = value.first, let last = value.last { sum &+= first &+ last }
+            entry = try cursor.next()
+          }
+        }
+      }
+      withExtendedLifetime(sum) {}
+    }
+  }
+
   /// Waits until no transaction of this process is opening tables.
   package func waitForTableOpeners() { tableOpening.waitForOpeners() }
 

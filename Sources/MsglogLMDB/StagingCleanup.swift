@@ -54,7 +54,7 @@ package enum StagingCleanup {
 
   /// Removes every recorded directory and the files LMDB makes in it.
   /// Async-signal-safe: atomic loads, unlink(2), rmdir(2).
-  static func removeAll() {
+  package static func removeAll() {
     var slot = 0
     while slot < capacity {
       let address = slots.addresses[slot].load(ordering: .acquiring)

@@ -129,6 +129,37 @@ import Testing
 
   /// kill -9 in the middle of a large copy leaves nothing at DEST; the
   /// next backup sweeps what it left beside it.
+  /// A data file cut short past what its meta pages and roots show (the
+  /// checks at opening pass): LMDB copies the file as long as it is, and a
+  /// crash-safety tester's backup of one said "backed up", exit 0, a copy
+  /// verify refuses. Now it fails, exit 1, leaving nothing at DEST or
+  /// beside it. (Which cut does that depends on where the pages in use
+  /// lie: the first that verify finds cut short is taken.)
+  @Test func aBackupOfAFileCutShortFails() throws {
+    let s = Sandbox()
+    let lines = (0..<20_000).map { i in
+      #"{"op":"append","stream":"s\#(i % 5)","text":"m-\#(i) \#(String(repeating: "y", count: i * 37 % 200 + 1))"}"#
+    }
+    #expect(s.run(["import"], stdin: Data(lines.joined(separator: "\n").utf8)).code == 0)
+    #expect(s.run("trim", "--before", "19000").code == 0)
+    for i in 1...30 { #expect(s.run("--stream", "s\(i % 5)", "append", "post \(i)").code == 0) }
+    let whole = try Data(contentsOf: URL(fileURLWithPath: s.db + "/data.mdb"))
+    var found = false
+    for pages in 1...32 where !found {
+      let cut = Sandbox()
+      try FileManager.default.createDirectory(atPath: cut.db, withIntermediateDirectories: true)
+      try whole.prefix(whole.count - pages * 4096).write(to: URL(fileURLWithPath: cut.db + "/data.mdb"))
+      guard cut.run("verify").stderr.contains("a read ran past its end") else { continue }
+      found = true
+      let destination = cut.dir + "/copy.lmdb"
+      let backup = cut.run("backup", destination)
+      #expect(backup.code == 1 && backup.stderr.contains("a read ran past its end"), "\(pages) pages: \(backup)")
+      let beside = try FileManager.default.contentsOfDirectory(atPath: cut.dir).filter { $0.hasPrefix("copy.lmdb") }
+      #expect(beside.isEmpty, "\(pages) pages: \(beside) left")
+    }
+    #expect(found, "no cut of up to 32 pages was found cut short")
+  }
+
   @Test func aKilledBackupLeavesNothingAtDest() throws {
     let s = Sandbox()
     // About 120 MB: a copy that takes a while.
