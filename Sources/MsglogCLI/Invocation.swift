@@ -52,7 +52,7 @@ struct Invocation {
     if args.has(Options.version) { return try stdout.line("msglog \(MsglogCLI.version)") }
     try args.check(against: command, positionals: operands)
     switch command.name {
-    case .append: try sayingAMissingDatabase { try insert(at: nil) }
+    case .append: try insert(at: nil)
     case .insert: try sayingAMissingDatabase { try insert(at: try number(at: 0, what: "index")) }
     case .move: try sayingAMissingDatabase { try move() }
     case .remove: try sayingAMissingDatabase { try remove() }
@@ -83,15 +83,16 @@ struct Invocation {
   }
 
   /// Runs a write that must find something in the log (an item, an
-  /// index, an event, a seq, a version). Refused on a database that does
-  /// not exist, it says so, as a read does: a mistyped --db is said, not
-  /// searched as an empty log ("no item … has an id starting with …",
-  /// "stream 'main' is at version 0, not 2"). Looked at only once refused:
-  /// a write that succeeds pays nothing for it.
+  /// index, an event, a seq). Refused on a database that does not exist,
+  /// it says so, as a read does: a mistyped --db is said, not searched as
+  /// an empty log ("no item … has an id starting with …"). Looked at only
+  /// once refused: a write that succeeds pays nothing for it. A version
+  /// that does not match stays exit 75 (SPEC), a missing database being
+  /// a log at version 0 to a write: a script retries on it.
   private func sayingAMissingDatabase(_ write: () throws -> Void) throws {
     do {
       try write()
-    } catch let refusal as MsglogError where [.notFound, .refused, .conflict].contains(refusal.category) {
+    } catch let refusal as MsglogError where [.notFound, .refused].contains(refusal.category) {
       do {
         _ = try openLog(forWriting: false).headSeq()
       } catch let missing as MsglogError {
