@@ -38,6 +38,10 @@ final class NginxFront {
           }
           server {
               listen 127.0.0.1:\(port);
+              # A client's keep-alive connection lasts the run: nginx's own
+              # limit (1,000 requests) closed the bench's connections once
+              # the nodes passed 1,000 appends a client.
+              keepalive_requests 100000000;
               location / {
                   proxy_pass http://msglog;
                   proxy_http_version 1.1;
