@@ -60,19 +60,26 @@ extension LMDBStore {
     guard fsync(fd) == 0 else { throw failure(errno, shown) }
     closed = true
     guard close(fd) == 0 else { throw failure(errno, shown) }
+    // LMDB copies the file as long as it is: a source cut short (damage
+    // the checks at opening cannot always see) gives a copy cut short,
+    // reported as copied (a crash-safety tester's backup said so, exit 0,
+    // of a file verify calls truncated). A copy shorter than its own meta
+    // page says is read through, so that a page it lacks faults now
+    // (SIGBUS: the command line's message, exit 1), not at its first use —
+    // before the purge, whose writes of free pages could lengthen the file
+    // with zeros where the missing pages were (a CI run's LMDB assertion).
+    var written = stat()
+    guard stat(file, &written) == 0 else { throw failure(errno, shown) }
+    try {
+      let copy = try LMDBTables(path: staging.path, create: false, shown: shown, lockless: true)
+      if Int(written.st_size) < copy.environment.bytesByMeta { try copy.environment.readThrough() }
+    }()
     try Self.purge(copyAt: staging.path)
     var copied = stat()
     guard stat(file, &copied) == 0 else { throw failure(errno, shown) }
     // Closed when this scope ends, before the rename.
     let counted: (events: UInt64, seq: UInt64) = try {
       let copy = try LMDBTables(path: staging.path, create: false, shown: shown, lockless: true)
-      // LMDB copies the file as long as it is: a source cut short (damage
-      // the checks at opening cannot always see) gives a copy cut short,
-      // reported as copied (a crash-safety tester's backup said so, exit
-      // 0, of a file verify calls truncated). A copy shorter than its own
-      // meta page says is read through, so that a page it lacks faults now
-      // (SIGBUS: the command line's message, exit 1), not at its first use.
-      if Int(copied.st_size) < copy.environment.bytesByMeta { try copy.environment.readThrough() }
       return try copy.environment.read { txn in
         (try txn.entries(copy.events), try LMDBTables.LogTransaction(tables: copy, txn: txn).headSeq())
       }
