@@ -103,14 +103,14 @@ extension EventLog {
       try checkBases(of: remote, log: state.log, horizon: hello.horizon)
     }
     if let location { try keepRemote(location) }
-    while true {
+    // A push the remote refuses whole (`pushRefused`), nothing of it
+    // done: what the remote holds is pulled all the same — an erase there
+    // must reach this replica, which otherwise would hold the text for as
+    // long as it has a change pending — and the sync then fails with the
+    // refusal, the changes still pending.
+    var refusedPush: MsglogError? = nil
+    while refusedPush == nil {
       var claims: [UInt64: Claim] = [:]
-      // A push the remote refuses whole (`pushRefused`), nothing of it
-      // done: what the remote holds is pulled all the same — an erase
-      // there must reach this replica, which otherwise would hold the text
-      // for as long as it has a change pending — and the sync then fails
-      // with the refusal, the changes still pending.
-      var refusedPush: MsglogError? = nil
       do {
         try push(to: remote, state: state, into: &report, claims: &claims, inFlight: inFlight)
       } catch let error as MsglogError {
@@ -120,13 +120,10 @@ extension EventLog {
       try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
       try check(claims, of: remote, state: state)
       inFlight?.any = false
-      if let refusedPush {
-        try learnTrim(before: hello.horizon)
-        throw refusedPush
-      }
       guard try pendingCount() > 0 else { break }
     }
     try learnTrim(before: hello.horizon)
+    if let refusedPush { throw refusedPush }
     report.seq = try headSeq()
     return report
   }

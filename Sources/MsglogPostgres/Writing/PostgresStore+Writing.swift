@@ -85,7 +85,7 @@ extension PostgresStore {
         guard access.state.checkedKnown else { return nil }
         return access.knownAfterCommit(serverClock: known.serverClock, readAt: known.readAt, lastTime: known.lastTime)
       }
-      guard access.state.checkedKnown else { return .again(.opening(takeHeadLocking())) }
+      guard access.state.checkedKnown else { return .again(.opening(headLocking())) }
       return .committed(result)
     } catch let moved as HeadMoved {
       // Another writer committed since: nothing was written. Locked, as
@@ -98,7 +98,7 @@ extension PostgresStore {
       // since (an undo of an event appended meanwhile): nothing was
       // written, and the ordinary way decides on the log as it is.
       try rollBack(connection, after: refusal)
-      return .again(.opening(takeHeadLocking()))
+      return .again(.opening(headLocking()))
     }
   }
 
@@ -247,8 +247,7 @@ extension PostgresStore {
       if next.contended(at: .now) { return .opening(.atOpening) }
       guard let known = next.known, known.covers(streams) else {
         // Behind a write still committing, a snapshot would miss it: lock.
-        let locking = next.takeLocking()
-        return .opening(next.known?.standing == .committing ? .atOpening : locking)
+        return .opening(next.known?.standing == .committing ? .atOpening : .atCommit)
       }
       // One writer uses it at a time.
       next.known = nil
@@ -256,11 +255,11 @@ extension PostgresStore {
     }
   }
 
-  /// How a write that opens with a round trip locks, as this process's
-  /// last writes left it (a write that lost its optimism makes the next
-  /// one lock at once: writers elsewhere are busy).
-  private func takeHeadLocking() -> HeadLocking {
-    nextWrite.withLock { $0.takeLocking() }
+  /// How a write that opens with a round trip locks: as it opens while
+  /// this process has lately met another's commit (`NextWrite.contended`:
+  /// writers elsewhere are busy), else with its commit.
+  private func headLocking() -> HeadLocking {
+    nextWrite.withLock { $0.contended(at: .now) } ? .atOpening : .atCommit
   }
 
   /// Keeps what a write that committed (or is committing) leaves known
@@ -283,9 +282,6 @@ extension PostgresStore {
     /// What the last write left known (see `KnownState`); taken by the
     /// write that uses it.
     var known: KnownState? = nil
-    /// How the next write that opens with a round trip locks; back to
-    /// optimistic once one has taken it.
-    var locking = HeadLocking.atCommit
     /// When a write of this process last found another's commit ahead of
     /// what it was built on (`HeadMoved`), and how many times that has
     /// happened (tests). For `contentionMemory` after, every write locks
@@ -298,11 +294,6 @@ extension PostgresStore {
     var contendedAt: ContinuousClock.Instant? = nil
     var headsMoved = 0
     static let contentionMemory: Duration = .seconds(1)
-
-    mutating func takeLocking() -> HeadLocking {
-      defer { locking = .atCommit }
-      return locking
-    }
 
     mutating func noteContention() {
       contendedAt = .now

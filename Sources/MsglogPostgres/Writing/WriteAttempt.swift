@@ -10,8 +10,8 @@ extension PostgresStore {
   ///     opening(_) ──(no schema yet)──▶ creatingSchema
   ///     creatingSchema ──(another first writer made it)──▶ opening(.atOpening)
   ///
-  /// where `l` is how this process's next write that opens with a round
-  /// trip locks (`HeadLocking`, taken from what its last writes left).
+  /// where `l` is `.atOpening` while this process has lately met another's
+  /// commit (`NextWrite.contended`), `.atCommit` otherwise.
   /// A locked transaction cannot find the head moved, and a transaction
   /// that creates the schema is the only one that can lose that race, so
   /// the graph has no other edges: each runner names its successors.
@@ -33,8 +33,8 @@ extension PostgresStore {
     /// lock is held while the write validates, and another writer's
     /// commit since makes the lock fail before anything is written.
     case atCommit
-    /// In its opening round trip: after a write that lost its optimism
-    /// (writers elsewhere are busy), and for the rerun of that write.
+    /// In its opening round trip: for a second after a write that lost
+    /// its optimism (writers elsewhere are busy), and for its rerun.
     case atOpening
   }
 
