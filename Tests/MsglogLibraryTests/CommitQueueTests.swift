@@ -1,0 +1,54 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Msglog
+
+/// The group commit's queue on its own, with a commit that only takes its
+/// time: how writers that come back after each commit are batched.
+@Suite struct CommitQueueTests {
+  /// Writers in a closed loop, as a server's clients: each writes again as
+  /// soon as its last write is answered. The first of a batch's writers to
+  /// come back finds no one waiting and nothing in flight; taken for a lone
+  /// writer, it committed alone (a whole commit for one write) while the
+  /// others gathered behind it — every other batch a single write. It now
+  /// waits a moment for the rest of its batch.
+  @Test func theFirstWriterBackWaitsForTheRestOfItsBatch() throws {
+    let queue = CommitQueue<Int, Int>(batchLimit: 64)
+    let batches = Batches()
+    let writers = 4
+    let rounds = 15
+    let done = DispatchGroup()
+    for writer in 0..<writers {
+      done.enter()
+      Thread.detachNewThread {
+        defer { done.leave() }
+        for round in 0..<rounds {
+          _ = try? queue.submit(writer * rounds + round) { tickets, _ in batches.commit(tickets) }
+        }
+      }
+    }
+    done.wait()
+    let sizes = batches.sizes.withLock { $0 }
+    #expect(sizes.reduce(0, +) == writers * rounds)
+    // Once all four have written, batches of one are a writer that came
+    // back early and went alone: a few at most, from threads scheduled
+    // late. Without the wait, about every other batch is one.
+    let lone = sizes.dropFirst(2).filter { $0 == 1 }.count
+    #expect(lone <= 5, "batches: \(sizes)")
+    #expect(sizes.count <= rounds + 6, "batches: \(sizes)")
+  }
+
+  /// A commit that only takes its time, noting each batch's size.
+  final class Batches: Sendable {
+    let sizes = Mutex<[Int]>([])
+
+    func commit(_ tickets: [CommitQueue<Int, Int>.Ticket]) {
+      // Long enough that the writers answered come back well within the
+      // patience it earns (half of it, at most 2 ms), on a loaded machine too.
+      Thread.sleep(forTimeInterval: 0.008)
+      sizes.withLock { $0.append(tickets.count) }
+      for ticket in tickets { ticket.result = .success(ticket.work) }
+    }
+  }
+}
