@@ -154,3 +154,19 @@ let package = Package(
   ],
   swiftLanguageModes: [.v6]
 )
+
+// Every Swift module reaches the metadata of a concrete generic type (a
+// `[ItemID: IdEntry]`'s storage) through an accessor function, not by its
+// mangled name: the runtime builds a type from its name by looking up each
+// conformance it requires (`ItemID: Hashable`) with a linear scan of every
+// conformance record of the static binary, and that was two thirds of a
+// one-event `append`'s instructions (2.25 M → 1.09 M, `--version` 0.54 M →
+// 0.27 M; docs/PERFORMANCE.md). The cost is a little code size. SwiftPM
+// takes unsafe flags from a package used by path or by branch, as the
+// guide adds this one, not by version.
+for target in package.targets where target.type != .system {
+  target.swiftSettings =
+    (target.swiftSettings ?? []) + [
+      .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])
+    ]
+}
