@@ -160,13 +160,21 @@ let package = Package(
 // mangled name: the runtime builds a type from its name by looking up each
 // conformance it requires (`ItemID: Hashable`) with a linear scan of every
 // conformance record of the static binary, and that was two thirds of a
-// one-event `append`'s instructions (2.25 M → 1.09 M, `--version` 0.54 M →
-// 0.27 M; docs/PERFORMANCE.md). The cost is a little code size. SwiftPM
-// takes unsafe flags from a package used by path or by branch, as the
-// guide adds this one, not by version.
-for target in package.targets where target.type != .system {
-  target.swiftSettings =
-    (target.swiftSettings ?? []) + [
-      .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])
-    ]
+// one-event `append`'s instructions (2.24 M → 1.09 M, `--version` 0.54 M →
+// 0.27 M; docs/PERFORMANCE.md). The cost is a little code size.
+//
+// Only where msglog is built from its own folder (its checkout, a path
+// dependency): SwiftPM refuses unsafe flags from a package an app fetched
+// by version, so a fetched copy (in SwiftPM's or Xcode's checkouts) is
+// built without them.
+let fetched = ["/.build/checkouts/", "/SourcePackages/checkouts/"].contains {
+  Context.packageDirectory.contains($0)
+}
+if !fetched {
+  for target in package.targets where target.type != .system {
+    target.swiftSettings =
+      (target.swiftSettings ?? []) + [
+        .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])
+      ]
+  }
 }
