@@ -188,6 +188,42 @@ import Testing
     #expect(list.stdout.contains("from bob at the server") && list.stdout.contains("on the train, back at 6"))
   }
 
+  /// An app may fetch msglog by version: SwiftPM refuses a fetched
+  /// package's unsafe flags ("the target 'Msglog' in product 'Msglog'
+  /// contains unsafe build flags"), which msglog's own builds use
+  /// (Package.swift), so a fetched copy must be built without them. A
+  /// clone of this checkout with this manifest, tagged, stands for the
+  /// published package.
+  @Test func anAppMayFetchItByVersion() throws {
+    let dir = TemporaryDirectory()
+    let published = dir.path + "/published"
+    let git = { (arguments: [String]) in
+      runProgram(
+        "/usr/bin/env",
+        ["git", "-C", published, "-c", "user.name=test", "-c", "user.email=test@localhost"] + arguments)
+    }
+    let cloned = runProgram("/usr/bin/env", ["git", "clone", "-q", repositoryRoot, published])
+    try #require(cloned.code == 0, "\(cloned)")
+    try FileManager.default.removeItem(atPath: published + "/Package.swift")
+    try FileManager.default.copyItem(atPath: repositoryRoot + "/Package.swift", toPath: published + "/Package.swift")
+    try #require(git(["commit", "-q", "--allow-empty", "-am", "this manifest"]).code == 0)
+    try #require(git(["tag", "1.0.0"]).code == 0)
+    try FileManager.default.createDirectory(atPath: dir.path + "/App/Sources/App", withIntermediateDirectories: true)
+    try "import Msglog\n\nprint(try EventLog.inMemory().items().items.count)\n".write(
+      toFile: dir.path + "/App/Sources/App/main.swift", atomically: true, encoding: .utf8)
+    let fetched = (
+      package: #".package(url: "file://\#(published)", from: "1.0.0")"#,
+      product: #".product(name: "Msglog", package: "published")"#
+    )
+    try Self.manifest(fetched, targets: ["App"]).write(
+      toFile: dir.path + "/App/Package.swift", atomically: true, encoding: .utf8)
+    let built = runProgram(
+      "/usr/bin/env", ["timeout", "1800", "swift", "build", "--package-path", dir.path + "/App"])
+    #expect(built.code == 0 && !built.stderr.contains("unsafe build flags"), "\(built)")
+    let ran = runProgram(dir.path + "/App/.build/debug/App", [])
+    #expect(ran.code == 0 && ran.stdout == "0\n", "\(ran)")
+  }
+
   /// GUIDE.md's warning is true: without `name:`, a checkout in a folder not
   /// named msglog is not `package: "msglog"`.
   @Test func withoutANameTheFolderNamesThePackage() throws {
