@@ -165,11 +165,10 @@ let package = Package(
 //
 // Only where msglog is built from its own folder (its checkout, a path
 // dependency): SwiftPM refuses unsafe flags from a package an app fetched
-// by version, so a fetched copy (in SwiftPM's or Xcode's checkouts) is
-// built without them.
-let fetched = ["/.build/checkouts/", "/SourcePackages/checkouts/"].contains {
-  Context.packageDirectory.contains($0)
-}
+// by version, so a fetched copy — in the checkouts of SwiftPM's scratch
+// directory (`.build` or another) or Xcode's, or a registry's downloads —
+// is built without them.
+let fetched = ["/checkouts/", "/registry/downloads/"].contains { Context.packageDirectory.contains($0) }
 if !fetched {
   for target in package.targets where target.type != .system {
     target.swiftSettings =

@@ -193,7 +193,8 @@ import Testing
   /// contains unsafe build flags"), which msglog's own builds use
   /// (Package.swift), so a fetched copy must be built without them. A
   /// clone of this checkout with this manifest, tagged, stands for the
-  /// published package.
+  /// published package; the app builds in a scratch folder of its own
+  /// choosing (`--scratch-path`), not `.build`.
   @Test func anAppMayFetchItByVersion() throws {
     let dir = TemporaryDirectory()
     let published = dir.path + "/published"
@@ -218,9 +219,13 @@ import Testing
     try Self.manifest(fetched, targets: ["App"]).write(
       toFile: dir.path + "/App/Package.swift", atomically: true, encoding: .utf8)
     let built = runProgram(
-      "/usr/bin/env", ["timeout", "1800", "swift", "build", "--package-path", dir.path + "/App"])
+      "/usr/bin/env",
+      [
+        "timeout", "1800", "swift", "build", "--package-path", dir.path + "/App", "--scratch-path",
+        dir.path + "/scratch",
+      ])
     #expect(built.code == 0 && !built.stderr.contains("unsafe build flags"), "\(built)")
-    let ran = runProgram(dir.path + "/App/.build/debug/App", [])
+    let ran = runProgram(dir.path + "/scratch/debug/App", [])
     #expect(ran.code == 0 && ran.stdout == "0\n", "\(ran)")
   }
 
