@@ -159,9 +159,9 @@ let package = Package(
 // `[ItemID: IdEntry]`'s storage) through an accessor function, not by its
 // mangled name: the runtime builds a type from its name by looking up each
 // conformance it requires (`ItemID: Hashable`) with a linear scan of every
-// conformance record of the static binary, and that was two thirds of a
-// one-event `append`'s instructions (2.24 M → 1.09 M, `--version` 0.54 M →
-// 0.27 M; docs/PERFORMANCE.md). The cost is a little code size.
+// conformance record of the static binary: without it a one-event
+// `append` runs twice the instructions (2.24 M against 1.09 M, `--version`
+// 0.54 M against 0.27 M; docs/PERFORMANCE.md). The cost is a little code size.
 //
 // Only where msglog is built from its own folder (its checkout, a path
 // dependency): SwiftPM refuses unsafe flags from a package an app fetched
