@@ -5,17 +5,18 @@
 /// and hands each write its own outcome.
 ///
 /// A lone writer never waits: a write that finds nothing in flight and no
-/// one else about, and was alone in the last batch too (or came long after
-/// it), commits at once, so one writer's latency is what it was. Under load the batch is whatever arrived during the last commit, and the
-/// next one waits a moment for the writers of the batch just committed, who
-/// are about to come back (at most half the last commit's time, at most
-/// 2 ms): otherwise two half-batches would take turns, each paying a whole
-/// flush (PostgreSQL's `commit_delay` for the same reason). So does the
-/// first of them to come back when it finds the way clear: it is not alone
-/// while the batch it was in had others and ended moments ago (committed
-/// at once, it took a whole commit for itself while the others gathered
-/// behind it: with 16 `serve` clients on PostgreSQL, one batch in eight
-/// was a single write).
+/// one else about, when the last batch was a single write too (or ended
+/// longer than a commit ago), commits at once, so one writer's latency is
+/// what it was. Under load the batch is whatever arrived during the last
+/// commit, and the next one waits a moment for the writers of the batch
+/// just committed, who are about to come back (at most half the last
+/// commit's time, at most 2 ms): otherwise two half-batches would take
+/// turns, each paying a whole flush (PostgreSQL's `commit_delay` for the
+/// same reason). So does the first of them to come back when it finds the
+/// way clear: it is not alone while the batch it was in had others and
+/// ended moments ago (committed at once, it took a whole commit for itself
+/// while the others gathered behind it: with 16 `serve` clients on
+/// PostgreSQL, one batch in eight was a single write).
 ///
 /// Overlapped commits: a store across a network says when a batch's commit
 /// has been sent (`commit`'s `sent`), and the next batch may then be built
