@@ -288,17 +288,38 @@ public func runProgram(_ executable: String, _ arguments: [String], stdin: Data 
 /// Spawned and reaped by hand (posix_spawn, waitpid): Foundation's
 /// `Process` can miss the exit of a child whose own child daemonizes (as
 /// `pg_ctl start` does) while other threads are spawning processes.
+///
+/// The child gets only stdin, stdout and stderr: every other descriptor
+/// of the test process is closed in it. A daemon started here (a
+/// PostgreSQL cluster) would otherwise keep, for its whole life, whatever
+/// another test had open at that moment — the write end of `WriterLock`'s
+/// pipe, whose reader then never sees its end and never lets go of the
+/// lock (a test stalled on it whenever a cluster started beside it).
 @discardableResult
 public func shell(_ command: String) -> Int32 {
   let words: [String] = ["/bin/sh", "-c", command]
   let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
   defer { for pointer in argv { free(pointer) } }
+  var actions = posix_spawn_file_actions_t()
+  posix_spawn_file_actions_init(&actions)
+  defer { posix_spawn_file_actions_destroy(&actions) }
+  precondition(closingFrom(&actions, 3) == 0, "posix_spawn_file_actions_addclosefrom_np failed")
   var pid: pid_t = 0
-  guard posix_spawn(&pid, "/bin/sh", nil, nil, argv, environ) == 0 else { return 127 }
+  guard posix_spawn(&pid, "/bin/sh", &actions, nil, argv, environ) == 0 else { return 127 }
   var status: Int32 = 0
   while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
   return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
 }
+
+/// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 on), which
+/// its header declares only under `_GNU_SOURCE`: looked up by name.
+private typealias ClosingFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+private let closingFrom: ClosingFrom = {
+  guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
+    fatalError("posix_spawn_file_actions_addclosefrom_np: not in this C library (glibc 2.34 or later needed)")
+  }
+  return unsafeBitCast(symbol, to: ClosingFrom.self)
+}()
 
 /// Mounts a tmpfs of `size` at `path`; false when not permitted (not root).
 public func mountTmpfs(at path: String, size: String) -> Bool {
