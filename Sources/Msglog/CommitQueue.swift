@@ -109,6 +109,9 @@ final class CommitQueue<Work, Result>: Sendable {
     var lastEnded: ContinuousClock.Instant? = nil
     /// Batches built while another was in flight, since the start.
     var overlapped = 0
+    /// Batches that waited for returning writers and were built when the
+    /// patience ran out, short of them, since the start.
+    var gatheredShort = 0
 
     /// Whether the next batch may be built now: when none is in flight,
     /// or behind the one in flight once as many writes wait as it holds.
@@ -124,6 +127,10 @@ final class CommitQueue<Work, Result>: Sendable {
   /// How many batches were built while another was in flight (tests show
   /// with it that commits overlap).
   var overlapped: Int { state.read { $0.overlapped } }
+
+  /// How many batches waited out their patience for writers who did not
+  /// come (tests show with it that the queue expects the writers there are).
+  var gatheredShort: Int { state.read { $0.gatheredShort } }
 
   /// Queues `work` and returns its outcome once committed. `commit` is
   /// called with a batch of tickets (this one among them, in arrival
@@ -215,7 +222,8 @@ final class CommitQueue<Work, Result>: Sendable {
     let gathering = state.read { state in returningWriters(state, arrived: arrived, at: .now) }
     let batch = state.wait(
       until: { $0.waiting.count >= gathering.writers }, deadline: .after(gathering.patience), wakingOthers: false,
-      then: { state, _ in
+      then: { state, ready in
+        if !ready { state.gatheredShort += 1 }
         let batch = Array(state.waiting.prefix(batchLimit))
         state.waiting.removeFirst(batch.count)
         return batch
@@ -281,18 +289,25 @@ final class CommitQueue<Work, Result>: Sendable {
   /// for — the writers of the last batch, about to come back — and how
   /// long: at most half the last commit's time, at most 2 ms. None when as
   /// many wait, or while a batch is in flight (its writers come back only
-  /// after it). A write that `arrived` to find no one waiting is alone —
-  /// it waits for no one — unless the last batch had others in it and
-  /// ended less than a commit's time ago: it is then the first of that
-  /// batch's writers back, and waits for the rest.
+  /// after it). A write that `arrived` to find the way clear is the first
+  /// of the last batch's writers back when that batch had others in it and
+  /// ended less than a commit's time ago, and waits for the rest — the
+  /// batch counted once, whoever already waits beside it (gathered on a
+  /// spare thread, it finds some); otherwise, with no one else waiting, it
+  /// is alone and waits for no one.
   private func returningWriters(_ state: State, arrived: Bool, at now: ContinuousClock.Instant) -> (
     writers: Int, patience: Duration
   ) {
     guard state.inFlight == 0 else { return (0, .zero) }
     let expected: Int
-    if arrived && state.waiting.count <= 1 {
-      guard state.lastBatch > 1, let ended = state.lastEnded, now - ended < state.lastCommit else { return (0, .zero) }
+    let returning = state.lastBatch > 1 && state.lastEnded.map { now - $0 < state.lastCommit } == true
+    if arrived && returning {
+      // The first of the last batch back, perhaps gathered on a spare
+      // thread with others of that batch already waiting beside it: they
+      // are of the same batch, not more writers to count on top of it.
       expected = min(state.lastBatch, batchLimit)
+    } else if arrived && state.waiting.count <= 1 {
+      return (0, .zero)
     } else {
       expected = min(state.waiting.count + state.lastBatch, batchLimit)
     }
