@@ -109,9 +109,17 @@ final class CommitQueue<Work, Result>: Sendable {
     var lastEnded: ContinuousClock.Instant? = nil
     /// Batches built while another was in flight, since the start.
     var overlapped = 0
-    /// Batches that waited for returning writers and were built when the
-    /// patience ran out, short of them, since the start.
-    var gatheredShort = 0
+    /// How many writes the thread gathering a batch waits for (`Int.max`
+    /// while none gathers): an arriving write wakes it only once as many
+    /// wait — woken by each arrival, it would sleep again fifteen times a
+    /// batch of sixteen.
+    var gatheringFor = Int.max
+    /// Batches that waited for returning writers until the patience ran
+    /// out (short of them, or not woken when they came), since the start.
+    var waitedOut = 0
+
+    /// Whether as many writes wait as the batch being gathered waits for.
+    var gathered: Bool { waiting.count >= gatheringFor }
 
     /// Whether the next batch may be built now: when none is in flight,
     /// or behind the one in flight once as many writes wait as it holds.
@@ -128,9 +136,10 @@ final class CommitQueue<Work, Result>: Sendable {
   /// with it that commits overlap).
   var overlapped: Int { state.read { $0.overlapped } }
 
-  /// How many batches waited out their patience for writers who did not
-  /// come (tests show with it that the queue expects the writers there are).
-  var gatheredShort: Int { state.read { $0.gatheredShort } }
+  /// How many batches waited out their patience for returning writers
+  /// (tests show with it that the queue expects the writers there are, and
+  /// is woken when they have come).
+  var waitedOut: Int { state.read { $0.waitedOut } }
 
   /// Queues `work` and returns its outcome once committed. `commit` is
   /// called with a batch of tickets (this one among them, in arrival
@@ -143,7 +152,7 @@ final class CommitQueue<Work, Result>: Sendable {
     let ticket = Ticket(work, .thread(call))
     // Arriving wakes the thread gathering a batch, if there is one, and
     // may let the next batch be built (by this write, or the first waiting).
-    let builder = state.update { state in
+    let builder = state.update(wakingIf: \.gathered) { state in
       state.waiting.append(ticket)
       return Self.callBuilder(&state)
     }
@@ -173,7 +182,7 @@ final class CommitQueue<Work, Result>: Sendable {
     _ work: Work, commit: @escaping Commit, buildingHere: Bool = true, then done: @escaping (Outcome) -> Void
   ) {
     let ticket = Ticket(work, .completion(Deferred(commit: commit, done: done)))
-    let builder = state.update { state in
+    let builder = state.update(wakingIf: \.gathered) { state in
       state.waiting.append(ticket)
       return Self.callBuilder(&state)
     }
@@ -219,11 +228,17 @@ final class CommitQueue<Work, Result>: Sendable {
   /// the leader of the next batch when one is due and must be built by
   /// `build`; a sleeping thread due to build it is woken here.
   private func commitBatch(led leader: Ticket, arrived: Bool, own: Ticket?, commit: Commit) -> Ticket? {
-    let gathering = state.read { state in returningWriters(state, arrived: arrived, at: .now) }
+    let gathering = state.update(wakingIf: { _ in false }) { state in
+      let gathering = returningWriters(state, arrived: arrived, at: .now)
+      state.gatheringFor = gathering.writers
+      return gathering
+    }
+    let deadline = Deadline.after(gathering.patience)
     let batch = state.wait(
-      until: { $0.waiting.count >= gathering.writers }, deadline: .after(gathering.patience), wakingOthers: false,
-      then: { state, ready in
-        if !ready { state.gatheredShort += 1 }
+      until: { $0.waiting.count >= gathering.writers }, deadline: deadline, wakingOthers: false,
+      then: { state, _ in
+        state.gatheringFor = .max
+        if gathering.writers > 0 && deadline.hasPassed { state.waitedOut += 1 }
         let batch = Array(state.waiting.prefix(batchLimit))
         state.waiting.removeFirst(batch.count)
         return batch

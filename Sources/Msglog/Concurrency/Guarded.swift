@@ -51,6 +51,20 @@ package final class Guarded<Value>: @unchecked Sendable {
     return try body(&value)
   }
 
+  /// Runs `body` with the value, and wakes every waiter afterwards only
+  /// when `wake` holds of the value it left: for a waiter whose condition
+  /// the caller knows (the one thread gathering a batch, woken once enough
+  /// writes wait rather than by each of them).
+  @discardableResult
+  package func update<R>(wakingIf wake: (Value) -> Bool, _ body: (inout Value) throws -> R) rethrows -> R {
+    pthread_mutex_lock(mutex)
+    defer {
+      if wake(value) { pthread_cond_broadcast(changed) }
+      pthread_mutex_unlock(mutex)
+    }
+    return try body(&value)
+  }
+
   /// Runs `body` with the value, waking no one.
   package func read<R>(_ body: (Value) throws -> R) rethrows -> R {
     pthread_mutex_lock(mutex)
