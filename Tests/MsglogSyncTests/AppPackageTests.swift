@@ -229,6 +229,36 @@ import Testing
     #expect(ran.code == 0 && ran.stdout == "0\n", "\(ran)")
   }
 
+  /// The other side of `anAppMayFetchItByVersion`: msglog built from its
+  /// own folder keeps the flag that halves a small command's instructions
+  /// (Package.swift), on every Swift target — a manifest whose test for a
+  /// fetched copy caught its own checkout too would lose it silently.
+  @Test func itsOwnBuildKeepsTheMetadataAccessorFlag() throws {
+    let dir = TemporaryDirectory()
+    // A scratch folder of its own: `swift test` holds `.build`'s lock.
+    let dumped = runProgram(
+      "/usr/bin/env",
+      ["swift", "package", "--package-path", repositoryRoot, "--scratch-path", dir.path, "dump-package"])
+    try #require(dumped.code == 0, "\(dumped)")
+    let manifest = try #require(
+      JSONSerialization.jsonObject(with: Data(dumped.stdout.utf8)) as? [String: Any])
+    let targets = try #require(manifest["targets"] as? [[String: Any]])
+    let built = targets.filter { $0["type"] as? String != "system" }
+    #expect(built.count > 10)
+    for target in built {
+      let settings = target["settings"] as? [[String: Any]] ?? []
+      let flags = settings.compactMap { setting -> [String]? in
+        guard setting["tool"] as? String == "swift", let kind = setting["kind"] as? [String: Any],
+          let unsafe = kind["unsafeFlags"] as? [String: Any]
+        else { return nil }
+        return unsafe["_0"] as? [String]
+      }
+      #expect(
+        flags.contains(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"]),
+        "\(target["name"] ?? "?"): \(settings)")
+    }
+  }
+
   /// GUIDE.md's warning is true: without `name:`, a checkout in a folder not
   /// named msglog is not `package: "msglog"`.
   @Test func withoutANameTheFolderNamesThePackage() throws {
