@@ -150,8 +150,9 @@ final class CommitQueue<Work, Result>: Sendable {
   func submit(_ work: Work, commit: Commit) throws -> Result {
     let call = Guarded(Call.waiting)
     let ticket = Ticket(work, .thread(call))
-    // Arriving wakes the thread gathering a batch, if there is one, and
-    // may let the next batch be built (by this write, or the first waiting).
+    // Arriving wakes the thread gathering a batch, if there is one and as
+    // many writes wait as it waits for, and may let the next batch be
+    // built (by this write, or the first waiting).
     let builder = state.update(wakingIf: \.gathered) { state in
       state.waiting.append(ticket)
       return Self.callBuilder(&state)
@@ -228,6 +229,8 @@ final class CommitQueue<Work, Result>: Sendable {
   /// the leader of the next batch when one is due and must be built by
   /// `build`; a sleeping thread due to build it is woken here.
   private func commitBatch(led leader: Ticket, arrived: Bool, own: Ticket?, commit: Commit) -> Ticket? {
+    // Noted under the lock, so that the writes arriving from now on know
+    // how many must wait before they wake this thread.
     let gathering = state.update(wakingIf: { _ in false }) { state in
       let gathering = returningWriters(state, arrived: arrived, at: .now)
       state.gatheringFor = gathering.writers
