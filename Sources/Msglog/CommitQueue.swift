@@ -238,7 +238,7 @@ final class CommitQueue<Work, Result>: Sendable {
     }
     let deadline = Deadline.after(gathering.patience)
     let batch = state.wait(
-      until: { $0.waiting.count >= gathering.writers }, deadline: deadline, wakingOthers: false,
+      until: \.gathered, deadline: deadline, wakingOthers: false,
       then: { state, _ in
         state.gatheringFor = .max
         if gathering.writers > 0 && deadline.hasPassed { state.waitedOut += 1 }
@@ -311,8 +311,7 @@ final class CommitQueue<Work, Result>: Sendable {
   /// of the last batch's writers back when that batch had others in it and
   /// ended less than a commit's time ago, and waits for the rest — the
   /// batch counted once, whoever already waits beside it (gathered on a
-  /// spare thread, it finds some); otherwise, with no one else waiting, it
-  /// is alone and waits for no one.
+  /// spare thread, it finds some); otherwise it waits for no one.
   private func returningWriters(_ state: State, arrived: Bool, at now: ContinuousClock.Instant) -> (
     writers: Int, patience: Duration
   ) {
@@ -324,7 +323,9 @@ final class CommitQueue<Work, Result>: Sendable {
       // thread with others of that batch already waiting beside it: they
       // are of the same batch, not more writers to count on top of it.
       expected = min(state.lastBatch, batchLimit)
-    } else if arrived && state.waiting.count <= 1 {
+    } else if arrived {
+      // Alone, or joined (while its thread got going) by writes that are
+      // no batch's returning: none to wait for.
       return (0, .zero)
     } else {
       expected = min(state.waiting.count + state.lastBatch, batchLimit)

@@ -144,8 +144,10 @@ import Testing
     #expect(s.run("trim", "--before", "19000").code == 0)
     for i in 1...30 { #expect(s.run("--stream", "s\(i % 5)", "append", "post \(i)").code == 0) }
     let whole = try Data(contentsOf: URL(fileURLWithPath: s.db + "/data.mdb"))
+    // The last pages of the file may be free ones (the trim freed most),
+    // which no read reaches: cut more and more until one is found.
     var found = false
-    for pages in 1...32 where !found {
+    for pages in Array(1...32) + [48, 64, 96, 128, 192, 256, 384, 512] where !found {
       let cut = Sandbox()
       try FileManager.default.createDirectory(atPath: cut.db, withIntermediateDirectories: true)
       try whole.prefix(whole.count - pages * 4096).write(to: URL(fileURLWithPath: cut.db + "/data.mdb"))
@@ -157,7 +159,7 @@ import Testing
       let beside = try FileManager.default.contentsOfDirectory(atPath: cut.dir).filter { $0.hasPrefix("copy.lmdb") }
       #expect(beside.isEmpty, "\(pages) pages: \(beside) left")
     }
-    #expect(found, "no cut of up to 32 pages was found cut short")
+    #expect(found, "no cut of up to 512 pages was found cut short")
   }
 
   @Test func aKilledBackupLeavesNothingAtDest() throws {

@@ -40,27 +40,49 @@ import Testing
   }
 
   /// The same through `enqueue`, as `serve` writes: each answer goes to an
-  /// event loop, which sends the next write (at once, or `delay` µs later:
-  /// a client's round trip), and a batch is built on a spare thread. By
+  /// event loop, which takes every answer there when it wakes and sends
+  /// the next writes (at once, or `delay` µs apart: clients' round trips),
+  /// and a batch is built on a spare thread. By
   /// the time the first writer back is gathered there, others of its batch
   /// already wait beside it; counted on top of the last batch, they made it
   /// wait for more writers than there are, every time, until its patience
   /// ran out (seen with no delay). And the writes that come after it must
   /// wake it once they all have (seen with one).
-  @Test(arguments: [0, 300]) func theFirstWriterBackThroughAnEventLoopCountsItsBatchOnce(delay: Int) throws {
+  @Test(arguments: [0, 150]) func theFirstWriterBackThroughAnEventLoopCountsItsBatchOnce(delay: Int) throws {
     let queue = CommitQueue<Int, Int>(batchLimit: 64)
     let batches = Batches()
     let writers = 4
     let rounds = 15
     let done = DispatchGroup()
     let loop = DispatchQueue(label: "event loop")
+    /// Answers the loop has yet to act on, taken all at once as an event
+    /// loop takes every socket ready when it wakes.
+    let answered = Mutex<[(writer: Int, round: Int)]>([])
+    @Sendable func next(_ writer: Int, _ round: Int) {
+      round + 1 < rounds ? write(writer, round + 1) : done.leave()
+    }
+    @Sendable func drain() {
+      let taken = answered.withLock { answered -> [(writer: Int, round: Int)] in
+        let taken = answered
+        answered = []
+        return taken
+      }
+      for (writer, round) in taken {
+        // One after another, so that the last come after the gathering
+        // thread has gone to sleep, whenever it gets going.
+        if delay > 0 { usleep(UInt32(delay)) }
+        next(writer, round)
+      }
+    }
     @Sendable func write(_ writer: Int, _ round: Int) {
       queue.enqueue(
         writer * rounds + round, commit: { tickets, _ in batches.commit(tickets) }, buildingHere: false
       ) { _ in
-        loop.asyncAfter(deadline: .now() + .microseconds(delay)) {
-          round + 1 < rounds ? write(writer, round + 1) : done.leave()
+        let first = answered.withLock { answered in
+          answered.append((writer, round))
+          return answered.count == 1
         }
+        if first { loop.async { drain() } }
       }
     }
     for writer in 0..<writers {
@@ -70,11 +92,17 @@ import Testing
     done.wait()
     let sizes = batches.sizes.withLock { $0 }
     #expect(sizes.reduce(0, +) == writers * rounds)
-    // A gathering that waits out its patience is a writer scheduled late:
-    // none or one here, under three CPU hogs too. Counting the batch twice,
-    // 12-13 of 15 did (and 6-9 with the delay); not woken by the writers
-    // that came, 5-6 of 15 with the delay.
-    #expect(queue.waitedOut <= 3, "\(queue.waitedOut) of \(sizes.count) batches waited out their patience: \(sizes)")
+    // A gathering that waits out its patience, or a batch short of the
+    // writers, is a thread scheduled late: none or one on a quiet machine,
+    // up to four while another test run loaded both cores. Counting the
+    // batch twice, 10-14 of 15 waited out (no delay); not woken by the
+    // writers that came, 14-16 (the delay); never waiting for them, nearly
+    // every batch was short.
+    let fewEnough = 6
+    #expect(queue.waitedOut <= fewEnough, "\(queue.waitedOut) of \(sizes.count) waited out their patience: \(sizes)")
+    // After the first two batches (one write, then the rest that came
+    // during its commit), whole ones.
+    #expect(sizes.dropFirst(2).filter { $0 < writers }.count <= fewEnough, "batches: \(sizes)")
   }
 
   /// A commit that only takes its time, noting each batch's size.

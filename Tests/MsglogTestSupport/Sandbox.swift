@@ -303,6 +303,9 @@ public func shell(_ command: String) -> Int32 {
   var actions = posix_spawn_file_actions_t()
   posix_spawn_file_actions_init(&actions)
   defer { posix_spawn_file_actions_destroy(&actions) }
+  guard let closingFrom = spawnClosingFrom else {
+    fatalError("posix_spawn_file_actions_addclosefrom_np: not in this C library (glibc 2.34 or later needed)")
+  }
   precondition(closingFrom(&actions, 3) == 0, "posix_spawn_file_actions_addclosefrom_np failed")
   var pid: pid_t = 0
   guard posix_spawn(&pid, "/bin/sh", &actions, nil, argv, environ) == 0 else { return 127 }
@@ -312,14 +315,13 @@ public func shell(_ command: String) -> Int32 {
 }
 
 /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 on), which
-/// its header declares only under `_GNU_SOURCE`: looked up by name.
+/// its header declares only under `_GNU_SOURCE` (so Swift's Glibc module
+/// does not export it): looked up by name in the test bundle's C library;
+/// nil without it.
 private typealias ClosingFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-private let closingFrom: ClosingFrom = {
-  guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else {
-    fatalError("posix_spawn_file_actions_addclosefrom_np: not in this C library (glibc 2.34 or later needed)")
-  }
-  return unsafeBitCast(symbol, to: ClosingFrom.self)
-}()
+private let spawnClosingFrom: ClosingFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
+  unsafeBitCast($0, to: ClosingFrom.self)
+}
 
 /// Mounts a tmpfs of `size` at `path`; false when not permitted (not root).
 public func mountTmpfs(at path: String, size: String) -> Bool {
@@ -383,12 +385,9 @@ public final class ChildProcess: @unchecked Sendable {
     }
     posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY, 0)
     // glibc's extensions (2.29, 2.34), which Swift's Glibc module does not export.
-    typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
     typealias ChangeDirectory =
       @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
-    if let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
-      _ = unsafeBitCast(closeFrom, to: CloseFrom.self)(&actions, 3)
-    }
+    if let closingFrom = spawnClosingFrom { _ = closingFrom(&actions, 3) }
     if let changeDirectory = dlsym(nil, "posix_spawn_file_actions_addchdir_np") {
       _ = directory.withCString { unsafeBitCast(changeDirectory, to: ChangeDirectory.self)(&actions, $0) }
     }

@@ -55,6 +55,9 @@ package final class Guarded<Value>: @unchecked Sendable {
   /// when `wake` holds of the value it left: for a waiter whose condition
   /// the caller knows (the one thread gathering a batch, woken once enough
   /// writes wait rather than by each of them).
+  ///
+  /// - Warning: `wake` must hold whenever `body` may have made any waiter's
+  ///   condition true: a waiter left asleep waits out its deadline, or for ever.
   @discardableResult
   package func update<R>(wakingIf wake: (Value) -> Bool, _ body: (inout Value) throws -> R) rethrows -> R {
     pthread_mutex_lock(mutex)
