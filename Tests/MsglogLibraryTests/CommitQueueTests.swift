@@ -42,12 +42,12 @@ import Testing
   /// The same through `enqueue`, as `serve` writes: each answer goes to an
   /// event loop, which takes every answer there when it wakes and sends
   /// the next writes (at once, or `delay` µs apart: clients' round trips),
-  /// and a batch is built on a spare thread. By
-  /// the time the first writer back is gathered there, others of its batch
-  /// already wait beside it; counted on top of the last batch, they made it
-  /// wait for more writers than there are, every time, until its patience
-  /// ran out (seen with no delay). And the writes that come after it must
-  /// wake it once they all have (seen with one).
+  /// and a batch is built on a spare thread. By the time the first writer
+  /// back is gathered there, others of its batch already wait beside it;
+  /// counted on top of the last batch, they made it wait for more writers
+  /// than there are, every time, until its patience ran out (seen with no
+  /// delay). And the writes that come after it must wake it once they all
+  /// have (seen with one).
   @Test(arguments: [0, 150]) func theFirstWriterBackThroughAnEventLoopCountsItsBatchOnce(delay: Int) throws {
     let queue = CommitQueue<Int, Int>(batchLimit: 64)
     let batches = Batches()
