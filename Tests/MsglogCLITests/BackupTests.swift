@@ -143,11 +143,16 @@ import Testing
     #expect(s.run(["import"], stdin: Data(lines.joined(separator: "\n").utf8)).code == 0)
     #expect(s.run("trim", "--before", "19000").code == 0)
     for i in 1...30 { #expect(s.run("--stream", "s\(i % 5)", "append", "post \(i)").code == 0) }
+    // Where the last pages lie is up to LMDB's page reuse (and the random
+    // ids' places in their indexes): after small writes the file's last page
+    // was, one run in six, the main root, which the checks at opening see.
+    // A last message of nearly 1 MiB needs 245 pages in one run, which
+    // LMDB takes from the file's end while the roots it touches reuse free
+    // pages inside: the file ends in pages in use that no root is.
+    #expect(s.run(["append", "--lines"], stdin: Data(String(repeating: "z", count: 1_000_000).utf8)).code == 0)
     let whole = try Data(contentsOf: URL(fileURLWithPath: s.db + "/data.mdb"))
-    // The last pages of the file may be free ones (the trim freed most),
-    // which no read reaches: cut more and more until one is found.
     var found = false
-    for pages in Array(1...32) + [48, 64, 96, 128, 192, 256, 384, 512] where !found {
+    for pages in 1...8 where !found {
       let cut = Sandbox()
       try FileManager.default.createDirectory(atPath: cut.db, withIntermediateDirectories: true)
       try whole.prefix(whole.count - pages * 4096).write(to: URL(fileURLWithPath: cut.db + "/data.mdb"))
@@ -159,7 +164,7 @@ import Testing
       let beside = try FileManager.default.contentsOfDirectory(atPath: cut.dir).filter { $0.hasPrefix("copy.lmdb") }
       #expect(beside.isEmpty, "\(pages) pages: \(beside) left")
     }
-    #expect(found, "no cut of up to 512 pages was found cut short")
+    #expect(found, "no cut of up to 8 pages was found cut short")
   }
 
   @Test func aKilledBackupLeavesNothingAtDest() throws {
