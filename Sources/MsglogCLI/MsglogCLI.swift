@@ -54,6 +54,7 @@ public enum MsglogCLI {
     // systemd's LimitFSIZE): EFBIG, said as such, not a kill.
     signal(SIGXFSZ, SIG_IGN)
     installTruncationGuard()
+    installDamageGuard()
     // Ctrl-C during a first import (or a backup) leaves no staging directory behind.
     EventLog.removeStagingOnTerminatingSignals()
   }
@@ -132,6 +133,27 @@ public enum MsglogCLI {
       _exit(1)
     }
     sigaction(SIGBUS, &action, nil)
+  }
+
+  /// Pages that make no sense can still fault inside LMDB (a flipped flag
+  /// in a leaf's node sends LMDB 0.9.24 to a sub-database that does not
+  /// exist): say what it may be in one line, then die of the signal as
+  /// before — it may as well be a bug of msglog's, whose crash must stay a
+  /// crash. (The sizes of keys and values are checked, `PageBounds`: no
+  /// read of msglog's own runs off the map.)
+  static func installDamageGuard() {
+    var action = sigaction()
+    action.sa_flags = Int32(bitPattern: UInt32(SA_RESETHAND))
+    action.__sigaction_handler.sa_handler = { _ in
+      EventLog.removeStagingDirectories()
+      let message: StaticString =
+        "msglog: crashed (SIGSEGV): the database's pages may be damaged (if 'msglog verify' crashes too, restore a backup or an export), or this is a bug in msglog\n"
+      _ = Glibc.write(2, message.utf8Start, message.utf8CodeUnitCount)
+      // The default action again (SA_RESETHAND), once the handler returns:
+      // a fault would recur, a signal sent by kill(2) would not.
+      raise(SIGSEGV)
+    }
+    sigaction(SIGSEGV, &action, nil)
   }
 
   /// LMDB stopped on pages that make no sense: in a read without the lock

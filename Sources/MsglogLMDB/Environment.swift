@@ -93,6 +93,12 @@ package final class Environment {
     self.path = path
     self.isReadOnly = readOnly
     self.isLockless = lockless
+    var stat = MDB_stat()
+    mdb_env_stat(self.env, &stat)
+    self.pageSize = Int(stat.ms_psize)
+    // Pages larger than the system's (a file made on another machine) may
+    // not start at multiples of their size in memory.
+    self.mapPageSize = pageSize <= Int(sysconf(Int32(_SC_PAGESIZE))) ? pageSize : nil
   }
 
   /// Whether a write of this environment may have changed pages (it
@@ -168,11 +174,10 @@ package final class Environment {
   }
 
   /// LMDB's page size (the system's, when the environment was made).
-  package var pageSize: Int {
-    var stat = MDB_stat()
-    mdb_env_stat(env, &stat)
-    return Int(stat.ms_psize)
-  }
+  package let pageSize: Int
+  /// The page size `PageBounds` checks a read's values by: nil when the
+  /// map's pages need not be aligned to it.
+  let mapPageSize: Int?
 
   /// The current map size in bytes.
   package var mapSize: Int {
@@ -446,7 +451,7 @@ package final class Environment {
     let rc = mdb_txn_begin(env, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
     if rc == LMDBError.mapResized { return nil }
     try check(rc, "mdb_txn_begin")
-    return Transaction(txn!, readOnly: readOnly, tableOpening: tableOpening)
+    return Transaction(txn!, readOnly: readOnly, pageSize: readOnly ? mapPageSize : nil, tableOpening: tableOpening)
   }
 
   /// Whether the file system holding the database has less than 1 MiB free.

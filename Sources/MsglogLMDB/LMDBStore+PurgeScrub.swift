@@ -48,7 +48,7 @@ extension LMDBStore {
     // while this write holds the writer lock, reads this write's start.
     var handle: OpaquePointer?
     try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &handle), "mdb_txn_begin")
-    let reading = Transaction(handle!, readOnly: true)
+    let reading = Transaction(handle!, readOnly: true, pageSize: environment.mapPageSize)
     defer {
       mdb_txn_abort(handle)
       reading.invalidate()

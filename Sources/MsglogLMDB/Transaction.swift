@@ -23,9 +23,15 @@ package final class Transaction {
   /// Whether this transaction holds `tableOpening`, until it ends.
   private var holdsTableOpening = false
 
-  init(_ txn: OpaquePointer, readOnly: Bool, tableOpening: TableOpeningLock? = nil) {
+  /// `PageBounds`' mask: a read's page size less one, a write's none.
+  private let pageMask: Int
+
+  /// `pageSize`: the map's, for a read-only transaction, whose keys and
+  /// values are checked to lie in their pages (`PageBounds`).
+  init(_ txn: OpaquePointer, readOnly: Bool, pageSize: Int?, tableOpening: TableOpeningLock? = nil) {
     self.txn = txn
     self.isReadOnly = readOnly
+    self.pageMask = PageBounds.mask(pageSize: pageSize)
     self.tableOpening = tableOpening
   }
 
@@ -151,6 +157,7 @@ package final class Transaction {
     let rc = mdb_get(handle, db.dbi, &k, &v)
     if rc == LMDBError.notFound { return nil }
     try check(rc, "mdb_get")
+    try PageBounds.check(v, mask: pageMask, "mdb_get")
     return try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
   }
 
@@ -210,14 +217,14 @@ package final class Transaction {
   package func openCursor(_ db: Database) throws -> Cursor {
     var cursor: OpaquePointer?
     try check(mdb_cursor_open(handle, db.dbi, &cursor), "mdb_cursor_open")
-    return Cursor(cursor!)
+    return Cursor(cursor!, pageMask: pageMask)
   }
 
   /// Opens a cursor on `db` for the duration of `body`.
   package func withCursor<R>(_ db: Database, _ body: (Cursor) throws -> R) throws -> R {
     var cursor: OpaquePointer?
     try check(mdb_cursor_open(handle, db.dbi, &cursor), "mdb_cursor_open")
-    let c = Cursor(cursor!)
+    let c = Cursor(cursor!, pageMask: pageMask)
     defer {
       mdb_cursor_close(cursor)
       c.invalidate()
@@ -233,8 +240,13 @@ package final class Transaction {
 ///   transaction.
 package final class Cursor {
   private var cursor: OpaquePointer?
+  /// Its transaction's `PageBounds` mask.
+  private let pageMask: Int
 
-  init(_ cursor: OpaquePointer) { self.cursor = cursor }
+  init(_ cursor: OpaquePointer, pageMask: Int) {
+    self.cursor = cursor
+    self.pageMask = pageMask
+  }
 
   func invalidate() { cursor = nil }
 
@@ -246,6 +258,8 @@ package final class Cursor {
 
   package typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
 
+  // Inlined into every loop of moves, as it was before the check.
+  @inline(__always)
   private func move(_ op: MDB_cursor_op, key: UnsafeRawBufferPointer? = nil) throws -> Entry? {
     guard let cursor else { preconditionFailure("a cursor was used after its closure returned") }
     var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
@@ -253,16 +267,17 @@ package final class Cursor {
     let rc = mdb_cursor_get(cursor, &k, &v, op)
     if rc == LMDBError.notFound { return nil }
     try check(rc, "mdb_cursor_get")
+    try PageBounds.check(v, mask: pageMask, "mdb_cursor_get")
     return (
       UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
       UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)
     )
   }
 
-  package func first() throws -> Entry? { try move(MDB_FIRST) }
-  package func last() throws -> Entry? { try move(MDB_LAST) }
-  package func next() throws -> Entry? { try move(MDB_NEXT) }
-  package func previous() throws -> Entry? { try move(MDB_PREV) }
+  @inline(__always) package func first() throws -> Entry? { try move(MDB_FIRST) }
+  @inline(__always) package func last() throws -> Entry? { try move(MDB_LAST) }
+  @inline(__always) package func next() throws -> Entry? { try move(MDB_NEXT) }
+  @inline(__always) package func previous() throws -> Entry? { try move(MDB_PREV) }
 
   /// Deletes the entry the cursor is on. Where it stands then is LMDB's
   /// business (a page merged away leaves it unset): seek again.
@@ -291,5 +306,49 @@ package final class Cursor {
     var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
     var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
     try check(mdb_cursor_put(cursor, &k, &v, flags), "mdb_cursor_put")
+  }
+}
+
+/// Whether a value LMDB lends from a read-only transaction lies inside
+/// its page, as it must: LMDB takes a node's sizes from the page as they
+/// are, and a flipped bit in one (damage) lent a value running past the
+/// end of the map — `verify`, `export` and `list` ended with SIGSEGV and
+/// no word. Such a size is LMDB's "page corrupted" (`.damagedPages`).
+///
+/// In a read-only transaction every page is the map's, each at a multiple
+/// of the page size from the map's page-aligned start, so where a value
+/// starts tells its page. A value at the head of a page, just past its
+/// header, is a large one on overflow pages, which the header counts.
+/// A write transaction's changed pages are LMDB's own copies, anywhere in
+/// memory: its mask lets every value through. (Keys are not checked: at
+/// most 64 KiB long, one that runs off its page stays inside the map,
+/// where a page past the file's end faults as a file cut short, SIGBUS.)
+enum PageBounds {
+  /// LMDB's page header: `mp_pgno`, `mp_pad`, `mp_flags`, `mp_pages` (or `mp_lower`, `mp_upper`).
+  static let headerSize = 16
+  static let overflowFlag: UInt16 = 0x04
+
+  /// The mask for a transaction: its page size less one, or, without one
+  /// (a write), one no address and size of a value reach past.
+  static func mask(pageSize: Int?) -> Int { pageSize.map { $0 - 1 } ?? (1 << 62) - 1 }
+
+  /// A few instructions for a value inside the page it starts in: one per
+  /// record of a replay.
+  @inline(__always)
+  static func check(_ val: MDB_val, mask: Int, _ function: @autoclosure () -> String) throws(LMDBError) {
+    let offset = Int(bitPattern: UInt(bitPattern: val.mv_data)) & mask
+    if offset &+ val.mv_size <= mask &+ 1 { return }
+    try checkLarge(val, offset: offset, pageSize: mask + 1, function())
+  }
+
+  @inline(never)
+  static func checkLarge(_ val: MDB_val, offset: Int, pageSize: Int, _ function: String) throws(LMDBError) {
+    if offset == headerSize, let data = val.mv_data {
+      let header = UnsafeRawPointer(data) - headerSize
+      let flags = header.loadUnaligned(fromByteOffset: 10, as: UInt16.self)
+      let pages = header.loadUnaligned(fromByteOffset: 12, as: UInt32.self)
+      if flags & overflowFlag != 0, val.mv_size <= Int(pages) * pageSize - headerSize { return }
+    }
+    throw LMDBError(LMDBError.corrupted, function)
   }
 }

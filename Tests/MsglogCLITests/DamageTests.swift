@@ -210,6 +210,59 @@ import Testing
     #expect(r.stderr.split(separator: "\n").count == 1, "\(r)")
   }
 
+  /// Sets bits in the first node of every leaf page of the named tables
+  /// (`offset` into the node: 3 is the high byte of a leaf value's size, 4
+  /// its flags); how many pages it changed.
+  static func flipFirstNodes(_ s: Sandbox, offset: Int, mask: Int) -> Int {
+    let script = """
+      import os, sys
+      path, offset, mask = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+      size = os.sysconf("SC_PAGE_SIZE")
+      data = bytearray(open(path, "rb").read())
+      changed = 0
+      for off in range(2 * size, len(data), size):
+          flags = int.from_bytes(data[off + 10:off + 12], "little")
+          lower = int.from_bytes(data[off + 12:off + 14], "little")
+          if flags & 0x47 == 0x02 and lower > 16:
+              node = off + int.from_bytes(data[off + 16:off + 18], "little")
+              data[node + offset] |= mask
+              changed += 1
+      with open(path, "r+b") as f:
+          f.write(data)
+      print(changed)
+      """
+    let damage = python(["-c", script, s.db + "/data.mdb", "\(offset)", "\(mask)"])
+    return damage.code == 0 ? Int(damage.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 : 0
+  }
+
+  /// A leaf value's size with a high bit set: LMDB lends the value as it
+  /// is, running past the end of the map, and `verify`, `export` and `list`
+  /// ended with SIGSEGV and no word (a crash-safety tester). Each ends with
+  /// exit 1 and says the file is damaged.
+  @Test func aValueSizeRunningOffThePageIsDamageNotACrash() throws {
+    let s = Self.base()
+    #expect(Self.flipFirstNodes(s, offset: 3, mask: 0x40) > 0)
+    for command in [["verify"], ["export"], ["list"], ["log", "--all"], ["replay", "--at", "100"]] {
+      let r = s.run(command)
+      #expect(r.code == 1, "\(command): \(r)")
+      let damaged = "msglog: database error: the database file is damaged (LMDB cannot read its pages)\n"
+      #expect(r.stderr == damaged, "\(command): \(r)")
+    }
+  }
+
+  /// A node flagged as holding duplicates in a table that has none sends
+  /// LMDB 0.9.24 itself to a null pointer: the crash stays a crash (it may
+  /// be msglog's bug), but says first, in one line, what it may be.
+  @Test func aFaultInsideLMDBSaysWhatItMayBe() throws {
+    let s = Self.base()
+    #expect(Self.flipFirstNodes(s, offset: 4, mask: 0x04) > 0)
+    let r = s.run("verify")
+    #expect(r.code == 128 + SIGSEGV, "\(r)")
+    #expect(
+      r.stderr.hasPrefix("msglog: crashed (SIGSEGV): the database's pages may be damaged"), "\(r)")
+    #expect(r.stderr.split(separator: "\n").count == 1, "\(r)")
+  }
+
   /// The log's last record lost, the rows its write left in the derived
   /// tables kept: no gap to see, but a stream's head and the summary say
   /// seq 3 was written. That is the log's damage: a crash-safety tester's
