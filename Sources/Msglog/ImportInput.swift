@@ -51,7 +51,7 @@ package enum ImportInput: @unchecked Sendable {
 
   /// Reads the whole input once (a file in blocks, as an import does).
   package func measure() throws(MsglogError) -> Measure {
-    let blocks = ImportLineReader.Blocks(self)
+    let blocks = ImportLineReader.Blocks(self, blockBytes: 1 << 16)
     var measure = Measure(input: self)
     while let (block, _) = try blocks.next() {
       var start = 0

@@ -29,9 +29,15 @@ extension ImportLineReader {
     private var checkedMark = false
 
     static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+    /// About how many bytes of lines a block holds.
+    let blockBytes: Int
 
-    init(_ input: ImportInput) {
+    /// `blockBytes`: a parsed piece's (the default), or less for a pass that
+    /// only counts lines, whose buffer then stays in the cache and costs a
+    /// few page faults instead of hundreds.
+    init(_ input: ImportInput, blockBytes: Int = ImportLineReader.pieceBytes) {
       self.input = input
+      self.blockBytes = blockBytes
       switch input {
       case .memory(let bytes):
         if bytes.starts(with: Self.byteOrderMark) { offset = 3 }
@@ -58,7 +64,7 @@ extension ImportLineReader {
         guard offset < bytes.count else { return nil }
         let first = offset
         var end = bytes.count
-        let past = first + ImportLineReader.pieceBytes
+        let past = first + blockBytes
         if past < bytes.count, let newline = memchr(bytes.baseAddress! + past, 0x0A, bytes.count - past) {
           end = UnsafeRawPointer(newline) - bytes.baseAddress! + 1
         }
@@ -71,14 +77,18 @@ extension ImportLineReader {
 
     private func handOut(_ block: UnsafeRawBufferPointer) -> (UnsafeRawBufferPointer, Int) {
       let first = line
-      line += ImportLine.lineCount(block)
+      lastLineCount = ImportLine.lineCount(block)
+      line += lastLineCount
       return (block, first)
     }
+
+    /// How many lines the last block holds (blank ones too).
+    private(set) var lastLineCount = 0
 
     /// Reads until the buffer holds a block's worth and a newline (or the
     /// file ends), and hands out its whole lines.
     private func nextOfFile(_ fd: Int32, shown: String) throws(MsglogError) -> (UnsafeRawBufferPointer, Int)? {
-      let piece = ImportLineReader.pieceBytes
+      let piece = blockBytes
       if handed > 0 {
         // What is left after the last block is the start of a line (no newline).
         memmove(buffer!, buffer! + handed, filled - handed)
@@ -89,7 +99,10 @@ extension ImportLineReader {
       while !atEnd, !(filled >= piece && newlineIn) {
         if !newlineIn, filled > ImportInput.maximumLineBytes { throw ImportInput.lineTooLong(line) }
         if capacity < filled + piece {
-          let bigger = max(2 * capacity, filled + piece)
+          // Room for a block after the start of a line left over from the
+          // last, from the first: a buffer grown after the first block
+          // faulted in a second block's pages (512 faults a 1 MiB piece).
+          let bigger = max(2 * capacity, filled + piece, 2 * piece)
           let grown = UnsafeMutableRawPointer.allocate(byteCount: bigger, alignment: 16)
           if let buffer { grown.copyMemory(from: buffer, byteCount: filled) }
           buffer?.deallocate()
