@@ -261,6 +261,10 @@ final class FollowCursor {
   /// is not made yet), watches again first, so that a commit during the
   /// read still wakes the wait after it.
   func prepareToRead() throws(MsglogError) {
+    // LMDB's file replaced (a backup restored by `mv`) or removed: the map
+    // still holds the old one, whose commits have ended, and the follower
+    // waited on it in silence. (One stat(2) a wake.)
+    if !awaitingDatabase, log.isDisplaced { throw .followedDatabaseReplaced(location: log.location) }
     if awaitingDatabase {
       try lookForDatabase()
     } else if watcher == nil {

@@ -108,6 +108,37 @@ import Testing
     #expect(!readers.stdout.contains(String(follower.process.processIdentifier)), "\(readers.stdout)")
   }
 
+  /// A backup put in the database's place by `mv` (or the database
+  /// removed): the follower still mapped the old file, whose commits had
+  /// ended, and waited in silence while the new one was written to (a
+  /// crash-safety tester). It ends with exit 1 and says why, without the
+  /// "go on from seq N" a lost connection gets: the seqs there are the new
+  /// database's. Either way, with or without events printed first.
+  @Test(arguments: [true, false]) func aDatabaseReplacedUnderAFollowerEndsIt(_ replaced: Bool) throws {
+    let s = Sandbox()
+    s.append("one")
+    let copy = s.dir + "/copy.lmdb"
+    #expect(s.run("backup", copy).code == 0)
+    let follower = s.start(["log", "--follow", "--from", "1"])
+    #expect(follower.waitForOutput("one\n"))
+    s.append("two")
+    #expect(follower.waitForOutput("two\n"))
+    if replaced {
+      #expect(rename(copy + "/data.mdb", s.db + "/data.mdb") == 0)
+      #expect(s.run("append", "three").code == 0)
+    } else {
+      try FileManager.default.removeItem(atPath: s.db)
+    }
+    #expect(eventually { !follower.process.isRunning }, "the follower kept waiting on the database it had opened")
+    if follower.process.isRunning { kill(follower.process.processIdentifier, SIGKILL) }
+    let r = follower.finish()
+    #expect(r.code == 1, "\(r)")
+    #expect(
+      r.stderr == "msglog: the database at \(s.db) was removed or replaced while it was followed\n"
+        + "hint: follow it again to follow the database there now\n", "\(r)")
+    #expect(!r.stdout.contains("three"), "\(r)")
+  }
+
   /// A reader that goes away (`msglog log -f | head -1`) ends the follower
   /// quietly with exit 0, even while no event comes.
   @Test(arguments: Store.allCases) func aClosedStdoutEndsIt(_ store: Store) throws {

@@ -28,6 +28,10 @@ import Testing
       (.systemRefused(.wakePipe, errno: EMFILE), "cannot make a pipe: too many open files"),
       (.cannotFollow(location: "(in memory)"), "this store cannot be followed"),
       (
+        .followedDatabaseReplaced(location: "/tmp/a.lmdb"),
+        "the database at /tmp/a.lmdb was removed or replaced while it was followed"
+      ),
+      (
         .rebuildDidNotVerify(problem: "table ids: 3 rows, 4 expected"),
         "the rebuild did not verify: table ids: 3 rows, 4 expected"
       ),

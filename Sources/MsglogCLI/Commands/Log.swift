@@ -83,7 +83,10 @@ extension Invocation {
         return printed < limit
       }
     } catch let error as MsglogError where printed > 0 && error.category == .unavailable {
-      // Cut off under way by what it does not try again: say from where to go on.
+      // Cut off under way by what it does not try again: say from where to
+      // go on — not in a database put in the place of the one followed,
+      // whose seqs are its own.
+      if case .followedDatabaseReplaced = error { throw error }
       throw FollowerCutOff(error: error, resumeFrom: resumeFrom)
     }
   }

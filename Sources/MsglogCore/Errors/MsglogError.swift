@@ -150,6 +150,9 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case systemRefused(SystemNeed, errno: Int32?)
   /// A log whose store cannot wake a follower (one in memory).
   case cannotFollow(location: String)
+  /// The database a follower opened is no longer the one at its path: it
+  /// was removed, or another put there (a backup restored by `mv`).
+  case followedDatabaseReplaced(location: String)
   /// The derived tables rebuilt from the log did not verify: its first problem.
   case rebuildDidNotVerify(problem: String)
   /// An error of a type msglog does not know came out of a store: that
@@ -313,7 +316,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .purgeHeldByReader, .purgeHeldByTransaction,
       .purgeHeldByLock, .purgeLeftStatistics, .storeFailure, .lmdbFailure,
       .systemRefused,
-      .cannotFollow,
+      .cannotFollow, .followedDatabaseReplaced,
       .rebuildDidNotVerify, .foreignFailure, .replicaMovedDuringPull, .changeDoesNotApply, .cannotReadInput,
       .cannotConnect, .connectionLost, .readCancelled, .syncTimedOut:
       return .unavailable
@@ -447,6 +450,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       case .wakePipe: return "cannot make a pipe" + reason
       }
     case .cannotFollow: return "this store cannot be followed"
+    case .followedDatabaseReplaced(let location):
+      return "the database at \(location) was removed or replaced while it was followed"
     case .rebuildDidNotVerify(let problem): return "the rebuild did not verify: \(problem)"
     case .foreignFailure(_, let words): return words
     case .replicaMovedDuringPull: return "the replica's head moved while a page of its remote was read"
