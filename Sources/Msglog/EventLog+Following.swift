@@ -263,8 +263,9 @@ final class FollowCursor {
   func prepareToRead() throws(MsglogError) {
     // LMDB's file replaced (a backup restored by `mv`) or removed: the map
     // still holds the old one, whose commits have ended, and the follower
-    // waited on it in silence. (One stat(2) a wake.)
-    if !awaitingDatabase, log.isDisplaced { throw .followedDatabaseReplaced(location: log.location) }
+    // waited on it in silence. (A stat(2) of the path and an fstat(2) of
+    // the open file a read: nothing beside the read.)
+    if !awaitingDatabase, log.isDisplaced { throw .followedDatabaseDisplaced(location: log.location) }
     if awaitingDatabase {
       try lookForDatabase()
     } else if watcher == nil {

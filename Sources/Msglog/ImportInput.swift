@@ -49,9 +49,14 @@ package enum ImportInput: @unchecked Sendable {
     package var needsLedger = false
   }
 
+  /// How much the measuring pass reads at a time: it only counts lines,
+  /// so a small buffer, staying in the cache and costing a few page
+  /// faults where a parsed piece's mebibyte costs hundreds.
+  static let measuringBlockBytes = 1 << 16
+
   /// Reads the whole input once (a file in blocks, as an import does).
   package func measure() throws(MsglogError) -> Measure {
-    let blocks = ImportLineReader.Blocks(self, blockBytes: 1 << 16)
+    let blocks = ImportLineReader.Blocks(self, blockBytes: Self.measuringBlockBytes)
     var measure = Measure(input: self)
     while let (block, _) = try blocks.next() {
       var start = 0

@@ -30,6 +30,9 @@ package final class ImportLineReader: @unchecked Sendable {
   static let pieceBytes = 1 << 20
   /// How many parsed pieces may wait for the caller.
   static let piecesAhead = 2
+  /// Fewer bytes than any line that makes a request (with its newline):
+  /// the shortest, `{"op":"undo"}`, is 13.
+  static let shortestRequestLine = 8
 
   private let parsing: Parsing
   /// A parsing thread runs, or ran and was not yet waited for; false when
@@ -129,9 +132,12 @@ package final class ImportLineReader: @unchecked Sendable {
       var piece = Piece()
       // Made as large as they get at once: grown an append at a time, the
       // requests' array (a mebibyte a piece) was copied into fresh pages
-      // again and again, a third of a short import's page faults.
-      piece.requests.reserveCapacity(blocks.lastLineCount)
-      piece.lineNumbers.reserveCapacity(blocks.lastLineCount)
+      // again and again, a third of a short import's page faults. Blank
+      // lines count but make no request: no more than the shortest
+      // request's line could fill (a block of newlines asked for 200 MB).
+      let most = min(blocks.lastLineCount, block.count / ImportLineReader.shortestRequestLine + 1)
+      piece.requests.reserveCapacity(most)
+      piece.lineNumbers.reserveCapacity(most)
       var number = firstLine - 1
       var start = 0
       while start < block.count {

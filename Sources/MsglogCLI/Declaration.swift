@@ -270,7 +270,8 @@ struct CommandDeclaration: Sendable {
           Print the stream's events, oldest first, one per line: seq, time, stream, version, \
           op, item id and the op's fields. With --follow, keep printing events as any process \
           commits them: without --from, only new ones; with --from, the history first. Ends \
-          on Ctrl-C, SIGTERM, a closed stdout, or after --limit events.
+          on Ctrl-C, SIGTERM, a closed stdout, or after --limit events (exit 0), or with exit 1 \
+          when the database is removed or replaced under it.
           """,
         options: [Options.from, Options.limit, Options.all, Options.follow],
         example: "msglog log --all --from 100 --limit 20\nmsglog log --follow --json")

@@ -54,9 +54,9 @@ public enum MsglogCLI {
     // systemd's LimitFSIZE): EFBIG, said as such, not a kill.
     signal(SIGXFSZ, SIG_IGN)
     installTruncationGuard()
-    installDamageGuard()
     // Ctrl-C during a first import (or a backup) leaves no staging directory behind.
     EventLog.removeStagingOnTerminatingSignals()
+    installFaultReport()
   }
 
   /// A standard descriptor the process was started without (`2>&-`) is
@@ -137,24 +137,33 @@ public enum MsglogCLI {
 
   /// Pages that make no sense can still fault inside LMDB (a flipped flag
   /// in a leaf's node sends LMDB 0.9.24 to a sub-database that does not
-  /// exist): say what it may be in one line, then die of the signal as
-  /// before — it may as well be a bug of msglog's, whose crash must stay a
-  /// crash. (The sizes of keys and values are checked, `PageBounds`: no
-  /// read of msglog's own runs off the map.)
-  static func installDamageGuard() {
+  /// exist): say what it may be in one line, then fault on into whatever
+  /// handled SIGSEGV before (the default's core, Swift's backtracer) — it
+  /// may as well be a bug of msglog's, whose crash must stay a crash. (The
+  /// sizes of values read are checked, `PageBounds`: no read of msglog's
+  /// own runs off the map.) A SIGSEGV sent by kill(2) is passed on unsaid.
+  static func installFaultReport() {
     var action = sigaction()
-    action.sa_flags = Int32(bitPattern: UInt32(SA_RESETHAND))
-    action.__sigaction_handler.sa_handler = { _ in
-      EventLog.removeStagingDirectories()
-      let message: StaticString =
-        "msglog: crashed (SIGSEGV): the database's pages may be damaged (if 'msglog verify' crashes too, restore a backup or an export), or this is a bug in msglog\n"
-      _ = Glibc.write(2, message.utf8Start, message.utf8CodeUnitCount)
-      // The default action again (SA_RESETHAND), once the handler returns:
-      // a fault would recur, a signal sent by kill(2) would not.
-      raise(SIGSEGV)
+    action.sa_flags = SA_SIGINFO
+    action.__sigaction_handler.sa_sigaction = { _, info, _ in
+      let fault = (info?.pointee.si_code ?? 0) > 0  // the kernel's, not a sender's
+      if fault {
+        EventLog.removeStagingDirectories()
+        let message: StaticString =
+          "msglog: crashed (SIGSEGV): the database's pages may be damaged (if 'msglog verify' crashes too, restore a backup or an export), or this is a bug in msglog\n"
+        _ = Glibc.write(2, message.utf8Start, message.utf8CodeUnitCount)
+      }
+      sigaction(SIGSEGV, &MsglogCLI.faultActionBefore, nil)
+      // A fault recurs when the handler returns, into that action; a sent
+      // signal is sent again.
+      if !fault { raise(SIGSEGV) }
     }
-    sigaction(SIGSEGV, &action, nil)
+    sigaction(SIGSEGV, &action, &faultActionBefore)
   }
+
+  /// What handled SIGSEGV before `installFaultReport`, restored by its
+  /// handler (which can reach no object).
+  nonisolated(unsafe) static var faultActionBefore = sigaction()
 
   /// LMDB stopped on pages that make no sense: in a read without the lock
   /// file, because a commit changed them meanwhile; otherwise, damage. One

@@ -125,7 +125,8 @@ package enum Wording {
     case .versionConflict: return "someone else changed it; re-read with 'msglog list' and retry"
     case .idAlreadyUsed: return "an id is inserted at most once, even after it was removed"
     case .itemInAnotherStream: return "select its stream with --stream"
-    case .followedDatabaseReplaced: return "follow it again to follow the database there now"
+    case .followedDatabaseDisplaced:
+      return "a follower keeps to the database it opened; start it again for the one at that path now"
     case .ambiguousPrefix: return "give more characters of the id"
     case .itemRemoved: return "'msglog restore ID' brings a removed item back"
     case .itemIsLive: return "it is in the list now ('msglog list'); only what was removed can be restored"

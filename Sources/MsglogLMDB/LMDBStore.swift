@@ -191,11 +191,15 @@ package final class LMDBStore: FollowableStore {
 
   /// Whether the database this log opened is no longer the one at its
   /// path (the directory removed, or replaced by another): a write would
-  /// land in a file nobody will open again. False before the first open.
+  /// land in a file nobody will open again. False before the first open,
+  /// and when the path cannot be looked at for another reason (a
+  /// permission taken away, NFS's ESTALE): that is no proof.
   package var isDisplaced: Bool {
     guard let store = opened.withLock({ $0 }) else { return false }
     guard let opened = store.environment.dataFileIdentity else { return true }
-    return FileIdentity(path: path + "/data.mdb") != opened
+    var status = stat()
+    guard stat(path + "/data.mdb", &status) == 0 else { return errno == ENOENT || errno == ENOTDIR }
+    return FileIdentity(status) != opened
   }
 
   package func watchCommits() throws -> any CommitWatcher {

@@ -23,7 +23,7 @@ package final class Transaction {
   /// Whether this transaction holds `tableOpening`, until it ends.
   private var holdsTableOpening = false
 
-  /// `PageBounds`' mask: a read's page size less one, a write's none.
+  /// `PageBounds`' mask: a read's page size less one; 0, not checked.
   private let pageMask: Int
 
   /// `pageSize`: the map's, for a read-only transaction, whose keys and
@@ -320,29 +320,33 @@ package final class Cursor {
 /// starts tells its page. A value at the head of a page, just past its
 /// header, is a large one on overflow pages, which the header counts.
 /// A write transaction's changed pages are LMDB's own copies, anywhere in
-/// memory: its mask lets every value through. (Keys are not checked: at
-/// most 64 KiB long, one that runs off its page stays inside the map,
-/// where a page past the file's end faults as a file cut short, SIGBUS.)
+/// memory: not checked (a write on a damaged file can still fault). Nor
+/// are keys: at most 64 KiB long, one that runs off its page lands in the
+/// map (read past the file's end, it faults as a file cut short, SIGBUS,
+/// and says so), unless its page is within 64 KiB of the map's end.
 enum PageBounds {
   /// LMDB's page header: `mp_pgno`, `mp_pad`, `mp_flags`, `mp_pages` (or `mp_lower`, `mp_upper`).
   static let headerSize = 16
   static let overflowFlag: UInt16 = 0x04
 
-  /// The mask for a transaction: its page size less one, or, without one
-  /// (a write), one no address and size of a value reach past.
-  static func mask(pageSize: Int?) -> Int { pageSize.map { $0 - 1 } ?? (1 << 62) - 1 }
+  /// The mask for a transaction: its page size less one, or 0 for one
+  /// whose values are not checked (a write's).
+  static func mask(pageSize: Int?) -> Int { pageSize.map { $0 - 1 } ?? 0 }
 
-  /// A few instructions for a value inside the page it starts in: one per
-  /// record of a replay.
+  /// Six instructions for a value inside the page it starts in: one per
+  /// record of a replay. (With mask 0 only a value of at most a byte
+  /// passes here; `checkLarge` lets the others through.)
   @inline(__always)
   static func check(_ val: MDB_val, mask: Int, _ function: @autoclosure () -> String) throws(LMDBError) {
     let offset = Int(bitPattern: UInt(bitPattern: val.mv_data)) & mask
     if offset &+ val.mv_size <= mask &+ 1 { return }
-    try checkLarge(val, offset: offset, pageSize: mask + 1, function())
+    try checkLarge(val, offset: offset, mask: mask, function())
   }
 
   @inline(never)
-  static func checkLarge(_ val: MDB_val, offset: Int, pageSize: Int, _ function: String) throws(LMDBError) {
+  static func checkLarge(_ val: MDB_val, offset: Int, mask: Int, _ function: String) throws(LMDBError) {
+    guard mask != 0 else { return }
+    let pageSize = mask + 1
     if offset == headerSize, let data = val.mv_data {
       let header = UnsafeRawPointer(data) - headerSize
       let flags = header.loadUnaligned(fromByteOffset: 10, as: UInt16.self)

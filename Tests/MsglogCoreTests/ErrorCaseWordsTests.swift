@@ -28,7 +28,7 @@ import Testing
       (.systemRefused(.wakePipe, errno: EMFILE), "cannot make a pipe: too many open files"),
       (.cannotFollow(location: "(in memory)"), "this store cannot be followed"),
       (
-        .followedDatabaseReplaced(location: "/tmp/a.lmdb"),
+        .followedDatabaseDisplaced(location: "/tmp/a.lmdb"),
         "the database at /tmp/a.lmdb was removed or replaced while it was followed"
       ),
       (

@@ -86,7 +86,7 @@ extension Invocation {
       // Cut off under way by what it does not try again: say from where to
       // go on — not in a database put in the place of the one followed,
       // whose seqs are its own.
-      if case .followedDatabaseReplaced = error { throw error }
+      if case .followedDatabaseDisplaced = error { throw error }
       throw FollowerCutOff(error: error, resumeFrom: resumeFrom)
     }
   }

@@ -152,7 +152,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case cannotFollow(location: String)
   /// The database a follower opened is no longer the one at its path: it
   /// was removed, or another put there (a backup restored by `mv`).
-  case followedDatabaseReplaced(location: String)
+  case followedDatabaseDisplaced(location: String)
   /// The derived tables rebuilt from the log did not verify: its first problem.
   case rebuildDidNotVerify(problem: String)
   /// An error of a type msglog does not know came out of a store: that
@@ -316,7 +316,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .purgeHeldByReader, .purgeHeldByTransaction,
       .purgeHeldByLock, .purgeLeftStatistics, .storeFailure, .lmdbFailure,
       .systemRefused,
-      .cannotFollow, .followedDatabaseReplaced,
+      .cannotFollow, .followedDatabaseDisplaced,
       .rebuildDidNotVerify, .foreignFailure, .replicaMovedDuringPull, .changeDoesNotApply, .cannotReadInput,
       .cannotConnect, .connectionLost, .readCancelled, .syncTimedOut:
       return .unavailable
@@ -450,7 +450,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       case .wakePipe: return "cannot make a pipe" + reason
       }
     case .cannotFollow: return "this store cannot be followed"
-    case .followedDatabaseReplaced(let location):
+    case .followedDatabaseDisplaced(let location):
       return "the database at \(location) was removed or replaced while it was followed"
     case .rebuildDidNotVerify(let problem): return "the rebuild did not verify: \(problem)"
     case .foreignFailure(_, let words): return words

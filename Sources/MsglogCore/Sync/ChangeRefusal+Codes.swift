@@ -86,7 +86,7 @@ extension ChangeRefusal {
       .cannotRead, .cannotCreate, .cannotBackUp, .backupNotSupported, .diskFull, .changedDuringRead, .purgeHeldByReader,
       .purgeHeldByTransaction, .purgeHeldByLock, .purgeNeedsOwner, .purgeLeftStatistics,
       .purgeNotSupported, .trimNotSupported, .forgettingInReplica, .cannotConnect, .connectionLost, .readCancelled,
-      .newerFormat, .storeFailure, .lmdbFailure, .systemRefused, .cannotFollow, .followedDatabaseReplaced,
+      .newerFormat, .storeFailure, .lmdbFailure, .systemRefused, .cannotFollow, .followedDatabaseDisplaced,
       .rebuildDidNotVerify,
       .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .remoteLostTrack, .syncRunning,
       .replicaMovedDuringPull,

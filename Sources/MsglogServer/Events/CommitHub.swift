@@ -67,6 +67,10 @@ final class CommitHub: @unchecked Sendable {  // `advanced`: set by `start` befo
           publish(seq)
           return true
         }
+      } catch MsglogError.followedDatabaseDisplaced {
+        // No commit of the file it opened will come again (the server
+        // refuses writes, /readyz says why): wait to be stopped.
+        state.wait(until: { $0.stopping }) { _, _ in }
       } catch {
         state.wait(until: { $0.stopping }, deadline: .after(seconds: 0.2)) { _, _ in }
       }
