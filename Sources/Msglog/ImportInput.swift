@@ -163,6 +163,19 @@ package enum ImportInput: @unchecked Sendable {
     return fd
   }
 
+  /// A regular file's end fixed where it is now (every other input as it is).
+  func endFixed() -> ImportInput {
+    guard case .file(let fd, let shown, nil) = self else { return self }
+    var info = stat()
+    guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return self }
+    return .file(descriptor: fd, shown: shown, end: Int(info.st_size))
+  }
+
+  var isFile: Bool {
+    if case .file = self { return true }
+    return false
+  }
+
   /// Whether `fd` is a regular file, which an import reads with `pread`.
   package static func isRegularFile(_ fd: Int32) -> Bool {
     var info = stat()

@@ -5,11 +5,13 @@ import MsglogCore
 #endif
 
 /// An import's lines parsed into requests a piece at a time — about a
-/// mebibyte of lines each — on a thread of its own, a few pieces ahead of
-/// the caller, who performs each piece while the next is parsed: the
-/// import holds a few pieces' requests, never the whole input's (a 52 MB
-/// file's requests took 300 MB), and parsing, a third of an import into
-/// an empty database, overlaps the build.
+/// mebibyte of lines each, the first ones smaller — on a thread of its
+/// own, up to two mebibytes of lines ahead of the caller, who performs each
+/// piece while the next is parsed: the import holds a few pieces'
+/// requests, never the whole input's (a 52 MB file's requests took 300
+/// MB), and parsing, a third of an import into an empty database, overlaps
+/// the build (and, for a file, the measuring pass and the database's
+/// making before it: `EventLog.importLines`).
 ///
 /// Lines are numbered from 1 in the whole input, blank lines skipped (and
 /// counted). A line that does not parse ends the pieces: the lines before
@@ -24,12 +26,17 @@ package final class ImportLineReader: @unchecked Sendable {
   package struct Piece {
     package var requests: [WriteRequest] = []
     package var lineNumbers: [Int] = []
+    /// The bytes of the lines it came from.
+    var bytes = 0
   }
 
   /// About how many bytes of lines a piece holds.
   static let pieceBytes = 1 << 20
-  /// How many parsed pieces may wait for the caller.
-  static let piecesAhead = 2
+  /// How many bytes of lines parsed pieces may hold while they wait for
+  /// the caller: two pieces' worth. (Counted in pieces, the first, smaller
+  /// pieces stopped the parser while the caller was still making the
+  /// database, and it then waited for the larger ones.)
+  static let bytesAhead = 2 * pieceBytes
   /// Fewer bytes than any line that makes a request (with its newline):
   /// the shortest, `{"op":"undo"}`, is 13.
   static let shortestRequestLine = 8
@@ -63,8 +70,12 @@ package final class ImportLineReader: @unchecked Sendable {
       if let error { throw error }
       return nil
     }
-    let taken = parsing.shared.wait(until: { !$0.ready.isEmpty || $0.finished }) { shared, _ in
-      shared.ready.isEmpty ? nil : shared.ready.removeFirst()
+    let taken = parsing.shared.wait(until: { !$0.ready.isEmpty || $0.finished }) {
+      shared, _ -> Result<Piece, MsglogError>? in
+      guard !shared.ready.isEmpty else { return nil }
+      let piece = shared.ready.removeFirst()
+      if case .success(let piece) = piece { shared.readyBytes -= piece.bytes }
+      return piece
     }
     return try taken?.get()
   }
@@ -82,6 +93,8 @@ package final class ImportLineReader: @unchecked Sendable {
   final class Parsing: @unchecked Sendable {
     struct Shared {
       var ready: [Result<Piece, MsglogError>] = []
+      /// The bytes of the lines of the pieces in `ready`.
+      var readyBytes = 0
       /// The parser handed out its last piece (or its error).
       var finished = false
       /// The reader wants no more.
@@ -100,17 +113,21 @@ package final class ImportLineReader: @unchecked Sendable {
       parser = ImportLine.Reader(defaultStream: defaultStream)
     }
 
-    /// The parsing thread: pieces, each as soon as fewer than `piecesAhead` wait.
+    /// The parsing thread: pieces, each as soon as the waiting ones hold
+    /// fewer than `bytesAhead` bytes of lines.
     func parseAhead() {
       defer { shared.update { $0.exited = true } }
       while true {
-        let goOn = shared.wait(until: { $0.ready.count < ImportLineReader.piecesAhead || $0.stopped }) { shared, _ in
+        let goOn = shared.wait(until: { $0.readyBytes < ImportLineReader.bytesAhead || $0.stopped }) { shared, _ in
           !shared.stopped
         }
         guard goOn else { return }
         let (piece, error) = parsePiece()
         shared.update { shared in
-          if let piece, !piece.requests.isEmpty || error == nil { shared.ready.append(.success(piece)) }
+          if let piece, !piece.requests.isEmpty || error == nil {
+            shared.ready.append(.success(piece))
+            shared.readyBytes += piece.bytes
+          }
           if let error { shared.ready.append(.failure(error)) }
           shared.finished = piece == nil || error != nil
         }
@@ -129,7 +146,7 @@ package final class ImportLineReader: @unchecked Sendable {
         return (nil, error)
       }
       guard let (block, firstLine) = next else { return (nil, nil) }
-      var piece = Piece()
+      var piece = Piece(bytes: block.count)
       // Made as large as they get at once: grown an append at a time, the
       // requests' array (a mebibyte a piece) was copied into fresh pages
       // again and again, a third of a short import's page faults. Blank

@@ -301,6 +301,16 @@ package final class Environment {
     }
   }
 
+  /// Runs `body` with commits that do not sync: for a new database in its
+  /// staging directory only, nobody else's and never installed before a
+  /// commit that syncs (LMDB's `fdatasync` then takes every page written
+  /// before it too, and a crash before it leaves a directory that is swept).
+  func withoutSyncing<R>(_ body: () throws -> R) rethrows -> R {
+    mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 1)
+    defer { mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 0) }
+    return try body()
+  }
+
   /// Commits what `txn`, a write nobody else can see yet (a new database
   /// in its staging directory), has done so far, without syncing it, and
   /// goes on in a new transaction in its place: a long write then holds
@@ -312,10 +322,8 @@ package final class Environment {
   /// so the map grows here, between pieces, to stay at least twice what
   /// the file uses.
   package func commitPiece(_ txn: Transaction) throws {
-    mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 1)
     wrote.store(true, ordering: .relaxed)
-    let rc = mdb_txn_commit(txn.handle)
-    mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 0)
+    let rc = withoutSyncing { mdb_txn_commit(txn.handle) }
     if rc == 0 { txn.publishOpenedTables() }
     txn.invalidate()
     // LMDB reports a short write as EIO; on a full disk, say what it is (as `write` does).

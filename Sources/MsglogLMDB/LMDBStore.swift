@@ -233,7 +233,8 @@ package final class LMDBStore: FollowableStore {
     do {
       // The store is closed when this scope ends, before it is put in place.
       result = try write(
-        try LMDBTables(path: staging.path, create: true, shown: path, assertionHandler: assertionHandler))
+        try LMDBTables(
+          path: staging.path, create: true, shown: path, staging: true, assertionHandler: assertionHandler))
     } catch let error as LMDBError {
       throw MsglogError(error, writing: staging.path + "/data.mdb")
     }

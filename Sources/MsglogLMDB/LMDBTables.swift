@@ -116,6 +116,8 @@ package final class LMDBTables {
   ///   - shown: the path to name in messages (a new database is built under
   ///     a private name beside the one the user gave).
   ///   - lockless: read without the lock file (a copy nobody else can see yet).
+  ///   - staging: a new database in its staging directory
+  ///     (`LMDBStore.createDatabase`): its tables are made without a sync.
   ///
   /// A writer opens the environment and, in its first write transaction,
   /// refuses one that is not msglog's: it has other named databases but no
@@ -124,7 +126,7 @@ package final class LMDBTables {
   /// someone else, or the file system is read-only — reads without one and
   /// checks that no commit happened meanwhile (`read`).
   package init(
-    path: String, create: Bool, shown: String? = nil, lockless: Bool = false,
+    path: String, create: Bool, shown: String? = nil, lockless: Bool = false, staging: Bool = false,
     assertionHandler: Environment.AssertionHandler? = nil
   ) throws {
     let shown = shown ?? path
@@ -191,7 +193,11 @@ package final class LMDBTables {
       }
       return (tables, isNew || format != LMDBTables.legacyFormatValue, version, isNew)
     }
-    let (dbs, current, version, isNew) = create ? try env.write(setup) : try env.read(setup)
+    // In a staging directory the tables are made without a sync of their
+    // own (one of a short import's three): the build's last commit syncs
+    // them with everything else, before the database is put in place.
+    let (dbs, current, version, isNew) =
+      create ? try (staging ? env.withoutSyncing { try env.write(setup) } : env.write(setup)) : try env.read(setup)
     // A new database's first rows (its format, id and purge marks) are no
     // text its page buffers could carry into a later write.
     if isNew { env.forgetWrites() }
