@@ -91,7 +91,7 @@ extension Replay {
     var keys: [UInt64] = []
     keys.reserveCapacity(seqs.count)
     for (place, seq) in seqs.enumerated() where seq != 0 { keys.append(seq << placeBits | UInt64(place)) }
-    SeqOrder.sort(&keys, placeBits: placeBits)
+    keys.sort()
     let mask: UInt64 = (1 << placeBits) - 1
     var records = [UnsafeRawBufferPointer](repeating: UnsafeRawBufferPointer(start: nil, count: 0), count: seqs.count)
     var sorted = keys
