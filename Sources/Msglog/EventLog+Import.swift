@@ -53,23 +53,26 @@ extension EventLog {
       }
       return try ledgerImport(try rest.measure(), defaultStream, progress, from: bases)
     }
-    // A file's lines are parsed from now on, on a thread of their own,
-    // while this one measures them and makes the database: a short
+    // A regular file's lines are parsed from now on, on a thread of their
+    // own, while this one measures them and makes the database: a short
     // import's builder waited 3 ms of 30 for its first piece. The file's
-    // end is fixed first, so that both read the same lines. Unused when the
-    // import goes through the ledger (it reads from the start again).
+    // end is fixed first, so that both read the same lines. Stopped unused
+    // when the import goes through the ledger (it reads from the start).
     let input = input.endFixed()
-    let early = input.isFile ? ImportLineReader(input, defaultStream: defaultStream) : nil
-    defer { early?.stop() }
+    var parsingAhead: ImportLineReader? = nil
+    if case .file(_, _, _?) = input, configuration.access == .readWrite, store.loadsInBulk {
+      parsingAhead = ImportLineReader(input, defaultStream: defaultStream)
+    }
+    defer { parsingAhead?.stop() }
     let measure = try input.measure()
     // Nothing to do (no lines, or blank ones only): nothing is written, not even a new database.
     guard !measure.blank else { return ImportResult(imported: 0, head: (try? headSeq()) ?? 0) }
     if !measure.needsLedger, try replicaState() == nil,
-      let bulk = try bulkImport(measure, defaultStream, progress, reader: early)
+      let bulk = try bulkImport(measure, defaultStream, progress, parsingAhead: parsingAhead)
     {
       return bulk
     }
-    early?.stop()
+    parsingAhead?.stop()
     return try ledgerImport(measure, defaultStream, progress)
   }
 
@@ -77,12 +80,14 @@ extension EventLog {
   /// stopped however `body` ends; `progress`, when given, told of the last
   /// line of each piece.
   ///
-  /// - Parameter after: lines before the input's (base lines, read
-  ///   first): the lines are numbered in the whole input.
-  ///   - reader: one already started on `input` (none taken from it yet).
+  /// - Parameters:
+  ///   - after: lines before the input's (base lines, read first): the
+  ///     lines are numbered in the whole input.
+  ///   - started: a reader already parsing `input`, none of its pieces
+  ///     taken (a stopped one refuses to go on: `ImportLineReader.next`).
   private func forEachPiece(
     of input: ImportInput, defaultStream: StreamName, lines: Int, after: Int = 0,
-    progress: ((Int, Int) -> Void)? = nil, reader started: ImportLineReader? = nil,
+    progress: ((Int, Int) -> Void)? = nil, started: ImportLineReader? = nil,
     _ body: (ImportLineReader.Piece) throws -> Void
   ) throws {
     let reader = started ?? ImportLineReader(input, defaultStream: defaultStream)
@@ -184,13 +189,23 @@ extension EventLog {
   /// bulk path does not build: nothing was committed, and the caller
   /// performs it command by command (which also words any refusal). A line
   /// that does not parse throws, as it would there.
+  ///
+  /// `parsingAhead`: a reader already parsing the input, for the write's
+  /// first run only — a store runs its write again (another process made
+  /// the database first, a full map, a head that moved), and a second run
+  /// given the reader the first used up imported nothing, "imported 0
+  /// events", exit 0 (a review found it; two imports at once showed it).
   func bulkImport(
     _ measure: ImportInput.Measure, _ defaultStream: StreamName, _ progress: ((Int, Int) -> Void)?,
-    reader: ImportLineReader? = nil
+    parsingAhead: ImportLineReader? = nil
   ) throws -> ImportResult? {
-    try bulkImport(requests: measure.requests, reserving: Self.estimatedBytes(of: measure)) { body in
+    var unused = parsingAhead
+    return try bulkImport(requests: measure.requests, reserving: Self.estimatedBytes(of: measure)) { body in
+      let started = unused
+      unused = nil
       try forEachPiece(
-        of: measure.input, defaultStream: defaultStream, lines: measure.lines, progress: progress, reader: reader, body)
+        of: measure.input, defaultStream: defaultStream, lines: measure.lines, progress: progress, started: started,
+        body)
     }
   }
 

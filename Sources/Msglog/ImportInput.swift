@@ -13,9 +13,10 @@ package enum ImportInput: @unchecked Sendable {
   case memory(UnsafeRawBufferPointer)
   /// A regular file, read with `pread` from where its offset stood when the
   /// import began (the offset is moved past what was read once it is
-  /// over), `shown` as its name in errors. `end`, once the input is
-  /// measured: where the file ended then, so that every pass over it reads
-  /// the same bytes however it grows.
+  /// over), `shown` as its name in errors. `end`, fixed before the first
+  /// pass (`endFixed`, or where the measuring pass found it): where the
+  /// file ended then, so that every pass over it reads the same bytes
+  /// however it grows.
   case file(descriptor: Int32, shown: String, end: Int? = nil)
 
   /// Longer than any import line can be (a text of 1 MiB escaped as
@@ -169,11 +170,6 @@ package enum ImportInput: @unchecked Sendable {
     var info = stat()
     guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return self }
     return .file(descriptor: fd, shown: shown, end: Int(info.st_size))
-  }
-
-  var isFile: Bool {
-    if case .file = self { return true }
-    return false
   }
 
   /// Whether `fd` is a regular file, which an import reads with `pread`.

@@ -6,7 +6,8 @@ import MsglogCore
 
 /// An import's lines parsed into requests a piece at a time — about a
 /// mebibyte of lines each, the first ones smaller — on a thread of its
-/// own, up to two mebibytes of lines ahead of the caller, who performs each
+/// own, starting a piece while fewer than two mebibytes of parsed lines
+/// wait for the caller, who performs each
 /// piece while the next is parsed: the import holds a few pieces'
 /// requests, never the whole input's (a 52 MB file's requests took 300
 /// MB), and parsing, a third of an import into an empty database, overlaps
@@ -42,9 +43,12 @@ package final class ImportLineReader: @unchecked Sendable {
   static let shortestRequestLine = 8
 
   private let parsing: Parsing
-  /// A parsing thread runs, or ran and was not yet waited for; false when
-  /// the input is small (parsed as `next` asks) or once stopped.
-  private var threaded = false
+  /// How the pieces come: parsed as `next` asks (a small input), from a
+  /// parsing thread (which runs, or ran and was not yet waited for), or no
+  /// more — once stopped, a reader never goes on from where its thread
+  /// was (a write run again with a used-up reader imported nothing).
+  private enum Mode { case asked, threaded, stopped }
+  private var mode = Mode.asked
   /// Without a thread: the error that ends the pieces, after the one handed out.
   private var pendingError: MsglogError? = nil
 
@@ -54,7 +58,7 @@ package final class ImportLineReader: @unchecked Sendable {
     if case .memory(let bytes) = input, bytes.count < Self.pieceBytes { return }
     // The thread holds the parsing state only, never the reader, so that
     // the reader's deinit runs on its owner's thread and waits for it.
-    threaded = startThread { [parsing] in parsing.parseAhead() }
+    if startThread({ [parsing] in parsing.parseAhead() }) { mode = .threaded }
   }
 
   deinit { stop() }
@@ -62,7 +66,8 @@ package final class ImportLineReader: @unchecked Sendable {
   /// The next piece, nil after the last; a line that does not parse (or
   /// a file that cannot be read) throws, after the pieces before it.
   package func next() throws(MsglogError) -> Piece? {
-    guard threaded else {
+    precondition(mode != .stopped, "an import's lines were asked of a reader already stopped")
+    guard mode == .threaded else {
       if let pendingError { throw pendingError }
       let (piece, error) = parsing.parsePiece()
       pendingError = error
@@ -83,10 +88,10 @@ package final class ImportLineReader: @unchecked Sendable {
   /// Stops the parsing thread and waits until it is done with the input,
   /// which may then go.
   package func stop() {
-    guard threaded else { return }
+    defer { mode = .stopped }
+    guard mode == .threaded else { return }
     parsing.shared.update { $0.stopped = true }
     parsing.shared.wait(until: \.exited, wakingOthers: false) { _, _ in }
-    threaded = false
   }
 
   /// What the parsing thread works on, and hands over through `shared`.

@@ -280,6 +280,8 @@ package final class Environment {
         if rc == 0 { txn.publishOpenedTables() }
         txn.invalidate()
         if rc != 0 || lastCommitted >= id { wrote.store(true, ordering: .relaxed) }
+        // A commit that wrote was synced, and every page before it with it.
+        if rc == 0, lastCommitted >= id { unsynced.store(false, ordering: .relaxed) }
         if rc == LMDBError.mapFull, !txn.committedPieces { return .mapFull }
         if rc == EIO, isDiskNearlyFull {
           // LMDB reports a short write as EIO; on a full disk, say what it is.
@@ -301,13 +303,26 @@ package final class Environment {
     }
   }
 
+  /// Whether a commit made `withoutSyncing` has not been synced since.
+  var hasUnsyncedCommits: Bool { unsynced.load(ordering: .relaxed) }
+  private let unsynced = Atomic(false)
+
+  /// Flushes every commit to disk (`mdb_env_sync`, forced).
+  func sync() throws {
+    try check(mdb_env_sync(env, 1), "mdb_env_sync")
+    unsynced.store(false, ordering: .relaxed)
+  }
+
   /// Runs `body` with commits that do not sync: for a new database in its
   /// staging directory only, nobody else's and never installed before a
   /// commit that syncs (LMDB's `fdatasync` then takes every page written
   /// before it too, and a crash before it leaves a directory that is swept).
   func withoutSyncing<R>(_ body: () throws -> R) rethrows -> R {
     mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 1)
-    defer { mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 0) }
+    defer {
+      mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 0)
+      unsynced.store(true, ordering: .relaxed)
+    }
     return try body()
   }
 

@@ -232,9 +232,15 @@ package final class LMDBStore: FollowableStore {
     let result: R
     do {
       // The store is closed when this scope ends, before it is put in place.
-      result = try write(
-        try LMDBTables(
-          path: staging.path, create: true, shown: path, staging: true, assertionHandler: assertionHandler))
+      let tables = try LMDBTables(
+        path: staging.path, create: true, shown: path, staging: true, assertionHandler: assertionHandler)
+      result = try write(tables)
+      // The tables were made without a sync (`staging`), as are a long
+      // write's pieces, for the write's last commit to sync them with its
+      // own; when it wrote nothing (`msglog init`: LMDB skips an empty
+      // commit, sync and all), they are synced here, before the database
+      // is put in place.
+      if tables.environment.hasUnsyncedCommits { try tables.environment.sync() }
     } catch let error as LMDBError {
       throw MsglogError(error, writing: staging.path + "/data.mdb")
     }

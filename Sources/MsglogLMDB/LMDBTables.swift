@@ -196,8 +196,15 @@ package final class LMDBTables {
     // In a staging directory the tables are made without a sync of their
     // own (one of a short import's three): the build's last commit syncs
     // them with everything else, before the database is put in place.
-    let (dbs, current, version, isNew) =
-      create ? try (staging ? env.withoutSyncing { try env.write(setup) } : env.write(setup)) : try env.read(setup)
+    let made: ([Database], Bool, Int, Bool)
+    if !create {
+      made = try env.read(setup)
+    } else if staging {
+      made = try env.withoutSyncing { try env.write(setup) }
+    } else {
+      made = try env.write(setup)
+    }
+    let (dbs, current, version, isNew) = made
     // A new database's first rows (its format, id and purge marks) are no
     // text its page buffers could carry into a later write.
     if isNew { env.forgetWrites() }
