@@ -7,12 +7,11 @@ import MsglogCore
 /// An import's lines parsed into requests a piece at a time — about a
 /// mebibyte of lines each, the first ones smaller — on a thread of its
 /// own, starting a piece while fewer than two mebibytes of parsed lines
-/// wait for the caller, who performs each
-/// piece while the next is parsed: the import holds a few pieces'
-/// requests, never the whole input's (a 52 MB file's requests took 300
-/// MB), and parsing, a third of an import into an empty database, overlaps
-/// the build (and, for a file, the measuring pass and the database's
-/// making before it: `EventLog.importLines`).
+/// wait for the caller, who performs each piece while the next is parsed:
+/// the import holds a few pieces' requests, never the whole input's (a 52
+/// MB file's requests took 300 MB), and parsing, a third of an import into
+/// an empty database, overlaps the build (and, for a file, the measuring
+/// pass and the database's making before it: `EventLog.importLines`).
 ///
 /// Lines are numbered from 1 in the whole input, blank lines skipped (and
 /// counted). A line that does not parse ends the pieces: the lines before
@@ -75,12 +74,8 @@ package final class ImportLineReader: @unchecked Sendable {
       if let error { throw error }
       return nil
     }
-    let taken = parsing.shared.wait(until: { !$0.ready.isEmpty || $0.finished }) {
-      shared, _ -> Result<Piece, MsglogError>? in
-      guard !shared.ready.isEmpty else { return nil }
-      let piece = shared.ready.removeFirst()
-      if case .success(let piece) = piece { shared.readyBytes -= piece.bytes }
-      return piece
+    let taken = parsing.shared.wait(until: { !$0.ready.isEmpty || $0.finished }) { shared, _ in
+      shared.ready.isEmpty ? nil : shared.ready.removeFirst()
     }
     return try taken?.get()
   }
@@ -98,8 +93,13 @@ package final class ImportLineReader: @unchecked Sendable {
   final class Parsing: @unchecked Sendable {
     struct Shared {
       var ready: [Result<Piece, MsglogError>] = []
-      /// The bytes of the lines of the pieces in `ready`.
-      var readyBytes = 0
+      /// The bytes of the lines of the pieces in `ready` (a few at most).
+      var readyBytes: Int {
+        ready.reduce(0) { bytes, piece in
+          guard case .success(let piece) = piece else { return bytes }
+          return bytes + piece.bytes
+        }
+      }
       /// The parser handed out its last piece (or its error).
       var finished = false
       /// The reader wants no more.
@@ -129,10 +129,7 @@ package final class ImportLineReader: @unchecked Sendable {
         guard goOn else { return }
         let (piece, error) = parsePiece()
         shared.update { shared in
-          if let piece, !piece.requests.isEmpty || error == nil {
-            shared.ready.append(.success(piece))
-            shared.readyBytes += piece.bytes
-          }
+          if let piece, !piece.requests.isEmpty || error == nil { shared.ready.append(.success(piece)) }
           if let error { shared.ready.append(.failure(error)) }
           shared.finished = piece == nil || error != nil
         }

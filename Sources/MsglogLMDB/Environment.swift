@@ -474,7 +474,7 @@ package final class Environment {
     let rc = mdb_txn_begin(env, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &txn)
     if rc == LMDBError.mapResized { return nil }
     try check(rc, "mdb_txn_begin")
-    return Transaction(txn!, readOnly: readOnly, pageSize: readOnly ? mapPageSize : nil, tableOpening: tableOpening)
+    return Transaction(txn!, readOnly: readOnly, pageSize: mapPageSize, tableOpening: tableOpening)
   }
 
   /// Whether the file system holding the database has less than 1 MiB free.

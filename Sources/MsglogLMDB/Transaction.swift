@@ -26,12 +26,13 @@ package final class Transaction {
   /// `PageBounds`' mask: a read's page size less one; 0, not checked.
   private let pageMask: Int
 
-  /// `pageSize`: the map's, for a read-only transaction, whose keys and
-  /// values are checked to lie in their pages (`PageBounds`).
+  /// `pageSize`: the map's (`Environment.mapPageSize`), by which a
+  /// read-only transaction's values are checked to lie in their pages
+  /// (`PageBounds`); a write's are not.
   init(_ txn: OpaquePointer, readOnly: Bool, pageSize: Int?, tableOpening: TableOpeningLock? = nil) {
     self.txn = txn
     self.isReadOnly = readOnly
-    self.pageMask = PageBounds.mask(pageSize: pageSize)
+    self.pageMask = PageBounds.mask(pageSize: readOnly ? pageSize : nil)
     self.tableOpening = tableOpening
   }
 

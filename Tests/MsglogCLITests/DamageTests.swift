@@ -185,29 +185,46 @@ import Testing
     // Every branch page (flags P_BRANCH, more than one key) of data.mdb
     // gets a lower bound of 18: one key. The main and free databases are
     // leaves at this size, so only the named tables' trees are touched.
-    let script = """
+    let changed = Self.damagePages(
+      s,
+      """
+      def damage(data, off, flags, lower):
+          if flags & 0x07 == 0x01 and (lower - 16) // 2 > 1:
+              data[off + 12:off + 14] = (18).to_bytes(2, "little")
+              return True
+          return False
+      """)
+    #expect(changed > 0)
+    let r = s.run("log", "--all")
+    #expect(r.code == 1, "\(r)")
+    #expect(r.stderr.hasPrefix("msglog: LMDB found the database inconsistent ("), "\(r)")
+    #expect(r.stderr.contains("): it is damaged; 'msglog verify' says where"), "\(r)")
+    #expect(r.stderr.split(separator: "\n").count == 1, "\(r)")
+  }
+
+  /// Runs `damage`, Python defining `damage(data, off, flags, lower, *args)`
+  /// which may change the page at `off` of data.mdb's bytes in place (its
+  /// flags and lower bound given) and says whether it did, over every page
+  /// past the two meta pages, with `arguments` as integers; how many pages
+  /// it changed (0 when the script failed).
+  static func damagePages(_ s: Sandbox, _ damage: String, _ arguments: [Int] = []) -> Int {
+    let walk = """
       import os, sys
-      path = sys.argv[1]
+      path, args = sys.argv[1], [int(a) for a in sys.argv[2:]]
       size = os.sysconf("SC_PAGE_SIZE")
       data = bytearray(open(path, "rb").read())
       changed = 0
       for off in range(2 * size, len(data), size):
           flags = int.from_bytes(data[off + 10:off + 12], "little")
           lower = int.from_bytes(data[off + 12:off + 14], "little")
-          if flags & 0x07 == 0x01 and (lower - 16) // 2 > 1:
-              data[off + 12:off + 14] = (18).to_bytes(2, "little")
+          if damage(data, off, flags, lower, *args):
               changed += 1
       with open(path, "r+b") as f:
           f.write(data)
       print(changed)
       """
-    let damage = python(["-c", script, s.db + "/data.mdb"])
-    #expect(damage.code == 0 && (Int(damage.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0, "\(damage)")
-    let r = s.run("log", "--all")
-    #expect(r.code == 1, "\(r)")
-    #expect(r.stderr.hasPrefix("msglog: LMDB found the database inconsistent ("), "\(r)")
-    #expect(r.stderr.contains("): it is damaged; 'msglog verify' says where"), "\(r)")
-    #expect(r.stderr.split(separator: "\n").count == 1, "\(r)")
+    let run = python(["-c", damage + "\n" + walk, s.db + "/data.mdb"] + arguments.map(String.init))
+    return run.code == 0 ? Int(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 : 0
   }
 
   /// Sets bits in the first node of every leaf page of the named tables
@@ -216,27 +233,18 @@ import Testing
   /// 3 is the high byte of a leaf value's size, 4 its flags. How many pages
   /// it changed.
   static func flipFirstNodes(_ s: Sandbox, offset: Int, mask: Int, keyBytes: Int = 0) -> Int {
-    let script = """
-      import os, sys
-      path, offset, mask, key = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-      size = os.sysconf("SC_PAGE_SIZE")
-      data = bytearray(open(path, "rb").read())
-      changed = 0
-      for off in range(2 * size, len(data), size):
-          flags = int.from_bytes(data[off + 10:off + 12], "little")
-          lower = int.from_bytes(data[off + 12:off + 14], "little")
-          if flags & 0x47 == 0x02 and lower > 16:
-              node = off + int.from_bytes(data[off + 16:off + 18], "little")
-              if key and int.from_bytes(data[node + 6:node + 8], "little") != key:
-                  continue
-              data[node + offset] |= mask
-              changed += 1
-      with open(path, "r+b") as f:
-          f.write(data)
-      print(changed)
+    damagePages(
+      s,
       """
-    let damage = python(["-c", script, s.db + "/data.mdb", "\(offset)", "\(mask)", "\(keyBytes)"])
-    return damage.code == 0 ? Int(damage.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 : 0
+      def damage(data, off, flags, lower, offset, mask, key):
+          if flags & 0x47 != 0x02 or lower <= 16:
+              return False
+          node = off + int.from_bytes(data[off + 16:off + 18], "little")
+          if key and int.from_bytes(data[node + 6:node + 8], "little") != key:
+              return False
+          data[node + offset] |= mask
+          return True
+      """, [offset, mask, keyBytes])
   }
 
   /// A leaf value's size with a high bit set: LMDB lends the value as it
