@@ -295,6 +295,12 @@ public func runProgram(_ executable: String, _ arguments: [String], stdin: Data 
 /// another test had open at that moment — the write end of `WriterLock`'s
 /// pipe, whose reader then never sees its end and never lets go of the
 /// lock (a test stalled on it whenever a cluster started beside it).
+///
+/// It starts in the repository's root, not in the test process's current
+/// directory: `ReadmeSwiftTests` moves that into a temporary directory
+/// for its run (the guide's example opens a relative path), and a cluster
+/// started meanwhile lost it under `pg_ctl` when the test ended ("could not
+/// identify current directory", a CI run's crash).
 @discardableResult
 public func shell(_ command: String) -> Int32 {
   let words: [String] = ["/bin/sh", "-c", command]
@@ -307,6 +313,10 @@ public func shell(_ command: String) -> Int32 {
     fatalError("posix_spawn_file_actions_addclosefrom_np: not in this C library (glibc 2.34 or later needed)")
   }
   precondition(closingFrom(&actions, 3) == 0, "posix_spawn_file_actions_addclosefrom_np failed")
+  guard let changingDirectory = spawnChangingDirectory else {
+    fatalError("posix_spawn_file_actions_addchdir_np: not in this C library (glibc 2.29 or later needed)")
+  }
+  precondition(changingDirectory(&actions, repositoryRoot) == 0, "posix_spawn_file_actions_addchdir_np failed")
   var pid: pid_t = 0
   guard posix_spawn(&pid, "/bin/sh", &actions, nil, argv, environ) == 0 else { return 127 }
   var status: Int32 = 0
@@ -321,6 +331,14 @@ public func shell(_ command: String) -> Int32 {
 private typealias ClosingFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
 private let spawnClosingFrom: ClosingFrom? = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np").map {
   unsafeBitCast($0, to: ClosingFrom.self)
+}
+
+/// glibc's `posix_spawn_file_actions_addchdir_np` (2.29 on), looked up
+/// likewise: the child's working directory.
+private typealias ChangingDirectory =
+  @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+private let spawnChangingDirectory: ChangingDirectory? = dlsym(nil, "posix_spawn_file_actions_addchdir_np").map {
+  unsafeBitCast($0, to: ChangingDirectory.self)
 }
 
 /// Mounts a tmpfs of `size` at `path`; false when not permitted (not root).
@@ -385,12 +403,8 @@ public final class ChildProcess: @unchecked Sendable {
     }
     posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY, 0)
     // glibc's extensions (2.29, 2.34), which Swift's Glibc module does not export.
-    typealias ChangeDirectory =
-      @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
     if let closingFrom = spawnClosingFrom { _ = closingFrom(&actions, 3) }
-    if let changeDirectory = dlsym(nil, "posix_spawn_file_actions_addchdir_np") {
-      _ = directory.withCString { unsafeBitCast(changeDirectory, to: ChangeDirectory.self)(&actions, $0) }
-    }
+    if let changingDirectory = spawnChangingDirectory { _ = changingDirectory(&actions, directory) }
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
     defer { posix_spawnattr_destroy(&attributes) }
