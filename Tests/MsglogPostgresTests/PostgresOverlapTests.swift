@@ -5,6 +5,8 @@ import MsglogTestSupport
 import Synchronization
 import Testing
 
+@testable import MsglogPostgres
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -109,10 +111,27 @@ import Testing
   /// 16 threads of one app sharing an `EventLog`: some of its transactions
   /// were sent while the one before was still committing, and every
   /// outcome the threads got is in the log at its seq, gapless.
+  ///
+  /// Whether commits overlap on their own depends on timing (a batch is
+  /// built early only once as many writes wait as the one in flight
+  /// holds), so the test makes one certain: every `COMMIT` waits, in a
+  /// deferred trigger, for a lock the test holds — a disk that is slow to
+  /// flush — until a batch has been built behind the one held; then the
+  /// lock goes and the rest run as they come.
   @Test func threadsOfOneAppOverlapTheirCommits() throws {
     let s = Sandbox(.postgres)
     let log = try EventLog(s.db)
     try log.append("seed")
+    let flush = try Connection(try PostgresLocation(s.db).conninfo)
+    for statement in Self.heldCommits { _ = try flush.execute(statement) }
+    _ = try flush.execute("SELECT pg_advisory_lock(\(Self.flushLock))")
+    var released = false
+    func release() throws {
+      guard !released else { return }
+      released = true
+      _ = try flush.execute("SELECT pg_advisory_unlock(\(Self.flushLock))")
+    }
+    defer { try? release() }
     let acknowledged = Acknowledgements()
     let finished = DispatchGroup()
     for t in 0..<16 {
@@ -130,12 +149,34 @@ import Testing
         }
       }.start()
     }
-    finished.wait()
-    #expect(acknowledged.read { $0.failures } == 0)
+    let deadline = Date().addingTimeInterval(60)
+    while log.overlappedCommits == 0 && Date() < deadline { usleep(5_000) }
     #expect(log.overlappedCommits > 0, "no transaction was sent while another committed")
+    #expect(acknowledged.read { $0.writes.count } == 0, "a write was acknowledged before its commit ended")
+    try release()
+    finished.wait()
+    _ = try flush.execute("DROP TRIGGER held_commit ON msglog.events")
+    _ = try flush.execute("DROP FUNCTION public.held_commit()")
+    #expect(acknowledged.read { $0.failures } == 0)
     expectGaplessHolding(logged(s), acknowledged.read { $0.writes })
     #expect(s.run("verify").code == 0)
   }
+
+  /// The advisory lock a held `COMMIT` waits for.
+  static let flushLock = 0x6d73_676c
+
+  /// A commit that writes an event waits, as it ends, for `flushLock`
+  /// (shared: once it is free, every commit passes at once).
+  static let heldCommits = [
+    """
+    CREATE FUNCTION public.held_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_advisory_xact_lock_shared(\(flushLock)); RETURN NULL; END $$
+    """,
+    """
+    CREATE CONSTRAINT TRIGGER held_commit AFTER INSERT ON msglog.events
+      DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.held_commit()
+    """,
+  ]
 
   /// `serve` killed with SIGKILL while 12 clients append (its commits
   /// overlapping), then started again: every append it acknowledged is in
