@@ -98,7 +98,7 @@ import Testing
     var r = place.superuser(in: String(blocks[0].label.split(separator: "@").last!), block(0))
     #expect(r.code == 0, "\(r)")
     // 2. The passwords, in a password file of mode 600.
-    FileManager.default.createFile(
+    _ = FileManager.default.createFile(
       atPath: s.dir + "/pgpass", contents: Data((block(1) + block(2)).utf8), attributes: [.posixPermissions: 0o600])
     // 3. The schema, as its owner: every table, owned by it.
     r = place.bash(block(3))
@@ -112,14 +112,14 @@ import Testing
     let instances = place.nodes.map { unit.replacing("%i", with: String($0)) }
     if FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze") {
       let file = s.dir + "/msglog-serve@\(place.nodes[0]).service"
-      FileManager.default.createFile(atPath: file, contents: Data(unit.utf8))
+      _ = FileManager.default.createFile(atPath: file, contents: Data(unit.utf8))
       r = runProgram("/usr/bin/systemd-analyze", ["verify", file])
       #expect(r.code == 0, "systemd-analyze verify: \(r)")
     }
-    FileManager.default.createFile(atPath: s.dir + "/env", contents: Data(block(6).utf8))
+    _ = FileManager.default.createFile(atPath: s.dir + "/env", contents: Data(block(6).utf8))
     let token = try #require(block(6).split(separator: "\n").first { $0.hasPrefix("MSGLOG_TOKEN=") })
       .dropFirst("MSGLOG_TOKEN=".count)
-    FileManager.default.createFile(atPath: s.dir + "/token", contents: Data(token.utf8))
+    _ = FileManager.default.createFile(atPath: s.dir + "/token", contents: Data(token.utf8))
     let servers = instances.map { Self.serve(unit: $0, in: s) }
     defer { for server in servers { #expect(server.stop().code == 0) } }
     for (server, port) in zip(servers, place.nodes) {
@@ -151,7 +151,7 @@ import Testing
 
     // 7. Metrics: Prometheus's config is sound; each node counts its own requests.
     let scrape = s.dir + "/prometheus.yml"
-    FileManager.default.createFile(atPath: scrape, contents: Data(block(8).utf8))
+    _ = FileManager.default.createFile(atPath: scrape, contents: Data(block(8).utf8))
     if FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool") {
       r = runProgram("/usr/bin/promtool", ["check", "config", scrape])
       #expect(r.code == 0, "promtool: \(r)")

@@ -37,8 +37,7 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
 
   public init(_ store: Store = .lmdb) {
     self.store = store
-    dir = NSTemporaryDirectory() + "msglog-cli-" + UUID().uuidString
-    try! FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    dir = TemporaryDirectories.make(prefix: "msglog-cli-")
     switch store {
     case .lmdb:
       db = dir + "/msglog.lmdb"
@@ -51,7 +50,7 @@ public final class Sandbox: @unchecked Sendable {  // immutable after init
   }
 
   deinit {
-    try? FileManager.default.removeItem(atPath: dir)
+    TemporaryDirectories.remove(dir)
     if let databaseName { PostgresCluster.dropDatabase(databaseName) }
   }
 
