@@ -29,6 +29,9 @@ let package = Package(
     .systemLibrary(name: "CEpoll"),
     // CRC-32C with the CPU's instruction (SSE4.2 / ARM CRC), chosen at run time.
     .target(name: "CCRC32C"),
+    // A vector scan over an import's bytes (SSE2 on x86-64), for the
+    // measuring pass (`ImportInput.namesLedgerOnly`).
+    .target(name: "CByteScan"),
     // Events, record codec, projection, replay, validation. No I/O.
     .target(name: "MsglogCore", dependencies: ["CCRC32C"]),
     // The only module that imports CLMDB: a typed wrapper and the event store.
@@ -60,6 +63,7 @@ let package = Package(
       name: "Msglog",
       dependencies: [
         "MsglogCore", "MsglogSyncProtocol", "MsglogLMDB", "MsglogPostgres", "MsglogHTTPClient", "MsglogPosix",
+        "CByteScan",
       ]),
     // The wire shapes: a JSON writer and every document `--json` prints and
     // the server answers, in one place for the command line and the server.

@@ -202,8 +202,8 @@ import Testing
     }
   }
 
-  /// The word-at-a-time scan finds what a byte-by-byte reading of the rule
-  /// finds, wherever the words fall against its eight-byte steps: random
+  /// The vector scan finds what a byte-by-byte reading of the rule finds,
+  /// wherever the words fall against its sixteen-byte steps: random
   /// lines of the words, their near misses, quotes, `o`, `u` and spaces.
   @Test func theScanForLedgerWordsMissesNoneAtAnyAlignment() throws {
     let pieces = [
@@ -237,7 +237,7 @@ import Testing
     var random = SeededGenerator(seed: 0x0905)
     var found = 0
     for _ in 0..<20_000 {
-      let line = (0..<Int.random(in: 0...14, using: &random)).map { _ in pieces.randomElement(using: &random)! }
+      let line = (0..<Int.random(in: 0...24, using: &random)).map { _ in pieces.randomElement(using: &random)! }
         .joined()
       let bytes = Array(line.utf8)
       let measured = try bytes.withUnsafeBytes { try ImportInput.memory($0).measure().needsLedger }

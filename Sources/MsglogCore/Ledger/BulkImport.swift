@@ -303,10 +303,12 @@ package struct BulkImport {
     }
     try writer.putAscending(.streamEvents) { put in
       for s in order {
-        let stream = streams[s].head.stream
+        // The stream's part of the key made once; each seq is then its last eight bytes.
+        Self.streamKey(streams[s].head.stream, 0, into: &key)
+        let seqAt = key.count - 8
         for run in streams[s].events {
           for seq in run.first..<(run.first + run.count) {
-            Self.streamKey(stream, seq, into: &key)
+            key.withUnsafeMutableBytes { $0.storeBytes(of: seq.bigEndian, toByteOffset: seqAt, as: UInt64.self) }
             try key.withUnsafeBytes { try put($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
           }
         }
@@ -326,8 +328,7 @@ package struct BulkImport {
         let id = items.id(insertedAt: seq)
         let removed = items.removeSeq(of: seq)
         let entry = IdEntry(insertSeq: seq, removeSeq: removed, leaf: removed == 0 ? items.leaf(of: seq) : 0)
-        let value = DerivedRows.encode(entry, for: id)
-        try id.withUnsafeBytes { k in try value.withUnsafeBytes { try put(k, $0) } }
+        try id.withUnsafeBytes { k in try DerivedRows.withEncoded(entry, for: id) { try put(k, $0) } }
       }
     }
   }
