@@ -116,25 +116,27 @@ import Testing
   /// built early only once as many writes wait as the one in flight
   /// holds), so the test makes one certain: every `COMMIT` waits, in a
   /// deferred trigger, for a lock the test holds — a disk that is slow to
-  /// flush — until a batch has been built behind the one held; then the
-  /// lock goes and the rest run as they come.
+  /// flush. One thread's first append is sent and held there; then the
+  /// other fifteen come, and one write waiting behind a batch of one is
+  /// enough to build the next batch. Once one is, the lock goes and the
+  /// rest run as they come.
   @Test func threadsOfOneAppOverlapTheirCommits() throws {
     let s = Sandbox(.postgres)
     let log = try EventLog(s.db)
     try log.append("seed")
     let flush = try Connection(try PostgresLocation(s.db).conninfo)
     for statement in Self.heldCommits { _ = try flush.execute(statement) }
-    _ = try flush.execute("SELECT pg_advisory_lock(\(Self.flushLock))")
+    _ = try flush.execute("SELECT pg_advisory_lock($1)", [.int64(Self.flushLock)])
     var released = false
     func release() throws {
       guard !released else { return }
       released = true
-      _ = try flush.execute("SELECT pg_advisory_unlock(\(Self.flushLock))")
+      _ = try flush.execute("SELECT pg_advisory_unlock($1)", [.int64(Self.flushLock)])
     }
     defer { try? release() }
     let acknowledged = Acknowledgements()
     let finished = DispatchGroup()
-    for t in 0..<16 {
+    func startWriter(_ t: Int) {
       finished.enter()
       Thread {
         defer { finished.leave() }
@@ -149,8 +151,12 @@ import Testing
         }
       }.start()
     }
-    let deadline = Date().addingTimeInterval(60)
-    while log.overlappedCommits == 0 && Date() < deadline { usleep(5_000) }
+    let deadline = ContinuousClock.now + .seconds(60)
+    startWriter(0)
+    let waitingForTheLock = "SELECT count(*)::int8 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+    while try flush.execute(waitingForTheLock).int64(0, 0) == 0 && ContinuousClock.now < deadline { usleep(5_000) }
+    for t in 1..<16 { startWriter(t) }
+    while log.overlappedCommits == 0 && ContinuousClock.now < deadline { usleep(5_000) }
     #expect(log.overlappedCommits > 0, "no transaction was sent while another committed")
     #expect(acknowledged.read { $0.writes.count } == 0, "a write was acknowledged before its commit ended")
     try release()
@@ -163,7 +169,7 @@ import Testing
   }
 
   /// The advisory lock a held `COMMIT` waits for.
-  static let flushLock = 0x6d73_676c
+  static let flushLock: Int64 = 0x6d73_676c
 
   /// A commit that writes an event waits, as it ends, for `flushLock`
   /// (shared: once it is free, every commit passes at once).

@@ -33,7 +33,7 @@ public final class Nginx {
       }
 
       """
-    FileManager.default.createFile(atPath: dir + "/nginx.conf", contents: Data(whole.utf8))
+    _ = FileManager.default.createFile(atPath: dir + "/nginx.conf", contents: Data(whole.utf8))
     child = s.start(["-p", dir, "-c", dir + "/nginx.conf"], useDefaultDB: false, runner: Self.binary)
   }
 
