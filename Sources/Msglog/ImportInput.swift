@@ -78,7 +78,8 @@ package enum ImportInput: @unchecked Sendable {
   /// the value `"edit"`, `"restore"` or `"undo"`. Every word looked for
   /// starts with a quote and `u` or `o`: the block is scanned sixteen bytes
   /// at a time for that pair (`msglog_next_quote_before_u_or_o`, SSE2; the
-  /// word-at-a-time loop before it was a twelfth of a short import's time),
+  /// word-at-a-time loop before it was a thirteenth of a short import's
+  /// building thread, whose build waits for this pass),
   /// and only where a word may hold one is it looked at (a line has one,
   /// its `"op"`).
   static func namesLedgerOnly(_ block: UnsafeRawBufferPointer) -> Bool {

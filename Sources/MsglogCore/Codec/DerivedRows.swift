@@ -172,14 +172,16 @@ package enum DerivedRows {
   // MARK: - Id index: 3 × u64, a 4th for a removed item whose text came from an edit
 
   package static func encode(_ entry: IdEntry, for id: ItemID) -> [UInt8] {
-    withEncoded(entry, for: id) { Array($0) }
+    withUnsafeEncoded(entry, for: id) { Array($0) }
   }
 
   /// `encode(_:for:)`'s row, lent to `body` from the stack: an import
   /// writes one of these an item, where an array each (an allocation,
   /// and an append of bytes at about a hundred instructions a field) was
   /// a twentieth of its work. Sealed keyed by the id where it lies.
-  package static func withEncoded<R>(
+  ///
+  /// - Warning: the buffer is valid only during the call.
+  package static func withUnsafeEncoded<R>(
     _ entry: IdEntry, for id: ItemID, _ body: (UnsafeRawBufferPointer) throws -> R
   ) rethrows -> R {
     let fields = entry.textSeq != 0 ? 4 : 3
@@ -357,7 +359,7 @@ package enum DerivedRows {
     // a hundred instructions whatever its length, and a checkpoint holds a
     // slot for every item.
     withUnsafeTemporaryAllocation(byteCount: 24, alignment: 8) { bytes in
-      slot.id.withUnsafeBytes { bytes.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: 16) }
+      slot.id.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: bytes[..<16]).copyMemory(from: $0) }
       bytes.storeBytes(of: slot.seq.bigEndian, toByteOffset: 16, as: UInt64.self)
       out.append(contentsOf: UnsafeRawBufferPointer(bytes))
     }

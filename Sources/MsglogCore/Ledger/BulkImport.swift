@@ -328,7 +328,7 @@ package struct BulkImport {
         let id = items.id(insertedAt: seq)
         let removed = items.removeSeq(of: seq)
         let entry = IdEntry(insertSeq: seq, removeSeq: removed, leaf: removed == 0 ? items.leaf(of: seq) : 0)
-        try id.withUnsafeBytes { k in try DerivedRows.withEncoded(entry, for: id) { try put(k, $0) } }
+        try id.withUnsafeBytes { k in try DerivedRows.withUnsafeEncoded(entry, for: id) { try put(k, $0) } }
       }
     }
   }
