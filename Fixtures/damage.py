@@ -15,7 +15,8 @@ TARGET picks the row:
     checkpoint:STREAM:last       the stream's latest checkpoint
     summary                      the summary row in meta
 ARG: truncate: the length to keep; flip: the bit to flip (default: a middle one);
-     swap: a second TARGET whose value is exchanged with the first.
+     swap: a second TARGET whose value is exchanged with the first;
+     junk: the key the copy goes under (default: the row's own, its last byte changed).
 Prints one line saying what it did.
 """
 import random
@@ -110,9 +111,12 @@ def apply(txn, dbs, op, table, key, arg, rng):
         txn.put(other, value, db=dbs[other_table])
         return f"swapped {table.decode()} {key.hex()} with {other_table.decode()} {other.hex()}"
     if op == "junk":
-        junk_key = key[:-1] + bytes([key[-1] ^ 0x80])
-        if txn.get(junk_key, db=db) is not None:
-            junk_key = key + b"\x7f"
+        if arg is not None:
+            junk_key = arg.encode()
+        else:
+            junk_key = key[:-1] + bytes([key[-1] ^ 0x80])
+            if txn.get(junk_key, db=db) is not None:
+                junk_key = key + b"\x7f"
         txn.put(junk_key, value, db=db)
         return f"added a copy of {table.decode()} {key.hex()} under {junk_key.hex()}"
     raise SystemExit(f"damage.py: unknown op {op}")

@@ -90,6 +90,19 @@ extension LMDBTables.LogTransaction {
     }
   }
 
+  func streamHeadNames() throws -> (names: [StreamName], notNames: Int) {
+    try txn.withCursor(tables.heads) { cursor in
+      var names: [StreamName] = []
+      var notNames = 0
+      var entry = try cursor.first()
+      while let (key, _) = entry {
+        if let name = try? Key.streamName(key, table: .heads) { names.append(name) } else { notNames += 1 }
+        entry = try cursor.next()
+      }
+      return (names, notNames)
+    }
+  }
+
   func orderNode(_ id: NodeID, of stream: StreamName) throws -> TreeNode<Slot>? {
     try txn.get(tables.order, DerivedRows.nodeKey(stream, id)) { try DerivedRows.decodeNode(id, of: stream, $0) }
   }

@@ -127,6 +127,24 @@ import Testing
     }
   }
 
+  /// A `heads` row for a stream that has no events, or under a key that is
+  /// no stream name, is named for what it is: read with the others' rows,
+  /// it hid every stream's checkpoints from `verify`, which blamed those
+  /// ("records its last checkpoint at version N; the checkpoints table says
+  /// 0"). `--repair` removes it.
+  @Test(arguments: [
+    (["junk", "head:main", "ghost"], "table heads: stream 'ghost' has a head but no events\n"),
+    (["junk", "head:main"], "table heads: 1 row's key is not a stream name\n"),
+  ])
+  func verifyNamesAJunkHeadsRow(_ damage: [String], _ said: String) throws {
+    let s = try Self.damaged(Self.base(), damage)
+    let verify = s.run(["verify"])
+    #expect(verify.code == 1 && verify.stdout == said, "\(damage): \(verify)")
+    #expect(s.run(["verify", "--repair"]).code == 0)
+    let after = s.run(["verify"])
+    #expect(after.code == 0, "\(damage): \(after)")
+  }
+
   /// The case from the report: a deleted `heads` row made `list` print only
   /// new items and the next `append` write a second `v1` event.
   @Test func aDeletedHeadNeverLeadsToASecondFirstVersion() throws {

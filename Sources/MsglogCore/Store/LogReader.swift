@@ -17,6 +17,10 @@ package protocol LogReader {
   func streamHead(_ stream: StreamName) throws -> StreamHead?
   /// Every stream head, in bytewise order of the names.
   func streamHeads() throws -> [StreamHead]
+  /// The streams the heads name, from their keys alone, in the same order,
+  /// and how many keys are not a stream name: for `verify`, where one
+  /// damaged row must not hide the others' names.
+  func streamHeadNames() throws -> (names: [StreamName], notNames: Int)
   /// A node of the stream's order tree.
   func orderNode(_ id: NodeID, of stream: StreamName) throws -> TreeNode<Slot>?
   func idEntry(_ id: ItemID) throws -> IdEntry?
@@ -89,6 +93,11 @@ package protocol LogReader {
 
 extension LogReader {
   package var recordsStayMapped: Bool { false }
+
+  /// Where heads are kept decoded (in memory), their names.
+  package func streamHeadNames() throws -> (names: [StreamName], notNames: Int) {
+    (try streamHeads().map(\.stream), 0)
+  }
 
   package func horizon() throws -> Horizon { .none }
 

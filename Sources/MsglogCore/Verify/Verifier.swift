@@ -225,9 +225,29 @@ package enum Verifier {
     }
 
     /// The streams named in `heads`, read as keys only (a damaged value must
-    /// not hide its key). Falls back to the streams the log names.
+    /// not hide its key: decoded, one junk row hid every stream's
+    /// checkpoints, and `verify` blamed them). Falls back to the streams the
+    /// log names.
     func streamsWithHeads() throws -> [StreamName] {
-      (try? reader.streamHeads().map(\.stream)) ?? Array(state.projections.keys).sorted()
+      (try? reader.streamHeadNames().names) ?? Array(state.projections.keys).sorted()
+    }
+
+    /// A head row is a stream's with events: one for a stream the log never
+    /// names is junk, named as such (the count of rows alone would not say
+    /// which), as is a key that is not a stream name.
+    mutating func checkHeadsNameStreams() {
+      do {
+        let heads = try reader.streamHeadNames()
+        for stream in heads.names where state.projections[stream] == nil {
+          problem("table heads: stream \(TerminalText.quoted(stream)) has a head but no events")
+        }
+        if heads.notNames > 0 {
+          let rows = heads.notNames == 1 ? "1 row's key is" : "\(heads.notNames) rows' keys are"
+          problem("table heads: \(rows) not a stream name")
+        }
+      } catch {
+        failed(error, "\(error)")
+      }
     }
 
     // MARK: - Derived tables
@@ -241,6 +261,7 @@ package enum Verifier {
       for stream in state.projections.keys.sorted() where !broken.contains(stream) {
         checkStreamTables(stream, into: &totals)
       }
+      checkHeadsNameStreams()
       checkIds(leafOf: totals.leafOf)
       checkCounts(nodes: totals.reachableNodes, checkpoints: totals.checkpoints)
     }

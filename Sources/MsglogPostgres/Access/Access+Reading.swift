@@ -64,6 +64,12 @@ extension PostgresStore.Access {
     }
   }
 
+  func streamHeadNames() throws -> (names: [StreamName], notNames: Int) {
+    let rows = try query(.streams, PostgresSchema.streamHeadNames)
+    let names = (0..<rows.count).compactMap { row in try? rows.streamName(row, 0, in: .heads) }
+    return (names, rows.count - names.count)
+  }
+
   func orderNode(_ id: NodeID, of stream: StreamName) throws -> TreeNode<Slot>? {
     try orderNodes([id], of: stream)[id]
   }

@@ -89,6 +89,9 @@ extension PostgresSchema {
   /// compares bytewise: the order of LMDB's keys).
   static let streamHeads = Statement("SELECT stream, head FROM msglog.streams ORDER BY stream")
 
+  /// The streams that have a head row, without the rows (`verify`).
+  static let streamHeadNames = Statement("SELECT stream FROM msglog.streams ORDER BY stream")
+
   /// Name and head row of each of `streams` that has one.
   static func streamHeads(_ streams: [StreamName]) -> Statement {
     Statement("SELECT stream, head FROM msglog.streams WHERE stream = ANY($1)", [.byteas(streams.map(\.bytes))])
