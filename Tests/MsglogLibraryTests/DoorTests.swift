@@ -44,6 +44,7 @@ import Testing
     for (map, include) in [
       (build + "/CLibPQ.build/module.modulemap", repositoryRoot + "/Sources/CLibPQ/include"),
       (build + "/CCRC32C.build/module.modulemap", repositoryRoot + "/Sources/CCRC32C/include"),
+      (build + "/CByteScan.build/module.modulemap", repositoryRoot + "/Sources/CByteScan/include"),
       (build + "/CGnuTLS.build/module.modulemap", repositoryRoot + "/Sources/CGnuTLS/include"),
       (repositoryRoot + "/Sources/CLMDB/module.modulemap", repositoryRoot + "/Sources/CLMDB"),
     ] {
