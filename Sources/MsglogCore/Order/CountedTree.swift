@@ -74,15 +74,30 @@ package struct CountedTree<Store: TreeNodeStore> {
   /// The child of an inner node that holds position `i`, and `i` made
   /// relative to it. With `endGoesLeft`, a position just past a child's end
   /// stays in that child (an insert there appends to it, not to the next).
+  ///
+  /// The counts are read through a buffer, each kind of walk in its own
+  /// loop: a bounds check and the choice between them for every child
+  /// were most of an import's descents (`checkInner` has made sure that
+  /// there are as many counts as children).
   @inline(__always)
   static func child(containing i: inout Int, in node: TreeNode<Element>, endGoesLeft: Bool) -> Int {
-    var c = 0
     let last = node.children.count - 1
-    while c < last && (endGoesLeft ? i > node.counts[c] : i >= node.counts[c]) {
-      i -= node.counts[c]
-      c += 1
+    return node.counts.withUnsafeBufferPointer { counts in
+      precondition(last < counts.count, "an inner node has a count for each child")
+      var c = 0
+      if endGoesLeft {
+        while c < last && i > counts[c] {
+          i -= counts[c]
+          c += 1
+        }
+      } else {
+        while c < last && i >= counts[c] {
+          i -= counts[c]
+          c += 1
+        }
+      }
+      return c
     }
-    return c
   }
 
   /// The position of the first element of `leaf` that satisfies `matches`.
