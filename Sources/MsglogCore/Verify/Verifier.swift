@@ -47,7 +47,16 @@ package enum Verifier {
     /// for a trimmed log with none since).
     var lastSeq: UInt64 = 0
 
-    init(reader: any LogReader) { self.reader = reader }
+    /// The streams the heads name, read once from their keys
+    /// (`streamHeadNames`): the checkpoints are listed by them, a damaged
+    /// record's stream is looked for among them, and they are checked
+    /// against the streams the log has.
+    let headNames: Result<(names: [StreamName], notNames: Int), any Error>
+
+    init(reader: any LogReader) {
+      self.reader = reader
+      headNames = Result { try reader.streamHeadNames() }
+    }
 
     /// The first read the store refused for a privilege the role lacks.
     var refused: MsglogError? = nil
@@ -229,7 +238,7 @@ package enum Verifier {
     /// checkpoints, and `verify` blamed them). Falls back to the streams the
     /// log names.
     func streamsWithHeads() throws -> [StreamName] {
-      (try? reader.streamHeadNames().names) ?? Array(state.projections.keys).sorted()
+      (try? headNames.get().names) ?? Array(state.projections.keys).sorted()
     }
 
     /// A head row is a stream's with events: one for a stream the log never
@@ -237,7 +246,7 @@ package enum Verifier {
     /// which), as is a key that is not a stream name.
     mutating func checkHeadsNameStreams() {
       do {
-        let heads = try reader.streamHeadNames()
+        let heads = try headNames.get()
         for stream in heads.names where state.projections[stream] == nil {
           problem("table heads: stream \(TerminalText.quoted(stream)) has a head but no events")
         }
