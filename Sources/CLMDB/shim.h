@@ -12,4 +12,14 @@ extern int renameat2(int olddirfd, const char *oldpath, int newdirfd, const char
 static inline int msglog_rename_noreplace(const char *from, const char *to) {
   return renameat2(-100 /* AT_FDCWD */, from, -100, to, 1u /* RENAME_NOREPLACE */);
 }
+
+/* sync_file_range(2), which glibc also declares only under _GNU_SOURCE. */
+extern int sync_file_range(int fd, long long offset, long long nbytes, unsigned int flags);
+
+/* Starts writing every dirty page of the file `fd` back to the disk and
+   returns without waiting: a later fdatasync then finds them written, or
+   on their way. No durability of its own (no metadata, no disk cache). */
+static inline int msglog_start_writeback(int fd) {
+  return sync_file_range(fd, 0, 0, 2u /* SYNC_FILE_RANGE_WRITE */);
+}
 #endif

@@ -260,6 +260,15 @@ package enum DatabaseFiles {
     return inner == outer || inner.hasPrefix(outer == "/" ? "/" : outer + "/")
   }
 
+  /// Makes the data file of the database in `directory` durable, every
+  /// page written to it so far (`fdatasync`, as LMDB's own sync).
+  static func syncData(of directory: String) throws {
+    let fd = open(directory + "/data.mdb", O_RDWR | O_CLOEXEC)
+    guard fd >= 0 else { throw LMDBError(errno, "open") }
+    defer { close(fd) }
+    guard fdatasync(fd) == 0 else { throw LMDBError(errno, "fdatasync") }
+  }
+
   /// Makes the names in a directory durable.
   static func syncDirectory(_ directory: String) {
     let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -55,12 +55,14 @@ extension LMDBStore {
   /// erased one's later, which the first purge after that erase would zero
   /// (as costly as the rest of that purge). Scrubbed here instead (both,
   /// as purge does), while nobody else has the database open, at about 2 %
-  /// of the import's time.
+  /// of the import's time. Not synced: the caller syncs the database whole.
   static func scrubNewDatabase(at path: String) throws {
     guard scrubsNewDatabases else { return }
     let environment = try LMDBTables.openEnvironment(path, writer: true, shown: path, assertionHandler: nil)
     guard environment.lastCommittedTransaction > 1 else { return }
-    _ = try environment.write { try scrubFreePages(in: $0, of: environment, freedBy: 0, scanGaps: true) }
+    _ = try environment.write {
+      try scrubFreePages(in: $0, of: environment, freedBy: 0, scanGaps: true, syncing: false)
+    }
   }
 
   /// A page's flags (`mp_flags`; `mdb.c` keeps them to itself).

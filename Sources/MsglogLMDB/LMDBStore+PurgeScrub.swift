@@ -34,8 +34,10 @@ extension LMDBStore {
   /// - Returns: the bytes written, and whether a reader held such pages.
   /// - Parameter scanGaps: also zero the unused middle of every page in
   ///   use (`dirtyGaps`), read in the file as this transaction sees it.
+  /// - Parameter syncing: sync the zeros before returning (a new database,
+  ///   synced whole before it is put in place, leaves it to its caller).
   static func scrubFreePages(
-    in txn: Transaction, of environment: Environment, freedBy: UInt64, scanGaps: Bool
+    in txn: Transaction, of environment: Environment, freedBy: UInt64, scanGaps: Bool, syncing: Bool = true
   ) throws -> (bytes: UInt64, held: Bool) {
     let env = environment.env
     let pageSize = environment.pageSize
@@ -134,7 +136,7 @@ extension LMDBStore {
       }
       gapBytes = gaps.reduce(0) { $0 + $1.range.count }
     }
-    if !dirty.isEmpty || gapBytes > 0, fdatasync(fd) != 0 { throw LMDBError(errno, "fdatasync") }
+    if syncing, !dirty.isEmpty || gapBytes > 0, fdatasync(fd) != 0 { throw LMDBError(errno, "fdatasync") }
     return (UInt64(dirty.count * pageSize + gapBytes), held)
   }
 

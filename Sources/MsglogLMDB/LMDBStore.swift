@@ -235,17 +235,14 @@ package final class LMDBStore: FollowableStore {
       let tables = try LMDBTables(
         path: staging.path, create: true, shown: path, staging: true, assertionHandler: assertionHandler)
       result = try write(tables)
-      // The tables were made without a sync (`staging`), as are a long
-      // write's pieces, for the write's last commit to sync them with its
-      // own; when it wrote nothing (`msglog init`: LMDB skips an empty
-      // commit, sync and all), they are synced here, before the database
-      // is put in place.
-      if tables.environment.hasUnsyncedCommits { try tables.environment.sync() }
     } catch let error as LMDBError {
       throw MsglogError(error, writing: staging.path + "/data.mdb")
     }
     try Self.scrubNewDatabase(at: staging.path)
-    // The commit is on disk; install syncs the new name before success is reported.
+    // No commit in the staging directory was synced (`staging`): one sync
+    // takes them all, and the scrub's zeros, before the database is put in
+    // place; install then syncs the new name before success is reported.
+    try DatabaseFiles.syncData(of: staging.path)
     guard try DatabaseFiles.install(staging.path, at: path) else { return nil }
     return result
   }

@@ -12,9 +12,13 @@ import MsglogCore
 extension LMDBTables.LogTransaction: BulkLoading {
   /// How much a bulk load into a new database puts before it commits a
   /// piece: what its transaction holds in memory at most, besides LMDB's
-  /// free pages kept for the next piece.
+  /// free pages kept for the next piece, and what the disk is handed to
+  /// write while the next piece is made (`Environment.commitPiece`). At 16
+  /// MiB a short import was one piece, all of it written and synced at
+  /// the end; 1, 2 and 4 MiB all took 5–8 % off it (see
+  /// docs/PERFORMANCE.md), 4 with the fewest commits.
   /// (A test lowers it for its own task, to commit many pieces in a small import.)
-  @TaskLocal static var pieceBytes = 16 << 20
+  @TaskLocal static var pieceBytes = 4 << 20
 
   func appendRecords(_ body: (_ append: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws -> Void) throws {
     try loading(tables.events) { load in

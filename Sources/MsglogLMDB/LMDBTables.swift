@@ -117,7 +117,8 @@ package final class LMDBTables {
   ///     a private name beside the one the user gave).
   ///   - lockless: read without the lock file (a copy nobody else can see yet).
   ///   - staging: a new database in its staging directory
-  ///     (`LMDBStore.createDatabase`): its tables are made without a sync.
+  ///     (`LMDBStore.createDatabase`): its commits are not synced
+  ///     (`Environment.deferSyncing`).
   ///
   /// A writer opens the environment and, in its first write transaction,
   /// refuses one that is not msglog's: it has other named databases but no
@@ -193,17 +194,10 @@ package final class LMDBTables {
       }
       return (tables, isNew || format != LMDBTables.legacyFormatValue, version, isNew)
     }
-    // In a staging directory the tables are made without a sync of their
-    // own (one of a short import's three): the build's last commit syncs
-    // them with everything else, before the database is put in place.
-    let made: ([Database], Bool, Int, Bool)
-    if !create {
-      made = try env.read(setup)
-    } else if staging {
-      made = try env.withoutSyncing { try env.write(setup) }
-    } else {
-      made = try env.write(setup)
-    }
+    // In a staging directory no commit syncs, not even the tables' making:
+    // the database is synced whole before it is put in place.
+    if staging { env.deferSyncing() }
+    let made = try create ? env.write(setup) : env.read(setup)
     let (dbs, current, version, isNew) = made
     // A new database's first rows (its format, id and purge marks) are no
     // text its page buffers could carry into a later write.

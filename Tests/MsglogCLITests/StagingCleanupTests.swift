@@ -71,7 +71,7 @@ import Testing
     while child.process.isRunning, !committed {
       for name in entries(s.dir) where name.contains("creating-") {
         let size = (try? FileManager.default.attributesOfItem(atPath: s.dir + "/" + name + "/data.mdb")[.size]) as? Int
-        // Past a piece (16 MiB put): LMDB wrote it into the file.
+        // Past a few pieces (4 MiB put each): LMDB wrote them into the file.
         if (size ?? 0) > 24 << 20 { committed = true }
       }
       usleep(1000)
@@ -87,6 +87,40 @@ import Testing
     #expect(entries(s.dir).filter { $0.contains("creating-") }.isEmpty, "\(entries(s.dir))")
     let verify = s.run("verify")
     #expect(verify.code == 0 && verify.stdout.contains("200000 events"), "\(verify)")
+  }
+
+  /// A first import's commits in its staging directory are not synced
+  /// one by one (`Environment.deferSyncing`): the data file is synced once,
+  /// after the last byte written to it — LMDB's pages, its meta page and
+  /// the scrub's zeros — and before the directory is put in place, so that
+  /// a power cut can never leave a database at the path that lacks pages.
+  /// Seen by strace, with each descriptor's file (`-y`).
+  @Test func aFirstImportIsSyncedBeforeItIsPutInPlace() throws {
+    let s = Sandbox()
+    let file = s.dir + "/pieces.jsonl"
+    // About 8 MB of records: more than one piece, so that pieces commit before the end.
+    let padding = String(repeating: "x", count: 240)
+    try (0..<30_000).map { #"{"op":"append","text":"message \#($0) \#(padding)"}"# }.joined(separator: "\n")
+      .write(toFile: file, atomically: false, encoding: .utf8)
+    let trace = s.dir + "/strace.txt"
+    let calls = "trace=write,pwrite64,writev,pwritev,pwritev2,fdatasync,fsync,sync_file_range,rename,renameat,renameat2"
+    let r = s.run(
+      ["-f", "-y", "-e", calls, "-o", trace, Sandbox.binary, "import", file], runner: "/usr/bin/strace")
+    #expect(r.code == 0 && r.stdout.hasPrefix("imported 30000 events"), "\(r)")
+    let lines = ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").split(separator: "\n")
+    // The staging directory's data file, as `-y` names a descriptor: "5</…/db.creating-…/data.mdb>".
+    func onStagedData(_ line: Substring) -> Bool { line.contains("creating-") && line.contains("/data.mdb>") }
+    let writes = lines.indices.filter { i in
+      onStagedData(lines[i]) && ["write(", "pwrite64(", "writev(", "pwritev"].contains { lines[i].contains($0) }
+    }
+    let syncs = lines.indices.filter { onStagedData(lines[$0]) && lines[$0].contains("fdatasync(") }
+    let install = lines.firstIndex { $0.contains("rename") && $0.contains("creating-") && $0.hasSuffix("= 0") }
+    try #require(!writes.isEmpty && install != nil, "no write or no rename traced: \(lines.suffix(20))")
+    #expect(
+      syncs.contains { $0 > writes.last! && $0 < install! },
+      "no sync of the data file between its last write and its installing: \(lines.suffix(12))")
+    #expect(writes.last! < install!, "the data file was written after it was put in place")
+    #expect(s.run("verify").stdout.hasPrefix("ok: 30000 events"))
   }
 
   /// A PID that no process has: one that ran and was reaped.
