@@ -260,13 +260,25 @@ package enum DatabaseFiles {
     return inner == outer || inner.hasPrefix(outer == "/" ? "/" : outer + "/")
   }
 
-  /// Makes the data file of the database in `directory` durable, every
-  /// page written to it so far (`fdatasync`, as LMDB's own sync).
-  static func syncData(of directory: String) throws {
-    let fd = open(directory + "/data.mdb", O_RDWR | O_CLOEXEC)
+  /// The data file of the database in `directory`, opened to be synced
+  /// later (`syncData`); the caller closes it.
+  static func openData(of directory: String) throws -> Int32 {
+    let fd = open(directory + "/data.mdb", O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw LMDBError(errno, "open") }
-    defer { close(fd) }
-    guard fdatasync(fd) == 0 else { throw LMDBError(errno, "fdatasync") }
+    return fd
+  }
+
+  /// Makes every page written to the data file `fd` durable (`fdatasync`,
+  /// as LMDB's own sync), and its name in `directory`, which is renamed
+  /// next. A descriptor opened before the pages were written is told of
+  /// any the disk failed to write, whichever descriptor wrote them.
+  static func syncData(_ fd: Int32, in directory: String) throws {
+    guard fdatasync(fd) == 0 else {
+      let code = errno
+      // A short write on a full disk surfaces as EIO: say what it is (as a commit does).
+      throw LMDBError(code == EIO && Environment.isDiskNearlyFull(at: directory) ? ENOSPC : code, "fdatasync")
+    }
+    syncDirectory(directory)
   }
 
   /// Makes the names in a directory durable.

@@ -240,12 +240,15 @@ package final class Environment {
     }
   }
 
-  /// Runs `body` in a write transaction and commits it (durably) when it returns.
+  /// Runs `body` in a write transaction and commits it when it returns:
+  /// durably, unless syncs are deferred (`deferSyncing`, a new database's
+  /// staging directory, synced whole before it is put in place).
   ///
   /// `body` may run more than once: after a full map, everything it did is
   /// rolled back and it starts again on a bigger map. Once the commit is
-  /// durable and visible, the data file's timestamps are touched, so that
-  /// followers watching it (inotify) wake up after, never before, it can be read.
+  /// durable (or written, its syncs deferred) and visible, the data file's
+  /// timestamps are touched, so that followers watching it (inotify) wake
+  /// up after, never before, it can be read.
   package func write<R>(reserving bytes: Int = 0, _ body: (Transaction) throws -> R) throws -> R {
     precondition(!isReadOnly, "write on a read-only environment")
     // At least a little room, so that a small write rarely fills the map
@@ -281,7 +284,7 @@ package final class Environment {
         txn.invalidate()
         if rc != 0 || lastCommitted >= id { wrote.store(true, ordering: .relaxed) }
         // A commit that wrote was synced, unless syncs are deferred: its pages start for the disk.
-        if rc == 0, lastCommitted >= id, defersSyncing.load(ordering: .relaxed) { startWriteback() }
+        if rc == 0, lastCommitted >= id, syncsDeferred.load(ordering: .relaxed) { startWriteback() }
         if rc == LMDBError.mapFull, !txn.committedPieces { return .mapFull }
         if rc == EIO, isDiskNearlyFull {
           // LMDB reports a short write as EIO; on a full disk, say what it is.
@@ -304,7 +307,7 @@ package final class Environment {
   }
 
   /// Whether commits skip their syncs (`deferSyncing`).
-  private let defersSyncing = Atomic(false)
+  private let syncsDeferred = Atomic(false)
 
   /// Makes every commit from now on skip LMDB's syncs (of the pages, then
   /// of the meta page) and start its pages on their way to the disk
@@ -319,7 +322,7 @@ package final class Environment {
   /// Called before the environment's first transaction.
   func deferSyncing() {
     mdb_env_set_flags(env, UInt32(MDB_NOSYNC), 1)
-    defersSyncing.store(true, ordering: .relaxed)
+    syncsDeferred.store(true, ordering: .relaxed)
   }
 
   /// Asks the kernel to start writing the data file's dirty pages, without
@@ -345,7 +348,7 @@ package final class Environment {
   /// so the map grows here, between pieces, to stay at least twice what
   /// the file uses.
   package func commitPiece(_ txn: Transaction) throws {
-    precondition(defersSyncing.load(ordering: .relaxed), "a piece committed outside a staging directory")
+    precondition(syncsDeferred.load(ordering: .relaxed), "a piece committed outside a staging directory")
     wrote.store(true, ordering: .relaxed)
     let rc = mdb_txn_commit(txn.handle)
     if rc == 0 {
@@ -490,7 +493,11 @@ package final class Environment {
   }
 
   /// Whether the file system holding the database has less than 1 MiB free.
-  private var isDiskNearlyFull: Bool {
+  private var isDiskNearlyFull: Bool { Self.isDiskNearlyFull(at: path) }
+
+  /// Whether the file system holding `path` has less than 1 MiB free: an
+  /// `EIO` from a write or a sync there is a full disk, and said so.
+  static func isDiskNearlyFull(at path: String) -> Bool {
     var stats = statvfs()
     guard statvfs(path, &stats) == 0 else { return false }
     return UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < 1 << 20

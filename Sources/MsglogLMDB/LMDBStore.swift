@@ -230,10 +230,13 @@ package final class LMDBStore: FollowableStore {
     DatabaseFiles.sweepStaging(for: path)
     guard let staging = try StagingDirectory.make(for: path, purpose: .creating, shown: path) else { return nil }
     let result: R
+    var dataFile: Int32 = -1
+    defer { if dataFile >= 0 { close(dataFile) } }
     do {
       // The store is closed when this scope ends, before it is put in place.
       let tables = try LMDBTables(
         path: staging.path, create: true, shown: path, staging: true, assertionHandler: assertionHandler)
+      dataFile = try DatabaseFiles.openData(of: staging.path)
       result = try write(tables)
     } catch let error as LMDBError {
       throw MsglogError(error, writing: staging.path + "/data.mdb")
@@ -242,7 +245,7 @@ package final class LMDBStore: FollowableStore {
     // No commit in the staging directory was synced (`staging`): one sync
     // takes them all, and the scrub's zeros, before the database is put in
     // place; install then syncs the new name before success is reported.
-    try DatabaseFiles.syncData(of: staging.path)
+    try DatabaseFiles.syncData(dataFile, in: staging.path)
     guard try DatabaseFiles.install(staging.path, at: path) else { return nil }
     return result
   }
