@@ -15,7 +15,7 @@ extension LMDBTables.LogTransaction: BulkLoading {
   /// free pages kept for the next piece, and what the disk is handed to
   /// write while the next piece is made (`Environment.commitPiece`). At 16
   /// MiB a short import was one piece, all of it written and synced at
-  /// the end; 1, 2 and 4 MiB all took 5–8 % off it (see
+  /// the end; 1, 2 and 4 MiB all took 3–8 % off it (see
   /// docs/PERFORMANCE.md), 4 with the fewest commits.
   /// (A test lowers it for its own task, to commit many pieces in a small import.)
   @TaskLocal static var pieceBytes = 4 << 20
