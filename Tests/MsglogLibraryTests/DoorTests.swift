@@ -65,19 +65,18 @@ import Testing
     let dir = TemporaryDirectory()
     let file = dir.path + "/App.swift"
     try source.write(toFile: file, atomically: true, encoding: .utf8)
-    return runProgram(
-      "/usr/bin/env", ["swiftc", "-typecheck", "-swift-version", "6", "-module-name", "App", file] + moduleFlags)
+    return runToolchain(
+      ["swiftc", "-typecheck", "-swift-version", "6", "-module-name", "App", file] + moduleFlags, scratch: dir.path)
   }
 
   @Test func theModulesShowTheModelAndTheDoorOnly() throws {
     let dir = TemporaryDirectory()
     for (module, expected) in Self.publicTypes {
-      let r = runProgram(
-        "/usr/bin/env",
+      let r = runToolchain(
         [
           "swift-symbolgraph-extract", "-module-name", module, "-target", Self.target, "-minimum-access-level",
           "public", "-output-dir", dir.path,
-        ] + Self.moduleFlags)
+        ] + Self.moduleFlags, scratch: dir.path)
       #expect(r.code == 0, "\(r)")
       let data = try Data(contentsOf: URL(fileURLWithPath: dir.path + "/\(module).symbols.json"))
       let graph = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])

@@ -123,12 +123,12 @@ import Testing
   }
 
   static func build(_ app: String) -> Run {
-    runProgram(
-      "/usr/bin/env",
+    let scratch = TemporaryDirectory()
+    return runToolchain(
       [
         "timeout", "1800", "swift", "build", "--package-path", app, "--scratch-path", home + "/.build", "-Xswiftc",
         "-warnings-as-errors",
-      ])
+      ], scratch: scratch.path)
   }
 
   /// The package builds, and its programs run as the docs say.
@@ -218,12 +218,11 @@ import Testing
     )
     try Self.manifest(fetched, targets: ["App"]).write(
       toFile: dir.path + "/App/Package.swift", atomically: true, encoding: .utf8)
-    let built = runProgram(
-      "/usr/bin/env",
+    let built = runToolchain(
       [
         "timeout", "1800", "swift", "build", "--package-path", dir.path + "/App", "--scratch-path",
         dir.path + "/scratch",
-      ])
+      ], scratch: dir.path)
     #expect(built.code == 0 && !built.stderr.contains("unsafe build flags"), "\(built)")
     let ran = runProgram(dir.path + "/scratch/debug/App", [])
     #expect(ran.code == 0 && ran.stdout == "0\n", "\(ran)")
@@ -236,9 +235,9 @@ import Testing
   @Test func itsOwnBuildKeepsTheMetadataAccessorFlag() throws {
     let dir = TemporaryDirectory()
     // A scratch folder of its own: `swift test` holds `.build`'s lock.
-    let dumped = runProgram(
-      "/usr/bin/env",
-      ["swift", "package", "--package-path", repositoryRoot, "--scratch-path", dir.path, "dump-package"])
+    let dumped = runToolchain(
+      ["swift", "package", "--package-path", repositoryRoot, "--scratch-path", dir.path, "dump-package"],
+      scratch: dir.path)
     try #require(dumped.code == 0, "\(dumped)")
     let manifest = try #require(
       JSONSerialization.jsonObject(with: Data(dumped.stdout.utf8)) as? [String: Any])
@@ -270,12 +269,13 @@ import Testing
     let unnamed = (package: #".package(path: "../checkout")"#, product: named.product)
     try Self.manifest(unnamed, targets: ["App"]).write(
       toFile: dir.path + "/App/Package.swift", atomically: true, encoding: .utf8)
-    let refused = runProgram("/usr/bin/env", ["swift", "package", "--package-path", dir.path + "/App", "describe"])
+    let refused = runToolchain(["swift", "package", "--package-path", dir.path + "/App", "describe"], scratch: dir.path)
     #expect(refused.code != 0 && refused.stderr.contains("unknown package 'msglog'"), "\(refused)")
     #expect(refused.stderr.contains("valid packages are: 'checkout'"), "\(refused)")
     try Self.manifest(named, targets: ["App"]).write(
       toFile: dir.path + "/App/Package.swift", atomically: true, encoding: .utf8)
-    let described = runProgram("/usr/bin/env", ["swift", "package", "--package-path", dir.path + "/App", "describe"])
+    let described = runToolchain(
+      ["swift", "package", "--package-path", dir.path + "/App", "describe"], scratch: dir.path)
     #expect(described.code == 0, "\(described)")
   }
 }

@@ -256,6 +256,15 @@ public func python(_ arguments: [String], stdin: Data = Data()) -> Run {
   runProgram("/usr/bin/python3", arguments, stdin: stdin)
 }
 
+/// Runs the Swift toolchain (`swift build`, `swift package`, `swiftc`, …)
+/// with `TMPDIR` set to `scratch`, a directory the caller removes: SwiftPM
+/// leaves its lock files, and the driver its `TemporaryDirectory.*`
+/// folders, in the temporary directory, a few for every build, and a full
+/// test run left some thirty in `/tmp`.
+public func runToolchain(_ arguments: [String], scratch: String) -> Run {
+  runProgram("/usr/bin/env", ["TMPDIR=" + scratch] + arguments)
+}
+
 /// Runs `executable` with `arguments`, reading both its pipes while it runs.
 public func runProgram(_ executable: String, _ arguments: [String], stdin: Data = Data()) -> Run {
   let p = Process()
