@@ -37,7 +37,8 @@ import Testing
         _ = runProgram("/usr/bin/git", ["-C", repositoryRoot, "worktree", "remove", "--force", tree])
         try? FileManager.default.removeItem(atPath: tree)
       }
-      let build = runToolchain(["swift", "build", "--package-path", tree, "--product", "msglog"], scratch: scratch.path)
+      let build = runToolchain(
+        ["swift", "build", "--package-path", tree, "--product", "msglog"], scratch: scratch.path)
       try #require(build.code == 0, "building the older msglog: \(build.stdout.suffix(2000)) \(build.stderr.suffix(2000))")
       try FileManager.default.copyItem(atPath: tree + "/.build/debug/msglog", toPath: binary + ".partial")
       try FileManager.default.moveItem(atPath: binary + ".partial", toPath: binary)

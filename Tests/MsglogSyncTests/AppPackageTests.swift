@@ -269,7 +269,8 @@ import Testing
     let unnamed = (package: #".package(path: "../checkout")"#, product: named.product)
     try Self.manifest(unnamed, targets: ["App"]).write(
       toFile: dir.path + "/App/Package.swift", atomically: true, encoding: .utf8)
-    let refused = runToolchain(["swift", "package", "--package-path", dir.path + "/App", "describe"], scratch: dir.path)
+    let refused = runToolchain(
+      ["swift", "package", "--package-path", dir.path + "/App", "describe"], scratch: dir.path)
     #expect(refused.code != 0 && refused.stderr.contains("unknown package 'msglog'"), "\(refused)")
     #expect(refused.stderr.contains("valid packages are: 'checkout'"), "\(refused)")
     try Self.manifest(named, targets: ["App"]).write(
