@@ -15,11 +15,12 @@ import Testing
     ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted()
   }
 
-  /// An import large enough to be interrupted while it writes.
-  func writeLargeImport(_ s: Sandbox) throws -> String {
+  /// An import large enough to be interrupted while it writes (of `lines`
+  /// lines of about 230 bytes each).
+  func writeLargeImport(_ s: Sandbox, lines: Int = 200_000) throws -> String {
     let file = s.dir + "/large.jsonl"
     let padding = String(repeating: "x", count: 200)
-    try (0..<200_000).map { #"{"op":"append","text":"message \#($0) \#(padding)"}"# }.joined(separator: "\n")
+    try (0..<lines).map { #"{"op":"append","text":"message \#($0) \#(padding)"}"# }.joined(separator: "\n")
       .write(toFile: file, atomically: false, encoding: .utf8)
     return file
   }
@@ -97,11 +98,8 @@ import Testing
   /// Seen by strace, with each descriptor's file (`-y`).
   @Test func aFirstImportIsSyncedBeforeItIsPutInPlace() throws {
     let s = Sandbox()
-    let file = s.dir + "/pieces.jsonl"
     // About 8 MB of records: more than one piece, so that pieces commit before the end.
-    let padding = String(repeating: "x", count: 240)
-    try (0..<30_000).map { #"{"op":"append","text":"message \#($0) \#(padding)"}"# }.joined(separator: "\n")
-      .write(toFile: file, atomically: false, encoding: .utf8)
+    let file = try writeLargeImport(s, lines: 30_000)
     let trace = s.dir + "/strace.txt"
     let calls = "trace=write,pwrite64,writev,pwritev,pwritev2,fdatasync,fsync,sync_file_range,rename,renameat,renameat2"
     let r = s.run(
