@@ -273,11 +273,7 @@ package enum DatabaseFiles {
   /// next. A descriptor opened before the pages were written is told of
   /// any the disk failed to write, whichever descriptor wrote them.
   static func syncData(_ fd: Int32, in directory: String) throws {
-    guard fdatasync(fd) == 0 else {
-      let code = errno
-      // A short write on a full disk surfaces as EIO: say what it is (as a commit does).
-      throw LMDBError(code == EIO && Environment.isDiskNearlyFull(at: directory) ? ENOSPC : code, "fdatasync")
-    }
+    guard fdatasync(fd) == 0 else { throw LMDBError(Environment.writeFailure(errno, at: directory), "fdatasync") }
     syncDirectory(directory)
   }
 

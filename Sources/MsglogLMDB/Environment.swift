@@ -286,11 +286,7 @@ package final class Environment {
         // A commit that wrote was synced, unless syncs are deferred: its pages start for the disk.
         if rc == 0, lastCommitted >= id, syncsDeferred.load(ordering: .relaxed) { startWriteback() }
         if rc == LMDBError.mapFull, !txn.committedPieces { return .mapFull }
-        if rc == EIO, isDiskNearlyFull {
-          // LMDB reports a short write as EIO; on a full disk, say what it is.
-          throw LMDBError(ENOSPC, "mdb_txn_commit")
-        }
-        try check(rc, "mdb_txn_commit")
+        try check(Self.writeFailure(rc, at: path), "mdb_txn_commit")
         return .committed(result, wrote: txn.committedPieces || lastCommitted >= id)
       }
       switch attempt {
@@ -356,9 +352,7 @@ package final class Environment {
       startWriteback()
     }
     txn.invalidate()
-    // LMDB reports a short write as EIO; on a full disk, say what it is (as `write` does).
-    if rc == EIO, isDiskNearlyFull { throw LMDBError(ENOSPC, "mdb_txn_commit") }
-    try check(rc, "mdb_txn_commit")
+    try check(Self.writeFailure(rc, at: path), "mdb_txn_commit")
     var info = MDB_envinfo()
     mdb_env_info(env, &info)
     var stat = MDB_stat()
@@ -492,15 +486,14 @@ package final class Environment {
     return Transaction(txn!, readOnly: readOnly, pageSize: mapPageSize, tableOpening: tableOpening)
   }
 
-  /// Whether the file system holding the database has less than 1 MiB free.
-  private var isDiskNearlyFull: Bool { Self.isDiskNearlyFull(at: path) }
-
-  /// Whether the file system holding `path` has less than 1 MiB free: an
-  /// `EIO` from a write or a sync there is a full disk, and said so.
-  static func isDiskNearlyFull(at path: String) -> Bool {
+  /// A failed commit's or sync's `code` as it is meant: LMDB and a sync
+  /// report a short write as `EIO`, which on a file system holding `path`
+  /// with less than 1 MiB free is a full disk, and said so (`ENOSPC`).
+  static func writeFailure(_ code: Int32, at path: String) -> Int32 {
+    guard code == EIO else { return code }
     var stats = statvfs()
-    guard statvfs(path, &stats) == 0 else { return false }
-    return UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < 1 << 20
+    guard statvfs(path, &stats) == 0 else { return code }
+    return UInt64(stats.f_bavail) * UInt64(stats.f_frsize) < 1 << 20 ? ENOSPC : code
   }
 
   /// Grows the map ahead of a large write, so that the write does not run
