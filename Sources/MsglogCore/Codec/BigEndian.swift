@@ -27,3 +27,39 @@ extension Array where Element == UInt8 {
     Swift.withUnsafeBytes(of: &v) { append(contentsOf: $0) }
   }
 }
+
+/// Writes a record whose size is known through a pointer into room made
+/// for it: no check or growth per field, where appending to an array
+/// costs a call each (`EventRecord.encodeFramed`).
+struct RecordWriter {
+  private(set) var position: UnsafeMutableRawPointer
+
+  init(_ start: UnsafeMutableRawPointer) { position = start }
+
+  @inline(__always)
+  mutating func byte(_ value: UInt8) {
+    position.storeBytes(of: value, as: UInt8.self)
+    position += 1
+  }
+
+  @inline(__always)
+  mutating func bigEndian<T: FixedWidthInteger>(_ value: T) {
+    position.storeBytes(of: value.bigEndian, as: T.self)
+    position += MemoryLayout<T>.size
+  }
+
+  @inline(__always)
+  mutating func bytes(_ bytes: UnsafeRawBufferPointer) {
+    guard let base = bytes.baseAddress else { return }
+    position.copyMemory(from: base, byteCount: bytes.count)
+    position += bytes.count
+  }
+
+  /// `text`'s UTF-8.
+  @inline(__always)
+  mutating func utf8(_ text: String) {
+    if text.utf8.withContiguousStorageIfAvailable({ bytes(UnsafeRawBufferPointer($0)) }) == nil {
+      Array(text.utf8).withUnsafeBytes { bytes($0) }
+    }
+  }
+}

@@ -55,63 +55,78 @@ extension EventRecord {
   }
 
   static func encodeFramed(_ event: Event, into out: inout [UInt8]) {
-    // The name and the id are copied where they lie: an array of either
-    // for each record was two allocations a record on an import's path.
-    let streamLength = event.stream.text.utf8.count
-    precondition(streamLength <= Int(UInt16.max), "stream names are validated before encoding")
-    // The fixed part (format, op, parts, seq, version, time, id, the name's
-    // length) is laid out on the stack and appended once: appended piece
-    // by piece it was eight calls a record, a sixth of an import's encoding.
-    var head = InlineArray<45, UInt8>(repeating: 0)
-    Swift.withUnsafeMutableBytes(of: &head) { head in
-      head[0] = format(of: event, in: .framed)
-      head[1] = opCode(event.op)
-      head[2] = (event.undoes != nil ? partUndoes : 0) | (event.origin != nil ? partOrigin : 0)
-      head.storeBytes(of: event.seq.bigEndian, toByteOffset: 3, as: UInt64.self)
-      head.storeBytes(of: event.version.bigEndian, toByteOffset: 11, as: UInt64.self)
-      head.storeBytes(of: UInt64(bitPattern: event.time.milliseconds).bigEndian, toByteOffset: 19, as: UInt64.self)
-      event.id.withUnsafeBytes { head.baseAddress!.advanced(by: 27).copyMemory(from: $0.baseAddress!, byteCount: 16) }
-      head.storeBytes(of: UInt16(streamLength).bigEndian, toByteOffset: 43, as: UInt16.self)
-      out.append(contentsOf: UnsafeRawBufferPointer(head))
-    }
-    event.stream.withBytes { out.append(contentsOf: $0) }
-    appendOpFields(event.op, to: &out)
-    if let undoes = event.undoes { out.appendBigEndian(undoes) }
-    if let origin = event.origin { appendOrigin(origin, to: &out) }
-    let frame = CRC32C.checksum(out)
     switch event.op {
     case .insert(_, _, let text, let sender), .edit(_, let text, let sender, _, _, _):
-      let start = out.count
-      if event.isUnsigned, let unsigned = event.erased {
-        // An edit unsigned keeps its text. (Unsigned with an empty text, it
-        // is written as erased: the same event, one encoding.)
-        out.append(bodyUnsigned)
-        out.appendBigEndian(unsigned)
-        out.appendBigEndian(UInt32(text.utf8.count))
-        out.append(contentsOf: text.utf8)
-        let body = out.withUnsafeBytes { bodyChecksum(frame: frame, UnsafeRawBufferPointer(rebasing: $0[start...])) }
-        out.appendBigEndian(body)
-        break
-      }
-      if let erased = event.erased {
-        out.append(bodyErased)
-        out.appendBigEndian(erased)
-        let body = out.withUnsafeBytes { bodyChecksum(frame: frame, UnsafeRawBufferPointer(rebasing: $0[start...])) }
-        out.appendBigEndian(body)
-        break
-      }
-      out.append(sender == nil ? 0 : bodyHasSender)
-      if let sender {
-        out.appendBigEndian(UInt32(sender.utf8.count))
-        out.append(contentsOf: sender.utf8)
-      }
-      out.appendBigEndian(UInt32(text.utf8.count))
-      out.append(contentsOf: text.utf8)
-      let body = out.withUnsafeBytes { bodyChecksum(frame: frame, UnsafeRawBufferPointer(rebasing: $0[start...])) }
-      out.appendBigEndian(body)
-    case .remove, .move, .restore, .erase, .unsign: break
+      encodeFramed(event, text: text, sender: sender, into: &out)
+    case .remove, .move, .restore, .erase, .unsign:
+      encodeFramed(event, text: nil, sender: nil, into: &out)
     }
-    out.appendBigEndian(frame)
+  }
+
+  /// The record of `event`, whose body (an insert's or an edit's, nil
+  /// for other ops) holds `text` and `sender` unless it is erased.
+  ///
+  /// Sized first and written through a pointer: appended field by field,
+  /// a record was a dozen appends, each a call with its own checks, and
+  /// the biggest part of an import's encoding.
+  @inline(__always)
+  private static func encodeFramed(_ event: Event, text: String?, sender: String?, into out: inout [UInt8]) {
+    let name = event.stream.text
+    let streamLength = name.utf8.count
+    precondition(streamLength <= Int(UInt16.max), "stream names are validated before encoding")
+    let op = opCode(event.op)
+    let frameLength =
+      framedHeaderSize + streamLength + opFieldsSize(op)! + (event.undoes != nil ? 8 : 0)
+      + (event.origin != nil ? originSize : 0)
+    // An edit unsigned keeps its text, after the unsign's seq (unsigned
+    // with an empty text, it is written erased: one encoding per event);
+    // an erased body holds the erase's seq alone.
+    let unsigned = text != nil && event.isUnsigned ? event.erased : nil
+    let erased = text != nil && unsigned == nil ? event.erased : nil
+    let keptText = erased == nil ? text : nil
+    let keptSender = unsigned == nil && erased == nil ? sender : nil
+    let flags = unsigned != nil ? bodyUnsigned : erased != nil ? bodyErased : keptSender != nil ? bodyHasSender : 0
+    var bodyLength = 0
+    if text != nil {
+      bodyLength = 1 + (unsigned != nil || erased != nil ? 8 : 0) + (keptText.map { 4 + $0.utf8.count } ?? 0)
+      if let keptSender { bodyLength += 4 + keptSender.utf8.count }
+    }
+    let size = frameLength + (text != nil ? bodyLength + 4 : 0) + 4
+    let offset = out.count
+    out.append(contentsOf: repeatElement(0, count: size))
+    out.withUnsafeMutableBytes { buffer in
+      let start = buffer.baseAddress! + offset
+      var w = RecordWriter(start)
+      w.byte(format(of: event, in: .framed))
+      w.byte(op)
+      w.byte((event.undoes != nil ? partUndoes : 0) | (event.origin != nil ? partOrigin : 0))
+      w.bigEndian(event.seq)
+      w.bigEndian(event.version)
+      w.bigEndian(UInt64(bitPattern: event.time.milliseconds))
+      event.id.withUnsafeBytes { w.bytes($0) }
+      w.bigEndian(UInt16(streamLength))
+      w.utf8(name)
+      writeOpFields(event.op, to: &w)
+      if let undoes = event.undoes { w.bigEndian(undoes) }
+      if let origin = event.origin { writeOrigin(origin, to: &w) }
+      let frame = CRC32C.checksum(UnsafeRawBufferPointer(start: start, count: frameLength))
+      if text != nil {
+        let body = w.position
+        w.byte(flags)
+        if let seq = unsigned ?? erased { w.bigEndian(seq) }
+        if let keptSender {
+          w.bigEndian(UInt32(keptSender.utf8.count))
+          w.utf8(keptSender)
+        }
+        if let keptText {
+          w.bigEndian(UInt32(keptText.utf8.count))
+          w.utf8(keptText)
+        }
+        w.bigEndian(bodyChecksum(frame: frame, UnsafeRawBufferPointer(start: body, count: bodyLength)))
+      }
+      w.bigEndian(frame)
+      assert(w.position == start + size, "a framed record's size")
+    }
   }
 
   /// The body's checksum: the CRC-32C of the frame and the body, that is

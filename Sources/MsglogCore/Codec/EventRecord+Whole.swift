@@ -65,25 +65,31 @@ extension EventRecord {
 
   /// The op's positions (never its sender or text), as both layouts hold them.
   static func appendOpFields(_ op: Event.Op, to out: inout [UInt8]) {
+    let offset = out.count
+    out.append(contentsOf: repeatElement(0, count: opFieldsSize(opCode(op))!))
+    out.withUnsafeMutableBytes {
+      var w = RecordWriter($0.baseAddress! + offset)
+      writeOpFields(op, to: &w)
+    }
+  }
+
+  /// `appendOpFields` through a writer (`encodeFramed`).
+  @inline(__always)
+  static func writeOpFields(_ op: Event.Op, to w: inout RecordWriter) {
     switch op {
-    case .insert(_, let index, _, _):
-      out.appendBigEndian(index)
-    case .remove(_, let index):
-      out.appendBigEndian(index)
+    case .insert(_, let index, _, _), .remove(_, let index): w.bigEndian(index)
     case .move(_, let from, let to):
-      out.appendBigEndian(from)
-      out.appendBigEndian(to)
+      w.bigEndian(from)
+      w.bigEndian(to)
     case .edit(_, _, _, let index, let replaces, let inserted):
-      out.appendBigEndian(index)
-      out.appendBigEndian(replaces)
-      out.appendBigEndian(inserted)
+      w.bigEndian(index)
+      w.bigEndian(replaces)
+      w.bigEndian(inserted)
     case .restore(_, let index, let textSeq):
-      out.appendBigEndian(index)
-      out.appendBigEndian(textSeq)
-    case .erase(_, let index):
-      out.appendBigEndian(index ?? EventRecord.notLive)
-    case .unsign(_, let edit):
-      out.appendBigEndian(edit)
+      w.bigEndian(index)
+      w.bigEndian(textSeq)
+    case .erase(_, let index): w.bigEndian(index ?? EventRecord.notLive)
+    case .unsign(_, let edit): w.bigEndian(edit)
     }
   }
 
@@ -101,9 +107,20 @@ extension EventRecord {
   }
 
   static func appendOrigin(_ origin: Origin, to out: inout [UInt8]) {
-    out.append(contentsOf: origin.replica.bytes)
-    out.appendBigEndian(origin.change)
-    out.appendBigEndian(UInt64(bitPattern: origin.made.milliseconds))
+    let offset = out.count
+    out.append(contentsOf: repeatElement(0, count: EventRecord.originSize))
+    out.withUnsafeMutableBytes {
+      var w = RecordWriter($0.baseAddress! + offset)
+      writeOrigin(origin, to: &w)
+    }
+  }
+
+  /// `appendOrigin` through a writer (`encodeFramed`).
+  @inline(__always)
+  static func writeOrigin(_ origin: Origin, to w: inout RecordWriter) {
+    origin.replica.bytes.withUnsafeBytes { w.bytes($0) }
+    w.bigEndian(origin.change)
+    w.bigEndian(UInt64(bitPattern: origin.made.milliseconds))
   }
 
   static func decodeWhole(_ bytes: UnsafeRawBufferPointer, verifyingChecksum: Bool) throws(DecodeError) -> Event {
