@@ -237,7 +237,6 @@ extension EventLog {
           writer: loader, now: writer.commitTime ?? configuration.clock(),
           checkpointInterval: UInt64(configuration.checkpointInterval), capacity: requests)
         try forEachPiece { piece in
-          guard piece.requests.allSatisfy(BulkImport.builds) else { throw BulkImport.Unfit() }
           try loader.appendEvents { append in
             for request in piece.requests { try build.perform(request, append: append) }
           }

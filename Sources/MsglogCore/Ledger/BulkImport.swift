@@ -120,8 +120,8 @@ package struct BulkImport {
     throws
   {
     // An exported undo (`undoes`) is checked against the events it names:
-    // the ledger's work (`LedgerSession+Undo`).
-    guard request.undoes == nil else { throw Unfit() }
+    // the ledger's work (`LedgerSession+Undo`); so is an origin or an erasure.
+    guard Self.builds(request) else { throw Unfit() }
     // More events than the import was made for (its input grew): the ledger has no such bound.
     guard nextSeq - firstSeq < UInt64(items.capacity) else { throw Unfit() }
     do { try Limits.check(request) } catch { throw Unfit() }
