@@ -270,6 +270,40 @@ import Testing
     }
   }
 
+  /// The form msglog writes has a quick path of its own: it reads what
+  /// the general path reads (the same instant written with a lowercase `t`
+  /// and `z`, or with a `+00:00` offset, goes the general way), and
+  /// refuses every field out of range and every byte out of place.
+  @Test func theWrittenFormReadsAsTheGeneralPathReadsIt() {
+    var random = SeededGenerator(seed: 0x3341)
+    let range: ClosedRange<Int64> = -62_167_219_200_000...253_402_300_799_999
+    for _ in 0..<5_000 {
+      let ms = Int64.random(in: range, using: &random)
+      let text = Timestamp(milliseconds: ms).rfc3339
+      let lower = text.replacingOccurrences(of: "T", with: "t").replacingOccurrences(of: "Z", with: "z")
+      let offset = String(text.dropLast()) + "+00:00"
+      #expect(Timestamp(rfc3339: text)?.milliseconds == ms, "\(text)")
+      #expect(Timestamp(rfc3339: lower)?.milliseconds == ms, "\(lower)")
+      #expect(Timestamp(rfc3339: offset)?.milliseconds == ms, "\(offset)")
+      // Any one byte made something else: refused, but for a digit made another digit.
+      var bytes = Array(text.utf8)
+      let k = Int.random(in: 0..<bytes.count, using: &random)
+      bytes[k] = UInt8(ascii: "/")
+      #expect(Timestamp(rfc3339: String(decoding: bytes, as: UTF8.self)) == nil, "\(k) of \(text)")
+    }
+    // A leap second reads as the second before it, both ways.
+    #expect(Timestamp(rfc3339: "2016-12-31T23:59:60.500Z")?.rfc3339 == "2016-12-31T23:59:59.500Z")
+    #expect(Timestamp(rfc3339: "2016-12-31T23:59:60.5Z")?.rfc3339 == "2016-12-31T23:59:59.500Z")
+    #expect(Timestamp(rfc3339: "2024-02-29T00:00:00.000Z")?.rfc3339 == "2024-02-29T00:00:00.000Z")
+    for wrong in [
+      "2025-02-29T00:00:00.000Z", "2026-00-10T00:00:00.000Z", "2026-13-10T00:00:00.000Z", "2026-04-31T00:00:00.000Z",
+      "2026-04-00T00:00:00.000Z", "2026-04-10T24:00:00.000Z", "2026-04-10T00:60:00.000Z", "2026-04-10T00:00:61.000Z",
+      "2026-04-10T00:00:00.000+", "2026-04-10T00:00:00,000Z", "2026-04-10 00:00:00.000Z", "2026-04-1000:00:00.000ZZ",
+    ] {
+      #expect(Timestamp(rfc3339: wrong) == nil, "\(wrong)")
+    }
+  }
+
   @Test func parsesOffsetsAndFractions() {
     #expect(Timestamp(rfc3339: "2026-11-29T11:00:00+01:00")?.rfc3339 == "2026-11-29T10:00:00.000Z")
     #expect(Timestamp(rfc3339: "2026-11-29T10:00:00.1234567Z")?.rfc3339 == "2026-11-29T10:00:00.123Z")

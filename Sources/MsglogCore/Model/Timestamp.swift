@@ -70,6 +70,10 @@ public struct Timestamp: Hashable, Comparable, Sendable {
 
   /// Parses RFC 3339 from UTF-8 bytes (the import scanner's path).
   package init?(rfc3339UTF8 b: UnsafeRawBufferPointer) {
+    if b.count == 24, let time = Self.parseWritten(b) {
+      self = time
+      return
+    }
     func digits(_ start: Int, _ count: Int) -> Int64? {
       guard start + count <= b.count else { return nil }
       var value: Int64 = 0
@@ -120,6 +124,31 @@ public struct Timestamp: Hashable, Comparable, Sendable {
     let days = Timestamp.days(fromCivil: year, month, day)
     let seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offsetMinutes * 60
     self.milliseconds = seconds * 1000 + millis
+  }
+
+  /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the form msglog writes (every exported
+  /// line's time), read two digits at a time; nil for anything else, which
+  /// the general path then reads (or refuses). The general path cost an
+  /// import's parser about 500 instructions a line.
+  @inline(__always)
+  private static func parseWritten(_ b: UnsafeRawBufferPointer) -> Timestamp? {
+    @inline(__always) func pair(_ i: Int) -> Int64? {
+      let high = b[i] &- 0x30
+      let low = b[i &+ 1] &- 0x30
+      guard high < 10, low < 10 else { return nil }
+      return Int64(high) &* 10 &+ Int64(low)
+    }
+    guard b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"),
+      b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"), b[19] == UInt8(ascii: "."), b[23] == UInt8(ascii: "Z"),
+      let century = pair(0), let yy = pair(2), let month = pair(5), let day = pair(8), let hour = pair(11),
+      let minute = pair(14), let second = pair(17), let tens = pair(20), b[22] &- 0x30 < 10
+    else { return nil }
+    let year = century &* 100 &+ yy
+    guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60,
+      second < 61
+    else { return nil }
+    let seconds = days(fromCivil: year, month, day) * 86_400 + hour * 3600 + minute * 60 + min(second, 59)
+    return Timestamp(milliseconds: seconds * 1000 + tens * 10 + Int64(b[22] &- 0x30))
   }
 
   // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).
