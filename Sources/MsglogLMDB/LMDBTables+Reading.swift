@@ -54,8 +54,9 @@ extension LMDBTables.LogTransaction {
     }
   }
 
-  /// One cursor, a step to the next entry where the next seq follows the
-  /// last, a search (within the current page when it is there) otherwise.
+  /// One cursor, steps to the next entries where the next seq is a few
+  /// after the last, a search (within the current page when it is there)
+  /// otherwise.
   func forEachRecord(
     ascending seqs: UnsafeBufferPointer<UInt64>, _ body: (Int, UnsafeRawBufferPointer) throws -> Void
   ) throws {
@@ -63,8 +64,21 @@ extension LMDBTables.LogTransaction {
       var last: UInt64 = 0
       for place in seqs.indices {
         let seq = seqs[place]
-        let entry = last != 0 && last + 1 == seq ? try cursor.next() : try cursor.seek(seq: seq)
-        guard let (key, value) = entry, try Key.seq(key) == seq else {
+        var entry: Cursor.Entry?
+        var found: UInt64 = 0
+        if last != 0, seq > last, seq - last <= Self.stepsBeforeSearching {
+          // A list's live items are most of a log's records, a few apart:
+          // a step costs a fraction of a search within the page.
+          repeat {
+            entry = try cursor.next()
+            guard let (key, _) = entry else { break }
+            found = try Key.seq(key)
+          } while found < seq
+        } else {
+          entry = try cursor.seek(seq: seq)
+          if let (key, _) = entry { found = try Key.seq(key) }
+        }
+        guard let (_, value) = entry, found == seq else {
           last = 0  // a gap: the next one searches
           continue
         }
@@ -73,6 +87,9 @@ extension LMDBTables.LogTransaction {
       }
     }
   }
+
+  /// How far ahead `forEachRecord(ascending:)` steps rather than searches.
+  static let stepsBeforeSearching: UInt64 = 8
 
   func streamHead(_ stream: StreamName) throws -> StreamHead? {
     try txn.get(tables.heads, DerivedRows.headKey(stream)) { try DerivedRows.decodeHead(stream: stream, $0) }

@@ -207,4 +207,43 @@ struct DiskLog {
     }
     #expect(try log.replay(at: 1).items.map(\.text) == ["alpha"])
   }
+
+  /// Reading records at ascending seqs (what `list` does with its items'
+  /// seqs) finds what a lookup of each finds: seqs next to each other,
+  /// gaps a step or two long (stepped over) and longer (searched), the same
+  /// seq twice, and seqs past the head (found nowhere), across many pages.
+  @Test func recordsAtAscendingSeqsAreTheRecordsAtEachSeq() throws {
+    let dir = TemporaryDirectory()
+    let disk = try DiskLog(dir.db)
+    let requests = BulkImportCatalogue.workload(count: 3_000, streams: ["doc", "other"], seed: 7)
+    try disk.perform(requests)
+    let head = try disk.log.headSeq()
+    #expect(head > 2_000)
+    try disk.log.read { snapshot in
+      let reader = snapshot.storeReader
+      var each: [UInt64: [UInt8]] = [:]
+      try reader.forEachRecord(at: Array(1...head)) { seq, bytes in each[seq] = Array(bytes) }
+      #expect(each.count == Int(head))
+      for gaps in [[1], [2], [3, 1], [8], [9], [1, 7, 2, 30], [13, 0, 1], [200, 1, 1]] {
+        var seqs: [UInt64] = []
+        var seq: UInt64 = 1
+        var k = 0
+        while seq <= head + 20 {
+          seqs.append(seq)
+          seq += UInt64(gaps[k % gaps.count])
+          k += 1
+        }
+        var found: [Int: [UInt8]] = [:]
+        try seqs.withUnsafeBufferPointer { ascending in
+          try reader.forEachRecord(ascending: ascending) { place, bytes in
+            #expect(found[place] == nil, "place \(place) twice")
+            found[place] = Array(bytes)
+          }
+        }
+        for (place, seq) in seqs.enumerated() {
+          #expect(found[place] == each[seq], "seq \(seq) with gaps \(gaps)")
+        }
+      }
+    }
+  }
 }
