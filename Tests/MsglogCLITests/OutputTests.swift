@@ -18,6 +18,24 @@ import Testing
     return s
   }
 
+  /// A list's index column, counted up line by line: right-aligned to the
+  /// widest index across every carry (9 → 10, 99 → 100, 999 → 1000), in
+  /// `list` and `replay` alike, and as wide as a past list needs.
+  @Test func indexesAreRightAlignedAcrossEveryCarry() {
+    let s = Sandbox()
+    let lines = (0..<1_001).map { "m\($0)" }.joined(separator: "\n")
+    #expect(s.run(["append", "--lines"], stdin: Data(lines.utf8)).code == 0)
+    for (command, count) in [(["list"], 1_001), (["replay"], 1_001), (["replay", "--at", "11"], 11)] {
+      let out = s.run(command).stdout.split(separator: "\n")
+      #expect(out.count == count, "\(command)")
+      let width = String(count - 1).count
+      for (i, line) in out.enumerated() {
+        let index = String(repeating: " ", count: width - String(i).count) + String(i) + "  "
+        #expect(line.hasPrefix(index) && line.hasSuffix("  m\(i)"), "\(command): \(line)")
+      }
+    }
+  }
+
   @Test func exportIntoAFullFileSystemFails() throws {
     let s = Self.seeded()
     let mountPoint = s.dir + "/small"
