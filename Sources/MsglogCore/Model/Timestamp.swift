@@ -91,9 +91,6 @@ public struct Timestamp: Hashable, Comparable, Sendable {
       let minute = digits(14, 2), b[16] == UInt8(ascii: ":"),
       let second = digits(17, 2)
     else { return nil }
-    guard (1...12).contains(month), day >= 1, day <= Timestamp.daysIn(month: month, year: year),
-      hour < 24, minute < 60, second < 61
-    else { return nil }
     var i = 19
     var millis: Int64 = 0
     if i < b.count, b[i] == UInt8(ascii: ".") {
@@ -120,10 +117,25 @@ public struct Timestamp: Hashable, Comparable, Sendable {
     } else {
       return nil
     }
-    guard i == b.count else { return nil }
-    let days = Timestamp.days(fromCivil: year, month, day)
-    let seconds = days * 86_400 + hour * 3600 + minute * 60 + min(second, 59) - offsetMinutes * 60
-    self.milliseconds = seconds * 1000 + millis
+    guard i == b.count,
+      let time = Self.instant(year, month, day, hour, minute, second, millis, offsetMinutes: offsetMinutes)
+    else { return nil }
+    self = time
+  }
+
+  /// The instant of a date and a time of day read from RFC 3339 (both
+  /// paths), its fields checked: nil for a day the month lacks, an hour
+  /// past 23 and so on. A leap second is the second before it.
+  @inline(__always)
+  private static func instant(
+    _ year: Int64, _ month: Int64, _ day: Int64, _ hour: Int64, _ minute: Int64, _ second: Int64, _ millis: Int64,
+    offsetMinutes: Int64
+  ) -> Timestamp? {
+    guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60,
+      second < 61
+    else { return nil }
+    let seconds = days(fromCivil: year, month, day) * 86_400 + hour * 3600 + minute * 60 + min(second, 59)
+    return Timestamp(milliseconds: (seconds - offsetMinutes * 60) * 1000 + millis)
   }
 
   /// `YYYY-MM-DDTHH:MM:SS.mmmZ`, the form msglog writes (every exported
@@ -143,12 +155,8 @@ public struct Timestamp: Hashable, Comparable, Sendable {
       let century = pair(0), let yy = pair(2), let month = pair(5), let day = pair(8), let hour = pair(11),
       let minute = pair(14), let second = pair(17), let tens = pair(20), b[22] &- 0x30 < 10
     else { return nil }
-    let year = century &* 100 &+ yy
-    guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year), hour < 24, minute < 60,
-      second < 61
-    else { return nil }
-    let seconds = days(fromCivil: year, month, day) * 86_400 + hour * 3600 + minute * 60 + min(second, 59)
-    return Timestamp(milliseconds: seconds * 1000 + tens * 10 + Int64(b[22] &- 0x30))
+    return instant(
+      century &* 100 &+ yy, month, day, hour, minute, second, tens * 10 + Int64(b[22] &- 0x30), offsetMinutes: 0)
   }
 
   // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).
