@@ -93,7 +93,7 @@ extension EventRecord {
     }
     let size = frameLength + (text != nil ? bodyLength + 4 : 0) + 4
     let offset = out.count
-    out.append(contentsOf: repeatElement(0, count: size))
+    out.appendZeros(count: size)
     out.withUnsafeMutableBytes { buffer in
       let start = buffer.baseAddress! + offset
       var w = RecordWriter(start)

@@ -66,7 +66,7 @@ extension EventRecord {
   /// The op's positions (never its sender or text), as both layouts hold them.
   static func appendOpFields(_ op: Event.Op, to out: inout [UInt8]) {
     let offset = out.count
-    out.append(contentsOf: repeatElement(0, count: opFieldsSize(opCode(op))!))
+    out.appendZeros(count: opFieldsSize(opCode(op))!)
     out.withUnsafeMutableBytes {
       var w = RecordWriter($0.baseAddress! + offset)
       writeOpFields(op, to: &w)
@@ -108,7 +108,7 @@ extension EventRecord {
 
   static func appendOrigin(_ origin: Origin, to out: inout [UInt8]) {
     let offset = out.count
-    out.append(contentsOf: repeatElement(0, count: EventRecord.originSize))
+    out.appendZeros(count: EventRecord.originSize)
     out.withUnsafeMutableBytes {
       var w = RecordWriter($0.baseAddress! + offset)
       writeOrigin(origin, to: &w)

@@ -25,7 +25,7 @@ package enum TerminalText {
     text.withUTF8 { utf8 in
       guard !isPlain(utf8) else { return out.append(contentsOf: utf8) }
       let start = out.count
-      out.append(contentsOf: repeatElement(0, count: escapedLength(utf8)))
+      out.appendZeros(count: escapedLength(utf8))
       out.withUnsafeMutableBufferPointer { buffer in
         var p = buffer.baseAddress! + start
         writeEscaped(utf8, to: &p)
