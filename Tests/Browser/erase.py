@@ -246,8 +246,13 @@ def delete_for_everyone_by_keyboard_and_finger(ctx):
     plum = [i["id"] for i in items(server, "team/board") if i["text"] == "plum"][0]
     page.delete_card(phone, "plum")
     wait_until("the note quotes the deleted card", lambda: "Deleted card 'plum'" in note_text(phone), 30)
+    # The delete on the server first: erased before it arrives, it would be refused, and the note would say so.
+    wait_until("the delete reached the server", lambda: "plum" not in [i["text"] for i in items(server, "team/board")], 30)
     m.run("erase", plum, "--stream", "team/board")
-    wait_until("the note quoting the erased card goes", lambda: note_text(phone) == "", 30)
+    try:
+        wait_until("the note quoting the erased card goes", lambda: note_text(phone) == "", 30)
+    except Failure:
+        raise Failure("the note quoting the erased card stays: %r" % note_text(phone))
     check("plum" not in page.page_text(phone), "the phone still shows 'plum' somewhere")
 
     # The server away: not kept to send later, and said.

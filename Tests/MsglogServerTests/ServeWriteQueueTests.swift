@@ -91,14 +91,14 @@ import Testing
     lock.release()
     var answered = 0
     var refused = 0
-    for socket in sockets {
+    for (n, socket) in sockets.enumerated() {
       let reply = socket.receive(seconds: 30, until: LoopbackSocket.isWholeAnswer).text
       switch ServeHostileTrafficTests.status(reply) {
       case 200: answered += 1
       case 503:
         ServeHostileTrafficTests.expectOwnError(reply, 503, "a write past the budget")
         refused += 1
-      default: Issue.record("\(reply.prefix(200))")
+      default: Issue.record("write \(n + 1) of \(sockets.count), no whole answer in 30 s: '\(reply.prefix(200))'")
       }
     }
     #expect(refused > 0 && answered >= 40, "\(answered) answered, \(refused) refused")
