@@ -144,6 +144,7 @@ package struct JSONParser {
     var out: [UInt8] = []
     var runStart = i
     while true {
+      i = plainRunEnd(from: i)
       guard i < bytes.count else { throw fail("unterminated string") }
       let b = bytes[i]
       if b == UInt8(ascii: "\"") {
@@ -152,37 +153,51 @@ package struct JSONParser {
         break
       }
       if b < 0x20 { throw fail("control character in a string") }
-      if b == UInt8(ascii: "\\") {
-        out.append(contentsOf: bytes[runStart..<i])
-        i += 1
-        guard i < bytes.count else { throw fail("unterminated escape") }
-        let e = bytes[i]
-        i += 1
-        if let byte = Self.unescaped(e) {
-          out.append(byte)
-          runStart = i
-          continue
-        }
-        guard e == UInt8(ascii: "u") else { throw fail("invalid escape") }
-        var scalar = try hex4()
-        if (0xD800..<0xDC00).contains(scalar) {
-          guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u")
-          else { throw fail("lone surrogate in \\u escape") }
-          i += 2
-          let low = try hex4()
-          guard (0xDC00..<0xE000).contains(low) else { throw fail("lone surrogate in \\u escape") }
-          scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-        } else if (0xDC00..<0xE000).contains(scalar) {
-          throw fail("lone surrogate in \\u escape")
-        }
-        out.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
+      // A backslash: the run before it, then the byte or scalar it escapes.
+      out.append(contentsOf: bytes[runStart..<i])
+      i += 1
+      guard i < bytes.count else { throw fail("unterminated escape") }
+      let e = bytes[i]
+      i += 1
+      if let byte = Self.unescaped(e) {
+        out.append(byte)
         runStart = i
         continue
       }
-      i += 1
+      guard e == UInt8(ascii: "u") else { throw fail("invalid escape") }
+      var scalar = try hex4()
+      if (0xD800..<0xDC00).contains(scalar) {
+        guard i + 1 < bytes.count, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u")
+        else { throw fail("lone surrogate in \\u escape") }
+        i += 2
+        let low = try hex4()
+        guard (0xDC00..<0xE000).contains(low) else { throw fail("lone surrogate in \\u escape") }
+        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+      } else if (0xDC00..<0xE000).contains(scalar) {
+        throw fail("lone surrogate in \\u escape")
+      }
+      out.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
+      runStart = i
     }
     guard let s = String(validating: out, as: UTF8.self) else { throw fail("string is not valid UTF-8") }
     return s
+  }
+
+  /// Where the run of a string's bytes that need no look from `start`
+  /// ends: at a quote, a backslash, a control character or the end.
+  /// Stepped through a pointer: a debug build reads an array's elements
+  /// with a retain and a release each, and took 40 ms to parse a 1 MB
+  /// message's body.
+  private func plainRunEnd(from start: Int) -> Int {
+    bytes.withUnsafeBufferPointer { b in
+      var j = start
+      while j < b.count {
+        let c = b[j]
+        if c == UInt8(ascii: "\"") || c == UInt8(ascii: "\\") || c < 0x20 { break }
+        j += 1
+      }
+      return j
+    }
   }
 
   /// The byte a two-character escape (`\n`, `\"`, …) stands for; nil for
