@@ -252,7 +252,7 @@ def delete_for_everyone_by_keyboard_and_finger(ctx):
     try:
         wait_until("the note quoting the erased card goes", lambda: note_text(phone) == "", 30)
     except Failure:
-        raise Failure("the note quoting the erased card stays: %r" % note_text(phone))
+        raise Failure("the note quoting the erased card stayed for 30 s: %r" % note_text(phone)) from None
     check("plum" not in page.page_text(phone), "the phone still shows 'plum' somewhere")
 
     # The server away: not kept to send later, and said.

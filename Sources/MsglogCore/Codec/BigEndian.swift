@@ -27,13 +27,15 @@ extension Array where Element == UInt8 {
     Swift.withUnsafeBytes(of: &v) { append(contentsOf: $0) }
   }
 
-  /// Appends `count` zero bytes: the room a `RecordWriter` then fills.
+  /// Appends `count` zero bytes: the room a record or an escaped text is
+  /// then written into through a pointer.
   ///
   /// Copied from a block of zeros, not `repeatElement(0, count:)`: a debug
   /// build steps that through generic code a byte at a time, so making room
   /// for a 1 MB message took 0.17 s and `serve`'s tests of big writes ran
-  /// ten times slower. Optimised, both are one copy.
+  /// ten times slower. Optimised, a record's room is one copy either way.
   package mutating func appendZeros(count: Int) {
+    precondition(count >= 0, "room of a negative size")
     var left = count
     while left > 0 {
       let piece = Swift.min(left, zeroBlock.count)

@@ -153,7 +153,9 @@ package struct JSONParser {
         break
       }
       if b < 0x20 { throw fail("control character in a string") }
-      // A backslash: the run before it, then the byte or scalar it escapes.
+      // A backslash (where else a plain run ends): the run before it, then
+      // the byte or scalar it escapes.
+      assert(b == UInt8(ascii: "\\"))
       out.append(contentsOf: bytes[runStart..<i])
       i += 1
       guard i < bytes.count else { throw fail("unterminated escape") }
@@ -183,8 +185,9 @@ package struct JSONParser {
     return s
   }
 
-  /// Where the run of a string's bytes that need no look from `start`
-  /// ends: at a quote, a backslash, a control character or the end.
+  /// The end of the plain run from `start`: the first quote, backslash or
+  /// control character, or the end of the input.
+  ///
   /// Stepped through a pointer: a debug build reads an array's elements
   /// with a retain and a release each, and took 40 ms to parse a 1 MB
   /// message's body.

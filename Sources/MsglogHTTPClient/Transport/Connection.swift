@@ -12,11 +12,11 @@ final class Connection {
   let origin: String
   private let channel: Channel
   private var inbox: [UInt8] = []
-  /// The room a read is given at the inbox's end, copied from this block
-  /// of zeros: `repeatElement(0, count:)` is stepped a byte at a time by a
-  /// debug build, 11 ms a read.
-  private static let room = [UInt8](repeating: 0, count: 65_536)
   private var taken = 0
+  /// The room a read is given at the inbox's end, copied from this block:
+  /// `repeatElement(0, count:)` is stepped a byte at a time by a debug
+  /// build, 11 ms a read.
+  private static let readRoom = [UInt8](repeating: 0, count: 65_536)
   /// Whether any byte has arrived since the last request went out: a kept
   /// connection that fails before that was closed by the server while idle.
   private(set) var heardSinceRequest = false
@@ -98,8 +98,8 @@ final class Connection {
       taken = 0
     }
     let start = inbox.count
-    let room = Self.room.count
-    inbox.append(contentsOf: Self.room)
+    let room = Self.readRoom.count
+    inbox.append(contentsOf: Self.readRoom)
     var count: Int? = 0
     do {
       count = try inbox.withUnsafeMutableBytes { buffer in
