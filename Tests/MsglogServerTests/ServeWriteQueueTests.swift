@@ -62,17 +62,6 @@ import Testing
   /// (When the budget was given back as a body was read, 1,000 such
   /// writes waiting grew the server by 1.7 GB.)
   @Test func writesWaitingForTheStoreHoldTheirBodiesInTheBudget() throws {
-    // Where its time goes, printed: inside the whole suite it took 300 s
-    // and more where it takes a second alone.
-    let clock = ContinuousClock()
-    var marks: [(String, ContinuousClock.Instant)] = [("start", clock.now)]
-    defer {
-      marks.append(("end", clock.now))
-      let phases = zip(marks, marks.dropFirst()).map { before, after in
-        "\(after.0) \((after.1 - before.1).formatted(.units(allowed: [.seconds], fractionalPart: .show(length: 2))))"
-      }
-      print("write-queue phases: " + phases.joined(separator: ", "))
-    }
     let s = Sandbox()
     s.append("seed")
     let server = try ServedLog.running(s)
@@ -80,7 +69,6 @@ import Testing
     #expect(server.request("POST", "/api/append", #"{"text":"first"}"#).status == 200)
     let before = try ServeSafetyTests.memory(of: server.pid).rss
     let lock = try WriterLock(s)
-    marks.append(("served and locked", clock.now))
     let body = Array(#"{"text":""#.utf8) + [UInt8](repeating: UInt8(ascii: "w"), count: 1_000_000) + Array(#""}"#.utf8)
     let request =
       Array(
@@ -90,22 +78,17 @@ import Testing
     // no two bodies are being read at once, so only the bodies waiting
     // for the commit can fill the budget.
     var sockets: [LoopbackSocket] = []
-    var slowest = Duration.zero
     for _ in 0..<100 {
-      let sent = clock.now
       guard let socket = LoopbackSocket(port: server.port) else { continue }
       socket.send(request)
       sockets.append(socket)
       #expect(SocketQueues.waitUntilServerReadAll(port: server.port), "the server left bytes unread")
-      slowest = max(slowest, clock.now - sent)
     }
-    marks.append(("100 read (slowest \(slowest.formatted(.units(allowed: [.milliseconds]))))", clock.now))
     #expect(sockets.count == 100)
     let waiting = try ServeSafetyTests.memory(of: server.pid)
     let growth = max(waiting.rss, waiting.peak) - before
     #expect(growth < 256 << 20, "RSS grew by \(growth >> 20) MiB while the writes waited")
     lock.release()
-    marks.append(("memory", clock.now))
     var answered = 0
     var refused = 0
     for (n, socket) in sockets.enumerated() {
@@ -122,7 +105,6 @@ import Testing
     }
     #expect(refused > 0 && answered >= 40, "\(answered) answered, \(refused) refused")
     #expect(answered + refused == sockets.count)
-    marks.append(("answered", clock.now))
     // Each write let in is in the log once: the seed, "first", and those,
     // each an event of the stream and a live item. (Counted, not printed:
     // `log --json` of the 54 MB and splitting it took most of this test's
