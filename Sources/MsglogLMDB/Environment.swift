@@ -260,6 +260,13 @@ package final class Environment {
     while true {
       let attempt: WriteAttempt<R> = try sharing {
         guard let txn = try begin(readOnly: false) else { return .mapResized }
+        do {
+          try checkLengthBeforeWriting()
+        } catch {
+          mdb_txn_abort(txn.handle)
+          txn.invalidate()
+          throw error
+        }
         if !hasWritten { buffersFilledAt.store(mdb_txn_id(txn.handle), ordering: .relaxed) }
         let result: R
         do {

@@ -55,22 +55,9 @@ extension LMDBStore {
       mdb_txn_abort(handle)
       reading.invalidate()
     }
-    try reading.withCursor(Database(dbi: 0)) { cursor in
-      var entry = try cursor.first()
-      while let (key, value) = entry {
-        // key: the freeing transaction; value: a count, then the page numbers.
-        let freedIn = key.loadUnaligned(as: UInt64.self)
-        let count = Int(value.loadUnaligned(as: UInt64.self))
-        for i in stride(from: 1, through: count, by: 1) {
-          let page = Int(value.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self))
-          free.append(page)
-          if freedIn < oldest { pages.append(page) }
-        }
-        if freedIn >= oldest, freedIn <= freedBy {
-          held = true
-        }
-        entry = try cursor.next()
-      }
+    try reading.forEachFreePage { page, freedIn in
+      free.append(page)
+      if freedIn < oldest { pages.append(page) } else if freedIn <= freedBy { held = true }
     }
     pages.sort()
     var fd: Int32 = -1

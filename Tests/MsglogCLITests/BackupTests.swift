@@ -127,48 +127,30 @@ import Testing
     #expect(entries(none.dir).filter { $0.contains("copy") }.isEmpty)
   }
 
-  /// kill -9 in the middle of a large copy leaves nothing at DEST; the
-  /// next backup sweeps what it left beside it.
   /// A data file cut short past what its meta pages and roots show (the
   /// checks at opening pass): LMDB copies the file as long as it is, and a
   /// crash-safety tester's backup of one said "backed up", exit 0, a copy
-  /// verify refuses. Now it fails, exit 1, leaving nothing at DEST or
-  /// beside it. (Which cut does that depends on where the pages in use
-  /// lie: the first that verify finds cut short is taken.)
+  /// verify refuses. Now it fails, exit 1, saying so, leaving nothing at
+  /// DEST or beside it. (Which cut loses a page in use depends on where
+  /// LMDB put them: the first that verify finds cut short is taken.)
   @Test func aBackupOfAFileCutShortFails() throws {
-    let s = Sandbox()
-    let lines = (0..<20_000).map { i in
-      #"{"op":"append","stream":"s\#(i % 5)","text":"m-\#(i) \#(String(repeating: "y", count: i * 37 % 200 + 1))"}"#
-    }
-    #expect(s.run(["import"], stdin: Data(lines.joined(separator: "\n").utf8)).code == 0)
-    #expect(s.run("trim", "--before", "19000").code == 0)
-    for i in 1...30 { #expect(s.run("--stream", "s\(i % 5)", "append", "post \(i)").code == 0) }
-    // Where the last pages lie is up to LMDB's page reuse (and the random
-    // ids' places in their indexes): after small writes the file's last page
-    // was, one run in six, the main root, which the checks at opening see.
-    // A last message of nearly 1 MiB needs 245 pages in one run, which
-    // LMDB takes from the file's end when no run of free pages is that long
-    // (none was in 16 runs; the cuts up to 8 pages leave some room), while
-    // the roots it touches reuse free pages inside: the file ends in pages
-    // in use that no root is.
-    #expect(s.run(["append", "--lines"], stdin: Data(String(repeating: "z", count: 1_000_000).utf8)).code == 0)
-    let whole = try Data(contentsOf: URL(fileURLWithPath: s.db + "/data.mdb"))
+    let (_, whole) = try FileCutShortTests.endingInPagesInUse()
     var found = false
     for pages in 1...8 where !found {
-      let cut = Sandbox()
-      try FileManager.default.createDirectory(atPath: cut.db, withIntermediateDirectories: true)
-      try whole.prefix(whole.count - pages * 4096).write(to: URL(fileURLWithPath: cut.db + "/data.mdb"))
-      guard cut.run("verify").stderr.contains("a read ran past its end") else { continue }
+      let cut = try FileCutShortTests.cut(whole, by: pages * 4096)
+      guard cut.run("verify").stderr.contains(FileCutShortTests.said) else { continue }
       found = true
       let destination = cut.dir + "/copy.lmdb"
       let backup = cut.run("backup", destination)
-      #expect(backup.code == 1 && backup.stderr.contains("a read ran past its end"), "\(pages) pages: \(backup)")
+      #expect(backup.code == 1 && backup.stderr.contains(FileCutShortTests.said), "\(pages) pages: \(backup)")
       let beside = try FileManager.default.contentsOfDirectory(atPath: cut.dir).filter { $0.hasPrefix("copy.lmdb") }
       #expect(beside.isEmpty, "\(pages) pages: \(beside) left")
     }
     #expect(found, "no cut of up to 8 pages was found cut short")
   }
 
+  /// kill -9 in the middle of a large copy leaves nothing at DEST; the
+  /// next backup sweeps what it left beside it.
   @Test func aKilledBackupLeavesNothingAtDest() throws {
     let s = Sandbox()
     // About 120 MB: a copy that takes a while.

@@ -1,0 +1,85 @@
+import Foundation
+import MsglogTestSupport
+import Testing
+
+/// A data file cut short behind msglog's back, its roots still inside it
+/// (so the checks at opening pass), with pages in use lost past its end.
+/// Before, an `append` went through: it wrote only the pages on its path,
+/// lengthened the file with them, and the lost pages became holes of zeros
+/// that `verify` then called a damaged record, no longer a file cut short.
+/// Now every command says what it is, and no write changes a byte of it.
+@Suite struct FileCutShortTests {
+  /// A database whose file ends in pages in use that no root is, and the
+  /// bytes of its data file.
+  ///
+  /// Where the last pages lie is up to LMDB's page reuse (and the random
+  /// ids' places in their indexes): after small writes the file's last page
+  /// was, one run in six, the main root, which the checks at opening see.
+  /// A last message of nearly 1 MiB needs 245 pages in one run, which LMDB
+  /// takes from the file's end when no run of free pages is that long, while
+  /// the roots it touches reuse free pages inside: the file ends in pages in
+  /// use that no root is.
+  static func endingInPagesInUse() throws -> (Sandbox, Data) {
+    let s = Sandbox()
+    let lines = (0..<20_000).map { i in
+      #"{"op":"append","stream":"s\#(i % 5)","text":"m-\#(i) \#(String(repeating: "y", count: i * 37 % 200 + 1))"}"#
+    }
+    #expect(s.run(["import"], stdin: Data(lines.joined(separator: "\n").utf8)).code == 0)
+    #expect(s.run("trim", "--before", "19000").code == 0)
+    for i in 1...30 { #expect(s.run("--stream", "s\(i % 5)", "append", "post \(i)").code == 0) }
+    #expect(s.run(["append", "--lines"], stdin: Data(String(repeating: "z", count: 1_000_000).utf8)).code == 0)
+    return (s, try Data(contentsOf: URL(fileURLWithPath: s.db + "/data.mdb")))
+  }
+
+  /// A copy of `whole` without its last `bytes`, in a sandbox of its own.
+  static func cut(_ whole: Data, by bytes: Int) throws -> Sandbox {
+    let cut = Sandbox()
+    try FileManager.default.createDirectory(atPath: cut.db, withIntermediateDirectories: true)
+    try whole.prefix(whole.count - bytes).write(to: URL(fileURLWithPath: cut.db + "/data.mdb"))
+    return cut
+  }
+
+  static let said = "the database file is cut short: it is "
+
+  /// Cut by a byte (the last page, in use, partly lost) and by whole pages:
+  /// each write is refused, exit 1, the file not changed by a byte; each
+  /// read says the same. A cut that loses only free pages (LMDB counts
+  /// pages allocated and freed in one transaction, and never writes them)
+  /// is sound: everything works, and `verify` finds it clean.
+  @Test func writesIntoAFileCutShortAreRefusedAndChangeNothing() throws {
+    let (_, whole) = try Self.endingInPagesInUse()
+    var refused = 0
+    for bytes in [1, 4096, 3 * 4096, 8 * 4096] {
+      let s = try Self.cut(whole, by: bytes)
+      let file = s.db + "/data.mdb"
+      let before = try Data(contentsOf: URL(fileURLWithPath: file))
+      let verify = s.run("verify")
+      guard verify.stderr.contains(Self.said) else {
+        // Only free pages were lost: as sound as it was.
+        #expect(verify.code == 0 && verify.stdout.hasPrefix("ok: "), "cut by \(bytes): \(verify)")
+        #expect(s.run("append", "after").code == 0, "cut by \(bytes)")
+        continue
+      }
+      refused += 1
+      #expect(verify.code == 1 && verify.stdout.isEmpty, "cut by \(bytes): \(verify)")
+      #expect(verify.stderr.contains("which is in use, lies past its end"), "cut by \(bytes): \(verify)")
+      let writes: [([String], String)] = [
+        (["append", "lost?"], ""), (["--stream", "s1", "insert", "0", "first"], ""), (["move", "0", "1"], ""),
+        (["import"], #"{"op":"append","text":"imported"}"#), (["erase", "--sender", "nobody"], ""), (["purge"], ""),
+        (["trim", "--before", "19500"], ""), (["verify", "--repair"], ""),
+      ]
+      for (arguments, stdin) in writes {
+        let r = s.run(arguments, stdin: Data(stdin.utf8))
+        #expect(r.code == 1 && r.stderr.hasPrefix("msglog: database error: " + Self.said), "\(arguments): \(r)")
+        #expect(r.stderr.contains("restore the database from a backup or an export"), "\(arguments): \(r)")
+      }
+      for arguments in [["list"], ["--stream", "s1", "replay"], ["export"], ["streams"]] {
+        let r = s.run(arguments)
+        #expect(r.code == 1 && r.stdout.isEmpty && r.stderr.contains(Self.said), "\(arguments): \(r)")
+      }
+      let after = try Data(contentsOf: URL(fileURLWithPath: file))
+      #expect(after == before, "cut by \(bytes): the file was \(before.count) bytes, is \(after.count)")
+    }
+    #expect(refused >= 2, "only \(refused) of the cuts lost a page in use")
+  }
+}
