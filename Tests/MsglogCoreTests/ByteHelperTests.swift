@@ -83,8 +83,8 @@ import Testing
     }
   }
 
-  /// `writeText` writes `text` (a loop over the bytes) for every byte
-  /// value at every place.
+  /// `writeText` writes `text` and `writeShort` `short` (a loop over the
+  /// bytes) for every byte value at every place.
   @Test func writeTextIsTheTextForEveryByteAtEveryPlace() {
     for place in 0..<16 {
       for value in UInt8.min...UInt8.max {
@@ -92,6 +92,11 @@ import Testing
         bytes[place] = value
         let id = bytes.withUnsafeBytes { ItemID(bytes: $0) }
         #expect(written(id) == id.text, "\(value) at \(place)")
+        let short = String(unsafeUninitializedCapacity: 8) { buffer in
+          id.writeShort(into: buffer.baseAddress!)
+          return 8
+        }
+        #expect(short == id.short, "\(value) at \(place)")
       }
     }
   }

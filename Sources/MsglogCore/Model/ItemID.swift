@@ -44,49 +44,35 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
 
   public var description: String { text }
 
-  /// Writes the canonical text form (36 bytes) at `out`: unrolled from
-  /// the two words, the dashes where they go (`--json list` writes one
-  /// per item, and the loop with a test for a dash at each byte was a
-  /// sixteenth of it).
+  /// Writes the canonical text form (36 bytes) at `out`: eight digits at
+  /// a time from the two words (`Hex.digits(of:)`), the dashes where they
+  /// go (`--json list` writes one per item).
   package func writeText(into out: UnsafeMutablePointer<UInt8>) {
-    let digits = Hex.digits.utf8Start
-    @inline(__always) func byte(_ word: UInt64, _ k: UInt64, at i: Int) {
-      let b = Int(truncatingIfNeeded: word >> (8 * k)) & 0xFF
-      out[i] = digits[b >> 4]
-      out[i + 1] = digits[b & 15]
-    }
-    let (a, b) = (first, second)
-    byte(a, 0, at: 0)
-    byte(a, 1, at: 2)
-    byte(a, 2, at: 4)
-    byte(a, 3, at: 6)
+    let raw = UnsafeMutableRawPointer(out)
+    let (b0, b4) = (
+      Hex.digits(of: UInt32(truncatingIfNeeded: first)), Hex.digits(of: UInt32(truncatingIfNeeded: first >> 32))
+    )
+    let (b8, b12) = (
+      Hex.digits(of: UInt32(truncatingIfNeeded: second)), Hex.digits(of: UInt32(truncatingIfNeeded: second >> 32))
+    )
+    // 8-4-4-4-12: bytes 0-3, 4-5, 6-7, 8-9, 10-15.
+    raw.storeBytes(of: b0.littleEndian, as: UInt64.self)
     out[8] = UInt8(ascii: "-")
-    byte(a, 4, at: 9)
-    byte(a, 5, at: 11)
+    raw.storeBytes(of: UInt32(truncatingIfNeeded: b4).littleEndian, toByteOffset: 9, as: UInt32.self)
     out[13] = UInt8(ascii: "-")
-    byte(a, 6, at: 14)
-    byte(a, 7, at: 16)
+    raw.storeBytes(of: UInt32(truncatingIfNeeded: b4 >> 32).littleEndian, toByteOffset: 14, as: UInt32.self)
     out[18] = UInt8(ascii: "-")
-    byte(b, 0, at: 19)
-    byte(b, 1, at: 21)
+    raw.storeBytes(of: UInt32(truncatingIfNeeded: b8).littleEndian, toByteOffset: 19, as: UInt32.self)
     out[23] = UInt8(ascii: "-")
-    for k in 2..<8 { byte(b, UInt64(k), at: 24 + 2 * (k - 2)) }
+    raw.storeBytes(of: UInt32(truncatingIfNeeded: b8 >> 32).littleEndian, toByteOffset: 24, as: UInt32.self)
+    raw.storeBytes(of: b12.littleEndian, toByteOffset: 28, as: UInt64.self)
   }
 
-  /// The first eight characters (`short`), written at `out`.
+  /// The first eight characters (`short`), written at `out` (`list` writes
+  /// one per line): the low four bytes of `first`.
   package func writeShort(into out: UnsafeMutablePointer<UInt8>) {
-    // The first four bytes are the low four of `first` (`list` writes
-    // one per line: no closure, no loop over the bytes).
-    let digits = Hex.digits.utf8Start
-    let w = Int(truncatingIfNeeded: first)
-    out[0] = digits[(w >> 4) & 15]
-    out[1] = digits[w & 15]
-    out[2] = digits[(w >> 12) & 15]
-    out[3] = digits[(w >> 8) & 15]
-    out[4] = digits[(w >> 20) & 15]
-    out[5] = digits[(w >> 16) & 15]
-    out[6] = digits[(w >> 28) & 15]
-    out[7] = digits[(w >> 24) & 15]
+    UnsafeMutableRawPointer(out).storeBytes(
+      of: Hex.digits(of: UInt32(truncatingIfNeeded: first)).littleEndian, as: UInt64.self)
   }
 
   /// The first eight characters (`short`), appended as bytes.
