@@ -30,6 +30,14 @@ package enum DecimalDigits {
     if q > p { p[0] = UInt8(truncatingIfNeeded: v) &+ 0x30 }
   }
 
+  /// `n` (0…99) as two digits at `p`.
+  @inlinable @inline(__always)
+  package static func writeTwo(_ n: Int, at p: UnsafeMutableRawPointer) {
+    assert(n >= 0 && n < 100, "two digits")
+    p.storeBytes(
+      of: UnsafeRawPointer(pairs.utf8Start).loadUnaligned(fromByteOffset: n &* 2, as: UInt16.self), as: UInt16.self)
+  }
+
   /// "00" to "99", for two digits at a time (a literal: no lazy global).
   @inlinable
   package static var pairs: StaticString {
