@@ -197,10 +197,9 @@ package enum Wording {
     case .lmdbFailure(.fileSizeLimit):
       return "nothing of this command was written, and everything before it is intact; raise the limit "
         + "('ulimit -f unlimited', LimitFSIZE=infinity) and retry"
-    // (Its payload spelled out: `.fileCutShort` alone, a case with an optional in its payload, matched nothing.)
-    case .lmdbFailure(.fileCutShort(_, _, _)):
-      return "msglog writes nothing into it, so that the damage stays where verify can see it; "
-        + "restore the database from a backup or an export"
+    case .lmdbFailure(.fileCutShort):
+      return "nothing was written (a write would hide the pages lost); restore the database from a backup, "
+        + "or save what can be read with 'msglog export' and import that into a new one"
     case .tokenRefused: return "give the remote's token in MSGLOG_TOKEN (or with --token); its operator has it"
     case .pushRefused:
       return "what the remote holds was pulled all the same; the changes stay pending ('msglog status') "

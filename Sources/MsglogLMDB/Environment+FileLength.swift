@@ -9,114 +9,82 @@ import MsglogCore
 /// in part, a disk that lost its tail) whose roots still lie inside it, so
 /// that the checks at opening (`DatabaseFiles.probe`) pass.
 ///
-/// A read of a page it lacks faults (SIGBUS), or finds zeros in the last,
-/// partial page, which LMDB reads as keys of 0 bytes. Worse, a write
-/// touches only the pages on its path and then lengthens the file with its
-/// own: it went through, and the lost pages in between became holes of
-/// zeros that the file's length no longer gives away. So a write checks
-/// the file before it changes anything, and a reader when it opens.
+/// A read of a page it lacks faults (SIGBUS, the command line's one line),
+/// or finds zeros in the last, partial page, which LMDB reads as keys of 0
+/// bytes. Worse, a write touches only the pages on its path and then
+/// lengthens the file with its own: it went through, and the lost pages in
+/// between became holes of zeros that the file's length no longer gives
+/// away. So a write checks the file before it changes anything, and
+/// `verify` says what it finds. (Reads go on: an `export` of a file cut
+/// short saves the events before the first page lost.)
 ///
 /// A sound file may be shorter than its last page too: pages allocated
 /// and freed in one transaction are counted by the meta page and never
 /// written. Such pages are on the free list; a page the file lacks that is
-/// not is a page lost.
+/// not is a page lost. The free list is read from the file, not the map
+/// (`FreeListFile`): its own pages may be the ones lost.
 extension Environment {
-  /// The pages the data file does not hold whole, up to `lastPage`: nil
-  /// when it holds them all (or its length cannot be read: no proof).
-  private func pagesPastTheEnd(lastPage: Int) -> (missing: ClosedRange<Int>, fileBytes: Int)? {
-    var fd: Int32 = -1
-    var file = stat()
-    guard mdb_env_get_fd(env, &fd) == 0, fd >= 0, fstat(fd, &file) == 0 else { return nil }
-    let held = Int(file.st_size) / pageSize
-    return held <= lastPage ? (held...lastPage, Int(file.st_size)) : nil
-  }
-
-  /// Throws `fileCutShort` when the data file lacks a page the commit that
-  /// `txn` (a read) sees may use. Checks nothing when a newer commit came
-  /// first: the meta page read would not be of `txn`'s commit, whose free
-  /// list is the one read here (and a file only grows).
-  func checkLength(reading txn: Transaction) throws {
-    var info = MDB_envinfo()
-    mdb_env_info(env, &info)
-    guard info.me_last_txnid == mdb_txn_id(txn.handle),
-      let (missing, fileBytes) = pagesPastTheEnd(lastPage: info.me_last_pgno)
-    else { return }
-    var free = Set<Int>()
-    let lost: Int?
-    if let root = freeListRoot(of: UInt64(info.me_last_txnid)), missing.contains(root) {
-      lost = nil  // not read: a page the file lacks whole would fault
-    } else {
-      do {
-        try txn.forEachFreePage { page, _ in
-          if missing.contains(page) { free.insert(page) }
-        }
-        guard let page = missing.first(where: { !free.contains($0) }) else { return }
-        lost = page
-      } catch is LMDBError {
-        // A page of the free list below its root lies past the end, read as
-        // zeros in the last, partial page. (One the file lacks whole faults
-        // here as any read of it would: SIGBUS, the command line's one line.)
-        lost = nil
-      }
-    }
-    throw MsglogError.lmdbFailure(
-      .fileCutShort(bytes: UInt64(fileBytes), lostPage: lost.map(UInt64.init), pageSize: UInt64(pageSize)))
-  }
-
-  /// The root page of the free list as the meta page of the commit `id`
-  /// names it (LMDB's `MDB_meta`: the free list's root at byte 80 of the
-  /// page, the transaction id at 144); nil when neither meta page is that
-  /// commit's any more.
-  private func freeListRoot(of id: UInt64) -> Int? {
-    var fd: Int32 = -1
-    guard mdb_env_get_fd(env, &fd) == 0, fd >= 0 else { return nil }
+  /// What the meta page of the commit `id` says: its last page and the
+  /// root of its free list (LMDB's `MDB_meta`: the free list's root at
+  /// byte 80 of the page, the last page at 136, the transaction id at
+  /// 144). Nil when neither meta page is that commit's any more.
+  private func meta(of id: Int, fd: Int32) -> (lastPage: Int, freeListRoot: Int?)? {
     for offset in [0, pageSize] {
-      var meta = (root: UInt64(0), txnid: UInt64(0))
-      guard pread(fd, &meta.root, 8, off_t(offset + 80)) == 8, pread(fd, &meta.txnid, 8, off_t(offset + 144)) == 8
-      else { continue }
-      if meta.txnid == id { return meta.root == UInt64.max ? nil : Int(truncatingIfNeeded: meta.root) }
+      var fields = [UInt64](repeating: 0, count: 9)
+      let read = fields.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 72, off_t(offset + 80)) }
+      // (root at 80 = fields[0], last page at 136 = fields[7], txnid at 144 = fields[8])
+      guard read == 72, fields[8] == UInt64(id) else { continue }
+      let root = fields[0] == UInt64.max ? nil : Int(truncatingIfNeeded: fields[0])
+      return (Int(truncatingIfNeeded: fields[7]), root)
     }
     return nil
   }
 
-  /// `checkLength` for a write, before it changes anything: under the
-  /// writer lock, so the last commit is the newest. The free list is read
-  /// in a read transaction (LMDB opens it to no other) only when the file
-  /// is shorter than the last page, which is rare.
-  func checkLengthBeforeWriting() throws {
+  /// The data file's lack of a page the commit `id` uses: nil when it has
+  /// them all, and when it cannot tell (its length unread, or `id` not the
+  /// commit a meta page names: a newer came first, and a file only grows).
+  /// A free list that makes no sense is damage (`.damagedPages`).
+  package func lengthShortfall(ofCommit id: Int) throws -> LMDBFailure? {
+    var fd: Int32 = -1
+    var file = stat()
+    guard mdb_env_get_fd(env, &fd) == 0, fd >= 0, fstat(fd, &file) == 0 else { return nil }
+    let held = Int(file.st_size) / pageSize
+    // The newest meta page's last page is at least `id`'s: a file that
+    // holds it (nearly always) holds `id`'s too, without reading a meta page.
     var info = MDB_envinfo()
     mdb_env_info(env, &info)
-    guard pagesPastTheEnd(lastPage: info.me_last_pgno) != nil else { return }
-    var handle: OpaquePointer?
-    try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &handle), "mdb_txn_begin")
-    let reading = Transaction(handle!, readOnly: true, pageSize: mapPageSize)
-    defer {
-      mdb_txn_abort(handle)
-      reading.invalidate()
+    guard held <= info.me_last_pgno, let meta = meta(of: id, fd: fd), held <= meta.lastPage else { return nil }
+    let missing = held...meta.lastPage
+    func cutShort(_ page: Int) -> LMDBFailure {
+      .fileCutShort(bytes: UInt64(file.st_size), lostPage: UInt64(page), pageSize: UInt64(pageSize))
     }
-    try checkLength(reading: reading)
-  }
-}
-
-extension Transaction {
-  /// Every page on LMDB's free list, with the transaction that freed it.
-  /// Only a read transaction may open the free list (LMDB's `FREE_DBI`,
-  /// slot 0): its keys are transaction ids, its values a count of pages
-  /// and then their numbers, 8 bytes each.
-  func forEachFreePage(_ body: (_ page: Int, _ freedIn: UInt64) throws -> Void) throws {
-    precondition(isReadOnly, "LMDB opens its free list to a read transaction only")
-    try withCursor(Database(dbi: 0)) { cursor in
-      var entry = try cursor.first()
-      while let (key, value) = entry {
-        guard key.count == 8, value.count >= 8 else { throw LMDBError(LMDBError.corrupted, "the free list") }
-        let freedIn = key.loadUnaligned(as: UInt64.self)
-        let count = Int(truncatingIfNeeded: value.loadUnaligned(as: UInt64.self))
-        guard count >= 0, count < value.count / 8 else { throw LMDBError(LMDBError.corrupted, "the free list") }
-        for i in stride(from: 1, through: count, by: 1) {
-          try body(Int(truncatingIfNeeded: value.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)), freedIn)
+    var free = Set<Int>()
+    let shortfall: Result<LMDBFailure?, LMDBError>
+    do {
+      if let root = meta.freeListRoot {
+        try FreeListFile(fd: fd, pageSize: pageSize, heldPages: held).forEachFreePage(root: root) { page in
+          if missing.contains(page) { free.insert(page) }
+          return free.count < missing.count
         }
-        entry = try cursor.next()
       }
+      shortfall = .success(missing.first { !free.contains($0) }.map(cutShort))
+    } catch FreeListFile.Unreadable.lost(let page) {
+      shortfall = .success(cutShort(page))
+    } catch {
+      shortfall = .failure(LMDBError(LMDBError.corrupted, "the free list"))
+    }
+    // Without a reader slot nothing kept a writer elsewhere from reusing
+    // the pages read: what a commit meanwhile may have changed proves nothing.
+    if isLockless, lastCommittedTransaction != id { return nil }
+    return try shortfall.get()
+  }
+
+  /// Throws `fileCutShort` when the data file lacks a page the last commit
+  /// uses: for a write, before it changes anything, under the writer lock
+  /// (so the last commit is the newest).
+  func checkLengthBeforeWriting() throws {
+    if let failure = try lengthShortfall(ofCommit: lastCommittedTransaction) {
+      throw MsglogError.lmdbFailure(failure)
     }
   }
 }

@@ -31,6 +31,12 @@ extension LMDBStore {
     if DatabaseFiles.isWithin(DatabaseFiles.parent(of: destination), directory: path) {
       throw MsglogError.cannotBackUp(location: shown, why: .insideDatabase)
     }
+    // A source cut short (`Environment.lengthShortfall`) is refused
+    // before anything is made: LMDB would copy it as long as it is, or
+    // fault on a page it lacks.
+    if let failure = try store.environment.lengthShortfall(ofCommit: store.environment.lastCommittedTransaction) {
+      throw MsglogError.lmdbFailure(failure)
+    }
     DatabaseFiles.sweepStaging(for: destination)
     let made: StagingDirectory?
     do {

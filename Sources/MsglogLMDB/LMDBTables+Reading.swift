@@ -3,6 +3,12 @@ import MsglogCore
 
 /// Reading the log and its derived tables in one transaction.
 extension LMDBTables.LogTransaction {
+  /// The data file's lack of a page this transaction's commit uses
+  /// (`Environment.lengthShortfall`), said as the command line says it.
+  func filesCutShort() throws -> String? {
+    try tables.environment.lengthShortfall(ofCommit: Int(mdb_txn_id(txn.handle))).map { "\($0)" }
+  }
+
   /// The last record's seq; in a log trimmed to its head, the seq before
   /// the horizon.
   func headSeq() throws -> UInt64 {

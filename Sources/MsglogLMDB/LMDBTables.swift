@@ -158,8 +158,6 @@ package final class LMDBTables {
     // Handles opened in a transaction stay valid after it commits; a reader
     // opens them in a read transaction, which keeps them too.
     let setup: (Transaction) throws -> ([Database], Bool, Int, Bool) = { txn in
-      // A write checks the file itself, before it changes anything.
-      if txn.isReadOnly { try env.checkLength(reading: txn) }
       var isNew = false
       if create, try txn.openTable("meta", create: false) == nil {
         // Only a brand-new environment (no named databases yet) becomes msglog's.

@@ -9,10 +9,12 @@ import Testing
   import Glibc
 #endif
 
-/// `Environment.checkLength`: a data file shorter than its last page is
-/// sound when every page it lacks is free (LMDB counts pages allocated and
-/// freed in one transaction and never writes them), and cut short when
-/// one of them is in use: then a write changes nothing and a read is told.
+/// `Environment.lengthShortfall`: a data file shorter than its last page
+/// is sound when every page it lacks is free (LMDB counts pages allocated
+/// and freed in one transaction and never writes them), and cut short when
+/// one of them is in use, in a table or in the free list itself (read from
+/// the file, not the map, where it would fault): then a write changes
+/// nothing.
 @Suite struct FileLengthTests {
   /// What a test knows of the environment it made: the page size, the
   /// last page, the first of the free pages that end the file (the last
@@ -38,7 +40,7 @@ import Testing
   /// last: no run of free pages is that long, so it ends the file, and
   /// the free list's root is taken from the pages the search for a run
   /// found.
-  static func make(_ path: String, lastValue: Bool = false) throws -> Made {
+  static func make(_ path: String, lastValue: Bool = false, freed: Int = 50) throws -> Made {
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     let env = try Environment(path: path, readOnly: false, maxDatabases: 4, mapSize: 16 << 20)
     func put(_ key: String, pages: Int) throws {
@@ -48,7 +50,7 @@ import Testing
       }
     }
     try put("kept", pages: 100)
-    try put("deleted", pages: 50)
+    try put("deleted", pages: freed)
     try env.write { txn in
       _ = try txn.delete(try #require(try txn.openTable("t", create: false)), Array("deleted".utf8))
     }
@@ -79,7 +81,7 @@ import Testing
     #expect(made.file.count == (made.lastPage + 1) * made.pageSize)
     let sound = try made.cut(to: made.firstFree * made.pageSize + made.pageSize / 2)
     let env = try Environment(path: sound.db, readOnly: false, maxDatabases: 4, mapSize: 16 << 20)
-    try env.read { txn in try env.checkLength(reading: txn) }
+    #expect(try env.lengthShortfall(ofCommit: env.lastCommittedTransaction) == nil)
     try env.write { txn in try txn.put(try #require(try txn.openTable("t", create: false)), [9], [9]) }
     let nine = try env.read { txn in
       try txn.get(try #require(try txn.openTable("t", create: false)), [9]) { Array($0) }
@@ -88,7 +90,7 @@ import Testing
   }
 
   /// Without half of its last page, a value's: a write throws before it
-  /// changes a byte, naming the page, and so does a read's check.
+  /// changes a byte, naming the page.
   @Test func aFileLackingAPageInUseIsCutShortAndNotWritten() throws {
     let dir = TemporaryDirectory()
     let made = try Self.make(dir.db, lastValue: true)
@@ -96,29 +98,96 @@ import Testing
     let bytes = made.lastPage * made.pageSize + made.pageSize / 2
     let short = try made.cut(to: bytes)
     let env = try Environment(path: short.db, readOnly: false, maxDatabases: 4, mapSize: 16 << 20)
-    let said = MsglogError.lmdbFailure(
-      .fileCutShort(bytes: UInt64(bytes), lostPage: UInt64(made.lastPage), pageSize: UInt64(made.pageSize)))
-    #expect(throws: said) {
+    let failure = LMDBFailure.fileCutShort(
+      bytes: UInt64(bytes), lostPage: UInt64(made.lastPage), pageSize: UInt64(made.pageSize))
+    #expect(throws: MsglogError.lmdbFailure(failure)) {
       try env.write { txn in try txn.put(try #require(try txn.openTable("t", create: false)), [10], [10]) }
     }
-    #expect(throws: said) { try env.read { txn in try env.checkLength(reading: txn) } }
+    #expect(try env.lengthShortfall(ofCommit: env.lastCommittedTransaction) == failure)
     #expect(try Data(contentsOf: URL(fileURLWithPath: short.db + "/data.mdb")) == made.file.prefix(bytes))
   }
 
-  /// Without the free list's root, whole: said so, without reading it
-  /// (which would fault), and nothing written.
-  @Test func aFileLackingItsFreeListSaysSo() throws {
+  /// Without the free list's root, whole: said so, naming it, without a
+  /// fault, and nothing written.
+  @Test func aFileLackingItsFreeListsRootSaysSo() throws {
     let dir = TemporaryDirectory()
     let made = try Self.make(dir.db)
     try #require(made.freeRoot == made.firstFree - 1, "\(made)")
     let bytes = made.freeRoot * made.pageSize
     let short = try made.cut(to: bytes)
     let env = try Environment(path: short.db, readOnly: false, maxDatabases: 4, mapSize: 16 << 20)
-    let said = MsglogError.lmdbFailure(
-      .fileCutShort(bytes: UInt64(bytes), lostPage: nil, pageSize: UInt64(made.pageSize)))
-    #expect(throws: said) {
+    let failure = LMDBFailure.fileCutShort(
+      bytes: UInt64(bytes), lostPage: UInt64(made.freeRoot), pageSize: UInt64(made.pageSize))
+    #expect(throws: MsglogError.lmdbFailure(failure)) {
       try env.write { txn in try txn.put(try #require(try txn.openTable("t", create: false)), [10], [10]) }
     }
     #expect(try Data(contentsOf: URL(fileURLWithPath: short.db + "/data.mdb")) == made.file.prefix(bytes))
+  }
+
+  /// A free list of LMDB's layout made by hand, so that a page below its
+  /// root is the one lost: a branch root (page 2) over a leaf holding a
+  /// record (3) and a leaf whose record lies on an overflow page (4, 5).
+  /// Read whole, its page numbers; without the overflow page or the leaf,
+  /// that page named; a page that does not say its own number, damage.
+  @Test func aFreeListReadFromTheFileNamesThePageItLacks() throws {
+    let pageSize = 4096
+    var file = [UInt8](repeating: 0, count: 6 * pageSize)
+    func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+      withUnsafeBytes(of: value.littleEndian) { file.replaceSubrange(offset..<(offset + $0.count), with: $0) }
+    }
+    /// A page header: its number, flags, and `lower` (its node pointers' end).
+    func header(_ page: Int, flags: UInt16, nodes: Int) {
+      put(UInt64(page), at: page * pageSize)
+      put(flags, at: page * pageSize + 10)
+      put(UInt16(16 + 2 * nodes), at: page * pageSize + 12)
+    }
+    /// A node at `offset` in `page`: lo, hi, flags, an 8-byte key, then `value`.
+    func node(_ page: Int, pointer: Int, at offset: Int, lo: Int, hi: Int = 0, flags: UInt16 = 0, value: [UInt64]) {
+      put(UInt16(offset), at: page * pageSize + 16 + 2 * pointer)
+      let start = page * pageSize + offset
+      put(UInt16(lo), at: start)
+      put(UInt16(hi), at: start + 2)
+      put(flags, at: start + 4)
+      put(UInt16(8), at: start + 6)
+      for (k, word) in value.enumerated() { put(word, at: start + 16 + 8 * k) }
+    }
+    header(2, flags: 0x01, nodes: 2)
+    node(2, pointer: 0, at: 3000, lo: 3, value: [])
+    node(2, pointer: 1, at: 3100, lo: 4, value: [])
+    header(3, flags: 0x02, nodes: 1)
+    node(3, pointer: 0, at: 3000, lo: 24, value: [2, 10, 11])
+    header(4, flags: 0x02, nodes: 1)
+    node(4, pointer: 0, at: 3000, lo: 32, flags: 0x01, value: [5])
+    put(UInt64(5), at: 5 * pageSize)
+    put(UInt16(0x04), at: 5 * pageSize + 10)
+    put(UInt32(1), at: 5 * pageSize + 12)
+    for (k, word) in [UInt64(3), 12, 13, 14].enumerated() { put(word, at: 5 * pageSize + 16 + 8 * k) }
+
+    let dir = TemporaryDirectory()
+    let path = dir.path + "/free-list"
+    try Data(file).write(to: URL(fileURLWithPath: path))
+    let fd = open(path, O_RDONLY)
+    try #require(fd >= 0)
+    defer { close(fd) }
+    func read(held: Int) -> Result<[Int], FreeListFile.Unreadable> {
+      var pages: [Int] = []
+      do {
+        try FreeListFile(fd: fd, pageSize: pageSize, heldPages: held).forEachFreePage(root: 2) { page in
+          pages.append(page)
+          return true
+        }
+        return .success(pages)
+      } catch let error as FreeListFile.Unreadable {
+        return .failure(error)
+      } catch {
+        return .success([-1])
+      }
+    }
+    #expect(try read(held: 6).get() == [10, 11, 12, 13, 14])
+    guard case .failure(.lost(page: 5)) = read(held: 5) else { Issue.record("\(read(held: 5))"); return }
+    guard case .failure(.lost(page: 4)) = read(held: 4) else { Issue.record("\(read(held: 4))"); return }
+    put(UInt64(9), at: 4 * pageSize)
+    try Data(file).write(to: URL(fileURLWithPath: path))
+    guard case .failure(.damaged) = read(held: 6) else { Issue.record("\(read(held: 6))"); return }
   }
 }

@@ -46,7 +46,7 @@ extension Invocation {
         "verify found \(report.problems.count) \(report.problems.count == 1 ? "problem" : "problems")",
         hint: report.logIsIntact
           ? "the events are sound; 'msglog verify --repair' rebuilds the derived tables from them"
-          : "the log itself is damaged at the seq named; restore it from an export or a backup")
+          : "the log itself is damaged where named; restore it from an export or a backup")
     }
   }
 }

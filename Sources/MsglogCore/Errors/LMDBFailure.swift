@@ -21,10 +21,9 @@ public enum LMDBFailure: Equatable, Sendable, CustomStringConvertible {
   case fileSizeLimit(bytes: UInt64)
   /// The data file is shorter than the pages in use (truncated, copied in
   /// part): `bytes` long, and `lostPage` (of `pageSize` bytes), which the
-  /// last commit uses, lies past its end; nil when the free list, which
-  /// tells the pages in use from the rest, lies there itself. Nothing is
-  /// written into such a file.
-  case fileCutShort(bytes: UInt64, lostPage: UInt64?, pageSize: UInt64)
+  /// last commit uses (in a table or the free list), lies past its end.
+  /// Nothing is written into such a file.
+  case fileCutShort(bytes: UInt64, lostPage: UInt64, pageSize: UInt64)
   /// The operating system refused (an errno).
   case system(errno: Int32)
 
@@ -39,12 +38,9 @@ public enum LMDBFailure: Equatable, Sendable, CustomStringConvertible {
     case .fileSizeLimit(let bytes):
       return "the database file could not be written past this process's file-size limit, \(bytes) bytes "
         + "(ulimit -f, or LimitFSIZE in a systemd unit)"
-    case .fileCutShort(let bytes, let page?, let size):
+    case .fileCutShort(let bytes, let page, let size):
       return "the database file is cut short: it is \(bytes) bytes, and page \(page), which is in use, "
         + "lies past its end (bytes \(page * size)–\(page * size + size - 1)); truncated, or copied in part?"
-    case .fileCutShort(let bytes, nil, _):
-      return "the database file is cut short: it is \(bytes) bytes, and its list of free pages lies past its end; "
-        + "truncated, or copied in part?"
     case .system(let errno): return systemMessage(errno)
     }
   }

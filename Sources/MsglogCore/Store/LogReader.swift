@@ -87,6 +87,12 @@ package protocol LogReader {
   func horizon() throws -> Horizon
   /// Each trimmed stream's base, in bytewise order of the names.
   func bases() throws -> [StreamBase]
+
+  /// What the store's files lack that the log uses, in a line (an LMDB
+  /// data file cut short): `verify` names it and reads no further, where
+  /// a read could fault. Nil where the files are whole, or in a store
+  /// that cannot tell.
+  func filesCutShort() throws -> String?
   /// The items the trims retired (`RetiredItem`), with the bases.
   func retiredItems() throws -> [RetiredItem]
 }
@@ -102,6 +108,8 @@ extension LogReader {
   package func horizon() throws -> Horizon { .none }
 
   package func bases() throws -> [StreamBase] { [] }
+
+  package func filesCutShort() throws -> String? { nil }
 
   package func retiredItems() throws -> [RetiredItem] { [] }
 

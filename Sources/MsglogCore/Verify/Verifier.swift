@@ -13,6 +13,8 @@ package enum Verifier {
   package static func verify(_ reader: any LogReader, progress: ((VerifyProgress) -> Void)? = nil) throws
     -> VerifyReport
   {
+    // A file cut short: a read of a page it lacks could fault.
+    if let cut = try reader.filesCutShort() { return VerifyReport(problems: [cut], logIsIntact: false) }
     var check = Check(reader: reader)
     check.progress = progress
     try check.log()
