@@ -116,13 +116,13 @@ extension Format {
       _ id: ItemID, index: Int, sender: UnsafeBufferPointer<UInt8>?, text: UnsafeBufferPointer<UInt8>,
       escaping: Bool, at line: UnsafeMutablePointer<UInt8>
     ) -> Int {
-      let digits = Self.digits(index)
+      let digits = DecimalDigits.count(UInt64(index))
       var p = line
       while digits + (p - line) < width {
         p.pointee = UInt8(ascii: " ")
         p += 1
       }
-      Self.writeDecimal(index, digits: digits, at: p)
+      DecimalDigits.write(UInt64(index), digits: digits, at: p)
       p += digits
       p[0] = UInt8(ascii: " ")
       p[1] = UInt8(ascii: " ")
@@ -143,16 +143,6 @@ extension Format {
       p.pointee = UInt8(ascii: "\n")
       p += 1
       return p - line
-    }
-
-    /// How many decimal digits `n` (≥ 0) has.
-    @inline(__always)
-    static func digits(_ n: Int) -> Int { DecimalDigits.count(UInt64(n)) }
-
-    /// `n` (≥ 0) in decimal, `digits` long, at `p`.
-    @inline(__always)
-    static func writeDecimal(_ n: Int, digits: Int, at p: UnsafeMutablePointer<UInt8>) {
-      DecimalDigits.write(UInt64(n), digits: digits, at: p)
     }
 
     /// Copies `bytes` to `p` and moves `p` past them: a short run (a

@@ -44,6 +44,11 @@ extension Environment {
   /// them all, and when it cannot tell (its length unread, or `id` not the
   /// commit a meta page names: a newer came first, and a file only grows).
   /// A free list that makes no sense is damage (`.damagedPages`).
+  ///
+  /// The commit's pages must stay as they are while the free list is read:
+  /// call it holding the writer lock, or in a read transaction of `id`
+  /// (its reader slot keeps writers off them; without one, on a database
+  /// read-only to us, a commit meanwhile makes it answer nil).
   package func lengthShortfall(ofCommit id: Int) throws -> LMDBFailure? {
     var fd: Int32 = -1
     var file = stat()
@@ -62,7 +67,8 @@ extension Environment {
     let shortfall: Result<LMDBFailure?, LMDBError>
     do {
       if let root = meta.freeListRoot {
-        try FreeListFile(fd: fd, pageSize: pageSize, heldPages: held).forEachFreePage(root: root) { page in
+        let list = FreeListFile(fd: fd, pageSize: pageSize, heldPages: held, lastPage: meta.lastPage)
+        try list.forEachFreePage(root: root) { page in
           if missing.contains(page) { free.insert(page) }
           return free.count < missing.count
         }
@@ -70,6 +76,8 @@ extension Environment {
       shortfall = .success(missing.first { !free.contains($0) }.map(cutShort))
     } catch FreeListFile.Unreadable.lost(let page) {
       shortfall = .success(cutShort(page))
+    } catch FreeListFile.Unreadable.failed(let code) {
+      shortfall = .failure(LMDBError(code, "pread"))
     } catch {
       shortfall = .failure(LMDBError(LMDBError.corrupted, "the free list"))
     }
@@ -81,7 +89,7 @@ extension Environment {
 
   /// Throws `fileCutShort` when the data file lacks a page the last commit
   /// uses: for a write, before it changes anything, under the writer lock
-  /// (so the last commit is the newest).
+  /// (so the last commit is the newest, and nobody reuses its pages).
   func checkLengthBeforeWriting() throws {
     if let failure = try lengthShortfall(ofCommit: lastCommittedTransaction) {
       throw MsglogError.lmdbFailure(failure)

@@ -17,12 +17,15 @@
 /// a leaf `lo | hi << 16` is the value's size, and with `F_BIGDATA` the
 /// value is the first of its overflow pages, which hold it past their own
 /// header. A free-list value is a count, then that many page numbers, 8
-/// bytes each.
+/// bytes each. (The node's fields as a little-endian machine lays them
+/// out: LMDB swaps `lo` and `hi` on a big-endian one.)
 struct FreeListFile {
   let fd: Int32
   let pageSize: Int
   /// The pages the file holds whole.
   let heldPages: Int
+  /// The commit's last page: a page number past it is damage, not a cut.
+  let lastPage: Int
 
   /// Why the free list could not be read whole.
   enum Unreadable: Error {
@@ -30,6 +33,8 @@ struct FreeListFile {
     case lost(page: Int)
     /// A page says what no free list of LMDB's says.
     case damaged
+    /// The file could not be read (an errno).
+    case failed(errno: Int32)
   }
 
   private static let branch: UInt16 = 0x01
@@ -48,12 +53,20 @@ struct FreeListFile {
 
   /// Pages `first ..< first + count`, read; `lost` names the first past the end.
   private func read(_ first: Int, count: Int = 1) throws -> [UInt8] {
-    guard first >= 2, count >= 1, count <= heldPages else { throw Unreadable.damaged }
-    guard first <= heldPages - count else { throw Unreadable.lost(page: max(first, heldPages)) }
+    guard first >= 2, count >= 1, first <= lastPage, count <= lastPage - first + 1 else { throw Unreadable.damaged }
+    guard first + count <= heldPages else { throw Unreadable.lost(page: max(first, heldPages)) }
     var bytes = [UInt8](repeating: 0, count: count * pageSize)
-    let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(first * pageSize)) }
-    // Shorter than its length said a moment ago: cut meanwhile.
-    guard read == bytes.count else { throw Unreadable.lost(page: first + max(read, 0) / pageSize) }
+    var done = 0
+    while done < bytes.count {
+      let read = bytes.withUnsafeMutableBytes {
+        pread(fd, $0.baseAddress! + done, $0.count - done, off_t(first * pageSize + done))
+      }
+      if read < 0, errno == EINTR { continue }
+      guard read >= 0 else { throw Unreadable.failed(errno: errno) }
+      // Shorter than its length said a moment ago: cut meanwhile.
+      guard read > 0 else { throw Unreadable.lost(page: first + done / pageSize) }
+      done += read
+    }
     return bytes
   }
 

@@ -1,3 +1,4 @@
+import CLMDB
 import MsglogCore
 
 #if canImport(Glibc)
@@ -33,10 +34,12 @@ extension LMDBStore {
     }
     // A source cut short (`Environment.lengthShortfall`) is refused
     // before anything is made: LMDB would copy it as long as it is, or
-    // fault on a page it lacks.
-    if let failure = try store.environment.lengthShortfall(ofCommit: store.environment.lastCommittedTransaction) {
-      throw MsglogError.lmdbFailure(failure)
+    // fault on a page it lacks. (In a read transaction, whose reader slot
+    // keeps writers off the free list's pages while they are read.)
+    let shortfall = try store.environment.read { txn in
+      try store.environment.lengthShortfall(ofCommit: Int(mdb_txn_id(txn.handle)))
     }
+    if let shortfall { throw MsglogError.lmdbFailure(shortfall) }
     DatabaseFiles.sweepStaging(for: destination)
     let made: StagingDirectory?
     do {

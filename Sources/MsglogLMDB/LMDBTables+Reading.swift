@@ -4,9 +4,13 @@ import MsglogCore
 /// Reading the log and its derived tables in one transaction.
 extension LMDBTables.LogTransaction {
   /// The data file's lack of a page this transaction's commit uses
-  /// (`Environment.lengthShortfall`), said as the command line says it.
-  func filesCutShort() throws -> String? {
-    try tables.environment.lengthShortfall(ofCommit: Int(mdb_txn_id(txn.handle))).map { "\($0)" }
+  /// (`Environment.lengthShortfall`).
+  func filesCutShort() throws -> LMDBFailure? {
+    do {
+      return try tables.environment.lengthShortfall(ofCommit: Int(mdb_txn_id(txn.handle)))
+    } catch let error as LMDBError {
+      throw MsglogError(error)  // said as verify says its problems
+    }
   }
 
   /// The last record's seq; in a log trimmed to its head, the seq before

@@ -1,3 +1,4 @@
+import CLMDB
 import Foundation
 import MsglogCore
 import MsglogTestSupport
@@ -172,7 +173,7 @@ import Testing
     func read(held: Int) -> Result<[Int], FreeListFile.Unreadable> {
       var pages: [Int] = []
       do {
-        try FreeListFile(fd: fd, pageSize: pageSize, heldPages: held).forEachFreePage(root: 2) { page in
+        try FreeListFile(fd: fd, pageSize: pageSize, heldPages: held, lastPage: 16).forEachFreePage(root: 2) { page in
           pages.append(page)
           return true
         }
@@ -189,5 +190,56 @@ import Testing
     put(UInt64(9), at: 4 * pageSize)
     try Data(file).write(to: URL(fileURLWithPath: path))
     guard case .failure(.damaged) = read(held: 6) else { Issue.record("\(read(held: 6))"); return }
+  }
+
+  /// On a real database whose free list is a tree of several levels with
+  /// a record on overflow pages (an old reader held open while 1,500
+  /// writes free pages, a record each, and one frees 600 at once), the
+  /// file's reading finds exactly the pages LMDB's own cursor finds.
+  @Test func theFreeListReadFromTheFileIsLMDBs() throws {
+    let dir = TemporaryDirectory()
+    try FileManager.default.createDirectory(atPath: dir.db, withIntermediateDirectories: true)
+    let env = try Environment(path: dir.db, readOnly: false, maxDatabases: 4, mapSize: 256 << 20)
+    try env.write { txn in
+      try txn.put(
+        try #require(try txn.openTable("t", create: true)), Array("big".utf8),
+        [UInt8](repeating: 1, count: 600 * env.pageSize))
+    }
+    try env.read { _ in
+      try env.write { txn in _ = try txn.delete(try #require(try txn.openTable("t", create: false)), Array("big".utf8))
+      }
+      for i in 0..<1_500 {
+        try env.write { txn in
+          try txn.put(
+            try #require(try txn.openTable("t", create: false)), Array("k\(i % 300)".utf8),
+            [UInt8](repeating: 2, count: 900))
+        }
+      }
+    }
+    let (depth, overflow, lmdbs) = try env.read { txn in
+      var stat = MDB_stat()
+      mdb_stat(txn.handle, 0, &stat)
+      var pages: [Int] = []
+      try txn.forEachFreePage { page, _ in pages.append(page) }
+      return (Int(stat.ms_depth), Int(stat.ms_overflow_pages), pages.sorted())
+    }
+    try #require(depth >= 2 && overflow >= 1, "the free list is \(depth) deep, \(overflow) overflow pages")
+    let file = try Data(contentsOf: URL(fileURLWithPath: dir.db + "/data.mdb"))
+    func field(_ offset: Int) -> Int {
+      file.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
+    }
+    let newer = field(144) > field(env.pageSize + 144) ? 0 : env.pageSize
+    let fd = open(dir.db + "/data.mdb", O_RDONLY)
+    try #require(fd >= 0)
+    defer { close(fd) }
+    var read: [Int] = []
+    let list = FreeListFile(
+      fd: fd, pageSize: env.pageSize, heldPages: file.count / env.pageSize, lastPage: field(newer + 136))
+    try list.forEachFreePage(root: field(newer + 80)) { page in
+      read.append(page)
+      return true
+    }
+    #expect(read.sorted() == lmdbs, "\(read.count) pages read from the file, \(lmdbs.count) by LMDB")
+    #expect(lmdbs.count >= 600)
   }
 }

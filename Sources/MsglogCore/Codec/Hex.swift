@@ -21,7 +21,7 @@ package enum Hex {
   /// − 10) when n ≥ 10, which n + 6 carrying into bit 4 tells. No byte
   /// carries into the next (the largest is 'f', 0x66).
   @inline(__always)
-  package static func digits(of word: UInt32) -> UInt64 {
+  package static func eightDigits(of word: UInt32) -> UInt64 {
     var x = UInt64(word)
     x = (x | (x << 16)) & 0x0000_FFFF_0000_FFFF
     x = (x | (x << 8)) & 0x00FF_00FF_00FF_00FF

@@ -21,7 +21,7 @@ public enum LMDBFailure: Equatable, Sendable, CustomStringConvertible {
   case fileSizeLimit(bytes: UInt64)
   /// The data file is shorter than the pages in use (truncated, copied in
   /// part): `bytes` long, and `lostPage` (of `pageSize` bytes), which the
-  /// last commit uses (in a table or the free list), lies past its end.
+  /// commit read uses (in a table or the free list), lies past its end.
   /// Nothing is written into such a file.
   case fileCutShort(bytes: UInt64, lostPage: UInt64, pageSize: UInt64)
   /// The operating system refused (an errno).
@@ -39,8 +39,10 @@ public enum LMDBFailure: Equatable, Sendable, CustomStringConvertible {
       return "the database file could not be written past this process's file-size limit, \(bytes) bytes "
         + "(ulimit -f, or LimitFSIZE in a systemd unit)"
     case .fileCutShort(let bytes, let page, let size):
+      let (start, overflow) = page.multipliedReportingOverflow(by: size)
+      let bytesOfPage = overflow ? "" : " (bytes \(start)–\(start &+ size &- 1))"
       return "the database file is cut short: it is \(bytes) bytes, and page \(page), which is in use, "
-        + "lies past its end (bytes \(page * size)–\(page * size + size - 1)); truncated, or copied in part?"
+        + "lies past its end\(bytesOfPage); truncated, or copied in part?"
     case .system(let errno): return systemMessage(errno)
     }
   }

@@ -45,15 +45,17 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
   public var description: String { text }
 
   /// Writes the canonical text form (36 bytes) at `out`: eight digits at
-  /// a time from the two words (`Hex.digits(of:)`), the dashes where they
+  /// a time from the two words (`Hex.eightDigits(of:)`), the dashes where they
   /// go (`--json list` writes one per item).
   package func writeText(into out: UnsafeMutablePointer<UInt8>) {
     let raw = UnsafeMutableRawPointer(out)
     let (b0, b4) = (
-      Hex.digits(of: UInt32(truncatingIfNeeded: first)), Hex.digits(of: UInt32(truncatingIfNeeded: first >> 32))
+      Hex.eightDigits(of: UInt32(truncatingIfNeeded: first)),
+      Hex.eightDigits(of: UInt32(truncatingIfNeeded: first >> 32))
     )
     let (b8, b12) = (
-      Hex.digits(of: UInt32(truncatingIfNeeded: second)), Hex.digits(of: UInt32(truncatingIfNeeded: second >> 32))
+      Hex.eightDigits(of: UInt32(truncatingIfNeeded: second)),
+      Hex.eightDigits(of: UInt32(truncatingIfNeeded: second >> 32))
     )
     // 8-4-4-4-12: bytes 0-3, 4-5, 6-7, 8-9, 10-15.
     raw.storeBytes(of: b0.littleEndian, as: UInt64.self)
@@ -72,7 +74,7 @@ public struct ItemID: Hashable, Sendable, CustomStringConvertible {
   /// one per line): the low four bytes of `first`.
   package func writeShort(into out: UnsafeMutablePointer<UInt8>) {
     UnsafeMutableRawPointer(out).storeBytes(
-      of: Hex.digits(of: UInt32(truncatingIfNeeded: first)).littleEndian, as: UInt64.self)
+      of: Hex.eightDigits(of: UInt32(truncatingIfNeeded: first)).littleEndian, as: UInt64.self)
   }
 
   /// The first eight characters (`short`), appended as bytes.

@@ -88,11 +88,10 @@ package protocol LogReader {
   /// Each trimmed stream's base, in bytewise order of the names.
   func bases() throws -> [StreamBase]
 
-  /// What the store's files lack that the log uses, in a line (an LMDB
-  /// data file cut short): `verify` names it and reads no further, where
-  /// a read could fault. Nil where the files are whole, or in a store
-  /// that cannot tell.
-  func filesCutShort() throws -> String?
+  /// What the store's files lack that the log uses (an LMDB data file cut
+  /// short): `verify` names it and reads no further, where a read could
+  /// fault. Nil where the files are whole, or in a store that cannot tell.
+  func filesCutShort() throws -> LMDBFailure?
   /// The items the trims retired (`RetiredItem`), with the bases.
   func retiredItems() throws -> [RetiredItem]
 }
@@ -109,7 +108,7 @@ extension LogReader {
 
   package func bases() throws -> [StreamBase] { [] }
 
-  package func filesCutShort() throws -> String? { nil }
+  package func filesCutShort() throws -> LMDBFailure? { nil }
 
   package func retiredItems() throws -> [RetiredItem] { [] }
 

@@ -13,8 +13,13 @@ package enum Verifier {
   package static func verify(_ reader: any LogReader, progress: ((VerifyProgress) -> Void)? = nil) throws
     -> VerifyReport
   {
-    // A file cut short: a read of a page it lacks could fault.
-    if let cut = try reader.filesCutShort() { return VerifyReport(problems: [cut], logIsIntact: false) }
+    // A file cut short (or a free list too damaged to tell): a read of a
+    // page it lacks could fault.
+    switch Result(catching: { try reader.filesCutShort() }) {
+    case .success(nil): break
+    case .success(let cut?): return VerifyReport(problems: ["\(cut)"], logIsIntact: false)
+    case .failure(let error): return VerifyReport(problems: ["\(error)"], logIsIntact: false)
+    }
     var check = Check(reader: reader)
     check.progress = progress
     try check.log()
