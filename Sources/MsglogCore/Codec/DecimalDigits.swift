@@ -1,6 +1,7 @@
 /// Numbers in decimal, written in place two digits a step from a table:
-/// `list` and `--json list` write an index and a seq a line, and a digit a
-/// step was a tenth of `--json list`'s instructions.
+/// `--json list` writes an index and a seq a line, and a digit a step was
+/// a tenth of its instructions. (The text list's line writer, in another
+/// module, keeps its own: called from there, these were not inlined.)
 package enum DecimalDigits {
   /// How many decimal digits `n` has (1 for 0; 20 at most).
   @inlinable @inline(__always)
