@@ -164,11 +164,59 @@ final class ItemTable {
   }
 
   /// The seqs of every insert of the import, in id order (bytewise).
+  ///
+  /// A radix sort of the ids' first eight bytes, a byte a pass (random ids:
+  /// nothing for a comparison sort to find), then the rare runs that share
+  /// them put in order by the rest. The standard library's sort, comparing
+  /// ids through their positions, was 6 % of a short import's building
+  /// thread: about 520 instructions an insert.
   func insertsInIDOrder() -> [UInt64] {
-    var positions: [UInt32] = []
-    for i in 0..<capacity where streams[i] >= 0 { positions.append(UInt32(i)) }
-    positions.sort { idWords[Int($0)] < idWords[Int($1)] }
-    return positions.map { firstSeq + UInt64($0) }
+    var keys: [(high: UInt64, position: UInt32)] = []
+    for i in 0..<capacity where streams[i] >= 0 { keys.append((idWords[i].high, UInt32(i))) }
+    Self.radixSort(&keys)
+    // Ids that share their first eight bytes: in order by the last eight.
+    var start = 0
+    while start < keys.count {
+      var end = start + 1
+      while end < keys.count, keys[end].high == keys[start].high { end += 1 }
+      if end - start > 1 { keys[start..<end].sort { idWords[Int($0.position)].low < idWords[Int($1.position)].low } }
+      start = end
+    }
+    return keys.map { firstSeq + UInt64($0.position) }
+  }
+
+  /// Sorts `keys` by `high`, a byte a pass from the lowest (a pass whose
+  /// byte is the same in every key is skipped).
+  static func radixSort(_ keys: inout [(high: UInt64, position: UInt32)]) {
+    let n = keys.count
+    guard n > 1 else { return }
+    // Every pass's counts in one read of the keys.
+    var counts = [Int](repeating: 0, count: 8 * 256)
+    for key in keys {
+      for pass in 0..<8 { counts[pass &* 256 &+ Int(truncatingIfNeeded: key.high >> (8 &* UInt64(pass))) & 0xFF] &+= 1 }
+    }
+    var other = keys
+    for pass in 0..<8 {
+      let base = pass * 256
+      let shift = UInt64(8 * pass)
+      guard counts[base + Int(truncatingIfNeeded: keys[0].high >> shift) & 0xFF] != n else { continue }
+      var next = 0
+      for b in 0..<256 {
+        let count = counts[base + b]
+        counts[base + b] = next
+        next += count
+      }
+      keys.withUnsafeBufferPointer { from in
+        other.withUnsafeMutableBufferPointer { to in
+          for key in from {
+            let b = base + Int(truncatingIfNeeded: key.high >> shift) & 0xFF
+            to[counts[b]] = key
+            counts[b] &+= 1
+          }
+        }
+      }
+      swap(&keys, &other)
+    }
   }
 
   /// The id the insert at `seq` inserted.
