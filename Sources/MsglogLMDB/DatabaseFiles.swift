@@ -23,10 +23,6 @@ package enum DatabaseFiles {
     case database
   }
 
-  /// LMDB's meta page: `MDB_meta` after the 16-byte page header.
-  static let magic: UInt32 = 0xBEEF_C0DE
-  static let dataVersion: UInt32 = 1
-
   /// Whether `path` holds a `data.mdb` (without judging it).
   static func exists(_ path: String) -> Bool {
     var info = stat()
@@ -109,27 +105,7 @@ package enum DatabaseFiles {
     func notLMDB(_ why: String) -> MsglogError {
       MsglogError.notAMsglogDatabase(location: shown, reason: "its data.mdb \(why)")
     }
-    /// The page size, the two core databases' root pages (free pages and
-    /// the main database: `UInt64.max` when empty) and the transaction id.
-    func meta(at offset: Int) throws -> (pageSize: Int, roots: [UInt64], txnid: UInt64)? {
-      var page = [UInt8](repeating: 0, count: 152)
-      let n = page.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 152, off_t(offset)) }
-      guard n == 152 else { return nil }
-      return page.withUnsafeBytes { raw in
-        guard raw.loadUnaligned(fromByteOffset: 16, as: UInt32.self) == magic,
-          raw.loadUnaligned(fromByteOffset: 20, as: UInt32.self) == dataVersion
-        else { return nil }
-        return (
-          Int(raw.loadUnaligned(fromByteOffset: 40, as: UInt32.self)),
-          [
-            raw.loadUnaligned(fromByteOffset: 80, as: UInt64.self),
-            raw.loadUnaligned(fromByteOffset: 128, as: UInt64.self),
-          ],
-          raw.loadUnaligned(fromByteOffset: 144, as: UInt64.self)
-        )
-      }
-    }
-    guard let first = try meta(at: 0) else {
+    guard let first = MetaPage.read(fd, at: 0) else {
       let size = try size()
       guard size > 0 else { throw notLMDB("is empty") }
       throw notLMDB(size < 4096 ? "is truncated (\(size) bytes)" : "is not an LMDB file")
@@ -138,7 +114,7 @@ package enum DatabaseFiles {
     guard pageSize >= 512, pageSize <= 1 << 16, pageSize & (pageSize - 1) == 0 else {
       throw notLMDB("has an impossible page size (\(pageSize))")
     }
-    guard let second = try meta(at: pageSize) else { throw notLMDB("is truncated (\(try size()) bytes)") }
+    guard let second = MetaPage.read(fd, at: pageSize) else { throw notLMDB("is truncated (\(try size()) bytes)") }
     midway()
     let size = try size()
     // The newer meta page names the roots every read starts from; LMDB
@@ -146,8 +122,8 @@ package enum DatabaseFiles {
     // at work they lie inside the file — unless it was cut short. (The
     // meta's last page number may lie past the end: pages allocated and
     // freed in one transaction are counted but never written.)
-    let current = second.txnid > first.txnid ? second : first
-    for root in current.roots where root != UInt64.max {
+    let current = second.transaction > first.transaction ? second : first
+    for root in [current.freeListRoot, current.mainRoot].compactMap({ $0 }) {
       let end = (root + 1).multipliedReportingOverflow(by: UInt64(pageSize))
       guard !end.overflow, UInt64(size) >= end.partialValue else {
         throw notLMDB("is truncated (\(size) bytes; its root page \(root) lies past the end)")

@@ -24,20 +24,10 @@ import MsglogCore
 /// not is a page lost. The free list is read from the file, not the map
 /// (`FreeListFile`): its own pages may be the ones lost.
 extension Environment {
-  /// What the meta page of the commit `id` says: its last page and the
-  /// root of its free list (LMDB's `MDB_meta`: the free list's root at
-  /// byte 80 of the page, the last page at 136, the transaction id at
-  /// 144). Nil when neither meta page is that commit's any more.
-  private func meta(of id: Int, fd: Int32) -> (lastPage: Int, freeListRoot: Int?)? {
-    for offset in [0, pageSize] {
-      var fields = [UInt64](repeating: 0, count: 9)
-      let read = fields.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 72, off_t(offset + 80)) }
-      // (root at 80 = fields[0], last page at 136 = fields[7], txnid at 144 = fields[8])
-      guard read == 72, fields[8] == UInt64(id) else { continue }
-      let root = fields[0] == UInt64.max ? nil : Int(truncatingIfNeeded: fields[0])
-      return (Int(truncatingIfNeeded: fields[7]), root)
-    }
-    return nil
+  /// The meta page of the commit `id`; nil when neither meta page is
+  /// that commit's any more.
+  private func meta(of id: Int, fd: Int32) -> MetaPage? {
+    [0, pageSize].lazy.compactMap { MetaPage.read(fd, at: $0) }.first { $0.transaction == UInt64(id) }
   }
 
   /// The data file's lack of a page the commit `id` uses: nil when it has
@@ -58,8 +48,9 @@ extension Environment {
     // holds it (nearly always) holds `id`'s too, without reading a meta page.
     var info = MDB_envinfo()
     mdb_env_info(env, &info)
-    guard held <= info.me_last_pgno, let meta = meta(of: id, fd: fd), held <= meta.lastPage else { return nil }
-    let missing = held...meta.lastPage
+    guard held <= info.me_last_pgno, let meta = meta(of: id, fd: fd), UInt64(held) <= meta.lastPage else { return nil }
+    let lastPage = Int(truncatingIfNeeded: meta.lastPage)
+    let missing = held...lastPage
     func cutShort(_ page: Int) -> LMDBFailure {
       .fileCutShort(bytes: UInt64(file.st_size), lostPage: UInt64(page), pageSize: UInt64(pageSize))
     }
@@ -67,8 +58,8 @@ extension Environment {
     let shortfall: Result<LMDBFailure?, LMDBError>
     do {
       if let root = meta.freeListRoot {
-        let list = FreeListFile(fd: fd, pageSize: pageSize, heldPages: held, lastPage: meta.lastPage)
-        try list.forEachFreePage(root: root) { page in
+        let list = FreeListFile(fd: fd, pageSize: pageSize, heldPages: held, lastPage: lastPage)
+        try list.forEachFreePage(root: Int(truncatingIfNeeded: root)) { page in
           if missing.contains(page) { free.insert(page) }
           return free.count < missing.count
         }
@@ -85,6 +76,12 @@ extension Environment {
     // the pages read: what a commit meanwhile may have changed proves nothing.
     if isLockless, lastCommittedTransaction != id { return nil }
     return try shortfall.get()
+  }
+
+  /// `lengthShortfall(ofCommit:)` of the commit the read transaction
+  /// `txn` sees, whose reader slot keeps writers off its pages.
+  func lengthShortfall(readIn txn: Transaction) throws -> LMDBFailure? {
+    try lengthShortfall(ofCommit: Int(mdb_txn_id(txn.handle)))
   }
 
   /// Throws `fileCutShort` when the data file lacks a page the last commit

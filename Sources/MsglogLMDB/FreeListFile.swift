@@ -5,7 +5,7 @@
 /// LMDB's free list read from the data file itself, a page at a time with
 /// pread(2), each page's number checked against the file's length before
 /// it is read: never through the map, where a page past the end of a file
-/// cut short faults (SIGBUS). What `Environment.checkLength` tells a file
+/// cut short faults (SIGBUS). What `Environment.lengthShortfall` tells a file
 /// cut short from a sound one with, whichever of the free list's pages the
 /// cut took.
 ///

@@ -1,4 +1,3 @@
-import CLMDB
 import MsglogCore
 
 #if canImport(Glibc)
@@ -36,9 +35,7 @@ extension LMDBStore {
     // before anything is made: LMDB would copy it as long as it is, or
     // fault on a page it lacks. (In a read transaction, whose reader slot
     // keeps writers off the free list's pages while they are read.)
-    let shortfall = try store.environment.read { txn in
-      try store.environment.lengthShortfall(ofCommit: Int(mdb_txn_id(txn.handle)))
-    }
+    let shortfall = try store.environment.read { try store.environment.lengthShortfall(readIn: $0) }
     if let shortfall { throw MsglogError.lmdbFailure(shortfall) }
     DatabaseFiles.sweepStaging(for: destination)
     let made: StagingDirectory?

@@ -7,7 +7,7 @@ extension LMDBTables.LogTransaction {
   /// (`Environment.lengthShortfall`).
   func filesCutShort() throws -> LMDBFailure? {
     do {
-      return try tables.environment.lengthShortfall(ofCommit: Int(mdb_txn_id(txn.handle)))
+      return try tables.environment.lengthShortfall(readIn: txn)
     } catch let error as LMDBError {
       throw MsglogError(error)  // said as verify says its problems
     }

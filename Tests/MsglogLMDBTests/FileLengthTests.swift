@@ -62,15 +62,28 @@ import Testing
     try env.read { txn in try txn.forEachFreePage { page, _ in free.insert(page) } }
     var firstFree = lastPage + 1
     while free.contains(firstFree - 1) { firstFree -= 1 }
-    // The newer meta page's free-list root (LMDB's `MDB_meta`: the root at
-    // byte 80, the transaction id at 144).
-    let file = try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb"))
-    func field(_ offset: Int) -> Int {
-      file.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
-    }
-    let newer = field(144) > field(env.pageSize + 144) ? 0 : env.pageSize
+    let freeRoot = try #require(try newerMeta(of: path + "/data.mdb", pageSize: env.pageSize).freeListRoot)
     return Made(
-      pageSize: env.pageSize, lastPage: lastPage, firstFree: firstFree, freeRoot: field(newer + 80), file: file)
+      pageSize: env.pageSize, lastPage: lastPage, firstFree: firstFree, freeRoot: Int(freeRoot),
+      file: try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb")))
+  }
+
+  /// The newer of the data file's two meta pages.
+  static func newerMeta(of file: String, pageSize: Int) throws -> MetaPage {
+    let fd = open(file, O_RDONLY)
+    try #require(fd >= 0)
+    defer { close(fd) }
+    let pages = [0, pageSize].compactMap { MetaPage.read(fd, at: $0) }
+    return try #require(pages.max { $0.transaction < $1.transaction })
+  }
+
+  /// A write into `env` is refused with `failure`, leaving its data file
+  /// as `before`, byte for byte.
+  static func expectWriteRefused(_ env: Environment, _ failure: LMDBFailure, leaving before: Data) throws {
+    #expect(throws: MsglogError.lmdbFailure(failure)) {
+      try env.write { txn in try txn.put(try #require(try txn.openTable("t", create: false)), [10], [10]) }
+    }
+    #expect(try Data(contentsOf: URL(fileURLWithPath: env.path + "/data.mdb")) == before)
   }
 
   /// Without its free tail (and with half a free page more): sound, read and written.
@@ -101,11 +114,8 @@ import Testing
     let env = try Environment(path: short.db, readOnly: false, maxDatabases: 4, mapSize: 16 << 20)
     let failure = LMDBFailure.fileCutShort(
       bytes: UInt64(bytes), lostPage: UInt64(made.lastPage), pageSize: UInt64(made.pageSize))
-    #expect(throws: MsglogError.lmdbFailure(failure)) {
-      try env.write { txn in try txn.put(try #require(try txn.openTable("t", create: false)), [10], [10]) }
-    }
+    try Self.expectWriteRefused(env, failure, leaving: made.file.prefix(bytes))
     #expect(try env.lengthShortfall(ofCommit: env.lastCommittedTransaction) == failure)
-    #expect(try Data(contentsOf: URL(fileURLWithPath: short.db + "/data.mdb")) == made.file.prefix(bytes))
   }
 
   /// Without the free list's root, whole: said so, naming it, without a
@@ -119,10 +129,7 @@ import Testing
     let env = try Environment(path: short.db, readOnly: false, maxDatabases: 4, mapSize: 16 << 20)
     let failure = LMDBFailure.fileCutShort(
       bytes: UInt64(bytes), lostPage: UInt64(made.freeRoot), pageSize: UInt64(made.pageSize))
-    #expect(throws: MsglogError.lmdbFailure(failure)) {
-      try env.write { txn in try txn.put(try #require(try txn.openTable("t", create: false)), [10], [10]) }
-    }
-    #expect(try Data(contentsOf: URL(fileURLWithPath: short.db + "/data.mdb")) == made.file.prefix(bytes))
+    try Self.expectWriteRefused(env, failure, leaving: made.file.prefix(bytes))
   }
 
   /// A free list of LMDB's layout made by hand, so that a page below its
@@ -224,18 +231,16 @@ import Testing
       return (Int(stat.ms_depth), Int(stat.ms_overflow_pages), pages.sorted())
     }
     try #require(depth >= 2 && overflow >= 1, "the free list is \(depth) deep, \(overflow) overflow pages")
-    let file = try Data(contentsOf: URL(fileURLWithPath: dir.db + "/data.mdb"))
-    func field(_ offset: Int) -> Int {
-      file.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) }
-    }
-    let newer = field(144) > field(env.pageSize + 144) ? 0 : env.pageSize
+    let meta = try Self.newerMeta(of: dir.db + "/data.mdb", pageSize: env.pageSize)
     let fd = open(dir.db + "/data.mdb", O_RDONLY)
     try #require(fd >= 0)
     defer { close(fd) }
+    var file = stat()
+    try #require(fstat(fd, &file) == 0)
     var read: [Int] = []
     let list = FreeListFile(
-      fd: fd, pageSize: env.pageSize, heldPages: file.count / env.pageSize, lastPage: field(newer + 136))
-    try list.forEachFreePage(root: field(newer + 80)) { page in
+      fd: fd, pageSize: env.pageSize, heldPages: Int(file.st_size) / env.pageSize, lastPage: Int(meta.lastPage))
+    try list.forEachFreePage(root: Int(try #require(meta.freeListRoot))) { page in
       read.append(page)
       return true
     }
