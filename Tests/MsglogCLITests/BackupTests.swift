@@ -134,15 +134,15 @@ import Testing
   /// saying so, leaving nothing at DEST or beside it. (Which cut loses a page in use depends on where
   /// LMDB put them: the first that verify finds cut short is taken.)
   @Test func aBackupOfAFileCutShortFails() throws {
-    let (_, whole) = try FileCutShortTests.endingInPagesInUse()
+    let (_, whole) = try CutDataFiles.endingInPagesInUse()
     var found = false
     for pages in 1...8 where !found {
-      let cut = try FileCutShortTests.cut(whole, by: pages * 4096)
-      guard cut.run("verify").stdout.hasPrefix(FileCutShortTests.said) else { continue }
+      let cut = try CutDataFiles.cut(whole, by: pages * 4096)
+      guard cut.run("verify").stdout.hasPrefix(CutDataFiles.said) else { continue }
       found = true
       let destination = cut.dir + "/copy.lmdb"
       let backup = cut.run("backup", destination)
-      #expect(backup.code == 1 && backup.stderr.contains(FileCutShortTests.said), "\(pages) pages: \(backup)")
+      #expect(backup.code == 1 && backup.stderr.contains(CutDataFiles.said), "\(pages) pages: \(backup)")
       let beside = try FileManager.default.contentsOfDirectory(atPath: cut.dir).filter { $0.hasPrefix("copy.lmdb") }
       #expect(beside.isEmpty, "\(pages) pages: \(beside) left")
     }

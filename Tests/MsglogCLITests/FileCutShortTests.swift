@@ -11,38 +11,6 @@ import Testing
 /// reads go on as far as they can (an `export` saves what comes before the
 /// first page lost).
 @Suite struct FileCutShortTests {
-  /// A database whose file ends in pages in use that no root is, and the
-  /// bytes of its data file.
-  ///
-  /// Where the last pages lie is up to LMDB's page reuse (and the random
-  /// ids' places in their indexes): after small writes the file's last page
-  /// was, one run in six, the main root, which the checks at opening see.
-  /// A last message of nearly 1 MiB needs 245 pages in one run, which LMDB
-  /// takes from the file's end when no run of free pages is that long, while
-  /// the roots it touches reuse free pages inside: the file ends in pages in
-  /// use that no root is.
-  static func endingInPagesInUse() throws -> (Sandbox, Data) {
-    let s = Sandbox()
-    let lines = (0..<20_000).map { i in
-      #"{"op":"append","stream":"s\#(i % 5)","text":"m-\#(i) \#(String(repeating: "y", count: i * 37 % 200 + 1))"}"#
-    }
-    #expect(s.run(["import"], stdin: Data(lines.joined(separator: "\n").utf8)).code == 0)
-    #expect(s.run("trim", "--before", "19000").code == 0)
-    for i in 1...30 { #expect(s.run("--stream", "s\(i % 5)", "append", "post \(i)").code == 0) }
-    #expect(s.run(["append", "--lines"], stdin: Data(String(repeating: "z", count: 1_000_000).utf8)).code == 0)
-    return (s, try Data(contentsOf: URL(fileURLWithPath: s.db + "/data.mdb")))
-  }
-
-  /// A copy of `whole` without its last `bytes`, in a sandbox of its own.
-  static func cut(_ whole: Data, by bytes: Int) throws -> Sandbox {
-    let cut = Sandbox()
-    try FileManager.default.createDirectory(atPath: cut.db, withIntermediateDirectories: true)
-    try whole.prefix(whole.count - bytes).write(to: URL(fileURLWithPath: cut.db + "/data.mdb"))
-    return cut
-  }
-
-  static let said = "the database file is cut short: it is "
-
   /// Cut by a byte (the last page, in use, partly lost) and by whole pages:
   /// `verify` names the page lost, each write and `backup` are refused,
   /// exit 1, the file not changed by a byte. A cut that loses only free
@@ -50,14 +18,14 @@ import Testing
   /// never writes them) is sound: everything works, and `verify` finds it
   /// clean.
   @Test func writesIntoAFileCutShortAreRefusedAndChangeNothing() throws {
-    let (_, whole) = try Self.endingInPagesInUse()
+    let (_, whole) = try CutDataFiles.endingInPagesInUse()
     var refused = 0
     for bytes in [1, 4096, 3 * 4096, 8 * 4096] {
-      let s = try Self.cut(whole, by: bytes)
+      let s = try CutDataFiles.cut(whole, by: bytes)
       let file = s.db + "/data.mdb"
       let before = try Data(contentsOf: URL(fileURLWithPath: file))
       let verify = s.run("verify")
-      guard verify.stdout.hasPrefix(Self.said) else {
+      guard verify.stdout.hasPrefix(CutDataFiles.said) else {
         // Only free pages were lost: as sound as it was.
         #expect(verify.code == 0 && verify.stdout.hasPrefix("ok: "), "cut by \(bytes): \(verify)")
         #expect(s.run("append", "after").code == 0, "cut by \(bytes)")
@@ -74,7 +42,7 @@ import Testing
       ]
       for (arguments, stdin) in writes {
         let r = s.run(arguments, stdin: Data(stdin.utf8))
-        #expect(r.code == 1 && r.stderr.hasPrefix("msglog: database error: " + Self.said), "\(arguments): \(r)")
+        #expect(r.code == 1 && r.stderr.hasPrefix("msglog: database error: " + CutDataFiles.said), "\(arguments): \(r)")
         #expect(r.stderr.contains("save what can be read with 'msglog export'"), "\(arguments): \(r)")
       }
       #expect(!FileManager.default.fileExists(atPath: s.dir + "/copy"))
@@ -87,9 +55,9 @@ import Testing
   /// Reads are not refused: an export of a file cut short prints the
   /// events it can read before the first page lost, for a new database.
   @Test func anExportOfAFileCutShortSavesWhatItCanRead() throws {
-    let (_, whole) = try Self.endingInPagesInUse()
-    let s = try Self.cut(whole, by: 1)
-    try #require(s.run("verify").stdout.hasPrefix(Self.said))
+    let (_, whole) = try CutDataFiles.endingInPagesInUse()
+    let s = try CutDataFiles.cut(whole, by: 1)
+    try #require(s.run("verify").stdout.hasPrefix(CutDataFiles.said))
     let export = s.run("export")
     #expect(export.code == 1 || export.code == 0, "\(export)")
     let lines = export.stdout.split(separator: "\n")

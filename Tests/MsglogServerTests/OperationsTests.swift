@@ -207,6 +207,58 @@ import Testing
     #expect(r.status == 200, "the process still serves: \(r)")
   }
 
+  /// A data file cut short behind the server's back while it serves
+  /// (pages in use lost past its end, its roots inside it): every write is
+  /// refused, so /readyz turns 503, saying so and naming no path, while
+  /// the operator's log names the page lost; reads of what is left go on,
+  /// /livez answers 200, and the file is not changed by a byte. A server
+  /// started on such a file says the same.
+  @Test func readinessFailsOnceTheDataFileIsCutShort() throws {
+    let (_, whole) = try CutDataFiles.endingInPagesInUse()
+    let s = try CutDataFiles.cut(whole, by: 0)
+    let file = s.db + "/data.mdb"
+    let server = try ServedLog.running(s, ["--token", Self.token])
+    let url = server.url!
+    let items = ["-H", Self.bearer]
+    let append = [
+      "-X", "POST", "-H", Self.bearer, "-H", "Content-Type: application/json", "--data-binary", #"{"text":"lost?"}"#,
+    ]
+    func expectCutShort(_ r: Operations.Exchange, sourceLocation: SourceLocation = #_sourceLocation) throws {
+      #expect(r.status == 503, "\(r)", sourceLocation: sourceLocation)
+      let answer = try JSONSerialization.jsonObject(with: Data(r.body.utf8)) as? [String: String]
+      #expect(
+        answer == ["status": "unavailable", "error": "the database file is cut short"], "\(r)",
+        sourceLocation: sourceLocation)
+      #expect(!r.body.contains(s.dir), "the answer names no path: \(r)", sourceLocation: sourceLocation)
+    }
+    var r = Operations.curl(url + "/readyz", [], in: s.dir)
+    #expect(r.status == 200, "\(r)")
+    #expect(Operations.curl(url + "/api/items?stream=s1", items, in: s.dir).status == 200)
+
+    let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: file))
+    try handle.truncate(atOffset: UInt64(whole.count - 1))
+    try handle.close()
+    try #require(s.run("verify").stdout.hasPrefix(CutDataFiles.said))
+    let cut = try Data(contentsOf: URL(fileURLWithPath: file))
+    try expectCutShort(Operations.curl(url + "/readyz", [], in: s.dir))
+    r = Operations.curl(url + "/api/append", append, in: s.dir)
+    #expect(r.status == 503, "the write is refused: \(r)")
+    r = Operations.curl(url + "/api/items?stream=s1", items, in: s.dir)
+    #expect(r.status == 200, "a read of what is left: \(r)")
+    #expect(Operations.curl(url + "/livez", [], in: s.dir).status == 200)
+    var run = server.stop()
+    #expect(run.stderr.contains("msglog: warn: " + CutDataFiles.said), "\(run.stderr)")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == cut)
+
+    // Started on it: opening the tables writes, so reads are refused too.
+    let restarted = try ServedLog.running(s, ["--token", Self.token])
+    try expectCutShort(Operations.curl(restarted.url! + "/readyz", [], in: s.dir))
+    #expect(Operations.curl(restarted.url! + "/livez", [], in: s.dir).status == 200)
+    run = restarted.stop()
+    #expect(run.stderr.contains("msglog: warn: " + CutDataFiles.said), "\(run.stderr)")
+    #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == cut)
+  }
+
   /// On PostgreSQL (a server of the test's own): /readyz is 200 while the
   /// server answers, 503 once it is stopped (the answer names neither the
   /// URL nor the password; the operator's warn line says more, without the

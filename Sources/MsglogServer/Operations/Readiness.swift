@@ -2,7 +2,7 @@ import Msglog
 
 /// `/readyz`: whether a read of the store answers within a second
 /// (`PatientRead`: a store that hangs costs the probe a second, not a
-/// worker).
+/// worker), and whether it can be written (not an LMDB data file cut short).
 final class Readiness: Sendable {
   enum Verdict: Equatable {
     /// A read answered; `replica` on a PostgreSQL standby.
@@ -38,13 +38,30 @@ final class Readiness: Sendable {
 
   private static func read(_ log: EventLog, warnings: ServerLog) -> Verdict {
     let displaced = Verdict.unavailable("the database was removed or replaced while serving; restart the server")
+    /// Every write is refused (`Environment.checkLengthBeforeWriting`), and
+    /// so is every read where opening the tables writes: a balancer should
+    /// send the traffic elsewhere, and the operator's log names the page lost.
+    func cutShort(_ failure: LMDBFailure) -> Verdict {
+      warnings.warn("readyz", "\(failure)")
+      return .unavailable("the database file is cut short")
+    }
     if log.isDisplaced { return displaced }
     do {
-      _ = try log.headSeq()
+      // One snapshot: the file's length first (read with `pread`, where a
+      // read through the map of a page past the file's end could fault),
+      // then the head.
+      let cut = try log.read { snapshot in
+        let cut = try snapshot.storeReader.filesCutShort()
+        if cut == nil { _ = try snapshot.headSeq() }
+        return cut
+      }
+      if let cut { return cutShort(cut) }
       return log.isDisplaced ? displaced : .ready(replica: try log.isStandby())
     } catch MsglogError.noDatabase {
       // Nothing written yet: the store answered that (the first write creates it).
       return .ready(replica: (try? log.isStandby()) ?? false)
+    } catch MsglogError.lmdbFailure(.fileCutShort(let bytes, let page, let size)) {
+      return cutShort(.fileCutShort(bytes: bytes, lostPage: page, pageSize: size))
     } catch {
       warnings.warn("readyz", "the store does not answer: \(error)")
       return .unavailable("the store does not answer")
