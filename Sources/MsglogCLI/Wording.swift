@@ -30,6 +30,9 @@ package enum Wording {
       (message, hint, code) = (
         "write error: " + systemMessage(lost.errno), madeHint(lost.made), MsglogCLI.ExitCode.failure
       )
+    case let unpurged as ErasedButNotPurged:
+      (message, hint, code) = words(for: unpurged.error)
+      hint = "the erase was made (seq \(unpurged.seq)); " + (hint ?? "run 'msglog purge' to scrub what it left")
     case let error as CommandLineError:
       (message, hint, code) = (error.message, error.hint, error.exitCode)
     case let cut as FollowerCutOff:
@@ -173,6 +176,7 @@ package enum Wording {
       return "nothing was pushed; if another replica took this one's id, 'msglog sync --reset' copies the remote "
         + "afresh under a new id and pushes the pending changes from there"
     case .replicaSecretRefused(_, false): return "the replica's msglog must send its secret: upgrade it"
+    case .purgeHeldByReader: return "run 'msglog purge' once that read has ended"
     case .purgeNeedsOwner(_, let owner):
       return "run 'msglog purge' as \(owner), the role that made the schema ('msglog init'); nothing was done"
     case .purgeLeftStatistics:

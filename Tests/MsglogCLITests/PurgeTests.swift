@@ -106,6 +106,9 @@ import Testing
   /// here Python's LMDB) still sees the pages the erase freed: purge
   /// zeroes none of them — the reader reads the same bytes after — and
   /// says what held it; once the reader is gone, a purge finishes.
+  /// `erase --purge` there reports the erase it made (stdout, text and
+  /// JSON) before its purge's failure (exit 1), whose hint says the erase
+  /// stands.
   @Test func purgeLeavesThePagesAnOlderSnapshotReads() throws {
     let s = Sandbox()
     let sentinel = "SENTINEL-" + UUID().uuidString
@@ -134,6 +137,18 @@ import Testing
     #expect(s.run("erase", secret).code == 0)
     var r = s.run("purge")
     #expect(r.code != 0 && r.stderr.contains("read kept holding old pages"), "\(r)")
+    #expect(r.stderr.contains("hint: run 'msglog purge' once that read has ended"), "\(r)")
+    let second = s.append("\(sentinel)-SECOND")
+    let third = s.append("\(sentinel)-THIRD")
+    r = s.run("erase", "--purge", second)
+    let seq = s.run("log", "--json").lines.count
+    #expect(r.code == 1 && r.stdout == "erased 1 item (1 event) at seq \(seq)\n", "\(r)")
+    #expect(r.stderr.hasPrefix("msglog: cannot purge ") && r.stderr.contains("read kept holding old pages"), "\(r)")
+    #expect(
+      r.stderr.contains("hint: the erase was made (seq \(seq)); run 'msglog purge' once that read has ended"), "\(r)")
+    r = s.run("--json", "erase", "--purge", third)
+    #expect(r.code == 1 && r.stdout == #"{"erased":["\#(third)"],"events":1,"seq":\#(seq + 1)}"# + "\n", "\(r)")
+    #expect(s.run("erase", second).stderr.contains("erased already"))
     _ = FileManager.default.createFile(atPath: go, contents: nil)
     #expect(reader.waitForOutput("same"))
     let read = reader.finish()

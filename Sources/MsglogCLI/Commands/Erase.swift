@@ -32,7 +32,15 @@ extension Invocation {
       log = try openLog(forWriting: true)
       erasure = try log.erasing(requests)
     }
-    let scrubbed = args.has(Options.alsoPurge) ? try log.purge(waiting: sayWaiting) : nil
+    // The erase is committed: a purge after it that fails (a reader holds
+    // old pages) must not hide it. Its report comes first, then the failure.
+    var scrubbed: UInt64? = nil
+    var unpurged: MsglogError? = nil
+    if args.has(Options.alsoPurge) {
+      do { scrubbed = try log.purge(waiting: sayWaiting) } catch let error as MsglogError where erasure.seq != nil {
+        unpurged = error
+      }
+    }
     if erasure.seq == nil {
       stderr.note(
         sender.map {
@@ -57,6 +65,7 @@ extension Invocation {
       }
       if !json, let scrubbed { try stdout.line(Self.purged(scrubbed, json: false)) }
     }
+    if let unpurged, let seq = erasure.seq { throw ErasedButNotPurged(seq: seq, error: unpurged) }
   }
 
   /// `purge`: what erase left in the database's files, scrubbed.
@@ -75,4 +84,12 @@ extension Invocation {
   static func purged(_ bytes: UInt64, json: Bool) -> String {
     json ? #"{"purged":\#(bytes)}"# : "purged: \(bytes) bytes scrubbed"
   }
+}
+
+/// `erase --purge` made its erase (reported on stdout), and then its purge
+/// failed: the failure, with a hint that the erase stands and that a
+/// `purge` finishes the job.
+struct ErasedButNotPurged: Error {
+  let seq: UInt64
+  let error: MsglogError
 }
