@@ -15,7 +15,7 @@ package enum LogFormat: String, CaseIterable, Sendable {
 
 /// One answered request, as its line tells it: what an nginx access log
 /// shows, with the request's id. Never a header's value (a token), never a
-/// body, and the query without the value of a parameter named `token`.
+/// body, and the target without a token (`redacting`).
 struct RequestRecord {
   /// When the answer ended.
   var time: WallTime
@@ -115,23 +115,27 @@ final class RequestLog: Sendable {
     return "\(micros / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
   }
 
-  /// The target with the value of every query parameter named `token` (in
-  /// any case, however %-encoded) left out: `?token=` stays, to show it was sent.
+  /// The target with no token in it: the value of every query parameter
+  /// whose name holds `token` (in any case, however %-encoded: `token`,
+  /// a client's habitual `access_token`) left out — `?token=` stays, to
+  /// show it was sent — and a named token's secret wherever it is (a
+  /// token pasted into a path, another parameter) written as `redacted`,
+  /// its id kept: `msglog_<id>_redacted`.
   static func redacting(_ target: String) -> String {
+    let target = redactingSecrets(target)
     guard let question = target.firstIndex(of: "?") else { return target }
     let query = target[target.index(after: question)...]
     var changed = false
     let pairs = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> Substring in
       let name = pair.prefix { $0 != "=" }
-      guard isToken(name), name.count < pair.count else { return pair }
+      guard namesToken(name), name.count < pair.count else { return pair }
       changed = true
       return name + "="
     }
-    guard changed else { return target }
-    return target[...question] + pairs.joined(separator: "&")
+    return changed ? String(target[...question] + pairs.joined(separator: "&")) : target
   }
 
-  private static func isToken(_ name: Substring) -> Bool {
+  private static func namesToken(_ name: Substring) -> Bool {
     var bytes: [UInt8] = []
     var utf8 = Array(name.utf8)[...]
     while let byte = utf8.popFirst() {
@@ -144,7 +148,37 @@ final class RequestLog: Sendable {
         bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
       }
     }
-    return String(decoding: bytes, as: UTF8.self).lowercased() == "token"
+    return String(decoding: bytes, as: UTF8.self).lowercased().contains("token")
+  }
+
+  /// `target` with the 64 hex digits of every `msglog_<16 hex>_<64 hex>`
+  /// (`TokenSecret`'s shape) in it replaced by `redacted`.
+  static func redactingSecrets(_ target: String) -> String {
+    let bytes = Array(target.utf8)
+    let prefix = Array("msglog_".utf8)
+    let length = prefix.count + 16 + 1 + 64
+    func isHex(_ byte: UInt8) -> Bool {
+      (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte)
+    }
+    var out: [UInt8] = []
+    var changed = false
+    var at = 0
+    while at < bytes.count {
+      if bytes.count - at >= length, bytes[at..<(at + prefix.count)].elementsEqual(prefix),
+        bytes[(at + prefix.count)..<(at + prefix.count + 16)].allSatisfy(isHex),
+        bytes[at + prefix.count + 16] == UInt8(ascii: "_"),
+        bytes[(at + prefix.count + 17)..<(at + length)].allSatisfy(isHex)
+      {
+        out += bytes[at..<(at + prefix.count + 17)]
+        out += Array("redacted".utf8)
+        at += length
+        changed = true
+      } else {
+        out.append(bytes[at])
+        at += 1
+      }
+    }
+    return changed ? String(decoding: out, as: UTF8.self) : target
   }
 }
 
