@@ -352,6 +352,17 @@ import Testing
     #expect(pushed.contains(#""text":"card, by eve""#) && pushed.contains(#""sender":"ann""#), "\(pushed)")
     #expect(replica.export() == remote.export())
     #expect(remote.run(["verify"]).code == 0)
+
+    // The sync bookkeeping is the whole log's: shown to a token that may
+    // read every stream (ann), as a pull does, not to one that may read some.
+    let viewer = try token(remote, ["viewer", "--read", "team/*"])
+    func streams(_ token: String) -> ServedLog.Reply {
+      server.request("GET", "/api/streams", headers: ["Authorization: Bearer \(token)"])
+    }
+    r = streams(ann)
+    #expect(r.status == 200 && r.body.contains(#""sync":{"replicas":1,"#), "\(r)")
+    r = streams(viewer)
+    #expect(r.status == 200 && r.body.contains("team/board") && !r.body.contains(#""sync""#), "\(r)")
   }
 
   /// The request log names the token, never its secret, and the reason of

@@ -2,10 +2,12 @@ import Msglog
 import MsglogWire
 
 extension Routes {
-  /// Every stream, or those a named token may read.
+  /// Every stream, or those a named token may read; the sync bookkeeping
+  /// (how many replicas, their outcomes) only to a caller that may read
+  /// every stream, as a sync pull does: it is the whole log's, not a stream's.
   func streams(_ request: Request) throws -> Response {
     let streams = try log.streams().filter { request.caller.may(.read, $0.stream) }
-    let sync = try log.syncBookkeeping()
+    let sync = request.caller.readsEverything ? try log.syncBookkeeping() : nil
     return .json { $0.streams(streams, sync: sync) }
   }
 
