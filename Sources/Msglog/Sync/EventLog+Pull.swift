@@ -78,6 +78,7 @@ extension EventLog {
     throws -> Int
   {
     let events = try Self.events(of: page, after: head, from: remote)
+    if events.contains(where: Self.forgets) { report.forgot = true }
     let settled: (pushed: Int, rebased: Int) = try writing { writer in
       // Counted here, not added to outside: a store may run this again.
       var settled = (pushed: 0, rebased: 0)
@@ -152,6 +153,15 @@ extension EventLog {
       return id == item
     case (.undo, _): return true
     default: return false
+    }
+  }
+
+  /// Whether the event makes the replica forget what it held: an erase
+  /// (a text, a sender), an unsign (a sender).
+  static func forgets(_ event: Event) -> Bool {
+    switch event.op {
+    case .erase, .unsign: return true
+    case .insert, .remove, .move, .edit, .restore: return false
     }
   }
 

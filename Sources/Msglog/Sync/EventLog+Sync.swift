@@ -24,6 +24,17 @@ extension EventLog {
     /// kept, and its id unless the remote lost track of it or nothing was
     /// pending); nil otherwise.
     public var resetAtHorizon: UInt64? = nil
+    /// The pull brought an erase or an unsign, or the replica trimmed as
+    /// its remote had: a purge of the replica's own files followed (an
+    /// LMDB replica's), which scrubbed this many bytes of free pages. Nil
+    /// when there was nothing to forget, or the replica is no LMDB one.
+    public var scrubbed: UInt64? = nil
+    /// That purge could not take the pages another process's read still
+    /// held (an older snapshot): what was forgotten stays in free pages
+    /// until `purge` runs again.
+    public var purgeHeld = false
+    /// What the pull made the replica forget, for the purge after it.
+    var forgot = false
 
     public init() {}
   }
@@ -122,10 +133,27 @@ extension EventLog {
       inFlight?.any = false
       guard try pendingCount() > 0 else { break }
     }
-    try learnTrim(before: hello.horizon)
+    if try learnTrim(before: hello.horizon) { report.forgot = true }
+    if report.forgot { try purgeWhatWasForgotten(into: &report) }
     if let refusedPush { throw refusedPush }
     report.seq = try headSeq()
     return report
+  }
+
+  /// An erase or an unsign pulled blanks the replica's own copies, and a
+  /// trim learned drops its old records, in their transactions; LMDB keeps
+  /// the pages they were on as free pages, text and all, until a write
+  /// reuses them. A replica is purged after such a pull, as `erase --purge`
+  /// is at the remote, so that its files hold the text no longer. A read
+  /// holding those pages (another process's older snapshot) is no failure
+  /// of the sync, which is done: the report says it (`purgeHeld`).
+  private func purgeWhatWasForgotten(into report: inout SyncReport) throws {
+    guard store.kind == .lmdb else { return }
+    do {
+      report.scrubbed = try purge()
+    } catch MsglogError.purgeHeldByReader {
+      report.purgeHeld = true
+    }
   }
 
   /// A remote trimmed before `horizon` while this replica was at or past
@@ -134,17 +162,19 @@ extension EventLog {
   /// `export` the remote's byte for byte (SPEC: every copy learns a trim).
   /// The plan is made from the same events as the remote's was, so it is
   /// the same; the replica's pending changes are not events and stay.
-  private func learnTrim(before horizon: UInt64) throws {
-    guard horizon > 1, store.kind != .memory else { return }
-    try writing { writer in
+  /// Whether it trimmed.
+  private func learnTrim(before horizon: UInt64) throws -> Bool {
+    guard horizon > 1, store.kind != .memory else { return false }
+    return try writing { writer in
       guard try writer.horizon().seq < horizon, try writer.headSeq() >= horizon,
         let plan = try TrimPlan.make(before: horizon, in: writer)
-      else { return }
+      else { return false }
       _ = try Self.apply(plan, to: writer)
       // A kept local view was stamped before the trim (by a local write
       // since the pull): the trim may change what it stands on, so it goes
       // and the next read makes it again.
       try (writer as? any ReplicaStateWriter)?.putSavedLocalView(nil)
+      return true
     }
   }
 
@@ -458,5 +488,8 @@ extension EventLog.SyncReport {
     pulled += round.pulled
     seq = round.seq
     resetAtHorizon = resetAtHorizon ?? round.resetAtHorizon
+    if let scrubbed = round.scrubbed { self.scrubbed = (self.scrubbed ?? 0) + scrubbed }
+    if round.scrubbed != nil || round.purgeHeld { purgeHeld = round.purgeHeld }
+    forgot = forgot || round.forgot
   }
 }

@@ -147,11 +147,19 @@ extension Invocation {
           json.member("pulled", report.pulled)
           json.member("seq", report.seq)
           if let horizon = report.resetAtHorizon { json.member("reset", horizon) }
+          if let scrubbed = report.scrubbed { json.member("purged", scrubbed) }
         }
       }
     } else {
       try stdout.line(
         "pushed \(report.pushed) (\(report.rebased) rebased, \(report.refused.count) refused), pulled \(report.pulled), at seq \(report.seq)")
+      // An erase, an unsign or a trim pulled: the replica purged itself after.
+      if let scrubbed = report.scrubbed { try stdout.line(Self.purged(scrubbed, json: false)) }
+    }
+    if report.purgeHeld {
+      stderr.note(
+        "msglog: what the pull erased or trimmed stays in free pages another process's read still holds: "
+          + "run 'msglog purge' once that read has ended")
     }
   }
 
