@@ -31,8 +31,15 @@ package enum Wording {
         "write error: " + systemMessage(lost.errno), madeHint(lost.made), MsglogCLI.ExitCode.failure
       )
     case let unpurged as ErasedButNotPurged:
-      (message, hint, code) = words(for: unpurged.error)
-      hint = "the erase was made (seq \(unpurged.seq)); " + (hint ?? "run 'msglog purge' to scrub what it left")
+      // Not the purge's own hint: some say that nothing was done.
+      (message, _, code) = words(for: unpurged.error)
+      let then =
+        switch unpurged.error {
+        case .purgeHeldByReader: "run 'msglog purge' once that read has ended"
+        case .purgeNeedsOwner(_, let owner): "run 'msglog purge' as \(owner), the role that made the schema"
+        default: "run 'msglog purge' to scrub what it left"
+        }
+      hint = "the erase was made (seq \(unpurged.seq)); " + then
     case let error as CommandLineError:
       (message, hint, code) = (error.message, error.hint, error.exitCode)
     case let cut as FollowerCutOff:

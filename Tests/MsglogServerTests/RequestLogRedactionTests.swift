@@ -19,9 +19,18 @@ import Testing
     ("/api/items?stream=\(named)&from=1", "/api/items?stream=msglog_\(id)_redacted&from=1"),
     ("/\(named)\(named)", "/msglog_\(id)_redactedmsglog_\(id)_redacted"),
     ("/api/items?stream=main&token", "/api/items?stream=main&token"),
+    ("/api/msglog%5F\(id)%5f\(secret)", "/api/msglog%5F\(id)%5fredacted"),
+    ("/api/MSGLOG_\(id.uppercased())_\(secret.uppercased())", "/api/MSGLOG_\(id.uppercased())_redacted"),
   ])
   func tokensAreLeftOut(target: String, logged: String) {
     #expect(RequestLog.redacting(target) == logged)
+  }
+
+  /// The operator's token (`--token`), wherever the target holds it.
+  @Test func theOperatorsTokenIsLeftOut() {
+    let token = "operator-token-0123456789"
+    #expect(RequestLog.redacting("/api/\(token)/x?a=\(token)", operatorToken: token) == "/api/redacted/x?a=redacted")
+    #expect(RequestLog.redacting("/api/items?a=b", operatorToken: token) == "/api/items?a=b")
   }
 
   /// What only looks like a token stays as it is: a secret a digit short,

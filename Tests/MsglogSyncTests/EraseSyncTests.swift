@@ -28,11 +28,11 @@ import Testing
     r = server.run("erase", secret)
     #expect(r.code == 0 && r.stdout == "erased 1 item (2 events) at seq 4\n", "\(r)")
     r = replica.run("sync")
-    #expect(r.code == 0 || r.code == 1, "\(r)")
+    #expect(r.code == 0 && r.stderr.contains("was refused"), "\(r)")
     // The replica purged itself after the pull: its files hold the text no more.
     func replicaFilesHolding(_ needle: String) -> [String] { filesHolding(needle, in: replica.db) }
     #expect(replicaFilesHolding("SENTINEL").isEmpty, "\(replicaFilesHolding("SENTINEL")) still hold it")
-    if r.code == 0 { #expect(r.stdout.split(separator: "\n").last?.hasPrefix("purged: ") == true, "\(r)") }
+    #expect(r.stdout.split(separator: "\n").last?.hasPrefix("purged: ") == true, "\(r)")
     r = replica.run("status", "--json")
     #expect(r.stdout.contains(#""error":"item \#(secret) was erased at seq 4""#), "\(r)")
     #expect(replica.export() == server.export())
@@ -81,7 +81,7 @@ import Testing
     #expect(server.run("erase", secret).code == 0)
     var r = replica.run("sync")
     #expect(r.code == 0 && r.stdout == "pushed 0 (0 rebased, 0 refused), pulled 1, at seq 4\n", "\(r)")
-    #expect(r.stderr.contains("stays in free pages another process's read still holds"), "\(r)")
+    #expect(r.stderr.contains("stays in free pages an older read still holds"), "\(r)")
     #expect(r.stderr.contains("run 'msglog purge' once that read has ended"), "\(r)")
     #expect(!replica.export().contains("SENTINEL-HELD"))
     #expect(!filesHolding("SENTINEL-HELD", in: replica.db).isEmpty, "the read kept no page")

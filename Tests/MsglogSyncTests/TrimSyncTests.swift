@@ -84,6 +84,8 @@ import Testing
     #expect(r.code == 0, "\(r)")
     #expect(r.stderr.contains("msglog: reset: history before seq 9 was trimmed at the remote"), "\(r)")
     #expect(r.stdout.hasPrefix("pushed 1 (0 rebased, 0 refused)"), "\(r)")
+    // Its old copy, emptied to start again, is purged from its files.
+    #expect(r.stdout.split(separator: "\n").last?.hasPrefix("purged: ") == true, "\(r)")
     #expect(behind.export() == server.export())
     #expect(server.run("list").stdout.contains("from the replica"))
     #expect(behind.run("verify").code == 0)

@@ -79,11 +79,14 @@ extension EventLog {
         // remote that lost track, or nothing pending behind a trim) leaves
         // the next one another replica id and secret to push under.
         guard let state = try replicaState() else { throw MsglogError.notAReplica(location: location) }
-        let report = try syncRound(with: remote, state: state)
+        var report = try syncRound(with: remote, state: state)
+        try purgeWhatWasForgotten(into: &report)
         if failing { notices(.reconnected) }
         failing = false
         backoff = 0.1
-        if report.pushed > 0 || report.pulled > 0 { notices(.synced(report)) }
+        if report.pushed > 0 || report.pulled > 0 || report.scrubbed != nil || report.purgeHeld {
+          notices(.synced(report))
+        }
         let head = try headSeq()
         // Watch the replica first, then count: a change made in between
         // still wakes the wait.

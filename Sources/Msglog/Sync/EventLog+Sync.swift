@@ -29,11 +29,13 @@ extension EventLog {
     /// LMDB replica's), which scrubbed this many bytes of free pages. Nil
     /// when there was nothing to forget, or the replica is no LMDB one.
     public var scrubbed: UInt64? = nil
-    /// That purge could not take the pages another process's read still
-    /// held (an older snapshot): what was forgotten stays in free pages
-    /// until `purge` runs again.
+    /// That purge could not take the pages an older read still held
+    /// (another process's snapshot, or one of this process's own): what
+    /// was forgotten stays in free pages until `purge` runs again.
     public var purgeHeld = false
-    /// What the pull made the replica forget, for the purge after it.
+    /// What the rounds made the replica forget, for the one purge after
+    /// them; false again once that ran, so it is never part of a report
+    /// an app compares.
     var forgot = false
 
     public init() {}
@@ -71,7 +73,9 @@ extension EventLog {
     let lock = try lockForSync()
     defer { withExtendedLifetime(lock) {} }
     remote.startRun()
-    return try syncRound(with: remote, state: state, movingTo: location)
+    var report = try syncRound(with: remote, state: state, movingTo: location)
+    try purgeWhatWasForgotten(into: &report)
+    return report
   }
 
   /// Set while a round holds claims no pull has borne out yet — changes
@@ -134,23 +138,33 @@ extension EventLog {
       guard try pendingCount() > 0 else { break }
     }
     if try learnTrim(before: hello.horizon) { report.forgot = true }
-    if report.forgot { try purgeWhatWasForgotten(into: &report) }
-    if let refusedPush { throw refusedPush }
+    if let refusedPush {
+      // The sync fails with the refusal, its report unsaid: what the pull
+      // made the replica forget is purged all the same, as far as it can be.
+      if report.forgot { try? purgeWhatWasForgotten(into: &report) }
+      throw refusedPush
+    }
     report.seq = try headSeq()
     return report
   }
 
-  /// An erase or an unsign pulled blanks the replica's own copies, and a
-  /// trim learned drops its old records, in their transactions; LMDB keeps
-  /// the pages they were on as free pages, text and all, until a write
-  /// reuses them. A replica is purged after such a pull, as `erase --purge`
-  /// is at the remote, so that its files hold the text no longer. A read
-  /// holding those pages (another process's older snapshot) is no failure
-  /// of the sync, which is done: the report says it (`purgeHeld`).
-  private func purgeWhatWasForgotten(into report: inout SyncReport) throws {
-    guard store.kind == .lmdb else { return }
+  /// An erase or an unsign pulled blanks the replica's own copies, a trim
+  /// learned drops its old records, and a start again from the bases
+  /// empties its log, each in its transaction; LMDB keeps the pages they
+  /// were on as free pages, text and all, until a write reuses them. So a
+  /// sync (`sync`, `reset`, each round of `syncLive`) that did any of them
+  /// purges the replica after, as `erase --purge` does at the remote, and
+  /// its files hold the text no longer. A read holding those pages (an
+  /// older snapshot, this process's or another's) is no failure of the
+  /// sync, which is done: the report says it (`purgeHeld`). Only an LMDB
+  /// replica: a PostgreSQL one's purge rewrites every table, its operator's
+  /// to run. The purge reads the whole file (its gap scan).
+  func purgeWhatWasForgotten(into report: inout SyncReport) throws {
+    defer { report.forgot = false }
+    guard report.forgot, store.kind == .lmdb else { return }
     do {
       report.scrubbed = try purge()
+      report.purgeHeld = false
     } catch MsglogError.purgeHeldByReader {
       report.purgeHeld = true
     }
@@ -488,8 +502,7 @@ extension EventLog.SyncReport {
     pulled += round.pulled
     seq = round.seq
     resetAtHorizon = resetAtHorizon ?? round.resetAtHorizon
-    if let scrubbed = round.scrubbed { self.scrubbed = (self.scrubbed ?? 0) + scrubbed }
-    if round.scrubbed != nil || round.purgeHeld { purgeHeld = round.purgeHeld }
+    // A round's purge is its caller's, once, after every round (`purgeWhatWasForgotten`).
     forgot = forgot || round.forgot
   }
 }

@@ -158,7 +158,7 @@ extension Invocation {
     }
     if report.purgeHeld {
       stderr.note(
-        "msglog: what the pull erased or trimmed stays in free pages another process's read still holds: "
+        "msglog: what the pull erased or trimmed stays in free pages an older read still holds: "
           + "run 'msglog purge' once that read has ended")
     }
   }

@@ -27,6 +27,12 @@ public enum LMDBFailure: Equatable, Sendable, CustomStringConvertible {
   /// The operating system refused (an errno).
   case system(errno: Int32)
 
+  /// The data file lacks pages in use (`fileCutShort`).
+  public var isFileCutShort: Bool {
+    if case .fileCutShort = self { return true }
+    return false
+  }
+
   public var description: String {
     switch self {
     case .damagedPages: return "the database file is damaged (LMDB cannot read its pages)"

@@ -41,7 +41,7 @@ package final class HTTPServer: @unchecked Sendable {  // `loops`, `listener`: s
     commits = try CommitHub(log: log)
     metrics = configuration.metrics ? Metrics() : nil
     tls = try configuration.tls.map { files throws(ServerError) in try TLSServerCredentials(files) }
-    warnings = ServerLog(requests: RequestLog(format: configuration.logFormat))
+    warnings = ServerLog(requests: RequestLog(format: configuration.logFormat, operatorToken: configuration.token))
     let gate = TokenGate(log: log)
     router = Router(
       routes: Routes.table(

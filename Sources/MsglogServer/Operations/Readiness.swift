@@ -38,9 +38,9 @@ final class Readiness: Sendable {
 
   private static func read(_ log: EventLog, warnings: ServerLog) -> Verdict {
     let displaced = Verdict.unavailable("the database was removed or replaced while serving; restart the server")
-    /// Every write is refused (`Environment.checkLengthBeforeWriting`), and
-    /// so is every read where opening the tables writes: a balancer should
-    /// send the traffic elsewhere, and the operator's log names the page lost.
+    // Every write is refused (`Environment.checkLengthBeforeWriting`), and
+    // so is every read where opening the tables writes: a balancer should
+    // send the traffic elsewhere, and the operator's log names the page lost.
     func cutShort(_ failure: LMDBFailure) -> Verdict {
       warnings.warn("readyz", "\(failure)")
       return .unavailable("the database file is cut short")
@@ -60,8 +60,8 @@ final class Readiness: Sendable {
     } catch MsglogError.noDatabase {
       // Nothing written yet: the store answered that (the first write creates it).
       return .ready(replica: (try? log.isStandby()) ?? false)
-    } catch MsglogError.lmdbFailure(.fileCutShort(let bytes, let page, let size)) {
-      return cutShort(.fileCutShort(bytes: bytes, lostPage: page, pageSize: size))
+    } catch MsglogError.lmdbFailure(let failure) where failure.isFileCutShort {
+      return cutShort(failure)
     } catch {
       warnings.warn("readyz", "the store does not answer: \(error)")
       return .unavailable("the store does not answer")

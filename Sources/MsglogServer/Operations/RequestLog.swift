@@ -41,8 +41,14 @@ struct RequestRecord {
 /// line as its answer ends, in the format `--log-format` names.
 final class RequestLog: Sendable {
   let format: LogFormat
+  /// The operator's `--token`, never written: a client that put it in
+  /// its target gets `redacted` there.
+  let operatorToken: String?
 
-  init(format: LogFormat) { self.format = format }
+  init(format: LogFormat, operatorToken: String? = nil) {
+    self.format = format
+    self.operatorToken = operatorToken
+  }
 
   var isOn: Bool { format != .none }
 
@@ -53,7 +59,7 @@ final class RequestLog: Sendable {
       var line = record.time.rfc3339
       line +=
         " " + record.id + " " + record.client + " " + (record.token ?? "-") + " " + record.method + " "
-        + Self.redacting(record.target)
+        + Self.redacting(record.target, operatorToken: operatorToken)
       line += " \(record.status) \(record.bytes) " + Self.milliseconds(record.milliseconds)
       if let refusal = record.refusal { line += " refused=" + refusal }
       line += "\n"
@@ -66,7 +72,7 @@ final class RequestLog: Sendable {
       Self.member("client", record.client, &line)
       if let token = record.token { Self.member("token", token, &line) } else { line += Array(",\"token\":null".utf8) }
       Self.member("method", record.method, &line)
-      Self.member("path", Self.redacting(record.target), &line)
+      Self.member("path", Self.redacting(record.target, operatorToken: operatorToken), &line)
       line += Array(",\"status\":\(record.status),\"bytes\":\(record.bytes),\"ms\":".utf8)
       line += Array(Self.milliseconds(record.milliseconds).utf8)
       if let refusal = record.refusal { Self.member("refused", refusal, &line) }
@@ -118,11 +124,15 @@ final class RequestLog: Sendable {
   /// The target with no token in it: the value of every query parameter
   /// whose name holds `token` (in any case, however %-encoded: `token`,
   /// a client's habitual `access_token`) left out — `?token=` stays, to
-  /// show it was sent — and a named token's secret wherever it is (a
-  /// token pasted into a path, another parameter) written as `redacted`,
-  /// its id kept: `msglog_<id>_redacted`.
-  static func redacting(_ target: String) -> String {
-    let target = redactingSecrets(target)
+  /// show it was sent — a named token's secret wherever it is (a token
+  /// pasted into a path, another parameter; its underscores as they are or
+  /// %-encoded) written as `redacted`, its id kept, and the operator's
+  /// token (`--token`), wherever it is as it was set, written as `redacted`.
+  static func redacting(_ target: String, operatorToken: String? = nil) -> String {
+    var target = redactingSecrets(target)
+    if let operatorToken, !operatorToken.isEmpty, target.contains(operatorToken) {
+      target = target.replacing(operatorToken, with: "redacted")
+    }
     guard let question = target.firstIndex(of: "?") else { return target }
     let query = target[target.index(after: question)...]
     var changed = false
@@ -152,26 +162,18 @@ final class RequestLog: Sendable {
   }
 
   /// `target` with the 64 hex digits of every `msglog_<16 hex>_<64 hex>`
-  /// (`TokenSecret`'s shape) in it replaced by `redacted`.
+  /// (`TokenSecret`'s shape; an underscore may come %-encoded, `%5F`)
+  /// replaced by `redacted`.
   static func redactingSecrets(_ target: String) -> String {
     let bytes = Array(target.utf8)
-    let prefix = Array("msglog_".utf8)
-    let length = prefix.count + 16 + 1 + 64
-    func isHex(_ byte: UInt8) -> Bool {
-      (0x30...0x39).contains(byte) || (0x61...0x66).contains(byte) || (0x41...0x46).contains(byte)
-    }
     var out: [UInt8] = []
     var changed = false
     var at = 0
     while at < bytes.count {
-      if bytes.count - at >= length, bytes[at..<(at + prefix.count)].elementsEqual(prefix),
-        bytes[(at + prefix.count)..<(at + prefix.count + 16)].allSatisfy(isHex),
-        bytes[at + prefix.count + 16] == UInt8(ascii: "_"),
-        bytes[(at + prefix.count + 17)..<(at + length)].allSatisfy(isHex)
-      {
-        out += bytes[at..<(at + prefix.count + 17)]
+      if let (idEnd, end) = namedToken(in: bytes, at: at) {
+        out += bytes[at..<idEnd]
         out += Array("redacted".utf8)
-        at += length
+        at = end
         changed = true
       } else {
         out.append(bytes[at])
@@ -179,6 +181,34 @@ final class RequestLog: Sendable {
       }
     }
     return changed ? String(decoding: out, as: UTF8.self) : target
+  }
+
+  /// Where a named token starting at `at` has its secret (after the id and
+  /// its underscore) and where it ends; nil when none starts there.
+  private static func namedToken(in bytes: [UInt8], at start: Int) -> (secret: Int, end: Int)? {
+    var at = start
+    /// ASCII letters in either case.
+    func lower(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+    func take(_ text: StaticString) -> Bool {
+      let count = text.utf8CodeUnitCount
+      guard at + count <= bytes.count else { return false }
+      for k in 0..<count where lower(bytes[at + k]) != text.utf8Start[k] { return false }
+      at += count
+      return true
+    }
+    func underscore() -> Bool { take("_") || take("%5f") }
+    func hex(_ count: Int) -> Bool {
+      guard at + count <= bytes.count else { return false }
+      for k in at..<(at + count) where !(0x30...0x39).contains(bytes[k]) && !(0x61...0x66).contains(lower(bytes[k])) {
+        return false
+      }
+      at += count
+      return true
+    }
+    guard take("msglog"), underscore(), hex(16), underscore() else { return nil }
+    let secret = at
+    guard hex(64) else { return nil }
+    return (secret, at)
   }
 }
 
