@@ -105,12 +105,36 @@ extension EventLog {
   @discardableResult
   public func purge(waiting: (String) -> Void = { _ in }) throws -> UInt64 {
     do {
+      let owed = try owedPurge()
       guard let scrubbed = try store.purge(waiting: waiting) else {
         throw MsglogError.purgeNotSupported(location: location)
       }
+      if let owed { try pay(owed) }
       return scrubbed
     } catch {
       throw MsglogError(anyStoreFailure: error)
+    }
+  }
+
+  /// A replica's purge owed (`owingPurge`), with the head and horizon it
+  /// was owed at; nil when none is.
+  private func owedPurge() throws -> (head: UInt64, horizon: UInt64)? {
+    guard store.kind == .lmdb else { return nil }
+    return try readingBase { reader in
+      guard try (reader as? any ReplicaStateReader)?.purgeIsOwed() == true else { return nil }
+      return (try reader.headSeq(), try reader.horizon().seq)
+    }
+  }
+
+  /// Marks the purge owed paid, unless a pull moved the replica on while
+  /// the purge ran (its head or horizon changed): that pull may have owed
+  /// another, which the next purge pays.
+  private func pay(_ owed: (head: UInt64, horizon: UInt64)) throws {
+    try writing { writer in
+      guard let replicas = writer as? any ReplicaStateWriter, try writer.headSeq() == owed.head,
+        try writer.horizon().seq == owed.horizon
+      else { return }
+      try replicas.putPurgeOwed(false)
     }
   }
 }

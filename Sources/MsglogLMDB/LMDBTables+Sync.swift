@@ -190,6 +190,18 @@ extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
     try txn.put(tables.meta, SyncRows.localViewKey, view)
   }
 
+  package func purgeIsOwed() throws -> Bool {
+    try txn.get(tables.meta, SyncRows.purgeOwedKey) { _ in true } ?? false
+  }
+
+  package func putPurgeOwed(_ owed: Bool) throws {
+    if owed {
+      try txn.put(tables.meta, SyncRows.purgeOwedKey, [])
+    } else {
+      _ = try txn.delete(tables.meta, SyncRows.purgeOwedKey)
+    }
+  }
+
   package func learnedOutcome(ofChange change: UInt64) throws -> ChangeOutcome? {
     guard let db = try table(.learned, create: false) else { return nil }
     let key = SyncRows.changeKey(change)

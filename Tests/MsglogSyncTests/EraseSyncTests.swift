@@ -53,19 +53,21 @@ import Testing
 
   /// A read on the replica holding a snapshot older than the pull
   /// (another process, here Python's LMDB) keeps the pages the pull
-  /// freed: the sync is done all the same (exit 0) and says what stays;
-  /// a `purge` once the read has ended scrubs it. Without such a read, a
-  /// sync that pulls an erase reports its purge (`--json`: `purged`).
-  @Test func aReadHoldingOldPagesLeavesThePurgeToLater() throws {
+  /// freed: the sync is done all the same (exit 0) and says what stays,
+  /// and the purge stays owed (the replica's `purge-owed` mark): the next
+  /// sync pays it, though it pulls nothing, and a `purge` by hand pays it
+  /// too. Without such a read, a sync that pulls an erase reports its
+  /// purge (`--json`: `purged`).
+  @Test func aReadHoldingOldPagesLeavesThePurgeOwed() throws {
     let server = Sandbox()
     let secret = server.append("SENTINEL-HELD", sender: "eve")
     let later = server.append("SENTINEL-LATER", sender: "eve")
+    let last = server.append("SENTINEL-LAST", sender: "eve")
     server.append("stays", sender: "ann")
     let served = try ServedLog.running(server)
     defer { _ = served.stop() }
     let replica = Sandbox()
     #expect(replica.run("clone", served.url!).code == 0)
-    let go = replica.dir + "/go"
     let script = """
       import lmdb, os, sys, time
       env = lmdb.open(sys.argv[1], readonly=True, max_dbs=16)
@@ -75,24 +77,40 @@ import Testing
           while not os.path.exists(sys.argv[2]) and time.time() < deadline:
               time.sleep(0.01)
       """
-    let reader = replica.start(["-c", script, replica.db, go], runner: "/usr/bin/python3")
-    defer { if reader.process.isRunning { kill(reader.process.processIdentifier, SIGKILL) } }
-    #expect(reader.waitForOutput("holding"))
-    #expect(server.run("erase", secret).code == 0)
-    var r = replica.run("sync")
-    #expect(r.code == 0 && r.stdout == "pushed 0 (0 rebased, 0 refused), pulled 1, at seq 4\n", "\(r)")
-    #expect(r.stderr.contains("stays in free pages an older read still holds"), "\(r)")
-    #expect(r.stderr.contains("run 'msglog purge' once that read has ended"), "\(r)")
+    /// Syncs after erasing `id` at the remote while a reader holds the replica's pages.
+    func syncHeld(erasing id: String, seq: Int) {
+      let go = replica.dir + "/go-\(seq)"
+      let reader = replica.start(["-c", script, replica.db, go], runner: "/usr/bin/python3")
+      defer { if reader.process.isRunning { kill(reader.process.processIdentifier, SIGKILL) } }
+      #expect(reader.waitForOutput("holding"))
+      #expect(server.run("erase", id).code == 0)
+      let r = replica.run("sync")
+      #expect(r.code == 0 && r.stdout == "pushed 0 (0 rebased, 0 refused), pulled 1, at seq \(seq)\n", "\(r)")
+      #expect(r.stderr.contains("stays in free pages an older read still holds"), "\(r)")
+      #expect(r.stderr.contains("the next sync, or 'msglog purge', scrubs it once that read has ended"), "\(r)")
+      _ = FileManager.default.createFile(atPath: go, contents: nil)
+      #expect(reader.finish().code == 0)
+    }
+    syncHeld(erasing: secret, seq: 5)
     #expect(!replica.export().contains("SENTINEL-HELD"))
     #expect(!filesHolding("SENTINEL-HELD", in: replica.db).isEmpty, "the read kept no page")
-    _ = FileManager.default.createFile(atPath: go, contents: nil)
-    #expect(reader.finish().code == 0)
-    r = replica.run("purge")
-    #expect(r.code == 0, "\(r)")
+    #expect(replica.run("verify").code == 0, "a purge owed is no damage")
+    // The next sync pulls nothing and pays the purge owed; the one after owes none.
+    var r = replica.run("sync")
+    #expect(r.code == 0 && r.stdout.hasPrefix("pushed 0 (0 rebased, 0 refused), pulled 0, at seq 5\npurged: "), "\(r)")
     #expect(filesHolding("SENTINEL-HELD", in: replica.db).isEmpty)
-    #expect(server.run("erase", later).code == 0)
+    r = replica.run("sync")
+    #expect(r.code == 0 && r.stdout == "pushed 0 (0 rebased, 0 refused), pulled 0, at seq 5\n", "\(r)")
+    // Paid by hand: the sync after owes none.
+    syncHeld(erasing: later, seq: 6)
+    #expect(replica.run("purge").code == 0)
+    #expect(filesHolding("SENTINEL-LATER", in: replica.db).isEmpty)
+    r = replica.run("sync")
+    #expect(r.code == 0 && r.stdout == "pushed 0 (0 rebased, 0 refused), pulled 0, at seq 6\n", "\(r)")
+    // No read in the way: the sync that pulls the erase purges.
+    #expect(server.run("erase", last).code == 0)
     r = replica.run("--json", "sync")
-    #expect(r.code == 0 && r.stdout.contains(#""pulled":1,"seq":5,"purged":"#), "\(r)")
+    #expect(r.code == 0 && r.stdout.contains(#""pulled":1,"seq":7,"purged":"#), "\(r)")
     #expect(filesHolding("SENTINEL", in: replica.db).isEmpty, "\(filesHolding("SENTINEL", in: replica.db))")
     #expect(replica.run("verify").code == 0)
   }

@@ -79,8 +79,7 @@ extension EventLog {
         // remote that lost track, or nothing pending behind a trim) leaves
         // the next one another replica id and secret to push under.
         guard let state = try replicaState() else { throw MsglogError.notAReplica(location: location) }
-        var report = try syncRound(with: remote, state: state)
-        try purgeWhatWasForgotten(into: &report)
+        let report = try owingPurge { try syncRound(with: remote, state: state) }
         if failing { notices(.reconnected) }
         failing = false
         backoff = 0.1

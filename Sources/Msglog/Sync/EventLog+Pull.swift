@@ -78,7 +78,7 @@ extension EventLog {
     throws -> Int
   {
     let events = try Self.events(of: page, after: head, from: remote)
-    if events.contains(where: Self.forgets) { report.forgot = true }
+    let forgets = events.contains(where: Self.forgets)
     let settled: (pushed: Int, rebased: Int) = try writing { writer in
       // Counted here, not added to outside: a store may run this again.
       var settled = (pushed: 0, rebased: 0)
@@ -90,6 +90,8 @@ extension EventLog {
       }
       let session = try LedgerSession(
         writer: writer, now: configuration.clock(), checkpointInterval: UInt64(configuration.checkpointInterval))
+      // The blanked copies' old pages stay free, text and all, until a purge (`owingPurge`).
+      if forgets { try replicas.putPurgeOwed(true) }
       var pending: [UInt64: ReplicaChange]? = nil
       for (event, record) in zip(events, page.records) {
         // The replica keeps the remote's bytes: each record in its own layout.

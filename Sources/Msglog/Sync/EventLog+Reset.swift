@@ -18,6 +18,13 @@ extension EventLog {
     let lock = try lockForSync()
     defer { withExtendedLifetime(lock) {} }
     remote.startRun()
+    return try owingPurge { try reset(with: remote, old: old, movingTo: newLocation) }
+  }
+
+  /// The reset, under the lock the caller holds.
+  private func reset(with remote: any SyncRemote, old: ReplicaState, movingTo newLocation: String?) throws
+    -> SyncReport
+  {
     let hello = try remote.hello()
     try Self.check(hello, of: remote)
     var report = SyncReport()
@@ -37,14 +44,10 @@ extension EventLog {
       }
       // That round may have started again under a new id already (a
       // remote that lost track of it, behind a trimmed horizon).
-      if try replicaState()?.replica != old.replica {
-        try purgeWhatWasForgotten(into: &report)
-        return report
-      }
+      if try replicaState()?.replica != old.replica { return report }
     }
     report.add(
       try resetRound(with: remote, hello: try remote.hello(), old: try replicaState() ?? old, movingTo: newLocation))
-    try purgeWhatWasForgotten(into: &report)
     return report
   }
 
@@ -102,13 +105,11 @@ extension EventLog {
       }
       let (state, refusals) = started
       var report = SyncReport()
-      // The old copy of the log, emptied: its pages are free, texts and all.
-      report.forgot = true
       // Done for good, as a refusal by the remote is.
       report.pushed = refusals.count
       report.refused = refusals
       try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
-      report.add(try purgingOnFailure(&report) { try syncRound(with: remote, state: state) })
+      report.add(try syncRound(with: remote, state: state))
       return report
     }
     throw MsglogError.changedDuringRead(location: location)
@@ -253,29 +254,11 @@ extension EventLog {
       after: { writer, replicas in settled = try self.settle(claims, in: writer, replicas, from: remote) })
     report.pushed += settled.pushed
     report.rebased += settled.rebased
-    // The old copy of the log, emptied: its pages are free, texts and all.
-    report.forgot = true
     try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
     try check(claims, of: remote, state: state)
     inFlight?.any = false
-    report.add(
-      try purgingOnFailure(&report) {
-        try syncRound(with: remote, state: state, movingTo: location, inFlight: inFlight)
-      })
+    report.add(try syncRound(with: remote, state: state, movingTo: location, inFlight: inFlight))
     return report
-  }
-
-  /// The round after a start again, which failing (a push refused whole,
-  /// say: what the remote holds was pulled all the same) leaves its
-  /// caller's report unsaid: the emptied copy is purged first, as far as
-  /// it can be (`purgeWhatWasForgotten`).
-  private func purgingOnFailure(_ report: inout SyncReport, _ round: () throws -> SyncReport) throws -> SyncReport {
-    do {
-      return try round()
-    } catch {
-      try? purgeWhatWasForgotten(into: &report)
-      throw error
-    }
   }
 
   /// Settles the claimed changes the remote did before the horizon of the
@@ -326,6 +309,8 @@ extension EventLog {
       }
       let kept = try keeping(replicas, sync)
       try replicas.clearForReset(keepingLearned: keepingLearned)
+      // The old copy's pages stay free, texts and all, until a purge (`owingPurge`).
+      try replicas.putPurgeOwed(true)
       try seed(bases, into: writer, from: remote)
       // The bases bear out the remote's head as far as their seq.
       if var state = try replicas.replicaState(), state.remoteHead < (try writer.headSeq()) {

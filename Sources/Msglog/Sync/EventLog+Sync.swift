@@ -33,10 +33,6 @@ extension EventLog {
     /// (another process's snapshot, or one of this process's own): what
     /// was forgotten stays in free pages until `purge` runs again.
     public var purgeHeld = false
-    /// What the rounds made the replica forget, for the one purge after
-    /// them; false again once that ran, so it is never part of a report
-    /// an app compares.
-    var forgot = false
 
     public init() {}
   }
@@ -73,9 +69,7 @@ extension EventLog {
     let lock = try lockForSync()
     defer { withExtendedLifetime(lock) {} }
     remote.startRun()
-    var report = try syncRound(with: remote, state: state, movingTo: location)
-    try purgeWhatWasForgotten(into: &report)
-    return report
+    return try owingPurge { try syncRound(with: remote, state: state, movingTo: location) }
   }
 
   /// Set while a round holds claims no pull has borne out yet — changes
@@ -137,13 +131,8 @@ extension EventLog {
       inFlight?.any = false
       guard try pendingCount() > 0 else { break }
     }
-    if try learnTrim(before: hello.horizon) { report.forgot = true }
-    if let refusedPush {
-      // The sync fails with the refusal, its report unsaid: what the pull
-      // made the replica forget is purged all the same, as far as it can be.
-      if report.forgot { try? purgeWhatWasForgotten(into: &report) }
-      throw refusedPush
-    }
+    try learnTrim(before: hello.horizon)
+    if let refusedPush { throw refusedPush }
     report.seq = try headSeq()
     return report
   }
@@ -151,20 +140,37 @@ extension EventLog {
   /// An erase or an unsign pulled blanks the replica's own copies, a trim
   /// learned drops its old records, and a start again from the bases
   /// empties its log, each in its transaction; LMDB keeps the pages they
-  /// were on as free pages, text and all, until a write reuses them. So a
-  /// sync (`sync`, `reset`, each round of `syncLive`) that did any of them
-  /// purges the replica after, as `erase --purge` does at the remote, and
-  /// its files hold the text no longer. A read holding those pages (an
-  /// older snapshot, this process's or another's) is no failure of the
-  /// sync, which is done: the report says it (`purgeHeld`). Only an LMDB
-  /// replica: a PostgreSQL one's purge rewrites every table, its operator's
-  /// to run. The purge reads the whole file (its gap scan).
-  func purgeWhatWasForgotten(into report: inout SyncReport) throws {
-    defer { report.forgot = false }
-    guard report.forgot, store.kind == .lmdb else { return }
+  /// were on as free pages, text and all, until a write reuses them. So
+  /// each of those transactions marks a purge owed (`putPurgeOwed`), and a
+  /// sync (`sync`, `reset`, each round of `syncLive`) pays it when it ends,
+  /// as `erase --purge` does at the remote — also when it failed (a push
+  /// refused whole pulls all the same), and a debt a sync could not pay (a
+  /// read holding the pages, a `kill -9` in the purge) the next one pays.
+  /// A read holding those pages (an older snapshot, this process's or
+  /// another's) is no failure of the sync, which is done: the report says
+  /// it (`purgeHeld`). Only an LMDB replica: a PostgreSQL one's purge
+  /// rewrites every table, its operator's to run. The purge reads the
+  /// whole file (its gap scan).
+  func owingPurge(_ sync: () throws -> SyncReport) throws -> SyncReport {
+    var report: SyncReport
+    do {
+      report = try sync()
+    } catch {
+      var unsaid = SyncReport()
+      try? purgeIfOwed(into: &unsaid)
+      throw error
+    }
+    try purgeIfOwed(into: &report)
+    return report
+  }
+
+  /// Purges the replica when a purge is owed (`owingPurge`).
+  private func purgeIfOwed(into report: inout SyncReport) throws {
+    guard store.kind == .lmdb else { return }
+    let owed = try readingBase { reader in try (reader as? any ReplicaStateReader)?.purgeIsOwed() ?? false }
+    guard owed else { return }
     do {
       report.scrubbed = try purge()
-      report.purgeHeld = false
     } catch MsglogError.purgeHeldByReader {
       report.purgeHeld = true
     }
@@ -176,19 +182,19 @@ extension EventLog {
   /// `export` the remote's byte for byte (SPEC: every copy learns a trim).
   /// The plan is made from the same events as the remote's was, so it is
   /// the same; the replica's pending changes are not events and stay.
-  /// Whether it trimmed.
-  private func learnTrim(before horizon: UInt64) throws -> Bool {
-    guard horizon > 1, store.kind != .memory else { return false }
-    return try writing { writer in
+  private func learnTrim(before horizon: UInt64) throws {
+    guard horizon > 1, store.kind != .memory else { return }
+    try writing { writer in
       guard try writer.horizon().seq < horizon, try writer.headSeq() >= horizon,
         let plan = try TrimPlan.make(before: horizon, in: writer)
-      else { return false }
+      else { return }
       _ = try Self.apply(plan, to: writer)
       // A kept local view was stamped before the trim (by a local write
       // since the pull): the trim may change what it stands on, so it goes
       // and the next read makes it again.
       try (writer as? any ReplicaStateWriter)?.putSavedLocalView(nil)
-      return true
+      // The records dropped stay in free pages until a purge (`owingPurge`).
+      try (writer as? any ReplicaStateWriter)?.putPurgeOwed(true)
     }
   }
 
@@ -502,7 +508,5 @@ extension EventLog.SyncReport {
     pulled += round.pulled
     seq = round.seq
     resetAtHorizon = resetAtHorizon ?? round.resetAtHorizon
-    // A round's purge is its caller's, once, after every round (`purgeWhatWasForgotten`).
-    forgot = forgot || round.forgot
   }
 }

@@ -159,7 +159,7 @@ extension Invocation {
     if report.purgeHeld {
       stderr.note(
         "msglog: what the pull erased or trimmed stays in free pages an older read still holds: "
-          + "run 'msglog purge' once that read has ended")
+          + "the next sync, or 'msglog purge', scrubs it once that read has ended")
     }
   }
 

@@ -9,6 +9,7 @@ extension MemoryStore {
     package var learned: [UInt64: ChangeOutcome] = [:]
     package var refused: [UInt64: [UInt8]] = [:]
     package var savedView: [UInt8]? = nil
+    package var purgeOwed = false
   }
 }
 
@@ -69,6 +70,8 @@ extension MemoryStore.Transaction: SyncStateWriter, ReplicaStateWriter {
   func pendingChangeCount() throws -> UInt64 { UInt64(state.sync.pending.count) }
   func savedLocalView() throws -> [UInt8]? { state.sync.savedView }
   func putSavedLocalView(_ view: [UInt8]?) throws { state.sync.savedView = view }
+  func purgeIsOwed() throws -> Bool { state.sync.purgeOwed }
+  func putPurgeOwed(_ owed: Bool) throws { state.sync.purgeOwed = owed }
 
   func learnedOutcome(ofChange change: UInt64) throws -> ChangeOutcome? { state.sync.learned[change] }
   func putLearnedOutcome(_ outcome: ChangeOutcome, ofChange change: UInt64) throws {

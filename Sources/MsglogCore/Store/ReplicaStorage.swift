@@ -15,6 +15,8 @@ package protocol ReplicaStateReader: LogReader {
   func pendingChangeCount() throws -> UInt64
   /// The local view the last local write left (`SavedLocalView`), if any.
   func savedLocalView() throws -> [UInt8]?
+  /// Whether a purge is owed (`SyncRows.purgeOwedKey`).
+  func purgeIsOwed() throws -> Bool
 }
 
 package protocol ReplicaStateWriter: LogWriter, ReplicaStateReader {
@@ -28,6 +30,8 @@ package protocol ReplicaStateWriter: LogWriter, ReplicaStateReader {
   func clearRefused() throws
   /// Keeps `view` as the local view (`SavedLocalView`); nil drops it.
   func putSavedLocalView(_ view: [UInt8]?) throws
+  /// Marks a purge owed, or paid.
+  func putPurgeOwed(_ owed: Bool) throws
   /// Empties the log and everything derived from it, and the outcomes
   /// learned unless `keepingLearned`: what `sync --reset` does before
   /// copying its remote afresh (the pending changes and refusals stay).
