@@ -420,9 +420,9 @@ struct CommandDeclaration: Sendable {
           (each is done exactly once, where its user meant it, or refused with its reason), then \
           pull every event it lacks, until nothing is pending and it is at the remote's head. \
           Prints what was pushed, rebased, refused and pulled; each refusal is also named on \
-          stderr and kept for 'msglog status'. A pull that brings an erase or a trim is followed \
-          by a purge of the replica's files (an LMDB replica's), which prints 'purged: N bytes \
-          scrubbed'. Safe to cut anywhere: the next sync goes on. \
+          stderr and kept for 'msglog status'. A pull that brings an erase or a trim leaves a \
+          purge of the replica's files owed (an LMDB replica's), which the sync then pays, \
+          printing 'purged: N bytes scrubbed'. Safe to cut anywhere: the next sync goes on. \
           With --follow, stay in sync live until Ctrl-C or SIGTERM. With --remote URL, sync with \
           the log at its new address, kept once it is found to hold the replica's log. A sync \
           gives up on a remote after --timeout seconds in all (default 900; each exchange 120 \

@@ -124,7 +124,16 @@ package final class Environment {
   /// Takes the page buffers as no older than the transaction `id` (a purge
   /// whose scrub this process could not wait for: the next purge's finds
   /// what they carry).
-  package func acceptBuffers(asOf id: Int) { buffersFilledAt.store(id, ordering: .relaxed) }
+  package func acceptBuffers(asOf id: Int) {
+    buffersFilledAt.store(id, ordering: .relaxed)
+    keptStaleBuffers.store(true, ordering: .relaxed)
+  }
+
+  /// Whether `acceptBuffers` took buffers a purge found older than itself:
+  /// a write here may carry what that purge scrubbed into the file, for the
+  /// next purge to find.
+  package var buffersMayHoldScrubbedBytes: Bool { keptStaleBuffers.load(ordering: .relaxed) }
+  private let keptStaleBuffers = Atomic(false)
 
   /// The id of the last committed write transaction, from the meta page.
   package var lastCommittedTransaction: Int {

@@ -194,7 +194,10 @@ extension LMDBTables.LogTransaction: SyncStateWriter, ReplicaStateWriter {
     try txn.get(tables.meta, SyncRows.purgeOwedKey) { _ in true } ?? false
   }
 
+  /// A purge paid in buffers a purge found stale (`Environment.acceptBuffers`)
+  /// is not marked paid: this very write may carry what it scrubbed.
   package func putPurgeOwed(_ owed: Bool) throws {
+    if !owed, tables.environment.buffersMayHoldScrubbedBytes { return }
     if owed {
       try txn.put(tables.meta, SyncRows.purgeOwedKey, [])
     } else {

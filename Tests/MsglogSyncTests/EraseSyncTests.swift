@@ -86,7 +86,9 @@ import Testing
       #expect(server.run("erase", id).code == 0)
       let r = replica.run("sync")
       #expect(r.code == 0 && r.stdout == "pushed 0 (0 rebased, 0 refused), pulled 1, at seq \(seq)\n", "\(r)")
-      #expect(r.stderr.contains("stays in free pages an older read still holds"), "\(r)")
+      #expect(
+        r.stderr.contains("msglog: what the replica erased or trimmed stays in free pages an older read still holds"),
+        "\(r)")
       #expect(r.stderr.contains("the next sync, or 'msglog purge', scrubs it once that read has ended"), "\(r)")
       _ = FileManager.default.createFile(atPath: go, contents: nil)
       #expect(reader.finish().code == 0)
@@ -113,6 +115,29 @@ import Testing
     #expect(r.code == 0 && r.stdout.contains(#""pulled":1,"seq":7,"purged":"#), "\(r)")
     #expect(filesHolding("SENTINEL", in: replica.db).isEmpty, "\(filesHolding("SENTINEL", in: replica.db))")
     #expect(replica.run("verify").code == 0)
+  }
+
+  /// A clone owes no purge: it takes the remote's records as they are, an
+  /// erased one blank already — also through the ledger (a trimmed
+  /// remote's clone starts from its bases and takes the erase in as an
+  /// event), whose erase would otherwise have left a purge owed for the
+  /// first sync to pay.
+  @Test func aCloneOwesNoPurge() throws {
+    let server = Sandbox()
+    let secret = server.append("SENTINEL-CLONE", sender: "eve")
+    server.append("two")
+    #expect(server.run("erase", secret).code == 0)
+    server.append("four")
+    #expect(server.run("trim", "--before", "2").code == 0)
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let replica = Sandbox()
+    var r = replica.run("clone", served.url!)
+    #expect(r.code == 0, "\(r)")
+    #expect(filesHolding("SENTINEL", in: replica.db).isEmpty)
+    r = replica.run("sync")
+    #expect(r.code == 0 && r.stdout == "pushed 0 (0 rebased, 0 refused), pulled 0, at seq 4\n", "\(r)")
+    #expect(replica.export() == server.export())
   }
 
   /// The remote erases the item at the replica's head, or takes a sender

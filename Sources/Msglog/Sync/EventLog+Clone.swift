@@ -80,6 +80,9 @@ extension EventLog {
         cloned = report.pulled
       }
       seq = try replica.headSeq()
+      // A new file that took the remote's records as they are (an erased
+      // one blank already) holds nothing an erase or a trim left behind.
+      try replica.writing { writer in try (writer as? any ReplicaStateWriter)?.putPurgeOwed(false) }
     }
     guard try DatabaseFiles.install(staging.path, at: location) else { throw appeared }
     return CloneReport(cloned: cloned, seq: seq, remote: remote.shown, builtInBulk: builtInBulk)

@@ -58,6 +58,10 @@ extension EventLog {
     }
   }
 
+  /// How long `syncLive` waits before it tries again a purge a read kept
+  /// from finishing (nanoseconds): ten minutes.
+  static let purgeRetry: UInt64 = 600 * 1_000_000_000
+
   package func syncLive(with remote: any SyncRemote, stop: [FollowStop], notices: (SyncNotice) -> Void) throws {
     guard try replicaState() != nil else { throw MsglogError.notAReplica(location: location) }
     let lock = try lockForSync()
@@ -72,18 +76,26 @@ extension EventLog {
     defer { stopping.finish() }
     var backoff = 0.1
     var failing = false
+    // A purge owed that a read kept from finishing is tried again after
+    // `purgeRetry` only, not at every round: each try reads the whole file
+    // and makes every writer of the log open it afresh.
+    var unpurgedSince: Deadline? = nil
     while !FollowStop.anySignalled(stop) {
+      let paying = unpurgedSince.map { Deadline.now().nanoseconds(since: $0) >= Self.purgeRetry } ?? true
+      var unpurged: MsglogError? = nil
+      // Whatever the round's end, a purge that a read kept from finishing waits.
+      defer { if paying { unpurgedSince = unpurged == nil ? nil : Deadline.now() } }
       do {
         remote.startRun()
         // Read each round: a round that started again under a new id (a
         // remote that lost track, or nothing pending behind a trim) leaves
         // the next one another replica id and secret to push under.
         guard let state = try replicaState() else { throw MsglogError.notAReplica(location: location) }
-        let report = try owingPurge { try syncRound(with: remote, state: state) }
+        let report = try owingPurge(paying: paying, unpurged: &unpurged) { try syncRound(with: remote, state: state) }
         if failing { notices(.reconnected) }
         failing = false
         backoff = 0.1
-        if report.pushed > 0 || report.pulled > 0 || report.scrubbed != nil || report.purgeHeld {
+        if report.pushed > 0 || report.pulled > 0 || report.scrubbed != nil || report.unpurged != nil {
           notices(.synced(report))
         }
         let head = try headSeq()

@@ -24,15 +24,16 @@ extension EventLog {
     /// kept, and its id unless the remote lost track of it or nothing was
     /// pending); nil otherwise.
     public var resetAtHorizon: UInt64? = nil
-    /// The pull brought an erase or an unsign, or the replica trimmed as
-    /// its remote had: a purge of the replica's own files followed (an
-    /// LMDB replica's), which scrubbed this many bytes of free pages. Nil
-    /// when there was nothing to forget, or the replica is no LMDB one.
+    /// A purge of the replica's own files ran (an LMDB replica's) and
+    /// scrubbed this many bytes: one was owed, by this sync's pull (an
+    /// erase, an unsign, a trim learned, a start again) or by an earlier
+    /// one that could not pay it. Nil when none was owed.
     public var scrubbed: UInt64? = nil
-    /// That purge could not take the pages an older read still held
-    /// (another process's snapshot, or one of this process's own): what
-    /// was forgotten stays in free pages until `purge` runs again.
-    public var purgeHeld = false
+    /// The purge owed could not finish: an older read still held the
+    /// pages (`purgeHeldByReader`: another process's snapshot, or one of
+    /// this process's own), or it failed. The sync is done all the same;
+    /// the purge stays owed, for the next sync or `purge`.
+    public var unpurged: MsglogError? = nil
 
     public init() {}
   }
@@ -137,6 +138,8 @@ extension EventLog {
     return report
   }
 
+  /// Runs a sync, then pays the purge the replica owes.
+  ///
   /// An erase or an unsign pulled blanks the replica's own copies, a trim
   /// learned drops its old records, and a start again from the bases
   /// empties its log, each in its transaction; LMDB keeps the pages they
@@ -147,32 +150,45 @@ extension EventLog {
   /// refused whole pulls all the same), and a debt a sync could not pay (a
   /// read holding the pages, a `kill -9` in the purge) the next one pays.
   /// A read holding those pages (an older snapshot, this process's or
-  /// another's) is no failure of the sync, which is done: the report says
-  /// it (`purgeHeld`). Only an LMDB replica: a PostgreSQL one's purge
+  /// another's), or a purge that fails, is no failure of the sync, which
+  /// is done: the report says it (`unpurged`). Only an LMDB replica: a PostgreSQL one's purge
   /// rewrites every table, its operator's to run. The purge reads the
   /// whole file (its gap scan).
-  func owingPurge(_ sync: () throws -> SyncReport) throws -> SyncReport {
-    var report: SyncReport
+  /// `paying` false leaves a debt for later (`syncLive` after a purge
+  /// held by a read: each try reads the whole file and makes every writer
+  /// of the log open it afresh).
+  func owingPurge(paying: Bool = true, _ sync: () throws -> SyncReport) throws -> SyncReport {
+    var unpurged: MsglogError? = nil
+    return try owingPurge(paying: paying, unpurged: &unpurged, sync)
+  }
+
+  /// `owingPurge`, saying in `unpurged` what kept its purge from finishing
+  /// also when the sync failed (and its report is not returned).
+  func owingPurge(paying: Bool, unpurged: inout MsglogError?, _ sync: () throws -> SyncReport) throws -> SyncReport {
+    var report = SyncReport()
+    defer { unpurged = report.unpurged }
     do {
       report = try sync()
     } catch {
-      var unsaid = SyncReport()
-      try? purgeIfOwed(into: &unsaid)
+      if paying { purgeIfOwed(into: &report) }
       throw error
     }
-    try purgeIfOwed(into: &report)
+    if paying { purgeIfOwed(into: &report) }
     return report
   }
 
-  /// Purges the replica when a purge is owed (`owingPurge`).
-  private func purgeIfOwed(into report: inout SyncReport) throws {
+  /// Purges the replica when a purge is owed (`owingPurge`); what keeps it
+  /// from finishing goes into the report, not out as the sync's failure.
+  private func purgeIfOwed(into report: inout SyncReport) {
     guard store.kind == .lmdb else { return }
-    let owed = try readingBase { reader in try (reader as? any ReplicaStateReader)?.purgeIsOwed() ?? false }
-    guard owed else { return }
     do {
+      let owed = try readingBase { reader in try (reader as? any ReplicaStateReader)?.purgeIsOwed() ?? false }
+      guard owed else { return }
       report.scrubbed = try purge()
-    } catch MsglogError.purgeHeldByReader {
-      report.purgeHeld = true
+    } catch let error as MsglogError {
+      report.unpurged = error
+    } catch {
+      report.unpurged = MsglogError(anyStoreFailure: error)
     }
   }
 

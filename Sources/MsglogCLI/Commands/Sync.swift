@@ -153,13 +153,18 @@ extension Invocation {
     } else {
       try stdout.line(
         "pushed \(report.pushed) (\(report.rebased) rebased, \(report.refused.count) refused), pulled \(report.pulled), at seq \(report.seq)")
-      // An erase, an unsign or a trim pulled: the replica purged itself after.
+      // A purge was owed (an erase, an unsign, a trim, a start again): the replica purged itself after.
       if let scrubbed = report.scrubbed { try stdout.line(Self.purged(scrubbed, json: false)) }
     }
-    if report.purgeHeld {
+    switch report.unpurged {
+    case nil: break
+    case .purgeHeldByReader:
       stderr.note(
-        "msglog: what the pull erased or trimmed stays in free pages an older read still holds: "
+        "msglog: what the replica erased or trimmed stays in free pages an older read still holds: "
           + "the next sync, or 'msglog purge', scrubs it once that read has ended")
+    case let error?:
+      stderr.note(
+        "msglog: the purge the replica owed failed (\(error)): the next sync, or 'msglog purge', tries again")
     }
   }
 

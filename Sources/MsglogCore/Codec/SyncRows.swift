@@ -8,7 +8,7 @@ package enum SyncRows {
   package static let localViewKey = Array("local-view".utf8)
   /// In a replica's `meta`, empty, while a purge is owed: a pull made it
   /// forget (an erase, an unsign, a trim, a start again) and no purge has
-  /// scrubbed the free pages that left since (`EventLog.purgeIfOwed`).
+  /// scrubbed the free pages that left since (`EventLog.owingPurge`).
   package static let purgeOwedKey = Array("purge-owed".utf8)
 
   // MARK: - The log's id: 16 bytes
