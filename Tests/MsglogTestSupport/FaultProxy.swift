@@ -225,8 +225,10 @@ public final class FaultProxy: @unchecked Sendable {  // its state is behind `lo
         count(.cutAnswer)
         return
       case .pass, .delay:
-        guard client.send(answer.head), upstream.forwardBody(answer.framing, to: client) else { return }
+        // Counted before the answer goes on: a client that has it whole
+        // may look at `counts` at once (CI saw a delay not counted yet).
         count(fault)
+        guard client.send(answer.head), upstream.forwardBody(answer.framing, to: client) else { return }
         if !answer.keepsConnection || !request.keepsConnection { return }
       }
     }
