@@ -104,8 +104,12 @@ extension EventLog {
   ///   which keeps a lock on msglog."events","), named as the error would.
   @discardableResult
   public func purge(waiting: (String) -> Void = { _ in }) throws -> UInt64 {
+    try purge(waiting: waiting, paying: try owedPurge())
+  }
+
+  /// `purge`, marking paid the purge `owed` (`owedPurge`) once it is done.
+  func purge(waiting: (String) -> Void = { _ in }, paying owed: (head: UInt64, horizon: UInt64)?) throws -> UInt64 {
     do {
-      let owed = try owedPurge()
       guard let scrubbed = try store.purge(waiting: waiting) else {
         throw MsglogError.purgeNotSupported(location: location)
       }
@@ -117,8 +121,8 @@ extension EventLog {
   }
 
   /// A replica's purge owed (`owingPurge`), with the head and horizon it
-  /// was owed at; nil when none is.
-  private func owedPurge() throws -> (head: UInt64, horizon: UInt64)? {
+  /// was owed at; nil when none is (or the store is not LMDB's).
+  func owedPurge() throws(MsglogError) -> (head: UInt64, horizon: UInt64)? {
     guard store.kind == .lmdb else { return nil }
     return try readingBase { reader in
       guard try (reader as? any ReplicaStateReader)?.purgeIsOwed() == true else { return nil }

@@ -180,11 +180,9 @@ extension EventLog {
   /// Purges the replica when a purge is owed (`owingPurge`); what keeps it
   /// from finishing goes into the report, not out as the sync's failure.
   private func purgeIfOwed(into report: inout SyncReport) {
-    guard store.kind == .lmdb else { return }
     do {
-      let owed = try readingBase { reader in try (reader as? any ReplicaStateReader)?.purgeIsOwed() ?? false }
-      guard owed else { return }
-      report.scrubbed = try purge()
+      guard let owed = try owedPurge() else { return }
+      report.scrubbed = try purge(paying: owed)
     } catch let error as MsglogError {
       report.unpurged = error
     } catch {

@@ -165,27 +165,28 @@ final class RequestLog: Sendable {
   /// (`TokenSecret`'s shape; an underscore may come %-encoded, `%5F`)
   /// replaced by `redacted`.
   static func redactingSecrets(_ target: String) -> String {
-    let bytes = Array(target.utf8)
-    var out: [UInt8] = []
-    var changed = false
-    var at = 0
-    while at < bytes.count {
-      if let (idEnd, end) = namedToken(in: bytes, at: at) {
-        out += bytes[at..<idEnd]
-        out += Array("redacted".utf8)
-        at = end
-        changed = true
-      } else {
-        out.append(bytes[at])
-        at += 1
+    // Every logged request comes here: nothing is copied unless a token is found.
+    var target = target
+    let redacted = target.withUTF8 { bytes -> [UInt8]? in
+      var out: [UInt8]? = nil
+      var copied = 0
+      var at = 0
+      while at < bytes.count {
+        guard bytes[at] | 0x20 == UInt8(ascii: "m"), let (secret, end) = namedToken(in: bytes, at: at) else {
+          at += 1
+          continue
+        }
+        out = (out ?? []) + bytes[copied..<secret] + Array("redacted".utf8)
+        (copied, at) = (end, end)
       }
+      return out.map { $0 + bytes[copied...] }
     }
-    return changed ? String(decoding: out, as: UTF8.self) : target
+    return redacted.map { String(decoding: $0, as: UTF8.self) } ?? target
   }
 
   /// Where a named token starting at `at` has its secret (after the id and
   /// its underscore) and where it ends; nil when none starts there.
-  private static func namedToken(in bytes: [UInt8], at start: Int) -> (secret: Int, end: Int)? {
+  private static func namedToken(in bytes: UnsafeBufferPointer<UInt8>, at start: Int) -> (secret: Int, end: Int)? {
     var at = start
     /// ASCII letters in either case.
     func lower(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
