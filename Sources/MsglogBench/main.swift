@@ -135,18 +135,22 @@ if follow {
 for path in users {
   let trace = try Trace.load(path: path, stream: "doc")
   FileHandle.standardError.write(
-    Data("bench: users: \(trace.name), whole processes, output to a file, best of 7 (5 for import, Python)\n".utf8))
+    Data(
+      "bench: users: \(trace.name), whole processes, output to a file, best of 7 (11 for import, 5 for Python's list)\n"
+        .utf8))
   let root = URL(fileURLWithPath: msglog).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path
-  let r = try UserBench(trace: trace, directory: scratch + "/users-" + trace.name, msglog: msglog, root: root).run()
+  let userBench = UserBench(trace: trace, directory: scratch + "/users-" + trace.name, msglog: msglog, root: root)
+  let r = try userBench.run()
   // Whole processes, stdout to a file, best of N alternating with the baseline.
-  let label = "\(trace.name) (process > file, best of 7)"
-  let slow = "\(trace.name) (process > file, best of 5)"
+  let label = "\(trace.name) (process > file, best of \(userBench.runs))"
+  let slow = "\(trace.name) (process > file, best of \(userBench.slowRuns))"
+  let imports = "\(trace.name) (process > file, best of \(userBench.importRuns))"
   table.add(
-    "\(slow): import M events/s", String(format: "%.2f M events/s", Double(r.events) / r.importTime.seconds / 1e6),
+    "\(imports): import M events/s", String(format: "%.2f M events/s", Double(r.events) / r.importTime.seconds / 1e6),
     "—", "—", "≥ 1 M/s")
   table.add(
-    "\(slow): import \(r.events) events vs Python lmdb writer", r.importTime.pretty, r.baselineImport.pretty,
+    "\(imports): import \(r.events) events vs Python lmdb writer", r.importTime.pretty, r.baselineImport.pretty,
     ratio(r.importTime.seconds, r.baselineImport.seconds), "≤ 1×")
   table.add(
     "\(label): full text replay rate", String(format: "%.1f M events/s", Double(r.events) / r.replay.seconds / 1e6),
@@ -285,8 +289,10 @@ if sync {
     "sync: 1,000 pending changes pushed and pulled, vs 1,000 appends POSTed to serve", r.sync.pretty, r.appends.pretty,
     ratio(r.sync.seconds, r.appends.seconds), "report")
   table.add(
-    "sync: clone of \(syncCloneEvents) events through serve, vs export | import", r.clone.pretty, r.exportImport.pretty,
-    ratio(r.clone.seconds, r.exportImport.seconds), "report")
+    // Issue 39's target is for a log of a million events or more.
+    "sync: clone of \(syncCloneEvents) events through serve, vs export \\| import", r.clone.pretty,
+    r.exportImport.pretty, ratio(r.clone.seconds, r.exportImport.seconds),
+    syncCloneEvents >= 1_000_000 ? "≤ 1.2×" : "report")
   table.add(
     "sync: a replica's list with 1,000 pending changes, vs none", r.listPending.pretty, r.listClean.pretty,
     ratio(r.listPending.seconds, r.listClean.seconds), "≤ 1.5×")

@@ -117,6 +117,67 @@ import Testing
     #expect(replica.run("verify").code == 0)
   }
 
+  /// `kill -9` of a sync after it pulled an erase, at moments spread over
+  /// its purge: the replica opens and verifies, and the next sync (which
+  /// pulls nothing) pays what the killed one owed, so no file holds the
+  /// text after it. A moment is the data file's `n`th change (the pull's
+  /// pages, its meta page after their flush, the purge's commits and
+  /// scrub, each a flush apart) and a wait after it.
+  @Test func aSyncKilledInItsPurgeLeavesItOwed() throws {
+    let server = Sandbox()
+    // Other texts, for the purge (which reads the whole file) to take a while.
+    let filler = String(repeating: "f", count: 200_000)
+    let lines = (0..<30).map { #"{"op":"append","text":"\#($0) \#(filler)"}"# }.joined(separator: "\n")
+    #expect(server.run(["import"], stdin: Data(lines.utf8)).code == 0)
+    let moments: [(changes: Int, wait: useconds_t)] = [
+      (1, 0), (2, 0), (2, 500), (3, 0), (3, 2_000), (4, 0), (1, 100_000),
+    ]
+    let sentinels = moments.indices.map { "SENTINEL-KILLED-\($0)-" + UUID().uuidString }
+    let ids = sentinels.map { server.append($0 + String(repeating: "s", count: 50_000)) }
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let replica = Sandbox()
+    #expect(replica.run("clone", served.url!).code == 0)
+    let data = replica.db + "/data.mdb"
+    func modified() -> timespec {
+      var info = stat()
+      stat(data, &info)
+      return info.st_mtim
+    }
+    var caughtBeforeTheScrub = 0
+    for (n, moment) in moments.enumerated() {
+      #expect(server.run("erase", ids[n]).code == 0)
+      var seen = modified()
+      let sync = replica.start(["sync"])
+      var changes = 0
+      let deadline = Date().addingTimeInterval(30)
+      while changes < moment.changes && sync.process.isRunning && Date() < deadline {
+        let now = modified()
+        if now.tv_sec != seen.tv_sec || now.tv_nsec != seen.tv_nsec { (changes, seen) = (changes + 1, now) }
+        usleep(50)
+      }
+      usleep(moment.wait)
+      kill(sync.process.processIdentifier, SIGKILL)
+      _ = sync.finish()
+      let when = "killed \(moment.wait) µs after the data file's change \(moment.changes)"
+      var r = replica.run("verify")
+      #expect(r.code == 0, "\(when): \(r)")
+      let held = !filesHolding(sentinels[n], in: replica.db).isEmpty
+      if held && !replica.export().contains(sentinels[n]) { caughtBeforeTheScrub += 1 }
+      r = replica.run("sync")
+      #expect(r.code == 0, "\(when), then synced again: \(r)")
+      // Pulled by this sync, or owed by the killed one: purged either way.
+      #expect(!held || r.stdout.contains("\npurged: "), "\(when), then synced again: \(r)")
+      #expect(filesHolding(sentinels[n], in: replica.db).isEmpty, "\(when), then synced again: \(r)")
+      #expect(replica.export() == server.export())
+    }
+    // Some kill fell after the erase was pulled and before its text was
+    // scrubbed: what this test is for.
+    #expect(caughtBeforeTheScrub > 0)
+    let last = replica.run("sync")
+    #expect(last.code == 0 && !last.stdout.contains("purged"), "nothing is owed any more: \(last)")
+  }
+
   /// A clone owes no purge: it takes the remote's records as they are, an
   /// erased one blank already — also through the ledger (a trimmed
   /// remote's clone starts from its bases and takes the erase in as an
