@@ -1,5 +1,7 @@
 import Foundation
+import Msglog
 import MsglogTestSupport
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -176,6 +178,84 @@ import Testing
     #expect(caughtBeforeTheScrub > 0)
     let last = replica.run("sync")
     #expect(last.code == 0 && !last.stdout.contains("purged"), "nothing is owed any more: \(last)")
+  }
+
+  /// What a live sync's rounds reported, as they come.
+  final class Reports: Sendable {
+    let all = Mutex<[EventLog.SyncReport]>([])
+  }
+
+  /// A live sync (`sync --follow`, an app's `syncLive`) pays a purge owed
+  /// at the end of its round; one a read kept from finishing it tries
+  /// again only once `purgeRetry` has passed (ten minutes; four seconds
+  /// here), not at every round, since each try reads the whole file.
+  @Test func aLiveSyncTriesAHeldPurgeAgainOnlyAfterItsInterval() async throws {
+    let server = Sandbox()
+    let secret = server.append("SENTINEL-LIVE", sender: "eve")
+    server.append("stays")
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let device = Sandbox()
+    #expect(device.run("clone", served.url!).code == 0)
+    let replica = try EventLog(device.db)
+    let script = """
+      import lmdb, os, sys, time
+      env = lmdb.open(sys.argv[1], readonly=True, max_dbs=16)
+      with env.begin() as txn:
+          print("holding", flush=True)
+          deadline = time.time() + 60
+          while not os.path.exists(sys.argv[2]) and time.time() < deadline:
+              time.sleep(0.01)
+      """
+    let go = device.dir + "/go"
+    let reader = device.start(["-c", script, device.db, go], runner: "/usr/bin/python3")
+    defer { if reader.process.isRunning { kill(reader.process.processIdentifier, SIGKILL) } }
+    #expect(reader.waitForOutput("holding"))
+
+    let reports = Reports()
+    var retrying = SyncOptions()
+    retrying.purgeRetry = 4
+    let options = retrying
+    let syncing = Task.detached {
+      try await replica.syncLive(options: options) { notice in
+        if case .synced(let report) = notice { reports.all.withLock { $0.append(report) } }
+      }
+    }
+    defer { syncing.cancel() }
+    /// The first report after the `seen` first ones that `wanted` picks.
+    func report(after seen: Int, _ wanted: (EventLog.SyncReport) -> Bool) async throws -> EventLog.SyncReport? {
+      for _ in 0..<3_000 {
+        if let found = reports.all.withLock({ $0.dropFirst(seen).first(where: wanted) }) { return found }
+        try await Task.sleep(for: .milliseconds(10))
+      }
+      return nil
+    }
+
+    // The round that pulls the erase cannot purge: the read holds the pages.
+    #expect(server.run("erase", secret).code == 0)
+    let held = try #require(try await report(after: 0) { $0.pulled == 1 })
+    let heldAt = ContinuousClock.now
+    #expect(held.unpurged != nil && held.scrubbed == nil, "\(held)")
+    _ = FileManager.default.createFile(atPath: go, contents: nil)
+    #expect(reader.finish().code == 0)
+
+    // The next round, within the interval, leaves the debt alone (its pull
+    // may reuse the freed pages; only the report tells a purge tried).
+    var seen = reports.all.withLock { $0.count }
+    server.append("next")
+    let next = try #require(try await report(after: seen) { $0.pulled == 1 })
+    #expect(ContinuousClock.now - heldAt < .seconds(4), "too slow to see the round within the interval")
+    #expect(next.scrubbed == nil && next.unpurged == nil, "a purge was tried at every round: \(next)")
+
+    // A round after it pays it.
+    try await Task.sleep(until: heldAt + .seconds(4))
+    seen = reports.all.withLock { $0.count }
+    server.append("after")
+    let paid = try #require(try await report(after: seen) { $0.pulled == 1 })
+    #expect(paid.scrubbed != nil && paid.unpurged == nil, "\(paid)")
+    #expect(filesHolding("SENTINEL-LIVE", in: device.db).isEmpty)
+    syncing.cancel()
+    await #expect(throws: Never.self) { try await syncing.value }
   }
 
   /// A clone owes no purge: it takes the remote's records as they are, an

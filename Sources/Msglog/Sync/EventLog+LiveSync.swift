@@ -36,7 +36,9 @@ extension EventLog {
     options: SyncOptions = SyncOptions(), stop: [FollowStop], notices: (SyncNotice) -> Void = { _ in }
   ) throws {
     guard let state = try replicaState() else { throw MsglogError.notAReplica(location: location) }
-    try syncLive(with: try EventLog.remote(at: state.remote, options: options), stop: stop, notices: notices)
+    try syncLive(
+      with: try EventLog.remote(at: state.remote, options: options), stop: stop, purgeRetry: options.purgeRetry,
+      notices: notices)
   }
 
   /// `syncLive` from a task: runs on a thread of its own (it blocks) and
@@ -58,11 +60,9 @@ extension EventLog {
     }
   }
 
-  /// How long `syncLive` waits before it tries again a purge a read kept
-  /// from finishing (nanoseconds): ten minutes.
-  static let purgeRetry: UInt64 = 600 * 1_000_000_000
-
-  package func syncLive(with remote: any SyncRemote, stop: [FollowStop], notices: (SyncNotice) -> Void) throws {
+  package func syncLive(
+    with remote: any SyncRemote, stop: [FollowStop], purgeRetry: Double, notices: (SyncNotice) -> Void
+  ) throws {
     guard try replicaState() != nil else { throw MsglogError.notAReplica(location: location) }
     let lock = try lockForSync()
     defer { withExtendedLifetime(lock) {} }
@@ -77,14 +77,16 @@ extension EventLog {
     var backoff = 0.1
     var failing = false
     // A purge owed that a read kept from finishing is tried again after
-    // `purgeRetry` only, not at every round: each try reads the whole file
-    // and makes every writer of the log open it afresh.
+    // `purgeRetry` only, not at every round (`SyncOptions.purgeRetry`).
     var unpurgedSince: Deadline? = nil
     while !FollowStop.anySignalled(stop) {
-      let paying = unpurgedSince.map { Deadline.now().nanoseconds(since: $0) >= Self.purgeRetry } ?? true
+      let round = Deadline.now()
+      let paying = unpurgedSince.map { round.nanoseconds(since: $0) >= UInt64(purgeRetry * 1e9) } ?? true
       var unpurged: MsglogError? = nil
-      // Whatever the round's end, a purge that a read kept from finishing waits.
-      defer { if paying { unpurgedSince = unpurged == nil ? nil : Deadline.now() } }
+      // Whatever the round's end, a purge that a read kept from finishing
+      // waits, counted from this round (the iteration ends only after the
+      // wait for the next event, which may be long).
+      defer { if paying { unpurgedSince = unpurged == nil ? nil : round } }
       do {
         remote.startRun()
         // Read each round: a round that started again under a new id (a

@@ -17,6 +17,11 @@ public struct SyncOptions: Sendable {
   /// The longest one exchange may take (a hello, a push, one page of a
   /// pull, each at most a few MiB), in seconds.
   public var exchangeTimeout: Double
+  /// How long a live sync waits before it tries again a purge that a read
+  /// kept from finishing, in seconds: each try reads the whole file and
+  /// makes every writer of the log open it afresh. Ten minutes; the tests
+  /// shorten it.
+  package var purgeRetry: Double = 600
 
   /// `timeout`'s default: 15 minutes.
   public static let defaultTimeout: Double = 900
