@@ -45,10 +45,21 @@ uint32_t msglog_crc32c_hardware(uint32_t crc, const void *bytes, size_t count) {
   return ~c32;
 }
 
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#include <sys/platform/x86.h>
+#endif
+
 int msglog_crc32c_hardware_available(void) {
+#ifdef CPU_FEATURE_ACTIVE
+  // What glibc found at start: every process asks at start (a static
+  // binary too), and `cpuid` is dear under a hypervisor (it leaves the
+  // guest): about 1 % of `msglog --version` here.
+  return CPU_FEATURE_ACTIVE(SSE4_2);
+#else
   unsigned eax, ebx, ecx, edx;
   if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return 0;
   return (ecx & bit_SSE4_2) != 0;
+#endif
 }
 
 #elif defined(__aarch64__) && defined(__linux__)

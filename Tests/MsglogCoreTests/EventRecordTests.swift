@@ -174,6 +174,16 @@ import Testing
     #expect(check.withUnsafeBytes { CRC32C.tableUpdate(0, $0) } == 0xE306_9283)
   }
 
+  /// The instruction is used wherever the CPU has it (asked of glibc, which
+  /// asked the CPU at start): `/proc/cpuinfo` says whether it does.
+  @Test func theInstructionIsUsedWhereTheCPUHasIt() throws {
+    #if arch(x86_64) && os(Linux)
+      let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+      let flags = cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") } ?? ""
+      #expect(CRC32C.usesHardware == flags.split(separator: " ").contains("sse4_2"))
+    #endif
+  }
+
   /// The instruction and the tables agree on every length and alignment,
   /// and a checksum continued in pieces equals one over the whole.
   @Test func hardwareAndTableChecksumsAgree() {
