@@ -18,10 +18,12 @@ struct UserBench {
   var root: String
   var runs = 7
   /// Runs of the Python list script's pair.
-  var slowRuns = 5
-  /// Runs of the import pair: a short trace's import (about 30 ms) has
-  /// slow spells of a few seconds here (28 against 35–41 ms), which five
-  /// runs in a row can all fall in.
+  var pythonListRuns = 5
+  /// Runs of the import pair: a short trace's import (about 30 ms) was
+  /// seen to take 34–43 ms in all five runs of a bench while it took 28 ms
+  /// in most of 60 runs in turns with another build; more runs make such
+  /// a run rarer (the Python writer times itself without its start, so
+  /// it is not slowed alike).
   var importRuns = 11
 
   struct Results {
@@ -61,7 +63,7 @@ struct UserBench {
       ours == FileManager.default.contents(atPath: out + ".python")
     else { throw BenchError("scripts/replay-list-baseline.py does not print what --json replay prints") }
     let (jsonReplay, pythonReplay) = try alternatingBest(
-      slowRuns, (msglog, doc + ["--json", "replay"]), python, output: out)
+      pythonListRuns, (msglog, doc + ["--json", "replay"]), python, output: out)
 
     // Import into an empty database (a fresh one each time), alternating with the Python writer.
     var imports: [Duration] = [], baselines: [Duration] = []

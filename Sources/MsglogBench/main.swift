@@ -134,17 +134,17 @@ if follow {
 }
 for path in users {
   let trace = try Trace.load(path: path, stream: "doc")
-  FileHandle.standardError.write(
-    Data(
-      "bench: users: \(trace.name), whole processes, output to a file, best of 7 (11 for import, 5 for Python's list)\n"
-        .utf8))
   let root = URL(fileURLWithPath: msglog).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path
   let userBench = UserBench(trace: trace, directory: scratch + "/users-" + trace.name, msglog: msglog, root: root)
+  FileHandle.standardError.write(
+    Data(
+      ("bench: users: \(trace.name), whole processes, output to a file, best of \(userBench.runs) "
+        + "(\(userBench.importRuns) for import, \(userBench.pythonListRuns) for Python's list)\n").utf8))
   let r = try userBench.run()
   // Whole processes, stdout to a file, best of N alternating with the baseline.
   let label = "\(trace.name) (process > file, best of \(userBench.runs))"
-  let slow = "\(trace.name) (process > file, best of \(userBench.slowRuns))"
+  let pythonList = "\(trace.name) (process > file, best of \(userBench.pythonListRuns))"
   let imports = "\(trace.name) (process > file, best of \(userBench.importRuns))"
   table.add(
     "\(imports): import M events/s", String(format: "%.2f M events/s", Double(r.events) / r.importTime.seconds / 1e6),
@@ -162,7 +162,7 @@ for path in users {
     "\(label): --json list vs text list", r.jsonList.pretty, r.list.pretty, ratio(r.jsonList.seconds, r.list.seconds),
     "≤ 1.3×")
   table.add(
-    "\(slow): --json replay vs Python list script", r.jsonReplay.pretty, r.pythonReplay.pretty,
+    "\(pythonList): --json replay vs Python list script", r.jsonReplay.pretty, r.pythonReplay.pretty,
     ratio(r.jsonReplay.seconds, r.pythonReplay.seconds), "≤ 0.03×")
 }
 if serve {

@@ -146,7 +146,7 @@ import Testing
       stat(data, &info)
       return info.st_mtim
     }
-    var caughtBeforeTheScrub = 0
+    var outcomes: [String] = []
     for (n, moment) in moments.enumerated() {
       #expect(server.run("erase", ids[n]).code == 0)
       var seen = modified()
@@ -159,13 +159,14 @@ import Testing
         usleep(50)
       }
       usleep(moment.wait)
-      kill(sync.process.processIdentifier, SIGKILL)
+      if sync.process.isRunning { kill(sync.process.processIdentifier, SIGKILL) }
       _ = sync.finish()
       let when = "killed \(moment.wait) µs after the data file's change \(moment.changes)"
       var r = replica.run("verify")
       #expect(r.code == 0, "\(when): \(r)")
       let held = !filesHolding(sentinels[n], in: replica.db).isEmpty
-      if held && !replica.export().contains(sentinels[n]) { caughtBeforeTheScrub += 1 }
+      let pulled = !replica.export().contains(sentinels[n])
+      outcomes.append("\(when): \(pulled ? "pulled" : "not pulled"), \(held ? "text in the file" : "scrubbed")")
       r = replica.run("sync")
       #expect(r.code == 0, "\(when), then synced again: \(r)")
       // Pulled by this sync, or owed by the killed one: purged either way.
@@ -175,20 +176,28 @@ import Testing
     }
     // Some kill fell after the erase was pulled and before its text was
     // scrubbed: what this test is for.
-    #expect(caughtBeforeTheScrub > 0)
+    #expect(outcomes.contains { $0.hasSuffix(": pulled, text in the file") }, "\(outcomes)")
     let last = replica.run("sync")
     #expect(last.code == 0 && !last.stdout.contains("purged"), "nothing is owed any more: \(last)")
   }
 
-  /// What a live sync's rounds reported, as they come.
-  final class Reports: Sendable {
-    let all = Mutex<[EventLog.SyncReport]>([])
+  /// What a live sync's rounds reported, as they come, and the clock it
+  /// reads, moved by hand.
+  final class LiveRounds: Sendable {
+    let reports = Mutex<[EventLog.SyncReport]>([])
+    let ahead = Mutex<UInt64>(0)
+
+    func now() -> Deadline {
+      var now = Deadline.now()
+      now.nanoseconds += ahead.withLock { $0 }
+      return now
+    }
   }
 
   /// A live sync (`sync --follow`, an app's `syncLive`) pays a purge owed
   /// at the end of its round; one a read kept from finishing it tries
-  /// again only once `purgeRetry` has passed (ten minutes; four seconds
-  /// here), not at every round, since each try reads the whole file.
+  /// again only at its first round ten minutes after, not at every round,
+  /// since each try reads the whole file. The clock is moved by hand.
   @Test func aLiveSyncTriesAHeldPurgeAgainOnlyAfterItsInterval() async throws {
     let server = Sandbox()
     let secret = server.append("SENTINEL-LIVE", sender: "eve")
@@ -212,20 +221,20 @@ import Testing
     defer { if reader.process.isRunning { kill(reader.process.processIdentifier, SIGKILL) } }
     #expect(reader.waitForOutput("holding"))
 
-    let reports = Reports()
-    var retrying = SyncOptions()
-    retrying.purgeRetry = 4
-    let options = retrying
+    let rounds = LiveRounds()
+    var options = SyncOptions()
+    options.clock = { rounds.now() }
+    let moved = options
     let syncing = Task.detached {
-      try await replica.syncLive(options: options) { notice in
-        if case .synced(let report) = notice { reports.all.withLock { $0.append(report) } }
+      try await replica.syncLive(options: moved) { notice in
+        if case .synced(let report) = notice { rounds.reports.withLock { $0.append(report) } }
       }
     }
     defer { syncing.cancel() }
-    /// The first report after the `seen` first ones that `wanted` picks.
-    func report(after seen: Int, _ wanted: (EventLog.SyncReport) -> Bool) async throws -> EventLog.SyncReport? {
-      for _ in 0..<3_000 {
-        if let found = reports.all.withLock({ $0.dropFirst(seen).first(where: wanted) }) { return found }
+    /// The first report after the `seen` first ones that pulled one event.
+    func pulledOne(after seen: Int) async throws -> EventLog.SyncReport? {
+      for _ in 0..<6_000 {
+        if let found = rounds.reports.withLock({ $0.dropFirst(seen).first { $0.pulled == 1 } }) { return found }
         try await Task.sleep(for: .milliseconds(10))
       }
       return nil
@@ -233,25 +242,26 @@ import Testing
 
     // The round that pulls the erase cannot purge: the read holds the pages.
     #expect(server.run("erase", secret).code == 0)
-    let held = try #require(try await report(after: 0) { $0.pulled == 1 })
-    let heldAt = ContinuousClock.now
+    let held = try #require(try await pulledOne(after: 0))
     #expect(held.unpurged != nil && held.scrubbed == nil, "\(held)")
     _ = FileManager.default.createFile(atPath: go, contents: nil)
     #expect(reader.finish().code == 0)
 
-    // The next round, within the interval, leaves the debt alone (its pull
-    // may reuse the freed pages; only the report tells a purge tried).
-    var seen = reports.all.withLock { $0.count }
+    // The next round, five minutes on, leaves the debt alone (its pull may
+    // reuse the freed pages; only the report tells a purge tried). The ten
+    // minutes count from the held round's start, not from the end of its
+    // wait for this event (which the clock now puts five minutes later).
+    rounds.ahead.withLock { $0 = EventLog.purgeRetry / 2 }
+    var seen = rounds.reports.withLock { $0.count }
     server.append("next")
-    let next = try #require(try await report(after: seen) { $0.pulled == 1 })
-    #expect(ContinuousClock.now - heldAt < .seconds(4), "too slow to see the round within the interval")
+    let next = try #require(try await pulledOne(after: seen))
     #expect(next.scrubbed == nil && next.unpurged == nil, "a purge was tried at every round: \(next)")
 
-    // A round after it pays it.
-    try await Task.sleep(until: heldAt + .seconds(4))
-    seen = reports.all.withLock { $0.count }
+    // Ten minutes on, the next round pays it.
+    rounds.ahead.withLock { $0 = EventLog.purgeRetry }
+    seen = rounds.reports.withLock { $0.count }
     server.append("after")
-    let paid = try #require(try await report(after: seen) { $0.pulled == 1 })
+    let paid = try #require(try await pulledOne(after: seen))
     #expect(paid.scrubbed != nil && paid.unpurged == nil, "\(paid)")
     #expect(filesHolding("SENTINEL-LIVE", in: device.db).isEmpty)
     syncing.cancel()

@@ -37,7 +37,7 @@ extension EventLog {
   ) throws {
     guard let state = try replicaState() else { throw MsglogError.notAReplica(location: location) }
     try syncLive(
-      with: try EventLog.remote(at: state.remote, options: options), stop: stop, purgeRetry: options.purgeRetry,
+      with: try EventLog.remote(at: state.remote, options: options), stop: stop, clock: options.clock,
       notices: notices)
   }
 
@@ -60,8 +60,14 @@ extension EventLog {
     }
   }
 
+  /// How long a live sync waits before it tries again a purge that a read
+  /// kept from finishing: ten minutes, in nanoseconds. Each try reads the
+  /// whole file and makes every writer of the log open it afresh.
+  package static let purgeRetry: UInt64 = 600 * 1_000_000_000
+
   package func syncLive(
-    with remote: any SyncRemote, stop: [FollowStop], purgeRetry: Double, notices: (SyncNotice) -> Void
+    with remote: any SyncRemote, stop: [FollowStop], clock: () -> Deadline,
+    notices: (SyncNotice) -> Void
   ) throws {
     guard try replicaState() != nil else { throw MsglogError.notAReplica(location: location) }
     let lock = try lockForSync()
@@ -77,16 +83,16 @@ extension EventLog {
     var backoff = 0.1
     var failing = false
     // A purge owed that a read kept from finishing is tried again after
-    // `purgeRetry` only, not at every round (`SyncOptions.purgeRetry`).
+    // `purgeRetry` only, not at every round.
     var unpurgedSince: Deadline? = nil
     while !FollowStop.anySignalled(stop) {
-      let round = Deadline.now()
-      let paying = unpurgedSince.map { round.nanoseconds(since: $0) >= UInt64(purgeRetry * 1e9) } ?? true
+      let roundStart = clock()
+      let paying = unpurgedSince.map { roundStart.nanoseconds(since: $0) >= Self.purgeRetry } ?? true
       var unpurged: MsglogError? = nil
       // Whatever the round's end, a purge that a read kept from finishing
-      // waits, counted from this round (the iteration ends only after the
-      // wait for the next event, which may be long).
-      defer { if paying { unpurgedSince = unpurged == nil ? nil : round } }
+      // waits, counted from this round's start (the iteration ends only
+      // after the wait for the next event, which may be long).
+      defer { if paying { unpurgedSince = unpurged == nil ? nil : roundStart } }
       do {
         remote.startRun()
         // Read each round: a round that started again under a new id (a

@@ -17,11 +17,10 @@ public struct SyncOptions: Sendable {
   /// The longest one exchange may take (a hello, a push, one page of a
   /// pull, each at most a few MiB), in seconds.
   public var exchangeTimeout: Double
-  /// How long a live sync waits before it tries again a purge that a read
-  /// kept from finishing, in seconds: each try reads the whole file and
-  /// makes every writer of the log open it afresh. Ten minutes; the tests
-  /// shorten it.
-  package var purgeRetry: Double = 600
+  /// The monotonic clock a live sync reads to know when to try again a
+  /// purge that a read kept from finishing (`EventLog.purgeRetry`): the
+  /// tests move it by hand.
+  package var clock: @Sendable () -> Deadline = { Deadline.now() }
 
   /// `timeout`'s default: 15 minutes.
   public static let defaultTimeout: Double = 900
