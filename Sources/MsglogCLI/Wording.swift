@@ -189,9 +189,10 @@ package enum Wording {
     case .purgeLeftStatistics:
       return "'msglog purge' as a superuser, or as the database's owner when it owns msglog's tables too, "
         + "clears them (a view on msglog.events.record must be dropped first)"
-    case .remoteLostTrack, .changeOutOfOrder, .changeForgotten:
-      return "nothing was pushed; if the remote was restored from an older copy, 'msglog sync --reset' copies it "
-        + "afresh under a new id and pushes the pending changes from there"
+    case .remoteLostTrack, .changeOutOfOrder, .changeForgotten, .changeNumberReused:
+      return "nothing was pushed; if the remote was restored from an older copy, or this replica from a backup "
+        + "(or copied), 'msglog sync --reset' copies the remote afresh under a new id and pushes the pending "
+        + "changes from there"
     case .unacceptableRecord:
       return "nothing of that page was taken in; the remote's log holds a record no msglog write may make "
         + "('msglog verify' on the remote names it): its operator must mend it"

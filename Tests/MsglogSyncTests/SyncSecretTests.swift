@@ -67,6 +67,54 @@ import Testing
     #expect(server.run(["verify"]).code == 0)
   }
 
+  /// A replica restored from its own backup (or copied) numbers its
+  /// changes again from where the backup was, under the same id and
+  /// secret. Its next change under a number done already — an edit of
+  /// the same item, or an append — is another change than the one done
+  /// (made at another time): the push is refused whole, as lost track,
+  /// where the edit used to get the first one's outcome and be dropped
+  /// without a word, and the append stalled every sync and `--reset`.
+  /// `sync --reset` then sends it under a new id: each change once.
+  @Test(arguments: Store.allCases, [false, true])
+  func aReplicaRestoredFromItsBackupIsToldAndResetsItself(store: Store, appends: Bool) throws {
+    let server = Sandbox(store)
+    let item = server.append("original")
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let replica = Sandbox()
+    #expect(replica.run("clone", served.url!).code == 0)
+    let backup = replica.dir + "/backup.lmdb"
+    var r = replica.run("backup", backup)
+    #expect(r.code == 0, "\(r)")
+    func change(_ text: String) {
+      let r = appends ? replica.run("append", text) : replica.run("edit", item, text)
+      #expect(r.code == 0, "\(r)")
+    }
+    change("SENT-BEFORE-THE-RESTORE")
+    r = replica.run("sync")
+    #expect(r.code == 0 && r.stdout.hasPrefix("pushed 1 (0 rebased, 0 refused)"), "\(r)")
+    // Restored from the backup: change 1 is next again.
+    try FileManager.default.removeItem(atPath: replica.db)
+    try FileManager.default.copyItem(atPath: backup, toPath: replica.db)
+    change("MADE-AFTER-THE-RESTORE")
+    let before = server.export()
+    r = replica.run("sync")
+    #expect(r.code == 1, "\(r)")
+    #expect(r.stderr.contains("change 1 of this replica was done at seq 2 as another change"), "\(r)")
+    #expect(r.stderr.contains("or this replica from a backup"), "\(r)")
+    #expect(server.export() == before, "the refused push changed the server")
+    #expect(replica.run("status", "--json").stdout.contains(#""pending":1"#))
+    r = replica.run("sync", "--reset")
+    // An append lands after the one sent before the restore: rebased.
+    #expect(r.code == 0 && r.stdout.hasPrefix("pushed 1 (\(appends ? 1 : 0) rebased, 0 refused)"), "\(r)")
+    let exported = server.export()
+    #expect(exported.components(separatedBy: "SENT-BEFORE-THE-RESTORE").count == 2)
+    #expect(exported.components(separatedBy: "MADE-AFTER-THE-RESTORE").count == 2)
+    #expect(replica.export() == exported)
+    #expect(replica.run("sync").code == 0)
+    #expect(server.export() == exported)
+  }
+
   /// A replica whose id someone else claimed first is told so, exit 1,
   /// nothing pending lost; `sync --reset` gives it a new id and a new
   /// secret, and its changes land.

@@ -120,7 +120,7 @@ extension EventLog {
           throw MsglogError.remoteFault(
             remote: remote.shown,
             .outcomeNotBorneOut(
-              change: change.number, seq: event.seq, found: "seq \(event.seq) is not a \(change.opName) of its item"))
+              change: change.number, seq: event.seq, found: "seq \(event.seq) is not \(change.anOpName) of its item"))
         }
         let seen = change.seenIndex
         let rebased = change.places && seen != nil && seen != Self.index(of: event)

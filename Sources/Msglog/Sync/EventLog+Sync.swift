@@ -466,7 +466,7 @@ extension EventLog {
     guard let origin = event.origin else { return "seq \(seq) was written on the remote itself" }
     guard origin.replica == state.replica else { return "seq \(seq) is another replica's change" }
     guard origin.change == change.number else { return "seq \(seq) is this replica's change \(origin.change)" }
-    return "seq \(seq) is not a \(change.opName) of the change's item"
+    return "seq \(seq) is not \(change.anOpName) of the change's item"
   }
 
   /// A refusal as the replica keeps it: `{"pending","op","stream","reason"}`,
@@ -495,7 +495,7 @@ extension MsglogError {
   /// (`remoteLostTrack` over HTTP; the ledger's own errors in process).
   var isLostTrack: Bool {
     switch self {
-    case .remoteLostTrack, .changeOutOfOrder, .changeForgotten: return true
+    case .remoteLostTrack, .changeOutOfOrder, .changeForgotten, .changeNumberReused: return true
     default: return false
     }
   }

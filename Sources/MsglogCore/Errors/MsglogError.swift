@@ -199,6 +199,11 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// A push resent a change the replica had settled since, whose outcome
   /// the remote no longer keeps (it appended nothing): the replica lost track.
   case changeForgotten(change: UInt64, keptFrom: UInt64)
+  /// A push sent, under a number the replica's changes had used already,
+  /// another change than the one done under it (told by when it was made):
+  /// a copy of the replica — one restored from a backup, or copied —
+  /// numbering again from where the copy was.
+  case changeNumberReused(change: UInt64, seq: UInt64)
   /// A remote sent a record this replica cannot take in (text past the
   /// limits, say): the remote's fault, nothing was taken in from it.
   indirect case unacceptableRecord(remote: String, seq: UInt64, reason: MsglogError)
@@ -301,7 +306,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo,
       .undoneEventNotInLog,
       .cannotBackUp, .changeAppendedNothing, .changeOutOfOrder, .notAReplica, .syncRunning, .cannotClone,
-      .changeForgotten, .forgettingInReplica:
+      .changeForgotten, .changeNumberReused, .forgettingInReplica:
       return .refused
     case .corruptedRecord, .corruptedLog, .eventDoesNotFit, .derivedDamage, .outdatedFormat, .unrepairable:
       return .damaged
@@ -474,6 +479,9 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .changeForgotten(let change, let keptFrom):
       return "change \(change) was settled by its replica, which has pushed from change \(keptFrom) since: "
         + "its outcome is no longer kept"
+    case .changeNumberReused(let change, let seq):
+      return "change \(change) of this replica was done at seq \(seq) as another change, made at another time: "
+        + "the replica was restored from a backup or copied, and numbers its changes again"
     case .unacceptableRecord(let remote, let seq, .eventDoesNotFit(_, let reason)):
       // Its index or version does not follow from the events before it: the reason alone.
       return "\(remote) sent a record this replica cannot accept, at seq \(seq): \(reason)"

@@ -173,6 +173,7 @@ extension LedgerSession {
             DerivedDamage(
               table: "sync-outcomes", "change \(change.number) of replica \(replica.text) is done but has no outcome"))
         }
+        try checkResent(change, outcome: outcome, by: replica)
         outcomes.append(outcome)
         resent += 1
         continue
@@ -224,6 +225,19 @@ extension LedgerSession {
       try sync.putProgress(progress, of: replica)
     }
     return (outcomes, resent)
+  }
+
+  /// A change sent again must be the one done under its number. A copy of
+  /// the replica (restored from a backup, or copied) numbers its changes
+  /// again from where the copy was: its change would get the first one's
+  /// outcome and be lost without a word, or stall its sync for good. Told
+  /// by when the change was made, which the event's origin keeps; an
+  /// outcome that appended nothing keeps no event, and is not told.
+  private func checkResent(_ change: ReplicaChange, outcome: ChangeOutcome, by replica: ItemID) throws {
+    guard case .applied(let seq, _) = outcome, let origin = try writer.event(at: seq)?.origin,
+      origin.replica == replica, origin.change == change.number
+    else { return }
+    guard origin.made == change.made else { throw MsglogError.changeNumberReused(change: change.number, seq: seq) }
   }
 
   /// How many changes a session performs, each after a mark, between two

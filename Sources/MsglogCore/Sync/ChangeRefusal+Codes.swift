@@ -90,7 +90,9 @@ extension ChangeRefusal {
       .rebuildDidNotVerify,
       .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .remoteLostTrack, .syncRunning,
       .replicaMovedDuringPull,
-      .changeDoesNotApply, .cannotClone, .replicaSecretRefused, .changeForgotten, .unacceptableRecord, .remoteFault,
+      .changeDoesNotApply, .cannotClone, .replicaSecretRefused, .changeForgotten, .changeNumberReused,
+      .unacceptableRecord,
+      .remoteFault,
       .tokenRefused, .remoteForbids, .pushRefused, .untrustedRemote, .syncTimedOut, .missingTables, .namedToken:
       return nil
     }

@@ -70,6 +70,14 @@ public struct ReplicaChange: Equatable, Sendable {
     }
   }
 
+  /// The op's name after its article, for a sentence: "an append", "a move".
+  public var anOpName: String {
+    switch intent {
+    case .append, .insert, .edit, .undo: return "an " + opName
+    case .move, .remove, .restore: return "a " + opName
+    }
+  }
+
   /// The index the user saw the item end at, for the changes that place one.
   public var seenIndex: Int? {
     switch intent {

@@ -2,7 +2,11 @@
 /// purpose"): every erased insert or edit names an erase event, later in
 /// the log, of the same item, and the record holds no text or sender; an
 /// edit whose sender alone was taken off names the unsign event of it and
-/// names no sender; every unsign names an edit it left so.
+/// names no sender; every unsign names an edit it left so. A record may
+/// name an erase or unsign past the log's head: a replica's pull takes in
+/// the remote's records as they are, blanked ones too, and one cut before
+/// the page that holds the erase leaves them so until the next pull (and
+/// an export of it, imported, the same).
 extension Verifier.Check {
   mutating func checkErasure(_ event: Event) {
     if case .unsign(let id, let edit) = event.op { return checkUnsign(event, of: id, edit: edit) }
@@ -21,6 +25,12 @@ extension Verifier.Check {
     let named: Event?
     do { named = try reader.event(at: erase) } catch {
       problem("seq \(event.seq): erased at seq \(erase), which cannot be read: \(error)")
+      return
+    }
+    if named == nil, erase > event.seq, let head = try? reader.headSeq(), erase > head {
+      if sender != nil {
+        problem("seq \(event.seq): erased at seq \(erase), past the head, but it still names a sender")
+      }
       return
     }
     guard let named, erase > event.seq, named.stream == event.stream else {
