@@ -232,9 +232,10 @@ extension LedgerSession {
   /// again from where the copy was: its change would get the first one's
   /// outcome and be lost without a word, or stall its sync for good. Told
   /// by when the change was made, which the event's origin keeps; an
-  /// outcome that appended nothing keeps no event, and is not told.
+  /// outcome that appended nothing keeps no event, and is not told. (An
+  /// event that cannot be read is `verify`'s to report, not the push's.)
   private func checkResent(_ change: ReplicaChange, outcome: ChangeOutcome, by replica: ItemID) throws {
-    guard case .applied(let seq, _) = outcome, let origin = try writer.event(at: seq)?.origin,
+    guard case .applied(let seq, _) = outcome, let origin = (try? writer.event(at: seq))??.origin,
       origin.replica == replica, origin.change == change.number
     else { return }
     guard origin.made == change.made else { throw MsglogError.changeNumberReused(change: change.number, seq: seq) }
