@@ -268,6 +268,40 @@ import Testing
     await #expect(throws: Never.self) { try await syncing.value }
   }
 
+  /// A pull cut between the page holding a record the remote blanked and
+  /// the page holding the erase that blanked it: the replica is sound
+  /// (`verify` passes it; it said the log was damaged and to restore a
+  /// backup), and the next sync brings the erase.
+  @Test func aPullCutBeforeTheEraseLeavesASoundReplica() throws {
+    let server = Sandbox()
+    server.append("first")
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let proxy = FaultProxy(target: served.port)
+    defer { proxy.stop() }
+    let replica = Sandbox()
+    #expect(replica.run("clone", proxy.url).code == 0)
+    let secret = server.append("SENTINEL-CUT", sender: "eve")
+    let lines = (0..<5_000).map { #"{"op":"append","text":"filler \#($0)"}"# }.joined(separator: "\n")
+    #expect(server.run(["import"], stdin: Data(lines.utf8)).code == 0)
+    var r = server.run("erase", secret)
+    #expect(r.code == 0 && r.stdout.contains("at seq 5003"), "\(r)")
+    // hello, the check, the first page (4,096 records, the blanked one
+    // among them) pass; the second page, which holds the erase, is cut
+    // (each time the sync asks for it again).
+    proxy.next([.pass, .pass, .pass])
+    proxy.always(.dropRequest)
+    r = replica.run("sync")
+    #expect(r.code == 1, "\(r)")
+    proxy.always(nil)
+    #expect(replica.run("status", "--json").stdout.contains(#""seq":4097"#), "\(proxy.history)")
+    r = replica.run("verify")
+    #expect(r.code == 0, "\(r)")
+    #expect(replica.run("sync").code == 0)
+    #expect(replica.export() == server.export())
+    #expect(replica.run("verify").code == 0)
+  }
+
   /// A clone owes no purge: it takes the remote's records as they are, an
   /// erased one blank already — also through the ledger (a trimmed
   /// remote's clone starts from its bases and takes the erase in as an

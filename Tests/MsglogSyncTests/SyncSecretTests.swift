@@ -115,6 +115,52 @@ import Testing
     #expect(server.export() == exported)
   }
 
+  /// A copy made while changes were pending: the original syncs them (and
+  /// more: past one push's 256, and one more change), the copy makes its
+  /// own next change. Its sync is refused as lost track, but pulls all the
+  /// same, which settles the changes it shares with the original (the
+  /// same changes, made at the same time); `sync --reset` then numbers
+  /// again only its own. Before, the reset sent the shared ones a second
+  /// time (an edit undoing the original's later edit), or, past 256, found
+  /// the first push's changes awaiting their events and gave up for good.
+  @Test(arguments: [1, 300])
+  func aCopyWithChangesPendingLandsEachOnce(pending: Int) throws {
+    let server = Sandbox()
+    let item = server.append("original")
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let replica = Sandbox()
+    #expect(replica.run("clone", served.url!).code == 0)
+    if pending == 1 {
+      #expect(replica.run("edit", item, "SHARED-V1").code == 0)
+    } else {
+      for n in 1...pending { #expect(replica.run("append", "SHARED-\(n)").code == 0) }
+    }
+    let copy = replica.dir + "/copy.lmdb"
+    try FileManager.default.copyItem(atPath: replica.db, toPath: copy)
+    #expect(replica.run("sync").code == 0)
+    #expect(replica.run("edit", item, "ORIGINALS-V2").code == 0)
+    #expect(replica.run("sync").code == 0)
+    // The copy's own next change, under the number the original used.
+    func onCopy(_ args: String...) -> Run { replica.run(["--db", copy] + args, useDefaultDB: false) }
+    #expect(onCopy("append", "COPYS-OWN").code == 0)
+    var r = onCopy("sync")
+    #expect(r.code == 1 && r.stderr.contains("as another change, made at another time"), "\(r)")
+    #expect(onCopy("status", "--json").stdout.contains(#""pending":1,"#), "the shared changes stay pending")
+    r = onCopy("sync", "--reset")
+    #expect(r.code == 0 && r.stdout.hasPrefix("pushed 1 ("), "\(r)")
+    let exported = server.export()
+    func count(_ text: String) -> Int { exported.components(separatedBy: "\"" + text + "\"").count - 1 }
+    #expect(count("COPYS-OWN") == 1)
+    if pending == 1 {
+      #expect(count("SHARED-V1") == 1)
+      #expect(server.run("list").stdout.contains("ORIGINALS-V2"), "the shared edit was done again")
+    } else {
+      #expect((1...pending).allSatisfy { count("SHARED-\($0)") == 1 })
+    }
+    #expect(server.run("verify").code == 0)
+  }
+
   /// A replica whose id someone else claimed first is told so, exit 1,
   /// nothing pending lost; `sync --reset` gives it a new id and a new
   /// secret, and its changes land.

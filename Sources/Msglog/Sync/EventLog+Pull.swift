@@ -116,6 +116,11 @@ extension EventLog {
           }
           continue
         }
+        // Another change under its number, made at another time: a copy of
+        // this replica (restored from a backup, or copied) numbering again.
+        // Not this one's: it stays pending, for `sync --reset` to send
+        // under a new id (its push under this one is refused as lost track).
+        guard origin.made == change.made else { continue }
         guard Self.event(event, isOf: change) else {
           throw MsglogError.remoteFault(
             remote: remote.shown,

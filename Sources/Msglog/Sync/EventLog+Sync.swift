@@ -117,15 +117,22 @@ extension EventLog {
     // done: what the remote holds is pulled all the same — an erase there
     // must reach this replica, which otherwise would hold the text for as
     // long as it has a change pending — and the sync then fails with the
-    // refusal, the changes still pending.
+    // refusal, the changes still pending. So too a push refused as lost
+    // track: the pull settles what the remote did of the requests before
+    // it (a push goes 256 changes to a request) and of this replica's
+    // changes a copy of it pushed (the same change, made at the same
+    // time), so that `sync --reset` numbers again only what is left.
     var refusedPush: MsglogError? = nil
     while refusedPush == nil {
       var claims: [UInt64: Claim] = [:]
       do {
         try push(to: remote, state: state, into: &report, claims: &claims, inFlight: inFlight)
       } catch let error as MsglogError {
-        guard case .pushRefused = error else { throw error }
-        refusedPush = error
+        switch error {
+        case .pushRefused: refusedPush = error
+        case _ where error.isLostTrack: refusedPush = error
+        default: throw error
+        }
       }
       try pull(from: remote, state: state, horizon: hello.horizon, into: &report)
       try check(claims, of: remote, state: state)
@@ -411,9 +418,10 @@ extension EventLog {
           }
         case .unchanged:
           // An append or an insert always adds its item: believed, it
-          // would drop the change with nothing done.
+          // would drop the change with nothing done. Another change under
+          // its number (a copy of this replica numbering again) did.
           guard change.insertedID == nil else {
-            throw MsglogError.remoteFault(remote: remote.shown, .insertChangedNothing(change: change.number))
+            throw MsglogError.changeNumberReused(change: change.number, seq: nil)
           }
         case .applied(let seq, let rebased):
           // Pulled already, the event would have settled the change: an

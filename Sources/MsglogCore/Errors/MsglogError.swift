@@ -202,8 +202,10 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// A push sent, under a number the replica's changes had used already,
   /// another change than the one done under it (told by when it was made):
   /// a copy of the replica — one restored from a backup, or copied —
-  /// numbering again from where the copy was.
-  case changeNumberReused(change: UInt64, seq: UInt64)
+  /// numbering again from where the copy was. `seq` is where the change
+  /// done under the number is; nil when it appended nothing (the remote
+  /// answered "unchanged" to a change that adds an item).
+  case changeNumberReused(change: UInt64, seq: UInt64?)
   /// A remote sent a record this replica cannot take in (text past the
   /// limits, say): the remote's fault, nothing was taken in from it.
   indirect case unacceptableRecord(remote: String, seq: UInt64, reason: MsglogError)
@@ -479,9 +481,13 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .changeForgotten(let change, let keptFrom):
       return "change \(change) was settled by its replica, which has pushed from change \(keptFrom) since: "
         + "its outcome is no longer kept"
-    case .changeNumberReused(let change, let seq):
+    case .changeNumberReused(let change, let seq?):
       return "change \(change) of this replica was done at seq \(seq) as another change, made at another time: "
         + "the replica was restored from a backup or copied, and numbers its changes again"
+    case .changeNumberReused(let change, nil):
+      return "change \(change) of this replica adds an item, yet the remote answers that it changed nothing: "
+        + "another change was done under its number (the replica was restored from a backup or copied, "
+        + "and numbers its changes again), or the remote is not doing what it says"
     case .unacceptableRecord(let remote, let seq, .eventDoesNotFit(_, let reason)):
       // Its index or version does not follow from the events before it: the reason alone.
       return "\(remote) sent a record this replica cannot accept, at seq \(seq): \(reason)"

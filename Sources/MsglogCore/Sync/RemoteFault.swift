@@ -29,9 +29,6 @@ public enum RemoteFault: Error, Equatable, Sendable, CustomStringConvertible {
   case outcomeNotBorneOut(change: UInt64, seq: UInt64, found: String)
   /// A trimmed remote's bases that no log could start from.
   case basesDoNotFit(reason: String)
-  /// It said an append or an insert, which always adds an item, changed
-  /// nothing.
-  case insertChangedNothing(change: UInt64)
   /// Its hello put the start of its history past its head.
   case horizonPastHead(horizon: UInt64, head: UInt64)
 
@@ -58,8 +55,6 @@ public enum RemoteFault: Error, Equatable, Sendable, CustomStringConvertible {
     case .outcomeNotBorneOut(let change, let seq, let found):
       return "it says change \(change) of this replica was applied as seq \(seq), but \(found)"
     case .basesDoNotFit(let reason): return "its bases do not fit together: \(reason)"
-    case .insertChangedNothing(let change):
-      return "it said change \(change), which adds an item, changed nothing"
     case .horizonPastHead(let horizon, let head):
       return "it says its history begins at seq \(horizon), past its head (seq \(head))"
     }

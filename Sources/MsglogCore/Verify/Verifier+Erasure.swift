@@ -2,11 +2,12 @@
 /// purpose"): every erased insert or edit names an erase event, later in
 /// the log, of the same item, and the record holds no text or sender; an
 /// edit whose sender alone was taken off names the unsign event of it and
-/// names no sender; every unsign names an edit it left so. A record may
-/// name an erase or unsign past the log's head: a replica's pull takes in
-/// the remote's records as they are, blanked ones too, and one cut before
-/// the page that holds the erase leaves them so until the next pull (and
-/// an export of it, imported, the same).
+/// names no sender; every unsign names an edit it left so. In a replica, a
+/// record may name an erase or unsign past the log's head: its pull takes
+/// in the remote's records as they are, blanked ones too, and one cut
+/// before the page that holds the erase leaves them so until the next
+/// pull brings that very erase. (A log of its own could never take it in
+/// at that seq: there it is damage.)
 extension Verifier.Check {
   mutating func checkErasure(_ event: Event) {
     if case .unsign(let id, let edit) = event.op { return checkUnsign(event, of: id, edit: edit) }
@@ -27,7 +28,7 @@ extension Verifier.Check {
       problem("seq \(event.seq): erased at seq \(erase), which cannot be read: \(error)")
       return
     }
-    if named == nil, erase > event.seq, let head = try? reader.headSeq(), erase > head {
+    if named == nil, erase > event.seq, let head = try? reader.headSeq(), erase > head, isReplica {
       if sender != nil {
         problem("seq \(event.seq): erased at seq \(erase), past the head, but it still names a sender")
       }
@@ -71,6 +72,12 @@ extension Verifier.Check {
       problem("seq \(event.seq): unsigns seq \(edit), which does not say so")
       return
     }
+  }
+
+  /// Whether the log is a replica's, whose pull takes a remote's records
+  /// as they are (and may be cut between them).
+  private var isReplica: Bool {
+    ((try? (reader as? any ReplicaStateReader)?.replicaState()) ?? nil) != nil
   }
 
   /// Whether the event at `seq` is an erase of the item `id`.
