@@ -70,21 +70,10 @@ import Testing
     defer { _ = served.stop() }
     let replica = Sandbox()
     #expect(replica.run("clone", served.url!).code == 0)
-    let script = """
-      import lmdb, os, sys, time
-      env = lmdb.open(sys.argv[1], readonly=True, max_dbs=16)
-      with env.begin() as txn:
-          print("holding", flush=True)
-          deadline = time.time() + 60
-          while not os.path.exists(sys.argv[2]) and time.time() < deadline:
-              time.sleep(0.01)
-      """
     /// Syncs after erasing `id` at the remote while a reader holds the replica's pages.
     func syncHeld(erasing id: String, seq: Int) {
-      let go = replica.dir + "/go-\(seq)"
-      let reader = replica.start(["-c", script, replica.db, go], runner: "/usr/bin/python3")
-      defer { if reader.process.isRunning { kill(reader.process.processIdentifier, SIGKILL) } }
-      #expect(reader.waitForOutput("holding"))
+      let read = HeldRead(of: replica)
+      #expect(read.holding())
       #expect(server.run("erase", id).code == 0)
       let r = replica.run("sync")
       #expect(r.code == 0 && r.stdout == "pushed 0 (0 rebased, 0 refused), pulled 1, at seq \(seq)\n", "\(r)")
@@ -92,8 +81,7 @@ import Testing
         r.stderr.contains("msglog: what the replica erased or trimmed stays in free pages an older read still holds"),
         "\(r)")
       #expect(r.stderr.contains("the next sync, or 'msglog purge', scrubs it once that read has ended"), "\(r)")
-      _ = FileManager.default.createFile(atPath: go, contents: nil)
-      #expect(reader.finish().code == 0)
+      #expect(read.release())
     }
     syncHeld(erasing: secret, seq: 5)
     #expect(!replica.export().contains("SENTINEL-HELD"))
@@ -207,19 +195,8 @@ import Testing
     let device = Sandbox()
     #expect(device.run("clone", served.url!).code == 0)
     let replica = try EventLog(device.db)
-    let script = """
-      import lmdb, os, sys, time
-      env = lmdb.open(sys.argv[1], readonly=True, max_dbs=16)
-      with env.begin() as txn:
-          print("holding", flush=True)
-          deadline = time.time() + 60
-          while not os.path.exists(sys.argv[2]) and time.time() < deadline:
-              time.sleep(0.01)
-      """
-    let go = device.dir + "/go"
-    let reader = device.start(["-c", script, device.db, go], runner: "/usr/bin/python3")
-    defer { if reader.process.isRunning { kill(reader.process.processIdentifier, SIGKILL) } }
-    #expect(reader.waitForOutput("holding"))
+    let read = HeldRead(of: device)
+    #expect(read.holding())
 
     let rounds = LiveRounds()
     var options = SyncOptions()
@@ -244,8 +221,7 @@ import Testing
     #expect(server.run("erase", secret).code == 0)
     let held = try #require(try await pulledOne(after: 0))
     #expect(held.unpurged != nil && held.scrubbed == nil, "\(held)")
-    _ = FileManager.default.createFile(atPath: go, contents: nil)
-    #expect(reader.finish().code == 0)
+    #expect(read.release())
 
     // The next round, five minutes on, leaves the debt alone (its pull may
     // reuse the freed pages; only the report tells a purge tried). The ten
