@@ -189,7 +189,7 @@ package enum Wording {
     case .purgeLeftStatistics:
       return "'msglog purge' as a superuser, or as the database's owner when it owns msglog's tables too, "
         + "clears them (a view on msglog.events.record must be dropped first)"
-    case .remoteLostTrack, .changeOutOfOrder, .changeForgotten, .changeNumberReused:
+    case _ where error.isLostTrack:
       return "nothing was pushed; if the remote was restored from an older copy, or this replica from a backup "
         + "(or copied), 'msglog sync --reset' copies the remote afresh under a new id and pushes the pending "
         + "changes from there"

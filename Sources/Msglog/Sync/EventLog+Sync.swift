@@ -499,15 +499,6 @@ extension EventLog {
 }
 
 extension MsglogError {
-  /// The remote does not hold the replica's changes as the replica does
-  /// (`remoteLostTrack` over HTTP; the ledger's own errors in process).
-  var isLostTrack: Bool {
-    switch self {
-    case .remoteLostTrack, .changeOutOfOrder, .changeForgotten, .changeNumberReused: return true
-    default: return false
-    }
-  }
-
   /// The remote is not the log the replica copies, or not at its head.
   var isAnotherLog: Bool {
     if case .anotherLog = self { return true }

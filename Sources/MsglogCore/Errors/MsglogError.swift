@@ -537,6 +537,16 @@ extension MsglogError {
     default: return false
     }
   }
+
+  /// The remote does not hold the replica's changes as the replica does
+  /// (`remoteLostTrack` over HTTP; the ledger's own errors in process,
+  /// which a server answers as `lost-track`).
+  package var isLostTrack: Bool {
+    switch self {
+    case .remoteLostTrack, .changeOutOfOrder, .changeForgotten, .changeNumberReused: return true
+    default: return false
+    }
+  }
 }
 
 extension MsglogError {

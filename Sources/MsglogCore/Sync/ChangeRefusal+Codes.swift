@@ -91,8 +91,7 @@ extension ChangeRefusal {
       .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .remoteLostTrack, .syncRunning,
       .replicaMovedDuringPull,
       .changeDoesNotApply, .cannotClone, .replicaSecretRefused, .changeForgotten, .changeNumberReused,
-      .unacceptableRecord,
-      .remoteFault,
+      .unacceptableRecord, .remoteFault,
       .tokenRefused, .remoteForbids, .pushRefused, .untrustedRemote, .syncTimedOut, .missingTables, .namedToken:
       return nil
     }

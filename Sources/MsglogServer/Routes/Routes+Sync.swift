@@ -193,7 +193,7 @@ extension Routes {
     switch error {
     case .anotherLog(_, let reason): return SyncRefusal(.anotherLog, reason)
     case .incompatibleRemote(_, let reason): return SyncRefusal(.incompatible, reason)
-    case .changeOutOfOrder, .changeForgotten, .changeNumberReused: return SyncRefusal(.lostTrack, error.description)
+    case _ where error.isLostTrack: return SyncRefusal(.lostTrack, error.description)
     case .replicaSecretRefused(let replica, _): return SyncRefusal(.replicaSecret, error.description, replica: replica)
     default: return nil
     }
