@@ -32,6 +32,9 @@ let package = Package(
     // A vector scan over an import's bytes (SSE2 on x86-64), for the
     // measuring pass (`ImportInput.namesLedgerOnly`).
     .target(name: "CByteScan"),
+    // The main heap grown once and advised to use huge pages, for a command
+    // that fills much fresh memory (an import): glibc's allocator only.
+    .target(name: "CHeap"),
     // Events, record codec, projection, replay, validation. No I/O.
     .target(name: "MsglogCore", dependencies: ["CCRC32C"]),
     // The only module that imports CLMDB: a typed wrapper and the event store.
@@ -69,7 +72,7 @@ let package = Package(
     // the server answers, in one place for the command line and the server.
     .target(name: "MsglogWire", dependencies: ["Msglog"]),
     // Argument parsing, output formatting, exit codes.
-    .target(name: "MsglogCLI", dependencies: ["Msglog", "MsglogWire", "MsglogPosix"]),
+    .target(name: "MsglogCLI", dependencies: ["Msglog", "MsglogWire", "MsglogPosix", "CHeap"]),
     // A static executable: no dynamic loader work at start-up (symbol
     // lookups in libstdc++ were a third of `msglog --version`), so a msglog
     // process starts faster than sqlite3's. libpq is still loaded on demand.

@@ -20,3 +20,76 @@ import Testing
     #expect(s.run(["--db", copy, "export"], useDefaultDB: false).stdout == exported.stdout)
   }
 }
+
+/// An import of a large file takes its heap in huge pages (the CLI's
+/// `ImportSource.largeInput`): seen from outside, as the kernel reports the
+/// running process's memory — its `[heap]` may be backed by huge pages
+/// (`THPeligible: 1` in /proc/PID/smaps) — wherever the kernel allows them
+/// on advice; and a small import, or one larger than the advised heap
+/// holds, leaves the heap as it is.
+@Suite struct HugePageImportTests {
+  /// Whether the kernel backs advised memory with huge pages (Linux's
+  /// transparent huge pages, "always" or "madvise").
+  static let kernelAllowsHugePages: Bool = {
+    let mode = (try? String(contentsOfFile: "/sys/kernel/mm/transparent_hugepage/enabled", encoding: .utf8)) ?? ""
+    return mode.contains("[always]") || mode.contains("[madvise]")
+  }()
+
+  @Test func aLargeImportAdvisesItsHeapAndASmallOrHugeOneDoesNot() throws {
+    let s = Sandbox()
+    let source = s.dir + "/source.lmdb"
+    do { _ = try EventLog(source).perform(workload(count: 12_000)) }
+    let lines = s.run(["--db", source, "export"], useDefaultDB: false).stdout
+    let large = s.dir + "/large.jsonl", small = s.dir + "/small.jsonl"
+    try lines.write(toFile: large, atomically: true, encoding: .utf8)
+    let first = lines.split(separator: "\n").prefix(500).map { $0 + "\n" }.joined()
+    try first.write(toFile: small, atomically: true, encoding: .utf8)
+    #expect(lines.utf8.count > 1 << 20 && first.utf8.count < 1 << 20)
+
+    let (largeRun, largeAdvised) = Self.importWatchingHeap(s, file: large, into: s.dir + "/large.lmdb")
+    #expect(largeRun.code == 0, "\(largeRun)")
+    #expect(largeAdvised == Self.kernelAllowsHugePages)
+    #expect(s.run(["--db", s.dir + "/large.lmdb", "verify"], useDefaultDB: false).code == 0)
+    #expect(s.run(["--db", s.dir + "/large.lmdb", "export"], useDefaultDB: false).stdout == lines)
+
+    let (smallRun, smallAdvised) = Self.importWatchingHeap(s, file: small, into: s.dir + "/small.lmdb")
+    #expect(smallRun.code == 0, "\(smallRun)")
+    #expect(!smallAdvised)
+
+    // 17 MiB of blank lines (counted, cheap to import) and one line.
+    let huge = s.dir + "/huge.jsonl"
+    try (String(repeating: "\n", count: 17 << 20) + first.split(separator: "\n")[0] + "\n")
+      .write(toFile: huge, atomically: true, encoding: .utf8)
+    let (hugeRun, hugeAdvised) = Self.importWatchingHeap(s, file: huge, into: s.dir + "/huge.lmdb")
+    #expect(hugeRun.code == 0, "\(hugeRun)")
+    #expect(!hugeAdvised)
+  }
+
+  /// Runs `msglog import FILE` into `db`, reading its smaps until it ends;
+  /// whether its heap was ever seen advised for huge pages.
+  static func importWatchingHeap(_ s: Sandbox, file: String, into db: String) -> (Run, Bool) {
+    let child = s.start(["--db", db, "import", file], useDefaultDB: false)
+    let smaps = "/proc/\(child.process.processIdentifier)/smaps"
+    var advised = false
+    while child.process.isRunning, !advised {
+      // Read to its end: the kernel hands out smaps a page at a time.
+      let text = FileHandle(forReadingAtPath: smaps).map { String(decoding: $0.readDataToEndOfFile(), as: UTF8.self) }
+      advised = Self.heapIsAdvised(in: text ?? "")
+      usleep(200)
+    }
+    return (child.finish(), advised)
+  }
+
+  /// Whether a `[heap]` mapping of an smaps text may take huge pages.
+  static func heapIsAdvised(in smaps: String) -> Bool {
+    var inHeap = false
+    for line in smaps.split(separator: "\n") {
+      if let first = line.first, first.isHexDigit, line.contains("-") {
+        inHeap = line.hasSuffix("[heap]")
+      } else if inHeap, line.hasPrefix("THPeligible:"), line.hasSuffix(" 1") {
+        return true
+      }
+    }
+    return false
+  }
+}
