@@ -56,19 +56,48 @@ import Testing
     #expect(smallRun.code == 0, "\(smallRun)")
     #expect(!smallAdvised)
 
-    // 17 MiB of blank lines (counted, cheap to import) and one line.
+    // 9 MiB of blank lines (counted, cheap to import) and one line.
     let huge = s.dir + "/huge.jsonl"
-    try (String(repeating: "\n", count: 17 << 20) + first.split(separator: "\n")[0] + "\n")
+    try (String(repeating: "\n", count: 9 << 20) + first.split(separator: "\n")[0] + "\n")
       .write(toFile: huge, atomically: true, encoding: .utf8)
     let (hugeRun, hugeAdvised) = Self.importWatchingHeap(s, file: huge, into: s.dir + "/huge.lmdb")
     #expect(hugeRun.code == 0, "\(hugeRun)")
     #expect(!hugeAdvised)
+
+    // What is left to read counts: stdin redirected from a file whose
+    // first mebibyte (blank lines) was read already holds the small lines.
+    let skipped = s.dir + "/skipped.jsonl"
+    try (String(repeating: "\n", count: 1 << 20) + first).write(toFile: skipped, atomically: true, encoding: .utf8)
+    let (skippedRun, skippedAdvised) = Self.importWatchingHeap(
+      s,
+      shell:
+        "exec 0<'\(skipped)'; dd bs=1M skip=1 count=0 status=none; exec '\(Sandbox.binary)' --db '\(s.dir)/skipped.lmdb' import"
+    )
+    #expect(skippedRun.code == 0, "\(skippedRun)")
+    #expect(!skippedAdvised)
+    #expect(s.run(["--db", s.dir + "/skipped.lmdb", "export"], useDefaultDB: false).stdout == first)
+
+    // Under a limit on the data segment the heap is left as it is (its
+    // growth aborted a 1 MiB import under 64 MiB).
+    let (limitedRun, limitedAdvised) = Self.importWatchingHeap(
+      s, shell: "ulimit -d 1000000; exec '\(Sandbox.binary)' --db '\(s.dir)/limited.lmdb' import '\(large)'")
+    #expect(limitedRun.code == 0, "\(limitedRun)")
+    #expect(!limitedAdvised)
   }
 
   /// Runs `msglog import FILE` into `db`, reading its smaps until it ends;
   /// whether its heap was ever seen advised for huge pages.
   static func importWatchingHeap(_ s: Sandbox, file: String, into db: String) -> (Run, Bool) {
-    let child = s.start(["--db", db, "import", file], useDefaultDB: false)
+    watchingHeap(s.start(["--db", db, "import", file], useDefaultDB: false))
+  }
+
+  /// The same for an import a shell line starts (`exec`, so that the
+  /// process watched is msglog's).
+  static func importWatchingHeap(_ s: Sandbox, shell line: String) -> (Run, Bool) {
+    watchingHeap(s.start(["-c", line], useDefaultDB: false, runner: "/bin/sh"))
+  }
+
+  static func watchingHeap(_ child: Sandbox.Child) -> (Run, Bool) {
     let smaps = "/proc/\(child.process.processIdentifier)/smaps"
     var advised = false
     while child.process.isRunning, !advised {

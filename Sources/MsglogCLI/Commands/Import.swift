@@ -55,12 +55,14 @@ extension Invocation {
       if case .file(let fd, _, true) = self { _ = Glibc.close(fd) }
     }
 
-    /// How many bytes of lines it holds (a file's size, wherever stdin is in it).
+    /// How many bytes of lines are left to read: a file's from where its
+    /// descriptor is (stdin redirected from a file may be read from the middle).
     var bytes: Int {
       switch self {
       case .file(let fd, _, _):
         var status = stat()
-        return fstat(fd, &status) == 0 ? Int(status.st_size) : 0
+        guard fstat(fd, &status) == 0 else { return 0 }
+        return max(Int(status.st_size) - max(Int(lseek(fd, 0, SEEK_CUR)), 0), 0)
       case .memory(let bytes): return bytes.count
       }
     }
@@ -69,11 +71,12 @@ extension Invocation {
     /// mebibyte, an import fills tens of megabytes of fresh memory (LMDB's
     /// dirty pages, its tables and sorts), and a page fault costs about
     /// 2 µs on a virtual machine: 3,300 of them were a sixth of a 3 MB
-    /// import's time, which huge pages cut by 12–15 %. Smaller, clearing a
-    /// huge page costs more than the faults it saves (a one-line import
-    /// took 5 ms instead of 3). Larger than `hugeHeap` holds, the import
-    /// gained nothing measurable and kept 20–60 MB more at its peak.
-    static let hugePageInputs = (1 << 20)..<(16 << 20)
+    /// import's time, which huge pages cut by 12–15 % (an 8 MiB one's by
+    /// a sixth), for 8–20 MiB more at its peak. Smaller, clearing a huge
+    /// page costs more than the faults it saves (a one-line import took
+    /// 5 ms instead of 3); larger, an import gained nothing measurable
+    /// (a 15.9 MiB one was slower) and kept 20–80 MiB more.
+    static let hugePageInputs = (1 << 20)..<(8 << 20)
     /// The heap made ready: its growth is kept, so once and generously.
     static let hugeHeap = 64 << 20
   }
