@@ -7,8 +7,9 @@
 /// in front must decide it too.
 ///
 /// The two kinds differ only where RFC 9112 §2.2 lets a recipient choose:
-/// a server takes a bare LF as a line's end and skips a few empty lines
-/// before a request (clients have sent both); the client, which only ever
+/// a server takes a bare LF as a line's end (in every line of a head, or
+/// in none) and skips a few empty lines before a request (clients have
+/// sent both); the client, which only ever
 /// reads `msglog serve` or a proxy, refuses a bare LF, since smuggling
 /// lives in such differences.
 ///
@@ -128,12 +129,20 @@ package enum HTTPHeadParser {
     var fields: [(String, String)] = []
     var position = lineEnd.next
     let fieldsStart = kind.boundsTheWholeHead ? start : position
+    // A head ends its lines one way throughout: a bare LF among CR LFs (or
+    // the other way round) is how a field is hidden from a proxy that keeps
+    // `x\nContent-Length: 16` as one value (a helper's attack found it
+    // read as a field of its own).
+    let bareLF = lineEnd.next - lineEnd.content == 1
     while true {
       let end: (content: Int, next: Int)
       switch try scanLine(bytes, from: position, limit: limits.fields - (position - fieldsStart), kind) {
       case .line(let content, let next): end = (content, next)
       case .needMore: return nil
       case .tooLong: throw HTTPSyntaxError(kind.fieldsTooLarge(limits.fields), fault: .fieldsTooLarge)
+      }
+      guard (end.next - end.content == 1) == bareLF else {
+        throw HTTPSyntaxError("the head ends some lines with CR LF and others with a bare LF")
       }
       if end.content == position { return Head(start: line, fields: fields, length: end.next) }
       guard fields.count < limits.fieldCount else {

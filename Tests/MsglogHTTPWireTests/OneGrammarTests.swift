@@ -51,6 +51,14 @@ import Testing
     let bareLF = Array("GET / HTTP/1.1\nHost: a\n\n".utf8)
     let head = try bareLF.withUnsafeBytes { try HTTPHeadParser.request($0, limits: Self.limits) }
     #expect(head?.fields.first?.0 == "Host" && head?.length == bareLF.count)
+    // In every line of a head or in none: mixed, a field hides behind another.
+    for mixed in [
+      "GET / HTTP/1.1\r\nHost: a\nX: b\r\n\r\n", "GET / HTTP/1.1\nHost: a\r\n\n", "GET / HTTP/1.1\nHost: a\n\r\n",
+    ] {
+      #expect(throws: HTTPSyntaxError("the head ends some lines with CR LF and others with a bare LF"), "\(mixed)") {
+        try Array(mixed.utf8).withUnsafeBytes { try HTTPHeadParser.request($0, limits: Self.limits) }
+      }
+    }
     #expect(throws: HTTPSyntaxError("a line ends with a bare LF")) {
       try Array("HTTP/1.1 200 OK\nHost: a\n\n".utf8).withUnsafeBytes {
         try HTTPHeadParser.response($0, limits: Self.limits)

@@ -188,6 +188,10 @@ import Testing
       ("a second Authorization", "\(front)Authorization: Bearer a\r\nAuthorization: Bearer b\r\nContent-Length: 0\r\n\r\n\(smuggled)", true),
       ("a space before a colon", "\(front)Content-Length : 0\r\n\r\n\(smuggled)", true),
       ("a bare CR in a header", "\(front)X-A: a\rContent-Length: 0\r\n\r\n\(smuggled)", true),
+      // A helper's attack: read as chunked, and as a field of its own.
+      ("chunked in capitals", "\(front)Transfer-Encoding: CHUNKED\r\n\r\n0\r\n\r\n\(smuggled)", true),
+      ("a bare LF among CR LFs", "\(front)X-A: x\nContent-Length: 0\r\n\r\n\(smuggled)", true),
+      ("CR LFs after bare LFs", "POST /api/append HTTP/1.1\n\(host)\(json)Content-Length: 0\n\n\(smuggled)", true),
     ]
     for (what, request, closes) in cases {
       let r = LoopbackSocket.exchange(port: server.port, request)

@@ -95,7 +95,9 @@ extension RequestHead {
       guard length == nil else {
         throw .badFraming("the request has both Content-Length and Transfer-Encoding: which one frames it is ambiguous")
       }
-      guard coding.lowercased() == "chunked" else { throw .badFraming("only Transfer-Encoding: chunked is understood") }
+      // Exactly `chunked` (SPEC), as every client writes it: `CHUNKED` read
+      // as chunked where a proxy in front reads it otherwise is a smuggling.
+      guard coding == "chunked" else { throw .badFraming("only Transfer-Encoding: chunked is understood") }
       guard head.version == "HTTP/1.1" else { throw .badFraming("Transfer-Encoding needs HTTP/1.1") }
       head.framing = .chunked
     } else if let length {
