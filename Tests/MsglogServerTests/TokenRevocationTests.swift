@@ -74,4 +74,34 @@ import Testing
     // A generous bound for a loaded machine (the stall limit is 30 s).
     #expect(followLogged() && seconds < 5, "the follow ended \(seconds) s after the revocation")
   }
+
+  /// A write whose head came before the revocation and whose body came
+  /// after it is refused: the token is looked up again once the body is
+  /// here. (The lookup made when the head came was reused, and an
+  /// attacker's body sent two seconds after the revocation was appended.)
+  @Test func aWriteWhoseBodyComesAfterTheRevocationIsRefused() throws {
+    let s = Sandbox()
+    let served = try ServedLog.running(s)
+    defer { _ = served.stop() }
+    let body = #"{"text":"written after the revocation"}"#
+    func headThenBody(_ token: String, between change: () -> Void) -> String {
+      guard let socket = LoopbackSocket(port: served.port) else { return "no connection" }
+      _ = socket.send(
+        "POST /api/append HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+          + "Authorization: Bearer \(token)\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+      // The head is vetted (and let in) before the token changes.
+      usleep(300_000)
+      change()
+      _ = socket.send(body)
+      return socket.receive(seconds: 30) { $0.contains("\r\n\r\n") && $0.contains("}") }.text
+    }
+    let ann = s.run(["token", "add", "ann", "--write", "main"]).stdout.trimmingCharacters(in: .newlines)
+    let revoked = headThenBody(ann) { #expect(s.run(["token", "revoke", "ann"]).code == 0) }
+    #expect(revoked.hasPrefix("HTTP/1.1 401 "), "\(revoked)")
+    #expect(!s.run("list").stdout.contains("written after the revocation"))
+    // The same write, with a token left as it was, is let in.
+    let carl = s.run(["token", "add", "carl", "--write", "main"]).stdout.trimmingCharacters(in: .newlines)
+    let kept = headThenBody(carl) {}
+    #expect(kept.hasPrefix("HTTP/1.1 200 "), "\(kept)")
+  }
 }

@@ -62,9 +62,6 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   var exchange: Exchange? = nil
   /// Bytes written to the client so far.
   var written = 0
-  /// Who sent the request whose body is being read, as its lookup found
-  /// before the body was read (`vet`): the request is routed on it.
-  var vettedCaller: Caller? = nil
 
   /// Output held before the body's producer is asked for more.
   static let lowWater = 64 * 1024
@@ -206,7 +203,6 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
   /// Decides from the head alone: a refusal is answered now, without the
   /// body; an accepted body is read (with `100 Continue` when asked for).
   func judge(_ head: RequestHead) {
-    vettedCaller = nil
     let hasBody = head.framing != .none && head.framing != .length(0)
     let refusal: Response?
     // Who sent it is for a worker to find out (a read of the log).
@@ -228,12 +224,13 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
       refusal = refusalBeforeRouting(head).map(Response.error) ?? .malformed(error, head: head)
     }
     if let refusal {
-      // Without a body the next request starts right after this head;
-      // with one, where it ends is not read: the connection closes.
-      let close = hasBody || !head.keepAlive || refusal.headers.contains { $0 == ("Connection", "close") }
+      // The connection closes, with a body or without (SPEC: the bytes
+      // after a refused request are never read as a request): a client
+      // refused by its head has nothing to go on with, and a request
+      // pipelined behind a refused one was run (an attacker's append
+      // behind a 401, 403 or 404).
       decoder.stop()
-      if !close { _ = decoder.readBody(of: head) }
-      return send(refusal, method: head.method, close: close)
+      return send(refusal, method: head.method, close: true)
     }
     guard hasBody else {
       if case .request(let head, let body)? = decoder.readBody(of: head) { dispatch(head, body: body) }
@@ -307,8 +304,10 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     case .refused(let error):
       decoder.stop()
       return send(.error(error), method: head.method, close: true)
-    case .route(_, let caller): vettedCaller = caller
-    case .preflight, .needsReading: break
+    // Let in: its token is looked up again once its body is here (it may
+    // be revoked, narrowed or expire while the body comes, for up to the
+    // body's deadline), so the vetting only spares a refused body.
+    case .route, .preflight, .needsReading: break
     }
     acceptBody(of: head, due: due)
     processInput()
@@ -347,10 +346,7 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     let core = self.core
     let request: Request
     do {
-      var made = try self.request(head, body: body)
-      made.vetted = vettedCaller
-      request = made
-      vettedCaller = nil
+      request = try self.request(head, body: body)
     } catch {
       core.budget.release(held)
       return send(.malformed(error, head: head), method: head.method, close: !head.keepAlive)

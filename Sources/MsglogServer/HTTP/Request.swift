@@ -20,10 +20,6 @@ package struct Request: Sendable {
   package var forwardedScheme: String? = nil
   /// Who is asking: set by the router once the token is checked.
   package var caller: Caller = .open
-  /// Who the connection learned is asking before it read the body
-  /// (`Connection.vet`): the router takes it as the token's check rather
-  /// than read the log for it again. Never from anything the client sent.
-  package var vetted: Caller? = nil
   /// The client's address as the request log writes it (a trusted proxy's
   /// word on it first); nil in process. Failed tokens are counted by it.
   package var client: String? = nil

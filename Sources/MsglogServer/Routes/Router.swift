@@ -76,9 +76,7 @@ package struct Router: Sendable {
       // Refused early only for what needs no read; the rest is a worker's.
       var undecided = false
       if route.needsToken {
-        if let vetted = request.vetted {
-          caller = vetted
-        } else if let gate {
+        if let gate {
           switch lookup {
           case .reading: caller = try gate.caller(of: request, policy: policy)
           case .refusingEarly:
