@@ -133,7 +133,7 @@ package enum Wording {
     case .invalidInput(.emptySender): return "leave out --sender for a message without one"
     case .invalidInput(.prefixTooShort): return "'msglog list' prints the first 8 characters of each id"
     case .versionConflict: return "someone else changed it; re-read with 'msglog list' and retry"
-    case .idAlreadyUsed: return "an id is inserted at most once, even after it was removed"
+    case .idAlreadyUsed, .idUsedInAnotherStream: return "an id is inserted at most once, even after it was removed"
     case .itemInAnotherStream: return "select its stream with --stream"
     case .followedDatabaseDisplaced:
       return "a follower keeps to the database it opened; start it again for the one at that path now"

@@ -214,6 +214,13 @@ import Testing
       let reader = server.request("POST", path, body, headers: ["Authorization: Bearer \(boss)"])
       #expect(reader.status == 404 && reader.body.contains(told), "\(path): \(reader)")
     }
+    // An id taken in a stream the token may not read: taken, but not
+    // where or when (the seq of an insert in hr/pay was told).
+    let append = #"{"stream":"team/board","id":"\#(pay)","text":"x"}"#
+    let taken = server.request("POST", "/api/append", append, headers: ["Authorization: Bearer \(ann)"])
+    #expect(taken.status == 409 && taken.body.contains("id \(pay) was already used\""), "\(taken)")
+    let reader = server.request("POST", "/api/append", append, headers: ["Authorization: Bearer \(boss)"])
+    #expect(reader.status == 409 && reader.body.contains("was already used (inserted at seq 1)"), "\(reader)")
     #expect(s.contents() == before)
   }
 

@@ -24,8 +24,13 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case moveOutOfRange(stream: StreamName, end: MoveEnd, index: Int, count: Int)
   /// A move in a stream that has no items.
   case emptyStream(StreamName)
-  /// The id was inserted before (and may have been removed since).
+  /// The id was inserted before (and may have been removed since); an
+  /// `insertSeq` of 0 when the insert is in a stream the asker may not
+  /// read (`hidingStreams`).
   case idAlreadyUsed(ItemID, insertSeq: UInt64)
+  /// The id was inserted before, into another stream (`home`): told as
+  /// `idAlreadyUsed`, without its seq to a token that may not read `home`.
+  case idUsedInAnotherStream(ItemID, insertSeq: UInt64, home: StreamName)
   /// A move that names its item (an exported line) found another one there.
   case itemMismatch(index: Int, found: ItemID, expected: ItemID)
   case noSuchItem(ItemID, stream: StreamName)
@@ -304,7 +309,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       .eventInAnotherStream, .eventNotInStream, .noRemovedPrefixMatch:
       return .notFound
     case .historyTrimmed: return .gone
-    case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .itemMismatch, .itemRemoved, .itemErased,
+    case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .idUsedInAnotherStream, .itemMismatch, .itemRemoved, .itemErased,
       .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo,
       .undoneEventNotInLog,
       .cannotBackUp, .changeAppendedNothing, .changeOutOfOrder, .notAReplica, .syncRunning, .cannotClone,
@@ -345,7 +350,9 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return "\(end.rawValue) index \(index) is out of range: stream \(TerminalText.quoted(stream)) has \(count) "
         + "\(count == 1 ? "item" : "items") (0…\(count - 1))"
     case .emptyStream(let stream): return "cannot move in stream \(TerminalText.quoted(stream)): it has no items"
-    case .idAlreadyUsed(let id, let seq): return "id \(id.text) was already used (inserted at seq \(seq))"
+    case .idAlreadyUsed(let id, 0): return "id \(id.text) was already used"
+    case .idAlreadyUsed(let id, let seq), .idUsedInAnotherStream(let id, let seq, _):
+      return "id \(id.text) was already used (inserted at seq \(seq))"
     case .itemMismatch(let index, let found, let expected):
       return "the item at index \(index) is \(found.text), not \(expected.text)"
     case .noSuchItem(let id, let stream): return "no item with id \(id.text) in stream \(TerminalText.quoted(stream))"
@@ -561,6 +568,9 @@ extension MsglogError {
       return .noSuchItem(id, stream: stream)
     case .eventInAnotherStream(let seq, let home, let stream) where !mayRead(home):
       return .eventNotInStream(seq: seq, stream: stream)
+    case .idUsedInAnotherStream(let id, let seq, let home):
+      // The id is taken whoever asks; where, only to one who may read it.
+      return .idAlreadyUsed(id, insertSeq: mayRead(home) ? seq : 0)
     case .line(let number, let inner):
       return .line(number, inner.hidingStreams(mayRead))
     default:

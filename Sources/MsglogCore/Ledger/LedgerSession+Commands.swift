@@ -15,6 +15,11 @@ extension LedgerSession {
       // A rebuild replays a log whose inserts were checked to be unique
       // (and starts from an empty id index): no lookup, no round trip.
       if mode == .append, let entry = try idEntry(requested) {
+        // Where it was inserted, so that a token that may not read that
+        // stream is not told its seq (`MsglogError.hidingStreams`).
+        if let home = try home(of: entry), home != state.head.stream {
+          throw MsglogError.idUsedInAnotherStream(requested, insertSeq: entry.insertSeq, home: home)
+        }
         throw MsglogError.idAlreadyUsed(requested, insertSeq: entry.insertSeq)
       }
       id = requested

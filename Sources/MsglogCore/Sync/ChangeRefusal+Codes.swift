@@ -48,7 +48,8 @@ extension ChangeRefusal {
         [("stream", .stream(stream)), ("end", .text(end.rawValue)), ("index", n(index)), ("count", n(count))]
       )
     case .emptyStream(let stream): return ("empty-stream", [("stream", .stream(stream))])
-    case .idAlreadyUsed(let id, let seq): return ("id-already-used", [("id", .id(id)), ("seq", .number(seq))])
+    case .idAlreadyUsed(let id, let seq), .idUsedInAnotherStream(let id, let seq, _):
+      return ("id-already-used", [("id", .id(id)), ("seq", .number(seq))])
     case .itemMismatch(let index, let found, let expected):
       return ("item-mismatch", [("index", n(index)), ("found", .id(found)), ("expected", .id(expected))])
     case .noSuchItem(let id, let stream): return ("no-such-item", [("id", .id(id)), ("stream", .stream(stream))])
