@@ -310,7 +310,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
       return .notFound
     case .historyTrimmed: return .gone
     case .insertOutOfRange, .moveOutOfRange, .emptyStream, .idAlreadyUsed, .idUsedInAnotherStream, .itemMismatch,
-      .itemRemoved, .itemErased, .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone, .notAnUndo,
+      .itemRemoved, .itemErased, .ambiguousPrefix, .itemIsLive, .outOfRangeAtVersion, .nothingToUndo, .alreadyUndone,
+      .notAnUndo,
       .undoneEventNotInLog,
       .cannotBackUp, .changeAppendedNothing, .changeOutOfOrder, .notAReplica, .syncRunning, .cannotClone,
       .changeForgotten, .changeNumberReused, .forgettingInReplica:
