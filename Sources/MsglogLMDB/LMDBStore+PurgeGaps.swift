@@ -87,9 +87,23 @@ extension LMDBStore {
   ///   - file: the data file's first pages as mapped (at least `pages`).
   ///   - free: every page on the free list, sorted.
   static func dirtyGaps(in file: UnsafeRawPointer, pages: Int, pageSize: Int, free: [Int]) -> [DirtyGap] {
+    dirtyGaps(in: file, from: 2, to: pages, pageSize: pageSize, free: free).gaps
+  }
+
+  /// The same for the pages from `from` (2 or more, where a page begins)
+  /// up to `to`, and where the next scan begins: `to`, or past it when an
+  /// overflow value's pages run on.
+  static func dirtyGaps(in file: UnsafeRawPointer, from: Int, to pages: Int, pageSize: Int, free: [Int])
+    -> (gaps: [DirtyGap], next: Int)
+  {
     var gaps: [DirtyGap] = []
-    var nextFree = 0
-    var page = 2
+    // The first free page at or after `from` (the list is sorted).
+    var (nextFree, high) = (0, free.count)
+    while nextFree < high {
+      let mid = (nextFree + high) / 2
+      if free[mid] < from { nextFree = mid + 1 } else { high = mid }
+    }
+    var page = from
     while page < pages {
       while nextFree < free.count, free[nextFree] < page { nextFree += 1 }
       if nextFree < free.count, free[nextFree] == page {
@@ -117,7 +131,7 @@ extension LMDBStore {
       else { continue }
       gaps.append(DirtyGap(page: page - 1, range: gap))
     }
-    return gaps
+    return (gaps, page)
   }
 
   /// Whether the library is LMDB 0.9 and the two meta pages read as the

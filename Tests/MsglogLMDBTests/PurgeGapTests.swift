@@ -15,6 +15,21 @@ import Testing
   /// but zeros), found as purge finds them (every free page read from
   /// LMDB's table 0), in the file.
   private func gapsHolding(_ needle: String?, in path: String) throws -> [Int] {
+    let (free, last, pageSize) = try freePages(in: path)
+    let file = try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb"))
+    return file.withUnsafeBytes { bytes in
+      LMDBStore.dirtyGaps(in: bytes.baseAddress!, pages: last + 1, pageSize: pageSize, free: free).filter { gap in
+        let start = gap.page * pageSize
+        guard let needle else { return true }
+        return Data(bytes[(start + gap.range.lowerBound)..<(start + gap.range.upperBound)]).range(
+          of: Data(needle.utf8)) != nil
+      }.map(\.page)
+    }
+  }
+
+  /// Every free page, sorted, as purge reads them from LMDB's table 0; the
+  /// last page in use; the page size.
+  private func freePages(in path: String) throws -> (free: [Int], last: Int, pageSize: Int) {
     let tables = try LMDBTables(path: path, create: false)
     let pageSize = tables.environment.pageSize
     let (free, last) = try tables.environment.read { txn -> ([Int], Int) in
@@ -33,15 +48,7 @@ import Testing
       mdb_env_info(tables.environment.env, &info)
       return (pages.sorted(), Int(info.me_last_pgno))
     }
-    let file = try Data(contentsOf: URL(fileURLWithPath: path + "/data.mdb"))
-    return file.withUnsafeBytes { bytes in
-      LMDBStore.dirtyGaps(in: bytes.baseAddress!, pages: last + 1, pageSize: pageSize, free: free).filter { gap in
-        let start = gap.page * pageSize
-        guard let needle else { return true }
-        return Data(bytes[(start + gap.range.lowerBound)..<(start + gap.range.upperBound)]).range(
-          of: Data(needle.utf8)) != nil
-      }.map(\.page)
-    }
+    return (free, last, pageSize)
   }
 
   /// The page header as the scan reads it (liblmdb 0.9, PAGEBASE 0): u64
@@ -122,10 +129,54 @@ import Testing
     #expect(try EventLog(dir.db).erase(sender: "mallory").erased.count == 429)
     let stale = try gapsHolding(sentinel, in: dir.db)
     #expect(!stale.isEmpty, "a page in use holds an erased text in its unused middle")
-    _ = try EventLog(dir.db).purge()
+    // A few pages a window, so that the scan goes window by window.
+    _ = try LMDBStore.$scanWindow.withValue(3) { try EventLog(dir.db).purge() }
     #expect(filesHolding(sentinel, in: dir.db).isEmpty, "\(filesHolding(sentinel, in: dir.db)) still hold it")
     #expect(try gapsHolding(nil, in: dir.db).isEmpty, "every unused middle is zeros")
     #expect(try EventLog(dir.db).verify().isClean)
+  }
+
+  /// The scan a window at a time (as purge and a new database's scrub
+  /// run it, letting go of each) finds the gaps the whole scan finds,
+  /// whatever the window: an overflow value's pages running past a
+  /// window's end included.
+  @Test func aScanWindowByWindowFindsWhatTheWholeScanFinds() throws {
+    let dir = TemporaryDirectory()
+    var lines = String(decoding: importLines("SENTINEL"), as: UTF8.self)
+    for i in 0..<6 {
+      lines += "\n" + #"{"op":"append","text":"long \#(i) \#(String(repeating: "overflow ", count: 2_000))"}"#
+    }
+    try LMDBStore.$scrubsNewDatabases.withValue(false) {
+      try LMDBTables.LogTransaction.$pieceBytes.withValue(8192) {
+        _ = try EventLog(dir.db).importLines(Array(lines.utf8))
+      }
+    }
+    // Some pages free: the erase's transaction frees the pages it copies.
+    #expect(try EventLog(dir.db).erase(sender: "mallory").erased.count == 429)
+    let (free, last, pageSize) = try freePages(in: dir.db)
+    #expect(!free.isEmpty)
+    let pages = last + 1
+    let file = try Data(contentsOf: URL(fileURLWithPath: dir.db + "/data.mdb"))
+    try file.withUnsafeBytes { bytes in
+      let whole = LMDBStore.dirtyGaps(in: bytes.baseAddress!, pages: pages, pageSize: pageSize, free: free)
+      #expect(!whole.isEmpty, "an unscrubbed import leaves gaps")
+      var ranPast = false
+      for window in [1, 2, 3, 5, 64] {
+        var found: [LMDBStore.DirtyGap] = []
+        var page = 2
+        while page < pages {
+          let end = min(page + window, pages)
+          let (gaps, next) = LMDBStore.dirtyGaps(
+            in: bytes.baseAddress!, from: page, to: end, pageSize: pageSize, free: free)
+          found += gaps
+          if next > end { ranPast = true }
+          page = next
+        }
+        try #require(found.count == whole.count, "window \(window)")
+        #expect(zip(found, whole).allSatisfy { $0.page == $1.page && $0.range == $1.range }, "window \(window)")
+      }
+      #expect(ranPast, "an overflow value ran past a window's end")
+    }
   }
 
   /// Another LMDB writer (python3-lmdb) writing in several transactions of
