@@ -122,7 +122,10 @@ package struct TrimPlan: Equatable, Sendable {
       }
       retired[id] = RetiredItem(stream: insert.stream, id: id, insertSeq: entry.insertSeq, removeSeq: entry.removeSeq)
     }
-    return retired.values.sorted { $0.id.bytes.lexicographicallyPrecedes($1.id.bytes) }
+    // In the ids' byte order (as the id index keeps them), compared as two
+    // words: comparing their bytes as arrays made two arrays a comparison,
+    // a third of a trim's time.
+    return retired.values.sorted { ItemID.precedesInStorageOrder($0.id, $1.id) }
   }
 
   /// The records below the horizon the bases read, and the inserts among
