@@ -126,7 +126,7 @@ extension LMDBStore {
         var page = 2
         while page < inUse {
           let (gaps, next) = dirtyGaps(
-            in: file, from: page, to: min(page + scanWindow, inUse), pageSize: pageSize, free: free)
+            in: file, from: page, to: min(page + max(scanWindow, 1), inUse), pageSize: pageSize, free: free)
           try zeroGaps(gaps, in: file, fd: fd, pageSize: pageSize)
           bytes += gaps.reduce(0) { $0 + $1.range.count }
           let scanned = min(next, inUse) - page

@@ -222,6 +222,11 @@ import Testing
     let reader = server.request("POST", "/api/append", append, headers: ["Authorization: Bearer \(boss)"])
     #expect(reader.status == 409 && reader.body.contains("was already used (inserted at seq 1)"), "\(reader)")
     #expect(s.contents() == before)
+    // A trim drops the insert: which stream it was in is known no more,
+    // and its seq is told to no named token.
+    #expect(s.run("trim", "--before", "3").code == 0)
+    let trimmed = server.request("POST", "/api/append", append, headers: ["Authorization: Bearer \(ann)"])
+    #expect(trimmed.status == 409 && trimmed.body.contains("id \(pay) was already used\""), "\(trimmed)")
   }
 
   /// Sync through a named token: `clone` needs read on every stream, a

@@ -363,6 +363,30 @@ import Testing
       #expect(answer.closed, "\(what): the connection stays open")
       #expect(answer.text.components(separatedBy: "HTTP/1.1 ").count == 2, "\(what): \(answer.text)")
     }
+    // Refusals a worker decides, the token looked up in the log: a named
+    // token's scope (403) and a token the log does not hold (401).
+    let ann = s.run(["token", "add", "ann", "--read", "main"]).stdout.trimmingCharacters(in: .newlines)
+    let lookedUp: [(String, String, Int)] = [
+      (
+        "a scope", "GET /api/items?stream=other HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(ann)\r\n\r\n",
+        403
+      ),
+      (
+        "an unknown named token",
+        "GET /api/streams HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer msglog_0123456789abcdef_\(String(repeating: "0", count: 64))\r\n\r\n",
+        401
+      ),
+    ]
+    for (n, (what, head, status)) in lookedUp.enumerated() {
+      let body = #"{"text":"smuggled behind a lookup \#(n)"}"#
+      let append =
+        "POST /api/append HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)Content-Type: application/json\r\n"
+        + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+      let answer = Self.raw(server, head + append)
+      #expect(answer.status == status, "\(what): \(answer.text.prefix(300))")
+      #expect(answer.closed, "\(what): the connection stays open")
+      #expect(answer.text.components(separatedBy: "HTTP/1.1 ").count == 2, "\(what): \(answer.text)")
+    }
     #expect(!s.run("list").stdout.contains("smuggled"), "\(s.run("list").stdout)")
   }
 

@@ -88,9 +88,10 @@ import Testing
       guard let socket = LoopbackSocket(port: served.port) else { return "no connection" }
       _ = socket.send(
         "POST /api/append HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-          + "Authorization: Bearer \(token)\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
-      // The head is vetted (and let in) before the token changes.
-      usleep(300_000)
+          + "Authorization: Bearer \(token)\r\nExpect: 100-continue\r\nContent-Length: \(body.utf8.count)\r\n\r\n")
+      // `100 Continue` comes once the head is vetted and let in.
+      let go = socket.receive(seconds: 30) { $0.contains("\r\n\r\n") }.text
+      guard go.hasPrefix("HTTP/1.1 100 Continue\r\n\r\n") else { return "no go-ahead: \(go)" }
       change()
       _ = socket.send(body)
       return socket.receive(seconds: 30) { $0.contains("\r\n\r\n") && $0.contains("}") }.text

@@ -72,7 +72,7 @@ extension Invocation {
     /// dirty pages, its tables and sorts), and a page fault costs about
     /// 2 µs on a virtual machine: 3,300 of them were a sixth of a 3 MB
     /// import's time, which huge pages cut by 12–15 % (an 8 MiB one's by
-    /// a sixth), for 8–20 MiB more at its peak. Smaller, clearing a huge
+    /// a sixth), for 9–26 MiB more at its peak. Smaller, clearing a huge
     /// page costs more than the faults it saves (a one-line import took
     /// 5 ms instead of 3); larger, an import gained nothing measurable
     /// (a 15.9 MiB one was slower) and kept 20–80 MiB more.

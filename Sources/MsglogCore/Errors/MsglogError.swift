@@ -28,9 +28,10 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// `insertSeq` of 0 when the insert is in a stream the asker may not
   /// read (`hidingStreams`).
   case idAlreadyUsed(ItemID, insertSeq: UInt64)
-  /// The id was inserted before, into another stream (`home`): told as
-  /// `idAlreadyUsed`, without its seq to a token that may not read `home`.
-  case idUsedInAnotherStream(ItemID, insertSeq: UInt64, home: StreamName)
+  /// The id was inserted before, into another stream (`home`; nil when a
+  /// trim dropped the insert): told as `idAlreadyUsed`, without its seq to
+  /// a token that may not read `home` (any token, when it is nil).
+  case idUsedInAnotherStream(ItemID, insertSeq: UInt64, home: StreamName?)
   /// A move that names its item (an exported line) found another one there.
   case itemMismatch(index: Int, found: ItemID, expected: ItemID)
   case noSuchItem(ItemID, stream: StreamName)
@@ -571,7 +572,7 @@ extension MsglogError {
       return .eventNotInStream(seq: seq, stream: stream)
     case .idUsedInAnotherStream(let id, let seq, let home):
       // The id is taken whoever asks; where, only to one who may read it.
-      return .idAlreadyUsed(id, insertSeq: mayRead(home) ? seq : 0)
+      return .idAlreadyUsed(id, insertSeq: home.map(mayRead) == true ? seq : 0)
     case .line(let number, let inner):
       return .line(number, inner.hidingStreams(mayRead))
     default:

@@ -16,8 +16,10 @@ extension LedgerSession {
       // (and starts from an empty id index): no lookup, no round trip.
       if mode == .append, let entry = try idEntry(requested) {
         // Where it was inserted, so that a token that may not read that
-        // stream is not told its seq (`MsglogError.hidingStreams`).
-        if let home = try home(of: entry), home != state.head.stream {
+        // stream is not told its seq (`MsglogError.hidingStreams`); an
+        // insert a trim dropped names no stream: told to no named token.
+        let home = try home(of: entry)
+        if home != state.head.stream {
           throw MsglogError.idUsedInAnotherStream(requested, insertSeq: entry.insertSeq, home: home)
         }
         throw MsglogError.idAlreadyUsed(requested, insertSeq: entry.insertSeq)

@@ -109,15 +109,17 @@ package struct TrimPlan: Equatable, Sendable {
     let byID = { (a: RetiredItem, b: RetiredItem) in ItemID.precedesInStorageOrder(a.id, b.id) }
     var earlier = try reader.retiredItems()
     if !zip(earlier, earlier.dropFirst()).allSatisfy(byID) { earlier.sort(by: byID) }
-    // The id index in its order, which is the ids' byte order: merged with
-    // the earlier ones as it comes, so that nothing is hashed or sorted
-    // (a dictionary of every retired item and a sort of it were half of
-    // trimming half of a 1,000,000-event chat).
+    // The id index comes in the ids' byte order (`LogReader.forEachIdEntry`):
+    // merged with the earlier ones as it comes, so that nothing is hashed
+    // or sorted (a dictionary of every retired item and a sort of it were
+    // half of trimming half of a 1,000,000-event chat).
     var retired: [RetiredItem] = []
     retired.reserveCapacity(earlier.count)
     var next = 0
-    var ordered = true
+    var last: ItemID? = nil
     try reader.forEachIdEntry(from: []) { id, entry in
+      precondition(last.map { ItemID.precedesInStorageOrder($0, id) } ?? true, "the id index is not in id order")
+      last = id
       while next < earlier.count, ItemID.precedesInStorageOrder(earlier[next].id, id) {
         retired.append(earlier[next])
         next += 1
@@ -133,15 +135,10 @@ package struct TrimPlan: Equatable, Sendable {
         }
         retired.append(
           RetiredItem(stream: insert.stream, id: id, insertSeq: entry.insertSeq, removeSeq: entry.removeSeq))
-      } else {
-        return true
       }
-      if retired.count > 1, !byID(retired[retired.count - 2], retired[retired.count - 1]) { ordered = false }
       return true
     }
     retired += earlier[next...]
-    // A store whose index comes in another order is sorted after all.
-    if !ordered { retired.sort(by: byID) }
     return retired
   }
 

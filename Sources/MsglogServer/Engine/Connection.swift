@@ -380,7 +380,9 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     }
     // A client that ended its side while its request was handled gets its
     // answer, and the close said (`send` says it when stopping).
-    send(response, method: head.method, close: !head.keepAlive || peerEnded, version: head.version)
+    send(
+      response, method: head.method, close: !head.keepAlive || peerEnded || response.closesConnection,
+      version: head.version)
   }
 
   func cancel(_ response: Response) {

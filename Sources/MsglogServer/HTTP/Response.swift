@@ -21,6 +21,10 @@ package struct Response: Sendable {
   /// Why a 401, 403 or 429 refused it (`TokenGate.Refusal`, or the
   /// browser's rules: `host`, `origin`); never sent.
   package var refusal: String? = nil
+  /// Refused by its head (host, route, method, token, scope): the
+  /// connection closes after it, so that nothing pipelined behind it is
+  /// read as a request (SPEC), also when its token took a worker's lookup.
+  package var closesConnection = false
 
   package init(status: UInt32 = 200, contentType: String, body: Body, headers: [(String, String)] = []) {
     self.status = status

@@ -188,6 +188,7 @@ package struct Router: Sendable {
     case .refused(let error):
       if error.status >= 500 { failed?(error, error) }
       response = .error(error)
+      response.closesConnection = true
     case .preflight(let methods):
       response = Response(status: 204, contentType: "text/plain", body: .bytes([]))
       response.headers += [
