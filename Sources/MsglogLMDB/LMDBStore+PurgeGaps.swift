@@ -90,6 +90,23 @@ extension LMDBStore {
     dirtyGaps(in: file, from: 2, to: pages, pageSize: pageSize, free: free).gaps
   }
 
+  /// The gaps of pages 2 to `pages` a window of `window` pages at a time,
+  /// in order: `body` gets each window's gaps and the pages scanned for
+  /// them (past the window when an overflow value's pages run on; never
+  /// past `pages`), after which the scan reads none of those pages again.
+  static func forEachGapWindow(
+    in file: UnsafeRawPointer, pages: Int, pageSize: Int, free: [Int], window: Int,
+    _ body: ([DirtyGap], Range<Int>) throws -> Void
+  ) rethrows {
+    var page = 2
+    while page < pages {
+      let (gaps, next) = dirtyGaps(
+        in: file, from: page, to: min(page + max(window, 1), pages), pageSize: pageSize, free: free)
+      try body(gaps, page..<min(next, pages))
+      page = next
+    }
+  }
+
   /// The same for the pages from `from` (2 or more, where a page begins)
   /// up to `to`, and where the next scan begins: `to`, or past it when an
   /// overflow value's pages run on.

@@ -123,15 +123,13 @@ extension LMDBStore {
         // lines: 142 → 326 MiB). On a shared file mapping `MADV_DONTNEED`
         // only unmaps: the pages stay in the page cache, the file as it is.
         var bytes = 0
-        var page = 2
-        while page < inUse {
-          let (gaps, next) = dirtyGaps(
-            in: file, from: page, to: min(page + max(scanWindow, 1), inUse), pageSize: pageSize, free: free)
+        try forEachGapWindow(in: file, pages: inUse, pageSize: pageSize, free: free, window: scanWindow) {
+          gaps, scanned in
           try zeroGaps(gaps, in: file, fd: fd, pageSize: pageSize)
           bytes += gaps.reduce(0) { $0 + $1.range.count }
-          let scanned = min(next, inUse) - page
-          _ = madvise(UnsafeMutableRawPointer(mutating: file + page * pageSize), scanned * pageSize, MADV_DONTNEED)
-          page = next
+          _ = madvise(
+            UnsafeMutableRawPointer(mutating: file + scanned.lowerBound * pageSize), scanned.count * pageSize,
+            MADV_DONTNEED)
         }
         return bytes
       }

@@ -163,14 +163,11 @@ import Testing
       var ranPast = false
       for window in [1, 2, 3, 5, 64] {
         var found: [LMDBStore.DirtyGap] = []
-        var page = 2
-        while page < pages {
-          let end = min(page + window, pages)
-          let (gaps, next) = LMDBStore.dirtyGaps(
-            in: bytes.baseAddress!, from: page, to: end, pageSize: pageSize, free: free)
+        LMDBStore.forEachGapWindow(in: bytes.baseAddress!, pages: pages, pageSize: pageSize, free: free, window: window)
+        {
+          gaps, scanned in
           found += gaps
-          if next > end { ranPast = true }
-          page = next
+          if scanned.count > window { ranPast = true }
         }
         try #require(found.count == whole.count, "window \(window)")
         #expect(zip(found, whole).allSatisfy { $0.page == $1.page && $0.range == $1.range }, "window \(window)")

@@ -353,16 +353,21 @@ import Testing
         403
       ),
     ]
-    for (n, (what, head, status)) in refused.enumerated() {
-      let body = #"{"text":"smuggled \#(n)"}"#
-      let append =
-        "POST /api/append HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)Content-Type: application/json\r\n"
-        + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
-      let answer = Self.raw(server, head + append)
-      #expect(answer.status == status, "\(what): \(answer.text.prefix(300))")
-      #expect(answer.closed, "\(what): the connection stays open")
-      #expect(answer.text.components(separatedBy: "HTTP/1.1 ").count == 2, "\(what): \(answer.text)")
+    /// Each head with an append pipelined behind it: refused, and the
+    /// connection closed with the one answer.
+    func expectEachEndsItsConnection(_ cases: [(String, String, Int)], smuggling text: String) {
+      for (n, (what, head, status)) in cases.enumerated() {
+        let body = #"{"text":"\#(text) \#(n)"}"#
+        let append =
+          "POST /api/append HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)Content-Type: application/json\r\n"
+          + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        let answer = Self.raw(server, head + append)
+        #expect(answer.status == status, "\(what): \(answer.text.prefix(300))")
+        #expect(answer.closed, "\(what): the connection stays open")
+        #expect(answer.text.components(separatedBy: "HTTP/1.1 ").count == 2, "\(what): \(answer.text)")
+      }
     }
+    expectEachEndsItsConnection(refused, smuggling: "smuggled")
     // Refusals a worker decides, the token looked up in the log: a named
     // token's scope (403) and a token the log does not hold (401).
     let ann = s.run(["token", "add", "ann", "--read", "main"]).stdout.trimmingCharacters(in: .newlines)
@@ -377,16 +382,7 @@ import Testing
         401
       ),
     ]
-    for (n, (what, head, status)) in lookedUp.enumerated() {
-      let body = #"{"text":"smuggled behind a lookup \#(n)"}"#
-      let append =
-        "POST /api/append HTTP/1.1\r\nHost: 127.0.0.1\r\n\(auth)Content-Type: application/json\r\n"
-        + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
-      let answer = Self.raw(server, head + append)
-      #expect(answer.status == status, "\(what): \(answer.text.prefix(300))")
-      #expect(answer.closed, "\(what): the connection stays open")
-      #expect(answer.text.components(separatedBy: "HTTP/1.1 ").count == 2, "\(what): \(answer.text)")
-    }
+    expectEachEndsItsConnection(lookedUp, smuggling: "smuggled behind a lookup")
     #expect(!s.run("list").stdout.contains("smuggled"), "\(s.run("list").stdout)")
   }
 
