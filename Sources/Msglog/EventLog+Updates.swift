@@ -34,9 +34,16 @@ extension EventLog {
 
 extension LogStream {
   /// The stream's list as the app shows it, kept live from `shown`, what
-  /// `items()` gave (`EventLog.updates(from:)`).
+  /// `items()` gave (`EventLog.updates(from:)`). A list of another
+  /// stream ends the updates at once with `MsglogError.invalidInput`.
   public func updates(from shown: StreamContents) -> AsyncThrowingStream<ListUpdate, any Error> {
-    precondition(shown.stream == name, "updates of stream \(name) from a list of stream \(shown.stream)")
+    guard shown.stream == name else {
+      let mistake = MsglogError.invalidInput(
+        .write(
+          "updates of stream \(TerminalText.quoted(name)) were asked from a list of stream "
+            + TerminalText.quoted(shown.stream)))
+      return AsyncThrowingStream { $0.finish(throwing: mistake) }
+    }
     return log.updates(from: shown)
   }
 }

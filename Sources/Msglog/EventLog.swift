@@ -65,7 +65,7 @@ import Synchronization
 /// - ``edit(id:text:sender:in:expectVersion:rebase:)``
 /// - ``restore(_:at:in:expectVersion:)``
 /// - ``restore(id:at:in:expectVersion:)``
-/// - ``undo(_:in:expectVersion:)``
+/// - ``undo(_:in:sender:expectVersion:)``
 ///
 /// ### Reading
 ///

@@ -27,7 +27,7 @@
 /// - ``edit(id:text:sender:expectVersion:rebase:)``
 /// - ``restore(_:at:expectVersion:)``
 /// - ``restore(id:at:expectVersion:)``
-/// - ``undo(_:expectVersion:)``
+/// - ``undo(_:sender:expectVersion:)``
 ///
 /// ### Reading
 ///

@@ -144,6 +144,8 @@ package final class Environment {
 
   deinit {
     mdb_env_close(env)
+    // Only now may another environment of this file open in this process.
+    SharedTables.forget(opening: opening)
     assertionContext?.release()
     pthread_rwlock_destroy(resizeLock)
     resizeLock.deallocate()

@@ -5,7 +5,7 @@
 /// Which file a path or a descriptor is: its device and inode. Two equal
 /// identities are one file; a file removed and made anew at the same path
 /// has another.
-package struct FileIdentity: Equatable, Sendable {
+package struct FileIdentity: Hashable, Sendable {
   package var device: UInt64
   package var inode: UInt64
 

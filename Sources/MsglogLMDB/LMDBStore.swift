@@ -29,7 +29,7 @@ package final class LMDBStore: FollowableStore {
   /// while any does, so that a steady stream of reads cannot keep it waiting.
   private let draining = Atomic(0)
   /// Why the tables were opened for reading though writes were asked for.
-  private let writeRefusal = Mutex<MsglogError?>(nil)
+  let writeRefusal = Mutex<MsglogError?>(nil)
 
   package init(path: String, access: LogAccess = .readWrite, assertionHandler: Environment.AssertionHandler? = nil) {
     self.path = path
@@ -59,16 +59,22 @@ package final class LMDBStore: FollowableStore {
         break
       }
       let tables: LMDBTables
+      // Shared with this process's other stores of the file (SharedTables).
+      func open(create: Bool) throws -> LMDBTables {
+        try SharedTables.tables(at: path, writer: create, shown: path) {
+          try LMDBTables(path: path, create: create, assertionHandler: assertionHandler)
+        }
+      }
       switch access {
       case .readOnly:
-        tables = try LMDBTables(path: path, create: false, assertionHandler: assertionHandler)
+        tables = try open(create: false)
       case .readWrite:
         do {
-          tables = try LMDBTables(path: path, create: true, assertionHandler: assertionHandler)
+          tables = try open(create: true)
         } catch let refusal as MsglogError {
           guard case .readOnly = refusal else { throw refusal }
           writeRefusal.withLock { $0 = refusal }
-          tables = try LMDBTables(path: path, create: false, assertionHandler: assertionHandler)
+          tables = try open(create: false)
         }
       }
       opened = tables
@@ -134,7 +140,11 @@ package final class LMDBStore: FollowableStore {
     return try translatingErrors {
       while true {
         do {
-          return try writeOnce(reserving: bytes, body)
+          let result = try writeOnce(reserving: bytes, body)
+          // Committed into a file nobody will open again (its directory
+          // removed or replaced since it was opened): not acknowledged.
+          if isDisplaced { throw MsglogError.writtenDatabaseDisplaced(location: path) }
+          return result
         } catch let stale as BuffersPredatePurge {
           openAfresh(after: stale)
         }

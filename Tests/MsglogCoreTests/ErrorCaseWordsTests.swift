@@ -32,6 +32,10 @@ import Testing
         "the database at /tmp/a.lmdb was removed or replaced while it was followed"
       ),
       (
+        .writtenDatabaseDisplaced(location: "/tmp/a.lmdb"),
+        "the database at /tmp/a.lmdb was removed or replaced after this log opened it: the write was not kept"
+      ),
+      (
         .rebuildDidNotVerify(problem: "table ids: 3 rows, 4 expected"),
         "the rebuild did not verify: table ids: 3 rows, 4 expected"
       ),

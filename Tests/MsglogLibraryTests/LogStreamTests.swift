@@ -62,8 +62,11 @@ import Testing
       var outcome: Outcome?
       switch (count, Int.random(in: 0..<7, using: &random)) {
       case (0, _), (_, 0): outcome = try board.insert("t\(steps)", at: Int.random(in: 0...count, using: &random))
-      case (_, 1): outcome = try board.move(from: Int.random(in: 0..<count, using: &random), to: Int.random(in: 0..<count, using: &random))
-      case (_, 2): outcome = try board.edit(id: live.randomElement(using: &random)!.id, text: "e\(steps)", sender: "bob")
+      case (_, 1):
+        outcome = try board.move(
+          from: Int.random(in: 0..<count, using: &random), to: Int.random(in: 0..<count, using: &random))
+      case (_, 2):
+        outcome = try board.edit(id: live.randomElement(using: &random)!.id, text: "e\(steps)", sender: "bob")
       case (_, 3): outcome = try board.remove(id: live.randomElement(using: &random)!.id)
       case (_, 4), (_, 5): outcome = (try? board.undo()) ?? nil  // none to undo: nothing changes
       default: outcome = try board.append("a\(steps)", sender: "ann")
@@ -100,6 +103,24 @@ import Testing
 
   /// SwiftUI's `ForEach` needs `Identifiable`; an app's model layer often
   /// holds Foundation's `UUID`.
+  /// Updates of a stream asked from another stream's list end with an
+  /// error the app can catch (they stopped the process before).
+  @Test func updatesFromAnotherStreamsListAreRefused() async throws {
+    let dir = TemporaryDirectory()
+    let log = try EventLog(dir.db)
+    try log.append("hello", to: "chat")
+    let other = try log.stream("other").items()
+    do {
+      for try await _ in log.stream("chat").updates(from: other) {
+        Issue.record("an update came of a list of another stream")
+      }
+      Issue.record("the updates ended without a word")
+    } catch let error as MsglogError {
+      #expect(error.category == .invalidInput)
+      #expect("\(error)" == "updates of stream 'chat' were asked from a list of stream 'other'")
+    }
+  }
+
   @Test func itemsAreIdentifiableAndIdsConvertToUUIDs() throws {
     let log = EventLog.inMemory()
     let outcome = try log.stream("board").append("x")

@@ -159,6 +159,10 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   /// The database a follower opened is no longer the one at its path: it
   /// was removed, or another put there (a backup restored by `mv`).
   case followedDatabaseDisplaced(location: String)
+  /// A write committed into a database that is no longer the one at its
+  /// path (removed, or another put there): it is not acknowledged, since
+  /// nobody will open that file again.
+  case writtenDatabaseDisplaced(location: String)
   /// The derived tables rebuilt from the log did not verify: its first problem.
   case rebuildDidNotVerify(problem: String)
   /// An error of a type msglog does not know came out of a store: that
@@ -330,7 +334,7 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .cannotRead, .cannotCreate, .diskFull, .changedDuringRead, .purgeHeldByReader, .purgeHeldByTransaction,
       .purgeHeldByLock, .purgeLeftStatistics, .storeFailure, .lmdbFailure,
       .systemRefused,
-      .cannotFollow, .followedDatabaseDisplaced,
+      .cannotFollow, .followedDatabaseDisplaced, .writtenDatabaseDisplaced,
       .rebuildDidNotVerify, .foreignFailure, .replicaMovedDuringPull, .changeDoesNotApply, .cannotReadInput,
       .cannotConnect, .connectionLost, .readCancelled, .syncTimedOut:
       return .unavailable
@@ -468,6 +472,8 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
     case .cannotFollow: return "this store cannot be followed"
     case .followedDatabaseDisplaced(let location):
       return "the database at \(location) was removed or replaced while it was followed"
+    case .writtenDatabaseDisplaced(let location):
+      return "the database at \(location) was removed or replaced after this log opened it: the write was not kept"
     case .rebuildDidNotVerify(let problem): return "the rebuild did not verify: \(problem)"
     case .foreignFailure(_, let words): return words
     case .replicaMovedDuringPull: return "the replica's head moved while a page of its remote was read"

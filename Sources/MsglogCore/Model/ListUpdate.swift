@@ -7,8 +7,11 @@
 ///       update.apply(to: &shown)  // now what chat.items() gave when the update was read
 ///     }
 ///
-/// One update is one state the list was in, so an app applies it in one
-/// go (one animation, one `performBatchUpdates`).
+/// One update is one state the list was in, so an app shows it as one
+/// animation: the list after it (`apply(to:)`) given to a diffable data
+/// source or SwiftUI, or its changes one `performBatchUpdates` each
+/// (UIKit reads a batch's removals and moves against the list before it
+/// and its insertions against the list after; these are sequential).
 public struct ListUpdate: Equatable, Sendable {
   /// The stream.
   public var stream: StreamName

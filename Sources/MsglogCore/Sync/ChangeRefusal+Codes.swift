@@ -88,6 +88,7 @@ extension ChangeRefusal {
       .purgeHeldByTransaction, .purgeHeldByLock, .purgeNeedsOwner, .purgeLeftStatistics,
       .purgeNotSupported, .trimNotSupported, .forgettingInReplica, .cannotConnect, .connectionLost, .readCancelled,
       .newerFormat, .storeFailure, .lmdbFailure, .systemRefused, .cannotFollow, .followedDatabaseDisplaced,
+      .writtenDatabaseDisplaced,
       .rebuildDidNotVerify,
       .foreignFailure, .notAReplica, .anotherLog, .incompatibleRemote, .remoteLostTrack, .syncRunning,
       .replicaMovedDuringPull,
