@@ -52,5 +52,5 @@ extension CommandDeclaration {
       writing (serve) opens the database afresh at its next write, so that LMDB's page \
       buffers carry nothing back; see docs/REFERENCE.md.
       """,
-    shared: [Options.db, Options.json], example: "msglog purge\nmsglog erase --sender mallory --purge")
+    shared: [Options.db, Options.json], example: "msglog purge")
 }

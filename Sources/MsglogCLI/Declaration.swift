@@ -303,7 +303,8 @@ struct CommandDeclaration: Sendable {
           'msglog export | msglog --db other import' rebuilds the same log in an empty database. \
           With --stream, only that stream's events (which import accepts as they are).
           """,
-        shared: [Options.db, Options.exportStream, Options.json], example: "msglog export > backup.jsonl")
+        // Its lines are JSON with or without --json: accepted, not listed.
+        shared: [Options.db, Options.exportStream], tolerated: [Options.json], example: "msglog export > backup.jsonl")
     case .import:
       return CommandDeclaration(
         name: .import, summary: "apply JSON lines atomically",

@@ -176,6 +176,11 @@ enum InputText {
       guard let text = String(validating: line, as: UTF8.self) else {
         throw CommandLineError.usage("line \(number) of stdin is not valid UTF-8")
       }
+      // Bad input, as the same text given once is (exit 64), not a
+      // refused line: checked before the log is opened.
+      guard line.count <= Limits.maxTextBytes else {
+        throw CommandLineError.usage("line \(number): \(InvalidInput.textTooLong(bytes: line.count))")
+      }
       texts.append((text, number))
     }
     guard !texts.isEmpty else {

@@ -109,7 +109,7 @@ struct Invocation {
   /// `--db`, else `MSGLOG_DB`, else `./msglog.lmdb`.
   var location: String {
     get throws {
-      let path = args[Options.db] ?? environment["MSGLOG_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "msglog.lmdb"
+      let path = try args[Options.db] ?? variable("MSGLOG_DB") ?? "msglog.lmdb"
       guard !path.isEmpty else { throw CommandLineError.usage("--db needs a path") }
       return path
     }
@@ -118,9 +118,24 @@ struct Invocation {
   /// `--stream`, else `MSGLOG_STREAM`, else `main`.
   var stream: StreamName {
     get throws {
-      let name = args[Options.stream] ?? environment["MSGLOG_STREAM"].flatMap { $0.isEmpty ? nil : $0 } ?? "main"
-      return try StreamName(validating: name)
+      let given = args[Options.stream]
+      let name = try given ?? variable("MSGLOG_STREAM") ?? "main"
+      do {
+        return try StreamName(validating: name)
+      } catch {
+        // Named from the environment: said so.
+        guard given == nil else { throw error }
+        throw CommandLineError.usage("MSGLOG_STREAM: \(error)")
+      }
     }
+  }
+
+  /// The environment variable `name`, nil when unset or empty; refused
+  /// when it is not UTF-8 (`MsglogCLI.main` keeps such a value as NUL).
+  func variable(_ name: String) throws -> String? {
+    guard let value = environment[name], !value.isEmpty else { return nil }
+    guard !value.contains("\u{0}") else { throw CommandLineError.usage("\(name) is not valid UTF-8") }
+    return value
   }
 
   /// The operand at `index` as a number.

@@ -30,7 +30,10 @@ public enum MsglogCLI {
       // dictionary costs more than anything else at start-up.
       var environment: [String: String] = [:]
       for name in ["MSGLOG_DB", "MSGLOG_STREAM", "MSGLOG_TOKEN", "NO_COLOR", "TERM", "TMPDIR"] {
-        if let value = getenv(name) { environment[name] = String(cString: value) }
+        // A value that is not UTF-8 is kept as NUL, which no real value
+        // holds, for the command that reads it to refuse (`variable`):
+        // decoded, it named another path or stream than the user's.
+        if let value = getenv(name) { environment[name] = String(validatingCString: value) ?? "\u{0}" }
       }
       code = run(
         arguments: arguments, environment: environment, stdin: StandardInput(), stdout: stdout, stderr: stderr,

@@ -132,11 +132,14 @@ package enum Wording {
     switch error {
     case .invalidInput(.emptySender): return "leave out --sender for a message without one"
     case .invalidInput(.prefixTooShort): return "'msglog list' prints the first 8 characters of each id"
+    case .versionConflict(_, let expected, let actual) where expected > actual:
+      return "the stream is not at that version yet: 'msglog list --json' says the version it is at"
     case .versionConflict: return "someone else changed it; re-read with 'msglog list' and retry"
     case .idAlreadyUsed, .idUsedInAnotherStream: return "an id is inserted at most once, even after it was removed"
     case .itemInAnotherStream: return "select its stream with --stream"
     case .followedDatabaseDisplaced:
       return "a follower keeps to the database it opened; start it again for the one at that path now"
+    case .writtenDatabaseDisplaced: return "open the log again to write into the database at that path now"
     case .ambiguousPrefix: return "give more characters of the id"
     case .itemRemoved: return "'msglog restore ID' brings a removed item back"
     case .itemIsLive: return "it is in the list now ('msglog list'); only what was removed can be restored"

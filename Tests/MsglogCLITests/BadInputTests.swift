@@ -67,6 +67,12 @@ import Testing
       args: ["append"], stdin: Array(repeating: 0x61, count: (1 << 20) + 1), code: 64,
       message: "message text is 1048577 bytes; the limit is 1048576"),
     Case(
+      args: ["append", "--lines"], stdin: Array("ok\n".utf8) + Array(repeating: 0x61, count: (1 << 20) + 1), code: 64,
+      message: "line 2: message text is 1048577 bytes; the limit is 1048576"),
+    Case(
+      args: ["insert", "0", "--lines"], stdin: Array(repeating: 0x61, count: (1 << 20) + 1), code: 64,
+      message: "line 1: message text is 1048577 bytes; the limit is 1048576"),
+    Case(
       args: ["append", "--lines"], stdin: Array("\n  \r\n".utf8), code: 64, message: "--lines found no message on stdin"
     ),
     Case(

@@ -167,9 +167,50 @@ import Testing
       }, "\(r)")
     r = s.run(["streams"])
     #expect(r.stdout == "STREAM  ITEMS  VERSION  SEQ\nab          1        1    2\n中文        1        1    1\n", "\(r)")
+    // A shell's completion menu prints its candidates raw: a name that
+    // would reorder the prompt is not one (it was printed as it is).
+    #expect(s.run(["append", "--stream", "to\u{202E}do", "x"]).code == 0)
+    r = s.run(["completions", "--list-streams"])
+    #expect(r.code == 0 && r.stdout == "ab\n中文\n", "\(r)")
     // JSON stays exact.
     r = s.run(["list", "--json", "--stream", "中文"])
     #expect(r.stdout.contains("\"text\":\"\(evil)\""), "\(r)")
+  }
+
+  /// `MSGLOG_DB`, `MSGLOG_STREAM` or `MSGLOG_TOKEN` that is not UTF-8 is
+  /// refused by the command that reads it (exit 64), where it was decoded
+  /// into another name (`a\u{FFFD}b`: a stream, a directory the user never
+  /// named); a command that does not read it runs.
+  @Test func aVariableThatIsNotUTF8IsRefusedWhereItIsRead() throws {
+    let s = Sandbox(.lmdb)
+    for name in ["MSGLOG_DB", "MSGLOG_STREAM", "MSGLOG_TOKEN"] {
+      let runner = s.dir + "/with-\(name)"
+      try "#!/bin/sh\n\(name)=\"$(printf 'a\\377b')\" exec '\(Sandbox.binary)' \"$@\"\n".write(
+        toFile: runner, atomically: true, encoding: .utf8)
+      chmod(runner, 0o755)
+      let args = name == "MSGLOG_TOKEN" ? ["sync"] : ["append", "x"]
+      let r = s.run(args, runner: runner)
+      #expect(r.code == 64 && r.stderr.hasPrefix("msglog: \(name) is not valid UTF-8"), "\(name): \(r)")
+      #expect(s.run(["--version"], runner: runner).code == 0)
+    }
+    #expect(s.run(["append", "--stream", "room", "x"], environment: ["MSGLOG_STREAM": "a\tb"]).code == 0)
+    let r = s.run(["list"], environment: ["MSGLOG_STREAM": "a\tb"])
+    #expect(r.code == 64 && r.stderr.hasPrefix("msglog: MSGLOG_STREAM: stream name 'a\\tb' contains"), "\(r)")
+    #expect(s.run(["streams"]).stdout == "STREAM  ITEMS  VERSION  SEQ\nroom        1        1    1\n")
+  }
+
+  /// An --expect-version the stream has not reached is no one else's
+  /// change: the hint says so (it said someone else changed it).
+  @Test func aVersionAheadOfTheStreamIsNotSomeoneElsesChange() {
+    let s = Sandbox(.lmdb)
+    #expect(s.run("append", "a").code == 0)
+    #expect(s.run("append", "b").code == 0)
+    var r = s.run("append", "--expect-version", "9", "c")
+    #expect(
+      r.stderr == "msglog: stream 'main' is at version 2, not 9\n"
+        + "hint: the stream is not at that version yet: 'msglog list --json' says the version it is at\n", "\(r)")
+    r = s.run("append", "--expect-version", "1", "c")
+    #expect(r.stderr.hasSuffix("hint: someone else changed it; re-read with 'msglog list' and retry\n"), "\(r)")
   }
 
   /// Numbers with any number of leading zeros, a CRLF line end on stdin, a

@@ -84,7 +84,10 @@ import Testing
       #expect(theirs.code == 0 && theirs.stderr.isEmpty, "\(args): \(theirs)")
       #expect(theirs.stdout == mine.stdout, "\(args)")
     }
-    for args in [["append", "x"], ["move", "0", "1"], ["import"], ["verify", "--repair"]] {
+    // `purge` among them: it stopped the process (a precondition) before it said why.
+    for args in [
+      ["append", "x"], ["move", "0", "1"], ["import"], ["verify", "--repair"], ["purge"], ["--json", "purge"],
+    ] {
       let r = s.run(args, stdin: Data(#"{"op":"append","text":"x"}"#.utf8), asNobody: true)
       #expect(r.code == 1, "\(args): \(r)")
       #expect(

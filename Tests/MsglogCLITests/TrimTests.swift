@@ -271,6 +271,28 @@ import Testing
     #expect(r.code == 1 && r.stderr.hasPrefix("msglog: history before seq 10 was trimmed"), "\(r)")
   }
 
+  /// A rebase from a version before the horizon is refused as trimmed
+  /// history (it said the derived tables disagreed with the log), and
+  /// changes nothing; from the base's version or later it goes through.
+  @Test(arguments: Store.allCases)
+  func aRebaseFromBeforeTheHorizonIsTrimmedHistory(_ store: Store) throws {
+    let s = Sandbox(store)
+    for text in ["a", "b", "c", "d"] { #expect(s.run("append", text).code == 0) }
+    #expect(s.run("trim", "--before", "3").code == 0)
+    let before = s.contents()
+    for args in [
+      ["move", "0", "1", "--expect-version", "1", "--rebase"],
+      ["insert", "1", "x", "--expect-version", "0", "--rebase"],
+    ] {
+      let r = s.run(args)
+      #expect(r.code == 1 && r.stderr == "msglog: history before seq 3 was trimmed\n", "\(args): \(r)")
+    }
+    #expect(s.contents() == before)
+    let r = s.run("move", "0", "1", "--expect-version", "2", "--rebase")
+    #expect(r.code == 0, "\(r)")
+    #expect(s.run("verify").code == 0)
+  }
+
   @Test(arguments: Store.allCases)
   func aDryRunChangesNothing(_ store: Store) throws {
     let s = Sandbox(store)

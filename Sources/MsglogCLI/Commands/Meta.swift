@@ -22,7 +22,12 @@ extension Invocation {
       guard operands.isEmpty else { throw CommandLineError.usage("--list-streams takes no SHELL") }
       // Completion must never print an error into the user's prompt.
       guard let streams = try? read({ try $0.streams() }) else { return }
-      for summary in streams { try stdout.line(summary.stream.text) }
+      // A name a terminal would act on (a control, a bidirectional
+      // override) is left out: the shell would print it raw in its menu,
+      // and it cannot be typed to complete anyway.
+      for summary in streams where TerminalText.escape(summary.stream.text) == summary.stream.text {
+        try stdout.line(summary.stream.text)
+      }
       return
     }
     guard let shell = operands.first else {

@@ -11,7 +11,7 @@ extension Invocation {
   var syncOptions: SyncOptions {
     get throws {
       var options = SyncOptions(
-        token: args[Options.remoteToken] ?? environment["MSGLOG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
+        token: try args[Options.remoteToken] ?? variable("MSGLOG_TOKEN"),
         caFile: args[Options.cacert])
       if let text = args[Options.syncTimeout] {
         guard let seconds = Self.seconds(text) else {

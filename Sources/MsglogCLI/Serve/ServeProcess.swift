@@ -44,7 +44,8 @@ package final class ServeProcess {
     MsglogCLI.setUpProcess()
     var environment: [String: String] = [:]
     for name in ["MSGLOG_DB", "MSGLOG_TOKEN"] {
-      if let value = getenv(name) { environment[name] = String(cString: value) }
+      // Not UTF-8: kept as NUL, refused where it is read (`Invocation.variable`).
+      if let value = getenv(name) { environment[name] = String(validatingCString: value) ?? "\u{0}" }
     }
     self.environment = environment
   }
@@ -85,7 +86,7 @@ package final class ServeProcess {
     return Settings(
       location: try invocation.location,
       listen: invocation.args[Options.listen] ?? "127.0.0.1:8080",
-      token: invocation.args[Options.token] ?? environment["MSGLOG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 },
+      token: try invocation.args[Options.token] ?? invocation.variable("MSGLOG_TOKEN"),
       allowedHosts: invocation.args.values(Options.allowHost),
       allowedOrigins: invocation.args.values(Options.allowOrigin),
       publicOrigins: invocation.args.values(Options.publicOrigin),

@@ -43,6 +43,15 @@ extension LedgerSession {
       }
     }
     guard newestFirst.count == Int(state.head.version - min(version, state.head.version)) else {
+      // Every event kept, the oldest first among them, and still short of
+      // the version: the ones before it were trimmed, not lost.
+      let kept =
+        zip(newestFirst, newestFirst.dropFirst()).allSatisfy { $0.version == $1.version + 1 }
+        && (newestFirst.first?.version ?? state.head.version) == state.head.version
+      let horizon = try writer.horizon()
+      if kept, horizon.isTrimmed, newestFirst.last.map({ $0.seq >= horizon.seq }) ?? true {
+        throw MsglogError.historyTrimmed(horizon: horizon.seq)
+      }
       throw MsglogError.derivedDamage(
         DerivedDamage(
           table: "stream-events",
