@@ -77,6 +77,19 @@ package final class Environment {
       // MDB_NOTLS: reader slots belong to transactions, not threads, so a
       // process can run several read transactions over its life safely.
       let flags = UInt32(MDB_NOTLS) | (readOnly ? UInt32(MDB_RDONLY) : 0) | (lockless ? UInt32(MDB_NOLOCK) : 0)
+      // One opening at a time among msglog's processes (an exclusive
+      // `flock` on the directory, released when the descriptor closes at
+      // the end of this block). LMDB's first opener of a database resets
+      // the lock file's header and writes the last transaction's id there
+      // only at the end of `mdb_env_open`; one killed between left a
+      // process that waited for its lock on a stale header, taken for a
+      // live one: that process's write began from an older meta page, and
+      // its commit vanished with the one before it. Now a process waits
+      // here until the opener is done (the header whole) or gone (its
+      // locks with it, so the waiter opens first and resets it itself).
+      let directory = lockless ? -1 : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+      defer { if directory >= 0 { close(directory) } }
+      if directory >= 0 { while flock(directory, LOCK_EX) != 0 && errno == EINTR {} }
       try check(mdb_env_open(env, path, flags, mode), "mdb_env_open")
       if !lockless {
         // Free reader slots left behind by processes that died holding them.
