@@ -49,6 +49,8 @@ public struct LogStream: Sendable {
   /// The stream's name.
   public let name: StreamName
 
+  /// A handle on stream `name` of `log` (`log.stream(name)`): reads
+  /// and creates nothing.
   public init(_ name: StreamName, of log: EventLog) {
     self.log = log
     self.name = name

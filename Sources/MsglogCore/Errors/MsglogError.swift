@@ -12,6 +12,7 @@
 public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   // MARK: Input the caller got wrong
 
+  /// Input no log would take: empty or too long text, a bad name or id.
   case invalidInput(InvalidInput)
 
   // MARK: Refused against the current state
@@ -34,11 +35,15 @@ public enum MsglogError: Error, Equatable, Sendable, CustomStringConvertible {
   case idUsedInAnotherStream(ItemID, insertSeq: UInt64, home: StreamName?)
   /// A move that names its item (an exported line) found another one there.
   case itemMismatch(index: Int, found: ItemID, expected: ItemID)
+  /// No item of the stream has the id (nor had: see `itemRemoved`).
   case noSuchItem(ItemID, stream: StreamName)
+  /// The item was removed by the event at `removeSeq` (`restore` brings it back).
   case itemRemoved(ItemID, removeSeq: UInt64)
   /// The item was erased: it never comes back, nor takes an edit.
   case itemErased(ItemID, eraseSeq: UInt64)
+  /// The id is an item of stream `home`, not of `stream`, where it was looked for.
   case itemInAnotherStream(ItemID, home: StreamName, stream: StreamName)
+  /// No live item of the stream has an id starting with `prefix`.
   case noPrefixMatch(prefix: String, stream: StreamName)
   /// No removed item of the stream has an id with this prefix (a restore).
   case noRemovedPrefixMatch(prefix: String, stream: StreamName)

@@ -1,6 +1,8 @@
 /// One element of a stream's ordered array, as `list` and `replay` show it.
 public struct Item: Equatable, Sendable {
+  /// Its id, given once in the whole log (even after it is removed).
   public var id: ItemID
+  /// The message as of the list read: its last edit's text, else its insert's.
   public var text: String
   /// Who wrote it (the insert's sender; an edit does not change it).
   public var sender: String?

@@ -6,6 +6,7 @@
 /// view's version (what `expectVersion` is checked against there).
 /// `status` says which.
 public struct Outcome: Equatable, Sendable {
+  /// The event appended (its seq, version, time and op as stored).
   public var event: Event
   /// insert, restore: where the item went; remove, edit: where it was; move: its final index.
   public var index: Int
