@@ -34,7 +34,12 @@ public struct StandardInput: InputSource {
 
   public var isTerminal: Bool { isatty(0) == 1 }
 
-  public func readAll() throws -> [UInt8] { try readDescriptor(0, what: "stdin") }
+  public func readAll() throws -> [UInt8] {
+    // Worded as `spool` words it (a read of the /dev/null held there for
+    // writing fails with "bad file descriptor").
+    guard !MsglogCLI.isClosed(0) else { throw MsglogError.cannotReadInput("cannot read stdin: it is closed") }
+    return try readDescriptor(0, what: "stdin")
+  }
 
   public var regularFile: Int32? { ImportInput.isRegularFile(0) ? 0 : nil }
 

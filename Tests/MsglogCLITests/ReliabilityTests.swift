@@ -212,6 +212,11 @@ import Testing
     let before = s.contents()
     let importing = s.run(["-c", "exec \"$0\" \"$@\" <&-", Sandbox.binary, "import"], runner: "/bin/sh")
     #expect(importing.code == 1 && importing.stderr == "msglog: cannot read stdin: it is closed\n", "\(importing)")
+    // Read whole, not spooled: the same words (it said "bad file descriptor").
+    for args in [["append"], ["append", "--lines"]] {
+      let r = s.run(["-c", "exec \"$0\" \"$@\" <&-", Sandbox.binary] + args, runner: "/bin/sh")
+      #expect(r.code == 1 && r.stderr == "msglog: cannot read stdin: it is closed\n", "\(args): \(r)")
+    }
     let listing = s.run(["-c", "exec \"$0\" \"$@\" >&-", Sandbox.binary, "list"], runner: "/bin/sh")
     #expect(listing.code == 1 && listing.stderr.hasPrefix("msglog: write error: "), "\(listing)")
     #expect(s.contents() == before)
