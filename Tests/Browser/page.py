@@ -333,6 +333,9 @@ def a_phone_gets_buttons_a_finger_wide(ctx):
     where a mouse's are smaller (Edit 24 px high in the chat's meta line, Delete 36 px)."""
     m = Msglog(ctx.msglog, ctx.dir)
     m.import_lines(appends("fingers", ["a message"], sender="ann"))
+    # A sender's name with no space in it (200 characters, the name field's limit) wraps in its
+    # bubble: it made the whole chat scroll sideways on a phone.
+    m.import_lines(appends("fingers", ["hi"], sender="x" * 200))
     server = m.serve()
     sizes = {}
     for name, size, on_touch in (("desktop", DESKTOP, False), ("phone", PHONE, True)):
@@ -344,6 +347,9 @@ def a_phone_gets_buttons_a_finger_wide(ctx):
         wait_until("ann's message has its Edit button",
                    lambda: driver.execute_script("return document.querySelector('.mine button.edit') !== null"))
         edit = rect(driver, ".mine button.edit")
+        widths = driver.execute_script(
+            "const m = document.getElementById('main'); return [m.scrollWidth, m.clientWidth]")
+        check(widths[0] <= widths[1], "%s: the chat scrolls sideways (scrollWidth, clientWidth) %r" % (name, widths))
         open_page(driver, server, "fingers", "board")
         wait_until("the board", lambda: "a message" in driver.find_element(By.ID, "board").text)
         delete = rect(driver, "#board button.delete")

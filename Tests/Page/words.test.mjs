@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  arrivalInWords, changeInWords, heldInWords, quoted, signedOutInWords, streamNameProblem, when,
+  arrivalInWords, changeInWords, heldInWords, isolated, quoted, shownName, signedOutInWords, streamNameProblem, when,
 } from "../../Sources/MsglogServer/Page/Resources/words.js";
 
 test("a quoted text is on one line and cut to its limit with an ellipsis", () => {
@@ -11,6 +11,20 @@ test("a quoted text is on one line and cut to its limit with an ellipsis", () =>
   assert.equal(quoted("x".repeat(40)), "'" + "x".repeat(40) + "'");
   assert.equal(quoted("x".repeat(41)), "'" + "x".repeat(39) + "…'");
   assert.equal(quoted("abcdef", 4), "'abc…'");
+});
+
+test("someone's text cannot reorder the sentence it is quoted in, nor a stream's name pass for another", () => {
+  // A stray U+202E made "Deleted card '.'pop tuohtiw desrever" of a note (a helper's find).
+  assert.equal(quoted("\u202ereversed"), "'\u2068\u202ereversed\u2069'");
+  assert.equal(quoted("שלום"), "'\u2068שלום\u2069'");
+  assert.equal(quoted("plain text"), "'plain text'");
+  assert.equal(isolated("ann"), "ann");
+  assert.equal(arrivalInWords({ text: "hi", sender: "\u202eann" }, "chat"), "\u2068\u202eann\u2069 wrote 'hi'.");
+  assert.equal(arrivalInWords({ text: "x", sender: "\u2067bob" }, "board"), "New card 'x' from \u2068\u2067bob\u2069.");
+  // In the stream picker "\u202eevil" showed as "live", another stream's name.
+  assert.equal(shownName("\u202eevil"), "\\u{202e}evil");
+  assert.equal(shownName("team"), "team");
+  assert.equal(shownName("فريق"), "\u2068فريق\u2069");
 });
 
 test("a stream name is 1–200 bytes of UTF-8 without control characters, and not only spaces", () => {

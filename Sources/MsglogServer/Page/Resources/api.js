@@ -7,6 +7,15 @@ import { ownerOf } from "./fingerprint.js";
 import * as storage from "./storage.js";
 
 const TOKEN_KEY = "msglog.token";
+/**
+ * How long a request may go unanswered before it is given up (a failed
+ * request, tried again as any is): a push whose answer never came — a
+ * phone's network changed under it — held the outbox and its lock until a
+ * reload. A change sent again is done once (its number), so giving up on
+ * a write is safe. A read may take longer: its answer can be large.
+ */
+export const WRITE_TIMEOUT_MS = 20_000;
+export const READ_TIMEOUT_MS = 60_000;
 
 export class HTTPError extends Error {
   constructor(status, message) {
@@ -74,17 +83,24 @@ export class Api extends Events {
     this.emit("unauthorized");
   }
 
-  /** GET (no body) or POST a JSON body; the answer as JSON, or as text with `raw`. */
-  async request(path, body, { raw = false } = {}) {
+  /**
+   * GET (no body) or POST a JSON body; the answer as JSON, or as text with
+   * `raw`. One not answered whole within `timeout` ms (by default
+   * WRITE_TIMEOUT_MS or READ_TIMEOUT_MS) fails as one that could not be sent.
+   */
+  async request(path, body, { raw = false, timeout } = {}) {
+    const signal = AbortSignal.timeout(timeout ?? (body === undefined ? READ_TIMEOUT_MS : WRITE_TIMEOUT_MS));
     const init = body === undefined
-      ? { headers: this.headers(), cache: "no-store" }
-      : { method: "POST", headers: this.headers({ "Content-Type": "application/json" }), body: JSON.stringify(body) };
+      ? { headers: this.headers(), cache: "no-store", signal }
+      : {
+        method: "POST", headers: this.headers({ "Content-Type": "application/json" }), body: JSON.stringify(body), signal,
+      };
     let response, text;
     try {
       response = await fetch(path, init);
       text = await response.text();
     } catch {
-      throw new HTTPError(0, "the server cannot be reached");
+      throw new HTTPError(0, signal.aborted ? "the server did not answer in time" : "the server cannot be reached");
     }
     if (!response.ok) {
       let message = response.statusText || "HTTP " + response.status;

@@ -104,7 +104,7 @@ let catchingUpUntil = 0;
 model.on("arrived", (event) => {
   if (shown.isPast() || performance.now() < catchingUpUntil) return;
   if (event.sender !== undefined && event.sender === compose.sendsAs) return;
-  say.arrived(arrivalInWords(event, screen.current), event.id);
+  say.arrived(arrivalInWords(event, screen.current), event.id, screen.current);
 });
 // Items erased for everyone: off the screen, out of an edit under way, the past shown, a card being moved
 // and a note or an announcement quoting one.

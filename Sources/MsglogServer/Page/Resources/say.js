@@ -39,12 +39,12 @@ export class Say {
   }
 
   /**
-   * Says `text`, of item `about` someone else added, to a screen reader
+   * Says `text`, of item `about` someone else added to the `view` shown, to a screen reader
    * when it has finished what it is saying (the polite log of arrivals,
    * which keeps the last few lines: a region that only grew would hold
    * every message).
    */
-  arrived(text, about) {
+  arrived(text, about, view = "chat") {
     // A burst (an import, a busy chat) is not read out line by line: past
     // the first few within a second of each other, one line says there
     // are more, and the rest are on the screen until a second passes
@@ -56,7 +56,7 @@ export class Say {
     const log = $("arrivals");
     const line = document.createElement("p");
     if (this.#burst > Say.arrivalsKept) {
-      line.textContent = "More new messages.";
+      line.textContent = view === "board" ? "More new cards." : "More new messages.";
     } else {
       line.textContent = text;
       line.dataset.about = about;

@@ -9,6 +9,7 @@ import { $ } from "./dom.js";
 import { Events } from "./events.js";
 import { nextFrame } from "./frame.js";
 import { FULL_RENDER_LIMIT } from "./listview.js";
+import { shownName } from "./words.js";
 
 export class Screen extends Events {
   /** name → ListView. */
@@ -92,7 +93,7 @@ export class Screen extends Events {
     $("empty").hidden = !empty;
     if (!empty) return;
     const model = this.model;
-    const name = "“" + model.stream + "”";
+    const name = "“" + shownName(model.stream) + "”";
     const past = this.shown.past();
     let title, text;
     if (model.stale && model.items.length === 0 && model.version === 0 && !this.#ready) {

@@ -3,7 +3,7 @@
 // log's head — or emptying it when the server refuses the page's token.
 
 import { $ } from "./dom.js";
-import { signedOutInWords, streamNameProblem } from "./words.js";
+import { shownName, signedOutInWords, streamNameProblem } from "./words.js";
 
 export class StreamPicker {
   constructor({ api, model, follower, sync, shown, screen, say }) {
@@ -60,7 +60,7 @@ export class StreamPicker {
     select.replaceChildren(...names.map((name) => {
       const option = document.createElement("option");
       option.value = name;
-      option.textContent = name;
+      option.textContent = shownName(name);
       return option;
     }));
     select.value = stream;

@@ -1,17 +1,40 @@
 // How the page puts things into words, free of the DOM (node's test runner
 // runs it: Tests/Page/words.test.mjs).
 
-/** `text` on one line, quoted, cut to `limit` characters. */
+/** Right-to-left letters and the bidirectional controls: what can reorder the text around it. */
+const REORDERS = /[\u0590-\u08ff\u200e\u200f\u202a-\u202e\u2066-\u2069\ufb1d-\ufdff\ufe70-\ufefc]|[\u{10800}-\u{10fff}\u{1e800}-\u{1efff}]/u;
+
+/**
+ * Someone's `text` set into one of the page's sentences: isolated
+ * (U+2068 … U+2069) when it holds what could reorder the sentence around
+ * it — a stray U+202E turned "Deleted card '…'." around — else as it is.
+ */
+export function isolated(text) {
+  return REORDERS.test(text) ? "\u2068" + text + "\u2069" : text;
+}
+
+/** `text` on one line, quoted, cut to `limit` characters, and isolated from the sentence it is in. */
 export function quoted(text, limit = 40) {
   const one = text.replace(/\s+/g, " ").trim();
-  return "'" + (one.length > limit ? one.slice(0, limit - 1) + "…" : one) + "'";
+  return "'" + isolated(one.length > limit ? one.slice(0, limit - 1) + "…" : one) + "'";
+}
+
+/**
+ * A stream's name among others (the stream picker, a title): a
+ * bidirectional control written out as the command line writes it
+ * (`\u{202e}`), so that a name cannot pass for another ("\u202Eevil"
+ * showed as "live"); isolated, as any text in a sentence.
+ */
+export function shownName(name) {
+  return isolated(name.replace(/[\u2028-\u202e\u2066-\u2069]/g, (c) => "\\u{" + c.codePointAt(0).toString(16) + "}"));
 }
 
 /** What a screen reader hears of an item someone else just added (`event`, an insert), in the `view` shown ("chat" or "board"). */
 export function arrivalInWords(event, view) {
   const text = quoted(event.text, 200);
-  if (view === "board") return "New card " + text + (event.sender ? " from " + event.sender : "") + ".";
-  return event.sender ? event.sender + " wrote " + text + "." : "New message " + text + ".";
+  const sender = event.sender ? isolated(event.sender) : "";
+  if (view === "board") return "New card " + text + (sender ? " from " + sender : "") + ".";
+  return sender ? sender + " wrote " + text + "." : "New message " + text + ".";
 }
 
 const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });

@@ -1,0 +1,65 @@
+// The page's requests (Sources/MsglogServer/Page/Resources/api.js) give up
+// on an answer that never comes: a push whose answer a phone's network
+// lost held the outbox until a reload (a helper, through a proxy that kept
+// the answer). `fetch` here is one that answers only when told, and ends
+// as the browser's does when its signal aborts.
+//
+//     node --test Tests/Page/api.test.mjs
+
+import assert from "node:assert/strict";
+import { after, afterEach, describe, test } from "node:test";
+
+import { Api, HTTPError, READ_TIMEOUT_MS, WRITE_TIMEOUT_MS } from "../../Sources/MsglogServer/Page/Resources/api.js";
+
+/** What the page reads of the browser: an address without a token, no storage. */
+globalThis.location = { hash: "", pathname: "/", search: "" };
+globalThis.window = {};
+
+const realFetch = globalThis.fetch;
+afterEach(() => { globalThis.fetch = realFetch; });
+
+/** A fetch whose answers never come; the signal each request carried. */
+function hangingFetch() {
+  const signals = [];
+  globalThis.fetch = (_, init) => {
+    signals.push(init.signal);
+    return new Promise((_, reject) => init.signal?.addEventListener("abort", () => reject(init.signal.reason)));
+  };
+  return signals;
+}
+
+describe("a request", () => {
+  test("whose answer never comes fails in time, as one that could not be sent", async () => {
+    const signals = hangingFetch();
+    const started = Date.now();
+    // Node lets a process end with only AbortSignal.timeout's timer left: held open meanwhile.
+    const alive = setTimeout(() => {}, 10_000);
+    after(() => clearTimeout(alive));
+    await assert.rejects(
+      new Api().request("/api/sync/push", { changes: [] }, { timeout: 50 }),
+      (e) => e instanceof HTTPError && e.status === 0 && e.message === "the server did not answer in time");
+    assert.ok(Date.now() - started < 5_000);
+    assert.equal(signals.length, 1);
+    assert.ok(signals[0].aborted);
+  });
+
+  test("is bounded by default, a write sooner than a read", async () => {
+    const signals = [];
+    globalThis.fetch = async (_, init) => {
+      signals.push(init.signal);
+      return new Response("{}", { status: 200 });
+    };
+    const api = new Api();
+    assert.deepEqual(await api.request("/api/sync/push", { changes: [] }), {});
+    assert.deepEqual(await api.request("/api/items?stream=main"), {});
+    assert.ok(signals.every((s) => s instanceof AbortSignal && !s.aborted));
+    assert.ok(WRITE_TIMEOUT_MS < READ_TIMEOUT_MS && WRITE_TIMEOUT_MS <= 30_000);
+  });
+
+  test("that cannot be sent says so", async () => {
+    globalThis.fetch = async () => { throw new TypeError("Failed to fetch"); };
+    await assert.rejects(
+      new Api().request("/api/streams"),
+      (e) => e instanceof HTTPError && e.status === 0 && e.message === "the server cannot be reached");
+  });
+});
