@@ -15,7 +15,9 @@ import datetime
 import hashlib
 import json
 import os
+import socket
 import sys
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -665,6 +667,89 @@ def sending_appends_once(ctx):
     wait_until("the mark goes", lambda: pending_shown(driver) == [], 30)
     wait_texts(driver, "chat", ["clicked twice", "kept on failure"], "after the push went through")
     check(len(events(server, "send")) == 2, "sending again appended %d" % (len(events(server, "send")) - 1))
+
+
+class HoldingProxy:
+    """Passes a browser's connections through to `server`, but holds the answer to the first
+    `POST /api/sync/push` for ever, its connection left open: what a phone sees when its network
+    changes while a request is under way. `url` is the proxy's; `held` is set once it holds one."""
+
+    def __init__(self, server):
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = "http://127.0.0.1:%d/" % self.listener.getsockname()[1]
+        self.target = server.port
+        self.held = threading.Event()
+        self.sockets = []
+        cleanup(self.stop)
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self):
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", self.target))
+            self.sockets += [client, upstream]
+            hold = {"answer": False}
+            threading.Thread(target=self.pass_on, args=(client, upstream, hold, True), daemon=True).start()
+            threading.Thread(target=self.pass_on, args=(upstream, client, hold, False), daemon=True).start()
+
+    def pass_on(self, source, destination, hold, request):
+        try:
+            while True:
+                data = source.recv(65536)
+                if not data:
+                    break
+                if request and b"POST /api/sync/push" in data and not self.held.is_set():
+                    self.held.set()
+                    hold["answer"] = True
+                if not request and hold["answer"]:
+                    return  # the answer never reaches the page; both connections stay open
+                destination.sendall(data)
+        except OSError:
+            pass
+        # One side ended (the server closes an idle connection): so does the other, or the
+        # browser would send its next request into a connection nobody answers.
+        for s in (source, destination):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def stop(self):
+        for s in [self.listener] + self.sockets:
+            try:
+                s.close()
+            except OSError:
+                pass
+
+
+@case
+def a_push_whose_answer_never_comes_is_sent_again(ctx):
+    """A push whose answer is lost on the way (the proxy keeps it, the connection open) is given
+    up after 20 s and sent again, done once by the server (its change number); a message written
+    meanwhile goes too. It held the outbox, and every later change, until a reload."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    # A log to push to (into a log not made yet, the page's first write is a plain append).
+    m.import_lines(appends("elsewhere", ["first"]))
+    server = m.serve()
+    proxy = HoldingProxy(server)
+    driver = browser(ctx.dir)
+    open_page(driver, proxy, "hung", "chat")
+    box = driver.find_element(By.ID, "compose-text")
+    box.send_keys("hung push", Keys.ENTER)
+    wait_until("the proxy holds the push's answer", proxy.held.is_set)
+    wait_until("the server has the message", lambda: len(events(server, "hung")) == 1)
+    box.send_keys("after the hang", Keys.ENTER)
+    wait_texts(driver, "chat", ["hung push", "after the hang"], "both messages shown")
+    started = time.monotonic()
+    wait_until("nothing is pending", lambda: pending_shown(driver) == [], 60)
+    waited = time.monotonic() - started
+    texts = [e["text"] for e in events(server, "hung")]
+    check(texts == ["hung push", "after the hang"], "the server holds %r" % texts)
+    wait_texts(driver, "chat", ["hung push", "after the hang"], "after the pushes went through")
+    print("a held push given up and the outbox sent after %.1f s" % waited)
 
 
 # MARK: - 9. The connection: down at load, restarts, a shorter log

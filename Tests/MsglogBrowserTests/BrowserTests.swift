@@ -60,6 +60,7 @@ import Testing
     "a-live-update-keeps-the-drag",
     "text-is-isolated-wrapped-and-dated",
     "sending-appends-once",
+    "a-push-whose-answer-never-comes-is-sent-again",
     "reconnects-and-resynchronises",
     "the-token-from-the-fragment-or-the-page",
     "a-named-token-signs-in-and-writes-as-its-name",
