@@ -752,6 +752,49 @@ def a_push_whose_answer_never_comes_is_sent_again(ctx):
     print("a held push given up and the outbox sent after %.1f s" % waited)
 
 
+FIRST_ON_SCREEN = """
+    const m = document.getElementById('main'), top = m.getBoundingClientRect().top;
+    const shown = [...document.querySelectorAll('#chat [data-id]')].filter((e) => e.getClientRects().length);
+    const first = shown.find((e) => e.getBoundingClientRect().bottom > top + 1);
+    return [first.dataset.id, Math.round(first.getBoundingClientRect().top), m.scrollTop]"""
+
+
+@case
+def what_changes_above_the_screen_leaves_the_screen_alone(ctx):
+    """On a phone, scrolled up in a 2,000-message chat: a message above the screen edited to a
+    long text (taller), or to a short one, and messages added at the top, leave the message at
+    the top of the screen where it is. A taller edit just above it moved the chat about 55
+    messages (a helper's find)."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("big", ["item %04d" % i for i in range(2000)], sender="ann"))
+    server = m.serve()
+    driver = browser(ctx.dir, size=PHONE, touch=True)
+    open_page(driver, server, "big", "chat")
+    wait_until("the chat is at its end", lambda: "item 1999" in shown_texts(driver, "chat"))
+    driver.execute_script("const m = document.getElementById('main'); m.scrollTop = m.scrollTop - 3000")
+    time.sleep(1)
+    listed = items(server, "big")
+    index = {item["id"]: n for n, item in enumerate(listed)}
+    for what, change in (
+            ("a taller edit just above", lambda first: m.run("--stream", "big", "edit", listed[index[first] - 1]["id"],
+                                                             "long words here " * 60)),
+            ("a shorter edit three above", lambda first: m.run("--stream", "big", "edit",
+                                                               listed[index[first] - 3]["id"], "short")),
+            ("an insert at the top", lambda first: m.run("--stream", "big", "insert", "0", "new first")),
+    ):
+        before = driver.execute_script(FIRST_ON_SCREEN)
+        seen = len(events(server, "big"))
+        change(before[0])
+        wait_until("the change arrives", lambda: driver.execute_script(
+            "return document.querySelectorAll('#chat [data-id]').length > 0") and len(events(server, "big")) > seen)
+        time.sleep(1.5)  # it is drawn in a frame, and measured
+        after = driver.execute_script(FIRST_ON_SCREEN)
+        check(after[0] == before[0] and abs(after[1] - before[1]) <= 2,
+              "%s: the top of the screen was %s at %d px, is %s at %d px (scrollTop %d → %d)" % (
+                  what, listed[index[before[0]]]["text"], before[1],
+                  listed[index[after[0]]]["text"] if after[0] in index else after[0], after[1], before[2], after[2]))
+
+
 # MARK: - 9. The connection: down at load, restarts, a shorter log
 
 

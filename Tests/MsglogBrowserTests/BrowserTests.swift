@@ -61,6 +61,7 @@ import Testing
     "text-is-isolated-wrapped-and-dated",
     "sending-appends-once",
     "a-push-whose-answer-never-comes-is-sent-again",
+    "what-changes-above-the-screen-leaves-the-screen-alone",
     "reconnects-and-resynchronises",
     "the-token-from-the-fragment-or-the-page",
     "a-named-token-signs-in-and-writes-as-its-name",

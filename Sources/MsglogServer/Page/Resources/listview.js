@@ -66,16 +66,22 @@ export class ListView {
     while (start < n - 1 && y + this.height(this.items[start]) <= top) y += this.height(this.items[start++]);
     let end = start;
     while (end < n && y < bottom) y += this.height(this.items[end++]);
-    // Keep the lifted or focused card drawn when it is near.
-    const pinned = this.pin === null ? -1 : this.indexOf(this.pin);
-    if (pinned >= 0 && pinned < start && start - pinned < 100) start = pinned;
-    if (pinned >= end && pinned - end < 100) end = pinned + 1;
+    // Keep the lifted or focused card drawn when it is near, and the
+    // element a draw holds in place on screen while it settles.
+    for (const id of [this.pin, this.#anchor]) {
+      const kept = id === null ? -1 : this.indexOf(id);
+      if (kept >= 0 && kept < start && start - kept < 100) start = kept;
+      if (kept >= end && kept - end < 100) end = kept + 1;
+    }
     return [start, Math.max(end, start)];
   }
 
   indexOf(id) {
     return this.items.findIndex((item) => item.id === id);
   }
+
+  /** The id of the element the draw under way holds in place (kept drawn: see `range`). */
+  #anchor = null;
 
   draw({ toBottom = false, changed = new Set(), redraw = false } = {}) {
     const scroller = this.scroller;
@@ -88,6 +94,22 @@ export class ListView {
         if (rect.bottom > top) { anchor = el; anchorTop = rect.top; break; }
       }
     }
+    // Kept drawn until the draw settles: a change of height above it moves
+    // the estimates of every item not yet measured, and a pass that drew
+    // the range those gave, without it, left nothing to hold the screen by
+    // (an edit that made a message above the screen taller moved a
+    // 2,000-message chat by about 55 messages).
+    this.#anchor = anchor?.dataset.id ?? null;
+    try {
+      this.#settle(toBottom, changed, redraw, anchor, anchorTop);
+    } finally {
+      this.#anchor = null;
+    }
+    this.drawn();
+  }
+
+  #settle(toBottom, changed, redraw, anchor, anchorTop) {
+    const scroller = this.scroller;
     let previous = null;
     // Until what is drawn stops changing: each pass measures the items it drew, which moves the estimates of the rest.
     for (let pass = 0; pass < 8; pass++) {
@@ -103,7 +125,6 @@ export class ListView {
       if (!resized && now === previous) break;
       previous = now;
     }
-    this.drawn();
   }
 
   /** Puts items start..<end in the list, in order; true when a height changed. */
