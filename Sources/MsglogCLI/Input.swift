@@ -35,18 +35,21 @@ public struct StandardInput: InputSource {
   public var isTerminal: Bool { isatty(0) == 1 }
 
   public func readAll() throws -> [UInt8] {
-    // Worded as `spool` words it (a read of the /dev/null held there for
-    // writing fails with "bad file descriptor").
-    guard !MsglogCLI.isClosed(0) else { throw MsglogError.cannotReadInput("cannot read stdin: it is closed") }
+    try checkOpen()
     return try readDescriptor(0, what: "stdin")
   }
 
   public var regularFile: Int32? { ImportInput.isRegularFile(0) ? 0 : nil }
 
   public func spool(in directory: String) throws -> Spool? {
-    // A closed stdin (held by /dev/null, opened for writing: `setUpProcess`).
-    guard !MsglogCLI.isClosed(0) else { throw MsglogError.cannotReadInput("cannot read stdin: it is closed") }
+    try checkOpen()
     return try spoolIntoTemporaryFile(from: 0, what: "stdin", in: directory)
+  }
+
+  /// Refuses a closed stdin, said as such: it is held by /dev/null opened
+  /// for writing (`setUpProcess`), whose read fails "bad file descriptor".
+  private func checkOpen() throws {
+    guard !MsglogCLI.isClosed(0) else { throw MsglogError.cannotReadInput("cannot read stdin: it is closed") }
   }
 }
 

@@ -28,13 +28,7 @@ public enum MsglogCLI {
     case .success(let arguments):
       // Only the variables msglog reads: building the whole environment
       // dictionary costs more than anything else at start-up.
-      var environment: [String: String] = [:]
-      for name in ["MSGLOG_DB", "MSGLOG_STREAM", "MSGLOG_TOKEN", "NO_COLOR", "TERM", "TMPDIR"] {
-        // A value that is not UTF-8 is kept as NUL, which no real value
-        // holds, for the command that reads it to refuse (`variable`):
-        // decoded, it named another path or stream than the user's.
-        if let value = getenv(name) { environment[name] = String(validatingCString: value) ?? "\u{0}" }
-      }
+      let environment = variables(["MSGLOG_DB", "MSGLOG_STREAM", "MSGLOG_TOKEN", "NO_COLOR", "TERM", "TMPDIR"])
       code = run(
         arguments: arguments, environment: environment, stdin: StandardInput(), stdout: stdout, stderr: stderr,
         colour: isatty(1) == 1, lmdbAssertionHandler: reportLMDBAssertion)
@@ -43,6 +37,18 @@ public enum MsglogCLI {
     }
     try? stderr.flush()
     exit(code == ExitCode.success ? closeStandardOutput(stderr: stderr) : code)
+  }
+
+  /// The environment variables `names` that are set. A value that is not
+  /// UTF-8 is kept as NUL, which no real value holds, for the command
+  /// that reads it to refuse (`Invocation.variable`): decoded, it named
+  /// another path or stream than the user's.
+  static func variables(_ names: [String]) -> [String: String] {
+    var environment: [String: String] = [:]
+    for name in names {
+      if let value = getenv(name) { environment[name] = String(validatingCString: value) ?? "\u{0}" }
+    }
+    return environment
   }
 
   /// What msglog's processes (msglog, msglog-serve) set up first. (The

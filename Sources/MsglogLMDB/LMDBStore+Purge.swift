@@ -73,10 +73,7 @@ extension LMDBStore {
       throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
     }
     // A purge writes: refused where any write is, for the same reason.
-    if let refusal = writeRefusal.withLock({ $0 }) { throw refusal }
-    guard access == .readWrite, !tables.environment.isReadOnly else {
-      throw MsglogError.readOnly(location: path, store: .lmdb, reason: "opened for reading only")
-    }
+    try checkMayWrite()
     let environment = tables.environment
     // A reader slot left by a killed process pins pages for ever: clear them.
     var dead: Int32 = 0

@@ -29,7 +29,7 @@ package final class LMDBStore: FollowableStore {
   /// while any does, so that a steady stream of reads cannot keep it waiting.
   private let draining = Atomic(0)
   /// Why the tables were opened for reading though writes were asked for.
-  let writeRefusal = Mutex<MsglogError?>(nil)
+  private let writeRefusal = Mutex<MsglogError?>(nil)
 
   package init(path: String, access: LogAccess = .readWrite, assertionHandler: Environment.AssertionHandler? = nil) {
     self.path = path
@@ -134,9 +134,7 @@ package final class LMDBStore: FollowableStore {
   package func write<R>(reserving bytes: Int, touching streams: [StreamName], _ body: (any LogWriter) throws -> R)
     throws -> R
   {
-    guard access == .readWrite else {
-      throw MsglogError.readOnly(location: path, store: .lmdb, reason: "opened for reading only")
-    }
+    try checkMayWrite()
     return try translatingErrors {
       while true {
         do {
@@ -154,7 +152,7 @@ package final class LMDBStore: FollowableStore {
 
   private func writeOnce<R>(reserving bytes: Int, _ body: (any LogWriter) throws -> R) throws -> R {
     if let tables = try tables(creating: true) {
-      if let refusal = writeRefusal.withLock({ $0 }) { throw refusal }
+      try checkMayWrite()
       return try tables.write(reserving: bytes, body)
     }
     if let result = try createDatabase({ try $0.write(reserving: bytes, inPieces: true, body) }) { return result }
@@ -163,6 +161,16 @@ package final class LMDBStore: FollowableStore {
       throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
     }
     return try tables.write(reserving: bytes, body)
+  }
+
+  /// Refuses a write (a purge's too) where this store may not make one:
+  /// opened for reading only, or on tables a writer could not open
+  /// (`writeRefusal`, known once they are open).
+  func checkMayWrite() throws {
+    guard access == .readWrite else {
+      throw MsglogError.readOnly(location: path, store: .lmdb, reason: "opened for reading only")
+    }
+    if let refusal = writeRefusal.withLock({ $0 }) { throw refusal }
   }
 
   /// How long a write waits, after a purge, for this process's other

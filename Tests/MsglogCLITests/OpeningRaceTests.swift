@@ -19,18 +19,10 @@ import Testing
   /// The pid holding LMDB's exclusive lock on `lockFile` (byte 0 for
   /// writing, in `/proc/locks`), once one does.
   static func exclusiveHolder(of lockFile: String, seconds: Double = 20) -> pid_t? {
-    var status = stat()
-    guard stat(lockFile, &status) == 0 else { return nil }
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
-      let locks = (try? String(contentsOfFile: "/proc/locks", encoding: .utf8)) ?? ""
-      for line in locks.split(separator: "\n") {
-        // "1: POSIX  ADVISORY  WRITE 4242 08:01:1234 0 0"
-        let fields = line.split(separator: " ")
-        guard fields.count >= 8, fields[3] == "WRITE", fields[6] == "0", fields[7] == "0",
-          fields[5].split(separator: ":").last == Substring(String(status.st_ino)), let pid = pid_t(fields[4])
-        else { continue }
-        return pid
+      if let lock = RecordLock.held(on: lockFile).first(where: { $0.writes && $0.start == "0" && $0.end == "0" }) {
+        return lock.pid
       }
       usleep(2_000)
     }

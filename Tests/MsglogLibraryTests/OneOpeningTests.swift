@@ -14,16 +14,8 @@ import Testing
   /// Whether this process holds a record lock on `file` (`/proc/locks`:
   /// LMDB holds one on `lock.mdb` for as long as an environment is open,
   /// and other processes count on it to know their readers are not alone).
-  static func holdsLock(on file: String) throws -> Bool {
-    var status = stat()
-    guard stat(file, &status) == 0 else { return false }
-    let me = String(getpid())
-    return try String(contentsOfFile: "/proc/locks", encoding: .utf8).split(separator: "\n").contains { line in
-      let fields = line.split(separator: " ")
-      // "1: POSIX  ADVISORY  READ 4242 08:01:1234 0 0"
-      guard fields.count >= 6, fields[1] == "POSIX", fields[4] == me else { return false }
-      return fields[5].split(separator: ":").last == Substring(String(status.st_ino))
-    }
+  static func holdsLock(on file: String) -> Bool {
+    RecordLock.held(on: file).contains { $0.pid == getpid() }
   }
 
   /// Two logs of one path share one environment: the second one's end
@@ -39,19 +31,19 @@ import Testing
     // next read opens it.
     try view!.append("one")
     _ = try view!.items()
-    #expect(try Self.holdsLock(on: lockFile))
+    #expect(Self.holdsLock(on: lockFile))
     do {
       let background = try EventLog(path)
       try background.append("two")
       #expect(try background.items().items.map(\.text) == ["one", "two"])
     }
-    #expect(try Self.holdsLock(on: lockFile), "the second log's end dropped the first one's locks")
+    #expect(Self.holdsLock(on: lockFile), "the second log's end dropped the first one's locks")
     #expect(try view!.items().items.map(\.text) == ["one", "two"])
     // Now the other way round: the first to open ends first.
     let background = try EventLog(path)
     #expect(try background.items().items.count == 2)
     view = nil
-    #expect(try Self.holdsLock(on: lockFile), "the first log's end dropped the second one's locks")
+    #expect(Self.holdsLock(on: lockFile), "the first log's end dropped the second one's locks")
     try background.append("three")
     #expect(try background.items().items.map(\.text) == ["one", "two", "three"])
   }
@@ -73,7 +65,7 @@ import Testing
     } catch MsglogError.readOnly(_, _, let reason) {
       #expect(reason.contains("one opening of a database per process"), "\(reason)")
     }
-    #expect(try Self.holdsLock(on: path + "/lock.mdb"))
+    #expect(Self.holdsLock(on: path + "/lock.mdb"))
   }
 
   /// Nothing is acknowledged into a deleted file: a write after the

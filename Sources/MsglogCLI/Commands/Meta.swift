@@ -25,7 +25,7 @@ extension Invocation {
       // A name a terminal would act on (a control, a bidirectional
       // override) is left out: the shell would print it raw in its menu,
       // and it cannot be typed to complete anyway.
-      for summary in streams where TerminalText.escape(summary.stream.text) == summary.stream.text {
+      for summary in streams where summary.stream.bytes.withUnsafeBufferPointer(TerminalText.isPlain) {
         try stdout.line(summary.stream.text)
       }
       return

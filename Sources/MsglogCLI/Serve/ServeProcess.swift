@@ -42,12 +42,7 @@ package final class ServeProcess {
 
   package init() {
     MsglogCLI.setUpProcess()
-    var environment: [String: String] = [:]
-    for name in ["MSGLOG_DB", "MSGLOG_TOKEN"] {
-      // Not UTF-8: kept as NUL, refused where it is read (`Invocation.variable`).
-      if let value = getenv(name) { environment[name] = String(validatingCString: value) ?? "\u{0}" }
-    }
-    self.environment = environment
+    environment = MsglogCLI.variables(["MSGLOG_DB", "MSGLOG_TOKEN"])
   }
 
   /// The log to serve, opened for writing, reporting LMDB's own failed
