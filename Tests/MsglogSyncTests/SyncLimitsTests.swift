@@ -98,6 +98,50 @@ import Testing
     #expect(server.export() == before)
   }
 
+  /// A pull page of long records ends where the replica's rule says (a
+  /// record starts only while the page holds less than 1 MiB, the first
+  /// aside). The server counted each piece of 256 records it read from
+  /// zero and so sent up to 255 records past that, which every replica
+  /// refused ("its pull answer ran past 1048576 bytes"): a log holding
+  /// more than 1 MiB in 4,096 events could be neither cloned nor pulled,
+  /// and a replica behind never learned an erase.
+  @Test(arguments: Store.allCases)
+  func pagesOfLongMessagesAreTakenByTheReplica(store: Store) throws {
+    let server = Sandbox(store)
+    let lines = { (tag: String) in
+      Data((0..<900).map { "\(tag) \($0) " + String(repeating: "m", count: 1500) + "\n" }.joined().utf8)
+    }
+    #expect(server.run(["append", "--lines"], stdin: lines("first")).code == 0)
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let url = try #require(served.url)
+    let replica = Sandbox()
+    let clone = replica.run(["clone", url])
+    #expect(clone.code == 0, "\(clone)")
+    #expect(server.run(["append", "--lines"], stdin: lines("second")).code == 0)
+    let sync = replica.run(["sync"])
+    #expect(sync.code == 0, "\(sync)")
+    let same = replica.export() == server.export()
+    #expect(same, "the replica does not hold what the server holds")
+
+    // Each page as the server sends it: under 1 MiB when its last record began.
+    let log = try RawSync.logID(of: served)
+    let file = replica.dir + "/page"
+    #expect(shell("curl -sf -o '\(file)' '\(url)/api/sync/pull?log=\(log)&after=0&limit=4096'") == 0)
+    let page = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+    var lengths: [Int] = []
+    var at = 0
+    while at + 4 <= page.count {
+      let length = page[at..<at + 4].reduce(0) { $0 << 8 | Int($1) }
+      lengths.append(length)
+      at += 4 + length
+    }
+    #expect(at == page.count, "the page ends inside a frame")
+    #expect(lengths.count > 1 && lengths.count < 1800, "\(lengths.count) records")
+    let before = lengths.dropLast().reduce(0, +)
+    #expect(before < 1 << 20, "\(before) bytes before the page's last record")
+  }
+
   /// What a record rewritten behind msglog's back breaks.
   enum Poison: String, CaseIterable, Sendable {
     case emptyText, longSender, madeBefore1970

@@ -168,7 +168,10 @@ extension Routes {
       // one read would; a piece at a time as the client takes them.
       let piece = PullRequest(log: pull.log, after: next - 1, check: nil, limit: Int(min(end - next + 1, 256)))
       _ = try log.records(piece) { seq, record in
-        guard seq <= end else { return }
+        // The page's rule, record by record (a piece counts its own bytes
+        // from zero): a record starts only while the page holds less than
+        // a page's bytes, the first aside, as the replica checks.
+        guard seq <= end, bytes < SyncProtocol.pageBytes || seq == after + 1 else { return }
         var frame: [UInt8] = []
         RecordFrames.append(record, to: &frame)
         frame.withUnsafeBytes { out.raw(bytes: $0) }
