@@ -35,13 +35,17 @@ import MsglogCore
 /// Page layout (liblmdb 0.9, `PAGEBASE` 0): u64 page number, u16 pad, u16
 /// flags, u16 lower, u16 upper (an overflow page: u32 page count there),
 /// offsets from the page's start; checked against the installed library
-/// by `PurgeGapTests`. Not reached: the one padding byte after a node of
-/// odd size (LMDB keeps nodes 2-byte aligned; one byte of a text says
-/// nothing of it), the unused end of a value's last overflow page (LMDB
-/// zeroes a new overflow buffer's last page; it keeps old bytes there only
-/// when a transaction shrinks in place a value it wrote itself, which
-/// msglog's erase does after writing zeros of the value's length), and
-/// sub-pages of sorted duplicates (msglog has none).
+/// by `PurgeGapTests`.
+///
+/// The unused end of a value's overflow pages is scanned too, found from
+/// the leaf node that names them (its data size and first page): LMDB
+/// zeroes the last page of a new buffer of several pages, but a value of
+/// one overflow page (about 2–4 KB on 4 KiB pages) gets a reused buffer
+/// as it is, whatever page it held before — a leaf of other records, an
+/// erased text among them — and a value shrunk in place keeps its old
+/// end. Not reached: the one padding byte after a node of odd size (LMDB
+/// keeps nodes 2-byte aligned; one byte of a text says nothing of it),
+/// and sub-pages of sorted duplicates (msglog has none).
 extension LMDBStore {
   /// Whether a new database is scrubbed before it is put in place
   /// (`scrubNewDatabase`; a test turns it off for its own task).
@@ -87,7 +91,7 @@ extension LMDBStore {
   ///   - file: the data file's first pages as mapped (at least `pages`).
   ///   - free: every page on the free list, sorted.
   static func dirtyGaps(in file: UnsafeRawPointer, pages: Int, pageSize: Int, free: [Int]) -> [DirtyGap] {
-    dirtyGaps(in: file, from: 2, to: pages, pageSize: pageSize, free: free).gaps
+    dirtyGaps(in: file, from: 2, to: pages, of: pages, pageSize: pageSize, free: free).gaps
   }
 
   /// The gaps of pages 2 to `pages` a window of `window` pages at a time,
@@ -101,7 +105,7 @@ extension LMDBStore {
     var page = 2
     while page < pages {
       let (gaps, next) = dirtyGaps(
-        in: file, from: page, to: min(page + max(window, 1), pages), pageSize: pageSize, free: free)
+        in: file, from: page, to: min(page + max(window, 1), pages), of: pages, pageSize: pageSize, free: free)
       try body(gaps, page..<min(next, pages))
       page = next
     }
@@ -109,8 +113,10 @@ extension LMDBStore {
 
   /// The same for the pages from `from` (2 or more, where a page begins)
   /// up to `to`, and where the next scan begins: `to`, or past it when an
-  /// overflow value's pages run on.
-  static func dirtyGaps(in file: UnsafeRawPointer, from: Int, to pages: Int, pageSize: Int, free: [Int])
+  /// overflow value's pages run on. The unused ends of the overflow values
+  /// its leaf pages name come with them, wherever those lie in the file's
+  /// first `all` pages.
+  static func dirtyGaps(in file: UnsafeRawPointer, from: Int, to pages: Int, of all: Int, pageSize: Int, free: [Int])
     -> (gaps: [DirtyGap], next: Int)
   {
     var gaps: [DirtyGap] = []
@@ -141,6 +147,9 @@ extension LMDBStore {
       }
       page += 1
       let leaf2 = flags & PageFlag.leaf2 != 0
+      if flags & PageFlag.leaf != 0, !leaf2 {
+        overflowEnds(namedBy: start, in: file, pages: all, pageSize: pageSize, into: &gaps)
+      }
       guard flags & (PageFlag.branch | PageFlag.leaf) != 0, flags & PageFlag.meta == 0,
         let gap = unusedMiddle(of: start, pageSize: pageSize, leaf2: leaf2),
         !isZeros(start + gap.lowerBound, count: gap.count),
@@ -149,6 +158,55 @@ extension LMDBStore {
       gaps.append(DirtyGap(page: page - 1, range: gap))
     }
     return (gaps, page)
+  }
+
+  /// The unused ends, not zeros, of the overflow values a leaf page names:
+  /// each node with `F_BIGDATA` holds the value's size (u16 low, u16 high)
+  /// and, as its data, the number of its first overflow page, whose header
+  /// says how many pages it has (u32 at 12). The value takes the header's
+  /// 16 bytes and its size from that page's start; everything after, to
+  /// the end of its last page, LMDB never reads. A node or an overflow
+  /// header that does not add up is left alone.
+  static func overflowEnds(
+    namedBy leaf: UnsafeRawPointer, in file: UnsafeRawPointer, pages: Int, pageSize: Int, into gaps: inout [DirtyGap]
+  ) {
+    let header = 16
+    let lower = Int(leaf.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
+    guard header <= lower, lower <= pageSize else { return }
+    for pointer in stride(from: header, to: lower, by: 2) {
+      let node = Int(leaf.loadUnaligned(fromByteOffset: pointer, as: UInt16.self))
+      guard node >= lower, node + 8 <= pageSize,
+        leaf.loadUnaligned(fromByteOffset: node + 4, as: UInt16.self) & NodeFlag.bigData != 0
+      else { continue }
+      let keySize = Int(leaf.loadUnaligned(fromByteOffset: node + 6, as: UInt16.self))
+      guard node + 8 + keySize + 8 <= pageSize else { continue }
+      let size =
+        Int(leaf.loadUnaligned(fromByteOffset: node, as: UInt16.self))
+        | Int(leaf.loadUnaligned(fromByteOffset: node + 2, as: UInt16.self)) << 16
+      let first = Int(truncatingIfNeeded: leaf.loadUnaligned(fromByteOffset: node + 8 + keySize, as: UInt64.self))
+      guard first >= 2, first < pages else { continue }
+      let overflow = file + first * pageSize
+      let count = Int(overflow.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
+      guard overflow.loadUnaligned(as: UInt64.self) == UInt64(first),
+        overflow.loadUnaligned(fromByteOffset: 10, as: UInt16.self) & PageFlag.overflow != 0,
+        header + size <= count * pageSize, first + count <= pages
+      else { continue }
+      // From the value's end to the run's, a page at a time.
+      var at = first * pageSize + header + size
+      let end = (first + count) * pageSize
+      while at < end {
+        let page = at / pageSize
+        let range = (at - page * pageSize)..<pageSize
+        if !isZeros(file + at, count: range.count) { gaps.append(DirtyGap(page: page, range: range)) }
+        at = (page + 1) * pageSize
+      }
+    }
+  }
+
+  /// A leaf node's flags (`mn_flags`), where they matter here.
+  enum NodeFlag {
+    /// The value lies in overflow pages; the node holds the first one's number.
+    static let bigData: UInt16 = 0x01
   }
 
   /// Whether the library is LMDB 0.9 and the two meta pages read as the
