@@ -128,10 +128,24 @@ final class RequestLog: Sendable {
   /// pasted into a path, another parameter; its underscores as they are or
   /// %-encoded) written as `redacted`, its id kept, and the operator's
   /// token (`--token`), wherever it is as it was set, written as `redacted`.
+  ///
+  /// Then, whatever its spelling: every run of more than 32 hex digits,
+  /// read %-decoded (a secret %-encoded whole, after `msglog+`, alone, or
+  /// more than half of one: what is left of a secret after 32 of its
+  /// digits is still 128 bits no one can guess), is written as `redacted`;
+  /// and a target that holds the operator's token only %-decoded is
+  /// logged without its query, or as `redacted` when its path holds it.
   static func redacting(_ target: String, operatorToken: String? = nil) -> String {
-    var target = redactingSecrets(target)
-    if let operatorToken, !operatorToken.isEmpty, target.contains(operatorToken) {
-      target = target.replacing(operatorToken, with: "redacted")
+    var target = redactingHexRuns(redactingSecrets(target))
+    if let operatorToken, !operatorToken.isEmpty {
+      if target.contains(operatorToken) { target = target.replacing(operatorToken, with: "redacted") }
+      // (Decoded only where there is something to decode: every logged request comes here.)
+      if target.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }),
+        percentDecoded(target).contains(operatorToken)
+      {
+        let path = target.prefix { $0 != "?" }
+        return percentDecoded(path).contains(operatorToken) ? "redacted" : path + "?redacted"
+      }
     }
     guard let question = target.firstIndex(of: "?") else { return target }
     let query = target[target.index(after: question)...]
@@ -182,6 +196,79 @@ final class RequestLog: Sendable {
       return out.map { $0 + bytes[copied...] }
     }
     return redacted.map { String(decoding: $0, as: UTF8.self) } ?? target
+  }
+
+  /// The longest run of hex digits the log writes as it is: a UUID
+  /// without its dashes, not a token's 64-digit secret.
+  static let longestHexRunKept = 32
+
+  /// `target` with every run of more than `longestHexRunKept` hex digits,
+  /// as the target reads %-decoded, written as `redacted` (the run's
+  /// bytes as sent, %-escapes and all, go).
+  static func redactingHexRuns(_ target: String) -> String {
+    var target = target
+    let redacted = target.withUTF8 { bytes -> [UInt8]? in
+      var out: [UInt8]? = nil
+      var copied = 0
+      var (run, digits) = (0, 0)
+      var at = 0
+      func endRun() {
+        if digits > longestHexRunKept {
+          out = (out ?? []) + bytes[copied..<run] + Array("redacted".utf8)
+          copied = at
+        }
+        digits = 0
+      }
+      while at < bytes.count {
+        let (byte, next) = decodedByte(bytes, at: at)
+        if isHexDigit(byte) {
+          if digits == 0 { run = at }
+          digits += 1
+        } else {
+          endRun()
+        }
+        at = next
+      }
+      endRun()
+      return out.map { $0 + bytes[copied...] }
+    }
+    return redacted.map { String(decoding: $0, as: UTF8.self) } ?? target
+  }
+
+  /// The byte a target means at `at` (a %-escape's, `+` as a space) and where the next begins.
+  private static func decodedByte(_ bytes: UnsafeBufferPointer<UInt8>, at: Int) -> (UInt8, Int) {
+    if bytes[at] == UInt8(ascii: "%"), at + 2 < bytes.count, let high = hexValue(bytes[at + 1]),
+      let low = hexValue(bytes[at + 2])
+    {
+      return (high << 4 | low, at + 3)
+    }
+    return (bytes[at] == UInt8(ascii: "+") ? UInt8(ascii: " ") : bytes[at], at + 1)
+  }
+
+  private static func hexValue(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+    default: return nil
+    }
+  }
+
+  private static func isHexDigit(_ byte: UInt8) -> Bool { hexValue(byte) != nil }
+
+  /// `text` as it reads %-decoded (`+` as a space).
+  private static func percentDecoded<S: StringProtocol>(_ text: S) -> String {
+    var text = String(text)
+    return text.withUTF8 { bytes in
+      var out: [UInt8] = []
+      var at = 0
+      while at < bytes.count {
+        let (byte, next) = decodedByte(bytes, at: at)
+        out.append(byte)
+        at = next
+      }
+      return String(decoding: out, as: UTF8.self)
+    }
   }
 
   /// Where a named token starting at `at` has its secret (after the id and
