@@ -94,6 +94,48 @@ import Testing
     setup.honestSyncEndsInSync()
   }
 
+  /// A trim claimed with bases that do not stand where the history is
+  /// said to begin (one at another seq, or none at all): refused before
+  /// anything is emptied. Before, the replica put its whole log in place of
+  /// the lying base (or of nothing, asking again and again until its
+  /// timeout) and, on that base, could then sync with no remote, not with
+  /// `sync --reset`: for good.
+  @Test(arguments: ["1", "none"])
+  func basesThatDoNotStandAtTheHorizonAreRefused(base: String) throws {
+    let setup = try Setup()
+    setup.liar.lie("trim-lie 12 \(base)")
+    let run = setup.refusedSync()
+    #expect(
+      run.stderr.contains(
+        "it says its history begins at seq 12, yet sends " + (base == "none" ? "none" : "a base at seq 1")),
+      "\(run)")
+    #expect(setup.liar.requests.filter { $0.hasPrefix("GET /api/sync/bases") }.count == 1)
+    setup.honestSyncEndsInSync()
+  }
+
+  /// Bases that stand where a lying remote says its history begins are
+  /// taken (nothing here can show them false), but the honest remote,
+  /// whose history goes on there, is not built on them: a sync says so
+  /// (exit 1, not the log) and `sync --reset` starts the replica again from
+  /// it, the change made meanwhile done once.
+  @Test func basesALiarGaveAreNotBuiltOnAfterwards() throws {
+    let setup = try Setup()
+    setup.liar.lie("trim-lie 12 11")
+    let lied = setup.replica.run(["sync"])
+    #expect(lied.code == 1, "\(lied)")
+    #expect(setup.replica.run(["append", "offline"]).code == 0)
+    setup.liar.lie("")
+    let honest = setup.replica.run(["sync"])
+    #expect(
+      honest.code == 1 && honest.stderr.contains("'msglog sync --reset' starts the replica again from it"),
+      "\(honest)")
+    let reset = setup.replica.run(["sync", "--reset"])
+    #expect(reset.code == 0, "\(reset)")
+    #expect(setup.replica.export() == setup.server.export())
+    #expect(setup.server.run(["list"]).stdout.components(separatedBy: "offline").count == 2, "done once")
+    #expect(setup.replica.run(["verify"]).code == 0)
+  }
+
   /// "Applied, seq 1" for a pending remove that the server never saw: the
   /// event at seq 1 is not the change, so the change stays pending and the
   /// sync is a conflict (exit 1), never a silent drop.

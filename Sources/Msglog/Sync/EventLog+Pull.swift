@@ -13,7 +13,7 @@ extension EventLog {
   func pull(from remote: any SyncRemote, state: ReplicaState, horizon: UInt64 = 1, into report: inout SyncReport)
     throws
   {
-    if horizon > 1, try headSeq() == 0 { try takeBases(from: remote, state: state) }
+    if horizon > 1, try headSeq() == 0 { try takeBases(from: remote, state: state, horizon: horizon) }
     while true {
       let head = try headSeq()
       let held = try headRecord()
@@ -32,11 +32,31 @@ extension EventLog {
   }
 
   /// Starts this empty replica from a trimmed remote's bases, in one transaction.
-  private func takeBases(from remote: any SyncRemote, state: ReplicaState) throws {
+  private func takeBases(from remote: any SyncRemote, state: ReplicaState, horizon: UInt64) throws {
     let bases = try remote.bases(of: state.log)
+    try Self.check(bases, horizon: horizon, from: remote)
     try writing { writer in
       guard try writer.headSeq() == 0 else { throw MsglogError.replicaMovedDuringPull }
       try seed(bases, into: writer, from: remote)
+    }
+  }
+
+  /// Refuses bases that do not stand where the remote's hello says its
+  /// history begins, before anything is emptied for them: a trimmed log
+  /// has a base for every stream (some stream had the events trimmed),
+  /// all at the seq before its horizon — or a later one, the remote
+  /// trimmed again since its hello.
+  static func check(_ bases: [ImportedBase], horizon: UInt64, from remote: any SyncRemote) throws {
+    guard horizon > 1 else { return }
+    guard let first = bases.first else {
+      throw MsglogError.remoteFault(
+        remote: remote.shown, .basesDoNotFit(reason: "it says its history begins at seq \(horizon), yet sends none"))
+    }
+    if let stray = bases.first(where: { $0.seq < horizon - 1 || $0.seq != first.seq }) {
+      throw MsglogError.remoteFault(
+        remote: remote.shown,
+        .basesDoNotFit(
+          reason: "it says its history begins at seq \(horizon), yet sends a base at seq \(stray.seq)"))
     }
   }
 

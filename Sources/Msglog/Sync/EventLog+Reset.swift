@@ -303,6 +303,7 @@ extension EventLog {
     after settling: (any LogWriter, any ReplicaStateWriter) throws -> Void = { _, _ in }
   ) throws -> R {
     let bases = horizon > 1 ? try remote.bases(of: log) : []
+    try Self.check(bases, horizon: horizon, from: remote)
     return try writing { writer in
       guard let replicas = writer as? any ReplicaStateWriter, let sync = writer as? any SyncStateWriter else {
         throw MsglogError.notAReplica(location: self.location)

@@ -105,6 +105,18 @@ extension EventLog {
     // Before anything is pushed: is the remote the log this replica copies,
     // at or past its head? (A pull of nothing checks the record there.)
     let held = try headRecord()
+    // A replica that stands on bases (no record at its head) is borne out
+    // only by a remote whose history begins right after them too
+    // (`checkBases`): one that holds records there cannot be checked
+    // against lists, and pulling after them would build on bases that may
+    // not be its own (a lying remote's, say), for good.
+    if held == nil, try headSeq() > 0, hello.horizon <= (try headSeq()) {
+      throw MsglogError.anotherLog(
+        remote: remote.shown,
+        reason:
+          "its history goes on before seq \(try headSeq() + 1), where this replica's lists are bases, and those "
+          + "cannot be checked against it: 'msglog sync --reset' starts the replica again from it")
+    }
     _ = try remote.pull(
       PullRequest(
         log: state.log, after: try headSeq(), check: held?.withUnsafeBytes(EventRecord.headCheck), limit: 0),

@@ -25,6 +25,9 @@ forward everything):
     push-unchanged     a push is not forwarded: every change is answered
                        "unchanged"
     hello-horizon H    the hello says the history begins at seq H
+    trim-lie H SEQ     the hello says the history begins at seq H (and its
+                       head is past it), and the bases are one empty list
+                       of stream main at SEQ ("none": no base at all)
     lose-track-after N the first N pushes are forwarded, every later one is
                        refused 409 as lost track (counted from when the
                        lie is named)
@@ -124,11 +127,20 @@ def answer(connection, method, path, body, headers):
         reply = json.dumps({"head": json.loads(hello)["head"], "outcomes": outcomes}).encode()
         send(connection, 200, "OK", [("Content-Type", "application/json")], reply)
         return
-    if name == "hello-horizon" and path.startswith("/api/sync?"):
+    if name in ("hello-horizon", "trim-lie") and path.startswith("/api/sync?"):
         status, reason, kept, data = forward(method, path, body, headers)
         hello = json.loads(data)
         hello["horizon"] = int(args[0])
+        if name == "trim-lie":
+            hello["head"] = max(hello["head"], int(args[0]) + 8)
         send(connection, status, reason, kept, json.dumps(hello).encode())
+        return
+    if name == "trim-lie" and path.startswith("/api/sync/bases"):
+        data = b""
+        if args[1] != "none":
+            base = {"op": "base", "stream": "main", "seq": int(args[1]), "version": 1, "items": []}
+            data = (json.dumps(base) + "\n").encode()
+        send(connection, 200, "OK", [("Content-Type", "application/x-ndjson")], data)
         return
     if name == "lose-track-after" and path.startswith("/api/sync/push"):
         with lock:
