@@ -38,7 +38,32 @@ enum Completions {
             --db=*) db=(--db "${COMP_WORDS[i]#--db=}") ;;
           esac
         done
+        # A path typed with ~/ is the shell's to expand; on the line it is not yet.
+        if [[ ${db[1]} == "~/"* ]]; then db[1]="$HOME/${db[1]:2}"; fi
         command msglog completions --list-streams "${db[@]}" 2>/dev/null
+      }
+
+      # The stream names that start with what is typed, each as one word of
+      # the command line: an ASCII character the shell would act on goes
+      # behind a backslash (printf %q). Never through compgen -W, which
+      # expands $(…) in its words: a stream name is anyone's who may write
+      # to the database, and a tab must not run it.
+      _msglog_stream_words() {
+        local name quoted c code i
+        COMPREPLY=()
+        while IFS= read -r name; do
+          [[ $name == "$cur"* ]] || continue
+          quoted=""
+          for ((i = 0; i < ${#name}; i++)); do
+            c=${name:i:1}
+            case $c in
+              [[:alnum:]_./:@%+,-]) ;;
+              *) printf -v code '%d' "'$c"; if ((code < 128)); then printf -v c '%q' "$c"; fi ;;
+            esac
+            quoted+=$c
+          done
+          COMPREPLY+=("$quoted")
+        done < <(_msglog_streams)
       }
 
       _msglog() {
@@ -99,9 +124,8 @@ enum Completions {
   static func bashReply(_ completion: Completion) -> String {
     switch completion {
     case .none: return "COMPREPLY=()"
-    // Spaces escaped: a stream name with a space is one word.
-    case .streams:
-      return #"COMPREPLY=($(compgen -W "$(_msglog_streams)" -- "$cur")); COMPREPLY=("${COMPREPLY[@]// /\\ }")"#
+    // Each one word, whatever it holds (`_msglog_stream_words`).
+    case .streams: return "_msglog_stream_words"
     case .files: return #"COMPREPLY=($(compgen -f -- "$cur"))"#
     case .directories: return #"COMPREPLY=($(compgen -d -- "$cur"))"#
     // One a line: the script splits words at newlines alone (IFS).

@@ -47,6 +47,35 @@ import Testing
     #expect(complete(["msglog", "--db", "=", s.db, "--stream", "="]) == ["main", "ops\\ board", "中文"])
   }
 
+  /// A stream name is anyone's who may write to the database: bash offers
+  /// it as one word, quoted, and never runs what it holds. (Through
+  /// `compgen -W`, a stream named `$(touch PWNED)` ran at a tab, and one
+  /// with an apostrophe broke every stream's completion.)
+  @Test func bashOffersAStreamNameAndNeverRunsIt() {
+    let s = Sandbox()
+    for name in ["$(touch PWNED)", "it's", "a;b `id`", "main", "ops board"] {
+      #expect(s.run(["append", "--stream", name, "x"]).code == 0)
+    }
+    func complete(_ typed: String) -> [String] {
+      let r = run(
+        "bash",
+        "source <(msglog completions bash); COMP_WORDS=(msglog --stream '\(typed)'); COMP_CWORD=2; _msglog; "
+          + "printf '%s\\n' \"${COMPREPLY[@]}\"", in: s)
+      #expect(r.code == 0 && r.stderr.isEmpty, "\(r)")
+      return r.lines.filter { !$0.isEmpty }
+    }
+    #expect(complete("") == [#"\$\(touch\ PWNED\)"#, #"a\;b\ \`id\`"#, #"it\'s"#, "main", #"ops\ board"#])
+    #expect(complete("i") == [#"it\'s"#])
+    #expect(complete("m") == ["main"])
+    #expect(!FileManager.default.fileExists(atPath: s.dir + "/PWNED"), "a tab ran a stream name")
+    // Each offered word, put on a command line, is the name itself.
+    let offered = complete("").joined(separator: " ")
+    #expect(FileManager.default.createFile(atPath: s.dir + "/words", contents: Data(offered.utf8)))
+    let r = run("bash", #"eval "set -- $(cat words)"; printf '%s\n' "$@""#, in: s)
+    #expect(r.lines == ["$(touch PWNED)", "a;b `id`", "it's", "main", "ops board"], "\(r)")
+    #expect(!FileManager.default.fileExists(atPath: s.dir + "/PWNED"))
+  }
+
   @Test func fishCompletesStreamNames() {
     let s = Self.streams()
     let r = run("fish", "source (msglog completions fish | psub); complete -C 'msglog --db \(s.db) --stream '", in: s)
