@@ -16,6 +16,9 @@ public struct PushAnswer: Equatable, Sendable {
   public var head: UInt64
   /// One per change pushed, in order.
   public var outcomes: [ChangeOutcome]
+  /// The change each outcome names (`"change"`), in order; nil where it
+  /// names none. A replica checks them against what it pushed.
+  package var numbers: [UInt64?] = []
   /// How many of the first outcomes are of changes done before, sent
   /// again (a lost answer): the remote's own count, not on the wire.
   package var resent = 0
@@ -73,8 +76,10 @@ public struct PushAnswer: Equatable, Sendable {
       throw .pushWithoutHeadOrOutcomes
     }
     var outcomes: [ChangeOutcome] = []
+    var numbers: [UInt64?] = []
     for item in items {
       guard let outcome = AnswerMembers(item) else { throw .outcomeNotAnObject }
+      numbers.append(outcome.integer("change").map { UInt64($0) })
       switch outcome.string("result") {
       case "applied"?:
         guard let seq = outcome.integer("seq") else { throw .appliedWithoutSeq }
@@ -91,5 +96,6 @@ public struct PushAnswer: Equatable, Sendable {
       }
     }
     self.init(head: UInt64(head), outcomes: outcomes)
+    self.numbers = numbers
   }
 }

@@ -94,6 +94,53 @@ import Testing
     setup.honestSyncEndsInSync()
   }
 
+  /// A push answer whose outcomes are in another order than the changes
+  /// (each naming its own change): nothing of it is taken in. Before, the
+  /// replica took them by place alone: an append's "applied" became an
+  /// edit's, the edit's refusal the append's, kept for good — a refusal
+  /// `status` listed for a change that was done, and a `verify` that
+  /// failed ever after.
+  @Test func outcomesOutOfOrderAreNotTakenIn() throws {
+    let setup = try Setup()
+    let list = setup.replica.run(["list", "--json"]).stdout
+    let id = try #require(list.firstMatch(of: /"id":"([0-9a-f-]{36})"/)?.1)
+    // The server removes the item the replica edits: the edit is refused there.
+    #expect(setup.server.run(["remove", String(id)]).code == 0)
+    #expect(setup.replica.run(["edit", String(id), "edited offline"]).code == 0)
+    #expect(setup.replica.run(["append", "kept"]).code == 0)
+    let before = setup.replica.contents()
+    setup.liar.lie("push-reorder")
+    let run = setup.replica.run(["sync"])
+    #expect(run.code == 1, "\(run)")
+    #expect(run.stderr.contains("its push answer has the outcome of change 2 where change 1's was due"), "\(run)")
+    #expect(setup.replica.contents() == before, "the replica took something in")
+    setup.liar.lie("")
+    let sync = setup.replica.run(["sync"])
+    #expect(sync.code == 0, "\(sync)")
+    #expect(setup.replica.export() == setup.server.export())
+    let status = setup.replica.run(["status", "--json"]).stdout
+    #expect(status.contains(#""pending":0"#) && status.contains(#""pending":1,"op":"edit""#), "\(status)")
+    #expect(!status.contains(#""op":"append""#), "\(status)")
+    #expect(setup.replica.run(["verify"]).code == 0)
+  }
+
+  /// Refusals from a remote that says it is behind the replica (it never
+  /// saw the changes): not believed. Before, each change was dropped as
+  /// done for good, and the honest remote then refused every later push
+  /// as out of order.
+  @Test func refusalsFromARemoteBehindTheReplicaAreNotBelieved() throws {
+    let setup = try Setup()
+    #expect(setup.replica.run(["append", "kept"]).code == 0)
+    let before = setup.replica.contents()
+    setup.liar.lie("push-refused-behind")
+    let run = setup.replica.run(["sync"])
+    #expect(run.code == 1, "\(run)")
+    #expect(run.stderr.contains("its push answer says it is at seq 1, behind the replica (at seq 2)"), "\(run)")
+    #expect(setup.replica.contents() == before, "the replica took something in")
+    setup.honestSyncEndsInSync()
+    #expect(setup.server.run(["list"]).stdout.hasSuffix("  kept\n"))
+  }
+
   /// A trim claimed with bases that do not stand where the history is
   /// said to begin (one at another seq, or none at all): refused before
   /// anything is emptied. Before, the replica put its whole log in place of

@@ -386,6 +386,19 @@ extension EventLog {
         throw MsglogError.incompatibleRemote(
           remote: remote.shown, reason: "it answered \(answer.outcomes.count) outcomes for \(batch.count) changes")
       }
+      // Nothing of an answer is taken in unless each outcome is the change's
+      // it stands for, and the remote is not behind what the replica holds
+      // of it (a refusal from a remote that never saw the change, say).
+      if let (change, named) = zip(batch, answer.numbers).first(where: { $1 != nil && $1 != $0.number }) {
+        throw MsglogError.remoteFault(
+          remote: remote.shown, .outcomeOfAnotherChange(change: change.number, named: named!))
+      }
+      let head = try headSeq()
+      guard answer.head >= head else {
+        throw MsglogError.anotherLog(
+          remote: remote.shown,
+          reason: "its push answer says it is at seq \(answer.head), behind the replica (at seq \(head))")
+      }
       try learn(zip(batch, answer.outcomes).map { ($0, $1) }, from: remote, into: &report, claims: &claims)
       start = end
     }

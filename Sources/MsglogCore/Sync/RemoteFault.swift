@@ -27,6 +27,9 @@ public enum RemoteFault: Error, Equatable, Sendable, CustomStringConvertible {
   /// It said this replica's change was applied as the event at `seq`, but
   /// that event is not the change (`found` says what it is instead).
   case outcomeNotBorneOut(change: UInt64, seq: UInt64, found: String)
+  /// Its answer to a push put the outcome of change `named` where
+  /// change `change`'s was due.
+  case outcomeOfAnotherChange(change: UInt64, named: UInt64)
   /// A trimmed remote's bases that no log could start from.
   case basesDoNotFit(reason: String)
   /// Its hello put the start of its history past its head.
@@ -54,6 +57,8 @@ public enum RemoteFault: Error, Equatable, Sendable, CustomStringConvertible {
       return "it answered \(status), a redirect\(location.map { " to \($0)" } ?? ""), which sync does not follow"
     case .outcomeNotBorneOut(let change, let seq, let found):
       return "it says change \(change) of this replica was applied as seq \(seq), but \(found)"
+    case .outcomeOfAnotherChange(let change, let named):
+      return "its push answer has the outcome of change \(named) where change \(change)'s was due"
     case .basesDoNotFit(let reason): return "its bases do not fit together: \(reason)"
     case .horizonPastHead(let horizon, let head):
       return "it says its history begins at seq \(horizon), past its head (seq \(head))"

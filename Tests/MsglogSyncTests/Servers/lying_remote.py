@@ -25,6 +25,10 @@ forward everything):
     push-unchanged     a push is not forwarded: every change is answered
                        "unchanged"
     hello-horizon H    the hello says the history begins at seq H
+    push-reorder       a push is forwarded; its answer's outcomes come back
+                       in reverse order, each with its own change number
+    push-refused-behind a push is not forwarded: every change is answered
+                       "refused", the head said to be 1
     trim-lie H SEQ     the hello says the history begins at seq H (and its
                        head is past it), and the bases are one empty list
                        of stream main at SEQ ("none": no base at all)
@@ -126,6 +130,20 @@ def answer(connection, method, path, body, headers):
         outcomes = [{"change": c["change"], "result": "unchanged"} for c in changes]
         reply = json.dumps({"head": json.loads(hello)["head"], "outcomes": outcomes}).encode()
         send(connection, 200, "OK", [("Content-Type", "application/json")], reply)
+        return
+    if name == "push-refused-behind" and path.startswith("/api/sync/push"):
+        changes = json.loads(body)["changes"]
+        outcomes = [{"change": c["change"], "result": "refused", "error": "item was already removed",
+                     "reason": {"code": "item-removed", "id": "00000000-0000-4000-8000-000000000001", "seq": 1}}
+                    for c in changes]
+        reply = json.dumps({"head": 1, "outcomes": outcomes}).encode()
+        send(connection, 200, "OK", [("Content-Type", "application/json")], reply)
+        return
+    if name == "push-reorder" and path.startswith("/api/sync/push"):
+        status, reason, kept, data = forward(method, path, body, headers)
+        answer = json.loads(data)
+        answer["outcomes"].reverse()
+        send(connection, status, reason, kept, json.dumps(answer).encode())
         return
     if name in ("hello-horizon", "trim-lie") and path.startswith("/api/sync?"):
         status, reason, kept, data = forward(method, path, body, headers)
