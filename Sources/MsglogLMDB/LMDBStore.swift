@@ -225,7 +225,7 @@ package final class LMDBStore: FollowableStore {
       guard try tables(creating: false) != nil else {
         throw MsglogError.noDatabase(location: path, store: .lmdb, emptyDirectory: false)
       }
-      return try InotifyWatcher(file: path + "/data.mdb", shown: path)
+      return try InotifyWatcher(file: path + "/data.mdb", shown: path, directory: path)
     }
   }
 
@@ -276,15 +276,20 @@ package final class LMDBStore: FollowableStore {
 /// commit can be read, so a wake there would read too early, and a second
 /// time at the touch. (A writer killed between its commit and its touch
 /// leaves its events to be seen with the next commit.)
+///
+/// With `directory`, also when that directory is moved or removed: a
+/// database moved away (a backup moved into its place) changes no file,
+/// and its follower must wake to find it displaced.
 final class InotifyWatcher: CommitWatcher {
   let fd: Int32
 
-  init(file: String, shown: String, events: UInt32 = UInt32(IN_ATTRIB)) throws {
+  init(file: String, shown: String, events: UInt32 = UInt32(IN_ATTRIB), directory: String? = nil) throws {
     // Kept only once watching: a failed init of an object whose properties
     // are all set still runs its deinit, which would close it twice.
     let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
     guard fd >= 0 else { throw MsglogError.systemRefused(.watch(location: shown), errno: errno) }
-    guard inotify_add_watch(fd, file, events) >= 0 else {
+    let watches = [(file, events)] + (directory.map { [($0, UInt32(IN_MOVE_SELF | IN_DELETE_SELF))] } ?? [])
+    for (path, events) in watches where inotify_add_watch(fd, path, events) < 0 {
       let code = errno
       close(fd)
       throw MsglogError.systemRefused(.watch(location: shown), errno: code)

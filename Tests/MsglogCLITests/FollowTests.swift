@@ -113,9 +113,11 @@ import Testing
   /// ended, and waited in silence while the new one was written to (a
   /// crash-safety tester). It ends with exit 1 and says why, without the
   /// "go on from seq N" a lost connection gets after events were printed:
-  /// the seqs there are the new database's. (The rename alone wakes it:
-  /// the old file's link count changes.)
-  @Test(arguments: [true, false]) func aDatabaseReplacedUnderAFollowerEndsIt(_ replaced: Bool) throws {
+  /// the seqs there are the new database's. (A file renamed over the data
+  /// file wakes it, the old file's link count changing; the directory
+  /// moved away, with a backup moved into its place, changes no file: the
+  /// directory's own move wakes it, where it waited before.)
+  @Test(arguments: ["file", "directory", "removed"]) func aDatabaseReplacedUnderAFollowerEndsIt(_ how: String) throws {
     let s = Sandbox()
     s.append("one")
     let copy = s.dir + "/copy.lmdb"
@@ -124,10 +126,12 @@ import Testing
     #expect(follower.waitForOutput("one\n"))
     s.append("two")
     #expect(follower.waitForOutput("two\n"))
-    if replaced {
-      #expect(rename(copy + "/data.mdb", s.db + "/data.mdb") == 0)
-    } else {
-      try FileManager.default.removeItem(atPath: s.db)
+    switch how {
+    case "file": #expect(rename(copy + "/data.mdb", s.db + "/data.mdb") == 0)
+    case "directory":
+      #expect(rename(s.db, s.dir + "/old.lmdb") == 0)
+      #expect(rename(copy, s.db) == 0)
+    default: try FileManager.default.removeItem(atPath: s.db)
     }
     #expect(eventually { !follower.process.isRunning }, "the follower kept waiting on the database it had opened")
     if follower.process.isRunning { kill(follower.process.processIdentifier, SIGKILL) }
