@@ -54,8 +54,9 @@ package enum Wording {
     default:
       (message, hint, code) = ("\(error)", nil, MsglogCLI.ExitCode.failure)
     }
-    stderr.note("msglog: " + message)
-    if let hint { stderr.note("hint: " + hint) }
+    // A part no message quoted (a path given with --db) cannot reprogram the terminal.
+    stderr.note("msglog: " + TerminalText.escapingControls(message))
+    if let hint { stderr.note("hint: " + TerminalText.escapingControls(hint)) }
     return code
   }
 

@@ -20,6 +20,20 @@ import Testing
 
   func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
 
+  /// A path given with --db (or MSGLOG_DB) holding a terminal's escape is
+  /// said escaped, as every other part of a message a user gave is: it
+  /// cleared the screen of whoever read the error.
+  @Test func aPathHoldingAnEscapeIsSaidEscaped() throws {
+    let s = Sandbox()
+    let path = s.dir + "/\u{1B}[2Jdb"
+    for run in [s.run(["--db", path, "list"]), s.run(["list"], environment: ["MSGLOG_DB": path])] {
+      #expect(run.code == 1, "\(run)")
+      #expect(run.stderr.hasPrefix("msglog: no database at \(s.dir)/\\x1b[2Jdb\n"), "\(run)")
+      #expect(!run.stderr.contains("\u{1B}"), "\(run)")
+    }
+    #expect(!FileManager.default.fileExists(atPath: path))
+  }
+
   @Test func anotherProgramsEnvironmentIsNeverWritten() throws {
     let s = Sandbox()
     let foreign = s.dir + "/foreign"
