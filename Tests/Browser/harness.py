@@ -20,6 +20,7 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
 
 
 class Failure(Exception):
@@ -191,6 +192,7 @@ def browser(directory, size=DESKTOP, touch=False, dark=False, network_log=False,
     if touch:
         cdp("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
         cdp("Emulation.setEmitTouchEventsForMouse", {"enabled": True, "configuration": "mobile"})
+    driver.msglog_touch = touch  # a phone's buttons are tapped (WebDriver's click waits on them for ever)
     if dark:
         set_scheme(driver, "dark")
     return driver
@@ -211,8 +213,24 @@ def wait_ready(driver, seconds=30):
 
 
 def open_page(driver, server, stream, view, fragment=""):
+    """Opens the page; a token in `fragment` is signed in with, as its user does (the page offers it first)."""
     driver.get(page_url(server, stream, view, fragment))
+    if "token=" in fragment:
+        accept_token_offer(driver)
     wait_ready(driver)
+
+
+def accept_token_offer(driver):
+    """Signs in with the token a link offered, once the page offers it."""
+    form = driver.find_element(By.ID, "offer-form")
+    wait_until("the page offers the link's token", lambda: form.is_displayed())
+    button = driver.find_element(By.ID, "offer-accept")
+    if getattr(driver, "msglog_touch", False):
+        tap(driver, button)
+    else:
+        button.click()
+    wait_until("the page signs in with it", lambda: not form.is_displayed()
+               and driver.execute_script("return sessionStorage.getItem('msglog.token')") is not None)
 
 
 # In one script each: the page may draw again between two element lookups.
@@ -277,6 +295,14 @@ def network_events(driver):
 def touch(driver, kind, x, y):
     points = [] if kind == "touchEnd" else [{"x": x, "y": y, "id": 1}]
     driver.execute_cdp_cmd("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+
+def tap(driver, element):
+    """A finger's tap on `element` (touch events, as a phone's)."""
+    r = driver.execute_script(
+        "const r = arguments[0].getBoundingClientRect(); return {x: r.x + r.width / 2, y: r.y + r.height / 2}", element)
+    touch(driver, "touchStart", r["x"], r["y"])
+    touch(driver, "touchEnd", r["x"], r["y"])
 
 
 def screenshot(driver, directory, name):

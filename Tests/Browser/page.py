@@ -25,7 +25,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (DESKTOP, PHONE, Failure, HTTPError, Msglog, api, browser, check, cleanup,  # noqa: E402
                      console_errors, events, items, network_events, open_page, page_url, pages_as_they_are,
-                     run_cleanup, screenshot, set_scheme, shown_ids, shown_texts, touch, wait_ready, wait_texts,
+                     run_cleanup, screenshot, set_scheme, shown_ids, shown_texts, tap, touch, wait_ready, wait_texts,
                      wait_until)
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -872,6 +872,63 @@ def signed_in_as(driver):
     """What the page says of whose its token is ("Signed in as ann"); None when it says nothing."""
     return driver.execute_script(
         "const e = document.getElementById('signed-in'); return e && !e.hidden ? e.textContent : null")
+
+
+@case
+def a_link_with_another_token_asks_before_it_signs_in(ctx):
+    """A token in a link is offered, never taken as it comes: any page the browser opens can send a tab to such a
+    link. Taken as it came, a foreign page's link signed the tab in as the link's maker (what was typed there went
+    out as theirs), and one with a token the server refuses dropped the lists the page kept. The page asks the
+    server whose it is and offers it; "Not now" changes nothing, a refused one is said and changes nothing, and
+    "Sign in" takes it."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("team", ["welcome"]))
+    ann = m.run("token", "add", "ann", "--write", "*").strip()
+    mallory = m.run("token", "add", "mallory", "--write", "*").strip()
+    server = m.serve()
+    driver = browser(ctx.dir)
+    open_page(driver, server, "team", "chat", "#token=" + ann)
+    wait_texts(driver, "chat", ["welcome"], "with ann's token")
+    wait_until("signed in as ann", lambda: signed_in_as(driver) == "Signed in as ann")
+    wait_until("the list is kept", lambda: any(l.get("stream") == "team" for l in kept(driver)["lists"]), 30)
+
+    def followed(token):
+        """The tab sent to a link with `token`, as a foreign page sends it (a new document, not a new hash)."""
+        driver.get("about:blank")
+        driver.get(page_url(server, "team", "chat", "#token=" + token))
+        wait_ready(driver)
+        check("token" not in driver.current_url, "the token stays in the address: %s" % driver.current_url)
+
+    def still_anns(what):
+        check(driver.execute_script("return sessionStorage.getItem('msglog.token')") == ann, what + ": not ann's")
+        wait_until(what + ": still signed in as ann", lambda: signed_in_as(driver) == "Signed in as ann")
+        wait_texts(driver, "chat", ["welcome"], what)
+        check(any(l.get("stream") == "team" for l in kept(driver)["lists"]), what + ": the kept list went")
+
+    offer = lambda: driver.find_element(By.ID, "offer-form")  # noqa: E731
+    followed(mallory)
+    wait_until("the page offers mallory's token", lambda: offer().is_displayed())
+    check("signs this tab in as 'mallory'" in offer().text.replace("\u2068", "").replace("\u2069", ""),
+          "the offer says %r" % offer().text)
+    check(driver.switch_to.active_element == offer(), "the offer does not have the focus")
+    still_anns("offered")
+    driver.find_element(By.ID, "offer-decline").click()
+    wait_until("the offer goes", lambda: not offer().is_displayed())
+    still_anns("declined")
+
+    followed("msglog_0000000000000000_" + "0" * 64)
+    wait_until("the page says the link's token is not accepted", lambda: "does not accept" in note_text(driver))
+    check(not offer().is_displayed(), "a refused token is offered")
+    check(not driver.find_element(By.ID, "token-form").is_displayed(), "the page asks for another token")
+    still_anns("refused")
+
+    followed(mallory)
+    wait_until("the page offers mallory's token again", lambda: offer().is_displayed())
+    driver.find_element(By.ID, "offer-accept").click()
+    wait_until("signed in as mallory", lambda: signed_in_as(driver) == "Signed in as mallory")
+    check(driver.execute_script("return sessionStorage.getItem('msglog.token')") == mallory, "not mallory's")
+    check(driver.switch_to.active_element.get_attribute("id") == "compose-text",
+          "focus after signing in: %r" % driver.switch_to.active_element.get_attribute("outerHTML")[:120])
 
 
 @case
@@ -1770,14 +1827,6 @@ def landed(driver):
     return driver.execute_script("""
         return [...document.querySelectorAll('[data-id]')].filter((e) => e.getClientRects().length
             && e.dataset.pending !== 'true').map((e) => e.querySelector('.text')?.textContent)""")
-
-
-def tap(driver, element):
-    """A finger's tap on `element` (touch events, as a phone's)."""
-    r = driver.execute_script(
-        "const r = arguments[0].getBoundingClientRect(); return {x: r.x + r.width / 2, y: r.y + r.height / 2}", element)
-    touch(driver, "touchStart", r["x"], r["y"])
-    touch(driver, "touchEnd", r["x"], r["y"])
 
 
 def tab_to(driver, label, limit=40):

@@ -63,3 +63,69 @@ describe("a request", () => {
       (e) => e instanceof HTTPError && e.status === 0 && e.message === "the server cannot be reached");
   });
 });
+
+describe("a token in the address", () => {
+  /** A tab whose address holds `hash` and whose sessionStorage holds `held`. */
+  function tab(hash, held) {
+    const stored = new Map(held ? [["msglog.token", held]] : []);
+    const addresses = [];
+    globalThis.window.sessionStorage = {
+      getItem: (k) => stored.get(k) ?? null, setItem: (k, v) => stored.set(k, v), removeItem: (k) => stored.delete(k),
+    };
+    globalThis.location = { hash, pathname: "/", search: "?stream=main" };
+    globalThis.history = { state: null, replaceState: (_, __, url) => addresses.push(url) };
+    return { stored, addresses };
+  }
+  after(() => {
+    delete globalThis.window.sessionStorage;
+    globalThis.location = { hash: "", pathname: "/", search: "" };
+  });
+
+  // Any page the browser opens can send a tab to such a link: taken as it
+  // came, it signed the tab in as whoever made the link, and a refused one
+  // dropped what the page kept for its own token.
+  test("is offered, not taken, and leaves the address at once", () => {
+    const { stored, addresses } = tab("#token=abc+def%2Fg", "mine");
+    const api = new Api();
+    assert.equal(api.readToken(), "mine");
+    assert.equal(api.offered, "abc+def/g");
+    assert.deepEqual(addresses, ["/?stream=main"]);
+    assert.equal(stored.get("msglog.token"), "mine");
+    assert.equal(api.headers({}).Authorization, "Bearer mine");
+    api.acceptOffered();
+    assert.equal(api.readToken(), "abc+def/g");
+    assert.equal(stored.get("msglog.token"), "abc+def/g");
+    assert.equal(api.offered, null);
+  });
+
+  test("the tab holds already is not offered again", () => {
+    tab("#token=mine", "mine");
+    assert.equal(new Api().offered, null);
+  });
+
+  test("declined, changes nothing", () => {
+    const { stored } = tab("#token=theirs", null);
+    const api = new Api();
+    assert.equal(api.readToken(), null);
+    api.declineOffered();
+    assert.equal(api.offered, null);
+    assert.equal(api.readToken(), null);
+    assert.equal(stored.size, 0);
+  });
+
+  test("is asked about with itself, and a refusal of it is not the page's", async () => {
+    tab("#token=theirs", "mine");
+    const sent = [];
+    globalThis.fetch = async (url, init) => {
+      sent.push([url, init.headers.Authorization]);
+      return new Response(JSON.stringify({ error: "unauthorized" }), { status: 401 });
+    };
+    const api = new Api();
+    let told = 0;
+    api.on("unauthorized", () => { told += 1; });
+    await assert.rejects(api.whose(api.offered, "a/b"), (e) => e instanceof HTTPError && e.status === 401);
+    assert.deepEqual(sent, [["/api/whoami?stream=a%2Fb", "Bearer theirs"]]);
+    assert.equal(told, 0);
+    assert.equal(api.readToken(), "mine");
+  });
+});

@@ -28,6 +28,8 @@ export class HTTPError extends Error {
 export class Api extends Events {
   /** The token sent as `Authorization: Bearer`; undefined until first read (`readToken`). */
   #token;
+  /** A token a link carried (`#token=…`) that is not this tab's: used only once the user accepts it (token.js's `TokenOffer`). */
+  #offered = null;
   /** The owner of the token last asked about (a fingerprint costs a SHA-256). */
   #owned = { token: null, owner: ownerOf(null) };
 
@@ -36,10 +38,13 @@ export class Api extends Events {
   }
 
   /**
-   * Reads the token: from `#token=…` in the address, read as written
-   * (URLSearchParams would turn a `+` into a space), which then leaves the
-   * address bar, so that no bookmark, screenshot or shared link carries it;
-   * else from sessionStorage, which keeps it for reloads of this tab.
+   * Reads the token kept for reloads of this tab (sessionStorage). A token
+   * in the address (`#token=…`, read as written: URLSearchParams would turn
+   * a `+` into a space) leaves the address bar at once, so that no
+   * bookmark, screenshot or shared link carries it, and is only offered
+   * (`offered`): any page the browser opens can send it to a link, and a
+   * token taken as it comes would sign this tab in as whoever made the
+   * link, or drop what the page keeps for its own token.
    */
   readToken() {
     if (this.#token !== undefined) return this.#token;
@@ -49,12 +54,36 @@ export class Api extends Events {
       const raw = part.slice("token=".length);
       try { found = decodeURIComponent(raw); } catch { found = raw; }
     }
-    if (found !== null) {
-      storage.set("sessionStorage", TOKEN_KEY, found);
-      history.replaceState(history.state, "", location.pathname + location.search);
-    }
-    this.#token = found ?? storage.get("sessionStorage", TOKEN_KEY);
+    if (found !== null) history.replaceState(history.state, "", location.pathname + location.search);
+    this.#token = storage.get("sessionStorage", TOKEN_KEY);
+    if (found && found !== this.#token) this.#offered = found;
     return this.#token;
+  }
+
+  /** The token a link offered this tab, not yet accepted or declined; null for none. */
+  get offered() {
+    this.readToken();
+    return this.#offered;
+  }
+
+  /** Signs this tab in with the token the link offered. */
+  acceptOffered() {
+    if (this.#offered !== null) this.useToken(this.#offered);
+    this.#offered = null;
+  }
+
+  /** Forgets the token the link offered. */
+  declineOffered() {
+    this.#offered = null;
+  }
+
+  /**
+   * Whose `token` is and what it may do on `stream` (`GET /api/whoami`),
+   * without taking it or telling "unauthorized": a token refused fails
+   * with its 401 and changes nothing.
+   */
+  async whose(token, stream) {
+    return this.request("/api/whoami?stream=" + encodeURIComponent(stream), undefined, { token });
   }
 
   /** The token the user typed in, kept for reloads of this tab. */
@@ -70,11 +99,10 @@ export class Api extends Events {
     return this.#owned.owner;
   }
 
-  /** `extra` with the Authorization header, when the page has a token. */
-  headers(extra) {
+  /** `extra` with the Authorization header, when the page has a token (or with `token`). */
+  headers(extra, token = this.readToken()) {
     const h = Object.assign({}, extra);
-    const t = this.readToken();
-    if (t) h.Authorization = "Bearer " + t;
+    if (token) h.Authorization = "Bearer " + token;
     return h;
   }
 
@@ -87,13 +115,16 @@ export class Api extends Events {
    * GET (no body) or POST a JSON body; the answer as JSON, or as text with
    * `raw`. One not answered whole within `timeout` ms (by default
    * WRITE_TIMEOUT_MS or READ_TIMEOUT_MS) fails as one that could not be sent.
+   * With `token`, sent with that token, not the page's: a 401 is not told.
    */
-  async request(path, body, { raw = false, timeout } = {}) {
+  async request(path, body, { raw = false, timeout, token } = {}) {
     const signal = AbortSignal.timeout(timeout ?? (body === undefined ? READ_TIMEOUT_MS : WRITE_TIMEOUT_MS));
+    const sent = token ?? this.readToken();
     const init = body === undefined
-      ? { headers: this.headers(), cache: "no-store", signal }
+      ? { headers: this.headers({}, sent), cache: "no-store", signal }
       : {
-        method: "POST", headers: this.headers({ "Content-Type": "application/json" }), body: JSON.stringify(body), signal,
+        method: "POST", headers: this.headers({ "Content-Type": "application/json" }, sent), body: JSON.stringify(body),
+        signal,
       };
     let response, text;
     try {
@@ -105,7 +136,7 @@ export class Api extends Events {
     if (!response.ok) {
       let message = response.statusText || "HTTP " + response.status;
       try { message = JSON.parse(text).error || message; } catch { /* not JSON: keep the status text */ }
-      if (response.status === 401) this.unauthorized();
+      if (response.status === 401 && token === undefined) this.unauthorized();
       throw new HTTPError(response.status, message);
     }
     if (raw) return text;

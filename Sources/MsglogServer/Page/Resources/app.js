@@ -40,7 +40,7 @@ import { Shown } from "./shown.js";
 import { SignedIn } from "./signed-in.js";
 import { StreamPicker } from "./stream.js";
 import { Sync } from "./sync.js";
-import { TokenForm } from "./token.js";
+import { TokenForm, TokenOffer } from "./token.js";
 import { Undo } from "./undo.js";
 import { arrivalInWords, changeInWords, erasedChangeInWords, streamNameProblem } from "./words.js";
 import { Writes } from "./writes.js";
@@ -70,6 +70,7 @@ const slider = new HistorySlider({ api, model, shown, screen, say });
 const held = new Held({ sync, say });
 const picker = new StreamPicker({ api, model, follower, sync, shown, screen, say });
 const tokenForm = new TokenForm({ api, say });
+const tokenOffer = new TokenOffer({ api, say, model });
 const signedIn = new SignedIn({ api, model });
 screen.addView("chat", chat.list);
 screen.addView("board", board.list);
@@ -206,6 +207,12 @@ tokenForm.on("token", () => {
   rightsChanged();
   picker.open(model.stream);
 });
+// A link's token, once the user signs in with it: as one typed in.
+tokenOffer.on("token", () => {
+  tokenForm.close();
+  rightsChanged();
+  picker.open(model.stream);
+});
 // The browser.
 channel?.addEventListener("message", () => sync.refresh());
 window.addEventListener("online", () => {
@@ -228,6 +235,7 @@ if (problem) {
 }
 screen.show(params.get("view") === "board" ? "board" : "chat");
 picker.open(stream);
+tokenOffer.show();
 // The page's files kept for a reload while the server is away (a secure context only: https, or localhost).
 if ("serviceWorker" in navigator) navigator.serviceWorker.register("/service-worker.js").catch(() => {});
 // For the repository's browser tests (Tests/Browser): the model and following, not a stable interface.

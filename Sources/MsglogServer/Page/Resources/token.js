@@ -5,6 +5,7 @@
 
 import { $ } from "./dom.js";
 import { Events } from "./events.js";
+import { quoted } from "./words.js";
 
 /** The token form; tells "token" once another token is typed in (the page opens its stream with it). */
 export class TokenForm extends Events {
@@ -24,8 +25,14 @@ export class TokenForm extends Events {
     this.say.setStatus("offline", "Needs a token");
     if (form.hidden) {
       form.hidden = false;
-      $("token-input").focus();
+      // A link's token offered meanwhile keeps the keyboard (TokenOffer).
+      if ($("offer-form").hidden) $("token-input").focus();
     }
+  }
+
+  /** Stops asking: another token was taken (a link's, accepted). */
+  close() {
+    $("token-form").hidden = true;
   }
 
   /** Whether the page is asking for a token (the form is shown). */
@@ -45,5 +52,67 @@ export class TokenForm extends Events {
     this.emit("token");
     $("compose-text").focus();
     if (document.activeElement !== $("compose-text")) $("main").focus();
+  }
+}
+
+/**
+ * A token a link carried (`#token=…`), offered before it is used: any page
+ * the browser opens may send this tab to such a link, with its own token
+ * (this tab would then write as its maker) or one the server refuses (the
+ * page would drop what it keeps for the token it has). The server is asked
+ * whose it is first; a refused one is said and changes nothing. Tells
+ * "token" once the user signs in with it (the page opens its stream with it).
+ */
+export class TokenOffer extends Events {
+  constructor({ api, say, model }) {
+    super(["token"]);
+    this.api = api;
+    this.say = say;
+    this.model = model;
+    $("offer-form").addEventListener("submit", (e) => this.#accept(e));
+    $("offer-decline").addEventListener("click", () => this.#decline());
+  }
+
+  /** Offers the link's token, if any, once the server said whose it is (or could not be asked). */
+  async show() {
+    const token = this.api.offered;
+    if (token === null) return;
+    let name = null, known = true;
+    try {
+      const answer = await this.api.whose(token, this.model.stream);
+      name = typeof answer?.name === "string" ? answer.name : null;
+    } catch (e) {
+      if (e.status === 401) {
+        this.api.declineOffered();
+        this.say.note("The link you opened carries a token this server does not accept; this page goes on as it was.");
+        return;
+      }
+      known = false;  // the server cannot be reached: offered all the same, unnamed
+    }
+    if (this.api.offered !== token) return;
+    $("offer-why").textContent = !known
+      ? "The link you opened carries an access token. Sign in with it?"
+      : name === null
+      ? "The link you opened carries this server's access token. Sign in with it?"
+      : "The link you opened signs this tab in as " + quoted(name) + ". Sign in?";
+    $("offer-form").hidden = false;
+    $("offer-form").focus();
+  }
+
+  #accept(event) {
+    event.preventDefault();
+    this.api.acceptOffered();
+    $("offer-form").hidden = true;
+    this.say.note("");
+    this.emit("token");
+    // As after a token typed in: the message box, else the list.
+    $("compose-text").focus();
+    if (document.activeElement !== $("compose-text")) $("main").focus();
+  }
+
+  #decline() {
+    this.api.declineOffered();
+    $("offer-form").hidden = true;
+    $("main").focus();
   }
 }
