@@ -64,6 +64,7 @@ import Testing
     "what-changes-above-the-screen-leaves-the-screen-alone",
     "reconnects-and-resynchronises",
     "the-token-from-the-fragment-or-the-page",
+    "a-link-with-another-token-asks-before-it-signs-in",
     "a-named-token-signs-in-and-writes-as-its-name",
     "a-token-that-may-only-read-is-offered-no-message-box",
     "a-page-people-like",
