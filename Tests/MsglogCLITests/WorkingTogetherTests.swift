@@ -25,6 +25,35 @@ import Testing
     #expect(s.export() == lines)
   }
 
+  /// An export of one stream whose events undo others, or hold an erased
+  /// text, names seqs of the whole log: imported elsewhere its lines would
+  /// name other events. Refused as what it is (exit 1, the line, both
+  /// seqs), nothing imported, where it was said as "there is no event 3"
+  /// with a hint about `msglog log`, or as a corrupted log to restore from
+  /// a backup; the whole log's export imports as ever.
+  @Test(arguments: Store.allCases) func anExportOfOneStreamThatNamesSeqsImportsOnlyAtThem(_ store: Store) throws {
+    let s = Sandbox(store)
+    _ = s.append("elsewhere", stream: "a")
+    let removed = s.append("b1", stream: "b")
+    #expect(s.run(["--stream", "b", "remove", removed]).code == 0)
+    #expect(s.run(["--stream", "b", "undo"]).code == 0)
+    let erased = s.append("c1", stream: "c")
+    #expect(s.run(["--stream", "c", "erase", erased]).code == 0)
+    for (stream, words) in [
+      ("b", "line 3: its event was seq 4 of the exported log and would be seq 3 here, but an undo names seqs"),
+      ("c", "line 1: its event was seq 5 of the exported log and would be seq 1 here, but an erased text names seqs"),
+    ] {
+      let one = s.run(["export", "--stream", stream])
+      let fresh = Sandbox(store)
+      let r = fresh.run(["import"], stdin: Data(one.stdout.utf8))
+      #expect(r.code == 1 && r.stderr.hasPrefix("msglog: " + words), "\(r)")
+      #expect(fresh.run(["export"]).stdout.isEmpty)
+    }
+    let whole = Sandbox(store)
+    #expect(whole.run(["import"], stdin: Data(s.export().utf8)).code == 0)
+    #expect(whole.export() == s.export())
+  }
+
   @Test func whatEachCommandPrints() throws {
     let s = Sandbox()
     let red = s.append("red", sender: "ann")

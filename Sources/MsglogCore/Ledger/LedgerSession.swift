@@ -110,6 +110,17 @@ package final class LedgerSession {
   ///   transformed to the head by the predecessor rule (`LedgerSession+Rebase`).
   package func perform(_ request: WriteRequest, rebasingFrom basis: UInt64? = nil) throws -> Outcome? {
     try Limits.check(request)
+    // An exported undo or erased text names seqs as its own log numbered
+    // them: imported at another seq (an export of one stream, or into a log
+    // with events) it would name other events, or none. Said as it is, not
+    // as a damaged log.
+    if let exported = request.exportedSeq, exported != nextSeq, request.undoes != nil || request.erased != nil {
+      throw MsglogError.invalidInput(
+        .write(
+          "its event was seq \(exported) of the exported log and would be seq \(nextSeq) here, but "
+            + (request.undoes != nil ? "an undo" : "an erased text")
+            + " names seqs of that log: it imports only at its own seq (a whole log's export, into an empty database)"))
+    }
     var state = try takeState(of: request.stream)
     defer { streams[request.stream] = state }
     let undoes = request.undoes.map { Undoes(seq: $0, checked: false) }

@@ -47,6 +47,9 @@ public struct WriteRequest: Equatable, Sendable {
   /// with `"erased":S`, a rebuild): empty text, no sender, blanked by the
   /// erase at seq S, which must follow.
   public var erased: UInt64?
+  /// The seq an exported line says its event had in its log (`import`);
+  /// nil for any other write.
+  package var exportedSeq: UInt64?
 
   public init(
     stream: StreamName, command: Command, time: Timestamp? = nil, undoes: UInt64? = nil, origin: Origin? = nil,

@@ -47,8 +47,9 @@ extension Write {
       op = named
     }
     let envelope = door.envelope
+    var exportedSeq: UInt64? = nil
     if envelope.contains(.exported) {
-      _ = try members.number(.seq)
+      exportedSeq = try members.number(.seq)
       _ = try members.number(.version)
     }
     let stream = try members.stream() ?? defaultStream
@@ -100,8 +101,8 @@ extension Write {
       }
       throw .invalidInput(.write("\(op.withArticle) takes no \(unread.quoted)"))
     }
-    self.init(
-      WriteRequest(stream: stream, command: op.command(&values), time: time, undoes: undoes, erased: erased),
-      expectVersion: expectVersion, rebase: rebase)
+    var request = WriteRequest(stream: stream, command: op.command(&values), time: time, undoes: undoes, erased: erased)
+    request.exportedSeq = exportedSeq
+    self.init(request, expectVersion: expectVersion, rebase: rebase)
   }
 }
