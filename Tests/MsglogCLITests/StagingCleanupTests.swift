@@ -152,6 +152,25 @@ import Testing
     #expect(s.run(["list"]).stdout.hasSuffix("first\n"))
   }
 
+  /// A clone sweeps them as a first write does: a clone killed with -9
+  /// left `DIR.cloning-PID-N` beside its directory, which the next clone
+  /// into it, succeeding, left there for good.
+  @Test func aCloneSweepsWhatKilledClonesLeft() throws {
+    let server = Sandbox()
+    server.append("hello")
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let s = Sandbox()
+    let stale = [s.db + ".cloning-\(deadPID())-7", s.db + ".creating-\(deadPID())-8"]
+    let kept = s.db + ".cloning-\(getpid())-9"
+    for path in stale + [kept] { plant(path) }
+    let r = s.run(["clone", try #require(served.url)])
+    #expect(r.code == 0, "\(r)")
+    for path in stale { #expect(!FileManager.default.fileExists(atPath: path), "\(path) was not swept") }
+    #expect(FileManager.default.fileExists(atPath: kept), "a live builder's was swept")
+    #expect(s.run(["list"]).stdout.hasSuffix("hello\n"))
+  }
+
   /// Inside an empty directory too; a directory holding only staging
   /// directories is still empty.
   @Test func sweepsInsideAnEmptyDirectory() throws {

@@ -48,6 +48,8 @@ extension EventLog {
         reason: "the log at \(remote.shown) has no id yet (it was made by an older msglog): any write there gives it one")
     }
     let appeared = MsglogError.cannotClone(location: location, reason: "a database appeared there meanwhile")
+    // What killed clones (and first writes) left for this path goes first, as a first write sweeps it.
+    DatabaseFiles.sweepStaging(for: location)
     // Beside a missing path, or inside an empty directory (a mount point
     // stays one); removed when this scope ends, and by a signal meanwhile.
     guard let staging = try StagingDirectory.make(for: location, purpose: .cloning, shown: location) else {
