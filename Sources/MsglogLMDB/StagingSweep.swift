@@ -102,12 +102,20 @@ struct OwnDirectory: ~Copyable {
   deinit { close(fd) }
 
   /// Unlinks what is in it but directories (LMDB makes none; a link is
-  /// removed, not followed), then removes it if that left it empty.
+  /// removed, not followed) — a staging directory in it (a clone builds
+  /// its replica in one, `X.cloning-…/.msglog-creating-…`) removed the same
+  /// way once its builder is gone too — then removes it if that left it
+  /// empty.
   consuming func remove() {
     for entry in DatabaseFiles.entries(of: fd) {
       var info = stat()
-      guard fstatat(fd, entry, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) != S_IFDIR else { continue }
-      unlinkat(fd, entry, 0)
+      guard fstatat(fd, entry, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+      guard (info.st_mode & S_IFMT) == S_IFDIR else {
+        unlinkat(fd, entry, 0)
+        continue
+      }
+      guard let staging = StagingName(inside: entry), let inner = OwnDirectory(entry, in: fd) else { continue }
+      if staging.isAbandoned(lockIn: inner.fd) { inner.remove() }
     }
     unlinkat(parent, name, AT_REMOVEDIR)
   }

@@ -152,18 +152,22 @@ import Testing
     #expect(s.run(["list"]).stdout.hasSuffix("first\n"))
   }
 
-  /// A clone sweeps them as a first write does: a clone killed with -9
-  /// left `DIR.cloning-PID-N` beside its directory, which the next clone
-  /// into it, succeeding, left there for good.
+  /// A clone sweeps what killed clones left as a first write does. A clone
+  /// killed with -9 leaves `DIR.cloning-PID-N` beside its directory, its
+  /// replica being built in `.msglog-creating-PID-M` inside it; the sweep
+  /// removed files only, so the next clone into DIR, succeeding, left both
+  /// there for good.
   @Test func aCloneSweepsWhatKilledClonesLeft() throws {
     let server = Sandbox()
     server.append("hello")
     let served = try ServedLog.running(server)
     defer { _ = served.stop() }
     let s = Sandbox()
-    let stale = [s.db + ".cloning-\(deadPID())-7", s.db + ".creating-\(deadPID())-8"]
+    let dead = deadPID()
+    let stale = [s.db + ".cloning-\(dead)-7", s.db + ".creating-\(deadPID())-8"]
     let kept = s.db + ".cloning-\(getpid())-9"
     for path in stale + [kept] { plant(path) }
+    plant(stale[0] + "/.msglog-creating-\(dead)-10")
     let r = s.run(["clone", try #require(served.url)])
     #expect(r.code == 0, "\(r)")
     for path in stale { #expect(!FileManager.default.fileExists(atPath: path), "\(path) was not swept") }
