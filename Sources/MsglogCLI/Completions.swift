@@ -39,7 +39,7 @@ enum Completions {
           esac
         done
         # A path typed with ~/ is the shell's to expand; on the line it is not yet.
-        if [[ ${db[1]} == "~/"* ]]; then db[1]="$HOME/${db[1]:2}"; fi
+        if [[ ${db[1]-} == "~/"* ]]; then db[1]="$HOME/${db[1]:2}"; fi
         command msglog completions --list-streams "${db[@]}" 2>/dev/null
       }
 
@@ -52,7 +52,8 @@ enum Completions {
         local name quoted c code i
         COMPREPLY=()
         while IFS= read -r name; do
-          [[ $name == "$cur"* ]] || continue
+          # A plain comparison: [[ == ]] would follow the user's nocasematch.
+          [ "${name:0:${#cur}}" = "$cur" ] || continue
           quoted=""
           for ((i = 0; i < ${#name}; i++)); do
             c=${name:i:1}

@@ -28,9 +28,10 @@ import MsglogCore
 /// never changes a committed page in place: a writer copies it first), it
 /// writes only bytes LMDB never reads (between `mp_lower` and `mp_upper`
 /// of a branch or leaf page: the node pointers end at the first, the
-/// nodes begin at the second; a reader reading the page meanwhile reads
-/// neither), and a `kill -9` or a torn write leaves every other byte of
-/// the page as it was.
+/// nodes begin at the second; and past a large value's end on its last
+/// overflow page, found from a leaf whose header adds up; a reader
+/// reading the page meanwhile reads none of them), and a `kill -9` or a
+/// torn write leaves every other byte of the page as it was.
 ///
 /// Page layout (liblmdb 0.9, `PAGEBASE` 0): u64 page number, u16 pad, u16
 /// flags, u16 lower, u16 upper (an overflow page: u32 page count there),
@@ -97,7 +98,9 @@ extension LMDBStore {
   /// The gaps of pages 2 to `pages` a window of `window` pages at a time,
   /// in order: `body` gets each window's gaps and the pages scanned for
   /// them (past the window when an overflow value's pages run on; never
-  /// past `pages`), after which the scan reads none of those pages again.
+  /// past `pages`), after which the scan reads none of those pages again —
+  /// but the last page of an overflow value a later window's leaf names,
+  /// whose unused end it reads (and a gap there comes with that window).
   static func forEachGapWindow(
     in file: UnsafeRawPointer, pages: Int, pageSize: Int, free: [Int], window: Int,
     _ body: ([DirtyGap], Range<Int>) throws -> Void
@@ -171,11 +174,15 @@ extension LMDBStore {
     namedBy leaf: UnsafeRawPointer, in file: UnsafeRawPointer, pages: Int, pageSize: Int, into gaps: inout [DirtyGap]
   ) {
     let header = 16
-    let lower = Int(leaf.loadUnaligned(fromByteOffset: 12, as: UInt16.self))
-    guard header <= lower, lower <= pageSize else { return }
-    for pointer in stride(from: header, to: lower, by: 2) {
+    // Zeros written in another page on the word of this one: only a leaf
+    // whose header adds up and whose every node pointer points at or past
+    // upper, inside the page (as the gap scan asks of a page it writes).
+    guard let gap = unusedMiddle(of: leaf, pageSize: pageSize, leaf2: false),
+      nodesLieAbove(gap.upperBound, in: leaf, pointers: gap.lowerBound, pageSize: pageSize)
+    else { return }
+    for pointer in stride(from: header, to: gap.lowerBound, by: 2) {
       let node = Int(leaf.loadUnaligned(fromByteOffset: pointer, as: UInt16.self))
-      guard node >= lower, node + 8 <= pageSize,
+      guard node + 8 <= pageSize,
         leaf.loadUnaligned(fromByteOffset: node + 4, as: UInt16.self) & NodeFlag.bigData != 0
       else { continue }
       let keySize = Int(leaf.loadUnaligned(fromByteOffset: node + 6, as: UInt16.self))

@@ -288,12 +288,14 @@ final class InotifyWatcher: CommitWatcher {
     // are all set still runs its deinit, which would close it twice.
     let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
     guard fd >= 0 else { throw MsglogError.systemRefused(.watch(location: shown), errno: errno) }
-    let watches = [(file, events)] + (directory.map { [($0, UInt32(IN_MOVE_SELF | IN_DELETE_SELF))] } ?? [])
-    for (path, events) in watches where inotify_add_watch(fd, path, events) < 0 {
+    guard inotify_add_watch(fd, file, events) >= 0 else {
       let code = errno
       close(fd)
       throw MsglogError.systemRefused(.watch(location: shown), errno: code)
     }
+    // Best effort: a directory the user may enter but not read (0711)
+    // cannot be watched, and is followed as before, a move of it unseen.
+    if let directory { _ = inotify_add_watch(fd, directory, UInt32(IN_MOVE_SELF | IN_DELETE_SELF)) }
     self.fd = fd
   }
 

@@ -224,6 +224,7 @@ def accept_token_offer(driver):
     """Signs in with the token a link offered, once the page offers it."""
     form = driver.find_element(By.ID, "offer-form")
     wait_until("the page offers the link's token", lambda: form.is_displayed())
+    time.sleep(0.6)  # the page takes no click on Sign in for half a second after it shows it (token.js)
     button = driver.find_element(By.ID, "offer-accept")
     if getattr(driver, "msglog_touch", False):
         tap(driver, button)

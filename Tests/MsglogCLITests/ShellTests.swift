@@ -68,6 +68,15 @@ import Testing
     #expect(complete("i") == [#"it\'s"#])
     #expect(complete("m") == ["main"])
     #expect(!FileManager.default.fileExists(atPath: s.dir + "/PWNED"), "a tab ran a stream name")
+    // A user's shell options change nothing: `set -u` with no --db on the
+    // line (an unset array element stopped the completion), and
+    // nocasematch (a name is offered for what was typed, case and all).
+    let strict = run(
+      "bash",
+      "set -u; shopt -s nocasematch; source <(msglog completions bash); COMP_WORDS=(msglog --stream M); "
+        + "COMP_CWORD=2; _msglog; echo \"${#COMPREPLY[@]}\"; COMP_WORDS=(msglog --stream m); _msglog; "
+        + "printf '%s\\n' \"${COMPREPLY[@]}\"", in: s)
+    #expect(strict.code == 0 && strict.stderr.isEmpty && strict.lines == ["0", "main"], "\(strict)")
     // Each offered word, put on a command line, is the name itself.
     let offered = complete("").joined(separator: " ")
     #expect(FileManager.default.createFile(atPath: s.dir + "/words", contents: Data(offered.utf8)))

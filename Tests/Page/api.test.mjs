@@ -129,3 +129,24 @@ describe("a token in the address", () => {
     assert.equal(api.readToken(), "mine");
   });
 });
+
+describe("a link to the address the tab shows", () => {
+  // The browser only changes the fragment (no new page): the page takes it as at a load.
+  test("is offered and leaves the address", () => {
+    const stored = new Map([["msglog.token", "mine"]]);
+    const addresses = [];
+    globalThis.window.sessionStorage = { getItem: (k) => stored.get(k) ?? null, setItem: (k, v) => stored.set(k, v) };
+    globalThis.location = { hash: "", pathname: "/", search: "?stream=main" };
+    globalThis.history = { state: null, replaceState: (_, __, url) => addresses.push(url) };
+    const api = new Api();
+    assert.equal(api.readToken(), "mine");
+    assert.equal(api.takeFragment(), false);
+    globalThis.location.hash = "#token=theirs";
+    assert.equal(api.takeFragment(), true);
+    assert.equal(api.offered, "theirs");
+    assert.deepEqual(addresses, ["/?stream=main"]);
+    assert.equal(api.readToken(), "mine");
+    delete globalThis.window.sessionStorage;
+    globalThis.location = { hash: "", pathname: "/", search: "" };
+  });
+});

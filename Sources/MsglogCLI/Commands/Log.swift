@@ -69,9 +69,11 @@ extension Invocation {
         notices: { notice in
           switch notice {
           case .reconnecting(let error, let delay, let next):
-            stderr.note("msglog: \(error.description) (trying again in \(Wording.seconds(delay)), from seq \(next))")
+            stderr.note(
+              "msglog: " + TerminalText.escapingControls(error.description)
+                + " (trying again in \(Wording.seconds(delay)), from seq \(next))")
           case .reconnected:
-            stderr.note("msglog: following \(location) again")
+            stderr.note("msglog: following " + TerminalText.escapingControls(location) + " again")
           }
           try? stderr.flush()  // said now, while it waits
         }

@@ -119,9 +119,12 @@ extension Invocation {
         try? print(report)
         try? stdout.flush()
       case .waiting(let reason, let seconds):
-        stderr.note("msglog: \(reason) (trying again in \(Wording.seconds(.milliseconds(Int(seconds * 1000)))))")
+        stderr.note(
+          "msglog: " + TerminalText.escapingControls("\(reason)")
+            + " (trying again in \(Wording.seconds(.milliseconds(Int(seconds * 1000)))))")
       case .reconnected:
-        stderr.note("msglog: syncing with \(EventLog.shown(remote: (try? log.replicaState())??.remote ?? "")) again")
+        let remote = EventLog.shown(remote: (try? log.replicaState())??.remote ?? "")
+        stderr.note("msglog: syncing with " + TerminalText.escapingControls(remote) + " again")
       }
       try? stderr.flush()
     }

@@ -141,7 +141,7 @@ package enum TerminalText {
   /// bytes: a control, `\`, DEL; C1 controls
   /// (C2 80–9F); U+2028–U+202E (E2 80 A8–AE); U+2066–U+2069 (E2 81 A6–A9).
   package static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
-    isPlain(utf8, backslashes: false)
+    isPlain(utf8, forMessages: false)
   }
 
   /// Each line of `text` that holds a scalar a terminal would act on (a
@@ -150,22 +150,23 @@ package enum TerminalText {
   /// a user gave that not every part quoted (a path): nothing in them can
   /// reprogram the terminal, whatever a part held.
   package static func escapingControls(_ text: String) -> String {
-    var copy = text
-    guard !copy.withUTF8({ isPlain($0, backslashes: true) }) else { return text }
+    var message = text
+    guard !message.withUTF8({ isPlain($0, forMessages: true) }) else { return text }
     return text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
       var line = String(line)
-      return line.withUTF8({ isPlain($0, backslashes: true) }) ? line : escape(line)
+      return line.withUTF8({ isPlain($0, forMessages: true) }) ? line : escape(line)
     }.joined(separator: "\n")
   }
 
-  /// `isPlain`, but with `backslashes` a `\` and a newline count as plain.
-  private static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>, backslashes: Bool) -> Bool {
+  /// `isPlain`; `forMessages`, a `\` (a part escaped already) and a
+  /// newline (the lines of a message) count as plain.
+  private static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>, forMessages: Bool) -> Bool {
     guard var p = utf8.baseAddress else { return true }
     let end = p + utf8.count
     while p < end {
       let b = p.pointee
       if b < 0x7F {
-        if b < 0x20 && !(backslashes && b == 0x0A) || b == 0x5C && !backslashes { return false }
+        if b < 0x20 && !(forMessages && b == 0x0A) || b == 0x5C && !forMessages { return false }
       } else if b == 0x7F {
         return false
       } else if isC1Control(p, end) || isSeparatorOrBidi(p, end) {

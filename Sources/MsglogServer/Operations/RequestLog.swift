@@ -133,7 +133,7 @@ final class RequestLog: Sendable {
   /// read %-decoded (a secret %-encoded whole, after `msglog+`, alone, or
   /// more than half of one: what is left of a secret after 32 of its
   /// digits is still 128 bits no one can guess), is written as `redacted`;
-  /// and a target that holds the operator's token only %-decoded is
+  /// and a target that holds the operator's token only %-encoded is
   /// logged without its query, or as `redacted` when its path holds it.
   static func redacting(_ target: String, operatorToken: String? = nil) -> String {
     var target = redactingHexRuns(redactingSecrets(target))

@@ -48,16 +48,28 @@ export class Api extends Events {
    */
   readToken() {
     if (this.#token !== undefined) return this.#token;
+    this.#token = storage.get("sessionStorage", TOKEN_KEY);
+    this.takeFragment();
+    return this.#token;
+  }
+
+  /**
+   * Takes a `#token=…` from the address, which leaves it at once, as the
+   * token offered (when it is not the tab's); whether there was one. Also
+   * for a link to the address the tab shows, which the browser follows
+   * without loading the page again (`hashchange`).
+   */
+  takeFragment() {
     let found = null;
     for (const part of location.hash.slice(1).split("&")) {
       if (!part.startsWith("token=")) continue;
       const raw = part.slice("token=".length);
       try { found = decodeURIComponent(raw); } catch { found = raw; }
     }
-    if (found !== null) history.replaceState(history.state, "", location.pathname + location.search);
-    this.#token = storage.get("sessionStorage", TOKEN_KEY);
-    if (found && found !== this.#token) this.#offered = found;
-    return this.#token;
+    if (found === null) return false;
+    history.replaceState(history.state, "", location.pathname + location.search);
+    this.#offered = found && found !== this.readToken() ? found : null;
+    return true;
   }
 
   /** The token a link offered this tab, not yet accepted or declined; null for none. */

@@ -134,6 +134,7 @@ follower.on("status", ({ kind, text }) => {
   if (kind === "live") {
     catchingUpUntil = performance.now() + 1000;
     signedIn.ask();  // whose the token is, once the server answers
+    if (tokenOffer.waiting) tokenOffer.show();  // a link's token, opened while the server was away
     sync.push();  // the server is back: send what waits
   }
 });
@@ -203,16 +204,14 @@ signedIn.on("may", ({ stream, erase: may, write }) => {
   const eraseChanged = erase.setAllowed(stream, may);
   if (eraseChanged || (stream === model.stream && was !== writable.get(stream))) rightsChanged();
 });
-tokenForm.on("token", () => {
-  rightsChanged();
-  picker.open(model.stream);
-});
-// A link's token, once the user signs in with it: as one typed in.
-tokenOffer.on("token", () => {
+// Another token, typed in or a link's the user signed in with: the stream opened with it.
+function tokenTaken() {
   tokenForm.close();
   rightsChanged();
   picker.open(model.stream);
-});
+}
+tokenForm.on("token", tokenTaken);
+tokenOffer.on("token", tokenTaken);
 // The browser.
 channel?.addEventListener("message", () => sync.refresh());
 window.addEventListener("online", () => {

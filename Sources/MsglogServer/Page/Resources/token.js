@@ -55,6 +55,9 @@ export class TokenForm extends Events {
   }
 }
 
+/** How long an offer is shown before Sign in takes a click. */
+export const OFFER_SETTLES_MS = 500;
+
 /**
  * A token a link carried (`#token=…`), offered before it is used: any page
  * the browser opens may send this tab to such a link, with its own token
@@ -64,6 +67,9 @@ export class TokenForm extends Events {
  * "token" once the user signs in with it (the page opens its stream with it).
  */
 export class TokenOffer extends Events {
+  /** When the offer was shown (performance.now()): a click sooner is not taken. */
+  #shownAt = 0;
+
   constructor({ api, say, model }) {
     super(["token"]);
     this.api = api;
@@ -71,36 +77,62 @@ export class TokenOffer extends Events {
     this.model = model;
     $("offer-form").addEventListener("submit", (e) => this.#accept(e));
     $("offer-decline").addEventListener("click", () => this.#decline());
+    $("offer-form").addEventListener("keydown", (e) => {
+      if (e.key === "Escape") this.#decline();
+    });
+    // A link to the address the tab shows changes only its fragment: no new page.
+    window.addEventListener("hashchange", () => {
+      if (this.api.takeFragment()) this.show();
+    });
   }
 
-  /** Offers the link's token, if any, once the server said whose it is (or could not be asked). */
+  /**
+   * Offers the link's token, if any, once the server said whose it is.
+   * Only a token the server takes is offered: one it refuses is said, and
+   * one it cannot check now (the server away, or turning away this address
+   * after too many failed tokens, which a page sending links can cause) is
+   * offered once the page is live again, or said and dropped.
+   */
   async show() {
     const token = this.api.offered;
     if (token === null) return;
-    let name = null, known = true;
+    let name = null;
     try {
       const answer = await this.api.whose(token, this.model.stream);
       name = typeof answer?.name === "string" ? answer.name : null;
     } catch (e) {
-      if (e.status === 401) {
-        this.api.declineOffered();
-        this.say.note("The link you opened carries a token this server does not accept; this page goes on as it was.");
-        return;
-      }
-      known = false;  // the server cannot be reached: offered all the same, unnamed
+      if (this.api.offered !== token) return;
+      if (e.status === 0) return;  // the server away: asked again once the page is live (app.js)
+      this.api.declineOffered();
+      this.say.note(
+        e.status === 401
+          ? "The link you opened carries a token this server does not accept; this page goes on as it was."
+          : "The link you opened carries a token that cannot be checked now (" + e.message
+            + "); this page goes on as it was. Open the link again later.");
+      return;
     }
     if (this.api.offered !== token) return;
-    $("offer-why").textContent = !known
-      ? "The link you opened carries an access token. Sign in with it?"
-      : name === null
+    $("offer-why").textContent = name === null
       ? "The link you opened carries this server's access token. Sign in with it?"
       : "The link you opened signs this tab in as " + quoted(name) + ". Sign in?";
-    $("offer-form").hidden = false;
-    $("offer-form").focus();
+    const form = $("offer-form");
+    const wasShown = !form.hidden;
+    form.hidden = false;
+    this.#shownAt = performance.now();
+    // Not from under someone typing: what they type goes on where it went.
+    const typing = document.activeElement?.matches?.("input, textarea, [contenteditable]");
+    if (!wasShown && !typing) form.focus();
+  }
+
+  /** Whether a link's token waits for the server to be asked about it. */
+  get waiting() {
+    return this.api.offered !== null && $("offer-form").hidden;
   }
 
   #accept(event) {
     event.preventDefault();
+    // A click the instant it appears is not a choice (a page that opened this tab may time one).
+    if (performance.now() - this.#shownAt < OFFER_SETTLES_MS) return;
     this.api.acceptOffered();
     $("offer-form").hidden = true;
     this.say.note("");
