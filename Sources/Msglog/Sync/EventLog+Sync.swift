@@ -110,18 +110,19 @@ extension EventLog {
     // (`checkBases`): one that holds records there cannot be checked
     // against lists, and pulling after them would build on bases that may
     // not be its own (a lying remote's, say), for good.
-    if held == nil, try headSeq() > 0, hello.horizon <= (try headSeq()) {
+    let head = try headSeq()
+    if held == nil, head > 0, hello.horizon <= head {
       throw MsglogError.anotherLog(
         remote: remote.shown,
         reason:
-          "its history goes on before seq \(try headSeq() + 1), where this replica's lists are bases, and those "
+          "its history goes on before seq \(head + 1), where this replica's lists are bases, and those "
           + "cannot be checked against it: 'msglog sync --reset' starts the replica again from it")
     }
     _ = try remote.pull(
       PullRequest(
-        log: state.log, after: try headSeq(), check: held?.withUnsafeBytes(EventRecord.headCheck), limit: 0),
+        log: state.log, after: head, check: held?.withUnsafeBytes(EventRecord.headCheck), limit: 0),
       holding: held)
-    if hello.horizon > 1, try headSeq() + 1 == hello.horizon {
+    if hello.horizon > 1, head + 1 == hello.horizon {
       try checkBases(of: remote, log: state.log, horizon: hello.horizon)
     }
     if let location { try keepRemote(location) }

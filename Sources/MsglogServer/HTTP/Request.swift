@@ -81,7 +81,7 @@ enum PercentDecoding {
     while i < raw.count {
       var byte = raw[i]
       if byte == UInt8(ascii: "%") {
-        guard i + 2 < raw.count, let high = hexValue(raw[i + 1]), let low = hexValue(raw[i + 2]) else {
+        guard i + 2 < raw.count, let high = Hex.value(of: raw[i + 1]), let low = Hex.value(of: raw[i + 2]) else {
           throw .badRequest("\(what) has a malformed %-escape")
         }
         byte = high << 4 | low
@@ -99,14 +99,5 @@ enum PercentDecoding {
       throw .badRequest("\(what) is not valid UTF-8")
     }
     return text
-  }
-
-  private static func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-    default: return nil
-    }
   }
 }

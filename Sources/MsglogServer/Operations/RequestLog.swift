@@ -160,19 +160,7 @@ final class RequestLog: Sendable {
   }
 
   private static func namesToken(_ name: Substring) -> Bool {
-    var bytes: [UInt8] = []
-    var utf8 = Array(name.utf8)[...]
-    while let byte = utf8.popFirst() {
-      if byte == UInt8(ascii: "%"), utf8.count >= 2,
-        let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)
-      {
-        bytes.append(value)
-        utf8 = utf8.dropFirst(2)
-      } else {
-        bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
-      }
-    }
-    return String(decoding: bytes, as: UTF8.self).lowercased().contains("token")
+    percentDecoded(name).lowercased().contains("token")
   }
 
   /// `target` with the 64 hex digits of every `msglog_<16 hex>_<64 hex>`
@@ -221,7 +209,7 @@ final class RequestLog: Sendable {
       }
       while at < bytes.count {
         let (byte, next) = decodedByte(bytes, at: at)
-        if isHexDigit(byte) {
+        if Hex.value(of: byte) != nil {
           if digits == 0 { run = at }
           digits += 1
         } else {
@@ -237,24 +225,13 @@ final class RequestLog: Sendable {
 
   /// The byte a target means at `at` (a %-escape's, `+` as a space) and where the next begins.
   private static func decodedByte(_ bytes: UnsafeBufferPointer<UInt8>, at: Int) -> (UInt8, Int) {
-    if bytes[at] == UInt8(ascii: "%"), at + 2 < bytes.count, let high = hexValue(bytes[at + 1]),
-      let low = hexValue(bytes[at + 2])
+    if bytes[at] == UInt8(ascii: "%"), at + 2 < bytes.count, let high = Hex.value(of: bytes[at + 1]),
+      let low = Hex.value(of: bytes[at + 2])
     {
       return (high << 4 | low, at + 3)
     }
     return (bytes[at] == UInt8(ascii: "+") ? UInt8(ascii: " ") : bytes[at], at + 1)
   }
-
-  private static func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-    default: return nil
-    }
-  }
-
-  private static func isHexDigit(_ byte: UInt8) -> Bool { hexValue(byte) != nil }
 
   /// `text` as it reads %-decoded (`+` as a space).
   private static func percentDecoded<S: StringProtocol>(_ text: S) -> String {
@@ -287,9 +264,7 @@ final class RequestLog: Sendable {
     func underscore() -> Bool { take("_") || take("%5f") }
     func hex(_ count: Int) -> Bool {
       guard at + count <= bytes.count else { return false }
-      for k in at..<(at + count) where !(0x30...0x39).contains(bytes[k]) && !(0x61...0x66).contains(lower(bytes[k])) {
-        return false
-      }
+      for k in at..<(at + count) where Hex.value(of: bytes[k]) == nil { return false }
       at += count
       return true
     }
