@@ -23,13 +23,14 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (DESKTOP, PHONE, Failure, HTTPError, Msglog, api, browser, check, cleanup,  # noqa: E402
-                     console_errors, events, items, network_events, open_page, page_url, pages_as_they_are,
+from harness import (DESKTOP, PHONE, Failure, HTTPError, Msglog, accept_token_offer, api, browser, check,  # noqa: E402
+                     cleanup, console_errors, events, items, network_events, open_page, page_url, pages_as_they_are,
                      run_cleanup, screenshot, set_scheme, shown_ids, shown_texts, tap, touch, wait_ready, wait_texts,
                      wait_until)
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.select import Select  # noqa: E402
 
 CASES = {}
 
@@ -1064,6 +1065,42 @@ def a_token_that_may_only_read_is_offered_no_message_box(ctx):
     write_message(writer, "from carl")
     wait_until("carl's message is sent", lambda: pending_shown(writer) == [], 30)
     check(held_text(writer) == "", "something is held: %r" % held_text(writer))
+
+
+@case
+def a_token_that_may_not_read_the_stream_is_told_so(ctx):
+    """A named token that may not read the stream shown: the link's offer says so before signing in; signed in, the
+    page says whose the token is, that it may not read the stream and why, offers no message box, and does not say
+    Offline and try again for ever over an empty list. Another stream it may read opens live."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("general", ["the plans"], sender="lead") + appends("other", ["hello"], sender="lead"))
+    ann = m.run("token", "add", "ann", "--read", "other").strip()
+    server = m.serve()
+    driver = browser(ctx.dir)
+    driver.get(page_url(server, "general", "chat", "#token=" + ann))
+    form = driver.find_element(By.ID, "offer-form")
+    wait_until("the page offers the link's token", lambda: form.is_displayed())
+    offer = driver.find_element(By.ID, "offer-why").text
+    check("'ann', who may not read this stream" in offer.replace("\u2018", "'").replace("\u2019", "'"),
+          "the offer does not say the token may not read the stream: %r" % offer)
+    accept_token_offer(driver)
+    wait_until("the page says the stream is not allowed", lambda: status(driver)[0] == "refused", 30)
+    wait_until("the page says whose the token is and what it may not do",
+               lambda: signed_in_as(driver) == "Signed in as ann, who may not read this stream")
+    check("token ann may not read stream general" in note_text(driver), "the note says %r" % note_text(driver))
+    check("Pick another stream" in note_text(driver), "the note says %r" % note_text(driver))
+    check(not driver.find_element(By.ID, "compose-text").is_enabled(), "the box takes a message nobody may send")
+    check(shown_texts(driver, "chat") == [], "the page shows %r" % shown_texts(driver, "chat"))
+    # It stays so: no retry turns it into Offline.
+    time.sleep(3)
+    check(status(driver) == ("refused", "Not allowed"), "after a while the page says %r" % (status(driver),))
+    # The stream it may read, picked: live, its list shown, still no box (it may only read).
+    Select(driver.find_element(By.ID, "stream")).select_by_value("other")
+    wait_texts(driver, "chat", ["hello"], "the stream the token may read")
+    wait_until("live on the stream it may read", lambda: status(driver)[0] == "live", 30)
+    wait_until("the page says the token may only read",
+               lambda: signed_in_as(driver) == "Signed in as ann, who may only read this stream")
+    check(not driver.find_element(By.ID, "compose-text").is_enabled(), "a reader's page offers the message box")
 
 
 # MARK: - 11. The look: bubbles, cards with colours, empty states, schemes, favicon

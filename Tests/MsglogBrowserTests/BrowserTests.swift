@@ -67,6 +67,7 @@ import Testing
     "a-link-with-another-token-asks-before-it-signs-in",
     "a-named-token-signs-in-and-writes-as-its-name",
     "a-token-that-may-only-read-is-offered-no-message-box",
+    "a-token-that-may-not-read-the-stream-is-told-so",
     "a-page-people-like",
     "ten-thousand-items-open-fast",
     "a-message-is-edited-in-place",

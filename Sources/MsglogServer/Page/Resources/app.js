@@ -131,6 +131,8 @@ shown.on("cancel", () => {
 // Following the stream.
 follower.on("status", ({ kind, text }) => {
   say.setStatus(kind, text);
+  // Refused the stream: whose the token is and what it may do there, said by its name.
+  if (kind === "refused") signedIn.ask();
   if (kind === "live") {
     catchingUpUntil = performance.now() + 1000;
     signedIn.ask();  // whose the token is, once the server answers
@@ -160,11 +162,14 @@ writes.on("undoable", (ref) => undo.record(ref));
 compose.on("sender", (name) => chat.setMe(name));
 // What the token may write, per stream, as the server said (signed-in.js).
 const writable = new Map();
+// The streams the token may not even read, as the server said.
+const unreadable = new Set();
 // Why the stream shown may not be written now, or null: a stream not asked
 // about yet, as offline, may be (the server refuses what it must, held.js);
 // none while the page asks for a token.
 function whyNoWrites() {
   if (tokenForm.asking) return "the page needs a token first";
+  if (unreadable.has(model.stream)) return "the token signed in may not read this stream";
   if (writable.get(model.stream) === false) return "the token signed in may only read this stream";
   return null;
 }
@@ -186,6 +191,7 @@ api.on("unauthorized", () => {
   tokenForm.ask();
   picker.signedOut();
   writable.clear();
+  unreadable.clear();
   signedIn.signedOut();
   rightsChanged();
 });
@@ -197,12 +203,14 @@ signedIn.on("name", (name) => {
 // The message box is offered where the token may write (a stream not asked
 // about yet, as offline, may be written; none while the page asks for a
 // token), "Delete for everyone" where it may erase.
-signedIn.on("may", ({ stream, erase: may, write }) => {
+signedIn.on("may", ({ stream, erase: may, write, read }) => {
   // (Signed out, nothing is known of the next token's rights.)
-  const was = writable.get(stream);
+  const was = whyNoWrites();
   if (!tokenForm.asking) writable.set(stream, write);
+  if (read || tokenForm.asking) unreadable.delete(stream);
+  else unreadable.add(stream);
   const eraseChanged = erase.setAllowed(stream, may);
-  if (eraseChanged || (stream === model.stream && was !== writable.get(stream))) rightsChanged();
+  if (eraseChanged || (stream === model.stream && was !== whyNoWrites())) rightsChanged();
 });
 // Another token, typed in or a link's the user signed in with: the stream opened with it.
 function tokenTaken() {

@@ -6,6 +6,7 @@
 // not follow make the page read the list again. Free of the DOM: what it
 // has to say it tells (`on`).
 
+import { HTTPError } from "./api.js";
 import { Events } from "./events.js";
 import { PROTOCOL } from "./outbox.js";
 
@@ -20,7 +21,8 @@ class LostTrack extends Error {}
  * Follows `model`'s stream from `api`'s server; `kept` is where the last
  * list read of a stream is kept, for a reload while the server is away
  * (`read(stream)`: `{ log, items, version, seq }` or undefined). Tells:
- * "status" (`{ kind, text }`: live, connecting or offline, in words),
+ * "status" (`{ kind, text }`: live, connecting, offline, or refused — the
+ * token may not read the stream, which no retry changes — in words),
  * "ready" (the page has read its stream, or knows it cannot for now),
  * "loaded" (the list was read again), "streams" (the log's stream names),
  * "problem" (something the user should know, in words).
@@ -165,6 +167,11 @@ export class Follower extends Events {
           this.api.unauthorized();
           return;
         }
+        if (response.status === 403) {
+          let why = "the token may not read this stream";
+          try { why = (await response.json()).error || why; } catch { /* keep the words above */ }
+          throw new HTTPError(403, why);
+        }
         if (!response.ok) {
           // Not resumable here (the log is shorter than the page's head, or gone): read it again.
           model.lostTrack();
@@ -178,6 +185,15 @@ export class Follower extends Events {
         if (signal.aborted) return;
         this.emit("ready");
         if (e.status === 401) return;  // the page asks for the token
+        if (e.status === 403) {
+          // The token's rights do not change: trying again would only say Offline
+          // over a list it may not read. Another stream or token follows anew.
+          connection.abort();
+          this.emit("status", { kind: "refused", text: "Not allowed" });
+          this.emit("problem", "This stream cannot be read with this page's token (" + e.message
+            + "). Pick another stream.");
+          return;
+        }
         if (e.status >= 400) this.emit("problem", "The stream could not be read: " + e.message + ".");
       }
       // Over: its listener on `signal` goes with it.

@@ -83,7 +83,7 @@ export class Say {
     $("announce").textContent = text;
   }
 
-  /** The connection's state: `kind` live, connecting or offline, in words. */
+  /** The connection's state: `kind` live, connecting, offline or refused, in words. */
   setStatus(kind, text) {
     const status = $("status");
     if (status.dataset.state === kind && status.textContent === text) return;

@@ -11,7 +11,7 @@ import { Events } from "./events.js";
 
 /**
  * The signed-in name; tells "name" (a name, or null) whenever it changes,
- * and "may" (`{ stream, erase, write }`) whenever what the token may do on
+ * and "may" (`{ stream, erase, write, read }`) whenever what the token may do on
  * the model's stream is learned.
  */
 export class SignedIn extends Events {
@@ -30,7 +30,7 @@ export class SignedIn extends Events {
   async ask() {
     const asked = ++this.#asked;
     const stream = this.model.stream;
-    let name = null, may = [], write = true;
+    let name = null, may = [], write = true, read = true;
     try {
       const answer = await this.api.request("/api/whoami?stream=" + encodeURIComponent(stream));
       name = typeof answer?.name === "string" ? answer.name : null;
@@ -38,26 +38,29 @@ export class SignedIn extends Events {
       may = Array.isArray(answer?.may) ? answer.may : [];
       // A server from before rights were told takes writes as it always did.
       write = !Array.isArray(answer?.may) || may.includes("write");
+      read = !Array.isArray(answer?.may) || may.includes("read");
     } catch {
       // Refused (the token form asks, and `signedOut` follows), or unreachable: asked again when live.
       return;
     }
     if (asked !== this.#asked) return;
-    this.#set(name, write);
-    this.emit("may", { stream, erase: may.includes("erase"), write });
+    this.#set(name, write ? "write" : read ? "read" : "none");
+    this.emit("may", { stream, erase: may.includes("erase"), write, read });
   }
 
   /** The token was refused: nobody is signed in, and nothing may be done. */
   signedOut() {
     this.#asked++;
-    this.#set(null, true);
+    this.#set(null, "write");
     // Nothing may be written while the page asks for a token: what is typed stays in the box.
-    this.emit("may", { stream: this.model.stream, erase: false, write: false });
+    this.emit("may", { stream: this.model.stream, erase: false, write: false, read: false });
   }
 
-  #set(name, write) {
+  /** Shows the name and, short of writing, what it may do on the stream shown (`rights`: write, read or none). */
+  #set(name, rights) {
     const line = $("signed-in");
-    line.textContent = name === null ? "" : "Signed in as " + name + (write ? "" : ", who may only read this stream");
+    const short = { write: "", read: ", who may only read this stream", none: ", who may not read this stream" };
+    line.textContent = name === null ? "" : "Signed in as " + name + short[rights];
     line.hidden = name === null;
     if (name === this.name) return;
     this.name = name;

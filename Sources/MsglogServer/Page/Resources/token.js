@@ -96,10 +96,12 @@ export class TokenOffer extends Events {
   async show() {
     const token = this.api.offered;
     if (token === null) return;
-    let name = null;
+    let name = null, reads = true;
     try {
       const answer = await this.api.whose(token, this.model.stream);
       name = typeof answer?.name === "string" ? answer.name : null;
+      // Said before signing in: such a tab would show an empty list, refused.
+      reads = !Array.isArray(answer?.may) || answer.may.includes("read");
     } catch (e) {
       if (this.api.offered !== token) return;
       if (e.status === 0) return;  // the server away: asked again once the page is live (app.js)
@@ -114,7 +116,8 @@ export class TokenOffer extends Events {
     if (this.api.offered !== token) return;
     $("offer-why").textContent = name === null
       ? "The link you opened carries this server's access token. Sign in with it?"
-      : "The link you opened signs this tab in as " + quoted(name) + ". Sign in?";
+      : "The link you opened signs this tab in as " + quoted(name)
+        + (reads ? "" : ", who may not read this stream") + ". Sign in?";
     const form = $("offer-form");
     const wasShown = !form.hidden;
     form.hidden = false;
