@@ -1103,6 +1103,43 @@ def a_token_that_may_not_read_the_stream_is_told_so(ctx):
     check(not driver.find_element(By.ID, "compose-text").is_enabled(), "a reader's page offers the message box")
 
 
+@case
+def a_half_typed_message_outlives_another_page_in_the_tab(ctx):
+    """What is typed and not sent is kept for the tab: another page opened in it (a link, another site) and this
+    page opened again, or a reload, give the box back its text; once sent, a reload shows an empty box."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("t", ["one"], sender="lead"))
+    server = m.serve()
+    driver = browser(ctx.dir)
+    open_page(driver, server, "t", "chat")
+    wait_texts(driver, "chat", ["one"], "the list")
+    draft = "half typed,\nstill to finish"
+    box = driver.find_element(By.ID, "compose-text")
+    box.send_keys("half typed,", Keys.SHIFT, Keys.ENTER, Keys.NULL, "still to finish")
+    check(box.get_attribute("value") == draft, "the box holds %r" % box.get_attribute("value"))
+    driver.get("about:blank")
+    open_page(driver, server, "t", "chat")
+    wait_texts(driver, "chat", ["one"], "the page opened again")
+    box = driver.find_element(By.ID, "compose-text")
+    check(box.get_attribute("value") == draft, "after another page the box holds %r" % box.get_attribute("value"))
+    driver.refresh()
+    wait_ready(driver)
+    box = driver.find_element(By.ID, "compose-text")
+    check(box.get_attribute("value") == draft, "after a reload the box holds %r" % box.get_attribute("value"))
+    box.send_keys(Keys.ENTER)
+    wait_texts(driver, "chat", ["one", draft], "the draft sent")
+    wait_until("the message is no longer pending", lambda: pending_shown(driver) == [], 30)
+    driver.refresh()
+    wait_ready(driver)
+    wait_texts(driver, "chat", ["one", draft], "after a reload")
+    box = driver.find_element(By.ID, "compose-text")
+    check(box.get_attribute("value") == "", "a sent message came back to the box: %r" % box.get_attribute("value"))
+    # Another tab starts with its own empty box.
+    driver.switch_to.new_window("tab")
+    open_page(driver, server, "t", "chat")
+    check(driver.find_element(By.ID, "compose-text").get_attribute("value") == "", "a new tab's box is not empty")
+
+
 # MARK: - 11. The look: bubbles, cards with colours, empty states, schemes, favicon
 
 

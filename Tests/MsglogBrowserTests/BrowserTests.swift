@@ -68,6 +68,7 @@ import Testing
     "a-named-token-signs-in-and-writes-as-its-name",
     "a-token-that-may-only-read-is-offered-no-message-box",
     "a-token-that-may-not-read-the-stream-is-told-so",
+    "a-half-typed-message-outlives-another-page-in-the-tab",
     "a-page-people-like",
     "ten-thousand-items-open-fast",
     "a-message-is-edited-in-place",

@@ -10,6 +10,8 @@ import { quoted } from "./words.js";
 import { newID } from "./sync.js";
 
 const SENDER_KEY = "msglog.sender";
+/** What is typed and not sent yet, kept for this tab: another page opened in it, or a reload, loses nothing. */
+const DRAFT_KEY = "msglog.draft";
 
 /** The message box; tells "sender" (the name) when the name this page sends as changes. */
 export class Compose extends Events {
@@ -30,7 +32,14 @@ export class Compose extends Events {
     this.sender = storage.get("localStorage", SENDER_KEY) || "";
     $("compose-sender").value = this.sender;
     $("compose").addEventListener("submit", (e) => this.#send(e));
-    $("compose-text").addEventListener("input", () => this.#growBox());
+    const box = $("compose-text");
+    // A draft this tab kept (the browser may have filled the box itself: its text wins).
+    if (!box.value) box.value = storage.get("sessionStorage", DRAFT_KEY) ?? "";
+    this.#growBox();
+    box.addEventListener("input", () => {
+      this.#growBox();
+      this.#keepDraft();
+    });
     $("compose-text").addEventListener("keydown", (e) => {
       // Enter sends, Shift+Enter starts a new line.
       if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
@@ -63,6 +72,7 @@ export class Compose extends Events {
       if (sender) change.sender = sender;
       await this.writes.write(change);
       if (box.value === text) box.value = "";
+      this.#keepDraft();
       this.#growBox();
       this.say.note("");
       if (this.#signedIn === null && sender !== this.sender) {
@@ -122,6 +132,11 @@ export class Compose extends Events {
     $("compose-fields").disabled = past || !this.#writable;
     $("send").disabled = past || !this.#writable || this.#sending;
     document.body.classList.toggle("past", past);
+  }
+
+  #keepDraft() {
+    const text = $("compose-text").value;
+    storage.set("sessionStorage", DRAFT_KEY, text ? text : null);
   }
 
   #growBox() {
