@@ -84,7 +84,7 @@ package final class PostgresStore: FollowableStore {
         let opened = try open(connection, [PostgresSchema.beginReading, PostgresSchema.horizonRow], creating: false)
       else { throw MsglogError.noDatabase(location: shown, store: .postgres, emptyDirectory: false) }
       let access = Access(connection: connection, store: self, state: .reading)
-      access.openedHorizon = .some(opened[1].count == 0 ? nil : Array(opened[1].bytes(0, 0)))
+      access.openedHorizon = .some(opened[1].count == 0 ? nil : opened[1].copiedBytes(0, 0))
       let result = try body(access)
       try connection.execute(PostgresSchema.commit.sql)
       return result

@@ -16,7 +16,7 @@ extension PostgresStore.Access {
     var next = max(seq, try horizon().seq)
     try forEachRow(of: .events, in: .of(4096), { PostgresSchema.records(from: next, limit: $0) }) { rows, row in
       let seq = rows.uint64(row, 0)!
-      guard try body(seq, rows.bytes(row, 1)) else { return false }
+      guard try rows.withBytes(row, 1, { try body(seq, $0) }) else { return false }
       next = seq + 1
       return true
     }
@@ -27,7 +27,7 @@ extension PostgresStore.Access {
       return try last.record.withUnsafeBytes(body)
     }
     let rows = try query(.events, PostgresSchema.record(at: seq))
-    return rows.count == 0 ? nil : try body(rows.bytes(0, 0))
+    return rows.count == 0 ? nil : try rows.withBytes(0, 0, body)
   }
 
   func forEachRecord(at seqs: [UInt64], _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
@@ -43,24 +43,25 @@ extension PostgresStore.Access {
         let seq = rows.uint64(row, 0)!
         while next < wanted.count, wanted[next] < seq { next += 1 }
         guard next < wanted.count else { return }
-        if wanted[next] == seq { try body(seq, rows.bytes(row, 1)) }
+        if wanted[next] == seq { try rows.withBytes(row, 1) { try body(seq, $0) } }
       }
       return
     }
     let rows = try query(.events, PostgresSchema.records(at: seqs))
-    for row in 0..<rows.count { try body(rows.uint64(row, 0)!, rows.bytes(row, 1)) }
+    for row in 0..<rows.count { try rows.withBytes(row, 1) { try body(rows.uint64(row, 0)!, $0) } }
   }
 
   func streamHead(_ stream: StreamName) throws -> StreamHead? {
     if let cached = cache.heads[stream] { return cached }
     let rows = try query(.streams, PostgresSchema.streamHead(stream))
-    return rows.count == 0 ? nil : try DerivedRows.decodeHead(stream: stream, rows.bytes(0, 0))
+    return rows.count == 0 ? nil : try rows.withBytes(0, 0) { try DerivedRows.decodeHead(stream: stream, $0) }
   }
 
   func streamHeads() throws -> [StreamHead] {
     let rows = try query(.streams, PostgresSchema.streamHeads)
     return try (0..<rows.count).map { row in
-      try DerivedRows.decodeHead(stream: rows.streamName(row, 0, in: .heads), rows.bytes(row, 1))
+      let stream = try rows.streamName(row, 0, in: .heads)
+      return try rows.withBytes(row, 1) { try DerivedRows.decodeHead(stream: stream, $0) }
     }
   }
 
@@ -83,7 +84,7 @@ extension PostgresStore.Access {
     var nodes: [NodeID: TreeNode<Slot>] = [:]
     for row in 0..<rows.count {
       let id = rows.uint64(row, 0)!
-      let node = try DerivedRows.decodeNode(id, of: stream, rows.bytes(row, 1))
+      let node = try rows.withBytes(row, 1) { try DerivedRows.decodeNode(id, of: stream, $0) }
       nodes[id] = node
       // A writer's path through the tree, for its next write (`KnownState`).
       if writing { cache.nodes[PostgresStore.NodeKey(stream: stream, n: id)] = node }
@@ -98,8 +99,8 @@ extension PostgresStore.Access {
     let rows = try query(.ids, PostgresSchema.idEntries(ids))
     var entries: [ItemID: IdEntry] = [:]
     for row in 0..<rows.count {
-      let id = ItemID(bytes: rows.bytes(row, 0))
-      entries[id] = try DerivedRows.decodeIdEntry(id, rows.bytes(row, 1))
+      let id = rows.withBytes(row, 0) { ItemID(bytes: $0) }
+      entries[id] = try rows.withBytes(row, 1) { try DerivedRows.decodeIdEntry(id, $0) }
     }
     return entries
   }
@@ -111,8 +112,8 @@ extension PostgresStore.Access {
     var including = true
     try forEachRow(of: .ids, in: .of(4096), { PostgresSchema.idEntries(from: next, including: including, limit: $0) }) {
       rows, row in
-      let id = ItemID(bytes: rows.bytes(row, 0))
-      guard try body(id, try DerivedRows.decodeIdEntry(id, rows.bytes(row, 1))) else { return false }
+      let id = rows.withBytes(row, 0) { ItemID(bytes: $0) }
+      guard try body(id, try rows.withBytes(row, 1) { try DerivedRows.decodeIdEntry(id, $0) }) else { return false }
       next = id
       including = false
       return true
@@ -147,7 +148,7 @@ extension PostgresStore.Access {
       of: .events, in: pages, { PostgresSchema.streamRecords(of: stream, downFrom: next, to: floor, limit: $0) }
     ) { rows, row in
       let seq = rows.uint64(row, 0)!
-      guard try body(seq, rows.bytes(row, 1)), seq > floor else { return false }
+      guard try rows.withBytes(row, 1, { try body(seq, $0) }), seq > floor else { return false }
       next = seq - 1
       return true
     }
@@ -161,7 +162,8 @@ extension PostgresStore.Access {
   func checkpoint(of stream: StreamName, atOrBefore seq: UInt64) throws -> Checkpoint? {
     let rows = try query(.checkpoints, PostgresSchema.checkpoint(of: stream, atOrBefore: seq))
     guard rows.count > 0 else { return nil }
-    return try DerivedRows.decodeCheckpoint(stream: stream, seq: rows.uint64(0, 0)!, rows.bytes(0, 1))
+    let seq = rows.uint64(0, 0)!
+    return try rows.withBytes(0, 1) { try DerivedRows.decodeCheckpoint(stream: stream, seq: seq, $0) }
   }
 
   func checkpointSeqs(of stream: StreamName) throws -> [UInt64] {
@@ -171,7 +173,7 @@ extension PostgresStore.Access {
 
   func summary() throws -> RecordedCounts? {
     let rows = try query(.meta, PostgresSchema.summary)
-    return rows.count == 0 ? nil : try DerivedRows.decodeSummary(rows.bytes(0, 0))
+    return rows.count == 0 ? nil : try rows.withBytes(0, 0) { try DerivedRows.decodeSummary($0) }
   }
 
   /// Counting a table's rows is a scan in PostgreSQL, too slow for every

@@ -30,7 +30,7 @@ extension PostgresStore.Access: SyncStateWriter {
   package func logID() throws -> ItemID? {
     let rows = try query(.meta, PostgresSchema.logID)
     guard rows.count > 0 else { return nil }
-    return try SyncRows.decodeLogID(rows.bytes(0, 0))
+    return try rows.withBytes(0, 0) { try SyncRows.decodeLogID($0) }
   }
 
   /// Only ever gives a log its id (a store made before logs had ids): an
@@ -43,7 +43,7 @@ extension PostgresStore.Access: SyncStateWriter {
     guard try syncTablesReadable() else { return nil }
     let rows = try query(.sync, PostgresSchema.progress(of: replica))
     guard rows.count > 0 else { return nil }
-    return try SyncRows.decodeProgress(of: replica, rows.bytes(0, 0))
+    return try rows.withBytes(0, 0) { try SyncRows.decodeProgress(of: replica, $0) }
   }
 
   package func putProgress(_ progress: ReplicaProgress, of replica: ItemID) throws {
@@ -72,7 +72,7 @@ extension PostgresStore.Access: SyncStateWriter {
     let rows = try query(.sync, PostgresSchema.outcome(ofChange: change, by: replica))
     guard rows.count > 0 else { return nil }
     let key = SyncRows.outcomeKey(change, by: replica)
-    return try SyncRows.decodeOutcome(.syncOutcomes, key: key, rows.bytes(0, 0))
+    return try rows.withBytes(0, 0) { try SyncRows.decodeOutcome(.syncOutcomes, key: key, $0) }
   }
 
   package func putOutcome(_ outcome: ChangeOutcome, ofChange change: UInt64, by replica: ItemID) throws {
@@ -87,8 +87,10 @@ extension PostgresStore.Access: SyncStateWriter {
     var including = true
     try forEachRow(of: .sync, in: .of(1024), { PostgresSchema.replicas(from: next, including: including, limit: $0) }) {
       rows, row in
-      let replica = ItemID(bytes: rows.bytes(row, 0))
-      guard try body(replica, try SyncRows.decodeProgress(of: replica, rows.bytes(row, 1))) else { return false }
+      let replica = rows.withBytes(row, 0) { ItemID(bytes: $0) }
+      guard try body(replica, try rows.withBytes(row, 1) { try SyncRows.decodeProgress(of: replica, $0) }) else {
+        return false
+      }
       next = replica
       including = false
       return true
@@ -102,7 +104,7 @@ extension PostgresStore.Access: SyncStateWriter {
       rows, row in
       let change = rows.uint64(row, 0)!
       let key = SyncRows.outcomeKey(change, by: replica)
-      guard try body(change, try SyncRows.decodeOutcome(.syncOutcomes, key: key, rows.bytes(row, 1))) else {
+      guard try body(change, try rows.withBytes(row, 1) { try SyncRows.decodeOutcome(.syncOutcomes, key: key, $0) }) else {
         return false
       }
       after = change

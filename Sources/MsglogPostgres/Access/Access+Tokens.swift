@@ -6,7 +6,7 @@ extension PostgresStore.Access: TokenTableWriter {
   package func token(id: String) throws -> NamedToken? {
     let rows = try query(.meta, PostgresSchema.token(id: id))
     guard rows.count > 0 else { return nil }
-    return try TokenRows.decode(id: id, rows.bytes(0, 0))
+    return try rows.withBytes(0, 0) { try TokenRows.decode(id: id, $0) }
   }
 
   package func forEachToken(_ body: (NamedToken) throws -> Bool) throws {
@@ -16,7 +16,7 @@ extension PostgresStore.Access: TokenTableWriter {
       guard NamedToken.isID(id) else {
         throw DerivedDamage(.tokens, "\(TerminalText.quoted(id)) is not a token id")
       }
-      guard try body(try TokenRows.decode(id: id, rows.bytes(row, 1))) else { return }
+      guard try body(try rows.withBytes(row, 1) { try TokenRows.decode(id: id, $0) }) else { return }
     }
   }
 
@@ -31,7 +31,7 @@ extension PostgresStore.Access: TokenTableWriter {
   package func replicaOwner(_ replica: ItemID) throws -> String? {
     let rows = try query(.meta, PostgresSchema.replicaOwner(replica))
     guard rows.count > 0 else { return nil }
-    return try TokenRows.decodeOwner(of: replica, rows.bytes(0, 0))
+    return try rows.withBytes(0, 0) { try TokenRows.decodeOwner(of: replica, $0) }
   }
 
   package func putReplicaOwner(_ id: String, of replica: ItemID) throws {

@@ -15,7 +15,7 @@ extension PostgresStore.Access {
       row = opened
     } else {
       let rows = try query(.meta, PostgresSchema.horizonRow)
-      row = rows.count == 0 ? nil : Array(rows.bytes(0, 0))
+      row = rows.count == 0 ? nil : rows.copiedBytes(0, 0)
     }
     var horizon = Horizon.none
     if let row { horizon = try Self.decodeHorizon(row) }
@@ -34,7 +34,8 @@ extension PostgresStore.Access {
     guard try horizon().isTrimmed else { return [] }
     let rows = try query(.meta, PostgresSchema.bases)
     return try (0..<rows.count).map { row in
-      try StreamBase.decodeBaseRow(stream: rows.streamName(row, 0, in: .base), rows.bytes(row, 1))
+      let stream = try rows.streamName(row, 0, in: .base)
+      return try rows.withBytes(row, 1) { try StreamBase.decodeBaseRow(stream: stream, $0) }
     }
   }
 

@@ -22,11 +22,13 @@ extension PostgresStore {
       }
       self.head = head
       inRecovery = rows.bool(0, 3) == true
-      horizonRow = rows.isNull(0, 4) ? nil : Array(rows.bytes(0, 4))
+      horizonRow = rows.isNull(0, 4) ? nil : rows.copiedBytes(0, 4)
       // Never earlier than the event before: times go forward with seqs,
       // whichever machine's commit came first.
       serverClock = Timestamp(milliseconds: now)
-      if !rows.isNull(0, 2), let last = try? EventRecord.decode(rows.bytes(0, 2), verifyingChecksum: false) {
+      if !rows.isNull(0, 2),
+        let last = try? rows.withBytes(0, 2, { try EventRecord.decode($0, verifyingChecksum: false) })
+      {
         lastTime = last.time
       }
       time = max(serverClock, lastTime)
@@ -52,17 +54,18 @@ extension PostgresStore.StreamCache {
     for stream in streams { heads[stream] = .some(nil) }
     for row in 0..<rows[0].count {
       let stream = try rows[0].streamName(row, 0, in: .heads)
-      heads[stream] = try DerivedRows.decodeHead(stream: stream, rows[0].bytes(row, 1))
+      heads[stream] = try rows[0].withBytes(row, 1) { try DerivedRows.decodeHead(stream: stream, $0) }
     }
     for row in 0..<rows[1].count {
       let stream = try rows[1].streamName(row, 0, in: .order)
       let node = rows[1].uint64(row, 1)!
-      nodes[PostgresStore.NodeKey(stream: stream, n: node)] = try DerivedRows.decodeNode(
-        node, of: stream, rows[1].bytes(row, 2))
+      nodes[PostgresStore.NodeKey(stream: stream, n: node)] = try rows[1].withBytes(row, 2) {
+        try DerivedRows.decodeNode(node, of: stream, $0)
+      }
     }
     for (stream, found) in zip(streams, rows[2...]) {
       let seq = found.count == 0 ? nil : found.uint64(0, 0)
-      last[stream] = seq.map { $0 >= horizon } == true ? (seq!, Array(found.bytes(0, 1))) : .some(nil)
+      last[stream] = seq.map { $0 >= horizon } == true ? (seq!, found.copiedBytes(0, 1)) : .some(nil)
     }
   }
 }

@@ -9,7 +9,7 @@ extension Rows {
   /// would make a stream vanish from a list or a write act on a stream
   /// without its head.
   func streamName(_ row: Int, _ column: Int, in table: DerivedRows.Table) throws(DerivedDamage) -> StreamName {
-    guard let name = String(validating: bytes(row, column), as: UTF8.self) else {
+    guard let name = withBytes(row, column, { String(validating: $0, as: UTF8.self) }) else {
       throw DerivedDamage(table, "a stream name is not UTF-8")
     }
     return StreamName(name)

@@ -12,8 +12,20 @@ final class Rows {
 
   func isNull(_ row: Int, _ column: Int) -> Bool { PQgetisnull(handle, Int32(row), Int32(column)) == 1 }
 
-  /// The value's bytes, valid while this object lives.
-  func bytes(_ row: Int, _ column: Int) -> UnsafeRawBufferPointer {
+  /// Lends the value's bytes to `body`. They live in the result, which
+  /// is cleared when this object goes — and Swift may let it go right
+  /// after its last use, not at the end of the caller's scope: a pointer
+  /// handed out and read after that read freed memory (a follow on a
+  /// trimmed log found its horizon "failing its checksum", in release
+  /// builds only). So they are only lent, within a method of this object.
+  func withBytes<R, E: Error>(_ row: Int, _ column: Int, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+    try body(bytes(row, column))
+  }
+
+  /// A copy of the value's bytes.
+  func copiedBytes(_ row: Int, _ column: Int) -> [UInt8] { Array(bytes(row, column)) }
+
+  private func bytes(_ row: Int, _ column: Int) -> UnsafeRawBufferPointer {
     let length = Int(PQgetlength(handle, Int32(row), Int32(column)))
     return UnsafeRawBufferPointer(start: PQgetvalue(handle, Int32(row), Int32(column)), count: length)
   }
