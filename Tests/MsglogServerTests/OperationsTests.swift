@@ -21,7 +21,7 @@ import Testing
   /// One line per request on stderr, field by field in the order SPEC.md
   /// names (text: space-separated; json: one object with exactly those
   /// keys); a client's valid X-Request-ID kept and echoed, an invalid one
-  /// replaced; the value of a `token` query parameter left out; and no
+  /// replaced, and one holding a secret too; the value of a `token` query parameter left out; and no
   /// line anywhere on stderr holds the token or a body's text.
   @Test(arguments: ["text", "json"]) func theRequestLogTellsEachRequestFieldByField(_ format: String) throws {
     let s = Sandbox()
@@ -46,9 +46,13 @@ import Testing
     send("GET", "/api/items?stream=main&token=\(Self.token)")
     send("GET", "/api/items?stream=main", ["-H", Self.bearer, "-H", "X-Request-ID: not valid!"])
     send("GET", "/no/such/route", ["-H", Self.bearer])
+    // An id that holds a secret is not written or echoed: the operator's token, or a named token's 64 digits.
+    let hexSecret = String(repeating: "0123456789abcdef", count: 4)
+    send("GET", "/livez", ["-H", "X-Request-ID: \(Self.token)"])
+    send("GET", "/livez", ["-H", "X-Request-ID: \(hexSecret)"])
     let run = server.stop()
     #expect(run.code == 0, "\(run)")
-    #expect(sent.map(\.exchange.status) == [200, 200, 401, 200, 404], "\(sent.map(\.exchange))")
+    #expect(sent.map(\.exchange.status) == [200, 200, 401, 200, 404, 200, 200], "\(sent.map(\.exchange))")
     #expect(sent[3].exchange.body.contains(secret))
 
     // Every id is echoed; a valid one as sent, else one made here.
@@ -63,10 +67,11 @@ import Testing
     #expect(lines.count == sent.count, "one line per request: \(run.stderr)")
     for line in lines {
       #expect(!line.contains(Self.token), "the token in a log line: \(line)")
+      #expect(!line.contains(hexSecret), "a secret in a log line: \(line)")
       #expect(!line.contains(secret), "a body in a log line: \(line)")
     }
     // The operator's token is named as such, never shown; none is `-`.
-    for ((line, request), token) in zip(zip(lines, sent), ["-", "(operator)", "-", "(operator)", "-"]) {
+    for ((line, request), token) in zip(zip(lines, sent), ["-", "(operator)", "-", "(operator)", "-", "-", "-"]) {
       let fields: [String: String]
       if format == "text" {
         let parts = line.split(separator: " ").map(String.init)

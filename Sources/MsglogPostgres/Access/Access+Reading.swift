@@ -108,7 +108,8 @@ extension PostgresStore.Access {
   /// The id rows in pages of 4,096, from the first id at or after `start`
   /// (padded to 16 bytes).
   func forEachIdEntry(from start: [UInt8], _ body: (ItemID, IdEntry) throws -> Bool) throws {
-    var next = ItemID(bytes: (start + [UInt8](repeating: 0, count: 16)).prefix(16).withUnsafeBytes { $0 })
+    // (Made inside the closure: its pointer is only valid there.)
+    var next = (start + [UInt8](repeating: 0, count: 16)).prefix(16).withUnsafeBytes { ItemID(bytes: $0) }
     var including = true
     try forEachRow(of: .ids, in: .of(4096), { PostgresSchema.idEntries(from: next, including: including, limit: $0) }) {
       rows, row in

@@ -14,7 +14,7 @@ final class ServerCore: Sendable {
   let warnings: ServerLog
   /// Each request's line (`--log-format`).
   let requestLog: RequestLog
-  let requestIDs = RequestIDs()
+  let requestIDs: RequestIDs
   /// nil with `--no-metrics`.
   let metrics: Metrics?
   /// TLS's credentials, when it serves HTTPS.
@@ -41,6 +41,7 @@ final class ServerCore: Sendable {
     count = ConnectionCount(limits: limits)
     // Room for 48 bodies of the largest size at once.
     budget = BodyBudget(limit: 48 * ServerConfiguration.bodyLimit)
+    requestIDs = RequestIDs(operatorToken: configuration.token)
     headerDeadline = configuration.headerDeadline
     stallLimit = configuration.stallLimit
     requestLog = warnings.requests

@@ -276,15 +276,19 @@ final class RequestLog: Sendable {
 }
 
 /// Request ids: the client's `X-Request-ID` when it is 1–64 of
-/// `[A-Za-z0-9._-]` (a proxy's, to follow one request through both logs),
-/// else one made here: a random prefix for this process and a counter,
-/// unique without a system call per request.
+/// `[A-Za-z0-9._-]` (a proxy's, to follow one request through both logs)
+/// and holds nothing the log would redact in a target — a token's secret,
+/// or the operator's token (the log writes the id, and the answer echoes
+/// it) — else one made here: a random prefix for this process and a
+/// counter, unique without a system call per request.
 final class RequestIDs: Sendable {
   private let prefix: String
   private let counter = Atomic<UInt64>(0)
+  private let operatorToken: String?
 
-  init() {
+  init(operatorToken: String? = nil) {
     prefix = String(UInt32.random(in: 0x1000_0000...UInt32.max), radix: 16)
+    self.operatorToken = operatorToken
   }
 
   func make() -> String {
@@ -294,7 +298,9 @@ final class RequestIDs: Sendable {
 
   /// The client's id when it may be kept as it is, else a new one.
   func id(for given: String?) -> String {
-    if let given, Self.isValid(given) { return given }
+    if let given, Self.isValid(given), RequestLog.redacting(given, operatorToken: operatorToken) == given {
+      return given
+    }
     return make()
   }
 
