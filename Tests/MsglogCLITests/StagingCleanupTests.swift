@@ -175,6 +175,25 @@ import Testing
     #expect(s.run(["list"]).stdout.hasSuffix("hello\n"))
   }
 
+  /// A clone killed after its data file was put in place leaves its
+  /// staging directory (with LMDB's lock file) inside the replica: the
+  /// replica's next sync sweeps it; a live builder's stays.
+  @Test func aSyncSweepsWhatAKilledCloneLeftInsideItsReplica() throws {
+    let server = Sandbox()
+    server.append("hello")
+    let served = try ServedLog.running(server)
+    defer { _ = served.stop() }
+    let s = Sandbox()
+    #expect(s.run(["clone", try #require(served.url)]).code == 0)
+    let stale = s.db + "/.msglog-cloning-\(deadPID())-3"
+    let kept = s.db + "/.msglog-cloning-\(getpid())-4"
+    for path in [stale, kept] { plant(path) }
+    let r = s.run(["sync"])
+    #expect(r.code == 0, "\(r)")
+    #expect(!FileManager.default.fileExists(atPath: stale), "\(stale) was not swept")
+    #expect(FileManager.default.fileExists(atPath: kept), "a live builder's was swept")
+  }
+
   /// Inside an empty directory too; a directory holding only staging
   /// directories is still empty.
   @Test func sweepsInsideAnEmptyDirectory() throws {
