@@ -1140,6 +1140,48 @@ def a_half_typed_message_outlives_another_page_in_the_tab(ctx):
     check(driver.find_element(By.ID, "compose-text").get_attribute("value") == "", "a new tab's box is not empty")
 
 
+@case
+def links_with_made_up_tokens_never_lock_the_browser_out(ctx):
+    """Any page the browser opens may send a tab to links with made-up tokens, and the server turns an address away
+    for a minute after 20 failed tokens: the page checks at most 5 links' tokens a minute before anyone agrees,
+    then offers a link's token unchecked and checks it once the user signs in with it. Eight links in a row leave
+    the named tokens of the machine working; a real token's link, accepted then, signs in; a made-up one, accepted,
+    is said and changes nothing."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("t", ["one"], sender="lead"))
+    ann = m.run("token", "add", "ann", "--write", "*").strip()
+    server = m.serve()
+    driver = browser(ctx.dir)
+    unchecked = 0
+    for n in range(8):
+        driver.get(page_url(server, "t", "chat", "#token=made-up-token-%d" % n))
+        wait_until("link %d: the token said refused, or offered unchecked" % n, lambda: "does not accept"
+                   in note_text(driver) or driver.find_element(By.ID, "offer-form").is_displayed())
+        if driver.find_element(By.ID, "offer-form").is_displayed():
+            check("not checked yet" in driver.find_element(By.ID, "offer-why").text,
+                  "link %d offered as checked: %r" % (n, driver.find_element(By.ID, "offer-why").text))
+            unchecked += 1
+    check(unchecked == 3, "%d of 8 links offered unchecked" % unchecked)
+    with open(server.out_path) as log:
+        failed = [line for line in log if "refused=unknown" in line]
+    check(len(failed) == 5, "the server counted %d failed tokens: %r" % (len(failed), failed))
+    check(api(server.url, "/api/whoami", token=ann) == {"name": "ann"}, "ann's token is turned away")
+
+    # A made-up token offered unchecked and accepted: said, and nothing changes.
+    time.sleep(0.6)  # the page takes no click on Sign in for half a second after it shows it
+    driver.find_element(By.ID, "offer-accept").click()
+    wait_until("the refused token is said", lambda: "does not accept" in note_text(driver))
+    check(not driver.find_element(By.ID, "offer-form").is_displayed(), "the refused offer is still shown")
+    check(driver.execute_script("return sessionStorage.getItem('msglog.token')") is None, "the made-up token was taken")
+    # The real token's link, offered unchecked now, signs in once accepted.
+    driver.get(page_url(server, "t", "chat", "#token=" + ann))
+    wait_until("the link's token is offered", lambda: driver.find_element(By.ID, "offer-form").is_displayed())
+    check("not checked yet" in driver.find_element(By.ID, "offer-why").text, "ann's link offered as checked")
+    accept_token_offer(driver)
+    wait_texts(driver, "chat", ["one"], "signed in with ann's token")
+    wait_until("signed in as ann", lambda: signed_in_as(driver) == "Signed in as ann")
+
+
 # MARK: - 11. The look: bubbles, cards with colours, empty states, schemes, favicon
 
 

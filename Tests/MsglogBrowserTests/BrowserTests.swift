@@ -69,6 +69,7 @@ import Testing
     "a-token-that-may-only-read-is-offered-no-message-box",
     "a-token-that-may-not-read-the-stream-is-told-so",
     "a-half-typed-message-outlives-another-page-in-the-tab",
+    "links-with-made-up-tokens-never-lock-the-browser-out",
     "a-page-people-like",
     "ten-thousand-items-open-fast",
     "a-message-is-edited-in-place",

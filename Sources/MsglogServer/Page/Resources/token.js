@@ -5,6 +5,7 @@
 
 import { $ } from "./dom.js";
 import { Events } from "./events.js";
+import * as storage from "./storage.js";
 import { quoted } from "./words.js";
 
 /** The token form; tells "token" once another token is typed in (the page opens its stream with it). */
@@ -59,6 +60,32 @@ export class TokenForm extends Events {
 export const OFFER_SETTLES_MS = 500;
 
 /**
+ * How many links' tokens this browser checks with the server before
+ * anyone agrees, per minute, in every tab of the server's origin. The
+ * server turns an address away for a minute after 20 failed tokens, and
+ * any page the browser opens may send tabs to links with made-up ones: past
+ * this many, a link's token is offered unchecked, and checked once the
+ * user agrees — what the user does not choose never locks them out.
+ */
+export const OFFER_CHECKS_PER_MINUTE = 5;
+const OFFER_CHECKS_KEY = "msglog.offerChecks";
+
+/**
+ * Takes one of the minute's checks (`now`, ms since the epoch): whether
+ * one was left. Without storage (a private window, a policy) nothing can
+ * be counted across pages, and none is taken.
+ */
+export function takeOfferCheck(now = Date.now(), store = storage) {
+  let taken;
+  try { taken = JSON.parse(store.get("localStorage", OFFER_CHECKS_KEY) || "[]"); } catch { taken = []; }
+  const recent = (Array.isArray(taken) ? taken : []).filter((t) => typeof t === "number" && t <= now && now - t < 60000);
+  if (recent.length >= OFFER_CHECKS_PER_MINUTE) return false;
+  const kept = JSON.stringify([...recent, now]);
+  store.set("localStorage", OFFER_CHECKS_KEY, kept);
+  return store.get("localStorage", OFFER_CHECKS_KEY) === kept;
+}
+
+/**
  * A token a link carried (`#token=…`), offered before it is used: any page
  * the browser opens may send this tab to such a link, with its own token
  * (this tab would then write as its maker) or one the server refuses (the
@@ -69,6 +96,8 @@ export const OFFER_SETTLES_MS = 500;
 export class TokenOffer extends Events {
   /** When the offer was shown (performance.now()): a click sooner is not taken. */
   #shownAt = 0;
+  /** Whether the token offered now was checked with the server before it was shown. */
+  #checked = false;
 
   constructor({ api, say, model }) {
     super(["token"]);
@@ -96,6 +125,11 @@ export class TokenOffer extends Events {
   async show() {
     const token = this.api.offered;
     if (token === null) return;
+    if (!takeOfferCheck()) {
+      this.#offer(false, "The link you opened carries a token for this server (not checked yet: this browser "
+        + "opened many such links in the last minute). Sign in with it?");
+      return;
+    }
     let name = null, reads = true;
     try {
       const answer = await this.api.whose(token, this.model.stream);
@@ -114,10 +148,16 @@ export class TokenOffer extends Events {
       return;
     }
     if (this.api.offered !== token) return;
-    $("offer-why").textContent = name === null
+    this.#offer(true, name === null
       ? "The link you opened carries this server's access token. Sign in with it?"
       : "The link you opened signs this tab in as " + quoted(name)
-        + (reads ? "" : ", who may not read this stream") + ". Sign in?";
+        + (reads ? "" : ", who may not read this stream") + ". Sign in?");
+  }
+
+  /** Shows the offer of the link's token in `words`; `checked`: the server took it just now. */
+  #offer(checked, words) {
+    this.#checked = checked;
+    $("offer-why").textContent = words;
     const form = $("offer-form");
     const wasShown = !form.hidden;
     form.hidden = false;
@@ -132,10 +172,30 @@ export class TokenOffer extends Events {
     return this.api.offered !== null && $("offer-form").hidden;
   }
 
-  #accept(event) {
+  async #accept(event) {
     event.preventDefault();
     // A click the instant it appears is not a choice (a page that opened this tab may time one).
     if (performance.now() - this.#shownAt < OFFER_SETTLES_MS) return;
+    const token = this.api.offered;
+    if (token === null) return;
+    if (!this.#checked) {
+      // Checked now that the user chose it: a refused one changes nothing.
+      try {
+        await this.api.whose(token, this.model.stream);
+      } catch (e) {
+        if (this.api.offered !== token) return;
+        if (e.status === 0) {
+          this.say.note("The link's token cannot be checked now (" + e.message + "); try Sign in again later.");
+          return;
+        }
+        this.#decline();
+        this.say.note(e.status === 401
+          ? "The link you opened carries a token this server does not accept; this page goes on as it was."
+          : "The link's token cannot be checked now (" + e.message + "); this page goes on as it was.");
+        return;
+      }
+      if (this.api.offered !== token) return;
+    }
     this.api.acceptOffered();
     $("offer-form").hidden = true;
     this.say.note("");
