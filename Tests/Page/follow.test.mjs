@@ -106,6 +106,35 @@ describe("following the stream", () => {
     assert.equal(model.log, LOG, "the list is of the log the hello names");
   });
 
+  test("a stream the token may not read is said refused, once, in the server's words, and not tried again", async () => {
+    for (const refusedAt of ["/api/follow?stream=s&from=6", "/api/items?stream=s"]) {
+      asked = [];
+      statuses.length = 0;
+      const problems = [];
+      model = new StreamModel("s");
+      follower = new Follower({ model, api, kept: { read: async () => undefined } });
+      follower.on("status", ({ kind }) => statuses.push(kind));
+      follower.on("problem", (text) => problems.push(text));
+      serve((path) => {
+        if (path === "/api/streams") return json({ streams: [{ stream: "s", seq: 5, version: 2 }] });
+        if (path === refusedAt) {
+          return { ok: false, status: 403, statusText: "Forbidden", text: async () => '{"error":"token ann may not read stream s"}',
+            json: async () => ({ error: "token ann may not read stream s" }) };
+        }
+        if (path === "/api/items?stream=s") return json({ seq: 5, version: 2, items: [item("a", 0, 1)] });
+        return eventStream([]);
+      });
+      follower.follow();
+      await until(refusedAt + ": said refused", () => statuses.includes("refused"));
+      await new Promise((resolve) => setTimeout(resolve, 600));  // a retry would come after 500 ms
+      assert.deepEqual(statuses, ["refused"], refusedAt);
+      assert.equal(asked.filter((p) => p === refusedAt).length, 1, refusedAt + " asked again: " + JSON.stringify(asked));
+      assert.equal(problems.length, 1, refusedAt);
+      assert.match(problems[0], /token ann may not read stream s/);
+      follower.stop();
+    }
+  });
+
   test("the log is asked for before the list; a server with no database has none (null), as one with a log made before ids", async () => {
     const order = [];
     let hello = json({ protocol: 1, format: 1, log: null, head: 4 });
