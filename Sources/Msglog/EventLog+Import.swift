@@ -66,7 +66,13 @@ extension EventLog {
     defer { parsingAhead?.stop() }
     let measure = try input.measure()
     // Nothing to do (no lines, or blank ones only): nothing is written, not even a new database.
-    guard !measure.blank else { return ImportResult(imported: 0, head: (try? headSeq()) ?? 0) }
+    // But a path that is no msglog database (a file, another program's
+    // files) is said as every command says it, not taken for an empty log.
+    guard !measure.blank else {
+      let head: UInt64
+      do { head = try headSeq() } catch MsglogError.noDatabase { head = 0 }
+      return ImportResult(imported: 0, head: head)
+    }
     if !measure.needsLedger, try replicaState() == nil,
       let bulk = try bulkImport(measure, defaultStream, progress, parsingAhead: parsingAhead)
     {

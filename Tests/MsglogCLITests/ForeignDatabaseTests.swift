@@ -55,6 +55,22 @@ import Testing
       let r = s.run(["--db", foreign] + args)
       #expect(r.code == 1 && r.stderr.hasPrefix("msglog: \(foreign) is not a msglog database"), "\(args): \(r)")
     }
+    // An import with no lines, which writes nothing, says so too: it said
+    // "imported 0 events" of another program's database, a file, a folder.
+    let file = s.dir + "/a-file"
+    let folder = s.dir + "/a-folder"
+    FileManager.default.createFile(atPath: file, contents: Data("hi\n".utf8))
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+    FileManager.default.createFile(atPath: folder + "/readme.txt", contents: Data("a\n".utf8))
+    for path in [foreign, file, folder] {
+      let r = s.run(["--db", path, "import"], stdin: Data())
+      #expect(r.code == 1 && r.stdout.isEmpty, "\(path): \(r)")
+      #expect(r.stderr.hasPrefix("msglog: \(path) is not a msglog database"), "\(path): \(r)")
+    }
+    #expect(bytes(foreign + "/data.mdb") == before, "an empty import wrote into another program's database")
+    let fresh = s.run(["--db", s.dir + "/not-yet", "import"], stdin: Data())
+    #expect(fresh.code == 0 && fresh.stdout == "imported 0 events; the head is seq 0\n", "\(fresh)")
+    #expect(!FileManager.default.fileExists(atPath: s.dir + "/not-yet"), "an empty import made a database")
     // Keys in the unnamed database only: still another program's.
     let plain = s.dir + "/plain"
     try FileManager.default.createDirectory(atPath: plain, withIntermediateDirectories: false)
