@@ -155,8 +155,8 @@ import Testing
 
   /// A UUID is inserted at most once, ever: an item removed before the
   /// horizon keeps its id used — through a repair, an export and import,
-  /// and a second trim — and nothing else of it is left to restore or
-  /// erase. (The trim deleted its id entry: an append could insert the id
+  /// and a second trim — and nothing else of it is left to restore (or
+  /// erase: that is nothing to do). (The trim deleted its id entry: an append could insert the id
   /// again, and a replica holding the old insert could not pull the new.)
   @Test(arguments: Store.allCases)
   func anItemRemovedBeforeTheHorizonKeepsItsIdUsed(_ store: Store) throws {
@@ -183,10 +183,13 @@ import Testing
         "SELECT convert_from(value, 'UTF8') FROM msglog.meta WHERE key = 'schema'", database: s.databaseName!)
       #expect(schema.stdout == "9\n", "\(schema)")
     }
-    for args in [["restore", ids[0]], ["erase", ids[0]], ["remove", ids[0]]] {
+    for args in [["restore", ids[0]], ["remove", ids[0]]] {
       let r = s.run(args)
       #expect(r.code == 1 && r.stderr == "msglog: history before seq 12 was trimmed\n", "\(args): \(r)")
     }
+    // Its text went with the trim: erasing it is nothing to do (anItemGoneBeforeTheHorizonErasesAsNothing).
+    let erase = s.run("erase", ids[0])
+    #expect(erase.code == 0 && erase.stderr.hasPrefix("msglog: nothing to erase:"), "\(erase)")
     var r = s.run("restore", String(ids[0].prefix(8)))
     #expect(r.code == 1 && r.stderr.hasPrefix("msglog: no removed item of stream 'main'"), "\(r)")
     #expect(s.run("verify").code == 0)
@@ -396,6 +399,37 @@ import Testing
     // Asked at or below the horizon: nothing to explain.
     r = s.run("trim", "--before", "3")
     #expect(r.code == 0 && r.stderr == "msglog: nothing to trim: history begins at seq 5\n", "\(r)")
+  }
+
+  /// An item erased, or removed, before the horizon is erased again as
+  /// nothing (exit 0, a note): its insert and edits went with the trim, so
+  /// no event holds its text. It was refused with "history before seq H
+  /// was trimmed", where SPEC has an item erased already change nothing.
+  /// It still never comes back.
+  @Test(arguments: Store.allCases)
+  func anItemGoneBeforeTheHorizonErasesAsNothing(_ store: Store) throws {
+    let s = Sandbox(store)
+    let erased = s.append("erased, then trimmed")  // 1
+    let removed = s.append("removed, then trimmed")  // 2
+    #expect(s.run("erase", erased).code == 0)  // 3
+    #expect(s.run("remove", removed).code == 0)  // 4
+    s.append("kept")  // 5
+    var r = s.run("trim", "--before", "5")
+    #expect(r.code == 0 && r.stdout == "trimmed 4 events before seq 5\n", "\(r)")
+    let export = s.export()
+    for id in [erased, removed] {
+      r = s.run("erase", id)
+      #expect(r.code == 0 && r.stdout.isEmpty, "\(r)")
+      #expect(
+        r.stderr == "msglog: nothing to erase: the item was erased already "
+          + "(or removed before the trimmed history, which took its text)\n", "\(r)")
+      r = s.run("--json", "erase", id)
+      #expect(r.code == 0 && r.stdout == #"{"erased":[],"events":0}"# + "\n", "\(r)")
+      r = s.run("restore", id)
+      #expect(r.code == 1 && r.stderr.contains("history before seq 5 was trimmed"), "\(r)")
+    }
+    #expect(s.export() == export, "erasing nothing changed the log")
+    #expect(s.run("verify").code == 0)
   }
 
   /// --older-than: the first event younger than that, by the events' times.

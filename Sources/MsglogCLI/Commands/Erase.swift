@@ -46,7 +46,10 @@ extension Invocation {
         sender.map {
           "msglog: nothing to erase: no item that is not erased already names sender \(TerminalText.escape($0))"
         }
-          ?? "msglog: nothing to erase: \(operands.count == 1 ? "the item was" : "the items were") erased already")
+          ?? "msglog: nothing to erase: \(operands.count == 1 ? "the item was" : "the items were") erased already"
+          + ((try? log.read { try $0.historyBegins() }) ?? 1 > 1
+            ? " (or removed before the trimmed history, which took \(operands.count == 1 ? "its text" : "their texts"))"
+            : ""))
     }
     let made: ReportLost.Made? =
       if let seq = erasure.seq { .erased(seq: seq, purged: scrubbed != nil) } else {

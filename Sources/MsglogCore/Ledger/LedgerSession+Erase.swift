@@ -12,9 +12,13 @@
 /// read of that record (`erasure(of:id:)`), with no new derived row.
 extension LedgerSession {
   /// Erases the item `selector` names, live or removed; nil (nothing
-  /// appended) when it is erased already.
+  /// appended) when it is erased already, or was removed before a trim's
+  /// horizon: its insert and edits went with the trim, so no event holds
+  /// its text any more (and whether that remove was an erase is not kept).
   func performErase(_ selector: ItemSelector, time: Timestamp?, on state: inout StreamState) throws -> Outcome? {
-    let (id, found) = try resolveAny(selector, in: &state)
+    let id: ItemID
+    let found: IdEntry
+    do { (id, found) = try resolveAny(selector, in: &state) } catch MsglogError.historyTrimmed { return nil }
     var entry = found
     if entry.removeSeq != 0, try erasure(of: entry, id: id) != nil { return nil }
     let index: Int?
