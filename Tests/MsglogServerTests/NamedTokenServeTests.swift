@@ -412,4 +412,38 @@ import Testing
     #expect(lines.filter { $0.contains(#""status":401"#) && $0.contains(#""refused":"unknown""#) }.count == 21)
     #expect(lines.contains { $0.contains(#""status":429"#) && $0.contains(#""refused":"throttled""#) }, "\(lines)")
   }
+
+  /// The page's checks of a link's token before anyone agreed to it
+  /// (`GET /api/whoami` with `X-Msglog-Offer: 1`) have a budget of their
+  /// own: a page the browser opens can send tabs to link after link with
+  /// made-up tokens, from every name of the server (127.0.0.1, localhost),
+  /// and counted as failed tokens they turned the address away, every
+  /// named token of the machine with it. More than 5 failed a minute get
+  /// such checks 429; the address's tokens are served as before.
+  @Test func offerChecksHaveABudgetOfTheirOwn() throws {
+    let s = Sandbox()
+    s.append("seed")
+    let ann = try token(s, ["ann", "--read", "*"])
+    let server = try ServedLog.running(s, ["--log-format", "json"])
+    defer { _ = server.stop() }
+    var statuses: [Int] = []
+    for n in 0..<30 {
+      let made = "made-up-token-\(n)"
+      statuses.append(
+        server.request("GET", "/api/whoami", headers: ["Authorization: Bearer \(made)", "X-Msglog-Offer: 1"]).status)
+    }
+    #expect(statuses == Array(repeating: 401, count: 6) + Array(repeating: 429, count: 24), "\(statuses)")
+    let bearer = ["Authorization: Bearer \(ann)"]
+    #expect(server.request("GET", "/api/streams", headers: bearer).status == 200, "the address was turned away")
+    #expect(server.request("GET", "/api/whoami", headers: bearer).status == 200)
+    // Past its budget, even a good token's offer check waits: the page then offers it unchecked.
+    let offered = server.request("GET", "/api/whoami", headers: bearer + ["X-Msglog-Offer: 1"])
+    #expect(offered.status == 429, "\(offered)")
+    // The header counts only on whoami: elsewhere a failed token is a failed token.
+    for _ in 0..<21 {
+      let r = server.request("GET", "/api/streams", headers: ["Authorization: Bearer wrong", "X-Msglog-Offer: 1"])
+      #expect(r.status == 401, "\(r)")
+    }
+    #expect(server.request("GET", "/api/streams", headers: bearer).status == 429)
+  }
 }

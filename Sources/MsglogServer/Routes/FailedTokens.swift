@@ -11,9 +11,15 @@ import Synchronization
 /// nobody can lock another out. Memory stays bounded: windows that ended
 /// are dropped whenever the table grows past `pruneAt`.
 final class FailedTokens: Sendable {
+  /// The failed tokens an address may send in a window (SPEC's 20).
   static let limit = 20
   static let window = 60.0
   static let pruneAt = 4096
+
+  /// The failures allowed in a window before the address waits.
+  let limit: Int
+
+  init(limit: Int = FailedTokens.limit) { self.limit = limit }
 
   private struct Window {
     var start: Double
@@ -32,7 +38,7 @@ final class FailedTokens: Sendable {
   /// The whole seconds `client` must wait; nil when it may try.
   func retryAfter(_ client: String, now: Double = now()) -> Int? {
     windows.withLock { windows in
-      guard let window = windows[client], now - window.start < Self.window, window.failures > Self.limit else {
+      guard let window = windows[client], now - window.start < Self.window, window.failures > limit else {
         return nil
       }
       // `now` is taken before the lock: another thread may have opened the window after it.

@@ -28,6 +28,23 @@ package final class TokenGate: Sendable {
   static let tokenlessRecheck = EventLog.tokenlessAnswerLifetime
   /// Failed tokens by client address, which slow that address alone.
   let failures = FailedTokens()
+  /// The page's checks of a link's token before anyone agreed to it
+  /// (`isOfferCheck`), failed, by client address: any page the browser
+  /// opens can send a tab to links with made-up tokens, and counted as
+  /// failed tokens they turned the address away — every named token of
+  /// the machine with it. They have a budget of their own, smaller, so
+  /// that guessing through them is slower still.
+  let failedOffers = FailedTokens(limit: TokenGate.offerChecksPerWindow)
+  /// Failed offer checks an address may make in a window.
+  static let offerChecksPerWindow = 5
+
+  /// Whether a request is the page's check of a link's token, before
+  /// anyone agreed to sign in with it: `GET /api/whoami` sent with
+  /// `X-Msglog-Offer: 1` (a header a foreign page cannot add without a
+  /// preflight this server refuses it).
+  static func isOfferCheck(_ request: Request) -> Bool {
+    request.path == "/api/whoami" && request.header("x-msglog-offer") == "1"
+  }
 
   package init(log: EventLog) {
     self.log = log
@@ -118,7 +135,10 @@ package final class TokenGate: Sendable {
   /// `caller` with the log read: the client slowed down after failed
   /// tokens, a failure counted against its address.
   private func lookedUp(_ bearer: [UInt8]?, _ request: Request, _ policy: RequestPolicy) throws(HTTPError) -> Caller {
-    if let client = request.client, let seconds = failures.retryAfter(client) {
+    let offer = Self.isOfferCheck(request)
+    if let client = request.client,
+      let seconds = failures.retryAfter(client) ?? (offer ? failedOffers.retryAfter(client) : nil)
+    {
       var error = HTTPError(
         status: 429, message: "too many failed tokens from your address; retry in \(seconds) s",
         headers: [("Retry-After", String(seconds))])
@@ -132,7 +152,7 @@ package final class TokenGate: Sendable {
       if holdsTokens.load(ordering: .relaxed), let client = request.client, let reason = error.reason,
         reason != Refusal.missing.rawValue
       {
-        failures.failed(client)
+        (offer ? failedOffers : failures).failed(client)
       }
       throw error
     }

@@ -92,10 +92,14 @@ export class Api extends Events {
   /**
    * Whose `token` is and what it may do on `stream` (`GET /api/whoami`),
    * without taking it or telling "unauthorized": a token refused fails
-   * with its 401 and changes nothing.
+   * with its 401 and changes nothing. `offer`: a link's token nobody
+   * agreed to yet, which the server counts apart from failed tokens
+   * (`X-Msglog-Offer`), so that links with made-up ones never get the
+   * address turned away; past its own few a minute, it answers 429.
    */
-  async whose(token, stream) {
-    return this.request("/api/whoami?stream=" + encodeURIComponent(stream), undefined, { token });
+  async whose(token, stream, { offer = false } = {}) {
+    const headers = offer ? { "X-Msglog-Offer": "1" } : {};
+    return this.request("/api/whoami?stream=" + encodeURIComponent(stream), undefined, { token, headers });
   }
 
   /** The token the user typed in, kept for reloads of this tab. */
@@ -129,13 +133,14 @@ export class Api extends Events {
    * WRITE_TIMEOUT_MS or READ_TIMEOUT_MS) fails as one that could not be sent.
    * With `token`, sent with that token, not the page's: a 401 is not told.
    */
-  async request(path, body, { raw = false, timeout, token } = {}) {
+  async request(path, body, { raw = false, timeout, token, headers = {} } = {}) {
     const signal = AbortSignal.timeout(timeout ?? (body === undefined ? READ_TIMEOUT_MS : WRITE_TIMEOUT_MS));
     const sent = token ?? this.readToken();
     const init = body === undefined
-      ? { headers: this.headers({}, sent), cache: "no-store", signal }
+      ? { headers: this.headers(headers, sent), cache: "no-store", signal }
       : {
-        method: "POST", headers: this.headers({ "Content-Type": "application/json" }, sent), body: JSON.stringify(body),
+        method: "POST", headers: this.headers({ ...headers, "Content-Type": "application/json" }, sent),
+        body: JSON.stringify(body),
         signal,
       };
     let response, text;
