@@ -1083,6 +1083,10 @@ def a_token_that_may_not_read_the_stream_is_told_so(ctx):
     offer = driver.find_element(By.ID, "offer-why").text
     check("'ann', who may not read this stream" in offer.replace("\u2018", "'").replace("\u2019", "'"),
           "the offer does not say the token may not read the stream: %r" % offer)
+    # The keyboard is the offer's, not the token field's (which asked first, for the page had no token): Escape
+    # and Tab work on it, and a screen reader reads it.
+    active = driver.switch_to.active_element.get_attribute("id")
+    check(active == "offer-form", "the focus is on %r, not on the offer" % active)
     accept_token_offer(driver)
     wait_until("the page says the stream is not allowed", lambda: status(driver)[0] == "refused", 30)
     wait_until("the page says whose the token is and what it may not do",
@@ -1091,6 +1095,8 @@ def a_token_that_may_not_read_the_stream_is_told_so(ctx):
     check("Pick another stream" in note_text(driver), "the note says %r" % note_text(driver))
     check(not driver.find_element(By.ID, "compose-text").is_enabled(), "the box takes a message nobody may send")
     check(shown_texts(driver, "chat") == [], "the page shows %r" % shown_texts(driver, "chat"))
+    empty = driver.find_element(By.ID, "empty-title").text
+    check("may not read" in empty, "the empty list says %r" % empty)
     # It stays so: no retry turns it into Offline.
     time.sleep(3)
     check(status(driver) == ("refused", "Not allowed"), "after a while the page says %r" % (status(driver),))
@@ -1098,6 +1104,7 @@ def a_token_that_may_not_read_the_stream_is_told_so(ctx):
     Select(driver.find_element(By.ID, "stream")).select_by_value("other")
     wait_texts(driver, "chat", ["hello"], "the stream the token may read")
     wait_until("live on the stream it may read", lambda: status(driver)[0] == "live", 30)
+    wait_until("the note of the refused stream is taken down", lambda: "cannot be read" not in note_text(driver))
     wait_until("the page says the token may only read",
                lambda: signed_in_as(driver) == "Signed in as ann, who may only read this stream")
     check(not driver.find_element(By.ID, "compose-text").is_enabled(), "a reader's page offers the message box")
@@ -1105,8 +1112,9 @@ def a_token_that_may_not_read_the_stream_is_told_so(ctx):
 
 @case
 def a_half_typed_message_outlives_another_page_in_the_tab(ctx):
-    """What is typed and not sent is kept for the tab: another page opened in it (a link, another site) and this
-    page opened again, or a reload, give the box back its text; once sent, a reload shows an empty box."""
+    """What is typed and not sent is kept for the tab and its stream: another page opened in it (a link, another
+    site) and this page opened again, or a reload, give the box back its text; another stream shows its own; once
+    sent, a reload shows an empty box; a draft too big to keep leaves no older one to come back."""
     m = Msglog(ctx.msglog, ctx.dir)
     m.import_lines(appends("t", ["one"], sender="lead"))
     server = m.serve()
@@ -1126,6 +1134,15 @@ def a_half_typed_message_outlives_another_page_in_the_tab(ctx):
     wait_ready(driver)
     box = driver.find_element(By.ID, "compose-text")
     check(box.get_attribute("value") == draft, "after a reload the box holds %r" % box.get_attribute("value"))
+    # Another stream has its own draft; this one's comes back with it.
+    open_page(driver, server, "u", "chat")
+    box = driver.find_element(By.ID, "compose-text")
+    check(box.get_attribute("value") == "", "another stream's box holds %r" % box.get_attribute("value"))
+    box.send_keys("for u")
+    open_page(driver, server, "t", "chat")
+    wait_texts(driver, "chat", ["one"], "back to t")
+    box = driver.find_element(By.ID, "compose-text")
+    check(box.get_attribute("value") == draft, "back on t the box holds %r" % box.get_attribute("value"))
     box.send_keys(Keys.ENTER)
     wait_texts(driver, "chat", ["one", draft], "the draft sent")
     wait_until("the message is no longer pending", lambda: pending_shown(driver) == [], 30)
@@ -1134,6 +1151,16 @@ def a_half_typed_message_outlives_another_page_in_the_tab(ctx):
     wait_texts(driver, "chat", ["one", draft], "after a reload")
     box = driver.find_element(By.ID, "compose-text")
     check(box.get_attribute("value") == "", "a sent message came back to the box: %r" % box.get_attribute("value"))
+    open_page(driver, server, "u", "chat")
+    box = driver.find_element(By.ID, "compose-text")
+    check(box.get_attribute("value") == "for u", "u's draft is %r" % box.get_attribute("value"))
+    # A draft too big for the tab's storage is not kept, and no older one comes back in its place.
+    driver.execute_script("""const box = document.getElementById('compose-text');
+        box.value = 'x'.repeat(6e6); box.dispatchEvent(new Event('input'));""")
+    driver.refresh()
+    wait_ready(driver)
+    box = driver.find_element(By.ID, "compose-text")
+    check(box.get_attribute("value") == "", "after a draft too big to keep: %r" % box.get_attribute("value")[:40])
     # Another tab starts with its own empty box.
     driver.switch_to.new_window("tab")
     open_page(driver, server, "t", "chat")

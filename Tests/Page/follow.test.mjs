@@ -110,11 +110,13 @@ describe("following the stream", () => {
     for (const refusedAt of ["/api/follow?stream=s&from=6", "/api/items?stream=s"]) {
       asked = [];
       statuses.length = 0;
-      const problems = [];
+      const whys = [];
       model = new StreamModel("s");
       follower = new Follower({ model, api, kept: { read: async () => undefined } });
-      follower.on("status", ({ kind }) => statuses.push(kind));
-      follower.on("problem", (text) => problems.push(text));
+      follower.on("status", ({ kind, why }) => {
+        statuses.push(kind);
+        if (why !== undefined) whys.push(why);
+      });
       serve((path) => {
         if (path === "/api/streams") return json({ streams: [{ stream: "s", seq: 5, version: 2 }] });
         if (path === refusedAt) {
@@ -129,8 +131,8 @@ describe("following the stream", () => {
       await new Promise((resolve) => setTimeout(resolve, 600));  // a retry would come after 500 ms
       assert.deepEqual(statuses, ["refused"], refusedAt);
       assert.equal(asked.filter((p) => p === refusedAt).length, 1, refusedAt + " asked again: " + JSON.stringify(asked));
-      assert.equal(problems.length, 1, refusedAt);
-      assert.match(problems[0], /token ann may not read stream s/);
+      assert.equal(whys.length, 1, refusedAt);
+      assert.match(whys[0], /token ann may not read stream s/);
       follower.stop();
     }
   });

@@ -18,7 +18,8 @@ final class Rows {
   /// handed out and read after that read freed memory (a follow on a
   /// trimmed log found its horizon "failing its checksum", in release
   /// builds only). So they are only lent, within a method of this object.
-  func withBytes<R, E: Error>(_ row: Int, _ column: Int, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+  func withBytes<R, E: Error>(_ row: Int, _ column: Int, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R
+  {
     try body(bytes(row, column))
   }
 

@@ -79,6 +79,7 @@ screen.addView("board", board.list);
 
 // The model: another stream, the list read again, an event folded in.
 model.on("open", () => {
+  compose.opened();
   compose.allowWrites(mayWrite());
   screen.opened();
   undo.clear();
@@ -129,10 +130,20 @@ shown.on("cancel", () => {
   pointer.cancel();
 });
 // Following the stream.
-follower.on("status", ({ kind, text }) => {
+// What the page said of a stream its token may not read, taken down once another is shown.
+let refusal = null;
+follower.on("status", ({ kind, text, why }) => {
   say.setStatus(kind, text);
-  // Refused the stream: whose the token is and what it may do there, said by its name.
-  if (kind === "refused") signedIn.ask();
+  screen.setRefused(kind === "refused");
+  if (kind === "refused") {
+    // Whose the token is and what it may do there, said by its name; and why the list is empty.
+    signedIn.ask();
+    refusal = why;
+    say.note(why);
+  } else if (refusal !== null && kind === "live") {
+    say.withdraw(refusal);
+    refusal = null;
+  }
   if (kind === "live") {
     catchingUpUntil = performance.now() + 1000;
     signedIn.ask();  // whose the token is, once the server answers

@@ -10,8 +10,25 @@ import { quoted } from "./words.js";
 import { newID } from "./sync.js";
 
 const SENDER_KEY = "msglog.sender";
-/** What is typed and not sent yet, kept for this tab: another page opened in it, or a reload, loses nothing. */
+/**
+ * What is typed and not sent yet, kept for this tab and stream (the key
+ * and `:` and the stream's name): another page opened in the tab, or a
+ * reload, loses nothing, and a draft stays with the stream it was typed
+ * for. It stays through another token too: the one typing is the same.
+ */
 const DRAFT_KEY = "msglog.draft";
+
+/** The draft of `stream` kept for this tab ("" for none). */
+function draftOf(stream) {
+  return storage.get("sessionStorage", DRAFT_KEY + ":" + stream) ?? "";
+}
+
+/** Keeps `text` as the draft of `stream`; "" removes it, and so does a text too big to keep (no older draft stays). */
+function keepDraft(stream, text) {
+  const key = DRAFT_KEY + ":" + stream;
+  storage.set("sessionStorage", key, text ? text : null);
+  if (text && storage.get("sessionStorage", key) !== text) storage.set("sessionStorage", key, null);
+}
 
 /** The message box; tells "sender" (the name) when the name this page sends as changes. */
 export class Compose extends Events {
@@ -32,13 +49,9 @@ export class Compose extends Events {
     this.sender = storage.get("localStorage", SENDER_KEY) || "";
     $("compose-sender").value = this.sender;
     $("compose").addEventListener("submit", (e) => this.#send(e));
-    const box = $("compose-text");
-    // A draft this tab kept (the browser may have filled the box itself: its text wins).
-    if (!box.value) box.value = storage.get("sessionStorage", DRAFT_KEY) ?? "";
-    this.#growBox();
-    box.addEventListener("input", () => {
+    $("compose-text").addEventListener("input", () => {
       this.#growBox();
-      this.#keepDraft();
+      keepDraft(this.model.stream, $("compose-text").value);
     });
     $("compose-text").addEventListener("keydown", (e) => {
       // Enter sends, Shift+Enter starts a new line.
@@ -65,14 +78,16 @@ export class Compose extends Events {
       return;
     }
     const sender = this.#signedIn ?? $("compose-sender").value.trim();
+    const stream = this.model.stream;
     this.#sending = true;
     this.update();
     try {
       const change = { op: "append", id: newID(), text, seen: this.model.view().length };
       if (sender) change.sender = sender;
       await this.writes.write(change);
-      if (box.value === text) box.value = "";
-      this.#keepDraft();
+      // Sent: its draft goes, also when another stream is shown by now.
+      if (draftOf(stream) === text) keepDraft(stream, "");
+      if (box.value === text && this.model.stream === stream) box.value = "";
       this.#growBox();
       this.say.note("");
       if (this.#signedIn === null && sender !== this.sender) {
@@ -134,9 +149,12 @@ export class Compose extends Events {
     document.body.classList.toggle("past", past);
   }
 
-  #keepDraft() {
-    const text = $("compose-text").value;
-    storage.set("sessionStorage", DRAFT_KEY, text ? text : null);
+  /** Another stream is shown (or the same, read afresh): the box holds what was typed for it. */
+  opened() {
+    const box = $("compose-text");
+    const draft = draftOf(this.model.stream);
+    if (box.value !== draft) box.value = draft;
+    this.#growBox();
   }
 
   #growBox() {

@@ -22,7 +22,8 @@ class LostTrack extends Error {}
  * list read of a stream is kept, for a reload while the server is away
  * (`read(stream)`: `{ log, items, version, seq }` or undefined). Tells:
  * "status" (`{ kind, text }`: live, connecting, offline, or refused — the
- * token may not read the stream, which no retry changes — in words),
+ * token may not read the stream, which no retry changes; `why` then says
+ * so in the server's words — in words),
  * "ready" (the page has read its stream, or knows it cannot for now),
  * "loaded" (the list was read again), "streams" (the log's stream names),
  * "problem" (something the user should know, in words).
@@ -189,9 +190,8 @@ export class Follower extends Events {
           // The token's rights do not change: trying again would only say Offline
           // over a list it may not read. Another stream or token follows anew.
           connection.abort();
-          this.emit("status", { kind: "refused", text: "Not allowed" });
-          this.emit("problem", "This stream cannot be read with this page's token (" + e.message
-            + "). Pick another stream.");
+          this.emit("status", { kind: "refused", text: "Not allowed", why: "This stream cannot be read with this "
+            + "page's token (" + e.message + "). Pick another stream." });
           return;
         }
         if (e.status >= 400) this.emit("problem", "The stream could not be read: " + e.message + ".");

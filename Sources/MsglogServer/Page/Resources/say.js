@@ -83,6 +83,11 @@ export class Say {
     $("announce").textContent = text;
   }
 
+  /** Takes the note down if it still says `text` (what it said then no longer holds). */
+  withdraw(text) {
+    if (!$("note").hidden && $("note-text").textContent === text) this.note("");
+  }
+
   /** The connection's state: `kind` live, connecting, offline or refused, in words. */
   setStatus(kind, text) {
     const status = $("status");

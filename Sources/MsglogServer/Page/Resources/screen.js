@@ -18,6 +18,8 @@ export class Screen extends Events {
   /** Ids to highlight at the next render. */
   #changed = new Set();
   #ready = false;
+  /** The stream shown may not be read with the page's token (the server refused it). */
+  #refused = false;
   /** One function each, so that asking again before the frame runs it once (frame.js). */
   #renderInFrame = () => this.render();
   #drawInFrame = () => { if (!this.shown.isHolding()) this.#views[this.#current].draw(); };
@@ -96,7 +98,10 @@ export class Screen extends Events {
     const name = "“" + shownName(model.stream) + "”";
     const past = this.shown.past();
     let title, text;
-    if (model.stale && model.items.length === 0 && model.version === 0 && !this.#ready) {
+    if (this.#refused && !past) {
+      title = "This page's token may not read " + name + ".";
+      text = "Pick another stream above, or open a link with a token that may read it.";
+    } else if (model.stale && model.items.length === 0 && model.version === 0 && !this.#ready) {
       title = "Loading " + name + "…";
       text = "";
     } else if (past) {
@@ -141,6 +146,13 @@ export class Screen extends Events {
   updateAddress() {
     const query = new URLSearchParams({ stream: this.model.stream, view: this.#current });
     history.replaceState(history.state, "", location.pathname + "?" + query);
+  }
+
+  /** Whether the stream shown was refused to the page's token: its empty list says so, not "write the first one". */
+  setRefused(refused) {
+    if (this.#refused === refused) return;
+    this.#refused = refused;
+    this.scheduleRender();
   }
 
   /** `document.body.dataset.ready`, once: the page has read its stream (or knows it cannot, for now). */

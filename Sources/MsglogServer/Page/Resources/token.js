@@ -63,9 +63,12 @@ export const OFFER_SETTLES_MS = 500;
  * How many links' tokens this browser checks with the server before
  * anyone agrees, per minute, in every tab of the server's origin. The
  * server turns an address away for a minute after 20 failed tokens, and
- * any page the browser opens may send tabs to links with made-up ones: past
- * this many, a link's token is offered unchecked, and checked once the
- * user agrees — what the user does not choose never locks them out.
+ * any page the browser opens may send tabs to links with made-up ones:
+ * such checks are sent as offers (`X-Msglog-Offer`), which the server
+ * counts apart, 5 failed a minute per address whatever the origin (one
+ * server has several: 127.0.0.1, localhost), and answers 429 past them.
+ * Past either count, a link's token is offered unchecked, and checked once
+ * the user agrees — what the user does not choose never locks them out.
  */
 export const OFFER_CHECKS_PER_MINUTE = 5;
 const OFFER_CHECKS_KEY = "msglog.offerChecks";
@@ -125,20 +128,20 @@ export class TokenOffer extends Events {
   async show() {
     const token = this.api.offered;
     if (token === null) return;
-    if (!takeOfferCheck()) {
-      this.#offer(false, "The link you opened carries a token for this server (not checked yet: this browser "
-        + "opened many such links in the last minute). Sign in with it?");
-      return;
-    }
+    const unchecked = () => this.#offer(false, "The link you opened carries a token for this server (not checked "
+      + "yet: many such links were opened in the last minute). Sign in with it?");
+    if (!takeOfferCheck()) return unchecked();
     let name = null, reads = true;
     try {
-      const answer = await this.api.whose(token, this.model.stream);
+      const answer = await this.api.whose(token, this.model.stream, { offer: true });
       name = typeof answer?.name === "string" ? answer.name : null;
       // Said before signing in: such a tab would show an empty list, refused.
       reads = !Array.isArray(answer?.may) || answer.may.includes("read");
     } catch (e) {
       if (this.api.offered !== token) return;
       if (e.status === 0) return;  // the server away: asked again once the page is live (app.js)
+      // The address's checks of links' tokens are used up (the server counts them, for every tab and name of it).
+      if (e.status === 429) return unchecked();
       this.api.declineOffered();
       this.say.note(
         e.status === 401
@@ -162,8 +165,10 @@ export class TokenOffer extends Events {
     const wasShown = !form.hidden;
     form.hidden = false;
     this.#shownAt = performance.now();
-    // Not from under someone typing: what they type goes on where it went.
-    const typing = document.activeElement?.matches?.("input, textarea, [contenteditable]");
+    // Not from under someone typing: what they type goes on where it went. (An empty
+    // field is not typing: the token form, asking before the offer came, has the focus.)
+    const active = document.activeElement;
+    const typing = active?.matches?.("input, textarea") ? active.value !== "" : active?.isContentEditable === true;
     if (!wasShown && !typing) form.focus();
   }
 
