@@ -137,7 +137,7 @@ public enum MsglogCLI {
     action.__sigaction_handler.sa_handler = { _ in
       EventLog.removeStagingDirectories()
       let message: StaticString =
-        "msglog: the database file is shorter than its own pages say (truncated?): a read ran past its end\n"
+        "msglog: the database file is shorter than its own pages say (truncated, or its pages damaged?): a read ran past its end\n"
       _ = Glibc.write(2, message.utf8Start, message.utf8CodeUnitCount)
       _exit(1)
     }

@@ -13,7 +13,8 @@ import Testing
     // README: begin
     let log = try EventLog("chat.lmdb")  // nothing is made until the first write
     let board = log.stream("board")  // one stream, named once
-    var shown = try board.items()  // a first launch: no items, at version 0
+    var shown = try board.items()  // the list as shown (a first launch: no items, at version 0)
+    let start = shown.version
     let hello = try board.append("Morning! Review at 11?", sender: "ann")
     try board.append("Yes, room 4B.", sender: "bob")
     try board.move(from: 1, to: 0)  // a drag: bob's reply goes first
@@ -31,14 +32,14 @@ import Testing
     // A live list: the list as shown, brought up to date as any process commits.
     for try await update in board.updates(from: shown) {
       update.apply(to: &shown)  // Int positions; in a replica, pending writes too
-      if shown.version == 5 { break }  // the five writes above
+      if shown.version == start + 5 { break }  // the five writes above
     }
     print(shown.items.map(\.text).joined(separator: " / "))
     // README: end
     return printed
   }
 
-  @Test func theExampleRunsAndPrintsWhatTheReadmeSays() async throws {
+  @Test(.timeLimit(.minutes(1))) func theExampleRunsAndPrintsWhatTheReadmeSays() async throws {
     let dir = TemporaryDirectory()
     let previous = FileManager.default.currentDirectoryPath
     _ = FileManager.default.changeCurrentDirectoryPath(dir.path)
@@ -50,6 +51,11 @@ import Testing
     #expect(printed[2] == "someone else changed it: version 3, not 2")
     // The live list, from a first launch's empty one, is what the log lists.
     #expect(printed[3] == "Yes, room 4B. / Morning! Review at 11?")
+    // Run again on the same database it ends too (it waited for version 5
+    // for ever, the list at 10 by then), the list showing both runs'.
+    let again = try await Self.example()
+    #expect(again.count == 6 && again[4] == "someone else changed it: version 8, not 2", "\(again)")
+    #expect(again.last == "Morning! Review at 11? / Yes, room 4B. / Morning! Review at 11? / Yes, room 4B.", "\(again)")
   }
 
   @Test func theReadmeShowsThisVeryCode() throws {
