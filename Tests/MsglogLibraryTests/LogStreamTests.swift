@@ -101,6 +101,31 @@ import Testing
     #expect(live == (try board.items().items))
   }
 
+  /// An item erased since is said so in the changes of its events, as in a
+  /// past list: its insert's item has `erased` (the erase's seq), not only
+  /// an empty text an indexer would take for a message; so has an edit's.
+  @Test func changesSayAnItemWasErased() async throws {
+    let dir = TemporaryDirectory()
+    let log = try EventLog(dir.db)
+    let board = log.stream("board")
+    let first = try board.append("gone soon", sender: "ann").event.id
+    try board.edit(id: first, text: "gone soon, edited")
+    try board.append("stays")
+    let erasure = try log.erase([.id(first)], in: "board")
+    let eraseSeq = try #require(erasure.seq)
+    var items: [Item] = []
+    for try await change in board.changes(from: 1) {
+      switch change.kind {
+      case .insert(let item, _), .edit(let item, _): items.append(item)
+      default: break
+      }
+      if change.event.seq == eraseSeq { break }
+    }
+    #expect(items.map(\.erased) == [eraseSeq, eraseSeq, nil], "\(items)")
+    #expect(items.map(\.text) == ["", "", "stays"], "\(items)")
+    #expect(try board.replay(at: 1).items.first?.erased == eraseSeq)
+  }
+
   /// SwiftUI's `ForEach` needs `Identifiable`; an app's model layer often
   /// holds Foundation's `UUID`.
   /// Updates of a stream asked from another stream's list end with an

@@ -25,7 +25,9 @@ extension ItemChange {
   package static func withoutReading(_ event: Event) -> ItemChange? {
     switch event.op {
     case .insert(let id, let index, let text, let sender):
-      let item = Item(id: id, text: text, sender: sender, time: event.time, seq: event.seq)
+      var item = Item(id: id, text: text, sender: sender, time: event.time, seq: event.seq)
+      // Erased since: its text is gone, and the item says so, as a past list's does.
+      item.erased = event.erased
       return ItemChange(event: event, kind: .insert(item, at: Int(index)))
     case .remove(let id, let index):
       return ItemChange(event: event, kind: .remove(id: id, at: Int(index)))
