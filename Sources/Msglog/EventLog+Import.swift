@@ -151,8 +151,8 @@ extension EventLog {
       head = nil
       do {
         try session.seed(bases)
-      } catch let error as MsglogError {
-        throw MsglogError.line(1, error)
+      } catch let fault as BaseFault {
+        throw MsglogError.line(fault.index + 1, fault.error)
       }
       var sinceFlush = 0
       try forEachPiece(of: input, defaultStream: defaultStream, lines: lines, after: bases.count, progress: progress) {

@@ -432,6 +432,35 @@ import Testing
     #expect(s.run("verify").code == 0)
   }
 
+  /// An import of base lines that disagree names the line that fails —
+  /// the second of two that name one stream or one id, not the first,
+  /// which imports well alone — and a base line after an event is said as
+  /// such (it was "unknown member items"). Nothing is made.
+  @Test(arguments: Store.allCases)
+  func importedBasesNameTheLineThatFails(_ store: Store) throws {
+    let s = Sandbox(store)
+    for n in 1...5 { s.append("m\(n)") }
+    #expect(s.run("trim", "--before", "4").code == 0)
+    let base = try #require(s.export().split(separator: "\n").first.map(String.init))
+    #expect(base.hasPrefix(#"{"op":"base","stream":"main""#), "\(base)")
+    let otherStream = base.replacing(#""stream":"main""#, with: #""stream":"zz""#)
+    let cases: [(lines: [String], error: String)] = [
+      ([base, base], "msglog: line 2: a base line names stream 'main' twice\n"),
+      ([base, otherStream], "msglog: line 2: id "),
+      (
+        [base, #"{"op":"append","text":"a"}"#, otherStream],
+        "msglog: line 3: a base line comes before every event: the base lines of a trimmed log's export begin it\n"
+      ),
+    ]
+    for (lines, error) in cases {
+      let target = Sandbox(store)
+      let r = target.run(["import"], stdin: Data((lines.joined(separator: "\n") + "\n").utf8))
+      #expect(r.code == 1 && r.stdout.isEmpty && r.stderr.hasPrefix(error), "\(lines.count) lines: \(r)")
+      let list = target.run("list")
+      #expect(list.code == 1 && list.stderr.contains(store == .lmdb ? "no database" : "no msglog log"), "\(list)")
+    }
+  }
+
   /// --older-than: the first event younger than that, by the events' times.
   @Test(arguments: Store.allCases)
   func olderThanFindsTheFirstYoungerEvent(_ store: Store) throws {

@@ -68,8 +68,8 @@ extension EventLog {
       writer: writer, now: configuration.clock(), checkpointInterval: UInt64(configuration.checkpointInterval))
     do {
       try session.seed(bases)
-    } catch let error as MsglogError {
-      throw MsglogError.remoteFault(remote: remote.shown, .basesDoNotFit(reason: error.description))
+    } catch let fault as BaseFault {
+      throw MsglogError.remoteFault(remote: remote.shown, .basesDoNotFit(reason: fault.error.description))
     }
     try session.finish()
   }

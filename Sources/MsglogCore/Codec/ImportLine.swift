@@ -40,8 +40,17 @@ package enum ImportLine {
     package mutating func parse(_ line: UnsafeRawBufferPointer) throws(MsglogError) -> WriteRequest {
       var members = WriteMembers()
       var origin: Origin? = nil
-      if !Scanner.scan(line, lastStream: lastStream, scratch: &scratch, into: &members) {
-        (members, origin) = try ImportLine.generalMembersAndOrigin(line)
+      do throws(MsglogError) {
+        if !Scanner.scan(line, lastStream: lastStream, scratch: &scratch, into: &members) {
+          (members, origin) = try ImportLine.generalMembersAndOrigin(line)
+        }
+      } catch {
+        // Base lines are read before the lines they begin (`ImportedBase`):
+        // one here came after an event, which no export writes.
+        if !line.isEmpty, ImportedBase.isBaseLine(line) {
+          throw .invalidInput(.write("a base line comes before every event: the base lines of a trimmed log's export begin it"))
+        }
+        throw error
       }
       var request = try Write(decoding: &members, door: .importLine, defaultStream: defaultStream).request
       request.origin = origin

@@ -2,6 +2,14 @@
 /// log's export, or a rebuild of a trimmed log's derived tables. Each
 /// stream's list, as its base says, is planted in the session; the next
 /// event is the horizon's.
+/// A base that does not fit, and which of the bases it is (an import
+/// names its line; a replica, the remote that sent it).
+package struct BaseFault: Error {
+  /// Its index among the bases (the import's line, less one).
+  package var index: Int
+  package var error: MsglogError
+}
+
 extension LedgerSession {
   /// Writes the bases into an empty log: for each item its insert record
   /// under its seq (and, for an edited one, an edit under its `textSeq`,
@@ -9,10 +17,21 @@ extension LedgerSession {
   /// checkpoint at the seq before the horizon; then the horizon and the
   /// bases themselves.
   ///
-  /// - Throws: `MsglogError.invalidInput` for bases that disagree (seqs,
-  ///   a stream twice, an id twice, a seq not below the horizon, a log
-  ///   that has events already).
+  /// - Throws: `BaseFault` (the first base that fails, the first to name
+  ///   what another named), holding `MsglogError.invalidInput` for bases
+  ///   that disagree (seqs, a stream twice, an id twice, a seq not below
+  ///   the horizon, a log that has events already).
   package func seed(_ bases: [ImportedBase]) throws {
+    var at = 0
+    do {
+      try seed(bases, at: &at)
+    } catch let error as MsglogError {
+      throw BaseFault(index: at, error: error)
+    }
+  }
+
+  /// `seed`, keeping in `at` the index of the base it is at.
+  private func seed(_ bases: [ImportedBase], at: inout Int) throws {
     func bad(_ reason: String) -> MsglogError { .invalidInput(.write("a base line \(reason)")) }
     guard let first = bases.first else { return }
     guard nextSeq == 1, try writer.headSeq() == 0 else { throw bad("goes into an empty database only") }
@@ -21,7 +40,8 @@ extension LedgerSession {
     var ids = Set<ItemID>()
     var rows: [StreamBase] = []
     var retired: [RetiredItem] = []
-    for base in bases {
+    for (index, base) in bases.enumerated() {
+      at = index
       guard base.seq == first.seq else { throw bad("names seq \(base.seq), another names \(first.seq)") }
       guard !rows.contains(where: { $0.stream == base.stream }) else {
         throw bad("names stream \(TerminalText.quoted(base.stream)) twice")
@@ -74,6 +94,7 @@ extension LedgerSession {
     // remove are seqs of their own, below the horizon, as a trim leaves them.
     var retiredSeqs = Set<UInt64>()
     for item in retired {
+      at = bases.firstIndex { $0.stream == item.stream } ?? 0
       guard ids.insert(item.id).inserted, try idEntry(item.id) == nil else {
         throw MsglogError.idAlreadyUsed(item.id, insertSeq: item.insertSeq)
       }
@@ -83,6 +104,7 @@ extension LedgerSession {
       else { throw bad("retires \(item.id.text) at seqs no trim leaves") }
     }
     try retire(retired)
+    at = 0
     let trimmed = Horizon(
       seq: horizon, droppedEvents: horizon - 1 - UInt64(seqs.count), droppedStreamEvents: horizon - 1)
     guard
