@@ -137,7 +137,7 @@ public enum MsglogCLI {
     action.__sigaction_handler.sa_handler = { _ in
       EventLog.removeStagingDirectories()
       let message: StaticString =
-        "msglog: the database file is shorter than its own pages say (truncated, or its pages damaged?): a read ran past its end\n"
+        "msglog: a read of the database file faulted (the file cut short, its pages damaged, or a disk error)\n"
       _ = Glibc.write(2, message.utf8Start, message.utf8CodeUnitCount)
       _exit(1)
     }

@@ -1169,9 +1169,10 @@ def a_half_typed_message_outlives_another_page_in_the_tab(ctx):
 
 @case
 def links_with_made_up_tokens_never_lock_the_browser_out(ctx):
-    """Any page the browser opens may send a tab to links with made-up tokens, and the server turns an address away
-    for a minute after 20 failed tokens: the page checks at most 5 links' tokens a minute before anyone agrees,
-    then offers a link's token unchecked and checks it once the user signs in with it. Eight links in a row leave
+    """Any page the browser opens may send a tab to links with made-up tokens, from every name of the server, and the
+    server turns an address away for a minute after 20 failed tokens: the page checks a link's token as an offer
+    (X-Msglog-Offer), which the server counts apart and answers 429 past 5 failed a minute; the token is then offered
+    unchecked and checked once the user signs in with it. Eight links in a row, on two names of the server, leave
     the named tokens of the machine working; a real token's link, accepted then, signs in; a made-up one, accepted,
     is said and changes nothing."""
     m = Msglog(ctx.msglog, ctx.dir)
@@ -1181,17 +1182,20 @@ def links_with_made_up_tokens_never_lock_the_browser_out(ctx):
     driver = browser(ctx.dir)
     unchecked = 0
     for n in range(8):
-        driver.get(page_url(server, "t", "chat", "#token=made-up-token-%d" % n))
+        # A page load each (a link to the address the tab shows would change only its fragment), on either name.
+        driver.get("about:blank")
+        url = page_url(server, "t", "chat", "#token=made-up-token-%d" % n)
+        driver.get(url.replace("127.0.0.1", "localhost") if n % 2 else url)
         wait_until("link %d: the token said refused, or offered unchecked" % n, lambda: "does not accept"
                    in note_text(driver) or driver.find_element(By.ID, "offer-form").is_displayed())
         if driver.find_element(By.ID, "offer-form").is_displayed():
             check("not checked yet" in driver.find_element(By.ID, "offer-why").text,
                   "link %d offered as checked: %r" % (n, driver.find_element(By.ID, "offer-why").text))
             unchecked += 1
-    check(unchecked == 3, "%d of 8 links offered unchecked" % unchecked)
+    check(unchecked == 2, "%d of 8 links offered unchecked" % unchecked)
     with open(server.out_path) as log:
         failed = [line for line in log if "refused=unknown" in line]
-    check(len(failed) == 5, "the server counted %d failed tokens: %r" % (len(failed), failed))
+    check(len(failed) == 6, "the server counted %d failed tokens: %r" % (len(failed), failed))
     check(api(server.url, "/api/whoami", token=ann) == {"name": "ann"}, "ann's token is turned away")
 
     # A made-up token offered unchecked and accepted: said, and nothing changes.
@@ -1201,15 +1205,13 @@ def links_with_made_up_tokens_never_lock_the_browser_out(ctx):
     check(not driver.find_element(By.ID, "offer-form").is_displayed(), "the refused offer is still shown")
     check(driver.execute_script("return sessionStorage.getItem('msglog.token')") is None, "the made-up token was taken")
     # The real token's link, offered unchecked now, signs in once accepted.
+    driver.get("about:blank")
     driver.get(page_url(server, "t", "chat", "#token=" + ann))
     wait_until("the link's token is offered", lambda: driver.find_element(By.ID, "offer-form").is_displayed())
     check("not checked yet" in driver.find_element(By.ID, "offer-why").text, "ann's link offered as checked")
     accept_token_offer(driver)
     wait_texts(driver, "chat", ["one"], "signed in with ann's token")
     wait_until("signed in as ann", lambda: signed_in_as(driver) == "Signed in as ann")
-
-
-# MARK: - 11. The look: bubbles, cards with colours, empty states, schemes, favicon
 
 
 @case

@@ -32,7 +32,7 @@ import Testing
     // A live list: the list as shown, brought up to date as any process commits.
     for try await update in board.updates(from: shown) {
       update.apply(to: &shown)  // Int positions; in a replica, pending writes too
-      if shown.version == start + 5 { break }  // the five writes above
+      if shown.version >= start + 5 { break }  // the five writes above
     }
     print(shown.items.map(\.text).joined(separator: " / "))
     // README: end

@@ -68,6 +68,9 @@ import Testing
     defer { if stopped == nil { _ = served.stop() } }
     let across = try #require(LoopbackSocket(port: served.port))
     _ = across.send("GET /api/follow?from=21 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    // Open before the trim: its answer has begun.
+    let (head, _) = across.receive(seconds: 10) { $0.contains("\r\n\r\n") }
+    #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
     s.append("m21")
     #expect(s.run("trim", "--before", "10").code == 0)
     s.append("m22")

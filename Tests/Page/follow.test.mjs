@@ -6,7 +6,7 @@
 // (fetch).
 
 import assert from "node:assert/strict";
-import { afterEach, beforeEach, describe, test } from "node:test";
+import { afterEach, beforeEach, describe, mock, test } from "node:test";
 import { Api } from "../../Sources/MsglogServer/Page/Resources/api.js";
 import { eventData, Follower } from "../../Sources/MsglogServer/Page/Resources/follow.js";
 import { StreamModel } from "../../Sources/MsglogServer/Page/Resources/model.js";
@@ -126,9 +126,17 @@ describe("following the stream", () => {
         if (path === "/api/items?stream=s") return json({ seq: 5, version: 2, items: [item("a", 0, 1)] });
         return eventStream([]);
       });
-      follower.follow();
-      await until(refusedAt + ": said refused", () => statuses.includes("refused"));
-      await new Promise((resolve) => setTimeout(resolve, 600));  // a retry would come after 500 ms
+      // The backoff's timers run when told: a retry, which would come after 500 ms, is looked for past the longest.
+      mock.timers.enable({ apis: ["setTimeout"] });
+      try {
+        follower.follow();
+        for (let i = 0; i < 50 && !statuses.includes("refused"); i++) await new Promise((resolve) => setImmediate(resolve));
+        assert.ok(statuses.includes("refused"), refusedAt + ": not said refused; asked " + JSON.stringify(asked));
+        mock.timers.tick(60_000);
+        for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+      } finally {
+        mock.timers.reset();
+      }
       assert.deepEqual(statuses, ["refused"], refusedAt);
       assert.equal(asked.filter((p) => p === refusedAt).length, 1, refusedAt + " asked again: " + JSON.stringify(asked));
       assert.equal(whys.length, 1, refusedAt);

@@ -1,7 +1,3 @@
-/// A log that starts from bases (`StreamBase`): an import of a trimmed
-/// log's export, or a rebuild of a trimmed log's derived tables. Each
-/// stream's list, as its base says, is planted in the session; the next
-/// event is the horizon's.
 /// A base that does not fit, and which of the bases it is (an import
 /// names its line; a replica, the remote that sent it).
 package struct BaseFault: Error {
@@ -10,6 +6,10 @@ package struct BaseFault: Error {
   package var error: MsglogError
 }
 
+/// A log that starts from bases (`StreamBase`): an import of a trimmed
+/// log's export, or a rebuild of a trimmed log's derived tables. Each
+/// stream's list, as its base says, is planted in the session; the next
+/// event is the horizon's.
 extension LedgerSession {
   /// Writes the bases into an empty log: for each item its insert record
   /// under its seq (and, for an edited one, an edit under its `textSeq`,
@@ -17,8 +17,9 @@ extension LedgerSession {
   /// checkpoint at the seq before the horizon; then the horizon and the
   /// bases themselves.
   ///
-  /// - Throws: `BaseFault` (the first base that fails, the first to name
-  ///   what another named), holding `MsglogError.invalidInput` for bases
+  /// - Throws: `BaseFault` (the base that fails: the later of two that
+  ///   name one stream or one item, or for an item a base retires, that
+  ///   base), holding `MsglogError.invalidInput` for bases
   ///   that disagree (seqs, a stream twice, an id twice, a seq not below
   ///   the horizon, a log that has events already).
   package func seed(_ bases: [ImportedBase]) throws {
@@ -93,8 +94,10 @@ extension LedgerSession {
     // Once every base's items are known: each retired item's insert and
     // remove are seqs of their own, below the horizon, as a trim leaves them.
     var retiredSeqs = Set<UInt64>()
+    // (A retired item's fault is its base's: the line that retires it.)
+    let baseIndex = Dictionary(bases.enumerated().map { ($1.stream, $0) }) { first, _ in first }
     for item in retired {
-      at = bases.firstIndex { $0.stream == item.stream } ?? 0
+      at = baseIndex[item.stream] ?? 0
       guard ids.insert(item.id).inserted, try idEntry(item.id) == nil else {
         throw MsglogError.idAlreadyUsed(item.id, insertSeq: item.insertSeq)
       }

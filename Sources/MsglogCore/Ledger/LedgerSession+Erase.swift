@@ -18,7 +18,17 @@ extension LedgerSession {
   func performErase(_ selector: ItemSelector, time: Timestamp?, on state: inout StreamState) throws -> Outcome? {
     let id: ItemID
     let found: IdEntry
-    do { (id, found) = try resolveAny(selector, in: &state) } catch MsglogError.historyTrimmed { return nil }
+    do {
+      (id, found) = try resolveAny(selector, in: &state)
+    } catch MsglogError.historyTrimmed {
+      // Removed before the horizon: its base row names its stream (the insert that would is gone).
+      guard case .id(let retired) = selector else { throw MsglogError.historyTrimmed(horizon: try writer.horizon().seq) }
+      let stream = state.head.stream
+      if let home = try writer.retiredItems().first(where: { $0.id == retired })?.stream, home != stream {
+        throw MsglogError.itemInAnotherStream(retired, home: home, stream: stream)
+      }
+      return nil
+    }
     var entry = found
     if entry.removeSeq != 0, try erasure(of: entry, id: id) != nil { return nil }
     let index: Int?

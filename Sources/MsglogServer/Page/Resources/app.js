@@ -77,8 +77,13 @@ screen.addView("board", board.list);
 
 // MARK: - Their connections
 
+// What the page said of a stream its token may not read, taken down once another is shown.
+let refusal = null;
 // The model: another stream, the list read again, an event folded in.
 model.on("open", () => {
+  // Another stream (or this one afresh): what was said of a refused one no longer holds.
+  if (refusal !== null) say.withdraw(refusal);
+  refusal = null;
   compose.opened();
   compose.allowWrites(mayWrite());
   screen.opened();
@@ -130,8 +135,6 @@ shown.on("cancel", () => {
   pointer.cancel();
 });
 // Following the stream.
-// What the page said of a stream its token may not read, taken down once another is shown.
-let refusal = null;
 follower.on("status", ({ kind, text, why }) => {
   say.setStatus(kind, text);
   screen.setRefused(kind === "refused");
@@ -140,9 +143,6 @@ follower.on("status", ({ kind, text, why }) => {
     signedIn.ask();
     refusal = why;
     say.note(why);
-  } else if (refusal !== null && kind === "live") {
-    say.withdraw(refusal);
-    refusal = null;
   }
   if (kind === "live") {
     catchingUpUntil = performance.now() + 1000;

@@ -18,16 +18,26 @@ const SENDER_KEY = "msglog.sender";
  */
 const DRAFT_KEY = "msglog.draft";
 
-/** The draft of `stream` kept for this tab ("" for none). */
-function draftOf(stream) {
-  return storage.get("sessionStorage", DRAFT_KEY + ":" + stream) ?? "";
-}
+/**
+ * The drafts of this page's streams: in memory, where they are sure to be
+ * (the storage may be off, or a draft too big for it), and in the tab's
+ * session storage for a reload or another page opened in the tab.
+ */
+class Drafts {
+  #kept = new Map();
 
-/** Keeps `text` as the draft of `stream`; "" removes it, and so does a text too big to keep (no older draft stays). */
-function keepDraft(stream, text) {
-  const key = DRAFT_KEY + ":" + stream;
-  storage.set("sessionStorage", key, text ? text : null);
-  if (text && storage.get("sessionStorage", key) !== text) storage.set("sessionStorage", key, null);
+  /** The draft of `stream` ("" for none). */
+  of(stream) {
+    return this.#kept.get(stream) ?? storage.get("sessionStorage", DRAFT_KEY + ":" + stream) ?? "";
+  }
+
+  /** Keeps `text` as the draft of `stream` ("" for none); one too big for the storage leaves no older one there. */
+  keep(stream, text) {
+    this.#kept.set(stream, text);
+    const key = DRAFT_KEY + ":" + stream;
+    storage.set("sessionStorage", key, text ? text : null);
+    if (text && storage.get("sessionStorage", key) !== text) storage.set("sessionStorage", key, null);
+  }
 }
 
 /** The message box; tells "sender" (the name) when the name this page sends as changes. */
@@ -37,6 +47,9 @@ export class Compose extends Events {
   #signedIn = null;
   /** Whether the token may write the stream shown (signed-in.js's "may"). */
   #writable = true;
+  #drafts = new Drafts();
+  /** The stream whose draft the box holds; null before the first is opened. */
+  #draftStream = null;
 
   constructor({ model, shown, screen, writes, say }) {
     super(["sender"]);
@@ -51,7 +64,7 @@ export class Compose extends Events {
     $("compose").addEventListener("submit", (e) => this.#send(e));
     $("compose-text").addEventListener("input", () => {
       this.#growBox();
-      keepDraft(this.model.stream, $("compose-text").value);
+      this.#drafts.keep(this.model.stream, $("compose-text").value);
     });
     $("compose-text").addEventListener("keydown", (e) => {
       // Enter sends, Shift+Enter starts a new line.
@@ -86,7 +99,7 @@ export class Compose extends Events {
       if (sender) change.sender = sender;
       await this.writes.write(change);
       // Sent: its draft goes, also when another stream is shown by now.
-      if (draftOf(stream) === text) keepDraft(stream, "");
+      if (this.#drafts.of(stream) === text) this.#drafts.keep(stream, "");
       if (box.value === text && this.model.stream === stream) box.value = "";
       this.#growBox();
       this.say.note("");
@@ -149,11 +162,18 @@ export class Compose extends Events {
     document.body.classList.toggle("past", past);
   }
 
-  /** Another stream is shown (or the same, read afresh): the box holds what was typed for it. */
+  /**
+   * A stream is shown: the box holds what was typed for it. The same one
+   * read afresh (another token, or one refused) keeps what the box holds;
+   * the first keeps what the browser itself may have put back in it.
+   */
   opened() {
+    const stream = this.model.stream;
+    if (stream === this.#draftStream) return;
     const box = $("compose-text");
-    const draft = draftOf(this.model.stream);
-    if (box.value !== draft) box.value = draft;
+    const draft = this.#drafts.of(stream);
+    if (this.#draftStream !== null || draft !== "") box.value = draft;
+    this.#draftStream = stream;
     this.#growBox();
   }
 

@@ -5,7 +5,6 @@
 
 import { $ } from "./dom.js";
 import { Events } from "./events.js";
-import * as storage from "./storage.js";
 import { quoted } from "./words.js";
 
 /** The token form; tells "token" once another token is typed in (the page opens its stream with it). */
@@ -59,42 +58,21 @@ export class TokenForm extends Events {
 /** How long an offer is shown before Sign in takes a click. */
 export const OFFER_SETTLES_MS = 500;
 
-/**
- * How many links' tokens this browser checks with the server before
- * anyone agrees, per minute, in every tab of the server's origin. The
- * server turns an address away for a minute after 20 failed tokens, and
- * any page the browser opens may send tabs to links with made-up ones:
- * such checks are sent as offers (`X-Msglog-Offer`), which the server
- * counts apart, 5 failed a minute per address whatever the origin (one
- * server has several: 127.0.0.1, localhost), and answers 429 past them.
- * Past either count, a link's token is offered unchecked, and checked once
- * the user agrees — what the user does not choose never locks them out.
- */
-export const OFFER_CHECKS_PER_MINUTE = 5;
-const OFFER_CHECKS_KEY = "msglog.offerChecks";
-
-/**
- * Takes one of the minute's checks (`now`, ms since the epoch): whether
- * one was left. Without storage (a private window, a policy) nothing can
- * be counted across pages, and none is taken.
- */
-export function takeOfferCheck(now = Date.now(), store = storage) {
-  let taken;
-  try { taken = JSON.parse(store.get("localStorage", OFFER_CHECKS_KEY) || "[]"); } catch { taken = []; }
-  const recent = (Array.isArray(taken) ? taken : []).filter((t) => typeof t === "number" && t <= now && now - t < 60000);
-  if (recent.length >= OFFER_CHECKS_PER_MINUTE) return false;
-  const kept = JSON.stringify([...recent, now]);
-  store.set("localStorage", OFFER_CHECKS_KEY, kept);
-  return store.get("localStorage", OFFER_CHECKS_KEY) === kept;
-}
+/** What the page says of a link's token the server refused. */
+const REFUSED_LINK = "The link you opened carries a token this server does not accept; this page goes on as it was.";
 
 /**
  * A token a link carried (`#token=…`), offered before it is used: any page
  * the browser opens may send this tab to such a link, with its own token
  * (this tab would then write as its maker) or one the server refuses (the
  * page would drop what it keeps for the token it has). The server is asked
- * whose it is first; a refused one is said and changes nothing. Tells
- * "token" once the user signs in with it (the page opens its stream with it).
+ * whose it is first; a refused one is said and changes nothing. The server
+ * counts these checks apart from failed tokens (`X-Msglog-Offer`), so that
+ * links with made-up tokens never get the address turned away, and answers
+ * 429 past a few failed a minute (from the address, whatever name of the
+ * server its tabs use): the token is then offered unchecked, and checked
+ * once the user agrees. Tells "token" once the user signs in with it (the
+ * page opens its stream with it).
  */
 export class TokenOffer extends Events {
   /** When the offer was shown (performance.now()): a click sooner is not taken. */
@@ -120,17 +98,13 @@ export class TokenOffer extends Events {
 
   /**
    * Offers the link's token, if any, once the server said whose it is.
-   * Only a token the server takes is offered: one it refuses is said, and
-   * one it cannot check now (the server away, or turning away this address
-   * after too many failed tokens, which a page sending links can cause) is
-   * offered once the page is live again, or said and dropped.
+   * One it refuses is said and dropped; with the server away it is offered
+   * once the page is live again; past the server's few failed checks a
+   * minute (429) it is offered unchecked, and checked when the user agrees.
    */
   async show() {
     const token = this.api.offered;
     if (token === null) return;
-    const unchecked = () => this.#offer(false, "The link you opened carries a token for this server (not checked "
-      + "yet: many such links were opened in the last minute). Sign in with it?");
-    if (!takeOfferCheck()) return unchecked();
     let name = null, reads = true;
     try {
       const answer = await this.api.whose(token, this.model.stream, { offer: true });
@@ -140,12 +114,16 @@ export class TokenOffer extends Events {
     } catch (e) {
       if (this.api.offered !== token) return;
       if (e.status === 0) return;  // the server away: asked again once the page is live (app.js)
-      // The address's checks of links' tokens are used up (the server counts them, for every tab and name of it).
-      if (e.status === 429) return unchecked();
+      if (e.status === 429) {
+        // Too many links' tokens failed from this address lately, or too many tokens: checked once the user agrees.
+        this.#offer(false, "The link you opened carries a token for this server (not checked yet: too many links' "
+          + "tokens failed from this address in the last minute). Sign in with it?");
+        return;
+      }
       this.api.declineOffered();
       this.say.note(
         e.status === 401
-          ? "The link you opened carries a token this server does not accept; this page goes on as it was."
+          ? REFUSED_LINK
           : "The link you opened carries a token that cannot be checked now (" + e.message
             + "); this page goes on as it was. Open the link again later.");
       return;
@@ -195,7 +173,7 @@ export class TokenOffer extends Events {
         }
         this.#decline();
         this.say.note(e.status === 401
-          ? "The link you opened carries a token this server does not accept; this page goes on as it was."
+          ? REFUSED_LINK
           : "The link's token cannot be checked now (" + e.message + "); this page goes on as it was.");
         return;
       }
