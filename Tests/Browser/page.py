@@ -461,6 +461,35 @@ def the_past_is_read_only(ctx):
     check(driver.find_element(By.ID, "compose-text").is_enabled(), "the message box stays disabled at now")
 
 
+@case
+def the_slider_of_a_trimmed_log_begins_where_its_history_does(ctx):
+    """In a trimmed log the slider runs from the stream's version at the horizon (its base) to now: it asked for the
+    events from seq 1 and said "history before seq H was trimmed" at every move. The first version shows the list
+    as the base keeps it, said so; one right of it, the first event kept."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("s", ["m%d" % n for n in range(1, 11)]) + appends("noise", ["x"]))
+    m.run("trim", "--before", "6")  # seqs 1…5 go; s is at version 5 at seq 5
+    server = m.serve()
+    driver = browser(ctx.dir)
+    open_page(driver, server, "s", "chat")
+    texts = ["m%d" % n for n in range(1, 11)]
+    wait_texts(driver, "chat", texts, "now")
+    slider = driver.find_element(By.ID, "slider")
+    slider.send_keys(Keys.ARROW_LEFT)
+    wait_texts(driver, "chat", texts[:9], "version 9")
+    slider.send_keys(Keys.HOME)
+    wait_until("the slider begins at the base's version 5", lambda: slider.get_attribute("min") == "5")
+    slider.send_keys(Keys.HOME)
+    wait_texts(driver, "chat", texts[:5], "the base, version 5")
+    label = driver.find_element(By.ID, "history-label").text
+    check("Version 5 of 10" in label and "trimmed" in label, "the label at the base is %r" % label)
+    slider.send_keys(Keys.ARROW_RIGHT)
+    wait_texts(driver, "chat", texts[:6], "version 6, the first event kept")
+    check("could not be read" not in note_text(driver), "the page says %r" % note_text(driver))
+    slider.send_keys(Keys.END)
+    wait_texts(driver, "chat", texts, "back at now")
+
+
 # MARK: - 5. A stream with no events follows from the log's head; bad names are refused
 
 

@@ -70,6 +70,7 @@ import Testing
     "a-token-that-may-not-read-the-stream-is-told-so",
     "a-half-typed-message-outlives-another-page-in-the-tab",
     "links-with-made-up-tokens-never-lock-the-browser-out",
+    "the-slider-of-a-trimmed-log-begins-where-its-history-does",
     "a-page-people-like",
     "ten-thousand-items-open-fast",
     "a-message-is-edited-in-place",

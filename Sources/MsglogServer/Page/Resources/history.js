@@ -1,13 +1,18 @@
 // History: the range slider runs over the stream's own versions, 0 to
-// now; at a past version the page shows the list as it was (read-only),
-// with what differs from the list shown before it highlighted.
+// now — in a trimmed log, from the stream's version at the horizon, where
+// its kept history begins; at a past version the page shows the list as it
+// was (read-only), with what differs from the list shown before it
+// highlighted.
 
 import { $ } from "./dom.js";
+import { PROTOCOL } from "./outbox.js";
 import { when } from "./words.js";
 
 export class HistorySlider {
   /** [version] → { seq, time } for the stream, read when the slider is first used. */
   #versions = null;
+  /** The earliest version the log still holds (a trimmed log's base): 0 unless trimmed. */
+  #floor = 0;
   /** The latest slider position asked for: an older one's answer arriving late is not shown. */
   #scrubbing = 0;
 
@@ -43,6 +48,7 @@ export class HistorySlider {
   /** Another stream: now, its versions read when the slider is next used. */
   opened() {
     this.#versions = null;
+    this.#floor = 0;
     this.shown.showPast(null);
   }
 
@@ -51,14 +57,17 @@ export class HistorySlider {
     const model = this.model;
     const slider = $("slider");
     const at = this.shown.past();
+    slider.min = String(Math.min(this.#floor, model.version));
     slider.max = String(model.version);
-    slider.disabled = model.version === 0;
+    slider.disabled = model.version <= this.#floor;
     if (!at) slider.value = String(model.version);
     let label;
     if (!at) {
       label = model.version === 0 ? "No changes yet" : "Now, version " + model.version;
     } else if (at.version === 0) {
       label = "Version 0 of " + model.version + ", before the first change";
+    } else if (at.version === this.#floor) {
+      label = "Version " + at.version + " of " + model.version + ", where the kept history begins (older was trimmed)";
     } else {
       label = "Version " + at.version + " of " + model.version + ", " + when(at.time);
     }
@@ -71,7 +80,15 @@ export class HistorySlider {
     if (this.#versions) return this.#versions;
     const stream = this.model.stream;
     const read = [];
-    let from = 1;
+    // A trimmed log holds the stream's list at the seq before its horizon, and its events after.
+    const horizon = (await this.api.request("/api/sync?protocol=" + PROTOCOL))?.horizon ?? 0;
+    let floor = 0;
+    if (horizon > 1) {
+      const base = await this.api.request("/api/items?stream=" + encodeURIComponent(stream) + "&at=" + (horizon - 1));
+      floor = base.version;
+      if (floor > 0) read[floor] = { seq: horizon - 1, time: null };
+    }
+    let from = horizon > 1 ? horizon - 1 : 1;
     for (;;) {
       const path = "/api/events?stream=" + encodeURIComponent(stream) + "&from=" + from + "&limit=10000";
       const text = await this.api.request(path, undefined, { raw: true });
@@ -83,13 +100,17 @@ export class HistorySlider {
       }
       if (lines.length < 10000) break;
     }
-    if (stream === this.model.stream && !this.#versions) this.#versions = read;
+    if (stream === this.model.stream && !this.#versions) {
+      this.#versions = read;
+      this.#floor = floor;
+      this.update();
+    }
     return read;
   }
 
   async #scrub() {
     const model = this.model;
-    const version = Number($("slider").value);
+    let version = Number($("slider").value);
     const ticket = ++this.#scrubbing;
     if (version >= model.version) {
       this.#backToNow();
@@ -102,6 +123,11 @@ export class HistorySlider {
         // An event folded in while the versions were read: read them again.
         this.#versions = null;
         known = await this.#loadVersions();
+      }
+      // Below what a trimmed log keeps: its first version (the slider now says where that is).
+      if (version < this.#floor) {
+        version = this.#floor;
+        $("slider").value = String(version);
       }
       const first = known[1];
       const point = version === 0 ? { seq: first.seq - 1, time: first.time } : known[version];
