@@ -463,22 +463,24 @@ def the_past_is_read_only(ctx):
 
 @case
 def the_slider_of_a_trimmed_log_begins_where_its_history_does(ctx):
-    """In a trimmed log the slider runs from the stream's version at the horizon (its base) to now: it asked for the
-    events from seq 1 and said "history before seq H was trimmed" at every move. The first version shows the list
-    as the base keeps it, said so; one right of it, the first event kept."""
+    """In a trimmed log the slider runs from the stream's version at the horizon (its base) to now, known as the list
+    is read: it asked for the events from seq 1 and said "history before seq H was trimmed" at every move. The first
+    version shows the list as the base keeps it, said so; the thumb stays where the list shown is. A trim while the
+    page is open moves the beginning on; a stream whose every event is before the horizon has no past to show."""
     m = Msglog(ctx.msglog, ctx.dir)
-    m.import_lines(appends("s", ["m%d" % n for n in range(1, 11)]) + appends("noise", ["x"]))
-    m.run("trim", "--before", "6")  # seqs 1…5 go; s is at version 5 at seq 5
+    m.import_lines(appends("old", ["o1", "o2"]) + appends("s", ["m%d" % n for n in range(1, 11)])
+                   + appends("noise", ["x"]))
+    m.run("trim", "--before", "8")  # seqs 1…7 go: all of old; s is at version 5 at seq 7
     server = m.serve()
     driver = browser(ctx.dir)
     open_page(driver, server, "s", "chat")
     texts = ["m%d" % n for n in range(1, 11)]
     wait_texts(driver, "chat", texts, "now")
     slider = driver.find_element(By.ID, "slider")
+    wait_until("the slider begins at the base's version 5 before it is used", lambda: slider.get_attribute("min") == "5")
     slider.send_keys(Keys.ARROW_LEFT)
     wait_texts(driver, "chat", texts[:9], "version 9")
-    slider.send_keys(Keys.HOME)
-    wait_until("the slider begins at the base's version 5", lambda: slider.get_attribute("min") == "5")
+    check(slider.get_attribute("value") == "9", "the thumb is at %s, the list at version 9" % slider.get_attribute("value"))
     slider.send_keys(Keys.HOME)
     wait_texts(driver, "chat", texts[:5], "the base, version 5")
     label = driver.find_element(By.ID, "history-label").text
@@ -486,8 +488,23 @@ def the_slider_of_a_trimmed_log_begins_where_its_history_does(ctx):
     slider.send_keys(Keys.ARROW_RIGHT)
     wait_texts(driver, "chat", texts[:6], "version 6, the first event kept")
     check("could not be read" not in note_text(driver), "the page says %r" % note_text(driver))
+    # Trimmed again while the page shows version 6: a move to 7, now gone too, finds where the kept history begins.
+    m.run("trim", "--before", "11")  # s is at version 8 at seq 10
+    slider.send_keys(Keys.ARROW_RIGHT)
+    wait_texts(driver, "chat", texts[:8], "the new base, version 8, read after the trim")
+    wait_until("the slider begins at 8", lambda: slider.get_attribute("min") == "8")
+    check(slider.get_attribute("value") == "8", "the thumb is at %s, the list at version 8" % slider.get_attribute("value"))
+    slider.send_keys(Keys.ARROW_RIGHT)
+    wait_texts(driver, "chat", texts[:9], "version 9")
+    check("could not be read" not in note_text(driver), "after the second trim the page says %r" % note_text(driver))
     slider.send_keys(Keys.END)
     wait_texts(driver, "chat", texts, "back at now")
+    # A stream whose every event is before the horizon: nothing before now is kept.
+    open_page(driver, server, "old", "chat")
+    wait_texts(driver, "chat", ["o1", "o2"], "the old stream")
+    slider = driver.find_element(By.ID, "slider")
+    wait_until("its slider is off", lambda: not slider.is_enabled())
+    check(driver.execute_script("return document.body.classList.contains('past')") is False, "the page shows a past")
 
 
 # MARK: - 5. A stream with no events follows from the log's head; bad names are refused

@@ -427,9 +427,11 @@ import Testing
       #expect(r.code == 0 && r.stdout == #"{"erased":[],"events":0}"# + "\n", "\(r)")
       r = s.run("restore", id)
       #expect(r.code == 1 && r.stderr.contains("history before seq 5 was trimmed"), "\(r)")
-      // Named in another stream, it is said to be in its own, as a live one is.
-      r = s.run("--stream", "other", "erase", id)
-      #expect(r.code == 1 && r.stderr.hasPrefix("msglog: item \(id) is in stream 'main', not 'other'"), "\(r)")
+      // Named in another stream, it is said to be in its own, as a live one is, whatever the command.
+      for command in [["erase", id], ["restore", id], ["remove", id], ["edit", id, "x"]] {
+        r = s.run(["--stream", "other"] + command)
+        #expect(r.code == 1 && r.stderr.hasPrefix("msglog: item \(id) is in stream 'main', not 'other'"), "\(r)")
+      }
     }
     #expect(s.export() == export, "erasing nothing changed the log")
     #expect(s.run("verify").code == 0)

@@ -92,7 +92,7 @@ extension LedgerSession {
     switch selector {
     case .id(let id):
       guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: stream) }
-      try refuseRetired(entry)
+      try refuseRetired(entry, id: id, in: stream)
       try checkHome(of: entry, id: id, is: stream)
       guard entry.removeSeq != 0 else { throw MsglogError.itemIsLive(id, stream: stream) }
       return (id, entry)

@@ -21,12 +21,7 @@ extension LedgerSession {
     do {
       (id, found) = try resolveAny(selector, in: &state)
     } catch MsglogError.historyTrimmed {
-      // Removed before the horizon: its base row names its stream (the insert that would is gone).
-      guard case .id(let retired) = selector else { throw MsglogError.historyTrimmed(horizon: try writer.horizon().seq) }
-      let stream = state.head.stream
-      if let home = try writer.retiredItems().first(where: { $0.id == retired })?.stream, home != stream {
-        throw MsglogError.itemInAnotherStream(retired, home: home, stream: stream)
-      }
+      // Removed before the horizon, in this stream (`refuseRetired` said so of another's): its text went with the trim.
       return nil
     }
     var entry = found
@@ -179,7 +174,7 @@ extension LedgerSession {
     switch selector {
     case .id(let id):
       guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: stream) }
-      try refuseRetired(entry)
+      try refuseRetired(entry, id: id, in: stream)
       try checkHome(of: entry, id: id, is: stream)
       return (id, entry)
     case .prefix(let given):

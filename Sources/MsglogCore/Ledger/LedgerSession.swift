@@ -395,7 +395,7 @@ package final class LedgerSession {
     switch selector {
     case .id(let id):
       guard let entry = try idEntry(id) else { throw MsglogError.noSuchItem(id, stream: stream) }
-      try refuseRetired(entry)
+      try refuseRetired(entry, id: id, in: stream)
       // Where it is comes first, removed or not: for another stream's
       // removed item, the hint to restore it here would lead to that refusal.
       try checkHome(of: entry, id: id, is: stream)
@@ -416,10 +416,16 @@ package final class LedgerSession {
 
   /// Refuses an item a trim retired (removed before the horizon): nothing
   /// of it is left but its id (`RetiredItem`), which stays used.
-  func refuseRetired(_ entry: IdEntry) throws {
+  func refuseRetired(_ entry: IdEntry, id: ItemID, in stream: StreamName) throws {
     guard entry.removeSeq != 0 else { return }
     let horizon = try writer.horizon().seq
-    if entry.isRemoved(before: horizon) { throw MsglogError.historyTrimmed(horizon: horizon) }
+    guard entry.isRemoved(before: horizon) else { return }
+    // Where it is comes first, as for any item: its base row says (the
+    // insert that would is gone). Read only on this rare way, named by id.
+    if let home = try writer.retiredItems().first(where: { $0.id == id })?.stream, home != stream {
+      throw MsglogError.itemInAnotherStream(id, home: home, stream: stream)
+    }
+    throw MsglogError.historyTrimmed(horizon: horizon)
   }
 
   /// The one removed item of `stream` a prefix names, as its full id would

@@ -55,10 +55,19 @@ export class Follower extends Events {
 
   /** The server's log id (the sync hello): null when it has no log yet, or one made before logs had ids. */
   async readLog() {
+    return (await this.readHello()).log;
+  }
+
+  /**
+   * The sync hello: the log's id (null as for `readLog`) and its horizon,
+   * the seq its kept history begins at (0 for a log never trimmed).
+   */
+  async readHello() {
     try {
-      return (await this.api.request("/api/sync?protocol=" + PROTOCOL)).log || null;
+      const hello = await this.api.request("/api/sync?protocol=" + PROTOCOL);
+      return { log: hello.log || null, horizon: Number.isInteger(hello.horizon) ? hello.horizon : 0 };
     } catch (e) {
-      if (e.status === 404) return null;  // no database yet
+      if (e.status === 404) return { log: null, horizon: 0 };  // no database yet
       throw e;
     }
   }
@@ -73,13 +82,13 @@ export class Follower extends Events {
   async load() {
     const model = this.model;
     const stream = model.stream;
-    let log, streams;
+    let log, horizon, streams;
     try {
       // Asked before the list, so that a restart on another log in between
       // leaves the new list under the old id (what is made on it is held as
       // the old log's, never sent) and never the old list under the new id
       // (what is made on it sent to a log its user never saw).
-      log = await this.readLog();
+      ({ log, horizon } = await this.readHello());
       streams = await this.readStreams();
     } catch (e) {
       // The server away, and nothing shown yet: the list last read, until it is back.
@@ -92,7 +101,7 @@ export class Follower extends Events {
       list = await this.api.request("/api/items?stream=" + encodeURIComponent(stream));
     }
     if (stream !== model.stream) return;
-    model.reset({ ...list, log });
+    model.reset({ ...list, log, horizon });
   }
 
   async #showKept(stream) {

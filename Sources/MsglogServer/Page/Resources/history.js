@@ -13,6 +13,8 @@ export class HistorySlider {
   #versions = null;
   /** The earliest version the log still holds (a trimmed log's base): 0 unless trimmed. */
   #floor = 0;
+  /** The reading of `#floor` under way (`#readFloor`), for the versions to wait for. */
+  #floorRead = Promise.resolve();
   /** The latest slider position asked for: an older one's answer arriving late is not shown. */
   #scrubbing = 0;
 
@@ -25,7 +27,8 @@ export class HistorySlider {
     $("slider").addEventListener("input", () => this.#scrub());
     $("history-now").addEventListener("click", () => {
       this.#backToNow();
-      $("slider").focus();
+      // (A slider with nothing before now is disabled, and takes no focus.)
+      if ($("slider").disabled) $("main").focus(); else $("slider").focus();
     });
   }
 
@@ -40,9 +43,10 @@ export class HistorySlider {
     if (at && at.items.some((item) => ids.includes(item.id))) this.#backToNow();
   }
 
-  /** The list was read again: its versions are read when the slider is next used. */
+  /** The list was read again: its versions are read when the slider is next used; its floor now. */
   listRead() {
     this.#versions = null;
+    this.#floorRead = this.#readFloor();
   }
 
   /** Another stream: now, its versions read when the slider is next used. */
@@ -57,9 +61,10 @@ export class HistorySlider {
     const model = this.model;
     const slider = $("slider");
     const at = this.shown.past();
-    slider.min = String(Math.min(this.#floor, model.version));
+    const floor = Math.min(this.#floor, model.version);
+    slider.min = String(floor);
     slider.max = String(model.version);
-    slider.disabled = model.version <= this.#floor;
+    slider.disabled = model.version <= floor;
     if (!at) slider.value = String(model.version);
     let label;
     if (!at) {
@@ -76,18 +81,47 @@ export class HistorySlider {
     $("history-now").hidden = !at;
   }
 
-  async #loadVersions() {
-    if (this.#versions) return this.#versions;
-    const stream = this.model.stream;
-    const read = [];
-    // A trimmed log holds the stream's list at the seq before its horizon, and its events after.
-    const horizon = (await this.api.request("/api/sync?protocol=" + PROTOCOL))?.horizon ?? 0;
+  /**
+   * The stream's version at the seq before a trimmed log's horizon, where
+   * its kept history begins: one less than its first event after it, or
+   * the version it is at when it has none. 0 for a log never trimmed.
+   */
+  async #readFloor() {
+    const model = this.model;
+    const stream = model.stream;
+    const horizon = model.horizon;
     let floor = 0;
     if (horizon > 1) {
-      const base = await this.api.request("/api/items?stream=" + encodeURIComponent(stream) + "&at=" + (horizon - 1));
-      floor = base.version;
-      if (floor > 0) read[floor] = { seq: horizon - 1, time: null };
+      try {
+        const path = "/api/events?stream=" + encodeURIComponent(stream) + "&from=" + (horizon - 1) + "&limit=1";
+        const line = (await this.api.request(path, undefined, { raw: true })).split("\n").find((l) => l);
+        floor = line ? JSON.parse(line).version - 1 : model.version;
+      } catch {
+        return;  // read again with the versions, when the slider is used
+      }
     }
+    if (stream !== model.stream || horizon !== model.horizon) return;
+    this.#floor = floor;
+    this.update();
+  }
+
+  /** The server's horizon, read again (a trim since the list was read), and the floor with it. */
+  async #readHorizonAgain() {
+    const hello = await this.api.request("/api/sync?protocol=" + PROTOCOL);
+    this.model.horizon = Number.isInteger(hello?.horizon) ? hello.horizon : 0;
+    this.#versions = null;
+    this.#floorRead = this.#readFloor();
+  }
+
+  async #loadVersions() {
+    if (this.#versions) return this.#versions;
+    await this.#floorRead;
+    const model = this.model;
+    const stream = model.stream;
+    const horizon = model.horizon;
+    const read = [];
+    // A trimmed log holds the stream's list at the seq before its horizon, and its events after.
+    if (horizon > 1 && this.#floor > 0) read[this.#floor] = { seq: horizon - 1, time: null };
     let from = horizon > 1 ? horizon - 1 : 1;
     for (;;) {
       const path = "/api/events?stream=" + encodeURIComponent(stream) + "&from=" + from + "&limit=10000";
@@ -100,19 +134,16 @@ export class HistorySlider {
       }
       if (lines.length < 10000) break;
     }
-    if (stream === this.model.stream && !this.#versions) {
-      this.#versions = read;
-      this.#floor = floor;
-      this.update();
-    }
+    if (stream === model.stream && !this.#versions) this.#versions = read;
     return read;
   }
 
-  async #scrub() {
+  /** Shows the version the slider asks for; `again`: after reading a horizon that moved (410). */
+  async #scrub(again = false) {
     const model = this.model;
-    let version = Number($("slider").value);
+    const slider = $("slider");
     const ticket = ++this.#scrubbing;
-    if (version >= model.version) {
+    if (Number(slider.value) >= model.version) {
       this.#backToNow();
       return;
     }
@@ -124,15 +155,17 @@ export class HistorySlider {
         this.#versions = null;
         known = await this.#loadVersions();
       }
-      // Below what a trimmed log keeps: its first version (the slider now says where that is).
-      if (version < this.#floor) {
-        version = this.#floor;
-        $("slider").value = String(version);
+      // Not below what a trimmed log keeps (its first version); from there, now may be all there is.
+      const version = Math.max(Number(slider.value), this.#floor);
+      if (version >= model.version) {
+        this.#backToNow();
+        return;
       }
       const first = known[1];
       const point = version === 0 ? { seq: first.seq - 1, time: first.time } : known[version];
       const at = this.shown.past();
-      const from = at ? at.seq : model.head;
+      // What changed since the list shown, or since where the kept history begins if that is later now.
+      const from = Math.max(at ? at.seq : model.head, model.horizon > 1 ? model.horizon - 1 : 0);
       const query = "?stream=" + encodeURIComponent(model.stream);
       const [list, diff] = await Promise.all([
         this.api.request("/api/items" + query + "&at=" + point.seq),
@@ -140,10 +173,23 @@ export class HistorySlider {
       ]);
       if (ticket !== this.#scrubbing) return;
       this.shown.showPast({ version, seq: point.seq, time: point.time, items: list.items });
+      // The thumb where the list shown is (the render drew it with the past not yet shown).
+      slider.value = String(version);
       this.screen.highlight(diff.inserted.concat(diff.moved, diff.edited || []).map((item) => item.id));
       this.screen.render();
     } catch (e) {
-      if (ticket === this.#scrubbing) this.say.note("The history could not be read: " + e.message + ".");
+      if (ticket !== this.#scrubbing) return;
+      // Trimmed while this page was open: its kept history begins later now.
+      if (e.status === 410 && !again) {
+        try {
+          await this.#readHorizonAgain();
+          await this.#floorRead;
+        } catch { /* said below, as the first failure */ }
+        if (ticket === this.#scrubbing) return this.#scrub(true);
+        return;
+      }
+      slider.value = String(this.shown.past()?.version ?? model.version);
+      this.say.note("The history could not be read: " + e.message + ".");
     }
   }
 

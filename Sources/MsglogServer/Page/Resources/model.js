@@ -173,6 +173,8 @@ export class StreamModel extends Events {
     this.version = 0;
     /** The log's head seq as last read: following resumes after it. */
     this.head = 0;
+    /** The seq the log's kept history begins at, as the list was read (0: never trimmed, or not known). */
+    this.horizon = 0;
     /** Whether the list must be read again (the page lost track of the log). */
     this.stale = true;
     /** Items removed while this page followed the stream, by id: a restore brings one back. */
@@ -186,8 +188,9 @@ export class StreamModel extends Events {
   }
 
   /** The list read from the server (`/api/items`) of `log`: the server's layer from scratch, at the log's head `seq`. */
-  reset({ items, version, seq, log }) {
+  reset({ items, version, seq, log, horizon }) {
     this.log = log;
+    this.horizon = horizon ?? 0;
     this.items = items.map(({ index, ...item }) => item);
     this.version = version;
     this.head = seq;

@@ -116,8 +116,8 @@ export class TokenOffer extends Events {
       if (e.status === 0) return;  // the server away: asked again once the page is live (app.js)
       if (e.status === 429) {
         // Too many links' tokens failed from this address lately, or too many tokens: checked once the user agrees.
-        this.#offer(false, "The link you opened carries a token for this server (not checked yet: too many links' "
-          + "tokens failed from this address in the last minute). Sign in with it?");
+        this.#offer(false, "The link you opened carries a token for this server (not checked yet: too many tokens "
+          + "failed from this address in the last minute). Sign in with it?");
         return;
       }
       this.api.declineOffered();
@@ -167,7 +167,8 @@ export class TokenOffer extends Events {
         await this.api.whose(token, this.model.stream);
       } catch (e) {
         if (this.api.offered !== token) return;
-        if (e.status === 0) {
+        if (e.status === 0 || e.status === 429) {
+          // The server away, or turning this address away for a while: the offer stays, to be tried again.
           this.say.note("The link's token cannot be checked now (" + e.message + "); try Sign in again later.");
           return;
         }
