@@ -171,17 +171,16 @@ sync.on("held", (what) => held.show(what));
 kept.on("kept", () => sync.prune().catch(() => {}));
 writes.on("undoable", (ref) => undo.record(ref));
 compose.on("sender", (name) => chat.setMe(name));
-// What the token may write, per stream, as the server said (signed-in.js).
-const writable = new Map();
-// The streams the token may not even read, as the server said.
-const unreadable = new Set();
+// What the token may do, per stream (`{ read, write }`), as the server said (signed-in.js).
+const rights = new Map();
 // Why the stream shown may not be written now, or null: a stream not asked
 // about yet, as offline, may be (the server refuses what it must, held.js);
 // none while the page asks for a token.
 function whyNoWrites() {
   if (tokenForm.asking) return "the page needs a token first";
-  if (unreadable.has(model.stream)) return "the token signed in may not read this stream";
-  if (writable.get(model.stream) === false) return "the token signed in may only read this stream";
+  const may = rights.get(model.stream);
+  if (may?.read === false) return "the token signed in may not read this stream";
+  if (may?.write === false) return "the token signed in may only read this stream";
   return null;
 }
 function mayWrite() {
@@ -201,8 +200,7 @@ function rightsChanged() {
 api.on("unauthorized", () => {
   tokenForm.ask();
   picker.signedOut();
-  writable.clear();
-  unreadable.clear();
+  rights.clear();
   signedIn.signedOut();
   rightsChanged();
 });
@@ -217,9 +215,7 @@ signedIn.on("name", (name) => {
 signedIn.on("may", ({ stream, erase: may, write, read }) => {
   // (Signed out, nothing is known of the next token's rights.)
   const was = whyNoWrites();
-  if (!tokenForm.asking) writable.set(stream, write);
-  if (read || tokenForm.asking) unreadable.delete(stream);
-  else unreadable.add(stream);
+  if (!tokenForm.asking) rights.set(stream, { read, write });
   const eraseChanged = erase.setAllowed(stream, may);
   if (eraseChanged || (stream === model.stream && was !== whyNoWrites())) rightsChanged();
 });

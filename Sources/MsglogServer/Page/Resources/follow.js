@@ -18,6 +18,21 @@ const QUIET_MS = 40000;
 class LostTrack extends Error {}
 
 /**
+ * The sync hello of `api`'s server: the log's id (null when it has no log
+ * yet, or one made before logs had ids) and its horizon, the seq its kept
+ * history begins at (0 for a log never trimmed).
+ */
+export async function readHello(api) {
+  try {
+    const hello = await api.request("/api/sync?protocol=" + PROTOCOL);
+    return { log: hello.log || null, horizon: Number.isInteger(hello.horizon) ? hello.horizon : 0 };
+  } catch (e) {
+    if (e.status === 404) return { log: null, horizon: 0 };  // no database yet
+    throw e;
+  }
+}
+
+/**
  * Follows `model`'s stream from `api`'s server; `kept` is where the last
  * list read of a stream is kept, for a reload while the server is away
  * (`read(stream)`: `{ log, items, version, seq }` or undefined). Tells:
@@ -55,21 +70,7 @@ export class Follower extends Events {
 
   /** The server's log id (the sync hello): null when it has no log yet, or one made before logs had ids. */
   async readLog() {
-    return (await this.readHello()).log;
-  }
-
-  /**
-   * The sync hello: the log's id (null as for `readLog`) and its horizon,
-   * the seq its kept history begins at (0 for a log never trimmed).
-   */
-  async readHello() {
-    try {
-      const hello = await this.api.request("/api/sync?protocol=" + PROTOCOL);
-      return { log: hello.log || null, horizon: Number.isInteger(hello.horizon) ? hello.horizon : 0 };
-    } catch (e) {
-      if (e.status === 404) return { log: null, horizon: 0 };  // no database yet
-      throw e;
-    }
+    return (await readHello(this.api)).log;
   }
 
   /**
@@ -88,7 +89,7 @@ export class Follower extends Events {
       // leaves the new list under the old id (what is made on it is held as
       // the old log's, never sent) and never the old list under the new id
       // (what is made on it sent to a log its user never saw).
-      ({ log, horizon } = await this.readHello());
+      ({ log, horizon } = await readHello(this.api));
       streams = await this.readStreams();
     } catch (e) {
       // The server away, and nothing shown yet: the list last read, until it is back.

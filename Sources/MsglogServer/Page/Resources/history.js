@@ -5,7 +5,7 @@
 // highlighted.
 
 import { $ } from "./dom.js";
-import { PROTOCOL } from "./outbox.js";
+import { readHello } from "./follow.js";
 import { when } from "./words.js";
 
 export class HistorySlider {
@@ -107,8 +107,7 @@ export class HistorySlider {
 
   /** The server's horizon, read again (a trim since the list was read), and the floor with it. */
   async #readHorizonAgain() {
-    const hello = await this.api.request("/api/sync?protocol=" + PROTOCOL);
-    this.model.horizon = Number.isInteger(hello?.horizon) ? hello.horizon : 0;
+    this.model.horizon = (await readHello(this.api)).horizon;
     this.#versions = null;
     this.#floorRead = this.#readFloor();
   }
