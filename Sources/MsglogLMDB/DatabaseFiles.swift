@@ -82,6 +82,30 @@ package enum DatabaseFiles {
       location: shown, reason: "its \(name) is a symbolic link, which msglog never makes nor follows there")
   }
 
+  /// The owner of `lock.mdb` in the database at `path` when the file is
+  /// not the database's own; nil when it is, or is not there.
+  ///
+  /// LMDB's lock file holds the mutex every writer takes and the table of
+  /// readers: whoever may write it can stall every write for as long as
+  /// they like, or free the slot of a reader whose pages a writer then
+  /// reuses. msglog makes it (with the data file's mode) as a database is
+  /// first opened; in a directory others may write — a sticky shared one —
+  /// another user could make it first, between the data file's arrival and
+  /// that opening (or after someone removed it). It is the database's own
+  /// when its owner is the data file's, this process's, or (the data file
+  /// group-writable) of the data file's group, and nobody else may write
+  /// it unless everyone may write the data file too.
+  static func foreignLockFileOwner(in path: String) -> uid_t? {
+    var lock = stat()
+    var data = stat()
+    guard lstat(path + "/lock.mdb", &lock) == 0, stat(path + "/data.mdb", &data) == 0 else { return nil }
+    let owned =
+      lock.st_uid == data.st_uid || lock.st_uid == geteuid()
+      || (data.st_mode & S_IWGRP != 0 && lock.st_gid == data.st_gid)
+    let writableByOthers = lock.st_mode & S_IWOTH != 0 && data.st_mode & S_IWOTH == 0
+    return owned && !writableByOthers ? nil : lock.st_uid
+  }
+
   /// Checks that `data.mdb` starts with LMDB's meta pages and is as long as they say.
   ///
   /// Other processes may be writing to it meanwhile: the file's size is

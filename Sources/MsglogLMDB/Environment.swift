@@ -89,7 +89,7 @@ package final class Environment {
       // locks with it, so the waiter opens first and resets it itself).
       let directory = lockless ? -1 : open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
       defer { if directory >= 0 { close(directory) } }
-      if directory >= 0 { while flock(directory, LOCK_EX) != 0 && errno == EINTR {} }
+      if directory >= 0 { try Self.lockForOpening(directory) }
       try check(mdb_env_open(env, path, flags, mode), "mdb_env_open")
       if !lockless {
         // Free reader slots left behind by processes that died holding them.
@@ -112,6 +112,27 @@ package final class Environment {
     // Pages larger than the system's (a file made on another machine) may
     // not start at multiples of their size in memory.
     self.mapPageSize = pageSize <= Int(sysconf(Int32(_SC_PAGESIZE))) ? pageSize : nil
+  }
+
+  /// How long a process waits for the directory's lock before it gives up,
+  /// in seconds. msglog's processes hold it only while LMDB opens (a few
+  /// milliseconds, more on a loaded machine); anyone who may read the
+  /// directory can take it too, and a process that waited for ever stalled
+  /// every command of the database's owner as long as another user liked.
+  package static let openingPatience: Double = 5
+
+  /// Takes the exclusive `flock` on the database's directory `fd`, waiting
+  /// up to `openingPatience`; throws `LMDBError(EWOULDBLOCK, "flock")` when
+  /// it stays held. A file system without `flock` opens without it, as before.
+  private static func lockForOpening(_ fd: Int32) throws {
+    let deadline = ContinuousClock.now + .seconds(openingPatience)
+    var pause: UInt32 = 200  // µs, doubled up to 20 ms
+    while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+      guard errno == EWOULDBLOCK || errno == EINTR else { return }
+      guard ContinuousClock.now < deadline else { throw LMDBError(EWOULDBLOCK, "flock") }
+      usleep(pause)
+      pause = min(pause * 2, 20_000)
+    }
   }
 
   /// Whether a write of this environment may have changed pages (it

@@ -216,6 +216,23 @@ package final class LMDBTables {
   static func openEnvironment(
     _ path: String, writer: Bool, shown: String, assertionHandler: Environment.AssertionHandler?
   ) throws -> Environment {
+    if let owner = DatabaseFiles.foreignLockFileOwner(in: path) {
+      // A reader reads without a reader slot, as where it may not use the
+      // lock file at all; a writer would take the writers' mutex in it.
+      if writer {
+        throw MsglogError.readOnly(
+          location: shown, store: .lmdb,
+          reason: "its lock.mdb was made by another user (uid \(owner)), or may be written by anyone, "
+            + "and whoever may write it can stall every write; remove it, and msglog makes its own")
+      }
+      do {
+        return try Environment(
+          path: path, readOnly: true, lockless: true, maxDatabases: maxDatabases, mapSize: initialMapSize,
+          assertionHandler: assertionHandler)
+      } catch let error as LMDBError {
+        throw MsglogError.cannotRead(location: shown, reason: "\(error.failure)")
+      }
+    }
     do {
       return try Environment(
         path: path, readOnly: !writer, maxDatabases: maxDatabases, mapSize: initialMapSize,
@@ -229,6 +246,12 @@ package final class LMDBTables {
       } catch let error as LMDBError {
         throw MsglogError.cannotRead(location: shown, reason: "\(error.failure)")
       }
+    } catch let error as LMDBError where error.function == "flock" {
+      throw MsglogError.cannotRead(
+        location: shown,
+        reason: "another process has held the lock on its directory for \(Int(Environment.openingPatience)) s; "
+          + "msglog's processes hold it only while they open the database, so it is a stopped process's, "
+          + "or another user's (anyone who may read the directory can take it)")
     } catch let error as LMDBError {
       throw MsglogError.cannotRead(location: shown, reason: "\(error.failure)")
     }
