@@ -293,6 +293,29 @@ import Testing
       "\(r)")
   }
 
+  /// `serve` refuses a newer msglog's log at its start, as every other
+  /// command does: it served one, answering every request 409 while
+  /// `/livez` said it was well, for a supervisor to keep running.
+  @Test func aNewerMsglogsLogIsNotServed() throws {
+    let s = Sandbox()
+    s.append("a message")
+    var r = python([
+      "-c",
+      "import lmdb,sys; e=lmdb.open(sys.argv[1],max_dbs=8); m=e.open_db(b'meta'); t=e.begin(write=True,db=m); t.put(b'format',b'msglog/99'); t.commit()",
+      s.db,
+    ])
+    #expect(r.code == 0, "\(r)")
+    let data = FileManager.default.contents(atPath: s.db + "/data.mdb")
+    r = s.start(["serve", "--listen", "127.0.0.1:0"]).finish(endingAfter: 30)
+    #expect(
+      r.code == 1
+        && r.stderr
+          == "msglog: \(s.db) was written by a newer msglog (format msglog/99; this one knows msglog/11)\nhint: use the newer msglog that wrote it\n",
+      "\(r)")
+    #expect(r.stdout.isEmpty, "\(r)")
+    #expect(FileManager.default.contents(atPath: s.db + "/data.mdb") == data)
+  }
+
   /// docs/FORMAT.md's new records are precise enough for a third-party
   /// client: scripts/decode-log.py prints what `export` prints.
   @Test(arguments: ["chat-edits", "colour-board-undo", "form-cards-restore"])

@@ -26,7 +26,7 @@ import Testing
     #expect(try Self.lmdb.version(of: "msglog/1", location: "x") == 1)
     #expect(try Self.lmdb.version(of: "msglog/3", location: "x") == 3)
     #expect(try Self.postgres.version(of: "2", location: "x") == 2)
-    for unknown in [nil, "", "msglog/0", "msglog/03", "msglog", "sqlite/3", "msglog/x"] {
+    for unknown in [nil, "", "msglog/0", "msglog/03", "msglog/04", "msglog/+4", "msglog", "sqlite/3", "msglog/x"] {
       #expect(try Self.lmdb.version(of: unknown, location: "x") == nil, "\(unknown ?? "nil")")
     }
     for unknown in [nil, "0", "none", "two", "02"] {
@@ -40,6 +40,11 @@ import Testing
     }
     #expect(throws: MsglogError.newerFormat(location: "pg", found: "schema 3", known: "schema 2")) {
       try Self.postgres.version(of: "3", location: "pg")
+    }
+    // Past any Int: still a newer msglog's version, not another program's data.
+    let huge = "99999999999999999999999"
+    #expect(throws: MsglogError.newerFormat(location: "db", found: "msglog/" + huge, known: "msglog/3")) {
+      try Self.lmdb.version(of: "msglog/" + huge, location: "db")
     }
   }
 

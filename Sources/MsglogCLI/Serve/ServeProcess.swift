@@ -47,8 +47,20 @@ package final class ServeProcess {
 
   /// The log to serve, opened for writing, reporting LMDB's own failed
   /// checks as msglog does.
+  ///
+  /// A log no msglog of this version can use (a newer msglog's format,
+  /// another program's database) is refused here, as every other command
+  /// refuses it: served, it answered every request 409 while `/livez`
+  /// said the process was well. A store that is away, or a database not
+  /// made yet, is served (it may come, or come back).
   package func openLog(_ location: String) throws -> EventLog {
-    try EventLog(location, configuration: .init(lmdbAssertionHandler: MsglogCLI.reportLMDBAssertion))
+    let log = try EventLog(location, configuration: .init(lmdbAssertionHandler: MsglogCLI.reportLMDBAssertion))
+    do {
+      _ = try log.headSeq()
+    } catch let error as MsglogError where error.category == .incompatible {
+      throw error
+    } catch {}
+    return log
   }
 
   /// The options, or nil when help or the version was asked for (and printed).

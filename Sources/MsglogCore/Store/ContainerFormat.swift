@@ -52,8 +52,13 @@ package struct ContainerFormat: Sendable {
   package func version(of value: String?, location: String) throws(MsglogError) -> Int? {
     guard let value else { return nil }
     if let known = readable.first(where: { stored($0) == value }) { return known }
-    if value.hasPrefix(storedPrefix), let found = Int(value.dropFirst(storedPrefix.count)), found > newest {
-      throw .newerFormat(location: location, found: shown(found), known: shown(newest))
+    guard value.hasPrefix(storedPrefix) else { return nil }
+    let digits = value.dropFirst(storedPrefix.count)
+    // A version as msglog writes one (digits, no leading zero), past the
+    // newest — or past any Int, which no older msglog wrote either.
+    guard let first = digits.first, first != "0", digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+    if Int(digits).map({ $0 > newest }) ?? true {
+      throw .newerFormat(location: location, found: shownPrefix + digits, known: shown(newest))
     }
     return nil
   }
