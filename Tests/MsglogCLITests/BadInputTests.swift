@@ -144,6 +144,13 @@ import Testing
     // conflict (75)
     Case(args: ["append", "--expect-version", "0", "x"], code: 75, message: "stream 'main' is at version 4, not 0"),
     Case(args: ["move", "0", "1", "--expect-version", "5"], code: 75, message: "stream 'main' is at version 4, not 5"),
+    // A request's own values before the version: a conflict tells a script
+    // to read again and retry, which could only end in the same refusal.
+    Case(args: ["append", "--expect-version", "0", ""], code: 64, message: "message text is empty"),
+    Case(args: ["insert", "0", "--expect-version", "9", ""], code: 64, message: "message text is empty"),
+    Case(
+      args: ["append", "--expect-version", "0"], stdin: Array(repeating: UInt8(ascii: "a"), count: (1 << 20) + 1),
+      code: 64, message: "message text is 1048577 bytes"),
   ]
 
   @Test(arguments: cases, Store.allCases) func refusedAndNothingChanges(_ c: Case, _ store: Store) throws {

@@ -56,6 +56,10 @@ extension LedgerSession {
   /// batch rebases from an older version. Also the local view's check.
   package func rebaseBasis(of batch: WriteBatch) throws -> UInt64? {
     guard let expectVersion = batch.expectVersion, let first = batch.requests.first else { return nil }
+    // The requests' own values first (`perform` checks them again): a
+    // conflict tells a script to read again and retry, which could only
+    // end in the refusal of an empty text or one over 1 MiB.
+    for request in batch.requests { try Limits.check(request) }
     let actual = try version(of: first.stream)
     guard actual != expectVersion else { return nil }
     guard batch.rebase, expectVersion < actual else {
