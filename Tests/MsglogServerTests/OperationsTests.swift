@@ -114,6 +114,54 @@ import Testing
     #expect(refused.code == 64 && refused.stderr.hasPrefix("msglog: invalid --log-format 'xml'"), "\(refused)")
   }
 
+  /// A request whose client hangs up before its answer — its body cut
+  /// off — has its line (status 499, nothing sent) and its count: a flood
+  /// of abandoned uploads left neither, where the same request held open
+  /// to its deadline was logged as a 408.
+  @Test func aRequestAbandonedMidBodyIsLoggedAndCounted() throws {
+    let s = Sandbox()
+    let server = try ServedLog.running(s, ["--token", Self.token, "--log-format", "json"])
+    let body = s.dir + "/whole.json"
+    try Data(#"{"text":"whole"}"#.utf8).write(to: URL(fileURLWithPath: body))
+    let whole = Operations.curl(
+      server.url! + "/api/append",
+      ["-H", Self.bearer, "-H", "Content-Type: application/json", "--data-binary", "@" + body], in: s.dir)
+    #expect(whole.status == 200)
+    let cut = python([
+      "-c",
+      #"""
+      import socket, sys, time
+      for i in range(3):
+          s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+          s.sendall((b"POST /api/append HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-ID: cut-%d\r\n" % i)
+                    + b"Authorization: Bearer " + sys.argv[2].encode() + b"\r\n"
+                    + b"Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"te")
+          time.sleep(0.2)
+          s.close()
+      """#, String(server.port), Self.token,
+    ])
+    #expect(cut.code == 0, "\(cut)")
+    // Counted once the server has seen each connection close.
+    var abandoned: Double? = nil
+    for _ in 0..<100 where abandoned != 3 {
+      let scrape = Operations.curl(server.url! + "/metrics", ["-H", Self.bearer], in: s.dir)
+      abandoned = try Samples(scrape.body, in: s.dir).value(
+        "msglog_http_requests_total", ["method": "POST", "route": "/api/append", "code": "499"])
+      if abandoned != 3 { usleep(50_000) }
+    }
+    #expect(abandoned == 3)
+    let run = server.stop()
+    let cutLines = try Operations.lines(run.stderr).compactMap { line in
+      try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+    }.filter { ($0["id"] as? String)?.hasPrefix("cut-") == true }
+    #expect(cutLines.map { $0["id"] as? String } == ["cut-0", "cut-1", "cut-2"], "\(run.stderr)")
+    for line in cutLines {
+      #expect(line["status"] as? Int == 499 && line["bytes"] as? Int == 0 && line["token"] as? String == "(operator)")
+    }
+    let listed = s.run(["list"])
+    #expect(listed.code == 0 && listed.stdout.hasSuffix(" whole\n") && listed.stdout.split(separator: "\n").count == 1)
+  }
+
   /// Started without stdin and stderr (`<&- 2>&-`, as some supervisors
   /// do), serve goes on serving: its own pipes used to take descriptors 0
   /// and 2, so its first request-log line went into its stop pipe and it

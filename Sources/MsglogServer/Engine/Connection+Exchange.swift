@@ -59,10 +59,16 @@ extension Connection {
       if viaProxy, let client = countedUnder { core.count.release(client) }
       if viaProxy { (countedUnder, client) = (nil, address) }
     }
-    guard let exchange else { return }
+    guard var exchange else { return }
     self.exchange = nil
     if exchange.following { core.metrics?.streamsChanged(by: -1) }
-    guard exchange.status != 0 else { return }  // nothing was answered
+    if exchange.status == 0 {
+      // A request whose client went before its answer began (a body cut
+      // off, the connection closed while the request was done): logged
+      // and counted as 499, nginx's word for it, nothing sent — a flood of
+      // abandoned uploads had left no line and moved no count.
+      exchange.status = Self.closedBeforeAnswer
+    }
     let seconds = Double(Deadline.now().nanoseconds(since: exchange.started)) / 1e9
     core.metrics?.requested(method: exchange.method, route: exchange.route, code: exchange.status, seconds: seconds)
     if let refusal = exchange.refusal { core.metrics?.refused(reason: refusal) }
@@ -73,6 +79,10 @@ extension Connection {
         target: exchange.target, status: exchange.status, bytes: written - exchange.writtenBefore,
         milliseconds: seconds * 1000, refusal: exchange.refusal))
   }
+
+  /// The status logged for a request whose client closed the connection
+  /// before its answer began.
+  static let closedBeforeAnswer: UInt32 = 499
 
   /// The client's address as text (`127.0.0.1`, `::1`).
   var clientText: String { TrustedProxies.text(client) }

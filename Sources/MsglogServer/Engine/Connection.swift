@@ -216,7 +216,10 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
         switch core.router.resolve(request, lookingUp: false) {
         case .refused(let error): refusal = .error(error)
         case .needsReading: (refusal, undecided) = (nil, request)
-        case .route, .preflight: refusal = nil
+        case .route(_, let caller):
+          refusal = nil
+          exchange?.token = caller.logName  // named should its client go before the answer
+        case .preflight: refusal = nil
         }
       }
     } catch {
@@ -307,7 +310,9 @@ final class Connection: @unchecked Sendable {  // its loop's thread only
     // Let in: its token is looked up again once its body is here (it may
     // be revoked, narrowed or expire while the body comes, for up to the
     // body's deadline), so the vetting only spares a refused body.
-    case .route, .preflight, .needsReading: break
+    case .route(_, let caller):
+      exchange?.token = caller.logName  // named should its client go before the answer
+    case .preflight, .needsReading: break
     }
     acceptBody(of: head, due: due)
     processInput()
