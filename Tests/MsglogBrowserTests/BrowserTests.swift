@@ -82,6 +82,7 @@ import Testing
     "a-hundred-offline-changes-sync",
     "offline-undo-restore-and-refusal",
     "two-tabs-share-one-outbox",
+    "a-card-moved-just-before-a-reload-never-shows-at-its-old-place",
     "first-writes-at-once-share-one-key",
     "the-page-proves-its-replica",
     "offline-changes-stay-with-their-log",

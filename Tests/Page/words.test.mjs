@@ -11,6 +11,15 @@ test("a quoted text is on one line and cut to its limit with an ellipsis", () =>
   assert.equal(quoted("x".repeat(40)), "'" + "x".repeat(40) + "'");
   assert.equal(quoted("x".repeat(41)), "'" + "x".repeat(39) + "…'");
   assert.equal(quoted("abcdef", 4), "'abc…'");
+  // Cut where a reader sees a character end: never inside an emoji's
+  // surrogate pair, its joined family, or a letter and its marks.
+  const family = "\u{1F469}\u200D\u{1F469}\u200D\u{1F467}\u200D\u{1F466}";
+  assert.equal(quoted("a".repeat(38) + family + "b"), "'" + "a".repeat(38) + family + "b'");
+  assert.equal(quoted("a".repeat(38) + family + "bc"), "'" + "a".repeat(38) + family + "…'");
+  assert.equal(quoted("a".repeat(39) + family + "bc"), "'" + "a".repeat(39) + "…'");
+  assert.equal(quoted("e\u0301".repeat(5), 3), "'" + "e\u0301".repeat(2) + "…'");
+  assert.equal(quoted("\u{1F600}".repeat(100)), "'" + "\u{1F600}".repeat(39) + "…'");
+  assert.doesNotMatch(quoted("x".repeat(39) + "\u{1F600}".repeat(3)), /[\ud800-\udbff](?![\udc00-\udfff])/);
 });
 
 test("someone's text cannot reorder the sentence it is quoted in, nor a stream's name pass for another", () => {

@@ -95,7 +95,9 @@ model.on("open", () => {
 });
 model.on("list", () => {
   kept.readAfresh();
-  sync.refresh();  // the changes shown are the ones made on the log of this list
+  // The changes shown are the ones made on the log of this list; it is
+  // drawn with them, never without them first.
+  screen.waitFor(sync.refresh());
   slider.listRead();
 });
 model.on("event", (event) => {

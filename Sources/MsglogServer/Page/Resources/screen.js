@@ -11,6 +11,9 @@ import { nextFrame } from "./frame.js";
 import { FULL_RENDER_LIMIT } from "./listview.js";
 import { shownName } from "./words.js";
 
+/** How long the list waits for the outbox at most (`waitFor`). */
+const WAIT_AT_MOST_MS = 1000;
+
 export class Screen extends Events {
   /** name → ListView. */
   #views = {};
@@ -20,6 +23,17 @@ export class Screen extends Events {
   #ready = false;
   /** The stream shown may not be read with the page's token (the server refused it). */
   #refused = false;
+  /**
+   * What the list waits for before it is drawn (a promise), or null: this
+   * browser's changes on their way, read from the outbox as a list is read.
+   * Drawn before them, a card moved just before a reload showed at its old
+   * place for a moment, then jumped to where it was dropped.
+   */
+  #waitingFor = null;
+  /** A render asked for while waiting: whether it was to scroll to the bottom. */
+  #owed = null;
+  /** Marked ready while waiting: marked once the list is drawn. */
+  #readyOwed = false;
   /** One function each, so that asking again before the frame runs it once (frame.js). */
   #renderInFrame = () => this.render();
   #drawInFrame = () => { if (!this.shown.isHolding()) this.#views[this.#current].draw(); };
@@ -62,8 +76,31 @@ export class Screen extends Events {
     this.#changed.clear();
   }
 
+  /**
+   * Draws nothing until `promise` settles (or a second has passed: a
+   * browser's storage that never answers holds no list back for ever), then
+   * what was asked for meanwhile.
+   */
+  waitFor(promise) {
+    const waiting = Promise.race([promise, new Promise((resolve) => setTimeout(resolve, WAIT_AT_MOST_MS))])
+      .catch(() => {})
+      .then(() => {
+        if (this.#waitingFor !== waiting) return;
+        this.#waitingFor = null;
+        const owed = this.#owed;
+        this.#owed = null;
+        if (owed !== null) this.render({ toBottom: owed });
+        if (this.#readyOwed) this.markReady();
+      });
+    this.#waitingFor = waiting;
+  }
+
   /** Draws what is shown now; `toBottom`: a chat scrolls to its end (else it stays there if it was). */
   render({ toBottom = false } = {}) {
+    if (this.#waitingFor !== null) {
+      this.#owed = (this.#owed ?? false) || toBottom;
+      return;
+    }
     this.emit("render");
     // A card under a finger or the mouse keeps its place: what arrived
     // meanwhile is shown when it is dropped.
@@ -158,6 +195,10 @@ export class Screen extends Events {
   /** `document.body.dataset.ready`, once: the page has read its stream (or knows it cannot, for now). */
   markReady() {
     if (this.#ready) return;
+    if (this.#waitingFor !== null) {
+      this.#readyOwed = true;
+      return;
+    }
     this.#ready = true;
     performance.mark("msglog-ready");
     document.body.dataset.ready = "true";

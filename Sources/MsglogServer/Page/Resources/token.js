@@ -1,5 +1,5 @@
 // The access token, when the server asks for one: the form that takes it
-// (the one the server was started with, MSGLOG_TOKEN or --token). A
+// (a named token, or the one the server was started with). A
 // refused token takes with it what the page showed and kept with it
 // (stream.js's `signedOut`); another token typed shows only its own.
 
@@ -19,10 +19,16 @@ export class TokenForm extends Events {
   /** Asks for the token: the server refused the page's, or wants one. */
   ask() {
     const form = $("token-form");
-    $("token-why").textContent = this.api.readToken()
-      ? "The server did not accept this page's token. Enter the access token it was started with (MSGLOG_TOKEN)."
-      : "This server needs its access token: the MSGLOG_TOKEN (or --token) it was started with.";
-    this.say.setStatus("offline", "Needs a token");
+    // The input is described by these words, and the status (a live
+    // region) says which it is: after a token typed in, "Needs a token"
+    // again was all a screen reader heard of its refusal.
+    const refused = Boolean(this.api.readToken());
+    $("token-why").textContent = refused
+      ? "The server did not accept this page's token. Enter another: yours (made with msglog token add), "
+        + "or the one the server was started with (MSGLOG_TOKEN)."
+      : "This server needs an access token: yours (made with msglog token add), "
+        + "or the one it was started with (MSGLOG_TOKEN or --token).";
+    this.say.setStatus("offline", refused ? "Token not accepted" : "Needs a token");
     if (form.hidden) {
       form.hidden = false;
       // A link's token offered meanwhile keeps the keyboard (TokenOffer).

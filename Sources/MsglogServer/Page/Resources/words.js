@@ -13,10 +13,22 @@ export function isolated(text) {
   return REORDERS.test(text) ? "\u2068" + text + "\u2069" : text;
 }
 
-/** `text` on one line, quoted, cut to `limit` characters, and isolated from the sentence it is in. */
+/**
+ * `text` on one line, quoted, cut to `limit` characters as a reader counts
+ * them (an emoji, a letter with its marks: cut by UTF-16 units, half an
+ * emoji showed as "�" and left a screen reader a broken character), and
+ * isolated from the sentence it is in.
+ */
 export function quoted(text, limit = 40) {
   const one = text.replace(/\s+/g, " ").trim();
-  return "'" + isolated(one.length > limit ? one.slice(0, limit - 1) + "…" : one) + "'";
+  if (one.length <= limit) return "'" + isolated(one) + "'";
+  // Only the beginning is looked at: a text may be a mebibyte.
+  const head = one.slice(0, limit * 16);
+  const characters = typeof Intl !== "undefined" && Intl.Segmenter
+    ? Array.from(new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(head), (s) => s.segment)
+    : Array.from(head);
+  if (characters.length <= limit && head === one) return "'" + isolated(one) + "'";
+  return "'" + isolated(characters.slice(0, limit - 1).join("") + "…") + "'";
 }
 
 /**
