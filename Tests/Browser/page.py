@@ -407,6 +407,46 @@ def axe_finds_nothing_serious(ctx):
     check(checked == 6, "axe ran %d times" % checked)
 
 
+@case
+def forced_colours_keep_what_colour_said(ctx):
+    """In a high-contrast theme (forced colours, light and dark), which view is shown, a card's handle, a lifted
+    card and a colour's swatch are still seen: the theme drops backgrounds, background images and shadows, and
+    they were all the page said them with (a helper's find)."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    m.import_lines(appends("contrast", ["teal", "crimson", "a plain card"]))
+    server = m.serve()
+    driver = browser(ctx.dir)
+    for scheme in ["light", "dark"]:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [
+            {"name": "forced-colors", "value": "active"}, {"name": "prefers-color-scheme", "value": scheme}]})
+        open_page(driver, server, "contrast", "board")
+        wait_texts(driver, "board", ["teal", "crimson", "a plain card"], "the board (%s)" % scheme)
+        seen = driver.execute_script("""
+            const style = (e) => getComputedStyle(e);
+            const faces = document.querySelectorAll('#board .card .face');
+            return {
+              forced: matchMedia('(forced-colors: active)').matches,
+              pressed: style(document.getElementById('view-board')).backgroundColor,
+              unpressed: style(document.getElementById('view-chat')).backgroundColor,
+              handle: style(document.querySelector('#board .handle')).backgroundImage,
+              swatch: style(document.querySelector('#board .swatch')).backgroundColor,
+            }""")
+        check(seen["forced"], "forced colours are not emulated")
+        check(seen["pressed"] != seen["unpressed"], "the view shown looks like the other (%s): %r" % (scheme, seen))
+        check(seen["handle"] != "none", "a card's handle is not drawn (%s)" % scheme)
+        check(seen["swatch"] == "rgb(0, 128, 128)", "teal's swatch is %s (%s)" % (seen["swatch"], scheme))
+        # A lifted card is not only a focused one.
+        driver.execute_script("document.querySelectorAll('#board .card')[1].focus()")
+        focused = driver.execute_script("return getComputedStyle(document.querySelectorAll('#board .face')[1]).outlineStyle")
+        ActionChains(driver).send_keys(Keys.SPACE).perform()
+        wait_until("the card is lifted", lambda: driver.find_elements(By.CSS_SELECTOR, "#board .card.lifted"))
+        lifted = driver.execute_script("return getComputedStyle(document.querySelector('#board .card.lifted .face')).outlineStyle")
+        check(lifted != focused, "a lifted card looks focused (%s): %s and %s" % (scheme, lifted, focused))
+        ActionChains(driver).send_keys(Keys.ESCAPE).perform()
+        print("forced colours, %s: views %s / %s, handle drawn, swatch %s, lifted %s vs focused %s" % (
+            scheme, seen["pressed"], seen["unpressed"], seen["swatch"], lifted, focused))
+
+
 # MARK: - 4. The past is read-only; the slider runs over the stream's own versions
 
 

@@ -54,6 +54,7 @@ import Testing
     "what-others-write-is-said",
     "a-phone-gets-buttons-a-finger-wide",
     "axe-finds-nothing-serious",
+    "forced-colours-keep-what-colour-said",
     "the-past-is-read-only",
     "the-slider-of-a-trimmed-log-begins-where-its-history-does",
     "a-new-stream-follows-from-the-head",
