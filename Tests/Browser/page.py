@@ -195,6 +195,61 @@ def phone_scrolls_and_moves_one_card(ctx):
 # MARK: - 3. The keyboard and screen readers
 
 
+@case
+def a_card_moves_without_dragging(ctx):
+    """WCAG 2.5.7: whoever can tap or click but not drag moves a card with its Move up and Move down buttons, shown
+    on the card that has the focus (a tap gives it): one move event a press, said, the focus kept on the button so
+    the next press moves it on; none at the ends, on the past, or for a token that may only read."""
+    m = Msglog(ctx.msglog, ctx.dir)
+    texts = ["a", "b", "c", "d"]
+    m.import_lines(appends("steps", texts))
+    server = m.serve()
+    driver = browser(ctx.dir, PHONE, touch=True)
+    open_page(driver, server, "steps", "board")
+    wait_texts(driver, "board", texts, "the phone after loading")
+    card = lambda text: next(c for c in driver.find_elements(By.CSS_SELECTOR, "#board .card")
+                             if c.find_element(By.CSS_SELECTOR, ".text").text == text)
+    check(not any(b.is_displayed() for b in driver.find_elements(By.CSS_SELECTOR, "#board button.move")),
+          "move buttons are shown on cards nobody chose")
+    tap(driver, card("a").find_element(By.CSS_SELECTOR, ".text"))
+    down = wait_until("the tapped card offers Move down",
+                      lambda: [b for b in card("a").find_elements(By.CSS_SELECTOR, "button.move-down") if b.is_displayed()])[0]
+    box = driver.execute_script("const r = arguments[0].getBoundingClientRect(); return [r.width, r.height]", down)
+    check(box[0] >= 24 and box[1] >= 24, "Move down is %r px" % box)
+    check(down.get_attribute("aria-label") == "Move 'a' down", down.get_attribute("aria-label"))
+    before = len(events(server, "steps"))
+    tap(driver, down)
+    wait_texts(driver, "board", ["b", "a", "c", "d"], "one tap down")
+    wait_until("the move is said", lambda: announced(driver) == "Moved card 'a' to position 2 of 4.")
+    def kept_on_down():
+        focused = driver.switch_to.active_element
+        return focused if focused.get_attribute("aria-label") == "Move 'a' down" else None
+    tap(driver, wait_until("the focus stays on Move down", kept_on_down))
+    wait_texts(driver, "board", ["b", "c", "a", "d"], "two taps down")
+    tap(driver, wait_until("the focus stays on Move down", kept_on_down))
+    wait_texts(driver, "board", ["b", "c", "d", "a"], "three taps down")
+    tap(driver, wait_until("the focus stays on Move down", kept_on_down))
+    wait_until("the end is said", lambda: announced(driver) == "Card 'a' is already last.")
+    wait_drained(driver)
+    moves = events(server, "steps")[before:]
+    check([(e["op"], e["from"], e["to"]) for e in moves] == [("move", 0, 1), ("move", 1, 2), ("move", 2, 3)],
+          "the server has %r" % moves)
+    check([i["text"] for i in items(server, "steps")] == ["b", "c", "d", "a"], "the server's list")
+    # The same with a desktop's clicks and keyboard: Move up is a button like any other.
+    desk = browser(ctx.dir)
+    open_page(desk, server, "steps", "board")
+    wait_texts(desk, "board", ["b", "c", "d", "a"], "the desktop")
+    desk.find_elements(By.CSS_SELECTOR, "#board .card .text")[3].click()
+    up = wait_until("Move up on the clicked card", lambda: [b for b in desk.find_elements(By.CSS_SELECTOR, "#board button.move-up")
+                                                           if b.is_displayed()])
+    check(len(up) == 1, "Move up shown on %d cards" % len(up))
+    up[0].click()
+    wait_texts(desk, "board", ["b", "c", "a", "d"], "a click up")
+    ActionChains(desk).send_keys(Keys.ENTER).perform()
+    wait_texts(desk, "board", ["b", "a", "c", "d"], "Enter on Move up")
+    print("taps moved a card down three places, clicks and Enter up two, one event each")
+
+
 def active(driver):
     return driver.execute_script(
         "const a = document.activeElement; return a ? (a.dataset.id ? 'card:' + a.dataset.index : a.id || a.tagName) : ''")

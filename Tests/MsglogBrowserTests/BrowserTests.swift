@@ -49,6 +49,7 @@ import Testing
   static let pageCases = [
     "views-show-their-own-items",
     "phone-scrolls-and-moves-one-card",
+    "a-card-moves-without-dragging",
     "keyboard-moves-a-card-and-says-so",
     "a-card-added-to-a-long-board-is-shown-and-said",
     "what-others-write-is-said",

@@ -1,6 +1,7 @@
 // The board: each item a card that takes focus (one card in the tab
 // order, arrows between cards), moved from the keyboard
-// (board-keyboard.js) or by a pointer (board-pointer.js), deleted by its
+// (board-keyboard.js), by a pointer (board-pointer.js) or a step at a time
+// by its Move up and Move down buttons (on the card focused), deleted by its
 // button, with a note that brings it back, or deleted for everyone where
 // the page's token may erase (erase.js).
 
@@ -37,9 +38,22 @@ function createCard(item) {
   remove.textContent = "×";
   const erase = eraseButton();
   erase.tabIndex = -1;
-  face.append(handle, swatch, text, element("bdi", "sender"), pendingMark(), erase, remove);
+  // Moving without dragging (WCAG 2.5.7): one step a tap or a click, shown on the card that has the focus.
+  const up = moveButton("up", "▲");
+  const down = moveButton("down", "▼");
+  face.append(handle, swatch, text, element("bdi", "sender"), pendingMark(), up, down, erase, remove);
   li.append(face);
   return li;
+}
+
+function moveButton(way, glyph) {
+  const button = element("button", "move move-" + way);
+  button.type = "button";
+  button.tabIndex = -1;
+  button.dataset.step = way === "up" ? "-1" : "1";
+  button.textContent = glyph;
+  button.title = way === "up" ? "Move up" : "Move down";
+  return button;
 }
 
 function fillCard(li, item, context, erase, writes) {
@@ -58,6 +72,11 @@ function fillCard(li, item, context, erase, writes) {
   remove.setAttribute("aria-label", "Delete " + quoted(item.text));
   remove.title = "Delete";
   remove.hidden = context === "past" || !writes.allowed;
+  for (const [selector, way] of [[".move-up", "up"], [".move-down", "down"]]) {
+    const button = li.querySelector(selector);
+    button.setAttribute("aria-label", "Move " + quoted(item.text) + " " + way);
+    button.hidden = remove.hidden;
+  }
   // A token that may only read: no handle, and no help on picking the card up.
   li.classList.toggle("read-only", !writes.allowed);
   if (writes.allowed) li.setAttribute("aria-describedby", "card-help"); else li.removeAttribute("aria-describedby");
@@ -87,10 +106,12 @@ export class Board {
       if (card) { this.#activeCard = card.dataset.id; this.#rovingFocus(); }
     });
     board.addEventListener("click", (e) => {
-      const button = e.target.closest("button.delete, button.erase");
+      const button = e.target.closest("button.delete, button.erase, button.move");
       if (!button) return;
       const id = button.closest(".card").dataset.id;
-      if (button.classList.contains("delete")) this.#removeCard(id); else erase.ask(id, button);
+      if (button.classList.contains("move")) this.#stepCard(id, Number(button.dataset.step), button);
+      else if (button.classList.contains("delete")) this.#removeCard(id);
+      else erase.ask(id, button);
     });
   }
 
@@ -137,6 +158,30 @@ export class Board {
       this.say.note("Your move was not kept: " + e.message + ".");
     }
     this.screen.render();
+  }
+
+  /**
+   * Moves card `id` one place up (`step` -1) or down (1) with its button:
+   * one move event, said, and the keyboard stays on the button pressed, so
+   * that the next press moves it on.
+   */
+  async #stepCard(id, step, button) {
+    const shown = this.shown;
+    if (shown.isPast() || shown.isMoving() || !this.writes.allowed) return;
+    const base = shown.items();
+    const from = base.findIndex((item) => item.id === id);
+    const to = from + step;
+    if (from < 0) return;
+    const text = quoted(base[from].text);
+    if (to < 0 || to >= base.length) {
+      this.say.announce("Card " + text + " is already " + (step < 0 ? "first." : "last."), id);
+      return;
+    }
+    this.#activeCard = id;
+    await this.moveCard(base, from, to);
+    this.list.reveal(to);
+    this.list.elements.get(id)?.querySelector(step < 0 ? ".move-up" : ".move-down")?.focus();
+    this.say.announce("Moved card " + text + " to position " + (to + 1) + " of " + base.length + ".", id);
   }
 
   async #removeCard(id) {

@@ -150,7 +150,8 @@ export class Screen extends Events {
     } else {
       title = "No cards on " + name + " yet.";
       text = "Add one with the box below (a colour name like “teal” gets a swatch). "
-        + "Then drag cards by their handle, long-press them on a phone, or press Space on a card and use the arrow keys.";
+        + "Then drag cards by their handle, long-press them on a phone, tap a card and use its ▲ ▼ buttons, "
+        + "or press Space on a card and use the arrow keys.";
     }
     $("empty-title").textContent = title;
     $("empty-text").textContent = text;
