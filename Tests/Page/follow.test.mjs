@@ -145,6 +145,30 @@ describe("following the stream", () => {
     }
   });
 
+  test("a network gone for long is said once, not at every try (the status is a live region)", async () => {
+    const said = [];
+    follower.on("status", ({ kind, text }) => said.push(kind + ": " + text));
+    globalThis.fetch = async (path) => {
+      asked.push(path);
+      throw new TypeError("Failed to fetch");
+    };
+    mock.timers.enable({ apis: ["setTimeout"] });
+    try {
+      follower.follow();
+      for (let tries = 0; tries < 8; tries++) {
+        for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+        mock.timers.tick(60_000);
+      }
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      mock.timers.reset();
+    }
+    assert.ok(asked.length >= 6, "tried " + asked.length + " times");
+    // Each try ends offline again; only the first says it tries.
+    assert.deepEqual([...new Set(said)], ["offline: Offline, retrying", "connecting: Reconnecting…"]);
+    assert.equal(said.filter((s) => s.startsWith("connecting")).length, 1, JSON.stringify(said));
+  });
+
   test("the log is asked for before the list; a server with no database has none (null), as one with a log made before ids", async () => {
     const order = [];
     let hello = json({ protocol: 1, format: 1, log: null, head: 4 });

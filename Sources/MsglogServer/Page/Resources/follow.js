@@ -211,9 +211,13 @@ export class Follower extends Events {
       if (signal.aborted) return;
       failures += 1;
       const wait = Math.min(MAX_BACKOFF_MS, 250 * 2 ** failures);
-      this.emit("status", { kind: "offline", text: "Offline, retrying in " + Math.ceil(wait / 1000) + " s" });
+      // The status is a live region: said once as the page goes offline,
+      // and once as it first tries again — not at every try, where a screen
+      // reader read out "Reconnecting…" and a countdown every few seconds
+      // for as long as the network was gone. Live again is said as it comes.
+      this.emit("status", { kind: "offline", text: "Offline, retrying" });
       await this.#sleep(wait, signal);
-      if (!signal.aborted) this.emit("status", { kind: "connecting", text: "Reconnecting…" });
+      if (!signal.aborted && failures === 1) this.emit("status", { kind: "connecting", text: "Reconnecting…" });
     }
   }
 
