@@ -82,28 +82,88 @@ package enum DatabaseFiles {
       location: shown, reason: "its \(name) is a symbolic link, which msglog never makes nor follows there")
   }
 
-  /// The owner of `lock.mdb` in the database at `path` when the file is
-  /// not the database's own; nil when it is, or is not there.
+  /// Why the database at `path` may not use its `lock.mdb`; nil when it
+  /// may, or there is none.
   ///
   /// LMDB's lock file holds the mutex every writer takes and the table of
   /// readers: whoever may write it can stall every write for as long as
   /// they like, or free the slot of a reader whose pages a writer then
-  /// reuses. msglog makes it (with the data file's mode) as a database is
-  /// first opened; in a directory others may write — a sticky shared one —
-  /// another user could make it first, between the data file's arrival and
-  /// that opening (or after someone removed it). It is the database's own
-  /// when its owner is the data file's, this process's, or (the data file
-  /// group-writable) of the data file's group, and nobody else may write
-  /// it unless everyone may write the data file too.
-  static func foreignLockFileOwner(in path: String) -> uid_t? {
+  /// reuses. Only who may write a directory can make a file in it, so in a
+  /// directory only the database's writers may write (its owner's; a
+  /// group's, by its bits or an ACL) any lock file is theirs. In one
+  /// everyone may write — a sticky shared one — another user can make it
+  /// first, between the data file's arrival (a first write moves only
+  /// `data.mdb` into place) and the next opening, or after it was removed:
+  /// there it must be the data file's owner's or this process's. And none
+  /// may be writable by everyone, unless the data file is too (then there
+  /// is nothing left to keep).
+  static func foreignLockFile(in path: String) -> ForeignLockFile? {
     var lock = stat()
     var data = stat()
-    guard lstat(path + "/lock.mdb", &lock) == 0, stat(path + "/data.mdb", &data) == 0 else { return nil }
-    let owned =
-      lock.st_uid == data.st_uid || lock.st_uid == geteuid()
-      || (data.st_mode & S_IWGRP != 0 && lock.st_gid == data.st_gid)
-    let writableByOthers = lock.st_mode & S_IWOTH != 0 && data.st_mode & S_IWOTH == 0
-    return owned && !writableByOthers ? nil : lock.st_uid
+    var directory = stat()
+    guard lstat(path + "/lock.mdb", &lock) == 0, stat(path + "/data.mdb", &data) == 0, stat(path, &directory) == 0
+    else { return nil }
+    if data.st_mode & S_IWOTH != 0 { return nil }
+    if lock.st_mode & S_IWOTH != 0 { return .writableByEveryone(inUseBy: lockHolder(path)) }
+    guard directory.st_mode & S_IWOTH != 0, lock.st_uid != data.st_uid, lock.st_uid != geteuid() else { return nil }
+    return .anotherUsers(lock.st_uid, inUseBy: lockHolder(path))
+  }
+
+  /// A lock file the database may not use (`foreignLockFile`), and the
+  /// process that has the database open with it now, if any (LMDB holds a
+  /// shared lock on its byte 0 for as long as the environment is open).
+  enum ForeignLockFile: Equatable {
+    case writableByEveryone(inUseBy: pid_t?)
+    case anotherUsers(uid_t, inUseBy: pid_t?)
+
+    /// Why a writer refuses it, and what to do.
+    var reason: String {
+      switch self {
+      case .writableByEveryone(let holder):
+        return "its lock.mdb may be written by every user, and whoever may write it can stall every write; "
+          + (holder.map { "stop process \($0), which has it open, then " } ?? "")
+          + "remove the file, and msglog makes its own"
+      case .anotherUsers(let uid, let holder):
+        return "its lock.mdb was made by another user (uid \(uid)) in a directory everyone may write, "
+          + "and whoever may write it can stall every write; "
+          + (holder.map { "stop process \($0), which has it open, then " } ?? "")
+          + "remove the file, and msglog makes its own"
+      }
+    }
+  }
+
+  /// Takes from the database's own `lock.mdb` the read bits of whoever may
+  /// not write it. Nobody needs them (who may not write the lock file reads
+  /// without it), and with them another user could take a byte-range lock
+  /// on it from a read-only descriptor where LMDB takes each reader's own,
+  /// and make every command fail ("resource temporarily unavailable"). A
+  /// database made in a readable directory (`mkdir -m 755`) has its files
+  /// made readable.
+  static func narrowLockFile(in path: String) {
+    var lock = stat()
+    guard lstat(path + "/lock.mdb", &lock) == 0, (lock.st_mode & S_IFMT) == S_IFREG, lock.st_uid == geteuid() else {
+      return
+    }
+    var readers: mode_t = S_IROTH
+    if lock.st_mode & S_IWGRP == 0 { readers |= S_IRGRP }
+    guard lock.st_mode & readers != 0 else { return }
+    _ = chmod(path + "/lock.mdb", lock.st_mode & 0o7777 & ~readers)
+  }
+
+  /// The process holding LMDB's shared lock on `lock.mdb` in `path`: one
+  /// with the database open through that file (removed then, the file
+  /// would leave two processes with two lock files).
+  static func lockHolder(_ path: String) -> pid_t? {
+    let fd = open(path + "/lock.mdb", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var probe = flock()
+    probe.l_type = Int16(F_WRLCK)
+    probe.l_whence = Int16(SEEK_SET)
+    probe.l_start = 0
+    probe.l_len = 1
+    guard fcntl(fd, F_GETLK, &probe) == 0, probe.l_type != Int16(F_UNLCK) else { return nil }
+    return probe.l_pid
   }
 
   /// Checks that `data.mdb` starts with LMDB's meta pages and is as long as they say.

@@ -114,25 +114,64 @@ package final class Environment {
     self.mapPageSize = pageSize <= Int(sysconf(Int32(_SC_PAGESIZE))) ? pageSize : nil
   }
 
-  /// How long a process waits for the directory's lock before it gives up,
-  /// in seconds. msglog's processes hold it only while LMDB opens (a few
-  /// milliseconds, more on a loaded machine); anyone who may read the
-  /// directory can take it too, and a process that waited for ever stalled
-  /// every command of the database's owner as long as another user liked.
+  /// How long a process waits for the directory's lock held by another
+  /// user before it gives up, in seconds. msglog's processes hold it only
+  /// while LMDB opens (a few milliseconds, more on a loaded machine); anyone
+  /// who may read the directory can take it too, and a process that waited
+  /// for ever stalled every command of the database's owner as long as
+  /// another user liked. A holder of the caller's own (another opening, or
+  /// one the user stopped) is waited for as before.
   package static let openingPatience: Double = 5
 
-  /// Takes the exclusive `flock` on the database's directory `fd`, waiting
-  /// up to `openingPatience`; throws `LMDBError(EWOULDBLOCK, "flock")` when
-  /// it stays held. A file system without `flock` opens without it, as before.
+  /// The directory's lock stayed with another user's process (`pid`, when
+  /// the system says whose) past `openingPatience`.
+  package struct OpeningLockHeld: Error {
+    package var pid: pid_t?
+  }
+
+  /// Takes the exclusive `flock` on the database's directory `fd`. A file
+  /// system without `flock` opens without it, as before.
   private static func lockForOpening(_ fd: Int32) throws {
-    let deadline = ContinuousClock.now + .seconds(openingPatience)
+    var deadline = ContinuousClock.now + .seconds(openingPatience)
     var pause: UInt32 = 200  // µs, doubled up to 20 ms
     while flock(fd, LOCK_EX | LOCK_NB) != 0 {
       guard errno == EWOULDBLOCK || errno == EINTR else { return }
-      guard ContinuousClock.now < deadline else { throw LMDBError(EWOULDBLOCK, "flock") }
+      if ContinuousClock.now >= deadline {
+        let holder = flockHolder(of: fd)
+        if holder?.uid != geteuid() { throw OpeningLockHeld(pid: holder?.pid) }
+        deadline = ContinuousClock.now + .seconds(openingPatience)
+      }
       usleep(pause)
       pause = min(pause * 2, 20_000)
     }
+  }
+
+  /// Who holds a `flock` on the file `fd` (the first such holder in
+  /// /proc/locks, and the owner of its /proc entry); nil when the system
+  /// does not say.
+  static func flockHolder(of fd: Int32) -> (pid: pid_t, uid: uid_t)? {
+    var file = Glibc.stat()
+    guard fstat(fd, &file) == 0, let locks = fopen("/proc/locks", "r") else { return nil }
+    defer { fclose(locks) }
+    let dev = UInt64(file.st_dev)
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff)
+    let minor = (dev & 0xff) | ((dev >> 12) & ~0xff)
+    var line: UnsafeMutablePointer<CChar>? = nil
+    var capacity = 0
+    defer { free(line) }
+    while getline(&line, &capacity, locks) > 0, let line {
+      // "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; a waiter's line has "->" after its number.
+      let fields = String(cString: line).split(separator: " ", omittingEmptySubsequences: true)
+      guard fields.count >= 6, fields[1] == "FLOCK", let pid = pid_t(fields[4]) else { continue }
+      let place = fields[5].split(separator: ":")
+      guard place.count == 3, UInt64(place[0], radix: 16) == major, UInt64(place[1], radix: 16) == minor,
+        UInt64(place[2]) == UInt64(file.st_ino)
+      else { continue }
+      var process = Glibc.stat()
+      guard stat("/proc/\(pid)", &process) == 0 else { return nil }
+      return (pid, process.st_uid)
+    }
+    return nil
   }
 
   /// Whether a write of this environment may have changed pages (it

@@ -216,27 +216,21 @@ package final class LMDBTables {
   static func openEnvironment(
     _ path: String, writer: Bool, shown: String, assertionHandler: Environment.AssertionHandler?
   ) throws -> Environment {
-    if let owner = DatabaseFiles.foreignLockFileOwner(in: path) {
-      // A reader reads without a reader slot, as where it may not use the
-      // lock file at all; a writer would take the writers' mutex in it.
-      if writer {
-        throw MsglogError.readOnly(
-          location: shown, store: .lmdb,
-          reason: "its lock.mdb was made by another user (uid \(owner)), or may be written by anyone, "
-            + "and whoever may write it can stall every write; remove it, and msglog makes its own")
-      }
-      do {
-        return try Environment(
-          path: path, readOnly: true, lockless: true, maxDatabases: maxDatabases, mapSize: initialMapSize,
-          assertionHandler: assertionHandler)
-      } catch let error as LMDBError {
-        throw MsglogError.cannotRead(location: shown, reason: "\(error.failure)")
-      }
+    // Looked at before the opening, and again after it: made between the
+    // two, the file LMDB opened is the one looked at then.
+    if let foreign = DatabaseFiles.foreignLockFile(in: path) {
+      return try lockless(path, writer: writer, refusing: foreign, shown: shown, assertionHandler: assertionHandler)
     }
     do {
-      return try Environment(
+      var environment: Environment? = try Environment(
         path: path, readOnly: !writer, maxDatabases: maxDatabases, mapSize: initialMapSize,
         mode: DatabaseFiles.fileMode(in: path), assertionHandler: assertionHandler)
+      if let foreign = DatabaseFiles.foreignLockFile(in: path) {
+        environment = nil  // closed first: one opening of a database per process
+        return try lockless(path, writer: writer, refusing: foreign, shown: shown, assertionHandler: assertionHandler)
+      }
+      DatabaseFiles.narrowLockFile(in: path)
+      return environment!
     } catch let error as LMDBError where [EACCES, EPERM, EROFS].contains(error.code) {
       if writer { throw MsglogError.readOnly(location: shown, store: .lmdb, reason: systemMessage(error.code)) }
       do {
@@ -246,12 +240,37 @@ package final class LMDBTables {
       } catch let error as LMDBError {
         throw MsglogError.cannotRead(location: shown, reason: "\(error.failure)")
       }
-    } catch let error as LMDBError where error.function == "flock" {
+    } catch let held as Environment.OpeningLockHeld {
+      // A reader reads without it, as where it may not use the lock file.
+      if !writer,
+        let environment = try? Environment(
+          path: path, readOnly: true, lockless: true, maxDatabases: maxDatabases, mapSize: initialMapSize,
+          assertionHandler: assertionHandler)
+      {
+        return environment
+      }
       throw MsglogError.cannotRead(
         location: shown,
-        reason: "another process has held the lock on its directory for \(Int(Environment.openingPatience)) s; "
-          + "msglog's processes hold it only while they open the database, so it is a stopped process's, "
-          + "or another user's (anyone who may read the directory can take it)")
+        reason: "another user's process\(held.pid.map { " (\($0))" } ?? "") has held the lock on its directory for "
+          + "\(Int(Environment.openingPatience)) s, which msglog's processes hold only while they open the database "
+          + "(anyone who may read the directory can take it)")
+    } catch let error as LMDBError {
+      throw MsglogError.cannotRead(location: shown, reason: "\(error.failure)")
+    }
+  }
+
+  /// A database whose lock file is not its own (`DatabaseFiles.foreignLockFile`):
+  /// a reader reads without a reader slot, as where it may not use the lock
+  /// file at all; a writer, which would take the writers' mutex in it, is refused.
+  private static func lockless(
+    _ path: String, writer: Bool, refusing foreign: DatabaseFiles.ForeignLockFile, shown: String,
+    assertionHandler: Environment.AssertionHandler?
+  ) throws -> Environment {
+    if writer { throw MsglogError.readOnly(location: shown, store: .lmdb, reason: foreign.reason) }
+    do {
+      return try Environment(
+        path: path, readOnly: true, lockless: true, maxDatabases: maxDatabases, mapSize: initialMapSize,
+        assertionHandler: assertionHandler)
     } catch let error as LMDBError {
       throw MsglogError.cannotRead(location: shown, reason: "\(error.failure)")
     }

@@ -55,24 +55,88 @@ import Testing
     #expect(chmod(s.dir, 0o711) == 0 && chmod(s.db, 0o755) == 0)
     let before = s.export()
     let holder = try Holder(Self.holdDirectory, [s.db])
-    for args in [["append", "second"], ["list"]] {
+    // A reader reads without the lock file after its patience (as where it may not write the lock file).
+    let started = Date()
+    let list = s.run(["list"])
+    #expect(list.code == 0 && list.stdout.hasSuffix(" first\n"), "\(list)")
+    #expect(Date().timeIntervalSince(started) >= 4.5, "list gave up before its patience")
+    for args in [["append", "second"], ["erase", "--sender", "nobody"]] {
       let started = Date()
       let r = s.run(args)
       #expect(r.code == 1, "\(args): \(r)")
       #expect(
         r.stderr.hasPrefix(
-          "msglog: cannot read \(s.db): another process has held the lock on its directory for 5 s; "),
+          "msglog: cannot read \(s.db): another user's process (\(holder.process.processIdentifier)) has held the lock "
+            + "on its directory for 5 s, "),
         "\(args): \(r)")
       #expect(Date().timeIntervalSince(started) >= 4.5, "\(args) gave up before its patience")
     }
     // Let go while a command waits: it goes on.
     let waiting = s.start(["append", "third"])
     usleep(500_000)
+    #expect(waiting.process.isRunning, "the command did not wait")
     holder.release()
     let r = waiting.finish(endingAfter: 30)
     #expect(r.code == 0, "\(r)")
     let after = s.export()
     #expect(after.hasPrefix(before) && after.split(separator: "\n").count == 2, "\(after)")
+  }
+
+  /// A database readable by others (made in a `mkdir -m 755` directory):
+  /// its lock file is not. From a read-only descriptor another user took a
+  /// byte-range lock where LMDB takes a reader's, and every command failed.
+  @Test func aLockFileIsReadOnlyByItsWriters() throws {
+    try #require(getuid() == 0, "this test runs a process as user nobody and needs root")
+    let s = Sandbox()
+    let readable = s.dir + "/readable"
+    #expect(chmod(s.dir, 0o711) == 0 && mkdir(readable, 0o755) == 0 && chmod(readable, 0o755) == 0)
+    #expect(s.run(["--db", readable, "append", "first"]).code == 0)
+    #expect(s.run(["--db", readable, "list"]).code == 0)
+    var info = stat()
+    #expect(
+      lstat(readable + "/lock.mdb", &info) == 0 && info.st_mode & 0o777 == 0o600,
+      "lock.mdb is \(String(info.st_mode & 0o777, radix: 8))")
+    #expect(lstat(readable + "/data.mdb", &info) == 0 && info.st_mode & 0o777 == 0o644)
+    // She reads the database still (without the lock file), and cannot take a lock in it.
+    let theirs = s.run(["--db", readable, "list"], asNobody: true)
+    #expect(theirs.code == 0 && theirs.stdout.hasSuffix(" first\n"), "\(theirs)")
+    let lockf = runProgram(
+      "/usr/bin/setpriv",
+      [
+        "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/python3", "-c",
+        "import os, sys; os.open(sys.argv[1], os.O_RDONLY)", readable + "/lock.mdb",
+      ])
+    #expect(lockf.code != 0 && lockf.stderr.contains("Permission denied"), "\(lockf)")
+    #expect(s.run(["--db", readable, "append", "second"]).code == 0)
+  }
+
+  /// The lock held by a process of the caller's own (another opening on a
+  /// loaded machine, or one the user stopped) is waited for past the 5 s,
+  /// as before: only another user's is given up on.
+  @Test func aDirectoryLockHeldByTheCallersOwnProcessIsWaitedFor() throws {
+    let s = Sandbox()
+    s.append("first")
+    let process = Process()
+    let input = Pipe()
+    let output = Pipe()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    process.arguments = ["-c", Self.holdDirectory, s.db]
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    defer {
+      try? input.fileHandleForWriting.close()
+      process.waitUntilExit()
+    }
+    try #require(readsUntil("held", from: output))
+    let started = Date()
+    let waiting = s.start(["append", "second"])
+    // Past the patience the command still waits; let go, it goes on.
+    while Date().timeIntervalSince(started) < 6.5, waiting.process.isRunning { usleep(50_000) }
+    #expect(waiting.process.isRunning, "the command gave up on its own user's lock: \(waiting.finish())")
+    try? input.fileHandleForWriting.close()
+    let r = waiting.finish(endingAfter: 30)
+    #expect(r.code == 0, "\(r)")
   }
 
   @Test func aLockFileAnotherUserMadeIsNotUsed() throws {
@@ -84,12 +148,13 @@ import Testing
     #expect(mkdir(shared, 0o777) == 0 && chmod(shared, 0o1777) == 0)
     #expect(s.run(["--db", shared, "append", "first"]).code == 0)
     // The database's first opening after its data file arrived makes the
-    // lock file: made before it by the other user, with every bit set.
+    // lock file: made before it by the other user (hers to write, and the
+    // caller's as root).
     unlink(shared + "/lock.mdb")
     let plant = runProgram(
       "/usr/bin/setpriv",
       [
-        "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/sh", "-c", "umask 0; : > \"$0\"/lock.mdb",
+        "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/sh", "-c", "umask 022; : > \"$0\"/lock.mdb",
         shared,
       ])
     try #require(plant.code == 0, "\(plant)")
@@ -98,7 +163,8 @@ import Testing
     #expect(write.code == 1, "\(write)")
     #expect(
       write.stderr.hasPrefix(
-        "msglog: cannot write to \(shared): it is read-only (its lock.mdb was made by another user (uid 65534), "),
+        "msglog: cannot write to \(shared): it is read-only (its lock.mdb was made by another user (uid 65534) in a "
+          + "directory everyone may write, and whoever may write it can stall every write; remove the file, "),
       "\(write)")
     // Reads go on without it; nothing of it was written, nor of the database.
     let list = s.run(["--db", shared, "list"])
@@ -106,26 +172,68 @@ import Testing
     var lock = stat()
     #expect(lstat(shared + "/lock.mdb", &lock) == 0 && lock.st_uid == 65534 && lock.st_size == 0)
     #expect(FileManager.default.contents(atPath: shared + "/data.mdb") == data)
-    // Removed, msglog makes its own; one anyone may write is not used either.
+    // Removed, msglog makes its own; one anyone may write is not used either,
+    // and a process that has it open is named, to be stopped before it goes.
     unlink(shared + "/lock.mdb")
     #expect(s.run(["--db", shared, "append", "second"]).code == 0)
+    let follower = s.start(["--db", shared, "log", "--follow", "--from", "1"])
+    #expect(follower.waitForOutput("second"))
     #expect(chmod(shared + "/lock.mdb", 0o666) == 0 && chmod(shared + "/data.mdb", 0o644) == 0)
+    let inUse = s.run(["--db", shared, "append", "third"])
+    #expect(
+      inUse.code == 1 && inUse.stderr.contains("its lock.mdb may be written by every user")
+        && inUse.stderr.contains("stop process \(follower.process.processIdentifier), which has it open, then remove"),
+      "\(inUse)")
+    kill(follower.process.processIdentifier, SIGTERM)
+    _ = follower.finish()
     let anyone = s.run(["--db", shared, "append", "third"])
-    #expect(anyone.code == 1 && anyone.stderr.contains("may be written by anyone"), "\(anyone)")
+    #expect(anyone.code == 1 && anyone.stderr.contains("its lock.mdb may be written by every user"), "\(anyone)")
+    #expect(!anyone.stderr.contains("stop process"), "\(anyone)")
     #expect(chmod(shared + "/lock.mdb", 0o644) == 0)
     #expect(s.run(["--db", shared, "append", "third"]).code == 0)
     #expect(s.run(["--db", shared, "verify"]).code == 0)
   }
 
-  /// A group-shared database (`mkdir -m 2775`): a lock file another member
-  /// of the group made is the group's own.
-  @Test func aGroupMembersLockFileIsTheDatabasesOwn() throws {
+  /// Made while the opening waits (she holds the directory's lock, makes
+  /// the file, lets go): the file LMDB opened is looked at after the
+  /// opening too, and not used.
+  @Test func aLockFileMadeWhileTheOpeningWaitsIsNotUsed() throws {
+    try #require(getuid() == 0, "this test runs a process as user nobody and needs root")
+    let s = Sandbox()
+    let shared = s.dir + "/shared"
+    #expect(chmod(s.dir, 0o711) == 0)
+    #expect(mkdir(shared, 0o777) == 0 && chmod(shared, 0o1777) == 0)
+    #expect(s.run(["--db", shared, "append", "first"]).code == 0)
+    unlink(shared + "/lock.mdb")
+    let data = FileManager.default.contents(atPath: shared + "/data.mdb")
+    let holder = try Holder(
+      """
+      import fcntl, os, sys, time
+      fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+      fcntl.flock(fd, fcntl.LOCK_EX)
+      print("held", flush=True)
+      time.sleep(1)
+      os.close(os.open(sys.argv[1] + "/lock.mdb", os.O_CREAT | os.O_WRONLY, 0o644))
+      os.close(fd)
+      sys.stdin.read()
+      """, [shared])
+    defer { holder.release() }
+    let write = s.run(["--db", shared, "append", "second"])
+    #expect(write.code == 1 && write.stderr.contains("its lock.mdb was made by another user (uid 65534)"), "\(write)")
+    #expect(FileManager.default.contents(atPath: shared + "/data.mdb") == data)
+    var lock = stat()
+    #expect(lstat(shared + "/lock.mdb", &lock) == 0 && lock.st_uid == 65534)
+  }
+
+  /// In a directory only the database's writers may write (a group's, by
+  /// its bits or an ACL, where each member's files keep their own group), a
+  /// lock file another of them made is the database's own.
+  @Test func anotherWritersLockFileIsTheDatabasesOwn() throws {
     try #require(getuid() == 0, "this test gives a file to user nobody and needs root")
     let s = Sandbox()
     s.append("first")
-    #expect(chmod(s.db + "/data.mdb", 0o660) == 0)
-    // Made by another member (nobody, in root's group here), group-writable.
-    #expect(chown(s.db + "/lock.mdb", 65534, 0) == 0 && chmod(s.db + "/lock.mdb", 0o660) == 0)
+    #expect(chmod(s.db, 0o770) == 0 && chmod(s.db + "/data.mdb", 0o660) == 0)
+    #expect(chown(s.db + "/lock.mdb", 65534, 65534) == 0 && chmod(s.db + "/lock.mdb", 0o660) == 0)
     let r = s.run(["append", "second"])
     #expect(r.code == 0, "\(r)")
   }
