@@ -151,6 +151,10 @@ import Testing
     Case(
       args: ["append", "--expect-version", "0"], stdin: Array(repeating: UInt8(ascii: "a"), count: (1 << 20) + 1),
       code: 64, message: "message text is 1048577 bytes"),
+    Case(
+      args: ["append", "--lines", "--expect-version", "0"],
+      stdin: Array("fine\n".utf8) + Array(repeating: UInt8(ascii: "b"), count: (1 << 20) + 1) + [10], code: 64,
+      message: "line 2: message text is 1048577 bytes"),
   ]
 
   @Test(arguments: cases, Store.allCases) func refusedAndNothingChanges(_ c: Case, _ store: Store) throws {

@@ -43,7 +43,9 @@ import Testing
     }
     // Past any Int: still a newer msglog's version, not another program's data.
     let huge = "99999999999999999999999"
-    #expect(throws: MsglogError.newerFormat(location: "db", found: "msglog/" + huge, known: "msglog/3")) {
+    #expect(
+      throws: MsglogError.newerFormat(location: "db", found: "msglog/" + huge.prefix(20) + "…", known: "msglog/3")
+    ) {
       try Self.lmdb.version(of: "msglog/" + huge, location: "db")
     }
   }

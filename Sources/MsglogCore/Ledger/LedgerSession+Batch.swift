@@ -16,7 +16,7 @@ extension LedgerSession {
   ) throws -> [Outcome?] {
     let requests = batch.requests
     guard !requests.isEmpty else { return [] }
-    let basis = try rebaseBasis(of: batch)
+    let basis = try rebaseBasis(of: batch, lineNumbers: lineNumbers)
     // How far the first (rebased) insert moved: later inserts of the batch follow it.
     var shift = 0
     var outcomes: [Outcome?] = []
@@ -54,12 +54,20 @@ extension LedgerSession {
   /// when that request is to be rebased; nil when the stream is at the
   /// version expected (or none is). Throws `versionConflict` unless the
   /// batch rebases from an older version. Also the local view's check.
-  package func rebaseBasis(of batch: WriteBatch) throws -> UInt64? {
+  package func rebaseBasis(of batch: WriteBatch, lineNumbers: [Int]? = nil) throws -> UInt64? {
     guard let expectVersion = batch.expectVersion, let first = batch.requests.first else { return nil }
     // The requests' own values first (`perform` checks them again): a
     // conflict tells a script to read again and retry, which could only
-    // end in the refusal of an empty text or one over 1 MiB.
-    for request in batch.requests { try Limits.check(request) }
+    // end in the refusal of an empty text or one over 1 MiB. Named by its
+    // line, as `perform` would name it.
+    for (i, request) in batch.requests.enumerated() {
+      do {
+        try Limits.check(request)
+      } catch {
+        guard let lineNumbers else { throw error }
+        throw MsglogError.line(lineNumbers[i], error)
+      }
+    }
     let actual = try version(of: first.stream)
     guard actual != expectVersion else { return nil }
     guard batch.rebase, expectVersion < actual else {

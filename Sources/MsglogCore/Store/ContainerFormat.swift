@@ -58,7 +58,9 @@ package struct ContainerFormat: Sendable {
     // newest — or past any Int, which no older msglog wrote either.
     guard let first = digits.first, first != "0", digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
     if Int(digits).map({ $0 > newest }) ?? true {
-      throw .newerFormat(location: location, found: shownPrefix + digits, known: shown(newest))
+      // Said in a message and an answer's body: a version as long as any Int at most.
+      let said = digits.count > 20 ? digits.prefix(20) + "…" : digits
+      throw .newerFormat(location: location, found: shownPrefix + said, known: shown(newest))
     }
     return nil
   }

@@ -196,7 +196,7 @@ package final class LocalView {
   ) throws -> [(outcome: Outcome, change: ReplicaChange)?] {
     let requests = batch.requests
     guard !requests.isEmpty else { return [] }
-    let basis = try session.rebaseBasis(of: batch)
+    let basis = try session.rebaseBasis(of: batch, lineNumbers: lineNumbers)
     var results: [(outcome: Outcome, change: ReplicaChange)?] = []
     var number = first
     var shift = 0
