@@ -30,9 +30,11 @@ extension Connection {
   func begin(_ head: RequestHead, path: String?) {
     if viaProxy { client = core.proxies.client(peer: address, headers: head.headers) }
     let given = head.header("x-request-id")
+    // Its bytes count from here: an answer that never begins (499) sent none,
+    // whatever the connection's earlier answers sent.
     exchange = Exchange(
       started: .now(), id: core.requestIDs.id(for: given), method: head.method, target: head.target,
-      route: path.flatMap { core.router.paths.contains($0) ? $0 : nil } ?? "none")
+      route: path.flatMap { core.router.paths.contains($0) ? $0 : nil } ?? "none", writtenBefore: written)
   }
 
   /// The answer's status is known: the exchange (begun now if the server
