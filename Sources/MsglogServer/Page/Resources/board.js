@@ -41,7 +41,9 @@ function createCard(item) {
   // Moving without dragging (WCAG 2.5.7): one step a tap or a click, shown on the card that has the focus.
   const up = moveButton("up", "▲");
   const down = moveButton("down", "▼");
-  face.append(handle, swatch, text, element("bdi", "sender"), pendingMark(), up, down, erase, remove);
+  // Beside the handle: nothing before them comes and goes (the pending mark, Delete for everyone), so a finger
+  // pressing again finds them where they were.
+  face.append(handle, up, down, swatch, text, element("bdi", "sender"), pendingMark(), erase, remove);
   li.append(face);
   return li;
 }

@@ -22,14 +22,17 @@ export function isolated(text) {
 export function quoted(text, limit = 40) {
   const one = text.replace(/\s+/g, " ").trim();
   if (one.length <= limit) return "'" + isolated(one) + "'";
-  // Only the beginning is looked at: a text may be a mebibyte.
+  // Only the beginning is looked at: a text may be a mebibyte. Cut short
+  // there, its last character may be cut too: it goes.
   const head = one.slice(0, limit * 16);
-  const characters = typeof Intl !== "undefined" && Intl.Segmenter
-    ? Array.from(new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(head), (s) => s.segment)
-    : Array.from(head);
-  if (characters.length <= limit && head === one) return "'" + isolated(one) + "'";
+  const characters = GRAPHEMES ? Array.from(GRAPHEMES.segment(head), (s) => s.segment) : Array.from(head);
+  if (head === one && characters.length <= limit) return "'" + isolated(one) + "'";
+  if (head !== one) characters.pop();
   return "'" + isolated(characters.slice(0, limit - 1).join("") + "…") + "'";
 }
+
+/** Characters as a reader counts them (`quoted`), where the browser knows them. */
+const GRAPHEMES = typeof Intl !== "undefined" && Intl.Segmenter ? new Intl.Segmenter(undefined, { granularity: "grapheme" }) : null;
 
 /**
  * A stream's name among others (the stream picker, a title): a
