@@ -20,6 +20,8 @@ test("a quoted text is on one line and cut to its limit with an ellipsis", () =>
   assert.equal(quoted("e\u0301".repeat(5), 3), "'" + "e\u0301".repeat(2) + "…'");
   assert.equal(quoted("\u{1F600}".repeat(100)), "'" + "\u{1F600}".repeat(39) + "…'");
   assert.doesNotMatch(quoted("x".repeat(39) + "\u{1F600}".repeat(3)), /[\ud800-\udbff](?![\udc00-\udfff])/);
+  // Only the first 640 units are looked at: a character they cut is left out whole.
+  assert.equal(quoted("x" + "e" + "\u0301".repeat(700)), "'x…'");
 });
 
 test("someone's text cannot reorder the sentence it is quoted in, nor a stream's name pass for another", () => {
