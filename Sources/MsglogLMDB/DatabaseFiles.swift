@@ -139,10 +139,18 @@ package enum DatabaseFiles {
   /// and make every command fail ("resource temporarily unavailable"). A
   /// database made in a readable directory (`mkdir -m 755`) has its files
   /// made readable.
+  ///
+  /// One root made (an administrator's command on a user's database, as
+  /// its first opening since its data file arrived) is given to the data
+  /// file's owner: root's, its owner could no longer write the database.
   static func narrowLockFile(in path: String) {
     var lock = stat()
+    var data = stat()
     guard lstat(path + "/lock.mdb", &lock) == 0, (lock.st_mode & S_IFMT) == S_IFREG, lock.st_uid == geteuid() else {
       return
+    }
+    if lock.st_uid == 0, stat(path + "/data.mdb", &data) == 0, data.st_uid != 0 {
+      _ = lchown(path + "/lock.mdb", data.st_uid, data.st_gid)
     }
     var readers: mode_t = S_IROTH
     if lock.st_mode & S_IWGRP == 0 { readers |= S_IRGRP }

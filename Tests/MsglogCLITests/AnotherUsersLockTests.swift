@@ -110,6 +110,23 @@ import Testing
     #expect(s.run(["--db", readable, "append", "second"]).code == 0)
   }
 
+  /// Root's command on a user's database, its first opening since its
+  /// data file arrived: the lock file it makes is the user's, who goes on
+  /// writing (root's, the user's writes were refused).
+  @Test func anAdministratorsReadLeavesTheDatabaseItsOwners() throws {
+    try #require(getuid() == 0, "this test runs msglog as user nobody and needs root")
+    let s = Sandbox()
+    let theirs = s.dir + "/theirs"
+    #expect(chmod(s.dir, 0o711) == 0 && mkdir(theirs, 0o700) == 0 && chown(theirs, 65534, 65534) == 0)
+    #expect(s.run(["--db", theirs, "append", "first"], asNobody: true).code == 0)
+    #expect(!FileManager.default.fileExists(atPath: theirs + "/lock.mdb"), "the first write left a lock file")
+    #expect(s.run(["--db", theirs, "list"]).stdout.hasSuffix(" first\n"))
+    var lock = stat()
+    #expect(lstat(theirs + "/lock.mdb", &lock) == 0 && lock.st_uid == 65534 && lock.st_gid == 65534)
+    let r = s.run(["--db", theirs, "append", "second"], asNobody: true)
+    #expect(r.code == 0, "\(r)")
+  }
+
   /// The lock held by a process of the caller's own (another opening on a
   /// loaded machine, or one the user stopped) is waited for past the 5 s,
   /// as before: only another user's is given up on.
