@@ -33,6 +33,11 @@ import Testing
 
   static func name(of s: Sandbox) -> String { s.databaseName! }
 
+  /// What `serve` of `url` prints when it refuses to start (it must, within 30 s).
+  static func refusedToServe(_ s: Sandbox, _ url: String) -> Run {
+    s.start(["--db", url, "serve", "--listen", "127.0.0.1:0"], useDefaultDB: false).finish(endingAfter: 30)
+  }
+
   /// serve's status for a read and a write, with what it printed.
   static func served(_ s: Sandbox, _ url: String) -> (read: ServedLog.Reply, write: ServedLog.Reply) {
     let server = ServedLog(s, ["--db", url], useDefaultDB: false)
@@ -231,22 +236,24 @@ import Testing
       #expect(r.stderr.hasPrefix("msglog: \(shown) is not a msglog database (its msglog.meta"), "\(args): \(r)")
       #expect(r.stderr.split(separator: "\n").count == 1, "\(args): \(r)")
     }
-    let replies = Self.served(s, other.url)
-    #expect(replies.read.status == 409 && replies.write.status == 409, "\(replies)")
-    #expect(replies.read.body.contains("is not a msglog database"), "\(replies)")
+    // serve refuses to start on it, as every command refuses it.
+    let refused = Self.refusedToServe(s, other.url)
+    #expect(refused.code == 1 && refused.stdout.isEmpty, "\(refused)")
+    #expect(refused.stderr.hasPrefix("msglog: \(shown) is not a msglog database (its msglog.meta"), "\(refused)")
     #expect(snapshot() == before)
   }
 
-  /// A newer msglog's schema is refused with 409 by serve, as on the command line with exit 1.
-  @Test func aNewerSchemaIs409() throws {
+  /// A newer msglog's schema: serve refuses to start on it (it served
+  /// one, answering 409 to every request), as the command line refuses it.
+  @Test func aNewerSchemaIsNotServed() throws {
     let s = Sandbox(.postgres)
     s.append("x")
     let newer = "UPDATE msglog.meta SET value = '99'::bytea WHERE key = 'schema'"
     #expect(PostgresCluster.psql(newer, database: Self.name(of: s)).code == 0)
     let before = s.contents()
-    let replies = Self.served(s, s.db)
-    #expect(replies.read.status == 409 && replies.read.body.contains("was written by a newer msglog"), "\(replies)")
-    #expect(replies.write.status == 409, "\(replies)")
+    let refused = Self.refusedToServe(s, s.db)
+    #expect(refused.code == 1 && refused.stdout.isEmpty, "\(refused)")
+    #expect(refused.stderr.contains("was written by a newer msglog (format schema 99;"), "\(refused)")
     #expect(s.contents() == before)
   }
 
