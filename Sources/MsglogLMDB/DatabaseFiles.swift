@@ -150,7 +150,10 @@ package enum DatabaseFiles {
       return
     }
     if lock.st_uid == 0, stat(path + "/data.mdb", &data) == 0, data.st_uid != 0 {
+      // With the data file's owner's and group's bits: root's umask is not theirs (a group's writers were refused).
       _ = lchown(path + "/lock.mdb", data.st_uid, data.st_gid)
+      _ = chmod(path + "/lock.mdb", data.st_mode & 0o660)
+      return
     }
     var readers: mode_t = S_IROTH
     if lock.st_mode & S_IWGRP == 0 { readers |= S_IRGRP }
@@ -299,6 +302,17 @@ package enum DatabaseFiles {
     var info = stat()
     guard stat(directory, &info) == 0 else { return 0o600 }
     return info.st_mode & 0o666
+  }
+
+  /// The mode LMDB makes its missing files with in the database at
+  /// `directory`: the directory's bits (`fileMode`) for a new database's;
+  /// beside an existing data file — only the lock file is missing — without
+  /// the read bits of whoever may not write it (`narrowLockFile`), from its
+  /// making on: taken away after it, another user had a moment to open it.
+  static func modeForLMDBsFiles(in directory: String) -> mode_t {
+    let mode = fileMode(in: directory)
+    guard exists(directory) else { return mode }
+    return mode & ~(S_IROTH | (mode & S_IWGRP == 0 ? S_IRGRP : 0))
   }
 
   /// `path` without trailing slashes (`shared/` is the directory `shared`).

@@ -147,8 +147,9 @@ package final class Environment {
   }
 
   /// Who holds a `flock` on the file `fd` (the first such holder in
-  /// /proc/locks, and the owner of its /proc entry); nil when the system
-  /// does not say.
+  /// /proc/locks, and its real uid: a set-user-id program another user ran
+  /// — `su` at its password prompt, holding a descriptor it was given —
+  /// runs as root, and is still that user's); nil when the system does not say.
   static func flockHolder(of fd: Int32) -> (pid: pid_t, uid: uid_t)? {
     var file = Glibc.stat()
     guard fstat(fd, &file) == 0, let locks = fopen("/proc/locks", "r") else { return nil }
@@ -167,9 +168,21 @@ package final class Environment {
       guard place.count == 3, UInt64(place[0], radix: 16) == major, UInt64(place[1], radix: 16) == minor,
         UInt64(place[2]) == UInt64(file.st_ino)
       else { continue }
-      var process = Glibc.stat()
-      guard stat("/proc/\(pid)", &process) == 0 else { return nil }
-      return (pid, process.st_uid)
+      return realUID(of: pid).map { (pid, $0) }
+    }
+    return nil
+  }
+
+  /// The real uid of process `pid` (/proc/PID/status, "Uid:" real effective saved fs).
+  static func realUID(of pid: pid_t) -> uid_t? {
+    guard let status = fopen("/proc/\(pid)/status", "r") else { return nil }
+    defer { fclose(status) }
+    var line: UnsafeMutablePointer<CChar>? = nil
+    var capacity = 0
+    defer { free(line) }
+    while getline(&line, &capacity, status) > 0, let line {
+      let fields = String(cString: line).split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" })
+      if fields.count >= 2, fields[0] == "Uid:" { return uid_t(fields[1]) }
     }
     return nil
   }

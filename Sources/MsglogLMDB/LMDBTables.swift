@@ -224,7 +224,7 @@ package final class LMDBTables {
     do {
       var environment: Environment? = try Environment(
         path: path, readOnly: !writer, maxDatabases: maxDatabases, mapSize: initialMapSize,
-        mode: DatabaseFiles.fileMode(in: path), assertionHandler: assertionHandler)
+        mode: DatabaseFiles.modeForLMDBsFiles(in: path), assertionHandler: assertionHandler)
       if let foreign = DatabaseFiles.foreignLockFile(in: path) {
         environment = nil  // closed first: one opening of a database per process
         return try lockless(path, writer: writer, refusing: foreign, shown: shown, assertionHandler: assertionHandler)

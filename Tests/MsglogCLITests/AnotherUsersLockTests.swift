@@ -127,6 +127,74 @@ import Testing
     #expect(r.code == 0, "\(r)")
   }
 
+  /// The lock file LMDB makes beside an existing data file is made without
+  /// those read bits (taken away after its making, another user had a
+  /// moment to open it, and kept the descriptor).
+  @Test func aLockFileIsMadeReadOnlyByItsWriters() throws {
+    let s = Sandbox()
+    let readable = s.dir + "/readable"
+    #expect(mkdir(readable, 0o755) == 0 && chmod(readable, 0o755) == 0)
+    #expect(s.run(["--db", readable, "append", "first"]).code == 0)
+    unlink(readable + "/lock.mdb")
+    let traced = runProgram(
+      "/usr/bin/strace", ["-f", "-e", "trace=openat", "-o", s.dir + "/trace", Sandbox.binary, "--db", readable, "list"])
+    #expect(traced.code == 0, "\(traced)")
+    let trace = (try? String(contentsOfFile: s.dir + "/trace", encoding: .utf8)) ?? ""
+    let making = trace.split(separator: "\n").filter { $0.contains("/lock.mdb") && $0.contains("O_CREAT") }
+    #expect(making.count == 1 && making[0].contains(", 0600)"), "\(making)")
+  }
+
+  /// Root's command makes the lock file of a group's database: it gets the
+  /// data file's owner, group and bits, not root's umask (the group's
+  /// other writers were refused).
+  @Test func anAdministratorsReadLeavesAGroupsDatabaseWritable() throws {
+    try #require(getuid() == 0, "this test runs msglog as other users and needs root")
+    let s = Sandbox()
+    let shared = s.dir + "/shared"
+    #expect(chmod(s.dir, 0o711) == 0 && mkdir(shared, 0o2770) == 0 && chown(shared, 65534, 65534) == 0)
+    #expect(chmod(shared, 0o2770) == 0)
+    let owner = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    let member = ["--reuid=12345", "--regid=65534", "--clear-groups", "--"]
+    func run(_ who: [String], _ args: [String]) -> Run {
+      runProgram(
+        "/usr/bin/setpriv",
+        who + ["/bin/sh", "-c", "umask 002; exec \"$@\"", "-", Sandbox.binary, "--db", shared] + args)
+    }
+    #expect(run(owner, ["append", "first"]).code == 0)
+    unlink(shared + "/lock.mdb")
+    #expect(s.run(["--db", shared, "list"]).stdout.hasSuffix(" first\n"))
+    var lock = stat()
+    #expect(lstat(shared + "/lock.mdb", &lock) == 0 && lock.st_uid == 65534 && lock.st_mode & 0o777 == 0o660)
+    let r = run(member, ["append", "second"])
+    #expect(r.code == 0, "\(r)")
+  }
+
+  /// A set-user-id program another user runs with the directory's lock
+  /// (`su` at its password prompt, given her descriptor) runs as root: her
+  /// process all the same, given up on after 5 s (root's command waited for
+  /// ever, taking it for its own).
+  @Test func aLockHeldThroughASetUserIDProgramIsStillAnotherUsers() throws {
+    try #require(getuid() == 0, "this test runs a process as another user and needs root")
+    let s = Sandbox()
+    s.append("first")
+    #expect(chmod(s.dir, 0o711) == 0 && chmod(s.db, 0o755) == 0)
+    let process = Process()
+    let input = Pipe()
+    let output = Pipe()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+    process.arguments = ["--ruid=65534", "--euid=0", "--", "/usr/bin/python3", "-c", Self.holdDirectory, s.db]
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    defer {
+      try? input.fileHandleForWriting.close()
+      process.waitUntilExit()
+    }
+    try #require(readsUntil("held", from: output))
+    let r = s.start(["append", "second"]).finish(endingAfter: 30)
+    #expect(r.code == 1 && r.stderr.contains("another user's process (\(process.processIdentifier))"), "\(r)")
+  }
+
   /// The lock held by a process of the caller's own (another opening on a
   /// loaded machine, or one the user stopped) is waited for past the 5 s,
   /// as before: only another user's is given up on.
