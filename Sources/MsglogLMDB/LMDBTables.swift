@@ -219,7 +219,7 @@ package final class LMDBTables {
     // Looked at before the opening, and again after it: made between the
     // two, the file LMDB opened is the one looked at then.
     if let foreign = DatabaseFiles.foreignLockFile(in: path) {
-      return try lockless(path, writer: writer, refusing: foreign, shown: shown, assertionHandler: assertionHandler)
+      return try refusing(foreign, writer: writer, path, shown: shown, assertionHandler: assertionHandler)
     }
     do {
       var environment: Environment? = try Environment(
@@ -227,26 +227,16 @@ package final class LMDBTables {
         mode: DatabaseFiles.modeForLMDBsFiles(in: path), assertionHandler: assertionHandler)
       if let foreign = DatabaseFiles.foreignLockFile(in: path) {
         environment = nil  // closed first: one opening of a database per process
-        return try lockless(path, writer: writer, refusing: foreign, shown: shown, assertionHandler: assertionHandler)
+        return try refusing(foreign, writer: writer, path, shown: shown, assertionHandler: assertionHandler)
       }
       DatabaseFiles.narrowLockFile(in: path)
       return environment!
     } catch let error as LMDBError where [EACCES, EPERM, EROFS].contains(error.code) {
       if writer { throw MsglogError.readOnly(location: shown, store: .lmdb, reason: systemMessage(error.code)) }
-      do {
-        return try Environment(
-          path: path, readOnly: true, lockless: true, maxDatabases: maxDatabases, mapSize: initialMapSize,
-          assertionHandler: assertionHandler)
-      } catch let error as LMDBError {
-        throw MsglogError.cannotRead(location: shown, reason: "\(error.failure)")
-      }
+      return try withoutLockFile(path, shown: shown, assertionHandler: assertionHandler)
     } catch let held as Environment.OpeningLockHeld {
       // A reader reads without it, as where it may not use the lock file.
-      if !writer,
-        let environment = try? Environment(
-          path: path, readOnly: true, lockless: true, maxDatabases: maxDatabases, mapSize: initialMapSize,
-          assertionHandler: assertionHandler)
-      {
+      if !writer, let environment = try? withoutLockFile(path, shown: shown, assertionHandler: assertionHandler) {
         return environment
       }
       throw MsglogError.cannotRead(
@@ -262,11 +252,19 @@ package final class LMDBTables {
   /// A database whose lock file is not its own (`DatabaseFiles.foreignLockFile`):
   /// a reader reads without a reader slot, as where it may not use the lock
   /// file at all; a writer, which would take the writers' mutex in it, is refused.
-  private static func lockless(
-    _ path: String, writer: Bool, refusing foreign: DatabaseFiles.ForeignLockFile, shown: String,
+  private static func refusing(
+    _ foreign: DatabaseFiles.ForeignLockFile, writer: Bool, _ path: String, shown: String,
     assertionHandler: Environment.AssertionHandler?
   ) throws -> Environment {
     if writer { throw MsglogError.readOnly(location: shown, store: .lmdb, reason: foreign.reason) }
+    return try withoutLockFile(path, shown: shown, assertionHandler: assertionHandler)
+  }
+
+  /// The environment opened for reading without the lock file (no reader
+  /// slot: `read` checks that no commit happened meanwhile).
+  private static func withoutLockFile(
+    _ path: String, shown: String, assertionHandler: Environment.AssertionHandler?
+  ) throws -> Environment {
     do {
       return try Environment(
         path: path, readOnly: true, lockless: true, maxDatabases: maxDatabases, mapSize: initialMapSize,
