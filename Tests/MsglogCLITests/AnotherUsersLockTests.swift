@@ -13,22 +13,26 @@ import Testing
 /// `lock.mdb` she made before the owner's next opening was used, and with
 /// it she held the writers' mutex (RELIABILITY.md).
 @Suite struct AnotherUsersLockTests {
-  /// A program run as user `nobody` that says "held" once it holds its
-  /// lock, and lets go when its standard input closes (or it is killed).
+  /// Runs as user `nobody`, by `setpriv`.
+  static let nobody = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+
+  /// A Python program (run by `setpriv` with `user`'s options, or as this
+  /// process's user for nil) that says "held" once it holds its lock, and
+  /// lets go when its standard input closes (or it is killed).
   final class Holder {
     let process = Process()
     let input = Pipe()
 
-    init(_ script: String, _ arguments: [String]) throws {
-      process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-      process.arguments =
-        ["--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/python3", "-c", script] + arguments
+    init(_ script: String, _ arguments: [String], as user: [String]? = AnotherUsersLockTests.nobody) throws {
+      let python = ["/usr/bin/python3", "-c", script] + arguments
+      process.executableURL = URL(fileURLWithPath: user == nil ? python[0] : "/usr/bin/setpriv")
+      process.arguments = user.map { $0 + ["--"] + python } ?? Array(python.dropFirst())
       let output = Pipe()
       process.standardInput = input
       process.standardOutput = output
       process.standardError = FileHandle.nullDevice
       try process.run()
-      try #require(readsUntil("held", from: output), "user nobody did not take the lock")
+      try #require(readsUntil("held", from: output), "the lock was not taken")
     }
 
     func release() {
@@ -37,6 +41,16 @@ import Testing
     }
 
     deinit { release() }
+  }
+
+  /// A database made in a shared, sticky directory anyone may write (as
+  /// /tmp), holding "first": its data file only, as a first write leaves it.
+  static func stickySharedDatabase(_ s: Sandbox) -> String {
+    let shared = s.dir + "/shared"
+    #expect(chmod(s.dir, 0o711) == 0)
+    #expect(mkdir(shared, 0o777) == 0 && chmod(shared, 0o1777) == 0)
+    #expect(s.run(["--db", shared, "append", "first"]).code == 0)
+    return shared
   }
 
   static let holdDirectory = """
@@ -102,9 +116,8 @@ import Testing
     #expect(theirs.code == 0 && theirs.stdout.hasSuffix(" first\n"), "\(theirs)")
     let lockf = runProgram(
       "/usr/bin/setpriv",
-      [
-        "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/usr/bin/python3", "-c",
-        "import os, sys; os.open(sys.argv[1], os.O_RDONLY)", readable + "/lock.mdb",
+      Self.nobody + [
+        "--", "/usr/bin/python3", "-c", "import os, sys; os.open(sys.argv[1], os.O_RDONLY)", readable + "/lock.mdb",
       ])
     #expect(lockf.code != 0 && lockf.stderr.contains("Permission denied"), "\(lockf)")
     #expect(s.run(["--db", readable, "append", "second"]).code == 0)
@@ -153,7 +166,7 @@ import Testing
     let shared = s.dir + "/shared"
     #expect(chmod(s.dir, 0o711) == 0 && mkdir(shared, 0o2770) == 0 && chown(shared, 65534, 65534) == 0)
     #expect(chmod(shared, 0o2770) == 0)
-    let owner = ["--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    let owner = Self.nobody + ["--"]
     let member = ["--reuid=12345", "--regid=65534", "--clear-groups", "--"]
     func run(_ who: [String], _ args: [String]) -> Run {
       runProgram("/usr/bin/setpriv", who + [Sandbox.binary, "--db", shared] + args)
@@ -178,21 +191,9 @@ import Testing
     let s = Sandbox()
     s.append("first")
     #expect(chmod(s.dir, 0o711) == 0 && chmod(s.db, 0o755) == 0)
-    let process = Process()
-    let input = Pipe()
-    let output = Pipe()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-    process.arguments = ["--ruid=65534", "--euid=0", "--", "/usr/bin/python3", "-c", Self.holdDirectory, s.db]
-    process.standardInput = input
-    process.standardOutput = output
-    try process.run()
-    defer {
-      try? input.fileHandleForWriting.close()
-      process.waitUntilExit()
-    }
-    try #require(readsUntil("held", from: output))
+    let holder = try Holder(Self.holdDirectory, [s.db], as: ["--ruid=65534", "--euid=0"])
     let r = s.start(["append", "second"]).finish(endingAfter: 30)
-    #expect(r.code == 1 && r.stderr.contains("another user's process (\(process.processIdentifier))"), "\(r)")
+    #expect(r.code == 1 && r.stderr.contains("another user's process (\(holder.process.processIdentifier))"), "\(r)")
   }
 
   /// The lock held by a process of the caller's own (another opening on a
@@ -201,25 +202,13 @@ import Testing
   @Test func aDirectoryLockHeldByTheCallersOwnProcessIsWaitedFor() throws {
     let s = Sandbox()
     s.append("first")
-    let process = Process()
-    let input = Pipe()
-    let output = Pipe()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    process.arguments = ["-c", Self.holdDirectory, s.db]
-    process.standardInput = input
-    process.standardOutput = output
-    try process.run()
-    defer {
-      try? input.fileHandleForWriting.close()
-      process.waitUntilExit()
-    }
-    try #require(readsUntil("held", from: output))
+    let holder = try Holder(Self.holdDirectory, [s.db], as: nil)
     let started = Date()
     let waiting = s.start(["append", "second"])
     // Past the patience the command still waits; let go, it goes on.
     while Date().timeIntervalSince(started) < 6.5, waiting.process.isRunning { usleep(50_000) }
     #expect(waiting.process.isRunning, "the command gave up on its own user's lock: \(waiting.finish())")
-    try? input.fileHandleForWriting.close()
+    holder.release()
     let r = waiting.finish(endingAfter: 30)
     #expect(r.code == 0, "\(r)")
   }
@@ -227,21 +216,13 @@ import Testing
   @Test func aLockFileAnotherUserMadeIsNotUsed() throws {
     try #require(getuid() == 0, "this test plants a file as user nobody and needs root")
     let s = Sandbox()
-    // A shared, sticky directory anyone may write is the database's own.
-    let shared = s.dir + "/shared"
-    #expect(chmod(s.dir, 0o711) == 0)
-    #expect(mkdir(shared, 0o777) == 0 && chmod(shared, 0o1777) == 0)
-    #expect(s.run(["--db", shared, "append", "first"]).code == 0)
+    let shared = Self.stickySharedDatabase(s)
     // The database's first opening after its data file arrived makes the
     // lock file: made before it by the other user (hers to write, and the
     // caller's as root).
     unlink(shared + "/lock.mdb")
     let plant = runProgram(
-      "/usr/bin/setpriv",
-      [
-        "--reuid=65534", "--regid=65534", "--clear-groups", "--", "/bin/sh", "-c", "umask 022; : > \"$0\"/lock.mdb",
-        shared,
-      ])
+      "/usr/bin/setpriv", Self.nobody + ["--", "/bin/sh", "-c", "umask 022; : > \"$0\"/lock.mdb", shared])
     try #require(plant.code == 0, "\(plant)")
     let data = FileManager.default.contents(atPath: shared + "/data.mdb")
     let write = s.run(["--db", shared, "append", "second"])
@@ -285,10 +266,7 @@ import Testing
   @Test func aLockFileMadeWhileTheOpeningWaitsIsNotUsed() throws {
     try #require(getuid() == 0, "this test runs a process as user nobody and needs root")
     let s = Sandbox()
-    let shared = s.dir + "/shared"
-    #expect(chmod(s.dir, 0o711) == 0)
-    #expect(mkdir(shared, 0o777) == 0 && chmod(shared, 0o1777) == 0)
-    #expect(s.run(["--db", shared, "append", "first"]).code == 0)
+    let shared = Self.stickySharedDatabase(s)
     unlink(shared + "/lock.mdb")
     let data = FileManager.default.contents(atPath: shared + "/data.mdb")
     let holder = try Holder(
